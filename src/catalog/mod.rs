@@ -1,0 +1,201 @@
+//! The machine catalog: the boards shipped in `machines/*.yaml` (compiled into the binary),
+//! plus any `*.yaml` in a user folder (`--machines-dir` or `RTBUILD_MACHINES_DIR`), which may add
+//! boards or replace shipped ones.
+
+mod machine;
+
+pub use machine::{Cluster, Machine, Reference, ReferenceResult, RtDefaults};
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The boards that ship with rtbuild, as (file name, YAML text).
+const EMBEDDED: &[(&str, &str)] = &[
+    ("iq-615-evk.yaml", include_str!("../../machines/iq-615-evk.yaml")),
+    ("iq-8275-evk.yaml", include_str!("../../machines/iq-8275-evk.yaml")),
+    ("iq-9075-evk.yaml", include_str!("../../machines/iq-9075-evk.yaml")),
+    ("qcs615-ride.yaml", include_str!("../../machines/qcs615-ride.yaml")),
+    ("qcs8300-ride-sx.yaml", include_str!("../../machines/qcs8300-ride-sx.yaml")),
+    ("qcs9100-ride-sx.yaml", include_str!("../../machines/qcs9100-ride-sx.yaml")),
+    ("rb3gen2-core-kit.yaml", include_str!("../../machines/rb3gen2-core-kit.yaml")),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("unknown machine `{name}`; {}", suggestion(.close, .known))]
+    Unknown { name: String, close: Vec<String>, known: Vec<String> },
+    #[error("machine file {path} is not valid: {message}; fix the file or remove it")]
+    Invalid { path: PathBuf, message: String },
+    #[error("cannot read machine folder {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn suggestion(close: &[String], known: &[String]) -> String {
+    if close.is_empty() {
+        format!("known machines: {}; see `rtbuild machines`", known.join(", "))
+    } else {
+        format!("did you mean {}? See `rtbuild machines`", close.join(" or "))
+    }
+}
+
+/// The result of looking a name up: the machine, and the alias used, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct Lookup<'a> {
+    pub machine: &'a Machine,
+    /// `Some(alias)` when the name given was an alias of `machine`.
+    pub alias: Option<&'a str>,
+}
+
+/// All known boards, by canonical name.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    machines: BTreeMap<String, Machine>,
+}
+
+impl Catalog {
+    /// The boards shipped with rtbuild.
+    pub fn embedded() -> Catalog {
+        let mut machines = BTreeMap::new();
+        for (file, text) in EMBEDDED {
+            let machine = parse(Path::new(file), text)
+                .unwrap_or_else(|err| panic!("bug in rtbuild: shipped machine file: {err}"));
+            machines.insert(machine.name.clone(), machine);
+        }
+        Catalog { machines }
+    }
+
+    /// The shipped boards plus every `*.yaml` in `dir`, which win over shipped ones by name.
+    pub fn with_user_dir(dir: Option<&Path>) -> Result<Catalog, CatalogError> {
+        let mut catalog = Catalog::embedded();
+        let Some(dir) = dir else { return Ok(catalog) };
+        let read_err = |source| CatalogError::Read { path: dir.to_path_buf(), source };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(read_err)?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+            .collect();
+        files.sort();
+        for path in files {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|source| CatalogError::Read { path: path.clone(), source })?;
+            let machine = parse(&path, &text)?;
+            catalog.machines.insert(machine.name.clone(), machine);
+        }
+        Ok(catalog)
+    }
+
+    pub fn machines(&self) -> impl Iterator<Item = &Machine> {
+        self.machines.values()
+    }
+
+    /// Finds a board by canonical name or alias.
+    pub fn lookup(&self, name: &str) -> Result<Lookup<'_>, CatalogError> {
+        if let Some(machine) = self.machines.get(name) {
+            return Ok(Lookup { machine, alias: None });
+        }
+        for machine in self.machines.values() {
+            if let Some(alias) = machine.aliases.iter().find(|a| *a == name) {
+                return Ok(Lookup { machine, alias: Some(alias) });
+            }
+        }
+        Err(self.unknown(name))
+    }
+
+    fn unknown(&self, name: &str) -> CatalogError {
+        // The best-matching name (canonical or alias) of each machine, best machines first.
+        let mut scored: Vec<(f64, &str)> = self
+            .machines
+            .values()
+            .filter_map(|m| {
+                std::iter::once(&m.name)
+                    .chain(&m.aliases)
+                    .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate.as_str()))
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+            })
+            .filter(|(score, _)| *score >= 0.85)
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        CatalogError::Unknown {
+            name: name.to_string(),
+            close: scored.into_iter().take(3).map(|(_, c)| c.to_string()).collect(),
+            known: self.machines.keys().cloned().collect(),
+        }
+    }
+}
+
+fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
+    let invalid = |message: String| CatalogError::Invalid { path: path.to_path_buf(), message };
+    let machine: Machine = serde_yaml::from_str(text).map_err(|e| invalid(e.to_string()))?;
+    let all = machine.all_cpus();
+    if machine.cpus == 0 || machine.cpus > crate::plan::MAX_CPUS {
+        return Err(invalid(format!("cpus must be 1 to {}", crate::plan::MAX_CPUS)));
+    }
+    if !machine.rt.rt_cpus.is_subset(&all) || !machine.rt.housekeeping.is_subset(&all) {
+        return Err(invalid(format!("rt CPUs and housekeeping must be within {all}")));
+    }
+    let name_ok = |s: &str| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+    };
+    if !name_ok(&machine.name) || !machine.aliases.iter().all(|a| name_ok(a)) {
+        return Err(invalid("name and aliases may hold only letters, digits, `-` and `_`".into()));
+    }
+    if !machine.kas_file.starts_with("ci/") || !machine.kas_file.ends_with(".yml") {
+        return Err(invalid(format!("kas_file `{}` must be ci/<name>.yml", machine.kas_file)));
+    }
+    Ok(machine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_board_loads() {
+        let catalog = Catalog::embedded();
+        let names: Vec<&str> = catalog.machines().map(|m| m.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "iq-615-evk",
+                "iq-8275-evk",
+                "iq-9075-evk",
+                "qcs615-ride",
+                "qcs8300-ride-sx",
+                "qcs9100-ride-sx",
+                "rb3gen2-core-kit"
+            ]
+        );
+    }
+
+    #[test]
+    fn alias_resolves_to_canonical_board() {
+        let catalog = Catalog::embedded();
+        let found = catalog.lookup("qcs6490-rb3gen2").unwrap();
+        assert_eq!(found.machine.name, "rb3gen2-core-kit");
+        assert_eq!(found.alias, Some("qcs6490-rb3gen2"));
+        assert_eq!(found.machine.kas_file, "ci/rb3gen2-core-kit.yml");
+    }
+
+    #[test]
+    fn iq_8275_isolates_cpu_3() {
+        let catalog = Catalog::embedded();
+        let m = catalog.lookup("iq-8275-evk").unwrap().machine;
+        assert_eq!(m.rt.rt_cpus.to_string(), "3");
+        assert_eq!(m.rt.housekeeping.to_string(), "0-2,4-7");
+    }
+
+    #[test]
+    fn unknown_name_lists_the_closest() {
+        let err = Catalog::embedded().lookup("qcs649-rb3gen2").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "unknown machine `qcs649-rb3gen2`; did you mean qcs6490-rb3gen2? See `rtbuild machines`"
+        );
+        let err = Catalog::embedded().lookup("zzz").unwrap_err().to_string();
+        assert!(err.starts_with("unknown machine `zzz`; known machines: iq-615-evk, "), "{err}");
+    }
+}

@@ -1,0 +1,57 @@
+//! All clap code lives here: one file per subcommand, each turning its arguments into a
+//! request and calling one stage. No clap type leaves this module.
+
+mod generate;
+mod machines;
+mod plan_args;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::exit::Exit;
+use crate::ui::Ui;
+
+pub use plan_args::PlanArgs;
+
+/// Build, verify, release, tune and test Qualcomm Linux PREEMPT_RT images.
+#[derive(Debug, Parser)]
+#[command(name = "rtbuild", version, about, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every subcommand takes.
+#[derive(Debug, Clone, Default, Args)]
+pub struct GlobalArgs {
+    /// Print machine-readable JSON on stdout instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print only errors and warnings.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Print more detail.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// Plain line output: no progress bars or redraws (the default when stderr is not a terminal).
+    #[arg(long, global = true)]
+    pub plain: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the machine catalog, or show one machine.
+    Machines(machines::MachinesArgs),
+    /// Generate the kas file and BitBake layer for an RT build, and nothing else.
+    Generate(generate::GenerateArgs),
+}
+
+impl Command {
+    pub fn run(self, ui: &Ui) -> anyhow::Result<Exit> {
+        match self {
+            Command::Machines(args) => machines::run(args, ui),
+            Command::Generate(args) => generate::run(args, ui),
+        }
+    }
+}

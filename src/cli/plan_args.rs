@@ -1,0 +1,110 @@
+//! The flags that describe a build plan, shared by `generate`, `image`, `lock`, `tune`, …
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::catalog::Catalog;
+use crate::plan::{PROJECT_FILE, Plan, Request};
+
+/// Machine and build options. Each can also be set in `rtbuild.yaml` (same names); flags win.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlanArgs {
+    /// Board to build for (see `rtbuild machines`); aliases such as qcs6490-rb3gen2 work.
+    #[arg(long, short = 'm')]
+    pub machine: Option<String>,
+    /// CPUs to isolate for RT work, e.g. `7`, `6,7` or `6-7` [default: the machine's].
+    #[arg(long, value_name = "LIST")]
+    pub rt_cpus: Option<String>,
+    /// Housekeeping CPUs (IRQs, workqueues, load) [default: every CPU that is not an RT CPU].
+    #[arg(long, value_name = "LIST")]
+    pub housekeeping: Option<String>,
+    /// Extra kernel config fragment (`.cfg`), merged after rtbuild's; repeatable.
+    #[arg(long = "fragment", value_name = "FILE.cfg")]
+    pub fragments: Vec<PathBuf>,
+    /// Extra kernel option, e.g. `CONFIG_HZ_1000=y` or `CONFIG_DEBUG_INFO=n`; repeatable.
+    #[arg(long = "config", value_name = "CONFIG_X=VALUE")]
+    pub configs: Vec<String>,
+    /// Kernel patch to apply to linux-qcom-rt; repeatable.
+    #[arg(long = "patch", value_name = "FILE.patch")]
+    pub patches: Vec<PathBuf>,
+    /// Extra kernel command-line argument, e.g. `threadirqs`; repeatable.
+    #[arg(long = "cmdline", value_name = "ARG")]
+    pub cmdline: Vec<String>,
+    /// Do not enable CONFIG_NO_HZ_FULL nor pass nohz_full= for the RT CPUs.
+    #[arg(long)]
+    pub no_nohz_full: bool,
+    /// meta-qcom distro flavour: nodistro, qcom-distro or qcom-distro-kvm [default: qcom-distro-kvm].
+    #[arg(long)]
+    pub distro: Option<String>,
+    /// Image to build [default: qcom-multimedia-image; core-image-base with nodistro].
+    #[arg(long)]
+    pub image: Option<String>,
+    /// meta-qcom repository URL (a mirror, or a local file:/// clone).
+    #[arg(long, value_name = "URL")]
+    pub meta_qcom_url: Option<String>,
+    /// meta-qcom branch [default: wrynose, the Qualcomm Linux 2.x LTS].
+    #[arg(long, value_name = "BRANCH")]
+    pub meta_qcom_branch: Option<String>,
+    /// Pin meta-qcom to this full commit id.
+    #[arg(long, value_name = "SHA")]
+    pub meta_qcom_commit: Option<String>,
+    /// BitBake download folder (DL_DIR), shared across builds.
+    #[arg(long, value_name = "DIR")]
+    pub dl_dir: Option<PathBuf>,
+    /// BitBake shared-state folder (SSTATE_DIR), shared across builds.
+    #[arg(long, value_name = "DIR")]
+    pub sstate_dir: Option<PathBuf>,
+    /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
+    #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR")]
+    pub machines_dir: Option<PathBuf>,
+    /// Project file to read [default: ./rtbuild.yaml when it exists].
+    #[arg(long, value_name = "FILE")]
+    pub project: Option<PathBuf>,
+}
+
+impl PlanArgs {
+    /// The request these flags make, over the project file's.
+    pub fn request(&self) -> anyhow::Result<Request> {
+        let flags = Request {
+            machine: self.machine.clone(),
+            rt_cpus: self.rt_cpus.clone(),
+            housekeeping: self.housekeeping.clone(),
+            fragments: self.fragments.clone(),
+            configs: self.configs.clone(),
+            patches: self.patches.clone(),
+            cmdline: self.cmdline.clone(),
+            nohz_full: self.no_nohz_full.then_some(false),
+            distro: self.distro.clone(),
+            image: self.image.clone(),
+            meta_qcom_url: self.meta_qcom_url.clone(),
+            meta_qcom_branch: self.meta_qcom_branch.clone(),
+            meta_qcom_commit: self.meta_qcom_commit.clone(),
+            dl_dir: self.dl_dir.as_deref().map(absolute),
+            sstate_dir: self.sstate_dir.as_deref().map(absolute),
+        };
+        let project = match &self.project {
+            Some(path) => Some(path.clone()),
+            None => Some(PathBuf::from(PROJECT_FILE)).filter(|p| p.is_file()),
+        };
+        Ok(match project {
+            Some(path) => Request::from_project_file(&absolute(&path))?.overridden_by(flags),
+            None => flags,
+        })
+    }
+
+    pub fn catalog(&self) -> anyhow::Result<Catalog> {
+        Ok(Catalog::with_user_dir(self.machines_dir.as_deref())?)
+    }
+
+    /// Validates everything into a plan.
+    pub fn plan(&self) -> anyhow::Result<Plan> {
+        let request = self.request()?;
+        Plan::new(&request, &self.catalog()?)
+    }
+}
+
+/// `path` made absolute against the current folder (no symlink resolution).
+pub fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}

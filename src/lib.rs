@@ -1,0 +1,21 @@
+//! rtbuild: build, verify, release, tune and test Qualcomm Linux PREEMPT_RT images.
+//!
+//! The data flows one way (see README.md, "Architecture"):
+//! `cli` → [`plan::Plan`] → [`render`] (pure, in memory) → [`write`] (atomic, idempotent) →
+//! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
+
+pub mod catalog;
+pub mod cli;
+pub mod exit;
+pub mod kconfig;
+pub mod plan;
+pub mod quote;
+pub mod render;
+pub mod run;
+pub mod runner;
+pub mod target;
+pub mod tree;
+pub mod ui;
+pub mod write;
+
+pub use run::run;

@@ -1,0 +1,67 @@
+//! [`Distro`]: which meta-qcom distro kas file the build composes.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The distro flavours rtbuild builds, each backed by a meta-qcom `ci/` file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Distro {
+    /// meta-qcom's `ci/base.yml` alone (`DISTRO = "nodistro"`, `core-image-base`).
+    Nodistro,
+    /// `ci/qcom-distro.yml` (meta-qcom-distro and its layers).
+    QcomDistro,
+    /// `ci/qcom-distro-kvm.yml`: qcom-distro plus `MACHINE_FEATURES:append = " kvm"`, what
+    /// meta-qcom's RT CI builds and the Qualcomm RT guide documents.
+    QcomDistroKvm,
+}
+
+impl Distro {
+    pub const ALL: [Distro; 3] = [Distro::Nodistro, Distro::QcomDistro, Distro::QcomDistroKvm];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Distro::Nodistro => "nodistro",
+            Distro::QcomDistro => "qcom-distro",
+            Distro::QcomDistroKvm => "qcom-distro-kvm",
+        }
+    }
+
+    /// The meta-qcom kas file to include, if any (nodistro comes from the machine file's
+    /// own include of `ci/base.yml`).
+    pub fn kas_file(self) -> Option<&'static str> {
+        match self {
+            Distro::Nodistro => None,
+            Distro::QcomDistro => Some("ci/qcom-distro.yml"),
+            Distro::QcomDistroKvm => Some("ci/qcom-distro-kvm.yml"),
+        }
+    }
+
+    /// The image built when none is named.
+    pub fn default_image(self) -> &'static str {
+        match self {
+            Distro::Nodistro => "core-image-base",
+            Distro::QcomDistro | Distro::QcomDistroKvm => "qcom-multimedia-image",
+        }
+    }
+}
+
+impl fmt::Display for Distro {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown distro name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown distro `{0}`; use one of nodistro, qcom-distro, qcom-distro-kvm")]
+pub struct UnknownDistro(pub String);
+
+impl FromStr for Distro {
+    type Err = UnknownDistro;
+    fn from_str(s: &str) -> Result<Distro, UnknownDistro> {
+        Distro::ALL.into_iter().find(|d| d.name() == s).ok_or_else(|| UnknownDistro(s.into()))
+    }
+}

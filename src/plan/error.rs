@@ -1,0 +1,89 @@
+//! [`PlanError`]: everything that can be wrong with what the user asked for.
+
+use std::path::PathBuf;
+
+use super::cpu_set::{CpuListError, CpuSet};
+use super::distro::UnknownDistro;
+use super::values::ValueError;
+use crate::kconfig::LineError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    CpuList(#[from] CpuListError),
+    #[error(
+        "RT CPU(s) {outside} are outside {machine}, which has CPUs {all}; pick RT CPUs from {all}"
+    )]
+    RtCpuOutside { machine: String, outside: CpuSet, all: CpuSet },
+    #[error("housekeeping CPU(s) {outside} are outside {machine}, which has CPUs {all}")]
+    HousekeepingOutside { machine: String, outside: CpuSet, all: CpuSet },
+    #[error(
+        "CPU 0 cannot be an RT CPU: it keeps boot, timekeeping and unmovable interrupts; pick RT CPUs from 1-{last}"
+    )]
+    CpuZeroIsolated { last: u32 },
+    #[error(
+        "no housekeeping CPU left: RT CPUs {rt} take every CPU of {machine}; leave at least CPU 0 out of --rt-cpus"
+    )]
+    NoHousekeeping { machine: String, rt: CpuSet },
+    #[error(
+        "CPU(s) {both} are both RT and housekeeping; --housekeeping must not overlap --rt-cpus"
+    )]
+    Overlap { both: CpuSet },
+    #[error("no RT CPU given; pass --rt-cpus, e.g. --rt-cpus 7")]
+    NoRtCpu,
+    #[error(transparent)]
+    Distro(#[from] UnknownDistro),
+    #[error(transparent)]
+    Value(#[from] ValueError),
+    #[error(
+        "--config `{text}` is not a kernel option: {source}; write it like CONFIG_NO_HZ_FULL=y"
+    )]
+    Config {
+        text: String,
+        #[source]
+        source: LineError,
+    },
+    #[error("--config asks for both {first} and {second}; keep one")]
+    ConfigConflict { first: String, second: String },
+    #[error("{what} asks for {setting}, but an RT build needs CONFIG_PREEMPT_RT=y; remove it")]
+    PreemptRtDisabled { what: String, setting: String },
+    #[error("fragment {path} does not exist; check the path given to --fragment")]
+    FragmentMissing { path: PathBuf },
+    #[error(
+        "fragment {path} must end in .cfg: meta-qcom merges only *.cfg files from SRC_URI; rename it"
+    )]
+    FragmentNotCfg { path: PathBuf },
+    #[error("fragment {path}:{line}: {source}")]
+    FragmentLine {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: LineError,
+    },
+    #[error("fragment {path} sets no kernel option; add CONFIG_<NAME>=<value> lines or drop it")]
+    FragmentEmpty { path: PathBuf },
+    #[error("patch {path} does not exist; check the path given to --patch")]
+    PatchMissing { path: PathBuf },
+    #[error("patch {path} must end in .patch or .diff; rename it")]
+    PatchName { path: PathBuf },
+    #[error(
+        "{path} is not a patch (no `---`/`+++` file headers); pass a `git format-patch` or `diff -u` file"
+    )]
+    NotAPatch { path: PathBuf },
+    #[error(
+        "two inputs are both named {name} ({first} and {second}); rename one, the layer keeps files by name"
+    )]
+    DuplicateName { name: String, first: PathBuf, second: PathBuf },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "--cmdline {arg}: rtbuild derives `{key}=` from --rt-cpus so the boot arguments stay consistent; use --rt-cpus"
+    )]
+    ReservedCmdline { arg: String, key: String },
+    #[error("project file {path}: {message}")]
+    ProjectFile { path: PathBuf, message: String },
+}

@@ -1,0 +1,311 @@
+//! The build plan: a machine plus every option, validated once. Everything after this stage
+//! (rendering, building, verifying, bundling, tuning, testing) reads a [`Plan`] and never
+//! checks user input again.
+
+mod cpu_set;
+mod distro;
+mod error;
+mod inputs;
+mod request;
+pub mod values;
+
+pub use cpu_set::{CpuListError, CpuSet, MAX_CPUS};
+pub use distro::{Distro, UnknownDistro};
+pub use error::PlanError;
+pub use inputs::{Fragment, Patch};
+pub use request::{PROJECT_FILE, Request};
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{Catalog, Machine};
+use crate::kconfig::{Setting, Value};
+use values::{CmdlineArg, CommitId, ConfPath, GitRef, ImageName, RepoUrl};
+
+/// The kernel recipe rtbuild builds and appends to.
+pub const KERNEL_RECIPE: &str = "linux-qcom-rt";
+/// The recipe version the bbappend is named after.
+pub const KERNEL_VERSION: &str = "6.18";
+/// meta-qcom's kernel-selection kas file for that recipe.
+pub const KERNEL_KAS_FILE: &str = "ci/linux-qcom-rt-6.18.yml";
+/// meta-qcom's public repository.
+pub const META_QCOM_URL: &str = "https://github.com/qualcomm-linux/meta-qcom";
+/// The Qualcomm Linux 2.x LTS branch.
+pub const META_QCOM_BRANCH: &str = "wrynose";
+/// The `LAYERSERIES_COMPAT` meta-qcom declares (same on master and wrynose).
+pub const LAYER_SERIES: &str = "wrynose";
+/// Packages every image gets so that the result can be tested.
+pub const TEST_PACKAGES: [&str; 2] = ["rt-tests", "stress-ng"];
+/// Kernel command-line keys derived from the RT CPUs; users cannot set them directly.
+pub const RESERVED_CMDLINE_KEYS: [&str; 4] = ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"];
+
+/// Where meta-qcom comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RepoSpec {
+    pub url: RepoUrl,
+    pub branch: GitRef,
+    pub commit: Option<CommitId>,
+}
+
+/// A validated build plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub machine: Machine,
+    /// The alias the user typed, when it was not the canonical name.
+    pub alias: Option<String>,
+    /// Isolated CPUs: `isolcpus`, `nohz_full`, `rcu_nocbs`, `QCOM_RT_CPU`, `QCOM_RCU_NOCBS`.
+    pub rt_cpus: CpuSet,
+    /// Everything else: `irqaffinity`, `QCOM_IRQAFF`, workqueues, load generators.
+    pub housekeeping: CpuSet,
+    pub nohz_full: bool,
+    pub distro: Distro,
+    pub image: ImageName,
+    pub meta_qcom: RepoSpec,
+    /// rtbuild's own fragment: the RT options plus every `--config`.
+    pub rt_fragment: Vec<Setting>,
+    /// The user's `.cfg` fragments, merged after rtbuild's, in the order given.
+    pub fragments: Vec<Fragment>,
+    pub patches: Vec<Patch>,
+    /// Extra kernel command-line arguments (`--cmdline`).
+    pub cmdline: Vec<CmdlineArg>,
+    pub dl_dir: Option<ConfPath>,
+    pub sstate_dir: Option<ConfPath>,
+}
+
+impl Plan {
+    /// Validates `request` against the catalog and reads the fragment and patch files it names.
+    /// Nothing is written; any error leaves the disk as it was.
+    pub fn new(request: &Request, catalog: &Catalog) -> Result<Plan, anyhow::Error> {
+        let name = request.machine.as_deref().ok_or_else(|| {
+            crate::exit::InputError::msg(
+                "no machine given; pass --machine NAME (see `rtbuild machines`)",
+            )
+        })?;
+        let found = catalog.lookup(name)?;
+        Ok(Plan::for_machine(request, found.machine, found.alias)?)
+    }
+
+    fn for_machine(
+        request: &Request,
+        machine: &Machine,
+        alias: Option<&str>,
+    ) -> Result<Plan, PlanError> {
+        let (rt_cpus, housekeeping) = cpu_split(machine, request)?;
+        let distro: Distro = match &request.distro {
+            Some(d) => d.parse()?,
+            None => Distro::QcomDistroKvm,
+        };
+        let image = ImageName::new(request.image.as_deref().unwrap_or(distro.default_image()))?;
+        let meta_qcom = RepoSpec {
+            url: RepoUrl::new(request.meta_qcom_url.as_deref().unwrap_or(META_QCOM_URL))?,
+            branch: GitRef::parse(request.meta_qcom_branch.as_deref().unwrap_or(META_QCOM_BRANCH))?,
+            commit: request.meta_qcom_commit.as_deref().map(CommitId::new).transpose()?,
+        };
+        let nohz_full = request.nohz_full.unwrap_or(true);
+        let rt_fragment = rt_fragment(nohz_full, &request.configs)?;
+        let fragments = inputs::read_fragments(&request.fragments)?;
+        let patches = inputs::read_patches(&request.patches)?;
+        inputs::check_unique_names(&fragments, &patches)?;
+        let cmdline = request
+            .cmdline
+            .iter()
+            .map(|arg| {
+                let arg = CmdlineArg::new(arg)?;
+                if RESERVED_CMDLINE_KEYS.contains(&arg.key()) {
+                    return Err(PlanError::ReservedCmdline {
+                        key: arg.key().into(),
+                        arg: arg.to_string(),
+                    });
+                }
+                Ok(arg)
+            })
+            .collect::<Result<Vec<_>, PlanError>>()?;
+        let dl_dir = request.dl_dir.as_deref().map(|p| ConfPath::new("DL_DIR", p)).transpose()?;
+        let sstate_dir =
+            request.sstate_dir.as_deref().map(|p| ConfPath::new("SSTATE_DIR", p)).transpose()?;
+        Ok(Plan {
+            machine: machine.clone(),
+            alias: alias.map(str::to_string),
+            rt_cpus,
+            housekeeping,
+            nohz_full,
+            distro,
+            image,
+            meta_qcom,
+            rt_fragment,
+            fragments,
+            patches,
+            cmdline,
+            dl_dir,
+            sstate_dir,
+        })
+    }
+
+    /// Every kernel option the build asked for, with the value that must end up in `.config`:
+    /// rtbuild's fragment first, then each user fragment, later ones winning (as
+    /// `merge_config.sh` merges them).
+    pub fn requested_config(&self) -> Vec<Setting> {
+        let mut merged: Vec<Setting> = Vec::new();
+        let all = self.rt_fragment.iter().chain(self.fragments.iter().flat_map(|f| &f.settings));
+        for setting in all {
+            match merged.iter_mut().find(|s| s.symbol == setting.symbol) {
+                Some(existing) => existing.value = setting.value.clone(),
+                None => merged.push(setting.clone()),
+            }
+        }
+        merged
+    }
+
+    /// The RT boot arguments the image must carry, in meta-qcom's order, then rtbuild's.
+    pub fn rt_cmdline(&self) -> Vec<String> {
+        let rt = self.rt_cpus.to_string();
+        let mut args = vec![
+            format!("isolcpus={rt}"),
+            format!("irqaffinity={}", self.housekeeping),
+            format!("rcu_nocbs={rt}"),
+        ];
+        if !self.machine.rt.rcu_expedited.is_empty() {
+            args.push(format!("rcupdate.rcu_expedited={}", self.machine.rt.rcu_expedited));
+        }
+        if !self.machine.rt.cpuidle_off.is_empty() {
+            args.push(format!("cpuidle.off={}", self.machine.rt.cpuidle_off));
+        }
+        args.push("efi=runtime".to_string());
+        if self.nohz_full {
+            args.push(format!("nohz_full={rt}"));
+        }
+        args.extend(self.cmdline.iter().map(ToString::to_string));
+        args
+    }
+
+    /// What a finished build must show, in a form later stages can read back from disk.
+    pub fn expectations(&self) -> Expectations {
+        Expectations {
+            machine: self.machine.name.clone(),
+            image: self.image.to_string(),
+            distro: self.distro.to_string(),
+            kernel_recipe: KERNEL_RECIPE.to_string(),
+            rt_cpus: self.rt_cpus.clone(),
+            housekeeping: self.housekeeping.clone(),
+            nohz_full: self.nohz_full,
+            kernel_config: self
+                .requested_config()
+                .into_iter()
+                .map(|s| ConfigExpectation {
+                    symbol: s.symbol.to_string(),
+                    value: s.value.to_string(),
+                })
+                .collect(),
+            cmdline: self.rt_cmdline(),
+            packages: TEST_PACKAGES.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
+/// The checkable promises of a plan, written as `rtbuild-plan.json` beside the kas file so that
+/// `verify`, `bundle`, `tune` and `test` can read them without the original flags.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expectations {
+    pub machine: String,
+    pub image: String,
+    pub distro: String,
+    pub kernel_recipe: String,
+    pub rt_cpus: CpuSet,
+    pub housekeeping: CpuSet,
+    pub nohz_full: bool,
+    pub kernel_config: Vec<ConfigExpectation>,
+    pub cmdline: Vec<String>,
+    pub packages: Vec<String>,
+}
+
+/// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigExpectation {
+    pub symbol: String,
+    pub value: String,
+}
+
+/// RT and housekeeping CPUs from the request, or the machine's defaults.
+fn cpu_split(machine: &Machine, request: &Request) -> Result<(CpuSet, CpuSet), PlanError> {
+    let all = machine.all_cpus();
+    let rt = match &request.rt_cpus {
+        Some(list) => CpuSet::parse(list)?,
+        None => machine.rt.rt_cpus.clone(),
+    };
+    if rt.is_empty() {
+        return Err(PlanError::NoRtCpu);
+    }
+    let outside = rt.difference(&all);
+    if !outside.is_empty() {
+        return Err(PlanError::RtCpuOutside { machine: machine.name.clone(), outside, all });
+    }
+    if rt.contains(0) {
+        return Err(PlanError::CpuZeroIsolated { last: machine.cpus - 1 });
+    }
+    let housekeeping = match &request.housekeeping {
+        Some(list) => {
+            let hk = CpuSet::parse(list)?;
+            let outside = hk.difference(&all);
+            if !outside.is_empty() {
+                return Err(PlanError::HousekeepingOutside {
+                    machine: machine.name.clone(),
+                    outside,
+                    all,
+                });
+            }
+            let both = hk.intersection(&rt);
+            if !both.is_empty() {
+                return Err(PlanError::Overlap { both });
+            }
+            hk
+        }
+        None => all.difference(&rt),
+    };
+    if housekeeping.is_empty() {
+        return Err(PlanError::NoHousekeeping { machine: machine.name.clone(), rt });
+    }
+    Ok((rt, housekeeping))
+}
+
+/// rtbuild's fragment: what PREEMPT_RT with isolated CPUs needs, then each `--config`.
+fn rt_fragment(nohz_full: bool, configs: &[String]) -> Result<Vec<Setting>, PlanError> {
+    let mut settings = vec![
+        Setting::new("CONFIG_EXPERT", Value::Yes),
+        Setting::new("CONFIG_PREEMPT_RT", Value::Yes),
+    ];
+    if nohz_full {
+        settings.push(Setting::new("CONFIG_NO_HZ_FULL", Value::Yes));
+    }
+    settings.extend([
+        Setting::new("CONFIG_CPUSETS", Value::Yes),
+        Setting::new("CONFIG_RCU_EXPERT", Value::Yes),
+        Setting::new("CONFIG_RCU_NOCB_CPU", Value::Yes),
+    ]);
+    let mut given: Vec<Setting> = Vec::new();
+    for text in configs {
+        let setting = Setting::parse_request(text)
+            .map_err(|source| PlanError::Config { text: values::printable(text), source })?;
+        if let Some(previous) = given.iter().find(|s| s.symbol == setting.symbol) {
+            if previous.value != setting.value {
+                return Err(PlanError::ConfigConflict {
+                    first: previous.to_string(),
+                    second: setting.to_string(),
+                });
+            }
+            continue;
+        }
+        if setting.symbol.as_str() == "CONFIG_PREEMPT_RT" && setting.value != Value::Yes {
+            return Err(PlanError::PreemptRtDisabled {
+                what: "--config".into(),
+                setting: setting.to_string(),
+            });
+        }
+        given.push(setting);
+    }
+    for setting in given {
+        match settings.iter_mut().find(|s| s.symbol == setting.symbol) {
+            Some(existing) => existing.value = setting.value,
+            None => settings.push(setting),
+        }
+    }
+    Ok(settings)
+}

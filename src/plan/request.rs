@@ -1,0 +1,85 @@
+//! [`Request`]: what the user asked for, raw, before validation. The CLI fills it from flags
+//! and the project file (`rtbuild.yaml`); [`super::Plan::new`] validates it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::PlanError;
+
+/// Raw build options. `None`/empty means "use the default".
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Request {
+    pub machine: Option<String>,
+    pub rt_cpus: Option<String>,
+    pub housekeeping: Option<String>,
+    #[serde(default)]
+    pub fragments: Vec<PathBuf>,
+    #[serde(default)]
+    pub configs: Vec<String>,
+    #[serde(default)]
+    pub patches: Vec<PathBuf>,
+    #[serde(default)]
+    pub cmdline: Vec<String>,
+    /// `Some(false)` is `--no-nohz-full`.
+    pub nohz_full: Option<bool>,
+    pub distro: Option<String>,
+    pub image: Option<String>,
+    pub meta_qcom_url: Option<String>,
+    pub meta_qcom_branch: Option<String>,
+    pub meta_qcom_commit: Option<String>,
+    pub dl_dir: Option<PathBuf>,
+    pub sstate_dir: Option<PathBuf>,
+}
+
+/// The project file rtbuild reads from the current folder when it exists.
+pub const PROJECT_FILE: &str = "rtbuild.yaml";
+
+impl Request {
+    /// Reads a project file. Relative paths in it are relative to the file's folder.
+    pub fn from_project_file(path: &Path) -> Result<Request, PlanError> {
+        let err = |message: String| PlanError::ProjectFile { path: path.to_path_buf(), message };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let mut request: Request = serde_yaml::from_str(&text)
+            .map_err(|e| err(format!("{e}; see README.md, \"Project file\"")))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let resolve = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        request.fragments.iter_mut().for_each(resolve);
+        request.patches.iter_mut().for_each(resolve);
+        request.dl_dir.iter_mut().for_each(resolve);
+        request.sstate_dir.iter_mut().for_each(resolve);
+        Ok(request)
+    }
+
+    /// `self` with every value that `flags` sets replaced by the flag's value: flags win.
+    pub fn overridden_by(self, flags: Request) -> Request {
+        fn pick<T>(flag: Option<T>, file: Option<T>) -> Option<T> {
+            flag.or(file)
+        }
+        fn pick_list<T>(flag: Vec<T>, file: Vec<T>) -> Vec<T> {
+            if flag.is_empty() { file } else { flag }
+        }
+        Request {
+            machine: pick(flags.machine, self.machine),
+            rt_cpus: pick(flags.rt_cpus, self.rt_cpus),
+            housekeeping: pick(flags.housekeeping, self.housekeeping),
+            fragments: pick_list(flags.fragments, self.fragments),
+            configs: pick_list(flags.configs, self.configs),
+            patches: pick_list(flags.patches, self.patches),
+            cmdline: pick_list(flags.cmdline, self.cmdline),
+            nohz_full: pick(flags.nohz_full, self.nohz_full),
+            distro: pick(flags.distro, self.distro),
+            image: pick(flags.image, self.image),
+            meta_qcom_url: pick(flags.meta_qcom_url, self.meta_qcom_url),
+            meta_qcom_branch: pick(flags.meta_qcom_branch, self.meta_qcom_branch),
+            meta_qcom_commit: pick(flags.meta_qcom_commit, self.meta_qcom_commit),
+            dl_dir: pick(flags.dl_dir, self.dl_dir),
+            sstate_dir: pick(flags.sstate_dir, self.sstate_dir),
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! Every subprocess rtbuild starts goes through here: a [`Cmd`] is an argv vector with its
+//! environment and working folder, run through duct. Nothing is ever passed to a local shell.
+
+mod cmd;
+
+pub use cmd::Cmd;
+
+use std::path::PathBuf;
+use std::process::Output;
+
+/// A subprocess could not be started or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("`{program}` was not found on PATH; {hint}")]
+    NotFound { program: String, hint: String },
+    #[error("could not start `{cmd}`: {source}")]
+    Spawn {
+        cmd: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{cmd}` failed with {status}{}", tail_block(.tail))]
+    Status { cmd: String, status: String, tail: String, log: Option<PathBuf> },
+}
+
+fn tail_block(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        String::new()
+    } else {
+        let rule = "-".repeat(60);
+        format!("\n{rule}\n{}\n{rule}", tail.trim_end())
+    }
+}
+
+/// Runs `cmd` to completion, capturing stdout and stderr. A non-zero exit is an error that
+/// carries the last lines of stderr.
+pub fn run_captured(cmd: &Cmd) -> Result<Output, RunError> {
+    let output = output_unchecked(cmd)?;
+    if output.status.success() {
+        Ok(output)
+    } else {
+        Err(RunError::Status {
+            cmd: cmd.to_string(),
+            status: describe_status(&output.status),
+            tail: last_lines(&String::from_utf8_lossy(&output.stderr), 20),
+            log: None,
+        })
+    }
+}
+
+/// Runs `cmd` to completion and returns its output whatever the exit status.
+pub fn output_unchecked(cmd: &Cmd) -> Result<Output, RunError> {
+    cmd.to_duct()
+        .stdout_capture()
+        .stderr_capture()
+        .stdin_null()
+        .unchecked()
+        .run()
+        .map_err(|source| cmd.spawn_error(source))
+}
+
+/// `exit code 3`, or `signal 9` when the process was killed.
+pub fn describe_status(status: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "an unknown status".to_string(),
+    }
+}
+
+/// The last `n` lines of `text`.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}

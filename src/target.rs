@@ -1,0 +1,162 @@
+//! Where on-target work runs: this machine, or a remote Linux target over the system `ssh`.
+//!
+//! Remote commands are built as argv vectors; the single string `ssh` hands to the remote shell
+//! is made with [`crate::quote::sh_join`], so no argument can break out of its quotes.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::quote;
+use crate::runner::Cmd;
+
+/// A target given as `ssh://user@host[:port]` could not be used.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TargetError {
+    #[error("target `{0}` is not an ssh URL; write it as ssh://user@host[:port]")]
+    NotSsh(String),
+    #[error(
+        "target `{url}` has an invalid {part} `{value}`; use letters, digits, `.`, `-` and `_`"
+    )]
+    BadPart { url: String, part: &'static str, value: String },
+    #[error("target `{url}` has an invalid port `{port}`; use a number from 1 to 65535")]
+    BadPort { url: String, port: String },
+}
+
+/// A remote target reached with the system `ssh`, host-key checking left on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshTarget {
+    pub user: Option<String>,
+    pub host: String,
+    pub port: Option<u16>,
+    /// Passed to ssh as `-F FILE` (jump hosts, keys, known_hosts, tests).
+    pub ssh_config: Option<PathBuf>,
+}
+
+impl SshTarget {
+    /// Parses `ssh://[user@]host[:port]`.
+    pub fn parse(url: &str) -> Result<SshTarget, TargetError> {
+        let rest =
+            url.strip_prefix("ssh://").ok_or_else(|| TargetError::NotSsh(url.to_string()))?;
+        let rest = rest.strip_suffix('/').unwrap_or(rest);
+        let (user, hostport) = match rest.split_once('@') {
+            Some((user, hostport)) => (Some(user), hostport),
+            None => (None, rest),
+        };
+        let (host, port) = match hostport.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (hostport, None),
+        };
+        let word_ok = |s: &str| {
+            !s.is_empty()
+                && !s.starts_with('-')
+                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        };
+        if let Some(user) = user
+            && !word_ok(user)
+        {
+            return Err(TargetError::BadPart { url: url.into(), part: "user", value: user.into() });
+        }
+        if !word_ok(host) {
+            return Err(TargetError::BadPart { url: url.into(), part: "host", value: host.into() });
+        }
+        let port = match port {
+            None => None,
+            Some(p) => match p.parse::<u16>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => return Err(TargetError::BadPort { url: url.into(), port: p.into() }),
+            },
+        };
+        Ok(SshTarget {
+            user: user.map(str::to_string),
+            host: host.to_string(),
+            port,
+            ssh_config: None,
+        })
+    }
+
+    pub fn with_ssh_config(mut self, file: Option<PathBuf>) -> SshTarget {
+        self.ssh_config = file;
+        self
+    }
+
+    /// `ssh … -- 'argv0' 'argv1' …`: runs `argv` on the target, each argument quoted for the
+    /// remote shell. `BatchMode` makes a missing key fail at once instead of prompting.
+    pub fn command<I, S>(&self, argv: I) -> Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.ssh_base().arg("--").arg(quote::sh_join(argv))
+    }
+
+    /// `ssh …` with every option but the remote command.
+    pub fn ssh_base(&self) -> Cmd {
+        let mut cmd = Cmd::new("ssh");
+        if let Some(config) = &self.ssh_config {
+            cmd = cmd.arg("-F").arg(config);
+        }
+        cmd = cmd.args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=15"]);
+        cmd = cmd.args(["-o", "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3"]);
+        if let Some(port) = self.port {
+            cmd = cmd.arg("-p").arg(port.to_string());
+        }
+        if let Some(user) = &self.user {
+            cmd = cmd.arg("-l").arg(user);
+        }
+        cmd.arg(&self.host)
+    }
+}
+
+impl fmt::Display for SshTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ssh://")?;
+        if let Some(user) = &self.user {
+            write!(f, "{user}@")?;
+        }
+        f.write_str(&self.host)?;
+        if let Some(port) = self.port {
+            write!(f, ":{port}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_user_host_port() {
+        let t = SshTarget::parse("ssh://root@127.0.0.1:2222").unwrap();
+        assert_eq!(t.user.as_deref(), Some("root"));
+        assert_eq!(t.host, "127.0.0.1");
+        assert_eq!(t.port, Some(2222));
+        assert_eq!(t.to_string(), "ssh://root@127.0.0.1:2222");
+    }
+
+    #[test]
+    fn rejects_bad_targets() {
+        let cases = [
+            ("root@host", "is not an ssh URL"),
+            ("ssh://-oProxyCommand=x", "invalid host"),
+            ("ssh://a;b@host", "invalid user"),
+            ("ssh://host:0", "invalid port"),
+            ("ssh://host:99999", "invalid port"),
+            ("ssh://", "invalid host"),
+        ];
+        for (url, want) in cases {
+            let err = SshTarget::parse(url).unwrap_err().to_string();
+            assert!(err.contains(want), "{url}: {err}");
+        }
+    }
+
+    #[test]
+    fn remote_command_quotes_every_argument() {
+        let t = SshTarget::parse("ssh://u@h:22").unwrap().with_ssh_config(Some("cfg".into()));
+        let cmd = t.command(["cat", "/proc/cmdline; reboot"]);
+        let argv = cmd.argv();
+        assert_eq!(&argv[..3], ["ssh", "-F", "cfg"]);
+        assert_eq!(argv.last().unwrap(), "cat '/proc/cmdline; reboot'");
+        assert!(argv.contains(&"BatchMode=yes".to_string()));
+    }
+}

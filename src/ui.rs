@@ -1,0 +1,123 @@
+//! The one output channel. Results and `--json` go to stdout; everything a person reads
+//! (status lines, warnings, notes, progress) goes to stderr. Nothing else in rtbuild prints.
+
+use std::fmt::Display;
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::cli::GlobalArgs;
+
+/// How and where rtbuild talks to the user.
+#[derive(Debug, Clone)]
+pub struct Ui {
+    quiet: bool,
+    verbose: bool,
+    json: bool,
+    /// Progress bars and colour only on an interactive stderr, never with `--plain`.
+    fancy: bool,
+}
+
+impl Ui {
+    pub fn new(global: &GlobalArgs) -> Ui {
+        let tty = std::io::stderr().is_terminal();
+        Ui {
+            quiet: global.quiet,
+            verbose: global.verbose,
+            json: global.json,
+            fancy: tty && !global.plain && !global.quiet && std::env::var_os("CI").is_none(),
+        }
+    }
+
+    /// A silent Ui for tests and library callers.
+    pub fn silent() -> Ui {
+        Ui { quiet: true, verbose: false, json: false, fancy: false }
+    }
+
+    /// `--json` was given: print machine-readable results on stdout and nothing else there.
+    pub fn json(&self) -> bool {
+        self.json
+    }
+
+    pub fn verbose(&self) -> bool {
+        self.verbose
+    }
+
+    /// Progress bars and live redraws are wanted (interactive terminal, no `--plain`).
+    pub fn fancy(&self) -> bool {
+        self.fancy
+    }
+
+    /// A status line with a right-aligned verb, cargo style: `  Generating rb3gen2-core-kit`.
+    pub fn status(&self, verb: &str, message: impl Display) {
+        if !self.quiet {
+            self.stderr(&format!("{verb:>12} {message}"));
+        }
+    }
+
+    pub fn warn(&self, message: impl Display) {
+        self.stderr(&format!("warning: {message}"));
+    }
+
+    pub fn note(&self, message: impl Display) {
+        if !self.quiet {
+            self.stderr(&format!("note: {message}"));
+        }
+    }
+
+    /// Extra detail shown with `-v`.
+    pub fn detail(&self, message: impl Display) {
+        if self.verbose && !self.quiet {
+            self.stderr(&format!("{:>12} {message}", ""));
+        }
+    }
+
+    /// Prints the error that ended the command: `error: <message>`, then each cause indented.
+    pub fn error(&self, err: &anyhow::Error) {
+        let mut text = format!("error: {err}");
+        for cause in err.chain().skip(1) {
+            text.push_str(&format!("\n  caused by: {cause}"));
+        }
+        self.stderr(&text);
+    }
+
+    /// A line of human-readable result text on stdout (tables, paths).
+    pub fn out(&self, text: impl Display) {
+        let mut stdout = std::io::stdout().lock();
+        #[allow(clippy::print_stdout)]
+        let _ = writeln!(stdout, "{text}");
+    }
+
+    /// Serialises `value` as pretty JSON on stdout.
+    pub fn out_json(&self, value: &impl Serialize) -> anyhow::Result<()> {
+        let text = serde_json::to_string_pretty(value)?;
+        self.out(text);
+        Ok(())
+    }
+
+    /// A progress bar on stderr, hidden unless the terminal is interactive.
+    pub fn progress(&self, len: u64, prefix: &str) -> ProgressBar {
+        if !self.fancy {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(8));
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>12.cyan.bold} [{bar:30}] {pos}/{len} {elapsed_precise} {wide_msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(prefix.to_string());
+        bar.enable_steady_tick(Duration::from_millis(250));
+        bar
+    }
+
+    fn stderr(&self, text: &str) {
+        let mut stderr = std::io::stderr().lock();
+        #[allow(clippy::print_stderr)]
+        let _ = writeln!(stderr, "{text}");
+    }
+}

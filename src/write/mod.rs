@@ -1,0 +1,1 @@
+//! Writing a generated [`Tree`] to disk: atomic, idempotent, and refusing to overwrite hand edits.

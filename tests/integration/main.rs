@@ -1,0 +1,1 @@
+//! Integration tests: run the real rtbuild binary.
