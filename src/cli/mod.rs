@@ -39,6 +39,9 @@ pub struct GlobalArgs {
     pub plain: bool,
 }
 
+/// Subcommands hold their argument structs by value; the enum is built once per run, so the
+/// size difference between variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the machine catalog, or show one machine.

@@ -1,1 +1,4 @@
-//! Integration tests: run the real rtbuild binary.
+//! Integration tests: run the real rtbuild binary (one test binary, modules by area).
+
+mod harness;
+mod machines;
