@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod cli;
 pub mod exit;
 pub mod kconfig;
+pub mod lock;
 pub mod plan;
 pub mod quote;
 pub mod render;
