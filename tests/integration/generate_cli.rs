@@ -285,3 +285,39 @@ fn every_bad_input_is_one_clear_line_exit_2_and_nothing_written() {
         test.args(args).run().usage_error(case.error).nothing_written("out");
     }
 }
+
+#[test]
+fn patches_and_fragments_land_in_the_layer_in_order() {
+    let run = Test::new()
+        .file("p/0001-first.patch", PATCH)
+        .file("p/0002-second.patch", PATCH)
+        .file("f/extra.cfg", "CONFIG_HZ_1000=y\n")
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--patch", "p/0001-first.patch"])
+        .args(["--patch", "p/0002-second.patch", "--fragment", "f/extra.cfg"])
+        .run()
+        .success();
+    let layer = run.path().join("rtbuild/rb3gen2-core-kit/meta-rtbuild/recipes-kernel/linux");
+    let bbappend = std::fs::read_to_string(layer.join("linux-qcom-rt_6.18.bbappend")).unwrap();
+    let first = bbappend.find("file://0001-first.patch").unwrap();
+    let second = bbappend.find("file://0002-second.patch").unwrap();
+    assert!(first < second, "{bbappend}");
+    assert!(
+        bbappend.find("file://rtbuild-rt.cfg").unwrap()
+            < bbappend.find("file://extra.cfg").unwrap()
+    );
+    assert_eq!(
+        std::fs::read_to_string(layer.join("linux-qcom-rt-rtbuild/0001-first.patch")).unwrap(),
+        PATCH
+    );
+}
+
+#[test]
+fn two_inputs_with_one_name_are_refused() {
+    Test::new()
+        .file("a/x.cfg", "CONFIG_A=y\n")
+        .file("b/x.cfg", "CONFIG_B=y\n")
+        .args(["generate", "--out", "out", "--machine", "iq-615-evk", "--fragment", "a/x.cfg", "--fragment", "b/x.cfg"])
+        .run()
+        .usage_error("two inputs are both named x.cfg (a/x.cfg and b/x.cfg); rename one, the layer keeps files by name")
+        .nothing_written("out");
+}
