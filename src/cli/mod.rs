@@ -1,7 +1,9 @@
 //! All clap code lives here: one file per subcommand, each turning its arguments into a
 //! request and calling one stage. No clap type leaves this module.
 
+mod build_dirs;
 mod generate;
+mod lock;
 mod machines;
 mod plan_args;
 
@@ -48,6 +50,8 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Pin every repo of a build to a full commit, check checkouts, compare or update locks.
+    Lock(lock::LockArgs),
 }
 
 impl Command {
@@ -55,6 +59,7 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Lock(args) => lock::run(args, ui),
         }
     }
 }

@@ -7,4 +7,5 @@ mod fixtures;
 mod generate_cli;
 mod generate_kas;
 mod harness;
+mod lock;
 mod machines;
