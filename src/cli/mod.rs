@@ -2,6 +2,7 @@
 //! request and calling one stage. No clap type leaves this module.
 
 mod build_dirs;
+mod bundle;
 mod generate;
 mod lock;
 mod machines;
@@ -52,6 +53,8 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     /// Pin every repo of a build to a full commit, check checkouts, compare or update locks.
     Lock(lock::LockArgs),
+    /// Pack a build's qcomflash output into one flashable archive with a manifest, or check one.
+    Bundle(bundle::BundleArgs),
 }
 
 impl Command {
@@ -60,6 +63,7 @@ impl Command {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
             Command::Lock(args) => lock::run(args, ui),
+            Command::Bundle(args) => bundle::run(args, ui),
         }
     }
 }
