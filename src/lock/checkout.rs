@@ -153,3 +153,37 @@ pub fn oid_to_commit(oid: Oid) -> Result<CommitId, git2::Error> {
 pub fn commit_to_oid(commit: &CommitId) -> Result<Oid, git2::Error> {
     Oid::from_str(commit.as_str())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use git2::Signature;
+
+    fn commit(repo: &Repository, who: &Signature<'_>, message: &str, file: &str) -> Oid {
+        std::fs::write(repo.workdir().unwrap().join(file), message).unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new(file)).unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let parents: Vec<git2::Commit<'_>> =
+            repo.head().ok().and_then(|h| h.peel_to_commit().ok()).into_iter().collect();
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        repo.commit(Some("HEAD"), who, who, message, &tree, &parents).unwrap()
+    }
+
+    #[test]
+    fn kas_patch_commits_are_stepped_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let dev = Signature::now("dev", "dev@example.org").unwrap();
+        let kas = Signature::now("kas", KAS_PATCH_EMAIL).unwrap();
+        let base = commit(&repo, &dev, "upstream", "a");
+        let patched = commit(&repo, &kas, "kas: fix-igt-pause\n\npatch applied by kas", "b");
+        assert_eq!(upstream_commit(&repo, patched).unwrap(), base);
+        let later = commit(&repo, &dev, "a real commit", "c");
+        assert_eq!(upstream_commit(&repo, later).unwrap(), later);
+        let between = commits_between(&repo, base, later).unwrap();
+        let subjects: Vec<_> = between.iter().map(|c| c.subject.as_str()).collect();
+        assert_eq!(subjects, ["a real commit", "kas: fix-igt-pause"]);
+    }
+}

@@ -256,3 +256,26 @@ fn install_takes_the_full_releases_form_beside_the_kas_file() {
     build.kas(&["checkout", build.kas_file().to_str().unwrap()]);
     assert_eq!(head(&build.work().join("meta-qcom")), sha);
 }
+
+#[test]
+fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
+    let build = Build::new();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    // Upstream rewrites history: the pinned commit leaves the branch.
+    let oe = build.fixtures.repo("oe-core");
+    git(&oe, &["commit", "-q", "--amend", "-m", "fixture, rewritten"]);
+    git(&build.work().join("oe-core"), &["fetch", "-q", "origin"]);
+    let run = build.rtbuild(["lock", "--check", "--machine", MACHINE]).run().code_is(1);
+    assert!(
+        run.stdout().contains("FAIL     oe-core")
+            && run.stdout().contains("pinned commit is not on branch wrynose"),
+        "{}",
+        run.stdout()
+    );
+    let json =
+        build.rtbuild(["--json", "lock", "--check", "--machine", MACHINE]).run().code_is(1).json();
+    let oe_check =
+        json["repos"].as_array().unwrap().iter().find(|r| r["repo"] == "oe-core").unwrap();
+    assert_eq!(oe_check["problems"][0]["kind"], "not-on-branch");
+    assert_eq!(json["passed"], false);
+}
