@@ -89,6 +89,15 @@ pub fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
             ui.detail(format!("{} {} {}", change.repo, &c.commit[..12], c.subject));
         }
     }
+    for s in &outcome.shadowed {
+        ui.warn(format!(
+            "`{}` is also pinned to {} by {} in the kas work folder, which kas applies after this \
+             lock, so the build keeps that commit; change it there (or drop it from that repo's lock)",
+            s.repo,
+            &s.commit.as_str()[..12],
+            s.lock_file.display()
+        ));
+    }
     for local in &outcome.local_repos {
         ui.note(format!("`{local}` is the folder holding the kas file; kas does not pin it"));
     }

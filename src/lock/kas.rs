@@ -44,6 +44,9 @@ pub fn kas_dump(config: &KasConfig) -> Result<Vec<BuildRepo>, LockError> {
     if !config.kas_file.is_file() {
         return Err(LockError::NoKasFile { path: config.kas_file.clone() });
     }
+    // kas wants an existing work folder.
+    std::fs::create_dir_all(&config.work_dir)
+        .map_err(|source| LockError::Write { path: config.work_dir.clone(), source })?;
     let cmd = Cmd::new(&config.kas_program)
         .args(["dump", "--format", "json"])
         .arg(&config.kas_file)

@@ -279,3 +279,19 @@ fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
     assert_eq!(oe_check["problems"][0]["kind"], "not-on-branch");
     assert_eq!(json["passed"], false);
 }
+
+#[test]
+fn update_warns_when_meta_qcoms_own_lock_overrides_the_new_pin() {
+    let build = Build::new();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    let bb = build.fixtures.repo("bitbake");
+    write(&bb.join("NEWS"), "newer\n");
+    git_commit_all(&bb, "bitbake: newer");
+    let run = build.rtbuild(["lock", "--machine", MACHINE, "--update", "bitbake"]).run().success();
+    assert!(
+        run.stderr().contains("warning: `bitbake` is also pinned to")
+            && run.stderr().contains("by meta-qcom/ci/base.lock.yml in the kas work folder"),
+        "{}",
+        run.stderr()
+    );
+}
