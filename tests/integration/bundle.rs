@@ -136,7 +136,7 @@ fn bundle_records_everything_checks_clean_and_is_byte_identical() {
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&beside).unwrap()).unwrap();
     assert_eq!(m["machine"], MACHINE);
     assert_eq!(m["image"], IMAGE);
-    assert_eq!(m["build_time"]["value"], "2026-01-01T12:00:00");
+    assert_eq!(m["build_time"]["value"], "2026-01-01T12:00:00Z");
     assert_eq!(m["kernel"]["version"], "6.18.37");
     assert_eq!(m["kernel"]["config_sha256"], sha256(b"CONFIG_PREEMPT_RT=y\n"));
     assert!(m["kernel"]["cmdline"].as_str().unwrap().contains("isolcpus="), "{m}");
