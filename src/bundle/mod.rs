@@ -220,7 +220,10 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
     use std::io::Write;
     let write_err = |source| BundleError::Write { path: path.to_path_buf(), source };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(dir)
+        .map_err(write_err)?;
     tmp.write_all(bytes).map_err(write_err)?;
     tmp.persist(path).map_err(|e| write_err(e.error))?;
     Ok(())

@@ -35,7 +35,7 @@ pub struct LockArgs {
     /// With --update: use the branch tips already fetched (no `git fetch`).
     #[arg(long, requires = "update")]
     pub no_fetch: bool,
-    /// kas program to run [default: kas from PATH].
+    /// kas program to run (looked up on PATH).
     #[arg(long, value_name = "PROGRAM", env = "RTBUILD_KAS", default_value = "kas")]
     pub kas: PathBuf,
     /// Lock file to check (with --check) [default: <machine>-rt.lock.yml beside the kas file].
