@@ -130,6 +130,9 @@ fn bundle_records_everything_checks_clean_and_is_byte_identical() {
     let a = build.bundle("out-a");
     assert_eq!(a, build.root().join(format!("out-a/{TOP}-{DATETIME}.qcomflash.tar.zst")));
     let b = build.bundle("out-b");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+    assert_eq!(mode & 0o044, 0o044, "archive must be readable by others: {mode:o}");
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "bundles differ");
 
     let beside = build.root().join(format!("out-a/{TOP}-{DATETIME}.qcomflash.manifest.json"));
