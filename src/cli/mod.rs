@@ -4,6 +4,7 @@
 mod generate;
 mod machines;
 mod plan_args;
+mod verify;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -48,6 +49,8 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
+    Verify(verify::VerifyArgs),
 }
 
 impl Command {
@@ -55,6 +58,7 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Verify(args) => verify::run(args, ui),
         }
     }
 }
