@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
 
@@ -60,7 +59,7 @@ pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let sources = sources(&args)?;
     let mut reports = Vec::new();
     for source in &sources {
-        ui.status("Verifying", source.name());
+        ui.detail(format!("verifying {}", source.name()));
         reports.push(verify::verify(source, expected.as_ref())?);
     }
     let passed = reports.iter().all(|r| r.passed);
@@ -90,7 +89,7 @@ fn expectations(args: &VerifyArgs) -> anyhow::Result<Option<Expectations>> {
         return Ok(Some(expected));
     }
     if args.plan.machine.is_some() || args.plan.project.is_some() {
-        let plan = args.plan.plan().context("cannot build the plan to verify against")?;
+        let plan = args.plan.plan()?;
         return Ok(Some(plan.expectations()));
     }
     Ok(None)

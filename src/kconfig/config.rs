@@ -46,22 +46,14 @@ pub struct KernelConfig {
 pub enum ConfigError {
     #[error("the file is empty")]
     Empty,
-    #[error("not a kernel config: line {line}: {source}")]
-    BadLine {
-        line: usize,
-        #[source]
-        source: LineError,
-    },
+    #[error("not a kernel config: line {line}: {cause}")]
+    BadLine { line: usize, cause: LineError },
     #[error("not a kernel config: no CONFIG_ setting in it")]
     NoSettings,
-    #[error("cannot read {format} data: {source}; the file is truncated or corrupt")]
-    Corrupt {
-        format: &'static str,
-        #[source]
-        source: io::Error,
-    },
+    #[error("cannot read {format} data: {cause}; the file is truncated or corrupt")]
+    Corrupt { format: &'static str, cause: io::Error },
     #[error("{0}")]
-    Io(#[source] io::Error),
+    Io(io::Error),
 }
 
 impl KernelConfig {
@@ -73,7 +65,7 @@ impl KernelConfig {
             return Err(ConfigError::Empty);
         }
         let format = Compression::detect(head);
-        let corrupt = |source| ConfigError::Corrupt { format: format.name(), source };
+        let corrupt = |source| ConfigError::Corrupt { format: format.name(), cause: source };
         let decoder = format.decoder(input).map_err(corrupt)?;
         let config = KernelConfig::read_plain(BufReader::new(decoder)).map_err(|e| match e {
             ConfigError::Io(source) if format != Compression::None => corrupt(source),
@@ -100,7 +92,7 @@ impl KernelConfig {
                     settings.insert(symbol, value);
                 }
                 Ok(Line::Blank | Line::Comment) => {}
-                Err(source) => return Err(ConfigError::BadLine { line, source }),
+                Err(source) => return Err(ConfigError::BadLine { line, cause: source }),
             }
         }
         if line == 0 {

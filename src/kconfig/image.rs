@@ -39,12 +39,8 @@ pub struct ImageInfo {
 /// An image held an IKCONFIG marker whose config could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
-    #[error("the embedded config (IKCONFIG at offset {offset:#x}) is unreadable: {source}")]
-    BadIkconfig {
-        offset: usize,
-        #[source]
-        source: ConfigError,
-    },
+    #[error("the embedded config (IKCONFIG at offset {offset:#x}) is unreadable: {cause}")]
+    BadIkconfig { offset: usize, cause: ConfigError },
 }
 
 /// Looks through `data` (a whole image file) for the config, version and command line.
@@ -105,10 +101,10 @@ pub fn ikconfig(data: &[u8]) -> Result<Option<KernelConfig>, ImageError> {
             let text = compress::decompress(Compression::Gzip, &data[start..end], MAX_CONFIG)
                 .map_err(|source| ImageError::BadIkconfig {
                     offset: pos,
-                    source: ConfigError::Corrupt { format: "gzip", source },
+                    cause: ConfigError::Corrupt { format: "gzip", cause: source },
                 })?;
             let config = KernelConfig::parse(&text)
-                .map_err(|source| ImageError::BadIkconfig { offset: pos, source })?;
+                .map_err(|source| ImageError::BadIkconfig { offset: pos, cause: source })?;
             return Ok(Some(config));
         }
         from = start;

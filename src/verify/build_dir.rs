@@ -99,7 +99,7 @@ pub fn evidence(dir: &Path, expected: Option<&Expectations>) -> Result<Evidence,
     }
     if let Some(manifest) = find_manifest(&tmps, expected) {
         let text = std::fs::read_to_string(&manifest)
-            .map_err(|source| VerifyError::Unreadable { path: manifest.clone(), source })?;
+            .map_err(|source| VerifyError::Unreadable { path: manifest.clone(), cause: source })?;
         evidence.packages =
             Some(Found::new(manifest_packages(&text), manifest.display().to_string()));
     }
@@ -107,7 +107,7 @@ pub fn evidence(dir: &Path, expected: Option<&Expectations>) -> Result<Evidence,
         let path = dir.join(name);
         if path.is_file() {
             let text = std::fs::read_to_string(&path)
-                .map_err(|source| VerifyError::Unreadable { path: path.clone(), source })?;
+                .map_err(|source| VerifyError::Unreadable { path: path.clone(), cause: source })?;
             if let Some(value) = bitbake_var(&text, "KERNEL_CMDLINE_EXTRA") {
                 let from = format!("KERNEL_CMDLINE_EXTRA in {}", path.display());
                 evidence.cmdline = Some(Found::new(value, from));

@@ -9,24 +9,12 @@ use crate::kconfig::image::ImageError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
-    #[error("cannot read `{path}`: {source}")]
-    Unreadable {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("`{path}`: {source}")]
-    Config {
-        path: PathBuf,
-        #[source]
-        source: ConfigError,
-    },
-    #[error("`{path}`: {source}")]
-    Image {
-        path: PathBuf,
-        #[source]
-        source: ImageError,
-    },
+    #[error("cannot read `{path}`: {cause}")]
+    Unreadable { path: PathBuf, cause: io::Error },
+    #[error("`{path}`: {cause}")]
+    Config { path: PathBuf, cause: ConfigError },
+    #[error("`{path}`: {cause}")]
+    Image { path: PathBuf, cause: ImageError },
     #[error("`{path}` is empty; pass a kernel config, kernel image, package or build folder")]
     Empty { path: PathBuf },
     #[error("`{path}` holds no kernel config, kernel image or version string; {hint}")]

@@ -23,7 +23,7 @@ pub enum FileKind {
 /// Reads a whole file, with an error naming it.
 pub fn read(path: &Path) -> Result<Vec<u8>, VerifyError> {
     let data = std::fs::read(path)
-        .map_err(|source| VerifyError::Unreadable { path: path.to_path_buf(), source })?;
+        .map_err(|source| VerifyError::Unreadable { path: path.to_path_buf(), cause: source })?;
     if data.is_empty() {
         return Err(VerifyError::Empty { path: path.to_path_buf() });
     }
@@ -78,7 +78,7 @@ pub fn evidence(path: &Path) -> Result<Evidence, VerifyError> {
 /// A kernel config file (plain, gzip, xz or zstd).
 pub fn config_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
     let config = KernelConfig::read(data)
-        .map_err(|source| VerifyError::Config { path: path.to_path_buf(), source })?;
+        .map_err(|source| VerifyError::Config { path: path.to_path_buf(), cause: source })?;
     let mut evidence = Evidence::new("kernel config");
     evidence.config = Some(Found::new(config, path.display().to_string()));
     Ok(evidence)
@@ -88,7 +88,7 @@ pub fn config_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError
 /// in the report (a path, or `member in archive`).
 pub fn image_evidence(path: &Path, data: &[u8], from: &str) -> Result<Evidence, VerifyError> {
     let info = image::inspect(data)
-        .map_err(|source| VerifyError::Image { path: path.to_path_buf(), source })?;
+        .map_err(|source| VerifyError::Image { path: path.to_path_buf(), cause: source })?;
     let mut evidence = Evidence::new("kernel image");
     let via = |what: &str| {
         let mut parts = vec![from.to_string()];

@@ -5,3 +5,5 @@
 
 mod harness;
 mod machines;
+mod verify;
+mod verify_remote;
