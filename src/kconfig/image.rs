@@ -32,8 +32,10 @@ pub struct ImageInfo {
     pub version: Option<String>,
     /// A UKI's `.cmdline` section.
     pub cmdline: Option<String>,
-    /// How the kernel was reached, e.g. `["UKI .linux", "gzip payload at 0x4a00"]`.
-    pub layers: Vec<String>,
+    /// How the config was reached, e.g. `["UKI .linux section", "gzip payload at 0x4a00"]`.
+    pub config_layers: Vec<String>,
+    /// How the version string was reached.
+    pub version_layers: Vec<String>,
 }
 
 /// An image held an IKCONFIG marker whose config could not be read.
@@ -46,11 +48,12 @@ pub enum ImageError {
 /// Looks through `data` (a whole image file) for the config, version and command line.
 pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
     let mut info = ImageInfo::default();
-    scan(data, &mut info, 0)?;
+    scan(data, &mut info, &mut Vec::new())?;
     Ok(info)
 }
 
-fn scan(data: &[u8], info: &mut ImageInfo, depth: usize) -> Result<(), ImageError> {
+/// Searches `data`, reached through `layers`, and the compressed payloads inside it.
+fn scan(data: &[u8], info: &mut ImageInfo, layers: &mut Vec<String>) -> Result<(), ImageError> {
     if let Some(sections) = pe::sections(data) {
         if info.cmdline.is_none()
             && let Some(cmdline) = sections.get(".cmdline")
@@ -59,17 +62,23 @@ fn scan(data: &[u8], info: &mut ImageInfo, depth: usize) -> Result<(), ImageErro
             info.cmdline = Some(text.trim_matches(['\0', ' ', '\n']).to_string());
         }
         if let Some(linux) = sections.get(".linux") {
-            info.layers.push("UKI .linux section".to_string());
-            return scan(linux, info, depth + 1);
+            layers.push("UKI .linux section".to_string());
+            return scan(linux, info, layers);
         }
     }
     if info.config.is_none() {
         info.config = ikconfig(data)?;
+        if info.config.is_some() {
+            info.config_layers = layers.clone();
+        }
     }
     if info.version.is_none() {
         info.version = bzimage_version(data).or_else(|| banner_version(data));
+        if info.version.is_some() {
+            info.version_layers = layers.clone();
+        }
     }
-    if info.config.is_some() || depth >= 3 {
+    if info.config.is_some() || layers.len() >= 3 {
         return Ok(());
     }
     // No config in the plain bytes: look inside compressed payloads (Image.gz, bzImage).
@@ -80,8 +89,9 @@ fn scan(data: &[u8], info: &mut ImageInfo, depth: usize) -> Result<(), ImageErro
         if inner.len() < 4096 {
             continue;
         }
-        info.layers.push(format!("{} payload at {offset:#x}", format.name()));
-        scan(&inner, info, depth + 1)?;
+        layers.push(format!("{} payload at {offset:#x}", format.name()));
+        scan(&inner, info, layers)?;
+        layers.pop();
         if info.config.is_some() {
             break;
         }
@@ -214,7 +224,7 @@ mod tests {
     fn finds_config_inside_image_gz_and_a_uki() {
         let info = inspect(&gzip(&kernel())).unwrap();
         assert!(info.config.unwrap().is_preempt_rt());
-        assert_eq!(info.layers, ["gzip payload at 0x0"]);
+        assert_eq!(info.config_layers, ["gzip payload at 0x0"]);
         let uki =
             pe::build(&[(".cmdline", b"isolcpus=7 nohz_full=7\0"), (".linux", &gzip(&kernel()))]);
         let info = inspect(&uki).unwrap();
@@ -234,6 +244,8 @@ mod tests {
         bz.extend_from_slice(b"trailing setup data");
         let info = inspect(&bz).unwrap();
         assert_eq!(info.version.as_deref(), Some("6.1.0-57-rt-amd64 #1 SMP PREEMPT_RT Deb"));
+        assert!(info.version_layers.is_empty());
+        assert_eq!(info.config_layers, ["xz payload at 0x800"]);
         assert!(info.config.unwrap().is_preempt_rt());
     }
 

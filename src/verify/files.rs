@@ -90,9 +90,9 @@ pub fn image_evidence(path: &Path, data: &[u8], from: &str) -> Result<Evidence, 
     let info = image::inspect(data)
         .map_err(|source| VerifyError::Image { path: path.to_path_buf(), cause: source })?;
     let mut evidence = Evidence::new("kernel image");
-    let via = |what: &str| {
+    let via = |layers: &[String], what: &str| {
         let mut parts = vec![from.to_string()];
-        parts.extend(info.layers.iter().cloned());
+        parts.extend(layers.iter().cloned());
         parts.push(what.to_string());
         parts.join(" → ")
     };
@@ -113,8 +113,9 @@ pub fn image_evidence(path: &Path, data: &[u8], from: &str) -> Result<Evidence, 
         evidence.kind = "unified kernel image".to_string();
         evidence.cmdline = Some(Found::new(cmdline, via_uki(from)));
     }
-    evidence.config = info.config.map(|c| Found::new(c, via("IKCONFIG")));
-    evidence.version = info.version.map(|v| Found::new(v, via("version string")));
+    evidence.config = info.config.map(|c| Found::new(c, via(&info.config_layers, "IKCONFIG")));
+    evidence.version =
+        info.version.map(|v| Found::new(v, via(&info.version_layers, "version string")));
     Ok(evidence)
 }
 
