@@ -103,16 +103,20 @@ impl Report {
     /// A table for people: status, check, expected, found, where, then the reasons.
     pub fn to_table(&self) -> String {
         let header = ["RESULT", "CHECK", "EXPECTED", "FOUND", "WHERE"].map(String::from);
+        // A place repeated from the row above is left blank, so each source is read once.
+        let mut previous = "";
         let rows: Vec<[String; 5]> = self
             .checks
             .iter()
             .map(|c| {
+                let from = if c.from == previous { String::new() } else { c.from.clone() };
+                previous = &c.from;
                 [
                     c.status.label().to_string(),
                     c.check.clone(),
                     c.expected.clone(),
                     c.found.clone(),
-                    c.from.clone(),
+                    from,
                 ]
             })
             .collect();
