@@ -2,6 +2,7 @@
 //! request and calling one stage. No clap type leaves this module.
 
 mod generate;
+mod kconfig_check;
 mod machines;
 mod plan_args;
 mod verify;
@@ -51,6 +52,8 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
     Verify(verify::VerifyArgs),
+    /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
+    KconfigCheck(kconfig_check::KconfigCheckArgs),
 }
 
 impl Command {
@@ -59,6 +62,7 @@ impl Command {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
             Command::Verify(args) => verify::run(args, ui),
+            Command::KconfigCheck(args) => kconfig_check::run(args, ui),
         }
     }
 }

@@ -82,7 +82,7 @@ pub fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<Check> {
 }
 
 /// `symbol` must have `want` (`y`, `m`, `"text"`, `42`; `n` also accepts an absent symbol).
-fn option_check(config: &Found<KernelConfig>, symbol: &str, want: &str) -> Check {
+pub(super) fn option_check(config: &Found<KernelConfig>, symbol: &str, want: &str) -> Check {
     let state = config.value.state(symbol);
     let ok = match &state {
         State::Set(value) => value.to_string() == want,

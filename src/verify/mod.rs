@@ -15,6 +15,7 @@ mod deps;
 mod error;
 mod evidence;
 mod files;
+pub mod kconfig_check;
 mod remote;
 mod report;
 

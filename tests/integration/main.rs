@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod harness;
+mod kconfig_check;
 mod machines;
 mod verify;
 mod verify_remote;
