@@ -17,6 +17,7 @@ pub mod runner;
 pub mod target;
 pub mod tree;
 pub mod ui;
+pub mod verify;
 pub mod write;
 
 pub use run::run;

@@ -2,8 +2,10 @@
 //! request and calling one stage. No clap type leaves this module.
 
 mod generate;
+mod kconfig_check;
 mod machines;
 mod plan_args;
+mod verify;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -48,6 +50,10 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
+    Verify(verify::VerifyArgs),
+    /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
+    KconfigCheck(kconfig_check::KconfigCheckArgs),
 }
 
 impl Command {
@@ -55,6 +61,8 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Verify(args) => verify::run(args, ui),
+            Command::KconfigCheck(args) => kconfig_check::run(args, ui),
         }
     }
 }

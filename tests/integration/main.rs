@@ -7,4 +7,7 @@ mod fixtures;
 mod generate_cli;
 mod generate_kas;
 mod harness;
+mod kconfig_check;
 mod machines;
+mod verify;
+mod verify_remote;
