@@ -6,6 +6,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod cyclictest;
 pub mod exit;
 pub mod kconfig;
 pub mod plan;
