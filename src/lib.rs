@@ -12,6 +12,7 @@ pub mod kconfig;
 pub mod plan;
 pub mod quote;
 pub mod render;
+pub mod report;
 pub mod run;
 pub mod runner;
 pub mod target;
