@@ -4,6 +4,7 @@
 mod generate;
 mod machines;
 mod plan_args;
+mod report;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -48,6 +49,8 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Statistics, PASS/FAIL verdict and HTML/JUnit/JSON reports for cyclictest results.
+    Report(report::ReportArgs),
 }
 
 impl Command {
@@ -55,6 +58,7 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Report(args) => report::run(args, ui),
         }
     }
 }

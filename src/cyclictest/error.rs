@@ -30,12 +30,8 @@ pub enum ParseErrorKind {
 /// A parse error together with the file it came from.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    #[error("cannot read {}: {source}", path.display())]
-    Open {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read {}: {cause}", path.display())]
+    Open { path: PathBuf, cause: std::io::Error },
     #[error("{}:{}: {}", path.display(), error.line, error.kind)]
     Parse { path: PathBuf, error: ParseError },
 }

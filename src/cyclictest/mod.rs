@@ -50,7 +50,7 @@ const BUFFER: usize = 1 << 20;
 /// Parses the cyclictest output in `path`, whatever its format.
 pub fn parse_file(path: &Path) -> Result<Run, FileError> {
     let file = std::fs::File::open(path)
-        .map_err(|source| FileError::Open { path: path.to_path_buf(), source })?;
+        .map_err(|cause| FileError::Open { path: path.to_path_buf(), cause })?;
     parse(std::io::BufReader::with_capacity(BUFFER, file))
         .map_err(|error| FileError::Parse { path: path.to_path_buf(), error })
 }

@@ -81,9 +81,9 @@ fn read_folder(dir: &Path) -> Result<Input, ReportError> {
         return Err(ReportError::NoRunJson { dir: dir.to_path_buf() });
     }
     let text = std::fs::read_to_string(&json_path)
-        .map_err(|source| ReportError::Read { path: json_path.clone(), source })?;
+        .map_err(|cause| ReportError::Read { path: json_path.clone(), cause })?;
     let run_json: RunJson = serde_json::from_str(&text)
-        .map_err(|source| ReportError::RunJson { path: json_path.clone(), source })?;
+        .map_err(|cause| ReportError::RunJson { path: json_path.clone(), cause })?;
     if run_json.scenarios.is_empty() {
         return Err(ReportError::NoScenarios { path: json_path });
     }

@@ -32,20 +32,12 @@ pub const DEFAULT_THRESHOLD_US: f64 = 100.0;
 pub enum ReportError {
     #[error(transparent)]
     Parse(#[from] crate::cyclictest::FileError),
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read {}: {cause}", path.display())]
+    Read { path: PathBuf, cause: std::io::Error },
     #[error("{} has no run.json; pass an `rtbuild test` result folder or the cyclictest output files themselves", dir.display())]
     NoRunJson { dir: PathBuf },
-    #[error("{} is not a valid run.json: {source}; see docs/report.md for the fields read", path.display())]
-    RunJson {
-        path: PathBuf,
-        #[source]
-        source: serde_json::Error,
-    },
+    #[error("{} is not a valid run.json: {cause}; see docs/report.md for the fields read", path.display())]
+    RunJson { path: PathBuf, cause: serde_json::Error },
     #[error("{} lists no scenarios; nothing to report", path.display())]
     NoScenarios { path: PathBuf },
     #[error("{} names `{}`, which is outside the result folder; use paths relative to the folder", path.display(), file.display())]
@@ -73,7 +65,7 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
     let (threshold_us, threshold_source) = match (options.threshold_us, folder_threshold) {
         (Some(t), _) => (t, "--threshold-us"),
         (None, Some(t)) => (t, "run.json threshold_us"),
-        (None, None) => (DEFAULT_THRESHOLD_US, "default (SIL 2: 100 µs)"),
+        (None, None) => (DEFAULT_THRESHOLD_US, "default, SIL 2"),
     };
     if !(threshold_us.is_finite() && threshold_us > 0.0) {
         return Err(ReportError::Threshold(threshold_us));

@@ -39,6 +39,7 @@ impl Distribution {
 
     /// All `parts` together: histograms summed when every part has one, extremes combined.
     pub fn merge(parts: &[Distribution]) -> Distribution {
+        let parts: Vec<&Distribution> = parts.iter().filter(|p| p.samples > 0).collect();
         let all_have = !parts.is_empty() && parts.iter().all(|p| p.histogram.is_some());
         let histogram = all_have.then(|| {
             let mut merged = Histogram { buckets: BTreeMap::new(), ..Histogram::default() };

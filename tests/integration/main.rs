@@ -5,3 +5,4 @@
 
 mod harness;
 mod machines;
+mod report;
