@@ -5,6 +5,7 @@ mod generate;
 mod kconfig_check;
 mod machines;
 mod plan_args;
+mod report;
 mod verify;
 
 use clap::{Args, Parser, Subcommand};
@@ -54,6 +55,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
     KconfigCheck(kconfig_check::KconfigCheckArgs),
+    /// Statistics, PASS/FAIL verdict and HTML/JUnit/JSON reports for cyclictest results.
+    Report(report::ReportArgs),
 }
 
 impl Command {
@@ -63,6 +66,7 @@ impl Command {
             Command::Generate(args) => generate::run(args, ui),
             Command::Verify(args) => verify::run(args, ui),
             Command::KconfigCheck(args) => kconfig_check::run(args, ui),
+            Command::Report(args) => report::run(args, ui),
         }
     }
 }

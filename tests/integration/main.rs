@@ -9,5 +9,6 @@ mod generate_kas;
 mod harness;
 mod kconfig_check;
 mod machines;
+mod report;
 mod verify;
 mod verify_remote;
