@@ -344,3 +344,24 @@ fn truncated_or_corrupt_gzip_is_an_input_error_naming_the_file() {
     let run = Test::new().file("Image", image).args(["verify", "Image"]).run().code_is(2);
     run.stderr_contains("error: `Image`: the embedded config (IKCONFIG at offset");
 }
+
+#[test]
+fn plan_written_by_generate_is_verified_against_a_build_folder() {
+    let test = build_folder(Test::new(), true, RT_CONFIG);
+    let dir = test.path().to_path_buf();
+    let generate = Command::new(crate::harness::rtbuild_bin())
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--out", "gen"])
+        .current_dir(&dir)
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    assert!(generate.status.success(), "{}", String::from_utf8_lossy(&generate.stderr));
+    let json = test
+        .args(["--json", "verify", "--build-dir", "build", "--plan", "gen/rtbuild-plan.json"])
+        .run()
+        .success()
+        .json();
+    for name in ["CONFIG_EXPERT", "CONFIG_RCU_NOCB_CPU", "cmdline nohz_full", "package stress-ng"] {
+        assert_eq!(check(&json, name)["status"], "pass", "{name}");
+    }
+}
