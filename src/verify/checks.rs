@@ -141,7 +141,7 @@ mod tests {
         }
     }
 
-    fn status<'a>(checks: &'a [Check], name: &str) -> Status {
+    fn status(checks: &[Check], name: &str) -> Status {
         checks.iter().find(|c| c.check == name).map(|c| c.status).unwrap()
     }
 
