@@ -55,11 +55,8 @@ pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
 /// Searches `data`, reached through `layers`, and the compressed payloads inside it.
 fn scan(data: &[u8], info: &mut ImageInfo, layers: &mut Vec<String>) -> Result<(), ImageError> {
     if let Some(sections) = pe::sections(data) {
-        if info.cmdline.is_none()
-            && let Some(cmdline) = sections.get(".cmdline")
-        {
-            let text = String::from_utf8_lossy(cmdline);
-            info.cmdline = Some(text.trim_matches(['\0', ' ', '\n']).to_string());
+        if info.cmdline.is_none() {
+            info.cmdline = uki_cmdline(data);
         }
         if let Some(linux) = sections.get(".linux") {
             layers.push("UKI .linux section".to_string());
@@ -97,6 +94,18 @@ fn scan(data: &[u8], info: &mut ImageInfo, layers: &mut Vec<String>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Whether `data` is a unified kernel image (a PE file with a `.linux` section).
+pub fn is_uki(data: &[u8]) -> bool {
+    pe::sections(data).is_some_and(|s| s.contains_key(".linux"))
+}
+
+/// A UKI's `.cmdline` section, trimmed.
+pub fn uki_cmdline(data: &[u8]) -> Option<String> {
+    let sections = pe::sections(data)?;
+    let text = String::from_utf8_lossy(sections.get(".cmdline")?).into_owned();
+    Some(text.trim_matches(['\0', ' ', '\n']).to_string())
 }
 
 /// The config between `IKCFG_ST` and `IKCFG_ED`, if the image has one.

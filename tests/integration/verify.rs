@@ -365,3 +365,77 @@ fn plan_written_by_generate_is_verified_against_a_build_folder() {
         assert_eq!(check(&json, name)["status"], "pass", "{name}");
     }
 }
+
+/// Runs a real tool in `dir` and asserts it succeeded.
+fn tool(dir: &Path, program: &str, args: &[&str]) {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("MTOOLS_SKIP_CHECK", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}; run `bash .ci/setup` (dosfstools, mtools)"));
+    assert!(out.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// An ESP image made with the real mkfs.vfat and mcopy: systemd-boot stand-in plus a UKI with
+/// a long file name under EFI/Linux, as meta-qcom's esp-qcom-image lays it out.
+fn efi_bin(dir: &Path, fat32: bool, uki: &[u8]) {
+    std::fs::write(dir.join("uki.efi"), uki).unwrap();
+    std::fs::write(dir.join("BOOTAA64.EFI"), b"MZ not a uki").unwrap();
+    let _ = std::fs::remove_file(dir.join("efi.bin"));
+    if fat32 {
+        tool(dir, "mkfs.vfat", &["-F", "32", "-C", "efi.bin", "40000"]);
+    } else {
+        tool(dir, "mkfs.vfat", &["-C", "efi.bin", "4096"]);
+    }
+    tool(dir, "mmd", &["-i", "efi.bin", "::/EFI", "::/EFI/BOOT", "::/EFI/Linux"]);
+    tool(dir, "mcopy", &["-i", "efi.bin", "BOOTAA64.EFI", "::/EFI/BOOT/BOOTAA64.EFI"]);
+    tool(dir, "mcopy", &["-i", "efi.bin", "uki.efi", "::/EFI/Linux/linux-6.18.37-rt-qcom.efi"]);
+}
+
+#[test]
+fn qcomflash_efi_bin_made_with_mkfs_vfat_gives_the_uki_command_line() {
+    let kernel = test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x");
+    let uki = test_built_uki(RB3_CMDLINE, &gzip(&kernel));
+    for fat32 in [false, true] {
+        let test = Test::new().file("flash/vmlinux", &kernel);
+        efi_bin(&test.path().join("flash"), fat32, &uki);
+        let json = test
+            .args(["--json", "verify", "--qcomflash", "flash", "--machine", "rb3gen2-core-kit"])
+            .run()
+            .success()
+            .json();
+        let isol = check(&json, "cmdline isolcpus");
+        assert_eq!(isol["status"], "pass");
+        let from = isol["where"].as_str().unwrap();
+        assert!(
+            from.ends_with("efi.bin → EFI/Linux/linux-6.18.37-rt-qcom.efi → .cmdline"),
+            "{from}"
+        );
+        assert!(check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().contains("vmlinux"));
+    }
+}
+
+#[test]
+fn qcomflash_tarball_without_vmlinux_is_read_through_the_uki() {
+    let kernel = test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x");
+    let bad_cmdline = RB3_CMDLINE.replace("irqaffinity=0-6", "irqaffinity=0-7");
+    let test = Test::new().file("img/rawprogram0.xml", "<data/>");
+    efi_bin(&test.path().join("img"), false, &test_built_uki(&bad_cmdline, &gzip(&kernel)));
+    tool(
+        test.path(),
+        "tar",
+        &["-czf", "img.qcomflash.tar.gz", "img/efi.bin", "img/rawprogram0.xml"],
+    );
+    let run = test
+        .args(["--json", "verify", "img.qcomflash.tar.gz", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    assert_eq!(check(&json, "CONFIG_PREEMPT_RT")["status"], "pass");
+    assert_eq!(check(&json, "cmdline irqaffinity")["found"], "irqaffinity=0-7");
+    let consistent = check(&json, "cmdline isolation consistent");
+    assert!(
+        consistent["reason"].as_str().unwrap().contains("irqaffinity includes isolated CPUs 7")
+    );
+}
