@@ -41,12 +41,24 @@ pub struct ImageInfo {
 /// An image held an IKCONFIG marker whose config could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
+    #[error("cannot read {format} data: {cause}; the file is truncated or corrupt")]
+    Corrupt { format: &'static str, cause: std::io::Error },
     #[error("the embedded config (IKCONFIG at offset {offset:#x}) is unreadable: {cause}")]
     BadIkconfig { offset: usize, cause: ConfigError },
 }
 
 /// Looks through `data` (a whole image file) for the config, version and command line.
 pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
+    // A file that is itself compressed (Image.gz) must decompress cleanly.
+    let format = Compression::detect(data);
+    if format != Compression::None {
+        let inner = compress::decompress(format, data, MAX_KERNEL)
+            .map_err(|cause| ImageError::Corrupt { format: format.name(), cause })?;
+        let mut info = ImageInfo::default();
+        let mut layers = vec![format!("{} payload at 0x0", format.name())];
+        scan(&inner, &mut info, &mut layers)?;
+        return Ok(info);
+    }
     let mut info = ImageInfo::default();
     scan(data, &mut info, &mut Vec::new())?;
     Ok(info)

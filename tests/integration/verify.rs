@@ -259,20 +259,25 @@ fn plan_file_gives_the_expectations() {
 }
 
 #[test]
-fn debian_package_made_with_dpkg_deb_is_read() {
-    let test = Test::new()
-        .file("pkg/DEBIAN/control", "Package: linux-image-test\nVersion: 1\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: test\n")
-        .file("pkg/boot/config-6.12.1-rt-amd64", debian_config_text("rt"));
-    let status = Command::new("dpkg-deb")
-        .args(["--build", "-Zxz", "pkg", "linux-image-test.deb"])
-        .current_dir(test.path())
-        .output()
-        .unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
-    let json = test.args(["--json", "verify", "linux-image-test.deb"]).run().success().json();
-    assert_eq!(json["reports"][0]["kind"], "Debian kernel package");
-    let from = check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().to_string();
-    assert!(from.ends_with("boot/config-6.12.1-rt-amd64"), "{from}");
+fn debian_packages_made_with_dpkg_deb_are_read_whatever_the_compression() {
+    for compression in ["xz", "zstd", "gzip"] {
+        let test = Test::new()
+            .file(
+                "pkg/DEBIAN/control",
+                "Package: linux-image-test\nVersion: 1\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: test\n",
+            )
+            .file("pkg/boot/config-6.12.1-rt-amd64", debian_config_text("rt"));
+        let status = Command::new("dpkg-deb")
+            .args(["--build", &format!("-Z{compression}"), "pkg", "linux-image-test.deb"])
+            .current_dir(test.path())
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+        let json = test.args(["--json", "verify", "linux-image-test.deb"]).run().success().json();
+        assert_eq!(json["reports"][0]["kind"], "Debian kernel package");
+        let from = check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().to_string();
+        assert!(from.ends_with("boot/config-6.12.1-rt-amd64"), "{compression}: {from}");
+    }
 }
 
 #[test]
@@ -343,6 +348,12 @@ fn truncated_or_corrupt_gzip_is_an_input_error_naming_the_file() {
     image[at..at + 16].fill(0);
     let run = Test::new().file("Image", image).args(["verify", "Image"]).run().code_is(2);
     run.stderr_contains("error: `Image`: the embedded config (IKCONFIG at offset");
+    let image_gz = gzip(&test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x"));
+    Test::new()
+        .file("Image.gz", &image_gz[..image_gz.len() / 2])
+        .args(["verify", "Image.gz"])
+        .run()
+        .usage_error("`Image.gz`: cannot read gzip data: incomplete deflate stream; the file is truncated or corrupt");
 }
 
 #[test]
