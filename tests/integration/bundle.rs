@@ -315,3 +315,45 @@ fn bad_bundle_inputs_are_clear_errors() {
         .code_is(1)
         .stdout_contains("archive");
 }
+
+/// The real `rtbuild verify --json` output is what `bundle --verify-report` reads: Debian's RT
+/// kernel config passes and is bundled, the non-RT one is refused, naming the failed check.
+#[test]
+fn bundle_reads_real_verify_json() {
+    let build = Build::new();
+    for (config, name) in [("rt", "rt.json"), ("none", "none.json")] {
+        let path = format!("/usr/src/linux-config-6.12/config.amd64_{config}_amd64.xz");
+        let run = build
+            .rtbuild(["--json", "verify", "--machine", MACHINE, "--kernel-config", &path])
+            .run();
+        std::fs::write(build.root().join(name), run.stdout()).unwrap();
+    }
+    let run = build
+        .rtbuild([
+            "--json",
+            "bundle",
+            "--machine",
+            MACHINE,
+            "--out",
+            "out",
+            "--verify-report",
+            "rt.json",
+        ])
+        .run()
+        .success();
+    let m = &run.json()["manifest"];
+    assert_eq!(m["verify"]["status"], "passed");
+    assert!(
+        m["verify"]["checks"].as_array().unwrap().iter().any(|c| c["check"] == "CONFIG_PREEMPT_RT")
+    );
+    let run = build
+        .rtbuild(["bundle", "--machine", MACHINE, "--out", "out2", "--verify-report", "none.json"])
+        .run()
+        .code_is(1)
+        .nothing_written("out2");
+    assert!(
+        run.stderr().contains("error: verification failed (CONFIG_PREEMPT_RT"),
+        "{}",
+        run.stderr()
+    );
+}
