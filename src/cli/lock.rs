@@ -76,6 +76,16 @@ pub fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
         kas: KasConfig { kas_file, work_dir: args.dirs.work_dir(), kas_program: args.kas.clone() },
         update,
     };
+    if let Some((names, _)) = &request.update {
+        // Fail on bad input before saying anything.
+        let current =
+            LockFile::read(&lock::lock_path_for(&request.kas.kas_file)).map_err(input_or_not)?;
+        if let Some(name) = names.iter().find(|n| !current.repos.contains_key(*n)) {
+            let known = current.repos.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>();
+            let err = LockError::UnknownUpdate { repo: name.clone(), known: known.join(", ") };
+            return Err(input_or_not(err));
+        }
+    }
     ui.status("Locking", request.kas.kas_file.display());
     let outcome = lock::pin(&request).map_err(input_or_not)?;
     for change in &outcome.repos {

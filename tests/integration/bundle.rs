@@ -304,6 +304,26 @@ fn bad_bundle_inputs_are_clear_errors() {
         .stderr_contains("error: no qcomflash output at ")
         .stderr_contains("rb3gen2-core-kit/qcom-console-image-rb3gen2-core-kit.rootfs.qcomflash; build the image first")
         .nothing_written("out");
+    write(&build.root().join("bad-verify.json"), "{\"ok\": true}");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--verify-report", "bad-verify.json"],
+            "cannot read verify report bad-verify.json: no boolean `passed` field",
+        ),
+        (
+            &["--verify-report", "missing.json"],
+            "cannot read verify report missing.json: No such file or directory (os error 2)",
+        ),
+        (
+            &["--allow-unverified", "--source-date-epoch", "yesterday"],
+            "`yesterday` is not a valid SOURCE_DATE_EPOCH; use whole seconds since 1970",
+        ),
+    ];
+    for (extra, message) in cases {
+        let mut args = vec!["bundle", "--machine", MACHINE, "--out", "out"];
+        args.extend(extra);
+        build.rtbuild(args).run().usage_error(message).nothing_written("out");
+    }
     build
         .rtbuild(["bundle", "--check", "nope.tar.zst"])
         .run()

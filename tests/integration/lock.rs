@@ -225,6 +225,10 @@ fn bad_lock_files_are_clear_input_errors() {
         assert_eq!(run.stdout(), "");
     }
     Test::new()
+        .args(["lock", "x.lock.yml"])
+        .run()
+        .usage_error("a lock FILE is read only with --check; use --machine to write one");
+    Test::new()
         .args(["lock", "--machine", MACHINE])
         .run()
         .code_is(2)
@@ -255,6 +259,18 @@ fn install_takes_the_full_releases_form_beside_the_kas_file() {
     // kas accepts it and checks meta-qcom out at that commit.
     build.kas(&["checkout", build.kas_file().to_str().unwrap()]);
     assert_eq!(head(&build.work().join("meta-qcom")), sha);
+}
+
+#[test]
+fn update_of_an_unknown_repo_is_an_input_error() {
+    let build = Build::new();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    let before = std::fs::read(build.lock_file()).unwrap();
+    build
+        .rtbuild(["lock", "--machine", MACHINE, "--update", "openembedded-core"])
+        .run()
+        .usage_error("unknown repo `openembedded-core` to update; the lock pins `bitbake`, `meta-qcom`, `meta-qcom-distro`, `oe-core`");
+    assert_eq!(std::fs::read(build.lock_file()).unwrap(), before);
 }
 
 #[test]
