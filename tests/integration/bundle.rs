@@ -377,3 +377,27 @@ fn bundle_reads_real_verify_json() {
         run.stderr()
     );
 }
+
+#[test]
+fn source_date_epoch_sets_every_mtime() {
+    let build = Build::new();
+    let run = build
+        .rtbuild(["bundle", "--machine", MACHINE, "--out", "out", "--allow-unverified"])
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .run()
+        .success();
+    let archive = build.root().join(run.stdout().lines().next().unwrap());
+    let decoder = zstd::stream::read::Decoder::new(std::fs::File::open(&archive).unwrap()).unwrap();
+    let mut tar = tar::Archive::new(decoder);
+    let mtimes: std::collections::BTreeSet<u64> =
+        tar.entries().unwrap().map(|e| e.unwrap().header().mtime().unwrap()).collect();
+    assert_eq!(mtimes.into_iter().collect::<Vec<_>>(), [1_700_000_000]);
+    // The folder name's DATETIME stays the build time.
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(build.root().join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json")))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(m["build_time"]["source"], "qcomflash folder name");
+    assert_eq!(m["verify"]["status"], "unverified");
+}
