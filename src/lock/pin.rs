@@ -142,13 +142,14 @@ fn update(
     let mut changes = Vec::new();
     for (name, pin) in &old.repos {
         let path = request.kas.work_dir.join(name);
-        let checkout = Checkout::open(name, &path)?
-            .ok_or_else(|| LockError::NotCheckedOut { repo: name.clone(), path: path.clone() })?;
+        let checkout = Checkout::open(name, &path)?;
         let selected = names.is_empty() || names.contains(name);
         if !selected {
-            changes.push(kept(name, pin, checkout.dirty));
+            changes.push(kept(name, pin, checkout.is_some_and(|c| c.dirty)));
             continue;
         }
+        let checkout = checkout
+            .ok_or_else(|| LockError::NotCheckedOut { repo: name.clone(), path: path.clone() })?;
         let git = |source| LockError::Git { repo: name.clone(), path: path.clone(), source };
         let repo = Repository::open(&path).map_err(git)?;
         let new_oid = match to {
