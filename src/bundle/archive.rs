@@ -144,13 +144,8 @@ pub fn hash_file(path: &Path) -> Result<(u64, String), BundleError> {
     Ok((size, reader.finish()))
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use crate::digest::hex;
+pub use crate::digest::sha256_hex;
 
 /// One regular file read back from an archive.
 #[derive(Debug, Clone)]
