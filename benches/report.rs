@@ -9,6 +9,9 @@
 //!
 //! Run: `cargo bench --bench report` (needs GNU time at /usr/bin/time for peak RSS).
 
+// Printing figures is this program's whole job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -110,10 +113,18 @@ fn generate_histogram(path: &Path) -> std::io::Result<()> {
         out.push('\n');
     }
     let join = |v: &[u64], w: usize| v.iter().map(|x| format!(" {x:0w$}")).collect::<String>();
-    let totals: Vec<u64> = (0..THREADS as usize).map(|t| counts.iter().map(|r| r[t]).sum()).collect();
+    let totals: Vec<u64> =
+        (0..THREADS as usize).map(|t| counts.iter().map(|r| r[t]).sum()).collect();
     out.push_str(&format!("# Total:{}\n# Min Latencies:{}\n", join(&totals, 9), join(&[5; 8], 5)));
-    out.push_str(&format!("# Avg Latencies:{}\n# Max Latencies:{}\n", join(&[17; 8], 5), join(&max, 5)));
-    out.push_str(&format!("# Histogram Overflows:{}\n# Histogram Overflow at cycle number:\n", join(&overflows, 5)));
+    out.push_str(&format!(
+        "# Avg Latencies:{}\n# Max Latencies:{}\n",
+        join(&[17; 8], 5),
+        join(&max, 5)
+    ));
+    out.push_str(&format!(
+        "# Histogram Overflows:{}\n# Histogram Overflow at cycle number:\n",
+        join(&overflows, 5)
+    ));
     std::fs::write(path, out)
 }
 
@@ -128,7 +139,8 @@ fn generate_json(path: &Path) -> std::io::Result<()> {
             max = max.max(v);
             *hist.entry(v).or_default() += 1;
         }
-        let hist: serde_json::Map<String, serde_json::Value> = hist.into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
+        let hist: serde_json::Map<String, serde_json::Value> =
+            hist.into_iter().map(|(k, v)| (k.to_string(), v.into())).collect();
         threads.insert(t.to_string(), serde_json::json!({"histogram": hist, "cycles": 2_000_000, "min": 5, "max": max, "avg": 17.0, "cpu": t, "node": 0}));
     }
     let doc = serde_json::json!({"file_version": 1, "cmdline:": "cyclictest -m -p 99 -t 8 -i 1000 -q -h 5000 --json=x", "rt_test_version:": "2.40", "num_threads": 8, "resolution_in_ns": 0, "thread": threads});
@@ -163,33 +175,55 @@ END { for (t in n) print "thread", t, "samples", n[t], "max", m[t] }"#;
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing to parse.
-    let mb: u64 = std::env::var("RTBUILD_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(1024);
+    let mb: u64 =
+        std::env::var("RTBUILD_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(1024);
     let rtbuild = env!("CARGO_BIN_EXE_rtbuild");
     let dir = tempfile::Builder::new().prefix("rtbuild-bench").tempdir().expect("temp dir");
     let verbose = dir.path().join("verbose.log");
     let t0 = Instant::now();
     let bytes = generate_verbose(&verbose, mb << 20).expect("write the -v log");
     let size_mb = bytes as f64 / (1 << 20) as f64;
-    println!("generated {size_mb:.0} MB -v log ({} threads, 1 ms) in {:.1} s", THREADS, t0.elapsed().as_secs_f64());
+    println!(
+        "generated {size_mb:.0} MB -v log ({} threads, 1 ms) in {:.1} s",
+        THREADS,
+        t0.elapsed().as_secs_f64()
+    );
 
-    let report = Cmd::new(rtbuild).args(["--json", "report", "--threshold-us", "100000"]).arg(&verbose);
+    let report =
+        Cmd::new(rtbuild).args(["--json", "report", "--threshold-us", "100000"]).arg(&verbose);
     let (secs, rss, out) = timed(report);
     let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
     let samples = &json["inputs"][0]["scenarios"][0]["all"]["samples"];
     let max = &json["inputs"][0]["scenarios"][0]["all"]["max_us"];
-    println!("rtbuild report  -v: {:8.1} MB/s  {secs:6.2} s  peak RSS {:6.1} MB  (samples {samples}, max {max} µs)", size_mb / secs, rss as f64 / 1024.0);
+    println!(
+        "rtbuild report  -v: {:8.1} MB/s  {secs:6.2} s  peak RSS {:6.1} MB  (samples {samples}, max {max} µs)",
+        size_mb / secs,
+        rss as f64 / 1024.0
+    );
 
     let (awk_secs, awk_rss, awk_out) = timed(Cmd::new("awk").args(["-F:", AWK]).arg(&verbose));
-    let awk_max = awk_out.lines().filter_map(|l| l.split_whitespace().nth(5)?.parse::<u64>().ok()).max();
-    println!("awk max/histogram: {:8.1} MB/s  {awk_secs:6.2} s  peak RSS {:6.1} MB  (max {awk_max:?} µs)", size_mb / awk_secs, awk_rss as f64 / 1024.0);
+    let awk_max =
+        awk_out.lines().filter_map(|l| l.split_whitespace().nth(5)?.parse::<u64>().ok()).max();
+    println!(
+        "awk max/histogram: {:8.1} MB/s  {awk_secs:6.2} s  peak RSS {:6.1} MB  (max {awk_max:?} µs)",
+        size_mb / awk_secs,
+        awk_rss as f64 / 1024.0
+    );
     println!("speed-up: {:.1}x awk", awk_secs / secs);
 
     let hist = dir.path().join("hist.txt");
     generate_histogram(&hist).expect("write histogram");
     let json_file = dir.path().join("ct.json");
     generate_json(&json_file).expect("write json");
-    for (name, path) in [("-h 1000 histogram, 8 threads", &hist), ("--json, 8 threads", &json_file)] {
-        let (secs, rss, _) = timed(Cmd::new(rtbuild).args(["--json", "report", "--threshold-us", "100000"]).arg(path));
-        println!("rtbuild report {name}: {:.0} ms, peak RSS {:.1} MB", secs * 1000.0, rss as f64 / 1024.0);
+    for (name, path) in [("-h 1000 histogram, 8 threads", &hist), ("--json, 8 threads", &json_file)]
+    {
+        let (secs, rss, _) = timed(
+            Cmd::new(rtbuild).args(["--json", "report", "--threshold-us", "100000"]).arg(path),
+        );
+        println!(
+            "rtbuild report {name}: {:.0} ms, peak RSS {:.1} MB",
+            secs * 1000.0,
+            rss as f64 / 1024.0
+        );
     }
 }
