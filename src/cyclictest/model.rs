@@ -114,6 +114,8 @@ pub struct Thread {
     pub reported_max: Option<u64>,
     /// The latency distribution (`-h`/`-H`, sparse JSON histogram, or counted from `-v` lines).
     pub histogram: Option<Histogram>,
+    /// `histogram` was counted from `-v` samples (exact, nothing overflows).
+    pub histogram_from_samples: bool,
     /// `-v` only: samples missing between cycle numbers (cyclictest dropped or the log lost them).
     pub missing_cycles: u64,
     /// `--spike` lines for this thread: how many, and the largest.

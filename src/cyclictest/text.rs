@@ -9,7 +9,7 @@ use super::MAX_THREADS;
 use super::error::{ParseError, ParseErrorKind};
 use super::hist::HistBlock;
 use super::lines::{LineSink, read_lines};
-use super::model::{Format, Run, Unit};
+use super::model::{Format, Histogram, Run, Unit};
 use super::summary::{self, TLine};
 use super::verbose::{self, VerboseCounts};
 
@@ -212,8 +212,13 @@ impl TextParser {
             for counted in std::mem::take(&mut self.verbose).into_threads() {
                 let thread = run.thread_mut(counted.index);
                 thread.missing_cycles = counted.missing_cycles;
-                if thread.histogram.is_none() {
+                // `-v -h`: the samples are exact where the printed histogram overflows; use
+                // them unless cyclictest dropped some of them.
+                let printed = thread.histogram.as_ref().map_or(0, Histogram::samples);
+                let counted_samples = counted.histogram.as_ref().map_or(0, Histogram::samples);
+                if counted_samples >= printed {
                     thread.histogram = counted.histogram;
+                    thread.histogram_from_samples = true;
                 }
             }
         }

@@ -203,6 +203,7 @@ impl VerboseCounts {
             let mut thread = Thread::new(index as u32);
             thread.missing_cycles = counts.missing;
             thread.histogram = Some(histogram);
+            thread.histogram_from_samples = true;
             out.push(thread);
         }
         out
