@@ -74,22 +74,24 @@ pub struct Histogram {
 impl Histogram {
     /// Samples in buckets (overflows excluded).
     pub fn bucketed(&self) -> u64 {
-        self.buckets.values().sum()
+        self.buckets.values().fold(0, |a, b| a.saturating_add(*b))
     }
 
     /// Every sample, overflows included.
     pub fn samples(&self) -> u64 {
-        self.bucketed() + self.overflows
+        self.bucketed().saturating_add(self.overflows)
     }
 
     /// A lower bound for overflowed samples: the limit, else one above the highest bucket.
     pub fn overflow_floor(&self) -> u64 {
-        self.limit.unwrap_or_else(|| self.buckets.keys().next_back().map_or(0, |v| v + 1))
+        self.limit
+            .unwrap_or_else(|| self.buckets.keys().next_back().map_or(0, |v| v.saturating_add(1)))
     }
 
     pub fn add(&mut self, value: u64, count: u64) {
         if count > 0 {
-            *self.buckets.entry(value).or_insert(0) += count;
+            let slot = self.buckets.entry(value).or_insert(0);
+            *slot = slot.saturating_add(count);
         }
     }
 }

@@ -165,7 +165,7 @@ impl VerboseCounts {
         if let Some(last) = counts.last_cycle
             && sample.cycle > last + 1
         {
-            counts.missing += sample.cycle - last - 1;
+            counts.missing = counts.missing.saturating_add(sample.cycle - last - 1);
         }
         counts.last_cycle = Some(sample.cycle);
         let Ok(value) = u64::try_from(sample.latency) else {

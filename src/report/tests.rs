@@ -199,3 +199,55 @@ fn bad_folders_are_input_errors() {
             .unwrap_err();
     assert!(err.to_string().starts_with("cannot read"), "{err}");
 }
+
+#[test]
+fn absurd_numbers_do_not_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.txt");
+    std::fs::write(
+        &path,
+        "# Histogram\n000000 9999999999999999999\t1\n000001 9999999999999999999\t1\n\
+         18446744073709551615 9999999999999999999\t1\n# Min Latencies: 0 0\n\
+         # Max Latencies: 18446744073709551615 1\n# Histogram Overflows: 18446744073709551615 0\n\
+         # Thread 0: 1 # 18446744073709551615 others\n",
+    )
+    .unwrap();
+    let r = build(&Options { inputs: vec![path], ..Options::default() }).unwrap();
+    let t0 = &scenario(&r).threads[0];
+    assert_eq!((t0.samples, r.verdict), (u64::MAX, Verdict::Fail));
+}
+
+#[test]
+fn statistics_never_panic_on_mutated_inputs() {
+    let seeds: Vec<Vec<u8>> = std::fs::read_dir(data(""))
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
+        .filter(|b| b.len() < 64 * 1024)
+        .collect();
+    let alphabet: &[u8] = b"0123456789 :\t\n#-";
+    let mut state = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for round in 0..600 {
+        let mut input = seeds[round % seeds.len()].clone();
+        for _ in 0..1 + next() % 6 {
+            let at = next() as usize % input.len();
+            input[at] = alphabet[next() as usize % alphabet.len()];
+        }
+        let Ok(run) = crate::cyclictest::parse(&input[..]) else { continue };
+        let scenario = input::ScenarioInput {
+            name: "fuzz".to_string(),
+            runs: vec![(PathBuf::from("fuzz.txt"), run)],
+            invalid_reasons: Vec::new(),
+            commands: Vec::new(),
+        };
+        for threshold in [0.5, 100.0, 1e9] {
+            let judged = judge::judge(&scenario, threshold);
+            let _ = chart::latency_svg(&judged.threads, threshold);
+        }
+    }
+}
