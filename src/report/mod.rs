@@ -55,11 +55,18 @@ pub struct Options {
     pub threshold_us: Option<f64>,
     pub baseline: Option<PathBuf>,
     pub machine: Option<Machine>,
+    /// Read `-v` and histogram output whose unit the content does not show as nanoseconds
+    /// (cyclictest `-N`); JSON and `T:` lines carry their unit and are not affected.
+    pub nsecs: bool,
 }
 
 /// Reads every input and builds the report.
 pub fn build(options: &Options) -> Result<Report, ReportError> {
-    let inputs = options.inputs.iter().map(|p| input::read(p)).collect::<Result<Vec<_>, _>>()?;
+    let inputs = options
+        .inputs
+        .iter()
+        .map(|p| input::read(p, options.nsecs))
+        .collect::<Result<Vec<_>, _>>()?;
     let folder_threshold =
         inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us));
     let (threshold_us, threshold_source) = match (options.threshold_us, folder_threshold) {
@@ -93,7 +100,7 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
         add_reference(&mut report, machine);
     }
     if let Some(path) = &options.baseline {
-        let before = load_baseline(path, threshold_us)?;
+        let before = load_baseline(path, threshold_us, options.nsecs)?;
         baseline::compare(&mut report, &before);
     }
     finish(&mut report);
@@ -119,7 +126,7 @@ fn add_reference(report: &mut Report, machine: &Machine) {
 }
 
 /// A baseline is an earlier `rtbuild report --json`, or anything `rtbuild report` reads.
-fn load_baseline(path: &Path, threshold_us: f64) -> Result<Report, ReportError> {
+fn load_baseline(path: &Path, threshold_us: f64, nsecs: bool) -> Result<Report, ReportError> {
     if path.is_file()
         && let Ok(text) = std::fs::read_to_string(path)
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
@@ -139,6 +146,7 @@ fn load_baseline(path: &Path, threshold_us: f64) -> Result<Report, ReportError> 
     build(&Options {
         inputs: vec![path.to_path_buf()],
         threshold_us: Some(threshold_us),
+        nsecs,
         ..Options::default()
     })
 }

@@ -114,6 +114,26 @@ fn all_overflowed_still_passes_on_cyclictests_max() {
 }
 
 #[test]
+fn nsecs_converts_unitless_histograms_only() {
+    let options = |file: &str| Options {
+        inputs: vec![data(file)],
+        threshold_us: Some(1.0),
+        nsecs: true,
+        ..Options::default()
+    };
+    let r = build(&options("cyclictest-2.7-sparse-hist-h100-2threads-overflow.txt")).unwrap();
+    let t0 = &scenario(&r).threads[0];
+    assert_eq!(
+        (t0.median_us, t0.p99_us, t0.max_us, t0.percentiles_at_least_us),
+        (Some(0.004), Some(0.04), Some(0.187), Some(0.1))
+    );
+    assert_eq!((r.verdict, scenario(&r).files[0].unit.as_str()), (Verdict::Pass, "ns"));
+    // JSON says µs (`resolution_in_ns: 0`): --nsecs does not change it.
+    let r = build(&options("cyclictest-2.4-json-hist-h50.json")).unwrap();
+    assert_eq!(scenario(&r).threads[0].max_us, Some(2213.0));
+}
+
+#[test]
 fn summary_only_input_has_no_percentiles() {
     let r = report(&["cyclictest-2.4-quiet-nsecs-2threads.txt"], Some(200.0));
     let t0 = &scenario(&r).threads[0];
