@@ -1,10 +1,15 @@
 //! All clap code lives here: one file per subcommand, each turning its arguments into a
 //! request and calling one stage. No clap type leaves this module.
 
+mod build_dirs;
+mod bundle;
 mod generate;
+mod kconfig_check;
+mod lock;
 mod machines;
 mod plan_args;
 mod report;
+mod verify;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -49,8 +54,16 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
+    Verify(verify::VerifyArgs),
+    /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
+    KconfigCheck(kconfig_check::KconfigCheckArgs),
     /// Statistics, PASS/FAIL verdict and HTML/JUnit/JSON reports for cyclictest results.
     Report(report::ReportArgs),
+    /// Pin every repo of a build to a full commit, check checkouts, compare or update locks.
+    Lock(lock::LockArgs),
+    /// Pack a build's qcomflash output into one flashable archive with a manifest, or check one.
+    Bundle(bundle::BundleArgs),
 }
 
 impl Command {
@@ -58,7 +71,11 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Verify(args) => verify::run(args, ui),
+            Command::KconfigCheck(args) => kconfig_check::run(args, ui),
             Command::Report(args) => report::run(args, ui),
+            Command::Lock(args) => lock::run(args, ui),
+            Command::Bundle(args) => bundle::run(args, ui),
         }
     }
 }
