@@ -77,13 +77,19 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
     if !(threshold_us.is_finite() && threshold_us > 0.0) {
         return Err(ReportError::Threshold(threshold_us));
     }
+    // `--machine`, else the machine `run.json` names (if the shipped catalog knows it).
+    let machine = options.machine.clone().or_else(|| {
+        let name =
+            inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.machine.clone()))?;
+        crate::catalog::Catalog::embedded().lookup(&name).ok().map(|found| found.machine.clone())
+    });
     let mut report = Report {
         schema: SCHEMA.to_string(),
         verdict: Verdict::Pass,
         reasons: Vec::new(),
         threshold_us,
         threshold_source: threshold_source.to_string(),
-        machine: options.machine.as_ref().map(|m| m.name.clone()),
+        machine: machine.as_ref().map(|m| m.name.clone()),
         baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
         inputs: inputs
             .iter()
@@ -96,7 +102,7 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             })
             .collect(),
     };
-    if let Some(machine) = &options.machine {
+    if let Some(machine) = &machine {
         add_reference(&mut report, machine);
     }
     if let Some(path) = &options.baseline {

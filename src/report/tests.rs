@@ -159,13 +159,17 @@ fn zero_cycles_breaktrace_and_invalid_runs_fail() {
     std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("idle.json")).unwrap();
     std::fs::write(
         dir.path().join("run.json"),
-        r#"{"threshold_us": 5000, "scenarios": [{"name": "idle", "files": ["idle.json"],
+        r#"{"threshold_us": 5000, "machine": "qcs6490-rb3gen2", "scenarios": [{"name": "idle", "files": ["idle.json"],
             "invalid_reasons": ["only 1998 of 120000 cycles"]}], "fingerprint": {"kernel": "6.6-rt"}}"#,
     )
     .unwrap();
     let r =
         build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
     assert_eq!((r.threshold_us, r.threshold_source.as_str()), (5000.0, "run.json threshold_us"));
+    assert_eq!(
+        (r.machine.as_deref(), scenario(&r).reference_max_us),
+        (Some("rb3gen2-core-kit"), Some(6.0))
+    );
     assert_eq!(r.reasons, ["idle: invalid run: only 1998 of 120000 cycles"]);
     assert_eq!(r.inputs[0].kind, "result-folder");
     assert!(r.inputs[0].fingerprint.is_some());
