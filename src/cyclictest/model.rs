@@ -138,6 +138,11 @@ impl Thread {
         }
     }
 
+    /// Samples at or above the histogram limit (0 without a histogram).
+    pub fn overflows(&self) -> u64 {
+        self.histogram.as_ref().map_or(0, |h| h.overflows)
+    }
+
     /// The true maximum: cyclictest's own figure, else the histogram's top bucket when nothing
     /// overflowed, else the largest spike. `None` when the data cannot say.
     pub fn max(&self) -> Option<u64> {
