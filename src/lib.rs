@@ -15,6 +15,7 @@ pub mod run;
 pub mod runner;
 pub mod target;
 pub mod tree;
+pub mod tune;
 pub mod ui;
 pub mod write;
 

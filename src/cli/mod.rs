@@ -4,6 +4,7 @@
 mod generate;
 mod machines;
 mod plan_args;
+mod tune;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -48,6 +49,8 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Tune the RT CPUs at run time: write rtbuild-tune.sh, or apply, verify or revert it.
+    Tune(tune::TuneArgs),
 }
 
 impl Command {
@@ -55,6 +58,7 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Tune(args) => tune::run(args, ui),
         }
     }
 }
