@@ -14,6 +14,7 @@ pub mod render;
 pub mod run;
 pub mod runner;
 pub mod target;
+pub mod testrun;
 pub mod tree;
 pub mod tune;
 pub mod ui;

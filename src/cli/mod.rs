@@ -4,6 +4,7 @@
 mod generate;
 mod machines;
 mod plan_args;
+mod test;
 mod tune;
 
 use clap::{Args, Parser, Subcommand};
@@ -51,6 +52,8 @@ pub enum Command {
     Generate(generate::GenerateArgs),
     /// Tune the RT CPUs at run time: write rtbuild-tune.sh, or apply, verify or revert it.
     Tune(tune::TuneArgs),
+    /// Measure latency with cyclictest under load scenarios and check that each run is valid.
+    Test(test::TestArgs),
 }
 
 impl Command {
@@ -59,6 +62,7 @@ impl Command {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
             Command::Tune(args) => tune::run(args, ui),
+            Command::Test(args) => test::run(args, ui),
         }
     }
 }
