@@ -5,3 +5,5 @@
 
 mod harness;
 mod machines;
+mod testrun;
+mod tune_cli;
