@@ -370,3 +370,87 @@ fn an_unknown_host_key_is_refused() {
         .nothing_written("res");
     assert!(run.stderr().contains("Host key verification failed"), "{}", run.stderr());
 }
+
+/// PIDs of the processes whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Some((_, rest)) = stat.rsplit_once(") ") else { continue };
+        if rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()) == Some(parent) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn a_lost_connection_keeps_partial_results_and_stops_the_load() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("res");
+    let child = Command::new(rtbuild_bin())
+        .args(["test", "--target", &sshd.url(), "--ssh-config"])
+        .arg(sshd.config())
+        .args(["--rt-cpus", "1", "--scenario", "stress,idle", "--duration", "30s"])
+        .args(["--histogram-us", "200000", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !out.join("raw/stress.hist.txt").exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "the run never started measuring");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    // Kill every ssh session the test's sshd serves: the connection drops mid-measurement.
+    for pid in children_of(sshd.child.id()) {
+        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let json = run_json(&out);
+    assert_eq!(json["state"], "connection-lost", "{json}");
+    let s = &json["scenarios"][0];
+    assert_eq!(s["state"], "connection-lost");
+    assert!(s["invalid_reasons"].to_string().contains("lost the connection to"), "{s}");
+    assert!(out.join("raw/stress.hist.txt").is_file());
+    // rtbuild reconnected to stop the load.
+    for task in s["probe"]["load"].as_array().unwrap() {
+        assert!(!alive(task["tid"].as_u64().unwrap()), "load {task} left running");
+    }
+}
+
+#[test]
+fn a_non_root_user_is_told_which_privileges_are_missing() {
+    // A copy of the binary that user nobody can reach, wherever the checkout lives.
+    use std::os::unix::fs::PermissionsExt;
+    let bin_dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(bin_dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = bin_dir.path().join("rtbuild");
+    fs::copy(rtbuild_bin(), &bin).unwrap();
+    let out = std::env::temp_dir().join(format!("rtbuild-nobody-{}", std::process::id()));
+    let output = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["test", "--local", "--rt-cpus", "1", "--out"])
+        .arg(&out)
+        .current_dir("/tmp")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin:/usr/sbin:/sbin")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr
+            .starts_with("error: this machine: user id 65534 is not root and lacks RT priority 99"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("log in as root"), "{stderr}");
+    assert!(!out.exists());
+}
