@@ -1,7 +1,7 @@
 # rtbuild-test helper: the on-target half of `rtbuild test`. Sent to `sh -s` on every call;
 # rtbuild passes only positional arguments (state folder, CPU lists, argv of tools).
 # Subcommands: prepare | fingerprint | start-load | run-cyclictest | probe | load-alive |
-#              stop | fetch | cleanup
+#              status | stop | fetch | cleanup
 set -u
 
 # PIDs of live (non-zombie) processes in process group $1.
@@ -29,6 +29,13 @@ describe_task() {
     allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$dir/status" 2>/dev/null)
     name=$(cat "$dir/comm" 2>/dev/null)
     printf '%s %s|%s|%s|%s\n' "$kind" "${dir##*/}" "$allowed" "$name" "${line##*) }"
+}
+
+# The cyclictest this run started, if it still runs (the PID file may outlive it).
+running_cyclictest() {
+    [ -f "$1/cyclictest.pid" ] || return 1
+    pid=$(cat "$1/cyclictest.pid")
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = cyclictest ] && echo "$pid"
 }
 
 state_ok() {
@@ -135,13 +142,12 @@ case $cmd in
         # Stops cyclictest (SIGINT, so it still writes its results) and every load group.
         state=$1
         state_ok "$state" || exit 3
-        if [ -f "$state/cyclictest.pid" ]; then
-            pid=$(cat "$state/cyclictest.pid")
+        if pid=$(running_cyclictest "$state"); then
             kill -INT "$pid" 2>/dev/null && echo "interrupted cyclictest $pid"
         fi
         if [ -f "$state/load.pids" ]; then
             while read -r g; do
-                kill -TERM "-$g" 2>/dev/null
+                [ -n "$(members_of "$g")" ] && kill -TERM "-$g" 2>/dev/null
             done <"$state/load.pids"
             tries=0
             while :; do
@@ -153,7 +159,7 @@ case $cmd in
                 tries=$((tries + 1))
                 if [ "$tries" -ge 50 ]; then
                     while read -r g; do
-                        kill -KILL "-$g" 2>/dev/null
+                        [ -n "$(members_of "$g")" ] && kill -KILL "-$g" 2>/dev/null
                     done <"$state/load.pids"
                 fi
                 [ "$tries" -ge 60 ] && break
@@ -163,6 +169,14 @@ case $cmd in
             rm -f "$state/load.pids"
         else
             echo "left 0"
+        fi
+        ;;
+    status)
+        # Asks cyclictest to print its current T: lines on its stderr (SIGUSR1).
+        state=$1
+        state_ok "$state" || exit 3
+        if pid=$(running_cyclictest "$state"); then
+            kill -USR1 "$pid" 2>/dev/null
         fi
         ;;
     fetch)

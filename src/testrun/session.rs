@@ -412,13 +412,21 @@ impl Run<'_> {
                 probe = self.helper(&["probe", &self.state.clone()]).map(|t| Probe::parse(&t));
             }
             bar.set_position(elapsed.as_secs().min(expected_s));
-            if !self.ui.fancy() && last_note.elapsed() >= Duration::from_secs(60) {
+            let every = Duration::from_secs(if self.ui.fancy() { 5 } else { 60 });
+            if last_note.elapsed() >= every {
                 last_note = Instant::now();
+                let _ = self.helper(&["status", &self.state.clone()]);
+                std::thread::sleep(Duration::from_millis(200));
+                let max = current_max(&req.out.join(format!("raw/{name}.stderr.txt")))
+                    .map_or(String::new(), |m| format!(", current max {m} µs"));
                 let left = expected_s.saturating_sub(elapsed.as_secs());
-                self.ui.status(
-                    "Measuring",
-                    format!("{name}: {} elapsed, {} left", human(elapsed.as_secs()), human(left)),
-                );
+                let text =
+                    format!("{} elapsed, {} left{max}", human(elapsed.as_secs()), human(left));
+                if self.ui.fancy() {
+                    bar.set_message(text);
+                } else {
+                    self.ui.status("Measuring", format!("{name}: {text}"));
+                }
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -535,11 +543,44 @@ impl Run<'_> {
     }
 }
 
+/// The highest `Max:` of the last status block cyclictest printed on SIGUSR1.
+fn current_max(stderr: &std::path::Path) -> Option<i64> {
+    let text = std::fs::read_to_string(stderr).ok()?;
+    let block = text.rsplit("# cyclictest current status:").next()?;
+    block
+        .lines()
+        .filter(|l| l.starts_with("T:"))
+        .filter_map(|l| l.rsplit_once("Max:")?.1.trim().parse().ok())
+        .max()
+}
+
 /// `90` → `1m30s`.
 fn human(secs: u64) -> String {
     match secs {
         s if s < 60 => format!("{s}s"),
         s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
         s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn current_max_reads_the_last_status_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stderr.txt");
+        let text = "#---------------------------\n# cyclictest current status:\n\
+T: 0 ( 6330) P:99 I:1000 C:   1503 Min:      6 Act:   12 Avg:   25 Max:    2873\n\
+#---------------------------\n#---------------------------\n# cyclictest current status:\n\
+T: 0 ( 6330) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      40\n\
+T: 1 ( 6331) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      52\n\
+#---------------------------\n";
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(current_max(&path), Some(52));
+        assert_eq!(current_max(&dir.path().join("none")), None);
+        assert_eq!(human(90), "1m30s");
+        assert_eq!(human(86_400), "24h00m");
     }
 }
