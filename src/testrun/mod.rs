@@ -9,13 +9,16 @@
 
 mod cyclictest;
 mod fingerprint;
+mod judge;
 mod length;
+mod measure;
 mod preflight;
 mod probe;
 mod record;
 mod scenario;
 mod session;
 mod signals;
+mod steps;
 
 pub use cyclictest::HIST_MAX_US;
 pub use fingerprint::{Fingerprint, IrqDelta};

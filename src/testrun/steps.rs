@@ -1,0 +1,215 @@
+//! One scenario of a test run: fingerprint → load → measure → stop → collect → fingerprint →
+//! judge, saving `run.json` as it goes.
+
+use std::time::{Duration, Instant};
+
+use super::cyclictest::{self, Measure};
+use super::fingerprint::landed_on;
+use super::judge::{self, Ending};
+use super::measure::human;
+use super::record::{self, Commands, ScenarioRecord};
+use super::scenario::Scenario;
+use super::session::Run;
+
+impl Run<'_> {
+    pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
+        let req = self.req;
+        let name = scenario.to_string();
+        let measure = Measure {
+            interval_us: req.interval_us,
+            histogram_us: req.histogram_us,
+            length: req.span.length,
+        };
+        let expected_s = measure.length.seconds(measure.interval_us);
+        let json_remote = format!("{}/{name}.json", self.state);
+        let ct_argv = cyclictest::argv(&req.layout, &measure, &json_remote);
+        let loads = scenario.loads(&req.layout, req.load_percent, expected_s + 120);
+        let load_argv: Vec<Vec<String>> = loads
+            .iter()
+            .map(|l| match &l.cpus {
+                Some(cpus) => ["taskset".to_string(), "-c".into(), cpus.to_string()]
+                    .into_iter()
+                    .chain(l.argv.iter().cloned())
+                    .collect(),
+                None => l.argv.clone(),
+            })
+            .collect();
+        let started = Instant::now();
+        self.record.scenarios.push(ScenarioRecord {
+            name: name.clone(),
+            state: "running".into(),
+            started_unix: record::now_unix(),
+            commands: Commands { cyclictest: ct_argv.clone(), load: load_argv },
+            expected_cycles: measure.length.cycles(measure.interval_us),
+            ..ScenarioRecord::default()
+        });
+        let index = self.record.scenarios.len() - 1;
+        let mut reasons: Vec<String> = Vec::new();
+
+        let before = self.fingerprint(&name, "before");
+        if before.is_none() {
+            reasons.push("the fingerprint before the run could not be taken".into());
+        }
+        if let Some(before) = &before {
+            self.record.scenarios[index].fingerprint = Some(before.summary());
+            if scenario == Scenario::StressIsolated && !req.layout.rt.is_subset(&before.isolated())
+            {
+                reasons.push(format!(
+                    "stress-isolated needs RT CPUs {} isolated (isolcpus=), but the kernel isolates `{}`",
+                    req.layout.rt,
+                    before.get("isolated").trim()
+                ));
+            }
+        }
+        self.record.scenarios[index]
+            .fingerprint_files
+            .push(format!("fingerprint/{name}-before.txt"));
+        self.save();
+
+        for load in &loads {
+            let cpus = load.cpus.as_ref().map_or("-".to_string(), ToString::to_string);
+            let mut args =
+                vec!["start-load".to_string(), self.state.clone(), load.name.clone(), cpus];
+            args.extend(load.argv.iter().cloned());
+            if self.helper(&args.iter().map(String::as_str).collect::<Vec<_>>()).is_none() {
+                reasons.push(format!("load `{}` could not be started", load.name));
+            }
+        }
+        if !loads.is_empty() {
+            self.ui.status(
+                "Loading",
+                format!(
+                    "{name}: {} stress-ng generator(s) on CPUs {}",
+                    loads.len(),
+                    req.layout.housekeeping
+                ),
+            );
+            std::thread::sleep(Duration::from_secs(1));
+        }
+
+        self.ui.status(
+            "Measuring",
+            format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt),
+        );
+        let (ending, status, probe) = self.measure(&name, &ct_argv, expected_s);
+
+        let alive = self.helper(&["load-alive", &self.state.clone()]);
+        let alive_n: usize = alive
+            .as_deref()
+            .and_then(|t| t.trim().strip_prefix("alive ")?.parse().ok())
+            .unwrap_or(0);
+        let stopped = self.helper(&["stop", &self.state.clone()]);
+        let left: usize = stopped
+            .as_deref()
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("left "))?.trim().parse().ok())
+            .unwrap_or(0);
+        if !loads.is_empty() && ending == Ending::Completed && alive_n == 0 {
+            reasons.push("the load had stopped before cyclictest finished".into());
+        }
+        if left > 0 {
+            self.ui.warn(format!("{left} load processes did not stop on {}", req.host));
+        }
+
+        let mut files = Vec::new();
+        for (suffix, remote) in [("json", Some(format!("{name}.json"))), ("hist.txt", None)] {
+            let local = format!("raw/{name}.{suffix}");
+            if let Some(remote) = remote
+                && let Some(text) = self.helper(&["fetch", &self.state.clone(), &remote])
+            {
+                let _ = std::fs::write(req.out.join(&local), text);
+            }
+            if req.out.join(&local).is_file() {
+                files.push(local);
+            }
+        }
+        self.record.scenarios[index].files = files;
+
+        if ending != Ending::ConnectionLost
+            && let Some(after) = self.fingerprint(&name, "after")
+        {
+            self.record.scenarios[index]
+                .fingerprint_files
+                .push(format!("fingerprint/{name}-after.txt"));
+            if let Some(before) = &before {
+                let s = &mut self.record.scenarios[index];
+                s.interrupts_on_rt_cpus =
+                    landed_on(before.get("interrupts"), after.get("interrupts"), &req.layout.rt);
+                s.softirqs_on_rt_cpus =
+                    landed_on(before.get("softirqs"), after.get("softirqs"), &req.layout.rt);
+            }
+        }
+
+        match &probe {
+            Some(p) => reasons.extend(p.problems(
+                &req.layout,
+                !loads.is_empty(),
+                scenario != Scenario::StressIsolated,
+            )),
+            None if ending == Ending::Completed => {
+                reasons.push("cyclictest ended before it could be observed".into())
+            }
+            None => {}
+        }
+        reasons.extend(self.judge(index, &name, status, ending));
+        let s = &mut self.record.scenarios[index];
+        s.probe = probe;
+        s.invalid_reasons = reasons;
+        s.elapsed_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+        s.state = match ending {
+            Ending::Completed => "done",
+            Ending::Interrupted => "interrupted",
+            Ending::ConnectionLost => "connection-lost",
+        }
+        .into();
+        self.report(index);
+        self.save();
+        ending
+    }
+
+    /// Validity from cyclictest's exit status and JSON; fills the thread summaries.
+    fn judge(
+        &mut self,
+        index: usize,
+        name: &str,
+        status: Option<i32>,
+        ending: Ending,
+    ) -> Vec<String> {
+        let req = self.req;
+        let read = |suffix: &str| {
+            std::fs::read_to_string(req.out.join(format!("raw/{name}.{suffix}"))).ok()
+        };
+        let judged = judge::judge(&judge::Inputs {
+            json: read("json").as_deref(),
+            stderr: &read("stderr.txt").unwrap_or_default(),
+            layout: &req.layout,
+            histogram_us: req.histogram_us,
+            expected_cycles: self.record.scenarios[index].expected_cycles,
+            status,
+            ending,
+            host: &req.host.to_string(),
+        });
+        let s = &mut self.record.scenarios[index];
+        s.max_us = judged.threads.iter().map(|t| t.max_us).max();
+        s.threads = judged.threads;
+        judged.reasons
+    }
+
+    fn report(&self, index: usize) {
+        let s = &self.record.scenarios[index];
+        let maxes: Vec<String> =
+            s.threads.iter().map(|t| format!("CPU{} {} µs", t.cpu, t.max_us)).collect();
+        let irqs: u64 = s.interrupts_on_rt_cpus.iter().map(|d| d.count).sum();
+        let verdict = if s.invalid_reasons.is_empty() { "valid" } else { "INVALID" };
+        self.ui.status(
+            "Measured",
+            format!(
+                "{}: {verdict}; max {}; {irqs} interrupts on RT CPUs",
+                s.name,
+                if maxes.is_empty() { "-".into() } else { maxes.join(", ") }
+            ),
+        );
+        for reason in &s.invalid_reasons {
+            self.ui.warn(format!("{}: {reason}", s.name));
+        }
+    }
+}
