@@ -81,6 +81,10 @@ pub struct Fingerprint {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IrqDelta {
     pub irq: String,
+    /// A numbered device interrupt (`36`), as opposed to a per-CPU architectural one (`LOC`,
+    /// `RES`, `CAL`, `TLB`, …) that every busy CPU takes. Device interrupts on an RT CPU mean
+    /// the IRQ affinity tuning did not hold.
+    pub device: bool,
     pub cpu: u32,
     pub count: u64,
     pub description: String,
@@ -133,6 +137,7 @@ pub fn landed_on(before: &str, after: &str, rt: &CpuSet) -> Vec<IrqDelta> {
             if now > was {
                 deltas.push(IrqDelta {
                     irq: irq.clone(),
+                    device: irq.bytes().all(|b| b.is_ascii_digit()),
                     cpu,
                     count: now - was,
                     description: description.clone(),
@@ -167,6 +172,7 @@ ERR:          0\n";
             deltas.iter().map(|d| (d.irq.as_str(), d.cpu, d.count)).collect();
         assert_eq!(short, [("LOC", 2, 300), ("LOC", 1, 100), ("1", 2, 4)]);
         assert_eq!(deltas[2].description, "IO-APIC 1-edge i8042");
+        assert!(deltas[2].device && !deltas[0].device);
     }
 
     #[test]

@@ -198,16 +198,29 @@ impl Run<'_> {
         let s = &self.record.scenarios[index];
         let maxes: Vec<String> =
             s.threads.iter().map(|t| format!("CPU{} {} µs", t.cpu, t.max_us)).collect();
-        let irqs: u64 = s.interrupts_on_rt_cpus.iter().map(|d| d.count).sum();
+        let device: Vec<String> = s
+            .interrupts_on_rt_cpus
+            .iter()
+            .filter(|d| d.device)
+            .map(|d| format!("IRQ {} ({}) x{} on CPU{}", d.irq, d.description, d.count, d.cpu))
+            .collect();
+        let irqs = if device.is_empty() {
+            "no device interrupts on RT CPUs".to_string()
+        } else {
+            format!("{} device interrupt sources on RT CPUs", device.len())
+        };
         let verdict = if s.invalid_reasons.is_empty() { "valid" } else { "INVALID" };
         self.ui.status(
             "Measured",
             format!(
-                "{}: {verdict}; max {}; {irqs} interrupts on RT CPUs",
+                "{}: {verdict}; max {}; {irqs}",
                 s.name,
                 if maxes.is_empty() { "-".into() } else { maxes.join(", ") }
             ),
         );
+        for line in &device {
+            self.ui.detail(line);
+        }
         for reason in &s.invalid_reasons {
             self.ui.warn(format!("{}: {reason}", s.name));
         }
