@@ -191,21 +191,31 @@ fn interrupt_stops_the_load_reverts_tuning_and_keeps_partial_results() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("root");
     fake_tree(&root, "0-1");
-    let out = tmp.path().join("res");
+    interrupt_case(&["--local".to_string()], &root, tmp.path());
+}
+
+#[test]
+fn interrupt_over_ssh_stops_the_remote_load_and_reverts_remote_tuning() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    fake_tree(&root, "0-1");
+    let config = sshd.config_with_sysroot(&root);
+    let host =
+        ["--target".to_string(), sshd.url(), "--ssh-config".into(), config.display().to_string()];
+    interrupt_case(&host, &root, tmp.path());
+}
+
+/// Starts a 60 s tuned stress run, sends SIGINT once it measures, and checks the aftermath.
+fn interrupt_case(host: &[String], root: &Path, tmp: &Path) {
+    let out = tmp.join("res");
     let child = Command::new(rtbuild_bin())
-        .args([
-            "test",
-            "--local",
-            "--rt-cpus",
-            "1",
-            "--scenario",
-            "stress,idle",
-            "--duration",
-            "60s",
-        ])
+        .arg("test")
+        .args(host)
+        .args(["--rt-cpus", "1", "--scenario", "stress,idle", "--duration", "60s"])
         .args(["--histogram-us", "200000", "--tune", "--out"])
         .arg(&out)
-        .env("RTBUILD_SYSROOT", &root)
+        .env("RTBUILD_SYSROOT", root)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -281,7 +291,8 @@ impl Sshd {
             format!(
                 "ListenAddress 127.0.0.1\nHostKey {0}/host_key\nAuthorizedKeysFile {0}/authorized_keys\n\
                  PidFile {0}/sshd.pid\nStrictModes no\nPermitRootLogin prohibit-password\n\
-                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n",
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+                 AcceptEnv RTBUILD_SYSROOT\n",
                 d.display()
             ),
         )
@@ -320,6 +331,15 @@ impl Sshd {
 
     fn config(&self) -> PathBuf {
         self.dir.path().join("ssh_config")
+    }
+
+    /// A client config that also sends `RTBUILD_SYSROOT=root` (the sshd accepts it), so the
+    /// tune script works on a fake tree on the far side.
+    fn config_with_sysroot(&self, root: &Path) -> PathBuf {
+        let base = fs::read_to_string(self.config()).unwrap();
+        let path = self.dir.path().join("ssh_config_sysroot");
+        fs::write(&path, format!("{base}  SetEnv RTBUILD_SYSROOT={}\n", root.display())).unwrap();
+        path
     }
 }
 
@@ -453,4 +473,35 @@ fn a_non_root_user_is_told_which_privileges_are_missing() {
     );
     assert!(stderr.contains("log in as root"), "{stderr}");
     assert!(!out.exists());
+}
+
+#[test]
+fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
+    let sshd = Sshd::start();
+    let test = Test::new();
+    let root = test.path().join("root");
+    fake_tree(&root, "0-3");
+    let config = sshd.config_with_sysroot(&root);
+    let tune = |action: &str| {
+        Test::new()
+            .args(["tune", "--target", &sshd.url(), "--ssh-config"])
+            .args([&config])
+            .args(["--rt-cpus", "2-3", &format!("--{action}")])
+            .run()
+    };
+    let apply = tune("apply").success();
+    assert!(
+        apply.stdout().contains("set /proc/irq/9/smp_affinity 3 (was f)"),
+        "{}",
+        apply.stdout()
+    );
+    assert!(apply.stdout().contains("refused /proc/irq/11/smp_affinity"), "{}", apply.stdout());
+    tune("verify").success();
+    fs::write(root.join("proc/irq/default_smp_affinity"), "f\n").unwrap();
+    let verify = tune("verify").code_is(1);
+    assert!(verify.stdout().contains("mismatch /proc/irq/default_smp_affinity want 3 got f"));
+    tune("revert").success();
+    assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "f\n");
+    assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap(), "1\n");
+    drop(test);
 }
