@@ -325,8 +325,10 @@ impl Sshd {
         Sshd { child, dir, port }
     }
 
+    /// The test's own user on the loopback sshd (root on CI, where cyclictest needs it).
     fn url(&self) -> String {
-        format!("ssh://root@127.0.0.1:{}", self.port)
+        let user = Command::new("id").arg("-un").output().unwrap().stdout;
+        format!("ssh://{}@127.0.0.1:{}", String::from_utf8_lossy(&user).trim(), self.port)
     }
 
     fn config(&self) -> PathBuf {
