@@ -507,3 +507,57 @@ fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
     assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap(), "1\n");
     drop(test);
 }
+
+#[test]
+fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
+    let machine = [
+        "name: vm-2cpu",
+        "description: two-CPU test VM",
+        "kas_file: ci/vm.yml",
+        "soc: X",
+        "soc_family: x",
+        "cpus: 2",
+        "rt:",
+        "  rt_cpus: \"1\"",
+        "  housekeeping: \"0\"",
+        "  rcu_expedited: \"1\"",
+        "  cpuidle_off: \"1\"",
+        "serial_console: ttyS0",
+        "storage: ufs",
+    ]
+    .join("\n");
+    let test = Test::new().file("machines/vm-2cpu.yaml", machine);
+    let root = test.path().join("root");
+    fake_tree(&root, "0-1");
+    let run = test
+        .env("RTBUILD_SYSROOT", &root)
+        .args(["test", "--machine", "vm-2cpu", "--machines-dir", "machines", "--local", "--tune"])
+        .args([
+            "--scenario",
+            "idle",
+            "--duration",
+            "2s",
+            "--histogram-us",
+            "200000",
+            "--out",
+            "res",
+        ])
+        .run();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let dir = run.path().join("res");
+    let json = run_json(&dir);
+    assert_eq!(json["machine"], "vm-2cpu");
+    assert_eq!(json["tuning"]["applied"], true);
+    assert_eq!(json["tuning"]["reverted"], true);
+    assert_eq!(json["tuning"]["refused_irqs"], 1);
+    check_scenario(&dir, &json["scenarios"][0], 1, "0");
+    let applied = fs::read_to_string(dir.join("tune-apply.txt")).unwrap();
+    assert!(
+        applied.contains("set /proc/sys/kernel/sched_rt_runtime_us -1 (was 950000)"),
+        "{applied}"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("proc/sys/kernel/sched_rt_runtime_us")).unwrap(),
+        "950000\n"
+    );
+}
