@@ -6,11 +6,14 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod cyclictest;
 pub mod exit;
+pub mod generate;
 pub mod kconfig;
 pub mod plan;
 pub mod quote;
 pub mod render;
+pub mod report;
 pub mod run;
 pub mod runner;
 pub mod target;
@@ -18,6 +21,7 @@ pub mod testrun;
 pub mod tree;
 pub mod tune;
 pub mod ui;
+pub mod verify;
 pub mod write;
 
 pub use run::run;

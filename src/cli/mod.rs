@@ -2,10 +2,13 @@
 //! request and calling one stage. No clap type leaves this module.
 
 mod generate;
+mod kconfig_check;
 mod machines;
 mod plan_args;
+mod report;
 mod test;
 mod tune;
+mod verify;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -54,6 +57,12 @@ pub enum Command {
     Tune(tune::TuneArgs),
     /// Measure latency with cyclictest under load scenarios and check that each run is valid.
     Test(test::TestArgs),
+    /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
+    Verify(verify::VerifyArgs),
+    /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
+    KconfigCheck(kconfig_check::KconfigCheckArgs),
+    /// Statistics, PASS/FAIL verdict and HTML/JUnit/JSON reports for cyclictest results.
+    Report(report::ReportArgs),
 }
 
 impl Command {
@@ -63,6 +72,9 @@ impl Command {
             Command::Generate(args) => generate::run(args, ui),
             Command::Tune(args) => tune::run(args, ui),
             Command::Test(args) => test::run(args, ui),
+            Command::Verify(args) => verify::run(args, ui),
+            Command::KconfigCheck(args) => kconfig_check::run(args, ui),
+            Command::Report(args) => report::run(args, ui),
         }
     }
 }

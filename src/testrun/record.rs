@@ -2,6 +2,7 @@
 //! and ends so that an aborted 24 h run keeps everything measured so far. The schema is
 //! documented in docs/tune-test.md; `rtbuild report` reads it.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
@@ -23,12 +24,18 @@ pub struct RunRecord {
     pub rt_cpus: String,
     pub housekeeping: String,
     pub settings: Settings,
+    /// `--max-us`, the latency limit the run was judged against (read by `rtbuild report`).
+    pub threshold_us: Option<u64>,
     pub started_unix: u64,
     /// `running`, `finished`, `interrupted` or `connection-lost`.
     pub state: String,
     /// `pass`, `fail` or `invalid`; null while running.
     pub verdict: Option<String>,
     pub tuning: Option<Tuning>,
+    /// The first fingerprint taken (each scenario keeps its own too).
+    pub fingerprint: Option<Fingerprint>,
+    /// Per scenario, the interrupts that reached the RT CPUs (as in each scenario).
+    pub interrupts: BTreeMap<String, Vec<IrqDelta>>,
     pub scenarios: Vec<ScenarioRecord>,
 }
 
@@ -59,10 +66,17 @@ pub struct ScenarioRecord {
     pub state: String,
     pub started_unix: u64,
     pub elapsed_s: f64,
-    /// Raw cyclictest outputs, relative to the result folder.
+    /// The cyclictest output `rtbuild report` reads (the `--json` file; the histogram text
+    /// when no JSON was written), relative to the result folder. One file per scenario, so
+    /// the same samples are never counted twice.
     pub files: Vec<String>,
+    /// Every raw cyclictest output kept (JSON, stdout histogram, stderr).
+    pub raw_files: Vec<String>,
     pub fingerprint_files: Vec<String>,
-    pub commands: Commands,
+    /// The command lines that ran, shell-quoted for reading: cyclictest first, then each load.
+    pub commands: Vec<String>,
+    /// The same commands as exact argv vectors.
+    pub argv: Commands,
     /// The fingerprint taken before the scenario.
     pub fingerprint: Option<Fingerprint>,
     pub interrupts_on_rt_cpus: Vec<IrqDelta>,

@@ -69,10 +69,13 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
             load_percent: req.load_percent,
             max_us: req.max_us,
         },
+        threshold_us: req.max_us,
         started_unix: record::now_unix(),
         state: "running".into(),
         verdict: None,
         tuning: None,
+        fingerprint: None,
+        interrupts: Default::default(),
         scenarios: Vec::new(),
     };
     let mut run = Run { req, ui, state, stop, record };

@@ -39,7 +39,11 @@ impl Run<'_> {
             name: name.clone(),
             state: "running".into(),
             started_unix: record::now_unix(),
-            commands: Commands { cyclictest: ct_argv.clone(), load: load_argv },
+            commands: std::iter::once(&ct_argv)
+                .chain(&load_argv)
+                .map(crate::quote::sh_join)
+                .collect(),
+            argv: Commands { cyclictest: ct_argv.clone(), load: load_argv },
             expected_cycles: measure.length.cycles(measure.interval_us),
             ..ScenarioRecord::default()
         });
@@ -52,6 +56,9 @@ impl Run<'_> {
         }
         if let Some(before) = &before {
             self.record.scenarios[index].fingerprint = Some(before.summary());
+            if self.record.fingerprint.is_none() {
+                self.record.fingerprint = Some(before.summary());
+            }
             if scenario == Scenario::StressIsolated && !req.layout.rt.is_subset(&before.isolated())
             {
                 reasons.push(format!(
@@ -110,19 +117,27 @@ impl Run<'_> {
             self.ui.warn(format!("{left} load processes did not stop on {}", req.host));
         }
 
-        let mut files = Vec::new();
-        for (suffix, remote) in [("json", Some(format!("{name}.json"))), ("hist.txt", None)] {
-            let local = format!("raw/{name}.{suffix}");
-            if let Some(remote) = remote
-                && let Some(text) = self.helper(&["fetch", &self.state.clone(), &remote])
-            {
-                let _ = std::fs::write(req.out.join(&local), text);
-            }
-            if req.out.join(&local).is_file() {
-                files.push(local);
-            }
+        let json_local = format!("raw/{name}.json");
+        if let Some(text) = self.helper(&["fetch", &self.state.clone(), &format!("{name}.json")]) {
+            let _ = std::fs::write(req.out.join(&json_local), text);
         }
-        self.record.scenarios[index].files = files;
+        let raw: Vec<String> = ["json", "hist.txt", "stderr.txt"]
+            .iter()
+            .map(|suffix| format!("raw/{name}.{suffix}"))
+            .filter(|f| std::fs::metadata(req.out.join(f)).is_ok_and(|m| m.len() > 0))
+            .collect();
+        let hist_local = format!("raw/{name}.hist.txt");
+        let histogram_text = std::fs::read_to_string(req.out.join(&hist_local))
+            .is_ok_and(|t| t.contains("# Histogram"));
+        let s = &mut self.record.scenarios[index];
+        s.files = if raw.contains(&json_local) {
+            vec![json_local]
+        } else if histogram_text {
+            vec![hist_local]
+        } else {
+            Vec::new()
+        };
+        s.raw_files = raw;
 
         if ending != Ending::ConnectionLost
             && let Some(after) = self.fingerprint(&name, "after")
@@ -136,6 +151,8 @@ impl Run<'_> {
                     landed_on(before.get("interrupts"), after.get("interrupts"), &req.layout.rt);
                 s.softirqs_on_rt_cpus =
                     landed_on(before.get("softirqs"), after.get("softirqs"), &req.layout.rt);
+                let irqs = s.interrupts_on_rt_cpus.clone();
+                self.record.interrupts.insert(name.clone(), irqs);
             }
         }
 

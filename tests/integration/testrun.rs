@@ -38,7 +38,7 @@ fn check_scenario(dir: &Path, s: &Value, rt: u64, housekeeping: &str) {
     let reasons: Vec<&str> =
         s["invalid_reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
     assert!(reasons.iter().all(|r| latency_dependent(r)), "{name}: {reasons:?}");
-    let ct = s["commands"]["cyclictest"].as_array().unwrap();
+    let ct = s["argv"]["cyclictest"].as_array().unwrap();
     let line: Vec<&str> = ct.iter().map(|a| a.as_str().unwrap()).collect();
     for want in ["-m", "-q", "--mainaffinity=0"] {
         assert!(line.contains(&want), "{name}: {line:?}");
@@ -65,7 +65,8 @@ fn check_scenario(dir: &Path, s: &Value, rt: u64, housekeeping: &str) {
     {
         assert!(dir.join(file.as_str().unwrap()).is_file(), "{name}: {file} missing");
     }
-    assert_eq!(s["files"][0], format!("raw/{name}.json"));
+    assert_eq!(s["files"], serde_json::json!([format!("raw/{name}.json")]));
+    assert!(s["commands"][0].as_str().unwrap().starts_with("cyclictest -m -p 99 -a "), "{s}");
 }
 
 #[test]
@@ -86,9 +87,9 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
         check_scenario(&dir, s, 1, "0");
         assert_eq!(s["state"], "done");
     }
-    assert_eq!(scenarios[0]["commands"]["load"], serde_json::json!([]));
+    assert_eq!(scenarios[0]["argv"]["load"], serde_json::json!([]));
     assert_eq!(
-        scenarios[1]["commands"]["load"][0],
+        scenarios[1]["argv"]["load"][0],
         serde_json::json!([
             "taskset",
             "-c",
@@ -103,7 +104,23 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
         ])
     );
     assert!(!scenarios[1]["probe"]["load"].as_array().unwrap().is_empty());
-    assert_eq!(scenarios[2]["commands"]["load"][0][3], "stress-ng");
+    assert_eq!(scenarios[2]["argv"]["load"][0][3], "stress-ng");
+    assert_eq!(
+        scenarios[1]["commands"][1],
+        "taskset -c 0 stress-ng --cpu 1 --cpu-load 40 --timeout 123s"
+    );
+    assert!(json["interrupts"]["stress"].is_array());
+    assert!(json["fingerprint"]["uname"].is_string());
+
+    // The result folder is what `rtbuild report` reads (issue 7).
+    let report = Test::new().args(["report", "--json"]).args([&dir]).run();
+    assert!(report.code() == 0 || report.code() == 1, "{}", report.stderr());
+    let names: Vec<String> =
+        report.stdout().matches("\"name\": \"").map(|m| m.to_string()).collect();
+    assert!(!names.is_empty(), "{}", report.stdout());
+    for name in ["idle", "stress", "full"] {
+        assert!(report.stdout().contains(&format!("\"{name}\"")), "{}", report.stdout());
+    }
     assert!(scenarios[0]["fingerprint"]["uname"].as_str().unwrap().starts_with("Linux"));
     assert!(run.stdout().trim_end().ends_with("res"), "{}", run.stdout());
 }
