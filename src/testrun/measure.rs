@@ -64,7 +64,9 @@ impl Run<'_> {
                 probe = self.helper(&["probe", &self.state.clone()]).map(|t| Probe::parse(&t));
             }
             bar.set_position(elapsed.as_secs().min(expected_s));
-            let every = Duration::from_secs(if self.ui.fancy() { 5 } else { 60 });
+            // Plain logs get about a hundred progress lines per scenario at most.
+            let every =
+                Duration::from_secs(if self.ui.fancy() { 5 } else { (expected_s / 100).max(60) });
             if last_note.elapsed() >= every {
                 last_note = Instant::now();
                 let _ = self.helper(&["status", &self.state.clone()]);
