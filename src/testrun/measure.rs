@@ -1,5 +1,5 @@
-//! Running cyclictest on the target while watching it: one probe of its threads and the load,
-//! progress with the current max (cyclictest's SIGUSR1 status), and a clean stop on Ctrl-C.
+//! Running cyclictest on the target while watching it: probes of its threads and the load
+//! (about 1.5 s in, then at every progress tick), progress with the current max (cyclictest's SIGUSR1 status), and a clean stop on Ctrl-C.
 
 use std::time::{Duration, Instant};
 
@@ -9,13 +9,19 @@ use super::probe::Probe;
 use super::session::Run;
 
 impl Run<'_> {
+    /// One look at cyclictest's threads and the load, if cyclictest is still there to see.
+    fn probe(&self) -> Option<Probe> {
+        let probe = Probe::parse(&self.helper(&["probe", &self.state.clone()])?);
+        (!probe.cyclictest.is_empty()).then_some(probe)
+    }
+
     /// Runs cyclictest, probing it once and showing progress, until it ends or a stop signal.
     pub(super) fn measure(
         &self,
         name: &str,
         argv: &[String],
         expected_s: u64,
-    ) -> (Ending, Option<i32>, Option<Probe>) {
+    ) -> (Ending, Option<i32>, Vec<Probe>) {
         let req = self.req;
         let mut args = vec!["run-cyclictest".to_string(), self.state.clone()];
         args.extend(argv.iter().cloned());
@@ -36,13 +42,13 @@ impl Run<'_> {
             Ok(h) => h,
             Err(err) => {
                 self.ui.warn(format!("could not start `{cmd}`: {err}"));
-                return (Ending::Completed, None, None);
+                return (Ending::Completed, None, Vec::new());
             }
         };
         let bar = self.ui.progress(expected_s, name);
         let started = Instant::now();
         let probe_at = Duration::from_millis((expected_s * 1000 / 2).clamp(300, 1500));
-        let mut probe = None;
+        let mut probes: Vec<Probe> = Vec::new();
         let mut last_note = Instant::now();
         let mut ending = Ending::Completed;
         loop {
@@ -60,8 +66,8 @@ impl Run<'_> {
                 break;
             }
             let elapsed = started.elapsed();
-            if probe.is_none() && elapsed >= probe_at {
-                probe = self.helper(&["probe", &self.state.clone()]).map(|t| Probe::parse(&t));
+            if probes.is_empty() && elapsed >= probe_at {
+                probes.extend(self.probe());
             }
             bar.set_position(elapsed.as_secs().min(expected_s));
             // Plain logs get about a hundred progress lines per scenario at most.
@@ -69,6 +75,7 @@ impl Run<'_> {
                 Duration::from_secs(if self.ui.fancy() { 5 } else { (expected_s / 100).max(60) });
             if last_note.elapsed() >= every {
                 last_note = Instant::now();
+                probes.extend(self.probe());
                 let _ = self.helper(&["status", &self.state.clone()]);
                 std::thread::sleep(Duration::from_millis(200));
                 let max = current_max(&req.out.join(format!("raw/{name}.stderr.txt")))
@@ -89,7 +96,7 @@ impl Run<'_> {
         if ending == Ending::Completed && status.is_some_and(|s| req.host.connection_lost(&s)) {
             ending = Ending::ConnectionLost;
         }
-        (ending, status.and_then(|s| s.code()), probe)
+        (ending, status.and_then(|s| s.code()), probes)
     }
 }
 

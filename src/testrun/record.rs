@@ -83,7 +83,9 @@ pub struct ScenarioRecord {
     pub softirqs_on_rt_cpus: Vec<IrqDelta>,
     pub expected_cycles: u64,
     pub threads: Vec<ThreadSummary>,
+    /// The first look at the running processes; every later one is checked the same way.
     pub probe: Option<Probe>,
+    pub probe_count: usize,
     /// Why the run cannot be trusted; empty when it is valid.
     pub invalid_reasons: Vec<String>,
     /// The highest latency of any thread, µs.

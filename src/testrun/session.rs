@@ -8,7 +8,7 @@ use anyhow::Context;
 use super::fingerprint::Sections;
 use super::judge::Ending;
 use super::preflight::{self, Prepared};
-use super::record::{self, RunRecord, Settings, Tuning};
+use super::record::{self, RunRecord, ScenarioRecord, Settings, Tuning};
 use super::scenario::Scenario;
 use super::signals::StopFlag;
 use super::{HELPER, OutError, Request};
@@ -115,26 +115,9 @@ impl Run<'_> {
                 break;
             }
         }
-        let invalid = self.record.scenarios.iter().any(|s| !s.invalid_reasons.is_empty());
-        let over = self.req.max_us.is_some_and(|limit| {
-            self.record.scenarios.iter().any(|s| s.max_us.is_some_and(|m| m > limit as i64))
-        });
-        let (state, finished) = match ending {
-            Ending::Interrupted => ("interrupted", Finished::Interrupted),
-            Ending::ConnectionLost => ("connection-lost", Finished::ConnectionLost),
-            Ending::Completed if invalid => ("finished", Finished::Invalid),
-            Ending::Completed if over => ("finished", Finished::Fail),
-            Ending::Completed => ("finished", Finished::Pass),
-        };
+        let (state, finished, verdict) = conclude(ending, &self.record.scenarios, self.req.max_us);
         self.record.state = state.into();
-        self.record.verdict = Some(
-            match (invalid || ending != Ending::Completed, over) {
-                (true, _) => "invalid",
-                (false, true) => "fail",
-                (false, false) => "pass",
-            }
-            .into(),
-        );
+        self.record.verdict = Some(verdict.into());
         Ok(finished)
     }
 
@@ -193,5 +176,67 @@ impl Run<'_> {
         let file = format!("fingerprint/{name}-{when}.txt");
         let _ = std::fs::write(self.req.out.join(&file), &text);
         Some(Sections::parse(&text))
+    }
+}
+
+/// The run's state, outcome and verdict: `invalid` when any scenario is invalid or the run did
+/// not complete, else `fail` when a thread's max exceeds `max_us`, else `pass`.
+fn conclude(
+    ending: Ending,
+    scenarios: &[ScenarioRecord],
+    max_us: Option<u64>,
+) -> (&'static str, Finished, &'static str) {
+    let invalid = scenarios.iter().any(|s| !s.invalid_reasons.is_empty());
+    let over = max_us.is_some_and(|limit| {
+        scenarios
+            .iter()
+            .any(|s| s.max_us.is_some_and(|m| m > i64::try_from(limit).unwrap_or(i64::MAX)))
+    });
+    match ending {
+        Ending::Interrupted => ("interrupted", Finished::Interrupted, "invalid"),
+        Ending::ConnectionLost => ("connection-lost", Finished::ConnectionLost, "invalid"),
+        Ending::Completed if invalid => ("finished", Finished::Invalid, "invalid"),
+        Ending::Completed if over => ("finished", Finished::Fail, "fail"),
+        Ending::Completed => ("finished", Finished::Pass, "pass"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(max: i64, reasons: &[&str]) -> ScenarioRecord {
+        ScenarioRecord {
+            max_us: Some(max),
+            invalid_reasons: reasons.iter().map(ToString::to_string).collect(),
+            ..ScenarioRecord::default()
+        }
+    }
+
+    #[test]
+    fn verdicts() {
+        let ok = [scenario(40, &[]), scenario(90, &[])];
+        assert_eq!(conclude(Ending::Completed, &ok, None), ("finished", Finished::Pass, "pass"));
+        assert_eq!(
+            conclude(Ending::Completed, &ok, Some(90)),
+            ("finished", Finished::Pass, "pass")
+        );
+        assert_eq!(
+            conclude(Ending::Completed, &ok, Some(89)),
+            ("finished", Finished::Fail, "fail")
+        );
+        let bad = [scenario(40, &["thread 0: 2 samples above the histogram"]), scenario(900, &[])];
+        assert_eq!(
+            conclude(Ending::Completed, &bad, Some(100)),
+            ("finished", Finished::Invalid, "invalid")
+        );
+        assert_eq!(
+            conclude(Ending::Interrupted, &ok, None),
+            ("interrupted", Finished::Interrupted, "invalid")
+        );
+        assert_eq!(
+            conclude(Ending::ConnectionLost, &ok, None),
+            ("connection-lost", Finished::ConnectionLost, "invalid")
+        );
     }
 }

@@ -98,7 +98,7 @@ impl Run<'_> {
             "Measuring",
             format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt),
         );
-        let (ending, status, probe) = self.measure(&name, &ct_argv, expected_s);
+        let (ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
 
         let alive = self.helper(&["load-alive", &self.state.clone()]);
         let alive_n: usize = alive
@@ -156,20 +156,21 @@ impl Run<'_> {
             }
         }
 
-        match &probe {
-            Some(p) => reasons.extend(p.problems(
-                &req.layout,
-                !loads.is_empty(),
-                scenario != Scenario::StressIsolated,
-            )),
-            None if ending == Ending::Completed => {
-                reasons.push("cyclictest ended before it could be observed".into())
+        if probes.is_empty() && ending == Ending::Completed {
+            reasons.push("cyclictest ended before it could be observed".into());
+        }
+        let pinned = scenario != Scenario::StressIsolated;
+        for probe in &probes {
+            for problem in probe.problems(&req.layout, !loads.is_empty(), pinned) {
+                if !reasons.contains(&problem) {
+                    reasons.push(problem);
+                }
             }
-            None => {}
         }
         reasons.extend(self.judge(index, &name, status, ending));
         let s = &mut self.record.scenarios[index];
-        s.probe = probe;
+        s.probe_count = probes.len();
+        s.probe = probes.into_iter().next();
         s.invalid_reasons = reasons;
         s.elapsed_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
         s.state = match ending {
