@@ -20,7 +20,7 @@ members_of() {
     group_members
 }
 
-# One line per task: KIND TID|CPUS_ALLOWED|STAT-FIELDS-AFTER-COMM
+# One line per task: KIND TID|CPUS_ALLOWED|STAT-FIELDS-AFTER-COMM|COMM (last: it may hold `|`)
 describe_task() {
     kind=$1
     dir=$2
@@ -28,7 +28,7 @@ describe_task() {
     read -r line <"$dir/stat" 2>/dev/null || return 0
     allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$dir/status" 2>/dev/null)
     name=$(cat "$dir/comm" 2>/dev/null)
-    printf '%s %s|%s|%s|%s\n' "$kind" "${dir##*/}" "$allowed" "$name" "${line##*) }"
+    printf '%s %s|%s|%s|%s\n' "$kind" "${dir##*/}" "$allowed" "${line##*) }" "$name"
 }
 
 # The cyclictest this run started, if it still runs (the PID file may outlive it).

@@ -29,7 +29,7 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Reads the helper's `ctpid N` and `ct|load TID|ALLOWED|COMM|STAT…` lines.
+    /// Reads the helper's `ctpid N` and `ct|load TID|ALLOWED|STAT…|COMM` lines.
     pub fn parse(text: &str) -> Probe {
         let mut probe = Probe::default();
         for line in text.lines() {
@@ -39,7 +39,7 @@ impl Probe {
             }
             let Some((kind, rest)) = line.split_once(' ') else { continue };
             let parts: Vec<&str> = rest.splitn(4, '|').collect();
-            let [tid, allowed, name, stat] = parts[..] else { continue };
+            let [tid, allowed, stat, name] = parts[..] else { continue };
             let Ok(tid) = tid.parse() else { continue };
             // `stat` starts at field 3 (state); processor is field 39, rt_priority 40, policy 41.
             let fields: Vec<&str> = stat.split_whitespace().collect();
@@ -154,7 +154,7 @@ mod tests {
         let layout =
             Layout::new(&CpuSet::range(0, 4), &CpuSet::parse("2-3").unwrap(), None, "t").unwrap();
         let good = format!(
-            "ctpid 10\nct 10|1|cyclictest|{}\nct 11|2|cyclictest|{}\nct 12|3|cyclictest|{}\nload 20|0|stress-ng|{}\n",
+            "ctpid 10\nct 10|1|{}|cyclictest\nct 11|2|{}|cyclictest\nct 12|3|{}|cyclic|test\nload 20|0|{}|stress-ng\n",
             stat(1, 0, 0),
             stat(2, 99, 1),
             stat(3, 99, 1),
@@ -163,10 +163,11 @@ mod tests {
         let probe = Probe::parse(&good);
         assert_eq!(probe.cyclictest.len(), 3);
         assert_eq!(probe.cyclictest[1].cpu, Some(2));
+        assert_eq!(probe.cyclictest[2].name, "cyclic|test");
         assert_eq!(probe.problems(&layout, true, true), Vec::<String>::new());
 
         let bad = format!(
-            "ctpid 10\nct 10|0-3|cyclictest|{}\nct 11|2|cyclictest|{}\nload 20|0-3|stress-ng|{}\n",
+            "ctpid 10\nct 10|0-3|{}|cyclictest\nct 11|2|{}|cyclictest\nload 20|0-3|{}|stress-ng\n",
             stat(3, 0, 0),
             stat(2, 80, 1),
             stat(3, 0, 0)
