@@ -128,15 +128,24 @@ case $cmd in
         fi
         ;;
     load-alive)
+        # alive N, then the CPU time of each live load process: usage PID TICKS START_TICKS
         state=$1
         state_ok "$state" || exit 3
         n=0
         if [ -f "$state/load.pids" ]; then
             while read -r g; do
-                n=$((n + $(members_of "$g" | wc -l)))
+                for p in $(members_of "$g"); do
+                    n=$((n + 1))
+                    read -r line <"/proc/$p/stat" 2>/dev/null || continue
+                    # shellcheck disable=SC2086
+                    set -- ${line##*) }
+                    echo "usage $p $((${12} + ${13})) ${20}"
+                done
             done <"$state/load.pids"
         fi
         echo "alive $n"
+        echo "clk $(getconf CLK_TCK 2>/dev/null || echo 100)"
+        echo "uptime $(cut -d' ' -f1 /proc/uptime)"
         ;;
     stop)
         # Stops cyclictest (SIGINT, so it still writes its results) and every load group.

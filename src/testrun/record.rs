@@ -86,6 +86,8 @@ pub struct ScenarioRecord {
     /// The first look at the running processes; every later one is checked the same way.
     pub probe: Option<Probe>,
     pub probe_count: usize,
+    /// How busy the load kept the housekeeping CPUs, % of their capacity (null without load).
+    pub load_cpu_percent: Option<f64>,
     /// Why the run cannot be trusted; empty when it is valid.
     pub invalid_reasons: Vec<String>,
     /// The highest latency of any thread, µs.

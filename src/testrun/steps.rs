@@ -103,8 +103,18 @@ impl Run<'_> {
         let alive = self.helper(&["load-alive", &self.state.clone()]);
         let alive_n: usize = alive
             .as_deref()
-            .and_then(|t| t.trim().strip_prefix("alive ")?.parse().ok())
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("alive "))?.trim().parse().ok())
             .unwrap_or(0);
+        if let Some(text) = alive.as_deref()
+            && !loads.is_empty()
+        {
+            let percent = load_percent(text, req.layout.housekeeping.len());
+            self.record.scenarios[index].load_cpu_percent = percent;
+            if let Some(p) = percent {
+                self.ui
+                    .detail(format!("{name}: the load kept the housekeeping CPUs {p:.0} % busy"));
+            }
+        }
         let stopped = self.helper(&["stop", &self.state.clone()]);
         let left: usize = stopped
             .as_deref()
@@ -242,5 +252,38 @@ impl Run<'_> {
         for reason in &s.invalid_reasons {
             self.ui.warn(format!("{}: {reason}", s.name));
         }
+    }
+}
+
+/// How busy the load kept the housekeeping CPUs, in percent of their capacity: the CPU time of
+/// every live load process over the time since the oldest one started (helper `load-alive`).
+pub(super) fn load_percent(text: &str, housekeeping: usize) -> Option<f64> {
+    let value = |key: &str| -> Option<f64> {
+        text.lines().find_map(|l| l.strip_prefix(key))?.trim().parse().ok()
+    };
+    let clk = value("clk ").filter(|c| *c > 0.0)?;
+    let uptime = value("uptime ")?;
+    let mut cpu_s = 0.0;
+    let mut wall_s: f64 = 0.0;
+    for line in text.lines().filter_map(|l| l.strip_prefix("usage ")) {
+        let fields: Vec<f64> = line.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+        let [_, ticks, start] = fields[..] else { continue };
+        cpu_s += ticks / clk;
+        wall_s = wall_s.max(uptime - start / clk);
+    }
+    if wall_s <= 0.0 || housekeeping == 0 {
+        return None;
+    }
+    Some((cpu_s / wall_s / housekeeping as f64 * 1000.0).round() / 10.0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn load_level_from_cpu_time() {
+        // Two workers started at 100 s (10000 ticks), 10 s ago, each used 6 s: 60 % of two CPUs.
+        let text = "usage 10 0 10000\nusage 11 600 10000\nusage 12 600 10000\nalive 3\nclk 100\nuptime 110.00\n";
+        assert_eq!(super::load_percent(text, 2), Some(60.0));
+        assert_eq!(super::load_percent("alive 0\nclk 100\nuptime 5\n", 2), None);
     }
 }

@@ -104,6 +104,9 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
         ])
     );
     assert!(!scenarios[1]["probe"]["load"].as_array().unwrap().is_empty());
+    assert!(scenarios[0]["load_cpu_percent"].is_null());
+    let level = scenarios[1]["load_cpu_percent"].as_f64().unwrap();
+    assert!(level > 0.0 && level <= 100.0, "load level {level}");
     assert_eq!(scenarios[2]["argv"]["load"][0][3], "stress-ng");
     assert_eq!(
         scenarios[1]["commands"][1],
