@@ -23,3 +23,11 @@ pub fn layer_files(script: &str) -> Vec<(String, Vec<u8>)> {
         (format!("{RECIPE_DIR}/files/{SCRIPT_NAME}"), script.as_bytes().to_vec()),
     ]
 }
+
+/// Adds the recipe, unit and `plan`'s rendered script to `tree` under `layer_dir` (e.g.
+/// `meta-rtbuild`). The caller also puts [`RECIPE_NAME`] in the image's `IMAGE_INSTALL`.
+pub fn add_to_tree(tree: &mut crate::tree::Tree, layer_dir: &str, plan: &crate::plan::Plan) {
+    for (path, bytes) in layer_files(&super::render_for_plan(plan)) {
+        tree.insert(format!("{layer_dir}/{path}"), bytes);
+    }
+}

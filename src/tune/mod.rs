@@ -9,7 +9,7 @@ mod layer;
 mod run;
 
 pub use host::{Host, HostError};
-pub use layer::{RECIPE_NAME, SCRIPT_NAME, layer_files};
+pub use layer::{RECIPE_NAME, SCRIPT_NAME, add_to_tree, layer_files};
 pub use run::{Action, Outcome, run_script};
 
 use minijinja::{Environment, UndefinedBehavior, context};

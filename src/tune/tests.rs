@@ -291,3 +291,17 @@ fn shellcheck_finds_nothing() {
         .expect("shellcheck is installed by .ci/setup");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+#[test]
+fn the_layer_gets_the_plans_script() {
+    let request = crate::plan::Request {
+        machine: Some("iq-8275-evk".into()),
+        ..crate::plan::Request::default()
+    };
+    let plan = crate::plan::Plan::new(&request, &crate::catalog::Catalog::embedded()).unwrap();
+    let mut tree = crate::tree::Tree::new();
+    add_to_tree(&mut tree, "meta-rtbuild", &plan);
+    let script = tree.text("meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh").unwrap();
+    assert!(script.contains("HK_MASK='f7'\nRT_CPUS='3'\n"), "{script}");
+    assert!(tree.get("meta-rtbuild/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb").is_some());
+}
