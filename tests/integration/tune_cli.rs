@@ -121,3 +121,70 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
     }
     assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap(), "1\n");
 }
+
+/// Parses the boot-time recipe with the real BitBake `bb` library (classes stubbed: only the
+/// recipe's own syntax and values are under test), then runs its `do_install` with sh.
+#[test]
+fn real_bitbake_parses_the_tune_recipe_and_its_do_install_installs_the_unit() {
+    let venv = crate::harness::venv();
+    let tmp = tempfile::tempdir().unwrap();
+    let classes = tmp.path().join("bbpath/classes-recipe");
+    fs::create_dir_all(&classes).unwrap();
+    for class in ["systemd", "allarch"] {
+        fs::write(classes.join(format!("{class}.bbclass")), "").unwrap();
+    }
+    let (unpack, image) = (tmp.path().join("unpack"), tmp.path().join("image"));
+    let recipe = crate::harness::project_root()
+        .join("layers/meta-rtbuild-tune/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb");
+    let script = r#"
+import json, sys, bb, bb.data, bb.parse, bb.siggen
+bbpath, unpack, image, recipe = sys.argv[1:5]
+d = bb.data.init()
+for k, v in {"BBPATH": bbpath, "COMMON_LICENSE_DIR": "/licenses", "UNPACKDIR": unpack,
+             "D": image, "sbindir": "/usr/sbin", "systemd_system_unitdir": "/usr/lib/systemd/system",
+             "PN": "rtbuild-tune", "OVERRIDES": "rtbuild-tune", "__bbclasstype": "recipe",
+             "BB_SIGNATURE_HANDLER": "noop"}.items():
+    d.setVar(k, v)
+bb.parse.siggen = bb.siggen.init(d)
+d = bb.parse.handle(recipe, d)[""]
+print(json.dumps({v: d.getVar(v) for v in ["SRC_URI", "S", "SYSTEMD_SERVICE", "SYSTEMD_AUTO_ENABLE",
+                                           "LICENSE", "FILES", "do_install"]}))
+"#;
+    let out = std::process::Command::new(venv.join("bin/python3"))
+        .args(["-c", script])
+        .arg(tmp.path().join("bbpath"))
+        .args([&unpack, &image, &recipe])
+        .env("PYTHONPATH", crate::harness::project_root().join("tests/support/bitbake/lib"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let vars: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let words =
+        |v: &str| vars[v].as_str().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(words("SRC_URI"), "file://rtbuild-tune.sh file://rtbuild-tune.service");
+    assert_eq!(vars["S"], unpack.to_str().unwrap());
+    assert_eq!(vars["SYSTEMD_SERVICE"], "rtbuild-tune.service");
+    assert_eq!(vars["SYSTEMD_AUTO_ENABLE"], "enable");
+    assert_eq!(words("FILES"), "/usr/lib/systemd/system/rtbuild-tune.service");
+
+    // do_install, run for real on the files `generate` puts beside the recipe.
+    fs::create_dir_all(&unpack).unwrap();
+    for (path, bytes) in rtbuild::tune::layer_files("#!/bin/sh\necho tuned\n") {
+        if let Some(name) = path.strip_prefix("recipes-rt/rtbuild-tune/files/") {
+            fs::write(unpack.join(name), bytes).unwrap();
+        }
+    }
+    let install = std::process::Command::new("sh")
+        .args(["-ec", vars["do_install"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{}", String::from_utf8_lossy(&install.stderr));
+    let unit =
+        fs::read_to_string(image.join("usr/lib/systemd/system/rtbuild-tune.service")).unwrap();
+    assert!(unit.contains("ExecStart=/usr/sbin/rtbuild-tune.sh apply\n"), "{unit}");
+    assert!(unit.contains("ExecStop=/usr/sbin/rtbuild-tune.sh revert\n"), "{unit}");
+    assert!(unit.contains("ConditionPathExists=/usr/sbin/rtbuild-tune.sh\n"), "{unit}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(image.join("usr/sbin/rtbuild-tune.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+}
