@@ -192,7 +192,7 @@ pub fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
             layout.housekeeping
         ),
     );
-    let outcome = tune::run_script(&host, &script, action)?;
+    let outcome = tune::run_script(&host, &script, action, None)?;
     if ui.json() {
         ui.out_json(&outcome)?;
     } else {

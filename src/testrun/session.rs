@@ -15,6 +15,10 @@ use super::{HELPER, OutError, Request};
 use crate::tune::{self, Action, Host};
 use crate::ui::Ui;
 
+/// The state file (under `/run`) of the tuning `--tune` applies: separate from the boot-time
+/// service's, so reverting after a test restores exactly what was there before the test.
+const TUNE_STATE: &str = "rtbuild-test-tune.state";
+
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Finished {
@@ -127,7 +131,7 @@ impl Run<'_> {
         if let (Some(script), Some(tuning)) = (&self.req.tune_script, &self.record.tuning)
             && tuning.applied
         {
-            match tune::run_script(&self.req.host, script, Action::Revert) {
+            match tune::run_script(&self.req.host, script, Action::Revert, Some(TUNE_STATE)) {
                 Ok(outcome) if outcome.ok => {
                     self.ui.status("Reverted", "the tuning rtbuild applied");
                     if let Some(t) = self.record.tuning.as_mut() {
@@ -149,7 +153,7 @@ impl Run<'_> {
     fn tune_apply(&mut self, script: &str) -> anyhow::Result<()> {
         self.ui
             .status("Tuning", format!("{} (saved values are restored afterwards)", self.req.host));
-        let apply = tune::run_script(&self.req.host, script, Action::Apply)?;
+        let apply = tune::run_script(&self.req.host, script, Action::Apply, Some(TUNE_STATE))?;
         let mut tuning = Tuning {
             applied: true,
             apply_problems: apply.problems.clone(),
@@ -157,7 +161,7 @@ impl Run<'_> {
             ..Tuning::default()
         };
         std::fs::write(self.req.out.join("tune-apply.txt"), apply.lines.join("\n") + "\n")?;
-        let verify = tune::run_script(&self.req.host, script, Action::Verify)?;
+        let verify = tune::run_script(&self.req.host, script, Action::Verify, Some(TUNE_STATE))?;
         tuning.verify_problems = verify.problems.clone();
         if !verify.ok {
             self.ui.warn(format!(

@@ -54,10 +54,18 @@ fn tail(stderr: &str) -> String {
     if t.is_empty() { String::new() } else { format!(": {t}") }
 }
 
-/// Runs `action` of `script` on `host`. Exit 0 and 1 are reports (1 = a knob failed); any other
-/// status means the script did not run.
-pub fn run_script(host: &Host, script: &str, action: Action) -> Result<Outcome, TuneRunError> {
-    let out = host.run_script(script, [action.word()])?;
+/// Runs `action` of `script` on `host`, keeping saved values in `/run/<state>` (default
+/// `rtbuild-tune.state`, shared with the boot-time service). Exit 0 and 1 are reports (1 = a
+/// knob failed); any other status means the script did not run.
+pub fn run_script(
+    host: &Host,
+    script: &str,
+    action: Action,
+    state: Option<&str>,
+) -> Result<Outcome, TuneRunError> {
+    let mut args = vec![action.word()];
+    args.extend(state);
+    let out = host.run_script(script, args)?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if host.connection_lost(&out.status) {
         return Err(TuneRunError::Connection { host: host.to_string(), stderr });

@@ -273,7 +273,7 @@ fn interrupt_case(host: &[String], root: &Path, tmp: &Path) {
     assert_eq!(json["tuning"]["reverted"], true);
     assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap(), "1\n");
     assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "f\n");
-    assert!(!root.join("run/rtbuild-tune.state").exists());
+    assert!(!root.join("run/rtbuild-test-tune.state").exists());
 }
 
 /// Sends a signal with the system `kill` (the test crate forbids unsafe code).
