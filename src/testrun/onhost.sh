@@ -35,7 +35,11 @@ describe_task() {
 running_cyclictest() {
     [ -f "$1/cyclictest.pid" ] || return 1
     pid=$(cat "$1/cyclictest.pid")
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = cyclictest ] && echo "$pid"
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = cyclictest ] || return 1
+    read -r line <"/proc/$pid/stat" 2>/dev/null || return 1
+    rest=${line##*) }
+    # A zombie has finished; its parent has not collected it yet.
+    [ "${rest%% *}" != Z ] && echo "$pid"
 }
 
 state_ok() {
@@ -153,6 +157,12 @@ case $cmd in
         state_ok "$state" || exit 3
         if pid=$(running_cyclictest "$state"); then
             kill -INT "$pid" 2>/dev/null && echo "interrupted cyclictest $pid"
+            # Give it time to write its JSON results.
+            tries=0
+            while running_cyclictest "$state" >/dev/null && [ "$tries" -lt 50 ]; do
+                tries=$((tries + 1))
+                sleep 0.1 2>/dev/null || sleep 1
+            done
         fi
         if [ -f "$state/load.pids" ]; then
             while read -r g; do
