@@ -4,12 +4,14 @@
 //! `cli` → [`plan::Plan`] → [`render`] (pure, in memory) → [`write`] (atomic, idempotent) →
 //! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
 
+pub mod bundle;
 pub mod catalog;
 pub mod cli;
 pub mod cyclictest;
 pub mod exit;
 pub mod generate;
 pub mod kconfig;
+pub mod lock;
 pub mod plan;
 pub mod quote;
 pub mod render;

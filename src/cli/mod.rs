@@ -1,8 +1,11 @@
 //! All clap code lives here: one file per subcommand, each turning its arguments into a
 //! request and calling one stage. No clap type leaves this module.
 
+mod build_dirs;
+mod bundle;
 mod generate;
 mod kconfig_check;
+mod lock;
 mod machines;
 mod plan_args;
 mod report;
@@ -63,6 +66,10 @@ pub enum Command {
     KconfigCheck(kconfig_check::KconfigCheckArgs),
     /// Statistics, PASS/FAIL verdict and HTML/JUnit/JSON reports for cyclictest results.
     Report(report::ReportArgs),
+    /// Pin every repo of a build to a full commit, check checkouts, compare or update locks.
+    Lock(lock::LockArgs),
+    /// Pack a build's qcomflash output into one flashable archive with a manifest, or check one.
+    Bundle(bundle::BundleArgs),
 }
 
 impl Command {
@@ -75,6 +82,8 @@ impl Command {
             Command::Verify(args) => verify::run(args, ui),
             Command::KconfigCheck(args) => kconfig_check::run(args, ui),
             Command::Report(args) => report::run(args, ui),
+            Command::Lock(args) => lock::run(args, ui),
+            Command::Bundle(args) => bundle::run(args, ui),
         }
     }
 }

@@ -41,12 +41,24 @@ pub struct ImageInfo {
 /// An image held an IKCONFIG marker whose config could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
+    #[error("cannot read {format} data: {cause}; the file is truncated or corrupt")]
+    Corrupt { format: &'static str, cause: std::io::Error },
     #[error("the embedded config (IKCONFIG at offset {offset:#x}) is unreadable: {cause}")]
     BadIkconfig { offset: usize, cause: ConfigError },
 }
 
 /// Looks through `data` (a whole image file) for the config, version and command line.
 pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
+    // A file that is itself compressed (Image.gz) must decompress cleanly.
+    let format = Compression::detect(data);
+    if format != Compression::None {
+        let inner = compress::decompress(format, data, MAX_KERNEL)
+            .map_err(|cause| ImageError::Corrupt { format: format.name(), cause })?;
+        let mut info = ImageInfo::default();
+        let mut layers = vec![format!("{} payload at 0x0", format.name())];
+        scan(&inner, &mut info, &mut layers)?;
+        return Ok(info);
+    }
     let mut info = ImageInfo::default();
     scan(data, &mut info, &mut Vec::new())?;
     Ok(info)
@@ -55,11 +67,8 @@ pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
 /// Searches `data`, reached through `layers`, and the compressed payloads inside it.
 fn scan(data: &[u8], info: &mut ImageInfo, layers: &mut Vec<String>) -> Result<(), ImageError> {
     if let Some(sections) = pe::sections(data) {
-        if info.cmdline.is_none()
-            && let Some(cmdline) = sections.get(".cmdline")
-        {
-            let text = String::from_utf8_lossy(cmdline);
-            info.cmdline = Some(text.trim_matches(['\0', ' ', '\n']).to_string());
+        if info.cmdline.is_none() {
+            info.cmdline = uki_cmdline(data);
         }
         if let Some(linux) = sections.get(".linux") {
             layers.push("UKI .linux section".to_string());
@@ -97,6 +106,18 @@ fn scan(data: &[u8], info: &mut ImageInfo, layers: &mut Vec<String>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Whether `data` is a unified kernel image (a PE file with a `.linux` section).
+pub fn is_uki(data: &[u8]) -> bool {
+    pe::sections(data).is_some_and(|s| s.contains_key(".linux"))
+}
+
+/// A UKI's `.cmdline` section, trimmed.
+pub fn uki_cmdline(data: &[u8]) -> Option<String> {
+    let sections = pe::sections(data)?;
+    let text = String::from_utf8_lossy(sections.get(".cmdline")?).into_owned();
+    Some(text.trim_matches(['\0', ' ', '\n']).to_string())
 }
 
 /// The config between `IKCFG_ST` and `IKCFG_ED`, if the image has one.

@@ -7,10 +7,11 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::kconfig::compress::Compression;
+use crate::kconfig::image;
 
 use super::error::VerifyError;
-use super::evidence::Evidence;
-use super::files;
+use super::evidence::{Evidence, Found};
+use super::{fat, files};
 
 /// Members are at most this big once decompressed (a vmlinux with debug info can be large).
 const MAX_MEMBER: u64 = 1 << 30;
@@ -69,34 +70,86 @@ pub fn deb_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
     Ok(evidence)
 }
 
-/// A qcomflash tarball: the `vmlinux` member.
+/// A qcomflash tarball: the `vmlinux` member, and the UKI inside the `efi.bin` member.
 pub fn qcomflash_tarball_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
     let bad = |message: String| VerifyError::Archive {
         path: path.to_path_buf(),
         what: "qcomflash tarball",
         message,
     };
-    let is_kernel = |m: &str| m.rsplit('/').next() == Some("vmlinux");
-    let found = tar_members(data, is_kernel).map_err(bad)?;
-    let mut evidence = pick(path, &found, |_| false, is_kernel)?.ok_or_else(|| {
-        bad("it has no vmlinux member; rebuild the image with the qcomflash image type".to_string())
+    let base = |m: &str| m.rsplit('/').next().unwrap_or_default().to_string();
+    let found =
+        tar_members(data, |m| ["vmlinux", "efi.bin"].contains(&base(m).as_str())).map_err(bad)?;
+    let member = |name: &str| {
+        found
+            .iter()
+            .find(|(m, _)| base(m) == name)
+            .map(|(m, d)| (format!("{} → {m}", path.display()), d.as_slice()))
+    };
+    let mut evidence = qcomflash_evidence(path, member("vmlinux"), member("efi.bin"))?.ok_or_else(|| {
+        bad("it has neither a vmlinux member nor a UKI in efi.bin; rebuild the image with the qcomflash image type".to_string())
     })?;
     evidence.kind = "qcomflash tarball".to_string();
     Ok(evidence)
 }
 
-/// A qcomflash folder (`<image>-<machine>.rootfs.qcomflash/`): its `vmlinux`.
+/// A qcomflash folder (`<image>-<machine>.rootfs.qcomflash/`): its `vmlinux` and the UKI in
+/// its `efi.bin`.
 pub fn qcomflash_dir_evidence(dir: &Path) -> Result<Evidence, VerifyError> {
-    let kernel = dir.join("vmlinux");
-    let data = files::read(&kernel)?;
-    let mut evidence = files::image_evidence(&kernel, &data, &kernel.display().to_string())?;
+    let read = |name: &str| -> Result<Option<(String, Vec<u8>)>, VerifyError> {
+        let file = dir.join(name);
+        if file.is_file() {
+            Ok(Some((file.display().to_string(), files::read(&file)?)))
+        } else {
+            Ok(None)
+        }
+    };
+    let (vmlinux, efi) = (read("vmlinux")?, read("efi.bin")?);
+    let mut evidence =
+        qcomflash_evidence(dir, borrow(&vmlinux), borrow(&efi))?.ok_or_else(|| {
+            VerifyError::NoKernel {
+                path: dir.to_path_buf(),
+                hint: "a qcomflash folder holds vmlinux and efi.bin".to_string(),
+            }
+        })?;
     evidence.kind = "qcomflash folder".to_string();
-    if dir.join("efi.bin").is_file() {
-        evidence.notes.push(
-            "efi.bin (the ESP holding the UKI and its command line) was not opened".to_string(),
-        );
-    }
     Ok(evidence)
+}
+
+fn borrow(file: &Option<(String, Vec<u8>)>) -> Option<(String, &[u8])> {
+    file.as_ref().map(|(name, data)| (name.clone(), data.as_slice()))
+}
+
+/// The kernel from `vmlinux` (else from the UKI), plus the UKI's command line.
+fn qcomflash_evidence(
+    path: &Path,
+    vmlinux: Option<(String, &[u8])>,
+    efi: Option<(String, &[u8])>,
+) -> Result<Option<Evidence>, VerifyError> {
+    let uki = efi.as_ref().and_then(|(from, data)| {
+        let fs = fat::Fat::open(data)?;
+        let file = fs
+            .files(|p| p.to_ascii_lowercase().ends_with(".efi"))
+            .into_iter()
+            .find(|f| image::is_uki(&f.data))?;
+        Some((format!("{from} → {}", file.path), file.data))
+    });
+    let mut evidence = match (&vmlinux, &uki) {
+        (Some((from, data)), _) => files::image_evidence(path, data, from)?,
+        (None, Some((from, data))) => files::image_evidence(path, data, from)?,
+        (None, None) => return Ok(None),
+    };
+    match &uki {
+        Some((from, data)) if evidence.cmdline.is_none() => {
+            evidence.cmdline =
+                image::uki_cmdline(data).map(|c| Found::new(c, format!("{from} → .cmdline")));
+        }
+        None if efi.is_some() => evidence.notes.push(
+            "efi.bin holds no unified kernel image; the command line was not checked".to_string(),
+        ),
+        _ => {}
+    }
+    Ok(Some(evidence))
 }
 
 /// Whether `dir` looks like a qcomflash folder.

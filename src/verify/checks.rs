@@ -117,3 +117,53 @@ fn all_cpus(evidence: &Evidence, expected: Option<&Expectations>) -> Option<CpuS
         .map(|e| e.rt_cpus.union(&e.housekeeping))
         .or_else(|| evidence.possible_cpus.as_ref().map(|p| p.value.clone()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::ConfigExpectation;
+    use crate::verify::Status;
+
+    fn expectations() -> Expectations {
+        Expectations {
+            machine: "m".into(),
+            image: "i".into(),
+            distro: "d".into(),
+            kernel_recipe: "linux-qcom-rt".into(),
+            rt_cpus: CpuSet::parse("6-7").unwrap(),
+            housekeeping: CpuSet::parse("0-5").unwrap(),
+            nohz_full: true,
+            kernel_config: [("CONFIG_PREEMPT_RT", "y"), ("CONFIG_DEBUG_INFO", "n")]
+                .map(|(s, v)| ConfigExpectation { symbol: s.into(), value: v.into() })
+                .to_vec(),
+            cmdline: vec!["isolcpus=6-7".into()],
+            packages: vec!["rt-tests".into()],
+        }
+    }
+
+    fn status(checks: &[Check], name: &str) -> Status {
+        checks.iter().find(|c| c.check == name).map(|c| c.status).unwrap()
+    }
+
+    #[test]
+    fn version_only_source_skips_the_options() {
+        let mut evidence = Evidence::new("kernel image");
+        evidence.version = Some(Found::new("#1 SMP PREEMPT_RT x".to_string(), "Image"));
+        let checks = run(&evidence, Some(&expectations()));
+        assert_eq!(status(&checks, "kernel version"), Status::Pass);
+        assert_eq!(status(&checks, "requested options"), Status::Skip);
+    }
+
+    #[test]
+    fn absent_counts_as_n_and_sysfs_is_compared_with_the_plan() {
+        let mut evidence = Evidence::new("live target");
+        let config = KernelConfig::parse(b"CONFIG_PREEMPT_RT=y\n").unwrap();
+        evidence.config = Some(Found::new(config, "/proc/config.gz"));
+        evidence.isolated = Some(Found::new(CpuSet::parse("7").unwrap(), "isolated"));
+        evidence.nohz_full = Some(Found::new(CpuSet::parse("6-7").unwrap(), "nohz_full"));
+        let checks = run(&evidence, Some(&expectations()));
+        assert_eq!(status(&checks, "CONFIG_DEBUG_INFO"), Status::Pass);
+        assert_eq!(status(&checks, "isolated CPUs"), Status::Fail);
+        assert_eq!(status(&checks, "nohz_full CPUs"), Status::Pass);
+    }
+}

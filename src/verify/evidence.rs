@@ -44,11 +44,6 @@ impl Evidence {
     pub fn new(kind: impl Into<String>) -> Evidence {
         Evidence { kind: kind.into(), ..Evidence::default() }
     }
-
-    /// Whether anything tells us if the kernel is PREEMPT_RT.
-    pub fn has_kernel(&self) -> bool {
-        self.config.is_some() || self.version.is_some()
-    }
 }
 
 /// A kernel CPU list as found in sysfs: empty text is the empty set.

@@ -14,6 +14,7 @@ mod cmdline;
 mod deps;
 mod error;
 mod evidence;
+mod fat;
 mod files;
 pub mod kconfig_check;
 mod remote;

@@ -259,20 +259,25 @@ fn plan_file_gives_the_expectations() {
 }
 
 #[test]
-fn debian_package_made_with_dpkg_deb_is_read() {
-    let test = Test::new()
-        .file("pkg/DEBIAN/control", "Package: linux-image-test\nVersion: 1\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: test\n")
-        .file("pkg/boot/config-6.12.1-rt-amd64", debian_config_text("rt"));
-    let status = Command::new("dpkg-deb")
-        .args(["--build", "-Zxz", "pkg", "linux-image-test.deb"])
-        .current_dir(test.path())
-        .output()
-        .unwrap();
-    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
-    let json = test.args(["--json", "verify", "linux-image-test.deb"]).run().success().json();
-    assert_eq!(json["reports"][0]["kind"], "Debian kernel package");
-    let from = check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().to_string();
-    assert!(from.ends_with("boot/config-6.12.1-rt-amd64"), "{from}");
+fn debian_packages_made_with_dpkg_deb_are_read_whatever_the_compression() {
+    for compression in ["xz", "zstd", "gzip"] {
+        let test = Test::new()
+            .file(
+                "pkg/DEBIAN/control",
+                "Package: linux-image-test\nVersion: 1\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: test\n",
+            )
+            .file("pkg/boot/config-6.12.1-rt-amd64", debian_config_text("rt"));
+        let status = Command::new("dpkg-deb")
+            .args(["--build", &format!("-Z{compression}"), "pkg", "linux-image-test.deb"])
+            .current_dir(test.path())
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+        let json = test.args(["--json", "verify", "linux-image-test.deb"]).run().success().json();
+        assert_eq!(json["reports"][0]["kind"], "Debian kernel package");
+        let from = check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().to_string();
+        assert!(from.ends_with("boot/config-6.12.1-rt-amd64"), "{compression}: {from}");
+    }
 }
 
 #[test]
@@ -343,4 +348,105 @@ fn truncated_or_corrupt_gzip_is_an_input_error_naming_the_file() {
     image[at..at + 16].fill(0);
     let run = Test::new().file("Image", image).args(["verify", "Image"]).run().code_is(2);
     run.stderr_contains("error: `Image`: the embedded config (IKCONFIG at offset");
+    let image_gz = gzip(&test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x"));
+    Test::new()
+        .file("Image.gz", &image_gz[..image_gz.len() / 2])
+        .args(["verify", "Image.gz"])
+        .run()
+        .usage_error("`Image.gz`: cannot read gzip data: incomplete deflate stream; the file is truncated or corrupt");
+}
+
+#[test]
+fn plan_written_by_generate_is_verified_against_a_build_folder() {
+    let test = build_folder(Test::new(), true, RT_CONFIG);
+    let dir = test.path().to_path_buf();
+    let generate = Command::new(crate::harness::rtbuild_bin())
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--out", "gen"])
+        .current_dir(&dir)
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    assert!(generate.status.success(), "{}", String::from_utf8_lossy(&generate.stderr));
+    let json = test
+        .args(["--json", "verify", "--build-dir", "build", "--plan", "gen/rtbuild-plan.json"])
+        .run()
+        .success()
+        .json();
+    for name in ["CONFIG_EXPERT", "CONFIG_RCU_NOCB_CPU", "cmdline nohz_full", "package stress-ng"] {
+        assert_eq!(check(&json, name)["status"], "pass", "{name}");
+    }
+}
+
+/// Runs a real tool in `dir` and asserts it succeeded.
+fn tool(dir: &Path, program: &str, args: &[&str]) {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("MTOOLS_SKIP_CHECK", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}; run `bash .ci/setup` (dosfstools, mtools)"));
+    assert!(out.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// An ESP image made with the real mkfs.vfat and mcopy: systemd-boot stand-in plus a UKI with
+/// a long file name under EFI/Linux, as meta-qcom's esp-qcom-image lays it out.
+fn efi_bin(dir: &Path, fat32: bool, uki: &[u8]) {
+    std::fs::write(dir.join("uki.efi"), uki).unwrap();
+    std::fs::write(dir.join("BOOTAA64.EFI"), b"MZ not a uki").unwrap();
+    let _ = std::fs::remove_file(dir.join("efi.bin"));
+    if fat32 {
+        tool(dir, "mkfs.vfat", &["-F", "32", "-C", "efi.bin", "40000"]);
+    } else {
+        tool(dir, "mkfs.vfat", &["-C", "efi.bin", "4096"]);
+    }
+    tool(dir, "mmd", &["-i", "efi.bin", "::/EFI", "::/EFI/BOOT", "::/EFI/Linux"]);
+    tool(dir, "mcopy", &["-i", "efi.bin", "BOOTAA64.EFI", "::/EFI/BOOT/BOOTAA64.EFI"]);
+    tool(dir, "mcopy", &["-i", "efi.bin", "uki.efi", "::/EFI/Linux/linux-6.18.37-rt-qcom.efi"]);
+}
+
+#[test]
+fn qcomflash_efi_bin_made_with_mkfs_vfat_gives_the_uki_command_line() {
+    let kernel = test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x");
+    let uki = test_built_uki(RB3_CMDLINE, &gzip(&kernel));
+    for fat32 in [false, true] {
+        let test = Test::new().file("flash/vmlinux", &kernel);
+        efi_bin(&test.path().join("flash"), fat32, &uki);
+        let json = test
+            .args(["--json", "verify", "--qcomflash", "flash", "--machine", "rb3gen2-core-kit"])
+            .run()
+            .success()
+            .json();
+        let isol = check(&json, "cmdline isolcpus");
+        assert_eq!(isol["status"], "pass");
+        let from = isol["where"].as_str().unwrap();
+        assert!(
+            from.ends_with("efi.bin → EFI/Linux/linux-6.18.37-rt-qcom.efi → .cmdline"),
+            "{from}"
+        );
+        assert!(check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().contains("vmlinux"));
+    }
+}
+
+#[test]
+fn qcomflash_tarball_without_vmlinux_is_read_through_the_uki() {
+    let kernel = test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x");
+    let bad_cmdline = RB3_CMDLINE.replace("irqaffinity=0-6", "irqaffinity=0-7");
+    let test = Test::new().file("img/rawprogram0.xml", "<data/>");
+    efi_bin(&test.path().join("img"), false, &test_built_uki(&bad_cmdline, &gzip(&kernel)));
+    tool(
+        test.path(),
+        "tar",
+        &["-czf", "img.qcomflash.tar.gz", "img/efi.bin", "img/rawprogram0.xml"],
+    );
+    let run = test
+        .args(["--json", "verify", "img.qcomflash.tar.gz", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    assert_eq!(check(&json, "CONFIG_PREEMPT_RT")["status"], "pass");
+    assert_eq!(check(&json, "cmdline irqaffinity")["found"], "irqaffinity=0-7");
+    let consistent = check(&json, "cmdline isolation consistent");
+    assert!(
+        consistent["reason"].as_str().unwrap().contains("irqaffinity includes isolated CPUs 7")
+    );
 }
