@@ -56,10 +56,9 @@ pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
     };
     let layout: Layout = args.cpus.layout_on(plan.as_ref(), &host)?;
     let machine = plan.as_ref().map(|p| p.machine.name.clone());
-    let tune_script = args.tune.then(|| {
-        let options = plan.as_ref().map(TuneOptions::for_plan).unwrap_or_default();
-        tune::render_script(machine.as_deref().unwrap_or("a custom target"), &layout, &options)
-    });
+    let options = plan.as_ref().map(TuneOptions::for_plan).unwrap_or_default();
+    let tune_script =
+        tune::render_script(machine.as_deref().unwrap_or("a custom target"), &layout, &options);
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "rtbuild-test-{}",
@@ -81,6 +80,7 @@ pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         max_us: args.max_us,
         out: out.clone(),
         tune_script,
+        apply_tuning: args.tune,
     };
     let finished = testrun::run(&request, ui)?;
     let verdict = match finished {

@@ -51,8 +51,10 @@ pub struct Request {
     /// Fail when any thread's max latency exceeds this.
     pub max_us: Option<u64>,
     pub out: PathBuf,
-    /// The tuning script to apply before and revert after the run (`--tune`).
-    pub tune_script: Option<String>,
+    /// The tuning script for this layout: its `verify` is recorded before every run.
+    pub tune_script: String,
+    /// Apply the tuning before the run and revert it afterwards (`--tune`).
+    pub apply_tuning: bool,
 }
 
 /// The result folder cannot be used.

@@ -49,7 +49,8 @@ pub struct Settings {
     pub max_us: Option<u64>,
 }
 
-/// Tuning rtbuild applied for the run (`--tune`) and reverted afterwards.
+/// The run-time tuning: applied for the run and reverted afterwards (`--tune`), or only
+/// checked (`applied: false`: `verify_problems` lists the knobs that were not tuned).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Tuning {
     pub applied: bool,

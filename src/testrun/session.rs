@@ -48,7 +48,7 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
         return Err(crate::exit::InputError(OutError::NotEmpty(req.out.clone()).into()).into());
     }
     let needs_load = req.scenarios.iter().any(|s| *s != Scenario::Idle);
-    let Prepared { state } = preflight::prepare(&req.host, needs_load, req.tune_script.is_some())
+    let Prepared { state } = preflight::prepare(&req.host, needs_load, req.apply_tuning)
         .map_err(|e| crate::exit::InputError(e.into()))?;
     for dir in ["raw", "fingerprint"] {
         std::fs::create_dir_all(req.out.join(dir))
@@ -105,8 +105,10 @@ impl Run<'_> {
 
     fn all(&mut self) -> anyhow::Result<Finished> {
         self.save();
-        if let Some(script) = &self.req.tune_script {
-            self.tune_apply(script)?;
+        if self.req.apply_tuning {
+            self.tune_apply(&self.req.tune_script)?;
+        } else {
+            self.tune_check(&self.req.tune_script);
         }
         let mut ending = Ending::Completed;
         for &scenario in &self.req.scenarios {
@@ -128,9 +130,10 @@ impl Run<'_> {
     /// Reverts tuning, removes the target's state folder and writes the final record; runs
     /// whatever happened before.
     fn finish(&mut self) {
-        if let (Some(script), Some(tuning)) = (&self.req.tune_script, &self.record.tuning)
+        if let Some(tuning) = &self.record.tuning
             && tuning.applied
         {
+            let script = &self.req.tune_script;
             match tune::run_script(&self.req.host, script, Action::Revert, Some(TUNE_STATE)) {
                 Ok(outcome) if outcome.ok => {
                     self.ui.status("Reverted", "the tuning rtbuild applied");
@@ -147,6 +150,33 @@ impl Run<'_> {
             }
         }
         let _ = self.helper(&["cleanup", &self.state.clone()]);
+        self.save();
+    }
+
+    /// Without `--tune`: records which knobs are not tuned (read only; the boot-time service's
+    /// state file tells which IRQs refused).
+    fn tune_check(&mut self, script: &str) {
+        match tune::run_script(&self.req.host, script, Action::Verify, None) {
+            Ok(verify) => {
+                let _ = std::fs::write(
+                    self.req.out.join("tune-verify.txt"),
+                    verify.lines.join("\n") + "\n",
+                );
+                if !verify.ok {
+                    self.ui.warn(format!(
+                        "{} knobs are not tuned on {} (see tune-verify.txt); pass --tune, or install the rtbuild-tune service (`rtbuild tune --help`)",
+                        verify.problems.len(),
+                        self.req.host
+                    ));
+                }
+                self.record.tuning = Some(Tuning {
+                    refused_irqs: verify.refused.len(),
+                    verify_problems: verify.problems,
+                    ..Tuning::default()
+                });
+            }
+            Err(err) => self.ui.warn(format!("could not check the tuning: {err}")),
+        }
         self.save();
     }
 

@@ -113,6 +113,11 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
         "taskset -c 0 stress-ng --cpu 1 --cpu-load 40 --timeout 123s"
     );
     assert!(json["interrupts"]["stress"].is_array());
+    // Without --tune the tuning is only checked (read-only) and recorded.
+    assert_eq!(json["tuning"]["applied"], false);
+    assert!(json["tuning"]["verify_problems"].is_array());
+    let verify = fs::read_to_string(dir.join("tune-verify.txt")).unwrap();
+    assert!(verify.contains(" /proc/sys/kernel/timer_migration "), "{verify}");
     assert!(json["fingerprint"]["uname"].is_string());
 
     // The result folder is what `rtbuild report` reads (issue 7).
