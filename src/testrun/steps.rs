@@ -85,11 +85,16 @@ impl Run<'_> {
         if !loads.is_empty() {
             self.ui.status(
                 "Loading",
-                format!(
-                    "{name}: {} stress-ng generator(s) on CPUs {}",
-                    loads.len(),
-                    req.layout.housekeeping
-                ),
+                match scenario {
+                    Scenario::StressIsolated => {
+                        format!("{name}: stress-ng on every CPU, left to the kernel's isolation")
+                    }
+                    _ => format!(
+                        "{name}: {} stress-ng generator(s) pinned to CPUs {}",
+                        loads.len(),
+                        req.layout.housekeeping
+                    ),
+                },
             );
             std::thread::sleep(Duration::from_secs(1));
         }
