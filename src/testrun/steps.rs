@@ -57,7 +57,14 @@ impl Run<'_> {
         if let Some(before) = &before {
             self.record.scenarios[index].fingerprint = Some(before.summary());
             if self.record.fingerprint.is_none() {
-                self.record.fingerprint = Some(before.summary());
+                let summary = before.summary();
+                if !summary.realtime {
+                    self.ui.warn(format!(
+                        "the kernel on {} is not PREEMPT_RT (/sys/kernel/realtime is not 1): {}",
+                        req.host, summary.uname
+                    ));
+                }
+                self.record.fingerprint = Some(summary);
             }
             if scenario == Scenario::StressIsolated && !req.layout.rt.is_subset(&before.isolated())
             {
