@@ -9,6 +9,8 @@ mod lock;
 mod machines;
 mod plan_args;
 mod report;
+mod test;
+mod tune;
 mod verify;
 
 use clap::{Args, Parser, Subcommand};
@@ -54,6 +56,10 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Tune the RT CPUs at run time: write rtbuild-tune.sh, or apply, verify or revert it.
+    Tune(tune::TuneArgs),
+    /// Measure latency with cyclictest under load scenarios and check that each run is valid.
+    Test(test::TestArgs),
     /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
     Verify(verify::VerifyArgs),
     /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
@@ -71,6 +77,8 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Tune(args) => tune::run(args, ui),
+            Command::Test(args) => test::run(args, ui),
             Command::Verify(args) => verify::run(args, ui),
             Command::KconfigCheck(args) => kconfig_check::run(args, ui),
             Command::Report(args) => report::run(args, ui),

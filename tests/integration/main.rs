@@ -12,5 +12,7 @@ mod kconfig_check;
 mod lock;
 mod machines;
 mod report;
+mod testrun;
+mod tune_cli;
 mod verify;
 mod verify_remote;
