@@ -7,6 +7,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod exit;
+pub mod generate;
 pub mod kconfig;
 pub mod plan;
 pub mod quote;

@@ -78,7 +78,11 @@ impl Ui {
     pub fn error(&self, err: &anyhow::Error) {
         let mut text = format!("error: {err}");
         for cause in err.chain().skip(1) {
-            text.push_str(&format!("\n  caused by: {cause}"));
+            // Messages that already quote their cause are not repeated.
+            let cause = cause.to_string();
+            if !text.contains(&cause) {
+                text.push_str(&format!("\n  caused by: {cause}"));
+            }
         }
         self.stderr(&text);
     }

@@ -143,7 +143,17 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     if !name_ok(&machine.name) || !machine.aliases.iter().all(|a| name_ok(a)) {
         return Err(invalid("name and aliases may hold only letters, digits, `-` and `_`".into()));
     }
-    if !machine.kas_file.starts_with("ci/") || !machine.kas_file.ends_with(".yml") {
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(&machine.rt.rcu_expedited) || !digits(&machine.rt.cpuidle_off) {
+        return Err(invalid("rt.rcu_expedited and rt.cpuidle_off must be digits or empty".into()));
+    }
+    let path_ok =
+        machine.kas_file.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b));
+    if !machine.kas_file.starts_with("ci/")
+        || !machine.kas_file.ends_with(".yml")
+        || !path_ok
+        || machine.kas_file.contains("..")
+    {
         return Err(invalid(format!("kas_file `{}` must be ci/<name>.yml", machine.kas_file)));
     }
     Ok(machine)

@@ -1,23 +1,169 @@
-//! Rendering: [`Plan`] → [`Tree`], pure (no filesystem, environment or clock). The same plan
-//! always gives the same bytes.
+//! Rendering: [`Plan`] → [`Tree`], pure (no filesystem, environment or clock): the same plan
+//! and layout always give the same bytes.
+//!
+//! The tree holds, relative to the output folder:
+//! - `<machine>-rt.yml`: the kas file composing meta-qcom's `ci/` files with the RT settings;
+//! - `rtbuild-plan.json`: the plan's checkable promises ([`crate::plan::Expectations`]);
+//! - `meta-rtbuild/`: the layer with the `linux-qcom-rt_6.18.bbappend`, fragments and patches.
 
-use crate::plan::Plan;
+mod templates;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::plan::{
+    KERNEL_KAS_FILE, KERNEL_RECIPE, KERNEL_VERSION, LAYER_SERIES, Plan, TEST_PACKAGES,
+};
 use crate::tree::Tree;
 
 /// rtbuild's own kernel fragment in the layer.
 pub const RT_FRAGMENT_NAME: &str = "rtbuild-rt.cfg";
+/// The layer's folder name inside the output folder.
+pub const LAYER_DIR: &str = "meta-rtbuild";
+/// The file the plan's expectations are written to.
+pub const PLAN_FILE: &str = "rtbuild-plan.json";
+/// Where the bbappend's files live, relative to the bbappend.
+const FILES_DIR: &str = "linux-qcom-rt-rtbuild";
 
-/// Renders the kas file and the layer for `plan`.
-pub fn render(_plan: &Plan) -> Result<Tree, RenderError> {
-    Ok(Tree::new())
+/// Where things go, decided at the edge (it depends on where the output folder is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// The layer's path inside the repository that holds the kas file: `meta-rtbuild` when the
+    /// output folder is not inside a git work tree, else its path from the top of that tree.
+    pub layer_in_repo: String,
+}
+
+impl Default for Layout {
+    fn default() -> Layout {
+        Layout { layer_in_repo: LAYER_DIR.to_string() }
+    }
+}
+
+/// The kas file's name for `plan` (`rb3gen2-core-kit-rt.yml`); kas finds its lock file,
+/// `<stem>.lock.yml`, beside it.
+pub fn kas_file_name(plan: &Plan) -> String {
+    format!("{}-rt.yml", plan.machine.name)
+}
+
+/// The bbappend's path inside the output folder.
+pub fn bbappend_path() -> PathBuf {
+    PathBuf::from(format!(
+        "{LAYER_DIR}/recipes-kernel/linux/{KERNEL_RECIPE}_{KERNEL_VERSION}.bbappend"
+    ))
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error("bug in rtbuild: template {name} failed: {source}")]
     Template {
-        name: String,
+        name: &'static str,
         #[source]
         source: minijinja::Error,
     },
+    #[error("bug in rtbuild: the rendered kas file is not valid YAML: {0}")]
+    Yaml(String),
 }
+
+/// Everything the templates see, built from the plan.
+#[derive(Debug, Serialize)]
+struct Context<'a> {
+    version: &'static str,
+    machine: &'a str,
+    rt_cpus: String,
+    housekeeping: String,
+    distro: String,
+    image: &'a str,
+    kernel_recipe: &'static str,
+    kernel_version: &'static str,
+    includes: Vec<&'a str>,
+    meta_qcom_url: &'a str,
+    meta_qcom_branch: &'a str,
+    meta_qcom_commit: Option<&'a str>,
+    layer_path: &'a str,
+    layer_series: &'static str,
+    rcu_expedited: &'a str,
+    cpuidle_off: &'a str,
+    cmdline_extra: Vec<String>,
+    packages: &'static [&'static str],
+    dl_dir: Option<String>,
+    sstate_dir: Option<String>,
+    files_dir: &'static str,
+    fragments: Vec<&'a str>,
+    patches: Vec<&'a str>,
+    settings: Vec<String>,
+    local_conf: String,
+}
+
+/// Renders the kas file, the plan file and the layer for `plan`.
+pub fn render(plan: &Plan, layout: &Layout) -> Result<Tree, RenderError> {
+    let mut ctx = context(plan, layout);
+    ctx.local_conf = templates::render("local.conf", &ctx)?;
+    let mut tree = Tree::new();
+
+    let kas = templates::render("kas.yml", &ctx)?;
+    serde_yaml::from_str::<serde_yaml::Value>(&kas)
+        .map_err(|e| RenderError::Yaml(e.to_string()))?;
+    tree.insert(kas_file_name(plan), kas);
+
+    let mut expectations = serde_json::to_string_pretty(&plan.expectations())
+        .map_err(|e| RenderError::Yaml(e.to_string()))?;
+    expectations.push('\n');
+    tree.insert(PLAN_FILE, expectations);
+
+    tree.insert(format!("{LAYER_DIR}/conf/layer.conf"), templates::render("layer.conf", &ctx)?);
+    tree.insert(bbappend_path(), templates::render("bbappend", &ctx)?);
+    let files = format!("{LAYER_DIR}/recipes-kernel/linux/{FILES_DIR}");
+    tree.insert(format!("{files}/{RT_FRAGMENT_NAME}"), templates::render("rt-fragment.cfg", &ctx)?);
+    for fragment in &plan.fragments {
+        tree.insert(format!("{files}/{}", fragment.name), fragment.contents.clone());
+    }
+    for patch in &plan.patches {
+        tree.insert(format!("{files}/{}", patch.name), patch.contents.clone());
+    }
+    Ok(tree)
+}
+
+fn context<'a>(plan: &'a Plan, layout: &'a Layout) -> Context<'a> {
+    let mut includes = vec![plan.machine.kas_file.as_str()];
+    includes.extend(plan.distro.kas_file());
+    includes.push(KERNEL_KAS_FILE);
+    let rt = plan.rt_cpus.to_string();
+    let mut cmdline_extra = Vec::new();
+    if plan.nohz_full {
+        cmdline_extra.push(format!("nohz_full={rt}"));
+    }
+    cmdline_extra.extend(plan.cmdline.iter().map(ToString::to_string));
+    let mut fragments = vec![RT_FRAGMENT_NAME];
+    fragments.extend(plan.fragments.iter().map(|f| f.name.as_str()));
+    Context {
+        version: env!("CARGO_PKG_VERSION"),
+        machine: &plan.machine.name,
+        rt_cpus: rt,
+        housekeeping: plan.housekeeping.to_string(),
+        distro: plan.distro.to_string(),
+        image: plan.image.as_str(),
+        kernel_recipe: KERNEL_RECIPE,
+        kernel_version: KERNEL_VERSION,
+        includes,
+        meta_qcom_url: plan.meta_qcom.url.as_str(),
+        meta_qcom_branch: plan.meta_qcom.branch.as_str(),
+        meta_qcom_commit: plan.meta_qcom.commit.as_ref().map(|c| c.as_str()),
+        layer_path: &layout.layer_in_repo,
+        layer_series: LAYER_SERIES,
+        rcu_expedited: &plan.machine.rt.rcu_expedited,
+        cpuidle_off: &plan.machine.rt.cpuidle_off,
+        cmdline_extra,
+        packages: &TEST_PACKAGES,
+        dl_dir: plan.dl_dir.as_ref().map(ToString::to_string),
+        sstate_dir: plan.sstate_dir.as_ref().map(ToString::to_string),
+        files_dir: FILES_DIR,
+        fragments,
+        patches: plan.patches.iter().map(|p| p.name.as_str()).collect(),
+        settings: plan.rt_fragment.iter().map(ToString::to_string).collect(),
+        local_conf: String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -3,5 +3,8 @@
 // Test code may unwrap and start processes directly (the harness is the test's runner).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod fixtures;
+mod generate_cli;
+mod generate_kas;
 mod harness;
 mod machines;

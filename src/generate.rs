@@ -1,0 +1,132 @@
+//! The generate stage: plan → rendered tree → output folder. The only I/O here is finding
+//! where the output folder sits (to place the layer for kas) and the writer.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::plan::Plan;
+use crate::render::{self, LAYER_DIR, Layout};
+use crate::write::{self, WriteOptions, WriteReport};
+
+/// Where and how to generate.
+#[derive(Debug, Clone)]
+pub struct GenerateOptions {
+    /// The output folder (created when missing).
+    pub out: PathBuf,
+    pub write: WriteOptions,
+}
+
+/// What `generate` produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct Generated {
+    pub out: PathBuf,
+    /// The kas file to hand to `kas build`.
+    pub kas_file: PathBuf,
+    /// The plan's expectations file (`rtbuild-plan.json`).
+    pub plan_file: PathBuf,
+    pub report: WriteReport,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error(
+        "output folder {} sits at `{path}` inside its git work tree, which BitBake cannot use as a layer path; use an output folder whose path has only letters, digits and `-_.+/`",
+        .out.display()
+    )]
+    UnsafeLayerPath { out: PathBuf, path: String },
+    #[error(transparent)]
+    Render(#[from] render::RenderError),
+    #[error(transparent)]
+    Write(#[from] write::WriteError),
+}
+
+/// The default output folder for a plan: `rtbuild/<machine>`.
+pub fn default_out(plan: &Plan) -> PathBuf {
+    Path::new("rtbuild").join(&plan.machine.name)
+}
+
+/// Renders `plan` and writes it under `options.out`.
+pub fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generated, GenerateError> {
+    let out = std::path::absolute(&options.out).unwrap_or_else(|_| options.out.clone());
+    let layout = layout_for(&out)?;
+    let tree = render::render(plan, &layout)?;
+    let report = write::apply(&tree, &out, options.write)?;
+    Ok(Generated {
+        kas_file: out.join(render::kas_file_name(plan)),
+        plan_file: out.join(render::PLAN_FILE),
+        out,
+        report,
+    })
+}
+
+/// kas treats a repo entry without `url` and `path` as "the repository holding this kas file":
+/// the git work tree around the output folder, or the output folder itself outside git. The
+/// layer path must be given relative to that.
+pub fn layout_for(out: &Path) -> Result<Layout, GenerateError> {
+    let Some(top) = git_top(out) else { return Ok(Layout::default()) };
+    let inside = real_path(out).strip_prefix(&top).map(Path::to_path_buf).unwrap_or_default();
+    let mut path = inside.join(LAYER_DIR).to_string_lossy().into_owned();
+    if inside.components().any(|c| !matches!(c, Component::Normal(_))) {
+        path = LAYER_DIR.to_string();
+    }
+    let safe = path.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.+/".contains(&b));
+    if !safe {
+        return Err(GenerateError::UnsafeLayerPath { out: out.to_path_buf(), path });
+    }
+    Ok(Layout { layer_in_repo: path })
+}
+
+/// The top of the git work tree holding `path`, if any.
+fn git_top(path: &Path) -> Option<PathBuf> {
+    let existing = path.ancestors().find(|p| p.exists())?;
+    let repo = git2::Repository::discover(existing).ok()?;
+    repo.workdir().map(real_path)
+}
+
+/// `path` with symlinks resolved as far as it exists, the rest appended.
+fn real_path(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut existing = path;
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                missing.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut real = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
+    for name in missing.iter().rev() {
+        real.push(name);
+    }
+    real
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_git_the_layer_sits_beside_the_kas_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(layout_for(&dir.path().join("out")).unwrap(), Layout::default());
+    }
+
+    #[test]
+    fn inside_git_the_layer_path_starts_at_the_top_of_the_work_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let layout = layout_for(&dir.path().join("bsp/rtbuild/rb3")).unwrap();
+        assert_eq!(layout.layer_in_repo, "bsp/rtbuild/rb3/meta-rtbuild");
+    }
+
+    #[test]
+    fn unsafe_folder_names_inside_git_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let err = layout_for(&dir.path().join("my build")).unwrap_err();
+        assert!(err.to_string().contains("`my build/meta-rtbuild`"), "{err}");
+    }
+}

@@ -1,0 +1,58 @@
+//! [`Manifest`]: which files rtbuild generated in an output folder, with their sha256.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::tree::Tree;
+
+/// The manifest's file name inside the output folder.
+pub const MANIFEST_FILE: &str = "rtbuild-manifest.json";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    generator: String,
+    files: BTreeMap<PathBuf, String>,
+}
+
+/// The lowercase hex sha256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Manifest {
+    /// The manifest of `tree`.
+    pub fn of(tree: &Tree) -> Manifest {
+        Manifest {
+            generator: "rtbuild".to_string(),
+            files: tree.iter().map(|(p, b)| (p.to_path_buf(), sha256(b))).collect(),
+        }
+    }
+
+    /// Reads a manifest; a missing file is an empty manifest.
+    pub fn load(path: &Path) -> Result<Manifest, String> {
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    pub fn hash_of(&self, relative: &Path) -> Option<&str> {
+        self.files.get(relative).map(String::as_str)
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = (&Path, &str)> {
+        self.files.iter().map(|(p, h)| (p.as_path(), h.as_str()))
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}

@@ -1,0 +1,90 @@
+use std::time::{Duration, SystemTime};
+
+use super::*;
+
+fn tree(files: &[(&str, &str)]) -> Tree {
+    let mut tree = Tree::new();
+    for (path, text) in files {
+        tree.insert(*path, text.as_bytes().to_vec());
+    }
+    tree
+}
+
+fn mtime(path: &Path) -> SystemTime {
+    std::fs::metadata(path).unwrap().modified().unwrap()
+}
+
+#[test]
+fn second_write_changes_nothing_and_keeps_mtimes() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tree(&[("a.yml", "a\n"), ("layer/conf/layer.conf", "b\n")]);
+    let first = apply(&t, dir.path(), WriteOptions::default()).unwrap();
+    assert_eq!(first.count(Change::Create), 2);
+    let past = SystemTime::now() - Duration::from_secs(3600);
+    let file = std::fs::File::options().write(true).open(dir.path().join("a.yml")).unwrap();
+    file.set_modified(past).unwrap();
+    let second = apply(&t, dir.path(), WriteOptions::default()).unwrap();
+    assert!(second.is_noop(), "{second:?}");
+    assert_eq!(mtime(&dir.path().join("a.yml")), past);
+}
+
+#[test]
+fn changed_input_updates_and_stale_files_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    apply(&tree(&[("a", "1\n"), ("sub/b", "2\n")]), dir.path(), WriteOptions::default()).unwrap();
+    let report = apply(&tree(&[("a", "3\n")]), dir.path(), WriteOptions::default()).unwrap();
+    assert_eq!(report.files, vec![("a".into(), Change::Update), ("sub/b".into(), Change::Remove)]);
+    assert!(!dir.path().join("sub").exists(), "empty folder left behind");
+    assert_eq!(std::fs::read_to_string(dir.path().join("a")).unwrap(), "3\n");
+}
+
+#[test]
+fn hand_edits_are_refused_without_force_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    apply(&tree(&[("a", "1\n"), ("b", "1\n")]), dir.path(), WriteOptions::default()).unwrap();
+    std::fs::write(dir.path().join("b"), "edited\n").unwrap();
+    let err = apply(&tree(&[("a", "2\n"), ("b", "2\n")]), dir.path(), WriteOptions::default())
+        .unwrap_err();
+    assert!(matches!(&err, WriteError::HandEdited { path } if path.ends_with("b")), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a")).unwrap(),
+        "1\n",
+        "a was written before the check"
+    );
+    let forced = WriteOptions { force: true, dry_run: false };
+    apply(&tree(&[("a", "2\n"), ("b", "2\n")]), dir.path(), forced).unwrap();
+    assert_eq!(std::fs::read_to_string(dir.path().join("b")).unwrap(), "2\n");
+}
+
+#[test]
+fn foreign_files_are_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a"), "mine\n").unwrap();
+    let err = apply(&tree(&[("a", "gen\n")]), dir.path(), WriteOptions::default()).unwrap_err();
+    assert!(matches!(err, WriteError::Foreign { .. }));
+}
+
+#[test]
+fn dry_run_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = WriteOptions { force: false, dry_run: true };
+    let report = apply(&tree(&[("a", "1\n")]), dir.path(), options).unwrap();
+    assert_eq!(report.count(Change::Create), 1);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn shell_scripts_are_executable_and_others_are_not() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    apply(
+        &tree(&[("x.sh", "#!/bin/sh\n"), ("y.conf", "y\n")]),
+        dir.path(),
+        WriteOptions::default(),
+    )
+    .unwrap();
+    let mode =
+        |p: &str| std::fs::metadata(dir.path().join(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("x.sh"), 0o755);
+    assert_eq!(mode("y.conf"), 0o644);
+}

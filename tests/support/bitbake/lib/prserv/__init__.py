@@ -1,0 +1,1 @@
+"""rtbuild test support: stand-in package for BitBake's PR service."""
