@@ -2,8 +2,10 @@
 //! request and calling one stage. No clap type leaves this module.
 
 mod generate;
+mod image;
 mod machines;
 mod plan_args;
+mod shell;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -48,6 +50,10 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Generate, then build the image with kas and BitBake: progress, full log, summary.
+    Image(image::ImageArgs),
+    /// Open `kas shell` on the configuration `rtbuild image` builds (or run one command in it).
+    Shell(shell::ShellArgs),
 }
 
 impl Command {
@@ -55,6 +61,8 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Image(args) => image::run(args, ui),
+            Command::Shell(args) => shell::run(args, ui),
         }
     }
 }
