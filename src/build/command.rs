@@ -1,6 +1,6 @@
 //! The kas command lines rtbuild runs, as argv vectors (never a shell string).
 //!
-//! `kas build <kas file>:<caches.yml> [--target T]… [--task X] [-- <bitbake args>]` with
+//! `kas build [--target T]… [--task X] <kas file>:<caches.yml> [-- <bitbake args>]` with
 //! `KAS_WORK_DIR`, `KAS_BUILD_DIR`, `DL_DIR` and `SSTATE_DIR` set, and `kas shell` on the same
 //! configuration. kas runs BitBake through `subprocess` without a shell, so each argument
 //! reaches BitBake as one argv element; the checks here keep them to what BitBake expects.
@@ -104,13 +104,16 @@ fn kas_env(cmd: Cmd, layout: &Layout, dirs: &CacheDirs) -> Cmd {
 
 /// `kas build …`.
 pub fn kas_build(kas: &Path, layout: &Layout, dirs: &CacheDirs, spec: &BuildSpec) -> Cmd {
-    let mut cmd = Cmd::new(kas).arg("build").arg(layout.kas_config());
+    // Options first: kas's parser takes the config and the BitBake arguments as two adjacent
+    // positionals, so nothing may stand between them.
+    let mut cmd = Cmd::new(kas).arg("build");
     for target in &spec.targets {
         cmd = cmd.arg("--target").arg(target);
     }
     if let Some(task) = &spec.task {
         cmd = cmd.arg("--task").arg(task);
     }
+    cmd = cmd.arg(layout.kas_config());
     if !spec.bitbake_args.is_empty() {
         cmd = cmd.arg("--").args(&spec.bitbake_args);
     }
@@ -156,13 +159,13 @@ mod tests {
             [
                 "/v/bin/kas",
                 "build",
-                "/w/rtbuild/m/m-rt.yml:/w/rtbuild/m/caches.yml",
                 "--target",
                 "linux-qcom-rt",
                 "--target",
                 "mc:x:core-image-base",
                 "--task",
                 "do_compile",
+                "/w/rtbuild/m/m-rt.yml:/w/rtbuild/m/caches.yml",
                 "--",
                 "-k",
                 "-DD",

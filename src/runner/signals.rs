@@ -2,10 +2,12 @@
 //!
 //! [`install`] replaces the default "die at once" behaviour for SIGINT and SIGTERM with a
 //! watcher thread: each signal is counted and forwarded to the process groups of the children
-//! that are running (see [`Forward`]). The first signal is passed on as it came (BitBake stops
-//! cleanly: running tasks finish, the server shuts down), the second as SIGTERM, any further one
-//! as SIGKILL. rtbuild itself keeps running, waits for its children, and then returns
-//! [`crate::exit::Interrupted`] (exit 130), so nothing is left half-written.
+//! that are running and of all their descendants (see [`Forward`]; kas starts BitBake in a
+//! group of its own). The first signal is passed on as it came (BitBake stops cleanly), the
+//! second as SIGTERM, any further one as SIGKILL; when the children do not stop on their own,
+//! [`super::stream`] escalates after a grace period. rtbuild itself keeps running, waits for its
+//! children, and then returns [`crate::exit::Interrupted`] (exit 130), so nothing is left
+//! half-written.
 //!
 //! rtbuild also becomes a child subreaper: processes that its children leave behind (a BitBake
 //! server, a `sleep` inside a task) are re-parented to rtbuild instead of init, and
@@ -23,6 +25,8 @@ static SIGNALS: AtomicUsize = AtomicUsize::new(0);
 /// Process groups that receive forwarded signals.
 static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 static INSTALLED: OnceLock<bool> = OnceLock::new();
+/// When the first signal came.
+static FIRST: OnceLock<Instant> = OnceLock::new();
 
 /// Starts forwarding SIGINT/SIGTERM to registered children and makes rtbuild a subreaper.
 /// Safe to call more than once; returns false when the handlers could not be installed (the
@@ -41,6 +45,7 @@ pub fn install() -> bool {
             .name("rtbuild-signals".into())
             .spawn(move || {
                 for raw in signals.forever() {
+                    let _ = FIRST.set(Instant::now());
                     let count = SIGNALS.fetch_add(1, Ordering::SeqCst) + 1;
                     forward(escalate(raw, count));
                 }
@@ -54,6 +59,11 @@ pub fn interrupted() -> bool {
     SIGNALS.load(Ordering::SeqCst) > 0
 }
 
+/// How long ago the first signal came, once one did.
+pub fn interrupted_for() -> Option<Duration> {
+    FIRST.get().map(Instant::elapsed)
+}
+
 /// The signal to send for the `count`-th signal received (`raw` is the one received).
 fn escalate(raw: i32, count: usize) -> Signal {
     match count {
@@ -64,12 +74,65 @@ fn escalate(raw: i32, count: usize) -> Signal {
     }
 }
 
+/// Sends `signal` to each registered group and to every process group its descendants run in
+/// (kas starts BitBake in a group of its own).
 fn forward(signal: Signal) {
     let groups: Vec<i32> = GROUPS.lock().map(|g| g.iter().copied().collect()).unwrap_or_default();
     for group in groups {
-        if let Some(pid) = Pid::from_raw(group) {
-            let _ = rustix::process::kill_process_group(pid, signal);
+        signal_tree(group, signal);
+    }
+}
+
+/// `signal` to the group `leader` leads and to the groups of all its descendants, never to
+/// rtbuild's own group.
+fn signal_tree(leader: i32, signal: Signal) {
+    let own = rustix::process::getpgrp().as_raw_nonzero().get();
+    let mut targets: BTreeSet<i32> =
+        descendants(leader).into_iter().map(|(_, pgid)| pgid).collect();
+    targets.insert(leader);
+    targets.remove(&own);
+    for group in targets.into_iter().filter_map(Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(group, signal);
+    }
+}
+
+/// `(pid, pgid)` of every descendant of `root`, from `/proc`.
+fn descendants(root: i32) -> Vec<(i32, i32)> {
+    let all: Vec<(i32, i32, i32)> = std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+                .filter_map(|pid| stat_ids(pid).map(|(ppid, pgid)| (pid, ppid, pgid)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    let mut queue = vec![root];
+    while let Some(parent) = queue.pop() {
+        for (pid, _, pgid) in all.iter().filter(|(_, ppid, _)| *ppid == parent) {
+            found.push((*pid, *pgid));
+            queue.push(*pid);
         }
+    }
+    found
+}
+
+/// Parent pid and process group in `/proc/<pid>/stat` (after the `(comm)` and the state).
+fn stat_ids(pid: i32) -> Option<(i32, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace().skip(1);
+    Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
+}
+
+/// Sends `signal` to every process re-parented to rtbuild. During an interrupted build these
+/// are what a stopped parent left behind (and the BitBake server, which had its chance).
+pub fn signal_adopted(signal: Signal) {
+    if INSTALLED.get() != Some(&true) {
+        return;
+    }
+    for pid in adopted(&[]).into_iter().filter_map(Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, signal);
     }
 }
 
@@ -101,6 +164,13 @@ impl Forward {
             let _ = rustix::process::kill_process_group(pid, Signal::KILL);
         }
     }
+
+    /// Sends `signal` to the child's group and its descendants' groups.
+    pub fn signal_tree(&self, signal: Signal) {
+        if self.pgid > 0 {
+            signal_tree(self.pgid, signal);
+        }
+    }
 }
 
 impl Drop for Forward {
@@ -125,11 +195,9 @@ fn adopted(exclude: &[u32]) -> Vec<i32> {
         .collect()
 }
 
-/// The parent pid in `/proc/<pid>/stat` (the field after the `(comm)` and the state).
+/// The parent pid in `/proc/<pid>/stat`.
 fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(1)?.parse().ok()
+    stat_ids(pid).map(|(ppid, _)| ppid)
 }
 
 fn reap(pids: &[i32]) {
@@ -194,6 +262,17 @@ mod tests {
         assert_eq!(escalate(SIGTERM, 1), Signal::TERM);
         assert_eq!(escalate(SIGINT, 2), Signal::TERM);
         assert_eq!(escalate(SIGINT, 3), Signal::KILL);
+    }
+
+    #[test]
+    fn descendants_are_found_with_their_groups() {
+        let child = crate::runner::Cmd::new("sleep").arg("5").to_duct().start().unwrap();
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        let pid = child.pids()[0] as i32;
+        let found = descendants(me);
+        let _ = child.kill();
+        let own = rustix::process::getpgrp().as_raw_nonzero().get();
+        assert!(found.contains(&(pid, own)), "{found:?}");
     }
 
     #[test]

@@ -54,6 +54,10 @@ impl Finished {
 /// How long orphans may take to exit on their own after the main child ended.
 const ORPHAN_GRACE: Duration = Duration::from_secs(10);
 const ORPHAN_GRACE_INTERRUPTED: Duration = Duration::from_secs(3);
+/// After an interrupt, how long the children get to stop cleanly before what they left behind
+/// is terminated, and before the whole tree is killed.
+const STOP_GRACE: Duration = Duration::from_secs(15);
+const KILL_AFTER: Duration = Duration::from_secs(45);
 
 /// Runs `cmd` with stdin closed, calling `on_line` for each line of output (without the line
 /// end, invalid UTF-8 replaced) and appending each line to `log` when given. The child gets its
@@ -104,7 +108,11 @@ pub fn run_streaming(
     };
 
     // Read until the child exits; lines keep coming from the reader thread meanwhile.
+    let mut escalated = 0;
     let status = loop {
+        if let Some(waited) = signals::interrupted_for() {
+            escalated = escalate(&forward, waited, escalated);
+        }
         match lines.recv_timeout(Duration::from_millis(100)) {
             Ok(bytes) => handle_line(&bytes),
             Err(RecvTimeoutError::Disconnected) => break wait(&handle, cmd)?,
@@ -137,6 +145,27 @@ pub fn run_interactive(cmd: &Cmd) -> Result<Finished, RunError> {
     let output = cmd.to_duct().unchecked().run().map_err(|source| cmd.spawn_error(source))?;
     signals::sweep_orphans(ORPHAN_GRACE_INTERRUPTED, &[]);
     Ok(Finished::from_status(&output.status))
+}
+
+/// Stops children that ignore an interrupt: orphans they left (holding pipes open) get SIGTERM
+/// after [`STOP_GRACE`], then SIGKILL; the whole tree gets SIGKILL after [`KILL_AFTER`].
+fn escalate(forward: &Forward, waited: Duration, done: u8) -> u8 {
+    use rustix::process::Signal;
+    match done {
+        0 if waited >= STOP_GRACE => {
+            signals::signal_adopted(Signal::TERM);
+            1
+        }
+        1 if waited >= STOP_GRACE + Duration::from_secs(5) => {
+            signals::signal_adopted(Signal::KILL);
+            2
+        }
+        2 if waited >= KILL_AFTER => {
+            forward.signal_tree(Signal::KILL);
+            3
+        }
+        _ => done,
+    }
 }
 
 fn wait(handle: &duct::ReaderHandle, cmd: &Cmd) -> Result<std::process::ExitStatus, RunError> {

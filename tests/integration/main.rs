@@ -7,4 +7,6 @@ mod fixtures;
 mod generate_cli;
 mod generate_kas;
 mod harness;
+mod image_errors;
+mod image_fake_bitbake;
 mod machines;
