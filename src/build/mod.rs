@@ -10,6 +10,7 @@
 //!    [`report::BuildResult`] naming the failed tasks or the image and qcomflash folder.
 
 pub mod caches;
+pub mod ci;
 pub mod command;
 mod display;
 pub mod events;
@@ -17,6 +18,7 @@ pub mod kas;
 mod layout;
 pub mod report;
 pub mod run;
+pub mod setup;
 pub mod tracker;
 
 pub use layout::Layout;

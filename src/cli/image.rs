@@ -69,6 +69,27 @@ pub struct CacheArgs {
 }
 
 impl CacheArgs {
+    /// The flags again, as arguments for another rtbuild run (e.g. in a CI job).
+    pub fn flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        for url in &self.sstate_mirrors {
+            flags.extend(["--sstate-mirror".to_string(), url.clone()]);
+        }
+        if let Some(h) = &self.hashserv {
+            flags.extend(["--hashserv".to_string(), h.clone()]);
+        }
+        if let Some(p) = &self.prserv {
+            flags.extend(["--prserv".to_string(), p.clone()]);
+        }
+        for url in &self.premirrors {
+            flags.extend(["--premirror".to_string(), url.clone()]);
+        }
+        if self.mirror_tarballs {
+            flags.push("--mirror-tarballs".to_string());
+        }
+        flags
+    }
+
     pub fn settings(&self) -> Result<CacheSettings, BuildError> {
         Ok(CacheSettings {
             sstate_mirrors: self
@@ -100,8 +121,17 @@ impl BuildArgs {
 
     /// The checked kas; in a dry run an unchecked `kas` is fine (nothing runs).
     pub fn kas(&self, dry_run: bool) -> anyhow::Result<PathBuf> {
-        let path = std::env::var_os("PATH");
-        match kas::find(self.kas.as_deref(), path.as_deref(), &System) {
+        let mut path = std::env::var_os("PATH").unwrap_or_default();
+        // The venv `rtbuild setup` makes is the last place looked.
+        if let Some(venv) = crate::build::setup::default_venv(
+            std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
+            std::env::var_os("HOME").map(PathBuf::from),
+        ) {
+            let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+            dirs.push(venv.join("bin"));
+            path = std::env::join_paths(dirs).unwrap_or(path);
+        }
+        match kas::find(self.kas.as_deref(), Some(&path), &System) {
             Ok(found) => Ok(found.program),
             Err(_) if dry_run => Ok(self.kas.clone().unwrap_or_else(|| PathBuf::from("kas"))),
             Err(err) => Err(err.into()),

@@ -1,10 +1,13 @@
 //! All clap code lives here: one file per subcommand, each turning its arguments into a
 //! request and calling one stage. No clap type leaves this module.
 
+mod ci;
 mod generate;
 mod image;
 mod machines;
+mod matrix;
 mod plan_args;
+mod setup;
 mod shell;
 
 use clap::{Args, Parser, Subcommand};
@@ -54,6 +57,12 @@ pub enum Command {
     Image(image::ImageArgs),
     /// Open `kas shell` on the configuration `rtbuild image` builds (or run one command in it).
     Shell(shell::ShellArgs),
+    /// Build several machines (and distros) in one work folder, sharing downloads and sstate.
+    Matrix(matrix::MatrixArgs),
+    /// Print a GitLab CI or GitHub Actions pipeline that runs the build matrix.
+    Ci(ci::CiArgs),
+    /// Create a Python venv with the pinned kas, for users who have none.
+    Setup(setup::SetupArgs),
 }
 
 impl Command {
@@ -63,6 +72,9 @@ impl Command {
             Command::Generate(args) => generate::run(args, ui),
             Command::Image(args) => image::run(args, ui),
             Command::Shell(args) => shell::run(args, ui),
+            Command::Matrix(args) => matrix::run(args, ui),
+            Command::Ci(args) => ci::run(args, ui),
+            Command::Setup(args) => setup::run(args, ui),
         }
     }
 }

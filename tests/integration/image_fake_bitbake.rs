@@ -18,8 +18,9 @@ echo "$*" >> "$control/argv"
 pwd > "$control/cwd"
 env | sort > "$control/env"
 echo $$ >> "$control/pids"
-mode=$(cat "$control/mode" 2>/dev/null || echo ok)
 machine=$(sed -n 's/^MACHINE ??= "\(.*\)"$/\1/p' conf/local.conf)
+env | sort > "$control/env.$machine"
+mode=$(cat "$control/mode.$machine" 2>/dev/null || cat "$control/mode" 2>/dev/null || echo ok)
 for image; do :; done
 arch=$(echo "$machine" | tr - _)
 kernel="/layers/meta-qcom/recipes-kernel/linux/linux-qcom-rt_6.18.bb"
@@ -72,15 +73,15 @@ echo "NOTE: Tasks Summary: Attempted 14 tasks of which 10 didn't need to be reru
 "#;
 
 /// A project folder with fixture repos whose `bitbake` is the FAKE above.
-struct Project {
+pub struct Project {
     _dir: tempfile::TempDir,
-    root: PathBuf,
-    control: PathBuf,
-    fixtures: Fixtures,
+    pub root: PathBuf,
+    pub control: PathBuf,
+    pub fixtures: Fixtures,
 }
 
 impl Project {
-    fn new(mode: &str) -> Project {
+    pub fn new(mode: &str) -> Project {
         let dir = tempfile::Builder::new().prefix("rtbuild-image").tempdir().unwrap();
         let root = dir.path().to_path_buf();
         let control = root.join("control");
@@ -110,7 +111,7 @@ impl Project {
         Test::new().cwd(self.root.join("proj")).path_prepend(venv().join("bin")).args(args)
     }
 
-    fn recorded(&self, name: &str) -> String {
+    pub fn recorded(&self, name: &str) -> String {
         std::fs::read_to_string(self.control.join(name)).unwrap_or_default()
     }
 }

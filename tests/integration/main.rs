@@ -10,3 +10,4 @@ mod harness;
 mod image_errors;
 mod image_fake_bitbake;
 mod machines;
+mod matrix_ci_setup;
