@@ -14,22 +14,31 @@ pub struct Display<'a> {
     bar: Option<ProgressBar>,
     start: Instant,
     machine: String,
+    /// Error and warning lines already shown: kas repeats BitBake's stderr when it fails.
+    shown: std::collections::BTreeSet<String>,
 }
 
 impl<'a> Display<'a> {
     pub fn new(ui: &'a Ui, machine: &str) -> Display<'a> {
         let bar = ui.fancy().then(|| ui.progress(0, "Building"));
-        Display { ui, bar, start: Instant::now(), machine: machine.to_string() }
+        Display {
+            ui,
+            bar,
+            start: Instant::now(),
+            machine: machine.to_string(),
+            shown: Default::default(),
+        }
     }
 
     /// Shows what `event` changed.
     pub fn show(&mut self, tracker: &Tracker, event: &Event) {
+        let important = important(event).filter(|text| self.shown.insert(text.clone()));
         if let Some(bar) = &self.bar {
             let (position, length) = tracker.position();
             bar.set_length(length);
             bar.set_position(position);
             bar.set_message(tracker.describe());
-            if let Some(text) = important(event) {
+            if let Some(text) = important {
                 bar.suspend(|| self.ui.status("BitBake", text));
             }
             return;
@@ -40,7 +49,7 @@ impl<'a> Display<'a> {
                 Some(format!("setscene {number}/{total} {task}"))
             }
             Event::Task { number, total, task } => Some(format!("task {number}/{total} {task}")),
-            _ => important(event),
+            _ => important,
         };
         if let Some(text) = text {
             self.ui.status(&self.elapsed(), format!("{} {text}", self.machine));

@@ -56,6 +56,7 @@ pub struct Tracker {
     /// `ERROR:` lines that are not about a task (e.g. `Nothing PROVIDES 'x'`).
     pub errors: Vec<String>,
     pub warnings: usize,
+    seen_warnings: std::collections::BTreeSet<String>,
     /// The last `ERROR: <recipe> do_x:` line, waiting for BitBake's `Task (…) failed`.
     pending: Option<Pending>,
     /// Inside knotty's `Summary: N task(s) failed:` block.
@@ -146,8 +147,17 @@ impl Tracker {
                     }
                 }
             }
-            Event::Error { message } => self.errors.push(message.clone()),
-            Event::Warning { .. } => self.warnings += 1,
+            Event::Error { message } => {
+                // kas repeats BitBake's stderr when the command fails.
+                if !self.errors.contains(message) {
+                    self.errors.push(message.clone());
+                }
+            }
+            Event::Warning { message } => {
+                if self.seen_warnings.insert(message.clone()) {
+                    self.warnings += 1;
+                }
+            }
         }
     }
 

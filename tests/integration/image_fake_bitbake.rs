@@ -216,6 +216,12 @@ fn image_with_fake_bitbake_failing_task_names_it_and_shows_its_log() {
         assert!(stderr.contains(want), "stderr lacks {want:?}:\n{stderr}");
     }
     assert_eq!(run.stdout(), "");
+    // kas repeats BitBake's stderr when bitbake fails; each error is shown once.
+    assert_eq!(
+        stderr.matches("ERROR: task linux-qcom-rt_6.18:do_compile failed").count(),
+        1,
+        "{stderr}"
+    );
     assert!(project.out("rb3gen2-core-kit").join("build/conf/local.conf").is_file());
 }
 
@@ -290,4 +296,43 @@ fn alive(pid: i32) -> bool {
         Ok(stat) => stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"),
         Err(_) => false,
     }
+}
+
+#[test]
+fn image_with_fake_bitbake_honours_dl_dir_from_environment_and_flag() {
+    let project = Project::new("ok");
+    let env_dl = project.root.join("env-downloads");
+    project.image("rb3gen2-core-kit", &[]).env("DL_DIR", &env_dl).run().success();
+    let env = project.recorded("env");
+    assert!(env.contains(&format!("DL_DIR={}\n", env_dl.display())), "{env}");
+    let flag_sstate = project.root.join("flag-sstate");
+    project
+        .image("rb3gen2-core-kit", &["--sstate-dir", flag_sstate.to_str().unwrap()])
+        .env("SSTATE_DIR", project.root.join("ignored"))
+        .run()
+        .success();
+    let env = project.recorded("env");
+    assert!(env.contains(&format!("SSTATE_DIR={}\n", flag_sstate.display())), "{env}");
+}
+
+#[test]
+fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
+    let project = Project::new("ok");
+    let marker = project.root.join("shell-ran");
+    // The user's own shell command, passed to `kas shell -c` as typed.
+    let command =
+        format!("command -v bitbake > '{}' && pwd >> '{}'", marker.display(), marker.display());
+    project.image("rb3gen2-core-kit", &[]).run().success();
+    let run = Test::new()
+        .cwd(project.root.join("proj"))
+        .path_prepend(venv().join("bin"))
+        .env("SHELL", "/bin/sh")
+        .args(["shell", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url"])
+        .args([project.fixtures.url("meta-qcom"), "-c".into(), command])
+        .run()
+        .success();
+    let seen = std::fs::read_to_string(&marker).unwrap();
+    let build = project.out("rb3gen2-core-kit").join("build");
+    assert!(seen.contains("/bitbake/bin/bitbake\n"), "{seen}");
+    assert!(seen.ends_with(&format!("{}\n", build.display())), "{seen}\n{}", run.stderr());
 }
