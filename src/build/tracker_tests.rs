@@ -81,3 +81,24 @@ fn an_error_without_a_task_is_kept_for_the_report() {
     assert!(tracker.failures.is_empty());
     assert_eq!(tracker.errors, ["Nothing PROVIDES 'nosuch-image'"]);
 }
+
+/// Recorded from real BitBake 2.19.0 (the `bb` library with rtbuild's test launcher) run by
+/// `rtbuild shell -c "bitbake -p; bitbake -n linux-qcom-rt"` over the fixture layers; the
+/// worker script is absent there, so the first task ends the build.
+const REAL: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/bitbake-2.19-real-parse-dry-run-worker-missing.txt"
+));
+
+#[test]
+fn real_bitbake_output_is_understood() {
+    let tracker = track(REAL);
+    assert_eq!(tracker.recipes, Some(4));
+    assert_eq!(tracker.task, Some((1, 2)));
+    assert_eq!(tracker.summary, Some((0, 0, 0)));
+    assert!(tracker.failures.is_empty(), "{:?}", tracker.failures);
+    assert_eq!(
+        tracker.errors,
+        ["Worker process (19466) exited unexpectedly (2), shutting down..."]
+    );
+}

@@ -1,6 +1,7 @@
 //! `rtbuild image` end to end: real kas 5.5 over fixture git repositories, where the `bitbake`
 //! kas finds (put on PATH by the fixture's `oe-init-build-env`) is a FAKE that records its argv,
-//! prints BitBake-shaped output and writes a meta-qcom-shaped deploy folder.
+//! prints BitBake-shaped output and writes a meta-qcom-shaped deploy folder; one test runs real
+//! BitBake (parse only) through the same path.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -335,4 +336,37 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
     let build = project.out("rb3gen2-core-kit").join("build");
     assert!(seen.contains("/bitbake/bin/bitbake\n"), "{seen}");
     assert!(seen.ends_with(&format!("{}\n", build.display())), "{seen}\n{}", run.stderr());
+}
+
+/// Processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
+#[test]
+fn image_with_real_bitbake_parse_only_streams_progress_and_leaves_no_server() {
+    let dir = tempfile::Builder::new().prefix("rtbuild-real").tempdir().unwrap();
+    let fixtures = Fixtures::create(&dir.path().join("repos"), Bitbake::Real);
+    std::fs::create_dir_all(dir.path().join("proj")).unwrap();
+    let run = Test::new()
+        .cwd(dir.path().join("proj"))
+        .path_prepend(venv().join("bin"))
+        .args(["image", "--plain", "--machine", "rb3gen2-core-kit", "--bitbake-args", "-p"])
+        .args(["--meta-qcom-url".to_string(), fixtures.url("meta-qcom")])
+        .run()
+        .success();
+    assert!(run.stderr().contains("rb3gen2-core-kit parsed 4 recipes"), "{}", run.stderr());
+    assert!(
+        run.stderr()
+            .contains("warning: no qcom-multimedia-image-rb3gen2-core-kit.rootfs*.qcomflash")
+    );
+    let left = processes_mentioning(&dir.path().to_string_lossy());
+    assert!(left.is_empty(), "left running: {left:?}");
 }
