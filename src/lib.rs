@@ -5,19 +5,24 @@
 //! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
 
 pub mod build;
+pub mod bundle;
 pub mod catalog;
 pub mod cli;
+pub mod cyclictest;
 pub mod exit;
 pub mod generate;
 pub mod kconfig;
+pub mod lock;
 pub mod plan;
 pub mod quote;
 pub mod render;
+pub mod report;
 pub mod run;
 pub mod runner;
 pub mod target;
 pub mod tree;
 pub mod ui;
+pub mod verify;
 pub mod write;
 
 pub use run::run;

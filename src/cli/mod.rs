@@ -1,14 +1,20 @@
 //! All clap code lives here: one file per subcommand, each turning its arguments into a
 //! request and calling one stage. No clap type leaves this module.
 
+mod build_dirs;
+mod bundle;
 mod ci;
 mod generate;
 mod image;
+mod kconfig_check;
+mod lock;
 mod machines;
 mod matrix;
 mod plan_args;
+mod report;
 mod setup;
 mod shell;
+mod verify;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -63,6 +69,16 @@ pub enum Command {
     Ci(ci::CiArgs),
     /// Create a Python venv with the pinned kas, for users who have none.
     Setup(setup::SetupArgs),
+    /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
+    Verify(verify::VerifyArgs),
+    /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
+    KconfigCheck(kconfig_check::KconfigCheckArgs),
+    /// Statistics, PASS/FAIL verdict and HTML/JUnit/JSON reports for cyclictest results.
+    Report(report::ReportArgs),
+    /// Pin every repo of a build to a full commit, check checkouts, compare or update locks.
+    Lock(lock::LockArgs),
+    /// Pack a build's qcomflash output into one flashable archive with a manifest, or check one.
+    Bundle(bundle::BundleArgs),
 }
 
 impl Command {
@@ -75,6 +91,11 @@ impl Command {
             Command::Matrix(args) => matrix::run(args, ui),
             Command::Ci(args) => ci::run(args, ui),
             Command::Setup(args) => setup::run(args, ui),
+            Command::Verify(args) => verify::run(args, ui),
+            Command::KconfigCheck(args) => kconfig_check::run(args, ui),
+            Command::Report(args) => report::run(args, ui),
+            Command::Lock(args) => lock::run(args, ui),
+            Command::Bundle(args) => bundle::run(args, ui),
         }
     }
 }

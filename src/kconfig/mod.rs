@@ -2,6 +2,13 @@
 //! `CONFIG_X=y`, `CONFIG_X=m`, `CONFIG_X="text"`, `CONFIG_X=42`, `CONFIG_X=0x1f` and
 //! `# CONFIG_X is not set`.
 
+pub mod compress;
+mod config;
+pub mod image;
+mod pe;
+
+pub use config::{ConfigError, KernelConfig, State};
+
 use std::fmt;
 
 use serde::Serialize;

@@ -275,11 +275,12 @@ fn rt_fragment(nohz_full: bool, configs: &[String]) -> Result<Vec<Setting>, Plan
     if nohz_full {
         settings.push(Setting::new("CONFIG_NO_HZ_FULL", Value::Yes));
     }
-    settings.extend([
-        Setting::new("CONFIG_CPUSETS", Value::Yes),
-        Setting::new("CONFIG_RCU_EXPERT", Value::Yes),
-        Setting::new("CONFIG_RCU_NOCB_CPU", Value::Yes),
-    ]);
+    settings.push(Setting::new("CONFIG_CPUSETS", Value::Yes));
+    if !nohz_full {
+        // RCU_NOCB_CPU depends on NO_HZ_FULL or RCU_EXPERT.
+        settings.push(Setting::new("CONFIG_RCU_EXPERT", Value::Yes));
+    }
+    settings.push(Setting::new("CONFIG_RCU_NOCB_CPU", Value::Yes));
     let mut given: Vec<Setting> = Vec::new();
     for text in configs {
         let setting = Setting::parse_request(text)

@@ -3,11 +3,17 @@
 // Test code may unwrap and start processes directly (the harness is the test's runner).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod bundle;
 mod fixtures;
 mod generate_cli;
 mod generate_kas;
 mod harness;
 mod image_errors;
 mod image_fake_bitbake;
+mod kconfig_check;
+mod lock;
 mod machines;
 mod matrix_ci_setup;
+mod report;
+mod verify;
+mod verify_remote;

@@ -1,0 +1,59 @@
+//! [`BundleError`]: why a bundle could not be made or read.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    #[error(
+        "no qcomflash output at {}; build the image first (`rtbuild image`), or pass --build-dir \
+         (the kas build folder holding tmp/deploy/images/) and --image",
+        path.display()
+    )]
+    NoQcomflash { path: PathBuf },
+    #[error("{} is empty; the qcomflash build did not finish", path.display())]
+    EmptyQcomflash { path: PathBuf },
+    #[error(
+        "no verify result for this build; pass --verify-report FILE (written by `rtbuild verify \
+         --json`), or --allow-unverified to bundle anyway and say so in the manifest"
+    )]
+    Unverified,
+    #[error(
+        "verification failed ({failed}); fix the build, or pass --allow-unverified to bundle it \
+         anyway and say so in the manifest"
+    )]
+    VerifyFailed { failed: String },
+    #[error("cannot read verify report {}: {message}", path.display())]
+    VerifyReport { path: PathBuf, message: String },
+    #[error("{} changed while it was being bundled; bundle again when the build is done", path.display())]
+    Changed { path: PathBuf },
+    #[error("`{value}` is not a valid SOURCE_DATE_EPOCH; use whole seconds since 1970")]
+    SourceDateEpoch { value: String },
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not a bundle rtbuild can read: {message}", path.display())]
+    NotABundle { path: PathBuf, message: String },
+}
+
+impl BundleError {
+    /// The user's input is at fault (exit 2); otherwise the build or the system (exit 1).
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            BundleError::NoQcomflash { .. }
+                | BundleError::Unverified
+                | BundleError::VerifyReport { .. }
+                | BundleError::SourceDateEpoch { .. }
+                | BundleError::NotABundle { .. }
+        )
+    }
+}

@@ -1,0 +1,227 @@
+//! Bundles: one flashable archive per build that says exactly what is inside.
+//!
+//! Where this sits: after a build (and `verify`), [`create`] takes the build's qcomflash folder
+//! (following `<image>-<machine>.rootfs.qcomflash` to the timestamped folder), hashes every file,
+//! records the repos, lock, kernel and verify verdict in `manifest.json`, and writes a
+//! deterministic `.tar.zst` plus the manifest beside it. [`check`] re-reads an archive and names
+//! every missing, extra or changed file. `rtbuild image --bundle` calls [`create`] after verify.
+
+mod archive;
+mod check;
+mod deploy;
+mod error;
+mod manifest;
+mod sources;
+
+pub use archive::ZSTD_LEVEL;
+pub use check::{BundleCheck, CheckProblem, check};
+pub use deploy::{Qcomflash, deploy_dir, find as find_qcomflash};
+pub use error::BundleError;
+pub use manifest::{
+    BuildTime, FileEntry, KernelInfo, LockRecord, MANIFEST_FORMAT, Manifest, RepoRecord,
+    VerifyRecord,
+};
+pub use sources::VerifySummary;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use archive::Source;
+use serde::Serialize;
+
+/// Names rtbuild adds to the bundle's top folder.
+pub const MANIFEST_FILE: &str = "manifest.json";
+pub const SUMS_FILE: &str = "SHA256SUMS";
+pub const README_FILE: &str = "README.md";
+
+/// Everything [`create`] needs.
+#[derive(Debug, Clone)]
+pub struct BundleRequest {
+    pub machine: String,
+    pub image: String,
+    /// The kas build folder holding `tmp/deploy/images/`.
+    pub build_dir: PathBuf,
+    /// Where the archive and its manifest go (created when missing).
+    pub out_dir: PathBuf,
+    /// kas work folder with the repo checkouts.
+    pub work_dir: PathBuf,
+    /// The generated kas file (for the lock beside it and the local repo).
+    pub kas_file: Option<PathBuf>,
+    /// The verify verdict; `None` when verify did not run.
+    pub verify: Option<VerifySummary>,
+    pub allow_unverified: bool,
+    /// The kernel command line and where it came from, when the caller knows it.
+    pub cmdline: Option<(String, String)>,
+    /// `SOURCE_DATE_EPOCH`: the archive mtime, and the build time when the qcomflash folder
+    /// name has none.
+    pub source_date_epoch: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleOutcome {
+    pub archive: PathBuf,
+    pub manifest_file: PathBuf,
+    pub archive_bytes: u64,
+    pub manifest: Manifest,
+}
+
+/// Makes the bundle for `request`. Refuses a failed or missing verification unless
+/// `allow_unverified`; writes nothing when it refuses.
+pub fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleError> {
+    let verify = verify_record(request)?;
+    let qcomflash = deploy::find(&request.build_dir, &request.machine, &request.image)?;
+    let mut payload = BTreeMap::new();
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(&qcomflash.folder).follow_links(true).sort_by_file_name() {
+        let entry = entry
+            .map_err(|e| BundleError::Read { path: qcomflash.folder.clone(), source: e.into() })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let relative = entry
+            .path()
+            .strip_prefix(&qcomflash.folder)
+            .unwrap_or(entry.path())
+            .to_string_lossy()
+            .replace('\\', "/");
+        if [MANIFEST_FILE, SUMS_FILE, README_FILE].contains(&relative.as_str()) {
+            continue;
+        }
+        let (size, sha256) = archive::hash_file(entry.path())?;
+        files.push(FileEntry { path: relative.clone(), size, sha256: sha256.clone() });
+        payload.insert(relative, Source::File { path: entry.path().to_path_buf(), sha256 });
+    }
+    if files.is_empty() {
+        return Err(BundleError::EmptyQcomflash { path: qcomflash.folder });
+    }
+
+    let kernel_build = deploy::kernel_config(&request.build_dir);
+    let from_verify = request.verify.as_ref();
+    let config_sha256 = match from_verify.and_then(|v| v.config_sha256.clone()) {
+        Some(sha) => Some(sha),
+        None => match &kernel_build {
+            Some((_, config)) => Some(archive::hash_file(config)?.1),
+            None => None,
+        },
+    };
+    let (cmdline, cmdline_source) =
+        match (from_verify.and_then(|v| v.cmdline.clone()), &request.cmdline) {
+            (Some(line), _) => (Some(line), Some("verify report".to_string())),
+            (None, Some((line, source))) => (Some(line.clone()), Some(source.clone())),
+            (None, None) => (None, None),
+        };
+    let kernel = KernelInfo {
+        version: from_verify
+            .and_then(|v| v.kernel_version.clone())
+            .or(kernel_build.map(|(version, _)| version)),
+        cmdline,
+        cmdline_source,
+        config_sha256,
+    };
+    let build_time = match (&qcomflash.datetime, request.source_date_epoch) {
+        (Some(dt), _) => Some(BuildTime {
+            value: deploy::iso_datetime(dt),
+            source: "qcomflash folder name".into(),
+        }),
+        (None, Some(epoch)) => Some(BuildTime {
+            value: deploy::iso_from_epoch(epoch),
+            source: "SOURCE_DATE_EPOCH".into(),
+        }),
+        (None, None) => None,
+    };
+
+    let top = format!("{}-{}", request.image, request.machine);
+    let mut manifest = Manifest {
+        format: MANIFEST_FORMAT,
+        rtbuild_version: env!("CARGO_PKG_VERSION").to_string(),
+        machine: request.machine.clone(),
+        image: request.image.clone(),
+        qcomflash: qcomflash.name.clone(),
+        build_time,
+        kernel,
+        verify,
+        repos: sources::repos(&request.work_dir, request.kas_file.as_deref()),
+        lock: sources::lock(request.kas_file.as_deref()),
+        flash_command: manifest::flash_command(),
+        files,
+    };
+    let readme = manifest::readme(&manifest, &top).into_bytes();
+    manifest.files.push(FileEntry {
+        path: README_FILE.into(),
+        size: readme.len() as u64,
+        sha256: archive::sha256_hex(&readme),
+    });
+    manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
+    payload.insert(README_FILE.into(), Source::Bytes(readme));
+    let manifest_json = manifest.to_json().into_bytes();
+    let mut summed = manifest.files.clone();
+    summed.push(FileEntry {
+        path: MANIFEST_FILE.into(),
+        size: manifest_json.len() as u64,
+        sha256: archive::sha256_hex(&manifest_json),
+    });
+    summed.sort_by(|a, b| a.path.cmp(&b.path));
+    payload.insert(SUMS_FILE.into(), Source::Bytes(manifest::sha256sums(&summed).into_bytes()));
+    payload.insert(MANIFEST_FILE.into(), Source::Bytes(manifest_json.clone()));
+
+    let stem = match &qcomflash.datetime {
+        Some(dt) => format!("{top}-{dt}.qcomflash"),
+        None => format!("{top}.qcomflash"),
+    };
+    let out = &request.out_dir;
+    std::fs::create_dir_all(out)
+        .map_err(|source| BundleError::Write { path: out.clone(), source })?;
+    let archive_path = out.join(format!("{stem}.tar.zst"));
+    let manifest_path = manifest_beside(&archive_path);
+    let mtime = request.source_date_epoch.unwrap_or(0).max(0) as u64;
+    archive::write(&archive_path, &top, &payload, mtime)?;
+    write_atomic(&manifest_path, &manifest_json)?;
+    let archive_bytes = std::fs::metadata(&archive_path).map(|m| m.len()).unwrap_or(0);
+    Ok(BundleOutcome {
+        archive: archive_path,
+        manifest_file: manifest_path,
+        archive_bytes,
+        manifest,
+    })
+}
+
+/// `x.qcomflash.tar.zst` → `x.qcomflash.manifest.json`, the copy of the manifest beside it.
+pub fn manifest_beside(archive: &Path) -> PathBuf {
+    let name = archive.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = name.strip_suffix(".tar.zst").unwrap_or(&name);
+    archive.with_file_name(format!("{stem}.manifest.json"))
+}
+
+/// The verify verdict to record, or the refusal: a failed or missing verification without
+/// `allow_unverified`. [`create`] calls it first; callers may call it early to fail fast.
+pub fn verify_record(request: &BundleRequest) -> Result<VerifyRecord, BundleError> {
+    match (&request.verify, request.allow_unverified) {
+        (Some(v), allowed) if v.passed || allowed => Ok(VerifyRecord {
+            status: if v.passed { "passed" } else { "failed" }.into(),
+            allowed_unverified: allowed && !v.passed,
+            checks: v.checks.clone(),
+        }),
+        (Some(v), _) => {
+            let failed = v.failed_checks();
+            let failed =
+                if failed.is_empty() { "see the verify report".into() } else { failed.join(", ") };
+            Err(BundleError::VerifyFailed { failed })
+        }
+        (None, true) => Ok(VerifyRecord {
+            status: "unverified".into(),
+            allowed_unverified: true,
+            checks: serde_json::Value::Array(Vec::new()),
+        }),
+        (None, false) => Err(BundleError::Unverified),
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
+    use std::io::Write;
+    let write_err = |source| BundleError::Write { path: path.to_path_buf(), source };
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    tmp.write_all(bytes).map_err(write_err)?;
+    tmp.persist(path).map_err(|e| write_err(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! Where a generated build lives, shared by `lock` and `bundle`: the generated folder
+//! (`rtbuild/<machine>/` holding `<machine>-rt.yml`), kas's work folder (the checkouts) and the
+//! build folder (`tmp/deploy/images/`).
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::catalog::Catalog;
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct BuildDirs {
+    /// Board the build is for (see `rtbuild machines`); aliases work.
+    #[arg(long, short = 'm')]
+    pub machine: Option<String>,
+    /// Folder `rtbuild generate` wrote [default: rtbuild/<machine>].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// kas work folder holding the repo checkouts [default: $KAS_WORK_DIR, else the current folder].
+    #[arg(long, value_name = "DIR", env = "KAS_WORK_DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
+    #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR")]
+    pub machines_dir: Option<PathBuf>,
+}
+
+impl BuildDirs {
+    /// The machine's catalog name (aliases resolved), when `--machine` was given.
+    pub fn machine_name(&self) -> anyhow::Result<Option<String>> {
+        let Some(name) = &self.machine else { return Ok(None) };
+        let catalog = Catalog::with_user_dir(self.machines_dir.as_deref())?;
+        Ok(Some(catalog.lookup(name)?.machine.name.clone()))
+    }
+
+    /// The generated kas file, `<dir>/<machine>-rt.yml`; `None` without `--machine`.
+    pub fn kas_file(&self) -> anyhow::Result<Option<PathBuf>> {
+        let Some(machine) = self.machine_name()? else { return Ok(None) };
+        let dir = self.dir.clone().unwrap_or_else(|| Path::new("rtbuild").join(&machine));
+        Ok(Some(absolute(&dir.join(format!("{machine}-rt.yml")))))
+    }
+
+    pub fn work_dir(&self) -> PathBuf {
+        absolute(self.work_dir.as_deref().unwrap_or(Path::new(".")))
+    }
+}
+
+/// `path` made absolute against the current folder (kas runs with another working folder).
+pub fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}

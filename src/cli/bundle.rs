@@ -1,0 +1,137 @@
+//! `rtbuild bundle`: one flashable archive of a build's qcomflash output with a manifest, or
+//! `--check` an archive against its manifest.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::build_dirs::{BuildDirs, absolute};
+use crate::bundle::{self, BundleError, BundleRequest, VerifySummary};
+use crate::exit::{Exit, InputError};
+use crate::plan::Expectations;
+use crate::ui::Ui;
+
+#[derive(Debug, Args)]
+pub struct BundleArgs {
+    #[command(flatten)]
+    pub dirs: BuildDirs,
+    /// Image whose qcomflash output to bundle [default: the image in rtbuild-plan.json].
+    #[arg(long)]
+    pub image: Option<String>,
+    /// kas build folder holding tmp/deploy/images/ [default: $KAS_BUILD_DIR, else <work-dir>/build].
+    #[arg(long, value_name = "DIR", env = "KAS_BUILD_DIR")]
+    pub build_dir: Option<PathBuf>,
+    /// Folder for the archive and its manifest [default: <dir>/bundle].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The verify result: the JSON `rtbuild verify --json` printed for this build.
+    #[arg(long, value_name = "FILE")]
+    pub verify_report: Option<PathBuf>,
+    /// Bundle even without a passing verify result; the manifest and README say so.
+    #[arg(long)]
+    pub allow_unverified: bool,
+    /// Archive mtime and fallback build time, seconds since 1970.
+    #[arg(long, value_name = "SECONDS", env = "SOURCE_DATE_EPOCH")]
+    pub source_date_epoch: Option<String>,
+    /// Re-read BUNDLE (.tar.zst) and fail on any missing, extra or changed file.
+    #[arg(long, value_name = "BUNDLE", conflicts_with_all = ["image", "verify_report", "allow_unverified"])]
+    pub check: Option<PathBuf>,
+}
+
+pub fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    if let Some(archive) = &args.check {
+        return check(archive, ui);
+    }
+    let machine = args
+        .dirs
+        .machine_name()?
+        .ok_or_else(|| InputError::msg("--machine is required to make a bundle"))?;
+    let kas_file = args.dirs.kas_file()?;
+    let gen_dir = kas_file.as_ref().and_then(|k| k.parent().map(PathBuf::from));
+    let plan = gen_dir.as_ref().and_then(|d| read_plan(&d.join(crate::render::PLAN_FILE)));
+    let image = match (&args.image, &plan) {
+        (Some(image), _) => image.clone(),
+        (None, Some(plan)) => plan.image.clone(),
+        (None, None) => {
+            return Err(InputError::msg(
+                "no --image and no rtbuild-plan.json to read it from; pass --image NAME",
+            )
+            .into());
+        }
+    };
+    let epoch = match &args.source_date_epoch {
+        None => None,
+        Some(text) => Some(
+            text.trim()
+                .parse::<i64>()
+                .map_err(|_| input(BundleError::SourceDateEpoch { value: text.clone() }))?,
+        ),
+    };
+    let verify = match &args.verify_report {
+        Some(path) => Some(VerifySummary::read(path).map_err(input)?),
+        None => None,
+    };
+    let work_dir = args.dirs.work_dir();
+    let request = BundleRequest {
+        machine,
+        image,
+        build_dir: args.build_dir.as_deref().map_or_else(|| work_dir.join("build"), absolute),
+        out_dir: args.out.clone().unwrap_or_else(|| {
+            gen_dir.clone().unwrap_or_else(|| PathBuf::from(".")).join("bundle")
+        }),
+        work_dir,
+        kas_file,
+        verify,
+        allow_unverified: args.allow_unverified,
+        cmdline: plan.map(|p| (p.cmdline.join(" "), "rtbuild-plan.json (requested)".to_string())),
+        source_date_epoch: epoch,
+    };
+    bundle::verify_record(&request).map_err(input)?;
+    bundle::find_qcomflash(&request.build_dir, &request.machine, &request.image).map_err(input)?;
+    ui.status("Bundling", format!("{}-{}", request.image, request.machine));
+    let outcome = bundle::create(&request).map_err(input)?;
+    if outcome.manifest.verify.allowed_unverified {
+        ui.warn(format!(
+            "bundled with --allow-unverified (verify: {}); the manifest says so",
+            outcome.manifest.verify.status
+        ));
+    }
+    if ui.json() {
+        ui.out_json(&outcome)?;
+    } else {
+        ui.out(outcome.archive.display());
+        ui.out(outcome.manifest_file.display());
+    }
+    ui.status(
+        "Bundled",
+        format!("{} files, {} bytes", outcome.manifest.files.len(), outcome.archive_bytes),
+    );
+    Ok(Exit::Ok)
+}
+
+fn check(archive: &std::path::Path, ui: &Ui) -> anyhow::Result<Exit> {
+    let report = bundle::check(archive).map_err(input)?;
+    if ui.json() {
+        ui.out_json(&report)?;
+    } else {
+        for p in &report.problems {
+            let path = if p.path.is_empty() { String::new() } else { format!("{} ", p.path) };
+            ui.out(format!("{:<10} {path}{}", p.kind, p.detail));
+        }
+    }
+    if report.passed {
+        ui.status("Checked", format!("{} files match the manifest", report.files));
+    } else {
+        ui.warn(format!("{} problems in {}", report.problems.len(), archive.display()));
+    }
+    Ok(Exit::from_pass(report.passed))
+}
+
+fn read_plan(path: &std::path::Path) -> Option<Expectations> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+/// Input problems exit 2; a failed verification or I/O trouble exits 1.
+fn input(err: BundleError) -> anyhow::Error {
+    if err.is_input() { InputError(err.into()).into() } else { err.into() }
+}

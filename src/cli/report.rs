@@ -1,0 +1,91 @@
+//! `rtbuild report INPUT…`: statistics, verdict and reports for cyclictest results.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::catalog::Catalog;
+use crate::exit::{Exit, InputError};
+use crate::report::{self, Options, Verdict};
+use crate::ui::Ui;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// cyclictest outputs (any format, detected by content) or `rtbuild test` result folders.
+    #[arg(value_name = "INPUT", required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Latency limit in µs [default: run.json `threshold_us`, else 100 (SIL 2)].
+    #[arg(long, value_name = "US")]
+    pub threshold_us: Option<f64>,
+    /// An earlier run (report JSON, result folder or cyclictest file): flag max and tail
+    /// percentile regressions (more than 10 % and 1 µs worse).
+    #[arg(long, value_name = "PREV")]
+    pub baseline: Option<PathBuf>,
+    /// Machine whose published reference numbers to compare against (see `rtbuild machines`).
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
+    #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR")]
+    pub machines_dir: Option<PathBuf>,
+    /// Write a self-contained HTML report (charts inline, opens offline) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write JUnit XML (one test case per scenario) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+pub fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let machine = match &args.machine {
+        Some(name) => {
+            let catalog = Catalog::with_user_dir(args.machines_dir.as_deref())?;
+            Some(catalog.lookup(name)?.machine.clone())
+        }
+        None => None,
+    };
+    let options = Options {
+        inputs: args.inputs.clone(),
+        threshold_us: args.threshold_us,
+        baseline: args.baseline.clone(),
+        machine,
+    };
+    let report = report::build(&options).map_err(|err| InputError(err.into()))?;
+    for warning in report.inputs.iter().flat_map(|i| &i.scenarios).flat_map(|s| &s.warnings) {
+        ui.warn(warning);
+    }
+    if let Some(path) = &args.html {
+        write_atomic(path, report::html::render(&report).as_bytes())?;
+        ui.status("Wrote", path.display());
+    }
+    if let Some(path) = &args.junit {
+        write_atomic(path, report::junit::render(&report).as_bytes())?;
+        ui.status("Wrote", path.display());
+    }
+    if ui.json() {
+        ui.out_json(&report)?;
+    } else {
+        ui.out(report::text::render(&report));
+    }
+    Ok(Exit::from_pass(report.verdict == Verdict::Pass))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder, then renames it.
+fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create folder {}", dir.display()))?;
+    let mut file = tempfile::NamedTempFile::new_in(dir).with_context(|| {
+        format!("cannot write {}: folder {} is not writable", path.display(), dir.display())
+    })?;
+    file.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    let file = file.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
+    // Reports are for sharing: the temporary file's 0600 becomes the usual 0644.
+    use std::os::unix::fs::PermissionsExt;
+    let _ = file.set_permissions(std::fs::Permissions::from_mode(0o644));
+    Ok(())
+}

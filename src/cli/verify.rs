@@ -1,0 +1,117 @@
+//! `rtbuild verify [SOURCE…]`: is this really the PREEMPT_RT kernel that was asked for?
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::PlanArgs;
+use crate::exit::{Exit, InputError};
+use crate::plan::Expectations;
+use crate::target::SshTarget;
+use crate::ui::Ui;
+use crate::verify::{self, Report, Source, VerifyError};
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// What to verify, recognised by content: a build folder, a kernel config (plain or gzip,
+    /// e.g. /proc/config.gz), a kernel image (Image, Image.gz, vmlinux, bzImage, UKI), a
+    /// qcomflash folder or tarball, or a Debian kernel package (.deb).
+    #[arg(value_name = "SOURCE")]
+    pub sources: Vec<PathBuf>,
+    /// A BitBake build folder (TOPDIR or TMPDIR).
+    #[arg(long, value_name = "DIR")]
+    pub build_dir: Vec<PathBuf>,
+    /// A kernel config file, plain, gzip, xz or zstd.
+    #[arg(long, value_name = "FILE")]
+    pub kernel_config: Vec<PathBuf>,
+    /// A kernel image: Image, Image.gz, vmlinux, bzImage/vmlinuz or a UKI.
+    #[arg(long, value_name = "FILE")]
+    pub kernel_image: Vec<PathBuf>,
+    /// A qcomflash folder or .qcomflash.tar.gz tarball.
+    #[arg(long, value_name = "PATH")]
+    pub qcomflash: Vec<PathBuf>,
+    /// A Debian kernel package (.deb).
+    #[arg(long, value_name = "FILE")]
+    pub deb: Vec<PathBuf>,
+    /// A running target, reached with the system ssh: ssh://user@host[:port].
+    #[arg(long, value_name = "URL")]
+    pub target: Vec<String>,
+    /// ssh client config passed to ssh as `-F FILE` (keys, jump hosts, known hosts).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
+    /// The plan to verify against: the rtbuild-plan.json that `generate` writes beside the kas
+    /// file (instead of --machine and the other plan flags).
+    #[arg(long = "plan", value_name = "FILE", conflicts_with = "machine")]
+    pub plan_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub plan: PlanArgs,
+}
+
+#[derive(Debug, Serialize)]
+struct Output<'a> {
+    passed: bool,
+    reports: &'a [Report],
+}
+
+pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let expected = expectations(&args)?;
+    let sources = sources(&args)?;
+    let mut reports = Vec::new();
+    for source in &sources {
+        ui.detail(format!("verifying {}", source.name()));
+        reports.push(verify::verify(source, expected.as_ref())?);
+    }
+    let passed = reports.iter().all(|r| r.passed);
+    if ui.json() {
+        ui.out_json(&Output { passed, reports: &reports })?;
+    } else {
+        let tables: Vec<String> = reports.iter().map(Report::to_table).collect();
+        ui.out(tables.join("\n\n"));
+        for report in &reports {
+            for note in &report.notes {
+                ui.note(note);
+            }
+        }
+    }
+    if expected.is_none() {
+        ui.note("no plan given (--machine or --plan): only PREEMPT_RT, the command line and rt-tests were checked");
+    }
+    Ok(Exit::from_pass(passed))
+}
+
+/// The plan from `--plan FILE`, or from `--machine` and the other plan flags, or none.
+fn expectations(args: &VerifyArgs) -> anyhow::Result<Option<Expectations>> {
+    if let Some(path) = &args.plan_file {
+        let bad = |message: String| VerifyError::PlanFile { path: path.clone(), message };
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let expected: Expectations = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        return Ok(Some(expected));
+    }
+    if args.plan.machine.is_some() || args.plan.project.is_some() {
+        let plan = args.plan.plan()?;
+        return Ok(Some(plan.expectations()));
+    }
+    Ok(None)
+}
+
+fn sources(args: &VerifyArgs) -> anyhow::Result<Vec<Source>> {
+    let mut sources: Vec<Source> = args.sources.iter().cloned().map(Source::Auto).collect();
+    sources.extend(args.build_dir.iter().cloned().map(Source::BuildDir));
+    sources.extend(args.kernel_config.iter().cloned().map(Source::Config));
+    sources.extend(args.kernel_image.iter().cloned().map(Source::Image));
+    sources.extend(args.qcomflash.iter().cloned().map(Source::Qcomflash));
+    sources.extend(args.deb.iter().cloned().map(Source::Deb));
+    for url in &args.target {
+        let target = SshTarget::parse(url)?.with_ssh_config(args.ssh_config.clone());
+        sources.push(Source::Target(target));
+    }
+    if sources.is_empty() {
+        return Err(InputError::msg(
+            "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash \
+             folder or tarball, .deb, or --target ssh://user@host",
+        )
+        .into());
+    }
+    Ok(sources)
+}

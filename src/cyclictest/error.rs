@@ -1,0 +1,37 @@
+//! Parse errors: what went wrong and on which line. The caller ([`super::parse_file`]) adds the
+//! path, so messages read `FILE:LINE: problem; fix`.
+
+use std::path::PathBuf;
+
+/// A cyclictest output that cannot be used, with the 1-based line where that became clear.
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}: {kind}")]
+pub struct ParseError {
+    pub line: u64,
+    pub kind: ParseErrorKind,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ParseErrorKind {
+    #[error("read failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(
+        "no cyclictest output found (no `T:` lines, histogram, `-v` samples or JSON); pass a file cyclictest wrote"
+    )]
+    Empty,
+    #[error("invalid cyclictest JSON: {0}")]
+    Json(String),
+    #[error("JSON has no `thread` object; is this a cyclictest `--json` file?")]
+    JsonNoThreads,
+    #[error("thread index {0} is out of range (at most {max}); the file is corrupt", max = super::MAX_THREADS - 1)]
+    ThreadIndex(u64),
+}
+
+/// A parse error together with the file it came from.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("cannot read {}: {cause}", path.display())]
+    Open { path: PathBuf, cause: std::io::Error },
+    #[error("{}:{}: {}", path.display(), error.line, error.kind)]
+    Parse { path: PathBuf, error: ParseError },
+}

@@ -1,0 +1,213 @@
+//! The shared data model every cyclictest parser fills in and the report reads: one [`Run`] per
+//! file, one [`Thread`] per measurement thread, each with what cyclictest itself reported and,
+//! when the output carries one, the latency distribution as a [`Histogram`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// The unit of every latency value in a run (`-N` switches cyclictest to nanoseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    Us,
+    Ns,
+}
+
+impl Unit {
+    /// Converts a value in this unit to microseconds.
+    pub fn to_us(self, value: f64) -> f64 {
+        match self {
+            Unit::Us => value,
+            Unit::Ns => value / 1000.0,
+        }
+    }
+}
+
+/// The kind of cyclictest output a file held, detected from its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// `--json=FILE`.
+    Json,
+    /// `-h`/`-H` histogram, every row printed and a `# Total:` line (rt-tests before 2.7).
+    HistogramFull,
+    /// `-h`/`-H` histogram with only non-empty rows (rt-tests 2.7 and later).
+    HistogramSparse,
+    /// `-v`: one `thread:cycle:latency` line per sample.
+    Verbose,
+    /// The live screen: `T:` blocks redrawn with ANSI cursor movement; the last block counts.
+    Live,
+    /// `-q`: one `T:` line per thread at exit.
+    Summary,
+    /// `--spike=N`: `T: n Spike: v: TS: t` lines.
+    Spike,
+}
+
+/// `-b`/`--breaktrace` stopped the run: `# Break thread:` / `# Break value:`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Break {
+    pub thread: Option<u32>,
+    pub value: Option<u64>,
+}
+
+/// Latency counts per value (1 µs buckets, or 1 ns with `-N`), plus the samples that fell at or
+/// above the histogram limit and so have no bucket.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Histogram {
+    /// Count per latency value, only non-zero entries.
+    pub buckets: BTreeMap<u64, u64>,
+    /// Samples at or above the limit (`# Histogram Overflows`).
+    pub overflows: u64,
+    /// The output did not say how many samples overflowed (a histogram cut before its
+    /// `# Histogram Overflows` line); `overflows` is then a lower bound.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub overflows_unknown: bool,
+    /// The histogram size (`-h N`) when the output shows it; overflowed samples are `>= limit`.
+    pub limit: Option<u64>,
+    /// The first cycle numbers that overflowed, as cyclictest listed them (at most 64 kept).
+    pub overflow_cycles: Vec<u64>,
+    /// Overflowing cycles cyclictest did not list (`# N others`) plus those not kept here.
+    pub overflow_cycles_not_listed: u64,
+}
+
+impl Histogram {
+    /// Samples in buckets (overflows excluded).
+    pub fn bucketed(&self) -> u64 {
+        self.buckets.values().sum()
+    }
+
+    /// Every sample, overflows included.
+    pub fn samples(&self) -> u64 {
+        self.bucketed() + self.overflows
+    }
+
+    /// A lower bound for overflowed samples: the limit, else one above the highest bucket.
+    pub fn overflow_floor(&self) -> u64 {
+        self.limit.unwrap_or_else(|| self.buckets.keys().next_back().map_or(0, |v| v + 1))
+    }
+
+    pub fn add(&mut self, value: u64, count: u64) {
+        if count > 0 {
+            *self.buckets.entry(value).or_insert(0) += count;
+        }
+    }
+}
+
+/// One measurement thread.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Thread {
+    /// cyclictest's thread index (`T: 0`, `"0"` in JSON).
+    pub index: u32,
+    /// The CPU it ran on, when the output says (JSON only).
+    pub cpu: Option<u32>,
+    /// The Linux thread id (`T: 0 (2475)`).
+    pub tid: Option<u32>,
+    pub priority: Option<u32>,
+    /// Interval in µs (`I:`).
+    pub interval_us: Option<u64>,
+    /// Cycles cyclictest says it measured (`C:`, `cycles`).
+    pub cycles: Option<u64>,
+    /// Minimum, average and maximum as cyclictest reported them.
+    pub reported_min: Option<u64>,
+    pub reported_avg: Option<f64>,
+    pub reported_max: Option<u64>,
+    /// The latency distribution (`-h`/`-H`, sparse JSON histogram, or counted from `-v` lines).
+    pub histogram: Option<Histogram>,
+    /// `-v` only: samples missing between cycle numbers (cyclictest dropped or the log lost them).
+    pub missing_cycles: u64,
+    /// `--spike` lines for this thread: how many, and the largest.
+    pub spikes: u64,
+    pub spike_max: Option<u64>,
+}
+
+impl Thread {
+    pub fn new(index: u32) -> Thread {
+        Thread { index, ..Thread::default() }
+    }
+
+    /// Samples behind this thread's figures: the histogram's, else the reported cycles.
+    pub fn samples(&self) -> u64 {
+        match &self.histogram {
+            Some(h) if h.samples() > 0 => h.samples(),
+            _ => self.cycles.unwrap_or(0),
+        }
+    }
+
+    /// The true maximum: cyclictest's own figure, else the histogram's top bucket when nothing
+    /// overflowed, else the largest spike. `None` when the data cannot say.
+    pub fn max(&self) -> Option<u64> {
+        if let Some(max) = self.reported_max {
+            return Some(max);
+        }
+        match &self.histogram {
+            Some(h) if h.overflows == 0 && !h.overflows_unknown => {
+                h.buckets.keys().next_back().copied()
+            }
+            _ => self.spike_max,
+        }
+    }
+}
+
+/// A problem in the input that did not stop parsing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// 1-based line, when the problem is on one line.
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+/// Everything one cyclictest output file says.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Run {
+    /// The kinds of output seen, in a stable order (a file may hold several, e.g. `-v -h`).
+    pub formats: Vec<Format>,
+    pub unit: Option<Unit>,
+    pub threads: Vec<Thread>,
+    /// `cmdline:` from `--json`.
+    pub cmdline: Option<String>,
+    /// `rt_test_version:` from `--json` (note 2.4 prints as `2.40`).
+    pub version: Option<String>,
+    /// `return_code` from `--json`.
+    pub return_code: Option<i64>,
+    pub breaktrace: Option<Break>,
+    pub warnings: Vec<Warning>,
+    /// Warnings beyond the first [`MAX_WARNINGS`], counted but not kept (memory stays constant).
+    pub warnings_not_kept: u64,
+}
+
+/// How many warnings a [`Run`] keeps.
+pub const MAX_WARNINGS: usize = 20;
+
+impl Run {
+    /// The unit, µs unless the output said otherwise.
+    pub fn unit(&self) -> Unit {
+        self.unit.unwrap_or(Unit::Us)
+    }
+
+    /// The thread with `index`, created when missing; threads stay sorted by index.
+    pub fn thread_mut(&mut self, index: u32) -> &mut Thread {
+        let pos = match self.threads.binary_search_by_key(&index, |t| t.index) {
+            Ok(pos) => pos,
+            Err(pos) => {
+                self.threads.insert(pos, Thread::new(index));
+                pos
+            }
+        };
+        &mut self.threads[pos]
+    }
+
+    pub fn saw(&mut self, format: Format) {
+        if let Err(pos) = self.formats.binary_search(&format) {
+            self.formats.insert(pos, format);
+        }
+    }
+
+    pub fn warn(&mut self, line: Option<u64>, message: impl Into<String>) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(Warning { line, message: message.into() });
+        } else {
+            self.warnings_not_kept += 1;
+        }
+    }
+}

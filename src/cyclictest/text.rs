@@ -1,0 +1,251 @@
+//! The text outputs (everything but `--json`), in one pass: each line is recognised on its own
+//! (`-v` sample, `T:` summary or spike, histogram row or `#` line, known chatter), so files that
+//! combine formats (`-v -h`, live screen plus histogram) parse too. ANSI cursor movement is
+//! stripped; `T:` lines overwrite earlier ones per thread, so only the final live block counts.
+
+use std::io::BufRead;
+
+use super::MAX_THREADS;
+use super::error::{ParseError, ParseErrorKind};
+use super::hist::HistBlock;
+use super::lines::for_each_line;
+use super::model::{Format, Run, Unit};
+use super::summary::{self, TLine};
+use super::verbose::{self, VerboseCounts};
+
+#[derive(Debug, Default)]
+struct TextParser {
+    run: Run,
+    verbose: VerboseCounts,
+    hist: Option<(HistBlock, u64)>,
+    /// Inside the bucket rows of a histogram block.
+    in_rows: bool,
+    summaries: u64,
+    live: bool,
+    unknown: u64,
+    error: Option<ParseError>,
+}
+
+/// Parses any text cyclictest output.
+pub fn parse_text(reader: impl BufRead) -> Result<Run, ParseError> {
+    let mut parser = TextParser::default();
+    let mut last_line = 0;
+    let read = for_each_line(reader, |no, line, complete| {
+        last_line = no;
+        if parser.error.is_none() {
+            parser.line(no, line, complete);
+        }
+    });
+    if let Err(err) = read {
+        return Err(ParseError { line: last_line + 1, kind: ParseErrorKind::Io(err) });
+    }
+    if let Some(err) = parser.error {
+        return Err(err);
+    }
+    parser.finish(last_line)
+}
+
+impl TextParser {
+    fn line(&mut self, no: u64, line: &[u8], complete: bool) {
+        if let Some(sample) = verbose::parse_line(line) {
+            if !complete {
+                self.run.warn(Some(no), "last `-v` line is cut off (truncated file?); ignored");
+            } else if sample.thread >= MAX_THREADS {
+                self.error =
+                    Some(ParseError { line: no, kind: ParseErrorKind::ThreadIndex(sample.thread) });
+            } else {
+                self.verbose.add(sample);
+            }
+            return;
+        }
+        let stripped;
+        let line = if memchr::memchr(0x1b, line).is_some() {
+            self.live = true;
+            stripped = strip_ansi(line);
+            &stripped[..]
+        } else {
+            line
+        };
+        let Ok(text) = std::str::from_utf8(line) else {
+            self.unknown(no, "not text");
+            return;
+        };
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        if text.starts_with("T:") {
+            self.in_rows = false;
+            self.t_line(no, text, complete);
+        } else if text.starts_with('#') {
+            self.hash_line(no, text);
+        } else if self.in_rows && text.as_bytes()[0].is_ascii_digit() {
+            let (block, _) = self.hist.get_or_insert_with(|| (HistBlock::new(), no));
+            if let Err(problem) = block.row(text) {
+                self.run.warn(Some(no), format!("histogram row ignored: {problem}"));
+            }
+        } else if text.starts_with("policy:") {
+            self.live = true;
+        } else if is_chatter(text) {
+            if let Some(rest) = text.strip_prefix("Thread ")
+                && let Some((index, interval)) = rest.split_once(" Interval:")
+                && let (Ok(index), Ok(interval)) =
+                    (index.trim().parse::<u32>(), interval.trim().parse())
+                && u64::from(index) < MAX_THREADS
+            {
+                self.run.thread_mut(index).interval_us = Some(interval);
+            }
+        } else if !complete {
+            self.run.warn(Some(no), "last line is cut off (truncated file?); ignored");
+        } else {
+            self.unknown(no, "not cyclictest output");
+        }
+    }
+
+    fn t_line(&mut self, no: u64, text: &str, complete: bool) {
+        match summary::parse(text) {
+            Ok(_) if !complete => {
+                self.run.warn(Some(no), "last `T:` line is cut off (truncated file?); ignored")
+            }
+            Ok(TLine::Summary(s)) if s.thread < MAX_THREADS => {
+                self.summaries += 1;
+                if let Some(unit) = s.unit {
+                    self.run.unit =
+                        Some(if self.run.unit == Some(Unit::Ns) { Unit::Ns } else { unit });
+                }
+                let thread = self.run.thread_mut(s.thread as u32);
+                thread.tid = s.tid.or(thread.tid);
+                thread.priority = s.priority;
+                thread.interval_us = s.interval_us;
+                thread.cycles = Some(s.cycles);
+                thread.reported_min = Some(s.min);
+                thread.reported_avg = Some(s.avg as f64);
+                thread.reported_max = Some(s.max);
+            }
+            Ok(TLine::Spike(s)) if s.thread < MAX_THREADS => {
+                self.run.saw(Format::Spike);
+                let thread = self.run.thread_mut(s.thread as u32);
+                thread.spikes += 1;
+                thread.spike_max = Some(thread.spike_max.map_or(s.value, |m| m.max(s.value)));
+            }
+            Ok(
+                TLine::Summary(summary::Summary { thread, .. })
+                | TLine::Spike(summary::Spike { thread, .. }),
+            ) => {
+                self.error =
+                    Some(ParseError { line: no, kind: ParseErrorKind::ThreadIndex(thread) });
+            }
+            Err(problem) if !complete => {
+                self.run.warn(Some(no), format!("last `T:` line is cut off ({problem}); ignored"));
+            }
+            Err(problem) => self.run.warn(Some(no), format!("`T:` line ignored: {problem}")),
+        }
+    }
+
+    fn hash_line(&mut self, no: u64, text: &str) {
+        if text == "# Histogram" {
+            if let Some((block, start)) = self.hist.take() {
+                self.run
+                    .warn(Some(no), "a second histogram starts here; only the last one is used");
+                block.finish(&mut Run::default(), start);
+            }
+            self.hist = Some((HistBlock::new(), no));
+            self.in_rows = true;
+            return;
+        }
+        self.in_rows = false;
+        let Some((block, _)) = self.hist.as_mut() else {
+            if text.contains("Break thread:") || text.contains("Break value:") {
+                let (block, _) = self.hist.get_or_insert_with(|| (HistBlock::new(), no));
+                let _ = block.hash_line(text);
+            }
+            return;
+        };
+        if let Err(problem) = block.hash_line(text) {
+            self.run.warn(Some(no), format!("histogram line ignored: {problem}"));
+        }
+    }
+
+    fn unknown(&mut self, no: u64, what: &str) {
+        self.unknown += 1;
+        self.run.warn(Some(no), format!("line ignored: {what}"));
+    }
+
+    fn finish(mut self, last_line: u64) -> Result<Run, ParseError> {
+        let mut run = std::mem::take(&mut self.run);
+        if let Some((block, start)) = self.hist.take() {
+            let has_rows = block.has_data();
+            if has_rows {
+                block.finish(&mut run, start);
+            } else {
+                run.breaktrace = block.breaktrace;
+            }
+        }
+        if !self.verbose.is_empty() {
+            run.saw(Format::Verbose);
+            if self.verbose.negative > 0 {
+                run.warn(
+                    None,
+                    format!(
+                        "{} `-v` samples had a negative latency and were not counted",
+                        self.verbose.negative
+                    ),
+                );
+            }
+            for counted in std::mem::take(&mut self.verbose).into_threads() {
+                let thread = run.thread_mut(counted.index);
+                thread.missing_cycles = counted.missing_cycles;
+                if thread.histogram.is_none() {
+                    thread.histogram = counted.histogram;
+                }
+            }
+        }
+        if self.summaries > 0 {
+            run.saw(if self.live { Format::Live } else { Format::Summary });
+        }
+        let recognised = !run.formats.is_empty() || run.breaktrace.is_some();
+        if !recognised || run.threads.is_empty() {
+            return Err(ParseError { line: last_line.max(1), kind: ParseErrorKind::Empty });
+        }
+        Ok(run)
+    }
+}
+
+/// Known lines that carry nothing for the report.
+fn is_chatter(text: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "WARN:",
+        "Max CPUs",
+        "Online CPUs",
+        "Thread ",
+        "spikes =",
+        "cyclictest V",
+        "Warning:",
+        "not setting cpu_dma_latency",
+        "Unable to change",
+        "INFO:",
+    ];
+    PREFIXES.iter().any(|p| text.starts_with(p))
+}
+
+/// Removes ANSI CSI sequences (`ESC [ params letter`) and lone escapes.
+fn strip_ansi(line: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(line.len());
+    let mut i = 0;
+    while i < line.len() {
+        if line[i] == 0x1b {
+            i += 1;
+            if line.get(i) == Some(&b'[') {
+                i += 1;
+                while i < line.len() && !line[i].is_ascii_alphabetic() {
+                    i += 1;
+                }
+                i += 1;
+            }
+        } else {
+            out.push(line[i]);
+            i += 1;
+        }
+    }
+    out
+}

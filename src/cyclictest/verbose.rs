@@ -1,0 +1,190 @@
+//! `-v` samples (`"%8d:%8lu:%8ld"` = thread:cycle:latency, optionally followed by an SMI count):
+//! the hot path for multi-gigabyte logs. Lines are parsed from bytes and counted into per-thread
+//! histograms, so memory stays constant whatever the file size.
+
+use std::collections::BTreeMap;
+
+use super::model::{Histogram, Thread};
+
+/// Values below this are counted in a flat array; larger ones (rare spikes, or `-N`
+/// nanoseconds) in a map.
+const DENSE: usize = 1 << 16;
+
+/// One verbose line: thread index, cycle number, latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    pub thread: u64,
+    pub cycle: u64,
+    pub latency: i64,
+}
+
+/// Parses one `-v` line, or `None` when the line is something else.
+#[inline]
+pub fn parse_line(line: &[u8]) -> Option<Sample> {
+    let mut i = skip_spaces(line, 0);
+    let (thread, next) = digits(line, i)?;
+    i = expect_colon(line, next)?;
+    let (cycle, next) = digits(line, skip_spaces(line, i))?;
+    i = expect_colon(line, next)?;
+    i = skip_spaces(line, i);
+    let negative = line.get(i) == Some(&b'-');
+    if negative {
+        i += 1;
+    }
+    let (value, next) = digits(line, i)?;
+    // An optional SMI count, then nothing but spaces.
+    let mut rest = skip_spaces(line, next);
+    if rest < line.len() && rest > next {
+        rest = skip_spaces(line, digits(line, rest)?.1);
+    }
+    if rest != line.len() {
+        return None;
+    }
+    let value = i64::try_from(value).ok()?;
+    Some(Sample { thread, cycle, latency: if negative { -value } else { value } })
+}
+
+#[inline]
+fn skip_spaces(line: &[u8], mut i: usize) -> usize {
+    while i < line.len() && (line[i] == b' ' || line[i] == b'\t') {
+        i += 1;
+    }
+    i
+}
+
+#[inline]
+fn expect_colon(line: &[u8], i: usize) -> Option<usize> {
+    (line.get(i) == Some(&b':')).then_some(i + 1)
+}
+
+/// Decimal digits at `i` (at least one, at most 19), and the index after them.
+#[inline]
+fn digits(line: &[u8], mut i: usize) -> Option<(u64, usize)> {
+    let start = i;
+    let mut value = 0u64;
+    while i < line.len() && line[i].is_ascii_digit() && i - start < 19 {
+        value = value * 10 + u64::from(line[i] - b'0');
+        i += 1;
+    }
+    (i > start && !line.get(i).is_some_and(u8::is_ascii_digit)).then_some((value, i))
+}
+
+/// Counts of one thread's samples.
+#[derive(Debug, Default)]
+struct Counts {
+    dense: Vec<u64>,
+    sparse: BTreeMap<u64, u64>,
+    samples: u64,
+    last_cycle: Option<u64>,
+    missing: u64,
+}
+
+/// Accumulates `-v` samples per thread.
+#[derive(Debug, Default)]
+pub struct VerboseCounts {
+    threads: Vec<Option<Counts>>,
+    /// Samples with a negative latency (not counted; cyclictest never writes them).
+    pub negative: u64,
+    pub lines: u64,
+}
+
+impl VerboseCounts {
+    /// Counts one sample; `thread` must already be range-checked by the caller.
+    #[inline]
+    pub fn add(&mut self, sample: Sample) {
+        self.lines += 1;
+        let index = sample.thread as usize;
+        if index >= self.threads.len() {
+            self.threads.resize_with(index + 1, || None);
+        }
+        let counts = self.threads[index].get_or_insert_with(Counts::default);
+        if let Some(last) = counts.last_cycle
+            && sample.cycle > last + 1
+        {
+            counts.missing += sample.cycle - last - 1;
+        }
+        counts.last_cycle = Some(sample.cycle);
+        let Ok(value) = u64::try_from(sample.latency) else {
+            self.negative += 1;
+            return;
+        };
+        counts.samples += 1;
+        if (value as usize) < DENSE {
+            let slot = value as usize;
+            if slot >= counts.dense.len() {
+                counts.dense.resize((slot + 1).next_power_of_two().min(DENSE), 0);
+            }
+            counts.dense[slot] += 1;
+        } else {
+            *counts.sparse.entry(value).or_insert(0) += 1;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines == 0
+    }
+
+    /// The threads seen, each with its histogram (exact: nothing overflows).
+    pub fn into_threads(self) -> Vec<Thread> {
+        let mut out = Vec::new();
+        for (index, counts) in self.threads.into_iter().enumerate() {
+            let Some(counts) = counts else { continue };
+            let mut histogram = Histogram::default();
+            for (value, count) in counts.dense.iter().enumerate() {
+                histogram.add(value as u64, *count);
+            }
+            for (value, count) in counts.sparse {
+                histogram.add(value, count);
+            }
+            let mut thread = Thread::new(index as u32);
+            thread.missing_cycles = counts.missing;
+            thread.histogram = Some(histogram);
+            out.push(thread);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbose_lines_parse_and_others_do_not() {
+        type Case = (&'static str, Option<(u64, u64, i64)>);
+        let cases: &[Case] = &[
+            ("       0:       0:      18", Some((0, 0, 18))),
+            ("       7:  123456:    3059", Some((7, 123456, 3059))),
+            ("0:1:2", Some((0, 1, 2))),
+            ("       1:       5:      22       0", Some((1, 5, 22))),
+            ("       1:       5:      -3", Some((1, 5, -3))),
+            ("       1:       5:", None),
+            ("       1:       5:  12x", None),
+            ("000005 000001\t000009", None),
+            ("T: 0 ( 2475) P:99 I:1000", None),
+            ("       1:99999999999999999999:1", None),
+            ("", None),
+        ];
+        for (line, want) in cases {
+            let got = parse_line(line.as_bytes()).map(|s| (s.thread, s.cycle, s.latency));
+            assert_eq!(got, *want, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn counts_find_gaps_and_keep_big_values() {
+        let mut counts = VerboseCounts::default();
+        for (cycle, latency) in [(0, 5), (1, 7), (4, 5), (5, 1_000_000)] {
+            counts.add(Sample { thread: 2, cycle, latency });
+        }
+        let threads = counts.into_threads();
+        assert_eq!(threads.len(), 1);
+        assert_eq!(threads[0].index, 2);
+        assert_eq!(threads[0].missing_cycles, 2);
+        let h = threads[0].histogram.as_ref().unwrap();
+        assert_eq!(
+            h.buckets.iter().map(|(v, c)| (*v, *c)).collect::<Vec<_>>(),
+            [(5, 2), (7, 1), (1_000_000, 1)]
+        );
+    }
+}

@@ -1,0 +1,197 @@
+//! A whole kernel `.config`, read line by line from a plain, gzip, xz or zstd stream (so
+//! `/proc/config.gz` and Debian's `config.*.xz` read directly), into a map from symbol to value
+//! that tells "set to n / not set" apart from "absent".
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, BufReader, Read};
+
+use super::compress::Compression;
+use super::{Line, LineError, Setting, Symbol, Value, parse_line};
+
+/// What a config says about one symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State<'a> {
+    /// `CONFIG_X=…` (never `Value::No`).
+    Set(&'a Value),
+    /// `# CONFIG_X is not set`: the symbol was visible and is off.
+    NotSet,
+    /// The config does not mention the symbol: its dependencies hide it, or the kernel has none.
+    Absent,
+}
+
+impl State<'_> {
+    /// The state as shown to a person: `y`, `m`, `"text"`, `not set`, `absent`.
+    pub fn describe(&self) -> String {
+        match self {
+            State::Set(value) => value.to_string(),
+            State::NotSet => "not set".to_string(),
+            State::Absent => "absent".to_string(),
+        }
+    }
+
+    /// Whether the symbol is on (`y` or `m`).
+    pub fn is_enabled(&self) -> bool {
+        matches!(self, State::Set(Value::Yes | Value::Module))
+    }
+}
+
+/// A parsed kernel configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelConfig {
+    settings: BTreeMap<Symbol, Value>,
+}
+
+/// Why a stream is not a usable kernel config.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("the file is empty")]
+    Empty,
+    #[error("not a kernel config: line {line}: {cause}")]
+    BadLine { line: usize, cause: LineError },
+    #[error("not a kernel config: no CONFIG_ setting in it")]
+    NoSettings,
+    #[error("cannot read {format} data: {cause}; the file is truncated or corrupt")]
+    Corrupt { format: &'static str, cause: io::Error },
+    #[error("{0}")]
+    Io(io::Error),
+}
+
+impl KernelConfig {
+    /// Reads a config, decompressing it first when it starts with gzip, xz or zstd magic.
+    pub fn read(input: impl Read) -> Result<KernelConfig, ConfigError> {
+        let mut input = BufReader::with_capacity(64 * 1024, input);
+        let head = input.fill_buf().map_err(ConfigError::Io)?;
+        if head.is_empty() {
+            return Err(ConfigError::Empty);
+        }
+        let format = Compression::detect(head);
+        let corrupt = |source| ConfigError::Corrupt { format: format.name(), cause: source };
+        let decoder = format.decoder(input).map_err(corrupt)?;
+        let config = KernelConfig::read_plain(BufReader::new(decoder)).map_err(|e| match e {
+            ConfigError::Io(source) if format != Compression::None => corrupt(source),
+            ConfigError::Empty if format != Compression::None => ConfigError::NoSettings,
+            other => other,
+        })?;
+        Ok(config)
+    }
+
+    /// Reads an uncompressed config, one line at a time.
+    pub fn read_plain(mut input: impl BufRead) -> Result<KernelConfig, ConfigError> {
+        let mut settings = BTreeMap::new();
+        let mut buf = Vec::new();
+        let mut line = 0;
+        loop {
+            buf.clear();
+            if input.read_until(b'\n', &mut buf).map_err(ConfigError::Io)? == 0 {
+                break;
+            }
+            line += 1;
+            let text = String::from_utf8_lossy(&buf);
+            match parse_line(&text) {
+                Ok(Line::Setting(Setting { symbol, value })) => {
+                    settings.insert(symbol, value);
+                }
+                Ok(Line::Blank | Line::Comment) => {}
+                Err(source) => return Err(ConfigError::BadLine { line, cause: source }),
+            }
+        }
+        if line == 0 {
+            return Err(ConfigError::Empty);
+        }
+        if settings.is_empty() {
+            return Err(ConfigError::NoSettings);
+        }
+        Ok(KernelConfig { settings })
+    }
+
+    /// Parses config text already in memory.
+    pub fn parse(text: &[u8]) -> Result<KernelConfig, ConfigError> {
+        KernelConfig::read_plain(text)
+    }
+
+    /// What the config says about `symbol` (with its `CONFIG_` prefix).
+    pub fn state(&self, symbol: &str) -> State<'_> {
+        match self.settings.get(symbol) {
+            None => State::Absent,
+            Some(Value::No) => State::NotSet,
+            Some(value) => State::Set(value),
+        }
+    }
+
+    /// Whether `CONFIG_PREEMPT_RT=y`.
+    pub fn is_preempt_rt(&self) -> bool {
+        self.state("CONFIG_PREEMPT_RT") == State::Set(&Value::Yes)
+    }
+
+    /// The number of symbols the config mentions (set or not set).
+    pub fn len(&self) -> usize {
+        self.settings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.settings.is_empty()
+    }
+
+    /// Every symbol with its value (`Value::No` for "not set"), sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&Symbol, &Value)> {
+        self.settings.iter()
+    }
+}
+
+impl std::borrow::Borrow<str> for Symbol {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const SAMPLE: &str = "#\n# Automatically generated file; DO NOT EDIT.\n#\nCONFIG_EXPERT=y\n\
+        CONFIG_PREEMPT_RT=y\n# CONFIG_PREEMPT is not set\nCONFIG_HZ=250\n\
+        CONFIG_LOCALVERSION=\"-rt\"\n";
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(data).unwrap();
+        gz.finish().unwrap()
+    }
+
+    #[test]
+    fn tells_set_not_set_and_absent_apart() {
+        let config = KernelConfig::read(SAMPLE.as_bytes()).unwrap();
+        assert!(config.is_preempt_rt());
+        assert_eq!(config.state("CONFIG_PREEMPT"), State::NotSet);
+        assert_eq!(config.state("CONFIG_NO_HZ_FULL"), State::Absent);
+        assert_eq!(config.state("CONFIG_HZ").describe(), "250");
+        assert_eq!(config.state("CONFIG_LOCALVERSION").describe(), "\"-rt\"");
+        assert_eq!(config.len(), 5);
+    }
+
+    #[test]
+    fn reads_gzip_and_xz() {
+        let config = KernelConfig::read(gzip(SAMPLE.as_bytes()).as_slice()).unwrap();
+        assert!(config.is_preempt_rt());
+        let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 1);
+        xz.write_all(SAMPLE.as_bytes()).unwrap();
+        let config = KernelConfig::read(xz.finish().unwrap().as_slice()).unwrap();
+        assert_eq!(config.state("CONFIG_HZ").describe(), "250");
+    }
+
+    #[test]
+    fn rejects_empty_binary_and_corrupt_input() {
+        assert!(matches!(KernelConfig::read(&b""[..]), Err(ConfigError::Empty)));
+        let err = KernelConfig::read(&b"\x7fELF\x02\x01\x01binary"[..]).unwrap_err();
+        assert!(err.to_string().starts_with("not a kernel config: line 1:"), "{err}");
+        assert!(matches!(
+            KernelConfig::read(&b"# only comments\n"[..]),
+            Err(ConfigError::NoSettings)
+        ));
+        let gz = gzip(SAMPLE.as_bytes());
+        let err = KernelConfig::read(&gz[..gz.len() - 12]).unwrap_err();
+        assert!(err.to_string().contains("gzip data"), "{err}");
+        assert!(err.to_string().contains("truncated or corrupt"), "{err}");
+    }
+}

@@ -1,0 +1,283 @@
+//! What a kernel image says about itself: the embedded config (IKCONFIG: a gzip stream between
+//! the markers `IKCFG_ST` and `IKCFG_ED`), the version banner (`Linux version … PREEMPT_RT …`)
+//! and, for a unified kernel image (UKI), the built-in command line.
+//!
+//! Handles `vmlinux` and arm64 `Image` (searched as they are), `Image.gz` and other compressed
+//! files (decompressed first), x86 `bzImage`/`vmlinuz` (the version from the setup header, the
+//! config from the gzip/xz/zstd payload inside), and UKIs (PE files whose `.linux` section holds
+//! the kernel and `.cmdline` the command line). Used by `verify` for image sources.
+
+use super::compress::{self, Compression, GZIP_MAGIC, XZ_MAGIC, ZSTD_MAGIC};
+use super::config::{ConfigError, KernelConfig};
+use super::pe;
+
+/// The IKCONFIG start marker, followed directly by the gzip stream.
+pub const IKCFG_START: &[u8] = b"IKCFG_ST";
+/// The IKCONFIG end marker.
+pub const IKCFG_END: &[u8] = b"IKCFG_ED";
+
+/// Decompressed kernels are at most this big (a 6.x arm64 `Image` is about 40 MB).
+const MAX_KERNEL: u64 = 512 << 20;
+/// Embedded configs are at most this big once decompressed (a full config is about 300 KB).
+const MAX_CONFIG: u64 = 16 << 20;
+/// How many compressed-payload candidates to try in one file before giving up.
+const MAX_CANDIDATES: usize = 64;
+
+/// Everything found in a kernel image.
+#[derive(Debug, Default)]
+pub struct ImageInfo {
+    /// The embedded config, when the kernel was built with `CONFIG_IKCONFIG`.
+    pub config: Option<KernelConfig>,
+    /// `6.18.37-rt #1 SMP PREEMPT_RT Tue …`: the release and `UTS_VERSION`.
+    pub version: Option<String>,
+    /// A UKI's `.cmdline` section.
+    pub cmdline: Option<String>,
+    /// How the config was reached, e.g. `["UKI .linux section", "gzip payload at 0x4a00"]`.
+    pub config_layers: Vec<String>,
+    /// How the version string was reached.
+    pub version_layers: Vec<String>,
+}
+
+/// An image held an IKCONFIG marker whose config could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error("cannot read {format} data: {cause}; the file is truncated or corrupt")]
+    Corrupt { format: &'static str, cause: std::io::Error },
+    #[error("the embedded config (IKCONFIG at offset {offset:#x}) is unreadable: {cause}")]
+    BadIkconfig { offset: usize, cause: ConfigError },
+}
+
+/// Looks through `data` (a whole image file) for the config, version and command line.
+pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
+    // A file that is itself compressed (Image.gz) must decompress cleanly.
+    let format = Compression::detect(data);
+    if format != Compression::None {
+        let inner = compress::decompress(format, data, MAX_KERNEL)
+            .map_err(|cause| ImageError::Corrupt { format: format.name(), cause })?;
+        let mut info = ImageInfo::default();
+        let mut layers = vec![format!("{} payload at 0x0", format.name())];
+        scan(&inner, &mut info, &mut layers)?;
+        return Ok(info);
+    }
+    let mut info = ImageInfo::default();
+    scan(data, &mut info, &mut Vec::new())?;
+    Ok(info)
+}
+
+/// Searches `data`, reached through `layers`, and the compressed payloads inside it.
+fn scan(data: &[u8], info: &mut ImageInfo, layers: &mut Vec<String>) -> Result<(), ImageError> {
+    if let Some(sections) = pe::sections(data) {
+        if info.cmdline.is_none() {
+            info.cmdline = uki_cmdline(data);
+        }
+        if let Some(linux) = sections.get(".linux") {
+            layers.push("UKI .linux section".to_string());
+            return scan(linux, info, layers);
+        }
+    }
+    if info.config.is_none() {
+        info.config = ikconfig(data)?;
+        if info.config.is_some() {
+            info.config_layers = layers.clone();
+        }
+    }
+    if info.version.is_none() {
+        info.version = bzimage_version(data).or_else(|| banner_version(data));
+        if info.version.is_some() {
+            info.version_layers = layers.clone();
+        }
+    }
+    if info.config.is_some() || layers.len() >= 3 {
+        return Ok(());
+    }
+    // No config in the plain bytes: look inside compressed payloads (Image.gz, bzImage).
+    for (offset, format) in payload_candidates(data) {
+        let Ok(inner) = compress::decompress(format, &data[offset..], MAX_KERNEL) else {
+            continue;
+        };
+        if inner.len() < 4096 {
+            continue;
+        }
+        layers.push(format!("{} payload at {offset:#x}", format.name()));
+        scan(&inner, info, layers)?;
+        layers.pop();
+        if info.config.is_some() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `data` is a unified kernel image (a PE file with a `.linux` section).
+pub fn is_uki(data: &[u8]) -> bool {
+    pe::sections(data).is_some_and(|s| s.contains_key(".linux"))
+}
+
+/// A UKI's `.cmdline` section, trimmed.
+pub fn uki_cmdline(data: &[u8]) -> Option<String> {
+    let sections = pe::sections(data)?;
+    let text = String::from_utf8_lossy(sections.get(".cmdline")?).into_owned();
+    Some(text.trim_matches(['\0', ' ', '\n']).to_string())
+}
+
+/// The config between `IKCFG_ST` and `IKCFG_ED`, if the image has one.
+pub fn ikconfig(data: &[u8]) -> Result<Option<KernelConfig>, ImageError> {
+    let mut from = 0;
+    while let Some(pos) = find(&data[from..], IKCFG_START).map(|p| p + from) {
+        let start = pos + IKCFG_START.len();
+        // The marker also appears as a plain string in `scripts/extract-ikconfig`-like code;
+        // only a marker followed by gzip magic is the real thing.
+        if data[start..].starts_with(GZIP_MAGIC) {
+            let end = find(&data[start..], IKCFG_END).map_or(data.len(), |e| start + e);
+            let text = compress::decompress(Compression::Gzip, &data[start..end], MAX_CONFIG)
+                .map_err(|source| ImageError::BadIkconfig {
+                    offset: pos,
+                    cause: ConfigError::Corrupt { format: "gzip", cause: source },
+                })?;
+            let config = KernelConfig::parse(&text)
+                .map_err(|source| ImageError::BadIkconfig { offset: pos, cause: source })?;
+            return Ok(Some(config));
+        }
+        from = start;
+    }
+    Ok(None)
+}
+
+/// x86 boot protocol: `HdrS` at 0x202, and at 0x20e a pointer (minus 0x200) to the version.
+fn bzimage_version(data: &[u8]) -> Option<String> {
+    if data.get(0x202..0x206)? != b"HdrS" {
+        return None;
+    }
+    let ptr = u16::from_le_bytes([*data.get(0x20e)?, *data.get(0x20f)?]) as usize + 0x200;
+    c_string(data.get(ptr..)?).filter(|v| v.chars().next().is_some_and(|c| c.is_ascii_digit()))
+}
+
+/// The `Linux version 6.18.37 (…) #1 SMP PREEMPT_RT …` banner, without its prefix.
+fn banner_version(data: &[u8]) -> Option<String> {
+    const PREFIX: &[u8] = b"Linux version ";
+    let mut from = 0;
+    while let Some(pos) = find(&data[from..], PREFIX).map(|p| p + from) {
+        let start = pos + PREFIX.len();
+        if data.get(start).is_some_and(u8::is_ascii_digit) {
+            return c_string(&data[start..]);
+        }
+        from = start;
+    }
+    None
+}
+
+/// The printable text up to the first NUL or newline (at most 512 bytes).
+fn c_string(data: &[u8]) -> Option<String> {
+    let end = data.iter().take(512).position(|&b| b == 0 || b == b'\n')?;
+    let text = &data[..end];
+    if text.is_empty() || !text.iter().all(|b| (0x20..0x7f).contains(b)) {
+        return None;
+    }
+    Some(String::from_utf8_lossy(text).trim().to_string())
+}
+
+/// Offsets where a gzip, xz or zstd stream may start, in file order.
+fn payload_candidates(data: &[u8]) -> Vec<(usize, Compression)> {
+    let mut found = Vec::new();
+    for (magic, format) in [
+        (GZIP_MAGIC, Compression::Gzip),
+        (XZ_MAGIC, Compression::Xz),
+        (ZSTD_MAGIC, Compression::Zstd),
+    ] {
+        let mut from = 0;
+        while let Some(pos) = find(&data[from..], magic).map(|p| p + from) {
+            found.push((pos, format));
+            from = pos + 1;
+            if found.len() >= MAX_CANDIDATES * 3 {
+                break;
+            }
+        }
+    }
+    found.sort_by_key(|(pos, _)| *pos);
+    found.truncate(MAX_CANDIDATES);
+    found
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(haystack, needle)
+}
+
+/// Whether a version string (`uname -v`, or the banner) names a PREEMPT_RT kernel.
+pub fn version_is_rt(version: &str) -> bool {
+    version.split_whitespace().any(|word| word == "PREEMPT_RT")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const CONFIG: &[u8] = b"CONFIG_EXPERT=y\nCONFIG_PREEMPT_RT=y\n# CONFIG_PREEMPT is not set\n";
+    const BANNER: &[u8] = b"Linux version 6.18.37-rt (oe@host) #1 SMP PREEMPT_RT Tue Jul 1\n\0";
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(data).unwrap();
+        gz.finish().unwrap()
+    }
+
+    /// A fake kernel: noise, the banner, then the config in the kernel's own IKCONFIG layout.
+    fn kernel() -> Vec<u8> {
+        let mut k: Vec<u8> = (0..20_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        k.extend_from_slice(BANNER);
+        k.extend_from_slice(b"IKCFG_ST");
+        k.extend_from_slice(&gzip(CONFIG));
+        k.extend_from_slice(b"IKCFG_ED");
+        k.extend((0..5000u32).map(|i| (i % 13) as u8));
+        k
+    }
+
+    #[test]
+    fn finds_config_and_banner_in_a_plain_kernel() {
+        let info = inspect(&kernel()).unwrap();
+        assert!(info.config.unwrap().is_preempt_rt());
+        let version = info.version.unwrap();
+        assert!(version.starts_with("6.18.37-rt (oe@host) #1 SMP PREEMPT_RT"), "{version}");
+        assert!(version_is_rt(&version));
+    }
+
+    #[test]
+    fn finds_config_inside_image_gz_and_a_uki() {
+        let info = inspect(&gzip(&kernel())).unwrap();
+        assert!(info.config.unwrap().is_preempt_rt());
+        assert_eq!(info.config_layers, ["gzip payload at 0x0"]);
+        let uki =
+            pe::build(&[(".cmdline", b"isolcpus=7 nohz_full=7\0"), (".linux", &gzip(&kernel()))]);
+        let info = inspect(&uki).unwrap();
+        assert!(info.config.is_some());
+        assert_eq!(info.cmdline.as_deref(), Some("isolcpus=7 nohz_full=7"));
+    }
+
+    #[test]
+    fn reads_a_bzimage_version_and_xz_payload() {
+        let mut bz = vec![0u8; 0x800];
+        bz[0x202..0x206].copy_from_slice(b"HdrS");
+        bz[0x20e..0x210].copy_from_slice(&0x300u16.to_le_bytes());
+        bz[0x500..0x500 + 40].copy_from_slice(b"6.1.0-57-rt-amd64 #1 SMP PREEMPT_RT Deb\0");
+        let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 1);
+        xz.write_all(&kernel()).unwrap();
+        bz.extend_from_slice(&xz.finish().unwrap());
+        bz.extend_from_slice(b"trailing setup data");
+        let info = inspect(&bz).unwrap();
+        assert_eq!(info.version.as_deref(), Some("6.1.0-57-rt-amd64 #1 SMP PREEMPT_RT Deb"));
+        assert!(info.version_layers.is_empty());
+        assert_eq!(info.config_layers, ["xz payload at 0x800"]);
+        assert!(info.config.unwrap().is_preempt_rt());
+    }
+
+    #[test]
+    fn corrupt_ikconfig_is_an_error_and_no_marker_is_none() {
+        let mut k = kernel();
+        let start = find(&k, IKCFG_START).unwrap() + 8;
+        k[start + 12..start + 40].fill(0xff);
+        assert!(matches!(inspect(&k), Err(ImageError::BadIkconfig { .. })));
+        let info = inspect(b"just some bytes, no kernel here").unwrap();
+        assert!(info.config.is_none() && info.version.is_none());
+        assert!(!version_is_rt("#1 SMP PREEMPT_DYNAMIC Thu"));
+    }
+}

@@ -1,0 +1,88 @@
+//! [`LockError`]: everything that can go wrong reading, writing or checking a lock.
+
+use std::path::PathBuf;
+
+use crate::runner::RunError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("cannot read lock file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("lock file {} is not valid YAML: {message}", path.display())]
+    Yaml { path: PathBuf, message: String },
+    #[error("lock file {} {problem}; {fix}", path.display())]
+    Shape { path: PathBuf, problem: String, fix: &'static str },
+    #[error(
+        "lock file {}: repo `{repo}` has commit `{value}`; a pin must be the full 40-digit hex \
+         commit id (git rev-parse <ref>)",
+        path.display()
+    )]
+    BadCommit { path: PathBuf, repo: String, value: String },
+    #[error(
+        "lock file {}: `{repo}` is not a valid repo name; use letters, digits, `.`, `_` and `-`",
+        path.display()
+    )]
+    BadName { path: PathBuf, repo: String },
+    #[error("lock file {}: unknown repo `{repo}`; {hint}", path.display())]
+    UnknownRepo { path: PathBuf, repo: String, hint: String },
+    #[error("unknown repo `{repo}` to update; the lock pins {known}")]
+    UnknownUpdate { repo: String, known: String },
+    #[error("no lock file at {}; run `rtbuild lock --machine <machine>` first", path.display())]
+    NoLock { path: PathBuf },
+    #[error("no kas file at {}; run `rtbuild generate --machine <machine>` first", path.display())]
+    NoKasFile { path: PathBuf },
+    #[error(
+        "repo `{repo}` is not checked out at {}; run `kas checkout` (or `rtbuild image`) with \
+         this work folder first, or pass --work-dir",
+        path.display()
+    )]
+    NotCheckedOut { repo: String, path: PathBuf },
+    #[error("git failed on `{repo}` ({}): {source}", path.display())]
+    Git {
+        repo: String,
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("repo `{repo}` has no branch to update from; {fix}")]
+    NoBranch { repo: String, fix: &'static str },
+    #[error("kas could not read the build configuration")]
+    Kas(#[source] RunError),
+    #[error("could not fetch `{repo}`")]
+    Fetch {
+        repo: String,
+        #[source]
+        source: RunError,
+    },
+    #[error("`kas dump` printed something rtbuild cannot read: {message}")]
+    KasOutput { message: String },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl LockError {
+    /// The user's input (a lock file, a repo name, a missing generated file) is at fault:
+    /// exit code 2.
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            LockError::Read { .. }
+                | LockError::Yaml { .. }
+                | LockError::Shape { .. }
+                | LockError::BadCommit { .. }
+                | LockError::BadName { .. }
+                | LockError::UnknownRepo { .. }
+                | LockError::UnknownUpdate { .. }
+                | LockError::NoLock { .. }
+                | LockError::NoKasFile { .. }
+        )
+    }
+}

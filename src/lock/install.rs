@@ -1,0 +1,122 @@
+//! Putting a lock where kas finds it: `<stem>.lock.yml` beside the kas file.
+//!
+//! [`install`] is what `rtbuild image --lock FILE` calls: it takes a lock in either form (kas's
+//! `overrides:` or meta-qcom-releases' full `repos:` form), checks it, and writes it in kas's form
+//! beside the generated kas file. No copying into meta-qcom's `ci/` is needed: kas reads
+//! `<stem>.lock.yml` beside every config file it loads.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::kas::declared_repos;
+use super::names::{known_with, validate_names};
+use super::{LockError, LockFile, LockForm};
+
+/// The comment rtbuild writes at the top of its lock files.
+const COMMENT: &str = "Pins every repo of the kas file beside it to a full commit.\n\
+Written by `rtbuild lock`; move pins with `rtbuild lock --update [REPO...]`.\n\
+kas reads it by itself: `kas build <machine>-rt.yml` uses these commits.";
+
+/// kas's lock file name for `kas_file`: `dir/x.yml` → `dir/x.lock.yml`.
+pub fn lock_path_for(kas_file: &Path) -> PathBuf {
+    let stem = kas_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = kas_file.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    kas_file.with_file_name(format!("{stem}.lock{ext}"))
+}
+
+/// What [`install`] did.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstallOutcome {
+    /// The lock file kas will read.
+    pub lock_file: PathBuf,
+    /// The form of the source file.
+    pub source_form: LockForm,
+    /// Number of repos pinned.
+    pub repos: usize,
+    /// False when the lock in place already had the same pins.
+    pub written: bool,
+}
+
+/// Installs the lock at `source` (either form) as `<stem>.lock.yml` beside `kas_file`, in kas's
+/// form. Repo names are checked against meta-qcom's names and the kas file's own `repos:`;
+/// `branch` and `url` from the full form are kept as overrides, so the build uses the branch and
+/// URL the release was made from. Nothing is written when the source is bad.
+pub fn install(source: &Path, kas_file: &Path) -> Result<InstallOutcome, LockError> {
+    if !kas_file.is_file() {
+        return Err(LockError::NoKasFile { path: kas_file.to_path_buf() });
+    }
+    let lock = LockFile::read(source)?;
+    validate_names(&lock, &known_with(declared_repos(kas_file)), source)?;
+    let target = lock_path_for(kas_file);
+    let unchanged = target.exists() && LockFile::read(&target).is_ok_and(|t| t.repos == lock.repos);
+    if !unchanged {
+        write_lock(&target, &lock)?;
+    }
+    Ok(InstallOutcome {
+        lock_file: target,
+        source_form: lock.form,
+        repos: lock.repos.len(),
+        written: !unchanged,
+    })
+}
+
+/// Writes `lock` in kas's form to `path` atomically (temp file in the same folder, then rename).
+pub(super) fn write_lock(path: &Path, lock: &LockFile) -> Result<(), LockError> {
+    let text = lock.to_kas_yaml(COMMENT);
+    let write_err = |source| LockError::Write { path: path.to_path_buf(), source };
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    tmp.write_all(text.as_bytes()).map_err(write_err)?;
+    tmp.persist(path).map_err(|e| write_err(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_name_follows_kas() {
+        assert_eq!(lock_path_for(Path::new("r/m/m-rt.yml")), Path::new("r/m/m-rt.lock.yml"));
+        assert_eq!(lock_path_for(Path::new("a.json")), Path::new("a.lock.json"));
+    }
+
+    #[test]
+    fn installs_full_form_as_overrides_keeping_branch_and_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let kas = dir.path().join("m-rt.yml");
+        std::fs::write(&kas, "header:\n  version: 14\nrepos:\n  rtbuild:\n").unwrap();
+        let src = dir.path().join("lock.yml");
+        std::fs::write(
+            &src,
+            "repos:\n  meta-qcom: {branch: wrynose, commit: ef0004df267743cc89d6a09bc724bc99ff541c01, url: https://github.com/qualcomm-linux/meta-qcom}\n",
+        )
+        .unwrap();
+        let outcome = install(&src, &kas).unwrap();
+        assert_eq!(outcome.source_form, LockForm::Full);
+        let text = std::fs::read_to_string(dir.path().join("m-rt.lock.yml")).unwrap();
+        assert!(text.contains("overrides:\n  repos:\n    meta-qcom:\n      commit: ef0004df267743cc89d6a09bc724bc99ff541c01\n      branch: wrynose\n      url: https://github.com/qualcomm-linux/meta-qcom\n"), "{text}");
+        assert!(!install(&src, &kas).unwrap().written);
+    }
+
+    #[test]
+    fn bad_source_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let kas = dir.path().join("m-rt.yml");
+        std::fs::write(&kas, "header:\n  version: 14\n").unwrap();
+        let src = dir.path().join("lock.yml");
+        std::fs::write(
+            &src,
+            "repos:\n  openembedded-core: {commit: ef0004df267743cc89d6a09bc724bc99ff541c01}\n",
+        )
+        .unwrap();
+        let err = install(&src, &kas).unwrap_err().to_string();
+        assert!(
+            err.ends_with("unknown repo `openembedded-core`; meta-qcom calls it `oe-core`"),
+            "{err}"
+        );
+        assert!(!dir.path().join("m-rt.lock.yml").exists());
+    }
+}

@@ -1,0 +1,123 @@
+//! Turns INPUT arguments into scenarios to judge: a raw cyclictest file is one scenario named
+//! after the file; a result folder from `rtbuild test` holds `run.json`, whose `scenarios`
+//! list the raw files (schema in docs/report.md).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::cyclictest::{self, Run};
+
+use super::ReportError;
+
+/// `run.json` as `rtbuild report` reads it; unknown fields are ignored.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RunJson {
+    pub scenarios: Vec<RunScenario>,
+    /// The latency requirement the test was run against, in µs.
+    #[serde(default)]
+    pub threshold_us: Option<f64>,
+    #[serde(default)]
+    pub machine: Option<String>,
+    #[serde(default)]
+    pub fingerprint: Option<serde_json::Value>,
+    #[serde(default)]
+    pub interrupts: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunScenario {
+    pub name: String,
+    /// Raw cyclictest outputs, relative to the folder.
+    pub files: Vec<PathBuf>,
+    #[serde(default)]
+    pub invalid_reasons: Vec<String>,
+    /// The exact commands that ran (cyclictest, load), for the report.
+    #[serde(default)]
+    pub commands: Vec<String>,
+}
+
+/// One scenario's parsed files.
+#[derive(Debug)]
+pub struct ScenarioInput {
+    pub name: String,
+    pub runs: Vec<(PathBuf, Run)>,
+    pub invalid_reasons: Vec<String>,
+    pub commands: Vec<String>,
+}
+
+/// One INPUT, read.
+#[derive(Debug)]
+pub struct Input {
+    pub path: PathBuf,
+    pub run_json: Option<RunJson>,
+    pub scenarios: Vec<ScenarioInput>,
+}
+
+/// Reads one INPUT: a folder with `run.json`, or a raw cyclictest file.
+pub fn read(path: &Path) -> Result<Input, ReportError> {
+    if path.is_dir() {
+        return read_folder(path);
+    }
+    let run = cyclictest::parse_file(path)?;
+    let name = path
+        .file_stem()
+        .map_or_else(|| "cyclictest".to_string(), |s| s.to_string_lossy().into_owned());
+    Ok(Input {
+        path: path.to_path_buf(),
+        run_json: None,
+        scenarios: vec![ScenarioInput {
+            name,
+            commands: run.cmdline.iter().cloned().collect(),
+            runs: vec![(path.to_path_buf(), run)],
+            invalid_reasons: Vec::new(),
+        }],
+    })
+}
+
+fn read_folder(dir: &Path) -> Result<Input, ReportError> {
+    let json_path = dir.join("run.json");
+    if !json_path.is_file() {
+        return Err(ReportError::NoRunJson { dir: dir.to_path_buf() });
+    }
+    let text = std::fs::read_to_string(&json_path)
+        .map_err(|cause| ReportError::Read { path: json_path.clone(), cause })?;
+    let run_json: RunJson = serde_json::from_str(&text)
+        .map_err(|cause| ReportError::RunJson { path: json_path.clone(), cause })?;
+    if run_json.scenarios.is_empty() {
+        return Err(ReportError::NoScenarios { path: json_path });
+    }
+    let mut scenarios = Vec::new();
+    for scenario in &run_json.scenarios {
+        let mut runs = Vec::new();
+        let mut commands = scenario.commands.clone();
+        for file in &scenario.files {
+            if file.is_absolute()
+                || file.components().any(|c| matches!(c, std::path::Component::ParentDir))
+            {
+                return Err(ReportError::OutsideFolder {
+                    path: json_path.clone(),
+                    file: file.clone(),
+                });
+            }
+            let path = dir.join(file);
+            let run = cyclictest::parse_file(&path)?;
+            if commands.is_empty() {
+                commands.extend(run.cmdline.iter().cloned());
+            }
+            runs.push((path, run));
+        }
+        let mut invalid_reasons = scenario.invalid_reasons.clone();
+        if runs.is_empty() {
+            invalid_reasons
+                .push("run.json lists no cyclictest output for this scenario".to_string());
+        }
+        scenarios.push(ScenarioInput {
+            name: scenario.name.clone(),
+            runs,
+            invalid_reasons,
+            commands,
+        });
+    }
+    Ok(Input { path: dir.to_path_buf(), run_json: Some(run_json), scenarios })
+}

@@ -1,0 +1,158 @@
+//! `rtbuild report`: reads cyclictest results (raw files or `rtbuild test` result folders),
+//! computes honest statistics per thread and scenario, gives a PASS/FAIL verdict with every
+//! reason, and renders it for the terminal, JSON, JUnit and a self-contained HTML page.
+//!
+//! Pipeline: [`input::read`] (parse files via [`crate::cyclictest`]) → [`judge::judge`]
+//! (statistics + reasons per scenario) → reference numbers and [`baseline::compare`] →
+//! [`Report`] → renderers ([`text`], [`junit`], [`html`]).
+
+mod baseline;
+mod chart;
+pub mod html;
+pub mod input;
+mod judge;
+pub mod junit;
+mod model;
+mod stats;
+pub mod text;
+
+pub use model::{
+    FileInfo, InputReport, Regression, Report, SCHEMA, ScenarioReport, ThreadReport, Verdict,
+};
+
+use std::path::{Path, PathBuf};
+
+use crate::catalog::Machine;
+
+/// The default threshold: SIL 2's 100 µs scheduling latency (seed 004).
+pub const DEFAULT_THRESHOLD_US: f64 = 100.0;
+
+/// Input problems: unreadable files, malformed cyclictest output, bad `run.json`.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error(transparent)]
+    Parse(#[from] crate::cyclictest::FileError),
+    #[error("cannot read {}: {cause}", path.display())]
+    Read { path: PathBuf, cause: std::io::Error },
+    #[error("{} has no run.json; pass an `rtbuild test` result folder or the cyclictest output files themselves", dir.display())]
+    NoRunJson { dir: PathBuf },
+    #[error("{} is not a valid run.json: {cause}; see docs/report.md for the fields read", path.display())]
+    RunJson { path: PathBuf, cause: serde_json::Error },
+    #[error("{} lists no scenarios; nothing to report", path.display())]
+    NoScenarios { path: PathBuf },
+    #[error("{} names `{}`, which is outside the result folder; use paths relative to the folder", path.display(), file.display())]
+    OutsideFolder { path: PathBuf, file: PathBuf },
+    #[error("threshold must be a positive number of microseconds, not {0}")]
+    Threshold(f64),
+    #[error("baseline {}: {message}", path.display())]
+    Baseline { path: PathBuf, message: String },
+}
+
+/// What to report on.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub inputs: Vec<PathBuf>,
+    pub threshold_us: Option<f64>,
+    pub baseline: Option<PathBuf>,
+    pub machine: Option<Machine>,
+}
+
+/// Reads every input and builds the report.
+pub fn build(options: &Options) -> Result<Report, ReportError> {
+    let inputs = options.inputs.iter().map(|p| input::read(p)).collect::<Result<Vec<_>, _>>()?;
+    let folder_threshold =
+        inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us));
+    let (threshold_us, threshold_source) = match (options.threshold_us, folder_threshold) {
+        (Some(t), _) => (t, "--threshold-us"),
+        (None, Some(t)) => (t, "run.json threshold_us"),
+        (None, None) => (DEFAULT_THRESHOLD_US, "default, SIL 2"),
+    };
+    if !(threshold_us.is_finite() && threshold_us > 0.0) {
+        return Err(ReportError::Threshold(threshold_us));
+    }
+    let mut report = Report {
+        schema: SCHEMA.to_string(),
+        verdict: Verdict::Pass,
+        reasons: Vec::new(),
+        threshold_us,
+        threshold_source: threshold_source.to_string(),
+        machine: options.machine.as_ref().map(|m| m.name.clone()),
+        baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
+        inputs: inputs
+            .iter()
+            .map(|input| InputReport {
+                path: input.path.display().to_string(),
+                kind: if input.run_json.is_some() { "result-folder" } else { "file" }.to_string(),
+                scenarios: input.scenarios.iter().map(|s| judge::judge(s, threshold_us)).collect(),
+                fingerprint: input.run_json.as_ref().and_then(|r| r.fingerprint.clone()),
+                interrupts: input.run_json.as_ref().and_then(|r| r.interrupts.clone()),
+            })
+            .collect(),
+    };
+    if let Some(machine) = &options.machine {
+        add_reference(&mut report, machine);
+    }
+    if let Some(path) = &options.baseline {
+        let before = load_baseline(path, threshold_us)?;
+        baseline::compare(&mut report, &before);
+    }
+    finish(&mut report);
+    Ok(report)
+}
+
+/// The machine's published reference maximum, for comparison only (never a FAIL reason).
+fn add_reference(report: &mut Report, machine: &Machine) {
+    for scenario in report.inputs.iter_mut().flat_map(|i| &mut i.scenarios) {
+        let Some(reference) = machine.reference_max_us(&scenario.name) else { continue };
+        let reference = reference as f64;
+        scenario.reference_max_us = Some(reference);
+        if let Some(max) = scenario.all.max_us {
+            scenario.notes.push(format!(
+                "{}'s published reference max for `{}` is {} µs; this run: {} µs",
+                machine.name,
+                scenario.name,
+                judge::fmt(reference),
+                judge::fmt(max)
+            ));
+        }
+    }
+}
+
+/// A baseline is an earlier `rtbuild report --json`, or anything `rtbuild report` reads.
+fn load_baseline(path: &Path, threshold_us: f64) -> Result<Report, ReportError> {
+    if path.is_file()
+        && let Ok(text) = std::fs::read_to_string(path)
+        && let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
+        && value.get("schema").is_some()
+    {
+        if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
+            return Err(ReportError::Baseline {
+                path: path.to_path_buf(),
+                message: format!("unknown report schema; expected `{SCHEMA}`"),
+            });
+        }
+        return serde_json::from_value(value).map_err(|err| ReportError::Baseline {
+            path: path.to_path_buf(),
+            message: err.to_string(),
+        });
+    }
+    build(&Options {
+        inputs: vec![path.to_path_buf()],
+        threshold_us: Some(threshold_us),
+        ..Options::default()
+    })
+}
+
+/// Overall verdict and reasons from the scenarios.
+fn finish(report: &mut Report) {
+    report.reasons = report
+        .inputs
+        .iter()
+        .flat_map(|i| &i.scenarios)
+        .flat_map(|s| s.reasons.iter().map(move |r| format!("{}: {r}", s.name)))
+        .collect();
+    report.verdict = Verdict::from_reasons(&report.reasons);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,131 @@
+//! The report data: what `rtbuild report --json` prints (schema `rtbuild-report/1`, documented
+//! in docs/report.md) and what the terminal table, JUnit and HTML renderers read. Every latency
+//! is in microseconds; a figure the data cannot support is `null`, never a made-up number.
+
+use serde::{Deserialize, Serialize};
+
+/// The `schema` value of the JSON report.
+pub const SCHEMA: &str = "rtbuild-report/1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    Pass,
+    Fail,
+}
+
+impl Verdict {
+    pub fn from_reasons(reasons: &[String]) -> Verdict {
+        if reasons.is_empty() { Verdict::Pass } else { Verdict::Fail }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+        })
+    }
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: String,
+    pub verdict: Verdict,
+    /// Every reason for a FAIL, each prefixed with its scenario.
+    pub reasons: Vec<String>,
+    pub threshold_us: f64,
+    /// Where the threshold came from: `--threshold-us`, `run.json` or the 100 µs default.
+    pub threshold_source: String,
+    pub machine: Option<String>,
+    pub baseline: Option<String>,
+    pub inputs: Vec<InputReport>,
+}
+
+/// One INPUT argument: a result folder or a raw cyclictest file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InputReport {
+    pub path: String,
+    /// `result-folder` (has `run.json`) or `file`.
+    pub kind: String,
+    pub scenarios: Vec<ScenarioReport>,
+    /// `run.json` `fingerprint`, passed through as-is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<serde_json::Value>,
+    /// `run.json` `interrupts`, passed through as-is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<serde_json::Value>,
+}
+
+/// One scenario (one file for raw input; one `run.json` entry for a result folder).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScenarioReport {
+    pub name: String,
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+    /// Facts that do not change the verdict (short run, reference comparison, …).
+    pub notes: Vec<String>,
+    /// Problems met while reading the files (skipped lines, truncation).
+    pub warnings: Vec<String>,
+    /// `invalid_reasons` from `run.json`.
+    pub invalid_reasons: Vec<String>,
+    pub files: Vec<FileInfo>,
+    /// The command lines that produced the data (`run.json` `commands`, JSON `cmdline:`).
+    pub commands: Vec<String>,
+    /// All threads together.
+    pub all: ThreadReport,
+    pub threads: Vec<ThreadReport>,
+    pub reference_max_us: Option<f64>,
+    pub regressions: Vec<Regression>,
+}
+
+/// A file the scenario read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileInfo {
+    pub path: String,
+    /// Formats detected (`json`, `histogram-full`, `histogram-sparse`, `verbose`, `live`,
+    /// `summary`, `spike`).
+    pub formats: Vec<String>,
+    pub unit: String,
+    pub cyclictest_version: Option<String>,
+}
+
+/// Statistics of one thread (or of all threads: `thread` is `null`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ThreadReport {
+    pub thread: Option<u32>,
+    /// The file the thread came from, when the scenario has several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    pub cpu: Option<u32>,
+    pub samples: u64,
+    /// Where the percentiles come from: `histogram`, `samples` (`-v`) or `summary` (none).
+    pub source: String,
+    pub min_us: Option<f64>,
+    pub avg_us: Option<f64>,
+    pub median_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
+    pub p9999_us: Option<f64>,
+    pub max_us: Option<f64>,
+    pub stddev_us: Option<f64>,
+    /// Samples at or above the histogram limit.
+    pub overflows: u64,
+    /// When set, every `null` percentile lies at or above this value (histogram overflow).
+    pub percentiles_at_least_us: Option<f64>,
+    /// Samples above the threshold; `null` when the data cannot tell.
+    pub over_threshold: Option<u64>,
+    /// Histogram for charts (value µs, count); not part of the JSON.
+    #[serde(skip)]
+    pub buckets: Vec<(f64, u64)>,
+}
+
+/// A figure that got worse than the baseline by more than the tolerance.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Regression {
+    pub metric: String,
+    pub baseline_us: f64,
+    pub current_us: f64,
+}

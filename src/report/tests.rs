@@ -1,0 +1,201 @@
+//! Statistics and verdicts on the golden files in tests/data/ (exact figures, computed
+//! independently from the files with nearest-rank percentiles and population stddev).
+
+use std::path::PathBuf;
+
+use super::*;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+}
+
+fn report(files: &[&str], threshold: Option<f64>) -> Report {
+    let options = Options {
+        inputs: files.iter().map(|f| data(f)).collect(),
+        threshold_us: threshold,
+        ..Options::default()
+    };
+    build(&options).unwrap()
+}
+
+fn scenario(report: &Report) -> &ScenarioReport {
+    &report.inputs[0].scenarios[0]
+}
+
+fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 1e-9)
+}
+
+#[test]
+fn verbose_statistics_are_exact_and_pass_under_a_high_threshold() {
+    let r = report(&["cyclictest-2.4-verbose-2threads.txt"], Some(300.0));
+    let s = scenario(&r);
+    assert_eq!((r.verdict, s.verdict), (Verdict::Pass, Verdict::Pass), "{:?}", r.reasons);
+    let t0 = &s.threads[0];
+    assert_eq!((t0.samples, t0.source.as_str()), (991, "samples"));
+    assert_eq!((t0.min_us, t0.median_us, t0.p99_us), (Some(5.0), Some(17.0), Some(26.0)));
+    assert_eq!((t0.p999_us, t0.p9999_us, t0.max_us), (Some(245.0), Some(245.0), Some(245.0)));
+    assert!(close(t0.avg_us, 16.739656912209888) && close(t0.stddev_us, 8.803656673265769));
+    assert_eq!((t0.overflows, t0.over_threshold, t0.percentiles_at_least_us), (0, Some(0), None));
+    let t1 = &s.threads[1];
+    assert_eq!((t1.median_us, t1.p99_us, t1.max_us), (Some(13.0), Some(25.0), Some(32.0)));
+    assert_eq!(
+        (s.all.samples, s.all.median_us, s.all.p999_us, s.all.max_us),
+        (1982, Some(15.0), Some(39.0), Some(245.0))
+    );
+    assert!(s.notes.iter().any(|n| n.starts_with("short run: 1982 samples")), "{:?}", s.notes);
+}
+
+#[test]
+fn fails_on_max_with_the_reason_and_count() {
+    let r = report(&["cyclictest-2.4-verbose-2threads.txt"], None);
+    assert_eq!(r.verdict, Verdict::Fail);
+    assert_eq!(r.threshold_us, 100.0);
+    assert_eq!(
+        r.reasons,
+        [
+            "cyclictest-2.4-verbose-2threads: thread 0: max 245 µs exceeds the 100 µs threshold (1 of 991 samples above it)"
+        ]
+    );
+    assert_eq!(scenario(&r).threads[0].over_threshold, Some(1));
+}
+
+#[test]
+fn sparse_histogram_with_overflows_reports_unknown_tail() {
+    let r = report(&["cyclictest-2.7-sparse-hist-h100-2threads-overflow.txt"], Some(99.0));
+    let s = scenario(&r);
+    let t0 = &s.threads[0];
+    assert_eq!(
+        (t0.samples, t0.min_us, t0.median_us, t0.p99_us),
+        (1003, Some(3.0), Some(4.0), Some(40.0))
+    );
+    assert_eq!((t0.p999_us, t0.p9999_us, t0.percentiles_at_least_us), (None, None, Some(100.0)));
+    assert_eq!((t0.max_us, t0.avg_us, t0.stddev_us), (Some(187.0), Some(5.0), None));
+    assert_eq!((t0.overflows, t0.over_threshold), (3, Some(3)));
+    let t1 = &s.threads[1];
+    assert_eq!(
+        (t1.median_us, t1.p99_us, t1.p999_us, t1.p9999_us, t1.max_us),
+        (Some(5.0), Some(40.0), Some(40.0), Some(40.0), Some(40.0))
+    );
+    assert!(close(t1.avg_us, 6.439516129032258) && close(t1.stddev_us, 3.867301271003799));
+    assert_eq!(
+        s.reasons,
+        ["thread 0: max 187 µs exceeds the 99 µs threshold (3 of 1003 samples above it)"]
+    );
+    // At 100 µs the overflowed samples (>= 100) may or may not be above: the count is unknown.
+    let r = report(&["cyclictest-2.7-sparse-hist-h100-2threads-overflow.txt"], None);
+    assert_eq!(scenario(&r).threads[0].over_threshold, None);
+    assert!(r.reasons[0].ends_with("(some of 1003 samples above it)"), "{:?}", r.reasons);
+}
+
+#[test]
+fn full_histogram_percentiles_above_the_limit_are_unknown_but_max_is_cyclictests() {
+    let r = report(&["cyclictest-2.4-hist-h50-2threads.txt"], Some(2000.0));
+    let s = scenario(&r);
+    let t0 = &s.threads[0];
+    assert_eq!(
+        (t0.samples, t0.median_us, t0.p99_us, t0.percentiles_at_least_us),
+        (2000, Some(21.0), None, Some(50.0))
+    );
+    assert_eq!((t0.max_us, t0.overflows, t0.over_threshold), (Some(231.0), 28, Some(0)));
+    assert_eq!(s.threads[1].max_us, Some(1302.0));
+    assert_eq!((s.verdict, s.all.max_us, s.all.samples), (Verdict::Pass, Some(1302.0), 3999));
+}
+
+#[test]
+fn all_overflowed_still_passes_on_cyclictests_max() {
+    let r = report(&["cyclictest-2.4-hist-h3-all-overflow.txt"], None);
+    let t0 = &scenario(&r).threads[0];
+    assert_eq!(
+        (t0.median_us, t0.percentiles_at_least_us, t0.max_us, t0.over_threshold),
+        (None, Some(3.0), Some(86.0), Some(0))
+    );
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+}
+
+#[test]
+fn summary_only_input_has_no_percentiles() {
+    let r = report(&["cyclictest-2.4-quiet-nsecs-2threads.txt"], Some(200.0));
+    let t0 = &scenario(&r).threads[0];
+    assert_eq!((t0.source.as_str(), t0.samples, t0.median_us), ("summary", 2000, None));
+    assert_eq!((t0.min_us, t0.avg_us, t0.max_us), (Some(5.538), Some(16.108), Some(157.052)));
+    assert_eq!(r.verdict, Verdict::Pass);
+}
+
+#[test]
+fn zero_cycles_breaktrace_and_invalid_runs_fail() {
+    let r = report(&["cyclictest-2.4-json-nan-zero-cycles.json"], None);
+    assert_eq!(r.reasons, ["cyclictest-2.4-json-nan-zero-cycles: thread 1: no samples recorded"]);
+    assert_eq!(scenario(&r).threads[0].cpu, Some(7));
+    let r = report(&["cyclictest-2.4-hist-h5-breaktrace.txt"], Some(1000.0));
+    assert_eq!(
+        r.reasons,
+        [
+            "cyclictest-2.4-hist-h5-breaktrace: cyclictest stopped early on a breaktrace (thread id 12345, latency 250)"
+        ]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("idle.json")).unwrap();
+    std::fs::write(
+        dir.path().join("run.json"),
+        r#"{"threshold_us": 5000, "scenarios": [{"name": "idle", "files": ["idle.json"],
+            "invalid_reasons": ["only 1998 of 120000 cycles"]}], "fingerprint": {"kernel": "6.6-rt"}}"#,
+    )
+    .unwrap();
+    let r =
+        build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
+    assert_eq!((r.threshold_us, r.threshold_source.as_str()), (5000.0, "run.json threshold_us"));
+    assert_eq!(r.reasons, ["idle: invalid run: only 1998 of 120000 cycles"]);
+    assert_eq!(r.inputs[0].kind, "result-folder");
+    assert!(r.inputs[0].fingerprint.is_some());
+}
+
+#[test]
+fn baseline_regressions_fail_and_name_the_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = report(&["cyclictest-2.4-verbose-2threads.txt"], Some(5000.0));
+    let before_path = dir.path().join("before.json");
+    std::fs::write(&before_path, serde_json::to_string(&before).unwrap()).unwrap();
+    let options = Options {
+        inputs: vec![data("cyclictest-2.4-hist-h50-2threads.txt")],
+        threshold_us: Some(5000.0),
+        baseline: Some(before_path),
+        ..Options::default()
+    };
+    let r = build(&options).unwrap();
+    assert_eq!(
+        r.reasons,
+        [
+            "cyclictest-2.4-hist-h50-2threads: regression against the baseline: max 1302 µs (was 245 µs)"
+        ]
+    );
+    // The same data as its own baseline (read raw this time) has no regression.
+    let same = Options {
+        inputs: vec![data("cyclictest-2.4-verbose-2threads.txt")],
+        threshold_us: Some(5000.0),
+        baseline: Some(data("cyclictest-2.4-verbose-2threads.txt")),
+        ..Options::default()
+    };
+    assert_eq!(build(&same).unwrap().verdict, Verdict::Pass);
+}
+
+#[test]
+fn bad_folders_are_input_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
+        .unwrap_err();
+    assert!(err.to_string().ends_with("has no run.json; pass an `rtbuild test` result folder or the cyclictest output files themselves"));
+    std::fs::write(
+        dir.path().join("run.json"),
+        r#"{"scenarios": [{"name": "x", "files": ["../etc/passwd"]}]}"#,
+    )
+    .unwrap();
+    let err = build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
+        .unwrap_err();
+    assert!(err.to_string().contains("outside the result folder"), "{err}");
+    let err =
+        build(&Options { inputs: vec![data("x")], threshold_us: Some(-1.0), ..Options::default() })
+            .unwrap_err();
+    assert!(err.to_string().starts_with("cannot read"), "{err}");
+}

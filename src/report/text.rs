@@ -1,0 +1,109 @@
+//! The terminal summary: verdict first, then one table per scenario with a row per thread and
+//! one for all threads, then reasons and notes. Unknown figures print as `-`, percentiles
+//! above a histogram limit as `≥limit`.
+
+use std::fmt::Write;
+
+use super::judge::fmt;
+use super::model::{Report, ScenarioReport, ThreadReport};
+
+const HEADER: [&str; 13] = [
+    "thread",
+    "cpu",
+    "samples",
+    "min",
+    "avg",
+    "median",
+    "p99",
+    "p99.9",
+    "p99.99",
+    "max",
+    "stddev",
+    "overflows",
+    ">thr",
+];
+
+/// The whole report as text for the terminal.
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}  threshold {} µs ({}){}",
+        report.verdict,
+        fmt(report.threshold_us),
+        report.threshold_source,
+        report.machine.as_ref().map_or_else(String::new, |m| format!(", machine {m}"))
+    );
+    for input in &report.inputs {
+        for scenario in &input.scenarios {
+            out.push('\n');
+            scenario_text(&mut out, scenario);
+        }
+    }
+    if !report.reasons.is_empty() {
+        let _ = writeln!(out, "\nFAIL because:");
+        for reason in &report.reasons {
+            let _ = writeln!(out, "  - {reason}");
+        }
+    }
+    out.trim_end().to_string()
+}
+
+fn scenario_text(out: &mut String, s: &ScenarioReport) {
+    let _ = writeln!(out, "{}  {}  (latencies in µs)", s.verdict, s.name);
+    let mut rows: Vec<Vec<String>> = vec![HEADER.iter().map(|h| h.to_string()).collect()];
+    for t in &s.threads {
+        let label = match (&t.file, t.thread) {
+            (Some(file), Some(i)) => format!("{file}:{i}"),
+            (None, Some(i)) => i.to_string(),
+            _ => "?".to_string(),
+        };
+        rows.push(row(label, t));
+    }
+    if s.threads.len() > 1 {
+        rows.push(row("all".to_string(), &s.all));
+    }
+    let widths: Vec<usize> = (0..HEADER.len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for r in &rows {
+        let cells: Vec<String> =
+            r.iter().zip(&widths).map(|(cell, w)| format!("{cell:>w$}")).collect();
+        let _ = writeln!(out, "  {}", cells.join("  "));
+    }
+    if let Some(reference) = s.reference_max_us {
+        let _ = writeln!(out, "  reference max: {} µs", fmt(reference));
+    }
+    for reason in &s.reasons {
+        let _ = writeln!(out, "  FAIL: {reason}");
+    }
+    for note in &s.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+}
+
+fn row(label: String, t: &ThreadReport) -> Vec<String> {
+    let value = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
+    let pct = |v: Option<f64>| match (v, t.percentiles_at_least_us) {
+        (Some(v), _) => fmt(v),
+        (None, Some(floor)) => format!("≥{}", fmt(floor)),
+        (None, None) => "-".to_string(),
+    };
+    let avg = t.avg_us.map_or_else(|| "-".to_string(), |a| format!("{a:.1}"));
+    let stddev = t.stddev_us.map_or_else(|| "-".to_string(), |a| format!("{a:.1}"));
+    vec![
+        label,
+        t.cpu.map_or_else(|| "-".to_string(), |c| c.to_string()),
+        t.samples.to_string(),
+        value(t.min_us),
+        avg,
+        pct(t.median_us),
+        pct(t.p99_us),
+        pct(t.p999_us),
+        pct(t.p9999_us),
+        value(t.max_us),
+        stddev,
+        t.overflows.to_string(),
+        t.over_threshold.map_or_else(|| "?".to_string(), |n| n.to_string()),
+    ]
+}

@@ -1,0 +1,228 @@
+//! Kernels inside archives: a Debian kernel package (`.deb`: an `ar` archive whose
+//! `data.tar.{xz,zst,gz}` holds `boot/config-*` and `boot/vmlinuz-*`) and a qcomflash tarball
+//! (`<image>-<machine>.rootfs.qcomflash.tar.gz`, members under `<image>-<machine>/`, with the
+//! kernel as `vmlinux`). Also the qcomflash folder, which holds the same files unpacked.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::kconfig::compress::Compression;
+use crate::kconfig::image;
+
+use super::error::VerifyError;
+use super::evidence::{Evidence, Found};
+use super::{fat, files};
+
+/// Members are at most this big once decompressed (a vmlinux with debug info can be large).
+const MAX_MEMBER: u64 = 1 << 30;
+
+/// The members of an `ar` archive: name and bytes.
+fn ar_members(data: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
+    let mut rest = data.strip_prefix(b"!<arch>\n").ok_or("no ar header")?;
+    let mut members = Vec::new();
+    while rest.len() >= 60 {
+        let header = &rest[..60];
+        if &header[58..60] != b"`\n" {
+            return Err("corrupt ar member header".to_string());
+        }
+        let name =
+            String::from_utf8_lossy(&header[..16]).trim_end().trim_end_matches('/').to_string();
+        let size: usize = String::from_utf8_lossy(&header[48..58])
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad size in ar member `{name}`"))?;
+        let body =
+            rest.get(60..60 + size).ok_or_else(|| format!("ar member `{name}` is truncated"))?;
+        members.push((name, body));
+        let next = 60 + size + size % 2;
+        rest = rest.get(next..).unwrap_or_default();
+    }
+    Ok(members)
+}
+
+/// A Debian kernel package: its `boot/config-*`, else its `boot/vmlinuz-*` image.
+pub fn deb_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
+    let bad = |message: String| VerifyError::Archive {
+        path: path.to_path_buf(),
+        what: "Debian package",
+        message,
+    };
+    let members = ar_members(data).map_err(bad)?;
+    let (name, tar) = members
+        .iter()
+        .find(|(name, _)| name.starts_with("data.tar"))
+        .ok_or_else(|| bad("it has no data.tar member".to_string()))?;
+    let wanted = |member: &str| {
+        let file = member.trim_start_matches("./");
+        file.starts_with("boot/config-")
+            || file.starts_with("boot/vmlinuz-")
+            || file.starts_with("boot/vmlinux-")
+            || file.starts_with("boot/Image")
+    };
+    let found = tar_members(tar, wanted).map_err(|e| bad(format!("{name}: {e}")))?;
+    let mut evidence =
+        pick(path, &found, |m| m.contains("boot/config-"), |m| !m.contains("boot/config-"))?
+            .ok_or_else(|| {
+                bad("it holds no boot/config-* nor boot/vmlinuz-*; is it a linux-image package?"
+                    .to_string())
+            })?;
+    evidence.kind = "Debian kernel package".to_string();
+    Ok(evidence)
+}
+
+/// A qcomflash tarball: the `vmlinux` member, and the UKI inside the `efi.bin` member.
+pub fn qcomflash_tarball_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
+    let bad = |message: String| VerifyError::Archive {
+        path: path.to_path_buf(),
+        what: "qcomflash tarball",
+        message,
+    };
+    let base = |m: &str| m.rsplit('/').next().unwrap_or_default().to_string();
+    let found =
+        tar_members(data, |m| ["vmlinux", "efi.bin"].contains(&base(m).as_str())).map_err(bad)?;
+    let member = |name: &str| {
+        found
+            .iter()
+            .find(|(m, _)| base(m) == name)
+            .map(|(m, d)| (format!("{} → {m}", path.display()), d.as_slice()))
+    };
+    let mut evidence = qcomflash_evidence(path, member("vmlinux"), member("efi.bin"))?.ok_or_else(|| {
+        bad("it has neither a vmlinux member nor a UKI in efi.bin; rebuild the image with the qcomflash image type".to_string())
+    })?;
+    evidence.kind = "qcomflash tarball".to_string();
+    Ok(evidence)
+}
+
+/// A qcomflash folder (`<image>-<machine>.rootfs.qcomflash/`): its `vmlinux` and the UKI in
+/// its `efi.bin`.
+pub fn qcomflash_dir_evidence(dir: &Path) -> Result<Evidence, VerifyError> {
+    let read = |name: &str| -> Result<Option<(String, Vec<u8>)>, VerifyError> {
+        let file = dir.join(name);
+        if file.is_file() {
+            Ok(Some((file.display().to_string(), files::read(&file)?)))
+        } else {
+            Ok(None)
+        }
+    };
+    let (vmlinux, efi) = (read("vmlinux")?, read("efi.bin")?);
+    let mut evidence =
+        qcomflash_evidence(dir, borrow(&vmlinux), borrow(&efi))?.ok_or_else(|| {
+            VerifyError::NoKernel {
+                path: dir.to_path_buf(),
+                hint: "a qcomflash folder holds vmlinux and efi.bin".to_string(),
+            }
+        })?;
+    evidence.kind = "qcomflash folder".to_string();
+    Ok(evidence)
+}
+
+fn borrow(file: &Option<(String, Vec<u8>)>) -> Option<(String, &[u8])> {
+    file.as_ref().map(|(name, data)| (name.clone(), data.as_slice()))
+}
+
+/// The kernel from `vmlinux` (else from the UKI), plus the UKI's command line.
+fn qcomflash_evidence(
+    path: &Path,
+    vmlinux: Option<(String, &[u8])>,
+    efi: Option<(String, &[u8])>,
+) -> Result<Option<Evidence>, VerifyError> {
+    let uki = efi.as_ref().and_then(|(from, data)| {
+        let fs = fat::Fat::open(data)?;
+        let file = fs
+            .files(|p| p.to_ascii_lowercase().ends_with(".efi"))
+            .into_iter()
+            .find(|f| image::is_uki(&f.data))?;
+        Some((format!("{from} → {}", file.path), file.data))
+    });
+    let mut evidence = match (&vmlinux, &uki) {
+        (Some((from, data)), _) => files::image_evidence(path, data, from)?,
+        (None, Some((from, data))) => files::image_evidence(path, data, from)?,
+        (None, None) => return Ok(None),
+    };
+    match &uki {
+        Some((from, data)) if evidence.cmdline.is_none() => {
+            evidence.cmdline =
+                image::uki_cmdline(data).map(|c| Found::new(c, format!("{from} → .cmdline")));
+        }
+        None if efi.is_some() => evidence.notes.push(
+            "efi.bin holds no unified kernel image; the command line was not checked".to_string(),
+        ),
+        _ => {}
+    }
+    Ok(Some(evidence))
+}
+
+/// Whether `dir` looks like a qcomflash folder.
+pub fn is_qcomflash_dir(dir: &Path) -> bool {
+    dir.join("vmlinux").is_file()
+        || (dir.join("efi.bin").is_file() && dir.join("rawprogram0.xml").is_file())
+}
+
+/// The first config member, else the first image member, as evidence.
+fn pick(
+    path: &Path,
+    found: &[(String, Vec<u8>)],
+    is_config: impl Fn(&str) -> bool,
+    is_image: impl Fn(&str) -> bool,
+) -> Result<Option<Evidence>, VerifyError> {
+    let from = |member: &str| format!("{} → {member}", path.display());
+    if let Some((member, data)) = found.iter().find(|(m, _)| is_config(m)) {
+        let mut evidence = files::config_evidence(path, data)?;
+        if let Some(config) = &mut evidence.config {
+            config.from = from(member);
+        }
+        return Ok(Some(evidence));
+    }
+    if let Some((member, data)) = found.iter().find(|(m, _)| is_image(m)) {
+        return files::image_evidence(path, data, &from(member)).map(Some);
+    }
+    Ok(None)
+}
+
+/// The members of a (possibly compressed) tar stream whose names `wanted` accepts.
+fn tar_members(
+    data: &[u8],
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let format = Compression::detect(data);
+    let decoder = format.decoder(data).map_err(|e| e.to_string())?;
+    let mut archive = tar::Archive::new(decoder);
+    let mut found = Vec::new();
+    let corrupt = |e: std::io::Error| format!("cannot read the {} tar stream: {e}", format.name());
+    for entry in archive.entries().map_err(corrupt)? {
+        let entry = entry.map_err(corrupt)?;
+        let name = entry.path().map_err(corrupt)?.to_string_lossy().into_owned();
+        if entry.header().entry_type().is_file() && wanted(&name) {
+            let mut bytes = Vec::new();
+            entry.take(MAX_MEMBER).read_to_end(&mut bytes).map_err(corrupt)?;
+            found.push((name, bytes));
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_ar_members_with_padding() {
+        let mut ar = b"!<arch>\n".to_vec();
+        for (name, body) in [("debian-binary", &b"2.0\n"[..]), ("odd", b"abc"), ("data.tar", b"xy")]
+        {
+            ar.extend_from_slice(
+                format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", 0, 0, 0, 100644, body.len())
+                    .as_bytes(),
+            );
+            ar.extend_from_slice(body);
+            if body.len() % 2 == 1 {
+                ar.push(b'\n');
+            }
+        }
+        let members = ar_members(&ar).unwrap();
+        let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["debian-binary", "odd", "data.tar"]);
+        assert_eq!(members[2].1, b"xy");
+        assert!(ar_members(&ar[..ar.len() - 1]).unwrap_err().contains("truncated"));
+    }
+}

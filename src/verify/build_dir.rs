@@ -1,0 +1,170 @@
+//! A BitBake build folder: the kernel's `.config` under
+//! `tmp*/work/<arch>/<kernel-recipe>/<ver>/build/`, or the
+//! `tmp*/work-shared/<machine>/kernel-build-artifacts/` copy when `rm_work` has emptied the
+//! former; the image manifest `tmp*/deploy/images/<machine>/*.rootfs.manifest` (for
+//! `rt-tests`); and, when present, a `bitbake -e` dump for `KERNEL_CMDLINE_EXTRA`.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::plan::{Expectations, KERNEL_RECIPE};
+
+use super::error::VerifyError;
+use super::evidence::{Evidence, Found};
+use super::files;
+
+/// The names of a `bitbake -e` dump that `verify` reads from the build folder.
+pub const BITBAKE_ENV_FILES: [&str; 2] = ["bitbake-env.txt", "bitbake-e.txt"];
+
+/// Whether `dir` looks like a build folder (`TOPDIR` or `TMPDIR`).
+pub fn is_build_dir(dir: &Path) -> bool {
+    !tmp_dirs(dir).is_empty()
+}
+
+/// `TMPDIR` candidates: `dir` itself when it has `work/` or `work-shared/`, else its `tmp*`
+/// children (and those of `dir/build`, kas's default build folder).
+fn tmp_dirs(dir: &Path) -> Vec<PathBuf> {
+    let is_tmp = |d: &Path| d.join("work").is_dir() || d.join("work-shared").is_dir();
+    if is_tmp(dir) {
+        return vec![dir.to_path_buf()];
+    }
+    let mut found = Vec::new();
+    for parent in [dir.to_path_buf(), dir.join("build")] {
+        for child in children(&parent) {
+            let name =
+                child.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name.starts_with("tmp") && is_tmp(&child) {
+                found.push(child);
+            }
+        }
+    }
+    found
+}
+
+fn children(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect())
+        .unwrap_or_default();
+    entries.sort();
+    entries
+}
+
+fn newest(paths: Vec<PathBuf>) -> Option<PathBuf> {
+    paths.into_iter().max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+}
+
+/// Evidence from a build folder. `expected` narrows the search to its recipe, machine and image.
+pub fn evidence(dir: &Path, expected: Option<&Expectations>) -> Result<Evidence, VerifyError> {
+    let recipe = expected.map_or(KERNEL_RECIPE, |e| e.kernel_recipe.as_str());
+    let machine = expected.map(|e| e.machine.as_str());
+    let tmps = tmp_dirs(dir);
+    let mut work = Vec::new();
+    let mut shared = Vec::new();
+    for tmp in &tmps {
+        for arch in children(&tmp.join("work")) {
+            for version in children(&arch.join(recipe)) {
+                let config = version.join("build/.config");
+                if config.is_file() {
+                    work.push(config);
+                }
+            }
+        }
+        for m in children(&tmp.join("work-shared")) {
+            let config = m.join("kernel-build-artifacts/.config");
+            let wanted = machine.is_none_or(|want| m.ends_with(want));
+            if config.is_file() && wanted {
+                shared.push(config);
+            }
+        }
+    }
+    let (work_count, shared_count) = (work.len(), shared.len());
+    let config_path =
+        newest(work).or_else(|| newest(shared)).ok_or_else(|| VerifyError::NoKernel {
+            path: dir.to_path_buf(),
+            hint: format!(
+                "looked for tmp*/work/*/{recipe}/*/build/.config and \
+             tmp*/work-shared/{}/kernel-build-artifacts/.config; has the kernel been built?",
+                machine.unwrap_or("*")
+            ),
+        })?;
+    let data = files::read(&config_path)?;
+    let mut evidence = files::config_evidence(&config_path, &data)?;
+    evidence.kind = "build folder".to_string();
+    if work_count + shared_count > 1 {
+        evidence.notes.push(format!(
+            "{} kernel configs found; read the newest, {}",
+            work_count + shared_count,
+            config_path.display()
+        ));
+    }
+    if let Some(manifest) = find_manifest(&tmps, expected) {
+        let text = std::fs::read_to_string(&manifest)
+            .map_err(|source| VerifyError::Unreadable { path: manifest.clone(), cause: source })?;
+        evidence.packages =
+            Some(Found::new(manifest_packages(&text), manifest.display().to_string()));
+    }
+    for name in BITBAKE_ENV_FILES {
+        let path = dir.join(name);
+        if path.is_file() {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|source| VerifyError::Unreadable { path: path.clone(), cause: source })?;
+            if let Some(value) = bitbake_var(&text, "KERNEL_CMDLINE_EXTRA") {
+                let from = format!("KERNEL_CMDLINE_EXTRA in {}", path.display());
+                evidence.cmdline = Some(Found::new(value, from));
+            }
+            break;
+        }
+    }
+    Ok(evidence)
+}
+
+/// The image manifest: `<image>-<machine>.rootfs.manifest` when the plan names them, else the
+/// newest `*.rootfs.manifest`.
+fn find_manifest(tmps: &[PathBuf], expected: Option<&Expectations>) -> Option<PathBuf> {
+    let mut all = Vec::new();
+    for tmp in tmps {
+        for machine_dir in children(&tmp.join("deploy/images")) {
+            let Ok(entries) = std::fs::read_dir(&machine_dir) else { continue };
+            for entry in entries.filter_map(Result::ok) {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".rootfs.manifest") {
+                    all.push(entry.path());
+                }
+            }
+        }
+    }
+    if let Some(e) = expected {
+        let want = format!("{}-{}.rootfs.manifest", e.image, e.machine);
+        if let Some(exact) = all.iter().find(|p| p.file_name().is_some_and(|n| *n == *want)) {
+            return Some(exact.clone());
+        }
+    }
+    newest(all)
+}
+
+/// Package names from an image manifest (`name arch version` per line).
+pub fn manifest_packages(text: &str) -> BTreeSet<String> {
+    text.lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect()
+}
+
+/// The value of `NAME="…"` in a `bitbake -e` dump.
+pub fn bitbake_var(text: &str, name: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let value = line.strip_prefix(name)?.strip_prefix("=\"")?.strip_suffix('"')?;
+        Some(value.trim().to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_bitbake_env_and_manifests() {
+        let env = "# comment\nKERNEL_CMDLINE_EXTRA_X=\"no\"\nKERNEL_CMDLINE_EXTRA=\" isolcpus=7 efi=runtime\"\n";
+        assert_eq!(bitbake_var(env, "KERNEL_CMDLINE_EXTRA").unwrap(), "isolcpus=7 efi=runtime");
+        let packages = manifest_packages("rt-tests armv8a 2.8-r0\nstress-ng armv8a 0.18-r0\n");
+        assert!(packages.contains("rt-tests") && packages.contains("stress-ng"));
+    }
+}

@@ -1,0 +1,169 @@
+//! Turns what a source showed ([`Evidence`]) and what the plan asked for ([`Expectations`])
+//! into checks. Without a plan only what needs no plan is checked: PREEMPT_RT, the command
+//! line's internal consistency, and `rt-tests` in the image.
+
+use crate::kconfig::image::version_is_rt;
+use crate::kconfig::{KernelConfig, State};
+use crate::plan::{CpuSet, Expectations};
+
+use super::cmdline;
+use super::deps;
+use super::evidence::{Evidence, Found};
+use super::report::Check;
+
+const PREEMPT_RT: &str = "CONFIG_PREEMPT_RT";
+
+/// Every check `evidence` allows.
+pub fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<Check> {
+    let mut checks = Vec::new();
+    if let Some(config) = &evidence.config {
+        checks.push(option_check(config, PREEMPT_RT, "y"));
+        if let Some(expected) = expected {
+            for want in expected.kernel_config.iter().filter(|w| w.symbol != PREEMPT_RT) {
+                checks.push(option_check(config, &want.symbol, &want.value));
+            }
+        }
+    }
+    if let Some(version) = &evidence.version {
+        let rt = version_is_rt(&version.value);
+        checks.push(Check::new("kernel version", rt, "PREEMPT_RT", &version.value, &version.from));
+    }
+    if evidence.config.is_none()
+        && let Some(expected) = expected
+        && !expected.kernel_config.is_empty()
+    {
+        let from = evidence.version.as_ref().map_or("", |v| v.from.as_str());
+        checks.push(Check::skip(
+            "requested options",
+            format!("{} options", expected.kernel_config.len()),
+            "no kernel config in this source (IKCONFIG off?)",
+            from,
+        ));
+    }
+    let all = all_cpus(evidence, expected);
+    if let Some(line) = &evidence.cmdline {
+        if let Some(expected) = expected {
+            checks.extend(cmdline::expected_cpu_checks(line, &expected.cmdline));
+        }
+        checks.push(cmdline::consistency_check(line, all.as_ref()));
+    }
+    let want_isolated = expected.map(|e| e.rt_cpus.clone()).or_else(|| {
+        let line = evidence.cmdline.as_ref()?;
+        cmdline::cpus(&line.value, "isolcpus")?.ok()
+    });
+    if let Some(isolated) = &evidence.isolated {
+        checks.push(sysfs_check("isolated CPUs", isolated, want_isolated.as_ref()));
+    }
+    if let Some(nohz) = &evidence.nohz_full {
+        let want = match expected {
+            Some(e) if !e.nohz_full => Some(CpuSet::default()),
+            _ => want_isolated.clone(),
+        };
+        checks.push(sysfs_check("nohz_full CPUs", nohz, want.as_ref()));
+    }
+    if let Some(packages) = &evidence.packages {
+        let wanted: Vec<String> = match expected {
+            Some(e) if !e.packages.is_empty() => e.packages.clone(),
+            _ => vec!["rt-tests".to_string()],
+        };
+        for name in wanted {
+            let ok = packages.value.contains(&name);
+            let found = if ok { "installed" } else { "missing" };
+            checks.push(Check::new(
+                format!("package {name}"),
+                ok,
+                "installed",
+                found,
+                &packages.from,
+            ));
+        }
+    }
+    checks
+}
+
+/// `symbol` must have `want` (`y`, `m`, `"text"`, `42`; `n` also accepts an absent symbol).
+pub(super) fn option_check(config: &Found<KernelConfig>, symbol: &str, want: &str) -> Check {
+    let state = config.value.state(symbol);
+    let ok = match &state {
+        State::Set(value) => value.to_string() == want,
+        State::NotSet | State::Absent => want == "n",
+    };
+    let reason = match state {
+        State::Absent => deps::explain(symbol, &config.value).or_else(|| {
+            Some(format!(
+                "{symbol} is absent: its dependencies are unmet or this kernel has no such option"
+            ))
+        }),
+        _ => deps::explain(symbol, &config.value),
+    };
+    Check::new(symbol, ok, format!("{symbol}={want}"), state.describe(), &config.from)
+        .because(reason)
+}
+
+/// A sysfs CPU list against the CPUs the plan (or the command line) isolates.
+fn sysfs_check(name: &str, found: &Found<CpuSet>, want: Option<&CpuSet>) -> Check {
+    let shown = |set: &CpuSet| if set.is_empty() { "none".to_string() } else { set.to_string() };
+    match want {
+        Some(want) => {
+            Check::new(name, &found.value == want, shown(want), shown(&found.value), &found.from)
+        }
+        None => Check::skip(name, "no plan", shown(&found.value), &found.from),
+    }
+}
+
+/// Every CPU of the machine: from the plan (RT ∪ housekeeping) or the target.
+fn all_cpus(evidence: &Evidence, expected: Option<&Expectations>) -> Option<CpuSet> {
+    expected
+        .map(|e| e.rt_cpus.union(&e.housekeeping))
+        .or_else(|| evidence.possible_cpus.as_ref().map(|p| p.value.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::ConfigExpectation;
+    use crate::verify::Status;
+
+    fn expectations() -> Expectations {
+        Expectations {
+            machine: "m".into(),
+            image: "i".into(),
+            distro: "d".into(),
+            kernel_recipe: "linux-qcom-rt".into(),
+            rt_cpus: CpuSet::parse("6-7").unwrap(),
+            housekeeping: CpuSet::parse("0-5").unwrap(),
+            nohz_full: true,
+            kernel_config: [("CONFIG_PREEMPT_RT", "y"), ("CONFIG_DEBUG_INFO", "n")]
+                .map(|(s, v)| ConfigExpectation { symbol: s.into(), value: v.into() })
+                .to_vec(),
+            cmdline: vec!["isolcpus=6-7".into()],
+            packages: vec!["rt-tests".into()],
+        }
+    }
+
+    fn status(checks: &[Check], name: &str) -> Status {
+        checks.iter().find(|c| c.check == name).map(|c| c.status).unwrap()
+    }
+
+    #[test]
+    fn version_only_source_skips_the_options() {
+        let mut evidence = Evidence::new("kernel image");
+        evidence.version = Some(Found::new("#1 SMP PREEMPT_RT x".to_string(), "Image"));
+        let checks = run(&evidence, Some(&expectations()));
+        assert_eq!(status(&checks, "kernel version"), Status::Pass);
+        assert_eq!(status(&checks, "requested options"), Status::Skip);
+    }
+
+    #[test]
+    fn absent_counts_as_n_and_sysfs_is_compared_with_the_plan() {
+        let mut evidence = Evidence::new("live target");
+        let config = KernelConfig::parse(b"CONFIG_PREEMPT_RT=y\n").unwrap();
+        evidence.config = Some(Found::new(config, "/proc/config.gz"));
+        evidence.isolated = Some(Found::new(CpuSet::parse("7").unwrap(), "isolated"));
+        evidence.nohz_full = Some(Found::new(CpuSet::parse("6-7").unwrap(), "nohz_full"));
+        let checks = run(&evidence, Some(&expectations()));
+        assert_eq!(status(&checks, "CONFIG_DEBUG_INFO"), Status::Pass);
+        assert_eq!(status(&checks, "isolated CPUs"), Status::Fail);
+        assert_eq!(status(&checks, "nohz_full CPUs"), Status::Pass);
+    }
+}

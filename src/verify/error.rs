@@ -1,0 +1,28 @@
+//! Why a source could not be verified at all (exit code 2): it is missing, empty, corrupt, or
+//! holds no kernel. A source that was read but fails a check is a [`super::Report`], not this.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::kconfig::ConfigError;
+use crate::kconfig::image::ImageError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("cannot read `{path}`: {cause}")]
+    Unreadable { path: PathBuf, cause: io::Error },
+    #[error("`{path}`: {cause}")]
+    Config { path: PathBuf, cause: ConfigError },
+    #[error("`{path}`: {cause}")]
+    Image { path: PathBuf, cause: ImageError },
+    #[error("`{path}` is empty; pass a kernel config, kernel image, package or build folder")]
+    Empty { path: PathBuf },
+    #[error("`{path}` holds no kernel config, kernel image or version string; {hint}")]
+    NoKernel { path: PathBuf, hint: String },
+    #[error("`{path}` is not a usable {what}: {message}")]
+    Archive { path: PathBuf, what: &'static str, message: String },
+    #[error("cannot read the plan `{path}`: {message}; write it with `rtbuild generate`")]
+    PlanFile { path: PathBuf, message: String },
+    #[error("target {target}: {message}")]
+    Target { target: String, message: String },
+}

@@ -1,0 +1,53 @@
+//! What a source showed, each item with where it came from. The source readers fill an
+//! [`Evidence`]; [`super::checks`] turns it and the plan's expectations into checks.
+
+use std::collections::BTreeSet;
+
+use crate::kconfig::KernelConfig;
+use crate::plan::CpuSet;
+
+/// A value and the place it was read from (a path, `UKI .cmdline`, `uname -v` on a target).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found<T> {
+    pub value: T,
+    pub from: String,
+}
+
+impl<T> Found<T> {
+    pub fn new(value: T, from: impl Into<String>) -> Found<T> {
+        Found { value, from: from.into() }
+    }
+}
+
+/// Everything one source told us. Readers leave out what the source does not carry.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// What the source was recognised as: `kernel config`, `build folder`, …
+    pub kind: String,
+    pub config: Option<Found<KernelConfig>>,
+    /// The kernel's version string (`uname -v`, or the banner in an image).
+    pub version: Option<Found<String>>,
+    /// The kernel command line, or the part of it the build adds.
+    pub cmdline: Option<Found<String>>,
+    /// `/sys/devices/system/cpu/isolated` on a live target.
+    pub isolated: Option<Found<CpuSet>>,
+    /// `/sys/devices/system/cpu/nohz_full` on a live target.
+    pub nohz_full: Option<Found<CpuSet>>,
+    /// Every CPU the kernel can use (`/sys/devices/system/cpu/possible`).
+    pub possible_cpus: Option<Found<CpuSet>>,
+    /// Installed package names (image manifest, or the tools found on a target).
+    pub packages: Option<Found<BTreeSet<String>>>,
+    pub notes: Vec<String>,
+}
+
+impl Evidence {
+    pub fn new(kind: impl Into<String>) -> Evidence {
+        Evidence { kind: kind.into(), ..Evidence::default() }
+    }
+}
+
+/// A kernel CPU list as found in sysfs: empty text is the empty set.
+pub fn sysfs_cpus(text: &str) -> Option<CpuSet> {
+    let text = text.trim();
+    if text.is_empty() { Some(CpuSet::default()) } else { CpuSet::parse(text).ok() }
+}

@@ -1,0 +1,197 @@
+//! A read-only FAT12/16/32 reader, just enough to find the unified kernel images in a qcomflash
+//! `efi.bin` (the ESP image holding systemd-boot and the UKI under `EFI/Linux/`), so the UKI's
+//! `.cmdline` can be checked. Long file names are read; nothing is ever written.
+
+/// Files are at most this big (a UKI with an initramfs is well under it).
+const MAX_FILE: usize = 512 << 20;
+/// At most this many directory entries are visited, so a corrupt image cannot loop forever.
+const MAX_ENTRIES: usize = 10_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Fat12,
+    Fat16,
+    Fat32,
+}
+
+/// A FAT file system held in memory.
+pub struct Fat<'a> {
+    data: &'a [u8],
+    kind: Kind,
+    cluster_bytes: usize,
+    fat_start: usize,
+    root_start: usize,
+    root_bytes: usize,
+    root_cluster: u32,
+    data_start: usize,
+}
+
+/// One file found in the file system: its path and bytes.
+pub struct File {
+    pub path: String,
+    pub data: Vec<u8>,
+}
+
+fn u16_at(data: &[u8], at: usize) -> Option<usize> {
+    Some(u16::from_le_bytes(data.get(at..at + 2)?.try_into().ok()?) as usize)
+}
+
+fn u32_at(data: &[u8], at: usize) -> Option<usize> {
+    Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?) as usize)
+}
+
+impl<'a> Fat<'a> {
+    /// Reads the boot sector; `None` when `data` is not a FAT file system.
+    pub fn open(data: &'a [u8]) -> Option<Fat<'a>> {
+        if data.get(510..512)? != [0x55, 0xaa] {
+            return None;
+        }
+        let sector = u16_at(data, 11)?;
+        let per_cluster = *data.get(13)? as usize;
+        let reserved = u16_at(data, 14)?;
+        let fats = *data.get(16)? as usize;
+        let root_entries = u16_at(data, 17)?;
+        let total = match u16_at(data, 19)? {
+            0 => u32_at(data, 32)?,
+            n => n,
+        };
+        let fat_sectors = match u16_at(data, 22)? {
+            0 => u32_at(data, 36)?,
+            n => n,
+        };
+        if ![512, 1024, 2048, 4096].contains(&sector) || per_cluster == 0 || fats == 0 {
+            return None;
+        }
+        let root_sectors = (root_entries * 32).div_ceil(sector);
+        let data_sector = reserved + fats * fat_sectors + root_sectors;
+        let clusters = total.checked_sub(data_sector)? / per_cluster;
+        let kind = match clusters {
+            0..4085 => Kind::Fat12,
+            4085..65525 => Kind::Fat16,
+            _ => Kind::Fat32,
+        };
+        Some(Fat {
+            data,
+            kind,
+            cluster_bytes: sector * per_cluster,
+            fat_start: reserved * sector,
+            root_start: (reserved + fats * fat_sectors) * sector,
+            root_bytes: root_sectors * sector,
+            root_cluster: if kind == Kind::Fat32 { u32_at(data, 44)? as u32 } else { 0 },
+            data_start: data_sector * sector,
+        })
+    }
+
+    /// The FAT entry of `cluster`: the next cluster, or `None` at the end of the chain.
+    fn next(&self, cluster: u32) -> Option<u32> {
+        let n = cluster as usize;
+        let (value, end) = match self.kind {
+            Kind::Fat12 => {
+                let raw = u16_at(self.data, self.fat_start + n + n / 2)?;
+                (if n % 2 == 1 { raw >> 4 } else { raw & 0xfff }, 0xff8)
+            }
+            Kind::Fat16 => (u16_at(self.data, self.fat_start + n * 2)?, 0xfff8),
+            Kind::Fat32 => (u32_at(self.data, self.fat_start + n * 4)? & 0x0fff_ffff, 0x0fff_fff8),
+        };
+        (value >= 2 && value < end).then_some(value as u32)
+    }
+
+    /// The bytes of a cluster chain, at most `limit` of them.
+    fn chain(&self, first: u32, limit: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut cluster = Some(first).filter(|c| *c >= 2);
+        let mut steps = 0;
+        while let Some(c) = cluster {
+            let start = self.data_start + (c as usize - 2) * self.cluster_bytes;
+            let Some(bytes) = self.data.get(start..start + self.cluster_bytes) else { break };
+            out.extend_from_slice(bytes);
+            steps += 1;
+            if out.len() >= limit || steps > self.data.len() / self.cluster_bytes {
+                break;
+            }
+            cluster = self.next(c);
+        }
+        out.truncate(limit);
+        out
+    }
+
+    /// Every file, with its path (`EFI/Linux/uki.efi`), up to a few thousand entries.
+    pub fn files(&self, wanted: impl Fn(&str) -> bool) -> Vec<File> {
+        let root = match self.kind {
+            Kind::Fat32 => self.chain(self.root_cluster, MAX_FILE),
+            _ => self
+                .data
+                .get(self.root_start..self.root_start + self.root_bytes)
+                .unwrap_or_default()
+                .to_vec(),
+        };
+        let mut found = Vec::new();
+        let mut budget = MAX_ENTRIES;
+        self.walk(&root, "", &wanted, &mut found, &mut budget, 0);
+        found
+    }
+
+    fn walk(
+        &self,
+        dir: &[u8],
+        prefix: &str,
+        wanted: &dyn Fn(&str) -> bool,
+        found: &mut Vec<File>,
+        budget: &mut usize,
+        depth: usize,
+    ) {
+        let mut long: Vec<(u8, Vec<u16>)> = Vec::new();
+        for entry in dir.chunks_exact(32) {
+            if *budget == 0 || entry[0] == 0 {
+                return;
+            }
+            *budget -= 1;
+            let attr = entry[11];
+            if entry[0] == 0xe5 {
+                long.clear();
+                continue;
+            }
+            if attr == 0x0f {
+                let units = [1, 3, 5, 7, 9, 14, 16, 18, 20, 22, 24, 28, 30]
+                    .iter()
+                    .map(|&i| u16::from_le_bytes([entry[i], entry[i + 1]]))
+                    .collect();
+                long.push((entry[0] & 0x1f, units));
+                continue;
+            }
+            let name = if long.is_empty() { short_name(entry) } else { long_name(&mut long) };
+            long.clear();
+            if attr & 0x08 != 0 || name == "." || name == ".." {
+                continue;
+            }
+            let cluster =
+                (u16_at(entry, 20).unwrap_or(0) << 16 | u16_at(entry, 26).unwrap_or(0)) as u32;
+            let path = format!("{prefix}{name}");
+            if attr & 0x10 != 0 {
+                if depth < 6 {
+                    let sub = self.chain(cluster, 4 << 20);
+                    self.walk(&sub, &format!("{path}/"), wanted, found, budget, depth + 1);
+                }
+            } else if wanted(&path) {
+                let size = u32_at(entry, 28).unwrap_or(0).min(MAX_FILE);
+                found.push(File { path, data: self.chain(cluster, size) });
+            }
+        }
+    }
+}
+
+fn short_name(entry: &[u8]) -> String {
+    let base = String::from_utf8_lossy(&entry[..8]).trim_end().to_string();
+    let ext = String::from_utf8_lossy(&entry[8..11]).trim_end().to_string();
+    if ext.is_empty() { base } else { format!("{base}.{ext}") }
+}
+
+fn long_name(parts: &mut [(u8, Vec<u16>)]) -> String {
+    parts.sort_by_key(|(order, _)| *order);
+    let units: Vec<u16> = parts
+        .iter()
+        .flat_map(|(_, u)| u.iter().copied())
+        .take_while(|&u| u != 0 && u != 0xffff)
+        .collect();
+    String::from_utf16_lossy(&units)
+}

@@ -1,0 +1,165 @@
+//! `kconfig-check`: before any build, runs the kernel's own `make defconfig`,
+//! `scripts/kconfig/merge_config.sh -m` and `make olddefconfig` on a kernel source tree, as
+//! meta-qcom's `linux-qcom-rt` recipe does, and reports every requested option that did not
+//! survive (with the unmet dependency), so a bad fragment is caught in seconds, not hours.
+
+use std::path::{Path, PathBuf};
+
+use crate::kconfig::{KernelConfig, Line, Setting, parse_line};
+use crate::runner::{self, Cmd, RunError};
+
+use super::checks::option_check;
+use super::error::VerifyError;
+use super::evidence::Found;
+use super::report::Report;
+
+/// What to merge, and where.
+#[derive(Debug, Clone)]
+pub struct KconfigCheck {
+    /// A kernel source tree (has `scripts/kconfig/merge_config.sh`).
+    pub kernel_src: PathBuf,
+    /// `ARCH` for make and merge_config.sh (`arm64`).
+    pub arch: String,
+    /// The defconfig target (`defconfig`, `qcom_defconfig`).
+    pub defconfig: String,
+    /// Fragment files, merged in order.
+    pub fragments: Vec<PathBuf>,
+    /// Single options (`CONFIG_X=y`), merged after the fragments.
+    pub configs: Vec<Setting>,
+    /// The output folder (`O=`) that keeps the final `.config`; a temporary one when `None`.
+    pub out: Option<PathBuf>,
+}
+
+/// Why the check could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum KconfigCheckError {
+    #[error(transparent)]
+    Input(#[from] VerifyError),
+    #[error("{0}")]
+    Run(#[from] RunError),
+}
+
+fn input(path: &Path, what: &'static str, message: impl Into<String>) -> KconfigCheckError {
+    KconfigCheckError::Input(VerifyError::Archive {
+        path: path.to_path_buf(),
+        what,
+        message: message.into(),
+    })
+}
+
+/// The requested settings: each fragment in order, then `configs`, later ones winning.
+fn requested(check: &KconfigCheck) -> Result<Vec<Setting>, KconfigCheckError> {
+    let mut merged: Vec<Setting> = Vec::new();
+    let mut all = Vec::new();
+    for path in &check.fragments {
+        let text = std::fs::read_to_string(path)
+            .map_err(|cause| VerifyError::Unreadable { path: path.clone(), cause })?;
+        for (n, line) in text.lines().enumerate() {
+            match parse_line(line) {
+                Ok(Line::Setting(setting)) => all.push(setting),
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(input(
+                        path,
+                        "kernel config fragment",
+                        format!("line {}: {e}", n + 1),
+                    ));
+                }
+            }
+        }
+    }
+    all.extend(check.configs.iter().cloned());
+    for setting in all {
+        match merged.iter_mut().find(|s| s.symbol == setting.symbol) {
+            Some(existing) => existing.value = setting.value,
+            None => merged.push(setting),
+        }
+    }
+    Ok(merged)
+}
+
+fn make(check: &KconfigCheck, out: &Path, target: &str) -> Cmd {
+    Cmd::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(&check.kernel_src)
+        .arg(format!("O={}", out.display()))
+        .arg(format!("ARCH={}", check.arch))
+        .arg(target)
+        .env("ARCH", &check.arch)
+}
+
+/// The commands the check runs in `out`, in order (also shown with `-v`).
+pub fn commands(check: &KconfigCheck, out: &Path, extra_fragment: Option<&Path>) -> Vec<Cmd> {
+    let config = out.join(".config");
+    let mut merge = Cmd::new(check.kernel_src.join("scripts/kconfig/merge_config.sh"))
+        .args(["-m", "-O"])
+        .arg(out)
+        .arg(&config)
+        .args(check.fragments.iter().map(|f| std::path::absolute(f).unwrap_or_else(|_| f.clone())))
+        .env("ARCH", &check.arch)
+        .cwd(&check.kernel_src);
+    if let Some(extra) = extra_fragment {
+        merge = merge.arg(extra);
+    }
+    vec![make(check, out, &check.defconfig), merge, make(check, out, "olddefconfig")]
+}
+
+/// Runs defconfig + merge + olddefconfig and checks every requested option in the result.
+pub fn run(check: &KconfigCheck, on_command: impl Fn(&Cmd)) -> Result<Report, KconfigCheckError> {
+    let src = &check.kernel_src;
+    if !src.join("scripts/kconfig/merge_config.sh").is_file() {
+        return Err(input(src, "kernel source tree", "it has no scripts/kconfig/merge_config.sh"));
+    }
+    let arch_ok = !check.arch.is_empty()
+        && check.arch.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && src.join("arch").join(&check.arch).join("Kconfig").is_file();
+    if !arch_ok {
+        return Err(input(
+            src,
+            "kernel source tree",
+            format!("it has no arch/{}/Kconfig; check --arch", check.arch),
+        ));
+    }
+    let wanted = requested(check)?;
+    if wanted.is_empty() {
+        return Err(input(
+            src,
+            "kernel config request",
+            "no option requested; pass --fragment or --config",
+        ));
+    }
+    let temp = tempfile::Builder::new()
+        .prefix("rtbuild-kconfig")
+        .tempdir()
+        .map_err(|cause| VerifyError::Unreadable { path: std::env::temp_dir(), cause })?;
+    let out = check.out.as_deref().unwrap_or(temp.path());
+    std::fs::create_dir_all(out)
+        .map_err(|cause| VerifyError::Unreadable { path: out.to_path_buf(), cause })?;
+    let extra = (!check.configs.is_empty()).then(|| out.join("rtbuild-requested.cfg"));
+    if let Some(extra) = &extra {
+        let text: String = check.configs.iter().map(|s| format!("{s}\n")).collect();
+        std::fs::write(extra, text)
+            .map_err(|cause| VerifyError::Unreadable { path: extra.clone(), cause })?;
+    }
+    for cmd in commands(check, out, extra.as_deref()) {
+        on_command(&cmd);
+        runner::run_captured(&cmd)?;
+    }
+    let path = out.join(".config");
+    let data = std::fs::read(&path)
+        .map_err(|cause| VerifyError::Unreadable { path: path.clone(), cause })?;
+    let config = KernelConfig::read(data.as_slice())
+        .map_err(|cause| VerifyError::Config { path: path.clone(), cause })?;
+    let from = match check.out {
+        Some(_) => path.display().to_string(),
+        None => "merged .config (temporary; keep it with --out)".to_string(),
+    };
+    let found = Found::new(config, from);
+    let checks = wanted
+        .iter()
+        .map(|s| option_check(&found, s.symbol.as_str(), &s.value.to_string()))
+        .collect();
+    let kind = format!("{} {} + fragments + olddefconfig", check.arch, check.defconfig);
+    Ok(Report::new(src.display().to_string(), kind, checks, Vec::new()))
+}

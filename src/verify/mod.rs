@@ -1,0 +1,117 @@
+//! `verify`: is this really the RT kernel that was asked for? Reads a source (build folder,
+//! kernel config, kernel image, qcomflash folder or tarball, Debian kernel package, or a live
+//! target over ssh), gathers [`Evidence`], and checks it against the plan's [`Expectations`]:
+//! `CONFIG_PREEMPT_RT=y`, every requested option (a dropped one with the unmet dependency that
+//! dropped it), the RT command line, and `rt-tests` in the image.
+//!
+//! Sits after the build in the pipeline: `image` calls [`verify_build_dir`] after a successful
+//! build, and `bundle` records the [`Report`] in its manifest.
+
+mod archive;
+mod build_dir;
+mod checks;
+mod cmdline;
+mod deps;
+mod error;
+mod evidence;
+mod fat;
+mod files;
+pub mod kconfig_check;
+mod remote;
+mod report;
+
+pub use build_dir::BITBAKE_ENV_FILES;
+pub use error::VerifyError;
+pub use evidence::{Evidence, Found};
+pub use report::{Check, Report, Status};
+
+use std::path::{Path, PathBuf};
+
+use crate::plan::Expectations;
+use crate::target::SshTarget;
+
+/// Where the kernel to verify comes from. [`Source::Auto`] is recognised by content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Auto(PathBuf),
+    BuildDir(PathBuf),
+    Config(PathBuf),
+    Image(PathBuf),
+    Qcomflash(PathBuf),
+    Deb(PathBuf),
+    Target(SshTarget),
+}
+
+impl Source {
+    /// The source as the user gave it, for reports.
+    pub fn name(&self) -> String {
+        match self {
+            Source::Auto(p)
+            | Source::BuildDir(p)
+            | Source::Config(p)
+            | Source::Image(p)
+            | Source::Qcomflash(p)
+            | Source::Deb(p) => p.display().to_string(),
+            Source::Target(t) => t.to_string(),
+        }
+    }
+}
+
+/// Verifies one source. `expected` is the plan; without it only PREEMPT_RT, command-line
+/// consistency and `rt-tests` are checked.
+pub fn verify(source: &Source, expected: Option<&Expectations>) -> Result<Report, VerifyError> {
+    let evidence = gather(source, expected)?;
+    Ok(judge(source.name(), &evidence, expected))
+}
+
+/// The entry point for the build driver: verifies a BitBake build folder (`TOPDIR` or
+/// `TMPDIR`) against the plan that produced it.
+pub fn verify_build_dir(dir: &Path, expected: &Expectations) -> Result<Report, VerifyError> {
+    verify(&Source::BuildDir(dir.to_path_buf()), Some(expected))
+}
+
+/// Turns gathered evidence into a report.
+pub fn judge(source: String, evidence: &Evidence, expected: Option<&Expectations>) -> Report {
+    let checks = checks::run(evidence, expected);
+    Report::new(source, evidence.kind.clone(), checks, evidence.notes.clone())
+}
+
+/// Reads what `source` shows.
+pub fn gather(source: &Source, expected: Option<&Expectations>) -> Result<Evidence, VerifyError> {
+    match source {
+        Source::Target(target) => remote::evidence(target),
+        Source::BuildDir(dir) => build_dir::evidence(dir, expected),
+        Source::Qcomflash(path) if path.is_dir() => archive::qcomflash_dir_evidence(path),
+        Source::Qcomflash(path) => archive::qcomflash_tarball_evidence(path, &files::read(path)?),
+        Source::Config(path) => files::config_evidence(path, &files::read(path)?),
+        Source::Image(path) => {
+            files::image_evidence(path, &files::read(path)?, &path.display().to_string())
+        }
+        Source::Deb(path) => archive::deb_evidence(path, &files::read(path)?),
+        Source::Auto(path) => auto(path, expected),
+    }
+}
+
+fn auto(path: &Path, expected: Option<&Expectations>) -> Result<Evidence, VerifyError> {
+    if !path.is_dir() {
+        return files::evidence(path);
+    }
+    if archive::is_qcomflash_dir(path) {
+        return archive::qcomflash_dir_evidence(path);
+    }
+    if build_dir::is_build_dir(path) {
+        return build_dir::evidence(path, expected);
+    }
+    for name in [".config", "vmlinux"] {
+        let file = path.join(name);
+        if file.is_file() {
+            return files::evidence(&file);
+        }
+    }
+    Err(VerifyError::NoKernel {
+        path: path.to_path_buf(),
+        hint: "a build folder has tmp*/work or tmp*/work-shared, a qcomflash folder has vmlinux, \
+               a kernel build folder has .config"
+            .to_string(),
+    })
+}

@@ -1,0 +1,78 @@
+//! A live target over the system `ssh`: `uname -v`, `/proc/config.gz`, `/proc/cmdline`, the
+//! isolated and nohz_full CPU lists in sysfs, and whether `cyclictest`/`stress-ng` are
+//! installed. Every remote command is a fixed argv, quoted by [`SshTarget::command`].
+
+use std::collections::BTreeSet;
+
+use crate::kconfig::KernelConfig;
+use crate::runner::{self, last_lines};
+use crate::target::SshTarget;
+
+use super::error::VerifyError;
+use super::evidence::{Evidence, Found, sysfs_cpus};
+
+/// Tools on the target that show a package is installed.
+const TOOLS: [(&str, &str); 2] = [("rt-tests", "cyclictest"), ("stress-ng", "stress-ng")];
+
+/// Runs `argv` on the target; `Ok(None)` when it ran but failed (a missing file).
+fn remote(target: &SshTarget, argv: &[&str]) -> Result<Option<Vec<u8>>, VerifyError> {
+    let cmd = target.command(argv);
+    let output = runner::output_unchecked(&cmd)
+        .map_err(|e| VerifyError::Target { target: target.to_string(), message: e.to_string() })?;
+    match output.status.code() {
+        Some(0) => Ok(Some(output.stdout)),
+        // ssh itself failed: unreachable, refused, host key or login problem.
+        Some(255) | None => Err(VerifyError::Target {
+            target: target.to_string(),
+            message: format!(
+                "ssh failed: {}",
+                last_lines(String::from_utf8_lossy(&output.stderr).trim(), 3).replace('\n', "; ")
+            ),
+        }),
+        Some(_) => Ok(None),
+    }
+}
+
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8_lossy(&bytes).trim().to_string()
+}
+
+/// Evidence read from a running target.
+pub fn evidence(target: &SshTarget) -> Result<Evidence, VerifyError> {
+    let mut evidence = Evidence::new("live target");
+    let version = remote(target, &["uname", "-v"])?.ok_or_else(|| VerifyError::Target {
+        target: target.to_string(),
+        message: "`uname -v` failed; is it a Linux system?".to_string(),
+    })?;
+    evidence.version = Some(Found::new(text(version), "uname -v"));
+    match remote(target, &["cat", "/proc/config.gz"])? {
+        Some(bytes) if !bytes.is_empty() => match KernelConfig::read(bytes.as_slice()) {
+            Ok(config) => evidence.config = Some(Found::new(config, "/proc/config.gz")),
+            Err(e) => evidence.notes.push(format!("/proc/config.gz is unreadable: {e}")),
+        },
+        _ => evidence.notes.push(
+            "/proc/config.gz is missing (CONFIG_IKCONFIG_PROC off); options not checked".into(),
+        ),
+    }
+    if let Some(cmdline) = remote(target, &["cat", "/proc/cmdline"])? {
+        evidence.cmdline = Some(Found::new(text(cmdline), "/proc/cmdline"));
+    }
+    let sysfs = |file: &str| -> Result<Option<Found<crate::plan::CpuSet>>, VerifyError> {
+        let path = format!("/sys/devices/system/cpu/{file}");
+        Ok(remote(target, &["cat", &path])?
+            .and_then(|bytes| sysfs_cpus(&text(bytes)))
+            .map(|set| Found::new(set, path)))
+    };
+    evidence.isolated = sysfs("isolated")?;
+    evidence.nohz_full = sysfs("nohz_full")?;
+    evidence.possible_cpus = sysfs("possible")?;
+    let mut installed = BTreeSet::new();
+    for (package, tool) in TOOLS {
+        if remote(target, &["sh", "-c", &format!("command -v {tool}")])?.is_some() {
+            installed.insert(package.to_string());
+        }
+    }
+    let tools: Vec<&str> = TOOLS.iter().map(|(_, t)| *t).collect();
+    evidence.packages = Some(Found::new(installed, format!("{} on PATH", tools.join(", "))));
+    Ok(evidence)
+}

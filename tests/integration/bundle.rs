@@ -1,0 +1,314 @@
+//! `rtbuild bundle` over a deploy folder laid out as meta-qcom's `image_types_qcom` leaves it:
+//! the timestamped qcomflash folder, its relative symlink, the `.tar.gz` and its symlink.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::fixtures::{git, git_commit_all, write};
+use crate::harness::Test;
+
+const MACHINE: &str = "rb3gen2-core-kit";
+const IMAGE: &str = "core-image-base";
+const DATETIME: &str = "20260101120000";
+const TOP: &str = "core-image-base-rb3gen2-core-kit";
+
+/// A generated build folder with a deploy folder, a kernel `.config`, repo checkouts and a lock.
+struct Build {
+    dir: tempfile::TempDir,
+}
+
+impl Build {
+    fn new() -> Build {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        Test::new()
+            .cwd(root)
+            .args(["generate", "--machine", MACHINE, "--distro", "nodistro"])
+            .run()
+            .success();
+        let deploy = root.join(format!("work/build/tmp/deploy/images/{MACHINE}"));
+        let folder = format!("{TOP}.rootfs-{DATETIME}.qcomflash");
+        let q = deploy.join(&folder);
+        let files: &[(&str, &[u8])] = &[
+            ("efi.bin", b"ESP vfat with systemd-boot and the UKI"),
+            ("dtb.bin", b"dtb vfat"),
+            ("rootfs.img", &[0x53, 0xef, 0, 1, 2, 3, 4, 5, 6, 7]),
+            (
+                "rawprogram0.xml",
+                b"<?xml version=\"1.0\"?><data><program filename=\"rootfs.img\"/></data>\n",
+            ),
+            ("patch0.xml", b"<?xml version=\"1.0\"?><patches/>\n"),
+            ("prog_firehose_ddr.elf", b"\x7fELF firehose"),
+            ("gpt_main0.bin", b"EFI PART main"),
+            ("gpt_backup0.bin", b"EFI PART backup"),
+            ("zeros_5sectors.bin", &[0; 2560]),
+            ("xbl_config.elf", b"\x7fELF xbl_config"),
+            ("uefi.elf", b"\x7fELF uefi"),
+            ("contents.xml", b"<contents/>\n"),
+            ("sail_nor/sail.mbn", b"sail"),
+        ];
+        for (name, bytes) in files {
+            let path = q.join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        }
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, deploy.join(name)).unwrap();
+        };
+        link(&folder, &format!("{TOP}.rootfs.qcomflash"));
+        let tarball = format!("{folder}.tar.gz");
+        let status = Command::new("tar")
+            .args(["-czf", &tarball, &folder])
+            .current_dir(&deploy)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        link(&tarball, &format!("{TOP}.rootfs.qcomflash.tar.gz"));
+        write(
+            &root
+                .join("work/build/tmp/work/qcm6490-qcom-linux/linux-qcom-rt/6.18.37/build/.config"),
+            "CONFIG_PREEMPT_RT=y\n",
+        );
+        for repo in ["oe-core", "meta-qcom"] {
+            write(&root.join(format!("work/{repo}/README")), &format!("{repo}\n"));
+            git_commit_all(&root.join(format!("work/{repo}")), &format!("{repo} fixture"));
+        }
+        write(&root.join("work/meta-qcom/README"), "local edit\n");
+        let oe = git(&root.join("work/oe-core"), &["rev-parse", "HEAD"]);
+        write(
+            &root.join(format!("rtbuild/{MACHINE}/{MACHINE}-rt.lock.yml")),
+            &format!(
+                "header:\n  version: 14\noverrides:\n  repos:\n    oe-core:\n      commit: {}\n",
+                oe.trim()
+            ),
+        );
+        write(
+            &root.join("passed.json"),
+            r#"{"passed": true, "reports": [{"checks": [{"check": "CONFIG_PREEMPT_RT", "status": "pass"}]}]}"#,
+        );
+        write(
+            &root.join("failed.json"),
+            r#"{"passed": false, "reports": [{"checks": [{"check": "CONFIG_PREEMPT_RT", "status": "fail"}, {"check": "cmdline isolcpus", "status": "pass"}]}]}"#,
+        );
+        Build { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn rtbuild<I: IntoIterator<Item = S>, S: Into<std::ffi::OsString>>(&self, args: I) -> Test {
+        Test::new().cwd(self.root()).env("KAS_WORK_DIR", self.root().join("work")).args(args)
+    }
+
+    /// Bundles into `out` with the passing verify report; returns the archive path.
+    fn bundle(&self, out: &str) -> PathBuf {
+        let run = self
+            .rtbuild([
+                "bundle",
+                "--machine",
+                MACHINE,
+                "--out",
+                out,
+                "--verify-report",
+                "passed.json",
+            ])
+            .run()
+            .success();
+        self.root().join(run.stdout().lines().next().unwrap())
+    }
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn bundle_records_everything_checks_clean_and_is_byte_identical() {
+    let build = Build::new();
+    let a = build.bundle("out-a");
+    assert_eq!(a, build.root().join(format!("out-a/{TOP}-{DATETIME}.qcomflash.tar.zst")));
+    let b = build.bundle("out-b");
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "bundles differ");
+
+    let beside = build.root().join(format!("out-a/{TOP}-{DATETIME}.qcomflash.manifest.json"));
+    let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&beside).unwrap()).unwrap();
+    assert_eq!(m["machine"], MACHINE);
+    assert_eq!(m["image"], IMAGE);
+    assert_eq!(m["build_time"]["value"], "2026-01-01T12:00:00");
+    assert_eq!(m["kernel"]["version"], "6.18.37");
+    assert_eq!(m["kernel"]["config_sha256"], sha256(b"CONFIG_PREEMPT_RT=y\n"));
+    assert!(m["kernel"]["cmdline"].as_str().unwrap().contains("isolcpus="), "{m}");
+    assert_eq!(m["verify"]["status"], "passed");
+    assert_eq!(m["rtbuild_version"], env!("CARGO_PKG_VERSION"));
+    assert!(m["lock"]["content"].as_str().unwrap().contains("oe-core:"), "{m}");
+    let repos = m["repos"].as_array().unwrap();
+    let repo = |name: &str| repos.iter().find(|r| r["name"] == name).unwrap().clone();
+    assert_eq!(repo("meta-qcom")["dirty"], true);
+    assert_eq!(repo("oe-core")["dirty"], false);
+    assert_eq!(repo("oe-core")["branch"], "wrynose");
+    let files = m["files"].as_array().unwrap();
+    let raw = files.iter().find(|f| f["path"] == "rawprogram0.xml").unwrap();
+    assert_eq!(
+        raw["sha256"],
+        sha256(b"<?xml version=\"1.0\"?><data><program filename=\"rootfs.img\"/></data>\n")
+    );
+    assert!(files.iter().any(|f| f["path"] == "sail_nor/sail.mbn"), "{m}");
+    let text = m.to_string();
+    assert!(!text.contains(&build.root().display().to_string()), "host path in manifest: {text}");
+
+    // Inside: sorted, root-owned, fixed mtime and modes, README with the qdl command.
+    let decoder = zstd::stream::read::Decoder::new(std::fs::File::open(&a).unwrap()).unwrap();
+    let mut archive = tar::Archive::new(decoder);
+    let mut names = Vec::new();
+    let mut readme = String::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let h = entry.header();
+        assert_eq!((h.uid().unwrap(), h.gid().unwrap(), h.mtime().unwrap()), (0, 0, 0));
+        assert_eq!(h.username().unwrap(), Some(""));
+        let name = entry.path().unwrap().display().to_string();
+        if name.ends_with("README.md") {
+            std::io::Read::read_to_string(&mut entry, &mut readme).unwrap();
+        }
+        names.push(name);
+    }
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    assert!(names.contains(&format!("{TOP}/manifest.json")));
+    assert!(names.contains(&format!("{TOP}/SHA256SUMS")));
+    assert!(
+        readme.contains("qdl --debug prog_firehose_ddr.elf rawprogram*.xml patch*.xml"),
+        "{readme}"
+    );
+    assert!(readme.contains("--serial") && readme.contains("EDL"), "{readme}");
+
+    build
+        .rtbuild(["bundle", "--check", a.to_str().unwrap()])
+        .run()
+        .success()
+        .stderr_contains("files match the manifest");
+    // sha256sum -c agrees inside the unpacked folder.
+    let x = build.root().join("x");
+    std::fs::create_dir_all(&x).unwrap();
+    assert!(
+        Command::new("tar")
+            .arg("--zstd")
+            .arg("-xf")
+            .arg(&a)
+            .arg("-C")
+            .arg(&x)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let sums = Command::new("sha256sum")
+        .args(["-c", "--quiet", "SHA256SUMS"])
+        .current_dir(x.join(TOP))
+        .status()
+        .unwrap();
+    assert!(sums.success());
+}
+
+#[test]
+fn check_names_a_changed_a_deleted_and_an_added_file() {
+    let build = Build::new();
+    let archive = build.bundle("out");
+    let x = build.root().join("x");
+    std::fs::create_dir_all(&x).unwrap();
+    let tar = |args: &[&str]| {
+        assert!(Command::new("tar").args(args).current_dir(&x).status().unwrap().success());
+    };
+    tar(&["--zstd", "-xf", archive.to_str().unwrap()]);
+    let top = x.join(TOP);
+    let mut rootfs = std::fs::read(top.join("rootfs.img")).unwrap();
+    rootfs[3] ^= 0xff;
+    std::fs::write(top.join("rootfs.img"), rootfs).unwrap();
+    std::fs::remove_file(top.join("patch0.xml")).unwrap();
+    std::fs::write(top.join("extra.bin"), b"not from the build").unwrap();
+    tar(&["--zstd", "-cf", "bad.tar.zst", TOP]);
+
+    let run = build.rtbuild(["bundle", "--check", "x/bad.tar.zst"]).run().code_is(1);
+    let out = run.stdout();
+    assert!(out.contains("changed    rootfs.img"), "{out}");
+    assert!(out.contains("missing    patch0.xml"), "{out}");
+    assert!(out.contains("extra      extra.bin"), "{out}");
+    assert_eq!(out.lines().count(), 3, "{out}");
+    assert!(run.stderr().contains("3 problems in x/bad.tar.zst"), "{}", run.stderr());
+
+    let json =
+        build.rtbuild(["--json", "bundle", "--check", "x/bad.tar.zst"]).run().code_is(1).json();
+    assert_eq!(json["passed"], false);
+    assert_eq!(json["problems"].as_array().unwrap().len(), 3);
+
+    // A manifest beside the archive that no longer matches the one inside.
+    let beside = build.root().join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json"));
+    std::fs::write(&beside, b"{}").unwrap();
+    build
+        .rtbuild(["bundle", "--check", archive.to_str().unwrap()])
+        .run()
+        .code_is(1)
+        .stdout_contains("differs from the manifest inside the archive");
+}
+
+#[test]
+fn refuses_unverified_or_failed_builds_unless_allowed() {
+    let build = Build::new();
+    build
+        .rtbuild(["bundle", "--machine", MACHINE, "--out", "out"])
+        .run()
+        .usage_error("no verify result for this build; pass --verify-report FILE (written by `rtbuild verify --json`), or --allow-unverified to bundle anyway and say so in the manifest")
+        .nothing_written("out");
+    let run = build
+        .rtbuild(["bundle", "--machine", MACHINE, "--out", "out", "--verify-report", "failed.json"])
+        .run()
+        .code_is(1);
+    assert_eq!(
+        run.stderr(),
+        "error: verification failed (CONFIG_PREEMPT_RT); fix the build, or pass --allow-unverified to bundle it anyway and say so in the manifest\n"
+    );
+    let run = run.nothing_written("out");
+    drop(run);
+    let run = build
+        .rtbuild([
+            "--json",
+            "bundle",
+            "--machine",
+            MACHINE,
+            "--out",
+            "out",
+            "--verify-report",
+            "failed.json",
+            "--allow-unverified",
+        ])
+        .run()
+        .success();
+    let m = &run.json()["manifest"];
+    assert_eq!(m["verify"]["status"], "failed");
+    assert_eq!(m["verify"]["allowed_unverified"], true);
+    assert!(run.stderr().contains("warning: bundled with --allow-unverified"), "{}", run.stderr());
+}
+
+#[test]
+fn bad_bundle_inputs_are_clear_errors() {
+    let build = Build::new();
+    build
+        .rtbuild(["bundle", "--machine", MACHINE, "--image", "qcom-console-image", "--allow-unverified", "--out", "out"])
+        .run()
+        .code_is(2)
+        .stderr_contains("error: no qcomflash output at ")
+        .stderr_contains("rb3gen2-core-kit/qcom-console-image-rb3gen2-core-kit.rootfs.qcomflash; build the image first")
+        .nothing_written("out");
+    build
+        .rtbuild(["bundle", "--check", "nope.tar.zst"])
+        .run()
+        .usage_error("nope.tar.zst is not a bundle rtbuild can read: no such file");
+    std::fs::write(build.root().join("junk.tar.zst"), b"junk").unwrap();
+    build
+        .rtbuild(["bundle", "--check", "junk.tar.zst"])
+        .run()
+        .code_is(1)
+        .stdout_contains("archive");
+}

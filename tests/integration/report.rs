@@ -1,0 +1,304 @@
+//! `rtbuild report`: exit codes, table, JSON schema, JUnit, HTML in real headless Chromium, real
+//! cyclictest output, and bad input. Verdicts are checked on golden files, never on latencies
+//! measured on this machine.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::harness::{Test, data};
+
+fn golden(name: &str) -> String {
+    data(name).display().to_string()
+}
+
+#[test]
+fn pass_prints_the_table_and_exits_0() {
+    let run = Test::new()
+        .args(["report", &golden("cyclictest-2.4-verbose-2threads.txt"), "--threshold-us", "300"])
+        .run()
+        .success()
+        .stderr_is("");
+    let out = run.stdout();
+    assert!(out.starts_with("PASS  threshold 300 µs (--threshold-us)"), "{out}");
+    assert!(out.contains("median  p99  p99.9  p99.99  max"), "{out}");
+    assert!(out.contains("     all    -     1982"), "{out}");
+}
+
+#[test]
+fn fail_lists_every_reason_and_exits_1() {
+    let run = Test::new()
+        .args(["report", &golden("cyclictest-2.4-hist-h50-2threads.txt")])
+        .run()
+        .code_is(1)
+        .stderr_is("");
+    let out = run.stdout();
+    assert!(
+        out.contains(
+            "FAIL because:\n  - cyclictest-2.4-hist-h50-2threads: thread 0: max 231 µs exceeds"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("thread 1: max 1302 µs exceeds the 100 µs threshold"), "{out}");
+    assert!(
+        out.contains("≥50"),
+        "percentiles above the histogram limit are shown as ≥limit: {out}"
+    );
+}
+
+#[test]
+fn json_schema_has_the_documented_thread_fields() {
+    let run = Test::new()
+        .args([
+            "--json",
+            "report",
+            &golden("cyclictest-2.4-json-hist-h50.json"),
+            "--threshold-us",
+            "5000",
+        ])
+        .run()
+        .success()
+        .stderr_is("");
+    let json = run.json();
+    assert_eq!(json["schema"], "rtbuild-report/1");
+    assert_eq!(json["verdict"], "PASS");
+    let scenario = &json["inputs"][0]["scenarios"][0];
+    assert_eq!(scenario["verdict"], "PASS");
+    let thread = &scenario["threads"][0];
+    for key in [
+        "thread",
+        "cpu",
+        "samples",
+        "min_us",
+        "avg_us",
+        "median_us",
+        "p99_us",
+        "p999_us",
+        "p9999_us",
+        "max_us",
+        "overflows",
+        "over_threshold",
+    ] {
+        assert!(thread.get(key).is_some(), "thread lacks {key}: {thread}");
+    }
+    assert_eq!((thread["cpu"].as_u64(), thread["samples"].as_u64()), (Some(0), Some(1998)));
+    assert_eq!((thread["max_us"].as_f64(), thread["p999_us"].is_null()), (Some(2213.0), true));
+    assert_eq!(thread["percentiles_at_least_us"].as_f64(), Some(50.0));
+    assert_eq!(
+        scenario["commands"][0],
+        "cyclictest -m -p 99 -t 2 -i 1000 -D 2 -q -h 50 -d 0 --json=out.json"
+    );
+}
+
+fn result_folder(test: Test, name: &str, invalid: &str) -> Test {
+    let idle = std::fs::read(data("cyclictest-2.4-verbose-2threads.txt")).unwrap();
+    let run_json = serde_json::json!({
+        "threshold_us": 300,
+        "scenarios": [{"name": name, "files": ["idle/cyclictest.txt"], "invalid_reasons": [invalid],
+                       "commands": ["cyclictest -m -p 99 -v"]}],
+        "fingerprint": {"kernel": "6.6.52-rt43", "cmdline": "isolcpus=7 <script>"},
+        "interrupts": [{"irq": 42, "cpu": 7, "count": 3, "name": "ufs&co"}]
+    });
+    test.file("results/idle/cyclictest.txt", idle).file("results/run.json", run_json.to_string())
+}
+
+#[test]
+fn result_folder_invalid_run_fails_and_junit_escapes() {
+    let run = result_folder(Test::new(), "idle <&\"'>", "only 991 of 60000 cycles")
+        .args(["--json", "report", "results", "--junit", "out/junit.xml"])
+        .run()
+        .code_is(1)
+        .stderr_is("       Wrote out/junit.xml\n");
+    let json = run.json();
+    assert_eq!(json["threshold_source"], "run.json threshold_us");
+    assert_eq!(json["reasons"][0], "idle <&\"'>: invalid run: only 991 of 60000 cycles");
+    assert_eq!(json["inputs"][0]["fingerprint"]["kernel"], "6.6.52-rt43");
+    let xml = std::fs::read_to_string(run.path().join("out/junit.xml")).unwrap();
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\">"), "{xml}");
+    assert!(
+        xml.contains("name=\"idle &lt;&amp;&quot;&apos;&gt;: max latency &lt;= 300 us\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(
+            "<failure message=\"invalid run: only 991 of 60000 cycles\" type=\"latency\">"
+        ),
+        "{xml}"
+    );
+}
+
+#[test]
+fn machine_reference_is_a_note_not_a_reason() {
+    let run = result_folder(Test::new(), "idle", "x")
+        .args(["--json", "report", "results", "--machine", "qcs6490-rb3gen2"])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    let scenario = &json["inputs"][0]["scenarios"][0];
+    assert_eq!(scenario["reference_max_us"].as_f64(), Some(6.0));
+    assert_eq!(
+        scenario["notes"][1],
+        "rb3gen2-core-kit's published reference max for `idle` is 6 µs; this run: 245 µs"
+    );
+    assert_eq!(scenario["reasons"].as_array().unwrap().len(), 1, "{scenario}");
+}
+
+#[test]
+fn unusable_input_is_exit_2_and_writes_nothing() {
+    Test::new()
+        .file("junk.txt", "hello\n")
+        .args(["report", "junk.txt", "--html", "out/r.html", "--junit", "out/j.xml"])
+        .run()
+        .usage_error("junk.txt:1: no cyclictest output found (no `T:` lines, histogram, `-v` samples or JSON); pass a file cyclictest wrote")
+        .nothing_written("out");
+    Test::new()
+        .file("bad.json", "{\n  \"thread\": {\n    \"0\": {\"cycles\": 1,,}\n")
+        .args(["report", "bad.json"])
+        .run()
+        .usage_error(
+            "bad.json:3: invalid cyclictest JSON: key must be a string at line 3 column 23",
+        );
+    Test::new()
+        .args(["report", "missing.txt"])
+        .run()
+        .usage_error("cannot read missing.txt: No such file or directory (os error 2)");
+    Test::new()
+        .file("empty/.keep", "")
+        .args(["report", "empty"])
+        .run()
+        .usage_error("empty has no run.json; pass an `rtbuild test` result folder or the cyclictest output files themselves");
+    Test::new()
+        .args(["report", &golden("cyclictest-2.4-quiet-2threads.txt"), "--threshold-us", "0"])
+        .run()
+        .usage_error("threshold must be a positive number of microseconds, not 0");
+}
+
+#[test]
+fn truncated_input_warns_and_reports_the_rest() {
+    let mut verbose = std::fs::read(data("cyclictest-2.4-verbose-2threads.txt")).unwrap();
+    verbose.truncate(verbose.len() - 3);
+    let run = Test::new()
+        .file("cut.txt", verbose)
+        .args(["report", "cut.txt", "--threshold-us", "300"])
+        .run()
+        .success()
+        .stderr_is("warning: cut.txt:1987: last line is cut off (truncated file?); ignored\n");
+    assert!(run.stdout().contains("     all    -     1981"), "{}", run.stdout());
+}
+
+#[test]
+fn baseline_regression_fails() {
+    let before = Test::new()
+        .args([
+            "--json",
+            "report",
+            &golden("cyclictest-2.4-verbose-2threads.txt"),
+            "--threshold-us",
+            "5000",
+        ])
+        .run()
+        .success()
+        .stdout();
+    Test::new()
+        .file("before.json", before)
+        .args([
+            "report",
+            &golden("cyclictest-2.4-json-hist-h50.json"),
+            "--threshold-us",
+            "5000",
+            "--baseline",
+            "before.json",
+        ])
+        .run()
+        .code_is(1)
+        .stdout_contains("regression against the baseline: max 2213 µs (was 245 µs)");
+}
+
+fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
+    Command::new("timeout")
+        .arg("120")
+        .arg("/usr/bin/chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        .args(["--disable-component-update", "--disable-sync", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium is installed by .ci/setup")
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let run = result_folder(Test::new(), "idle", "only 991 of 60000 cycles")
+        .args([
+            "report",
+            "results",
+            &golden("cyclictest-2.7-sparse-hist-h100-2threads-overflow.txt"),
+            "--html",
+            "report.html",
+        ])
+        .run()
+        .code_is(1);
+    let html_path = run.path().join("report.html");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    for external in ["<script", "<link", "src=", "href=", "@import", "url("] {
+        assert!(
+            !html.contains(external),
+            "self-contained, and run.json text is escaped: found {external}"
+        );
+    }
+    let url = format!("file://{}", html_path.display());
+    let profile = run.path().join("chromium-profile");
+    let dom = chromium(&["--dump-dom", &url], &profile);
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let verdict_at =
+        dom.find("<div class=\"verdict FAIL\" id=\"verdict\"><h1>FAIL</h1>").expect(&dom);
+    assert!(verdict_at < dom.find("<svg").expect("inline chart"), "verdict comes first");
+    assert!(dom.contains("invalid run: only 991 of 60000 cycles"));
+    assert!(dom.contains("≥100"), "unknown percentiles shown as ≥limit");
+    assert!(dom.contains("isolcpus=7 &lt;script&gt;"), "fingerprint shown, escaped");
+    assert!(dom.contains("ufs&amp;co"), "interrupts shown");
+    assert!(dom.contains("<pre>cyclictest -m -p 99 -v</pre>"), "exact commands");
+    let shot = run.path().join("shot.png");
+    chromium(
+        &["--window-size=1000,1400", &format!("--screenshot={}", shot.display()), &url],
+        &profile,
+    );
+    let png = std::fs::read(&shot).expect("chromium wrote a screenshot");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot has content");
+}
+
+#[test]
+fn real_cyclictest_outputs_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let hist = dir.path().join("hist.txt");
+    let json = dir.path().join("ct.json");
+    let out = Command::new("cyclictest")
+        .args(["-t", "2", "-i", "1000", "-l", "300", "-q", "-h", "40"])
+        .arg(format!("--json={}", json.display()))
+        .output()
+        .expect("cyclictest is installed by .ci/setup");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::write(&hist, &out.stdout).unwrap();
+    // The histogram on stdout and the JSON file come from the same run: they must agree.
+    let mut seen = Vec::new();
+    for file in [&hist, &json] {
+        let run = Test::new()
+            .args(["--json", "report", &file.display().to_string(), "--threshold-us", "100000000"])
+            .run()
+            .success();
+        let report = run.json();
+        let threads = report["inputs"][0]["scenarios"][0]["threads"].as_array().unwrap().clone();
+        assert_eq!(threads.len(), 2, "{report}");
+        for thread in &threads {
+            let samples = thread["samples"].as_u64().unwrap();
+            assert!(samples > 0 && samples <= 300, "{thread}");
+            assert!(thread["max_us"].as_f64().is_some(), "{thread}");
+        }
+        seen.push(
+            threads
+                .iter()
+                .map(|t| (t["samples"].clone(), t["max_us"].clone(), t["overflows"].clone()))
+                .collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(seen[0], seen[1], "histogram text and JSON of one run agree");
+}

@@ -1,0 +1,452 @@
+//! `rtbuild verify` on real Debian kernel configs, test-built kernel images (IKCONFIG in the
+//! kernel's own layout, Image.gz, UKI), packages and tarballs made with the real dpkg-deb and
+//! tar, fixture build folders in both layouts, and every kind of bad input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::harness::Test;
+
+const DEBIAN_CONFIGS: &str = "/usr/src/linux-config-6.12";
+
+/// A real config nobody here wrote, from Debian's linux-config-6.12 package.
+fn debian_config(flavour: &str) -> PathBuf {
+    let path = Path::new(DEBIAN_CONFIGS).join(format!("config.amd64_{flavour}_amd64.xz"));
+    assert!(
+        path.is_file(),
+        "{} is missing; run `bash .ci/setup` (linux-config-6.12)",
+        path.display()
+    );
+    path
+}
+
+fn debian_config_text(flavour: &str) -> Vec<u8> {
+    let xz = std::fs::read(debian_config(flavour)).unwrap();
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut liblzma::read::XzDecoder::new(xz.as_slice()), &mut out)
+        .unwrap();
+    out
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(data).unwrap();
+    gz.finish().unwrap()
+}
+
+/// A kernel image built the way the kernel lays IKCONFIG out (`kernel/configs.c`): arbitrary
+/// code bytes, the version banner, `IKCFG_ST`, the gzip'd config, `IKCFG_ED`, more bytes.
+fn test_built_image(config: &[u8], uts_version: &str) -> Vec<u8> {
+    let mut image: Vec<u8> =
+        (0..65_536u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    image.extend_from_slice(
+        format!("Linux version 6.18.37-rt (oe@build) {uts_version}\n\0").as_bytes(),
+    );
+    image.extend_from_slice(b"IKCFG_ST");
+    image.extend_from_slice(&gzip(config));
+    image.extend_from_slice(b"IKCFG_ED");
+    image.extend((0..4096u32).map(|i| (i % 251) as u8));
+    image
+}
+
+/// A minimal PE file with `.cmdline` and `.linux` sections, as a UKI carries them.
+fn test_built_uki(cmdline: &str, kernel: &[u8]) -> Vec<u8> {
+    let sections: [(&str, &[u8]); 2] = [(".cmdline", cmdline.as_bytes()), (".linux", kernel)];
+    let (pe, optional) = (0x80usize, 0xf0usize);
+    let table = pe + 24 + optional;
+    let mut data = vec![0u8; table + sections.len() * 40];
+    data[..2].copy_from_slice(b"MZ");
+    data[0x3c..0x40].copy_from_slice(&(pe as u32).to_le_bytes());
+    data[pe..pe + 4].copy_from_slice(b"PE\0\0");
+    data[pe + 6..pe + 8].copy_from_slice(&2u16.to_le_bytes());
+    data[pe + 20..pe + 22].copy_from_slice(&(optional as u16).to_le_bytes());
+    for (i, (name, bytes)) in sections.iter().enumerate() {
+        let offset = data.len() as u32;
+        data.extend_from_slice(bytes);
+        let h = table + i * 40;
+        data[h..h + name.len()].copy_from_slice(name.as_bytes());
+        data[h + 8..h + 12].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+        data[h + 16..h + 20].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+        data[h + 20..h + 24].copy_from_slice(&offset.to_le_bytes());
+    }
+    data
+}
+
+const RT_CONFIG: &str = "CONFIG_EXPERT=y\nCONFIG_ARCH_SUPPORTS_RT=y\nCONFIG_PREEMPT_RT=y\n\
+    CONFIG_NO_HZ_FULL=y\nCONFIG_CPUSETS=y\nCONFIG_RCU_EXPERT=y\nCONFIG_RCU_NOCB_CPU=y\n\
+    CONFIG_IKCONFIG=y\n";
+const RB3_CMDLINE: &str = "root=PARTLABEL=rootfs rw rootwait console=ttyMSM0,115200 isolcpus=7 \
+    irqaffinity=0-6 rcu_nocbs=7 rcupdate.rcu_expedited=1 cpuidle.off=1 efi=runtime nohz_full=7";
+
+fn check<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    json["reports"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("no check {name} in {json:#}"))
+}
+
+#[test]
+fn debian_rt_config_passes() {
+    let run = Test::new().args(["verify"]).args([debian_config("rt")]).run().success();
+    let out = run.stdout();
+    assert!(out.contains("CONFIG_PREEMPT_RT") && out.contains("verdict: PASS"), "{out}");
+}
+
+#[test]
+fn debian_non_rt_config_fails_naming_preempt_rt() {
+    let run = Test::new().args(["--json", "verify"]).args([debian_config("none")]).run().code_is(1);
+    let json = run.json();
+    assert_eq!(json["passed"], false);
+    let rt = check(&json, "CONFIG_PREEMPT_RT");
+    assert_eq!(rt["status"], "fail");
+    assert_eq!(rt["found"], "not set");
+    assert_eq!(rt["expected"], "CONFIG_PREEMPT_RT=y");
+}
+
+#[test]
+fn gzip_config_is_read_like_proc_config_gz() {
+    let test = Test::new().file("config.gz", gzip(&debian_config_text("rt")));
+    test.args(["verify", "config.gz"]).run().success().stdout_contains("verdict: PASS");
+}
+
+#[test]
+fn requested_option_missing_is_named_with_both_values() {
+    let mut config = debian_config_text("rt");
+    config.extend_from_slice(b"# CONFIG_HZ_1000 is not set\n");
+    let run = Test::new()
+        .file("config", config)
+        .args(["--json", "verify", "config", "--machine", "rb3gen2-core-kit"])
+        .args(["--config", "CONFIG_HZ_1000=y", "--config", "CONFIG_NO_SUCH_OPTION=y"])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    let hz = check(&json, "CONFIG_HZ_1000");
+    assert_eq!((hz["status"].as_str(), hz["found"].as_str()), (Some("fail"), Some("not set")));
+    assert_eq!(hz["expected"], "CONFIG_HZ_1000=y");
+    let missing = check(&json, "CONFIG_NO_SUCH_OPTION");
+    assert_eq!(missing["found"], "absent");
+    assert!(missing["reason"].as_str().unwrap().contains("dependencies are unmet"));
+    assert_eq!(check(&json, "CONFIG_PREEMPT_RT")["status"], "pass");
+    assert_eq!(check(&json, "CONFIG_RCU_NOCB_CPU")["status"], "pass");
+}
+
+#[test]
+fn preempt_rt_dropped_without_expert_names_the_dependency() {
+    let config = "# CONFIG_EXPERT is not set\nCONFIG_ARCH_SUPPORTS_RT=y\nCONFIG_PREEMPT=y\n";
+    let run = Test::new().file(".config", config).args(["verify", ".config"]).run().code_is(1);
+    run.stdout_contains("FAIL    CONFIG_PREEMPT_RT  CONFIG_PREEMPT_RT=y  absent").stdout_contains(
+        "CONFIG_PREEMPT_RT depends on CONFIG_EXPERT && CONFIG_ARCH_SUPPORTS_RT, but CONFIG_EXPERT \
+         is not set; add CONFIG_EXPERT=y to the fragment",
+    );
+}
+
+#[test]
+fn test_built_kernel_image_with_ikconfig_passes() {
+    let image = test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT Tue Jul 1 2026");
+    let test = Test::new().file("Image", &image).file("Image.gz", gzip(&image));
+    let run =
+        test.args(["--json", "verify", "Image", "Image.gz", "--machine", "rb3gen2-core-kit"]).run();
+    let json = run.success().json();
+    assert_eq!(json["reports"][1]["kind"], "kernel image");
+    let checks = json["reports"][1]["checks"].as_array().unwrap();
+    let config = checks.iter().find(|c| c["check"] == "CONFIG_PREEMPT_RT").unwrap();
+    assert_eq!(config["where"], "Image.gz → gzip payload at 0x0 → IKCONFIG");
+    let version = checks.iter().find(|c| c["check"] == "kernel version").unwrap();
+    assert!(version["found"].as_str().unwrap().contains("PREEMPT_RT"));
+}
+
+#[test]
+fn test_built_image_without_ikconfig_is_judged_by_its_version() {
+    let mut image: Vec<u8> = vec![7u8; 8192];
+    image.extend_from_slice(b"Linux version 6.12.1 (x@y) #1 SMP PREEMPT_DYNAMIC Mon\n\0");
+    let run = Test::new().file("vmlinux", image).args(["verify", "vmlinux"]).run().code_is(1);
+    run.stdout_contains("kernel version").stdout_contains("FAIL");
+}
+
+#[test]
+fn test_built_uki_command_line_is_checked_against_the_plan() {
+    let kernel = gzip(&test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x"));
+    let good = test_built_uki(RB3_CMDLINE, &kernel);
+    let bad = test_built_uki(&RB3_CMDLINE.replace("nohz_full=7", "nohz_full=6-7"), &kernel);
+    Test::new()
+        .file("good.efi", good)
+        .args(["verify", "good.efi", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .success()
+        .stdout_contains("cmdline isolcpus");
+    let run = Test::new()
+        .file("bad.efi", bad)
+        .args(["--json", "verify", "bad.efi", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    assert_eq!(check(&json, "cmdline nohz_full")["found"], "nohz_full=6-7");
+    let consistent = check(&json, "cmdline isolation consistent");
+    assert_eq!(consistent["status"], "fail");
+    assert!(
+        consistent["reason"].as_str().unwrap().contains("nohz_full=6-7 differs from isolcpus=7")
+    );
+}
+
+/// A fixture build folder in either layout, with an image manifest and a `bitbake -e` dump.
+fn build_folder(test: Test, rm_work: bool, config: &str) -> Test {
+    let config_path = if rm_work {
+        "build/tmp/work-shared/rb3gen2-core-kit/kernel-build-artifacts/.config"
+    } else {
+        "build/tmp/work/rb3gen2_core_kit-qcom-linux/linux-qcom-rt/6.18.37/build/.config"
+    };
+    test.file(config_path, config)
+        .file(
+            "build/tmp/deploy/images/rb3gen2-core-kit/qcom-multimedia-image-rb3gen2-core-kit.rootfs.manifest",
+            "base-files rb3gen2_core_kit 3.0.14-r0\nrt-tests armv8a 2.8-r0\nstress-ng armv8a 0.18.06-r0\n",
+        )
+        .file("build/bitbake-env.txt", format!("KERNEL_CMDLINE_EXTRA=\" qcom_scm.download_mode=1 {RB3_CMDLINE}\"\n"))
+}
+
+#[test]
+fn fixture_build_folder_passes_in_both_layouts() {
+    for rm_work in [false, true] {
+        let test = build_folder(Test::new(), rm_work, RT_CONFIG);
+        let run = test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run();
+        let json = run.success().json();
+        assert_eq!(json["reports"][0]["kind"], "build folder");
+        let want = if rm_work { "kernel-build-artifacts/.config" } else { "6.18.37/build/.config" };
+        assert!(check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().ends_with(want));
+        assert_eq!(check(&json, "package rt-tests")["status"], "pass");
+        assert_eq!(check(&json, "cmdline isolcpus")["status"], "pass");
+    }
+}
+
+#[test]
+fn fixture_build_folder_without_rt_tests_or_expert_fails() {
+    let config = RT_CONFIG
+        .replace("CONFIG_EXPERT=y", "# CONFIG_EXPERT is not set")
+        .replace("CONFIG_PREEMPT_RT=y\n", "");
+    let test = build_folder(Test::new(), false, &config).file(
+        "build/tmp/deploy/images/rb3gen2-core-kit/qcom-multimedia-image-rb3gen2-core-kit.rootfs.manifest",
+        "base-files rb3gen2_core_kit 3.0.14-r0\n",
+    );
+    let run =
+        test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run().code_is(1);
+    let json = run.json();
+    assert_eq!(check(&json, "package rt-tests")["status"], "fail");
+    let rt = check(&json, "CONFIG_PREEMPT_RT");
+    assert!(rt["reason"].as_str().unwrap().contains("CONFIG_EXPERT is not set"), "{rt}");
+}
+
+#[test]
+fn plan_file_gives_the_expectations() {
+    let plan = serde_json::json!({
+        "machine": "rb3gen2-core-kit", "image": "qcom-multimedia-image", "distro": "qcom-distro-kvm",
+        "kernel_recipe": "linux-qcom-rt", "rt_cpus": "7", "housekeeping": "0-6", "nohz_full": true,
+        "kernel_config": [{"symbol": "CONFIG_PREEMPT_RT", "value": "y"}, {"symbol": "CONFIG_HZ_1000", "value": "y"}],
+        "cmdline": ["isolcpus=7"], "packages": ["rt-tests"]
+    });
+    let test =
+        build_folder(Test::new(), true, RT_CONFIG).file("rtbuild-plan.json", plan.to_string());
+    let run = test.args(["verify", "build", "--plan", "rtbuild-plan.json"]).run().code_is(1);
+    run.stdout_contains("FAIL    CONFIG_HZ_1000");
+    Test::new()
+        .file("plan.json", "{\"machine\": 1}")
+        .file(".config", RT_CONFIG)
+        .args(["verify", ".config", "--plan", "plan.json"])
+        .run()
+        .code_is(2)
+        .stderr_contains("cannot read the plan `plan.json`");
+}
+
+#[test]
+fn debian_packages_made_with_dpkg_deb_are_read_whatever_the_compression() {
+    for compression in ["xz", "zstd", "gzip"] {
+        let test = Test::new()
+            .file(
+                "pkg/DEBIAN/control",
+                "Package: linux-image-test\nVersion: 1\nArchitecture: amd64\nMaintainer: t <t@t>\nDescription: test\n",
+            )
+            .file("pkg/boot/config-6.12.1-rt-amd64", debian_config_text("rt"));
+        let status = Command::new("dpkg-deb")
+            .args(["--build", &format!("-Z{compression}"), "pkg", "linux-image-test.deb"])
+            .current_dir(test.path())
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+        let json = test.args(["--json", "verify", "linux-image-test.deb"]).run().success().json();
+        assert_eq!(json["reports"][0]["kind"], "Debian kernel package");
+        let from = check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().to_string();
+        assert!(from.ends_with("boot/config-6.12.1-rt-amd64"), "{compression}: {from}");
+    }
+}
+
+#[test]
+fn qcomflash_folder_and_tarball_are_read_through_vmlinux() {
+    let image = test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x");
+    let dir = "core-image-base-rb3gen2-core-kit";
+    let test = Test::new()
+        .file(&format!("{dir}/vmlinux"), &image)
+        .file(&format!("{dir}/rawprogram0.xml"), "<data/>");
+    let status = Command::new("tar")
+        .args(["-czf", "flash.qcomflash.tar.gz", dir])
+        .current_dir(test.path())
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    let json =
+        test.args(["--json", "verify", dir, "flash.qcomflash.tar.gz"]).run().success().json();
+    assert_eq!(json["reports"][0]["kind"], "qcomflash folder");
+    assert_eq!(json["reports"][1]["kind"], "qcomflash tarball");
+}
+
+#[test]
+fn bad_inputs_exit_2_with_one_clear_line() {
+    Test::new().file("empty", "").args(["verify", "empty"]).run().usage_error(
+        "`empty` is empty; pass a kernel config, kernel image, package or build folder",
+    );
+    Test::new().file("d/readme.txt", "hello").args(["verify", "d"]).run().usage_error(
+        "`d` holds no kernel config, kernel image or version string; a build folder has tmp*/work \
+         or tmp*/work-shared, a qcomflash folder has vmlinux, a kernel build folder has .config",
+    );
+    Test::new()
+        .args(["verify", "missing.config"])
+        .run()
+        .usage_error("cannot read `missing.config`: No such file or directory (os error 2)");
+    Test::new().args(["verify"]).run().usage_error(
+        "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash folder or \
+         tarball, .deb, or --target ssh://user@host",
+    );
+    Test::new().file("notes.txt", "CONFIG_X=y\nthis is prose\n").args(["verify", "notes.txt"]).run().usage_error(
+        "`notes.txt`: not a kernel config: line 2: expected CONFIG_<NAME>=<value> or `# CONFIG_<NAME> is not set`",
+    );
+    Test::new().file("tmp/work/x", "").args(["verify", "."]).run().usage_error(
+        "`.` holds no kernel config, kernel image or version string; looked for \
+         tmp*/work/*/linux-qcom-rt/*/build/.config and tmp*/work-shared/*/kernel-build-artifacts/.config; \
+         has the kernel been built?",
+    );
+    Test::new()
+        .args(["verify", "--target", "root@host"])
+        .run()
+        .usage_error("target `root@host` is not an ssh URL; write it as ssh://user@host[:port]");
+}
+
+#[test]
+fn truncated_or_corrupt_gzip_is_an_input_error_naming_the_file() {
+    let gz = gzip(RT_CONFIG.as_bytes());
+    let run =
+        Test::new().file("config.gz", &gz[..gz.len() - 10]).args(["verify", "config.gz"]).run();
+    let run = run.code_is(2);
+    assert!(
+        run.stderr().starts_with("error: `config.gz`: cannot read gzip data:"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stderr().trim_end().ends_with("the file is truncated or corrupt"));
+    assert_eq!(run.stderr().lines().count(), 1);
+    let mut image = test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x");
+    let at = image.windows(8).position(|w| w == b"IKCFG_ST").unwrap() + 20;
+    image[at..at + 16].fill(0);
+    let run = Test::new().file("Image", image).args(["verify", "Image"]).run().code_is(2);
+    run.stderr_contains("error: `Image`: the embedded config (IKCONFIG at offset");
+    let image_gz = gzip(&test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x"));
+    Test::new()
+        .file("Image.gz", &image_gz[..image_gz.len() / 2])
+        .args(["verify", "Image.gz"])
+        .run()
+        .usage_error("`Image.gz`: cannot read gzip data: incomplete deflate stream; the file is truncated or corrupt");
+}
+
+#[test]
+fn plan_written_by_generate_is_verified_against_a_build_folder() {
+    let test = build_folder(Test::new(), true, RT_CONFIG);
+    let dir = test.path().to_path_buf();
+    let generate = Command::new(crate::harness::rtbuild_bin())
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--out", "gen"])
+        .current_dir(&dir)
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    assert!(generate.status.success(), "{}", String::from_utf8_lossy(&generate.stderr));
+    let json = test
+        .args(["--json", "verify", "--build-dir", "build", "--plan", "gen/rtbuild-plan.json"])
+        .run()
+        .success()
+        .json();
+    for name in ["CONFIG_EXPERT", "CONFIG_RCU_NOCB_CPU", "cmdline nohz_full", "package stress-ng"] {
+        assert_eq!(check(&json, name)["status"], "pass", "{name}");
+    }
+}
+
+/// Runs a real tool in `dir` and asserts it succeeded.
+fn tool(dir: &Path, program: &str, args: &[&str]) {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("MTOOLS_SKIP_CHECK", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}; run `bash .ci/setup` (dosfstools, mtools)"));
+    assert!(out.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// An ESP image made with the real mkfs.vfat and mcopy: systemd-boot stand-in plus a UKI with
+/// a long file name under EFI/Linux, as meta-qcom's esp-qcom-image lays it out.
+fn efi_bin(dir: &Path, fat32: bool, uki: &[u8]) {
+    std::fs::write(dir.join("uki.efi"), uki).unwrap();
+    std::fs::write(dir.join("BOOTAA64.EFI"), b"MZ not a uki").unwrap();
+    let _ = std::fs::remove_file(dir.join("efi.bin"));
+    if fat32 {
+        tool(dir, "mkfs.vfat", &["-F", "32", "-C", "efi.bin", "40000"]);
+    } else {
+        tool(dir, "mkfs.vfat", &["-C", "efi.bin", "4096"]);
+    }
+    tool(dir, "mmd", &["-i", "efi.bin", "::/EFI", "::/EFI/BOOT", "::/EFI/Linux"]);
+    tool(dir, "mcopy", &["-i", "efi.bin", "BOOTAA64.EFI", "::/EFI/BOOT/BOOTAA64.EFI"]);
+    tool(dir, "mcopy", &["-i", "efi.bin", "uki.efi", "::/EFI/Linux/linux-6.18.37-rt-qcom.efi"]);
+}
+
+#[test]
+fn qcomflash_efi_bin_made_with_mkfs_vfat_gives_the_uki_command_line() {
+    let kernel = test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x");
+    let uki = test_built_uki(RB3_CMDLINE, &gzip(&kernel));
+    for fat32 in [false, true] {
+        let test = Test::new().file("flash/vmlinux", &kernel);
+        efi_bin(&test.path().join("flash"), fat32, &uki);
+        let json = test
+            .args(["--json", "verify", "--qcomflash", "flash", "--machine", "rb3gen2-core-kit"])
+            .run()
+            .success()
+            .json();
+        let isol = check(&json, "cmdline isolcpus");
+        assert_eq!(isol["status"], "pass");
+        let from = isol["where"].as_str().unwrap();
+        assert!(
+            from.ends_with("efi.bin → EFI/Linux/linux-6.18.37-rt-qcom.efi → .cmdline"),
+            "{from}"
+        );
+        assert!(check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().contains("vmlinux"));
+    }
+}
+
+#[test]
+fn qcomflash_tarball_without_vmlinux_is_read_through_the_uki() {
+    let kernel = test_built_image(RT_CONFIG.as_bytes(), "#1 SMP PREEMPT_RT x");
+    let bad_cmdline = RB3_CMDLINE.replace("irqaffinity=0-6", "irqaffinity=0-7");
+    let test = Test::new().file("img/rawprogram0.xml", "<data/>");
+    efi_bin(&test.path().join("img"), false, &test_built_uki(&bad_cmdline, &gzip(&kernel)));
+    tool(
+        test.path(),
+        "tar",
+        &["-czf", "img.qcomflash.tar.gz", "img/efi.bin", "img/rawprogram0.xml"],
+    );
+    let run = test
+        .args(["--json", "verify", "img.qcomflash.tar.gz", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    assert_eq!(check(&json, "CONFIG_PREEMPT_RT")["status"], "pass");
+    assert_eq!(check(&json, "cmdline irqaffinity")["found"], "irqaffinity=0-7");
+    let consistent = check(&json, "cmdline isolation consistent");
+    assert!(
+        consistent["reason"].as_str().unwrap().contains("irqaffinity includes isolated CPUs 7")
+    );
+}
