@@ -9,6 +9,7 @@
 //!    output folded into a [`tracker::Tracker`] that drives the progress display, and returns a
 //!    [`report::BuildResult`] naming the failed tasks or the image and qcomflash folder.
 
+pub mod after;
 pub mod caches;
 pub mod ci;
 pub mod command;

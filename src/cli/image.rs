@@ -8,12 +8,15 @@ use clap::Args;
 
 use super::PlanArgs;
 use super::generate::OutputArgs;
+use crate::build::after::{self, Verified};
 use crate::build::caches::{self, CacheDirs, CacheSettings, Hashserv, HostPort, MirrorUrl};
 use crate::build::command::{self, BuildSpec};
 use crate::build::report::{BuildResult, Status};
 use crate::build::run::{self, BuildJob};
 use crate::build::{BuildError, Layout, kas};
+use crate::bundle::BundleOutcome;
 use crate::exit::{Exit, InputError, Interrupted};
+use crate::plan::Expectations;
 use crate::plan::Plan;
 use crate::runner::{System, signals};
 use crate::ui::Ui;
@@ -26,6 +29,48 @@ pub struct ImageArgs {
     pub output: OutputArgs,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub post: PostArgs,
+}
+
+/// What happens after a successful build.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct PostArgs {
+    /// Do not verify the kernel config, command line and packages against the plan after the
+    /// build (verification runs by default and fails the build when a check fails).
+    #[arg(long, conflicts_with = "bundle")]
+    pub no_verify: bool,
+    /// Build, verify, then pack the qcomflash output into a bundle under <out>/bundle/.
+    #[arg(long)]
+    pub bundle: bool,
+}
+
+/// The post-build steps that apply to one build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Post {
+    pub verify: bool,
+    pub bundle: bool,
+}
+
+impl PostArgs {
+    /// Verification needs the whole image; a `--target`/`--task`/`--bitbake-args` build is
+    /// partial, so it is not verified (and cannot be bundled).
+    pub fn decide(&self, spec: &BuildSpec, ui: &Ui) -> anyhow::Result<Post> {
+        let partial =
+            !spec.targets.is_empty() || spec.task.is_some() || !spec.bitbake_args.is_empty();
+        if partial && self.bundle {
+            return Err(InputError::msg(
+                "--bundle needs the whole image; drop --target, --task and --bitbake-args",
+            )
+            .into());
+        }
+        if partial && !self.no_verify {
+            ui.note(
+                "partial build (--target, --task or --bitbake-args): the result is not verified",
+            );
+        }
+        Ok(Post { verify: !self.no_verify && !partial, bundle: self.bundle })
+    }
 }
 
 /// How to run kas and BitBake (shared by `image` and `matrix`).
@@ -147,6 +192,7 @@ pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plan = args.plan.plan()?;
     let (spec, caches) = args.build.validate()?;
+    let post = args.post.decide(&spec, ui)?;
     let dry_run = args.output.dry_run;
     let kas = args.build.kas(dry_run)?;
     let job = prepare(&plan, &args.output, kas, spec, caches, ui)?;
@@ -154,7 +200,36 @@ pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
         return dry_run_report(&job, ui);
     }
     let result = run::build(&job, &System, ui)?;
-    finish(&result, ui)
+    run::report(&result, ui);
+    let after = after_build(&result, &job, &plan.expectations(), post, ui)?;
+    if ui.json() {
+        ui.out_json(&ImageOutput {
+            build: &result,
+            verify: after.verified.as_ref(),
+            bundle: after.bundle.as_ref(),
+        })?;
+    } else {
+        if let Some(path) = result.artifacts.as_ref().and_then(|a| a.qcomflash.as_ref()) {
+            ui.out(path.display());
+        }
+        if let Some(bundle) = &after.bundle {
+            ui.out(bundle.archive.display());
+        }
+    }
+    match result.status {
+        Status::Interrupted => Err(Interrupted.into()),
+        Status::Failed => Ok(Exit::Failed),
+        Status::Succeeded => Ok(Exit::from_pass(after.passed)),
+    }
+}
+
+/// `rtbuild image --json`: the build result, plus the verdict and bundle when they ran.
+#[derive(Debug, serde::Serialize)]
+struct ImageOutput<'a> {
+    #[serde(flatten)]
+    build: &'a BuildResult,
+    verify: Option<&'a Verified>,
+    bundle: Option<&'a BundleOutcome>,
 }
 
 /// Generates the files and decides the job (shared with `matrix`).
@@ -239,25 +314,50 @@ fn dry_run_report(job: &BuildJob, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Reports a finished build and maps it to an exit code.
-pub fn finish(result: &BuildResult, ui: &Ui) -> anyhow::Result<Exit> {
-    run::report(result, ui);
-    if ui.json() {
-        ui.out_json(result)?;
-    } else if let Some(path) = result.artifacts.as_ref().and_then(|a| a.qcomflash.as_ref()) {
-        ui.out(path.display());
-    }
-    match result.status {
-        Status::Interrupted => Err(Interrupted.into()),
-        Status::Failed => Ok(Exit::Failed),
-        Status::Succeeded => after_build(result, ui),
-    }
+/// What ran after the build.
+#[derive(Debug, Default)]
+pub struct After {
+    /// False when verification failed.
+    pub passed: bool,
+    pub verified: Option<Verified>,
+    pub bundle: Option<BundleOutcome>,
 }
 
-/// Hook point for the stages after a successful build: `verify` (issue 4) will check the
-/// kernel `.config` against `rtbuild-plan.json` here and fail the build when it does not hold,
-/// and `--bundle` (issue 5) will package the verified result. Until they land, the build
-/// result is final.
-fn after_build(_result: &BuildResult, _ui: &Ui) -> anyhow::Result<Exit> {
-    Ok(Exit::Ok)
+/// After a successful build: verify against the plan (a failed check fails the build), then
+/// bundle when asked. Nothing runs after a failed or interrupted build.
+pub fn after_build(
+    result: &BuildResult,
+    job: &BuildJob,
+    expected: &Expectations,
+    post: Post,
+    ui: &Ui,
+) -> anyhow::Result<After> {
+    if result.status != Status::Succeeded || !post.verify {
+        return Ok(After { passed: true, ..After::default() });
+    }
+    let failed = |err: after::AfterError| anyhow::Error::msg(format!("after the build: {err}"));
+    let verified = after::verify_build(&job.layout, expected).map_err(failed)?;
+    if !verified.passed {
+        ui.warn(format!(
+            "the build of {} for {} does not match the plan",
+            result.image, result.machine
+        ));
+        for line in after::failed_checks(&verified) {
+            ui.status("", line);
+        }
+        ui.note(format!("verdict: {}", verified.file.display()));
+        return Ok(After { passed: false, verified: Some(verified), bundle: None });
+    }
+    let checks: usize = verified.reports.iter().map(|r| r.checks.len()).sum();
+    ui.status("Verified", format!("{checks} checks passed ({})", verified.file.display()));
+    let bundle = if post.bundle {
+        let epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|t| t.trim().parse().ok());
+        let outcome =
+            after::bundle_build(&job.layout, expected, &verified, epoch).map_err(failed)?;
+        ui.status("Bundled", outcome.archive.display());
+        Some(outcome)
+    } else {
+        None
+    };
+    Ok(After { passed: true, verified: Some(verified), bundle })
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::PlanArgs;
 use super::generate::OutputArgs;
-use super::image::BuildArgs;
+use super::image::{BuildArgs, PostArgs};
 use crate::build::report::{self, BuildResult, Status};
 use crate::build::run;
 use crate::exit::{Exit, InputError, Interrupted};
@@ -36,6 +36,8 @@ pub struct MatrixArgs {
     pub plan: PlanArgs,
     #[command(flatten)]
     pub build: BuildArgs,
+    #[command(flatten)]
+    pub post: PostArgs,
 }
 
 /// One cell of the matrix and how it went.
@@ -43,9 +45,14 @@ pub struct MatrixArgs {
 pub struct Cell {
     pub machine: String,
     pub distro: String,
-    /// `succeeded`, `failed`, `interrupted`, or `skipped` after `--fail-fast`.
+    /// `succeeded`, `failed`, `unverified` (built, but verification failed), `interrupted`, or
+    /// `skipped` after `--fail-fast`.
     pub status: String,
     pub result: Option<BuildResult>,
+    /// The verdict of `verify`, when it ran.
+    pub verified: Option<bool>,
+    /// The bundle archive, with `--bundle`.
+    pub bundle: Option<PathBuf>,
 }
 
 /// The cells' plans, all validated before the first build.
@@ -73,6 +80,7 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plans = plans(&args)?;
     let (spec, caches) = args.build.validate()?;
+    let post = args.post.decide(&spec, ui)?;
     let kas = args.build.kas(args.dry_run)?;
     let several_distros = plans.iter().any(|p| p.distro != plans[0].distro);
     let mut cells = Vec::new();
@@ -83,6 +91,8 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
             distro: plan.distro.to_string(),
             status: "skipped".into(),
             result: None,
+            verified: None,
+            bundle: None,
         };
         if stop {
             cells.push(cell);
@@ -106,9 +116,15 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
         }
         let result = run::build(&job, &System, ui)?;
         run::report(&result, ui);
+        let after = super::image::after_build(&result, &job, &plan.expectations(), post, ui)?;
         cell.status = status_name(result.status).into();
-        stop = result.status == Status::Interrupted
-            || (args.fail_fast && result.status == Status::Failed);
+        if !after.passed {
+            cell.status = "unverified".into();
+        }
+        cell.verified = after.verified.as_ref().map(|v| v.passed);
+        cell.bundle = after.bundle.map(|b| b.archive);
+        stop =
+            result.status == Status::Interrupted || (args.fail_fast && cell.status != "succeeded");
         cell.result = Some(result);
         cells.push(cell);
     }
@@ -122,7 +138,7 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
     if cells.iter().any(|c| c.status == "interrupted") {
         return Err(Interrupted.into());
     }
-    let failed = cells.iter().any(|c| c.status == "failed" || c.status == "skipped");
+    let failed = cells.iter().any(|c| c.status != "succeeded" && c.status != "planned");
     Ok(Exit::from_pass(!failed))
 }
 

@@ -10,7 +10,7 @@ use crate::fixtures::{Bitbake, Fixtures};
 use crate::harness::{Test, venv};
 
 /// The FAKE bitbake. `@CONTROL@` is the folder where it records what it saw and reads its
-/// mode (`ok`, `fail` or `sleep`): kas gives BitBake a fresh environment, so a file is the only
+/// mode (`ok`, `fail`, `sleep`, or `drop-rt`: a kernel config without PREEMPT_RT): kas gives BitBake a fresh environment, so a file is the only
 /// way in.
 const FAKE_BITBAKE: &str = r#"#!/bin/sh
 # FAKE bitbake for rtbuild's tests: not BitBake. Records argv, prints BitBake-shaped output.
@@ -59,9 +59,15 @@ fail)
     exit 1
     ;;
 esac
+# The kernel .config: what merge_config.sh would make of the generated layer's fragments.
 mkdir -p "$work/build"
-printf 'CONFIG_PREEMPT_RT=y\nCONFIG_NO_HZ_FULL=y\n' > "$work/build/.config"
+cat ../meta-rtbuild/recipes-kernel/linux/*/*.cfg > "$work/build/.config"
+if [ "$mode" = drop-rt ]; then
+    sed -i 's/^CONFIG_PREEMPT_RT=y$/# CONFIG_PREEMPT_RT is not set/' "$work/build/.config"
+fi
 deploy="$PWD/tmp/deploy/images/$machine"
+mkdir -p "$deploy"
+printf 'busybox armv8a 1.37.0\nrt-tests armv8a 2.8\nstress-ng armv8a 0.18.06\n' > "$deploy/$image-$machine.rootfs.manifest"
 stamp=20261129211402
 flash="$image-$machine.rootfs-$stamp.qcomflash"
 mkdir -p "$deploy/$flash"
@@ -148,6 +154,7 @@ fn image_with_fake_bitbake_builds_and_reports_artifacts() {
         "sstate: 80% match",
         "qcomflash folder",
         "tarball",
+        "Verified ",
     ] {
         assert!(stderr.contains(want), "stderr lacks {want:?}:\n{stderr}");
     }
@@ -369,4 +376,45 @@ fn image_with_real_bitbake_parse_only_streams_progress_and_leaves_no_server() {
     );
     let left = processes_mentioning(&dir.path().to_string_lossy());
     assert!(left.is_empty(), "left running: {left:?}");
+}
+
+#[test]
+fn image_with_fake_bitbake_that_drops_preempt_rt_fails_verification() {
+    let project = Project::new("drop-rt");
+    let run = project.image("rb3gen2-core-kit", &[]).run().code_is(1);
+    let stderr = run.stderr();
+    assert!(stderr.contains("warning: the build of qcom-multimedia-image for rb3gen2-core-kit does not match the plan"), "{stderr}");
+    assert!(
+        stderr.contains("CONFIG_PREEMPT_RT: expected CONFIG_PREEMPT_RT=y, found not set"),
+        "{stderr}"
+    );
+    let verdict: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.out("rb3gen2-core-kit").join("verify.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(verdict["passed"], false);
+    // The image was built, so its path is still the result on stdout.
+    assert!(run.stdout().ends_with(".rootfs.qcomflash\n"), "{}", run.stdout());
+}
+
+#[test]
+fn image_with_fake_bitbake_bundle_builds_verifies_and_packs() {
+    let project = Project::new("ok");
+    let run = project.image("rb3gen2-core-kit", &["--bundle", "--json"]).run().success();
+    let json = run.json();
+    assert_eq!(json["status"], "succeeded");
+    assert_eq!(json["verify"]["passed"], true);
+    let archive = std::path::PathBuf::from(json["bundle"]["archive"].as_str().unwrap());
+    assert!(archive.is_file(), "{}", archive.display());
+    assert!(archive.starts_with(project.out("rb3gen2-core-kit").join("bundle")));
+    assert!(run.stderr().contains("Bundled "), "{}", run.stderr());
+}
+
+#[test]
+fn image_bundle_needs_the_whole_image() {
+    Test::new()
+        .args(["image", "--machine", "rb3gen2-core-kit", "--bundle", "--target", "linux-qcom-rt"])
+        .run()
+        .usage_error("--bundle needs the whole image; drop --target, --task and --bitbake-args")
+        .nothing_written("rtbuild");
 }
