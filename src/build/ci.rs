@@ -18,6 +18,8 @@ pub struct Pipeline {
     pub cache_flags: Vec<String>,
     /// Persistent folder on the runners for DL_DIR and SSTATE_DIR.
     pub runner_cache: Option<String>,
+    /// Jobs also bundle (`--bundle`) and keep the bundle.
+    pub bundle: bool,
 }
 
 /// A YAML double-quoted scalar (JSON strings are valid YAML).
@@ -35,6 +37,9 @@ fn build_command(pipeline: &Pipeline) -> String {
         "rtbuild image --plain --json".to_string(),
         "--machine \"$MACHINE\" --distro \"$DISTRO\"".to_string(),
     ];
+    if pipeline.bundle {
+        words.push("--bundle".to_string());
+    }
     words.extend(pipeline.cache_flags.iter().map(|f| quote::sh(f)));
     words.push("> \"rtbuild-$MACHINE-$DISTRO.json\"".to_string());
     words.join(" ")
@@ -69,6 +74,9 @@ pub fn render_gitlab(pipeline: &Pipeline) -> String {
     t.push_str("  artifacts:\n    when: always\n    paths:\n");
     t.push_str("      - \"rtbuild-$MACHINE-$DISTRO.json\"\n");
     t.push_str("      - \"rtbuild/$MACHINE/build/rtbuild-image.log\"\n");
+    if pipeline.bundle {
+        t.push_str("      - \"rtbuild/$MACHINE/bundle/\"\n");
+    }
     t
 }
 
@@ -96,6 +104,9 @@ pub fn render_github(pipeline: &Pipeline) -> String {
     t.push_str("        uses: actions/upload-artifact@v4\n        with:\n");
     t.push_str("          name: rtbuild-${{ matrix.machine }}-${{ matrix.distro }}\n");
     t.push_str("          path: |\n            rtbuild-*.json\n            rtbuild/*/build/rtbuild-image.log\n");
+    if pipeline.bundle {
+        t.push_str("            rtbuild/*/bundle/\n");
+    }
     t
 }
 
@@ -114,6 +125,7 @@ mod tests {
                 "hashserv.example.com:8686".into(),
             ],
             runner_cache: Some("/srv/rtbuild".into()),
+            bundle: true,
         }
     }
 
@@ -130,6 +142,10 @@ mod tests {
             assert_eq!(list.as_sequence().unwrap().len(), 2, "{text}");
             assert!(text.contains("--sstate-mirror https://sstate.example.com/all --hashserv hashserv.example.com:8686"), "{text}");
             assert!(text.contains("/srv/rtbuild/sstate-cache"), "{text}");
+            assert!(
+                text.contains("--bundle --sstate-mirror") && text.contains("/bundle/"),
+                "{text}"
+            );
         }
     }
 

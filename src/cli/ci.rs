@@ -32,6 +32,10 @@ pub struct CiArgs {
     /// SSTATE_DIR beneath it); leave out on runners without persistent storage.
     #[arg(long, value_name = "DIR")]
     pub runner_cache: Option<std::path::PathBuf>,
+    /// Each job also verifies and bundles its image (`rtbuild image --bundle`) and keeps the
+    /// bundle as a job artifact.
+    #[arg(long)]
+    pub bundle: bool,
     #[command(flatten)]
     pub caches: CacheArgs,
     /// Machine catalog options (the machines are checked against it).
@@ -71,12 +75,14 @@ pub fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
         ),
         None => None,
     };
+    // Validated above (exit 2 on a bad value); the jobs get the flags as typed.
     let _ = caches;
     let pipeline = Pipeline {
         machines,
         distros: distro_names,
         cache_flags: args.caches.flags(),
         runner_cache,
+        bundle: args.bundle,
     };
     let text = match args.format {
         Format::Gitlab => render_gitlab(&pipeline),

@@ -361,3 +361,22 @@ pub fn after_build(
     };
     Ok(After { passed: true, verified: Some(verified), bundle })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_image_builds_are_verified_partial_ones_are_not() {
+        let ui = Ui::silent();
+        let whole = BuildSpec::default();
+        let partial = BuildSpec::new(&["linux-qcom-rt".into()], None, None).unwrap();
+        let post =
+            |no_verify, bundle, spec: &BuildSpec| PostArgs { no_verify, bundle }.decide(spec, &ui);
+        assert_eq!(post(false, false, &whole).unwrap(), Post { verify: true, bundle: false });
+        assert_eq!(post(true, false, &whole).unwrap(), Post { verify: false, bundle: false });
+        assert_eq!(post(false, true, &whole).unwrap(), Post { verify: true, bundle: true });
+        assert_eq!(post(false, false, &partial).unwrap(), Post { verify: false, bundle: false });
+        assert!(post(false, true, &partial).is_err());
+    }
+}
