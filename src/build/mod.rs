@@ -22,7 +22,7 @@ pub mod run;
 pub mod setup;
 pub mod tracker;
 
-pub use layout::Layout;
+pub use layout::{Layout, check_writable};
 
 use std::path::PathBuf;
 

@@ -241,7 +241,13 @@ pub fn prepare(
     caches: CacheSettings,
     ui: &Ui,
 ) -> anyhow::Result<BuildJob> {
-    let generated = super::generate::generate_and_report(plan, &output.options(plan), ui)?;
+    let options = output.options(plan);
+    if !output.dry_run {
+        crate::build::check_writable(
+            &std::path::absolute(&options.out).unwrap_or(options.out.clone()),
+        )?;
+    }
+    let generated = super::generate::generate_and_report(plan, &options, ui)?;
     if signals::interrupted() {
         return Err(Interrupted.into());
     }

@@ -98,7 +98,13 @@ fn image_with_fake_kas_into_an_unwritable_folder_fails_clearly() {
         .args(["image", "--machine", "rb3gen2-core-kit", "--kas", kas.to_str().unwrap(), "--out"])
         .args([out.to_str().unwrap()])
         .run();
-    assert_ne!(run.code(), 0);
-    let last = run.stderr().lines().last().unwrap_or_default().to_string();
-    assert!(last.starts_with("error: ") && last.contains("blocker"), "{}", run.stderr());
+    let blocker = run.path().join("blocker");
+    let run = run.code_is(1);
+    assert_eq!(
+        run.stderr(),
+        format!(
+            "error: cannot write {}: a file is in the way; choose a writable output folder with --out\n",
+            blocker.display()
+        )
+    );
 }

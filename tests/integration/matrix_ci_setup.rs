@@ -63,6 +63,28 @@ fn matrix_with_an_unknown_machine_builds_nothing() {
     run.nothing_written("rtbuild");
 }
 
+#[test]
+fn matrix_dry_run_plans_machine_by_distro_cells_and_writes_nothing() {
+    let run = Test::new()
+        .args([
+            "matrix",
+            "--machines",
+            "rb3gen2-core-kit,iq-9075-evk",
+            "--distro",
+            "qcom-distro,nodistro",
+        ])
+        .args(["--dry-run", "--kas", "/opt/kas/bin/kas"])
+        .run()
+        .success();
+    let stdout = run.stdout();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", run.stdout());
+    assert!(lines[0].starts_with("rb3gen2-core-kit /opt/kas/bin/kas build "), "{}", lines[0]);
+    assert!(lines[0].contains("rtbuild/rb3gen2-core-kit-qcom-distro/rb3gen2-core-kit-rt.yml"));
+    assert!(lines[3].contains("rtbuild/iq-9075-evk-nodistro/iq-9075-evk-rt.yml:"), "{}", lines[3]);
+    run.nothing_written("rtbuild");
+}
+
 fn ci(format: &str) -> String {
     let run = Test::new()
         .args([
