@@ -108,3 +108,22 @@ fn image_with_fake_kas_into_an_unwritable_folder_fails_clearly() {
         )
     );
 }
+
+#[test]
+fn image_when_kas_cannot_fetch_shows_kas_last_lines() {
+    let test = Test::new();
+    let missing = format!("file://{}/no-such-meta-qcom", test.path().display());
+    let run = test
+        .path_prepend(crate::harness::venv().join("bin"))
+        .args(["image", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url", &missing])
+        .run()
+        .code_is(1);
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("warning: build of qcom-multimedia-image for rb3gen2-core-kit failed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("last lines of output (exit code"), "{stderr}");
+    assert!(stderr.contains("no-such-meta-qcom"), "{stderr}");
+    assert_eq!(run.stdout(), "");
+}
