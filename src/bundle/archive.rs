@@ -33,7 +33,10 @@ pub fn write(
 ) -> Result<(), BundleError> {
     let write_err = |source| BundleError::Write { path: out.to_path_buf(), source };
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    let tmp = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(dir)
+        .map_err(write_err)?;
     let file = tmp.as_file().try_clone().map_err(write_err)?;
     let mut encoder =
         zstd::stream::write::Encoder::new(BufWriter::new(file), ZSTD_LEVEL).map_err(write_err)?;
@@ -141,13 +144,8 @@ pub fn hash_file(path: &Path) -> Result<(u64, String), BundleError> {
     Ok((size, reader.finish()))
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use crate::digest::hex;
+pub use crate::digest::sha256_hex;
 
 /// One regular file read back from an archive.
 #[derive(Debug, Clone)]

@@ -41,10 +41,10 @@ pub fn find(build_dir: &Path, machine: &str, image: &str) -> Result<Qcomflash, B
     Ok(Qcomflash { folder, name, datetime })
 }
 
-/// `YYYYMMDDhhmmss` → `YYYY-MM-DDThh:mm:ss` (BitBake's DATETIME, the build host's clock).
+/// `YYYYMMDDhhmmss` → `YYYY-MM-DDThh:mm:ssZ` (BitBake's DATETIME, taken from `time.gmtime()`).
 pub fn iso_datetime(datetime: &str) -> String {
     let d = datetime;
-    format!("{}-{}-{}T{}:{}:{}", &d[0..4], &d[4..6], &d[6..8], &d[8..10], &d[10..12], &d[12..14])
+    format!("{}-{}-{}T{}:{}:{}Z", &d[0..4], &d[4..6], &d[6..8], &d[8..10], &d[10..12], &d[12..14])
 }
 
 /// Seconds since 1970 → `YYYY-MM-DDThh:mm:ssZ` (UTC), without a date library.
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn dates() {
-        assert_eq!(iso_datetime("20261129234448"), "2026-11-29T23:44:48");
+        assert_eq!(iso_datetime("20261129234448"), "2026-11-29T23:44:48Z");
         assert_eq!(iso_from_epoch(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso_from_epoch(1_700_000_000), "2023-11-14T22:13:20Z");
         assert_eq!(iso_from_epoch(951_782_400), "2000-02-29T00:00:00Z");

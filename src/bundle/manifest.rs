@@ -28,7 +28,7 @@ pub struct Manifest {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BuildTime {
-    /// `YYYY-MM-DDThh:mm:ss` (BitBake DATETIME, build host clock) or `…Z` (SOURCE_DATE_EPOCH).
+    /// `YYYY-MM-DDThh:mm:ssZ`, UTC, from BitBake's DATETIME or SOURCE_DATE_EPOCH.
     pub value: String,
     /// `qcomflash folder name` or `SOURCE_DATE_EPOCH`.
     pub source: String,

@@ -185,6 +185,26 @@ pub fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleError> {
     })
 }
 
+/// What `rtbuild-plan.json` beside a generated kas file says about a bundle: the image to take
+/// and the kernel command line the plan asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanDefaults {
+    pub image: String,
+    /// `(command line, where it came from)`, ready for [`BundleRequest::cmdline`].
+    pub cmdline: (String, String),
+}
+
+/// Reads `rtbuild-plan.json` beside `kas_file`; `None` when it is missing or unreadable.
+pub fn plan_defaults(kas_file: &Path) -> Option<PlanDefaults> {
+    let path = kas_file.parent()?.join(crate::render::PLAN_FILE);
+    let plan: crate::plan::Expectations =
+        serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    Some(PlanDefaults {
+        image: plan.image,
+        cmdline: (plan.cmdline.join(" "), format!("{} (requested)", crate::render::PLAN_FILE)),
+    })
+}
+
 /// `x.qcomflash.tar.zst` → `x.qcomflash.manifest.json`, the copy of the manifest beside it.
 pub fn manifest_beside(archive: &Path) -> PathBuf {
     let name = archive.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -220,7 +240,10 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
     use std::io::Write;
     let write_err = |source| BundleError::Write { path: path.to_path_buf(), source };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(dir)
+        .map_err(write_err)?;
     tmp.write_all(bytes).map_err(write_err)?;
     tmp.persist(path).map_err(|e| write_err(e.error))?;
     Ok(())

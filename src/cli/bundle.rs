@@ -8,7 +8,6 @@ use clap::Args;
 use super::build_dirs::{BuildDirs, absolute};
 use crate::bundle::{self, BundleError, BundleRequest, VerifySummary};
 use crate::exit::{Exit, InputError};
-use crate::plan::Expectations;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -48,7 +47,7 @@ pub fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         .ok_or_else(|| InputError::msg("--machine is required to make a bundle"))?;
     let kas_file = args.dirs.kas_file()?;
     let gen_dir = kas_file.as_ref().and_then(|k| k.parent().map(PathBuf::from));
-    let plan = gen_dir.as_ref().and_then(|d| read_plan(&d.join(crate::render::PLAN_FILE)));
+    let plan = kas_file.as_deref().and_then(bundle::plan_defaults);
     let image = match (&args.image, &plan) {
         (Some(image), _) => image.clone(),
         (None, Some(plan)) => plan.image.clone(),
@@ -83,7 +82,7 @@ pub fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         kas_file,
         verify,
         allow_unverified: args.allow_unverified,
-        cmdline: plan.map(|p| (p.cmdline.join(" "), "rtbuild-plan.json (requested)".to_string())),
+        cmdline: plan.map(|p| p.cmdline),
         source_date_epoch: epoch,
     };
     bundle::verify_record(&request).map_err(input)?;
@@ -125,10 +124,6 @@ fn check(archive: &std::path::Path, ui: &Ui) -> anyhow::Result<Exit> {
         ui.warn(format!("{} problems in {}", report.problems.len(), archive.display()));
     }
     Ok(Exit::from_pass(report.passed))
-}
-
-fn read_plan(path: &std::path::Path) -> Option<Expectations> {
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
 /// Input problems exit 2; a failed verification or I/O trouble exits 1.

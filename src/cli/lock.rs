@@ -35,7 +35,7 @@ pub struct LockArgs {
     /// With --update: use the branch tips already fetched (no `git fetch`).
     #[arg(long, requires = "update")]
     pub no_fetch: bool,
-    /// kas program to run [default: kas from PATH].
+    /// kas program to run (looked up on PATH).
     #[arg(long, value_name = "PROGRAM", env = "RTBUILD_KAS", default_value = "kas")]
     pub kas: PathBuf,
     /// Lock file to check (with --check) [default: <machine>-rt.lock.yml beside the kas file].
@@ -76,6 +76,16 @@ pub fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
         kas: KasConfig { kas_file, work_dir: args.dirs.work_dir(), kas_program: args.kas.clone() },
         update,
     };
+    if let Some((names, _)) = &request.update {
+        // Fail on bad input before saying anything.
+        let current =
+            LockFile::read(&lock::lock_path_for(&request.kas.kas_file)).map_err(input_or_not)?;
+        if let Some(name) = names.iter().find(|n| !current.repos.contains_key(*n)) {
+            let known = current.repos.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>();
+            let err = LockError::UnknownUpdate { repo: name.clone(), known: known.join(", ") };
+            return Err(input_or_not(err));
+        }
+    }
     ui.status("Locking", request.kas.kas_file.display());
     let outcome = lock::pin(&request).map_err(input_or_not)?;
     for change in &outcome.repos {
@@ -88,6 +98,15 @@ pub fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
         for c in &change.commits {
             ui.detail(format!("{} {} {}", change.repo, &c.commit[..12], c.subject));
         }
+    }
+    for s in &outcome.shadowed {
+        ui.warn(format!(
+            "`{}` is also pinned to {} by {} in the kas work folder, which kas applies after this \
+             lock, so the build keeps that commit; change it there (or drop it from that repo's lock)",
+            s.repo,
+            &s.commit.as_str()[..12],
+            s.lock_file.display()
+        ));
     }
     for local in &outcome.local_repos {
         ui.note(format!("`{local}` is the folder holding the kas file; kas does not pin it"));

@@ -6,6 +6,7 @@ use clap::{Args, Subcommand};
 
 use crate::catalog::{Catalog, Machine};
 use crate::exit::Exit;
+use crate::table::table;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -99,20 +100,4 @@ fn show(machine: &Machine, ui: &Ui) -> anyhow::Result<()> {
     }
     ui.out(lines.join("\n"));
     Ok(())
-}
-
-/// A left-aligned text table with two spaces between columns.
-pub fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> String {
-    let mut widths: [usize; N] = std::array::from_fn(|i| header[i].chars().count());
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String; N]| {
-        let parts: Vec<String> =
-            cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        parts.join("  ").trim_end().to_string()
-    };
-    std::iter::once(line(header)).chain(rows.iter().map(line)).collect::<Vec<_>>().join("\n")
 }

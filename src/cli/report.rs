@@ -28,6 +28,10 @@ pub struct ReportArgs {
     /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
     #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR")]
     pub machines_dir: Option<PathBuf>,
+    /// Read `-v` and histogram files as nanoseconds (cyclictest `-N`); JSON and `T:` lines
+    /// state their unit themselves.
+    #[arg(long)]
+    pub nsecs: bool,
     /// Write a self-contained HTML report (charts inline, opens offline) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -49,6 +53,7 @@ pub fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
         threshold_us: args.threshold_us,
         baseline: args.baseline.clone(),
         machine,
+        nsecs: args.nsecs,
     };
     let report = report::build(&options).map_err(|err| InputError(err.into()))?;
     for warning in report.inputs.iter().flat_map(|i| &i.scenarios).flat_map(|s| &s.warnings) {

@@ -61,7 +61,7 @@ impl HistBlock {
         if self.columns.is_empty() {
             self.columns = vec![BTreeMap::new(); counts.len()];
         }
-        let expected = self.last_index.map_or(0, |last| last + 1);
+        let expected = self.last_index.map_or(0, |last| last.saturating_add(1));
         if index != expected {
             self.contiguous = false;
         }
@@ -127,10 +127,10 @@ impl HistBlock {
             if entry.0.len() < KEEP_CYCLES {
                 entry.0.push(cycle);
             } else {
-                entry.1 += 1;
+                entry.1 = entry.1.saturating_add(1);
             }
         }
-        entry.1 += others;
+        entry.1 = entry.1.saturating_add(others);
         Ok(())
     }
 
@@ -147,7 +147,7 @@ impl HistBlock {
         let threads = self.thread_count();
         if let Some(totals) = &self.totals {
             for (i, column) in self.columns.iter().enumerate().take(threads) {
-                let sum: u64 = column.values().sum();
+                let sum = column.values().fold(0u64, |a, b| a.saturating_add(*b));
                 if totals.get(i).is_some_and(|t| *t != sum) {
                     run.warn(
                         Some(line),
@@ -169,7 +169,7 @@ impl HistBlock {
                 buckets,
                 overflows: at(&self.overflows).unwrap_or(0),
                 overflows_unknown: self.overflows.is_none(),
-                limit: full.then(|| self.last_index.map_or(0, |l| l + 1)),
+                limit: full.then(|| self.last_index.map_or(0, |l| l.saturating_add(1))),
                 overflow_cycles: listed,
                 overflow_cycles_not_listed: not_listed,
             });
@@ -199,7 +199,8 @@ impl HistBlock {
             let last = &self.columns[n - 1];
             let summed = self.columns[..n - 1].iter().fold(BTreeMap::new(), |mut acc, c| {
                 for (k, v) in c {
-                    *acc.entry(*k).or_insert(0u64) += v;
+                    let slot = acc.entry(*k).or_insert(0u64);
+                    *slot = slot.saturating_add(*v);
                 }
                 acc
             });

@@ -4,13 +4,42 @@
 
 use std::io::BufRead;
 
-/// Calls `each(line_number, line)` for every line of `reader` (1-based, `\n` and a trailing
-/// `\r` removed). The last line is passed even without a final newline; `complete` tells
-/// whether it ended with one.
-pub fn for_each_line<R, F>(mut reader: R, mut each: F) -> std::io::Result<()>
+/// Receives the lines of a reader. `N` is the length (without `\n`) of the lines offered to
+/// [`LineSink::fast`] first: a complete line of exactly `N` bytes is handed over without
+/// searching for its newline; `fast` must reject any line holding a `\n` (it may see bytes
+/// from several short lines) and returns `true` when it took the line.
+pub trait LineSink<const N: usize> {
+    fn fast(&mut self, _line_no: u64, _line: &[u8; N]) -> bool {
+        false
+    }
+
+    /// Every line `fast` did not take: 1-based number, bytes without `\n` or a trailing
+    /// `\r`, and whether it ended with a newline (only the last line may not).
+    fn line(&mut self, line_no: u64, line: &[u8], complete: bool);
+}
+
+struct Each<F>(F);
+
+impl<F: FnMut(u64, &[u8], bool)> LineSink<0> for Each<F> {
+    fn line(&mut self, line_no: u64, line: &[u8], complete: bool) {
+        (self.0)(line_no, line, complete)
+    }
+}
+
+/// Calls `each(line_number, line, complete)` for every line of `reader` (see [`LineSink::line`]).
+pub fn for_each_line<R, F>(reader: R, each: F) -> std::io::Result<()>
 where
     R: BufRead,
     F: FnMut(u64, &[u8], bool),
+{
+    read_lines(reader, &mut Each(each))
+}
+
+/// Streams every line of `reader` into `sink`.
+pub fn read_lines<const N: usize, R, S>(mut reader: R, sink: &mut S) -> std::io::Result<()>
+where
+    R: BufRead,
+    S: LineSink<N>,
 {
     let mut line_no = 0u64;
     let mut carry: Vec<u8> = Vec::new();
@@ -23,7 +52,7 @@ where
         if buf.is_empty() {
             if !carry.is_empty() {
                 line_no += 1;
-                each(line_no, trim_cr(&carry), false);
+                sink.line(line_no, trim_cr(&carry), false);
             }
             return Ok(());
         }
@@ -34,7 +63,7 @@ where
                 Some(end) => {
                     carry.extend_from_slice(&buf[..end]);
                     line_no += 1;
-                    each(line_no, trim_cr(&carry), true);
+                    sink.line(line_no, trim_cr(&carry), true);
                     carry.clear();
                     start = end + 1;
                 }
@@ -45,11 +74,21 @@ where
                 }
             }
         }
-        let base = start;
-        for end in memchr::memchr_iter(b'\n', &buf[base..]) {
+        while start < len {
+            if N > 0
+                && start + N < len
+                && buf[start + N] == b'\n'
+                && let Ok(line) = <&[u8; N]>::try_from(&buf[start..start + N])
+                && sink.fast(line_no + 1, line)
+            {
+                line_no += 1;
+                start += N + 1;
+                continue;
+            }
+            let Some(end) = memchr::memchr(b'\n', &buf[start..]) else { break };
             line_no += 1;
-            each(line_no, trim_cr(&buf[start..base + end]), true);
-            start = base + end + 1;
+            sink.line(line_no, trim_cr(&buf[start..start + end]), true);
+            start += end + 1;
         }
         carry.extend_from_slice(&buf[start..]);
         reader.consume(len);
@@ -70,6 +109,35 @@ mod tests {
         for_each_line(reader, |n, l, c| out.push((n, String::from_utf8_lossy(l).into(), c)))
             .unwrap();
         out
+    }
+
+    #[test]
+    fn fast_lines_are_taken_and_the_rest_numbered() {
+        let input = b"abc\nxyz\nab\nabcd\nxy";
+        for cap in [1, 4, 5, 64] {
+            struct Sink(Vec<(u64, String)>);
+            impl LineSink<3> for Sink {
+                fn fast(&mut self, _: u64, line: &[u8; 3]) -> bool {
+                    line == b"abc"
+                }
+                fn line(&mut self, n: u64, l: &[u8], _: bool) {
+                    self.0.push((n, String::from_utf8_lossy(l).into_owned()));
+                }
+            }
+            let mut sink = Sink(Vec::new());
+            read_lines(std::io::BufReader::with_capacity(cap, &input[..]), &mut sink).unwrap();
+            // A line split across buffer fills is not offered to `fast`; `line` gets it.
+            let slow_lines: Vec<(u64, &str)> =
+                sink.0.iter().map(|(n, l)| (*n, l.as_str())).filter(|(_, l)| *l != "abc").collect();
+            assert_eq!(
+                slow_lines,
+                [(2, "xyz"), (3, "ab"), (4, "abcd"), (5, "xy")],
+                "capacity {cap}"
+            );
+            if cap == 64 {
+                assert!(sink.0.iter().all(|(_, l)| l != "abc"), "the fast path took `abc`");
+            }
+        }
     }
 
     #[test]

@@ -17,8 +17,7 @@
 //! ```no_run
 //! let run = rtbuild::cyclictest::parse_file(std::path::Path::new("cyclictest.txt"))?;
 //! for thread in &run.threads {
-//!     let overflows = thread.histogram.as_ref().map_or(0, |h| h.overflows);
-//!     println!("thread {}: {} samples, {} overflows", thread.index, thread.samples(), overflows);
+//!     println!("thread {}: {} samples, {} overflows", thread.index, thread.samples(), thread.overflows());
 //! }
 //! # Ok::<(), rtbuild::cyclictest::FileError>(())
 //! ```

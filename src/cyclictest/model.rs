@@ -74,22 +74,24 @@ pub struct Histogram {
 impl Histogram {
     /// Samples in buckets (overflows excluded).
     pub fn bucketed(&self) -> u64 {
-        self.buckets.values().sum()
+        self.buckets.values().fold(0, |a, b| a.saturating_add(*b))
     }
 
     /// Every sample, overflows included.
     pub fn samples(&self) -> u64 {
-        self.bucketed() + self.overflows
+        self.bucketed().saturating_add(self.overflows)
     }
 
     /// A lower bound for overflowed samples: the limit, else one above the highest bucket.
     pub fn overflow_floor(&self) -> u64 {
-        self.limit.unwrap_or_else(|| self.buckets.keys().next_back().map_or(0, |v| v + 1))
+        self.limit
+            .unwrap_or_else(|| self.buckets.keys().next_back().map_or(0, |v| v.saturating_add(1)))
     }
 
     pub fn add(&mut self, value: u64, count: u64) {
         if count > 0 {
-            *self.buckets.entry(value).or_insert(0) += count;
+            let slot = self.buckets.entry(value).or_insert(0);
+            *slot = slot.saturating_add(count);
         }
     }
 }
@@ -114,6 +116,8 @@ pub struct Thread {
     pub reported_max: Option<u64>,
     /// The latency distribution (`-h`/`-H`, sparse JSON histogram, or counted from `-v` lines).
     pub histogram: Option<Histogram>,
+    /// `histogram` was counted from `-v` samples (exact, nothing overflows).
+    pub histogram_from_samples: bool,
     /// `-v` only: samples missing between cycle numbers (cyclictest dropped or the log lost them).
     pub missing_cycles: u64,
     /// `--spike` lines for this thread: how many, and the largest.
@@ -132,6 +136,11 @@ impl Thread {
             Some(h) if h.samples() > 0 => h.samples(),
             _ => self.cycles.unwrap_or(0),
         }
+    }
+
+    /// Samples at or above the histogram limit (0 without a histogram).
+    pub fn overflows(&self) -> u64 {
+        self.histogram.as_ref().map_or(0, |h| h.overflows)
     }
 
     /// The true maximum: cyclictest's own figure, else the histogram's top bucket when nothing

@@ -277,3 +277,24 @@ fn arbitrary_bytes_never_panic() {
         let _ = parse(&input[..]);
     }
 }
+
+#[test]
+fn live_screen_with_histogram_and_verbose_with_histogram() {
+    let run = golden("cyclictest-2.4-live-ansi-with-hist-h30.txt");
+    assert_eq!(run.formats, [Format::HistogramFull, Format::Live]);
+    let t0 = &run.threads[0];
+    let h = t0.histogram.as_ref().unwrap();
+    assert_eq!((t0.cycles, h.bucketed(), h.overflows, t0.max()), (Some(976), 941, 36, Some(17105)));
+
+    let run = golden("cyclictest-2.4-verbose-with-hist-h30-l200.txt");
+    assert_eq!(run.formats, [Format::HistogramFull, Format::Verbose]);
+    let t1 = &run.threads[1];
+    let h = t1.histogram.as_ref().unwrap();
+    // The -v samples are complete (200 each), so they replace the overflowing histogram.
+    assert!(t1.histogram_from_samples);
+    assert_eq!(
+        (h.samples(), h.overflows, h.buckets.keys().next_back().copied(), t1.max()),
+        (200, 0, Some(64), Some(64))
+    );
+    assert!(run.warnings.is_empty(), "{:?}", run.warnings);
+}

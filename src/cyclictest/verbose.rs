@@ -21,6 +21,70 @@ pub struct Sample {
 /// Parses one `-v` line, or `None` when the line is something else.
 #[inline]
 pub fn parse_line(line: &[u8]) -> Option<Sample> {
+    // The common case: three 8-wide fields, `%8d:%8lu:%8ld`, read eight bytes at a time.
+    if let Ok(fixed) = <&[u8; FIXED]>::try_from(line)
+        && let Some(sample) = parse_fixed(fixed)
+    {
+        return Some(sample);
+    }
+    parse_general(line)
+}
+
+/// Length of a `-v` line whose three fields fit their 8-character width.
+pub const FIXED: usize = 26;
+
+/// `"       0:       1:      18"`: exactly 26 bytes, colons at 8 and 17. Never accepts a
+/// line holding a `\n` (every other byte must be a space or digit).
+#[inline]
+pub fn parse_fixed(line: &[u8; FIXED]) -> Option<Sample> {
+    if line[8] != b':' || line[17] != b':' {
+        return None;
+    }
+    let field = |at: usize| -> Option<u64> {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(&line[at..at + 8]);
+        field8(u64::from_le_bytes(bytes))
+    };
+    let thread = field(0)?;
+    let cycle = field(9)?;
+    let latency = field(18)?;
+    Some(Sample { thread, cycle, latency: latency as i64 })
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// Eight bytes (first character in the lowest byte) of spaces followed by at least one digit,
+/// as a number; `None` for anything else (a sign, a space after a digit, other characters).
+#[inline]
+fn field8(raw: u64) -> Option<u64> {
+    // Every byte must be 0x20 (space) or 0x30..=0x39 (digit).
+    if raw & (0xE0 * ONES) != 0x20 * ONES {
+        return None;
+    }
+    let is_digit = (raw >> 4) & ONES;
+    let space_low_nibble = raw & (0x0F * ONES) & !(is_digit * 0x0F);
+    if space_low_nibble != 0 {
+        return None;
+    }
+    let digits = (raw | (0x10 * ONES)) - 0x30 * ONES;
+    if (digits + 0x06 * ONES) & (0xF0 * ONES) != 0 {
+        return None;
+    }
+    // Digits must be a non-empty run at the end (spaces only lead).
+    let mask = is_digit * 0xFF;
+    let leading = !mask;
+    if mask == 0 || leading & leading.wrapping_add(1) != 0 {
+        return None;
+    }
+    // Eight decimal digits to a number, pairwise (first digit is the most significant).
+    let v = digits.wrapping_mul(10).wrapping_add(digits >> 8) & (0x00FF * 0x0001_0001_0001_0001);
+    let v = v.wrapping_mul(100).wrapping_add(v >> 16) & 0x0000_FFFF_0000_FFFF;
+    let v = v.wrapping_mul(10_000).wrapping_add(v >> 32) & 0xFFFF_FFFF;
+    Some(v)
+}
+
+#[inline]
+fn parse_general(line: &[u8]) -> Option<Sample> {
     let mut i = skip_spaces(line, 0);
     let (thread, next) = digits(line, i)?;
     i = expect_colon(line, next)?;
@@ -101,7 +165,7 @@ impl VerboseCounts {
         if let Some(last) = counts.last_cycle
             && sample.cycle > last + 1
         {
-            counts.missing += sample.cycle - last - 1;
+            counts.missing = counts.missing.saturating_add(sample.cycle - last - 1);
         }
         counts.last_cycle = Some(sample.cycle);
         let Ok(value) = u64::try_from(sample.latency) else {
@@ -139,6 +203,7 @@ impl VerboseCounts {
             let mut thread = Thread::new(index as u32);
             thread.missing_cycles = counts.missing;
             thread.histogram = Some(histogram);
+            thread.histogram_from_samples = true;
             out.push(thread);
         }
         out
@@ -169,6 +234,43 @@ mod tests {
             let got = parse_line(line.as_bytes()).map(|s| (s.thread, s.cycle, s.latency));
             assert_eq!(got, *want, "{line:?}");
         }
+    }
+
+    #[test]
+    fn fixed_width_fast_path_agrees_with_the_general_parser() {
+        let mut state = 88172645463325252u64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let width = |r: u64| 10u64.pow((r % 9) as u32);
+            let (t, c, v) = (
+                state % width(state >> 3),
+                (state >> 8) % width(state >> 13),
+                (state >> 20) % width(state >> 29),
+            );
+            let line = format!("{t:8}:{c:8}:{v:8}");
+            let want = parse_general(line.as_bytes());
+            assert_eq!(parse_line(line.as_bytes()), want, "{line:?}");
+            assert_eq!(
+                want.map(|s| (s.thread, s.cycle, s.latency)),
+                (line.len() == 26)
+                    .then_some((t, c, v as i64))
+                    .or(want.map(|s| (s.thread, s.cycle, s.latency)))
+            );
+        }
+        for bad in [
+            "       1:       2:     1 2",
+            "       1:       2:      -3",
+            "       1:       2:        ",
+            "       1:       2:     1a2",
+            "       1:       2:1234567 ",
+        ] {
+            assert_eq!(parse_fixed(bad.as_bytes().try_into().unwrap()), None, "{bad:?}");
+            assert_eq!(parse_line(bad.as_bytes()), parse_general(bad.as_bytes()), "{bad:?}");
+        }
+        assert_eq!(parse_fixed(b"       1:       2:12345678").map(|s| s.latency), Some(12345678));
+        assert_eq!(parse_fixed(b"       1:\n      2:       3"), None);
     }
 
     #[test]

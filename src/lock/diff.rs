@@ -103,3 +103,32 @@ fn between(
     let behind = commits_between(&repo, b, a)?.len();
     Ok((ahead, behind))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lock(text: &str) -> LockFile {
+        LockFile::parse(text, Path::new("l.yml")).unwrap()
+    }
+
+    #[test]
+    fn added_removed_and_unlisted_commits() {
+        let a = "d51c6e87a10c7c75a692ca86b71af9a818026ecb";
+        let b = "7a3cb0d55e3698e883a9ff8491febc9d155482ca";
+        let old = lock(&format!(
+            "overrides:\n  repos:\n    oe-core: {{commit: {a}}}\n    meta-arm: {{commit: {a}}}\n"
+        ));
+        let new = lock(&format!(
+            "repos:\n  oe-core: {{commit: {b}, branch: wrynose}}\n  meta-qcom: {{commit: {b}}}\n"
+        ));
+        let work = tempfile::tempdir().unwrap();
+        let d = diff((&old, Path::new("old")), (&new, Path::new("new")), work.path()).unwrap();
+        let rows: Vec<(&str, &str)> = d.repos.iter().map(|r| (r.repo.as_str(), r.change)).collect();
+        assert_eq!(rows, [("meta-arm", "removed"), ("meta-qcom", "added"), ("oe-core", "changed")]);
+        assert_eq!(d.changed(), 3);
+        let oe = &d.repos[2];
+        assert_eq!(oe.note.as_deref(), Some("not checked out here; commits not listed"));
+        assert!(oe.commits.is_none());
+    }
+}

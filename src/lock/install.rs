@@ -67,7 +67,10 @@ pub(super) fn write_lock(path: &Path, lock: &LockFile) -> Result<(), LockError> 
     let text = lock.to_kas_yaml(COMMENT);
     let write_err = |source| LockError::Write { path: path.to_path_buf(), source };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .tempfile_in(dir)
+        .map_err(write_err)?;
     tmp.write_all(text.as_bytes()).map_err(write_err)?;
     tmp.persist(path).map_err(|e| write_err(e.error))?;
     Ok(())

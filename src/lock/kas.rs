@@ -44,9 +44,14 @@ pub fn kas_dump(config: &KasConfig) -> Result<Vec<BuildRepo>, LockError> {
     if !config.kas_file.is_file() {
         return Err(LockError::NoKasFile { path: config.kas_file.clone() });
     }
+    // kas wants an existing work folder.
+    std::fs::create_dir_all(&config.work_dir)
+        .map_err(|source| LockError::Write { path: config.work_dir.clone(), source })?;
+    // kas runs in the work folder: hand it an absolute path.
+    let kas_file = std::path::absolute(&config.kas_file).unwrap_or(config.kas_file.clone());
     let cmd = Cmd::new(&config.kas_program)
         .args(["dump", "--format", "json"])
-        .arg(&config.kas_file)
+        .arg(&kas_file)
         .env("KAS_WORK_DIR", &config.work_dir)
         .cwd(&config.work_dir);
     let output = run_captured(&cmd).map_err(LockError::Kas)?;

@@ -26,4 +26,4 @@ pub use file::{LockFile, LockForm, Pin};
 pub use install::{InstallOutcome, install, lock_path_for};
 pub use kas::{BuildRepo, KasConfig, declared_repos, kas_dump};
 pub use names::{KNOWN_REPOS, known_with, validate_names};
-pub use pin::{PinChange, PinOutcome, PinRequest, UpdateTo, pin};
+pub use pin::{PinChange, PinOutcome, PinRequest, Shadowed, UpdateTo, pin};

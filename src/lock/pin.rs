@@ -58,6 +58,19 @@ pub struct PinOutcome {
     /// Repos without a URL (the folder holding the kas file), which kas cannot pin.
     pub local_repos: Vec<String>,
     pub written: bool,
+    /// Pins of this lock that a lock file inside a checked-out repo overrides (kas merges
+    /// those after this one, so theirs win).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shadowed: Vec<Shadowed>,
+}
+
+/// A pin that another repo's lock file overrides.
+#[derive(Debug, Clone, Serialize)]
+pub struct Shadowed {
+    pub repo: String,
+    /// The other lock file, relative to the kas work folder.
+    pub lock_file: PathBuf,
+    pub commit: CommitId,
 }
 
 /// Writes or updates the lock beside `request.kas.kas_file`.
@@ -129,13 +142,14 @@ fn update(
     let mut changes = Vec::new();
     for (name, pin) in &old.repos {
         let path = request.kas.work_dir.join(name);
-        let checkout = Checkout::open(name, &path)?
-            .ok_or_else(|| LockError::NotCheckedOut { repo: name.clone(), path: path.clone() })?;
+        let checkout = Checkout::open(name, &path)?;
         let selected = names.is_empty() || names.contains(name);
         if !selected {
-            changes.push(kept(name, pin, checkout.dirty));
+            changes.push(kept(name, pin, checkout.is_some_and(|c| c.dirty)));
             continue;
         }
+        let checkout = checkout
+            .ok_or_else(|| LockError::NotCheckedOut { repo: name.clone(), path: path.clone() })?;
         let git = |source| LockError::Git { repo: name.clone(), path: path.clone(), source };
         let repo = Repository::open(&path).map_err(git)?;
         let new_oid = match to {
@@ -174,7 +188,40 @@ fn update(
         });
         pins.insert(name.clone(), Pin { commit: new_commit, ..pin.clone() });
     }
-    finish(lock_path, Some(&old), pins, changes, Vec::new())
+    let mut outcome = finish(lock_path, Some(&old), pins, changes, Vec::new())?;
+    outcome.shadowed = shadowed(&request.kas.work_dir, &outcome.repos);
+    Ok(outcome)
+}
+
+/// Lock files in the checkouts (`<repo>/*.lock.yml`, `<repo>/*/*.lock.yml`, e.g. meta-qcom's
+/// `ci/base.lock.yml`) that pin an updated repo to another commit. kas loads such a lock after
+/// the one beside the top kas file, so its pin wins.
+fn shadowed(work_dir: &Path, changes: &[PinChange]) -> Vec<Shadowed> {
+    let updated: Vec<&PinChange> = changes.iter().filter(|c| c.action == "updated").collect();
+    if updated.is_empty() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    let walker = walkdir::WalkDir::new(work_dir).min_depth(2).max_depth(3).sort_by_file_name();
+    for entry in walker.into_iter().filter_entry(|e| e.file_name() != ".git").flatten() {
+        let name = entry.file_name().to_string_lossy();
+        if !entry.file_type().is_file() || !name.ends_with(".lock.yml") {
+            continue;
+        }
+        let Ok(other) = LockFile::read(entry.path()) else { continue };
+        for change in &updated {
+            if let Some(pin) = other.repos.get(&change.repo)
+                && pin.commit != change.commit
+            {
+                found.push(Shadowed {
+                    repo: change.repo.clone(),
+                    lock_file: entry.path().strip_prefix(work_dir).unwrap_or(entry.path()).into(),
+                    commit: pin.commit.clone(),
+                });
+            }
+        }
+    }
+    found
 }
 
 fn kept(name: &str, pin: &Pin, dirty: bool) -> PinChange {
@@ -206,5 +253,11 @@ fn finish(
     if written {
         write_lock(lock_path, &lock)?;
     }
-    Ok(PinOutcome { lock_file: lock_path.to_path_buf(), repos: changes, local_repos, written })
+    Ok(PinOutcome {
+        lock_file: lock_path.to_path_buf(),
+        repos: changes,
+        local_repos,
+        written,
+        shadowed: Vec::new(),
+    })
 }

@@ -70,14 +70,12 @@ fn draw(
             (None, Some(t)) => format!("thread {t}"),
             _ => "all".to_string(),
         };
+        let max = thread.max_us.map_or_else(|| "?".to_string(), fmt);
         let label = if thread.overflows > 0 {
-            format!(
-                "{label} ({} above {} µs)",
-                thread.overflows,
-                thread.percentiles_at_least_us.map_or_else(String::new, fmt)
-            )
+            let floor = thread.percentiles_at_least_us.map_or_else(String::new, fmt);
+            format!("{label}: max {max} µs, {} samples ≥ {floor} µs", thread.overflows)
         } else {
-            label
+            format!("{label}: max {max} µs")
         };
         chart
             .draw_series(LineSeries::new(steps(&thread.buckets), color.stroke_width(1)))

@@ -192,6 +192,32 @@ fn json_html(out: &mut String, value: &serde_json::Value) {
             let texts: Vec<String> = items.iter().map(scalar).collect();
             out.push_str(&escape(&texts.join(", ")));
         }
+        Value::Array(items) if items.iter().all(Value::is_object) => {
+            // Rows of one kind (e.g. interrupts): a table with one column per key.
+            let mut keys: Vec<&String> = Vec::new();
+            for key in items.iter().filter_map(Value::as_object).flat_map(|o| o.keys()) {
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+            out.push_str("<table><tr>");
+            for key in &keys {
+                let _ = write!(out, "<th class=\"l\">{}</th>", escape(key));
+            }
+            out.push_str("</tr>");
+            for item in items {
+                out.push_str("<tr>");
+                for key in &keys {
+                    out.push_str("<td class=\"l\">");
+                    if let Some(cell) = item.get(key.as_str()) {
+                        json_html(out, cell);
+                    }
+                    out.push_str("</td>");
+                }
+                out.push_str("</tr>");
+            }
+            out.push_str("</table>");
+        }
         Value::Array(items) => {
             out.push_str("<ul>");
             for item in items {

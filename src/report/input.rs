@@ -55,11 +55,11 @@ pub struct Input {
 }
 
 /// Reads one INPUT: a folder with `run.json`, or a raw cyclictest file.
-pub fn read(path: &Path) -> Result<Input, ReportError> {
+pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     if path.is_dir() {
-        return read_folder(path);
+        return read_folder(path, nsecs);
     }
-    let run = cyclictest::parse_file(path)?;
+    let run = parse(path, nsecs)?;
     let name = path
         .file_stem()
         .map_or_else(|| "cyclictest".to_string(), |s| s.to_string_lossy().into_owned());
@@ -75,7 +75,7 @@ pub fn read(path: &Path) -> Result<Input, ReportError> {
     })
 }
 
-fn read_folder(dir: &Path) -> Result<Input, ReportError> {
+fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     let json_path = dir.join("run.json");
     if !json_path.is_file() {
         return Err(ReportError::NoRunJson { dir: dir.to_path_buf() });
@@ -101,7 +101,7 @@ fn read_folder(dir: &Path) -> Result<Input, ReportError> {
                 });
             }
             let path = dir.join(file);
-            let run = cyclictest::parse_file(&path)?;
+            let run = parse(&path, nsecs)?;
             if commands.is_empty() {
                 commands.extend(run.cmdline.iter().cloned());
             }
@@ -120,4 +120,13 @@ fn read_folder(dir: &Path) -> Result<Input, ReportError> {
         });
     }
     Ok(Input { path: dir.to_path_buf(), run_json: Some(run_json), scenarios })
+}
+
+/// Parses one file; `nsecs` sets nanoseconds where the content does not give the unit.
+fn parse(path: &Path, nsecs: bool) -> Result<Run, ReportError> {
+    let mut run = cyclictest::parse_file(path)?;
+    if nsecs && run.unit.is_none() {
+        run.unit = Some(cyclictest::Unit::Ns);
+    }
+    Ok(run)
 }

@@ -2,7 +2,7 @@
 //! threshold, and every reason for a FAIL is listed (latency over the threshold, unknown
 //! maximum, no samples, an invalid run, a breaktrace stop, a failed cyclictest).
 
-use crate::cyclictest::{Format, Run};
+use crate::cyclictest::Run;
 
 use super::input::ScenarioInput;
 use super::model::{FileInfo, ScenarioReport, ThreadReport, Verdict};
@@ -39,13 +39,8 @@ pub fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport {
             ));
         }
         run_reasons(run, &mut reasons);
-        let from_samples = run.formats.contains(&Format::Verbose)
-            && !run
-                .formats
-                .iter()
-                .any(|f| matches!(f, Format::HistogramFull | Format::HistogramSparse));
         for thread in &run.threads {
-            let dist = Distribution::of(thread, from_samples);
+            let dist = Distribution::of(thread, thread.histogram_from_samples);
             let mut report = dist.report(run.unit(), threshold_us);
             report.thread = Some(thread.index);
             report.cpu = thread.cpu;

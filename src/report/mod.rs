@@ -55,11 +55,18 @@ pub struct Options {
     pub threshold_us: Option<f64>,
     pub baseline: Option<PathBuf>,
     pub machine: Option<Machine>,
+    /// Read `-v` and histogram output whose unit the content does not show as nanoseconds
+    /// (cyclictest `-N`); JSON and `T:` lines carry their unit and are not affected.
+    pub nsecs: bool,
 }
 
 /// Reads every input and builds the report.
 pub fn build(options: &Options) -> Result<Report, ReportError> {
-    let inputs = options.inputs.iter().map(|p| input::read(p)).collect::<Result<Vec<_>, _>>()?;
+    let inputs = options
+        .inputs
+        .iter()
+        .map(|p| input::read(p, options.nsecs))
+        .collect::<Result<Vec<_>, _>>()?;
     let folder_threshold =
         inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us));
     let (threshold_us, threshold_source) = match (options.threshold_us, folder_threshold) {
@@ -70,13 +77,19 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
     if !(threshold_us.is_finite() && threshold_us > 0.0) {
         return Err(ReportError::Threshold(threshold_us));
     }
+    // `--machine`, else the machine `run.json` names (if the shipped catalog knows it).
+    let machine = options.machine.clone().or_else(|| {
+        let name =
+            inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.machine.clone()))?;
+        crate::catalog::Catalog::embedded().lookup(&name).ok().map(|found| found.machine.clone())
+    });
     let mut report = Report {
         schema: SCHEMA.to_string(),
         verdict: Verdict::Pass,
         reasons: Vec::new(),
         threshold_us,
         threshold_source: threshold_source.to_string(),
-        machine: options.machine.as_ref().map(|m| m.name.clone()),
+        machine: machine.as_ref().map(|m| m.name.clone()),
         baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
         inputs: inputs
             .iter()
@@ -89,11 +102,11 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             })
             .collect(),
     };
-    if let Some(machine) = &options.machine {
+    if let Some(machine) = &machine {
         add_reference(&mut report, machine);
     }
     if let Some(path) = &options.baseline {
-        let before = load_baseline(path, threshold_us)?;
+        let before = load_baseline(path, threshold_us, options.nsecs)?;
         baseline::compare(&mut report, &before);
     }
     finish(&mut report);
@@ -119,7 +132,7 @@ fn add_reference(report: &mut Report, machine: &Machine) {
 }
 
 /// A baseline is an earlier `rtbuild report --json`, or anything `rtbuild report` reads.
-fn load_baseline(path: &Path, threshold_us: f64) -> Result<Report, ReportError> {
+fn load_baseline(path: &Path, threshold_us: f64, nsecs: bool) -> Result<Report, ReportError> {
     if path.is_file()
         && let Ok(text) = std::fs::read_to_string(path)
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
@@ -139,6 +152,7 @@ fn load_baseline(path: &Path, threshold_us: f64) -> Result<Report, ReportError> 
     build(&Options {
         inputs: vec![path.to_path_buf()],
         threshold_us: Some(threshold_us),
+        nsecs,
         ..Options::default()
     })
 }

@@ -47,7 +47,7 @@ impl Distribution {
                 for (value, count) in &part.buckets {
                     merged.add(*value, *count);
                 }
-                merged.overflows += part.overflows;
+                merged.overflows = merged.overflows.saturating_add(part.overflows);
                 merged.overflows_unknown |= part.overflows_unknown;
                 let floor = part.overflow_floor();
                 if part.overflows > 0 {
@@ -56,7 +56,7 @@ impl Distribution {
             }
             merged
         });
-        let samples = parts.iter().map(|p| p.samples).sum();
+        let samples = parts.iter().fold(0u64, |a, p| a.saturating_add(p.samples));
         let avg = if samples > 0 && parts.iter().all(|p| p.avg.is_some() || p.samples == 0) {
             let total: f64 = parts.iter().map(|p| p.avg.unwrap_or(0.0) * p.samples as f64).sum();
             Some(total / samples as f64)
@@ -116,12 +116,15 @@ impl Distribution {
             report.avg_us = Some(unit.to_us(mean));
             report.stddev_us = Some(unit.to_us(stddev));
         }
-        let above: u64 =
-            h.buckets.range(..).filter(|(v, _)| **v as f64 > threshold).map(|(_, c)| c).sum();
+        let above: u64 = h
+            .buckets
+            .iter()
+            .filter(|(v, _)| **v as f64 > threshold)
+            .fold(0u64, |a, (_, c)| a.saturating_add(*c));
         report.over_threshold = if h.overflows_unknown {
             None
         } else if h.overflows == 0 || h.overflow_floor() as f64 > threshold {
-            Some(above + h.overflows)
+            Some(above.saturating_add(h.overflows))
         } else if self.max.is_some_and(|m| m as f64 <= threshold) {
             Some(above)
         } else {
@@ -145,7 +148,7 @@ fn percentile(h: &Histogram, n: u64, ppm: u64) -> Option<u64> {
     let rank = ((u128::from(n) * u128::from(ppm)).div_ceil(1_000_000)).max(1) as u64;
     let mut seen = 0u64;
     for (value, count) in &h.buckets {
-        seen += count;
+        seen = seen.saturating_add(*count);
         if seen >= rank {
             // Merged histograms can hold buckets above another part's limit, among which
             // that part's overflowed samples would sort: such a rank is not known either.
@@ -176,7 +179,8 @@ fn chart_buckets(h: &Histogram, unit: Unit) -> Vec<(f64, u64)> {
         Unit::Ns => {
             let mut bins: BTreeMap<u64, u64> = BTreeMap::new();
             for (v, c) in &h.buckets {
-                *bins.entry(v / 1000).or_insert(0) += c;
+                let slot = bins.entry(v / 1000).or_insert(0);
+                *slot = slot.saturating_add(*c);
             }
             bins.into_iter().map(|(v, c)| (v as f64, c)).collect()
         }

@@ -114,6 +114,26 @@ fn all_overflowed_still_passes_on_cyclictests_max() {
 }
 
 #[test]
+fn nsecs_converts_unitless_histograms_only() {
+    let options = |file: &str| Options {
+        inputs: vec![data(file)],
+        threshold_us: Some(1.0),
+        nsecs: true,
+        ..Options::default()
+    };
+    let r = build(&options("cyclictest-2.7-sparse-hist-h100-2threads-overflow.txt")).unwrap();
+    let t0 = &scenario(&r).threads[0];
+    assert_eq!(
+        (t0.median_us, t0.p99_us, t0.max_us, t0.percentiles_at_least_us),
+        (Some(0.004), Some(0.04), Some(0.187), Some(0.1))
+    );
+    assert_eq!((r.verdict, scenario(&r).files[0].unit.as_str()), (Verdict::Pass, "ns"));
+    // JSON says µs (`resolution_in_ns: 0`): --nsecs does not change it.
+    let r = build(&options("cyclictest-2.4-json-hist-h50.json")).unwrap();
+    assert_eq!(scenario(&r).threads[0].max_us, Some(2213.0));
+}
+
+#[test]
 fn summary_only_input_has_no_percentiles() {
     let r = report(&["cyclictest-2.4-quiet-nsecs-2threads.txt"], Some(200.0));
     let t0 = &scenario(&r).threads[0];
@@ -139,13 +159,17 @@ fn zero_cycles_breaktrace_and_invalid_runs_fail() {
     std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("idle.json")).unwrap();
     std::fs::write(
         dir.path().join("run.json"),
-        r#"{"threshold_us": 5000, "scenarios": [{"name": "idle", "files": ["idle.json"],
+        r#"{"threshold_us": 5000, "machine": "qcs6490-rb3gen2", "scenarios": [{"name": "idle", "files": ["idle.json"],
             "invalid_reasons": ["only 1998 of 120000 cycles"]}], "fingerprint": {"kernel": "6.6-rt"}}"#,
     )
     .unwrap();
     let r =
         build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
     assert_eq!((r.threshold_us, r.threshold_source.as_str()), (5000.0, "run.json threshold_us"));
+    assert_eq!(
+        (r.machine.as_deref(), scenario(&r).reference_max_us),
+        (Some("rb3gen2-core-kit"), Some(6.0))
+    );
     assert_eq!(r.reasons, ["idle: invalid run: only 1998 of 120000 cycles"]);
     assert_eq!(r.inputs[0].kind, "result-folder");
     assert!(r.inputs[0].fingerprint.is_some());
@@ -198,4 +222,56 @@ fn bad_folders_are_input_errors() {
         build(&Options { inputs: vec![data("x")], threshold_us: Some(-1.0), ..Options::default() })
             .unwrap_err();
     assert!(err.to_string().starts_with("cannot read"), "{err}");
+}
+
+#[test]
+fn absurd_numbers_do_not_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.txt");
+    std::fs::write(
+        &path,
+        "# Histogram\n000000 9999999999999999999\t1\n000001 9999999999999999999\t1\n\
+         18446744073709551615 9999999999999999999\t1\n# Min Latencies: 0 0\n\
+         # Max Latencies: 18446744073709551615 1\n# Histogram Overflows: 18446744073709551615 0\n\
+         # Thread 0: 1 # 18446744073709551615 others\n",
+    )
+    .unwrap();
+    let r = build(&Options { inputs: vec![path], ..Options::default() }).unwrap();
+    let t0 = &scenario(&r).threads[0];
+    assert_eq!((t0.samples, r.verdict), (u64::MAX, Verdict::Fail));
+}
+
+#[test]
+fn statistics_never_panic_on_mutated_inputs() {
+    let seeds: Vec<Vec<u8>> = std::fs::read_dir(data(""))
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.unwrap().path()).ok())
+        .filter(|b| b.len() < 64 * 1024)
+        .collect();
+    let alphabet: &[u8] = b"0123456789 :\t\n#-";
+    let mut state = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for round in 0..600 {
+        let mut input = seeds[round % seeds.len()].clone();
+        for _ in 0..1 + next() % 6 {
+            let at = next() as usize % input.len();
+            input[at] = alphabet[next() as usize % alphabet.len()];
+        }
+        let Ok(run) = crate::cyclictest::parse(&input[..]) else { continue };
+        let scenario = input::ScenarioInput {
+            name: "fuzz".to_string(),
+            runs: vec![(PathBuf::from("fuzz.txt"), run)],
+            invalid_reasons: Vec::new(),
+            commands: Vec::new(),
+        };
+        for threshold in [0.5, 100.0, 1e9] {
+            let judged = judge::judge(&scenario, threshold);
+            let _ = chart::latency_svg(&judged.threads, threshold);
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The verdict of `verify`: one row per check (what was expected, what was found, and where),
 //! printable as a table or serialised as JSON.
 
+use crate::table::table;
 use serde::Serialize;
 
 /// How one check came out.
@@ -137,19 +138,4 @@ impl Report {
 
 fn plural(n: usize, word: &str) -> String {
     if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
-}
-
-fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> String {
-    let mut widths: [usize; N] = std::array::from_fn(|i| header[i].chars().count());
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String; N]| {
-        let parts: Vec<String> =
-            cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
-        parts.join("  ").trim_end().to_string()
-    };
-    std::iter::once(line(header)).chain(rows.iter().map(line)).collect::<Vec<_>>().join("\n")
 }

@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::tree::Tree;
 
@@ -18,11 +17,7 @@ pub struct Manifest {
     files: BTreeMap<PathBuf, String>,
 }
 
-/// The lowercase hex sha256 of `bytes`.
-pub fn sha256(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::digest::sha256_hex as sha256;
 
 impl Manifest {
     /// The manifest of `tree`.

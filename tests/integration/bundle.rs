@@ -130,13 +130,16 @@ fn bundle_records_everything_checks_clean_and_is_byte_identical() {
     let a = build.bundle("out-a");
     assert_eq!(a, build.root().join(format!("out-a/{TOP}-{DATETIME}.qcomflash.tar.zst")));
     let b = build.bundle("out-b");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&a).unwrap().permissions().mode();
+    assert_eq!(mode & 0o044, 0o044, "archive must be readable by others: {mode:o}");
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "bundles differ");
 
     let beside = build.root().join(format!("out-a/{TOP}-{DATETIME}.qcomflash.manifest.json"));
     let m: serde_json::Value = serde_json::from_slice(&std::fs::read(&beside).unwrap()).unwrap();
     assert_eq!(m["machine"], MACHINE);
     assert_eq!(m["image"], IMAGE);
-    assert_eq!(m["build_time"]["value"], "2026-01-01T12:00:00");
+    assert_eq!(m["build_time"]["value"], "2026-01-01T12:00:00Z");
     assert_eq!(m["kernel"]["version"], "6.18.37");
     assert_eq!(m["kernel"]["config_sha256"], sha256(b"CONFIG_PREEMPT_RT=y\n"));
     assert!(m["kernel"]["cmdline"].as_str().unwrap().contains("isolcpus="), "{m}");
@@ -301,6 +304,26 @@ fn bad_bundle_inputs_are_clear_errors() {
         .stderr_contains("error: no qcomflash output at ")
         .stderr_contains("rb3gen2-core-kit/qcom-console-image-rb3gen2-core-kit.rootfs.qcomflash; build the image first")
         .nothing_written("out");
+    write(&build.root().join("bad-verify.json"), "{\"ok\": true}");
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--verify-report", "bad-verify.json"],
+            "cannot read verify report bad-verify.json: no boolean `passed` field",
+        ),
+        (
+            &["--verify-report", "missing.json"],
+            "cannot read verify report missing.json: No such file or directory (os error 2)",
+        ),
+        (
+            &["--allow-unverified", "--source-date-epoch", "yesterday"],
+            "`yesterday` is not a valid SOURCE_DATE_EPOCH; use whole seconds since 1970",
+        ),
+    ];
+    for (extra, message) in cases {
+        let mut args = vec!["bundle", "--machine", MACHINE, "--out", "out"];
+        args.extend(extra);
+        build.rtbuild(args).run().usage_error(message).nothing_written("out");
+    }
     build
         .rtbuild(["bundle", "--check", "nope.tar.zst"])
         .run()
@@ -311,4 +334,70 @@ fn bad_bundle_inputs_are_clear_errors() {
         .run()
         .code_is(1)
         .stdout_contains("archive");
+}
+
+/// The real `rtbuild verify --json` output is what `bundle --verify-report` reads: Debian's RT
+/// kernel config passes and is bundled, the non-RT one is refused, naming the failed check.
+#[test]
+fn bundle_reads_real_verify_json() {
+    let build = Build::new();
+    for (config, name) in [("rt", "rt.json"), ("none", "none.json")] {
+        let path = format!("/usr/src/linux-config-6.12/config.amd64_{config}_amd64.xz");
+        let run = build
+            .rtbuild(["--json", "verify", "--machine", MACHINE, "--kernel-config", &path])
+            .run();
+        std::fs::write(build.root().join(name), run.stdout()).unwrap();
+    }
+    let run = build
+        .rtbuild([
+            "--json",
+            "bundle",
+            "--machine",
+            MACHINE,
+            "--out",
+            "out",
+            "--verify-report",
+            "rt.json",
+        ])
+        .run()
+        .success();
+    let m = &run.json()["manifest"];
+    assert_eq!(m["verify"]["status"], "passed");
+    assert!(
+        m["verify"]["checks"].as_array().unwrap().iter().any(|c| c["check"] == "CONFIG_PREEMPT_RT")
+    );
+    let run = build
+        .rtbuild(["bundle", "--machine", MACHINE, "--out", "out2", "--verify-report", "none.json"])
+        .run()
+        .code_is(1)
+        .nothing_written("out2");
+    assert!(
+        run.stderr().contains("error: verification failed (CONFIG_PREEMPT_RT"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn source_date_epoch_sets_every_mtime() {
+    let build = Build::new();
+    let run = build
+        .rtbuild(["bundle", "--machine", MACHINE, "--out", "out", "--allow-unverified"])
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .run()
+        .success();
+    let archive = build.root().join(run.stdout().lines().next().unwrap());
+    let decoder = zstd::stream::read::Decoder::new(std::fs::File::open(&archive).unwrap()).unwrap();
+    let mut tar = tar::Archive::new(decoder);
+    let mtimes: std::collections::BTreeSet<u64> =
+        tar.entries().unwrap().map(|e| e.unwrap().header().mtime().unwrap()).collect();
+    assert_eq!(mtimes.into_iter().collect::<Vec<_>>(), [1_700_000_000]);
+    // The folder name's DATETIME stays the build time.
+    let m: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(build.root().join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json")))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(m["build_time"]["source"], "qcomflash folder name");
+    assert_eq!(m["verify"]["status"], "unverified");
 }

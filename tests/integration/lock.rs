@@ -225,6 +225,10 @@ fn bad_lock_files_are_clear_input_errors() {
         assert_eq!(run.stdout(), "");
     }
     Test::new()
+        .args(["lock", "x.lock.yml"])
+        .run()
+        .usage_error("a lock FILE is read only with --check; use --machine to write one");
+    Test::new()
         .args(["lock", "--machine", MACHINE])
         .run()
         .code_is(2)
@@ -258,6 +262,18 @@ fn install_takes_the_full_releases_form_beside_the_kas_file() {
 }
 
 #[test]
+fn update_of_an_unknown_repo_is_an_input_error() {
+    let build = Build::new();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    let before = std::fs::read(build.lock_file()).unwrap();
+    build
+        .rtbuild(["lock", "--machine", MACHINE, "--update", "openembedded-core"])
+        .run()
+        .usage_error("unknown repo `openembedded-core` to update; the lock pins `bitbake`, `meta-qcom`, `meta-qcom-distro`, `oe-core`");
+    assert_eq!(std::fs::read(build.lock_file()).unwrap(), before);
+}
+
+#[test]
 fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
     let build = Build::new();
     build.rtbuild(["lock", "--machine", MACHINE]).run().success();
@@ -278,4 +294,20 @@ fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
         json["repos"].as_array().unwrap().iter().find(|r| r["repo"] == "oe-core").unwrap();
     assert_eq!(oe_check["problems"][0]["kind"], "not-on-branch");
     assert_eq!(json["passed"], false);
+}
+
+#[test]
+fn update_warns_when_meta_qcoms_own_lock_overrides_the_new_pin() {
+    let build = Build::new();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    let bb = build.fixtures.repo("bitbake");
+    write(&bb.join("NEWS"), "newer\n");
+    git_commit_all(&bb, "bitbake: newer");
+    let run = build.rtbuild(["lock", "--machine", MACHINE, "--update", "bitbake"]).run().success();
+    assert!(
+        run.stderr().contains("warning: `bitbake` is also pinned to")
+            && run.stderr().contains("by meta-qcom/ci/base.lock.yml in the kas work folder"),
+        "{}",
+        run.stderr()
+    );
 }
