@@ -181,18 +181,5 @@ pub fn table(cells: &[Cell]) -> Vec<String> {
         })
         .collect();
     let header = ["MACHINE", "DISTRO", "STATUS", "TIME", "SSTATE", "RESULT"].map(String::from);
-    let mut widths = header.clone().map(|h| h.len());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
-    }
-    std::iter::once(&header)
-        .chain(&rows)
-        .map(|row| {
-            let cells: Vec<String> =
-                row.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
-            cells.join("  ").trim_end().to_string()
-        })
-        .collect()
+    crate::table::table(&header, &rows).lines().map(str::to_string).collect()
 }
