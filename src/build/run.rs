@@ -172,3 +172,51 @@ pub fn report(result: &BuildResult, ui: &Ui) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::caches::CacheDirs;
+    use crate::runner::Recorder;
+
+    fn job(dir: &Path) -> BuildJob {
+        let out = dir.join("rtbuild/m");
+        BuildJob {
+            machine: "m".into(),
+            image: "img".into(),
+            kas: "/v/bin/kas".into(),
+            layout: Layout::new(&out, &out.join("m-rt.yml")),
+            dirs: CacheDirs { dl_dir: dir.join("dl"), sstate_dir: dir.join("sstate") },
+            caches: CacheSettings::default(),
+            spec: BuildSpec::default(),
+        }
+    }
+
+    #[test]
+    fn a_recorded_failed_build_is_reported_through_the_runner_seam() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = job(dir.path());
+        let output = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/bitbake-kas-build-linux-qcom-rt-do-compile-failed.txt"
+        ));
+        let runner = Recorder::new(output, 2);
+        let result = build(&job, &runner, &Ui::silent()).unwrap();
+        assert_eq!(runner.argvs(), [job.command().argv()]);
+        assert_eq!(result.status, Status::Failed);
+        assert_eq!(result.exit.as_deref(), Some("exit code 2"));
+        assert_eq!(result.failures[0].failure.task, "linux-qcom-rt_6.18:do_compile");
+        assert_eq!(result.tasks.map(|t| t.failed), Some(1));
+        assert!(result.artifacts.is_none());
+    }
+
+    #[test]
+    fn caches_file_is_rewritten_only_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = job(dir.path());
+        assert!(job.write_caches(true).unwrap(), "a dry run says it would write");
+        assert!(!job.layout.caches_file.exists(), "a dry run wrote");
+        assert!(job.write_caches(false).unwrap());
+        assert!(!job.write_caches(false).unwrap());
+    }
+}
