@@ -11,7 +11,6 @@ use super::events::{self, Event, SstateSummary, TaskState};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
-    Starting,
     Parsing,
     Setscene,
     Tasks,
@@ -223,7 +222,7 @@ impl Tracker {
     /// A one-line description of where the build is, for the progress display.
     pub fn describe(&self) -> String {
         match self.phase {
-            None | Some(Phase::Starting) => "checking out layers".to_string(),
+            None => "checking out layers".to_string(),
             Some(Phase::Parsing) => match (self.recipes, self.parse_percent) {
                 (Some(n), _) => format!("parsed {n} recipes"),
                 (None, Some(p)) => format!("parsing recipes {p}%"),

@@ -131,7 +131,7 @@ pub fn signal_adopted(signal: Signal) {
     if INSTALLED.get() != Some(&true) {
         return;
     }
-    for pid in adopted(&[]).into_iter().filter_map(Pid::from_raw) {
+    for pid in adopted().into_iter().filter_map(Pid::from_raw) {
         let _ = rustix::process::kill_process(pid, signal);
     }
 }
@@ -182,7 +182,7 @@ impl Drop for Forward {
 }
 
 /// Processes re-parented to rtbuild (orphans of its children), from `/proc`.
-fn adopted(exclude: &[u32]) -> Vec<i32> {
+fn adopted() -> Vec<i32> {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -190,7 +190,6 @@ fn adopted(exclude: &[u32]) -> Vec<i32> {
     entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
-        .filter(|pid| !exclude.iter().any(|x| i32::try_from(*x).ok() == Some(*pid)))
         .filter(|pid| parent_of(*pid) == Some(me))
         .collect()
 }
@@ -211,15 +210,15 @@ fn reap(pids: &[i32]) {
 /// SIGTERM, then SIGKILL, and reaps them. Returns how many had to be signalled.
 /// Does nothing unless [`install`] made rtbuild a subreaper (unit tests never do: their
 /// process runs other tests' children).
-pub fn sweep_orphans(grace: Duration, exclude: &[u32]) -> usize {
+pub fn sweep_orphans(grace: Duration) -> usize {
     if INSTALLED.get() != Some(&true) {
         return 0;
     }
     let deadline = Instant::now() + grace;
     loop {
-        let left = adopted(exclude);
+        let left = adopted();
         reap(&left);
-        let left = adopted(exclude);
+        let left = adopted();
         if left.is_empty() {
             return 0;
         }
@@ -230,7 +229,7 @@ pub fn sweep_orphans(grace: Duration, exclude: &[u32]) -> usize {
     }
     let mut signalled = 0;
     for signal in [Signal::TERM, Signal::KILL] {
-        let left = adopted(exclude);
+        let left = adopted();
         if left.is_empty() {
             break;
         }
@@ -240,9 +239,9 @@ pub fn sweep_orphans(grace: Duration, exclude: &[u32]) -> usize {
         }
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
-            let left = adopted(exclude);
+            let left = adopted();
             reap(&left);
-            if adopted(exclude).is_empty() {
+            if adopted().is_empty() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));

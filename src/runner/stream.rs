@@ -126,7 +126,7 @@ pub fn run_streaming(
     // closes the pipe they may still hold, so the reader thread ends.
     forward.kill_group();
     let grace = if signals::interrupted() { ORPHAN_GRACE_INTERRUPTED } else { ORPHAN_GRACE };
-    signals::sweep_orphans(grace, &[]);
+    signals::sweep_orphans(grace);
     while let Ok(bytes) = lines.recv_timeout(Duration::from_secs(2)) {
         handle_line(&bytes);
     }
@@ -143,7 +143,7 @@ pub fn run_streaming(
 /// Ctrl-C reaches it directly; rtbuild only waits.
 pub fn run_interactive(cmd: &Cmd) -> Result<Finished, RunError> {
     let output = cmd.to_duct().unchecked().run().map_err(|source| cmd.spawn_error(source))?;
-    signals::sweep_orphans(ORPHAN_GRACE_INTERRUPTED, &[]);
+    signals::sweep_orphans(ORPHAN_GRACE_INTERRUPTED);
     Ok(Finished::from_status(&output.status))
 }
 
