@@ -72,6 +72,7 @@ pub fn classify(err: &anyhow::Error) -> Exit {
             || cause.is::<crate::plan::PlanError>()
             || cause.is::<crate::catalog::CatalogError>()
             || cause.is::<crate::target::TargetError>()
+            || cause.is::<crate::tune::LayoutError>()
             || cause.is::<crate::generate::GenerateError>()
                 && !matches!(
                     cause.downcast_ref::<crate::generate::GenerateError>(),

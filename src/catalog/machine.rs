@@ -28,6 +28,9 @@ pub struct Machine {
     pub storage: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub machine_features: Vec<String>,
+    /// The worst-case latency the board must meet, in µs: `rtbuild report`'s default threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_requirement_us: Option<u64>,
     /// Published reference latencies, when the vendor gives them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,

@@ -14,6 +14,8 @@ mod plan_args;
 mod report;
 mod setup;
 mod shell;
+mod test;
+mod tune;
 mod verify;
 
 use clap::{Args, Parser, Subcommand};
@@ -69,6 +71,10 @@ pub enum Command {
     Ci(ci::CiArgs),
     /// Create a Python venv with the pinned kas, for users who have none.
     Setup(setup::SetupArgs),
+    /// Tune the RT CPUs at run time: write rtbuild-tune.sh, or apply, verify or revert it.
+    Tune(tune::TuneArgs),
+    /// Measure latency with cyclictest under load scenarios and check that each run is valid.
+    Test(test::TestArgs),
     /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
     Verify(verify::VerifyArgs),
     /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
@@ -91,6 +97,8 @@ impl Command {
             Command::Matrix(args) => matrix::run(args, ui),
             Command::Ci(args) => ci::run(args, ui),
             Command::Setup(args) => setup::run(args, ui),
+            Command::Tune(args) => tune::run(args, ui),
+            Command::Test(args) => test::run(args, ui),
             Command::Verify(args) => verify::run(args, ui),
             Command::KconfigCheck(args) => kconfig_check::run(args, ui),
             Command::Report(args) => report::run(args, ui),

@@ -15,7 +15,7 @@ pub struct ReportArgs {
     /// cyclictest outputs (any format, detected by content) or `rtbuild test` result folders.
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<PathBuf>,
-    /// Latency limit in µs [default: run.json `threshold_us`, else 100 (SIL 2)].
+    /// Latency limit in µs [default: run.json `threshold_us`, else the machine's requirement, else 100 (SIL 2)].
     #[arg(long, value_name = "US")]
     pub threshold_us: Option<f64>,
     /// An earlier run (report JSON, result folder or cyclictest file): flag max and tail

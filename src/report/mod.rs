@@ -67,28 +67,34 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
         .iter()
         .map(|p| input::read(p, options.nsecs))
         .collect::<Result<Vec<_>, _>>()?;
-    let folder_threshold =
-        inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us));
-    let (threshold_us, threshold_source) = match (options.threshold_us, folder_threshold) {
-        (Some(t), _) => (t, "--threshold-us"),
-        (None, Some(t)) => (t, "run.json threshold_us"),
-        (None, None) => (DEFAULT_THRESHOLD_US, "default, SIL 2"),
-    };
-    if !(threshold_us.is_finite() && threshold_us > 0.0) {
-        return Err(ReportError::Threshold(threshold_us));
-    }
     // `--machine`, else the machine `run.json` names (if the shipped catalog knows it).
     let machine = options.machine.clone().or_else(|| {
         let name =
             inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.machine.clone()))?;
         crate::catalog::Catalog::embedded().lookup(&name).ok().map(|found| found.machine.clone())
     });
+    let folder_threshold =
+        inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us));
+    let requirement = machine.as_ref().and_then(|m| m.latency_requirement_us);
+    let (threshold_us, threshold_source) =
+        match (options.threshold_us, folder_threshold, requirement) {
+            (Some(t), _, _) => (t, "--threshold-us".to_string()),
+            (None, Some(t), _) => (t, "run.json threshold_us".to_string()),
+            (None, None, Some(t)) => {
+                let name = machine.as_ref().map(|m| m.name.as_str()).unwrap_or_default();
+                (t as f64, format!("{name} requirement"))
+            }
+            (None, None, None) => (DEFAULT_THRESHOLD_US, "default, SIL 2".to_string()),
+        };
+    if !(threshold_us.is_finite() && threshold_us > 0.0) {
+        return Err(ReportError::Threshold(threshold_us));
+    }
     let mut report = Report {
         schema: SCHEMA.to_string(),
         verdict: Verdict::Pass,
         reasons: Vec::new(),
         threshold_us,
-        threshold_source: threshold_source.to_string(),
+        threshold_source,
         machine: machine.as_ref().map(|m| m.name.clone()),
         baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
         inputs: inputs

@@ -15,5 +15,7 @@ mod lock;
 mod machines;
 mod matrix_ci_setup;
 mod report;
+mod testrun;
+mod tune_cli;
 mod verify;
 mod verify_remote;

@@ -143,6 +143,21 @@ fn machine_reference_is_a_note_not_a_reason() {
 }
 
 #[test]
+fn machine_requirement_is_the_default_threshold() {
+    let run = Test::new()
+        .args([
+            "--json",
+            "report",
+            crate::harness::data("cyclictest-2.4-hist-h50-2threads.txt").to_str().unwrap(),
+        ])
+        .args(["--machine", "iq-8275-evk"])
+        .run();
+    let json = run.json();
+    assert_eq!(json["threshold_us"].as_f64(), Some(100.0), "{json}");
+    assert_eq!(json["threshold_source"], "iq-8275-evk requirement");
+}
+
+#[test]
 fn unusable_input_is_exit_2_and_writes_nothing() {
     Test::new()
         .file("junk.txt", "hello\n")
