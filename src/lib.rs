@@ -4,6 +4,7 @@
 //! `cli` → [`plan::Plan`] → [`render`] (pure, in memory) → [`write`] (atomic, idempotent) →
 //! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
 
+pub mod build;
 pub mod bundle;
 pub mod catalog;
 pub mod cli;
