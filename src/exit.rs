@@ -79,6 +79,7 @@ pub fn classify(err: &anyhow::Error) -> Exit {
                     Some(crate::generate::GenerateError::Write(e)) if !e.is_input()
                 )
             || cause.downcast_ref::<crate::write::WriteError>().is_some_and(|e| e.is_input())
+            || cause.downcast_ref::<crate::lock::LockError>().is_some_and(|e| e.is_input())
             || cause.is::<crate::verify::VerifyError>()
         {
             return Exit::Usage;

@@ -31,6 +31,11 @@ pub struct ImageArgs {
     pub build: BuildArgs,
     #[command(flatten)]
     pub post: PostArgs,
+    /// Build from this lock file: kas's `overrides: repos:` form or the full `repos:` form
+    /// meta-qcom-releases publishes. It is installed beside the generated kas file as
+    /// `<machine>-rt.lock.yml`, where kas reads it; no copying between repositories.
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<PathBuf>,
 }
 
 /// What happens after a successful build.
@@ -195,7 +200,14 @@ pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let post = args.post.decide(&spec, ui)?;
     let dry_run = args.output.dry_run;
     let kas = args.build.kas(dry_run)?;
+    if let Some(lock) = &args.lock {
+        // Read (and so check) the lock before anything is generated.
+        crate::lock::LockFile::read(lock)?;
+    }
     let job = prepare(&plan, &args.output, kas, spec, caches, ui)?;
+    if let Some(lock) = &args.lock {
+        install_lock(lock, &job.layout.kas_file, dry_run, ui)?;
+    }
     if dry_run {
         return dry_run_report(&job, ui);
     }
@@ -221,6 +233,24 @@ pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
         Status::Failed => Ok(Exit::Failed),
         Status::Succeeded => Ok(Exit::from_pass(after.passed)),
     }
+}
+
+/// Installs `lock` beside the kas file (or, with `--dry-run`, only says it would).
+fn install_lock(
+    lock: &std::path::Path,
+    kas_file: &std::path::Path,
+    dry_run: bool,
+    ui: &Ui,
+) -> anyhow::Result<()> {
+    let target = crate::lock::lock_path_for(kas_file);
+    if dry_run {
+        ui.status("Would lock", format!("{} from {}", target.display(), lock.display()));
+        return Ok(());
+    }
+    let installed = crate::lock::install(lock, kas_file)?;
+    let verb = if installed.written { "Locked" } else { "Lock kept" };
+    ui.status(verb, format!("{} repos in {}", installed.repos, installed.lock_file.display()));
+    Ok(())
 }
 
 /// `rtbuild image --json`: the build result, plus the verdict and bundle when they ran.

@@ -418,3 +418,41 @@ fn image_bundle_needs_the_whole_image() {
         .usage_error("--bundle needs the whole image; drop --target, --task and --bitbake-args")
         .nothing_written("rtbuild");
 }
+
+#[test]
+fn image_with_fake_bitbake_builds_from_a_release_lock_in_full_form() {
+    let project = Project::new("ok");
+    let qcom = project.fixtures.repo("meta-qcom");
+    let pinned = crate::fixtures::git(&qcom, &["rev-parse", "HEAD"]).trim().to_string();
+    std::fs::write(qcom.join("NEWER"), "a commit after the release\n").unwrap();
+    crate::fixtures::git_commit_all(&qcom, "after the release");
+    let oe_core = crate::fixtures::git(&project.fixtures.repo("oe-core"), &["rev-parse", "HEAD"]);
+    let lock = format!(
+        "repos:\n  meta-qcom:\n    url: {}\n    branch: wrynose\n    commit: {pinned}\n  oe-core:\n    url: {}\n    branch: wrynose\n    commit: {}\n",
+        project.fixtures.url("meta-qcom"),
+        project.fixtures.url("oe-core"),
+        oe_core.trim()
+    );
+    std::fs::write(project.root.join("proj/release-lock.yml"), lock).unwrap();
+    let run = project.image("rb3gen2-core-kit", &["--lock", "release-lock.yml"]).run().success();
+    assert!(run.stderr().contains("Locked "), "{}", run.stderr());
+    let installed = project.out("rb3gen2-core-kit").join("rb3gen2-core-kit-rt.lock.yml");
+    let text = std::fs::read_to_string(&installed).unwrap();
+    assert!(text.contains(&pinned), "{text}");
+    let checkout = project.root.join("proj/rtbuild/meta-qcom");
+    assert_eq!(crate::fixtures::git(&checkout, &["rev-parse", "HEAD"]).trim(), pinned);
+}
+
+#[test]
+fn image_with_a_bad_lock_is_refused_before_anything_is_generated() {
+    let project = Project::new("ok");
+    std::fs::write(
+        project.root.join("proj/bad-lock.yml"),
+        "header:\n  version: 14\noverrides:\n  repos:\n    meta-qcom:\n      commit: abc123\n",
+    )
+    .unwrap();
+    let run = project.image("rb3gen2-core-kit", &["--lock", "bad-lock.yml"]).run().code_is(2);
+    assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
+    assert!(run.stderr().contains("abc123"), "{}", run.stderr());
+    assert!(!project.root.join("proj/rtbuild").exists());
+}
