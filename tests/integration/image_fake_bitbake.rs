@@ -456,3 +456,29 @@ fn image_with_a_bad_lock_is_refused_before_anything_is_generated() {
     assert!(run.stderr().contains("abc123"), "{}", run.stderr());
     assert!(!project.root.join("proj/rtbuild").exists());
 }
+
+#[test]
+fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
+    let project = Project::new("ok");
+    project.image("rb3gen2-core-kit", &[]).run().success();
+    let proj = project.root.join("proj");
+    let bundled = Test::new()
+        .cwd(&proj)
+        .args(["bundle", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .success()
+        .stderr_contains("using the verify result");
+    let archive = std::path::PathBuf::from(bundled.stdout().lines().next().unwrap_or_default());
+    assert!(archive.starts_with(proj.join("rtbuild/rb3gen2-core-kit/bundle")), "{archive:?}");
+    let locked = Test::new()
+        .cwd(&proj)
+        .path_prepend(venv().join("bin"))
+        .args(["lock", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .success();
+    let lock = proj.join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.lock.yml");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    for repo in ["meta-qcom:", "meta-qcom-distro:", "oe-core:", "bitbake:"] {
+        assert!(text.contains(repo), "{repo} not pinned:\n{text}\n{}", locked.stderr());
+    }
+}
