@@ -33,8 +33,9 @@ pub const META_QCOM_URL: &str = "https://github.com/qualcomm-linux/meta-qcom";
 pub const META_QCOM_BRANCH: &str = "wrynose";
 /// The `LAYERSERIES_COMPAT` meta-qcom declares (same on master and wrynose).
 pub const LAYER_SERIES: &str = "wrynose";
-/// Packages every image gets so that the result can be tested.
-pub const TEST_PACKAGES: [&str; 2] = ["rt-tests", "stress-ng"];
+/// Packages every image gets: the tools to test the result, and the boot-time tuning
+/// (`rtbuild-tune`, the recipe `generate` puts into the layer).
+pub const IMAGE_PACKAGES: [&str; 3] = ["rt-tests", "stress-ng", crate::tune::RECIPE_NAME];
 /// Kernel command-line keys derived from the RT CPUs; users cannot set them directly.
 pub const RESERVED_CMDLINE_KEYS: [&str; 4] = ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"];
 
@@ -196,7 +197,7 @@ impl Plan {
                 })
                 .collect(),
             cmdline: self.rt_cmdline(),
-            packages: TEST_PACKAGES.iter().map(ToString::to_string).collect(),
+            packages: IMAGE_PACKAGES.iter().map(ToString::to_string).collect(),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! The tree holds, relative to the output folder:
 //! - `<machine>-rt.yml`: the kas file composing meta-qcom's `ci/` files with the RT settings;
 //! - `rtbuild-plan.json`: the plan's checkable promises ([`crate::plan::Expectations`]);
-//! - `meta-rtbuild/`: the layer with the `linux-qcom-rt_6.18.bbappend`, fragments and patches.
+//! - `meta-rtbuild/`: the layer with the `linux-qcom-rt_6.18.bbappend`, fragments and patches,
+//!   and the `rtbuild-tune` recipe that applies the run-time tuning at every boot.
 
 mod templates;
 
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::plan::{
-    KERNEL_KAS_FILE, KERNEL_RECIPE, KERNEL_VERSION, LAYER_SERIES, Plan, TEST_PACKAGES,
+    IMAGE_PACKAGES, KERNEL_KAS_FILE, KERNEL_RECIPE, KERNEL_VERSION, LAYER_SERIES, Plan,
 };
 use crate::tree::Tree;
 
@@ -121,6 +122,7 @@ pub fn render(plan: &Plan, layout: &Layout) -> Result<Tree, RenderError> {
     for patch in &plan.patches {
         tree.insert(format!("{files}/{}", patch.name), patch.contents.clone());
     }
+    crate::tune::add_to_tree(&mut tree, LAYER_DIR, plan);
     Ok(tree)
 }
 
@@ -154,7 +156,7 @@ fn context<'a>(plan: &'a Plan, layout: &'a Layout) -> Context<'a> {
         rcu_expedited: &plan.machine.rt.rcu_expedited,
         cpuidle_off: &plan.machine.rt.cpuidle_off,
         cmdline_extra,
-        packages: &TEST_PACKAGES,
+        packages: &IMAGE_PACKAGES,
         dl_dir: plan.dl_dir.as_ref().map(ToString::to_string),
         sstate_dir: plan.sstate_dir.as_ref().map(ToString::to_string),
         files_dir: FILES_DIR,

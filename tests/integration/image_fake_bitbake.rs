@@ -67,7 +67,7 @@ if [ "$mode" = drop-rt ]; then
 fi
 deploy="$PWD/tmp/deploy/images/$machine"
 mkdir -p "$deploy"
-printf 'busybox armv8a 1.37.0\nrt-tests armv8a 2.8\nstress-ng armv8a 0.18.06\n' > "$deploy/$image-$machine.rootfs.manifest"
+printf 'busybox armv8a 1.37.0\nrt-tests armv8a 2.8\nstress-ng armv8a 0.18.06\nrtbuild-tune all 1.0\n' > "$deploy/$image-$machine.rootfs.manifest"
 stamp=20261129211402
 flash="$image-$machine.rootfs-$stamp.qcomflash"
 mkdir -p "$deploy/$flash"
@@ -369,7 +369,7 @@ fn image_with_real_bitbake_parse_only_streams_progress_and_leaves_no_server() {
         .args(["--meta-qcom-url".to_string(), fixtures.url("meta-qcom")])
         .run()
         .success();
-    assert!(run.stderr().contains("rb3gen2-core-kit parsed 4 recipes"), "{}", run.stderr());
+    assert!(run.stderr().contains("rb3gen2-core-kit parsed 5 recipes"), "{}", run.stderr());
     assert!(
         run.stderr()
             .contains("warning: no qcom-multimedia-image-rb3gen2-core-kit.rootfs*.qcomflash")

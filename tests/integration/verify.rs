@@ -201,7 +201,7 @@ fn build_folder(test: Test, rm_work: bool, config: &str) -> Test {
     test.file(config_path, config)
         .file(
             "build/tmp/deploy/images/rb3gen2-core-kit/qcom-multimedia-image-rb3gen2-core-kit.rootfs.manifest",
-            "base-files rb3gen2_core_kit 3.0.14-r0\nrt-tests armv8a 2.8-r0\nstress-ng armv8a 0.18.06-r0\n",
+            "base-files rb3gen2_core_kit 3.0.14-r0\nrt-tests armv8a 2.8-r0\nstress-ng armv8a 0.18.06-r0\nrtbuild-tune all 1.0-r0\n",
         )
         .file("build/bitbake-env.txt", format!("KERNEL_CMDLINE_EXTRA=\" qcom_scm.download_mode=1 {RB3_CMDLINE}\"\n"))
 }
