@@ -22,6 +22,14 @@ fn latency_dependent(reason: &str) -> bool {
     reason.contains("expected cycles") || reason.contains("histogram")
 }
 
+/// Runs that measure with cyclictest hold this lock: two SCHED_FIFO 99 measurements pinned to
+/// the same CPU of this 2-CPU machine would starve each other and fail the cycle-count checks
+/// for a reason that has nothing to do with the code under test.
+fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Whether a process is still alive (zombies waiting for init do not count).
 fn alive(pid: u64) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -71,6 +79,7 @@ fn check_scenario(dir: &Path, s: &Value, rt: u64, housekeeping: &str) {
 
 #[test]
 fn local_run_measures_with_the_right_policy_pinning_and_load() {
+    let _one_at_a_time = measuring();
     let run = Test::new()
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle,stress,full"])
         .args(["--duration", "3s", "--histogram-us", "200000", "--out", "res", "--load", "40"])
@@ -135,6 +144,7 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
 
 #[test]
 fn stress_isolated_without_isolated_cpus_is_an_invalid_run() {
+    let _one_at_a_time = measuring();
     let run = Test::new()
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "stress-isolated"])
         .args(["--duration", "2s", "--histogram-us", "200000", "--out", "res"])
@@ -213,6 +223,7 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
 
 #[test]
 fn interrupt_stops_the_load_reverts_tuning_and_keeps_partial_results() {
+    let _one_at_a_time = measuring();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("root");
     fake_tree(&root, "0-1");
@@ -221,6 +232,7 @@ fn interrupt_stops_the_load_reverts_tuning_and_keeps_partial_results() {
 
 #[test]
 fn interrupt_over_ssh_stops_the_remote_load_and_reverts_remote_tuning() {
+    let _one_at_a_time = measuring();
     let sshd = Sshd::start();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("root");
@@ -379,6 +391,7 @@ impl Drop for Sshd {
 
 #[test]
 fn remote_run_over_ssh_with_host_key_checking() {
+    let _one_at_a_time = measuring();
     let sshd = Sshd::start();
     let run = Test::new()
         .args(["test", "--target", &sshd.url(), "--ssh-config"])
@@ -450,6 +463,7 @@ fn children_of(parent: u32) -> Vec<u32> {
 
 #[test]
 fn a_lost_connection_keeps_partial_results_and_stops_the_load() {
+    let _one_at_a_time = measuring();
     let sshd = Sshd::start();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("res");
@@ -500,6 +514,7 @@ fn a_lost_connection_keeps_partial_results_and_stops_the_load() {
 
 #[test]
 fn a_non_root_user_is_told_which_privileges_are_missing() {
+    let _one_at_a_time = measuring();
     // A copy of the binary that user nobody can reach, wherever the checkout lives.
     use std::os::unix::fs::PermissionsExt;
     let bin_dir = tempfile::tempdir().unwrap();
@@ -561,6 +576,7 @@ fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
 
 #[test]
 fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
+    let _one_at_a_time = measuring();
     let machine = [
         "name: vm-2cpu",
         "description: two-CPU test VM",
