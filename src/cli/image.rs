@@ -119,6 +119,21 @@ pub struct CacheArgs {
 }
 
 impl CacheArgs {
+    /// These flags over the project file's cache settings (`sstate-mirrors`, `hashserv`,
+    /// `prserv`, `premirrors`, `mirror-tarballs` in `rtbuild.yaml`): a flag wins.
+    pub fn over_project(&self, project: &crate::plan::Request) -> CacheArgs {
+        let list = |flag: &Vec<String>, file: &Vec<String>| {
+            if flag.is_empty() { file.clone() } else { flag.clone() }
+        };
+        CacheArgs {
+            sstate_mirrors: list(&self.sstate_mirrors, &project.sstate_mirrors),
+            hashserv: self.hashserv.clone().or_else(|| project.hashserv.clone()),
+            prserv: self.prserv.clone().or_else(|| project.prserv.clone()),
+            premirrors: list(&self.premirrors, &project.premirrors),
+            mirror_tarballs: self.mirror_tarballs || project.mirror_tarballs.unwrap_or(false),
+        }
+    }
+
     /// The flags again, as arguments for another rtbuild run (e.g. in a CI job).
     pub fn flags(&self) -> Vec<String> {
         let mut flags = Vec::new();
@@ -160,12 +175,16 @@ impl CacheArgs {
 }
 
 impl BuildArgs {
-    /// Validates the BitBake request and cache flags (exit 2 on bad input).
-    pub fn validate(&self) -> anyhow::Result<(BuildSpec, CacheSettings)> {
+    /// Validates the BitBake request and the cache settings, flags over `project`'s (exit 2 on
+    /// bad input).
+    pub fn validate(
+        &self,
+        project: &crate::plan::Request,
+    ) -> anyhow::Result<(BuildSpec, CacheSettings)> {
         let spec =
             BuildSpec::new(&self.targets, self.task.as_deref(), self.bitbake_args.as_deref())
                 .map_err(input)?;
-        let caches = self.caches.settings().map_err(input)?;
+        let caches = self.caches.over_project(project).settings().map_err(input)?;
         Ok((spec, caches))
     }
 
@@ -196,7 +215,7 @@ fn input(err: BuildError) -> anyhow::Error {
 pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plan = args.plan.plan()?;
-    let (spec, caches) = args.build.validate()?;
+    let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let post = args.post.decide(&spec, ui)?;
     let dry_run = args.output.dry_run;
     let kas = args.build.kas(dry_run)?;

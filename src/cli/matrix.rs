@@ -79,7 +79,7 @@ fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
 pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plans = plans(&args)?;
-    let (spec, caches) = args.build.validate()?;
+    let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let post = args.post.decide(&spec, ui)?;
     let kas = args.build.kas(args.dry_run)?;
     let several_distros = plans.iter().any(|p| p.distro != plans[0].distro);

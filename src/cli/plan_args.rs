@@ -82,6 +82,7 @@ impl PlanArgs {
             meta_qcom_commit: self.meta_qcom_commit.clone(),
             dl_dir: self.dl_dir.as_deref().map(absolute),
             sstate_dir: self.sstate_dir.as_deref().map(absolute),
+            ..Request::default()
         };
         let project = match &self.project {
             Some(path) => Some(path.clone()),

@@ -32,7 +32,7 @@ pub struct ShellArgs {
 pub fn run(args: ShellArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plan = args.plan.plan()?;
-    let (spec, caches) = args.build.validate()?;
+    let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let dry_run = args.output.dry_run;
     let kas = args.build.kas(dry_run)?;
     let job = super::image::prepare(&plan, &args.output, kas, spec, caches, ui)?;

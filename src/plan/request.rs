@@ -31,6 +31,15 @@ pub struct Request {
     pub meta_qcom_commit: Option<String>,
     pub dl_dir: Option<PathBuf>,
     pub sstate_dir: Option<PathBuf>,
+    /// Shared-cache settings for `rtbuild image`/`matrix`/`shell`, validated by the build stage
+    /// (`--sstate-mirror`, `--hashserv`, `--prserv`, `--premirror`, `--mirror-tarballs`).
+    #[serde(default)]
+    pub sstate_mirrors: Vec<String>,
+    pub hashserv: Option<String>,
+    pub prserv: Option<String>,
+    #[serde(default)]
+    pub premirrors: Vec<String>,
+    pub mirror_tarballs: Option<bool>,
 }
 
 /// The project file rtbuild reads from the current folder when it exists.
@@ -80,6 +89,11 @@ impl Request {
             meta_qcom_commit: pick(flags.meta_qcom_commit, self.meta_qcom_commit),
             dl_dir: pick(flags.dl_dir, self.dl_dir),
             sstate_dir: pick(flags.sstate_dir, self.sstate_dir),
+            sstate_mirrors: pick_list(flags.sstate_mirrors, self.sstate_mirrors),
+            hashserv: pick(flags.hashserv, self.hashserv),
+            prserv: pick(flags.prserv, self.prserv),
+            premirrors: pick_list(flags.premirrors, self.premirrors),
+            mirror_tarballs: pick(flags.mirror_tarballs, self.mirror_tarballs),
         }
     }
 }

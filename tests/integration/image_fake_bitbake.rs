@@ -482,3 +482,19 @@ fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
         assert!(text.contains(repo), "{repo} not pinned:\n{text}\n{}", locked.stderr());
     }
 }
+
+#[test]
+fn image_with_fake_bitbake_takes_cache_settings_from_the_project_file_and_flags_win() {
+    let project = Project::new("ok");
+    std::fs::write(
+        project.root.join("proj/rtbuild.yaml"),
+        "sstate-mirrors: [\"file:///srv/team-sstate\"]\nprserv: \"prserv.lab:8585\"\n",
+    )
+    .unwrap();
+    project.image("rb3gen2-core-kit", &["--prserv", "other.lab:9000"]).run().success();
+    let caches =
+        std::fs::read_to_string(project.out("rb3gen2-core-kit").join("caches.yml")).unwrap();
+    assert!(caches.contains("file:///srv/team-sstate"), "{caches}");
+    assert!(caches.contains("other.lab:9000"), "{caches}");
+    assert!(!caches.contains("prserv.lab"), "the flag must win:\n{caches}");
+}
