@@ -450,3 +450,39 @@ fn qcomflash_tarball_without_vmlinux_is_read_through_the_uki() {
         consistent["reason"].as_str().unwrap().contains("irqaffinity includes isolated CPUs 7")
     );
 }
+
+/// One unusable source does not hide the verdict of the others: the good report is printed,
+/// then one `error:` line per bad source, and the run exits 2.
+#[test]
+fn an_unusable_source_still_prints_the_other_reports() {
+    let test = Test::new().file("empty", "");
+    let run = test.args(["verify"]).args([debian_config("rt")]).args(["missing", "empty"]).run();
+    let run = run.code_is(2).stdout_contains("verdict: PASS");
+    let stderr = run.stderr();
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 2, "{}", run.stderr());
+    assert!(errors[0].starts_with("error: cannot read `missing`"), "{errors:?}");
+    assert!(errors[1].starts_with("error: `empty` is empty"), "{errors:?}");
+
+    let test = Test::new().file("empty", "");
+    let run = test.args(["--json", "verify", "empty"]).args([debian_config("rt")]).run();
+    let json = run.code_is(2).json();
+    assert_eq!(json["passed"], false);
+    assert_eq!(json["reports"][0]["passed"], true);
+    assert_eq!(json["errors"][0]["source"], "empty");
+}
+
+/// `--json` carries what a bundle manifest records: the config's sha256 (of the uncompressed
+/// text) and the kernel version, at the top when every report agrees.
+#[test]
+fn json_carries_config_sha256_and_kernel_version() {
+    let config = debian_config_text("rt");
+    let sha = rtbuild::digest::sha256_hex(&config);
+    let test = Test::new().file("Image", test_built_image(&config, "#1 SMP PREEMPT_RT x"));
+    let run = test.args(["--json", "verify", "Image"]).args([debian_config("rt")]).run();
+    let json = run.success().json();
+    assert_eq!(json["config_sha256"], sha.as_str());
+    assert_eq!(json["reports"][1]["config_sha256"], sha.as_str());
+    let version = json["kernel_version"].as_str().unwrap();
+    assert!(version.ends_with("#1 SMP PREEMPT_RT x"), "{version}");
+}
