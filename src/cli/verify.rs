@@ -1,13 +1,15 @@
 //! `rtbuild verify [SOURCE…]`: is this really the PREEMPT_RT kernel that was asked for?
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
 
 use super::PlanArgs;
+use crate::catalog::Catalog;
 use crate::exit::{Exit, InputError};
 use crate::plan::Expectations;
+use crate::render::PLAN_FILE;
 use crate::target::SshTarget;
 use crate::ui::Ui;
 use crate::verify::{self, Report, Source, VerifyError};
@@ -71,7 +73,7 @@ struct SourceError {
 }
 
 pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
-    let expected = expectations(&args)?;
+    let expected = expectations(&args, ui)?;
     let sources = sources(&args)?;
     let mut reports = Vec::new();
     // An unusable source does not hide the verdicts of the others: every report is printed,
@@ -125,12 +127,21 @@ fn agreed(reports: &[Report], field: impl Fn(&Report) -> Option<&str>) -> Option
     values.all(|v| v == first).then(|| first.to_string())
 }
 
-/// The plan from `--plan FILE`, or from `--machine` and the other plan flags, or none.
-fn expectations(args: &VerifyArgs) -> anyhow::Result<Option<Expectations>> {
+/// The plan from `--plan FILE`; or, with `--machine` alone, the `rtbuild-plan.json` that
+/// `rtbuild generate` wrote under `rtbuild/<machine>/` in the current folder (what the build
+/// was asked for, fragments and `--config` flags included); or the plan the flags describe
+/// when any other plan flag is given; or none.
+fn expectations(args: &VerifyArgs, ui: &Ui) -> anyhow::Result<Option<Expectations>> {
     if let Some(path) = &args.plan_file {
-        let bad = |message: String| VerifyError::PlanFile { path: path.clone(), message };
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        let expected: Expectations = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        return Ok(Some(read_plan(path)?));
+    }
+    if let Some(path) = generated_plan(&args.plan)? {
+        let expected = read_plan(&path)?;
+        ui.note(format!(
+            "checking against {}, written by `rtbuild generate`; pass --plan FILE or plan flags \
+             (--rt-cpus, --config, ...) to check against another plan",
+            path.display()
+        ));
         return Ok(Some(expected));
     }
     if args.plan.machine.is_some() || args.plan.project.is_some() {
@@ -138,6 +149,35 @@ fn expectations(args: &VerifyArgs) -> anyhow::Result<Option<Expectations>> {
         return Ok(Some(plan.expectations()));
     }
     Ok(None)
+}
+
+fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
+    let bad = |message: String| VerifyError::PlanFile { path: path.to_path_buf(), message };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| bad(e.to_string()))
+}
+
+/// `rtbuild/<machine>/rtbuild-plan.json` when `--machine` is the only flag that shapes the
+/// plan and the file exists; any other plan flag means the user describes the plan.
+fn generated_plan(plan: &PlanArgs) -> anyhow::Result<Option<PathBuf>> {
+    let Some(machine) = &plan.machine else { return Ok(None) };
+    let shaped = plan.rt_cpus.is_some()
+        || plan.housekeeping.is_some()
+        || !plan.fragments.is_empty()
+        || !plan.configs.is_empty()
+        || !plan.patches.is_empty()
+        || !plan.cmdline.is_empty()
+        || plan.no_nohz_full
+        || plan.distro.is_some()
+        || plan.image.is_some()
+        || plan.project.is_some();
+    if shaped {
+        return Ok(None);
+    }
+    let catalog = Catalog::with_user_dir(plan.machines_dir.as_deref())?;
+    let name = &catalog.lookup(machine)?.machine.name;
+    let path = Path::new("rtbuild").join(name).join(PLAN_FILE);
+    Ok(path.is_file().then_some(path))
 }
 
 fn sources(args: &VerifyArgs) -> anyhow::Result<Vec<Source>> {

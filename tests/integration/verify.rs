@@ -486,3 +486,34 @@ fn json_carries_config_sha256_and_kernel_version() {
     let version = json["kernel_version"].as_str().unwrap();
     assert!(version.ends_with("#1 SMP PREEMPT_RT x"), "{version}");
 }
+
+/// `--machine M` alone checks against `rtbuild/<M>/rtbuild-plan.json` when `rtbuild generate`
+/// wrote one (and says so); any other plan flag, or `--plan`, overrides it.
+#[test]
+fn machine_alone_uses_the_generated_plan_file() {
+    let plan = serde_json::json!({
+        "machine": "rb3gen2-core-kit", "image": "qcom-multimedia-image", "distro": "qcom-distro-kvm",
+        "kernel_recipe": "linux-qcom-rt", "rt_cpus": "7", "housekeeping": "0-6", "nohz_full": true,
+        "kernel_config": [{"symbol": "CONFIG_PREEMPT_RT", "value": "y"}, {"symbol": "CONFIG_HZ_1000", "value": "y"}],
+        "cmdline": ["isolcpus=7"], "packages": ["rt-tests"]
+    });
+    let generated = "rtbuild/rb3gen2-core-kit/rtbuild-plan.json";
+    let test = || Test::new().file(".config", RT_CONFIG).file(generated, plan.to_string());
+    // An alias finds the folder of the catalog name.
+    let run = test().args(["verify", ".config", "--machine", "qcs6490-rb3gen2"]).run().code_is(1);
+    run.stdout_contains("FAIL    CONFIG_HZ_1000").stderr_contains(&format!(
+        "note: checking against {generated}, written by `rtbuild generate`"
+    ));
+    let run = test()
+        .args(["verify", ".config", "--machine", "rb3gen2-core-kit", "--config", "CONFIG_EXPERT=y"])
+        .run();
+    let run = run.success();
+    assert!(!run.stdout().contains("CONFIG_HZ_1000") && !run.stderr().contains(generated));
+    Test::new()
+        .file(".config", RT_CONFIG)
+        .file(generated, "{")
+        .args(["verify", ".config", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .code_is(2)
+        .stderr_contains(&format!("error: cannot read the plan `{generated}`"));
+}
