@@ -328,6 +328,9 @@ fn bad_bundle_inputs_are_clear_errors() {
         .rtbuild(["bundle", "--check", "nope.tar.zst"])
         .run()
         .usage_error("nope.tar.zst is not a bundle rtbuild can read: no such file");
+    build.rtbuild(["bundle", "--check", "."]).run().usage_error(
+        ". is not a bundle rtbuild can read: it is a folder; pass the .tar.zst archive `rtbuild bundle` wrote",
+    );
     std::fs::write(build.root().join("junk.tar.zst"), b"junk").unwrap();
     build
         .rtbuild(["bundle", "--check", "junk.tar.zst"])
