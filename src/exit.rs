@@ -72,12 +72,14 @@ pub fn classify(err: &anyhow::Error) -> Exit {
             || cause.is::<crate::plan::PlanError>()
             || cause.is::<crate::catalog::CatalogError>()
             || cause.is::<crate::target::TargetError>()
+            || cause.is::<crate::tune::LayoutError>()
             || cause.is::<crate::generate::GenerateError>()
                 && !matches!(
                     cause.downcast_ref::<crate::generate::GenerateError>(),
                     Some(crate::generate::GenerateError::Write(e)) if !e.is_input()
                 )
             || cause.downcast_ref::<crate::write::WriteError>().is_some_and(|e| e.is_input())
+            || cause.downcast_ref::<crate::lock::LockError>().is_some_and(|e| e.is_input())
             || cause.is::<crate::verify::VerifyError>()
         {
             return Exit::Usage;

@@ -4,6 +4,7 @@
 //! `cli` → [`plan::Plan`] → [`render`] (pure, in memory) → [`write`] (atomic, idempotent) →
 //! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
 
+pub mod build;
 pub mod bundle;
 pub mod catalog;
 pub mod cli;
@@ -21,7 +22,9 @@ pub mod run;
 pub mod runner;
 pub mod table;
 pub mod target;
+pub mod testrun;
 pub mod tree;
+pub mod tune;
 pub mod ui;
 pub mod verify;
 pub mod write;

@@ -16,7 +16,9 @@ pub struct BuildDirs {
     /// Folder `rtbuild generate` wrote [default: rtbuild/<machine>].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// kas work folder holding the repo checkouts [default: $KAS_WORK_DIR, else the current folder].
+    /// kas work folder holding the repo checkouts [default: $KAS_WORK_DIR, else the parent of
+    /// the generated folder (`rtbuild/`, where `rtbuild image` lets kas clone), else the current
+    /// folder].
     #[arg(long, value_name = "DIR", env = "KAS_WORK_DIR")]
     pub work_dir: Option<PathBuf>,
     /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
@@ -32,15 +34,38 @@ impl BuildDirs {
         Ok(Some(catalog.lookup(name)?.machine.name.clone()))
     }
 
+    /// The generated folder, `--dir` or `rtbuild/<machine>`; `None` without either.
+    pub fn out_dir(&self) -> anyhow::Result<Option<PathBuf>> {
+        if let Some(dir) = &self.dir {
+            return Ok(Some(absolute(dir)));
+        }
+        let Some(machine) = self.machine_name()? else { return Ok(None) };
+        Ok(Some(absolute(&Path::new("rtbuild").join(machine))))
+    }
+
     /// The generated kas file, `<dir>/<machine>-rt.yml`; `None` without `--machine`.
     pub fn kas_file(&self) -> anyhow::Result<Option<PathBuf>> {
         let Some(machine) = self.machine_name()? else { return Ok(None) };
-        let dir = self.dir.clone().unwrap_or_else(|| Path::new("rtbuild").join(&machine));
-        Ok(Some(absolute(&dir.join(format!("{machine}-rt.yml")))))
+        let Some(dir) = self.out_dir()? else { return Ok(None) };
+        Ok(Some(dir.join(format!("{machine}-rt.yml"))))
     }
 
-    pub fn work_dir(&self) -> PathBuf {
-        absolute(self.work_dir.as_deref().unwrap_or(Path::new(".")))
+    /// Where kas keeps the checkouts: as `rtbuild image` arranges it unless told otherwise.
+    pub fn work_dir(&self) -> anyhow::Result<PathBuf> {
+        if let Some(dir) = &self.work_dir {
+            return Ok(absolute(dir));
+        }
+        let parent = self.out_dir()?.and_then(|out| out.parent().map(Path::to_path_buf));
+        Ok(parent.unwrap_or_else(|| absolute(Path::new("."))))
+    }
+
+    /// The build folder holding `tmp/deploy/images/`: `<work dir>/build` (kas's own default)
+    /// when a work folder is given, else `<generated folder>/build` as `rtbuild image` uses it.
+    pub fn build_dir(&self) -> anyhow::Result<PathBuf> {
+        match (&self.work_dir, self.out_dir()?) {
+            (None, Some(out)) => Ok(out.join("build")),
+            _ => Ok(self.work_dir()?.join("build")),
+        }
     }
 }
 

@@ -17,13 +17,15 @@ pub struct BundleArgs {
     /// Image whose qcomflash output to bundle [default: the image in rtbuild-plan.json].
     #[arg(long)]
     pub image: Option<String>,
-    /// kas build folder holding tmp/deploy/images/ [default: $KAS_BUILD_DIR, else <work-dir>/build].
+    /// kas build folder holding tmp/deploy/images/ [default: $KAS_BUILD_DIR, else
+    /// <work-dir>/build when a work folder is given, else <dir>/build where `rtbuild image` builds].
     #[arg(long, value_name = "DIR", env = "KAS_BUILD_DIR")]
     pub build_dir: Option<PathBuf>,
     /// Folder for the archive and its manifest [default: <dir>/bundle].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// The verify result: the JSON `rtbuild verify --json` printed for this build.
+    /// The verify result: the JSON `rtbuild verify --json` printed for this build [default:
+    /// <dir>/verify.json, which `rtbuild image` writes after a build].
     #[arg(long, value_name = "FILE")]
     pub verify_report: Option<PathBuf>,
     /// Bundle even without a passing verify result; the manifest and README say so.
@@ -66,15 +68,28 @@ pub fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
                 .map_err(|_| input(BundleError::SourceDateEpoch { value: text.clone() }))?,
         ),
     };
-    let verify = match &args.verify_report {
-        Some(path) => Some(VerifySummary::read(path).map_err(input)?),
+    // `--verify-report`, else the verdict `rtbuild image` left beside the generated files.
+    let verify_report = args.verify_report.clone().or_else(|| {
+        let left = gen_dir.as_ref()?.join(crate::build::after::VERIFY_FILE);
+        left.is_file().then_some(left)
+    });
+    let verify = match &verify_report {
+        Some(path) => {
+            if args.verify_report.is_none() {
+                ui.note(format!("using the verify result {}", path.display()));
+            }
+            Some(VerifySummary::read(path).map_err(input)?)
+        }
         None => None,
     };
-    let work_dir = args.dirs.work_dir();
+    let work_dir = args.dirs.work_dir()?;
     let request = BundleRequest {
         machine,
         image,
-        build_dir: args.build_dir.as_deref().map_or_else(|| work_dir.join("build"), absolute),
+        build_dir: match &args.build_dir {
+            Some(dir) => absolute(dir),
+            None => args.dirs.build_dir()?,
+        },
         out_dir: args.out.clone().unwrap_or_else(|| {
             gen_dir.clone().unwrap_or_else(|| PathBuf::from(".")).join("bundle")
         }),

@@ -45,7 +45,7 @@ pub struct LockArgs {
 
 pub fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
     if let Some(files) = &args.diff {
-        return diff(&files[0], &files[1], &args.dirs.work_dir(), ui);
+        return diff(&files[0], &files[1], &args.dirs.work_dir()?, ui);
     }
     if args.check {
         return check(&args, ui);
@@ -73,7 +73,7 @@ pub fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
         (names, to)
     });
     let request = PinRequest {
-        kas: KasConfig { kas_file, work_dir: args.dirs.work_dir(), kas_program: args.kas.clone() },
+        kas: KasConfig { kas_file, work_dir: args.dirs.work_dir()?, kas_program: args.kas.clone() },
         update,
     };
     if let Some((names, _)) = &request.update {
@@ -138,12 +138,12 @@ fn check(args: &LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
         }
     };
     let lock = LockFile::read(&path).map_err(input_or_not)?;
-    let mut known: Vec<String> = checked_out(&args.dirs.work_dir());
+    let mut known: Vec<String> = checked_out(&args.dirs.work_dir()?);
     if let Some(kas_file) = args.dirs.kas_file()? {
         known.extend(lock::declared_repos(&kas_file));
     }
     lock::validate_names(&lock, &lock::known_with(known), &path).map_err(input_or_not)?;
-    let report = lock::check(&lock, &path, &args.dirs.work_dir()).map_err(input_or_not)?;
+    let report = lock::check(&lock, &path, &args.dirs.work_dir()?).map_err(input_or_not)?;
     if ui.json() {
         ui.out_json(&report)?;
     } else {

@@ -3,12 +3,19 @@
 
 mod build_dirs;
 mod bundle;
+mod ci;
 mod generate;
+mod image;
 mod kconfig_check;
 mod lock;
 mod machines;
+mod matrix;
 mod plan_args;
 mod report;
+mod setup;
+mod shell;
+mod test;
+mod tune;
 mod verify;
 
 use clap::{Args, Parser, Subcommand};
@@ -54,6 +61,20 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Generate, then build the image with kas and BitBake: progress, full log, summary.
+    Image(image::ImageArgs),
+    /// Open `kas shell` on the configuration `rtbuild image` builds (or run one command in it).
+    Shell(shell::ShellArgs),
+    /// Build several machines (and distros) in one work folder, sharing downloads and sstate.
+    Matrix(matrix::MatrixArgs),
+    /// Print a GitLab CI or GitHub Actions pipeline that runs the build matrix.
+    Ci(ci::CiArgs),
+    /// Create a Python venv with the pinned kas, for users who have none.
+    Setup(setup::SetupArgs),
+    /// Tune the RT CPUs at run time: write rtbuild-tune.sh, or apply, verify or revert it.
+    Tune(tune::TuneArgs),
+    /// Measure latency with cyclictest under load scenarios and check that each run is valid.
+    Test(test::TestArgs),
     /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
     Verify(verify::VerifyArgs),
     /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
@@ -71,6 +92,13 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Image(args) => image::run(args, ui),
+            Command::Shell(args) => shell::run(args, ui),
+            Command::Matrix(args) => matrix::run(args, ui),
+            Command::Ci(args) => ci::run(args, ui),
+            Command::Setup(args) => setup::run(args, ui),
+            Command::Tune(args) => tune::run(args, ui),
+            Command::Test(args) => test::run(args, ui),
             Command::Verify(args) => verify::run(args, ui),
             Command::KconfigCheck(args) => kconfig_check::run(args, ui),
             Command::Report(args) => report::run(args, ui),

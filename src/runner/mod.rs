@@ -2,8 +2,13 @@
 //! environment and working folder, run through duct. Nothing is ever passed to a local shell.
 
 mod cmd;
+mod seam;
+pub mod signals;
+mod stream;
 
 pub use cmd::Cmd;
+pub use seam::{Recorded, Recorder, Runner, System};
+pub use stream::{Finished, run_interactive, run_streaming};
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -16,6 +21,12 @@ pub enum RunError {
     #[error("could not start `{cmd}`: {source}")]
     Spawn {
         cmd: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write the log file {}: {source}; choose a writable build folder", path.display())]
+    Log {
+        path: PathBuf,
         #[source]
         source: std::io::Error,
     },

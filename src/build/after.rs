@@ -1,0 +1,87 @@
+//! After a successful build: verify the result against the plan ([`crate::verify`]), keep the
+//! verdict beside the generated files (`verify.json`, the shape `rtbuild verify --json`
+//! prints), and on request pack the verified qcomflash output into a bundle
+//! ([`crate::bundle`]).
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::Layout;
+use crate::bundle::{self, BundleError, BundleOutcome, BundleRequest, VerifySummary};
+use crate::plan::Expectations;
+use crate::verify::{self, Report, VerifyError};
+
+/// The verdict file's name in the output folder.
+pub const VERIFY_FILE: &str = "verify.json";
+
+/// What verification found, as `rtbuild verify --json` prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verified {
+    pub passed: bool,
+    pub reports: Vec<Report>,
+    /// Where the verdict was written.
+    #[serde(skip)]
+    pub file: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AfterError {
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+    #[error(transparent)]
+    Bundle(#[from] BundleError),
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Verifies the build folder against `expected` and writes `verify.json`.
+pub fn verify_build(layout: &Layout, expected: &Expectations) -> Result<Verified, AfterError> {
+    let report = verify::verify_build_dir(&layout.build_dir, expected)?;
+    let file = layout.out.join(VERIFY_FILE);
+    let verified = Verified { passed: report.passed, reports: vec![report], file: file.clone() };
+    let text = serde_json::to_string_pretty(&verified).unwrap_or_default();
+    std::fs::write(&file, format!("{text}\n"))
+        .map_err(|source| AfterError::Write { path: file, source })?;
+    Ok(verified)
+}
+
+/// Packs the build into `<out>/bundle/`; refuses an unverified or failed build.
+pub fn bundle_build(
+    layout: &Layout,
+    expected: &Expectations,
+    verified: &Verified,
+    source_date_epoch: Option<i64>,
+) -> Result<BundleOutcome, AfterError> {
+    let summary = serde_json::to_value(verified).ok().and_then(|v| VerifySummary::from_json(&v));
+    let request = BundleRequest {
+        machine: expected.machine.clone(),
+        image: expected.image.clone(),
+        build_dir: layout.build_dir.clone(),
+        out_dir: layout.out.join("bundle"),
+        work_dir: layout.work.clone(),
+        kas_file: Some(layout.kas_file.clone()),
+        verify: summary,
+        allow_unverified: false,
+        cmdline: Some((expected.cmdline.join(" "), "rtbuild-plan.json (requested)".to_string())),
+        source_date_epoch,
+    };
+    Ok(bundle::create(&request)?)
+}
+
+/// The failed checks of a verdict, one line each, for the summary.
+pub fn failed_checks(verified: &Verified) -> Vec<String> {
+    verified
+        .reports
+        .iter()
+        .flat_map(Report::failures)
+        .map(|c| {
+            let reason = c.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+            format!("{}: expected {}, found {}{reason}", c.check, c.expected, c.found)
+        })
+        .collect()
+}

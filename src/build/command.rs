@@ -1,0 +1,227 @@
+//! The kas command lines rtbuild runs, as argv vectors (never a shell string).
+//!
+//! `kas build [--target T]… [--task X] <kas file>:<caches.yml> [-- <bitbake args>]` with
+//! `KAS_WORK_DIR`, `KAS_BUILD_DIR`, `DL_DIR` and `SSTATE_DIR` set, and `kas shell` on the same
+//! configuration. kas runs BitBake through `subprocess` without a shell, so each argument
+//! reaches BitBake as one argv element; the checks here keep them to what BitBake expects.
+
+use std::path::Path;
+
+use super::caches::{CacheDirs, printable};
+use super::{BuildError, Layout};
+use crate::runner::Cmd;
+
+/// kas variables rtbuild decides itself; the user's values would silently change the build.
+const KAS_OVERRIDES: [&str; 4] = ["KAS_MACHINE", "KAS_DISTRO", "KAS_TARGET", "KAS_TASK"];
+
+/// What to ask BitBake for, validated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildSpec {
+    pub targets: Vec<String>,
+    pub task: Option<String>,
+    pub bitbake_args: Vec<String>,
+}
+
+impl BuildSpec {
+    /// `bitbake_args` is split on whitespace (no quoting: it is not a shell).
+    pub fn new(
+        targets: &[String],
+        task: Option<&str>,
+        bitbake_args: Option<&str>,
+    ) -> Result<BuildSpec, BuildError> {
+        for target in targets {
+            let ok = !target.is_empty()
+                && !target.starts_with('-')
+                && target.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+:".contains(c));
+            if !ok {
+                return Err(BuildError::BadToken {
+                    flag: "--target",
+                    value: printable(target),
+                    expected: "a recipe name such as qcom-multimedia-image (letters, digits, -_.+:)",
+                });
+            }
+        }
+        if let Some(task) = task {
+            let bare = task.strip_prefix("do_").unwrap_or(task);
+            let ok =
+                !bare.is_empty() && bare.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ok {
+                return Err(BuildError::BadToken {
+                    flag: "--task",
+                    value: printable(task),
+                    expected: "a task name such as compile or do_populate_sdk",
+                });
+            }
+        }
+        let args: Vec<String> =
+            bitbake_args.unwrap_or("").split_whitespace().map(str::to_string).collect();
+        for arg in &args {
+            let ok = arg.chars().all(|c| !c.is_control() && !"'\"`$\\;&|<>".contains(c));
+            if !ok {
+                return Err(BuildError::BadToken {
+                    flag: "--bitbake-args",
+                    value: printable(arg),
+                    expected: "BitBake options separated by spaces, without quotes or shell \
+                               characters (they are not passed through a shell)",
+                });
+            }
+        }
+        Ok(BuildSpec {
+            targets: targets.to_vec(),
+            task: task.map(str::to_string),
+            bitbake_args: args,
+        })
+    }
+}
+
+/// Paths kas splits on `:` cannot hold one.
+pub fn check_paths(layout: &Layout) -> Result<(), BuildError> {
+    for path in [&layout.kas_file, &layout.caches_file] {
+        if path.to_string_lossy().contains(':') {
+            return Err(BuildError::BadToken {
+                flag: "--out",
+                value: printable(&path.to_string_lossy()),
+                expected: "kas splits its config argument on `:`; use a folder without `:`",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The environment kas runs in.
+fn kas_env(cmd: Cmd, layout: &Layout, dirs: &CacheDirs) -> Cmd {
+    let mut cmd = cmd
+        .cwd(&layout.work)
+        .env("KAS_WORK_DIR", &layout.work)
+        .env("KAS_BUILD_DIR", &layout.build_dir)
+        .env("DL_DIR", &dirs.dl_dir)
+        .env("SSTATE_DIR", &dirs.sstate_dir);
+    for key in KAS_OVERRIDES {
+        cmd = cmd.env_remove(key);
+    }
+    cmd
+}
+
+/// `kas build …`.
+pub fn kas_build(kas: &Path, layout: &Layout, dirs: &CacheDirs, spec: &BuildSpec) -> Cmd {
+    // Options first: kas's parser takes the config and the BitBake arguments as two adjacent
+    // positionals, so nothing may stand between them.
+    let mut cmd = Cmd::new(kas).arg("build");
+    for target in &spec.targets {
+        cmd = cmd.arg("--target").arg(target);
+    }
+    if let Some(task) = &spec.task {
+        cmd = cmd.arg("--task").arg(task);
+    }
+    cmd = cmd.arg(layout.kas_config());
+    if !spec.bitbake_args.is_empty() {
+        cmd = cmd.arg("--").args(&spec.bitbake_args);
+    }
+    kas_env(cmd, layout, dirs)
+}
+
+/// `kas shell … [-c COMMAND]`. `command` is the user's own shell command, run by the shell kas
+/// starts on the user's machine: it is passed on as one argument, unchanged.
+pub fn kas_shell(kas: &Path, layout: &Layout, dirs: &CacheDirs, command: Option<&str>) -> Cmd {
+    let mut cmd = Cmd::new(kas).arg("shell").arg(layout.kas_config());
+    if let Some(command) = command {
+        cmd = cmd.arg("-c").arg(command);
+    }
+    kas_env(cmd, layout, dirs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout() -> Layout {
+        Layout::new(Path::new("/w/rtbuild/m"), Path::new("/w/rtbuild/m/m-rt.yml"))
+    }
+
+    fn dirs() -> CacheDirs {
+        CacheDirs {
+            dl_dir: "/w/rtbuild/downloads".into(),
+            sstate_dir: "/w/rtbuild/sstate-cache".into(),
+        }
+    }
+
+    #[test]
+    fn build_command_passes_each_value_as_one_argument() {
+        let spec = BuildSpec::new(
+            &["linux-qcom-rt".into(), "mc:x:core-image-base".into()],
+            Some("do_compile"),
+            Some(" -k  -DD --runall=fetch "),
+        )
+        .unwrap();
+        let cmd = kas_build(Path::new("/v/bin/kas"), &layout(), &dirs(), &spec);
+        assert_eq!(
+            cmd.argv(),
+            [
+                "/v/bin/kas",
+                "build",
+                "--target",
+                "linux-qcom-rt",
+                "--target",
+                "mc:x:core-image-base",
+                "--task",
+                "do_compile",
+                "/w/rtbuild/m/m-rt.yml:/w/rtbuild/m/caches.yml",
+                "--",
+                "-k",
+                "-DD",
+                "--runall=fetch",
+            ]
+        );
+        assert_eq!(cmd.get_cwd(), Some(Path::new("/w/rtbuild")));
+        let env: Vec<(String, Option<String>)> = cmd
+            .get_env()
+            .iter()
+            .map(|(k, v)| {
+                (k.to_string_lossy().into(), v.as_ref().map(|v| v.to_string_lossy().into()))
+            })
+            .collect();
+        assert!(env.contains(&("KAS_BUILD_DIR".into(), Some("/w/rtbuild/m/build".into()))));
+        assert!(env.contains(&("SSTATE_DIR".into(), Some("/w/rtbuild/sstate-cache".into()))));
+        assert!(env.contains(&("KAS_TARGET".into(), None)));
+    }
+
+    #[test]
+    fn shell_command_is_one_argument() {
+        let cmd = kas_shell(
+            Path::new("kas"),
+            &layout(),
+            &dirs(),
+            Some("bitbake -e linux-qcom-rt | less"),
+        );
+        assert_eq!(cmd.get_args().last().unwrap(), "bitbake -e linux-qcom-rt | less");
+        assert_eq!(cmd.get_args().len(), 4);
+    }
+
+    #[test]
+    fn injection_attempts_in_targets_tasks_and_args_fail() {
+        let bad_targets = ["img; rm -rf /", "-c", "", "a b", "$(id)", "img\n"];
+        for target in bad_targets {
+            let err = BuildSpec::new(&[target.to_string()], None, None).unwrap_err();
+            assert!(err.to_string().starts_with("bad --target `"), "{target:?}: {err}");
+            assert!(err.is_input());
+        }
+        for task in ["compile; id", "do_", "", "x y"] {
+            assert!(BuildSpec::new(&[], Some(task), None).is_err(), "{task:?}");
+        }
+        for args in ["-k; id", "--foo=$(id)", "'quoted'", "a|b", "x\u{7}"] {
+            let err = BuildSpec::new(&[], None, Some(args)).unwrap_err();
+            assert!(err.to_string().starts_with("bad --bitbake-args `"), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_colon_in_the_output_folder_is_refused() {
+        let layout = Layout::new(Path::new("/w/a:b/m"), Path::new("/w/a:b/m/m-rt.yml"));
+        assert!(
+            check_paths(&layout)
+                .unwrap_err()
+                .to_string()
+                .contains("splits its config argument on `:`")
+        );
+    }
+}

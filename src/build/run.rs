@@ -1,0 +1,222 @@
+//! Running one build: write `caches.yml`, run `kas build` with BitBake's output streamed into
+//! the tracker, the display and the log file, then collect the result.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::caches::{CacheDirs, CacheSettings};
+use super::command::{self, BuildSpec};
+use super::display::Display;
+use super::report::{Artifacts, BuildResult, Status};
+use super::tracker::Tracker;
+use super::{BuildError, Layout};
+use crate::runner::{Cmd, Runner};
+use crate::ui::Ui;
+
+/// Everything one `kas build` needs, decided before it starts.
+#[derive(Debug, Clone)]
+pub struct BuildJob {
+    pub machine: String,
+    pub image: String,
+    pub kas: PathBuf,
+    pub layout: Layout,
+    pub dirs: CacheDirs,
+    pub caches: CacheSettings,
+    pub spec: BuildSpec,
+}
+
+impl BuildJob {
+    pub fn command(&self) -> Cmd {
+        command::kas_build(&self.kas, &self.layout, &self.dirs, &self.spec)
+    }
+
+    /// Writes `caches.yml` when its bytes differ (an unchanged file keeps its mtime), or says
+    /// it would.
+    pub fn write_caches(&self, dry_run: bool) -> Result<bool, BuildError> {
+        let text = self.caches.kas_include(&self.machine);
+        let path = &self.layout.caches_file;
+        if std::fs::read(path).ok().as_deref() == Some(text.as_bytes()) {
+            return Ok(false);
+        }
+        if !dry_run {
+            write_atomic(path, text.as_bytes())?;
+        }
+        Ok(true)
+    }
+
+    /// The artifacts this build is expected to produce (for `--dry-run`).
+    pub fn expected_artifacts(&self) -> Vec<PathBuf> {
+        let deploy = self.layout.build_dir.join("tmp/deploy/images").join(&self.machine);
+        let stem = format!("{}-{}.rootfs", self.image, self.machine);
+        vec![
+            deploy.join(format!("{stem}.qcomflash")),
+            deploy.join(format!("{stem}.qcomflash.tar.gz")),
+        ]
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BuildError> {
+    let err = |source| BuildError::Unwritable { path: path.to_path_buf(), source };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    temp.write_all(bytes).map_err(err)?;
+    temp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+/// Runs the build; a failed or interrupted build is a result, not an error.
+pub fn build(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<BuildResult, BuildError> {
+    std::fs::create_dir_all(&job.layout.build_dir)
+        .map_err(|source| BuildError::Unwritable { path: job.layout.build_dir.clone(), source })?;
+    let cmd = job.command();
+    ui.status("Running", &cmd);
+    ui.note(format!("full log: {}", job.layout.log.display()));
+    let start = Instant::now();
+    let mut tracker = Tracker::new();
+    let mut display = Display::new(ui, &job.machine);
+    let mut recent: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    let finished = runner.stream(&cmd, Some(&job.layout.log), &mut |line| {
+        if recent.len() == 20 {
+            recent.pop_front();
+        }
+        recent.push_back(line.to_string());
+        if let Some(event) = tracker.feed(line) {
+            display.show(&tracker, &event);
+        }
+    });
+    display.finish();
+    let finished = finished?;
+    tracker.finish();
+    let status = if finished.interrupted {
+        Status::Interrupted
+    } else if finished.success() {
+        Status::Succeeded
+    } else {
+        Status::Failed
+    };
+    let artifacts = (status == Status::Succeeded)
+        .then(|| Artifacts::find(&job.layout.deploy_dir(&job.machine), &job.image, &job.machine));
+    Ok(BuildResult {
+        machine: job.machine.clone(),
+        image: job.image.clone(),
+        status,
+        duration_secs: start.elapsed().as_secs_f64(),
+        kas_file: job.layout.kas_file.clone(),
+        build_dir: job.layout.build_dir.clone(),
+        log: job.layout.log.clone(),
+        command: cmd.argv(),
+        exit: (!finished.success()).then(|| finished.describe()),
+        tasks: BuildResult::tasks_from(&tracker),
+        sstate: tracker.sstate,
+        failures: BuildResult::failures_from(&tracker),
+        errors: tracker.errors.clone(),
+        warnings: tracker.warnings,
+        artifacts,
+        output_tail: if status == Status::Succeeded { Vec::new() } else { recent.into() },
+    })
+}
+
+/// Prints a finished build's outcome on stderr (the result itself goes to stdout).
+pub fn report(result: &BuildResult, ui: &Ui) {
+    match result.status {
+        Status::Succeeded => {
+            let mut lines = result.success_lines().into_iter();
+            if let Some(first) = lines.next() {
+                ui.status("Built", first);
+            }
+            for line in lines {
+                ui.status("", line);
+            }
+            if let Some(a) = &result.artifacts {
+                match &a.qcomflash {
+                    Some(path) => {
+                        ui.status("Image", format!("qcomflash folder {}", path.display()))
+                    }
+                    None => ui.warn(format!(
+                        "no {}-{}.rootfs*.qcomflash in {}; is `qcomflash` in IMAGE_FSTYPES?",
+                        result.image,
+                        result.machine,
+                        a.deploy_dir.display()
+                    )),
+                }
+                if let Some(tarball) = &a.qcomflash_tarball {
+                    ui.status("", format!("tarball {}", tarball.display()));
+                }
+                ui.status("", format!("deploy folder {}", a.deploy_dir.display()));
+            }
+            ui.status("Log", result.log.display());
+        }
+        Status::Failed => {
+            ui.warn(format!(
+                "build of {} for {} failed after {} ({})",
+                result.image,
+                result.machine,
+                super::report::duration(result.duration_secs),
+                result.exit.as_deref().unwrap_or("failed")
+            ));
+            for line in result.failure_lines() {
+                ui.status("", line);
+            }
+            ui.note(format!("full log: {}", result.log.display()));
+            ui.note(format!(
+                "the build folder {} is kept; look inside with `rtbuild shell --machine {}`",
+                result.build_dir.display(),
+                result.machine
+            ));
+        }
+        Status::Interrupted => {
+            ui.warn(format!("build of {} interrupted; BitBake was stopped", result.machine));
+            ui.note(format!("full log: {}", result.log.display()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::caches::CacheDirs;
+    use crate::runner::Recorder;
+
+    fn job(dir: &Path) -> BuildJob {
+        let out = dir.join("rtbuild/m");
+        BuildJob {
+            machine: "m".into(),
+            image: "img".into(),
+            kas: "/v/bin/kas".into(),
+            layout: Layout::new(&out, &out.join("m-rt.yml")),
+            dirs: CacheDirs { dl_dir: dir.join("dl"), sstate_dir: dir.join("sstate") },
+            caches: CacheSettings::default(),
+            spec: BuildSpec::default(),
+        }
+    }
+
+    #[test]
+    fn a_recorded_failed_build_is_reported_through_the_runner_seam() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = job(dir.path());
+        let output = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/bitbake-kas-build-linux-qcom-rt-do-compile-failed.txt"
+        ));
+        let runner = Recorder::new(output, 2);
+        let result = build(&job, &runner, &Ui::silent()).unwrap();
+        assert_eq!(runner.argvs(), [job.command().argv()]);
+        assert_eq!(result.status, Status::Failed);
+        assert_eq!(result.exit.as_deref(), Some("exit code 2"));
+        assert_eq!(result.failures[0].failure.task, "linux-qcom-rt_6.18:do_compile");
+        assert_eq!(result.tasks.map(|t| t.failed), Some(1));
+        assert!(result.artifacts.is_none());
+    }
+
+    #[test]
+    fn caches_file_is_rewritten_only_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = job(dir.path());
+        assert!(job.write_caches(true).unwrap(), "a dry run says it would write");
+        assert!(!job.layout.caches_file.exists(), "a dry run wrote");
+        assert!(job.write_caches(false).unwrap());
+        assert!(!job.write_caches(false).unwrap());
+    }
+}

@@ -1,0 +1,105 @@
+//! `rtbuild test`: measure latency with cyclictest under the seed guides' load scenarios, on
+//! this machine or a remote target, and judge whether each run is valid.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::tune::{CpuArgs, HostArgs};
+use crate::exit::{Exit, InputError};
+use crate::testrun::{self, Finished, HIST_MAX_US, Request, Span};
+use crate::tune::{self, Layout, TuneOptions};
+use crate::ui::Ui;
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    #[command(flatten)]
+    pub cpus: CpuArgs,
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Scenarios to run, in order: idle, stress, stress-isolated, full.
+    #[arg(long, value_name = "LIST", default_value = "idle,stress")]
+    pub scenario: String,
+    /// Run time of each scenario: 30s, 10m, 2h, 24h, 1d, or smoke (5 min), osadl (100M loops
+    /// at 200 µs) or soak (24 h).
+    #[arg(long, value_name = "TIME", default_value = "smoke")]
+    pub duration: String,
+    /// CPU load of each stress-ng worker in the stress scenario, in percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = 60, value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub load: u8,
+    /// cyclictest interval in µs [default: 1000; 200 with --duration osadl].
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(50..=1_000_000))]
+    pub interval_us: Option<u32>,
+    /// Histogram range in µs; samples above it make the run invalid (overflow).
+    #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(10..=i64::from(HIST_MAX_US)))]
+    pub histogram_us: u32,
+    /// Fail when any thread's maximum latency is above this many µs.
+    #[arg(long, value_name = "US")]
+    pub max_us: Option<u64>,
+    /// Apply rtbuild's run-time tuning before the run and revert it afterwards (needs root).
+    #[arg(long)]
+    pub tune: bool,
+    /// Result folder (must be new or empty) [default: rtbuild-test-<unix time>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let scenarios = testrun::parse_list(&args.scenario).map_err(|e| InputError(e.into()))?;
+    let span = Span::parse(&args.duration).map_err(|e| InputError(e.into()))?;
+    let plan = args.cpus.plan()?;
+    let Some(host) = args.host.host()? else {
+        return Err(InputError::msg(
+            "no target given; pass --local or --target ssh://USER@HOST[:PORT]",
+        )
+        .into());
+    };
+    let layout: Layout = args.cpus.layout_on(plan.as_ref(), &host)?;
+    let machine = plan.as_ref().map(|p| p.machine.name.clone());
+    let options = plan.as_ref().map(TuneOptions::for_plan).unwrap_or_default();
+    let tune_script =
+        tune::render_script(machine.as_deref().unwrap_or("a custom target"), &layout, &options);
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "rtbuild-test-{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        ))
+    });
+    let request = Request {
+        host,
+        layout,
+        machine,
+        scenarios,
+        span,
+        duration_text: args.duration.clone(),
+        interval_us: args.interval_us.or(span.interval_us).unwrap_or(1000),
+        histogram_us: args.histogram_us,
+        load_percent: args.load,
+        max_us: args.max_us,
+        out: out.clone(),
+        tune_script,
+        apply_tuning: args.tune,
+    };
+    let finished = testrun::run(&request, ui)?;
+    let verdict = match finished {
+        Finished::Pass => "pass",
+        Finished::Fail => "fail",
+        Finished::Invalid => "invalid",
+        Finished::Interrupted => "interrupted",
+        Finished::ConnectionLost => "connection lost",
+    };
+    if ui.json() {
+        let text = std::fs::read_to_string(out.join(testrun::RUN_FILE)).unwrap_or_default();
+        ui.out(text.trim_end());
+    } else {
+        ui.status("Result", format!("{verdict}; results in {}", out.display()));
+        ui.out(out.display());
+    }
+    Ok(match finished {
+        Finished::Pass => Exit::Ok,
+        Finished::Interrupted => Exit::Interrupted,
+        _ => Exit::Failed,
+    })
+}

@@ -1,0 +1,213 @@
+//! `rtbuild tune`: render the run-time tuning script, or apply / verify / revert it on a target.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::catalog::Catalog;
+use crate::exit::{Exit, InputError};
+use crate::plan::{CpuSet, Plan, Request};
+use crate::target::SshTarget;
+use crate::tune::{self, Action, Host, Layout, TuneOptions};
+use crate::ui::Ui;
+
+/// The CPU layout flags shared by `tune` and `test`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CpuArgs {
+    /// Catalog board (see `rtbuild machines`); gives the RT and housekeeping CPUs.
+    #[arg(long, short = 'm')]
+    pub machine: Option<String>,
+    /// RT CPUs, e.g. `7` or `6-7` [default: the machine's]; required without --machine.
+    #[arg(long, value_name = "LIST")]
+    pub rt_cpus: Option<String>,
+    /// Housekeeping CPUs [default: every other CPU of the machine, or the target's online CPUs].
+    #[arg(long, value_name = "LIST")]
+    pub housekeeping: Option<String>,
+    /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
+    #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR")]
+    pub machines_dir: Option<PathBuf>,
+}
+
+/// Where on-target work runs, shared by `tune` and `test`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct HostArgs {
+    /// Run on this machine.
+    #[arg(long, conflicts_with = "target")]
+    pub local: bool,
+    /// Run on a remote target over ssh (host-key checking stays on).
+    #[arg(long, value_name = "ssh://USER@HOST[:PORT]")]
+    pub target: Option<String>,
+    /// ssh client configuration file, passed to ssh as `-F FILE`.
+    #[arg(long, value_name = "FILE", requires = "target")]
+    pub ssh_config: Option<PathBuf>,
+}
+
+impl HostArgs {
+    /// The host, or `None` when neither --local nor --target was given.
+    pub fn host(&self) -> anyhow::Result<Option<Host>> {
+        if self.local {
+            return Ok(Some(Host::Local));
+        }
+        match &self.target {
+            Some(url) => {
+                let target = SshTarget::parse(url)?.with_ssh_config(self.ssh_config.clone());
+                Ok(Some(Host::Ssh(target)))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+impl CpuArgs {
+    /// The machine's plan, when --machine was given.
+    pub fn plan(&self) -> anyhow::Result<Option<Plan>> {
+        let Some(machine) = &self.machine else { return Ok(None) };
+        let request = Request {
+            machine: Some(machine.clone()),
+            rt_cpus: self.rt_cpus.clone(),
+            housekeeping: self.housekeeping.clone(),
+            ..Request::default()
+        };
+        let catalog = Catalog::with_user_dir(self.machines_dir.as_deref())?;
+        Ok(Some(Plan::new(&request, &catalog)?))
+    }
+
+    /// The layout on `host`: the plan's (its RT CPUs must be online there), or the one the
+    /// flags describe against the host's online CPUs.
+    pub fn layout_on(&self, plan: Option<&Plan>, host: &Host) -> anyhow::Result<Layout> {
+        let online = host.online_cpus()?;
+        let place = host.to_string();
+        let (rt, hk) = match plan {
+            Some(plan) => (plan.rt_cpus.clone(), Some(plan.housekeeping.clone())),
+            None => {
+                let rt = self.rt_cpus.as_deref().ok_or(tune::LayoutError::NoRtCpu)?;
+                let rt = CpuSet::parse(rt).map_err(|e| InputError(e.into()))?;
+                let hk = self
+                    .housekeeping
+                    .as_deref()
+                    .map(CpuSet::parse)
+                    .transpose()
+                    .map_err(|e| InputError(e.into()))?;
+                (rt, hk)
+            }
+        };
+        let layout = Layout::new(&online, &rt, hk.as_ref(), &place)?;
+        Ok(match plan {
+            // Keep the machine's CPU count: the target's online set may be smaller.
+            Some(plan) => Layout { cpus: plan.machine.all_cpus(), ..layout },
+            None => layout,
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    #[command(flatten)]
+    pub cpus: CpuArgs,
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Write rtbuild-tune.sh into DIR instead of running it.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["local", "target"])]
+    pub emit: Option<PathBuf>,
+    /// Save the current values and tune.
+    #[arg(long, group = "action")]
+    pub apply: bool,
+    /// Read every knob back; exit 1 naming each one that is not tuned.
+    #[arg(long, group = "action")]
+    pub verify: bool,
+    /// Restore the values saved by --apply.
+    #[arg(long, group = "action")]
+    pub revert: bool,
+    /// Disable every cpuidle state of the RT CPUs [default: when the machine asks for it].
+    #[arg(long)]
+    pub cpuidle_off: bool,
+    /// Console log level to set in /proc/sys/kernel/printk (0-7).
+    #[arg(long, value_name = "LEVEL", default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=7))]
+    pub printk: u8,
+}
+
+impl TuneArgs {
+    fn action(&self) -> Option<Action> {
+        [(self.apply, Action::Apply), (self.verify, Action::Verify), (self.revert, Action::Revert)]
+            .into_iter()
+            .find_map(|(on, action)| on.then_some(action))
+    }
+
+    fn options(&self, plan: Option<&Plan>) -> TuneOptions {
+        let from_machine = plan.map(TuneOptions::for_plan).unwrap_or_default();
+        TuneOptions {
+            cpuidle_off: self.cpuidle_off || from_machine.cpuidle_off,
+            printk: Some(self.printk),
+        }
+    }
+}
+
+pub fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let plan = args.cpus.plan()?;
+    let machine = plan.as_ref().map_or("a custom target", |p| p.machine.name.as_str()).to_string();
+    if let Some(dir) = &args.emit {
+        if args.action().is_some() {
+            return Err(InputError::msg(
+                "--emit writes the script and runs nothing; drop --apply/--verify/--revert",
+            )
+            .into());
+        }
+        let plan = plan
+            .as_ref()
+            .ok_or_else(|| InputError::msg("--emit needs --machine NAME to know the CPU count"))?;
+        let script =
+            tune::render_script(&machine, &Layout::from_plan(plan), &args.options(Some(plan)));
+        let path = tune::emit(dir, &script).with_context(|| {
+            format!("could not write {}", dir.join(tune::SCRIPT_NAME).display())
+        })?;
+        if ui.json() {
+            ui.out_json(&serde_json::json!({ "script": path }))?;
+        } else {
+            ui.status("Wrote", path.display());
+        }
+        return Ok(Exit::Ok);
+    }
+    let Some(action) = args.action() else {
+        return Err(InputError::msg(
+            "nothing to do; pass --emit DIR, or --apply, --verify or --revert with --local or --target",
+        )
+        .into());
+    };
+    let Some(host) = args.host.host()? else {
+        return Err(InputError::msg(format!(
+            "--{} needs a place to run; pass --local or --target ssh://USER@HOST[:PORT]",
+            action.word()
+        ))
+        .into());
+    };
+    let layout = args.cpus.layout_on(plan.as_ref(), &host)?;
+    let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));
+    ui.status(
+        "Tuning",
+        format!(
+            "{} on {host}: RT CPUs {}, housekeeping {}",
+            action.word(),
+            layout.rt,
+            layout.housekeeping
+        ),
+    );
+    let outcome = tune::run_script(&host, &script, action, None)?;
+    if ui.json() {
+        ui.out_json(&outcome)?;
+    } else {
+        for line in &outcome.lines {
+            ui.out(line);
+        }
+        if !outcome.refused.is_empty() {
+            ui.note(format!("{} IRQs refused the housekeeping affinity (per-CPU or managed IRQs); listed, not counted as failures", outcome.refused.len()));
+        }
+        if !outcome.ok {
+            ui.warn(format!(
+                "{} knobs are not tuned (the `mismatch`/`fail` lines above)",
+                outcome.problems.len()
+            ));
+        }
+    }
+    Ok(Exit::from_pass(outcome.ok))
+}

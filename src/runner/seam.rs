@@ -1,0 +1,109 @@
+//! The [`Runner`] seam: stages that drive tools take `&dyn Runner`, so tests can swap the real
+//! [`System`] runner for a [`Recorder`] that notes each command line and replays canned output.
+
+use std::path::Path;
+use std::process::Output;
+use std::sync::Mutex;
+
+use super::{Cmd, Finished, RunError};
+
+/// Starts processes for a stage.
+pub trait Runner {
+    /// Runs `cmd`, streaming each output line to `on_line` and to `log` (see
+    /// [`super::run_streaming`]).
+    fn stream(
+        &self,
+        cmd: &Cmd,
+        log: Option<&Path>,
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<Finished, RunError>;
+
+    /// Runs `cmd` on the user's terminal.
+    fn interactive(&self, cmd: &Cmd) -> Result<Finished, RunError>;
+
+    /// Runs `cmd` to completion and captures its output, whatever its exit status.
+    fn capture(&self, cmd: &Cmd) -> Result<Output, RunError>;
+}
+
+/// The real thing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct System;
+
+impl Runner for System {
+    fn stream(
+        &self,
+        cmd: &Cmd,
+        log: Option<&Path>,
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<Finished, RunError> {
+        super::run_streaming(cmd, log, on_line)
+    }
+
+    fn interactive(&self, cmd: &Cmd) -> Result<Finished, RunError> {
+        super::run_interactive(cmd)
+    }
+
+    fn capture(&self, cmd: &Cmd) -> Result<Output, RunError> {
+        super::output_unchecked(cmd)
+    }
+}
+
+/// One command a [`Recorder`] was asked to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    pub cmd: Cmd,
+    pub kind: &'static str,
+}
+
+/// A fake runner: records commands and answers each with the same canned output and exit code.
+#[derive(Debug, Default)]
+pub struct Recorder {
+    pub output: String,
+    pub code: i32,
+    pub calls: Mutex<Vec<Recorded>>,
+}
+
+impl Recorder {
+    pub fn new(output: &str, code: i32) -> Recorder {
+        Recorder { output: output.to_string(), code, calls: Mutex::new(Vec::new()) }
+    }
+
+    /// The argv of every command run so far.
+    pub fn argvs(&self) -> Vec<Vec<String>> {
+        self.calls.lock().map(|c| c.iter().map(|r| r.cmd.argv()).collect()).unwrap_or_default()
+    }
+
+    fn record(&self, cmd: &Cmd, kind: &'static str) {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.push(Recorded { cmd: cmd.clone(), kind });
+        }
+    }
+}
+
+impl Runner for Recorder {
+    fn stream(
+        &self,
+        cmd: &Cmd,
+        _log: Option<&Path>,
+        on_line: &mut dyn FnMut(&str),
+    ) -> Result<Finished, RunError> {
+        self.record(cmd, "stream");
+        self.output.lines().for_each(on_line);
+        Ok(Finished::exited(self.code))
+    }
+
+    fn interactive(&self, cmd: &Cmd) -> Result<Finished, RunError> {
+        self.record(cmd, "interactive");
+        Ok(Finished::exited(self.code))
+    }
+
+    fn capture(&self, cmd: &Cmd) -> Result<Output, RunError> {
+        use std::os::unix::process::ExitStatusExt;
+        self.record(cmd, "capture");
+        Ok(Output {
+            status: std::process::ExitStatus::from_raw(self.code << 8),
+            stdout: self.output.clone().into_bytes(),
+            stderr: Vec::new(),
+        })
+    }
+}

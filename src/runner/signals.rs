@@ -1,0 +1,283 @@
+//! Ctrl-C and SIGTERM while rtbuild drives long-running tools (kas, BitBake).
+//!
+//! [`install`] replaces the default "die at once" behaviour for SIGINT and SIGTERM with a
+//! watcher thread: each signal is counted and forwarded to the process groups of the children
+//! that are running and of all their descendants (see [`Forward`]; kas starts BitBake in a
+//! group of its own). The first signal is passed on as it came (BitBake stops cleanly), the
+//! second as SIGTERM, any further one as SIGKILL; when the children do not stop on their own,
+//! [`super::stream`] escalates after a grace period. rtbuild itself keeps running, waits for its
+//! children, and then returns [`crate::exit::Interrupted`] (exit 130), so nothing is left
+//! half-written.
+//!
+//! rtbuild also becomes a child subreaper: processes that its children leave behind (a BitBake
+//! server, a `sleep` inside a task) are re-parented to rtbuild instead of init, and
+//! [`sweep_orphans`] stops them and reaps them, so no orphan survives a build.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, WaitOptions};
+
+/// Signals seen since [`install`].
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+/// Process groups that receive forwarded signals.
+static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+static INSTALLED: OnceLock<bool> = OnceLock::new();
+/// When the first signal came.
+static FIRST: OnceLock<Instant> = OnceLock::new();
+
+/// Starts forwarding SIGINT/SIGTERM to registered children and makes rtbuild a subreaper.
+/// Safe to call more than once; returns false when the handlers could not be installed (the
+/// default behaviour then stays: a signal ends rtbuild).
+pub fn install() -> bool {
+    *INSTALLED.get_or_init(|| {
+        let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+        let signals = signal_hook::iterator::Signals::new([
+            signal_hook::consts::SIGINT,
+            signal_hook::consts::SIGTERM,
+        ]);
+        let Ok(mut signals) = signals else {
+            return false;
+        };
+        std::thread::Builder::new()
+            .name("rtbuild-signals".into())
+            .spawn(move || {
+                for raw in signals.forever() {
+                    let _ = FIRST.set(Instant::now());
+                    let count = SIGNALS.fetch_add(1, Ordering::SeqCst) + 1;
+                    forward(escalate(raw, count));
+                }
+            })
+            .is_ok()
+    })
+}
+
+/// True once the user asked rtbuild to stop (Ctrl-C or SIGTERM).
+pub fn interrupted() -> bool {
+    SIGNALS.load(Ordering::SeqCst) > 0
+}
+
+/// How long ago the first signal came, once one did.
+pub fn interrupted_for() -> Option<Duration> {
+    FIRST.get().map(Instant::elapsed)
+}
+
+/// The signal to send for the `count`-th signal received (`raw` is the one received).
+fn escalate(raw: i32, count: usize) -> Signal {
+    match count {
+        1 if raw == signal_hook::consts::SIGTERM => Signal::TERM,
+        1 => Signal::INT,
+        2 => Signal::TERM,
+        _ => Signal::KILL,
+    }
+}
+
+/// Sends `signal` to each registered group and to every process group its descendants run in
+/// (kas starts BitBake in a group of its own).
+fn forward(signal: Signal) {
+    let groups: Vec<i32> = GROUPS.lock().map(|g| g.iter().copied().collect()).unwrap_or_default();
+    for group in groups {
+        signal_tree(group, signal);
+    }
+}
+
+/// `signal` to the group `leader` leads and to the groups of all its descendants, never to
+/// rtbuild's own group.
+fn signal_tree(leader: i32, signal: Signal) {
+    let own = rustix::process::getpgrp().as_raw_nonzero().get();
+    let mut targets: BTreeSet<i32> =
+        descendants(leader).into_iter().map(|(_, pgid)| pgid).collect();
+    targets.insert(leader);
+    targets.remove(&own);
+    for group in targets.into_iter().filter_map(Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(group, signal);
+    }
+}
+
+/// `(pid, pgid)` of every descendant of `root`, from `/proc`.
+fn descendants(root: i32) -> Vec<(i32, i32)> {
+    let all: Vec<(i32, i32, i32)> = std::fs::read_dir("/proc")
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+                .filter_map(|pid| stat_ids(pid).map(|(ppid, pgid)| (pid, ppid, pgid)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    let mut queue = vec![root];
+    while let Some(parent) = queue.pop() {
+        for (pid, _, pgid) in all.iter().filter(|(_, ppid, _)| *ppid == parent) {
+            found.push((*pid, *pgid));
+            queue.push(*pid);
+        }
+    }
+    found
+}
+
+/// Parent pid and process group in `/proc/<pid>/stat` (after the `(comm)` and the state).
+fn stat_ids(pid: i32) -> Option<(i32, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace().skip(1);
+    Some((fields.next()?.parse().ok()?, fields.next()?.parse().ok()?))
+}
+
+/// Sends `signal` to every process re-parented to rtbuild. During an interrupted build these
+/// are what a stopped parent left behind (and the BitBake server, which had its chance).
+pub fn signal_adopted(signal: Signal) {
+    if INSTALLED.get() != Some(&true) {
+        return;
+    }
+    for pid in adopted().into_iter().filter_map(Pid::from_raw) {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
+}
+
+/// While alive, signals rtbuild receives are forwarded to the process group `pgid` (a child
+/// started in its own group, see [`super::stream`]).
+#[derive(Debug)]
+pub struct Forward {
+    pgid: i32,
+}
+
+impl Forward {
+    pub fn new(pgid: u32) -> Forward {
+        let pgid = i32::try_from(pgid).unwrap_or(0);
+        if pgid > 0 {
+            if let Ok(mut groups) = GROUPS.lock() {
+                groups.insert(pgid);
+            }
+            // A signal that came before the child was registered still reaches it.
+            if interrupted() {
+                forward(Signal::INT);
+            }
+        }
+        Forward { pgid }
+    }
+
+    /// Sends SIGKILL to the whole group (children that outlived their leader).
+    pub fn kill_group(&self) {
+        if let Some(pid) = Pid::from_raw(self.pgid) {
+            let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+        }
+    }
+
+    /// Sends `signal` to the child's group and its descendants' groups.
+    pub fn signal_tree(&self, signal: Signal) {
+        if self.pgid > 0 {
+            signal_tree(self.pgid, signal);
+        }
+    }
+}
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        if let Ok(mut groups) = GROUPS.lock() {
+            groups.remove(&self.pgid);
+        }
+    }
+}
+
+/// Processes re-parented to rtbuild (orphans of its children), from `/proc`.
+fn adopted() -> Vec<i32> {
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| parent_of(*pid) == Some(me))
+        .collect()
+}
+
+/// The parent pid in `/proc/<pid>/stat`.
+fn parent_of(pid: i32) -> Option<i32> {
+    stat_ids(pid).map(|(ppid, _)| ppid)
+}
+
+fn reap(pids: &[i32]) {
+    for pid in pids.iter().filter_map(|p| Pid::from_raw(*p)) {
+        let _ = rustix::process::waitpid(Some(pid), WaitOptions::NOHANG);
+    }
+}
+
+/// Stops what the finished children left behind: waits up to `grace` for orphans to exit on
+/// their own (a BitBake server shuts down about a second after its client), then sends
+/// SIGTERM, then SIGKILL, and reaps them. Returns how many had to be signalled.
+/// Does nothing unless [`install`] made rtbuild a subreaper (unit tests never do: their
+/// process runs other tests' children).
+pub fn sweep_orphans(grace: Duration) -> usize {
+    if INSTALLED.get() != Some(&true) {
+        return 0;
+    }
+    let deadline = Instant::now() + grace;
+    loop {
+        let left = adopted();
+        reap(&left);
+        let left = adopted();
+        if left.is_empty() {
+            return 0;
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut signalled = 0;
+    for signal in [Signal::TERM, Signal::KILL] {
+        let left = adopted();
+        if left.is_empty() {
+            break;
+        }
+        for pid in left.iter().filter_map(|p| Pid::from_raw(*p)) {
+            let _ = rustix::process::kill_process(pid, signal);
+            signalled += 1;
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            let left = adopted();
+            reap(&left);
+            if adopted().is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    signalled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_escalate_from_polite_to_kill() {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        assert_eq!(escalate(SIGINT, 1), Signal::INT);
+        assert_eq!(escalate(SIGTERM, 1), Signal::TERM);
+        assert_eq!(escalate(SIGINT, 2), Signal::TERM);
+        assert_eq!(escalate(SIGINT, 3), Signal::KILL);
+    }
+
+    #[test]
+    fn descendants_are_found_with_their_groups() {
+        let child = crate::runner::Cmd::new("sleep").arg("5").to_duct().start().unwrap();
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        let pid = child.pids()[0] as i32;
+        let found = descendants(me);
+        let _ = child.kill();
+        let own = rustix::process::getpgrp().as_raw_nonzero().get();
+        assert!(found.contains(&(pid, own)), "{found:?}");
+    }
+
+    #[test]
+    fn parent_of_self_is_read_from_proc() {
+        let me = rustix::process::getpid().as_raw_nonzero().get();
+        let parent = rustix::process::getppid().map(|p| p.as_raw_nonzero().get());
+        assert_eq!(parent_of(me), parent);
+    }
+}

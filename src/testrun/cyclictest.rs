@@ -1,0 +1,139 @@
+//! The cyclictest command line rtbuild runs, and the few facts it reads back from cyclictest's
+//! `--json` file to judge whether a run is valid (issue 7's parser does the statistics).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::length::Length;
+use crate::tune::Layout;
+
+/// cyclictest's histogram is capped at this many µs (`HIST_MAX`).
+pub const HIST_MAX_US: u32 = 1_000_000;
+
+/// What the measurement is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Measure {
+    pub interval_us: u32,
+    pub histogram_us: u32,
+    pub length: Length,
+}
+
+/// The argv: memory locked, SCHED_FIFO 99, one thread per RT CPU pinned there, the main
+/// (reporting) thread moved to a housekeeping CPU, a histogram, JSON results, quiet output,
+/// equal intervals for every thread, and the run length.
+pub fn argv(layout: &Layout, measure: &Measure, json_path: &str) -> Vec<String> {
+    let threads = layout.rt.len();
+    let main_cpu = layout.housekeeping.iter().last().unwrap_or(0);
+    let mut argv: Vec<String> = [
+        "cyclictest",
+        "-m",
+        "-p",
+        "99",
+        "-a",
+        &layout.rt.to_string(),
+        "-t",
+        &threads.to_string(),
+        &format!("--mainaffinity={main_cpu}"),
+        "-i",
+        &measure.interval_us.to_string(),
+        "-h",
+        &measure.histogram_us.to_string(),
+        "-q",
+        &format!("--json={json_path}"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if threads > 1 {
+        argv.extend(["-d".into(), "0".into()]);
+    }
+    match measure.length {
+        Length::Seconds(s) => argv.extend(["-D".into(), s.to_string()]),
+        Length::Loops(l) => argv.extend(["-l".into(), l.to_string()]),
+    }
+    argv
+}
+
+/// The parts of cyclictest's JSON rtbuild checks.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Results {
+    #[serde(default)]
+    pub return_code: Option<i64>,
+    pub num_threads: usize,
+    pub thread: BTreeMap<String, Thread>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Thread {
+    #[serde(default)]
+    pub histogram: Option<BTreeMap<String, u64>>,
+    pub cycles: u64,
+    pub min: i64,
+    pub max: i64,
+    #[serde(default)]
+    pub avg: Option<f64>,
+    pub cpu: i64,
+}
+
+impl Thread {
+    /// Samples above the histogram's range: cyclictest's JSON leaves them out of the buckets.
+    pub fn overflows(&self) -> u64 {
+        let counted: u64 = self.histogram.iter().flat_map(|h| h.values()).sum();
+        self.cycles.saturating_sub(counted)
+    }
+}
+
+/// Reads cyclictest's JSON. A thread with no cycles writes `nan` as its average (not JSON), so
+/// bare `nan`/`inf` values are read as null first.
+pub fn parse(text: &str) -> Result<Results, serde_json::Error> {
+    let mut cleaned = text.to_string();
+    for bad in ["-nan", "nan", "-inf", "inf"] {
+        cleaned = cleaned.replace(&format!(": {bad},"), ": null,");
+        cleaned = cleaned.replace(&format!(": {bad}\n"), ": null\n");
+    }
+    serde_json::from_str(&cleaned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::CpuSet;
+
+    #[test]
+    fn one_thread_per_rt_cpu_and_the_main_thread_on_housekeeping() {
+        let online = CpuSet::range(0, 8);
+        let layout = Layout::new(&online, &CpuSet::parse("6-7").unwrap(), None, "t").unwrap();
+        let measure =
+            Measure { interval_us: 1000, histogram_us: 1000, length: Length::Seconds(10) };
+        assert_eq!(
+            argv(&layout, &measure, "/tmp/x/idle.json").join(" "),
+            "cyclictest -m -p 99 -a 6-7 -t 2 --mainaffinity=5 -i 1000 -h 1000 -q \
+             --json=/tmp/x/idle.json -d 0 -D 10"
+        );
+        let layout = Layout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap();
+        let measure = Measure { interval_us: 200, histogram_us: 400, length: Length::Loops(100) };
+        let line = argv(&layout, &measure, "j").join(" ");
+        assert!(line.ends_with("-a 7 -t 1 --mainaffinity=6 -i 200 -h 400 -q --json=j -l 100"));
+    }
+
+    #[test]
+    fn reads_json_with_nan_and_counts_overflows() {
+        let text = r#"{
+  "file_version": 1,
+  "cmdline:": "cyclictest -q",
+  "return_code": 0,
+  "num_threads": 2,
+  "resolution_in_ns": 0,
+  "thread": {
+    "0": {"histogram": {"3": 90, "4": 5}, "cycles": 100, "min": 2, "max": 900, "avg": 3.10, "cpu": 1, "node": 0},
+    "1": {"histogram": {}, "cycles": 0, "min": 0, "max": 0, "avg": -nan, "cpu": 2, "node": 0}
+  }
+}
+"#;
+        let results = parse(text).unwrap();
+        assert_eq!(results.num_threads, 2);
+        assert_eq!(results.thread["0"].overflows(), 5);
+        assert_eq!(results.thread["1"].avg, None);
+    }
+}

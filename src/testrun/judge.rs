@@ -1,0 +1,174 @@
+//! Whether a scenario's measurement can be trusted, from cyclictest's exit status, stderr and
+//! JSON: it ran, measured on the RT CPUs with the right thread count, completed its cycles and
+//! kept every sample inside the histogram. (The probe adds what only a live look can see.)
+
+use super::cyclictest;
+use super::record::ThreadSummary;
+use crate::tune::Layout;
+
+/// How one scenario's measurement ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    Completed,
+    Interrupted,
+    ConnectionLost,
+}
+
+pub struct Inputs<'a> {
+    /// The `--json` file, when cyclictest wrote one.
+    pub json: Option<&'a str>,
+    pub stderr: &'a str,
+    pub layout: &'a Layout,
+    pub histogram_us: u32,
+    pub expected_cycles: u64,
+    /// cyclictest's (or ssh's) exit code; `None` when killed by a signal.
+    pub status: Option<i32>,
+    pub ending: Ending,
+    pub host: &'a str,
+}
+
+pub struct Judged {
+    pub reasons: Vec<String>,
+    pub threads: Vec<ThreadSummary>,
+}
+
+pub fn judge(i: &Inputs<'_>) -> Judged {
+    let mut reasons = Vec::new();
+    match i.ending {
+        Ending::Interrupted => reasons.push("interrupted before the planned run time".into()),
+        Ending::ConnectionLost => {
+            reasons.push(format!("lost the connection to {} during the measurement", i.host));
+        }
+        Ending::Completed => {}
+    }
+    if i.ending == Ending::Completed && i.status != Some(0) {
+        reasons.push(format!(
+            "cyclictest exited with {}: {}",
+            i.status.map_or("a signal".to_string(), |c| format!("code {c}")),
+            crate::runner::last_lines(i.stderr.trim(), 2).replace('\n', " / ")
+        ));
+    }
+    let Some(text) = i.json else {
+        reasons.push(
+            "cyclictest wrote no JSON results, so it did not measure (an unknown option makes it print its help and exit 0)"
+                .into(),
+        );
+        return Judged { reasons, threads: Vec::new() };
+    };
+    let results = match cyclictest::parse(text) {
+        Ok(r) => r,
+        Err(err) => {
+            reasons.push(format!("cyclictest's JSON results are unreadable: {err}"));
+            return Judged { reasons, threads: Vec::new() };
+        }
+    };
+    if let Some(code) = results.return_code.filter(|c| *c != 0) {
+        reasons.push(format!("cyclictest reported return code {code}"));
+    }
+    let rt = &i.layout.rt;
+    if results.num_threads != rt.len() {
+        reasons.push(format!(
+            "cyclictest ran {} threads, expected {}",
+            results.num_threads,
+            rt.len()
+        ));
+    }
+    let expected = i.expected_cycles;
+    let mut threads = Vec::new();
+    for (key, t) in &results.thread {
+        let overflows = t.overflows();
+        if i.ending == Ending::Completed && t.cycles.saturating_mul(10) < expected.saturating_mul(9)
+        {
+            reasons
+                .push(format!("thread {key} completed {} of {expected} expected cycles", t.cycles));
+        }
+        if overflows > 0 {
+            reasons.push(format!(
+                "thread {key}: {overflows} samples above the {} µs histogram (max {} µs); rerun with a larger --histogram-us",
+                i.histogram_us, t.max
+            ));
+        }
+        if u32::try_from(t.cpu).map_or(true, |c| !rt.contains(c)) {
+            reasons.push(format!("thread {key} measured on CPU {}, not an RT CPU", t.cpu));
+        }
+        threads.push(ThreadSummary {
+            thread: key.parse().unwrap_or(0),
+            cpu: t.cpu,
+            cycles: t.cycles,
+            min_us: t.min,
+            avg_us: t.avg,
+            max_us: t.max,
+            overflows,
+        });
+    }
+    threads.sort_by_key(|t| t.thread);
+    Judged { reasons, threads }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::CpuSet;
+
+    fn data(name: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    fn judge_with(json: Option<&str>, status: Option<i32>, expected: u64) -> Vec<String> {
+        let layout =
+            Layout::new(&CpuSet::range(0, 2), &CpuSet::parse("1").unwrap(), None, "t").unwrap();
+        judge(&Inputs {
+            json,
+            stderr: "Unable to change scheduling policy!\nProbably missing capabilities\n",
+            layout: &layout,
+            histogram_us: 1000,
+            expected_cycles: expected,
+            status,
+            ending: Ending::Completed,
+            host: "t",
+        })
+        .reasons
+    }
+
+    #[test]
+    fn a_real_cyclictest_2_4_run_is_valid() {
+        let json = data("cyclictest-2.4-json-1thread-cpu1.json");
+        assert_eq!(judge_with(Some(&json), Some(0), 3000), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_invalid_run_is_named() {
+        let json = data("cyclictest-2.4-json-1thread-cpu1.json");
+        assert_eq!(
+            judge_with(None, Some(0), 3000),
+            [
+                "cyclictest wrote no JSON results, so it did not measure (an unknown option makes it print its help and exit 0)"
+            ]
+        );
+        assert_eq!(
+            judge_with(Some(&json), Some(1), 3000)[0],
+            "cyclictest exited with code 1: Unable to change scheduling policy! / Probably missing capabilities"
+        );
+        assert_eq!(
+            judge_with(Some(&json), Some(0), 10_000),
+            ["thread 0 completed 3000 of 10000 expected cycles"]
+        );
+        let overflow = data("cyclictest-2.4-json-2threads-overflow.json");
+        assert_eq!(
+            judge_with(Some(&overflow), Some(0), 5000),
+            [
+                "cyclictest ran 2 threads, expected 1",
+                "thread 0: 2 samples above the 1000 µs histogram (max 1250 µs); rerun with a larger --histogram-us",
+                "thread 0 measured on CPU 0, not an RT CPU",
+                // Without -d 0 the second thread ran at 1500 µs: the wrong interval shows here.
+                "thread 1 completed 3334 of 5000 expected cycles",
+                "thread 1: 11 samples above the 1000 µs histogram (max 3000 µs); rerun with a larger --histogram-us",
+            ]
+        );
+        assert_eq!(
+            judge_with(Some("{not json"), Some(0), 1)[0],
+            "cyclictest's JSON results are unreadable: key must be a string at line 1 column 2"
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! Running cyclictest on the target while watching it: probes of its threads and the load
+//! (about 1.5 s in, then at every progress tick), progress with the current max (cyclictest's SIGUSR1 status), and a clean stop on Ctrl-C.
+
+use std::time::{Duration, Instant};
+
+use super::HELPER;
+use super::judge::Ending;
+use super::probe::Probe;
+use super::session::Run;
+
+impl Run<'_> {
+    /// One look at cyclictest's threads and the load, if cyclictest is still there to see.
+    fn probe(&self) -> Option<Probe> {
+        let probe = Probe::parse(&self.helper(&["probe", &self.state.clone()])?);
+        (!probe.cyclictest.is_empty()).then_some(probe)
+    }
+
+    /// Runs cyclictest, probing it once and showing progress, until it ends or a stop signal.
+    pub(super) fn measure(
+        &self,
+        name: &str,
+        argv: &[String],
+        expected_s: u64,
+    ) -> (Ending, Option<i32>, Vec<Probe>) {
+        let req = self.req;
+        let mut args = vec!["run-cyclictest".to_string(), self.state.clone()];
+        args.extend(argv.iter().cloned());
+        let cmd = req.host.sh(&args);
+        let handle = cmd
+            .to_duct()
+            .stdin_bytes(HELPER.as_bytes().to_vec())
+            .stdout_path(req.out.join(format!("raw/{name}.hist.txt")))
+            .stderr_path(req.out.join(format!("raw/{name}.stderr.txt")))
+            .unchecked()
+            .before_spawn(|c| {
+                use std::os::unix::process::CommandExt;
+                c.process_group(0);
+                Ok(())
+            })
+            .start();
+        let handle = match handle {
+            Ok(h) => h,
+            Err(err) => {
+                self.ui.warn(format!("could not start `{cmd}`: {err}"));
+                return (Ending::Completed, None, Vec::new());
+            }
+        };
+        let bar = self.ui.progress(expected_s, name);
+        let started = Instant::now();
+        let probe_at = Duration::from_millis((expected_s * 1000 / 2).clamp(300, 1500));
+        let mut probes: Vec<Probe> = Vec::new();
+        let mut last_note = Instant::now();
+        let mut ending = Ending::Completed;
+        loop {
+            if let Ok(Some(_)) = handle.try_wait() {
+                break;
+            }
+            if self.stop.raised() {
+                self.ui
+                    .warn(format!("interrupted: stopping cyclictest and the load on {}", req.host));
+                ending = Ending::Interrupted;
+                let _ = self.helper(&["stop", &self.state.clone()]);
+                if !matches!(handle.wait_timeout(Duration::from_secs(10)), Ok(Some(_))) {
+                    let _ = handle.kill();
+                }
+                break;
+            }
+            let elapsed = started.elapsed();
+            if probes.is_empty() && elapsed >= probe_at {
+                probes.extend(self.probe());
+            }
+            bar.set_position(elapsed.as_secs().min(expected_s));
+            // Plain logs get about a hundred progress lines per scenario at most.
+            let every =
+                Duration::from_secs(if self.ui.fancy() { 5 } else { (expected_s / 100).max(60) });
+            if last_note.elapsed() >= every {
+                last_note = Instant::now();
+                probes.extend(self.probe());
+                let _ = self.helper(&["status", &self.state.clone()]);
+                std::thread::sleep(Duration::from_millis(200));
+                let max = current_max(&req.out.join(format!("raw/{name}.stderr.txt")))
+                    .map_or(String::new(), |m| format!(", current max {m} µs"));
+                let left = expected_s.saturating_sub(elapsed.as_secs());
+                let text =
+                    format!("{} elapsed, {} left{max}", human(elapsed.as_secs()), human(left));
+                if self.ui.fancy() {
+                    bar.set_message(text);
+                } else {
+                    self.ui.status("Measuring", format!("{name}: {text}"));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        bar.finish_and_clear();
+        let status = handle.try_wait().ok().flatten().map(|o| o.status);
+        if ending == Ending::Completed && status.is_some_and(|s| req.host.connection_lost(&s)) {
+            ending = Ending::ConnectionLost;
+        }
+        (ending, status.and_then(|s| s.code()), probes)
+    }
+}
+
+/// The highest `Max:` of the last status block cyclictest printed on SIGUSR1.
+fn current_max(stderr: &std::path::Path) -> Option<i64> {
+    let text = std::fs::read_to_string(stderr).ok()?;
+    let block = text.rsplit("# cyclictest current status:").next()?;
+    block
+        .lines()
+        .filter(|l| l.starts_with("T:"))
+        .filter_map(|l| l.rsplit_once("Max:")?.1.trim().parse().ok())
+        .max()
+}
+
+/// `90` → `1m30s`.
+pub(super) fn human(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn current_max_reads_the_last_status_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stderr.txt");
+        let text = "#---------------------------\n# cyclictest current status:\n\
+T: 0 ( 6330) P:99 I:1000 C:   1503 Min:      6 Act:   12 Avg:   25 Max:    2873\n\
+#---------------------------\n#---------------------------\n# cyclictest current status:\n\
+T: 0 ( 6330) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      40\n\
+T: 1 ( 6331) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      52\n\
+#---------------------------\n";
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(current_max(&path), Some(52));
+        assert_eq!(current_max(&dir.path().join("none")), None);
+        assert_eq!(human(90), "1m30s");
+        assert_eq!(human(86_400), "24h00m");
+    }
+}

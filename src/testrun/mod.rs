@@ -1,0 +1,65 @@
+//! `rtbuild test`: measure latency on a target the way the seed guides do — cyclictest on the
+//! RT CPUs under each load scenario — and prove the run itself was valid: right policy,
+//! priority and pinning, load on the housekeeping CPUs, enough cycles, no histogram overflow,
+//! and which interrupts still reached the RT CPUs.
+//!
+//! Pipeline position: reads the same CPU layout as `tune` (a catalog plan, or `--rt-cpus` on any
+//! Linux target) → runs on a [`crate::tune::Host`] → writes a result folder (`run.json`, raw
+//! cyclictest outputs, fingerprints) for `rtbuild report`.
+
+mod cyclictest;
+mod fingerprint;
+mod judge;
+mod length;
+mod measure;
+mod preflight;
+mod probe;
+mod record;
+mod scenario;
+mod session;
+mod signals;
+mod steps;
+
+pub use cyclictest::HIST_MAX_US;
+pub use fingerprint::{Fingerprint, IrqDelta};
+pub use length::{BadDuration, Length, Span};
+pub use preflight::PreflightError;
+pub use record::{FILE as RUN_FILE, RunRecord, ScenarioRecord};
+pub use scenario::{Scenario, UnknownScenario, parse_list};
+pub use session::{Finished, run};
+
+use std::path::PathBuf;
+
+use crate::tune::{Host, Layout};
+
+/// The on-target helper, sent to `sh -s` for every step.
+pub(crate) const HELPER: &str = include_str!("onhost.sh");
+
+/// Everything a test run needs, validated.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub host: Host,
+    pub layout: Layout,
+    pub machine: Option<String>,
+    pub scenarios: Vec<Scenario>,
+    pub span: Span,
+    /// `--duration` as given, for the record.
+    pub duration_text: String,
+    pub interval_us: u32,
+    pub histogram_us: u32,
+    pub load_percent: u8,
+    /// Fail when any thread's max latency exceeds this.
+    pub max_us: Option<u64>,
+    pub out: PathBuf,
+    /// The tuning script for this layout: its `verify` is recorded before every run.
+    pub tune_script: String,
+    /// Apply the tuning before the run and revert it afterwards (`--tune`).
+    pub apply_tuning: bool,
+}
+
+/// The result folder cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum OutError {
+    #[error("result folder {0} is not empty; pass a new --out DIR")]
+    NotEmpty(PathBuf),
+}

@@ -1,0 +1,215 @@
+# rtbuild-test helper: the on-target half of `rtbuild test`. Sent to `sh -s` on every call;
+# rtbuild passes only positional arguments (state folder, CPU lists, argv of tools).
+# Subcommands: prepare | fingerprint | start-load | run-cyclictest | probe | load-alive |
+#              status | stop | fetch | cleanup
+set -u
+
+# PIDs of live (non-zombie) processes in process group $1.
+group_members() {
+    for s in /proc/[0-9]*/stat; do
+        read -r line <"$s" 2>/dev/null || continue
+        rest=${line##*) }
+        # shellcheck disable=SC2086
+        set -- $rest
+        [ "$3" = "$want_group" ] && [ "$1" != Z ] && printf '%s\n' "${s#/proc/}" | cut -d/ -f1
+    done
+}
+
+members_of() {
+    want_group=$1
+    group_members
+}
+
+# One line per task: KIND TID|CPUS_ALLOWED|STAT-FIELDS-AFTER-COMM|COMM (last: it may hold `|`)
+describe_task() {
+    kind=$1
+    dir=$2
+    [ -r "$dir/stat" ] || return 0
+    read -r line <"$dir/stat" 2>/dev/null || return 0
+    allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$dir/status" 2>/dev/null)
+    name=$(cat "$dir/comm" 2>/dev/null)
+    printf '%s %s|%s|%s|%s\n' "$kind" "${dir##*/}" "$allowed" "${line##*) }" "$name"
+}
+
+# The cyclictest this run started, if it still runs (the PID file may outlive it).
+running_cyclictest() {
+    [ -f "$1/cyclictest.pid" ] || return 1
+    pid=$(cat "$1/cyclictest.pid")
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = cyclictest ] || return 1
+    read -r line <"/proc/$pid/stat" 2>/dev/null || return 1
+    rest=${line##*) }
+    # A zombie has finished; its parent has not collected it yet.
+    [ "${rest%% *}" != Z ] && echo "$pid"
+}
+
+state_ok() {
+    case $1 in
+        /tmp/rtbuild-test.*) [ -d "$1" ] ;;
+        *) false ;;
+    esac
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case $cmd in
+    prepare)
+        dir=$(mktemp -d /tmp/rtbuild-test.XXXXXX) || exit 3
+        echo "state $dir"
+        echo "uid $(id -u)"
+        # shellcheck disable=SC3045
+        echo "rtprio $(ulimit -r 2>/dev/null || echo unknown)"
+        # shellcheck disable=SC3045
+        echo "memlock $(ulimit -l 2>/dev/null || echo unknown)"
+        for tool in cyclictest stress-ng taskset setsid; do
+            command -v "$tool" >/dev/null 2>&1 || echo "missing $tool"
+        done
+        ;;
+    fingerprint)
+        echo "=== uname"
+        uname -a
+        echo "=== cmdline"
+        cat /proc/cmdline
+        echo "=== preempt"
+        if [ -r /proc/config.gz ]; then
+            zcat /proc/config.gz 2>/dev/null | grep -E '^(# )?CONFIG_PREEMPT' || true
+        elif [ -r "/boot/config-$(uname -r)" ]; then
+            grep -E '^(# )?CONFIG_PREEMPT' "/boot/config-$(uname -r)" || true
+        fi
+        echo "=== realtime"
+        cat /sys/kernel/realtime 2>/dev/null || echo 0
+        echo "=== online"
+        cat /sys/devices/system/cpu/online
+        echo "=== isolated"
+        cat /sys/devices/system/cpu/isolated 2>/dev/null
+        echo "=== nohz_full"
+        cat /sys/devices/system/cpu/nohz_full 2>/dev/null
+        echo "=== governors"
+        for g in /sys/devices/system/cpu/cpufreq/policy*/scaling_governor; do
+            [ -r "$g" ] && echo "$(basename "$(dirname "$g")") $(cat "$g")"
+        done
+        echo "=== interrupts"
+        cat /proc/interrupts
+        echo "=== softirqs"
+        cat /proc/softirqs
+        ;;
+    start-load)
+        # start-load STATE NAME CPULIST|- ARGV...: starts ARGV in its own session, pinned to
+        # CPULIST with taskset unless it is `-`, and records its process group.
+        state=$1 name=$2 cpus=$3
+        shift 3
+        state_ok "$state" || exit 3
+        if [ "$cpus" = - ]; then
+            setsid "$@" </dev/null >"$state/load-$name.log" 2>&1 &
+        else
+            setsid taskset -c "$cpus" "$@" </dev/null >"$state/load-$name.log" 2>&1 &
+        fi
+        echo "$!" >>"$state/load.pids"
+        echo "started $!"
+        ;;
+    run-cyclictest)
+        state=$1
+        shift
+        state_ok "$state" || exit 3
+        echo "$$" >"$state/cyclictest.pid"
+        exec "$@"
+        ;;
+    probe)
+        state=$1
+        state_ok "$state" || exit 3
+        if [ -f "$state/cyclictest.pid" ]; then
+            pid=$(cat "$state/cyclictest.pid")
+            echo "ctpid $pid"
+            for t in /proc/"$pid"/task/*; do
+                [ -d "$t" ] && describe_task ct "$t"
+            done
+        fi
+        if [ -f "$state/load.pids" ]; then
+            while read -r g; do
+                for p in $(members_of "$g"); do
+                    describe_task load "/proc/$p"
+                done
+            done <"$state/load.pids"
+        fi
+        ;;
+    load-alive)
+        # alive N, then the CPU time of each live load process: usage PID TICKS START_TICKS
+        state=$1
+        state_ok "$state" || exit 3
+        n=0
+        if [ -f "$state/load.pids" ]; then
+            while read -r g; do
+                for p in $(members_of "$g"); do
+                    n=$((n + 1))
+                    read -r line <"/proc/$p/stat" 2>/dev/null || continue
+                    # shellcheck disable=SC2086
+                    set -- ${line##*) }
+                    echo "usage $p $((${12} + ${13})) ${20}"
+                done
+            done <"$state/load.pids"
+        fi
+        echo "alive $n"
+        echo "clk $(getconf CLK_TCK 2>/dev/null || echo 100)"
+        echo "uptime $(cut -d' ' -f1 /proc/uptime)"
+        ;;
+    stop)
+        # Stops cyclictest (SIGINT, so it still writes its results) and every load group.
+        state=$1
+        state_ok "$state" || exit 3
+        if pid=$(running_cyclictest "$state"); then
+            kill -INT "$pid" 2>/dev/null && echo "interrupted cyclictest $pid"
+            # Give it time to write its JSON results.
+            tries=0
+            while running_cyclictest "$state" >/dev/null && [ "$tries" -lt 50 ]; do
+                tries=$((tries + 1))
+                sleep 0.1 2>/dev/null || sleep 1
+            done
+        fi
+        if [ -f "$state/load.pids" ]; then
+            while read -r g; do
+                [ -n "$(members_of "$g")" ] && kill -TERM "-$g" 2>/dev/null
+            done <"$state/load.pids"
+            tries=0
+            while :; do
+                left=0
+                while read -r g; do
+                    left=$((left + $(members_of "$g" | wc -l)))
+                done <"$state/load.pids"
+                [ "$left" = 0 ] && break
+                tries=$((tries + 1))
+                if [ "$tries" -ge 50 ]; then
+                    while read -r g; do
+                        [ -n "$(members_of "$g")" ] && kill -KILL "-$g" 2>/dev/null
+                    done <"$state/load.pids"
+                fi
+                [ "$tries" -ge 60 ] && break
+                sleep 0.1 2>/dev/null || sleep 1
+            done
+            echo "left $left"
+            rm -f "$state/load.pids"
+        else
+            echo "left 0"
+        fi
+        ;;
+    status)
+        # Asks cyclictest to print its current T: lines on its stderr (SIGUSR1).
+        state=$1
+        state_ok "$state" || exit 3
+        if pid=$(running_cyclictest "$state"); then
+            kill -USR1 "$pid" 2>/dev/null
+        fi
+        ;;
+    fetch)
+        state=$1 name=$2
+        state_ok "$state" || exit 3
+        case $name in */* | .*) exit 3 ;; esac
+        cat "$state/$name"
+        ;;
+    cleanup)
+        state=$1
+        state_ok "$state" && rm -rf "$state"
+        ;;
+    *)
+        echo "rtbuild-test helper: unknown subcommand '$cmd'" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,194 @@
+//! A look at the running processes, taken once while cyclictest measures: each cyclictest
+//! thread and each load process with its allowed CPUs, current CPU, policy and RT priority
+//! (`/proc/<pid>/task/<tid>/stat` fields 39-41, `Cpus_allowed_list`).
+
+use serde::Serialize;
+
+use crate::plan::CpuSet;
+use crate::tune::Layout;
+
+/// One thread or process as the probe saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Task {
+    pub tid: u32,
+    pub name: String,
+    pub allowed: String,
+    /// The CPU it last ran on.
+    pub cpu: Option<u32>,
+    /// 0 SCHED_OTHER, 1 SCHED_FIFO, 2 SCHED_RR.
+    pub policy: Option<u32>,
+    pub rt_priority: Option<u32>,
+}
+
+/// What the probe saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Probe {
+    pub cyclictest_pid: Option<u32>,
+    pub cyclictest: Vec<Task>,
+    pub load: Vec<Task>,
+}
+
+impl Probe {
+    /// Reads the helper's `ctpid N` and `ct|load TID|ALLOWED|STAT…|COMM` lines.
+    pub fn parse(text: &str) -> Probe {
+        let mut probe = Probe::default();
+        for line in text.lines() {
+            if let Some(pid) = line.strip_prefix("ctpid ") {
+                probe.cyclictest_pid = pid.trim().parse().ok();
+                continue;
+            }
+            let Some((kind, rest)) = line.split_once(' ') else { continue };
+            let parts: Vec<&str> = rest.splitn(4, '|').collect();
+            let [tid, allowed, stat, name] = parts[..] else { continue };
+            let Ok(tid) = tid.parse() else { continue };
+            // `stat` starts at field 3 (state); processor is field 39, rt_priority 40, policy 41.
+            let fields: Vec<&str> = stat.split_whitespace().collect();
+            let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse().ok());
+            let task = Task {
+                tid,
+                name: name.to_string(),
+                allowed: allowed.to_string(),
+                cpu: field(39),
+                policy: field(41),
+                rt_priority: field(40),
+            };
+            match kind {
+                "ct" => probe.cyclictest.push(task),
+                "load" => probe.load.push(task),
+                _ => {}
+            }
+        }
+        probe
+    }
+
+    /// Why the probe shows a run that does not measure what it should. `pinned_load` is false
+    /// for stress-isolated, whose load is not pinned and must stay off the RT CPUs by itself.
+    pub fn problems(&self, layout: &Layout, has_load: bool, pinned_load: bool) -> Vec<String> {
+        let mut problems = Vec::new();
+        let allowed = |t: &Task| CpuSet::parse(&t.allowed).unwrap_or_default();
+        if self.cyclictest.is_empty() {
+            problems
+                .push("cyclictest was not seen running; its threads could not be checked".into());
+        } else {
+            let workers: Vec<&Task> =
+                self.cyclictest.iter().filter(|t| t.policy == Some(1)).collect();
+            if workers.len() != layout.rt.len() {
+                problems.push(format!(
+                    "{} cyclictest threads ran SCHED_FIFO, expected {} (one per RT CPU)",
+                    workers.len(),
+                    layout.rt.len()
+                ));
+            }
+            let mut covered = CpuSet::default();
+            for w in &workers {
+                if w.rt_priority != Some(99) {
+                    problems.push(format!(
+                        "cyclictest thread {} ran at priority {:?}, not 99",
+                        w.tid, w.rt_priority
+                    ));
+                }
+                let cpus = allowed(w);
+                if cpus.len() != 1 || !cpus.is_subset(&layout.rt) {
+                    problems.push(format!(
+                        "cyclictest thread {} may run on CPUs {}, not on one RT CPU of {}",
+                        w.tid, w.allowed, layout.rt
+                    ));
+                }
+                covered = covered.union(&cpus);
+            }
+            if let Some(main) = self.cyclictest.iter().find(|t| Some(t.tid) == self.cyclictest_pid)
+            {
+                let on_rt = allowed(main).intersection(&layout.rt);
+                if !on_rt.is_empty() {
+                    problems.push(format!(
+                        "cyclictest's main thread may run on RT CPUs {on_rt}; it must stay on housekeeping CPUs"
+                    ));
+                }
+            }
+            if workers.len() == layout.rt.len() && covered != layout.rt {
+                problems.push(format!(
+                    "cyclictest threads covered CPUs {covered}, not every RT CPU {}",
+                    layout.rt
+                ));
+            }
+        }
+        if has_load {
+            if self.load.is_empty() {
+                problems.push("no load process was running while cyclictest measured".into());
+            }
+            for task in &self.load {
+                if pinned_load && !allowed(task).is_subset(&layout.housekeeping) {
+                    problems.push(format!(
+                        "load process {} ({}) may run on CPUs {}, outside housekeeping CPUs {}",
+                        task.tid, task.name, task.allowed, layout.housekeeping
+                    ));
+                }
+                if let Some(cpu) = task.cpu
+                    && layout.rt.contains(cpu)
+                {
+                    problems.push(format!(
+                        "load process {} ({}) ran on RT CPU {cpu}",
+                        task.tid, task.name
+                    ));
+                }
+            }
+        }
+        problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(cpu: u32, prio: u32, policy: u32) -> String {
+        // Fields 3..=41: state first, then zeros, with processor/rt_priority/policy at the end.
+        let mut fields = vec!["S".to_string()];
+        fields.extend((4..39).map(|_| "0".to_string()));
+        fields.extend([cpu.to_string(), prio.to_string(), policy.to_string(), "0".into()]);
+        fields.join(" ")
+    }
+
+    #[test]
+    fn a_correct_run_has_no_problems_and_a_wrong_one_names_each() {
+        let layout =
+            Layout::new(&CpuSet::range(0, 4), &CpuSet::parse("2-3").unwrap(), None, "t").unwrap();
+        let good = format!(
+            "ctpid 10\nct 10|1|{}|cyclictest\nct 11|2|{}|cyclictest\nct 12|3|{}|cyclic|test\nload 20|0|{}|stress-ng\n",
+            stat(1, 0, 0),
+            stat(2, 99, 1),
+            stat(3, 99, 1),
+            stat(0, 0, 0)
+        );
+        let probe = Probe::parse(&good);
+        assert_eq!(probe.cyclictest.len(), 3);
+        assert_eq!(probe.cyclictest[1].cpu, Some(2));
+        assert_eq!(probe.cyclictest[2].name, "cyclic|test");
+        assert_eq!(probe.problems(&layout, true, true), Vec::<String>::new());
+
+        let bad = format!(
+            "ctpid 10\nct 10|0-3|{}|cyclictest\nct 11|2|{}|cyclictest\nload 20|0-3|{}|stress-ng\n",
+            stat(3, 0, 0),
+            stat(2, 80, 1),
+            stat(3, 0, 0)
+        );
+        let problems = Probe::parse(&bad).problems(&layout, true, true);
+        assert_eq!(
+            problems,
+            [
+                "1 cyclictest threads ran SCHED_FIFO, expected 2 (one per RT CPU)",
+                "cyclictest thread 11 ran at priority Some(80), not 99",
+                "cyclictest's main thread may run on RT CPUs 2-3; it must stay on housekeeping CPUs",
+                "load process 20 (stress-ng) may run on CPUs 0-3, outside housekeeping CPUs 0-1",
+                "load process 20 (stress-ng) ran on RT CPU 3",
+            ]
+        );
+        assert_eq!(
+            Probe::default().problems(&layout, true, true),
+            [
+                "cyclictest was not seen running; its threads could not be checked",
+                "no load process was running while cyclictest measured"
+            ]
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! One test run, start to end: preflight, optional tuning, then per scenario fingerprint →
+//! load → cyclictest (probed while it runs) → stop → collect → fingerprint → judge, writing
+//! `run.json` after every step. Ctrl-C or a lost connection stops the load, reverts the tuning
+//! and keeps what was measured.
+
+use anyhow::Context;
+
+use super::fingerprint::Sections;
+use super::judge::Ending;
+use super::preflight::{self, Prepared};
+use super::record::{self, RunRecord, ScenarioRecord, Settings, Tuning};
+use super::scenario::Scenario;
+use super::signals::StopFlag;
+use super::{HELPER, OutError, Request};
+use crate::tune::{self, Action, Host};
+use crate::ui::Ui;
+
+/// The state file (under `/run`) of the tuning `--tune` applies: separate from the boot-time
+/// service's, so reverting after a test restores exactly what was there before the test.
+const TUNE_STATE: &str = "rtbuild-test-tune.state";
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finished {
+    Pass,
+    /// A latency limit was exceeded.
+    Fail,
+    /// At least one scenario's run cannot be trusted.
+    Invalid,
+    Interrupted,
+    ConnectionLost,
+}
+
+pub(super) struct Run<'a> {
+    pub(super) req: &'a Request,
+    pub(super) ui: &'a Ui,
+    pub(super) state: String,
+    pub(super) stop: StopFlag,
+    pub(super) record: RunRecord,
+}
+
+/// Runs every scenario of `req`. Input problems (bad output folder, missing tools or
+/// privileges) are errors before anything is written.
+pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
+    if req.out.exists()
+        && std::fs::read_dir(&req.out).map(|mut d| d.next().is_some()).unwrap_or(true)
+    {
+        return Err(crate::exit::InputError(OutError::NotEmpty(req.out.clone()).into()).into());
+    }
+    let needs_load = req.scenarios.iter().any(|s| *s != Scenario::Idle);
+    let Prepared { state } = preflight::prepare(&req.host, needs_load, req.apply_tuning)
+        .map_err(|e| crate::exit::InputError(e.into()))?;
+    for dir in ["raw", "fingerprint"] {
+        std::fs::create_dir_all(req.out.join(dir))
+            .with_context(|| format!("could not create {}", req.out.join(dir).display()))?;
+    }
+    let stop = StopFlag::install();
+    let record = RunRecord {
+        schema: record::SCHEMA,
+        rtbuild_version: env!("CARGO_PKG_VERSION"),
+        target: match &req.host {
+            Host::Local => "local".into(),
+            Host::Ssh(t) => t.to_string(),
+        },
+        machine: req.machine.clone(),
+        rt_cpus: req.layout.rt.to_string(),
+        housekeeping: req.layout.housekeeping.to_string(),
+        settings: Settings {
+            duration: req.duration_text.clone(),
+            length: req.span.length,
+            interval_us: req.interval_us,
+            histogram_us: req.histogram_us,
+            load_percent: req.load_percent,
+            max_us: req.max_us,
+        },
+        threshold_us: req.max_us,
+        started_unix: record::now_unix(),
+        state: "running".into(),
+        verdict: None,
+        tuning: None,
+        fingerprint: None,
+        interrupts: Default::default(),
+        scenarios: Vec::new(),
+    };
+    let mut run = Run { req, ui, state, stop, record };
+    let result = run.all();
+    run.finish();
+    result
+}
+
+impl Run<'_> {
+    pub(super) fn save(&self) {
+        if let Err(err) = record::write(&self.req.out, &self.record) {
+            self.ui.warn(format!(
+                "could not write {}: {err}",
+                self.req.out.join(record::FILE).display()
+            ));
+        }
+    }
+
+    pub(super) fn helper(&self, args: &[&str]) -> Option<String> {
+        let out = self.req.host.run_script(HELPER, args).ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn all(&mut self) -> anyhow::Result<Finished> {
+        self.save();
+        if self.req.apply_tuning {
+            self.tune_apply(&self.req.tune_script)?;
+        } else {
+            self.tune_check(&self.req.tune_script);
+        }
+        let mut ending = Ending::Completed;
+        for &scenario in &self.req.scenarios {
+            if self.stop.raised() {
+                ending = Ending::Interrupted;
+                break;
+            }
+            ending = self.scenario(scenario);
+            if ending != Ending::Completed {
+                break;
+            }
+        }
+        let (state, finished, verdict) = conclude(ending, &self.record.scenarios, self.req.max_us);
+        self.record.state = state.into();
+        self.record.verdict = Some(verdict.into());
+        Ok(finished)
+    }
+
+    /// Reverts tuning, removes the target's state folder and writes the final record; runs
+    /// whatever happened before.
+    fn finish(&mut self) {
+        if let Some(tuning) = &self.record.tuning
+            && tuning.applied
+        {
+            let script = &self.req.tune_script;
+            match tune::run_script(&self.req.host, script, Action::Revert, Some(TUNE_STATE)) {
+                Ok(outcome) if outcome.ok => {
+                    self.ui.status("Reverted", "the tuning rtbuild applied");
+                    if let Some(t) = self.record.tuning.as_mut() {
+                        t.reverted = true;
+                    }
+                }
+                Ok(outcome) => self.ui.warn(format!(
+                    "revert left {} knobs: {}",
+                    outcome.problems.len(),
+                    outcome.problems.join("; ")
+                )),
+                Err(err) => self.ui.warn(format!("could not revert the tuning: {err}")),
+            }
+        }
+        let _ = self.helper(&["cleanup", &self.state.clone()]);
+        self.save();
+    }
+
+    /// Without `--tune`: records which knobs are not tuned (read only; the boot-time service's
+    /// state file tells which IRQs refused).
+    fn tune_check(&mut self, script: &str) {
+        match tune::run_script(&self.req.host, script, Action::Verify, None) {
+            Ok(verify) => {
+                let _ = std::fs::write(
+                    self.req.out.join("tune-verify.txt"),
+                    verify.lines.join("\n") + "\n",
+                );
+                if !verify.ok {
+                    self.ui.warn(format!(
+                        "{} knobs are not tuned on {} (see tune-verify.txt); pass --tune, or install the rtbuild-tune service (`rtbuild tune --help`)",
+                        verify.problems.len(),
+                        self.req.host
+                    ));
+                }
+                self.record.tuning = Some(Tuning {
+                    refused_irqs: verify.refused.len(),
+                    verify_problems: verify.problems,
+                    ..Tuning::default()
+                });
+            }
+            Err(err) => self.ui.warn(format!("could not check the tuning: {err}")),
+        }
+        self.save();
+    }
+
+    fn tune_apply(&mut self, script: &str) -> anyhow::Result<()> {
+        self.ui
+            .status("Tuning", format!("{} (saved values are restored afterwards)", self.req.host));
+        let apply = tune::run_script(&self.req.host, script, Action::Apply, Some(TUNE_STATE))?;
+        let mut tuning = Tuning {
+            applied: true,
+            apply_problems: apply.problems.clone(),
+            refused_irqs: apply.refused.len(),
+            ..Tuning::default()
+        };
+        std::fs::write(self.req.out.join("tune-apply.txt"), apply.lines.join("\n") + "\n")?;
+        let verify = tune::run_script(&self.req.host, script, Action::Verify, Some(TUNE_STATE))?;
+        tuning.verify_problems = verify.problems.clone();
+        if !verify.ok {
+            self.ui.warn(format!(
+                "{} knobs did not take the tuned value: {}",
+                verify.problems.len(),
+                verify.problems.join("; ")
+            ));
+        }
+        self.record.tuning = Some(tuning);
+        self.save();
+        Ok(())
+    }
+
+    pub(super) fn fingerprint(&self, name: &str, when: &str) -> Option<Sections> {
+        let text = self.helper(&["fingerprint"])?;
+        let file = format!("fingerprint/{name}-{when}.txt");
+        let _ = std::fs::write(self.req.out.join(&file), &text);
+        Some(Sections::parse(&text))
+    }
+}
+
+/// The run's state, outcome and verdict: `invalid` when any scenario is invalid or the run did
+/// not complete, else `fail` when a thread's max exceeds `max_us`, else `pass`.
+fn conclude(
+    ending: Ending,
+    scenarios: &[ScenarioRecord],
+    max_us: Option<u64>,
+) -> (&'static str, Finished, &'static str) {
+    let invalid = scenarios.iter().any(|s| !s.invalid_reasons.is_empty());
+    let over = max_us.is_some_and(|limit| {
+        scenarios
+            .iter()
+            .any(|s| s.max_us.is_some_and(|m| m > i64::try_from(limit).unwrap_or(i64::MAX)))
+    });
+    match ending {
+        Ending::Interrupted => ("interrupted", Finished::Interrupted, "invalid"),
+        Ending::ConnectionLost => ("connection-lost", Finished::ConnectionLost, "invalid"),
+        Ending::Completed if invalid => ("finished", Finished::Invalid, "invalid"),
+        Ending::Completed if over => ("finished", Finished::Fail, "fail"),
+        Ending::Completed => ("finished", Finished::Pass, "pass"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(max: i64, reasons: &[&str]) -> ScenarioRecord {
+        ScenarioRecord {
+            max_us: Some(max),
+            invalid_reasons: reasons.iter().map(ToString::to_string).collect(),
+            ..ScenarioRecord::default()
+        }
+    }
+
+    #[test]
+    fn verdicts() {
+        let ok = [scenario(40, &[]), scenario(90, &[])];
+        assert_eq!(conclude(Ending::Completed, &ok, None), ("finished", Finished::Pass, "pass"));
+        assert_eq!(
+            conclude(Ending::Completed, &ok, Some(90)),
+            ("finished", Finished::Pass, "pass")
+        );
+        assert_eq!(
+            conclude(Ending::Completed, &ok, Some(89)),
+            ("finished", Finished::Fail, "fail")
+        );
+        let bad = [scenario(40, &["thread 0: 2 samples above the histogram"]), scenario(900, &[])];
+        assert_eq!(
+            conclude(Ending::Completed, &bad, Some(100)),
+            ("finished", Finished::Invalid, "invalid")
+        );
+        assert_eq!(
+            conclude(Ending::Interrupted, &ok, None),
+            ("interrupted", Finished::Interrupted, "invalid")
+        );
+        assert_eq!(
+            conclude(Ending::ConnectionLost, &ok, None),
+            ("connection-lost", Finished::ConnectionLost, "invalid")
+        );
+    }
+}

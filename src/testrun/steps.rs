@@ -1,0 +1,301 @@
+//! One scenario of a test run: fingerprint → load → measure → stop → collect → fingerprint →
+//! judge, saving `run.json` as it goes.
+
+use std::time::{Duration, Instant};
+
+use super::cyclictest::{self, Measure};
+use super::fingerprint::landed_on;
+use super::judge::{self, Ending};
+use super::measure::human;
+use super::record::{self, Commands, ScenarioRecord};
+use super::scenario::Scenario;
+use super::session::Run;
+
+impl Run<'_> {
+    pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
+        let req = self.req;
+        let name = scenario.to_string();
+        let measure = Measure {
+            interval_us: req.interval_us,
+            histogram_us: req.histogram_us,
+            length: req.span.length,
+        };
+        let expected_s = measure.length.seconds(measure.interval_us);
+        let json_remote = format!("{}/{name}.json", self.state);
+        let ct_argv = cyclictest::argv(&req.layout, &measure, &json_remote);
+        let loads = scenario.loads(&req.layout, req.load_percent, expected_s + 120);
+        let load_argv: Vec<Vec<String>> = loads
+            .iter()
+            .map(|l| match &l.cpus {
+                Some(cpus) => ["taskset".to_string(), "-c".into(), cpus.to_string()]
+                    .into_iter()
+                    .chain(l.argv.iter().cloned())
+                    .collect(),
+                None => l.argv.clone(),
+            })
+            .collect();
+        let started = Instant::now();
+        self.record.scenarios.push(ScenarioRecord {
+            name: name.clone(),
+            state: "running".into(),
+            started_unix: record::now_unix(),
+            commands: std::iter::once(&ct_argv)
+                .chain(&load_argv)
+                .map(crate::quote::sh_join)
+                .collect(),
+            argv: Commands { cyclictest: ct_argv.clone(), load: load_argv },
+            expected_cycles: measure.length.cycles(measure.interval_us),
+            ..ScenarioRecord::default()
+        });
+        let index = self.record.scenarios.len() - 1;
+        let mut reasons: Vec<String> = Vec::new();
+
+        let before = self.fingerprint(&name, "before");
+        if before.is_none() {
+            reasons.push("the fingerprint before the run could not be taken".into());
+        }
+        if let Some(before) = &before {
+            self.record.scenarios[index].fingerprint = Some(before.summary());
+            if self.record.fingerprint.is_none() {
+                let summary = before.summary();
+                if !summary.realtime {
+                    self.ui.warn(format!(
+                        "the kernel on {} is not PREEMPT_RT (/sys/kernel/realtime is not 1): {}",
+                        req.host, summary.uname
+                    ));
+                }
+                self.record.fingerprint = Some(summary);
+            }
+            if scenario == Scenario::StressIsolated && !req.layout.rt.is_subset(&before.isolated())
+            {
+                reasons.push(format!(
+                    "stress-isolated needs RT CPUs {} isolated (isolcpus=), but the kernel isolates `{}`",
+                    req.layout.rt,
+                    before.get("isolated").trim()
+                ));
+            }
+        }
+        self.record.scenarios[index]
+            .fingerprint_files
+            .push(format!("fingerprint/{name}-before.txt"));
+        self.save();
+
+        for load in &loads {
+            let cpus = load.cpus.as_ref().map_or("-".to_string(), ToString::to_string);
+            let mut args =
+                vec!["start-load".to_string(), self.state.clone(), load.name.clone(), cpus];
+            args.extend(load.argv.iter().cloned());
+            if self.helper(&args.iter().map(String::as_str).collect::<Vec<_>>()).is_none() {
+                reasons.push(format!("load `{}` could not be started", load.name));
+            }
+        }
+        if !loads.is_empty() {
+            self.ui.status(
+                "Loading",
+                match scenario {
+                    Scenario::StressIsolated => {
+                        format!("{name}: stress-ng on every CPU, left to the kernel's isolation")
+                    }
+                    _ => format!(
+                        "{name}: {} stress-ng generator(s) pinned to CPUs {}",
+                        loads.len(),
+                        req.layout.housekeeping
+                    ),
+                },
+            );
+            std::thread::sleep(Duration::from_secs(1));
+        }
+
+        self.ui.status(
+            "Measuring",
+            format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt),
+        );
+        let (ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
+
+        let alive = self.helper(&["load-alive", &self.state.clone()]);
+        let alive_n: usize = alive
+            .as_deref()
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("alive "))?.trim().parse().ok())
+            .unwrap_or(0);
+        if let Some(text) = alive.as_deref()
+            && !loads.is_empty()
+        {
+            let percent = load_percent(text, req.layout.housekeeping.len());
+            self.record.scenarios[index].load_cpu_percent = percent;
+            if let Some(p) = percent {
+                self.ui
+                    .detail(format!("{name}: the load kept the housekeeping CPUs {p:.0} % busy"));
+            }
+        }
+        let stopped = self.helper(&["stop", &self.state.clone()]);
+        let left: usize = stopped
+            .as_deref()
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("left "))?.trim().parse().ok())
+            .unwrap_or(0);
+        if !loads.is_empty() && ending == Ending::Completed && alive_n == 0 {
+            reasons.push("the load had stopped before cyclictest finished".into());
+        }
+        if left > 0 {
+            self.ui.warn(format!("{left} load processes did not stop on {}", req.host));
+        }
+
+        let json_local = format!("raw/{name}.json");
+        if let Some(text) = self.helper(&["fetch", &self.state.clone(), &format!("{name}.json")]) {
+            let _ = std::fs::write(req.out.join(&json_local), text);
+        }
+        let raw: Vec<String> = ["json", "hist.txt", "stderr.txt"]
+            .iter()
+            .map(|suffix| format!("raw/{name}.{suffix}"))
+            .filter(|f| std::fs::metadata(req.out.join(f)).is_ok_and(|m| m.len() > 0))
+            .collect();
+        let hist_local = format!("raw/{name}.hist.txt");
+        let histogram_text = std::fs::read_to_string(req.out.join(&hist_local))
+            .is_ok_and(|t| t.contains("# Histogram"));
+        let s = &mut self.record.scenarios[index];
+        s.files = if raw.contains(&json_local) {
+            vec![json_local]
+        } else if histogram_text {
+            vec![hist_local]
+        } else {
+            Vec::new()
+        };
+        s.raw_files = raw;
+
+        if ending != Ending::ConnectionLost
+            && let Some(after) = self.fingerprint(&name, "after")
+        {
+            self.record.scenarios[index]
+                .fingerprint_files
+                .push(format!("fingerprint/{name}-after.txt"));
+            if let Some(before) = &before {
+                let s = &mut self.record.scenarios[index];
+                s.interrupts_on_rt_cpus =
+                    landed_on(before.get("interrupts"), after.get("interrupts"), &req.layout.rt);
+                s.softirqs_on_rt_cpus =
+                    landed_on(before.get("softirqs"), after.get("softirqs"), &req.layout.rt);
+                let irqs = s.interrupts_on_rt_cpus.clone();
+                self.record.interrupts.insert(name.clone(), irqs);
+            }
+        }
+
+        if probes.is_empty() && ending == Ending::Completed {
+            reasons.push("cyclictest ended before it could be observed".into());
+        }
+        let pinned = scenario != Scenario::StressIsolated;
+        for probe in &probes {
+            for problem in probe.problems(&req.layout, !loads.is_empty(), pinned) {
+                if !reasons.contains(&problem) {
+                    reasons.push(problem);
+                }
+            }
+        }
+        reasons.extend(self.judge(index, &name, status, ending));
+        let s = &mut self.record.scenarios[index];
+        s.probe_count = probes.len();
+        s.probe = probes.into_iter().next();
+        s.invalid_reasons = reasons;
+        s.elapsed_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+        s.state = match ending {
+            Ending::Completed => "done",
+            Ending::Interrupted => "interrupted",
+            Ending::ConnectionLost => "connection-lost",
+        }
+        .into();
+        self.report(index);
+        self.save();
+        ending
+    }
+
+    /// Validity from cyclictest's exit status and JSON; fills the thread summaries.
+    fn judge(
+        &mut self,
+        index: usize,
+        name: &str,
+        status: Option<i32>,
+        ending: Ending,
+    ) -> Vec<String> {
+        let req = self.req;
+        let read = |suffix: &str| {
+            std::fs::read_to_string(req.out.join(format!("raw/{name}.{suffix}"))).ok()
+        };
+        let judged = judge::judge(&judge::Inputs {
+            json: read("json").as_deref(),
+            stderr: &read("stderr.txt").unwrap_or_default(),
+            layout: &req.layout,
+            histogram_us: req.histogram_us,
+            expected_cycles: self.record.scenarios[index].expected_cycles,
+            status,
+            ending,
+            host: &req.host.to_string(),
+        });
+        let s = &mut self.record.scenarios[index];
+        s.max_us = judged.threads.iter().map(|t| t.max_us).max();
+        s.threads = judged.threads;
+        judged.reasons
+    }
+
+    fn report(&self, index: usize) {
+        let s = &self.record.scenarios[index];
+        let maxes: Vec<String> =
+            s.threads.iter().map(|t| format!("CPU{} {} µs", t.cpu, t.max_us)).collect();
+        let device: Vec<String> = s
+            .interrupts_on_rt_cpus
+            .iter()
+            .filter(|d| d.device)
+            .map(|d| format!("IRQ {} ({}) x{} on CPU{}", d.irq, d.description, d.count, d.cpu))
+            .collect();
+        let irqs = if device.is_empty() {
+            "no device interrupts on RT CPUs".to_string()
+        } else {
+            format!("{} device interrupt sources on RT CPUs", device.len())
+        };
+        let verdict = if s.invalid_reasons.is_empty() { "valid" } else { "INVALID" };
+        self.ui.status(
+            "Measured",
+            format!(
+                "{}: {verdict}; max {}; {irqs}",
+                s.name,
+                if maxes.is_empty() { "-".into() } else { maxes.join(", ") }
+            ),
+        );
+        for line in &device {
+            self.ui.detail(line);
+        }
+        for reason in &s.invalid_reasons {
+            self.ui.warn(format!("{}: {reason}", s.name));
+        }
+    }
+}
+
+/// How busy the load kept the housekeeping CPUs, in percent of their capacity: the CPU time of
+/// every live load process over the time since the oldest one started (helper `load-alive`).
+pub(super) fn load_percent(text: &str, housekeeping: usize) -> Option<f64> {
+    let value = |key: &str| -> Option<f64> {
+        text.lines().find_map(|l| l.strip_prefix(key))?.trim().parse().ok()
+    };
+    let clk = value("clk ").filter(|c| *c > 0.0)?;
+    let uptime = value("uptime ")?;
+    let mut cpu_s = 0.0;
+    let mut wall_s: f64 = 0.0;
+    for line in text.lines().filter_map(|l| l.strip_prefix("usage ")) {
+        let fields: Vec<f64> = line.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+        let [_, ticks, start] = fields[..] else { continue };
+        cpu_s += ticks / clk;
+        wall_s = wall_s.max(uptime - start / clk);
+    }
+    if wall_s <= 0.0 || housekeeping == 0 {
+        return None;
+    }
+    Some((cpu_s / wall_s / housekeeping as f64 * 1000.0).round() / 10.0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn load_level_from_cpu_time() {
+        // Two workers started at 100 s (10000 ticks), 10 s ago, each used 6 s: 60 % of two CPUs.
+        let text = "usage 10 0 10000\nusage 11 600 10000\nusage 12 600 10000\nalive 3\nclk 100\nuptime 110.00\n";
+        assert_eq!(super::load_percent(text, 2), Some(60.0));
+        assert_eq!(super::load_percent("alive 0\nclk 100\nuptime 5\n", 2), None);
+    }
+}

@@ -1,0 +1,122 @@
+//! [`Host`]: where an on-target script runs. Scripts are static text sent on the standard input
+//! of `sh -s`; the only things that vary are positional arguments, quoted one by one for the
+//! remote shell by [`SshTarget::command`]. Nothing is pasted into a shell string.
+
+use std::fmt;
+
+use crate::plan::CpuSet;
+use crate::runner::{Cmd, RunError, last_lines};
+use crate::target::SshTarget;
+
+/// A host could not be asked about itself.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("could not read the online CPUs of {host}{}", if .stderr.is_empty() { String::new() } else { format!(": {}", .stderr) })]
+    Unreachable { host: String, stderr: String },
+    #[error("{host} reports online CPUs as `{text}`, which is not a CPU list")]
+    Online { host: String, text: String },
+}
+
+/// This machine, or a remote Linux target over `ssh`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Host {
+    Local,
+    Ssh(SshTarget),
+}
+
+impl Host {
+    /// `sh -s -- ARGS…` here, or `ssh … -- sh -s -- ARGS…` on the target. The script goes on
+    /// stdin (see [`Host::run_script`]).
+    pub fn sh<I, S>(&self, args: I) -> Cmd
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut argv: Vec<String> = vec!["sh".into(), "-s".into(), "--".into()];
+        argv.extend(args.into_iter().map(|a| a.as_ref().to_string()));
+        match self {
+            Host::Local => Cmd::new("sh").args(&argv[1..]),
+            Host::Ssh(target) => target.command(argv),
+        }
+    }
+
+    /// Runs `script` with `args` and returns its output, whatever the exit status.
+    pub fn run_script<I, S>(&self, script: &str, args: I) -> Result<std::process::Output, RunError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let cmd = self.sh(args);
+        cmd.to_duct()
+            .stdin_bytes(script.as_bytes().to_vec())
+            .stdout_capture()
+            .stderr_capture()
+            .unchecked()
+            .run()
+            .map_err(|source| cmd_error(&cmd, source))
+    }
+
+    /// The CPUs the host has online (`/sys/devices/system/cpu/online`, under `RTBUILD_SYSROOT`
+    /// when it is set locally).
+    pub fn online_cpus(&self) -> Result<CpuSet, HostError> {
+        let script = "cat \"${RTBUILD_SYSROOT:-}/sys/devices/system/cpu/online\"\n";
+        let out = self.run_script(script, std::iter::empty::<&str>())?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            return Err(HostError::Unreachable {
+                host: self.to_string(),
+                stderr: last_lines(String::from_utf8_lossy(&out.stderr).trim(), 5),
+            });
+        }
+        CpuSet::parse(text.trim()).map_err(|_| HostError::Online {
+            host: self.to_string(),
+            text: text.trim().chars().take(80).collect(),
+        })
+    }
+
+    /// ssh exits 255 when it could not connect or the connection dropped.
+    pub fn connection_lost(&self, status: &std::process::ExitStatus) -> bool {
+        matches!(self, Host::Ssh(_)) && status.code() == Some(255)
+    }
+}
+
+fn cmd_error(cmd: &Cmd, source: std::io::Error) -> RunError {
+    if source.kind() == std::io::ErrorKind::NotFound {
+        RunError::NotFound {
+            program: cmd.program().to_string_lossy().into_owned(),
+            hint: "install it or put it on PATH".into(),
+        }
+    } else {
+        RunError::Spawn { cmd: cmd.to_string(), source }
+    }
+}
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Host::Local => f.write_str("this machine"),
+            Host::Ssh(target) => write!(f, "{target}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_script_arguments_are_quoted_one_by_one() {
+        let host = Host::Ssh(SshTarget::parse("ssh://root@board:2222").unwrap());
+        let argv = host.sh(["apply", "$(reboot)"]).argv();
+        assert_eq!(argv.last().unwrap(), "sh -s -- apply '$(reboot)'");
+        assert_eq!(argv[argv.len() - 2], "--");
+    }
+
+    #[test]
+    fn local_scripts_run_without_a_shell_string() {
+        let out = Host::Local.run_script("printf '%s|' \"$@\"", ["a b", "$(echo x)"]).unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "a b|$(echo x)|");
+    }
+}

@@ -1,0 +1,92 @@
+//! Running `rtbuild-tune.sh apply|verify|revert` on a [`Host`] and reading its report.
+
+use serde::Serialize;
+
+use super::Host;
+use crate::runner::{RunError, describe_status, last_lines};
+
+/// What to do with the tuning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Apply,
+    Verify,
+    Revert,
+}
+
+impl Action {
+    pub fn word(self) -> &'static str {
+        match self {
+            Action::Apply => "apply",
+            Action::Verify => "verify",
+            Action::Revert => "revert",
+        }
+    }
+}
+
+/// The script's report: one line per knob (`set`, `keep`, `ok`, `mismatch`, `refused`, …).
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub action: Action,
+    /// Every knob held (verify), was set (apply) or was restored (revert). Refused IRQs do not
+    /// count against it.
+    pub ok: bool,
+    pub lines: Vec<String>,
+    /// `mismatch` and `fail` lines: what broke.
+    pub problems: Vec<String>,
+    /// IRQs whose affinity could not be changed.
+    pub refused: Vec<String>,
+}
+
+/// The script could not be run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneRunError {
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("could not reach {host}: ssh failed{}", tail(.stderr))]
+    Connection { host: String, stderr: String },
+    #[error("rtbuild-tune.sh {action} failed on {host} with {status}{}", tail(.stderr))]
+    Script { action: &'static str, host: String, status: String, stderr: String },
+}
+
+fn tail(stderr: &str) -> String {
+    let t = last_lines(stderr.trim(), 5);
+    if t.is_empty() { String::new() } else { format!(": {t}") }
+}
+
+/// Runs `action` of `script` on `host`, keeping saved values in `/run/<state>` (default
+/// `rtbuild-tune.state`, shared with the boot-time service). Exit 0 and 1 are reports (1 = a
+/// knob failed); any other status means the script did not run.
+pub fn run_script(
+    host: &Host,
+    script: &str,
+    action: Action,
+    state: Option<&str>,
+) -> Result<Outcome, TuneRunError> {
+    let mut args = vec![action.word()];
+    args.extend(state);
+    let out = host.run_script(script, args)?;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if host.connection_lost(&out.status) {
+        return Err(TuneRunError::Connection { host: host.to_string(), stderr });
+    }
+    let code = out.status.code();
+    if code != Some(0) && code != Some(1) {
+        return Err(TuneRunError::Script {
+            action: action.word(),
+            host: host.to_string(),
+            status: describe_status(&out.status),
+            stderr,
+        });
+    }
+    let lines: Vec<String> =
+        String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    let starts = |l: &String, words: &[&str]| words.iter().any(|w| l.starts_with(&format!("{w} ")));
+    Ok(Outcome {
+        action,
+        ok: code == Some(0),
+        problems: lines.iter().filter(|l| starts(l, &["mismatch", "fail"])).cloned().collect(),
+        refused: lines.iter().filter(|l| starts(l, &["refused"])).cloned().collect(),
+        lines,
+    })
+}

@@ -1,0 +1,333 @@
+//! The tune script, rendered and run for real by dash against a fake /proc + /sys tree.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+/// A mask the way the kernel prints it for `count` CPUs: every hex digit of the CPU count,
+/// in comma-separated groups of eight (`0fff`-style padding included).
+fn kernel_mask(set: &CpuSet, count: u32) -> String {
+    let digits = count.div_ceil(4) as usize;
+    let plain = set.to_mask().replace(',', "");
+    let padded = format!("{plain:0>digits$}");
+    let mut groups: Vec<String> = Vec::new();
+    let mut rest = padded.as_str();
+    while rest.len() > 8 {
+        let (head, tail) = rest.split_at(rest.len() - 8);
+        groups.insert(0, tail.to_string());
+        rest = head;
+    }
+    groups.insert(0, rest.to_string());
+    groups.join(",")
+}
+
+struct Fake {
+    dir: tempfile::TempDir,
+    script: PathBuf,
+    count: u32,
+}
+
+impl Fake {
+    /// A fake tree for `count` CPUs and the script for RT CPUs `rt`.
+    fn new(count: u32, rt: &str) -> Fake {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let all = CpuSet::range(0, count);
+        let full = kernel_mask(&all, count);
+        let put = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, format!("{text}\n")).unwrap();
+        };
+        put("proc/sys/kernel/timer_migration", "1");
+        put("proc/sys/kernel/sched_rt_runtime_us", "950000");
+        put("proc/sys/kernel/printk", "4\t4\t1\t7");
+        put("sys/devices/virtual/workqueue/cpumask", &full);
+        put("sys/devices/virtual/workqueue/cpumask_isolated", "0");
+        put("sys/devices/virtual/workqueue/writeback/cpumask", &full);
+        put("sys/devices/virtual/workqueue/blkcg_punt_bio/cpumask", &full);
+        put("sys/bus/workqueue/devices/writeback/cpumask", &full);
+        put("sys/devices/system/cpu/cpufreq/policy0/scaling_governor", "schedutil");
+        put("sys/devices/system/cpu/cpufreq/policy4/scaling_governor", "powersave");
+        for cpu in 0..count {
+            for state in 0..3 {
+                put(&format!("sys/devices/system/cpu/cpu{cpu}/cpuidle/state{state}/disable"), "0");
+            }
+        }
+        put("proc/irq/default_smp_affinity", &full);
+        for irq in [1, 2, 10, 200] {
+            put(&format!("proc/irq/{irq}/smp_affinity"), &full);
+        }
+        // IRQ 3 cannot be read or written (a folder where the file should be); IRQ 4 reads but
+        // refuses writes, even for root (a per-CPU interrupt behaves like this).
+        fs::create_dir_all(root.join("proc/irq/3/smp_affinity")).unwrap();
+        fs::create_dir_all(root.join("proc/irq/4")).unwrap();
+        std::os::unix::fs::symlink("/proc/version", root.join("proc/irq/4/smp_affinity")).unwrap();
+
+        let all_online = CpuSet::range(0, count);
+        let layout = Layout::new(&all_online, &CpuSet::parse(rt).unwrap(), None, "test").unwrap();
+        let options = TuneOptions { cpuidle_off: true, printk: Some(1) };
+        let script = root.join("rtbuild-tune.sh");
+        fs::write(&script, render_script("test-board", &layout, &options)).unwrap();
+        Fake { dir, script, count }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.root().join(rel)).unwrap().trim_end().to_string()
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        fs::write(self.root().join(rel), format!("{text}\n")).unwrap();
+    }
+
+    /// Runs the script with dash; returns (exit code, stdout).
+    fn run(&self, action: &str) -> (i32, String) {
+        self.run_args(&[action])
+    }
+
+    fn run_args(&self, args: &[&str]) -> (i32, String) {
+        let action = args[0];
+        let mut argv = vec![self.script.as_os_str()];
+        argv.extend(args.iter().map(std::ffi::OsStr::new));
+        let out = duct::cmd("dash", argv)
+            .env("RTBUILD_SYSROOT", self.root())
+            .stdout_capture()
+            .stderr_capture()
+            .unchecked()
+            .run()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.is_empty() || out.status.code() == Some(2), "stderr of {action}: {stderr}");
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Every file of the tree except the script and the state, with its contents.
+    fn snapshot(&self) -> Vec<(String, String)> {
+        let mut files: Vec<(String, String)> = walkdir::WalkDir::new(self.root())
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(self.root()).unwrap().display().to_string();
+                let text = fs::read_to_string(e.path()).unwrap().replace('\t', " ");
+                (rel, text)
+            })
+            .filter(|(rel, _)| rel != "rtbuild-tune.sh" && !rel.starts_with("run/"))
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+#[test]
+fn apply_verify_revert_for_4_8_12_and_64_cpus() {
+    let cases = [(4, "3", "7"), (8, "7", "7f"), (12, "10-11", "3ff"), (64, "32-63", "ffffffff")];
+    for (count, rt, hk_mask) in cases {
+        let fake = Fake::new(count, rt);
+        let before = fake.snapshot();
+
+        let (code, out) = fake.run("verify");
+        assert_eq!(code, 1, "{count} CPUs: verify before apply must fail\n{out}");
+        assert!(out.contains("mismatch /proc/sys/kernel/timer_migration want 0 got 1"), "{out}");
+
+        let (code, out) = fake.run("apply");
+        assert_eq!(code, 0, "{count} CPUs apply\n{out}");
+        assert_eq!(fake.read("proc/sys/kernel/timer_migration"), "0");
+        assert_eq!(fake.read("proc/sys/kernel/sched_rt_runtime_us"), "-1");
+        assert_eq!(fake.read("proc/sys/kernel/printk"), "1");
+        for wq in
+            ["virtual/workqueue", "virtual/workqueue/writeback", "virtual/workqueue/blkcg_punt_bio"]
+        {
+            assert_eq!(fake.read(&format!("sys/devices/{wq}/cpumask")), hk_mask, "{count}: {wq}");
+        }
+        assert_eq!(fake.read("sys/bus/workqueue/devices/writeback/cpumask"), hk_mask);
+        assert_eq!(fake.read("sys/devices/virtual/workqueue/cpumask_isolated"), "0");
+        assert_eq!(fake.read("proc/irq/default_smp_affinity"), hk_mask);
+        for irq in [1, 2, 10, 200] {
+            assert_eq!(fake.read(&format!("proc/irq/{irq}/smp_affinity")), hk_mask);
+        }
+        for policy in [0, 4] {
+            let gov = fake
+                .read(&format!("sys/devices/system/cpu/cpufreq/policy{policy}/scaling_governor"));
+            assert_eq!(gov, "performance");
+        }
+        let rt_set = CpuSet::parse(rt).unwrap();
+        for cpu in 0..count {
+            let want = if rt_set.contains(cpu) { "1" } else { "0" };
+            let got = fake.read(&format!("sys/devices/system/cpu/cpu{cpu}/cpuidle/state1/disable"));
+            assert_eq!(got, want, "{count} CPUs: cpuidle of cpu{cpu}");
+        }
+        assert!(out.contains("refused /proc/irq/3/smp_affinity (cannot be read)"), "{out}");
+        assert!(out.contains("refused /proc/irq/4/smp_affinity (refused"), "{out}");
+
+        let (code, out) = fake.run("verify");
+        assert_eq!(code, 0, "{count} CPUs verify after apply\n{out}");
+        assert!(!out.contains("mismatch"), "{out}");
+        assert!(out.contains("refused /proc/irq/4/smp_affinity"), "{out}");
+
+        let (code, out) = fake.run("revert");
+        assert_eq!(code, 0, "{count} CPUs revert\n{out}");
+        assert_eq!(fake.snapshot(), before, "{count} CPUs: revert must restore every file");
+        assert!(!fake.root().join("run/rtbuild-tune.state").exists());
+        let _ = fake.count;
+    }
+}
+
+#[test]
+fn verify_names_each_knob_that_changed_and_accepts_kernel_padded_masks() {
+    let fake = Fake::new(40, "39");
+    assert_eq!(fake.run("apply").0, 0);
+    // The kernel prints a 40-CPU mask with its leading zero digits: still the same mask.
+    fake.write("proc/irq/1/smp_affinity", "7f,ffffffff");
+    fake.write("proc/irq/2/smp_affinity", "00,7fffffff");
+    fake.write("proc/sys/kernel/timer_migration", "1");
+    fake.write("sys/devices/system/cpu/cpufreq/policy4/scaling_governor", "ondemand");
+    let (code, out) = fake.run("verify");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("ok /proc/irq/1/smp_affinity 7f,ffffffff"), "{out}");
+    let mismatches: Vec<&str> = out.lines().filter(|l| l.starts_with("mismatch")).collect();
+    assert_eq!(
+        mismatches,
+        [
+            "mismatch /proc/sys/kernel/timer_migration want 0 got 1",
+            "mismatch /sys/devices/system/cpu/cpufreq/policy4/scaling_governor want performance got ondemand",
+            "mismatch /proc/irq/2/smp_affinity want 7f,ffffffff got 00,7fffffff",
+        ]
+    );
+}
+
+#[test]
+fn applying_twice_keeps_the_first_saved_values() {
+    let fake = Fake::new(8, "7");
+    let before = fake.snapshot();
+    assert_eq!(fake.run("apply").0, 0);
+    let (code, out) = fake.run("apply");
+    assert_eq!(code, 0);
+    assert!(out.contains("note already applied"), "{out}");
+    assert!(out.contains("keep /proc/sys/kernel/timer_migration 0"), "{out}");
+    assert_eq!(fake.run("revert").0, 0);
+    assert_eq!(fake.snapshot(), before);
+    let (code, out) = fake.run("revert");
+    assert_eq!(
+        (code, out.trim()),
+        (
+            0,
+            format!(
+                "note nothing to revert: {}/run/rtbuild-tune.state does not exist",
+                fake.root().display()
+            )
+            .as_str()
+        )
+    );
+}
+
+#[test]
+fn missing_knobs_are_skipped_and_unknown_actions_fail() {
+    let fake = Fake::new(4, "3");
+    fs::remove_dir_all(fake.root().join("sys/devices/system/cpu/cpufreq")).unwrap();
+    let (code, out) = fake.run("apply");
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("cpufreq"), "{out}");
+    assert_eq!(fake.run("bogus").0, 2);
+}
+
+#[test]
+fn rendered_values_are_masks_and_lists_only() {
+    let online = CpuSet::range(0, 8);
+    let layout = Layout::new(&online, &CpuSet::parse("6-7").unwrap(), None, "t").unwrap();
+    let script = render_script("x\n$(reboot)", &layout, &TuneOptions::default());
+    assert!(!script.contains("reboot"));
+    assert!(script.contains("generated by rtbuild for a custom target"));
+    assert!(script.contains("HK_MASK='3f'\nRT_CPUS='6 7'\nCPUIDLE_OFF='0'\nPRINTK_LEVEL='1'\n"));
+    assert_eq!(script, render_script("x\n$(reboot)", &layout, &TuneOptions::default()));
+}
+
+#[test]
+fn layouts_are_checked() {
+    let online = CpuSet::parse("0-3").unwrap();
+    let set = |s: &str| CpuSet::parse(s).unwrap();
+    let cases: [(&str, Option<&str>, &str); 5] = [
+        ("0", None, "CPU 0 cannot be an RT CPU"),
+        ("4", None, "RT CPU 4 is not online on t (online: 0-3)"),
+        ("3", Some("2-3"), "CPUs 3 are both RT and housekeeping CPUs"),
+        ("3", Some("5"), "housekeeping CPU 5 is not online on t"),
+        ("1-3", Some("1"), "both RT and housekeeping"),
+    ];
+    for (rt, hk, want) in cases {
+        let hk = hk.map(set);
+        let err = Layout::new(&online, &set(rt), hk.as_ref(), "t").unwrap_err().to_string();
+        assert!(err.contains(want), "{rt}: {err}");
+    }
+    let layout = Layout::new(&online, &set("3"), None, "t").unwrap();
+    assert_eq!(layout.housekeeping.to_string(), "0-2");
+}
+
+#[test]
+fn layer_files_carry_the_script() {
+    let files = layer_files("#!/bin/sh\n");
+    let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb",
+            "recipes-rt/rtbuild-tune/files/rtbuild-tune.service",
+            "recipes-rt/rtbuild-tune/files/rtbuild-tune.sh",
+        ]
+    );
+    let unit = String::from_utf8(files[1].1.clone()).unwrap();
+    assert!(unit.contains("Type=oneshot") && unit.contains("RemainAfterExit=yes"));
+    assert!(unit.contains("ExecStart=@SBINDIR@/rtbuild-tune.sh apply"));
+    assert!(unit.contains("ExecStop=@SBINDIR@/rtbuild-tune.sh revert"));
+}
+
+#[test]
+fn shellcheck_finds_nothing() {
+    let layout =
+        Layout::new(&CpuSet::range(0, 8), &CpuSet::parse("7").unwrap(), None, "t").unwrap();
+    let script = render_script("rb3gen2-core-kit", &layout, &TuneOptions::default());
+    let out = duct::cmd!("shellcheck", "-s", "sh", "-")
+        .stdin_bytes(script)
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .expect("shellcheck is installed by .ci/setup");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn the_layer_gets_the_plans_script() {
+    let request = crate::plan::Request {
+        machine: Some("iq-8275-evk".into()),
+        ..crate::plan::Request::default()
+    };
+    let plan = crate::plan::Plan::new(&request, &crate::catalog::Catalog::embedded()).unwrap();
+    let mut tree = crate::tree::Tree::new();
+    add_to_tree(&mut tree, "meta-rtbuild", &plan);
+    let script = tree.text("meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh").unwrap();
+    assert!(script.contains("HK_MASK='f7'\nRT_CPUS='3'\n"), "{script}");
+    assert!(tree.get("meta-rtbuild/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb").is_some());
+}
+
+#[test]
+fn a_test_run_with_its_own_state_file_keeps_the_boot_time_tuning() {
+    let fake = Fake::new(8, "7");
+    let before = fake.snapshot();
+    // The boot-time service applied the tuning; `rtbuild test --tune` applies and reverts its own.
+    assert_eq!(fake.run("apply").0, 0);
+    let tuned = fake.snapshot();
+    assert_eq!(fake.run_args(&["apply", "rtbuild-test-tune.state"]).0, 0);
+    assert_eq!(fake.run_args(&["revert", "rtbuild-test-tune.state"]).0, 0);
+    assert_eq!(fake.snapshot(), tuned, "ending a test must not undo the boot-time tuning");
+    assert!(fake.root().join("run/rtbuild-tune.state").exists());
+    assert_eq!(fake.run("revert").0, 0);
+    assert_eq!(fake.snapshot(), before);
+    for bad in ["../etc/passwd", ".hidden", "a b", "$(reboot)"] {
+        assert_eq!(fake.run_args(&["apply", bad]).0, 2, "{bad}");
+    }
+    assert_eq!(fake.snapshot(), before);
+}

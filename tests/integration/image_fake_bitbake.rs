@@ -1,0 +1,484 @@
+//! `rtbuild image` end to end: real kas 5.5 over fixture git repositories, where the `bitbake`
+//! kas finds (put on PATH by the fixture's `oe-init-build-env`) is a FAKE that records its argv,
+//! prints BitBake-shaped output and writes a meta-qcom-shaped deploy folder; one test runs real
+//! BitBake (parse only) through the same path.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::fixtures::{Bitbake, Fixtures};
+use crate::harness::{Test, venv};
+
+/// The FAKE bitbake. `@CONTROL@` is the folder where it records what it saw and reads its
+/// mode (`ok`, `fail`, `sleep`, or `drop-rt`: a kernel config without PREEMPT_RT): kas gives BitBake a fresh environment, so a file is the only
+/// way in.
+const FAKE_BITBAKE: &str = r#"#!/bin/sh
+# FAKE bitbake for rtbuild's tests: not BitBake. Records argv, prints BitBake-shaped output.
+control='@CONTROL@'
+echo "$*" >> "$control/argv"
+pwd > "$control/cwd"
+env | sort > "$control/env"
+echo $$ >> "$control/pids"
+machine=$(sed -n 's/^MACHINE ??= "\(.*\)"$/\1/p' conf/local.conf)
+env | sort > "$control/env.$machine"
+mode=$(cat "$control/mode.$machine" 2>/dev/null || cat "$control/mode" 2>/dev/null || echo ok)
+for image; do :; done
+arch=$(echo "$machine" | tr - _)
+kernel="/layers/meta-qcom/recipes-kernel/linux/linux-qcom-rt_6.18.bb"
+work="$PWD/tmp/work/$arch-qcom-linux/linux-qcom-rt/6.18.37"
+echo "Loading cache...done."
+echo "Parsing recipes...done."
+echo "Parsing of 12 .bb files complete (0 cached, 12 parsed). 20 targets, 0 skipped, 0 masked, 0 errors."
+echo "NOTE: Resolving any missing task queue dependencies"
+echo "Sstate summary: Wanted 10 Local 8 Mirrors 0 Missed 2 Current 0 (80% match, 100% complete)"
+echo "NOTE: Executing Tasks"
+echo "NOTE: Running setscene task 1 of 10 (/layers/oe-core/meta/recipes-core/zlib/zlib_1.3.1.bb:do_populate_sysroot_setscene)"
+echo "NOTE: Running task 11 of 14 ($kernel:do_compile)"
+echo "NOTE: recipe linux-qcom-rt-6.18.37-r0: task do_compile: Started"
+case "$mode" in
+sleep)
+    sleep 300 &
+    echo $! >> "$control/pids"
+    echo started > "$control/sleeping"
+    wait
+    exit 1
+    ;;
+fail)
+    mkdir -p "$work/temp"
+    printf 'make -C arch/arm64\n| kernel/sched/core.c:42: error: expected ; before }\n| make: *** [Makefile:1234] Error 2\n' > "$work/temp/log.do_compile.4242"
+    echo "ERROR: linux-qcom-rt-6.18.37-r0 do_compile: oe_runmake failed" >&2
+    echo "ERROR: Logfile of failure stored in: $work/temp/log.do_compile.4242" >&2
+    echo "NOTE: recipe linux-qcom-rt-6.18.37-r0: task do_compile: Failed"
+    echo "ERROR: Task ($kernel:do_compile) failed with exit code '1'" >&2
+    echo "NOTE: Tasks Summary: Attempted 12 tasks of which 10 didn't need to be rerun and 1 failed."
+    echo ""
+    echo "Summary: 1 task failed:"
+    echo "  $kernel:do_compile"
+    echo "    log: $work/temp/log.do_compile.4242"
+    echo "Summary: There were 2 ERROR messages, returning a non-zero exit code."
+    exit 1
+    ;;
+esac
+# The kernel .config: what merge_config.sh would make of the generated layer's fragments.
+mkdir -p "$work/build"
+cat ../meta-rtbuild/recipes-kernel/linux/*/*.cfg > "$work/build/.config"
+if [ "$mode" = drop-rt ]; then
+    sed -i 's/^CONFIG_PREEMPT_RT=y$/# CONFIG_PREEMPT_RT is not set/' "$work/build/.config"
+fi
+deploy="$PWD/tmp/deploy/images/$machine"
+mkdir -p "$deploy"
+printf 'busybox armv8a 1.37.0\nrt-tests armv8a 2.8\nstress-ng armv8a 0.18.06\n' > "$deploy/$image-$machine.rootfs.manifest"
+stamp=20261129211402
+flash="$image-$machine.rootfs-$stamp.qcomflash"
+mkdir -p "$deploy/$flash"
+echo fake > "$deploy/$flash/rootfs.img"
+ln -sfn "$flash" "$deploy/$image-$machine.rootfs.qcomflash"
+(cd "$deploy" && tar -czf "$flash.tar.gz" "$flash")
+echo "NOTE: recipe linux-qcom-rt-6.18.37-r0: task do_compile: Succeeded"
+echo "NOTE: Running noexec task 14 of 14 (/layers/meta-qcom-distro/recipes-products/images/$image.bb:do_build)"
+echo "NOTE: Tasks Summary: Attempted 14 tasks of which 10 didn't need to be rerun and all succeeded."
+"#;
+
+/// A project folder with fixture repos whose `bitbake` is the FAKE above.
+pub struct Project {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub control: PathBuf,
+    pub fixtures: Fixtures,
+}
+
+impl Project {
+    pub fn new(mode: &str) -> Project {
+        let dir = tempfile::Builder::new().prefix("rtbuild-image").tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let control = root.join("control");
+        std::fs::create_dir_all(&control).unwrap();
+        std::fs::write(control.join("mode"), mode).unwrap();
+        let script = FAKE_BITBAKE.replace("@CONTROL@", &control.to_string_lossy());
+        let fixtures = Fixtures::create(&root.join("repos"), Bitbake::Fake(&script));
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        Project { _dir: dir, root, control, fixtures }
+    }
+
+    fn out(&self, machine: &str) -> PathBuf {
+        self.root.join("proj/rtbuild").join(machine)
+    }
+
+    /// `rtbuild image` (plus `extra`) for `machine` in the project folder.
+    fn image(&self, machine: &str, extra: &[&str]) -> Test {
+        let mut args: Vec<String> = vec![
+            "image".into(),
+            "--plain".into(),
+            "--machine".into(),
+            machine.into(),
+            "--meta-qcom-url".into(),
+            self.fixtures.url("meta-qcom"),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        Test::new().cwd(self.root.join("proj")).path_prepend(venv().join("bin")).args(args)
+    }
+
+    pub fn recorded(&self, name: &str) -> String {
+        std::fs::read_to_string(self.control.join(name)).unwrap_or_default()
+    }
+}
+
+fn mtime(path: &Path) -> SystemTime {
+    std::fs::metadata(path).unwrap().modified().unwrap()
+}
+
+#[test]
+fn image_with_fake_bitbake_builds_and_reports_artifacts() {
+    let project = Project::new("ok");
+    let run = project.image("rb3gen2-core-kit", &[]).run().success();
+    let out = project.out("rb3gen2-core-kit");
+    let deploy = out.join("build/tmp/deploy/images/rb3gen2-core-kit");
+    let flash = deploy.join("qcom-multimedia-image-rb3gen2-core-kit.rootfs.qcomflash");
+    assert_eq!(run.stdout().trim_end(), flash.display().to_string());
+    assert_eq!(project.recorded("argv").trim_end(), "-c build qcom-multimedia-image");
+    assert_eq!(project.recorded("cwd").trim_end(), out.join("build").display().to_string());
+    let env = project.recorded("env");
+    let work = project.root.join("proj/rtbuild");
+    assert!(env.contains(&format!("DL_DIR={}\n", work.join("downloads").display())), "{env}");
+    assert!(
+        env.contains(&format!("SSTATE_DIR={}\n", work.join("sstate-cache").display())),
+        "{env}"
+    );
+    let stderr = run.stderr();
+    for want in [
+        "parsed 12 recipes",
+        "task 11/14 linux-qcom-rt_6.18:do_compile",
+        "sstate summary: 10 wanted, 8 local, 0 mirrors, 2 missed (80% match)",
+        "Built qcom-multimedia-image for rb3gen2-core-kit in",
+        "14 tasks attempted, 10 reused without running",
+        "sstate: 80% match",
+        "qcomflash folder",
+        "tarball",
+        "Verified ",
+    ] {
+        assert!(stderr.contains(want), "stderr lacks {want:?}:\n{stderr}");
+    }
+    let log = std::fs::read_to_string(out.join("build/rtbuild-image.log")).unwrap();
+    assert!(log.contains("Tasks Summary: Attempted 14 tasks"), "{log}");
+    let caches = std::fs::read_to_string(out.join("caches.yml")).unwrap();
+    assert!(caches.contains("header:\n  version: 14\n"), "{caches}");
+
+    // A second run with nothing changed regenerates nothing and keeps every mtime.
+    let kas_file = out.join("rb3gen2-core-kit-rt.yml");
+    let files = [kas_file.clone(), out.join("caches.yml"), out.join("rtbuild-plan.json")];
+    let before: Vec<SystemTime> = files.iter().map(|f| mtime(f)).collect();
+    std::thread::sleep(Duration::from_millis(20));
+    let again = project.image("rb3gen2-core-kit", &[]).run().success();
+    assert!(again.stderr().contains("0 new, 0 updated, 0 removed"), "{}", again.stderr());
+    assert!(!again.stderr().contains("Wrote"), "{}", again.stderr());
+    let after: Vec<SystemTime> = files.iter().map(|f| mtime(f)).collect();
+    assert_eq!(before, after);
+    assert_eq!(project.recorded("argv").lines().count(), 2);
+}
+
+#[test]
+fn image_with_fake_bitbake_json_and_pass_through_options() {
+    let project = Project::new("ok");
+    let run = project
+        .image(
+            "iq-9075-evk",
+            &[
+                "--json",
+                "--target",
+                "linux-qcom-rt",
+                "--task",
+                "compile",
+                "--bitbake-args",
+                "-k -DD",
+                "--hashserv",
+                "none",
+                "--prserv",
+                "prserv.example.com:8585",
+            ],
+        )
+        .run()
+        .success();
+    assert_eq!(project.recorded("argv").trim_end(), "-c compile -k -DD linux-qcom-rt");
+    let json = run.json();
+    assert_eq!(json["status"], "succeeded");
+    assert_eq!(json["tasks"]["attempted"], 14);
+    assert_eq!(json["sstate"]["match_percent"], 80);
+    let caches = std::fs::read_to_string(project.out("iq-9075-evk").join("caches.yml")).unwrap();
+    assert!(caches.contains("    BB_SIGNATURE_HANDLER = \"OEBasicHash\"\n"), "{caches}");
+    assert!(caches.contains("    PRSERV_HOST = \"prserv.example.com:8585\"\n"), "{caches}");
+}
+
+#[test]
+fn image_with_fake_bitbake_failing_task_names_it_and_shows_its_log() {
+    let project = Project::new("fail");
+    let run = project.image("rb3gen2-core-kit", &[]).run().code_is(1);
+    let stderr = run.stderr();
+    for want in [
+        "build of qcom-multimedia-image for rb3gen2-core-kit failed after",
+        "task linux-qcom-rt_6.18:do_compile failed (recipe linux-qcom-rt-6.18.37-r0): oe_runmake failed",
+        "task log: ",
+        "| kernel/sched/core.c:42: error: expected ; before }",
+        "note: full log: ",
+        "rtbuild shell --machine rb3gen2-core-kit",
+    ] {
+        assert!(stderr.contains(want), "stderr lacks {want:?}:\n{stderr}");
+    }
+    assert_eq!(run.stdout(), "");
+    // kas repeats BitBake's stderr when bitbake fails; each error is shown once.
+    assert_eq!(
+        stderr.matches("ERROR: task linux-qcom-rt_6.18:do_compile failed").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(project.out("rb3gen2-core-kit").join("build/conf/local.conf").is_file());
+}
+
+#[test]
+fn image_with_fake_bitbake_dry_run_prints_the_command_and_runs_nothing() {
+    let project = Project::new("ok");
+    let run = project.image("rb3gen2-core-kit", &["--dry-run"]).run().success();
+    let stdout = run.stdout();
+    let out = project.out("rb3gen2-core-kit");
+    assert!(
+        stdout.contains(&format!(
+            "{}:{}",
+            out.join("rb3gen2-core-kit-rt.yml").display(),
+            out.join("caches.yml").display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("KAS_BUILD_DIR="), "{stdout}");
+    assert!(stdout.contains("# expected: "), "{stdout}");
+    assert!(run.stderr().contains("Would create"), "{}", run.stderr());
+    assert!(!out.exists(), "dry run wrote {}", out.display());
+    assert_eq!(project.recorded("argv"), "");
+}
+
+#[test]
+fn image_with_fake_bitbake_sigint_stops_kas_and_bitbake_without_orphans() {
+    use std::process::{Command, Stdio};
+    let project = Project::new("sleep");
+    // The harness waits for the end; this test drives the process itself to interrupt it.
+    let mut path = vec![venv().join("bin")];
+    path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    let mut child = Command::new(crate::harness::rtbuild_bin())
+        .args(["image", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url"])
+        .arg(project.fixtures.url("meta-qcom"))
+        .current_dir(project.root.join("proj"))
+        .env_clear()
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .env("HOME", &project.root)
+        .env("LANG", "C.UTF-8")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !project.control.join("sleeping").exists() {
+        assert!(Instant::now() < deadline, "the fake bitbake never started");
+        assert!(child.try_wait().unwrap().is_none(), "rtbuild ended before the build started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pids: Vec<i32> =
+        project.recorded("pids").lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(pids.len(), 2, "fake bitbake and its sleep");
+    let rtbuild = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(rtbuild, rustix::process::Signal::INT).unwrap();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("error: interrupted"), "{stderr}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for pid in pids {
+        while alive(pid) {
+            assert!(Instant::now() < deadline, "process {pid} survived the interrupt:\n{stderr}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// True while `/proc/<pid>` exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()) != Some("Z"),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn image_with_fake_bitbake_honours_dl_dir_from_environment_and_flag() {
+    let project = Project::new("ok");
+    let env_dl = project.root.join("env-downloads");
+    project.image("rb3gen2-core-kit", &[]).env("DL_DIR", &env_dl).run().success();
+    let env = project.recorded("env");
+    assert!(env.contains(&format!("DL_DIR={}\n", env_dl.display())), "{env}");
+    let flag_sstate = project.root.join("flag-sstate");
+    project
+        .image("rb3gen2-core-kit", &["--sstate-dir", flag_sstate.to_str().unwrap()])
+        .env("SSTATE_DIR", project.root.join("ignored"))
+        .run()
+        .success();
+    let env = project.recorded("env");
+    assert!(env.contains(&format!("SSTATE_DIR={}\n", flag_sstate.display())), "{env}");
+}
+
+#[test]
+fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
+    let project = Project::new("ok");
+    let marker = project.root.join("shell-ran");
+    // The user's own shell command, passed to `kas shell -c` as typed.
+    let command =
+        format!("command -v bitbake > '{}' && pwd >> '{}'", marker.display(), marker.display());
+    project.image("rb3gen2-core-kit", &[]).run().success();
+    let run = Test::new()
+        .cwd(project.root.join("proj"))
+        .path_prepend(venv().join("bin"))
+        .env("SHELL", "/bin/sh")
+        .args(["shell", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url"])
+        .args([project.fixtures.url("meta-qcom"), "-c".into(), command])
+        .run()
+        .success();
+    let seen = std::fs::read_to_string(&marker).unwrap();
+    let build = project.out("rb3gen2-core-kit").join("build");
+    assert!(seen.contains("/bitbake/bin/bitbake\n"), "{seen}");
+    assert!(seen.ends_with(&format!("{}\n", build.display())), "{seen}\n{}", run.stderr());
+}
+
+/// Processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
+#[test]
+fn image_with_real_bitbake_parse_only_streams_progress_and_leaves_no_server() {
+    let dir = tempfile::Builder::new().prefix("rtbuild-real").tempdir().unwrap();
+    let fixtures = Fixtures::create(&dir.path().join("repos"), Bitbake::Real);
+    std::fs::create_dir_all(dir.path().join("proj")).unwrap();
+    let run = Test::new()
+        .cwd(dir.path().join("proj"))
+        .path_prepend(venv().join("bin"))
+        .args(["image", "--plain", "--machine", "rb3gen2-core-kit", "--bitbake-args", "-p"])
+        .args(["--meta-qcom-url".to_string(), fixtures.url("meta-qcom")])
+        .run()
+        .success();
+    assert!(run.stderr().contains("rb3gen2-core-kit parsed 4 recipes"), "{}", run.stderr());
+    assert!(
+        run.stderr()
+            .contains("warning: no qcom-multimedia-image-rb3gen2-core-kit.rootfs*.qcomflash")
+    );
+    let left = processes_mentioning(&dir.path().to_string_lossy());
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
+#[test]
+fn image_with_fake_bitbake_that_drops_preempt_rt_fails_verification() {
+    let project = Project::new("drop-rt");
+    let run = project.image("rb3gen2-core-kit", &[]).run().code_is(1);
+    let stderr = run.stderr();
+    assert!(stderr.contains("warning: the build of qcom-multimedia-image for rb3gen2-core-kit does not match the plan"), "{stderr}");
+    assert!(
+        stderr.contains("CONFIG_PREEMPT_RT: expected CONFIG_PREEMPT_RT=y, found not set"),
+        "{stderr}"
+    );
+    let verdict: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(project.out("rb3gen2-core-kit").join("verify.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(verdict["passed"], false);
+    // The image was built, so its path is still the result on stdout.
+    assert!(run.stdout().ends_with(".rootfs.qcomflash\n"), "{}", run.stdout());
+}
+
+#[test]
+fn image_with_fake_bitbake_bundle_builds_verifies_and_packs() {
+    let project = Project::new("ok");
+    let run = project.image("rb3gen2-core-kit", &["--bundle", "--json"]).run().success();
+    let json = run.json();
+    assert_eq!(json["status"], "succeeded");
+    assert_eq!(json["verify"]["passed"], true);
+    let archive = std::path::PathBuf::from(json["bundle"]["archive"].as_str().unwrap());
+    assert!(archive.is_file(), "{}", archive.display());
+    assert!(archive.starts_with(project.out("rb3gen2-core-kit").join("bundle")));
+    assert!(run.stderr().contains("Bundled "), "{}", run.stderr());
+}
+
+#[test]
+fn image_bundle_needs_the_whole_image() {
+    Test::new()
+        .args(["image", "--machine", "rb3gen2-core-kit", "--bundle", "--target", "linux-qcom-rt"])
+        .run()
+        .usage_error("--bundle needs the whole image; drop --target, --task and --bitbake-args")
+        .nothing_written("rtbuild");
+}
+
+#[test]
+fn image_with_fake_bitbake_builds_from_a_release_lock_in_full_form() {
+    let project = Project::new("ok");
+    let qcom = project.fixtures.repo("meta-qcom");
+    let pinned = crate::fixtures::git(&qcom, &["rev-parse", "HEAD"]).trim().to_string();
+    std::fs::write(qcom.join("NEWER"), "a commit after the release\n").unwrap();
+    crate::fixtures::git_commit_all(&qcom, "after the release");
+    let oe_core = crate::fixtures::git(&project.fixtures.repo("oe-core"), &["rev-parse", "HEAD"]);
+    let lock = format!(
+        "repos:\n  meta-qcom:\n    url: {}\n    branch: wrynose\n    commit: {pinned}\n  oe-core:\n    url: {}\n    branch: wrynose\n    commit: {}\n",
+        project.fixtures.url("meta-qcom"),
+        project.fixtures.url("oe-core"),
+        oe_core.trim()
+    );
+    std::fs::write(project.root.join("proj/release-lock.yml"), lock).unwrap();
+    let run = project.image("rb3gen2-core-kit", &["--lock", "release-lock.yml"]).run().success();
+    assert!(run.stderr().contains("Locked "), "{}", run.stderr());
+    let installed = project.out("rb3gen2-core-kit").join("rb3gen2-core-kit-rt.lock.yml");
+    let text = std::fs::read_to_string(&installed).unwrap();
+    assert!(text.contains(&pinned), "{text}");
+    let checkout = project.root.join("proj/rtbuild/meta-qcom");
+    assert_eq!(crate::fixtures::git(&checkout, &["rev-parse", "HEAD"]).trim(), pinned);
+}
+
+#[test]
+fn image_with_a_bad_lock_is_refused_before_anything_is_generated() {
+    let project = Project::new("ok");
+    std::fs::write(
+        project.root.join("proj/bad-lock.yml"),
+        "header:\n  version: 14\noverrides:\n  repos:\n    meta-qcom:\n      commit: abc123\n",
+    )
+    .unwrap();
+    let run = project.image("rb3gen2-core-kit", &["--lock", "bad-lock.yml"]).run().code_is(2);
+    assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
+    assert!(run.stderr().contains("abc123"), "{}", run.stderr());
+    assert!(!project.root.join("proj/rtbuild").exists());
+}
+
+#[test]
+fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
+    let project = Project::new("ok");
+    project.image("rb3gen2-core-kit", &[]).run().success();
+    let proj = project.root.join("proj");
+    let bundled = Test::new()
+        .cwd(&proj)
+        .args(["bundle", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .success()
+        .stderr_contains("using the verify result");
+    let archive = std::path::PathBuf::from(bundled.stdout().lines().next().unwrap_or_default());
+    assert!(archive.starts_with(proj.join("rtbuild/rb3gen2-core-kit/bundle")), "{archive:?}");
+    let locked = Test::new()
+        .cwd(&proj)
+        .path_prepend(venv().join("bin"))
+        .args(["lock", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .success();
+    let lock = proj.join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.lock.yml");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    for repo in ["meta-qcom:", "meta-qcom-distro:", "oe-core:", "bitbake:"] {
+        assert!(text.contains(repo), "{repo} not pinned:\n{text}\n{}", locked.stderr());
+    }
+}

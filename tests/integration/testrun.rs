@@ -1,0 +1,614 @@
+//! `rtbuild test` with the real cyclictest and stress-ng on this machine (`--local`) and over
+//! ssh to an sshd started on loopback. The checks are about behaviour — policy, priority,
+//! pinning, where the load ran, what was left behind, what was written — never latency values.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{Test, rtbuild_bin};
+use crate::tune_cli::fake_tree;
+
+fn run_json(dir: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
+}
+
+/// Reasons that depend on how this shared VM happened to schedule (lost cycles, spikes above
+/// the histogram): tolerated, since tests never judge latency.
+fn latency_dependent(reason: &str) -> bool {
+    reason.contains("expected cycles") || reason.contains("histogram")
+}
+
+/// Whether a process is still alive (zombies waiting for init do not count).
+fn alive(pid: u64) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// The checks every completed scenario must pass: one SCHED_FIFO 99 thread per RT CPU pinned
+/// there, the main thread on housekeeping CPUs, load only on housekeeping CPUs and gone now,
+/// raw outputs and fingerprints on disk.
+fn check_scenario(dir: &Path, s: &Value, rt: u64, housekeeping: &str) {
+    let name = s["name"].as_str().unwrap();
+    let reasons: Vec<&str> =
+        s["invalid_reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    assert!(reasons.iter().all(|r| latency_dependent(r)), "{name}: {reasons:?}");
+    let ct = s["argv"]["cyclictest"].as_array().unwrap();
+    let line: Vec<&str> = ct.iter().map(|a| a.as_str().unwrap()).collect();
+    for want in ["-m", "-q", "--mainaffinity=0"] {
+        assert!(line.contains(&want), "{name}: {line:?}");
+    }
+    assert!(line.windows(2).any(|w| w == ["-p", "99"]), "{line:?}");
+    assert!(line.windows(2).any(|w| w == ["-a", &rt.to_string()]), "{line:?}");
+    let probe = &s["probe"];
+    let pid = probe["cyclictest_pid"].as_u64().unwrap();
+    let tasks = probe["cyclictest"].as_array().unwrap();
+    let main = tasks.iter().find(|t| t["tid"].as_u64() == Some(pid)).unwrap();
+    assert_eq!(main["allowed"], housekeeping, "{name}: main thread");
+    let workers: Vec<&Value> = tasks.iter().filter(|t| t["policy"] == 1).collect();
+    assert_eq!(workers.len(), 1, "{name}: {tasks:?}");
+    assert_eq!(workers[0]["rt_priority"], 99);
+    assert_eq!(workers[0]["allowed"], rt.to_string());
+    assert_eq!(workers[0]["cpu"], rt);
+    assert_eq!(s["threads"][0]["cpu"], rt, "{name}: the JSON's thread CPU");
+    for task in probe["load"].as_array().unwrap() {
+        assert_eq!(task["allowed"], housekeeping, "{name}: load {task}");
+        assert!(!alive(task["tid"].as_u64().unwrap()), "{name}: load {task} left running");
+    }
+    for file in
+        s["files"].as_array().unwrap().iter().chain(s["fingerprint_files"].as_array().unwrap())
+    {
+        assert!(dir.join(file.as_str().unwrap()).is_file(), "{name}: {file} missing");
+    }
+    assert_eq!(s["files"], serde_json::json!([format!("raw/{name}.json")]));
+    assert!(s["commands"][0].as_str().unwrap().starts_with("cyclictest -m -p 99 -a "), "{s}");
+}
+
+#[test]
+fn local_run_measures_with_the_right_policy_pinning_and_load() {
+    let run = Test::new()
+        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle,stress,full"])
+        .args(["--duration", "3s", "--histogram-us", "200000", "--out", "res", "--load", "40"])
+        .run();
+    let dir = run.path().join("res");
+    let json = run_json(&dir);
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    assert_eq!(json["state"], "finished");
+    assert_eq!(json["target"], "local");
+    assert_eq!((json["rt_cpus"].as_str(), json["housekeeping"].as_str()), (Some("1"), Some("0")));
+    let scenarios = json["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios.len(), 3);
+    for s in scenarios {
+        check_scenario(&dir, s, 1, "0");
+        assert_eq!(s["state"], "done");
+    }
+    assert_eq!(scenarios[0]["argv"]["load"], serde_json::json!([]));
+    assert_eq!(
+        scenarios[1]["argv"]["load"][0],
+        serde_json::json!([
+            "taskset",
+            "-c",
+            "0",
+            "stress-ng",
+            "--cpu",
+            "1",
+            "--cpu-load",
+            "40",
+            "--timeout",
+            "123s"
+        ])
+    );
+    assert!(!scenarios[1]["probe"]["load"].as_array().unwrap().is_empty());
+    assert!(scenarios[0]["load_cpu_percent"].is_null());
+    let level = scenarios[1]["load_cpu_percent"].as_f64().unwrap();
+    assert!(level > 0.0 && level <= 100.0, "load level {level}");
+    assert_eq!(scenarios[2]["argv"]["load"][0][3], "stress-ng");
+    assert_eq!(
+        scenarios[1]["commands"][1],
+        "taskset -c 0 stress-ng --cpu 1 --cpu-load 40 --timeout 123s"
+    );
+    assert!(json["interrupts"]["stress"].is_array());
+    // Without --tune the tuning is only checked (read-only) and recorded.
+    assert_eq!(json["tuning"]["applied"], false);
+    assert!(json["tuning"]["verify_problems"].is_array());
+    let verify = fs::read_to_string(dir.join("tune-verify.txt")).unwrap();
+    assert!(verify.contains(" /proc/sys/kernel/timer_migration "), "{verify}");
+    assert!(json["fingerprint"]["uname"].is_string());
+
+    // The result folder is what `rtbuild report` reads (issue 7).
+    let report = Test::new().args(["report", "--json"]).args([&dir]).run();
+    assert!(report.code() == 0 || report.code() == 1, "{}", report.stderr());
+    let names: Vec<String> =
+        report.stdout().matches("\"name\": \"").map(|m| m.to_string()).collect();
+    assert!(!names.is_empty(), "{}", report.stdout());
+    for name in ["idle", "stress", "full"] {
+        assert!(report.stdout().contains(&format!("\"{name}\"")), "{}", report.stdout());
+    }
+    assert!(scenarios[0]["fingerprint"]["uname"].as_str().unwrap().starts_with("Linux"));
+    assert!(run.stdout().trim_end().ends_with("res"), "{}", run.stdout());
+}
+
+#[test]
+fn stress_isolated_without_isolated_cpus_is_an_invalid_run() {
+    let run = Test::new()
+        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "stress-isolated"])
+        .args(["--duration", "2s", "--histogram-us", "200000", "--out", "res"])
+        .run()
+        .code_is(1);
+    let json = run_json(&run.path().join("res"));
+    assert_eq!(json["verdict"], "invalid");
+    let reasons = json["scenarios"][0]["invalid_reasons"].to_string();
+    assert!(reasons.contains("stress-isolated needs RT CPUs 1 isolated (isolcpus=)"), "{reasons}");
+    for task in json["scenarios"][0]["probe"]["load"].as_array().unwrap() {
+        assert!(!alive(task["tid"].as_u64().unwrap()), "load {task} left running");
+    }
+}
+
+#[test]
+fn test_bad_inputs_exit_2_and_write_nothing() {
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["--scenario", "idle,bogus"],
+            "unknown scenario `bogus`; use idle, stress, stress-isolated or full",
+        ),
+        (
+            &["--duration", "10x"],
+            "bad duration `10x`; use a time like 30s, 10m, 2h, 24h or 1d, or smoke, osadl or soak",
+        ),
+        (
+            &["--rt-cpus", "0"],
+            "CPU 0 cannot be an RT CPU: the kernel keeps boot-time work there; use CPUs 1 and up",
+        ),
+        (
+            &["--rt-cpus", "7"],
+            "RT CPU 7 is not online on this machine (online: 0-1); pick RT CPUs from 0-1",
+        ),
+        (
+            &["--rt-cpus", "1", "--housekeeping", "1"],
+            "CPUs 1 are both RT and housekeeping CPUs; give each CPU one role",
+        ),
+        (
+            &["--rt-cpus", "1-3,x"],
+            "malformed CPU list `1-3,x`: `x` is not a CPU number; write it like `7`, `6,7` or `0-2,4-7`",
+        ),
+        (
+            &["--machine", "rb3gen2-core-kit"],
+            "RT CPU 7 is not online on this machine (online: 0-1); pick RT CPUs from 0-1",
+        ),
+    ];
+    for (args, message) in cases {
+        Test::new()
+            .args(["test", "--local", "--out", "res"])
+            .args(args.iter().copied())
+            .run()
+            .usage_error(message)
+            .nothing_written("res");
+    }
+    Test::new()
+        .args(["test", "--rt-cpus", "1", "--out", "res"])
+        .run()
+        .usage_error("no target given; pass --local or --target ssh://USER@HOST[:PORT]")
+        .nothing_written("res");
+    let both = Test::new()
+        .args(["test", "--local", "--target", "ssh://root@localhost", "--rt-cpus", "1"])
+        .run()
+        .code_is(2);
+    assert!(both.stderr().contains("cannot be used with"), "{}", both.stderr());
+    let full = Test::new()
+        .file("res/keep.txt", "mine")
+        .args(["test", "--local", "--rt-cpus", "1", "--out", "res"])
+        .run()
+        .code_is(2);
+    assert!(
+        full.stderr().starts_with("error: result folder res is not empty; pass a new --out DIR"),
+        "{}",
+        full.stderr()
+    );
+}
+
+#[test]
+fn interrupt_stops_the_load_reverts_tuning_and_keeps_partial_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    fake_tree(&root, "0-1");
+    interrupt_case(&["--local".to_string()], &root, tmp.path());
+}
+
+#[test]
+fn interrupt_over_ssh_stops_the_remote_load_and_reverts_remote_tuning() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    fake_tree(&root, "0-1");
+    let config = sshd.config_with_sysroot(&root);
+    let host =
+        ["--target".to_string(), sshd.url(), "--ssh-config".into(), config.display().to_string()];
+    interrupt_case(&host, &root, tmp.path());
+}
+
+/// Starts a 60 s tuned stress run, sends SIGINT once it measures, and checks the aftermath.
+fn interrupt_case(host: &[String], root: &Path, tmp: &Path) {
+    let out = tmp.join("res");
+    let child = Command::new(rtbuild_bin())
+        .arg("test")
+        .args(host)
+        .args(["--rt-cpus", "1", "--scenario", "stress,idle", "--duration", "60s"])
+        .args(["--histogram-us", "200000", "--tune", "--out"])
+        .arg(&out)
+        .env("RTBUILD_SYSROOT", root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the stress scenario is measuring and was probed.
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(30), "the run never started measuring");
+        if fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap() == "0\n"
+            && out.join("raw/stress.hist.txt").exists()
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let probe_text = fs::read_to_string(out.join("run.json")).unwrap();
+    unsafe_kill(child.id(), "INT");
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted: stopping cyclictest and the load"), "{stderr}");
+    let json = run_json(&out);
+    assert_eq!(json["state"], "interrupted", "{json}");
+    assert_eq!(json["scenarios"].as_array().unwrap().len(), 1, "idle must not start");
+    let s = &json["scenarios"][0];
+    assert_eq!(s["state"], "interrupted");
+    assert!(s["invalid_reasons"].to_string().contains("interrupted before the planned run time"));
+    assert!(out.join("raw/stress.json").is_file(), "cyclictest's partial JSON is kept");
+    assert!(s["threads"][0]["cycles"].as_u64().unwrap() > 0);
+    for task in s["probe"]["load"].as_array().unwrap() {
+        assert!(!alive(task["tid"].as_u64().unwrap()), "load {task} left running");
+    }
+    assert!(!s["probe"]["load"].as_array().unwrap().is_empty(), "{probe_text}");
+    assert_eq!(json["tuning"]["reverted"], true);
+    assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap(), "1\n");
+    assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "f\n");
+    assert!(!root.join("run/rtbuild-test-tune.state").exists());
+}
+
+/// Sends a signal with the system `kill` (the test crate forbids unsafe code).
+fn unsafe_kill(pid: u32, signal: &str) {
+    let status =
+        Command::new("kill").args([format!("-{signal}"), pid.to_string()]).status().unwrap();
+    assert!(status.success());
+}
+
+/// An sshd on a free loopback port with a throwaway host key and client key, and a client
+/// config that keeps host-key checking on (the host key is in its known_hosts).
+struct Sshd {
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl Sshd {
+    fn start() -> Sshd {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::create_dir_all("/run/sshd").unwrap();
+        for key in ["host_key", "client_key"] {
+            let ok = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(d.join(key))
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+        fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        fs::write(
+            d.join("sshd_config"),
+            format!(
+                "ListenAddress 127.0.0.1\nHostKey {0}/host_key\nAuthorizedKeysFile {0}/authorized_keys\n\
+                 PidFile {0}/sshd.pid\nStrictModes no\nPermitRootLogin prohibit-password\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+                 AcceptEnv RTBUILD_SYSROOT\n",
+                d.display()
+            ),
+        )
+        .unwrap();
+        let host_pub = fs::read_to_string(d.join("host_key.pub")).unwrap();
+        let mut words = host_pub.split_whitespace();
+        let (kind, key) = (words.next().unwrap(), words.next().unwrap());
+        fs::write(d.join("known_hosts"), format!("[127.0.0.1]:{port} {kind} {key}\n")).unwrap();
+        fs::write(
+            d.join("ssh_config"),
+            format!(
+                "Host 127.0.0.1\n  IdentityFile {0}/client_key\n  IdentitiesOnly yes\n  UserKnownHostsFile {0}/known_hosts\n  StrictHostKeyChecking yes\n  LogLevel ERROR\n",
+                d.display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(d.join("sshd_config"))
+            .args(["-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(10), "sshd did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Sshd { child, dir, port }
+    }
+
+    /// The test's own user on the loopback sshd (root on CI, where cyclictest needs it).
+    fn url(&self) -> String {
+        let user = Command::new("id").arg("-un").output().unwrap().stdout;
+        format!("ssh://{}@127.0.0.1:{}", String::from_utf8_lossy(&user).trim(), self.port)
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("ssh_config")
+    }
+
+    /// A client config that also sends `RTBUILD_SYSROOT=root` (the sshd accepts it), so the
+    /// tune script works on a fake tree on the far side.
+    fn config_with_sysroot(&self, root: &Path) -> PathBuf {
+        let base = fs::read_to_string(self.config()).unwrap();
+        let path = self.dir.path().join("ssh_config_sysroot");
+        fs::write(&path, format!("{base}  SetEnv RTBUILD_SYSROOT={}\n", root.display())).unwrap();
+        path
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn remote_run_over_ssh_with_host_key_checking() {
+    let sshd = Sshd::start();
+    let run = Test::new()
+        .args(["test", "--target", &sshd.url(), "--ssh-config"])
+        .args([sshd.config()])
+        .args(["--rt-cpus", "1", "--scenario", "idle,stress", "--duration", "2s"])
+        .args(["--histogram-us", "200000", "--out", "res", "--json"])
+        .run();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let json = run.json();
+    assert_eq!(json["target"], sshd.url());
+    assert_eq!(json["state"], "finished");
+    let dir = run.path().join("res");
+    for s in json["scenarios"].as_array().unwrap() {
+        check_scenario(&dir, s, 1, "0");
+    }
+
+    // tune runs over the same path; verify only reads, so the real machine is not changed.
+    let verify = Test::new()
+        .args(["tune", "--target", &sshd.url(), "--ssh-config"])
+        .args([sshd.config()])
+        .args(["--rt-cpus", "1", "--verify"])
+        .run();
+    assert!(verify.stdout().contains(" /proc/sys/kernel/timer_migration "), "{}", verify.stderr());
+}
+
+#[test]
+fn an_unknown_host_key_is_refused() {
+    let sshd = Sshd::start();
+    fs::write(sshd.dir.path().join("known_hosts"), "").unwrap();
+    let run = Test::new()
+        .args(["test", "--target", &sshd.url(), "--ssh-config"])
+        .args([sshd.config()])
+        .args(["--rt-cpus", "1", "--out", "res"])
+        .run()
+        .code_is(1)
+        .nothing_written("res");
+    assert!(run.stderr().contains("Host key verification failed"), "{}", run.stderr());
+}
+
+/// PIDs of the live `name` processes whose argument list holds `args` in a row.
+fn processes_with_args(name: &str, args: &[&str]) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else { continue };
+        let argv: Vec<String> =
+            cmdline.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        let named = argv.first().is_some_and(|a| a.rsplit('/').next() == Some(name));
+        if named && argv.windows(args.len()).any(|w| w == args) && alive(u64::from(pid)) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// PIDs of the processes whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Some((_, rest)) = stat.rsplit_once(") ") else { continue };
+        if rest.split_whitespace().nth(1).and_then(|p| p.parse().ok()) == Some(parent) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn a_lost_connection_keeps_partial_results_and_stops_the_load() {
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("res");
+    let child = Command::new(rtbuild_bin())
+        .args(["test", "--target", &sshd.url(), "--ssh-config"])
+        .arg(sshd.config())
+        .args(["--rt-cpus", "1", "--scenario", "stress,idle", "--duration", "37s"])
+        .args(["--histogram-us", "200000", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !out.join("raw/stress.hist.txt").exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "the run never started measuring");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The load runs in its own session on the target; this run's stress-ng is the one whose
+    // timeout is the run's length plus two minutes (37 s + 120 s). Remember it.
+    let load = loop {
+        let load = processes_with_args("stress-ng", &["--timeout", "157s"]);
+        if !load.is_empty() {
+            break load;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the load never started");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    // Kill every ssh session the test's sshd serves: the connection drops mid-measurement.
+    for pid in children_of(sshd.child.id()) {
+        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let json = run_json(&out);
+    assert_eq!(json["state"], "connection-lost", "{json}");
+    let s = &json["scenarios"][0];
+    assert_eq!(s["state"], "connection-lost");
+    assert!(s["invalid_reasons"].to_string().contains("lost the connection to"), "{s}");
+    assert!(out.join("raw/stress.hist.txt").is_file());
+    // rtbuild reconnected to stop the load.
+    for pid in load {
+        assert!(!alive(u64::from(pid)), "stress-ng {pid} left running");
+    }
+}
+
+#[test]
+fn a_non_root_user_is_told_which_privileges_are_missing() {
+    // A copy of the binary that user nobody can reach, wherever the checkout lives.
+    use std::os::unix::fs::PermissionsExt;
+    let bin_dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(bin_dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = bin_dir.path().join("rtbuild");
+    fs::copy(rtbuild_bin(), &bin).unwrap();
+    let out = std::env::temp_dir().join(format!("rtbuild-nobody-{}", std::process::id()));
+    let output = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["test", "--local", "--rt-cpus", "1", "--out"])
+        .arg(&out)
+        .current_dir("/tmp")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin:/usr/sbin:/sbin")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr
+            .starts_with("error: this machine: user id 65534 is not root and lacks RT priority 99"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("log in as root"), "{stderr}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
+    let sshd = Sshd::start();
+    let test = Test::new();
+    let root = test.path().join("root");
+    fake_tree(&root, "0-3");
+    let config = sshd.config_with_sysroot(&root);
+    let tune = |action: &str| {
+        Test::new()
+            .args(["tune", "--target", &sshd.url(), "--ssh-config"])
+            .args([&config])
+            .args(["--rt-cpus", "2-3", &format!("--{action}")])
+            .run()
+    };
+    let apply = tune("apply").success();
+    assert!(
+        apply.stdout().contains("set /proc/irq/9/smp_affinity 3 (was f)"),
+        "{}",
+        apply.stdout()
+    );
+    assert!(apply.stdout().contains("refused /proc/irq/11/smp_affinity"), "{}", apply.stdout());
+    tune("verify").success();
+    fs::write(root.join("proc/irq/default_smp_affinity"), "f\n").unwrap();
+    let verify = tune("verify").code_is(1);
+    assert!(verify.stdout().contains("mismatch /proc/irq/default_smp_affinity want 3 got f"));
+    tune("revert").success();
+    assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "f\n");
+    assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap(), "1\n");
+    drop(test);
+}
+
+#[test]
+fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
+    let machine = [
+        "name: vm-2cpu",
+        "description: two-CPU test VM",
+        "kas_file: ci/vm.yml",
+        "soc: X",
+        "soc_family: x",
+        "cpus: 2",
+        "rt:",
+        "  rt_cpus: \"1\"",
+        "  housekeeping: \"0\"",
+        "  rcu_expedited: \"1\"",
+        "  cpuidle_off: \"1\"",
+        "serial_console: ttyS0",
+        "storage: ufs",
+    ]
+    .join("\n");
+    let test = Test::new().file("machines/vm-2cpu.yaml", machine);
+    let root = test.path().join("root");
+    fake_tree(&root, "0-1");
+    let run = test
+        .env("RTBUILD_SYSROOT", &root)
+        .args(["test", "--machine", "vm-2cpu", "--machines-dir", "machines", "--local", "--tune"])
+        .args([
+            "--scenario",
+            "idle",
+            "--duration",
+            "2s",
+            "--histogram-us",
+            "200000",
+            "--out",
+            "res",
+        ])
+        .run();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let dir = run.path().join("res");
+    let json = run_json(&dir);
+    assert_eq!(json["machine"], "vm-2cpu");
+    assert_eq!(json["tuning"]["applied"], true);
+    assert_eq!(json["tuning"]["reverted"], true);
+    assert_eq!(json["tuning"]["refused_irqs"], 1);
+    check_scenario(&dir, &json["scenarios"][0], 1, "0");
+    let applied = fs::read_to_string(dir.join("tune-apply.txt")).unwrap();
+    assert!(
+        applied.contains("set /proc/sys/kernel/sched_rt_runtime_us -1 (was 950000)"),
+        "{applied}"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join("proc/sys/kernel/sched_rt_runtime_us")).unwrap(),
+        "950000\n"
+    );
+}

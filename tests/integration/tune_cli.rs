@@ -1,0 +1,190 @@
+//! `rtbuild tune`: emitting the script, running it locally against a fake /proc + /sys tree
+//! (RTBUILD_SYSROOT), and bad inputs.
+
+use std::fs;
+use std::path::Path;
+
+use crate::harness::Test;
+
+/// A fake /proc + /sys tree for a 4-CPU machine with CPUs `online` online.
+pub fn fake_tree(root: &Path, online: &str) {
+    let put = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, format!("{text}\n")).unwrap();
+    };
+    put("sys/devices/system/cpu/online", online);
+    put("proc/sys/kernel/timer_migration", "1");
+    put("proc/sys/kernel/sched_rt_runtime_us", "950000");
+    put("proc/sys/kernel/printk", "4\t4\t1\t7");
+    put("sys/devices/virtual/workqueue/cpumask", "f");
+    put("sys/devices/virtual/workqueue/writeback/cpumask", "f");
+    put("sys/bus/workqueue/devices/writeback/cpumask", "f");
+    put("sys/devices/system/cpu/cpufreq/policy0/scaling_governor", "schedutil");
+    put("proc/irq/default_smp_affinity", "f");
+    put("proc/irq/9/smp_affinity", "f");
+    fs::create_dir_all(root.join("proc/irq/11/smp_affinity")).unwrap();
+}
+
+#[test]
+fn emit_writes_an_executable_script_for_the_machine() {
+    let run = Test::new()
+        .args(["tune", "--machine", "iq-8275-evk", "--emit", "out", "--json"])
+        .run()
+        .success();
+    let script = fs::read_to_string(run.path().join("out/rtbuild-tune.sh")).unwrap();
+    assert!(script.contains("HK_MASK='f7'\nRT_CPUS='3'\n"), "{script}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(run.path().join("out/rtbuild-tune.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+    assert!(run.json()["script"].as_str().unwrap().ends_with("out/rtbuild-tune.sh"));
+}
+
+#[test]
+fn local_apply_verify_revert_through_the_cli_on_a_fake_tree() {
+    let test = Test::new();
+    let root = test.path().join("root");
+    fake_tree(&root, "0-3");
+    let args = |action: &str| {
+        vec![
+            "tune".to_string(),
+            "--local".into(),
+            "--rt-cpus".into(),
+            "3".into(),
+            format!("--{action}"),
+        ]
+    };
+    let run = test.env("RTBUILD_SYSROOT", &root).args(args("apply")).run().success();
+    assert!(
+        run.stdout().contains("set /proc/sys/kernel/timer_migration 0 (was 1)"),
+        "{}",
+        run.stdout()
+    );
+    assert!(run.stdout().contains("refused /proc/irq/11/smp_affinity"), "{}", run.stdout());
+    assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "7\n");
+    let root2 = root.clone();
+    let verify = Test::new().env("RTBUILD_SYSROOT", &root2).args(args("verify")).run().success();
+    assert!(!verify.stdout().contains("mismatch"), "{}", verify.stdout());
+    fs::write(root.join("proc/sys/kernel/timer_migration"), "1\n").unwrap();
+    let verify = Test::new()
+        .env("RTBUILD_SYSROOT", &root)
+        .args(args("verify"))
+        .args(["--json"])
+        .run()
+        .code_is(1);
+    let json = verify.json();
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["problems"][0], "mismatch /proc/sys/kernel/timer_migration want 0 got 1");
+    Test::new().env("RTBUILD_SYSROOT", &root).args(args("revert")).run().success();
+    assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "f\n");
+    assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/printk")).unwrap(), "4 4 1 7\n");
+}
+
+#[test]
+fn tune_bad_inputs_exit_2_and_write_nothing() {
+    let test = Test::new();
+    let root = test.path().join("root");
+    fake_tree(&root, "0-3");
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["tune", "--local", "--rt-cpus", "0", "--verify"],
+            "CPU 0 cannot be an RT CPU: the kernel keeps boot-time work there; use CPUs 1 and up",
+        ),
+        (
+            &["tune", "--local", "--rt-cpus", "6", "--verify"],
+            "RT CPU 6 is not online on this machine (online: 0-3); pick RT CPUs from 0-3",
+        ),
+        (
+            &["tune", "--local", "--verify"],
+            "no RT CPU given; pass --rt-cpus LIST (e.g. --rt-cpus 7) or --machine NAME",
+        ),
+        (
+            &["tune", "--rt-cpus", "2", "--apply"],
+            "--apply needs a place to run; pass --local or --target ssh://USER@HOST[:PORT]",
+        ),
+        (
+            &["tune", "--rt-cpus", "2", "--emit", "out"],
+            "--emit needs --machine NAME to know the CPU count",
+        ),
+        (
+            &["tune", "--target", "ssh://a;b@host", "--rt-cpus", "2", "--verify"],
+            "target `ssh://a;b@host` has an invalid user `a;b`; use letters, digits, `.`, `-` and `_`",
+        ),
+    ];
+    for (args, message) in cases {
+        Test::new()
+            .env("RTBUILD_SYSROOT", &root)
+            .args(args.iter().copied())
+            .run()
+            .usage_error(message)
+            .nothing_written("out");
+    }
+    assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap(), "1\n");
+}
+
+/// Parses the boot-time recipe with the real BitBake `bb` library (classes stubbed: only the
+/// recipe's own syntax and values are under test), then runs its `do_install` with sh.
+#[test]
+fn real_bitbake_parses_the_tune_recipe_and_its_do_install_installs_the_unit() {
+    let venv = crate::harness::venv();
+    let tmp = tempfile::tempdir().unwrap();
+    let classes = tmp.path().join("bbpath/classes-recipe");
+    fs::create_dir_all(&classes).unwrap();
+    for class in ["systemd", "allarch"] {
+        fs::write(classes.join(format!("{class}.bbclass")), "").unwrap();
+    }
+    let (unpack, image) = (tmp.path().join("unpack"), tmp.path().join("image"));
+    let recipe = crate::harness::project_root()
+        .join("layers/meta-rtbuild-tune/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb");
+    let script = r#"
+import json, sys, bb, bb.data, bb.parse, bb.siggen
+bbpath, unpack, image, recipe = sys.argv[1:5]
+d = bb.data.init()
+for k, v in {"BBPATH": bbpath, "COMMON_LICENSE_DIR": "/licenses", "UNPACKDIR": unpack,
+             "D": image, "sbindir": "/usr/sbin", "systemd_system_unitdir": "/usr/lib/systemd/system",
+             "PN": "rtbuild-tune", "OVERRIDES": "rtbuild-tune", "__bbclasstype": "recipe",
+             "BB_SIGNATURE_HANDLER": "noop"}.items():
+    d.setVar(k, v)
+bb.parse.siggen = bb.siggen.init(d)
+d = bb.parse.handle(recipe, d)[""]
+print(json.dumps({v: d.getVar(v) for v in ["SRC_URI", "S", "SYSTEMD_SERVICE", "SYSTEMD_AUTO_ENABLE",
+                                           "LICENSE", "FILES", "do_install"]}))
+"#;
+    let out = std::process::Command::new(venv.join("bin/python3"))
+        .args(["-c", script])
+        .arg(tmp.path().join("bbpath"))
+        .args([&unpack, &image, &recipe])
+        .env("PYTHONPATH", crate::harness::project_root().join("tests/support/bitbake/lib"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let vars: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let words =
+        |v: &str| vars[v].as_str().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(words("SRC_URI"), "file://rtbuild-tune.sh file://rtbuild-tune.service");
+    assert_eq!(vars["S"], unpack.to_str().unwrap());
+    assert_eq!(vars["SYSTEMD_SERVICE"], "rtbuild-tune.service");
+    assert_eq!(vars["SYSTEMD_AUTO_ENABLE"], "enable");
+    assert_eq!(words("FILES"), "/usr/lib/systemd/system/rtbuild-tune.service");
+
+    // do_install, run for real on the files `generate` puts beside the recipe.
+    fs::create_dir_all(&unpack).unwrap();
+    for (path, bytes) in rtbuild::tune::layer_files("#!/bin/sh\necho tuned\n") {
+        if let Some(name) = path.strip_prefix("recipes-rt/rtbuild-tune/files/") {
+            fs::write(unpack.join(name), bytes).unwrap();
+        }
+    }
+    let install = std::process::Command::new("sh")
+        .args(["-ec", vars["do_install"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{}", String::from_utf8_lossy(&install.stderr));
+    let unit =
+        fs::read_to_string(image.join("usr/lib/systemd/system/rtbuild-tune.service")).unwrap();
+    assert!(unit.contains("ExecStart=/usr/sbin/rtbuild-tune.sh apply\n"), "{unit}");
+    assert!(unit.contains("ExecStop=/usr/sbin/rtbuild-tune.sh revert\n"), "{unit}");
+    assert!(unit.contains("ConditionPathExists=/usr/sbin/rtbuild-tune.sh\n"), "{unit}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(image.join("usr/sbin/rtbuild-tune.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o755);
+}
