@@ -230,6 +230,19 @@ fn an_unusable_file_in_a_result_folder_fails_only_its_scenario() {
 }
 
 #[test]
+fn an_unusable_baseline_is_named_as_the_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        inputs: vec![data("cyclictest-2.4-verbose-2threads.txt")],
+        baseline: Some(dir.path().to_path_buf()),
+        ..Options::default()
+    };
+    let err = build(&options).unwrap_err().to_string();
+    let want = format!("baseline {0}: {0} has no run.json; ", dir.path().display());
+    assert!(err.starts_with(&want), "{err}");
+}
+
+#[test]
 fn bad_folders_are_input_errors() {
     let dir = tempfile::tempdir().unwrap();
     let err = build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
