@@ -311,7 +311,7 @@ fn bad_inputs_exit_2_with_one_clear_line() {
     Test::new()
         .args(["verify", "missing.config"])
         .run()
-        .usage_error("cannot read `missing.config`: No such file or directory (os error 2)");
+        .usage_error("`missing.config` does not exist; pass a build folder, kernel config, kernel image, .deb, or qcomflash folder or tarball");
     Test::new().args(["verify"]).run().usage_error(
         "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash folder or \
          tarball, .deb, or --target ssh://user@host",
@@ -461,7 +461,7 @@ fn an_unusable_source_still_prints_the_other_reports() {
     let stderr = run.stderr();
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 2, "{}", run.stderr());
-    assert!(errors[0].starts_with("error: cannot read `missing`"), "{errors:?}");
+    assert!(errors[0].starts_with("error: `missing` does not exist; pass "), "{errors:?}");
     assert!(errors[1].starts_with("error: `empty` is empty"), "{errors:?}");
 
     let test = Test::new().file("empty", "");
