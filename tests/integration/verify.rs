@@ -237,14 +237,19 @@ fn fixture_build_folder_without_rt_tests_or_expert_fails() {
     assert!(rt["reason"].as_str().unwrap().contains("CONFIG_EXPERT is not set"), "{rt}");
 }
 
-#[test]
-fn plan_file_gives_the_expectations() {
-    let plan = serde_json::json!({
+/// An `rtbuild-plan.json` as `generate` writes it, asking for CONFIG_HZ_1000 (not in RT_CONFIG).
+fn plan_asking_for_hz_1000() -> serde_json::Value {
+    serde_json::json!({
         "machine": "rb3gen2-core-kit", "image": "qcom-multimedia-image", "distro": "qcom-distro-kvm",
         "kernel_recipe": "linux-qcom-rt", "rt_cpus": "7", "housekeeping": "0-6", "nohz_full": true,
         "kernel_config": [{"symbol": "CONFIG_PREEMPT_RT", "value": "y"}, {"symbol": "CONFIG_HZ_1000", "value": "y"}],
         "cmdline": ["isolcpus=7"], "packages": ["rt-tests"]
-    });
+    })
+}
+
+#[test]
+fn plan_file_gives_the_expectations() {
+    let plan = plan_asking_for_hz_1000();
     let test =
         build_folder(Test::new(), true, RT_CONFIG).file("rtbuild-plan.json", plan.to_string());
     let run = test.args(["verify", "build", "--plan", "rtbuild-plan.json"]).run().code_is(1);
@@ -491,12 +496,7 @@ fn json_carries_config_sha256_and_kernel_version() {
 /// wrote one (and says so); any other plan flag, or `--plan`, overrides it.
 #[test]
 fn machine_alone_uses_the_generated_plan_file() {
-    let plan = serde_json::json!({
-        "machine": "rb3gen2-core-kit", "image": "qcom-multimedia-image", "distro": "qcom-distro-kvm",
-        "kernel_recipe": "linux-qcom-rt", "rt_cpus": "7", "housekeeping": "0-6", "nohz_full": true,
-        "kernel_config": [{"symbol": "CONFIG_PREEMPT_RT", "value": "y"}, {"symbol": "CONFIG_HZ_1000", "value": "y"}],
-        "cmdline": ["isolcpus=7"], "packages": ["rt-tests"]
-    });
+    let plan = plan_asking_for_hz_1000();
     let generated = "rtbuild/rb3gen2-core-kit/rtbuild-plan.json";
     let test = || Test::new().file(".config", RT_CONFIG).file(generated, plan.to_string());
     // An alias finds the folder of the catalog name.
