@@ -20,6 +20,11 @@ pub enum VerifyError {
          qcomflash folder or tarball"
     )]
     Missing { path: PathBuf },
+    #[error(
+        "`{path}` is a folder, not a file; pass it as a SOURCE without a flag (a build or \
+         qcomflash folder is recognised), or name the file inside it"
+    )]
+    Folder { path: PathBuf },
     #[error("`{path}` is empty; pass a kernel config, kernel image, package or build folder")]
     Empty { path: PathBuf },
     #[error("`{path}` holds no kernel config, kernel image or version string; {hint}")]

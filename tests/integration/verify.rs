@@ -517,3 +517,14 @@ fn machine_alone_uses_the_generated_plan_file() {
         .code_is(2)
         .stderr_contains(&format!("error: cannot read the plan `{generated}`"));
 }
+
+/// A folder given to a flag that names a file is one line saying what to do instead.
+#[test]
+fn a_folder_for_a_file_flag_says_what_to_pass() {
+    for flag in ["--kernel-config", "--kernel-image", "--deb"] {
+        Test::new().file("d/x", "").args(["verify", flag, "d"]).run().usage_error(
+            "`d` is a folder, not a file; pass it as a SOURCE without a flag (a build or \
+             qcomflash folder is recognised), or name the file inside it",
+        );
+    }
+}
