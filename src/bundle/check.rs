@@ -32,10 +32,12 @@ pub struct BundleCheck {
 /// only a missing file is an error.
 pub fn check(path: &Path) -> Result<BundleCheck, BundleError> {
     if !path.is_file() {
-        return Err(BundleError::NotABundle {
-            path: path.to_path_buf(),
-            message: "no such file".into(),
-        });
+        let message = if path.is_dir() {
+            "it is a folder; pass the .tar.zst archive `rtbuild bundle` wrote"
+        } else {
+            "no such file"
+        };
+        return Err(BundleError::NotABundle { path: path.to_path_buf(), message: message.into() });
     }
     let mut problems = Vec::new();
     let mut problem = |kind, path: &str, detail: String| {

@@ -237,14 +237,10 @@ pub fn verify_record(request: &BundleRequest) -> Result<VerifyRecord, BundleErro
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
-    use std::io::Write;
-    let write_err = |source| BundleError::Write { path: path.to_path_buf(), source };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-        .tempfile_in(dir)
-        .map_err(write_err)?;
-    tmp.write_all(bytes).map_err(write_err)?;
-    tmp.persist(path).map_err(|e| write_err(e.error))?;
-    Ok(())
+    crate::write::write_atomic(path, bytes, false).map_err(|e| match e {
+        crate::write::WriteError::Io { path, source } => BundleError::Write { path, source },
+        other => {
+            BundleError::Write { path: path.to_path_buf(), source: std::io::Error::other(other) }
+        }
+    })
 }

@@ -40,7 +40,13 @@ impl VerifySummary {
 
     pub fn from_json(doc: &serde_json::Value) -> Option<VerifySummary> {
         let passed = doc.get("passed")?.as_bool()?;
-        let text = |key: &str| doc.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        // A fact at the top level, else from the first report that carries it (`rtbuild
+        // verify --json` puts it at the top only when every report agrees).
+        let reports = doc.get("reports").and_then(|r| r.as_array());
+        let text = |key: &str| {
+            let in_report = || reports?.iter().find_map(|r| r.get(key)?.as_str());
+            doc.get(key).and_then(|v| v.as_str()).or_else(in_report).map(str::to_string)
+        };
         let checks = match (doc.get("checks"), doc.get("reports")) {
             (Some(checks), _) => checks.clone(),
             (None, Some(serde_json::Value::Array(reports))) => serde_json::Value::Array(
@@ -157,6 +163,14 @@ mod tests {
         assert!(!summary.passed);
         assert_eq!(summary.checks.as_array().unwrap().len(), 2);
         assert_eq!(summary.failed_checks(), ["CONFIG_PREEMPT_RT"]);
+        assert_eq!(summary.config_sha256, None);
+        let doc = serde_json::json!({"passed": true, "config_sha256": "top", "reports": [
+            {"kernel_version": "#1 SMP PREEMPT_RT", "config_sha256": "inner", "checks": []},
+            {"cmdline": "isolcpus=2-3", "checks": []}]});
+        let summary = VerifySummary::from_json(&doc).unwrap();
+        assert_eq!(summary.config_sha256.as_deref(), Some("top"));
+        assert_eq!(summary.kernel_version.as_deref(), Some("#1 SMP PREEMPT_RT"));
+        assert_eq!(summary.cmdline.as_deref(), Some("isolcpus=2-3"));
         assert!(VerifySummary::from_json(&serde_json::json!({"ok": true})).is_none());
     }
 }

@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::Args;
 
 use crate::catalog::Catalog;
@@ -75,22 +74,7 @@ pub fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::from_pass(report.verdict == Verdict::Pass))
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder, then renames it.
+/// Writes `bytes` to `path` atomically, 0644 (reports are for sharing).
 fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create folder {}", dir.display()))?;
-    let mut file = tempfile::NamedTempFile::new_in(dir).with_context(|| {
-        format!("cannot write {}: folder {} is not writable", path.display(), dir.display())
-    })?;
-    file.write_all(bytes).with_context(|| format!("cannot write {}", path.display()))?;
-    let file = file.persist(path).with_context(|| format!("cannot write {}", path.display()))?;
-    // Reports are for sharing: the temporary file's 0600 becomes the usual 0644.
-    use std::os::unix::fs::PermissionsExt;
-    let _ = file.set_permissions(std::fs::Permissions::from_mode(0o644));
-    Ok(())
+    Ok(crate::write::write_atomic(path, bytes, false)?)
 }

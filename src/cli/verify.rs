@@ -1,13 +1,15 @@
 //! `rtbuild verify [SOURCE…]`: is this really the PREEMPT_RT kernel that was asked for?
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde::Serialize;
 
 use super::PlanArgs;
+use crate::catalog::Catalog;
 use crate::exit::{Exit, InputError};
 use crate::plan::Expectations;
+use crate::render::PLAN_FILE;
 use crate::target::SshTarget;
 use crate::ui::Ui;
 use crate::verify::{self, Report, Source, VerifyError};
@@ -51,21 +53,53 @@ pub struct VerifyArgs {
 #[derive(Debug, Serialize)]
 struct Output<'a> {
     passed: bool,
+    /// The kernel facts every report agrees on, for `rtbuild bundle --verify-report`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kernel_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cmdline: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    config_sha256: Option<String>,
     reports: &'a [Report],
+    /// Sources that could not be read at all (the run exits 2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<SourceError>,
+}
+
+#[derive(Debug, Serialize)]
+struct SourceError {
+    source: String,
+    error: String,
 }
 
 pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
-    let expected = expectations(&args)?;
+    let expected = expectations(&args, ui)?;
     let sources = sources(&args)?;
     let mut reports = Vec::new();
+    // An unusable source does not hide the verdicts of the others: every report is printed,
+    // then every error, and the run exits 2.
+    let mut errors: Vec<(String, anyhow::Error)> = Vec::new();
     for source in &sources {
         ui.detail(format!("verifying {}", source.name()));
-        reports.push(verify::verify(source, expected.as_ref())?);
+        match verify::verify(source, expected.as_ref()) {
+            Ok(report) => reports.push(report),
+            Err(err) => errors.push((source.name(), err.into())),
+        }
     }
-    let passed = reports.iter().all(|r| r.passed);
+    let passed = errors.is_empty() && reports.iter().all(|r| r.passed);
     if ui.json() {
-        ui.out_json(&Output { passed, reports: &reports })?;
-    } else {
+        ui.out_json(&Output {
+            passed,
+            kernel_version: agreed(&reports, |r| r.kernel_version.as_deref()),
+            cmdline: agreed(&reports, |r| r.cmdline.as_deref()),
+            config_sha256: agreed(&reports, |r| r.config_sha256.as_deref()),
+            reports: &reports,
+            errors: errors
+                .iter()
+                .map(|(source, err)| SourceError { source: source.clone(), error: err.to_string() })
+                .collect(),
+        })?;
+    } else if !reports.is_empty() {
         let tables: Vec<String> = reports.iter().map(Report::to_table).collect();
         ui.out(tables.join("\n\n"));
         for report in &reports {
@@ -74,18 +108,40 @@ pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
             }
         }
     }
-    if expected.is_none() {
+    if expected.is_none() && !reports.is_empty() {
         ui.note("no plan given (--machine or --plan): only PREEMPT_RT, the command line and rt-tests were checked");
+    }
+    if let Some((_, last)) = errors.pop() {
+        for (_, err) in &errors {
+            ui.error(err);
+        }
+        return Err(last);
     }
     Ok(Exit::from_pass(passed))
 }
 
-/// The plan from `--plan FILE`, or from `--machine` and the other plan flags, or none.
-fn expectations(args: &VerifyArgs) -> anyhow::Result<Option<Expectations>> {
+/// The value every report that has one agrees on; none when they differ or none has it.
+fn agreed(reports: &[Report], field: impl Fn(&Report) -> Option<&str>) -> Option<String> {
+    let mut values = reports.iter().filter_map(field);
+    let first = values.next()?;
+    values.all(|v| v == first).then(|| first.to_string())
+}
+
+/// The plan from `--plan FILE`; or, with `--machine` alone, the `rtbuild-plan.json` that
+/// `rtbuild generate` wrote under `rtbuild/<machine>/` in the current folder (what the build
+/// was asked for, fragments and `--config` flags included); or the plan the flags describe
+/// when any other plan flag is given; or none.
+fn expectations(args: &VerifyArgs, ui: &Ui) -> anyhow::Result<Option<Expectations>> {
     if let Some(path) = &args.plan_file {
-        let bad = |message: String| VerifyError::PlanFile { path: path.clone(), message };
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        let expected: Expectations = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        return Ok(Some(read_plan(path)?));
+    }
+    if let Some(path) = generated_plan(&args.plan)? {
+        let expected = read_plan(&path)?;
+        ui.note(format!(
+            "checking against {}, written by `rtbuild generate`; pass --plan FILE or plan flags \
+             (--rt-cpus, --config, ...) to check against another plan",
+            path.display()
+        ));
         return Ok(Some(expected));
     }
     if args.plan.machine.is_some() || args.plan.project.is_some() {
@@ -93,6 +149,35 @@ fn expectations(args: &VerifyArgs) -> anyhow::Result<Option<Expectations>> {
         return Ok(Some(plan.expectations()));
     }
     Ok(None)
+}
+
+fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
+    let bad = |message: String| VerifyError::PlanFile { path: path.to_path_buf(), message };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| bad(e.to_string()))
+}
+
+/// `rtbuild/<machine>/rtbuild-plan.json` when `--machine` is the only flag that shapes the
+/// plan and the file exists; any other plan flag means the user describes the plan.
+fn generated_plan(plan: &PlanArgs) -> anyhow::Result<Option<PathBuf>> {
+    let Some(machine) = &plan.machine else { return Ok(None) };
+    let shaped = plan.rt_cpus.is_some()
+        || plan.housekeeping.is_some()
+        || !plan.fragments.is_empty()
+        || !plan.configs.is_empty()
+        || !plan.patches.is_empty()
+        || !plan.cmdline.is_empty()
+        || plan.no_nohz_full
+        || plan.distro.is_some()
+        || plan.image.is_some()
+        || plan.project.is_some();
+    if shaped {
+        return Ok(None);
+    }
+    let catalog = Catalog::with_user_dir(plan.machines_dir.as_deref())?;
+    let name = &catalog.lookup(machine)?.machine.name;
+    let path = Path::new("rtbuild").join(name).join(PLAN_FILE);
+    Ok(path.is_file().then_some(path))
 }
 
 fn sources(args: &VerifyArgs) -> anyhow::Result<Vec<Source>> {
@@ -114,4 +199,27 @@ fn sources(args: &VerifyArgs) -> anyhow::Result<Vec<Source>> {
         .into());
     }
     Ok(sources)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(version: Option<&str>) -> Report {
+        Report {
+            kernel_version: version.map(str::to_string),
+            ..Report::new("s".into(), "kernel image".into(), Vec::new(), Vec::new())
+        }
+    }
+
+    #[test]
+    fn top_level_kernel_facts_only_when_the_reports_agree() {
+        fn v(r: &Report) -> Option<&str> {
+            r.kernel_version.as_deref()
+        }
+        assert_eq!(agreed(&[], v), None);
+        assert_eq!(agreed(&[report(None), report(Some("a"))], v).as_deref(), Some("a"));
+        assert_eq!(agreed(&[report(Some("a")), report(Some("a"))], v).as_deref(), Some("a"));
+        assert_eq!(agreed(&[report(Some("a")), report(Some("b"))], v), None);
+    }
 }

@@ -39,6 +39,8 @@ impl State<'_> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KernelConfig {
     settings: BTreeMap<Symbol, Value>,
+    /// sha256 of the uncompressed text, as `sha256sum .config` prints it.
+    sha256: String,
 }
 
 /// Why a stream is not a usable kernel config.
@@ -77,7 +79,9 @@ impl KernelConfig {
 
     /// Reads an uncompressed config, one line at a time.
     pub fn read_plain(mut input: impl BufRead) -> Result<KernelConfig, ConfigError> {
+        use sha2::Digest;
         let mut settings = BTreeMap::new();
+        let mut digest = sha2::Sha256::new();
         let mut buf = Vec::new();
         let mut line = 0;
         loop {
@@ -86,6 +90,7 @@ impl KernelConfig {
                 break;
             }
             line += 1;
+            digest.update(&buf);
             let text = String::from_utf8_lossy(&buf);
             match parse_line(&text) {
                 Ok(Line::Setting(Setting { symbol, value })) => {
@@ -101,12 +106,17 @@ impl KernelConfig {
         if settings.is_empty() {
             return Err(ConfigError::NoSettings);
         }
-        Ok(KernelConfig { settings })
+        Ok(KernelConfig { settings, sha256: crate::digest::hex(&digest.finalize()) })
     }
 
     /// Parses config text already in memory.
     pub fn parse(text: &[u8]) -> Result<KernelConfig, ConfigError> {
         KernelConfig::read_plain(text)
+    }
+
+    /// sha256 of the uncompressed config text (the `.config` file's own sha256).
+    pub fn sha256(&self) -> &str {
+        &self.sha256
     }
 
     /// What the config says about `symbol` (with its `CONFIG_` prefix).
@@ -168,6 +178,16 @@ mod tests {
         assert_eq!(config.state("CONFIG_HZ").describe(), "250");
         assert_eq!(config.state("CONFIG_LOCALVERSION").describe(), "\"-rt\"");
         assert_eq!(config.len(), 5);
+    }
+
+    #[test]
+    fn sha256_is_the_uncompressed_files_own() {
+        let plain = KernelConfig::read(SAMPLE.as_bytes()).unwrap();
+        let gz = KernelConfig::read(gzip(SAMPLE.as_bytes()).as_slice()).unwrap();
+        assert_eq!(plain.sha256(), crate::digest::sha256_hex(SAMPLE.as_bytes()));
+        assert_eq!(gz.sha256(), plain.sha256());
+        let other = KernelConfig::read("CONFIG_PREEMPT_RT=y\n".as_bytes()).unwrap();
+        assert_ne!(other.sha256(), plain.sha256());
     }
 
     #[test]

@@ -88,4 +88,21 @@ mod tests {
         let data = build(&[(".linux", b"x")]);
         assert!(sections(&data[..0x90]).is_none());
     }
+
+    /// Every single-byte change to a UKI's headers (offsets, counts, sizes near `u32::MAX`)
+    /// gives sections inside the file or `None`, never a panic.
+    #[test]
+    fn mutated_headers_never_panic() {
+        let data = build(&[(".cmdline", b"isolcpus=7\0"), (".linux", b"kernel bytes")]);
+        let headers = data.len().min(0x80 + 24 + 0xf0 + 2 * 40);
+        for at in 0..headers {
+            for value in [0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff] {
+                let mut bad = data.clone();
+                bad[at] = value;
+                for bytes in sections(&bad).into_iter().flat_map(|s| s.into_values()) {
+                    assert!(bytes.len() <= bad.len());
+                }
+            }
+        }
+    }
 }

@@ -5,7 +5,6 @@
 //! beside the generated kas file. No copying into meta-qcom's `ci/` is needed: kas reads
 //! `<stem>.lock.yml` beside every config file it loads.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -65,15 +64,12 @@ pub fn install(source: &Path, kas_file: &Path) -> Result<InstallOutcome, LockErr
 /// Writes `lock` in kas's form to `path` atomically (temp file in the same folder, then rename).
 pub(super) fn write_lock(path: &Path, lock: &LockFile) -> Result<(), LockError> {
     let text = lock.to_kas_yaml(COMMENT);
-    let write_err = |source| LockError::Write { path: path.to_path_buf(), source };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-        .tempfile_in(dir)
-        .map_err(write_err)?;
-    tmp.write_all(text.as_bytes()).map_err(write_err)?;
-    tmp.persist(path).map_err(|e| write_err(e.error))?;
-    Ok(())
+    crate::write::write_atomic(path, text.as_bytes(), false).map_err(|e| match e {
+        crate::write::WriteError::Io { path, source } => LockError::Write { path, source },
+        other => {
+            LockError::Write { path: path.to_path_buf(), source: std::io::Error::other(other) }
+        }
+    })
 }
 
 #[cfg(test)]

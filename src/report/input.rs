@@ -90,6 +90,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     let mut scenarios = Vec::new();
     for scenario in &run_json.scenarios {
         let mut runs = Vec::new();
+        let mut unusable = Vec::new();
         let mut commands = scenario.commands.clone();
         for file in &scenario.files {
             if file.is_absolute()
@@ -101,14 +102,23 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
                 });
             }
             let path = dir.join(file);
-            let run = parse(&path, nsecs)?;
+            // A missing or unreadable output (the run crashed, the disk filled up) fails
+            // this scenario; the other scenarios of the folder are still reported.
+            let run = match parse(&path, nsecs) {
+                Ok(run) => run,
+                Err(err) => {
+                    unusable.push(err.to_string());
+                    continue;
+                }
+            };
             if commands.is_empty() {
                 commands.extend(run.cmdline.iter().cloned());
             }
             runs.push((path, run));
         }
         let mut invalid_reasons = scenario.invalid_reasons.clone();
-        if runs.is_empty() {
+        invalid_reasons.extend(unusable);
+        if runs.is_empty() && scenario.files.is_empty() {
             invalid_reasons
                 .push("run.json lists no cyclictest output for this scenario".to_string());
         }

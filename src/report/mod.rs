@@ -161,6 +161,8 @@ fn load_baseline(path: &Path, threshold_us: f64, nsecs: bool) -> Result<Report, 
         nsecs,
         ..Options::default()
     })
+    // Say it is the baseline that is unusable, not one of the inputs.
+    .map_err(|err| ReportError::Baseline { path: path.to_path_buf(), message: err.to_string() })
 }
 
 /// Overall verdict and reasons from the scenarios.

@@ -205,6 +205,44 @@ fn baseline_regressions_fail_and_name_the_figure() {
 }
 
 #[test]
+fn an_unusable_file_in_a_result_folder_fails_only_its_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("idle.json")).unwrap();
+    std::fs::write(dir.path().join("stress.txt"), b"\x00\xffjunk\n").unwrap();
+    std::fs::write(
+        dir.path().join("run.json"),
+        r#"{"threshold_us": 5000, "scenarios": [{"name": "idle", "files": ["idle.json"]},
+            {"name": "stress", "files": ["stress.txt"]}, {"name": "full", "files": ["full.txt"]}]}"#,
+    )
+    .unwrap();
+    let r =
+        build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
+    let scenarios = &r.inputs[0].scenarios;
+    assert_eq!(scenarios.len(), 3);
+    assert_eq!((scenarios[0].name.as_str(), scenarios[0].verdict), ("idle", Verdict::Pass));
+    assert_eq!((scenarios[1].name.as_str(), scenarios[1].verdict), ("stress", Verdict::Fail));
+    assert_eq!(scenarios[2].verdict, Verdict::Fail);
+    assert_eq!(r.verdict, Verdict::Fail);
+    assert_eq!(r.reasons.len(), 2, "{:?}", r.reasons);
+    assert!(r.reasons[0].starts_with("stress: invalid run: "), "{:?}", r.reasons);
+    assert!(r.reasons[0].contains("stress.txt"), "{:?}", r.reasons);
+    assert!(r.reasons[1].starts_with("full: invalid run: cannot read "), "{:?}", r.reasons);
+}
+
+#[test]
+fn an_unusable_baseline_is_named_as_the_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        inputs: vec![data("cyclictest-2.4-verbose-2threads.txt")],
+        baseline: Some(dir.path().to_path_buf()),
+        ..Options::default()
+    };
+    let err = build(&options).unwrap_err().to_string();
+    let want = format!("baseline {0}: {0} has no run.json; ", dir.path().display());
+    assert!(err.starts_with(&want), "{err}");
+}
+
+#[test]
 fn bad_folders_are_input_errors() {
     let dir = tempfile::tempdir().unwrap();
     let err = build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })

@@ -15,6 +15,16 @@ pub enum VerifyError {
     Config { path: PathBuf, cause: ConfigError },
     #[error("`{path}`: {cause}")]
     Image { path: PathBuf, cause: ImageError },
+    #[error(
+        "`{path}` does not exist; pass a build folder, kernel config, kernel image, .deb, or \
+         qcomflash folder or tarball"
+    )]
+    Missing { path: PathBuf },
+    #[error(
+        "`{path}` is a folder, not a file; pass it as a SOURCE without a flag (a build or \
+         qcomflash folder is recognised), or name the file inside it"
+    )]
+    Folder { path: PathBuf },
     #[error("`{path}` is empty; pass a kernel config, kernel image, package or build folder")]
     Empty { path: PathBuf },
     #[error("`{path}` holds no kernel config, kernel image or version string; {hint}")]

@@ -195,3 +195,43 @@ fn long_name(parts: &mut [(u8, Vec<u16>)]) -> String {
         .collect();
     String::from_utf16_lossy(&units)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny xorshift generator: the same "random" file systems on every run.
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// Boot sectors that pass `open` over random FAT and directory bytes (loops, chains into
+    /// nowhere, absurd sizes, long-name fragments): reading never panics and stays bounded.
+    #[test]
+    fn random_file_systems_never_panic() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut opened = 0;
+        for _ in 0..400 {
+            let len = 4096 + (next(&mut state) % 60_000) as usize;
+            let mut data: Vec<u8> = (0..len).map(|_| next(&mut state) as u8).collect();
+            data[510..512].copy_from_slice(&[0x55, 0xaa]);
+            data[11..13].copy_from_slice(&512u16.to_le_bytes());
+            data[13] = [1, 2, 4, 128][(next(&mut state) % 4) as usize];
+            data[14..16].copy_from_slice(&(1 + next(&mut state) % 4).to_le_bytes()[..2]);
+            data[16] = 1 + (next(&mut state) % 2) as u8;
+            data[17..19].copy_from_slice(&(16 * (next(&mut state) % 8)).to_le_bytes()[..2]);
+            let total = if next(&mut state) % 3 == 0 { 0 } else { next(&mut state) % 70_000 };
+            data[19..21].copy_from_slice(&(total as u16).to_le_bytes());
+            data[22..24].copy_from_slice(&(next(&mut state) % 3).to_le_bytes()[..2]);
+            let Some(fs) = Fat::open(&data) else { continue };
+            opened += 1;
+            for file in fs.files(|_| true) {
+                assert!(file.data.len() <= MAX_FILE);
+            }
+        }
+        assert!(opened > 100, "only {opened} random file systems got past open()");
+    }
+}

@@ -22,8 +22,13 @@ pub enum FileKind {
 
 /// Reads a whole file, with an error naming it.
 pub fn read(path: &Path) -> Result<Vec<u8>, VerifyError> {
-    let data = std::fs::read(path)
-        .map_err(|source| VerifyError::Unreadable { path: path.to_path_buf(), cause: source })?;
+    if path.is_dir() {
+        return Err(VerifyError::Folder { path: path.to_path_buf() });
+    }
+    let data = std::fs::read(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => VerifyError::Missing { path: path.to_path_buf() },
+        _ => VerifyError::Unreadable { path: path.to_path_buf(), cause: source },
+    })?;
     if data.is_empty() {
         return Err(VerifyError::Empty { path: path.to_path_buf() });
     }

@@ -108,6 +108,13 @@ pub fn commands(check: &KconfigCheck, out: &Path, extra_fragment: Option<&Path>)
 /// Runs defconfig + merge + olddefconfig and checks every requested option in the result.
 pub fn run(check: &KconfigCheck, on_command: impl Fn(&Cmd)) -> Result<Report, KconfigCheckError> {
     let src = &check.kernel_src;
+    if !src.is_dir() {
+        return Err(input(
+            src,
+            "kernel source tree",
+            "there is no such folder; pass the unpacked kernel source (e.g. /usr/src/linux-source-6.12)",
+        ));
+    }
     if !src.join("scripts/kconfig/merge_config.sh").is_file() {
         return Err(input(src, "kernel source tree", "it has no scripts/kconfig/merge_config.sh"));
     }

@@ -73,7 +73,12 @@ pub fn verify_build_dir(dir: &Path, expected: &Expectations) -> Result<Report, V
 /// Turns gathered evidence into a report.
 pub fn judge(source: String, evidence: &Evidence, expected: Option<&Expectations>) -> Report {
     let checks = checks::run(evidence, expected);
-    Report::new(source, evidence.kind.clone(), checks, evidence.notes.clone())
+    Report {
+        kernel_version: evidence.version.as_ref().map(|v| v.value.clone()),
+        cmdline: evidence.cmdline.as_ref().map(|c| c.value.clone()),
+        config_sha256: evidence.config.as_ref().map(|c| c.value.sha256().to_string()),
+        ..Report::new(source, evidence.kind.clone(), checks, evidence.notes.clone())
+    }
 }
 
 /// Reads what `source` shows.

@@ -85,6 +85,15 @@ pub struct Report {
     /// True when no check failed.
     pub passed: bool,
     pub checks: Vec<Check>,
+    /// The kernel's version string, when the source carries one (`uname -v`, image banner).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_version: Option<String>,
+    /// The kernel command line (or the part the build adds), when the source carries it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<String>,
+    /// sha256 of the uncompressed kernel config that was checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_sha256: Option<String>,
     /// Facts worth knowing that are not checks (which of several configs was read, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -93,7 +102,16 @@ pub struct Report {
 impl Report {
     pub fn new(source: String, kind: String, checks: Vec<Check>, notes: Vec<String>) -> Report {
         let passed = checks.iter().all(|c| c.status != Status::Fail);
-        Report { source, kind, passed, checks, notes }
+        Report {
+            source,
+            kind,
+            passed,
+            checks,
+            kernel_version: None,
+            cmdline: None,
+            config_sha256: None,
+            notes,
+        }
     }
 
     /// The failed checks.

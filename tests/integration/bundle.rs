@@ -328,6 +328,9 @@ fn bad_bundle_inputs_are_clear_errors() {
         .rtbuild(["bundle", "--check", "nope.tar.zst"])
         .run()
         .usage_error("nope.tar.zst is not a bundle rtbuild can read: no such file");
+    build.rtbuild(["bundle", "--check", "."]).run().usage_error(
+        ". is not a bundle rtbuild can read: it is a folder; pass the .tar.zst archive `rtbuild bundle` wrote",
+    );
     std::fs::write(build.root().join("junk.tar.zst"), b"junk").unwrap();
     build
         .rtbuild(["bundle", "--check", "junk.tar.zst"])
@@ -363,6 +366,12 @@ fn bundle_reads_real_verify_json() {
         .success();
     let m = &run.json()["manifest"];
     assert_eq!(m["verify"]["status"], "passed");
+    // The kernel config's sha256 comes from the verify report: the uncompressed config's own.
+    let xz = std::fs::read("/usr/src/linux-config-6.12/config.amd64_rt_amd64.xz").unwrap();
+    let mut config = Vec::new();
+    std::io::Read::read_to_end(&mut liblzma::read::XzDecoder::new(xz.as_slice()), &mut config)
+        .unwrap();
+    assert_eq!(m["kernel"]["config_sha256"], rtbuild::digest::sha256_hex(&config).as_str());
     assert!(
         m["verify"]["checks"].as_array().unwrap().iter().any(|c| c["check"] == "CONFIG_PREEMPT_RT")
     );

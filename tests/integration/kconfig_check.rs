@@ -111,6 +111,22 @@ fn non_kernel_folder_is_an_input_error() {
 }
 
 #[test]
+fn missing_kernel_folder_is_an_input_error() {
+    let run = Test::new()
+        .args(["kconfig-check", "--kernel-src", "nope", "--config", "CONFIG_X=y"])
+        .run()
+        .code_is(2);
+    let stderr = run.stderr();
+    assert!(
+        stderr.lines().count() == 1
+            && stderr.ends_with(
+                "/nope` is not a usable kernel source tree: there is no such folder; pass the unpacked kernel source (e.g. /usr/src/linux-source-6.12)\n"
+            ),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn fake_kernel_tree_rejects_bad_requests_before_running_anything() {
     let run =
         fake_tree(Test::new()).args(["kconfig-check", "--kernel-src", "linux"]).run().code_is(2);

@@ -157,6 +157,26 @@ fn machine_requirement_is_the_default_threshold() {
     assert_eq!(json["threshold_source"], "iq-8275-evk requirement");
 }
 
+/// A folder given as the HTML file is one error line; the file name next to it still works.
+#[test]
+fn html_to_a_folder_is_one_error_line() {
+    let hist = std::fs::read(crate::harness::data("cyclictest-2.4-hist-h50-2threads.txt")).unwrap();
+    let run = Test::new()
+        .file("h.txt", hist.clone())
+        .file("out/keep", "")
+        .args(["report", "h.txt", "--threshold-us", "5000", "--html", "out"])
+        .run()
+        .code_is(1);
+    assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
+    run.stderr_contains("error: cannot write out: ");
+    let run = Test::new()
+        .file("h.txt", hist)
+        .args(["report", "h.txt", "--threshold-us", "5000", "--html", "r.html"])
+        .run()
+        .success();
+    assert!(run.path().join("r.html").is_file());
+}
+
 #[test]
 fn unusable_input_is_exit_2_and_writes_nothing() {
     Test::new()

@@ -237,14 +237,19 @@ fn fixture_build_folder_without_rt_tests_or_expert_fails() {
     assert!(rt["reason"].as_str().unwrap().contains("CONFIG_EXPERT is not set"), "{rt}");
 }
 
-#[test]
-fn plan_file_gives_the_expectations() {
-    let plan = serde_json::json!({
+/// An `rtbuild-plan.json` as `generate` writes it, asking for CONFIG_HZ_1000 (not in RT_CONFIG).
+fn plan_asking_for_hz_1000() -> serde_json::Value {
+    serde_json::json!({
         "machine": "rb3gen2-core-kit", "image": "qcom-multimedia-image", "distro": "qcom-distro-kvm",
         "kernel_recipe": "linux-qcom-rt", "rt_cpus": "7", "housekeeping": "0-6", "nohz_full": true,
         "kernel_config": [{"symbol": "CONFIG_PREEMPT_RT", "value": "y"}, {"symbol": "CONFIG_HZ_1000", "value": "y"}],
         "cmdline": ["isolcpus=7"], "packages": ["rt-tests"]
-    });
+    })
+}
+
+#[test]
+fn plan_file_gives_the_expectations() {
+    let plan = plan_asking_for_hz_1000();
     let test =
         build_folder(Test::new(), true, RT_CONFIG).file("rtbuild-plan.json", plan.to_string());
     let run = test.args(["verify", "build", "--plan", "rtbuild-plan.json"]).run().code_is(1);
@@ -311,7 +316,7 @@ fn bad_inputs_exit_2_with_one_clear_line() {
     Test::new()
         .args(["verify", "missing.config"])
         .run()
-        .usage_error("cannot read `missing.config`: No such file or directory (os error 2)");
+        .usage_error("`missing.config` does not exist; pass a build folder, kernel config, kernel image, .deb, or qcomflash folder or tarball");
     Test::new().args(["verify"]).run().usage_error(
         "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash folder or \
          tarball, .deb, or --target ssh://user@host",
@@ -449,4 +454,77 @@ fn qcomflash_tarball_without_vmlinux_is_read_through_the_uki() {
     assert!(
         consistent["reason"].as_str().unwrap().contains("irqaffinity includes isolated CPUs 7")
     );
+}
+
+/// One unusable source does not hide the verdict of the others: the good report is printed,
+/// then one `error:` line per bad source, and the run exits 2.
+#[test]
+fn an_unusable_source_still_prints_the_other_reports() {
+    let test = Test::new().file("empty", "");
+    let run = test.args(["verify"]).args([debian_config("rt")]).args(["missing", "empty"]).run();
+    let run = run.code_is(2).stdout_contains("verdict: PASS");
+    let stderr = run.stderr();
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 2, "{}", run.stderr());
+    assert!(errors[0].starts_with("error: `missing` does not exist; pass "), "{errors:?}");
+    assert!(errors[1].starts_with("error: `empty` is empty"), "{errors:?}");
+
+    let test = Test::new().file("empty", "");
+    let run = test.args(["--json", "verify", "empty"]).args([debian_config("rt")]).run();
+    let json = run.code_is(2).json();
+    assert_eq!(json["passed"], false);
+    assert_eq!(json["reports"][0]["passed"], true);
+    assert_eq!(json["errors"][0]["source"], "empty");
+}
+
+/// `--json` carries what a bundle manifest records: the config's sha256 (of the uncompressed
+/// text) and the kernel version, at the top when every report agrees.
+#[test]
+fn json_carries_config_sha256_and_kernel_version() {
+    let config = debian_config_text("rt");
+    let sha = rtbuild::digest::sha256_hex(&config);
+    let test = Test::new().file("Image", test_built_image(&config, "#1 SMP PREEMPT_RT x"));
+    let run = test.args(["--json", "verify", "Image"]).args([debian_config("rt")]).run();
+    let json = run.success().json();
+    assert_eq!(json["config_sha256"], sha.as_str());
+    assert_eq!(json["reports"][1]["config_sha256"], sha.as_str());
+    let version = json["kernel_version"].as_str().unwrap();
+    assert!(version.ends_with("#1 SMP PREEMPT_RT x"), "{version}");
+}
+
+/// `--machine M` alone checks against `rtbuild/<M>/rtbuild-plan.json` when `rtbuild generate`
+/// wrote one (and says so); any other plan flag, or `--plan`, overrides it.
+#[test]
+fn machine_alone_uses_the_generated_plan_file() {
+    let plan = plan_asking_for_hz_1000();
+    let generated = "rtbuild/rb3gen2-core-kit/rtbuild-plan.json";
+    let test = || Test::new().file(".config", RT_CONFIG).file(generated, plan.to_string());
+    // An alias finds the folder of the catalog name.
+    let run = test().args(["verify", ".config", "--machine", "qcs6490-rb3gen2"]).run().code_is(1);
+    run.stdout_contains("FAIL    CONFIG_HZ_1000").stderr_contains(&format!(
+        "note: checking against {generated}, written by `rtbuild generate`"
+    ));
+    let run = test()
+        .args(["verify", ".config", "--machine", "rb3gen2-core-kit", "--config", "CONFIG_EXPERT=y"])
+        .run();
+    let run = run.success();
+    assert!(!run.stdout().contains("CONFIG_HZ_1000") && !run.stderr().contains(generated));
+    Test::new()
+        .file(".config", RT_CONFIG)
+        .file(generated, "{")
+        .args(["verify", ".config", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .code_is(2)
+        .stderr_contains(&format!("error: cannot read the plan `{generated}`"));
+}
+
+/// A folder given to a flag that names a file is one line saying what to do instead.
+#[test]
+fn a_folder_for_a_file_flag_says_what_to_pass() {
+    for flag in ["--kernel-config", "--kernel-image", "--deb"] {
+        Test::new().file("d/x", "").args(["verify", flag, "d"]).run().usage_error(
+            "`d` is a folder, not a file; pass it as a SOURCE without a flag (a build or \
+             qcomflash folder is recognised), or name the file inside it",
+        );
+    }
 }
