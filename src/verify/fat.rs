@@ -126,8 +126,8 @@ impl<'a> Fat<'a> {
                 .to_vec(),
         };
         let mut found = Vec::new();
-        let mut budget = MAX_ENTRIES;
-        self.walk(&root, "", &wanted, &mut found, &mut budget, 0);
+        let mut walk = Walk { budget: MAX_ENTRIES, seen: std::collections::HashSet::new() };
+        self.walk(&root, "", &wanted, &mut found, &mut walk, 0);
         found
     }
 
@@ -137,15 +137,15 @@ impl<'a> Fat<'a> {
         prefix: &str,
         wanted: &dyn Fn(&str) -> bool,
         found: &mut Vec<File>,
-        budget: &mut usize,
+        walk: &mut Walk,
         depth: usize,
     ) {
         let mut long: Vec<(u8, Vec<u16>)> = Vec::new();
         for entry in dir.chunks_exact(32) {
-            if *budget == 0 || entry[0] == 0 {
+            if walk.budget == 0 || entry[0] == 0 {
                 return;
             }
-            *budget -= 1;
+            walk.budget -= 1;
             let attr = entry[11];
             if entry[0] == 0xe5 {
                 long.clear();
@@ -168,9 +168,11 @@ impl<'a> Fat<'a> {
                 (u16_at(entry, 20).unwrap_or(0) << 16 | u16_at(entry, 26).unwrap_or(0)) as u32;
             let path = format!("{prefix}{name}");
             if attr & 0x10 != 0 {
-                if depth < 6 {
+                // A directory is read once: a crafted image whose directories loop cannot make
+                // the walk copy the same clusters again and again.
+                if depth < 6 && walk.seen.insert(cluster) {
                     let sub = self.chain(cluster, 4 << 20);
-                    self.walk(&sub, &format!("{path}/"), wanted, found, budget, depth + 1);
+                    self.walk(&sub, &format!("{path}/"), wanted, found, walk, depth + 1);
                 }
             } else if wanted(&path) {
                 let size = u32_at(entry, 28).unwrap_or(0).min(MAX_FILE);
@@ -178,6 +180,12 @@ impl<'a> Fat<'a> {
             }
         }
     }
+}
+
+/// What a directory walk may still do: entries left, and directory clusters already read.
+struct Walk {
+    budget: usize,
+    seen: std::collections::HashSet<u32>,
 }
 
 fn short_name(entry: &[u8]) -> String {
@@ -206,6 +214,47 @@ mod tests {
         *state ^= *state >> 7;
         *state ^= *state << 17;
         *state
+    }
+
+    /// A FAT12 image whose root holds `LOOP/`, and `LOOP/` holds `A.TXT` plus fifteen folders
+    /// that all point back at `LOOP/` itself.
+    fn looping_image() -> Vec<u8> {
+        let mut data = vec![0u8; 64 * 512];
+        data[11..13].copy_from_slice(&512u16.to_le_bytes());
+        data[13] = 1; // sectors per cluster
+        data[14..16].copy_from_slice(&1u16.to_le_bytes()); // reserved sectors
+        data[16] = 1; // FATs
+        data[17..19].copy_from_slice(&16u16.to_le_bytes()); // root entries
+        data[19..21].copy_from_slice(&64u16.to_le_bytes()); // total sectors
+        data[22..24].copy_from_slice(&1u16.to_le_bytes()); // sectors per FAT
+        data[510..512].copy_from_slice(&[0x55, 0xaa]);
+        data[512..518].copy_from_slice(&[0xf8, 0xff, 0xff, 0xff, 0xff, 0xff]); // clusters 2, 3: end
+        let entry =
+            |data: &mut Vec<u8>, at: usize, name: &[u8; 11], attr: u8, cluster: u16, size: u32| {
+                data[at..at + 11].copy_from_slice(name);
+                data[at + 11] = attr;
+                data[at + 26..at + 28].copy_from_slice(&cluster.to_le_bytes());
+                data[at + 28..at + 32].copy_from_slice(&size.to_le_bytes());
+            };
+        entry(&mut data, 2 * 512, b"LOOP       ", 0x10, 2, 0);
+        entry(&mut data, 3 * 512, b"A       TXT", 0x20, 3, 5);
+        for i in 1..16u8 {
+            let mut name = *b"D0         ";
+            name[1] = b'A' + i;
+            entry(&mut data, 3 * 512 + 32 * i as usize, &name, 0x10, 2, 0);
+        }
+        data[4 * 512..4 * 512 + 5].copy_from_slice(b"hello");
+        data
+    }
+
+    #[test]
+    fn a_directory_that_loops_is_read_once() {
+        let image = looping_image();
+        let fs = Fat::open(&image).unwrap();
+        let files = fs.files(|_| true);
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["LOOP/A.TXT"]);
+        assert_eq!(files[0].data, b"hello");
     }
 
     /// Boot sectors that pass `open` over random FAT and directory bytes (loops, chains into
