@@ -3,13 +3,14 @@
 //! pinning, where the load ran, what was left behind, what was written — never latency values.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::harness::{Test, rtbuild_bin};
+use crate::sshd::Sshd;
 use crate::tune_cli::fake_tree;
 
 fn run_json(dir: &Path) -> Value {
@@ -298,95 +299,6 @@ fn unsafe_kill(pid: u32, signal: &str) {
     let status =
         Command::new("kill").args([format!("-{signal}"), pid.to_string()]).status().unwrap();
     assert!(status.success());
-}
-
-/// An sshd on a free loopback port with a throwaway host key and client key, and a client
-/// config that keeps host-key checking on (the host key is in its known_hosts).
-struct Sshd {
-    child: std::process::Child,
-    dir: tempfile::TempDir,
-    port: u16,
-}
-
-impl Sshd {
-    fn start() -> Sshd {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        fs::create_dir_all("/run/sshd").unwrap();
-        for key in ["host_key", "client_key"] {
-            let ok = Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-                .arg(d.join(key))
-                .status()
-                .unwrap();
-            assert!(ok.success());
-        }
-        fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        fs::write(
-            d.join("sshd_config"),
-            format!(
-                "ListenAddress 127.0.0.1\nHostKey {0}/host_key\nAuthorizedKeysFile {0}/authorized_keys\n\
-                 PidFile {0}/sshd.pid\nStrictModes no\nPermitRootLogin prohibit-password\n\
-                 PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-                 AcceptEnv RTBUILD_SYSROOT\n",
-                d.display()
-            ),
-        )
-        .unwrap();
-        let host_pub = fs::read_to_string(d.join("host_key.pub")).unwrap();
-        let mut words = host_pub.split_whitespace();
-        let (kind, key) = (words.next().unwrap(), words.next().unwrap());
-        fs::write(d.join("known_hosts"), format!("[127.0.0.1]:{port} {kind} {key}\n")).unwrap();
-        fs::write(
-            d.join("ssh_config"),
-            format!(
-                "Host 127.0.0.1\n  IdentityFile {0}/client_key\n  IdentitiesOnly yes\n  UserKnownHostsFile {0}/known_hosts\n  StrictHostKeyChecking yes\n  LogLevel ERROR\n",
-                d.display()
-            ),
-        )
-        .unwrap();
-        let child = Command::new("/usr/sbin/sshd")
-            .args(["-D", "-e", "-f"])
-            .arg(d.join("sshd_config"))
-            .args(["-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(start.elapsed() < Duration::from_secs(10), "sshd did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Sshd { child, dir, port }
-    }
-
-    /// The test's own user on the loopback sshd (root on CI, where cyclictest needs it).
-    fn url(&self) -> String {
-        let user = Command::new("id").arg("-un").output().unwrap().stdout;
-        format!("ssh://{}@127.0.0.1:{}", String::from_utf8_lossy(&user).trim(), self.port)
-    }
-
-    fn config(&self) -> PathBuf {
-        self.dir.path().join("ssh_config")
-    }
-
-    /// A client config that also sends `RTBUILD_SYSROOT=root` (the sshd accepts it), so the
-    /// tune script works on a fake tree on the far side.
-    fn config_with_sysroot(&self, root: &Path) -> PathBuf {
-        let base = fs::read_to_string(self.config()).unwrap();
-        let path = self.dir.path().join("ssh_config_sysroot");
-        fs::write(&path, format!("{base}  SetEnv RTBUILD_SYSROOT={}\n", root.display())).unwrap();
-        path
-    }
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]
