@@ -33,7 +33,7 @@ pub struct CpuArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct HostArgs {
     /// Run on this machine.
-    #[arg(long, conflicts_with = "target")]
+    #[arg(long)]
     pub local: bool,
     /// Run on a remote target over ssh (host-key checking stays on).
     #[arg(long, value_name = "ssh://USER@HOST[:PORT]")]
@@ -46,6 +46,12 @@ pub struct HostArgs {
 impl HostArgs {
     /// The host, or `None` when neither --local nor --target was given.
     pub fn host(&self) -> anyhow::Result<Option<Host>> {
+        if self.local && self.target.is_some() {
+            return Err(InputError::msg(
+                "--local and --target name two places to run; pass one of them",
+            )
+            .into());
+        }
         if self.local {
             return Ok(Some(Host::Local));
         }
