@@ -1,7 +1,6 @@
 //! Running one build: write `caches.yml`, run `kas build` with BitBake's output streamed into
 //! the tracker, the display and the log file, then collect the result.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -56,14 +55,15 @@ impl BuildJob {
     }
 }
 
+/// The shared atomic writer, its failures reported as an unwritable build folder.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BuildError> {
-    let err = |source| BuildError::Unwritable { path: path.to_path_buf(), source };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(err)?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    temp.write_all(bytes).map_err(err)?;
-    temp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    crate::write::write_atomic(path, bytes, false).map_err(|e| BuildError::Unwritable {
+        path: path.to_path_buf(),
+        source: match e {
+            crate::write::WriteError::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        },
+    })
 }
 
 /// Runs the build; a failed or interrupted build is a result, not an error.

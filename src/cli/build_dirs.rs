@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+pub use super::plan_args::absolute;
+
 use crate::catalog::Catalog;
 
 #[derive(Debug, Clone, Default, Args)]
@@ -67,9 +69,4 @@ impl BuildDirs {
             _ => Ok(self.work_dir()?.join("build")),
         }
     }
-}
-
-/// `path` made absolute against the current folder (kas runs with another working folder).
-pub fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }

@@ -1,6 +1,6 @@
 //! `rtbuild report INPUT…`: statistics, verdict and reports for cyclictest results.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
@@ -59,11 +59,11 @@ pub fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
         ui.warn(warning);
     }
     if let Some(path) = &args.html {
-        write_atomic(path, report::html::render(&report).as_bytes())?;
+        crate::write::write_atomic(path, report::html::render(&report).as_bytes(), false)?;
         ui.status("Wrote", path.display());
     }
     if let Some(path) = &args.junit {
-        write_atomic(path, report::junit::render(&report).as_bytes())?;
+        crate::write::write_atomic(path, report::junit::render(&report).as_bytes(), false)?;
         ui.status("Wrote", path.display());
     }
     if ui.json() {
@@ -72,9 +72,4 @@ pub fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
         ui.out(report::text::render(&report));
     }
     Ok(Exit::from_pass(report.verdict == Verdict::Pass))
-}
-
-/// Writes `bytes` to `path` atomically, 0644 (reports are for sharing).
-fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    Ok(crate::write::write_atomic(path, bytes, false)?)
 }
