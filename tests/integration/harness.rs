@@ -44,6 +44,52 @@ pub struct Test {
     env: Vec<(OsString, OsString)>,
     path_prepend: Vec<PathBuf>,
     cwd: Option<PathBuf>,
+    user: Option<Unprivileged>,
+}
+
+/// The unprivileged account `.ci/setup` creates for tests that must not run as root (BitBake's
+/// sanity check refuses root, and so does `rtbuild image`).
+pub const TEST_USER: &str = "rtbuild-ci";
+
+/// Uid and gid of [`TEST_USER`]; fails the test loudly when the account is missing.
+#[derive(Clone, Copy, Debug)]
+pub struct Unprivileged {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl Unprivileged {
+    pub fn get() -> Unprivileged {
+        let id = |flag: &str| -> u32 {
+            let out = Command::new("id").args([flag, TEST_USER]).output().expect("run id");
+            assert!(
+                out.status.success(),
+                "the test user {TEST_USER} does not exist; run `bash .ci/setup` (it creates it)"
+            );
+            String::from_utf8_lossy(&out.stdout).trim().parse().expect("numeric id")
+        };
+        Unprivileged { uid: id("-u"), gid: id("-g") }
+    }
+
+    /// Gives `path` and everything below it to the test user.
+    pub fn own(&self, path: &Path) {
+        let status = Command::new("chown")
+            .arg("-R")
+            .arg(format!("{}:{}", self.uid, self.gid))
+            .arg(path)
+            .status()
+            .expect("run chown");
+        assert!(status.success(), "chown {} failed", path.display());
+    }
+
+    /// `setpriv` arguments that run the next program as the test user.
+    pub fn setpriv_args(&self) -> Vec<String> {
+        vec![
+            format!("--reuid={}", self.uid),
+            format!("--regid={}", self.gid),
+            "--clear-groups".to_string(),
+        ]
+    }
 }
 
 impl Test {
@@ -54,7 +100,15 @@ impl Test {
             env: Vec::new(),
             path_prepend: Vec::new(),
             cwd: None,
+            user: None,
         }
+    }
+
+    /// Runs rtbuild as the unprivileged [`TEST_USER`] (through `setpriv`), owning the test folder,
+    /// as a real build must run.
+    pub fn unprivileged(mut self) -> Test {
+        self.user = Some(Unprivileged::get());
+        self
     }
 
     /// The test's temporary folder (the working folder unless [`Test::cwd`] changes it).
@@ -100,7 +154,15 @@ impl Test {
         let mut path: Vec<PathBuf> = self.path_prepend.clone();
         path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
         let cwd = self.cwd.clone().unwrap_or_else(|| self.dir.path().to_path_buf());
-        let mut cmd = Command::new(rtbuild_bin());
+        let mut cmd = match self.user {
+            Some(user) => {
+                user.own(self.dir.path());
+                let mut cmd = Command::new("setpriv");
+                cmd.args(user.setpriv_args()).arg(rtbuild_bin());
+                cmd
+            }
+            None => Command::new(rtbuild_bin()),
+        };
         cmd.args(&self.args)
             .current_dir(&cwd)
             .env_clear()
