@@ -4,6 +4,7 @@
 //! `cli` → [`plan::Plan`] → [`render`] (pure, in memory) → [`write`] (atomic, idempotent) →
 //! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
 
+pub mod base;
 pub mod build;
 pub mod bundle;
 pub mod catalog;
@@ -11,6 +12,7 @@ pub mod cli;
 pub mod cyclictest;
 pub mod digest;
 pub mod exit;
+pub mod formats;
 pub mod generate;
 pub mod kconfig;
 pub mod lock;

@@ -9,17 +9,19 @@ use serde::Serialize;
 
 use super::Layout;
 use crate::bundle::{self, BundleError, BundleOutcome, BundleRequest, VerifySummary};
+use crate::formats::{self, verify_json::VerifyFile};
 use crate::plan::Expectations;
 use crate::verify::{self, Report, VerifyError};
 
 /// The verdict file's name in the output folder.
-pub const VERIFY_FILE: &str = "verify.json";
+pub use crate::formats::verify_json::FILE as VERIFY_FILE;
 
-/// What verification found, as `rtbuild verify --json` prints it.
+/// What verification found ([`VerifyFile`], as `rtbuild verify --json` prints it) and where it
+/// was written.
 #[derive(Debug, Clone, Serialize)]
 pub struct Verified {
-    pub passed: bool,
-    pub reports: Vec<Report>,
+    #[serde(flatten)]
+    pub verdict: VerifyFile,
     /// Where the verdict was written.
     #[serde(skip)]
     pub file: PathBuf,
@@ -43,11 +45,11 @@ pub enum AfterError {
 pub fn verify_build(layout: &Layout, expected: &Expectations) -> Result<Verified, AfterError> {
     let report = verify::verify_build_dir(&layout.build_dir, expected)?;
     let file = layout.out.join(VERIFY_FILE);
-    let verified = Verified { passed: report.passed, reports: vec![report], file: file.clone() };
-    let text = serde_json::to_string_pretty(&verified).unwrap_or_default();
-    std::fs::write(&file, format!("{text}\n"))
-        .map_err(|source| AfterError::Write { path: file, source })?;
-    Ok(verified)
+    let verdict = VerifyFile::new(vec![report], Vec::new());
+    let text = formats::to_json(&verdict).unwrap_or_default();
+    std::fs::write(&file, text)
+        .map_err(|source| AfterError::Write { path: file.clone(), source })?;
+    Ok(Verified { verdict, file })
 }
 
 /// Packs the build into `<out>/bundle/`; refuses an unverified or failed build.
@@ -57,7 +59,7 @@ pub fn bundle_build(
     verified: &Verified,
     source_date_epoch: Option<i64>,
 ) -> Result<BundleOutcome, AfterError> {
-    let summary = serde_json::to_value(verified).ok().and_then(|v| VerifySummary::from_json(&v));
+    let summary = Some(VerifySummary::from_file(&verified.verdict));
     let request = BundleRequest {
         machine: expected.machine.clone(),
         image: expected.image.clone(),
@@ -76,6 +78,7 @@ pub fn bundle_build(
 /// The failed checks of a verdict, one line each, for the summary.
 pub fn failed_checks(verified: &Verified) -> Vec<String> {
     verified
+        .verdict
         .reports
         .iter()
         .flat_map(Report::failures)

@@ -2,20 +2,20 @@
 //! (rendering, building, verifying, bundling, tuning, testing) reads a [`Plan`] and never
 //! checks user input again.
 
-mod cpu_set;
 mod distro;
 mod error;
 mod inputs;
 mod request;
 pub mod values;
 
-pub use cpu_set::{CpuListError, CpuSet, MAX_CPUS};
+pub use crate::base::{CpuListError, CpuSet, MAX_CPUS};
+pub use crate::formats::plan_json::{ConfigExpectation, Expectations};
 pub use distro::{Distro, UnknownDistro};
 pub use error::PlanError;
 pub use inputs::{Fragment, Patch};
 pub use request::{PROJECT_FILE, Request};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::catalog::{Catalog, Machine};
 use crate::kconfig::{Setting, Value};
@@ -200,29 +200,6 @@ impl Plan {
             packages: IMAGE_PACKAGES.iter().map(ToString::to_string).collect(),
         }
     }
-}
-
-/// The checkable promises of a plan, written as `rtbuild-plan.json` beside the kas file so that
-/// `verify`, `bundle`, `tune` and `test` can read them without the original flags.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Expectations {
-    pub machine: String,
-    pub image: String,
-    pub distro: String,
-    pub kernel_recipe: String,
-    pub rt_cpus: CpuSet,
-    pub housekeeping: CpuSet,
-    pub nohz_full: bool,
-    pub kernel_config: Vec<ConfigExpectation>,
-    pub cmdline: Vec<String>,
-    pub packages: Vec<String>,
-}
-
-/// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConfigExpectation {
-    pub symbol: String,
-    pub value: String,
 }
 
 /// RT and housekeeping CPUs from the request, or the machine's defaults.

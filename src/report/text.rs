@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::judge::fmt;
-use super::model::{Report, ScenarioReport, ThreadReport};
+use crate::formats::report_json::{Report, ScenarioReport, ThreadReport};
 
 const HEADER: [&str; 13] = [
     "thread",

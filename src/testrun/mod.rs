@@ -14,23 +14,27 @@ mod length;
 mod measure;
 mod preflight;
 mod probe;
-mod record;
 mod scenario;
 mod session;
 mod signals;
 mod steps;
 
+pub use crate::formats::run_json::{FILE as RUN_FILE, RunRecord, ScenarioRecord};
 pub use cyclictest::HIST_MAX_US;
 pub use fingerprint::{Fingerprint, IrqDelta};
 pub use length::{BadDuration, Length, Span};
 pub use preflight::PreflightError;
-pub use record::{FILE as RUN_FILE, RunRecord, ScenarioRecord};
 pub use scenario::{Scenario, UnknownScenario, parse_list};
 pub use session::{Finished, run};
 
 use std::path::PathBuf;
 
 use crate::tune::{Host, Layout};
+
+/// Seconds since 1970, for the record.
+pub(crate) fn now_unix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
 
 /// The on-target helper, sent to `sh -s` for every step.
 pub(crate) const HELPER: &str = include_str!("onhost.sh");

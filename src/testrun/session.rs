@@ -8,10 +8,10 @@ use anyhow::Context;
 use super::fingerprint::Sections;
 use super::judge::Ending;
 use super::preflight::{self, Prepared};
-use super::record::{self, RunRecord, ScenarioRecord, Settings, Tuning};
 use super::scenario::Scenario;
 use super::signals::StopFlag;
 use super::{HELPER, OutError, Request};
+use crate::formats::run_json::{self, RunRecord, ScenarioRecord, Settings, Tuning};
 use crate::tune::{self, Action, Host};
 use crate::ui::Ui;
 
@@ -56,8 +56,8 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
     }
     let stop = StopFlag::install();
     let record = RunRecord {
-        schema: record::SCHEMA,
-        rtbuild_version: env!("CARGO_PKG_VERSION"),
+        schema: run_json::SCHEMA,
+        rtbuild_version: env!("CARGO_PKG_VERSION").to_string(),
         target: match &req.host {
             Host::Local => "local".into(),
             Host::Ssh(t) => t.to_string(),
@@ -74,7 +74,7 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
             max_us: req.max_us,
         },
         threshold_us: req.max_us,
-        started_unix: record::now_unix(),
+        started_unix: super::now_unix(),
         state: "running".into(),
         verdict: None,
         tuning: None,
@@ -90,11 +90,8 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
 
 impl Run<'_> {
     pub(super) fn save(&self) {
-        if let Err(err) = record::write(&self.req.out, &self.record) {
-            self.ui.warn(format!(
-                "could not write {}: {err}",
-                self.req.out.join(record::FILE).display()
-            ));
+        if let Err(err) = self.record.write(&self.req.out) {
+            self.ui.warn(err.to_string());
         }
     }
 

@@ -7,9 +7,9 @@ use super::cyclictest::{self, Measure};
 use super::fingerprint::landed_on;
 use super::judge::{self, Ending};
 use super::measure::human;
-use super::record::{self, Commands, ScenarioRecord};
 use super::scenario::Scenario;
 use super::session::Run;
+use crate::formats::run_json::{Commands, ScenarioRecord};
 
 impl Run<'_> {
     pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
@@ -38,7 +38,7 @@ impl Run<'_> {
         self.record.scenarios.push(ScenarioRecord {
             name: name.clone(),
             state: "running".into(),
-            started_unix: record::now_unix(),
+            started_unix: super::now_unix(),
             commands: std::iter::once(&ct_argv)
                 .chain(&load_argv)
                 .map(crate::quote::sh_join)

@@ -129,3 +129,13 @@ pub struct Regression {
     pub baseline_us: f64,
     pub current_us: f64,
 }
+
+impl Report {
+    /// Reads an earlier `rtbuild report --json` document, refusing another schema.
+    pub fn from_value(value: serde_json::Value) -> Result<Report, super::FormatError> {
+        if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
+            return Err(super::FormatError::UnknownReport { expected: SCHEMA });
+        }
+        Ok(serde_json::from_value(value)?)
+    }
+}
