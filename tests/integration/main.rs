@@ -15,6 +15,7 @@ mod lock;
 mod machines;
 mod matrix_ci_setup;
 mod report;
+mod reproducers;
 mod sshd;
 mod testrun;
 mod tune_cli;
