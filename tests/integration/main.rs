@@ -19,5 +19,6 @@ mod reproducers;
 mod sshd;
 mod testrun;
 mod tune_cli;
+mod upstream;
 mod verify;
 mod verify_remote;
