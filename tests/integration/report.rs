@@ -318,8 +318,9 @@ fn real_cyclictest_outputs_parse() {
     for file in [&hist, &json] {
         let run = Test::new()
             .args(["--json", "report", &file.display().to_string(), "--threshold-us", "1000000"])
-            .run()
-            .success();
+            .run();
+        // The verdict depends on this VM's latency, which the test must not gate on.
+        assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
         let report = run.json();
         let threads = report["inputs"][0]["scenarios"][0]["threads"].as_array().unwrap().clone();
         assert_eq!(threads.len(), 2, "{report}");
