@@ -31,7 +31,9 @@ pub struct RunRecord {
     pub housekeeping: String,
     pub settings: Settings,
     /// `--max-us`, the latency limit the run was judged against (read by `rtbuild report`).
-    pub threshold_us: Option<u64>,
+    /// rtbuild writes whole µs; a reader takes any number (and `report` checks its range).
+    #[serde(serialize_with = "whole_if_integral")]
+    pub threshold_us: Option<f64>,
     pub started_unix: u64,
     /// `running`, `finished`, `interrupted` or `connection-lost`.
     pub state: String,
@@ -187,6 +189,14 @@ pub struct Probe {
 pub enum Length {
     Seconds(u64),
     Loops(u64),
+}
+
+/// Writes `100.0` as `100`, so a whole-µs limit reads as it was given.
+fn whole_if_integral<S: serde::Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => s.serialize_some(&(*v as i64)),
+        other => other.serialize(s),
+    }
 }
 
 impl Default for Length {

@@ -25,7 +25,7 @@ fn run_json_round_trips_through_its_one_type() {
         schema: run_json::SCHEMA,
         rtbuild_version: "0.1.0".into(),
         target: "local".into(),
-        threshold_us: Some(80),
+        threshold_us: Some(80.0),
         scenarios: vec![run_json::ScenarioRecord {
             name: "idle".into(),
             files: vec!["raw/idle.json".into()],
@@ -35,6 +35,7 @@ fn run_json_round_trips_through_its_one_type() {
     };
     let text = to_json(&record).unwrap();
     assert!(text.ends_with("}\n"));
+    assert!(text.contains("\"threshold_us\": 80,"), "a whole limit is written whole: {text}");
     let read = run_json::RunRecord::parse(&text).unwrap();
     assert_eq!(to_json(&read).unwrap(), text);
     let newer = text.replacen("\"schema\": 1", "\"schema\": 3", 1);

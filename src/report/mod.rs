@@ -94,10 +94,8 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.machine.clone()))?;
         crate::catalog::Catalog::embedded().lookup(&name).ok().map(|found| found.machine.clone())
     });
-    let folder_threshold = inputs
-        .iter()
-        .find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us))
-        .map(|t| t as f64);
+    let folder_threshold =
+        inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us));
     let requirement = machine.as_ref().and_then(|m| m.latency_requirement_us);
     let (threshold_us, threshold_source) =
         match (options.threshold_us, folder_threshold, requirement) {

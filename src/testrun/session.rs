@@ -74,7 +74,7 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
             load_percent: req.load_percent,
             max_us: req.max_us,
         },
-        threshold_us: req.max_us,
+        threshold_us: req.max_us.map(|us| us as f64),
         started_unix: super::now_unix(),
         state: "running".into(),
         verdict: None,
