@@ -14,6 +14,7 @@ mod kconfig_check;
 mod lock;
 mod machines;
 mod matrix_ci_setup;
+mod path_injection;
 mod report;
 mod sshd;
 mod testrun;
