@@ -33,8 +33,8 @@ pub struct TestArgs {
     /// Histogram range in µs; samples above it make the run invalid (overflow).
     #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(10..=i64::from(HIST_MAX_US)))]
     pub histogram_us: u32,
-    /// Fail when any thread's maximum latency is above this many µs.
-    #[arg(long, value_name = "US")]
+    /// Fail when any thread's maximum latency is above this many µs (1 to 1000000).
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_us: Option<u64>,
     /// Extra cyclictest options, e.g. "--spike=250 -b 500": split like shell words (never run
     /// through a shell), checked against cyclictest's option list; options rtbuild sets itself
