@@ -94,13 +94,21 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.machine.clone()))?;
         crate::catalog::Catalog::embedded().lookup(&name).ok().map(|found| found.machine.clone())
     });
-    let folder_threshold =
-        inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us));
+    let folder_threshold = inputs.iter().find_map(|i| {
+        let run = i.run_json.as_ref()?;
+        Some((run.threshold_us?, run.threshold_source.clone()))
+    });
     let requirement = machine.as_ref().and_then(|m| m.latency_requirement_us);
     let (threshold_us, threshold_source) =
         match (options.threshold_us, folder_threshold, requirement) {
             (Some(t), _, _) => (t, "--threshold-us".to_string()),
-            (None, Some(t), _) => (t, "run.json threshold_us".to_string()),
+            (None, Some((t, source)), _) => (
+                t,
+                match source {
+                    Some(source) => format!("run.json threshold_us: {source}"),
+                    None => "run.json threshold_us".to_string(),
+                },
+            ),
             (None, None, Some(t)) => {
                 let name = machine.as_ref().map(|m| m.name.as_str()).unwrap_or_default();
                 (t as f64, format!("{name} requirement"))
