@@ -20,11 +20,11 @@ mod session;
 mod signals;
 mod steps;
 
-pub use cyclictest::HIST_MAX_US;
+pub use cyclictest::{HIST_MAX_US, Measure};
 pub use fingerprint::{Fingerprint, IrqDelta};
 pub use length::{BadDuration, Length, Span};
 pub use preflight::PreflightError;
-pub use record::{FILE as RUN_FILE, RunRecord, ScenarioRecord};
+pub use record::{Commands, FILE as RUN_FILE, RunRecord, ScenarioRecord};
 pub use scenario::{Scenario, UnknownScenario, parse_list};
 pub use session::{Finished, run};
 

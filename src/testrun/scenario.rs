@@ -8,6 +8,8 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use super::cyclictest::{self, Measure};
+use super::record::Commands;
 use crate::plan::CpuSet;
 use crate::tune::Layout;
 
@@ -117,6 +119,36 @@ impl Scenario {
                 argv: stress(&s(&["--cpu", &hk, "--io", "2", "--vm", "1", "--vm-bytes", "10%"])),
             }],
         }
+    }
+}
+
+/// Seconds the load generators outlive the measurement, so the load covers all of it.
+pub(super) const LOAD_MARGIN_S: u64 = 120;
+
+impl Scenario {
+    /// The exact commands of this scenario: cyclictest's argv (results in `json_path`) and each
+    /// load generator's argv, prefixed with `taskset -c CPUS` when pinned. `rtbuild test` runs
+    /// these on its target and `rtbuild lava` writes them into the LAVA job: one builder.
+    pub fn commands(
+        self,
+        layout: &Layout,
+        measure: &Measure,
+        load_percent: u8,
+        json_path: &str,
+    ) -> Commands {
+        let expected_s = measure.length.seconds(measure.interval_us);
+        let load = self
+            .loads(layout, load_percent, expected_s + LOAD_MARGIN_S)
+            .into_iter()
+            .map(|l| match &l.cpus {
+                Some(cpus) => ["taskset".to_string(), "-c".into(), cpus.to_string()]
+                    .into_iter()
+                    .chain(l.argv)
+                    .collect(),
+                None => l.argv,
+            })
+            .collect();
+        Commands { cyclictest: cyclictest::argv(layout, measure, json_path), load }
     }
 }
 
