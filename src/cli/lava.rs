@@ -50,6 +50,9 @@ pub struct LavaArgs {
     /// Histogram range in µs.
     #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(10..=i64::from(HIST_MAX_US)))]
     pub histogram_us: u32,
+    /// Extra cyclictest options, checked exactly as `rtbuild test --cyclictest-args` checks them.
+    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
+    pub cyclictest_args: Option<String>,
     /// Write the job definition to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -62,6 +65,12 @@ pub fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let span = Span::parse(&args.duration).map_err(|e| input(e.into()))?;
     let distro: Distro =
         args.distro.parse().map_err(|e: crate::plan::UnknownDistro| input(e.into()))?;
+    let cyclictest_args = match &args.cyclictest_args {
+        Some(text) => {
+            crate::toolargs::CYCLICTEST.check_text(text).map_err(|e| InputError(e.into()))?
+        }
+        None => Vec::new(),
+    };
     if args.cpus.machine.is_none() {
         return Err(InputError::msg(
             "rtbuild lava needs --machine NAME, the board the lab flashes; see `rtbuild machines` for the names",
@@ -86,6 +95,7 @@ pub fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         interval_us: args.interval_us.or(span.interval_us).unwrap_or(1000),
         histogram_us: args.histogram_us,
         load_percent: args.load,
+        cyclictest_args,
         threshold_us,
         tags: args.tags.iter().map(|t| t.trim().to_string()).collect(),
     };

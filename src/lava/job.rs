@@ -119,6 +119,8 @@ pub struct JobRequest {
     pub interval_us: u32,
     pub histogram_us: u32,
     pub load_percent: u8,
+    /// Checked `--cyclictest-args`, appended as `rtbuild test` appends them.
+    pub cyclictest_args: Vec<String>,
     pub threshold_us: u64,
     pub tags: Vec<String>,
 }
@@ -392,7 +394,13 @@ pub fn steps(req: &JobRequest) -> Vec<String> {
 fn scenario_step(req: &JobRequest, scenario: Scenario) -> String {
     let name = scenario.to_string();
     let json = format!("{name}.json");
-    let commands = scenario.commands(&req.layout, &req.measure(), req.load_percent, &json);
+    let commands = scenario.commands(
+        &req.layout,
+        &req.measure(),
+        req.load_percent,
+        &json,
+        &req.cyclictest_args,
+    );
     let mut parts = vec![
         "set +e".to_string(),
         format!("d=\"{WORK_DIR}\""),
@@ -448,6 +456,7 @@ mod tests {
             interval_us: 1000,
             histogram_us: 1000,
             load_percent: 60,
+            cyclictest_args: vec!["--spike=250".into()],
             threshold_us: 100,
             tags: vec![],
         }
@@ -481,7 +490,14 @@ mod tests {
         let req = request();
         let steps = steps(&req);
         let stress = steps.last().unwrap();
-        let commands = Scenario::Stress.commands(&req.layout, &req.measure(), 60, "stress.json");
+        let commands = Scenario::Stress.commands(
+            &req.layout,
+            &req.measure(),
+            60,
+            "stress.json",
+            &req.cyclictest_args,
+        );
+        assert!(commands.cyclictest.ends_with(&["--spike=250".to_string()]));
         assert!(stress.contains(&quote::sh_join(&commands.cyclictest)), "{stress}");
         for load in &commands.load {
             assert!(stress.contains(&quote::sh_join(load)), "{stress}");

@@ -126,15 +126,17 @@ impl Scenario {
 pub(super) const LOAD_MARGIN_S: u64 = 120;
 
 impl Scenario {
-    /// The exact commands of this scenario: cyclictest's argv (results in `json_path`) and each
-    /// load generator's argv, prefixed with `taskset -c CPUS` when pinned. `rtbuild test` runs
-    /// these on its target and `rtbuild lava` writes them into the LAVA job: one builder.
+    /// The exact commands of this scenario: cyclictest's argv (results in `json_path`, then
+    /// the checked `--cyclictest-args`) and each load generator's argv, prefixed with
+    /// `taskset -c CPUS` when pinned. `rtbuild test` runs these on its target and `rtbuild lava`
+    /// writes them into the LAVA job: one builder.
     pub fn commands(
         self,
         layout: &Layout,
         measure: &Measure,
         load_percent: u8,
         json_path: &str,
+        cyclictest_args: &[String],
     ) -> Commands {
         let expected_s = measure.length.seconds(measure.interval_us);
         let load = self
@@ -148,7 +150,7 @@ impl Scenario {
                 None => l.argv,
             })
             .collect();
-        Commands { cyclictest: cyclictest::argv(layout, measure, json_path), load }
+        Commands { cyclictest: cyclictest::argv(layout, measure, json_path, cyclictest_args), load }
     }
 }
 

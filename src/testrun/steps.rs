@@ -22,7 +22,13 @@ impl Run<'_> {
         };
         let expected_s = measure.length.seconds(measure.interval_us);
         let json_remote = format!("{}/{name}.json", self.state);
-        let commands = scenario.commands(&req.layout, &measure, req.load_percent, &json_remote);
+        let commands = scenario.commands(
+            &req.layout,
+            &measure,
+            req.load_percent,
+            &json_remote,
+            &req.cyclictest_args,
+        );
         let ct_argv = commands.cyclictest.clone();
         let loads =
             scenario.loads(&req.layout, req.load_percent, expected_s + scenario::LOAD_MARGIN_S);
