@@ -10,7 +10,7 @@ use crate::exit::{Exit, InputError};
 use crate::lava::{self, BundleUrl, JobRequest};
 use crate::plan::Distro;
 use crate::report::DEFAULT_THRESHOLD_US;
-use crate::testrun::{self, HIST_MAX_US, Span};
+use crate::testrun::{HIST_MAX_US, Span};
 use crate::tune::Layout;
 use crate::ui::Ui;
 
@@ -22,9 +22,10 @@ pub struct LavaArgs {
     /// *.qcomflash.tar.gz), where the LAVA dispatcher can download it.
     #[arg(long, value_name = "URL")]
     pub bundle_url: String,
-    /// Scenarios to run, in order: idle, stress, stress-isolated, full.
-    #[arg(long, value_name = "LIST", default_value = "idle,stress")]
-    pub scenario: String,
+    /// Scenarios to run, in order: idle, stress, stress-isolated, full, custom (the --load-cmd
+    /// load) [default: idle,stress; idle,custom with --load-cmd].
+    #[arg(long, value_name = "LIST")]
+    pub scenario: Option<String>,
     /// Run time of each scenario: 30s, 10m, 2h, 24h, 1d, or smoke (5 min), osadl or soak.
     #[arg(long, value_name = "TIME", default_value = "smoke")]
     pub duration: String,
@@ -41,6 +42,13 @@ pub struct LavaArgs {
     /// requirement, else 100].
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..))]
     pub threshold_us: Option<u64>,
+    /// The load of scenario `custom`, as `rtbuild test --load-cmd` takes it (one program on the
+    /// board and its arguments, split like shell words), pinned to the housekeeping CPUs.
+    #[arg(long, value_name = "COMMAND", allow_hyphen_values = true)]
+    pub load_cmd: Option<String>,
+    /// Run --load-cmd on any CPU, left to the kernel's isolation (isolcpus=).
+    #[arg(long, requires = "load_cmd")]
+    pub load_unpinned: bool,
     /// CPU load of each stress-ng worker in the stress scenario, in percent.
     #[arg(long, value_name = "PERCENT", default_value_t = 60, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub load: u8,
@@ -61,7 +69,12 @@ pub struct LavaArgs {
 pub fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let input = |e: anyhow::Error| InputError(e);
     let bundle = BundleUrl::parse(&args.bundle_url).map_err(|e| input(e.into()))?;
-    let scenarios = testrun::parse_list(&args.scenario).map_err(|e| input(e.into()))?;
+    let custom_load = args
+        .load_cmd
+        .as_deref()
+        .map(|text| super::test::custom_load(text, !args.load_unpinned))
+        .transpose()?;
+    let scenarios = super::test::scenario_list(args.scenario.as_deref(), custom_load.as_ref())?;
     let span = Span::parse(&args.duration).map_err(|e| input(e.into()))?;
     let distro: Distro =
         args.distro.parse().map_err(|e: crate::plan::UnknownDistro| input(e.into()))?;
@@ -89,6 +102,7 @@ pub fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         distro,
         bundle,
         layout: Layout::from_plan(&plan),
+        custom_load,
         scenarios,
         span,
         duration_text: args.duration.clone(),

@@ -19,7 +19,7 @@ use serde_yaml::{Mapping, Value};
 use super::markers;
 use crate::plan::Distro;
 use crate::quote;
-use crate::testrun::{Length, Measure, Scenario, Span};
+use crate::testrun::{CommandSpec, Commands, CustomLoad, Length, Measure, Scenario, Span};
 use crate::tune::Layout;
 
 /// One job may hold a board this long at most (7 days).
@@ -111,7 +111,10 @@ pub struct JobRequest {
     pub device_type: String,
     pub distro: Distro,
     pub bundle: BundleUrl,
+    /// RT and housekeeping CPUs; cyclictest measures the RT CPUs.
     pub layout: Layout,
+    /// `--load-cmd`: the load of scenario `custom`.
+    pub custom_load: Option<CustomLoad>,
     pub scenarios: Vec<Scenario>,
     pub span: Span,
     /// `--duration` as given.
@@ -142,6 +145,19 @@ impl JobRequest {
 
     /// Minutes one scenario may take: the run, a second of load warm-up, and two minutes
     /// to stop the load and print the results.
+    /// The commands `rtbuild test` would run for `scenario`, results in `json_path`.
+    pub fn commands(&self, scenario: Scenario, json_path: &str) -> Commands {
+        let measure = self.measure();
+        let spec = CommandSpec {
+            measure: &measure,
+            measure_cpus: &self.layout.rt,
+            load_percent: self.load_percent,
+            cyclictest_args: &self.cyclictest_args,
+            custom_load: self.custom_load.as_ref(),
+        };
+        scenario.commands(&self.layout, &spec, json_path)
+    }
+
     fn scenario_minutes(&self) -> u64 {
         let seconds = self.span.length.seconds(self.interval_us) + 1 + 120;
         seconds.div_ceil(60)
@@ -394,13 +410,7 @@ pub fn steps(req: &JobRequest) -> Vec<String> {
 fn scenario_step(req: &JobRequest, scenario: Scenario) -> String {
     let name = scenario.to_string();
     let json = format!("{name}.json");
-    let commands = scenario.commands(
-        &req.layout,
-        &req.measure(),
-        req.load_percent,
-        &json,
-        &req.cyclictest_args,
-    );
+    let commands = req.commands(scenario, &json);
     let mut parts = vec![
         "set +e".to_string(),
         format!("d=\"{WORK_DIR}\""),
@@ -450,6 +460,7 @@ mod tests {
             bundle: BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst")
                 .unwrap(),
             layout: Layout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap(),
+            custom_load: None,
             scenarios: vec![Scenario::Idle, Scenario::Stress],
             span: Span::parse("5m").unwrap(),
             duration_text: "5m".into(),
@@ -490,13 +501,15 @@ mod tests {
         let req = request();
         let steps = steps(&req);
         let stress = steps.last().unwrap();
-        let commands = Scenario::Stress.commands(
-            &req.layout,
-            &req.measure(),
-            60,
-            "stress.json",
-            &req.cyclictest_args,
-        );
+        let measure = req.measure();
+        let spec = CommandSpec {
+            measure: &measure,
+            measure_cpus: &req.layout.rt,
+            load_percent: 60,
+            cyclictest_args: &req.cyclictest_args,
+            custom_load: None,
+        };
+        let commands = Scenario::Stress.commands(&req.layout, &spec, "stress.json");
         assert!(commands.cyclictest.ends_with(&["--spike=250".to_string()]));
         assert!(stress.contains(&quote::sh_join(&commands.cyclictest)), "{stress}");
         for load in &commands.load {

@@ -17,6 +17,9 @@ pub struct RunJson {
     /// The latency requirement the test was run against, in µs.
     #[serde(default)]
     pub threshold_us: Option<f64>,
+    /// Where `rtbuild test` took the threshold from (`--max-us`, a machine's requirement, …).
+    #[serde(default)]
+    pub threshold_source: Option<String>,
     #[serde(default)]
     pub machine: Option<String>,
     #[serde(default)]
@@ -203,6 +206,7 @@ fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     let run_json = RunJson {
         scenarios: Vec::new(),
         threshold_us: log.threshold_us,
+        threshold_source: Some("the LAVA job's threshold".to_string()),
         machine: log.machine.clone(),
         fingerprint: None,
         interrupts: None,

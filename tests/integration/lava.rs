@@ -89,12 +89,14 @@ fn jobs_are_valid_under_lavas_own_schema_and_flash_boot_and_measure() {
                 "--bundle-url",
                 "http://10.0.0.2:8080/qcs615-ride.tar.zst",
                 "--scenario",
-                "stress",
+                "stress,custom",
+                "--load-cmd",
+                "stress-ng -c 2 --io 1",
                 "--duration",
                 "soak",
             ],
             "qcs615-ride",
-            &["stress"],
+            &["stress", "custom"],
         ),
     ];
     for (args, device_type, scenarios) in cases {
@@ -134,6 +136,9 @@ fn jobs_are_valid_under_lavas_own_schema_and_flash_boot_and_measure() {
                 .find(|s| s.contains(&format!("lava-test-case cyclictest-{scenario} ")))
                 .unwrap_or_else(|| panic!("no test case for {scenario}: {steps:?}"));
             assert!(step.contains("--units us"), "{step}");
+            if *scenario == "custom" {
+                assert!(step.contains("timeout 86520 stress-ng -c 2 --io 1 "), "{step}");
+            }
             if args.contains(&"--cyclictest-args") {
                 assert!(
                     step.contains("-q --json=") && step.contains(" --spike=250 -b 500 "),
@@ -216,6 +221,10 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         (
             &["--machine", "iq-9075-evk", "--bundle-url", url, "--cyclictest-args", "-D 10"],
             "error: --cyclictest-args: `-D` conflicts with what rtbuild sets",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--scenario", "idle,custom"],
+            "error: scenario `custom` runs the --load-cmd load",
         ),
         (
             &["--machine", "iq-9075-evk", "--bundle-url", url, "--distro", "poky"],

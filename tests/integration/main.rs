@@ -17,6 +17,7 @@ mod machines;
 mod matrix_ci_setup;
 mod path_injection;
 mod report;
+mod reproducers;
 mod sshd;
 mod testrun;
 mod tune_cli;
