@@ -7,6 +7,7 @@ mod bundle;
 mod fixtures;
 mod generate_cli;
 mod generate_kas;
+mod generate_rollback;
 mod harness;
 mod image_errors;
 mod image_fake_bitbake;
