@@ -15,6 +15,7 @@ pub mod exit;
 pub mod formats;
 pub mod generate;
 pub mod kconfig;
+pub mod lava;
 pub mod lock;
 pub mod plan;
 pub mod quote;
