@@ -51,6 +51,8 @@ pub enum ReportError {
     NoScenarios { path: PathBuf },
     #[error("{} names `{}`, which is outside the result folder; use paths relative to the folder", path.display(), file.display())]
     OutsideFolder { path: PathBuf, file: PathBuf },
+    #[error("{}: {cause}", path.display())]
+    LavaLog { path: PathBuf, cause: crate::lava::LogError },
     #[error(
         "threshold {} µs ({from}) is not usable: it must be a number of microseconds above 0 \
          and at most {MAX_THRESHOLD_US} (1 s); pass --threshold-us with a latency limit such as 100",
@@ -95,13 +97,21 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.machine.clone()))?;
         crate::catalog::Catalog::embedded().lookup(&name).ok().map(|found| found.machine.clone())
     });
-    let folder_threshold =
-        inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us));
+    let folder_threshold = inputs.iter().find_map(|i| {
+        let run = i.run_json.as_ref()?;
+        Some((run.threshold_us?, run.threshold_source.clone()))
+    });
     let requirement = machine.as_ref().and_then(|m| m.latency_requirement_us);
     let (threshold_us, threshold_source) =
         match (options.threshold_us, folder_threshold, requirement) {
             (Some(t), _, _) => (t, "--threshold-us".to_string()),
-            (None, Some(t), _) => (t, "run.json threshold_us".to_string()),
+            (None, Some((t, source)), _) => (
+                t,
+                match source {
+                    Some(source) => format!("run.json threshold_us: {source}"),
+                    None => "run.json threshold_us".to_string(),
+                },
+            ),
             (None, None, Some(t)) => {
                 let name = machine.as_ref().map(|m| m.name.as_str()).unwrap_or_default();
                 (t as f64, format!("{name} requirement"))
@@ -123,7 +133,7 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             .iter()
             .map(|input| InputReport {
                 path: input.path.display().to_string(),
-                kind: if input.run_json.is_some() { "result-folder" } else { "file" }.to_string(),
+                kind: input.kind.to_string(),
                 scenarios: input.scenarios.iter().map(|s| judge::judge(s, threshold_us)).collect(),
                 fingerprint: input.run_json.as_ref().and_then(|r| r.fingerprint.clone()),
                 interrupts: input.run_json.as_ref().and_then(|r| r.interrupts.clone()),
