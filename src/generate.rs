@@ -6,6 +6,8 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 
 use crate::plan::Plan;
+use crate::plan::build_path::{self, real_path};
+use crate::plan::values::ValueError;
 use crate::render::{self, LAYER_DIR, Layout};
 use crate::write::{self, WriteOptions, WriteReport};
 
@@ -36,6 +38,13 @@ pub enum GenerateError {
     )]
     UnsafeLayerPath { out: PathBuf, path: String },
     #[error(transparent)]
+    UnsafePath(#[from] ValueError),
+    #[error(
+        "output folder {} cannot be used: {} is a file, not a folder; pass --out a folder (it is created when missing)",
+        .out.display(), .file.display()
+    )]
+    OutIsFile { out: PathBuf, file: PathBuf },
+    #[error(transparent)]
     Render(#[from] render::RenderError),
     #[error(transparent)]
     Write(#[from] write::WriteError),
@@ -48,7 +57,10 @@ pub fn default_out(plan: &Plan) -> PathBuf {
 
 /// Renders `plan` and writes it under `options.out`.
 pub fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generated, GenerateError> {
-    let out = std::path::absolute(&options.out).unwrap_or_else(|_| options.out.clone());
+    let out = build_path::check("output folder", &options.out)?;
+    if let Some(file) = out.ancestors().find(|p| p.exists()).filter(|p| !p.is_dir()) {
+        return Err(GenerateError::OutIsFile { out: out.clone(), file: file.to_path_buf() });
+    }
     let layout = layout_for(&out)?;
     let tree = render::render(plan, &layout)?;
     let report = write::apply(&tree, &out, options.write)?;
@@ -82,26 +94,6 @@ fn git_top(path: &Path) -> Option<PathBuf> {
     let existing = path.ancestors().find(|p| p.exists())?;
     let repo = git2::Repository::discover(existing).ok()?;
     repo.workdir().map(real_path)
-}
-
-/// `path` with symlinks resolved as far as it exists, the rest appended.
-fn real_path(path: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut existing = path;
-    while !existing.exists() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => break,
-        }
-    }
-    let mut real = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
-    for name in missing.iter().rev() {
-        real.push(name);
-    }
-    real
 }
 
 #[cfg(test)]
