@@ -2,6 +2,7 @@
 //! a full log, and a summary or failure report. Verification and bundling hook in after a
 //! successful build (see [`after_build`]).
 
+use std::cell::Cell;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -11,6 +12,7 @@ use super::generate::OutputArgs;
 use crate::build::after::{self, Verified};
 use crate::build::caches::{self, CacheDirs, CacheSettings, Hashserv, HostPort, MirrorUrl};
 use crate::build::command::{self, BuildSpec};
+use crate::build::kas::Kas;
 use crate::build::report::{BuildResult, Status};
 use crate::build::run::{self, BuildJob};
 use crate::build::{BuildError, Layout};
@@ -207,17 +209,9 @@ impl BuildArgs {
         }
     }
 
-    /// What runs the build (kas, or kas-container with `--container`), after the preflight:
-    /// the same checks as `rtbuild doctor` for the folders of `out`, stopping with exit 2 before
-    /// anything is generated when the host is not ready. A dry run runs nothing, so it checks
-    /// nothing and an unchecked `kas` is fine.
-    pub fn launch(
-        &self,
-        plan: &Plan,
-        out: &std::path::Path,
-        dry_run: bool,
-        ui: &Ui,
-    ) -> anyhow::Result<Launch> {
+    /// What runs the build: kas, or kas-container with `--container`. Without `--container`
+    /// a missing or too old kas is an error, except in a dry run (nothing runs).
+    pub fn launch(&self, dry_run: bool) -> anyhow::Result<Launch> {
         let engine = self.engine()?;
         let found = doctor::facts::find_kas(self.kas.as_deref(), &System);
         let program = match (engine, &found) {
@@ -230,10 +224,7 @@ impl BuildArgs {
             (None, Err(_)) if dry_run => self.kas.clone().unwrap_or_else(|| PathBuf::from("kas")),
             (None, Err(err)) => return Err(anyhow::Error::msg(err.to_string())),
         };
-        if !dry_run {
-            doctor::preflight(&doctor::target_for(plan, out, engine), found, ui)?;
-        }
-        Ok(Launch { program, engine })
+        Ok(Launch { program, engine, kas: found.ok(), checked: Cell::new(false) })
     }
 }
 
@@ -242,6 +233,24 @@ impl BuildArgs {
 pub struct Launch {
     pub program: PathBuf,
     pub engine: Option<Engine>,
+    /// The host's kas, when one was found.
+    pub kas: Option<Kas>,
+    /// The preflight ran (once per command, before the first build).
+    checked: Cell<bool>,
+}
+
+impl Launch {
+    /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
+    /// stops the command with exit 2 before anything is generated or kas is asked to build.
+    pub fn preflight(&self, plan: &Plan, out: &std::path::Path, ui: &Ui) -> anyhow::Result<()> {
+        if self.checked.replace(true) {
+            return Ok(());
+        }
+        let kas =
+            self.kas.clone().ok_or_else(|| BuildError::KasMissing { looked: "PATH".to_string() });
+        doctor::preflight(&doctor::target_for(plan, out, self.engine), kas, ui)?;
+        Ok(())
+    }
 }
 
 fn input(err: BuildError) -> anyhow::Error {
@@ -254,7 +263,7 @@ pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let post = args.post.decide(&spec, ui)?;
     let dry_run = args.output.dry_run;
-    let launch = args.build.launch(&plan, &args.output.options(&plan).out, dry_run, ui)?;
+    let launch = args.build.launch(dry_run)?;
     if let Some(lock) = &args.lock {
         // Read (and so check) the lock before anything is generated.
         crate::lock::LockFile::read(lock)?;
@@ -343,6 +352,7 @@ pub fn prepare(
     build_path::check("SSTATE_DIR", &dirs.sstate_dir)?;
     if !output.dry_run {
         crate::build::check_writable(&out)?;
+        launch.preflight(plan, &out, ui)?;
     }
     let generated = super::generate::generate_and_report(plan, &options, ui)?;
     if signals::interrupted() {

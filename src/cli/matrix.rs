@@ -81,9 +81,8 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let plans = plans(&args)?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let post = args.post.decide(&spec, ui)?;
-    // One preflight for the shared work folder, before the first cell.
-    let first = args.work.join(&plans[0].machine.name);
-    let launch = args.build.launch(&plans[0], &first, args.dry_run, ui)?;
+    // The preflight runs once, for the shared work folder, before the first cell is generated.
+    let launch = args.build.launch(args.dry_run)?;
     let several_distros = plans.iter().any(|p| p.distro != plans[0].distro);
     let mut cells = Vec::new();
     let mut stop = false;

@@ -34,7 +34,7 @@ pub fn run(args: ShellArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let plan = args.plan.plan()?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let dry_run = args.output.dry_run;
-    let launch = args.build.launch(&plan, &args.output.options(&plan).out, dry_run, ui)?;
+    let launch = args.build.launch(dry_run)?;
     let job = super::image::prepare(&plan, &args.output, &launch, spec, caches, ui)?;
     let cmd = command::in_container(
         command::kas_shell(&job.kas, &job.layout, &job.dirs, args.command.as_deref()),

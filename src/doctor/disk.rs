@@ -70,7 +70,7 @@ pub fn evaluate(folders: &[Folder]) -> Vec<Check> {
     let describe = |(free, need, list): &(u64, u64, Vec<&Folder>)| {
         let names: Vec<String> =
             list.iter().map(|f| format!("{} {}", f.role, f.path.display())).collect();
-        format!("{} GiB free for {} (needs about {need} GiB)", free / GIB, names.join(", "))
+        format!("{} GiB free, about {need} GiB needed, for {}", free / GIB, names.join(", "))
     };
     let floor: Vec<String> =
         systems.values().filter(|s| s.0 < FLOOR_GIB * GIB).map(describe).collect();
@@ -89,7 +89,7 @@ pub fn evaluate(folders: &[Folder]) -> Vec<Check> {
         return vec![Check::warning(
             "disk",
             format!(
-                "a first qcom-multimedia-image build may run out of space ({NEED_TOTAL_GIB} GiB in all): {}",
+                "a first qcom-multimedia-image build may run out of space: {}",
                 short.join("; ")
             ),
             "free space, or point --dl-dir/--sstate-dir at a larger disk (a warm sstate or a \
@@ -127,7 +127,7 @@ mod tests {
         ];
         let check = &evaluate(&one_disk)[0];
         assert_eq!(check.status, Status::Warning, "{check:?}");
-        assert!(check.message.contains("80 GiB free for work /w/work, downloads /w/downloads, sstate /w/sstate (needs about 90 GiB)"), "{}", check.message);
+        assert!(check.message.contains("80 GiB free, about 90 GiB needed, for work /w/work, downloads /w/downloads, sstate /w/sstate"), "{}", check.message);
         let split = [
             folder("work", NEED_WORK_GIB, 60, 1),
             folder("downloads", NEED_DOWNLOADS_GIB, 40, 2),
@@ -141,7 +141,11 @@ mod tests {
         let full = [folder("work", NEED_WORK_GIB, 0, 1), folder("sstate", NEED_SSTATE_GIB, 500, 2)];
         let check = &evaluate(&full)[0];
         assert_eq!(check.status, Status::Problem);
-        assert!(check.message.contains("0 GiB free for work /w/work"), "{}", check.message);
+        assert!(
+            check.message.contains("0 GiB free, about 55 GiB needed, for work /w/work"),
+            "{}",
+            check.message
+        );
         assert!(!check.message.contains("sstate"), "{}", check.message);
     }
 }

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod bundle;
+mod doctor;
 mod fixtures;
 mod generate_cli;
 mod generate_kas;
