@@ -17,6 +17,9 @@ pub struct RunJson {
     /// The latency requirement the test was run against, in µs.
     #[serde(default)]
     pub threshold_us: Option<f64>,
+    /// Where `rtbuild test` took the threshold from (`--max-us`, a machine's requirement, …).
+    #[serde(default)]
+    pub threshold_source: Option<String>,
     #[serde(default)]
     pub machine: Option<String>,
     #[serde(default)]

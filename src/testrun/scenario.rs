@@ -1,7 +1,9 @@
 //! [`Scenario`]s and the load each one runs on the housekeeping CPUs, from the seed guides:
 //! `idle` (no load), `stress` (Qualcomm: one `stress-ng --cpu 1 --cpu-load N` pinned per
 //! housekeeping CPU), `stress-isolated` (RK3562J: full unpinned load, the kernel's isolation
-//! alone keeps it off the RT CPUs), `full` (RK3588/Phytium: cpu + io + vm on the housekeeping CPUs).
+//! alone keeps it off the RT CPUs), `full` (RK3588/Phytium: cpu + io + vm on the housekeeping CPUs),
+//! `custom` (the user's own `--load-cmd`, pinned to the housekeeping CPUs unless
+//! `--load-unpinned`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,11 +20,12 @@ pub enum Scenario {
     Stress,
     StressIsolated,
     Full,
+    Custom,
 }
 
 /// A scenario name that rtbuild does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scenario `{0}`; use idle, stress, stress-isolated or full")]
+#[error("unknown scenario `{0}`; use idle, stress, stress-isolated, full or custom")]
 pub struct UnknownScenario(pub String);
 
 impl FromStr for Scenario {
@@ -33,6 +36,7 @@ impl FromStr for Scenario {
             "stress" => Ok(Scenario::Stress),
             "stress-isolated" => Ok(Scenario::StressIsolated),
             "full" => Ok(Scenario::Full),
+            "custom" => Ok(Scenario::Custom),
             other => Err(UnknownScenario(other.chars().take(40).collect())),
         }
     }
@@ -45,6 +49,7 @@ impl fmt::Display for Scenario {
             Scenario::Stress => "stress",
             Scenario::StressIsolated => "stress-isolated",
             Scenario::Full => "full",
+            Scenario::Custom => "custom",
         })
     }
 }
@@ -69,9 +74,33 @@ pub struct Load {
     pub argv: Vec<String>,
 }
 
+/// `--load-cmd`: the load of scenario `custom`, an argv run without a shell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomLoad {
+    pub argv: Vec<String>,
+    /// Pinned to the housekeeping CPUs (`false` with `--load-unpinned`).
+    pub pinned: bool,
+}
+
 impl Scenario {
-    /// The load generators of this scenario; they stop by themselves after `timeout_s`.
-    pub fn loads(self, layout: &Layout, load_percent: u8, timeout_s: u64) -> Vec<Load> {
+    /// Whether the load may run anywhere, kept off the RT CPUs by the kernel's isolation alone.
+    pub fn unpinned_load(self, custom: Option<&CustomLoad>) -> bool {
+        match self {
+            Scenario::StressIsolated => true,
+            Scenario::Custom => custom.is_some_and(|c| !c.pinned),
+            _ => false,
+        }
+    }
+
+    /// The load generators of this scenario; they stop by themselves after `timeout_s`
+    /// (stress-ng's `--timeout`; the custom load runs under `timeout`).
+    pub fn loads(
+        self,
+        layout: &Layout,
+        load_percent: u8,
+        timeout_s: u64,
+        custom: Option<&CustomLoad>,
+    ) -> Vec<Load> {
         let timeout = format!("{timeout_s}s");
         let stress = |args: &[String]| {
             let mut argv = vec!["stress-ng".to_string()];
@@ -111,6 +140,17 @@ impl Scenario {
                     ])),
                 }]
             }
+            Scenario::Custom => custom
+                .map(|c| Load {
+                    name: "custom".into(),
+                    cpus: c.pinned.then(|| layout.housekeeping.clone()),
+                    argv: ["timeout".to_string(), timeout_s.to_string()]
+                        .into_iter()
+                        .chain(c.argv.iter().cloned())
+                        .collect(),
+                })
+                .into_iter()
+                .collect(),
             Scenario::Full => vec![Load {
                 name: "full".into(),
                 cpus: Some(layout.housekeeping.clone()),
@@ -131,19 +171,36 @@ mod tests {
 
     #[test]
     fn stress_pins_one_cpu_load_per_housekeeping_cpu() {
-        let loads = Scenario::Stress.loads(&layout(), 60, 100);
+        let loads = Scenario::Stress.loads(&layout(), 60, 100, None);
         assert_eq!(loads.len(), 7);
         assert_eq!(loads[6].cpus.as_ref().unwrap().to_string(), "6");
         assert_eq!(
             loads[6].argv,
             ["stress-ng", "--cpu", "1", "--cpu-load", "60", "--timeout", "100s"]
         );
-        assert!(Scenario::Idle.loads(&layout(), 60, 1).is_empty());
+        assert!(Scenario::Idle.loads(&layout(), 60, 1, None).is_empty());
         assert_eq!(
-            Scenario::Full.loads(&layout(), 60, 1)[0].cpus.as_ref().unwrap().to_string(),
+            Scenario::Full.loads(&layout(), 60, 1, None)[0].cpus.as_ref().unwrap().to_string(),
             "0-6"
         );
-        assert_eq!(Scenario::StressIsolated.loads(&layout(), 60, 1)[0].cpus, None);
+        assert_eq!(Scenario::StressIsolated.loads(&layout(), 60, 1, None)[0].cpus, None);
+    }
+
+    #[test]
+    fn the_custom_load_is_the_users_argv_under_timeout_pinned_unless_asked_not_to() {
+        let words = |t: &str| t.split(' ').map(String::from).collect::<Vec<_>>();
+        let mut custom = CustomLoad { argv: words("stress-ng -c 8 --io 2"), pinned: true };
+        let loads = Scenario::Custom.loads(&layout(), 60, 720, Some(&custom));
+        assert_eq!(loads.len(), 1);
+        assert_eq!(loads[0].name, "custom");
+        assert_eq!(loads[0].cpus.as_ref().unwrap().to_string(), "0-6");
+        assert_eq!(loads[0].argv, words("timeout 720 stress-ng -c 8 --io 2"));
+        assert!(!Scenario::Custom.unpinned_load(Some(&custom)));
+        custom.pinned = false;
+        assert_eq!(Scenario::Custom.loads(&layout(), 60, 720, Some(&custom))[0].cpus, None);
+        assert!(Scenario::Custom.unpinned_load(Some(&custom)));
+        assert!(Scenario::StressIsolated.unpinned_load(None));
+        assert!(!Scenario::Full.unpinned_load(Some(&custom)));
     }
 
     #[test]
@@ -152,7 +209,7 @@ mod tests {
         assert_eq!(list, [Scenario::Idle, Scenario::Stress, Scenario::Full]);
         assert_eq!(
             parse_list("idle,$(reboot)").unwrap_err().to_string(),
-            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated or full"
+            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated, full or custom"
         );
     }
 }

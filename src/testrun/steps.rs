@@ -22,8 +22,16 @@ impl Run<'_> {
         };
         let expected_s = measure.length.seconds(measure.interval_us);
         let json_remote = format!("{}/{name}.json", self.state);
-        let ct_argv = cyclictest::argv(&req.layout, &measure, &json_remote, &req.cyclictest_args);
-        let loads = scenario.loads(&req.layout, req.load_percent, expected_s + 120);
+        let ct_argv = cyclictest::argv(
+            &req.layout,
+            &req.measure_cpus,
+            &measure,
+            &json_remote,
+            &req.cyclictest_args,
+        );
+        let custom = req.custom_load.as_ref();
+        let loads = scenario.loads(&req.layout, req.load_percent, expected_s + 120, custom);
+        let unpinned = scenario.unpinned_load(custom);
         let load_argv: Vec<Vec<String>> = loads
             .iter()
             .map(|l| match &l.cpus {
@@ -66,12 +74,12 @@ impl Run<'_> {
                 }
                 self.record.fingerprint = Some(summary);
             }
-            if scenario == Scenario::StressIsolated && !req.layout.rt.is_subset(&before.isolated())
-            {
+            if unpinned && !req.layout.rt.is_subset(&before.isolated()) {
+                let isolated = before.get("isolated").trim();
                 reasons.push(format!(
-                    "stress-isolated needs RT CPUs {} isolated (isolcpus=), but the kernel isolates `{}`",
+                    "{name} runs its load unpinned, so it needs RT CPUs {} isolated (isolcpus=), but the kernel isolates {}",
                     req.layout.rt,
-                    before.get("isolated").trim()
+                    if isolated.is_empty() { "none".to_string() } else { format!("`{isolated}`") }
                 ));
             }
         }
@@ -96,6 +104,15 @@ impl Run<'_> {
                     Scenario::StressIsolated => {
                         format!("{name}: stress-ng on every CPU, left to the kernel's isolation")
                     }
+                    Scenario::Custom if unpinned => {
+                        format!(
+                            "{name}: the --load-cmd load on any CPU, left to the kernel's isolation"
+                        )
+                    }
+                    Scenario::Custom => format!(
+                        "{name}: the --load-cmd load pinned to CPUs {}",
+                        req.layout.housekeeping
+                    ),
                     _ => format!(
                         "{name}: {} stress-ng generator(s) pinned to CPUs {}",
                         loads.len(),
@@ -108,7 +125,16 @@ impl Run<'_> {
 
         self.ui.status(
             "Measuring",
-            format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt),
+            if req.measure_cpus == req.layout.rt {
+                format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt)
+            } else {
+                format!(
+                    "{name} for {} on CPUs {} (RT CPUs {})",
+                    human(expected_s),
+                    req.measure_cpus,
+                    req.layout.rt
+                )
+            },
         );
         let (ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
 
@@ -181,9 +207,10 @@ impl Run<'_> {
         if probes.is_empty() && ending == Ending::Completed {
             reasons.push("cyclictest ended before it could be observed".into());
         }
-        let pinned = scenario != Scenario::StressIsolated;
+        let pinned = !unpinned;
         for probe in &probes {
-            for problem in probe.problems(&req.layout, !loads.is_empty(), pinned) {
+            for problem in probe.problems(&req.layout, &req.measure_cpus, !loads.is_empty(), pinned)
+            {
                 if !reasons.contains(&problem) {
                     reasons.push(problem);
                 }
@@ -221,7 +248,7 @@ impl Run<'_> {
         let judged = judge::judge(&judge::Inputs {
             json: read("json").as_deref(),
             stderr: &read("stderr.txt").unwrap_or_default(),
-            layout: &req.layout,
+            measure_cpus: &req.measure_cpus,
             histogram_us: req.histogram_us,
             expected_cycles: self.record.scenarios[index].expected_cycles,
             status,
