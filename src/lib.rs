@@ -14,6 +14,7 @@ pub mod doctor;
 pub mod exit;
 pub mod generate;
 pub mod kconfig;
+pub mod lava;
 pub mod lock;
 pub mod plan;
 pub mod quote;
