@@ -12,6 +12,7 @@ mod harness;
 mod image_errors;
 mod image_fake_bitbake;
 mod kconfig_check;
+mod lava;
 mod lock;
 mod machines;
 mod matrix_ci_setup;
