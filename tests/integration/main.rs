@@ -22,6 +22,7 @@ mod report;
 mod reproducers;
 mod sshd;
 mod testrun;
+mod testrun_abort;
 mod tune_cli;
 mod upstream;
 mod verify;
