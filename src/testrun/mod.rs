@@ -14,6 +14,7 @@ mod length;
 mod measure;
 mod preflight;
 mod probe;
+mod record;
 mod scenario;
 mod session;
 mod signals;

@@ -9,7 +9,7 @@ use super::fingerprint::Sections;
 use super::judge::Ending;
 use super::preflight::{self, Prepared};
 use super::scenario::Scenario;
-use super::signals::StopFlag;
+use super::signals::{Emergency, StopFlag};
 use super::{HELPER, OutError, Request};
 use crate::formats::run_json::{self, RunRecord, ScenarioRecord, Settings, Tuning};
 use crate::tune::{self, Action, Host};
@@ -69,7 +69,12 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
         std::fs::create_dir_all(req.out.join(dir))
             .with_context(|| format!("could not create {}", req.out.join(dir).display()))?;
     }
-    let stop = StopFlag::install();
+    let stop = StopFlag::install(Emergency {
+        host: req.host.clone(),
+        state: state.clone(),
+        out: req.out.clone(),
+        ui: ui.clone(),
+    });
     let record = RunRecord {
         schema: run_json::SCHEMA,
         rtbuild_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -110,7 +115,7 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
 
 impl Run<'_> {
     pub(super) fn save(&self) {
-        if let Err(err) = self.record.write(&self.req.out) {
+        if let Err(err) = super::record::write(&self.req.out, &self.record) {
             self.ui.warn(err.to_string());
         }
     }
