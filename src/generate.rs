@@ -48,6 +48,8 @@ pub enum GenerateError {
     Render(#[from] render::RenderError),
     #[error(transparent)]
     Write(#[from] write::WriteError),
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
 }
 
 /// The default output folder for a plan: `rtbuild/<machine>`.
@@ -63,7 +65,18 @@ pub fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generated, Gen
     }
     let layout = layout_for(&out)?;
     let tree = render::render(plan, &layout)?;
-    let report = write::apply(&tree, &out, options.write)?;
+    let mut report = write::apply(&tree, &out, options.write)?;
+    // The kas file includes its lock (so the lock wins over meta-qcom's): it must exist. A lock
+    // already there is the user's and is kept as it is.
+    let lock_name = render::lock_file_name(plan);
+    let lock = out.join(&lock_name);
+    if !lock.exists() {
+        if !options.write.dry_run {
+            crate::lock::write_placeholder(&lock)?;
+        }
+        report.files.push((PathBuf::from(lock_name), write::Change::Create));
+        report.files.sort_by(|a, b| a.0.cmp(&b.0));
+    }
     Ok(Generated {
         kas_file: out.join(render::kas_file_name(plan)),
         plan_file: out.join(render::PLAN_FILE),

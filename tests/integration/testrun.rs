@@ -26,7 +26,7 @@ fn latency_dependent(reason: &str) -> bool {
 /// Runs that measure with cyclictest hold this lock: two SCHED_FIFO 99 measurements pinned to
 /// the same CPU of this 2-CPU machine would starve each other and fail the cycle-count checks
 /// for a reason that has nothing to do with the code under test.
-fn measuring() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn measuring() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
