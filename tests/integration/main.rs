@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod bundle;
+mod doctor;
 mod fixtures;
 mod generate_cli;
 mod generate_kas;
@@ -21,6 +22,7 @@ mod report;
 mod reproducers;
 mod sshd;
 mod testrun;
+mod testrun_abort;
 mod tune_cli;
 mod upstream;
 mod verify;
