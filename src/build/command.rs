@@ -120,6 +120,12 @@ pub fn kas_build(kas: &Path, layout: &Layout, dirs: &CacheDirs, spec: &BuildSpec
     kas_env(cmd, layout, dirs)
 }
 
+/// `kas checkout …`: clones or moves the repos to what the kas file (and its lock) says, and
+/// runs no BitBake.
+pub fn kas_checkout(kas: &Path, layout: &Layout, dirs: &CacheDirs) -> Cmd {
+    kas_env(Cmd::new(kas).arg("checkout").arg(layout.kas_config()), layout, dirs)
+}
+
 /// `kas shell … [-c COMMAND]`. `command` is the user's own shell command, run by the shell kas
 /// starts on the user's machine: it is passed on as one argument, unchanged.
 pub fn kas_shell(kas: &Path, layout: &Layout, dirs: &CacheDirs, command: Option<&str>) -> Cmd {
