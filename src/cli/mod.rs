@@ -4,9 +4,11 @@
 mod build_dirs;
 mod bundle;
 mod ci;
+mod doctor;
 mod generate;
 mod image;
 mod kconfig_check;
+mod lava;
 mod lock;
 mod machines;
 mod matrix;
@@ -61,6 +63,9 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Check that this host can build: user, locale, HOSTTOOLS, python3, git, kas, disk, limits,
+    /// repositories; each problem with its fix. Exit 0 ready, 2 not ready.
+    Doctor(doctor::DoctorArgs),
     /// Generate, then build the image with kas and BitBake: progress, full log, summary.
     Image(image::ImageArgs),
     /// Open `kas shell` on the configuration `rtbuild image` builds (or run one command in it).
@@ -71,6 +76,8 @@ pub enum Command {
     Ci(ci::CiArgs),
     /// Create a Python venv with the pinned kas, for users who have none.
     Setup(setup::SetupArgs),
+    /// Print a LAVA job that flashes a bundle on a farm board and measures it like `rtbuild test`.
+    Lava(lava::LavaArgs),
     /// Tune the RT CPUs at run time: write rtbuild-tune.sh, or apply, verify or revert it.
     Tune(tune::TuneArgs),
     /// Measure latency with cyclictest under load scenarios and check that each run is valid.
@@ -92,11 +99,13 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Doctor(args) => doctor::run(args, ui),
             Command::Image(args) => image::run(args, ui),
             Command::Shell(args) => shell::run(args, ui),
             Command::Matrix(args) => matrix::run(args, ui),
             Command::Ci(args) => ci::run(args, ui),
             Command::Setup(args) => setup::run(args, ui),
+            Command::Lava(args) => lava::run(args, ui),
             Command::Tune(args) => tune::run(args, ui),
             Command::Test(args) => test::run(args, ui),
             Command::Verify(args) => verify::run(args, ui),

@@ -67,7 +67,7 @@ pub struct TestArgs {
 }
 
 /// `--load-cmd`: split without a shell; the program must be a plain name or path.
-fn custom_load(text: &str, pinned: bool) -> anyhow::Result<CustomLoad> {
+pub(super) fn custom_load(text: &str, pinned: bool) -> anyhow::Result<CustomLoad> {
     let argv = crate::toolargs::split("--load-cmd", text).map_err(|e| InputError(e.into()))?;
     let Some(program) = argv.first() else {
         return Err(InputError::msg(
@@ -104,30 +104,31 @@ fn measure_cpus(text: &str, host: &Host) -> anyhow::Result<CpuSet> {
     Ok(cpus)
 }
 
+/// `--scenario` (default idle,stress; idle,custom with --load-cmd), checked against --load-cmd:
+/// scenario `custom` and `--load-cmd` come together. `rtbuild lava` shares it.
+pub(super) fn scenario_list(
+    text: Option<&str>,
+    custom_load: Option<&CustomLoad>,
+) -> anyhow::Result<Vec<Scenario>> {
+    let text = text.unwrap_or(if custom_load.is_some() { "idle,custom" } else { "idle,stress" });
+    let scenarios = testrun::parse_list(text).map_err(|e| InputError(e.into()))?;
+    match (scenarios.contains(&Scenario::Custom), custom_load.is_some()) {
+        (true, false) => Err(InputError::msg(
+            "scenario `custom` runs the --load-cmd load; pass --load-cmd \"stress-ng …\" (or drop custom)",
+        )
+        .into()),
+        (false, true) => Err(InputError::msg(
+            "--load-cmd is the load of scenario `custom`; add custom to --scenario",
+        )
+        .into()),
+        _ => Ok(scenarios),
+    }
+}
+
 pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let custom_load =
         args.load_cmd.as_deref().map(|text| custom_load(text, !args.load_unpinned)).transpose()?;
-    let scenario_text = args.scenario.as_deref().unwrap_or(if custom_load.is_some() {
-        "idle,custom"
-    } else {
-        "idle,stress"
-    });
-    let scenarios = testrun::parse_list(scenario_text).map_err(|e| InputError(e.into()))?;
-    match (scenarios.contains(&Scenario::Custom), custom_load.is_some()) {
-        (true, false) => {
-            return Err(InputError::msg(
-                "scenario `custom` runs the --load-cmd load; pass --load-cmd \"stress-ng …\" (or drop custom)",
-            )
-            .into());
-        }
-        (false, true) => {
-            return Err(InputError::msg(
-                "--load-cmd is the load of scenario `custom`; add custom to --scenario",
-            )
-            .into());
-        }
-        _ => {}
-    }
+    let scenarios = scenario_list(args.scenario.as_deref(), custom_load.as_ref())?;
     let span = Span::parse(&args.duration).map_err(|e| InputError(e.into()))?;
     let cyclictest_args = match &args.cyclictest_args {
         Some(text) => {

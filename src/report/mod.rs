@@ -51,6 +51,8 @@ pub enum ReportError {
     NoScenarios { path: PathBuf },
     #[error("{} names `{}`, which is outside the result folder; use paths relative to the folder", path.display(), file.display())]
     OutsideFolder { path: PathBuf, file: PathBuf },
+    #[error("{}: {cause}", path.display())]
+    LavaLog { path: PathBuf, cause: crate::lava::LogError },
     #[error(
         "threshold {} µs ({from}) is not usable: it must be a number of microseconds above 0 \
          and at most {MAX_THRESHOLD_US} (1 s); pass --threshold-us with a latency limit such as 100",
@@ -131,7 +133,7 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             .iter()
             .map(|input| InputReport {
                 path: input.path.display().to_string(),
-                kind: if input.run_json.is_some() { "result-folder" } else { "file" }.to_string(),
+                kind: input.kind.to_string(),
                 scenarios: input.scenarios.iter().map(|s| judge::judge(s, threshold_us)).collect(),
                 fingerprint: input.run_json.as_ref().and_then(|r| r.fingerprint.clone()),
                 interrupts: input.run_json.as_ref().and_then(|r| r.interrupts.clone()),

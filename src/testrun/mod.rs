@@ -20,12 +20,12 @@ mod session;
 mod signals;
 mod steps;
 
-pub use cyclictest::HIST_MAX_US;
+pub use cyclictest::{HIST_MAX_US, Measure};
 pub use fingerprint::{Fingerprint, IrqDelta};
 pub use length::{BadDuration, Length, Span};
 pub use preflight::PreflightError;
-pub use record::{FILE as RUN_FILE, RunRecord, ScenarioRecord};
-pub use scenario::{CustomLoad, Scenario, UnknownScenario, parse_list};
+pub use record::{Commands, FILE as RUN_FILE, RunRecord, ScenarioRecord};
+pub use scenario::{CommandSpec, CustomLoad, Scenario, UnknownScenario, parse_list};
 pub use session::{Finished, run};
 
 use std::path::PathBuf;

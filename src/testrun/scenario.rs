@@ -10,6 +10,8 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use super::cyclictest::{self, Measure};
+use super::record::Commands;
 use crate::plan::CpuSet;
 use crate::tune::Layout;
 
@@ -157,6 +159,51 @@ impl Scenario {
                 argv: stress(&s(&["--cpu", &hk, "--io", "2", "--vm", "1", "--vm-bytes", "10%"])),
             }],
         }
+    }
+}
+
+/// Seconds the load generators outlive the measurement, so the load covers all of it.
+pub(super) const LOAD_MARGIN_S: u64 = 120;
+
+/// What a scenario's commands depend on besides the scenario and the CPU layout.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandSpec<'a> {
+    pub measure: &'a Measure,
+    /// The CPUs cyclictest measures, one thread each (`--measure-cpus`; the RT CPUs by default).
+    pub measure_cpus: &'a CpuSet,
+    /// CPU load of each stress-ng worker in the stress scenario, in percent.
+    pub load_percent: u8,
+    /// Checked `--cyclictest-args`, appended after rtbuild's own options.
+    pub cyclictest_args: &'a [String],
+    /// `--load-cmd`: the load of scenario `custom`.
+    pub custom_load: Option<&'a CustomLoad>,
+}
+
+impl Scenario {
+    /// The exact commands of this scenario: cyclictest's argv (results in `json_path`) and each
+    /// load generator's argv, prefixed with `taskset -c CPUS` when pinned. `rtbuild test` runs
+    /// these on its target and `rtbuild lava` writes them into the LAVA job: one builder.
+    pub fn commands(self, layout: &Layout, spec: &CommandSpec<'_>, json_path: &str) -> Commands {
+        let expected_s = spec.measure.length.seconds(spec.measure.interval_us);
+        let load = self
+            .loads(layout, spec.load_percent, expected_s + LOAD_MARGIN_S, spec.custom_load)
+            .into_iter()
+            .map(|l| match &l.cpus {
+                Some(cpus) => ["taskset".to_string(), "-c".into(), cpus.to_string()]
+                    .into_iter()
+                    .chain(l.argv)
+                    .collect(),
+                None => l.argv,
+            })
+            .collect();
+        let cyclictest = cyclictest::argv(
+            layout,
+            spec.measure_cpus,
+            spec.measure,
+            json_path,
+            spec.cyclictest_args,
+        );
+        Commands { cyclictest, load }
     }
 }
 

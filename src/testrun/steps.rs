@@ -3,12 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use super::cyclictest::{self, Measure};
+use super::cyclictest::Measure;
 use super::fingerprint::landed_on;
 use super::judge::{self, Ending};
 use super::measure::human;
-use super::record::{self, Commands, ScenarioRecord};
-use super::scenario::Scenario;
+use super::record::{self, ScenarioRecord};
+use super::scenario::{self, CommandSpec, Scenario};
 use super::session::Run;
 
 impl Run<'_> {
@@ -22,36 +22,33 @@ impl Run<'_> {
         };
         let expected_s = measure.length.seconds(measure.interval_us);
         let json_remote = format!("{}/{name}.json", self.state);
-        let ct_argv = cyclictest::argv(
-            &req.layout,
-            &req.measure_cpus,
-            &measure,
-            &json_remote,
-            &req.cyclictest_args,
-        );
         let custom = req.custom_load.as_ref();
-        let loads = scenario.loads(&req.layout, req.load_percent, expected_s + 120, custom);
+        let spec = CommandSpec {
+            measure: &measure,
+            measure_cpus: &req.measure_cpus,
+            load_percent: req.load_percent,
+            cyclictest_args: &req.cyclictest_args,
+            custom_load: custom,
+        };
+        let commands = scenario.commands(&req.layout, &spec, &json_remote);
+        let ct_argv = commands.cyclictest.clone();
+        let loads = scenario.loads(
+            &req.layout,
+            req.load_percent,
+            expected_s + scenario::LOAD_MARGIN_S,
+            custom,
+        );
         let unpinned = scenario.unpinned_load(custom);
-        let load_argv: Vec<Vec<String>> = loads
-            .iter()
-            .map(|l| match &l.cpus {
-                Some(cpus) => ["taskset".to_string(), "-c".into(), cpus.to_string()]
-                    .into_iter()
-                    .chain(l.argv.iter().cloned())
-                    .collect(),
-                None => l.argv.clone(),
-            })
-            .collect();
         let started = Instant::now();
         self.record.scenarios.push(ScenarioRecord {
             name: name.clone(),
             state: "running".into(),
             started_unix: record::now_unix(),
-            commands: std::iter::once(&ct_argv)
-                .chain(&load_argv)
+            commands: std::iter::once(&commands.cyclictest)
+                .chain(&commands.load)
                 .map(crate::quote::sh_join)
                 .collect(),
-            argv: Commands { cyclictest: ct_argv.clone(), load: load_argv },
+            argv: commands,
             expected_cycles: measure.length.cycles(measure.interval_us),
             ..ScenarioRecord::default()
         });

@@ -4,13 +4,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod bundle;
+mod doctor;
 mod fixtures;
 mod generate_cli;
 mod generate_kas;
+mod generate_rollback;
 mod harness;
 mod image_errors;
 mod image_fake_bitbake;
 mod kconfig_check;
+mod lava;
 mod lock;
 mod machines;
 mod matrix_ci_setup;
@@ -19,6 +22,7 @@ mod report;
 mod reproducers;
 mod sshd;
 mod testrun;
+mod testrun_abort;
 mod tune_cli;
 mod upstream;
 mod verify;
