@@ -2,6 +2,8 @@
 //! file and read back by `verify --plan` (and `verify --machine` alone), `bundle` and `image`,
 //! so they need not repeat the original flags.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use super::Versioned;
@@ -51,6 +53,9 @@ pub struct Expectations {
     pub kernel_config: Vec<ConfigExpectation>,
     pub cmdline: Vec<String>,
     pub packages: Vec<String>,
+    /// Where the machine's RT defaults came from, when a meta-qcom checkout was consulted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_defaults: Option<MachineDefaults>,
 }
 
 /// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).
@@ -58,4 +63,30 @@ pub struct Expectations {
 pub struct ConfigExpectation {
     pub symbol: String,
     pub value: String,
+}
+
+/// A field where meta-qcom and the catalog disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Difference {
+    /// The catalog's field (`rt.rt_cpus`, `rt.housekeeping`, …).
+    pub field: String,
+    pub variable: String,
+    pub catalog: String,
+    pub meta_qcom: String,
+}
+
+/// Where a plan's machine defaults came from, when a meta-qcom checkout was consulted;
+/// recorded in `rtbuild-plan.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MachineDefaults {
+    /// `meta-qcom` when the plan follows the machine conf, `catalog` when it keeps rtbuild's
+    /// catalog (the conf agrees, or --rt-cpus was given).
+    pub source: String,
+    /// The machine conf that was read.
+    pub conf: PathBuf,
+    /// Where meta-qcom and the catalog disagree (empty for a machine only meta-qcom knows).
+    #[serde(default)]
+    pub differences: Vec<Difference>,
+    /// False when the machine is not in rtbuild's catalog at all.
+    pub in_catalog: bool,
 }
