@@ -15,6 +15,8 @@ use crate::verify::{self, Report, VerifyError};
 
 /// The verdict file's name in the output folder.
 pub use crate::formats::verify_json::FILE as VERIFY_FILE;
+/// The same verdict as JUnit XML (one test case per check), for CI test reports.
+pub const VERIFY_JUNIT_FILE: &str = "verify.junit.xml";
 
 /// What verification found ([`VerifyFile`], as `rtbuild verify --json` prints it) and where it
 /// was written.
@@ -49,6 +51,9 @@ pub fn verify_build(layout: &Layout, expected: &Expectations) -> Result<Verified
     let text = formats::to_json(&verdict).unwrap_or_default();
     std::fs::write(&file, text)
         .map_err(|source| AfterError::Write { path: file.clone(), source })?;
+    let junit = layout.out.join(VERIFY_JUNIT_FILE);
+    std::fs::write(&junit, verify::junit::render(&verdict.reports))
+        .map_err(|source| AfterError::Write { path: junit, source })?;
     Ok(Verified { verdict, file })
 }
 
