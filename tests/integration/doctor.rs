@@ -370,3 +370,32 @@ fn image_container_dry_run_prints_kas_container_with_engine_and_image_version() 
     assert!(env.contains(&serde_json::json!(["KAS_CONTAINER_ENGINE", "podman"])), "{json:#}");
     assert!(env.contains(&serde_json::json!(["KAS_IMAGE_VERSION", "5.5"])), "{json:#}");
 }
+
+#[test]
+fn setup_host_as_a_user_prints_the_root_commands_and_runs_nothing() {
+    // This machine and CI are Debian 12: the apt-get form.
+    let run = Test::new().unprivileged().args(["setup", "--host"]).run().success();
+    let stdout = run.stdout();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q", "{stdout}");
+    assert!(
+        lines[1].starts_with(
+            "sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+             build-essential chrpath cpio"
+        ),
+        "{stdout}"
+    );
+    for package in ["gawk", "diffstat", "rpcsvc-proto", "locales"] {
+        assert!(lines[1].split(' ').any(|w| w == package), "{package}: {stdout}");
+    }
+    assert_eq!(
+        &lines[2..],
+        [
+            "sudo sed -i 's/^# *en_US.UTF-8 UTF-8/en_US.UTF-8 UTF-8/' /etc/locale.gen",
+            "sudo locale-gen"
+        ]
+    );
+    run.stderr_is(
+        "note: not root: run these commands as root (e.g. with sudo), then `rtbuild doctor`\n",
+    );
+}
