@@ -26,6 +26,8 @@ pub enum BundleError {
         path.display(),
         crate::ui::with_fix(.message, "pass the file `rtbuild verify --json` wrote"))]
     VerifyReport { path: PathBuf, message: String },
+    #[error("cannot read {}: {message}; run `rtbuild generate` again to rewrite it", path.display())]
+    PlanFile { path: PathBuf, message: String },
     #[error("{} changed while it was being bundled; bundle again when the build is done", path.display())]
     Changed { path: PathBuf },
     #[error("`{value}` is not a valid SOURCE_DATE_EPOCH; use whole seconds since 1970")]
@@ -56,6 +58,7 @@ impl BundleError {
             BundleError::NoQcomflash { .. }
                 | BundleError::Unverified
                 | BundleError::VerifyReport { .. }
+                | BundleError::PlanFile { .. }
                 | BundleError::SourceDateEpoch { .. }
                 | BundleError::NotABundle { .. }
         )
