@@ -20,6 +20,7 @@ mod lock;
 mod machines;
 mod matrix_ci_setup;
 mod path_injection;
+mod real_upstream;
 mod report;
 mod reproducers;
 mod sshd;
