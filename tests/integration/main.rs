@@ -5,6 +5,7 @@
 
 mod bundle;
 mod doctor;
+mod error_contract;
 mod fixtures;
 mod generate_cli;
 mod generate_kas;
