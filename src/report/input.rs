@@ -38,6 +38,12 @@ pub struct RunScenario {
     /// The exact commands that ran (cyclictest, load), for the report.
     #[serde(default)]
     pub commands: Vec<String>,
+    /// Thermal zone temperatures before and after the scenario, passed through.
+    #[serde(default)]
+    pub thermal: Option<serde_json::Value>,
+    /// Throttling counters before and after the scenario, passed through.
+    #[serde(default)]
+    pub throttling: Option<serde_json::Value>,
 }
 
 /// One scenario's parsed files.
@@ -47,6 +53,9 @@ pub struct ScenarioInput {
     pub runs: Vec<(PathBuf, Run)>,
     pub invalid_reasons: Vec<String>,
     pub commands: Vec<String>,
+    /// `run.json` scenario `thermal` and `throttling`, when the folder has them.
+    pub thermal: Option<serde_json::Value>,
+    pub throttling: Option<serde_json::Value>,
 }
 
 /// One INPUT, read.
@@ -81,6 +90,8 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             commands: run.cmdline.iter().cloned().collect(),
             runs: vec![(path.to_path_buf(), run)],
             invalid_reasons: Vec::new(),
+            thermal: None,
+            throttling: None,
         }],
     })
 }
@@ -138,6 +149,8 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             runs,
             invalid_reasons,
             commands,
+            thermal: scenario.thermal.clone(),
+            throttling: scenario.throttling.clone(),
         });
     }
     Ok(Input {
@@ -202,7 +215,14 @@ fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
                 path.display()
             )),
         }
-        scenarios.push(ScenarioInput { name: raw.name.clone(), runs, invalid_reasons, commands });
+        scenarios.push(ScenarioInput {
+            name: raw.name.clone(),
+            runs,
+            invalid_reasons,
+            commands,
+            thermal: None,
+            throttling: None,
+        });
     }
     let run_json = RunJson {
         scenarios: Vec::new(),

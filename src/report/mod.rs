@@ -15,6 +15,7 @@ pub mod junit;
 mod model;
 mod stats;
 pub mod summary;
+mod system;
 pub mod text;
 
 pub use model::{

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::fingerprint::{Fingerprint, IrqDelta};
+use super::fingerprint::{CounterChange, Fingerprint, IrqDelta, ThermalChange};
 use super::length::Length;
 use super::probe::Probe;
 
@@ -91,6 +91,10 @@ pub struct ScenarioRecord {
     pub argv: Commands,
     /// The fingerprint taken before the scenario.
     pub fingerprint: Option<Fingerprint>,
+    /// Thermal zone temperatures before and after the scenario.
+    pub thermal: Vec<ThermalChange>,
+    /// Throttling counters before and after the scenario.
+    pub throttling: Vec<CounterChange>,
     pub interrupts_on_rt_cpus: Vec<IrqDelta>,
     pub softirqs_on_rt_cpus: Vec<IrqDelta>,
     pub expected_cycles: u64,
