@@ -4,47 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use crate::cyclictest::{self, Run};
+use crate::formats::run_json::{self, RunRecord};
 
 use super::ReportError;
-
-/// `run.json` as `rtbuild report` reads it; unknown fields are ignored.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct RunJson {
-    pub scenarios: Vec<RunScenario>,
-    /// The latency requirement the test was run against, in µs.
-    #[serde(default)]
-    pub threshold_us: Option<f64>,
-    /// Where `rtbuild test` took the threshold from (`--max-us`, a machine's requirement, …).
-    #[serde(default)]
-    pub threshold_source: Option<String>,
-    #[serde(default)]
-    pub machine: Option<String>,
-    #[serde(default)]
-    pub fingerprint: Option<serde_json::Value>,
-    #[serde(default)]
-    pub interrupts: Option<serde_json::Value>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct RunScenario {
-    pub name: String,
-    /// Raw cyclictest outputs, relative to the folder.
-    pub files: Vec<PathBuf>,
-    #[serde(default)]
-    pub invalid_reasons: Vec<String>,
-    /// The exact commands that ran (cyclictest, load), for the report.
-    #[serde(default)]
-    pub commands: Vec<String>,
-    /// Thermal zone temperatures before and after the scenario, passed through.
-    #[serde(default)]
-    pub thermal: Option<serde_json::Value>,
-    /// Throttling counters before and after the scenario, passed through.
-    #[serde(default)]
-    pub throttling: Option<serde_json::Value>,
-}
 
 /// One scenario's parsed files.
 #[derive(Debug)]
@@ -65,7 +28,7 @@ pub struct Input {
     /// `file`, `result-folder` or `lava-log`.
     pub kind: &'static str,
     /// The result folder's `run.json` (for a LAVA log: the machine and threshold it printed).
-    pub run_json: Option<RunJson>,
+    pub run_json: Option<RunRecord>,
     pub scenarios: Vec<ScenarioInput>,
 }
 
@@ -97,13 +60,13 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
 }
 
 fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
-    let json_path = dir.join("run.json");
+    let json_path = dir.join(run_json::FILE);
     if !json_path.is_file() {
         return Err(ReportError::NoRunJson { dir: dir.to_path_buf() });
     }
     let text = std::fs::read_to_string(&json_path)
         .map_err(|cause| ReportError::Read { path: json_path.clone(), cause })?;
-    let run_json: RunJson = serde_json::from_str(&text)
+    let run_json = RunRecord::parse(&text)
         .map_err(|cause| ReportError::RunJson { path: json_path.clone(), cause })?;
     if run_json.scenarios.is_empty() {
         return Err(ReportError::NoScenarios { path: json_path });
@@ -114,13 +77,13 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         let mut unusable = Vec::new();
         let mut commands: Vec<String> =
             scenario.commands.iter().map(|c| in_folder(c, dir)).collect();
-        for file in &scenario.files {
+        for file in scenario.files.iter().map(Path::new) {
             if file.is_absolute()
                 || file.components().any(|c| matches!(c, std::path::Component::ParentDir))
             {
                 return Err(ReportError::OutsideFolder {
                     path: json_path.clone(),
-                    file: file.clone(),
+                    file: file.to_path_buf(),
                 });
             }
             let path = dir.join(file);
@@ -149,8 +112,8 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             runs,
             invalid_reasons,
             commands,
-            thermal: scenario.thermal.clone(),
-            throttling: scenario.throttling.clone(),
+            thermal: serde_json::to_value(&scenario.thermal).ok(),
+            throttling: serde_json::to_value(&scenario.throttling).ok(),
         });
     }
     Ok(Input {
@@ -224,13 +187,11 @@ fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             throttling: None,
         });
     }
-    let run_json = RunJson {
-        scenarios: Vec::new(),
+    let run_json = RunRecord {
         threshold_us: log.threshold_us,
         threshold_source: Some("the LAVA job's threshold".to_string()),
         machine: log.machine.clone(),
-        fingerprint: None,
-        interrupts: None,
+        ..RunRecord::default()
     };
     Ok(Input { path: path.to_path_buf(), kind: "lava-log", run_json: Some(run_json), scenarios })
 }

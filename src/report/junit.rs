@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::judge::fmt;
-use super::model::{Report, Verdict};
+use crate::formats::report_json::{Report, Verdict};
 
 pub fn render(report: &Report) -> String {
     let scenarios: Vec<_> =

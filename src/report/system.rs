@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::model::InputReport;
+use super::InputReport;
 
 /// `(label, value)` lines for one input; empty when it has no fingerprint.
 pub fn facts(input: &InputReport) -> Vec<(String, String)> {

@@ -6,8 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
+pub use crate::formats::run_json::{
+    Counter, CounterChange, CpuFreq, Fingerprint, IrqDelta, Thermal, ThermalChange,
+};
 use crate::plan::CpuSet;
 
 /// The fingerprint's sections, as the helper printed them (`=== name` headers).
@@ -146,16 +147,6 @@ fn arm_core(part: &str) -> Option<&'static str> {
     })
 }
 
-/// One CPU's frequency (kHz, as cpufreq reports it) and governor.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CpuFreq {
-    pub cpu: u32,
-    pub cur_khz: Option<u64>,
-    pub min_khz: Option<u64>,
-    pub max_khz: Option<u64>,
-    pub governor: Option<String>,
-}
-
 impl CpuFreq {
     fn parse(line: &str) -> Option<CpuFreq> {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -169,39 +160,6 @@ impl CpuFreq {
             governor: (governor != "-").then(|| governor.to_string()),
         })
     }
-}
-
-/// One thermal zone's temperature.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Thermal {
-    pub zone: String,
-    /// The zone's `type` (`cpu-thermal`, `x86_pkg_temp`, `soc-thermal`, …).
-    pub kind: String,
-    pub temp_c: Option<f64>,
-}
-
-/// A throttling counter the kernel exposes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Counter {
-    pub name: String,
-    pub value: u64,
-}
-
-/// A zone's temperature before and after a scenario.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ThermalChange {
-    pub zone: String,
-    pub kind: String,
-    pub before_c: Option<f64>,
-    pub after_c: Option<f64>,
-}
-
-/// A throttling counter before and after a scenario.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CounterChange {
-    pub name: String,
-    pub before: Option<u64>,
-    pub after: u64,
 }
 
 /// Temperatures and throttling counters of `after` next to `before`'s.
@@ -228,45 +186,6 @@ pub fn changes(before: &Sections, after: &Sections) -> (Vec<ThermalChange>, Vec<
         })
         .collect();
     (thermal, counters)
-}
-
-/// The fingerprint's short fields, for `run.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Fingerprint {
-    pub uname: String,
-    pub cmdline: String,
-    /// `CONFIG_PREEMPT*` lines of the running kernel's config (empty when it is not readable).
-    pub preempt: Vec<String>,
-    /// `/sys/kernel/realtime` reads 1.
-    pub realtime: bool,
-    pub online: String,
-    pub isolated: String,
-    pub nohz_full: String,
-    /// `policyN governor` per cpufreq policy.
-    pub governors: Vec<String>,
-    /// The CPU model (`/proc/cpuinfo`), or the Arm core types.
-    pub cpu_model: String,
-    /// The device tree's board model, when there is one.
-    pub board: Option<String>,
-    /// Each CPU's current/min/max frequency and governor (empty without cpufreq).
-    pub cpufreq: Vec<CpuFreq>,
-    /// Thermal zone temperatures (empty when the kernel exposes none).
-    pub thermal: Vec<Thermal>,
-    /// Throttling counters (x86 `thermal_throttle`, cooling-device `stats/total_trans`).
-    pub throttling: Vec<Counter>,
-}
-
-/// How many times one interrupt (or softirq) fired on one RT CPU during a scenario.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct IrqDelta {
-    pub irq: String,
-    /// A numbered device interrupt (`36`), as opposed to a per-CPU architectural one (`LOC`,
-    /// `RES`, `CAL`, `TLB`, …) that every busy CPU takes. Device interrupts on an RT CPU mean
-    /// the IRQ affinity tuning did not hold.
-    pub device: bool,
-    pub cpu: u32,
-    pub count: u64,
-    pub description: String,
 }
 
 /// Rows of a counter table: name → (per-CPU counts, description).

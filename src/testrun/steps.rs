@@ -7,9 +7,9 @@ use super::cyclictest::Measure;
 use super::fingerprint::landed_on;
 use super::judge::{self, Ending};
 use super::measure::human;
-use super::record::{self, ScenarioRecord};
 use super::scenario::{self, CommandSpec, Scenario};
 use super::session::Run;
+use crate::formats::run_json::ScenarioRecord;
 
 impl Run<'_> {
     pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
@@ -43,7 +43,7 @@ impl Run<'_> {
         self.record.scenarios.push(ScenarioRecord {
             name: name.clone(),
             state: "running".into(),
-            started_unix: record::now_unix(),
+            started_unix: super::now_unix(),
             commands: std::iter::once(&commands.cyclictest)
                 .chain(&commands.load)
                 .map(crate::quote::sh_join)
