@@ -42,7 +42,7 @@ pub fn threshold_is_sensible(value: f64) -> bool {
 pub enum ReportError {
     #[error(transparent)]
     Parse(#[from] crate::cyclictest::FileError),
-    #[error("cannot read {}: {cause}", path.display())]
+    #[error("cannot read {}: {cause}; check the path", path.display())]
     Read { path: PathBuf, cause: std::io::Error },
     #[error("{} has no run.json; pass an `rtbuild test` result folder or the cyclictest output files themselves", dir.display())]
     NoRunJson { dir: PathBuf },
@@ -60,7 +60,9 @@ pub enum ReportError {
         shown_number(*.value)
     )]
     Threshold { value: f64, from: String },
-    #[error("baseline {}: {message}", path.display())]
+    #[error("baseline {}: {}",
+        path.display(),
+        crate::ui::with_fix(.message, "pass an earlier result folder or report JSON as --baseline"))]
     Baseline { path: PathBuf, message: String },
 }
 
