@@ -16,6 +16,9 @@ pub struct ScenarioInput {
     pub runs: Vec<(PathBuf, Run)>,
     pub invalid_reasons: Vec<String>,
     pub commands: Vec<String>,
+    /// `run.json` scenario `thermal` and `throttling`, when the folder has them.
+    pub thermal: Option<serde_json::Value>,
+    pub throttling: Option<serde_json::Value>,
 }
 
 /// One INPUT, read.
@@ -50,6 +53,8 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             commands: run.cmdline.iter().cloned().collect(),
             runs: vec![(path.to_path_buf(), run)],
             invalid_reasons: Vec::new(),
+            thermal: None,
+            throttling: None,
         }],
     })
 }
@@ -107,6 +112,8 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             runs,
             invalid_reasons,
             commands,
+            thermal: serde_json::to_value(&scenario.thermal).ok(),
+            throttling: serde_json::to_value(&scenario.throttling).ok(),
         });
     }
     Ok(Input {
@@ -171,7 +178,14 @@ fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
                 path.display()
             )),
         }
-        scenarios.push(ScenarioInput { name: raw.name.clone(), runs, invalid_reasons, commands });
+        scenarios.push(ScenarioInput {
+            name: raw.name.clone(),
+            runs,
+            invalid_reasons,
+            commands,
+            thermal: None,
+            throttling: None,
+        });
     }
     let run_json = RunRecord {
         threshold_us: log.threshold_us,

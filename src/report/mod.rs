@@ -14,6 +14,7 @@ mod judge;
 pub mod junit;
 mod stats;
 pub mod summary;
+mod system;
 pub mod text;
 
 pub use crate::formats::report_json::{

@@ -343,6 +343,8 @@ fn statistics_never_panic_on_mutated_inputs() {
             runs: vec![(PathBuf::from("fuzz.txt"), run)],
             invalid_reasons: Vec::new(),
             commands: Vec::new(),
+            thermal: None,
+            throttling: None,
         };
         for threshold in [0.5, 100.0, 1e9] {
             let judged = judge::judge(&scenario, threshold);
