@@ -5,7 +5,6 @@
 //! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
 
 pub mod base;
-pub mod build;
 pub mod bundle;
 pub mod catalog;
 pub mod cli;
@@ -15,6 +14,7 @@ pub mod doctor;
 pub mod exit;
 pub mod formats;
 pub mod generate;
+pub mod kasrun;
 pub mod kconfig;
 pub mod lava;
 pub mod lock;

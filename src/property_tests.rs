@@ -264,11 +264,11 @@ proptest! {
                 crate::plan::values::GitRef::parse(&v).is_ok(),
                 crate::testrun::Span::parse(&v).is_ok(),
                 crate::testrun::parse_list(&v).is_ok(),
-                crate::build::caches::Hashserv::parse(&v).is_ok(),
-                crate::build::caches::HostPort::parse("--x", &v).is_ok(),
-                crate::build::caches::MirrorUrl::parse("--x", &v).is_ok(),
-                crate::build::kas::KasVersion::parse(&v).is_some(),
-                crate::build::events::parse(&v).is_some(),
+                crate::kasrun::caches::Hashserv::parse(&v).is_ok(),
+                crate::kasrun::caches::HostPort::parse("--x", &v).is_ok(),
+                crate::kasrun::caches::MirrorUrl::parse("--x", &v).is_ok(),
+                crate::kasrun::kas::KasVersion::parse(&v).is_some(),
+                crate::kasrun::events::parse(&v).is_some(),
                 crate::lava::job::BundleUrl::parse(&v).is_ok(),
             ]
         });

@@ -6,9 +6,9 @@ use clap::{Args, ValueEnum};
 
 use super::PlanArgs;
 use super::image::CacheArgs;
-use crate::build::caches::MirrorUrl;
-use crate::build::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::exit::{Exit, InputError};
+use crate::kasrun::caches::MirrorUrl;
+use crate::kasrun::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::ui::Ui;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -62,7 +62,7 @@ fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> anyhow::Result<T
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("rtbuild/machine"));
     let out = std::path::absolute(&out).unwrap_or(out);
     let work = out.parent().map(PathBuf::from).unwrap_or(out.clone());
-    let dirs = crate::build::caches::CacheDirs::resolve(
+    let dirs = crate::kasrun::caches::CacheDirs::resolve(
         None,
         None,
         std::env::var_os("DL_DIR").map(PathBuf::from),

@@ -9,17 +9,17 @@ use clap::Args;
 
 use super::PlanArgs;
 use super::generate::OutputArgs;
-use crate::build::after::{self, Verified};
-use crate::build::caches::{self, CacheDirs, CacheSettings, Hashserv, HostPort, MirrorUrl};
-use crate::build::command::{self, BuildSpec};
-use crate::build::kas::Kas;
-use crate::build::report::{BuildResult, Status};
-use crate::build::run::{self, BuildJob};
-use crate::build::{BuildError, Layout};
 use crate::bundle::BundleOutcome;
 use crate::catalog::meta_qcom::MetaQcom;
 use crate::doctor::{self, Engine};
 use crate::exit::{Exit, InputError, Interrupted};
+use crate::kasrun::after::{self, Verified};
+use crate::kasrun::caches::{self, CacheDirs, CacheSettings, Hashserv, HostPort, MirrorUrl};
+use crate::kasrun::command::{self, BuildSpec};
+use crate::kasrun::kas::Kas;
+use crate::kasrun::report::{BuildResult, Status};
+use crate::kasrun::run::{self, BuildJob};
+use crate::kasrun::{BuildError, Layout};
 use crate::plan::Expectations;
 use crate::plan::Plan;
 use crate::plan::build_path;
@@ -398,7 +398,7 @@ pub fn prepare(
     build_path::check("DL_DIR", &dirs.dl_dir)?;
     build_path::check("SSTATE_DIR", &dirs.sstate_dir)?;
     if !output.dry_run {
-        crate::build::check_writable(&out)?;
+        crate::kasrun::check_writable(&out)?;
         launch.preflight(plan, &out, ui)?;
     }
     let generated = super::generate::generate_and_report(plan, &options, ui)?;

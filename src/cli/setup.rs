@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::build::setup;
 use crate::exit::{Exit, InputError};
+use crate::kasrun::setup;
 use crate::runner::{Runner, System};
 use crate::ui::Ui;
 

@@ -10,8 +10,8 @@ use clap::Args;
 use super::PlanArgs;
 use super::generate::OutputArgs;
 use super::image::BuildArgs;
-use crate::build::command;
 use crate::exit::{Exit, Interrupted};
+use crate::kasrun::command;
 use crate::runner::{Runner, System, signals};
 use crate::ui::Ui;
 

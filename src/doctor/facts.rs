@@ -7,8 +7,8 @@ use super::disk::Folder;
 use super::host_packages::Os;
 use super::hosttools::HostTools;
 use super::{Engine, Target};
-use crate::build::BuildError;
-use crate::build::kas::{self, Kas};
+use crate::kasrun::BuildError;
+use crate::kasrun::kas::{self, Kas};
 use crate::runner::{Cmd, Runner};
 
 /// kas-container and the engine it would run.
@@ -114,7 +114,7 @@ pub fn kas_container(kas: Option<&Path>, path: Option<&OsStr>) -> Option<PathBuf
 /// PATH plus the venv `rtbuild setup` makes, where kas is looked for last.
 pub fn search_path() -> OsString {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let Some(venv) = crate::build::setup::default_venv(
+    let Some(venv) = crate::kasrun::setup::default_venv(
         std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
         std::env::var_os("HOME").map(PathBuf::from),
     ) else {

@@ -23,8 +23,8 @@ use serde::Serialize;
 pub use facts::Facts;
 
 #[cfg(test)]
-use crate::build::kas::KasVersion;
-use crate::build::kas::PINNED_KAS;
+use crate::kasrun::kas::KasVersion;
+use crate::kasrun::kas::PINNED_KAS;
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -130,7 +130,7 @@ impl Engine {
             other => Err(format!(
                 "unknown container engine `{}`; use --container docker or --container podman \
                  (or --container alone to use whichever is installed)",
-                crate::build::caches::printable(other)
+                crate::kasrun::caches::printable(other)
             )),
         }
     }
@@ -310,7 +310,7 @@ fn container(facts: &Facts, engine: Engine) -> Check {
         return Check::problem(
             "container",
             "kas-container was not found beside kas nor on PATH",
-            format!("{} (kas-container ships with kas)", crate::build::kas::install_hint()),
+            format!("{} (kas-container ships with kas)", crate::kasrun::kas::install_hint()),
         );
     };
     if !container.engine_found {
@@ -401,7 +401,7 @@ pub fn target_for(
 ) -> Target {
     let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
     let work = out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone());
-    let dirs = crate::build::caches::CacheDirs::resolve(
+    let dirs = crate::kasrun::caches::CacheDirs::resolve(
         plan.dl_dir.as_ref().map(|p| p.as_path()),
         plan.sstate_dir.as_ref().map(|p| p.as_path()),
         std::env::var_os("DL_DIR").map(PathBuf::from),
@@ -418,7 +418,7 @@ pub fn target_for(
 /// any problem stops the command with [`NotReady`] (exit 2) before anything is generated.
 pub fn preflight(
     target: &Target,
-    kas: Result<crate::build::kas::Kas, crate::build::BuildError>,
+    kas: Result<crate::kasrun::kas::Kas, crate::kasrun::BuildError>,
     ui: &crate::ui::Ui,
 ) -> Result<(), NotReady> {
     let path = facts::search_path();

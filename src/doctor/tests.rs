@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use super::host_packages::Os;
 use super::hosttools::HostTools;
 use super::*;
-use crate::build::kas::Kas;
+use crate::kasrun::kas::Kas;
 
 /// A host where everything is fine; each test breaks one thing.
 fn ready_host() -> Facts {
@@ -86,7 +86,7 @@ fn locale_python_git_and_kas_problems() {
         locales: vec!["C".into(), "POSIX".into()],
         python: Some("3.8.10".into()),
         git: None,
-        kas: Err(crate::build::BuildError::KasMissing { looked: "PATH".into() }),
+        kas: Err(crate::kasrun::BuildError::KasMissing { looked: "PATH".into() }),
         ..ready_host()
     };
     let problems = only_problems(&facts, &target());

@@ -196,7 +196,7 @@ pub fn report(result: &BuildResult, ui: &Ui) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::caches::CacheDirs;
+    use crate::kasrun::caches::CacheDirs;
     use crate::runner::Recorder;
 
     fn job(dir: &Path) -> BuildJob {
