@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::plan::Plan;
 use crate::plan::build_path::{self, real_path};
 use crate::plan::values::ValueError;
-use crate::render::{self, LAYER_DIR, Layout};
+use crate::render::{self, LAYER_DIR, LayerPlacement};
 use crate::write::{self, WriteOptions, WriteReport};
 
 /// Where and how to generate.
@@ -88,8 +88,8 @@ pub fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generated, Gen
 /// kas treats a repo entry without `url` and `path` as "the repository holding this kas file":
 /// the git work tree around the output folder, or the output folder itself outside git. The
 /// layer path must be given relative to that.
-pub fn layout_for(out: &Path) -> Result<Layout, GenerateError> {
-    let Some(top) = git_top(out) else { return Ok(Layout::default()) };
+pub fn layout_for(out: &Path) -> Result<LayerPlacement, GenerateError> {
+    let Some(top) = git_top(out) else { return Ok(LayerPlacement::default()) };
     let inside = real_path(out).strip_prefix(&top).map(Path::to_path_buf).unwrap_or_default();
     let mut path = inside.join(LAYER_DIR).to_string_lossy().into_owned();
     if inside.components().any(|c| !matches!(c, Component::Normal(_))) {
@@ -99,7 +99,7 @@ pub fn layout_for(out: &Path) -> Result<Layout, GenerateError> {
     if !safe {
         return Err(GenerateError::UnsafeLayerPath { out: out.to_path_buf(), path });
     }
-    Ok(Layout { layer_in_repo: path })
+    Ok(LayerPlacement { layer_in_repo: path })
 }
 
 /// The top of the git work tree holding `path`, if any.
@@ -116,7 +116,7 @@ mod tests {
     #[test]
     fn outside_git_the_layer_sits_beside_the_kas_file() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(layout_for(&dir.path().join("out")).unwrap(), Layout::default());
+        assert_eq!(layout_for(&dir.path().join("out")).unwrap(), LayerPlacement::default());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::archive;
-use super::manifest::{Manifest, parse_sha256sums};
+use super::manifest::{BundleManifest, parse_sha256sums};
 use super::{BundleError, MANIFEST_FILE, SUMS_FILE, manifest_beside};
 
 /// One thing wrong with a bundle.
@@ -71,7 +71,7 @@ pub fn check(path: &Path) -> Result<BundleCheck, BundleError> {
         read.files.iter().map(|(k, v)| (k.strip_prefix(&prefix).unwrap_or(k), v)).collect();
 
     let manifest_bytes = files.get(MANIFEST_FILE).and_then(|e| e.bytes.clone());
-    let manifest: Option<Manifest> =
+    let manifest: Option<BundleManifest> =
         manifest_bytes.as_ref().and_then(|b| serde_json::from_slice(b).ok());
     match (&manifest_bytes, &manifest) {
         (None, _) => problem("missing", MANIFEST_FILE, "the bundle has no manifest".into()),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub const MANIFEST_FORMAT: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
+pub struct BundleManifest {
     pub format: u32,
     pub rtbuild_version: String,
     pub machine: String,
@@ -79,7 +79,7 @@ pub struct FileEntry {
     pub sha256: String,
 }
 
-impl Manifest {
+impl BundleManifest {
     pub fn to_json(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
         text.push('\n');
@@ -111,7 +111,7 @@ pub fn parse_sha256sums(text: &str) -> Option<Vec<(String, String)>> {
 }
 
 /// The bundle's README: what it is and the exact command that flashes it.
-pub fn readme(m: &Manifest, top: &str) -> String {
+pub fn readme(m: &BundleManifest, top: &str) -> String {
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     let verified = match (m.verify.status.as_str(), m.verify.allowed_unverified) {
         ("passed", _) => "passed `rtbuild verify`".to_string(),

@@ -18,7 +18,7 @@ pub use check::{BundleCheck, CheckProblem, check};
 pub use deploy::{Qcomflash, deploy_dir, find as find_qcomflash};
 pub use error::BundleError;
 pub use manifest::{
-    BuildTime, FileEntry, KernelInfo, LockRecord, MANIFEST_FORMAT, Manifest, RepoRecord,
+    BuildTime, BundleManifest, FileEntry, KernelInfo, LockRecord, MANIFEST_FORMAT, RepoRecord,
     VerifyRecord,
 };
 pub use sources::VerifySummary;
@@ -63,7 +63,7 @@ pub struct BundleOutcome {
     pub archive: PathBuf,
     pub manifest_file: PathBuf,
     pub archive_bytes: u64,
-    pub manifest: Manifest,
+    pub manifest: BundleManifest,
 }
 
 /// Makes the bundle for `request`. Refuses a failed or missing verification unless
@@ -132,7 +132,7 @@ pub fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleError> {
     };
 
     let top = format!("{}-{}", request.image, request.machine);
-    let mut manifest = Manifest {
+    let mut manifest = BundleManifest {
         format: MANIFEST_FORMAT,
         rtbuild_version: env!("CARGO_PKG_VERSION").to_string(),
         machine: request.machine.clone(),

@@ -7,7 +7,7 @@ use super::BundleError;
 use super::manifest::{LockRecord, RepoRecord};
 use crate::formats::{
     self,
-    verify_json::{Check, Report, Status, VerifyFile},
+    verify_json::{Check, CheckStatus, Report, VerifyFile},
 };
 use crate::lock::{Checkout, LockFile, lock_path_for};
 
@@ -58,7 +58,11 @@ impl VerifySummary {
 
     /// The names of the failed checks, for messages.
     pub fn failed_checks(&self) -> Vec<String> {
-        self.checks.iter().filter(|c| c.status == Status::Fail).map(|c| c.check.clone()).collect()
+        self.checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Fail)
+            .map(|c| c.check.clone())
+            .collect()
     }
 }
 

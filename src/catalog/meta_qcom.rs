@@ -467,7 +467,7 @@ pub fn resolve(
 /// How one meta-qcom machine relates to the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum CatalogMatch {
     Matches,
     Differs,
     Unknown,
@@ -479,7 +479,7 @@ pub enum Status {
 pub struct Compared {
     #[serde(flatten)]
     pub machine: Machine,
-    pub status: Status,
+    pub status: CatalogMatch,
     /// The catalog entry it was compared with (differs from `name` for an alias).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub catalog_name: Option<String>,
@@ -497,9 +497,9 @@ pub fn compare(meta_qcom: &MetaQcom, catalog: &Catalog) -> Result<Vec<Compared>,
         let known = catalog.lookup(&conf.name).ok().map(|l| l.machine);
         let differences = known.map(|m| conf.differences(m)).unwrap_or_default();
         let status = match (known, differences.is_empty()) {
-            (None, _) => Status::Unknown,
-            (Some(_), true) => Status::Matches,
-            (Some(_), false) => Status::Differs,
+            (None, _) => CatalogMatch::Unknown,
+            (Some(_), true) => CatalogMatch::Matches,
+            (Some(_), false) => CatalogMatch::Differs,
         };
         let mut machine = conf.to_machine(known);
         // An alias (meta-qcom's deprecated qcs6490-rb3gen2-core-kit) keeps its own name.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::PlanArgs;
-use crate::doctor::{self, Facts, Report, Status, Target};
+use crate::doctor::{self, Facts, Report, Severity, Target};
 use crate::exit::Exit;
 use crate::runner::System;
 use crate::ui::Ui;
@@ -85,12 +85,12 @@ fn lines(report: &Report) -> Vec<String> {
     let mut lines = Vec::new();
     for check in &report.checks {
         let status = match check.status {
-            Status::Ok => "ok",
-            Status::Warning => "warning",
-            Status::Problem => "problem",
+            Severity::Ok => "ok",
+            Severity::Warning => "warning",
+            Severity::Problem => "problem",
         };
         lines.push(format!("{status:<8} {:<10} {}", check.check, check.message));
-        if check.status != Status::Ok
+        if check.status != Severity::Ok
             && let Some(fix) = &check.fix
         {
             lines.push(format!("{:<8} {:<10} fix: {fix}", "", ""));

@@ -17,9 +17,9 @@ use crate::kasrun::after::{self, Verified};
 use crate::kasrun::caches::{self, CacheDirs, CacheSettings, Hashserv, HostPort, MirrorUrl};
 use crate::kasrun::command::{self, BuildSpec};
 use crate::kasrun::kas::Kas;
-use crate::kasrun::report::{BuildResult, Status};
+use crate::kasrun::report::{BuildResult, BuildStatus};
 use crate::kasrun::run::{self, BuildJob};
-use crate::kasrun::{BuildError, Layout};
+use crate::kasrun::{BuildError, BuildPaths};
 use crate::plan::Expectations;
 use crate::plan::Plan;
 use crate::plan::build_path;
@@ -131,7 +131,7 @@ pub struct CacheArgs {
 impl CacheArgs {
     /// These flags over the project file's cache settings (`sstate-mirrors`, `hashserv`,
     /// `prserv`, `premirrors`, `mirror-tarballs` in `rtbuild.yaml`): a flag wins.
-    pub fn over_project(&self, project: &crate::plan::Request) -> CacheArgs {
+    pub fn over_project(&self, project: &crate::plan::PlanRequest) -> CacheArgs {
         let list = |flag: &Vec<String>, file: &Vec<String>| {
             if flag.is_empty() { file.clone() } else { flag.clone() }
         };
@@ -189,7 +189,7 @@ impl BuildArgs {
     /// bad input).
     pub fn validate(
         &self,
-        project: &crate::plan::Request,
+        project: &crate::plan::PlanRequest,
     ) -> anyhow::Result<(BuildSpec, CacheSettings)> {
         let spec =
             BuildSpec::new(&self.targets, self.task.as_deref(), self.bitbake_args.as_deref())
@@ -295,9 +295,9 @@ pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
         }
     }
     match result.status {
-        Status::Interrupted => Err(Interrupted.into()),
-        Status::Failed => Ok(Exit::Failed),
-        Status::Succeeded => Ok(Exit::from_pass(after.passed)),
+        BuildStatus::Interrupted => Err(Interrupted.into()),
+        BuildStatus::Failed => Ok(Exit::Failed),
+        BuildStatus::Succeeded => Ok(Exit::from_pass(after.passed)),
     }
 }
 
@@ -405,7 +405,7 @@ pub fn prepare(
     if signals::interrupted() {
         return Err(Interrupted.into());
     }
-    let layout = Layout::new(&generated.out, &generated.kas_file);
+    let layout = BuildPaths::new(&generated.out, &generated.kas_file);
     command::check_paths(&layout).map_err(input)?;
     for warning in caches.warnings(&dirs, &caches::fs_type) {
         ui.warn(warning);
@@ -486,7 +486,7 @@ pub fn after_build(
     post: Post,
     ui: &Ui,
 ) -> anyhow::Result<After> {
-    if result.status != Status::Succeeded || !post.verify {
+    if result.status != BuildStatus::Succeeded || !post.verify {
         return Ok(After { passed: true, ..After::default() });
     }
     let failed = |err: after::AfterError| anyhow::Error::msg(format!("after the build: {err}"));

@@ -11,7 +11,7 @@ use crate::lava::{self, BundleUrl, JobRequest};
 use crate::plan::Distro;
 use crate::report::DEFAULT_THRESHOLD_US;
 use crate::testrun::{HIST_MAX_US, Span};
-use crate::tune::Layout;
+use crate::tune::CpuLayout;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -101,7 +101,7 @@ pub fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         machine,
         distro,
         bundle,
-        layout: Layout::from_plan(&plan),
+        layout: CpuLayout::from_plan(&plan),
         custom_load,
         scenarios,
         span,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::catalog::meta_qcom::{self, MetaQcom, MetaQcomError, Status};
+use crate::catalog::meta_qcom::{self, CatalogMatch, MetaQcom, MetaQcomError};
 use crate::catalog::{Catalog, Machine};
 use crate::exit::{Exit, InputError};
 use crate::table::table;
@@ -95,9 +95,9 @@ fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> anyhow::
                 _ => String::new(),
             };
             let status = match c.status {
-                Status::Matches => format!("matches the catalog{alias}"),
-                Status::Unknown => "not in the catalog".to_string(),
-                Status::Differs => {
+                CatalogMatch::Matches => format!("matches the catalog{alias}"),
+                CatalogMatch::Unknown => "not in the catalog".to_string(),
+                CatalogMatch::Differs => {
                     let diffs: Vec<String> = c
                         .differences
                         .iter()
@@ -122,8 +122,8 @@ fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> anyhow::
         .collect();
     let header = ["MACHINE", "CPUS", "RT", "HOUSEKEEPING", "CATALOG"].map(String::from);
     ui.out(table(&header, &rows));
-    let differ = compared.iter().filter(|c| c.status == Status::Differs).count();
-    let unknown = compared.iter().filter(|c| c.status == Status::Unknown).count();
+    let differ = compared.iter().filter(|c| c.status == CatalogMatch::Differs).count();
+    let unknown = compared.iter().filter(|c| c.status == CatalogMatch::Unknown).count();
     ui.status(
         "Compared",
         format!(

@@ -11,7 +11,7 @@ use super::PlanArgs;
 use super::generate::OutputArgs;
 use super::image::{BuildArgs, PostArgs};
 use crate::exit::{Exit, InputError, Interrupted};
-use crate::kasrun::report::{self, BuildResult, Status};
+use crate::kasrun::report::{self, BuildResult, BuildStatus};
 use crate::kasrun::run;
 use crate::plan::Plan;
 use crate::runner::{System, signals};
@@ -123,8 +123,8 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
         }
         cell.verified = after.verified.as_ref().map(|v| v.verdict.passed);
         cell.bundle = after.bundle.map(|b| b.archive);
-        stop =
-            result.status == Status::Interrupted || (args.fail_fast && cell.status != "succeeded");
+        stop = result.status == BuildStatus::Interrupted
+            || (args.fail_fast && cell.status != "succeeded");
         cell.result = Some(result);
         cells.push(cell);
     }
@@ -142,11 +142,11 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::from_pass(!failed))
 }
 
-fn status_name(status: Status) -> &'static str {
+fn status_name(status: BuildStatus) -> &'static str {
     match status {
-        Status::Succeeded => "succeeded",
-        Status::Failed => "failed",
-        Status::Interrupted => "interrupted",
+        BuildStatus::Succeeded => "succeeded",
+        BuildStatus::Failed => "failed",
+        BuildStatus::Interrupted => "interrupted",
     }
 }
 
@@ -163,7 +163,7 @@ pub fn table(cells: &[Cell]) -> Vec<String> {
                 .unwrap_or_else(|| "-".into());
             let detail = r
                 .map(|r| match r.status {
-                    Status::Succeeded => r
+                    BuildStatus::Succeeded => r
                         .artifacts
                         .as_ref()
                         .and_then(|a| a.qcomflash.as_ref())

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::catalog::Catalog;
-use crate::plan::{PROJECT_FILE, Plan, Request};
+use crate::plan::{PROJECT_FILE, Plan, PlanRequest};
 
 /// Machine and build options. Each can also be set in `rtbuild.yaml` (same names); flags win.
 #[derive(Debug, Clone, Default, Args)]
@@ -70,8 +70,8 @@ pub struct PlanArgs {
 
 impl PlanArgs {
     /// The request these flags make, over the project file's.
-    pub fn request(&self) -> anyhow::Result<Request> {
-        let flags = Request {
+    pub fn request(&self) -> anyhow::Result<PlanRequest> {
+        let flags = PlanRequest {
             machine: self.machine.clone(),
             rt_cpus: self.rt_cpus.clone(),
             housekeeping: self.housekeeping.clone(),
@@ -87,14 +87,14 @@ impl PlanArgs {
             meta_qcom_commit: self.meta_qcom_commit.clone(),
             dl_dir: self.dl_dir.as_deref().map(absolute),
             sstate_dir: self.sstate_dir.as_deref().map(absolute),
-            ..Request::default()
+            ..PlanRequest::default()
         };
         let project = match &self.project {
             Some(path) => Some(path.clone()),
             None => Some(PathBuf::from(PROJECT_FILE)).filter(|p| p.is_file()),
         };
         Ok(match project {
-            Some(path) => Request::from_project_file(&absolute(&path))?.overridden_by(flags),
+            Some(path) => PlanRequest::from_project_file(&absolute(&path))?.overridden_by(flags),
             None => flags,
         })
     }

@@ -8,8 +8,8 @@ use clap::Args;
 use super::tune::{CpuArgs, HostArgs};
 use crate::exit::{Exit, InputError};
 use crate::plan::CpuSet;
-use crate::testrun::{self, CustomLoad, Finished, HIST_MAX_US, Request, Scenario, Span};
-use crate::tune::{self, Host, Layout, TuneOptions};
+use crate::testrun::{self, CustomLoad, Finished, HIST_MAX_US, Scenario, Span, TestRequest};
+use crate::tune::{self, CpuLayout, Host, TuneOptions};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -143,7 +143,7 @@ pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         )
         .into());
     };
-    let layout: Layout = args.cpus.layout_on(plan.as_ref(), &host)?;
+    let layout: CpuLayout = args.cpus.layout_on(plan.as_ref(), &host)?;
     let measure_cpus = match args.measure_cpus.as_deref() {
         None => layout.rt.clone(),
         Some(text) => measure_cpus(text, &host)?,
@@ -160,7 +160,7 @@ pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
                 .map_or(0, |d| d.as_secs())
         ))
     });
-    let request = Request {
+    let request = TestRequest {
         host,
         layout,
         measure_cpus,

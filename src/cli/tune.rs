@@ -7,9 +7,9 @@ use clap::Args;
 
 use crate::catalog::Catalog;
 use crate::exit::{Exit, InputError};
-use crate::plan::{CpuSet, Plan, Request};
+use crate::plan::{CpuSet, Plan, PlanRequest};
 use crate::target::SshTarget;
-use crate::tune::{self, Action, Host, Layout, TuneOptions};
+use crate::tune::{self, Action, CpuLayout, Host, TuneOptions};
 use crate::ui::Ui;
 
 /// The CPU layout flags shared by `tune` and `test`.
@@ -69,7 +69,7 @@ impl CpuArgs {
     /// The layout from `--rt-cpus`/`--housekeeping` alone, with no board to ask: without
     /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
     /// the housekeeping set was guessed this way).
-    pub fn layout_offline(&self) -> anyhow::Result<(Layout, bool)> {
+    pub fn layout_offline(&self) -> anyhow::Result<(CpuLayout, bool)> {
         let rt = self.rt_cpus.as_deref().ok_or(tune::LayoutError::NoRtCpu)?;
         let rt = CpuSet::parse(rt).map_err(|e| InputError(e.into()))?;
         let hk = self
@@ -80,18 +80,18 @@ impl CpuArgs {
             .map_err(|e| InputError(e.into()))?;
         let top = rt.iter().chain(hk.iter().flat_map(CpuSet::iter)).max().unwrap_or(0);
         let cpus = CpuSet::range(0, top + 1);
-        let layout = Layout::new(&cpus, &rt, hk.as_ref(), "the given CPU list")?;
+        let layout = CpuLayout::new(&cpus, &rt, hk.as_ref(), "the given CPU list")?;
         Ok((layout, hk.is_none()))
     }
 
     /// The machine's plan, when --machine was given.
     pub fn plan(&self) -> anyhow::Result<Option<Plan>> {
         let Some(machine) = &self.machine else { return Ok(None) };
-        let request = Request {
+        let request = PlanRequest {
             machine: Some(machine.clone()),
             rt_cpus: self.rt_cpus.clone(),
             housekeeping: self.housekeeping.clone(),
-            ..Request::default()
+            ..PlanRequest::default()
         };
         let catalog = Catalog::with_user_dir(self.machines_dir.as_deref())?;
         Ok(Some(Plan::new(&request, &catalog)?))
@@ -99,7 +99,7 @@ impl CpuArgs {
 
     /// The layout on `host`: the plan's (its RT CPUs must be online there), or the one the
     /// flags describe against the host's online CPUs.
-    pub fn layout_on(&self, plan: Option<&Plan>, host: &Host) -> anyhow::Result<Layout> {
+    pub fn layout_on(&self, plan: Option<&Plan>, host: &Host) -> anyhow::Result<CpuLayout> {
         let online = host.online_cpus()?;
         let place = host.to_string();
         let (rt, hk) = match plan {
@@ -116,10 +116,10 @@ impl CpuArgs {
                 (rt, hk)
             }
         };
-        let layout = Layout::new(&online, &rt, hk.as_ref(), &place)?;
+        let layout = CpuLayout::new(&online, &rt, hk.as_ref(), &place)?;
         Ok(match plan {
             // Keep the machine's CPU count: the target's online set may be smaller.
-            Some(plan) => Layout { cpus: plan.machine.all_cpus(), ..layout },
+            Some(plan) => CpuLayout { cpus: plan.machine.all_cpus(), ..layout },
             None => layout,
         })
     }
@@ -228,7 +228,7 @@ pub fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
             .into());
         }
         let layout = match plan.as_ref() {
-            Some(plan) => Layout::from_plan(plan),
+            Some(plan) => CpuLayout::from_plan(plan),
             None => args.cpus.layout_offline()?.0,
         };
         let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));

@@ -106,7 +106,7 @@ pub fn evaluate(folders: &[Folder]) -> Vec<Check> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doctor::Status;
+    use crate::doctor::Severity;
 
     fn folder(role: &'static str, need_gib: u64, free_gib: u64, device: u64) -> Folder {
         Folder {
@@ -126,21 +126,21 @@ mod tests {
             folder("sstate", NEED_SSTATE_GIB, 80, 1),
         ];
         let check = &evaluate(&one_disk)[0];
-        assert_eq!(check.status, Status::Warning, "{check:?}");
+        assert_eq!(check.status, Severity::Warning, "{check:?}");
         assert!(check.message.contains("80 GiB free, about 90 GiB needed, for work /w/work, downloads /w/downloads, sstate /w/sstate"), "{}", check.message);
         let split = [
             folder("work", NEED_WORK_GIB, 60, 1),
             folder("downloads", NEED_DOWNLOADS_GIB, 40, 2),
             folder("sstate", NEED_SSTATE_GIB, 40, 2),
         ];
-        assert_eq!(evaluate(&split)[0].status, Status::Ok);
+        assert_eq!(evaluate(&split)[0].status, Severity::Ok);
     }
 
     #[test]
     fn below_bitbakes_disk_monitor_floor_is_a_problem() {
         let full = [folder("work", NEED_WORK_GIB, 0, 1), folder("sstate", NEED_SSTATE_GIB, 500, 2)];
         let check = &evaluate(&full)[0];
-        assert_eq!(check.status, Status::Problem);
+        assert_eq!(check.status, Severity::Problem);
         assert!(
             check.message.contains("0 GiB free, about 55 GiB needed, for work /w/work"),
             "{}",

@@ -29,7 +29,7 @@ use crate::kasrun::kas::PINNED_KAS;
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum Severity {
     Ok,
     /// Worth knowing; the build can still start.
     Warning,
@@ -43,7 +43,7 @@ pub struct Check {
     /// A stable id: `user`, `locale`, `hosttools`, `python3`, `git`, `kas`, `container`,
     /// `disk`, `inotify`, `open-files`, `repos`.
     pub check: &'static str,
-    pub status: Status,
+    pub status: Severity,
     pub message: String,
     /// What to do about it (`None` when there is nothing to do).
     pub fix: Option<String>,
@@ -51,15 +51,15 @@ pub struct Check {
 
 impl Check {
     fn ok(check: &'static str, message: impl Into<String>) -> Check {
-        Check { check, status: Status::Ok, message: message.into(), fix: None }
+        Check { check, status: Severity::Ok, message: message.into(), fix: None }
     }
 
     fn problem(check: &'static str, message: impl Into<String>, fix: impl Into<String>) -> Check {
-        Check { check, status: Status::Problem, message: message.into(), fix: Some(fix.into()) }
+        Check { check, status: Severity::Problem, message: message.into(), fix: Some(fix.into()) }
     }
 
     fn warning(check: &'static str, message: impl Into<String>, fix: impl Into<String>) -> Check {
-        Check { check, status: Status::Warning, message: message.into(), fix: Some(fix.into()) }
+        Check { check, status: Severity::Warning, message: message.into(), fix: Some(fix.into()) }
     }
 
     /// `<message>; <fix>`: the one line a user reads.
@@ -91,7 +91,7 @@ impl Report {
     pub fn new(checks: Vec<Check>) -> Report {
         let problems: Vec<Problem> = checks
             .iter()
-            .filter(|c| c.status == Status::Problem)
+            .filter(|c| c.status == Severity::Problem)
             .map(|c| Problem {
                 check: c.check,
                 message: c.message.clone(),
@@ -102,7 +102,7 @@ impl Report {
     }
 
     pub fn warnings(&self) -> impl Iterator<Item = &Check> {
-        self.checks.iter().filter(|c| c.status == Status::Warning)
+        self.checks.iter().filter(|c| c.status == Severity::Warning)
     }
 }
 
@@ -379,7 +379,7 @@ pub fn version_at_least(version: &str, min: &[u32]) -> bool {
 /// `stop_early` is set (the preflight stops in well under a second when, say, it runs as root).
 pub fn run(facts: &Facts, target: &Target, stop_early: bool) -> Report {
     let mut checks = evaluate(facts, target);
-    let failed = checks.iter().any(|c| c.status == Status::Problem);
+    let failed = checks.iter().any(|c| c.status == Severity::Problem);
     if !(failed && stop_early) {
         checks.push(repos::check(&target.urls, facts.kas_premirrors.as_deref()));
     }

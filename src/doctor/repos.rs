@@ -186,7 +186,7 @@ mod tests {
         let here = format!("file://{}", dir.path().display());
         let gone = format!("file://{}/gone", dir.path().display());
         let check = check(&[here.clone(), gone.clone()], None);
-        assert_eq!(check.status, super::super::Status::Problem);
+        assert_eq!(check.status, super::super::Severity::Problem);
         assert!(
             check
                 .message
@@ -196,7 +196,7 @@ mod tests {
         );
         assert!(!check.message.contains(&format!("{here}:")), "{}", check.message);
         let covered = super::check(&[gone], Some("https://github.com/.* file:///mirror/"));
-        assert_eq!(covered.status, super::super::Status::Ok);
+        assert_eq!(covered.status, super::super::Severity::Ok);
     }
 
     #[test]

@@ -34,7 +34,7 @@ fn target() -> Target {
 fn only_problems(facts: &Facts, target: &Target) -> Vec<String> {
     evaluate(facts, target)
         .into_iter()
-        .filter(|c| c.status == Status::Problem)
+        .filter(|c| c.status == Severity::Problem)
         .map(|c| format!("{}: {}", c.check, c.line()))
         .collect()
 }

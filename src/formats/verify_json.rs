@@ -80,19 +80,19 @@ pub fn agreed(reports: &[Report], field: impl Fn(&Report) -> Option<&str>) -> Op
 /// How one check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum CheckStatus {
     Pass,
     Fail,
     /// The source does not carry what the check needs (e.g. a kernel image without IKCONFIG).
     Skip,
 }
 
-impl Status {
+impl CheckStatus {
     pub fn label(self) -> &'static str {
         match self {
-            Status::Pass => "ok",
-            Status::Fail => "FAIL",
-            Status::Skip => "skip",
+            CheckStatus::Pass => "ok",
+            CheckStatus::Fail => "FAIL",
+            CheckStatus::Skip => "skip",
         }
     }
 }
@@ -102,7 +102,7 @@ impl Status {
 pub struct Check {
     /// `CONFIG_PREEMPT_RT`, `cmdline isolcpus`, `package rt-tests`, …
     pub check: String,
-    pub status: Status,
+    pub status: CheckStatus,
     #[serde(default)]
     pub expected: String,
     #[serde(default)]
@@ -125,7 +125,7 @@ impl Check {
     ) -> Check {
         Check {
             check: check.into(),
-            status: if passed { Status::Pass } else { Status::Fail },
+            status: if passed { CheckStatus::Pass } else { CheckStatus::Fail },
             expected: expected.into(),
             found: found.into(),
             from: from.into(),
@@ -139,11 +139,11 @@ impl Check {
         found: impl Into<String>,
         from: impl Into<String>,
     ) -> Check {
-        Check { status: Status::Skip, ..Check::new(check, true, expected, found, from) }
+        Check { status: CheckStatus::Skip, ..Check::new(check, true, expected, found, from) }
     }
 
     pub fn because(mut self, reason: Option<String>) -> Check {
-        if self.status == Status::Fail {
+        if self.status == CheckStatus::Fail {
             self.reason = reason;
         }
         self
@@ -180,7 +180,7 @@ pub struct Report {
 
 impl Report {
     pub fn new(source: String, kind: String, checks: Vec<Check>, notes: Vec<String>) -> Report {
-        let passed = checks.iter().all(|c| c.status != Status::Fail);
+        let passed = checks.iter().all(|c| c.status != CheckStatus::Fail);
         Report {
             source,
             kind,
@@ -195,6 +195,6 @@ impl Report {
 
     /// The failed checks.
     pub fn failures(&self) -> impl Iterator<Item = &Check> {
-        self.checks.iter().filter(|c| c.status == Status::Fail)
+        self.checks.iter().filter(|c| c.status == CheckStatus::Fail)
     }
 }

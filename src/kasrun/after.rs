@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::Layout;
+use super::BuildPaths;
 use crate::bundle::{self, BundleError, BundleOutcome, BundleRequest, VerifySummary};
 use crate::formats::{self, verify_json::VerifyFile};
 use crate::plan::Expectations;
@@ -44,7 +44,7 @@ pub enum AfterError {
 }
 
 /// Verifies the build folder against `expected` and writes `verify.json`.
-pub fn verify_build(layout: &Layout, expected: &Expectations) -> Result<Verified, AfterError> {
+pub fn verify_build(layout: &BuildPaths, expected: &Expectations) -> Result<Verified, AfterError> {
     let report = verify::verify_build_dir(&layout.build_dir, expected)?;
     let file = layout.out.join(VERIFY_FILE);
     let verdict = VerifyFile::new(vec![report], Vec::new());
@@ -59,7 +59,7 @@ pub fn verify_build(layout: &Layout, expected: &Expectations) -> Result<Verified
 
 /// Packs the build into `<out>/bundle/`; refuses an unverified or failed build.
 pub fn bundle_build(
-    layout: &Layout,
+    layout: &BuildPaths,
     expected: &Expectations,
     verified: &Verified,
     source_date_epoch: Option<i64>,

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::caches::{CacheDirs, printable};
-use super::{BuildError, Layout};
+use super::{BuildError, BuildPaths};
 use crate::runner::Cmd;
 
 /// kas variables rtbuild decides itself; the user's values would silently change the build.
@@ -75,7 +75,7 @@ impl BuildSpec {
 }
 
 /// Paths kas splits on `:` cannot hold one.
-pub fn check_paths(layout: &Layout) -> Result<(), BuildError> {
+pub fn check_paths(layout: &BuildPaths) -> Result<(), BuildError> {
     for path in [&layout.kas_file, &layout.caches_file] {
         if path.to_string_lossy().contains(':') {
             return Err(BuildError::BadToken {
@@ -89,7 +89,7 @@ pub fn check_paths(layout: &Layout) -> Result<(), BuildError> {
 }
 
 /// The environment kas runs in.
-fn kas_env(cmd: Cmd, layout: &Layout, dirs: &CacheDirs) -> Cmd {
+fn kas_env(cmd: Cmd, layout: &BuildPaths, dirs: &CacheDirs) -> Cmd {
     let mut cmd = cmd
         .cwd(&layout.work)
         .env("KAS_WORK_DIR", &layout.work)
@@ -103,7 +103,7 @@ fn kas_env(cmd: Cmd, layout: &Layout, dirs: &CacheDirs) -> Cmd {
 }
 
 /// `kas build …`.
-pub fn kas_build(kas: &Path, layout: &Layout, dirs: &CacheDirs, spec: &BuildSpec) -> Cmd {
+pub fn kas_build(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs, spec: &BuildSpec) -> Cmd {
     // Options first: kas's parser takes the config and the BitBake arguments as two adjacent
     // positionals, so nothing may stand between them.
     let mut cmd = Cmd::new(kas).arg("build");
@@ -122,7 +122,7 @@ pub fn kas_build(kas: &Path, layout: &Layout, dirs: &CacheDirs, spec: &BuildSpec
 
 /// `kas checkout …`: clones or moves the repos to what the kas file (and its lock) says, and
 /// runs no BitBake.
-pub fn kas_checkout(kas: &Path, layout: &Layout, dirs: &CacheDirs) -> Cmd {
+pub fn kas_checkout(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs) -> Cmd {
     kas_env(Cmd::new(kas).arg("checkout").arg(layout.kas_config()), layout, dirs)
 }
 
@@ -140,7 +140,7 @@ pub fn in_container(cmd: Cmd, engine: Option<crate::doctor::Engine>) -> Cmd {
 
 /// `kas shell … [-c COMMAND]`. `command` is the user's own shell command, run by the shell kas
 /// starts on the user's machine: it is passed on as one argument, unchanged.
-pub fn kas_shell(kas: &Path, layout: &Layout, dirs: &CacheDirs, command: Option<&str>) -> Cmd {
+pub fn kas_shell(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs, command: Option<&str>) -> Cmd {
     let mut cmd = Cmd::new(kas).arg("shell").arg(layout.kas_config());
     if let Some(command) = command {
         cmd = cmd.arg("-c").arg(command);
@@ -152,8 +152,8 @@ pub fn kas_shell(kas: &Path, layout: &Layout, dirs: &CacheDirs, command: Option<
 mod tests {
     use super::*;
 
-    fn layout() -> Layout {
-        Layout::new(Path::new("/w/rtbuild/m"), Path::new("/w/rtbuild/m/m-rt.yml"))
+    fn layout() -> BuildPaths {
+        BuildPaths::new(Path::new("/w/rtbuild/m"), Path::new("/w/rtbuild/m/m-rt.yml"))
     }
 
     fn dirs() -> CacheDirs {
@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn a_colon_in_the_output_folder_is_refused() {
-        let layout = Layout::new(Path::new("/w/a:b/m"), Path::new("/w/a:b/m/m-rt.yml"));
+        let layout = BuildPaths::new(Path::new("/w/a:b/m"), Path::new("/w/a:b/m/m-rt.yml"));
         assert!(
             check_paths(&layout)
                 .unwrap_err()

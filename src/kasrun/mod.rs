@@ -3,7 +3,7 @@
 //! 1. [`kas::find`] finds kas and checks its version;
 //! 2. [`command::BuildSpec`] validates targets, task and BitBake arguments, and
 //!    [`caches::CacheSettings`] the shared-cache flags;
-//! 3. [`Layout`] places the work folder (shared repos, downloads, sstate) and the per-machine
+//! 3. [`BuildPaths`] places the work folder (shared repos, downloads, sstate) and the per-machine
 //!    build folder;
 //! 4. [`run::build`] writes `caches.yml`, runs kas through [`crate::runner`] with BitBake's
 //!    output folded into a [`tracker::Tracker`] that drives the progress display, and returns a
@@ -16,13 +16,13 @@ pub mod command;
 mod display;
 pub mod events;
 pub mod kas;
-mod layout;
+mod paths;
 pub mod report;
 pub mod run;
 pub mod setup;
 pub mod tracker;
 
-pub use layout::{Layout, check_writable};
+pub use paths::{BuildPaths, check_writable};
 
 use std::path::PathBuf;
 

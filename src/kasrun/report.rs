@@ -14,7 +14,7 @@ pub const TAIL_LINES: usize = 25;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum BuildStatus {
     Succeeded,
     Failed,
     Interrupted,
@@ -89,7 +89,7 @@ pub struct FailedTask {
 pub struct BuildResult {
     pub machine: String,
     pub image: String,
-    pub status: Status,
+    pub status: BuildStatus,
     pub duration_secs: f64,
     pub kas_file: PathBuf,
     pub build_dir: PathBuf,
@@ -258,7 +258,7 @@ mod tests {
         let result = BuildResult {
             machine: "m".into(),
             image: "img".into(),
-            status: Status::Failed,
+            status: BuildStatus::Failed,
             duration_secs: 1.0,
             kas_file: "k.yml".into(),
             build_dir: "b".into(),

@@ -7,9 +7,9 @@ use std::time::Instant;
 use super::caches::{CacheDirs, CacheSettings};
 use super::command::{self, BuildSpec};
 use super::display::Display;
-use super::report::{Artifacts, BuildResult, Status};
+use super::report::{Artifacts, BuildResult, BuildStatus};
 use super::tracker::Tracker;
-use super::{BuildError, Layout};
+use super::{BuildError, BuildPaths};
 use crate::runner::{Cmd, Runner};
 use crate::ui::Ui;
 
@@ -19,7 +19,7 @@ pub struct BuildJob {
     pub machine: String,
     pub image: String,
     pub kas: PathBuf,
-    pub layout: Layout,
+    pub layout: BuildPaths,
     pub dirs: CacheDirs,
     pub caches: CacheSettings,
     pub spec: BuildSpec,
@@ -110,13 +110,13 @@ pub fn build(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<BuildResult
     let finished = finished?;
     tracker.finish();
     let status = if finished.interrupted {
-        Status::Interrupted
+        BuildStatus::Interrupted
     } else if finished.success() {
-        Status::Succeeded
+        BuildStatus::Succeeded
     } else {
-        Status::Failed
+        BuildStatus::Failed
     };
-    let artifacts = (status == Status::Succeeded)
+    let artifacts = (status == BuildStatus::Succeeded)
         .then(|| Artifacts::find(&job.layout.deploy_dir(&job.machine), &job.image, &job.machine));
     Ok(BuildResult {
         machine: job.machine.clone(),
@@ -134,14 +134,14 @@ pub fn build(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<BuildResult
         errors: tracker.errors.clone(),
         warnings: tracker.warnings,
         artifacts,
-        output_tail: if status == Status::Succeeded { Vec::new() } else { recent.into() },
+        output_tail: if status == BuildStatus::Succeeded { Vec::new() } else { recent.into() },
     })
 }
 
 /// Prints a finished build's outcome on stderr (the result itself goes to stdout).
 pub fn report(result: &BuildResult, ui: &Ui) {
     match result.status {
-        Status::Succeeded => {
+        BuildStatus::Succeeded => {
             let mut lines = result.success_lines().into_iter();
             if let Some(first) = lines.next() {
                 ui.status("Built", first);
@@ -168,7 +168,7 @@ pub fn report(result: &BuildResult, ui: &Ui) {
             }
             ui.status("Log", result.log.display());
         }
-        Status::Failed => {
+        BuildStatus::Failed => {
             ui.error(&anyhow::Error::msg(format!(
                 "build of {} for {} failed after {} ({})",
                 result.image,
@@ -186,7 +186,7 @@ pub fn report(result: &BuildResult, ui: &Ui) {
                 result.machine
             ));
         }
-        Status::Interrupted => {
+        BuildStatus::Interrupted => {
             ui.warn(format!("build of {} interrupted; BitBake was stopped", result.machine));
             ui.note(format!("full log: {}", result.log.display()));
         }
@@ -205,7 +205,7 @@ mod tests {
             machine: "m".into(),
             image: "img".into(),
             kas: "/v/bin/kas".into(),
-            layout: Layout::new(&out, &out.join("m-rt.yml")),
+            layout: BuildPaths::new(&out, &out.join("m-rt.yml")),
             dirs: CacheDirs { dl_dir: dir.join("dl"), sstate_dir: dir.join("sstate") },
             caches: CacheSettings::default(),
             spec: BuildSpec::default(),
@@ -224,7 +224,7 @@ mod tests {
         let runner = Recorder::new(output, 2);
         let result = build(&job, &runner, &Ui::silent()).unwrap();
         assert_eq!(runner.argvs(), [job.command().argv()]);
-        assert_eq!(result.status, Status::Failed);
+        assert_eq!(result.status, BuildStatus::Failed);
         assert_eq!(result.exit.as_deref(), Some("exit code 2"));
         assert_eq!(result.failures[0].failure.task, "linux-qcom-rt_6.18:do_compile");
         assert_eq!(result.tasks.map(|t| t.failed), Some(1));

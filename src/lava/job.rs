@@ -20,7 +20,7 @@ use super::markers;
 use crate::plan::Distro;
 use crate::quote;
 use crate::testrun::{CommandSpec, Commands, CustomLoad, Length, Measure, Scenario, Span};
-use crate::tune::Layout;
+use crate::tune::CpuLayout;
 
 /// One job may hold a board this long at most (7 days).
 pub const MAX_JOB_HOURS: u64 = 168;
@@ -112,7 +112,7 @@ pub struct JobRequest {
     pub distro: Distro,
     pub bundle: BundleUrl,
     /// RT and housekeeping CPUs; cyclictest measures the RT CPUs.
-    pub layout: Layout,
+    pub layout: CpuLayout,
     /// `--load-cmd`: the load of scenario `custom`.
     pub custom_load: Option<CustomLoad>,
     pub scenarios: Vec<Scenario>,
@@ -478,7 +478,7 @@ mod tests {
             distro: Distro::QcomDistroKvm,
             bundle: BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst")
                 .unwrap(),
-            layout: Layout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap(),
+            layout: CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap(),
             custom_load: None,
             scenarios: vec![Scenario::Idle, Scenario::Stress],
             span: Span::parse("5m").unwrap(),

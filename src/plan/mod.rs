@@ -14,7 +14,7 @@ pub use crate::formats::plan_json::{ConfigExpectation, Expectations};
 pub use distro::{Distro, UnknownDistro};
 pub use error::PlanError;
 pub use inputs::{Fragment, Patch};
-pub use request::{PROJECT_FILE, Request};
+pub use request::{PROJECT_FILE, PlanRequest};
 
 use serde::Serialize;
 
@@ -78,7 +78,7 @@ pub struct Plan {
 impl Plan {
     /// Validates `request` against the catalog and reads the fragment and patch files it names.
     /// Nothing is written; any error leaves the disk as it was.
-    pub fn new(request: &Request, catalog: &Catalog) -> Result<Plan, anyhow::Error> {
+    pub fn new(request: &PlanRequest, catalog: &Catalog) -> Result<Plan, anyhow::Error> {
         let name = request.machine.as_deref().ok_or_else(|| {
             crate::exit::InputError::msg(
                 "no machine given; pass --machine NAME (see `rtbuild machines`)",
@@ -93,7 +93,7 @@ impl Plan {
     /// `--rt-cpus` was given, the plan follows meta-qcom (the board vendor's current choice).
     /// Where the defaults came from is recorded in the plan's expectations.
     pub fn following(
-        request: &Request,
+        request: &PlanRequest,
         catalog: &Catalog,
         meta_qcom: &crate::catalog::meta_qcom::MetaQcom,
     ) -> Result<Plan, anyhow::Error> {
@@ -117,7 +117,7 @@ impl Plan {
     }
 
     fn for_machine(
-        request: &Request,
+        request: &PlanRequest,
         machine: &Machine,
         alias: Option<&str>,
     ) -> Result<Plan, PlanError> {
@@ -236,7 +236,7 @@ impl Plan {
 }
 
 /// RT and housekeeping CPUs from the request, or the machine's defaults.
-fn cpu_split(machine: &Machine, request: &Request) -> Result<(CpuSet, CpuSet), PlanError> {
+fn cpu_split(machine: &Machine, request: &PlanRequest) -> Result<(CpuSet, CpuSet), PlanError> {
     let all = machine.all_cpus();
     let rt = match &request.rt_cpus {
         Some(list) => CpuSet::parse(list)?,

@@ -1,4 +1,4 @@
-//! [`Request`]: what the user asked for, raw, before validation. The CLI fills it from flags
+//! [`PlanRequest`]: what the user asked for, raw, before validation. The CLI fills it from flags
 //! and the project file (`rtbuild.yaml`); [`super::Plan::new`] validates it.
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use super::PlanError;
 /// Raw build options. `None`/empty means "use the default".
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Request {
+pub struct PlanRequest {
     pub machine: Option<String>,
     pub rt_cpus: Option<String>,
     pub housekeeping: Option<String>,
@@ -45,12 +45,12 @@ pub struct Request {
 /// The project file rtbuild reads from the current folder when it exists.
 pub const PROJECT_FILE: &str = "rtbuild.yaml";
 
-impl Request {
+impl PlanRequest {
     /// Reads a project file. Relative paths in it are relative to the file's folder.
-    pub fn from_project_file(path: &Path) -> Result<Request, PlanError> {
+    pub fn from_project_file(path: &Path) -> Result<PlanRequest, PlanError> {
         let err = |message: String| PlanError::ProjectFile { path: path.to_path_buf(), message };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        let mut request: Request = serde_yaml::from_str(&text)
+        let mut request: PlanRequest = serde_yaml::from_str(&text)
             .map_err(|e| err(format!("{e}; see README.md, \"Project file\"")))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let resolve = |p: &mut PathBuf| {
@@ -66,14 +66,14 @@ impl Request {
     }
 
     /// `self` with every value that `flags` sets replaced by the flag's value: flags win.
-    pub fn overridden_by(self, flags: Request) -> Request {
+    pub fn overridden_by(self, flags: PlanRequest) -> PlanRequest {
         fn pick<T>(flag: Option<T>, file: Option<T>) -> Option<T> {
             flag.or(file)
         }
         fn pick_list<T>(flag: Vec<T>, file: Vec<T>) -> Vec<T> {
             if flag.is_empty() { file } else { flag }
         }
-        Request {
+        PlanRequest {
             machine: pick(flags.machine, self.machine),
             rt_cpus: pick(flags.rt_cpus, self.rt_cpus),
             housekeeping: pick(flags.housekeeping, self.housekeeping),

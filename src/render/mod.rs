@@ -30,15 +30,15 @@ const FILES_DIR: &str = "linux-qcom-rt-rtbuild";
 
 /// Where things go, decided at the edge (it depends on where the output folder is).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout {
+pub struct LayerPlacement {
     /// The layer's path inside the repository that holds the kas file: `meta-rtbuild` when the
     /// output folder is not inside a git work tree, else its path from the top of that tree.
     pub layer_in_repo: String,
 }
 
-impl Default for Layout {
-    fn default() -> Layout {
-        Layout { layer_in_repo: LAYER_DIR.to_string() }
+impl Default for LayerPlacement {
+    fn default() -> LayerPlacement {
+        LayerPlacement { layer_in_repo: LAYER_DIR.to_string() }
     }
 }
 
@@ -55,7 +55,7 @@ pub fn lock_file_name(plan: &Plan) -> String {
 
 /// The lock as the kas file's last include, relative to the repository holding the kas file
 /// (kas resolves local includes from there), like the layer path.
-fn lock_include(plan: &Plan, layout: &Layout) -> String {
+fn lock_include(plan: &Plan, layout: &LayerPlacement) -> String {
     let folder = layout.layer_in_repo.strip_suffix(LAYER_DIR).unwrap_or_default();
     format!("{folder}{}", lock_file_name(plan))
 }
@@ -111,7 +111,7 @@ struct Context<'a> {
 }
 
 /// Renders the kas file, the plan file and the layer for `plan`.
-pub fn render(plan: &Plan, layout: &Layout) -> Result<Tree, RenderError> {
+pub fn render(plan: &Plan, layout: &LayerPlacement) -> Result<Tree, RenderError> {
     let mut ctx = context(plan, layout);
     ctx.local_conf = templates::render("local.conf", &ctx)?;
     let mut tree = Tree::new();
@@ -139,7 +139,7 @@ pub fn render(plan: &Plan, layout: &Layout) -> Result<Tree, RenderError> {
     Ok(tree)
 }
 
-fn context<'a>(plan: &'a Plan, layout: &'a Layout) -> Context<'a> {
+fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
     let mut includes = vec![plan.machine.kas_file.as_str()];
     includes.extend(plan.distro.kas_file());
     includes.push(KERNEL_KAS_FILE);

@@ -2,16 +2,16 @@
 
 use super::*;
 use crate::catalog::Catalog;
-use crate::plan::Request;
+use crate::plan::PlanRequest;
 
-fn plan_for(machine: &str, tweak: impl FnOnce(&mut Request)) -> Plan {
-    let mut request = Request { machine: Some(machine.into()), ..Request::default() };
+fn plan_for(machine: &str, tweak: impl FnOnce(&mut PlanRequest)) -> Plan {
+    let mut request = PlanRequest { machine: Some(machine.into()), ..PlanRequest::default() };
     tweak(&mut request);
     Plan::new(&request, &Catalog::embedded()).expect("valid plan")
 }
 
 fn rendered(plan: &Plan) -> Tree {
-    render(plan, &Layout::default()).expect("renders")
+    render(plan, &LayerPlacement::default()).expect("renders")
 }
 
 /// The whole tree as one text: each file under a `==> path <==` header.
@@ -115,7 +115,7 @@ fn no_nohz_full_drops_option_and_argument() {
 #[test]
 fn inside_a_git_work_tree_the_lock_include_starts_at_its_top() {
     let plan = plan_for("iq-9075-evk", |_| {});
-    let layout = Layout { layer_in_repo: "bsp/rt/meta-rtbuild".to_string() };
+    let layout = LayerPlacement { layer_in_repo: "bsp/rt/meta-rtbuild".to_string() };
     let tree = render(&plan, &layout).unwrap();
     let kas: serde_yaml::Value =
         serde_yaml::from_str(tree.text("iq-9075-evk-rt.yml").unwrap()).unwrap();

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::length::Length;
 use crate::formats::cyclictest_json;
 use crate::plan::CpuSet;
-use crate::tune::Layout;
+use crate::tune::CpuLayout;
 
 /// cyclictest's histogram is capped at this many µs (`HIST_MAX`).
 pub const HIST_MAX_US: u32 = 1_000_000;
@@ -25,7 +25,7 @@ pub struct Measure {
 /// (reporting) thread moved to a housekeeping CPU, a histogram, JSON results, quiet output,
 /// equal intervals for every thread, the run length, then the user's checked `extra` options.
 pub fn argv(
-    layout: &Layout,
+    layout: &CpuLayout,
     cpus: &CpuSet,
     measure: &Measure,
     json_path: &str,
@@ -134,7 +134,7 @@ mod tests {
     #[test]
     fn one_thread_per_rt_cpu_and_the_main_thread_on_housekeeping() {
         let online = CpuSet::range(0, 8);
-        let layout = Layout::new(&online, &CpuSet::parse("6-7").unwrap(), None, "t").unwrap();
+        let layout = CpuLayout::new(&online, &CpuSet::parse("6-7").unwrap(), None, "t").unwrap();
         let measure =
             Measure { interval_us: 1000, histogram_us: 1000, length: Length::Seconds(10) };
         assert_eq!(
@@ -142,7 +142,7 @@ mod tests {
             "cyclictest -m -p 99 -a 6-7 -t 2 --mainaffinity=5 -i 1000 -h 1000 -q \
              --json=/tmp/x/idle.json -d 0 -D 10"
         );
-        let layout = Layout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap();
+        let layout = CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap();
         let measure = Measure { interval_us: 200, histogram_us: 400, length: Length::Loops(100) };
         let extra = ["--spike=250".to_string(), "-x".to_string()];
         let line = argv(&layout, &layout.rt, &measure, "j", &extra).join(" ");
@@ -154,7 +154,7 @@ mod tests {
     #[test]
     fn measuring_every_cpu_puts_one_thread_on_each_cpu_0_included() {
         let online = CpuSet::range(0, 4);
-        let layout = Layout::new(&online, &CpuSet::parse("3").unwrap(), None, "t").unwrap();
+        let layout = CpuLayout::new(&online, &CpuSet::parse("3").unwrap(), None, "t").unwrap();
         let measure = Measure { interval_us: 100, histogram_us: 800, length: Length::Seconds(600) };
         assert_eq!(
             argv(&layout, &online, &measure, "j", &[]).join(" "),

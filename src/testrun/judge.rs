@@ -112,7 +112,7 @@ pub fn judge(i: &Inputs<'_>) -> Judged {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tune::Layout;
+    use crate::tune::CpuLayout;
 
     fn data(name: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
@@ -121,7 +121,7 @@ mod tests {
 
     fn judge_with(json: Option<&str>, status: Option<i32>, expected: u64) -> Vec<String> {
         let layout =
-            Layout::new(&CpuSet::range(0, 2), &CpuSet::parse("1").unwrap(), None, "t").unwrap();
+            CpuLayout::new(&CpuSet::range(0, 2), &CpuSet::parse("1").unwrap(), None, "t").unwrap();
         judge(&Inputs {
             json,
             stderr: "Unable to change scheduling policy!\nProbably missing capabilities\n",

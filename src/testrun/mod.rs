@@ -31,7 +31,7 @@ pub use session::{Finished, run};
 use std::path::PathBuf;
 
 use crate::plan::CpuSet;
-use crate::tune::{Host, Layout};
+use crate::tune::{CpuLayout, Host};
 
 /// Seconds since 1970, for the record.
 pub(crate) fn now_unix() -> u64 {
@@ -43,9 +43,9 @@ pub(crate) const HELPER: &str = include_str!("onhost.sh");
 
 /// Everything a test run needs, validated.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub struct TestRequest {
     pub host: Host,
-    pub layout: Layout,
+    pub layout: CpuLayout,
     /// The CPUs cyclictest measures on, one thread each (`--measure-cpus`; default the RT
     /// CPUs). CPU 0 and housekeeping CPUs are allowed: the seeds compare loaded cores with the
     /// isolated one.

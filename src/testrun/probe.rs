@@ -4,7 +4,7 @@
 
 pub use crate::formats::run_json::{Probe, Task};
 use crate::plan::CpuSet;
-use crate::tune::Layout;
+use crate::tune::CpuLayout;
 
 impl Probe {
     /// Reads the helper's `ctpid N` and `ct|load TID|ALLOWED|STAT…|COMM` lines.
@@ -45,7 +45,7 @@ impl Probe {
     /// `--load-unpinned`), which must stay off the RT CPUs by the kernel's isolation alone.
     pub fn problems(
         &self,
-        layout: &Layout,
+        layout: &CpuLayout,
         measured: &CpuSet,
         has_load: bool,
         pinned_load: bool,
@@ -137,7 +137,8 @@ mod tests {
     #[test]
     fn a_correct_run_has_no_problems_and_a_wrong_one_names_each() {
         let layout =
-            Layout::new(&CpuSet::range(0, 4), &CpuSet::parse("2-3").unwrap(), None, "t").unwrap();
+            CpuLayout::new(&CpuSet::range(0, 4), &CpuSet::parse("2-3").unwrap(), None, "t")
+                .unwrap();
         let good = format!(
             "ctpid 10\nct 10|1|{}|cyclictest\nct 11|2|{}|cyclictest\nct 12|3|{}|cyclic|test\nload 20|0|{}|stress-ng\n",
             stat(1, 0, 0),

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::cyclictest::{self, Measure};
 use crate::formats::run_json::Commands;
 use crate::plan::CpuSet;
-use crate::tune::Layout;
+use crate::tune::CpuLayout;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -98,7 +98,7 @@ impl Scenario {
     /// (stress-ng's `--timeout`; the custom load runs under `timeout`).
     pub fn loads(
         self,
-        layout: &Layout,
+        layout: &CpuLayout,
         load_percent: u8,
         timeout_s: u64,
         custom: Option<&CustomLoad>,
@@ -183,7 +183,7 @@ impl Scenario {
     /// The exact commands of this scenario: cyclictest's argv (results in `json_path`) and each
     /// load generator's argv, prefixed with `taskset -c CPUS` when pinned. `rtbuild test` runs
     /// these on its target and `rtbuild lava` writes them into the LAVA job: one builder.
-    pub fn commands(self, layout: &Layout, spec: &CommandSpec<'_>, json_path: &str) -> Commands {
+    pub fn commands(self, layout: &CpuLayout, spec: &CommandSpec<'_>, json_path: &str) -> Commands {
         let expected_s = spec.measure.length.seconds(spec.measure.interval_us);
         let load = self
             .loads(layout, spec.load_percent, expected_s + LOAD_MARGIN_S, spec.custom_load)
@@ -211,9 +211,9 @@ impl Scenario {
 mod tests {
     use super::*;
 
-    fn layout() -> Layout {
+    fn layout() -> CpuLayout {
         let online = CpuSet::range(0, 8);
-        Layout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap()
+        CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap()
     }
 
     #[test]

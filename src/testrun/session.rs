@@ -10,7 +10,7 @@ use super::judge::Ending;
 use super::preflight::{self, Prepared};
 use super::scenario::Scenario;
 use super::signals::{Emergency, StopFlag};
-use super::{HELPER, OutError, Request};
+use super::{HELPER, OutError, TestRequest};
 use crate::formats::run_json::{self, RunRecord, ScenarioRecord, Settings, Tuning};
 use crate::tune::{self, Action, Host};
 use crate::ui::Ui;
@@ -32,7 +32,7 @@ pub enum Finished {
 }
 
 pub(super) struct Run<'a> {
-    pub(super) req: &'a Request,
+    pub(super) req: &'a TestRequest,
     pub(super) ui: &'a Ui,
     pub(super) state: String,
     pub(super) stop: StopFlag,
@@ -41,7 +41,7 @@ pub(super) struct Run<'a> {
 
 /// Runs every scenario of `req`. Input problems (bad output folder, missing tools or
 /// privileges) are errors before anything is written.
-pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
+pub fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
     if req.out.exists() && !req.out.is_dir() {
         return Err(crate::exit::InputError(OutError::File(req.out.clone()).into()).into());
     }

@@ -21,7 +21,7 @@ const TEMPLATE: &str = include_str!("../../templates/rtbuild-tune.sh.j2");
 /// The CPU layout tuning needs, checked: RT and housekeeping CPUs are disjoint, non-empty and
 /// within `cpus`, and CPU 0 does housekeeping.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Layout {
+pub struct CpuLayout {
     /// Every CPU of the machine (`0..count`).
     pub cpus: CpuSet,
     pub rt: CpuSet,
@@ -51,10 +51,10 @@ pub enum LayoutError {
     NoHousekeeping { rt: CpuSet },
 }
 
-impl Layout {
+impl CpuLayout {
     /// The layout of a validated plan.
-    pub fn from_plan(plan: &Plan) -> Layout {
-        Layout {
+    pub fn from_plan(plan: &Plan) -> CpuLayout {
+        CpuLayout {
             cpus: plan.machine.all_cpus(),
             rt: plan.rt_cpus.clone(),
             housekeeping: plan.housekeeping.clone(),
@@ -68,7 +68,7 @@ impl Layout {
         rt: &CpuSet,
         housekeeping: Option<&CpuSet>,
         place: &str,
-    ) -> Result<Layout, LayoutError> {
+    ) -> Result<CpuLayout, LayoutError> {
         if rt.is_empty() {
             return Err(LayoutError::NoRtCpu);
         }
@@ -105,7 +105,7 @@ impl Layout {
             return Err(LayoutError::NoHousekeeping { rt: rt.clone() });
         }
         let count = online.iter().max().map_or(0, |m| m + 1);
-        Ok(Layout { cpus: CpuSet::range(0, count), rt: rt.clone(), housekeeping })
+        Ok(CpuLayout { cpus: CpuSet::range(0, count), rt: rt.clone(), housekeeping })
     }
 }
 
@@ -147,12 +147,12 @@ pub fn emit(dir: &std::path::Path, script: &str) -> std::io::Result<std::path::P
 
 /// The script for a validated plan. Pure: the same plan gives the same bytes.
 pub fn render_for_plan(plan: &Plan) -> String {
-    render_script(&plan.machine.name, &Layout::from_plan(plan), &TuneOptions::for_plan(plan))
+    render_script(&plan.machine.name, &CpuLayout::from_plan(plan), &TuneOptions::for_plan(plan))
 }
 
 /// Renders `rtbuild-tune.sh`. Every value that reaches the script is a CPU list or mask printed
 /// from a [`CpuSet`], a number, or a name checked here, so nothing can break out of its quotes.
-pub fn render_script(machine: &str, layout: &Layout, options: &TuneOptions) -> String {
+pub fn render_script(machine: &str, layout: &CpuLayout, options: &TuneOptions) -> String {
     let name_ok = !machine.is_empty()
         && machine.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
     let mut env = Environment::new();

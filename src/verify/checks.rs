@@ -125,7 +125,7 @@ fn all_cpus(evidence: &Evidence, expected: Option<&Expectations>) -> Option<CpuS
 mod tests {
     use super::*;
     use crate::plan::ConfigExpectation;
-    use crate::verify::Status;
+    use crate::verify::CheckStatus;
 
     fn expectations() -> Expectations {
         Expectations {
@@ -145,7 +145,7 @@ mod tests {
         }
     }
 
-    fn status(checks: &[Check], name: &str) -> Status {
+    fn status(checks: &[Check], name: &str) -> CheckStatus {
         checks.iter().find(|c| c.check == name).map(|c| c.status).unwrap()
     }
 
@@ -154,8 +154,8 @@ mod tests {
         let mut evidence = Evidence::new("kernel image");
         evidence.version = Some(Found::new("#1 SMP PREEMPT_RT x".to_string(), "Image"));
         let checks = run(&evidence, Some(&expectations()));
-        assert_eq!(status(&checks, "kernel version"), Status::Pass);
-        assert_eq!(status(&checks, "requested options"), Status::Skip);
+        assert_eq!(status(&checks, "kernel version"), CheckStatus::Pass);
+        assert_eq!(status(&checks, "requested options"), CheckStatus::Skip);
     }
 
     #[test]
@@ -166,8 +166,8 @@ mod tests {
         evidence.isolated = Some(Found::new(CpuSet::parse("7").unwrap(), "isolated"));
         evidence.nohz_full = Some(Found::new(CpuSet::parse("6-7").unwrap(), "nohz_full"));
         let checks = run(&evidence, Some(&expectations()));
-        assert_eq!(status(&checks, "CONFIG_DEBUG_INFO"), Status::Pass);
-        assert_eq!(status(&checks, "isolated CPUs"), Status::Fail);
-        assert_eq!(status(&checks, "nohz_full CPUs"), Status::Pass);
+        assert_eq!(status(&checks, "CONFIG_DEBUG_INFO"), CheckStatus::Pass);
+        assert_eq!(status(&checks, "isolated CPUs"), CheckStatus::Fail);
+        assert_eq!(status(&checks, "nohz_full CPUs"), CheckStatus::Pass);
     }
 }

@@ -153,7 +153,7 @@ mod tests {
         let checks = expected_cpu_checks(&line, &want);
         let failed: Vec<&str> = checks
             .iter()
-            .filter(|c| c.status == super::super::report::Status::Fail)
+            .filter(|c| c.status == super::super::report::CheckStatus::Fail)
             .map(|c| c.check.as_str())
             .collect();
         assert_eq!(failed, ["cmdline nohz_full"]);

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{Report, Status};
+use super::{CheckStatus, Report};
 use crate::report::junit::escape;
 
 pub fn render(reports: &[Report]) -> String {
@@ -15,12 +15,12 @@ pub fn render(reports: &[Report]) -> String {
     let _ = writeln!(
         out,
         "<testsuites name=\"rtbuild verify\" tests=\"{tests}\" failures=\"{}\" skipped=\"{}\">",
-        count(Status::Fail),
-        count(Status::Skip)
+        count(CheckStatus::Fail),
+        count(CheckStatus::Skip)
     );
     for report in reports {
         let failed = report.failures().count();
-        let skipped = report.checks.iter().filter(|c| c.status == Status::Skip).count();
+        let skipped = report.checks.iter().filter(|c| c.status == CheckStatus::Skip).count();
         let _ = writeln!(
             out,
             "  <testsuite name=\"{} ({})\" tests=\"{}\" failures=\"{failed}\" skipped=\"{skipped}\">",
@@ -42,8 +42,8 @@ pub fn render(reports: &[Report]) -> String {
                 check.reason.as_ref().map_or(String::new(), |r| format!("; {r}"))
             );
             match check.status {
-                Status::Pass => out.push_str("/>\n"),
-                Status::Fail => {
+                CheckStatus::Pass => out.push_str("/>\n"),
+                CheckStatus::Fail => {
                     let _ = writeln!(
                         out,
                         ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
@@ -51,7 +51,7 @@ pub fn render(reports: &[Report]) -> String {
                         escape(&detail)
                     );
                 }
-                Status::Skip => {
+                CheckStatus::Skip => {
                     let _ = writeln!(
                         out,
                         ">\n      <skipped message=\"{}\"/>\n    </testcase>",

@@ -24,7 +24,7 @@ mod report;
 pub use build_dir::BITBAKE_ENV_FILES;
 pub use error::VerifyError;
 pub use evidence::{Evidence, Found};
-pub use report::{Check, Report, Status};
+pub use report::{Check, CheckStatus, Report};
 
 use std::path::{Path, PathBuf};
 

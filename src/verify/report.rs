@@ -1,7 +1,7 @@
 //! The verdict of `verify`: one row per check (what was expected, what was found, and where),
 //! printable as a table or serialised as JSON.
 
-pub use crate::formats::verify_json::{Check, Report, Status};
+pub use crate::formats::verify_json::{Check, CheckStatus, Report};
 use crate::table::table;
 
 impl Report {

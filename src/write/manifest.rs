@@ -1,4 +1,4 @@
-//! [`Manifest`]: which files rtbuild generated in an output folder, with their sha256.
+//! [`GeneratedManifest`]: which files rtbuild generated in an output folder, with their sha256.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,27 +12,27 @@ pub const MANIFEST_FILE: &str = "rtbuild-manifest.json";
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Manifest {
+pub struct GeneratedManifest {
     generator: String,
     files: BTreeMap<PathBuf, String>,
 }
 
 pub use crate::digest::sha256_hex as sha256;
 
-impl Manifest {
+impl GeneratedManifest {
     /// The manifest of `tree`.
-    pub fn of(tree: &Tree) -> Manifest {
-        Manifest {
+    pub fn of(tree: &Tree) -> GeneratedManifest {
+        GeneratedManifest {
             generator: "rtbuild".to_string(),
             files: tree.iter().map(|(p, b)| (p.to_path_buf(), sha256(b))).collect(),
         }
     }
 
     /// Reads a manifest; a missing file is an empty manifest.
-    pub fn load(path: &Path) -> Result<Manifest, String> {
+    pub fn load(path: &Path) -> Result<GeneratedManifest, String> {
         match std::fs::read(path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(GeneratedManifest::default()),
             Err(e) => Err(e.to_string()),
         }
     }

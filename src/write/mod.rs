@@ -6,7 +6,7 @@
 mod manifest;
 mod stage;
 
-pub use manifest::{MANIFEST_FILE, Manifest};
+pub use manifest::{GeneratedManifest, MANIFEST_FILE};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -65,7 +65,7 @@ pub enum WriteError {
     )]
     Foreign { path: PathBuf },
     #[error("{} is not valid ({message}); delete it, or pass --force to regenerate everything", .path.display())]
-    Manifest { path: PathBuf, message: String },
+    GeneratedManifest { path: PathBuf, message: String },
     #[error(
         "cannot write {}: {source}; nothing was changed, make sure you may write to that folder",
         .path.display()
@@ -92,16 +92,16 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
 /// failure at any point leaves every file as it was (see [`stage`]).
 pub fn apply(tree: &Tree, out: &Path, options: WriteOptions) -> Result<WriteReport, WriteError> {
     let manifest_path = out.join(MANIFEST_FILE);
-    let old = match Manifest::load(&manifest_path) {
+    let old = match GeneratedManifest::load(&manifest_path) {
         Ok(old) => old,
-        Err(_) if options.force => Manifest::default(),
-        Err(message) => return Err(WriteError::Manifest { path: manifest_path, message }),
+        Err(_) if options.force => GeneratedManifest::default(),
+        Err(message) => return Err(WriteError::GeneratedManifest { path: manifest_path, message }),
     };
     let plan = decide(tree, out, &old, options.force)?;
     if options.dry_run {
         return Ok(plan);
     }
-    let new = Manifest::of(tree);
+    let new = GeneratedManifest::of(tree);
     let manifest_json = new.to_json();
     let manifest = (new != old || !manifest_path.exists()).then_some(manifest_json.as_bytes());
     stage::apply(ops(tree, out, &plan, manifest))?;
@@ -139,7 +139,12 @@ fn ops<'a>(
 }
 
 /// Decides each file's change, refusing hand edits and foreign files unless `force`.
-fn decide(tree: &Tree, out: &Path, old: &Manifest, force: bool) -> Result<WriteReport, WriteError> {
+fn decide(
+    tree: &Tree,
+    out: &Path,
+    old: &GeneratedManifest,
+    force: bool,
+) -> Result<WriteReport, WriteError> {
     let mut files = Vec::new();
     for (relative, bytes) in tree.iter() {
         let path = out.join(relative);

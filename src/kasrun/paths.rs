@@ -10,7 +10,7 @@ use super::caches::CACHES_FILE;
 pub const LOG_FILE: &str = "rtbuild-image.log";
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Layout {
+pub struct BuildPaths {
     /// `KAS_WORK_DIR`: the parent of the output folder.
     pub work: PathBuf,
     /// The per-machine output folder (generated files).
@@ -22,12 +22,12 @@ pub struct Layout {
     pub log: PathBuf,
 }
 
-impl Layout {
+impl BuildPaths {
     /// `out` must be absolute (the generator returns it so).
-    pub fn new(out: &Path, kas_file: &Path) -> Layout {
+    pub fn new(out: &Path, kas_file: &Path) -> BuildPaths {
         let work = out.parent().map(Path::to_path_buf).unwrap_or_else(|| out.to_path_buf());
         let build_dir = out.join("build");
-        Layout {
+        BuildPaths {
             work,
             out: out.to_path_buf(),
             log: build_dir.join(LOG_FILE),
