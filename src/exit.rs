@@ -49,10 +49,10 @@ impl From<Exit> for ExitCode {
 /// other error in `InputError` when the input, not the system, is at fault.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub struct InputError(#[from] pub anyhow::Error);
+pub(crate) struct InputError(#[from] pub anyhow::Error);
 
 impl InputError {
-    pub fn msg(message: impl std::fmt::Display + Send + Sync + 'static) -> InputError {
+    pub(crate) fn msg(message: impl std::fmt::Display + Send + Sync + 'static) -> InputError {
         InputError(anyhow::Error::msg(message.to_string()))
     }
 }
@@ -60,10 +60,10 @@ impl InputError {
 /// The user interrupted the command (Ctrl-C or SIGTERM).
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted")]
-pub struct Interrupted;
+pub(crate) struct Interrupted;
 
 /// The exit code for an error that ended a command.
-pub fn classify(err: &anyhow::Error) -> Exit {
+pub(crate) fn classify(err: &anyhow::Error) -> Exit {
     for cause in err.chain() {
         if cause.is::<Interrupted>() {
             return Exit::Interrupted;

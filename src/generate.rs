@@ -13,7 +13,7 @@ use crate::write::{self, WriteOptions, WriteReport};
 
 /// Where and how to generate.
 #[derive(Debug, Clone)]
-pub struct GenerateOptions {
+pub(crate) struct GenerateOptions {
     /// The output folder (created when missing).
     pub out: PathBuf,
     pub write: WriteOptions,
@@ -21,7 +21,7 @@ pub struct GenerateOptions {
 
 /// What `generate` produced.
 #[derive(Debug, Clone, Serialize)]
-pub struct Generated {
+pub(crate) struct Generated {
     pub out: PathBuf,
     /// The kas file to hand to `kas build`.
     pub kas_file: PathBuf,
@@ -31,7 +31,7 @@ pub struct Generated {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum GenerateError {
+pub(crate) enum GenerateError {
     #[error(
         "output folder {} sits at `{path}` inside its git work tree, which BitBake cannot use as a layer path; use an output folder whose path has only letters, digits and `-_.+/`",
         .out.display()
@@ -53,12 +53,12 @@ pub enum GenerateError {
 }
 
 /// The default output folder for a plan: `rtbuild/<machine>`.
-pub fn default_out(plan: &Plan) -> PathBuf {
+pub(crate) fn default_out(plan: &Plan) -> PathBuf {
     crate::base::paths::machine_out(&plan.machine.name)
 }
 
 /// Renders `plan` and writes it under `options.out`.
-pub fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generated, GenerateError> {
+pub(crate) fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generated, GenerateError> {
     let out = build_path::check("output folder", &options.out)?;
     if let Some(file) = out.ancestors().find(|p| p.exists()).filter(|p| !p.is_dir()) {
         return Err(GenerateError::OutIsFile { out: out.clone(), file: file.to_path_buf() });
@@ -88,7 +88,7 @@ pub fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generated, Gen
 /// kas treats a repo entry without `url` and `path` as "the repository holding this kas file":
 /// the git work tree around the output folder, or the output folder itself outside git. The
 /// layer path must be given relative to that.
-pub fn layout_for(out: &Path) -> Result<LayerPlacement, GenerateError> {
+pub(crate) fn layout_for(out: &Path) -> Result<LayerPlacement, GenerateError> {
     let Some(top) = git_top(out) else { return Ok(LayerPlacement::default()) };
     let inside = real_path(out).strip_prefix(&top).map(Path::to_path_buf).unwrap_or_default();
     let mut path = inside.join(LAYER_DIR).to_string_lossy().into_owned();

@@ -4,36 +4,36 @@
 //! `cli` → [`plan::Plan`] → [`render`] (pure, in memory) → [`write`] (atomic, idempotent) →
 //! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
 
-pub mod base;
-pub mod bundle;
-pub mod catalog;
-pub mod cli;
+mod base;
+mod bundle;
+mod catalog;
+mod cli;
 pub mod cyclictest;
 pub mod digest;
-pub mod doctor;
-pub mod exit;
-pub mod formats;
-pub mod generate;
-pub mod kasrun;
-pub mod kconfig;
-pub mod lava;
-pub mod lock;
-pub mod plan;
+mod doctor;
+mod exit;
+mod formats;
+mod generate;
+mod kasrun;
+mod kconfig;
+mod lava;
+mod lock;
+mod plan;
 #[cfg(test)]
 mod property_tests;
-pub mod quote;
-pub mod render;
-pub mod report;
-pub mod run;
+mod quote;
+mod render;
+mod report;
+mod run;
 pub mod runner;
-pub mod table;
-pub mod target;
-pub mod testrun;
-pub mod toolargs;
-pub mod tree;
+mod table;
+mod target;
+mod testrun;
+mod toolargs;
+mod tree;
 pub mod tune;
-pub mod ui;
-pub mod verify;
-pub mod write;
+mod ui;
+mod verify;
+mod write;
 
 pub use run::run;

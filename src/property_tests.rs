@@ -14,10 +14,10 @@ use std::time::Duration;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
+use crate::formats::report_json::ThreadReport;
 use crate::kconfig::KernelConfig;
 use crate::kconfig::tree::KconfigTree;
 use crate::plan::CpuSet;
-use crate::report::ThreadReport;
 
 /// How long one call may take before it counts as a hang.
 const BOUND: Duration = Duration::from_secs(30);

@@ -3,7 +3,7 @@
 
 /// Quotes `arg` for a POSIX shell so that it reaches the program as exactly one argument.
 /// Safe words (letters, digits and `-_./=:,+@%`) are left as they are.
-pub fn sh(arg: &str) -> String {
+pub(crate) fn sh(arg: &str) -> String {
     let safe = !arg.is_empty()
         && arg.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
     if safe {
@@ -23,7 +23,7 @@ pub fn sh(arg: &str) -> String {
 }
 
 /// Joins `args` into one shell command line, each argument quoted with [`sh`].
-pub fn sh_join<I, S>(args: I) -> String
+pub(crate) fn sh_join<I, S>(args: I) -> String
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,

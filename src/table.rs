@@ -6,7 +6,7 @@
 //! value, a board name from a user catalog).
 
 /// Lays out `header` and `rows` as a table, one line each.
-pub fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> String {
+pub(crate) fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> String {
     let mut widths: [usize; N] = std::array::from_fn(|i| header[i].chars().count());
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -28,13 +28,13 @@ pub fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> Stri
 }
 
 /// Appends `cell` to `out`, then blanks up to `width` characters.
-pub fn pad_right(out: &mut String, cell: &str, width: usize) {
+pub(crate) fn pad_right(out: &mut String, cell: &str, width: usize) {
     out.push_str(cell);
     out.extend(std::iter::repeat_n(' ', width.saturating_sub(cell.chars().count())));
 }
 
 /// Appends blanks up to `width` characters, then `cell`, to `out` (right-aligned numbers).
-pub fn pad_left(out: &mut String, cell: &str, width: usize) {
+pub(crate) fn pad_left(out: &mut String, cell: &str, width: usize) {
     out.extend(std::iter::repeat_n(' ', width.saturating_sub(cell.chars().count())));
     out.push_str(cell);
 }

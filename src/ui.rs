@@ -11,7 +11,7 @@ use serde::Serialize;
 /// What the user asked of the output (the cli maps `--json`, `--quiet`, `--verbose` and
 /// `--plain` onto it; the library knows nothing of flags).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UiOptions {
+pub(crate) struct UiOptions {
     pub json: bool,
     pub quiet: bool,
     pub verbose: bool,
@@ -21,7 +21,7 @@ pub struct UiOptions {
 
 /// How and where rtbuild talks to the user.
 #[derive(Debug, Clone)]
-pub struct Ui {
+pub(crate) struct Ui {
     quiet: bool,
     verbose: bool,
     json: bool,
@@ -30,7 +30,7 @@ pub struct Ui {
 }
 
 impl Ui {
-    pub fn new(options: UiOptions) -> Ui {
+    pub(crate) fn new(options: UiOptions) -> Ui {
         let tty = std::io::stderr().is_terminal();
         Ui {
             quiet: options.quiet,
@@ -41,43 +41,40 @@ impl Ui {
     }
 
     /// A silent Ui for tests and library callers.
-    pub fn silent() -> Ui {
+    #[cfg(test)]
+    pub(crate) fn silent() -> Ui {
         Ui { quiet: true, verbose: false, json: false, fancy: false }
     }
 
     /// `--json` was given: print machine-readable results on stdout and nothing else there.
-    pub fn json(&self) -> bool {
+    pub(crate) fn json(&self) -> bool {
         self.json
     }
 
-    pub fn verbose(&self) -> bool {
-        self.verbose
-    }
-
     /// Progress bars and live redraws are wanted (interactive terminal, no `--plain`).
-    pub fn fancy(&self) -> bool {
+    pub(crate) fn fancy(&self) -> bool {
         self.fancy
     }
 
     /// A status line with a right-aligned verb, cargo style: `  Generating rb3gen2-core-kit`.
-    pub fn status(&self, verb: &str, message: impl Display) {
+    pub(crate) fn status(&self, verb: &str, message: impl Display) {
         if !self.quiet {
             self.stderr(&format!("{verb:>12} {message}"));
         }
     }
 
-    pub fn warn(&self, message: impl Display) {
+    pub(crate) fn warn(&self, message: impl Display) {
         self.stderr(&format!("warning: {message}"));
     }
 
-    pub fn note(&self, message: impl Display) {
+    pub(crate) fn note(&self, message: impl Display) {
         if !self.quiet {
             self.stderr(&format!("note: {message}"));
         }
     }
 
     /// Extra detail shown with `-v`.
-    pub fn detail(&self, message: impl Display) {
+    pub(crate) fn detail(&self, message: impl Display) {
         if self.verbose && !self.quiet {
             self.stderr(&format!("{:>12} {message}", ""));
         }
@@ -87,7 +84,7 @@ impl Ui {
     /// A refusal of input (exit 2) stays on its line: control characters the input carried (a
     /// newline in a flag value, a path, a project-file key) are shown escaped, so they cannot
     /// forge or split lines. Tool failures keep their multi-line log tails.
-    pub fn error(&self, err: &anyhow::Error) {
+    pub(crate) fn error(&self, err: &anyhow::Error) {
         let input = crate::exit::classify(err) == crate::exit::Exit::Usage;
         let part = |text: String| if input { escape_controls(&text) } else { text };
         let mut text = format!("error: {}", part(err.to_string()));
@@ -102,21 +99,21 @@ impl Ui {
     }
 
     /// A line of human-readable result text on stdout (tables, paths).
-    pub fn out(&self, text: impl Display) {
+    pub(crate) fn out(&self, text: impl Display) {
         let mut stdout = std::io::stdout().lock();
         #[allow(clippy::print_stdout)]
         let _ = writeln!(stdout, "{text}");
     }
 
     /// Serialises `value` as pretty JSON on stdout.
-    pub fn out_json(&self, value: &impl Serialize) -> anyhow::Result<()> {
+    pub(crate) fn out_json(&self, value: &impl Serialize) -> anyhow::Result<()> {
         let text = serde_json::to_string_pretty(value)?;
         self.out(text);
         Ok(())
     }
 
     /// A progress bar on stderr, hidden unless the terminal is interactive.
-    pub fn progress(&self, len: u64, prefix: &str) -> ProgressBar {
+    pub(crate) fn progress(&self, len: u64, prefix: &str) -> ProgressBar {
         if !self.fancy {
             return ProgressBar::hidden();
         }
@@ -141,13 +138,13 @@ impl Ui {
 }
 
 /// `message; fix`, unless `message` already ends in a fix of its own (holds `; `).
-pub fn with_fix(message: &str, fix: &str) -> String {
+pub(crate) fn with_fix(message: &str, fix: &str) -> String {
     if message.contains("; ") { message.to_string() } else { format!("{message}; {fix}") }
 }
 
 /// `text` with every control character (newline, tab, escape, …) written as its Rust escape
 /// (`\n`, `\t`, `\u{1b}`); everything else, quotes and non-ASCII included, as it is.
-pub fn escape_controls(text: &str) -> String {
+pub(crate) fn escape_controls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() {

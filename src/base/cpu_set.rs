@@ -8,7 +8,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The highest CPU count rtbuild accepts (the kernel's `NR_CPUS` default for arm64 is 512).
-pub const MAX_CPUS: u32 = 4096;
+pub(crate) const MAX_CPUS: u32 = 4096;
 
 /// A CPU list that is not well formed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

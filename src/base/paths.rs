@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 
 /// The work folder rtbuild creates in the current folder: generated files per machine, the kas
 /// work folder, and the build folders live under it.
-pub const WORK_DIR: &str = "rtbuild";
+pub(crate) const WORK_DIR: &str = "rtbuild";
 
 /// The default output folder of `machine`: `rtbuild/<machine>` (relative to the current folder).
-pub fn machine_out(machine: &str) -> PathBuf {
+pub(crate) fn machine_out(machine: &str) -> PathBuf {
     Path::new(WORK_DIR).join(machine)
 }
 

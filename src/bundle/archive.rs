@@ -15,17 +15,17 @@ use sha2::{Digest, Sha256};
 use super::BundleError;
 
 /// zstd level: fast, and still about the ratio of gzip -6 on filesystem images.
-pub const ZSTD_LEVEL: i32 = 3;
+pub(crate) const ZSTD_LEVEL: i32 = 3;
 
 /// Where an entry's bytes come from.
 #[derive(Debug, Clone)]
-pub enum Source {
+pub(super) enum Source {
     File { path: PathBuf, sha256: String },
     Bytes(Vec<u8>),
 }
 
 /// Writes `files` (path inside `top` → source) as `out`, deterministically.
-pub fn write(
+pub(super) fn write(
     out: &Path,
     top: &str,
     files: &BTreeMap<String, Source>,
@@ -108,19 +108,19 @@ fn entries<'a>(
 }
 
 /// A reader that hashes what passes through it.
-pub struct HashingReader<R> {
+pub(super) struct HashingReader<R> {
     inner: R,
     hasher: Sha256,
     pub bytes: u64,
 }
 
 impl<R: Read> HashingReader<R> {
-    pub fn new(inner: R) -> HashingReader<R> {
+    pub(super) fn new(inner: R) -> HashingReader<R> {
         HashingReader { inner, hasher: Sha256::new(), bytes: 0 }
     }
 
     /// The hex sha256 of everything read.
-    pub fn finish(self) -> String {
+    pub(super) fn finish(self) -> String {
         hex(&self.hasher.finalize())
     }
 }
@@ -135,7 +135,7 @@ impl<R: Read> Read for HashingReader<R> {
 }
 
 /// sha256 and size of a file, streamed.
-pub fn hash_file(path: &Path) -> Result<(u64, String), BundleError> {
+pub(super) fn hash_file(path: &Path) -> Result<(u64, String), BundleError> {
     let read_err = |source| BundleError::Read { path: path.to_path_buf(), source };
     let file = std::fs::File::open(path).map_err(read_err)?;
     let mut reader = HashingReader::new(file);
@@ -145,11 +145,11 @@ pub fn hash_file(path: &Path) -> Result<(u64, String), BundleError> {
 }
 
 use crate::digest::hex;
-pub use crate::digest::sha256_hex;
+pub(super) use crate::digest::sha256_hex;
 
 /// One regular file read back from an archive.
 #[derive(Debug, Clone)]
-pub struct ReadEntry {
+pub(super) struct ReadEntry {
     pub size: u64,
     pub sha256: String,
     /// The bytes, kept only for small metadata files.
@@ -158,14 +158,14 @@ pub struct ReadEntry {
 
 /// Everything in an archive: regular files (full path → entry) and other entry paths.
 #[derive(Debug, Default)]
-pub struct ReadArchive {
+pub(super) struct ReadArchive {
     pub files: BTreeMap<String, ReadEntry>,
     pub dirs: Vec<String>,
     pub others: Vec<String>,
 }
 
 /// Reads `path` (a `.tar.zst`), hashing every file and keeping files named in `keep` in memory.
-pub fn read(path: &Path, keep: &[&str]) -> Result<ReadArchive, BundleError> {
+pub(super) fn read(path: &Path, keep: &[&str]) -> Result<ReadArchive, BundleError> {
     let bad = |message: String| BundleError::NotABundle { path: path.to_path_buf(), message };
     let file = std::fs::File::open(path)
         .map_err(|source| BundleError::Read { path: path.to_path_buf(), source })?;

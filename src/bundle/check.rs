@@ -13,7 +13,7 @@ use super::{BundleError, MANIFEST_FILE, SUMS_FILE, manifest_beside};
 
 /// One thing wrong with a bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CheckProblem {
+pub(crate) struct CheckProblem {
     /// `missing`, `extra`, `changed`, `manifest`, `sha256sums` or `archive`.
     pub kind: &'static str,
     pub path: String,
@@ -21,7 +21,7 @@ pub struct CheckProblem {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct BundleCheck {
+pub(crate) struct BundleCheck {
     pub archive: PathBuf,
     pub passed: bool,
     pub files: usize,
@@ -30,7 +30,7 @@ pub struct BundleCheck {
 
 /// Checks the archive at `path`. An unreadable or corrupt archive is a failed check, not an error;
 /// only a missing file is an error.
-pub fn check(path: &Path) -> Result<BundleCheck, BundleError> {
+pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
     if !path.is_file() {
         let message = if path.is_dir() {
             "it is a folder; pass the .tar.zst archive `rtbuild bundle` wrote"

@@ -10,7 +10,7 @@ use super::BundleError;
 
 /// The qcomflash folder of one build.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Qcomflash {
+pub(crate) struct Qcomflash {
     /// The real (timestamped) folder.
     pub folder: PathBuf,
     /// Its name, e.g. `core-image-base-rb3gen2-core-kit.rootfs-20260101120000.qcomflash`.
@@ -20,12 +20,12 @@ pub struct Qcomflash {
 }
 
 /// The deploy folder of `machine` in a kas build folder.
-pub fn deploy_dir(build_dir: &Path, machine: &str) -> PathBuf {
+pub(crate) fn deploy_dir(build_dir: &Path, machine: &str) -> PathBuf {
     build_dir.join("tmp/deploy/images").join(machine)
 }
 
 /// Finds `<image>-<machine>.rootfs.qcomflash` under `build_dir` and follows it.
-pub fn find(build_dir: &Path, machine: &str, image: &str) -> Result<Qcomflash, BundleError> {
+pub(crate) fn find(build_dir: &Path, machine: &str, image: &str) -> Result<Qcomflash, BundleError> {
     let link = deploy_dir(build_dir, machine).join(format!("{image}-{machine}.rootfs.qcomflash"));
     let folder = std::fs::canonicalize(&link)
         .ok()
@@ -42,13 +42,13 @@ pub fn find(build_dir: &Path, machine: &str, image: &str) -> Result<Qcomflash, B
 }
 
 /// `YYYYMMDDhhmmss` → `YYYY-MM-DDThh:mm:ssZ` (BitBake's DATETIME, taken from `time.gmtime()`).
-pub fn iso_datetime(datetime: &str) -> String {
+pub(super) fn iso_datetime(datetime: &str) -> String {
     let d = datetime;
     format!("{}-{}-{}T{}:{}:{}Z", &d[0..4], &d[4..6], &d[6..8], &d[8..10], &d[10..12], &d[12..14])
 }
 
 /// Seconds since 1970 → `YYYY-MM-DDThh:mm:ssZ` (UTC), without a date library.
-pub fn iso_from_epoch(epoch: i64) -> String {
+pub(super) fn iso_from_epoch(epoch: i64) -> String {
     let days = epoch.div_euclid(86_400);
     let secs = epoch.rem_euclid(86_400);
     // Howard Hinnant's civil-from-days algorithm.
@@ -71,7 +71,7 @@ pub fn iso_from_epoch(epoch: i64) -> String {
 
 /// The kernel version and `.config` of the newest linux-qcom-rt build under
 /// `tmp*/work/*/linux-qcom-rt/<version>/build/.config`, when the build folder still has it.
-pub fn kernel_config(build_dir: &Path) -> Option<(String, PathBuf)> {
+pub(super) fn kernel_config(build_dir: &Path) -> Option<(String, PathBuf)> {
     let mut found: Vec<(std::time::SystemTime, String, PathBuf)> = Vec::new();
     for tmp in read_dirs(build_dir).into_iter().filter(|p| name_of(p).starts_with("tmp")) {
         for arch in read_dirs(&tmp.join("work")) {

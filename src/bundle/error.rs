@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
-pub enum BundleError {
+pub(crate) enum BundleError {
     #[error(
         "no qcomflash output at {}; build the image first (`rtbuild image`), or pass --build-dir \
          (the kas build folder holding tmp/deploy/images/) and --image",
@@ -52,7 +52,7 @@ pub enum BundleError {
 
 impl BundleError {
     /// The user's input is at fault (exit 2); otherwise the build or the system (exit 1).
-    pub fn is_input(&self) -> bool {
+    pub(crate) fn is_input(&self) -> bool {
         matches!(
             self,
             BundleError::NoQcomflash { .. }

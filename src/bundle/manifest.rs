@@ -5,10 +5,10 @@
 use serde::{Deserialize, Serialize};
 
 /// Bumped when a field changes meaning.
-pub const MANIFEST_FORMAT: u32 = 1;
+pub(crate) const MANIFEST_FORMAT: u32 = 1;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BundleManifest {
+pub(crate) struct BundleManifest {
     pub format: u32,
     pub rtbuild_version: String,
     pub machine: String,
@@ -27,7 +27,7 @@ pub struct BundleManifest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BuildTime {
+pub(crate) struct BuildTime {
     /// `YYYY-MM-DDThh:mm:ssZ`, UTC, from BitBake's DATETIME or SOURCE_DATE_EPOCH.
     pub value: String,
     /// `qcomflash folder name` or `SOURCE_DATE_EPOCH`.
@@ -35,7 +35,7 @@ pub struct BuildTime {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KernelInfo {
+pub(crate) struct KernelInfo {
     pub version: Option<String>,
     pub cmdline: Option<String>,
     /// Where `cmdline` came from (`rtbuild-plan.json`, the verify report, …).
@@ -46,7 +46,7 @@ pub struct KernelInfo {
 
 /// The verify verdict recorded in the manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerifyRecord {
+pub(crate) struct VerifyRecord {
     /// `passed`, `failed` or `unverified`.
     pub status: String,
     /// The bundle was made with `--allow-unverified`.
@@ -56,7 +56,7 @@ pub struct VerifyRecord {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RepoRecord {
+pub(crate) struct RepoRecord {
     pub name: String,
     pub url: Option<String>,
     pub branch: Option<String>,
@@ -65,14 +65,14 @@ pub struct RepoRecord {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LockRecord {
+pub(crate) struct LockRecord {
     /// The lock file's name (beside the kas file).
     pub file: String,
     pub content: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileEntry {
+pub(crate) struct FileEntry {
     /// Path inside the bundle's top folder, `/`-separated.
     pub path: String,
     pub size: u64,
@@ -80,7 +80,7 @@ pub struct FileEntry {
 }
 
 impl BundleManifest {
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
         text.push('\n');
         text
@@ -88,19 +88,19 @@ impl BundleManifest {
 }
 
 /// The qdl command from meta-qcom's docs/flashing.md.
-pub fn flash_command() -> Vec<String> {
+pub(super) fn flash_command() -> Vec<String> {
     ["qdl", "--debug", "prog_firehose_ddr.elf", "rawprogram*.xml", "patch*.xml"]
         .map(String::from)
         .to_vec()
 }
 
 /// `SHA256SUMS` in `sha256sum` format, for `sha256sum -c` inside the unpacked folder.
-pub fn sha256sums(files: &[FileEntry]) -> String {
+pub(super) fn sha256sums(files: &[FileEntry]) -> String {
     files.iter().map(|f| format!("{}  {}\n", f.sha256, f.path)).collect()
 }
 
 /// Parses `SHA256SUMS` text into `(path, sha256)` pairs; `None` on a malformed line.
-pub fn parse_sha256sums(text: &str) -> Option<Vec<(String, String)>> {
+pub(super) fn parse_sha256sums(text: &str) -> Option<Vec<(String, String)>> {
     text.lines()
         .map(|line| {
             let (sum, path) = line.split_once("  ")?;
@@ -111,7 +111,7 @@ pub fn parse_sha256sums(text: &str) -> Option<Vec<(String, String)>> {
 }
 
 /// The bundle's README: what it is and the exact command that flashes it.
-pub fn readme(m: &BundleManifest, top: &str) -> String {
+pub(super) fn readme(m: &BundleManifest, top: &str) -> String {
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
     let verified = match (m.verify.status.as_str(), m.verify.allowed_unverified) {
         ("passed", _) => "passed `rtbuild verify`".to_string(),

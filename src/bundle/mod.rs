@@ -13,15 +13,13 @@ mod error;
 mod manifest;
 mod sources;
 
-pub use archive::ZSTD_LEVEL;
-pub use check::{BundleCheck, CheckProblem, check};
-pub use deploy::{Qcomflash, deploy_dir, find as find_qcomflash};
-pub use error::BundleError;
-pub use manifest::{
-    BuildTime, BundleManifest, FileEntry, KernelInfo, LockRecord, MANIFEST_FORMAT, RepoRecord,
-    VerifyRecord,
+pub(crate) use check::check;
+pub(crate) use deploy::find as find_qcomflash;
+pub(crate) use error::BundleError;
+pub(crate) use manifest::{
+    BuildTime, BundleManifest, FileEntry, KernelInfo, MANIFEST_FORMAT, VerifyRecord,
 };
-pub use sources::VerifySummary;
+pub(crate) use sources::VerifySummary;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,13 +29,13 @@ use archive::Source;
 use serde::Serialize;
 
 /// Names rtbuild adds to the bundle's top folder.
-pub const MANIFEST_FILE: &str = "manifest.json";
-pub const SUMS_FILE: &str = "SHA256SUMS";
-pub const README_FILE: &str = "README.md";
+pub(crate) const MANIFEST_FILE: &str = "manifest.json";
+pub(crate) const SUMS_FILE: &str = "SHA256SUMS";
+pub(crate) const README_FILE: &str = "README.md";
 
 /// Everything [`create`] needs.
 #[derive(Debug, Clone)]
-pub struct BundleRequest {
+pub(crate) struct BundleRequest {
     pub machine: String,
     pub image: String,
     /// The kas build folder holding `tmp/deploy/images/`.
@@ -59,7 +57,7 @@ pub struct BundleRequest {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct BundleOutcome {
+pub(crate) struct BundleOutcome {
     pub archive: PathBuf,
     pub manifest_file: PathBuf,
     pub archive_bytes: u64,
@@ -68,7 +66,7 @@ pub struct BundleOutcome {
 
 /// Makes the bundle for `request`. Refuses a failed or missing verification unless
 /// `allow_unverified`; writes nothing when it refuses.
-pub fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleError> {
+pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleError> {
     let verify = verify_record(request)?;
     let qcomflash = deploy::find(&request.build_dir, &request.machine, &request.image)?;
     let mut payload = BTreeMap::new();
@@ -189,7 +187,7 @@ pub fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleError> {
 /// What `rtbuild-plan.json` beside a generated kas file says about a bundle: the image to take
 /// and the kernel command line the plan asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanDefaults {
+pub(crate) struct PlanDefaults {
     pub image: String,
     /// `(command line, where it came from)`, ready for [`BundleRequest::cmdline`].
     pub cmdline: (String, String),
@@ -197,7 +195,7 @@ pub struct PlanDefaults {
 
 /// Reads `rtbuild-plan.json` beside `kas_file`: `None` when there is none, an error when it
 /// is there but cannot be read (a bundle must not silently fall back to other defaults).
-pub fn plan_defaults(kas_file: &Path) -> Result<Option<PlanDefaults>, BundleError> {
+pub(crate) fn plan_defaults(kas_file: &Path) -> Result<Option<PlanDefaults>, BundleError> {
     let Some(path) = kas_file.parent().map(|dir| dir.join(plan_json::FILE)) else {
         return Ok(None);
     };
@@ -214,7 +212,7 @@ pub fn plan_defaults(kas_file: &Path) -> Result<Option<PlanDefaults>, BundleErro
 }
 
 /// `x.qcomflash.tar.zst` → `x.qcomflash.manifest.json`, the copy of the manifest beside it.
-pub fn manifest_beside(archive: &Path) -> PathBuf {
+pub(crate) fn manifest_beside(archive: &Path) -> PathBuf {
     let name = archive.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let stem = name.strip_suffix(".tar.zst").unwrap_or(&name);
     archive.with_file_name(format!("{stem}.manifest.json"))
@@ -222,7 +220,7 @@ pub fn manifest_beside(archive: &Path) -> PathBuf {
 
 /// The verify verdict to record, or the refusal: a failed or missing verification without
 /// `allow_unverified`. [`create`] calls it first; callers may call it early to fail fast.
-pub fn verify_record(request: &BundleRequest) -> Result<VerifyRecord, BundleError> {
+pub(crate) fn verify_record(request: &BundleRequest) -> Result<VerifyRecord, BundleError> {
     match (&request.verify, request.allow_unverified) {
         (Some(v), allowed) if v.passed || allowed => Ok(VerifyRecord {
             status: if v.passed { "passed" } else { "failed" }.into(),

@@ -12,12 +12,12 @@ use crate::formats::{
 use crate::lock::{Checkout, LockFile, lock_path_for};
 
 /// The local repo's name in the generated kas file (the folder holding it).
-pub const LOCAL_REPO: &str = "rtbuild";
+pub(super) const LOCAL_REPO: &str = "rtbuild";
 
 /// The verify result a bundle records, from `rtbuild verify --json` output or the
 /// `verify.json` that `rtbuild image` keeps (one type: [`VerifyFile`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct VerifySummary {
+pub(crate) struct VerifySummary {
     pub passed: bool,
     /// Every check of every report.
     pub checks: Vec<Check>,
@@ -29,7 +29,7 @@ pub struct VerifySummary {
 
 impl VerifySummary {
     /// Reads a verify report, checking its schema.
-    pub fn read(path: &Path) -> Result<VerifySummary, BundleError> {
+    pub(crate) fn read(path: &Path) -> Result<VerifySummary, BundleError> {
         let bad = |message: String| BundleError::VerifyReport { path: path.to_path_buf(), message };
         let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
@@ -41,7 +41,7 @@ impl VerifySummary {
         Ok(VerifySummary::from_file(&file))
     }
 
-    pub fn from_file(file: &VerifyFile) -> VerifySummary {
+    pub(crate) fn from_file(file: &VerifyFile) -> VerifySummary {
         // A fact at the top level, else from the first report that carries it (`rtbuild
         // verify --json` puts it at the top only when every report agrees).
         let fact = |top: &Option<String>, field: fn(&Report) -> Option<&str>| {
@@ -57,7 +57,7 @@ impl VerifySummary {
     }
 
     /// The names of the failed checks, for messages.
-    pub fn failed_checks(&self) -> Vec<String> {
+    pub(crate) fn failed_checks(&self) -> Vec<String> {
         self.checks
             .iter()
             .filter(|c| c.status == CheckStatus::Fail)
@@ -68,7 +68,7 @@ impl VerifySummary {
 
 /// Every repo of the build: the lock's repos and every git checkout under `work_dir`, plus the
 /// local repo holding the kas file when it is in git. Sorted by name.
-pub fn repos(work_dir: &Path, kas_file: Option<&Path>) -> Vec<RepoRecord> {
+pub(super) fn repos(work_dir: &Path, kas_file: Option<&Path>) -> Vec<RepoRecord> {
     let mut names: Vec<String> = Vec::new();
     if let Some(lock) = kas_file.and_then(|k| LockFile::read(&lock_path_for(k)).ok()) {
         names.extend(lock.repos.keys().cloned());
@@ -117,7 +117,7 @@ fn local_repo(kas_file: &Path) -> Option<RepoRecord> {
 }
 
 /// The lock file beside the kas file, verbatim.
-pub fn lock(kas_file: Option<&Path>) -> Option<LockRecord> {
+pub(super) fn lock(kas_file: Option<&Path>) -> Option<LockRecord> {
     let path = lock_path_for(kas_file?);
     let content = std::fs::read_to_string(&path).ok()?;
     let file = path.file_name()?.to_string_lossy().into_owned();

@@ -16,7 +16,7 @@ use super::{Catalog, Machine, RtDefaults};
 use crate::plan::CpuSet;
 
 /// The `QCOM_*` variables a machine conf uses for its RT settings.
-pub const RT_VARIABLES: [&str; 5] =
+pub(crate) const RT_VARIABLES: [&str; 5] =
     ["QCOM_RT_CPU", "QCOM_IRQAFF", "QCOM_RCU_NOCBS", "QCOM_RCU_EXPEDITED", "QCOM_CPUIDLE_OFF"];
 
 /// How deep `require` chains are followed (meta-qcom's are two or three deep).
@@ -95,7 +95,7 @@ pub struct ConfMachine {
     pub sources: BTreeMap<&'static str, Source>,
 }
 
-pub use crate::formats::plan_json::{Difference, MachineDefaults};
+pub(crate) use crate::formats::plan_json::{Difference, MachineDefaults};
 
 /// A meta-qcom checkout.
 #[derive(Debug, Clone)]
@@ -413,7 +413,7 @@ impl ConfMachine {
 /// The machine a plan uses for `name`, given the catalog and a meta-qcom checkout: the catalog's
 /// entry, or meta-qcom's current defaults when they differ and `follow` is true (the user gave no
 /// `--rt-cpus`), or a machine made from the conf when only meta-qcom knows `name`.
-pub fn resolve(
+pub(crate) fn resolve(
     name: &str,
     catalog: &Catalog,
     meta_qcom: &MetaQcom,
@@ -467,7 +467,7 @@ pub fn resolve(
 /// How one meta-qcom machine relates to the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum CatalogMatch {
+pub(crate) enum CatalogMatch {
     Matches,
     Differs,
     Unknown,
@@ -476,7 +476,7 @@ pub enum CatalogMatch {
 /// One entry of `rtbuild machines --meta-qcom DIR --json`: the machine as meta-qcom sets it up
 /// (the shape of `rtbuild machines --json`) plus how it compares and where each value came from.
 #[derive(Debug, Clone, Serialize)]
-pub struct Compared {
+pub(crate) struct Compared {
     #[serde(flatten)]
     pub machine: Machine,
     pub status: CatalogMatch,
@@ -491,7 +491,10 @@ pub struct Compared {
 }
 
 /// Compares every machine conf of `meta_qcom` that sets `QCOM_RT_CPU` with `catalog`.
-pub fn compare(meta_qcom: &MetaQcom, catalog: &Catalog) -> Result<Vec<Compared>, MetaQcomError> {
+pub(crate) fn compare(
+    meta_qcom: &MetaQcom,
+    catalog: &Catalog,
+) -> Result<Vec<Compared>, MetaQcomError> {
     let mut out = Vec::new();
     for conf in meta_qcom.machines()? {
         let known = catalog.lookup(&conf.name).ok().map(|l| l.machine);

@@ -3,9 +3,9 @@
 //! boards or replace shipped ones.
 
 mod machine;
-pub mod meta_qcom;
+pub(crate) mod meta_qcom;
 
-pub use machine::{Cluster, Machine, Reference, ReferenceResult, RtDefaults};
+pub(crate) use machine::{Machine, RtDefaults};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-pub use super::plan_args::absolute;
+pub(super) use super::plan_args::absolute;
 
 use crate::catalog::Catalog;
 
 #[derive(Debug, Clone, Default, Args)]
-pub struct BuildDirs {
+pub(crate) struct BuildDirs {
     /// Board the build is for (see `rtbuild machines`); aliases work.
     #[arg(long, short = 'm')]
     pub machine: Option<String>,
@@ -30,14 +30,14 @@ pub struct BuildDirs {
 
 impl BuildDirs {
     /// The machine's catalog name (aliases resolved), when `--machine` was given.
-    pub fn machine_name(&self) -> anyhow::Result<Option<String>> {
+    pub(crate) fn machine_name(&self) -> anyhow::Result<Option<String>> {
         let Some(name) = &self.machine else { return Ok(None) };
         let catalog = Catalog::with_user_dir(self.machines_dir.as_deref())?;
         Ok(Some(catalog.lookup(name)?.machine.name.clone()))
     }
 
     /// The generated folder, `--dir` or `rtbuild/<machine>`; `None` without either.
-    pub fn out_dir(&self) -> anyhow::Result<Option<PathBuf>> {
+    pub(crate) fn out_dir(&self) -> anyhow::Result<Option<PathBuf>> {
         if let Some(dir) = &self.dir {
             return Ok(Some(absolute(dir)));
         }
@@ -46,14 +46,14 @@ impl BuildDirs {
     }
 
     /// The generated kas file, `<dir>/<machine>-rt.yml`; `None` without `--machine`.
-    pub fn kas_file(&self) -> anyhow::Result<Option<PathBuf>> {
+    pub(crate) fn kas_file(&self) -> anyhow::Result<Option<PathBuf>> {
         let Some(machine) = self.machine_name()? else { return Ok(None) };
         let Some(dir) = self.out_dir()? else { return Ok(None) };
         Ok(Some(dir.join(format!("{machine}-rt.yml"))))
     }
 
     /// Where kas keeps the checkouts: as `rtbuild image` arranges it unless told otherwise.
-    pub fn work_dir(&self) -> anyhow::Result<PathBuf> {
+    pub(crate) fn work_dir(&self) -> anyhow::Result<PathBuf> {
         if let Some(dir) = &self.work_dir {
             return Ok(absolute(dir));
         }
@@ -63,7 +63,7 @@ impl BuildDirs {
 
     /// The build folder holding `tmp/deploy/images/`: `<work dir>/build` (kas's own default)
     /// when a work folder is given, else `<generated folder>/build` as `rtbuild image` uses it.
-    pub fn build_dir(&self) -> anyhow::Result<PathBuf> {
+    pub(crate) fn build_dir(&self) -> anyhow::Result<PathBuf> {
         match (&self.work_dir, self.out_dir()?) {
             (None, Some(out)) => Ok(out.join("build")),
             _ => Ok(self.work_dir()?.join("build")),

@@ -11,7 +11,7 @@ use crate::exit::{Exit, InputError};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct BundleArgs {
+pub(crate) struct BundleArgs {
     #[command(flatten)]
     pub dirs: BuildDirs,
     /// Image whose qcomflash output to bundle [default: the image in rtbuild-plan.json].
@@ -39,7 +39,7 @@ pub struct BundleArgs {
     pub check: Option<PathBuf>,
 }
 
-pub fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
     if let Some(archive) = &args.check {
         return check(archive, ui);
     }

@@ -12,13 +12,13 @@ use crate::kasrun::ci::{Install, LavaStage, Pipeline, render_github, render_gitl
 use crate::ui::Ui;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Gitlab,
     Github,
 }
 
 #[derive(Debug, Args)]
-pub struct CiArgs {
+pub(crate) struct CiArgs {
     /// Pipeline syntax to print.
     #[arg(long, value_enum)]
     pub format: Format,
@@ -62,7 +62,7 @@ pub struct CiArgs {
     pub plan: PlanArgs,
 }
 
-pub fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let distros = if args.distros.is_empty() {
         vec![None]
     } else {

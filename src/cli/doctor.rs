@@ -12,7 +12,7 @@ use crate::runner::System;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct DoctorArgs {
+pub(crate) struct DoctorArgs {
     /// Machine and build options, as for `rtbuild image`; with a machine, its repositories are
     /// checked and its output folder decides the work folder.
     #[command(flatten)]
@@ -28,7 +28,7 @@ pub struct DoctorArgs {
     pub container: Option<String>,
 }
 
-pub fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let build = super::image::BuildArgs {
         kas: args.kas.clone(),
         container: args.container.clone(),

@@ -12,7 +12,7 @@ use crate::ui::Ui;
 use crate::write::{Change, WriteOptions};
 
 #[derive(Debug, Args)]
-pub struct GenerateArgs {
+pub(crate) struct GenerateArgs {
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -21,7 +21,7 @@ pub struct GenerateArgs {
 
 /// Where generated files go.
 #[derive(Debug, Clone, Args)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Output folder for the kas file and layer [default: rtbuild/<machine>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -34,7 +34,7 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    pub fn options(&self, plan: &Plan) -> GenerateOptions {
+    pub(crate) fn options(&self, plan: &Plan) -> GenerateOptions {
         GenerateOptions {
             out: self.out.clone().unwrap_or_else(|| generate::default_out(plan)),
             write: WriteOptions { force: self.force, dry_run: self.dry_run },
@@ -42,7 +42,7 @@ impl OutputArgs {
     }
 }
 
-pub fn run(args: GenerateArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: GenerateArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let plan = args.plan.plan()?;
     let generated = generate_and_report(&plan, &args.output.options(&plan), ui)?;
     if ui.json() {
@@ -54,7 +54,7 @@ pub fn run(args: GenerateArgs, ui: &Ui) -> anyhow::Result<Exit> {
 }
 
 /// Generates and tells the user what changed (shared by `generate` and `image`).
-pub fn generate_and_report(
+pub(super) fn generate_and_report(
     plan: &Plan,
     options: &GenerateOptions,
     ui: &Ui,

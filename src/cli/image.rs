@@ -27,7 +27,7 @@ use crate::runner::{System, signals};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct ImageArgs {
+pub(crate) struct ImageArgs {
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -45,7 +45,7 @@ pub struct ImageArgs {
 
 /// What happens after a successful build.
 #[derive(Debug, Clone, Copy, Default, Args)]
-pub struct PostArgs {
+pub(crate) struct PostArgs {
     /// Do not verify the kernel config, command line and packages against the plan after the
     /// build (verification runs by default and fails the build when a check fails).
     #[arg(long, conflicts_with = "bundle")]
@@ -57,7 +57,7 @@ pub struct PostArgs {
 
 /// The post-build steps that apply to one build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Post {
+pub(crate) struct Post {
     pub verify: bool,
     pub bundle: bool,
 }
@@ -65,7 +65,7 @@ pub struct Post {
 impl PostArgs {
     /// Verification needs the whole image; a `--target`/`--task`/`--bitbake-args` build is
     /// partial, so it is not verified (and cannot be bundled).
-    pub fn decide(&self, spec: &BuildSpec, ui: &Ui) -> anyhow::Result<Post> {
+    pub(crate) fn decide(&self, spec: &BuildSpec, ui: &Ui) -> anyhow::Result<Post> {
         let partial =
             !spec.targets.is_empty() || spec.task.is_some() || !spec.bitbake_args.is_empty();
         if partial && self.bundle {
@@ -85,7 +85,7 @@ impl PostArgs {
 
 /// How to run kas and BitBake (shared by `image` and `matrix`).
 #[derive(Debug, Clone, Default, Args)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// The kas program to use [default: `kas` on PATH].
     #[arg(long, value_name = "PATH")]
     pub kas: Option<PathBuf>,
@@ -109,7 +109,7 @@ pub struct BuildArgs {
 
 /// Shared caches beyond this machine.
 #[derive(Debug, Clone, Default, Args)]
-pub struct CacheArgs {
+pub(crate) struct CacheArgs {
     /// Shared sstate to read from (SSTATE_MIRRORS): https://…, http://… or file:///…; repeatable.
     #[arg(long = "sstate-mirror", value_name = "URL")]
     pub sstate_mirrors: Vec<String>,
@@ -131,7 +131,7 @@ pub struct CacheArgs {
 impl CacheArgs {
     /// These flags over the project file's cache settings (`sstate-mirrors`, `hashserv`,
     /// `prserv`, `premirrors`, `mirror-tarballs` in `rtbuild.yaml`): a flag wins.
-    pub fn over_project(&self, project: &crate::plan::PlanRequest) -> CacheArgs {
+    pub(crate) fn over_project(&self, project: &crate::plan::PlanRequest) -> CacheArgs {
         let list = |flag: &Vec<String>, file: &Vec<String>| {
             if flag.is_empty() { file.clone() } else { flag.clone() }
         };
@@ -145,7 +145,7 @@ impl CacheArgs {
     }
 
     /// The flags again, as arguments for another rtbuild run (e.g. in a CI job).
-    pub fn flags(&self) -> Vec<String> {
+    pub(crate) fn flags(&self) -> Vec<String> {
         let mut flags = Vec::new();
         for url in &self.sstate_mirrors {
             flags.extend(["--sstate-mirror".to_string(), url.clone()]);
@@ -165,7 +165,7 @@ impl CacheArgs {
         flags
     }
 
-    pub fn settings(&self) -> Result<CacheSettings, BuildError> {
+    pub(crate) fn settings(&self) -> Result<CacheSettings, BuildError> {
         Ok(CacheSettings {
             sstate_mirrors: self
                 .sstate_mirrors
@@ -187,7 +187,7 @@ impl CacheArgs {
 impl BuildArgs {
     /// Validates the BitBake request and the cache settings, flags over `project`'s (exit 2 on
     /// bad input).
-    pub fn validate(
+    pub(crate) fn validate(
         &self,
         project: &crate::plan::PlanRequest,
     ) -> anyhow::Result<(BuildSpec, CacheSettings)> {
@@ -200,7 +200,7 @@ impl BuildArgs {
 
     /// `--container`: none, the engine named, or (alone) the one installed. An unknown engine
     /// is an input error.
-    pub fn engine(&self) -> anyhow::Result<Option<Engine>> {
+    pub(crate) fn engine(&self) -> anyhow::Result<Option<Engine>> {
         match self.container.as_deref() {
             None => Ok(None),
             Some("auto") => {
@@ -212,7 +212,7 @@ impl BuildArgs {
 
     /// What runs the build: kas, or kas-container with `--container`. Without `--container`
     /// a missing or too old kas is an error, except in a dry run (nothing runs).
-    pub fn launch(&self, dry_run: bool) -> anyhow::Result<Launch> {
+    pub(crate) fn launch(&self, dry_run: bool) -> anyhow::Result<Launch> {
         let engine = self.engine()?;
         let found = doctor::facts::find_kas(self.kas.as_deref(), &System);
         let program = match (engine, &found) {
@@ -231,7 +231,7 @@ impl BuildArgs {
 
 /// The program that runs kas's commands, and the container engine when it is kas-container.
 #[derive(Debug, Clone)]
-pub struct Launch {
+pub(crate) struct Launch {
     pub program: PathBuf,
     pub engine: Option<Engine>,
     /// The host's kas, when one was found.
@@ -243,7 +243,12 @@ pub struct Launch {
 impl Launch {
     /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
     /// stops the command with exit 2 before anything is generated or kas is asked to build.
-    pub fn preflight(&self, plan: &Plan, out: &std::path::Path, ui: &Ui) -> anyhow::Result<()> {
+    pub(crate) fn preflight(
+        &self,
+        plan: &Plan,
+        out: &std::path::Path,
+        ui: &Ui,
+    ) -> anyhow::Result<()> {
         if self.checked.replace(true) {
             return Ok(());
         }
@@ -258,7 +263,7 @@ fn input(err: BuildError) -> anyhow::Error {
     InputError(err.into()).into()
 }
 
-pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plan = args.plan.plan()?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
@@ -374,7 +379,7 @@ struct ImageOutput<'a> {
 }
 
 /// Generates the files and decides the job (shared with `matrix`).
-pub fn prepare(
+pub(super) fn prepare(
     plan: &Plan,
     output: &OutputArgs,
     launch: &Launch,
@@ -470,7 +475,7 @@ fn dry_run_report(job: &BuildJob, ui: &Ui) -> anyhow::Result<Exit> {
 
 /// What ran after the build.
 #[derive(Debug, Default)]
-pub struct After {
+pub(super) struct After {
     /// False when verification failed.
     pub passed: bool,
     pub verified: Option<Verified>,
@@ -479,7 +484,7 @@ pub struct After {
 
 /// After a successful build: verify against the plan (a failed check fails the build), then
 /// bundle when asked. Nothing runs after a failed or interrupted build.
-pub fn after_build(
+pub(super) fn after_build(
     result: &BuildResult,
     job: &BuildJob,
     expected: &Expectations,

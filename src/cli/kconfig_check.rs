@@ -12,7 +12,7 @@ use crate::ui::Ui;
 use crate::verify::kconfig_check::{self, KconfigCheck, KconfigCheckError};
 
 #[derive(Debug, Args)]
-pub struct KconfigCheckArgs {
+pub(crate) struct KconfigCheckArgs {
     /// Kernel source tree (with scripts/kconfig/merge_config.sh), e.g. qualcomm-linux/kernel.
     #[arg(long, value_name = "DIR")]
     pub kernel_src: PathBuf,
@@ -33,7 +33,7 @@ pub struct KconfigCheckArgs {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(args: KconfigCheckArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let configs = args
         .configs
         .iter()

@@ -15,7 +15,7 @@ use crate::tune::CpuLayout;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct LavaArgs {
+pub(crate) struct LavaArgs {
     #[command(flatten)]
     pub cpus: CpuArgs,
     /// URL of the bundle to flash: `rtbuild bundle`'s *.tar.zst (or a meta-qcom
@@ -66,7 +66,7 @@ pub struct LavaArgs {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let input = |e: anyhow::Error| InputError(e);
     let bundle = BundleUrl::parse(&args.bundle_url).map_err(|e| input(e.into()))?;
     let custom_load = args

@@ -12,7 +12,7 @@ use crate::lock::{self, KasConfig, LockError, LockFile, PinRequest, UpdateTo};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct LockArgs {
+pub(crate) struct LockArgs {
     #[command(flatten)]
     pub dirs: BuildDirs,
     /// Check the checkouts against the lock: exit 1 when a repo is missing, on another commit,
@@ -43,7 +43,7 @@ pub struct LockArgs {
     pub file: Option<PathBuf>,
 }
 
-pub fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
     if let Some(files) = &args.diff {
         return diff(&files[0], &files[1], &args.dirs.work_dir()?, ui);
     }

@@ -11,7 +11,7 @@ use crate::table::table;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct MachinesArgs {
+pub(crate) struct MachinesArgs {
     #[command(subcommand)]
     pub action: Option<MachinesAction>,
     /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
@@ -24,7 +24,7 @@ pub struct MachinesArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum MachinesAction {
+pub(crate) enum MachinesAction {
     /// Show everything rtbuild knows about one machine.
     Show {
         /// Machine name or alias.
@@ -32,7 +32,7 @@ pub enum MachinesAction {
     },
 }
 
-pub fn run(args: MachinesArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: MachinesArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let catalog = Catalog::with_user_dir(args.machines_dir.as_deref())?;
     if let Some(dir) = &args.meta_qcom {
         if args.action.is_some() {
@@ -136,7 +136,7 @@ fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> anyhow::
 }
 
 /// A bad meta-qcom folder or machine conf is the user's input (exit 2).
-pub fn meta_qcom_error(err: MetaQcomError) -> anyhow::Error {
+pub(super) fn meta_qcom_error(err: MetaQcomError) -> anyhow::Error {
     if err.is_input() { InputError(err.into()).into() } else { err.into() }
 }
 

@@ -18,7 +18,7 @@ use crate::runner::{System, signals};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct MatrixArgs {
+pub(crate) struct MatrixArgs {
     /// Machines to build, comma-separated (see `rtbuild machines`).
     #[arg(long, value_delimiter = ',', required = true, value_name = "A,B,…")]
     pub machines: Vec<String>,
@@ -42,7 +42,7 @@ pub struct MatrixArgs {
 
 /// One cell of the matrix and how it went.
 #[derive(Debug, Serialize)]
-pub struct Cell {
+pub(super) struct Cell {
     pub machine: String,
     pub distro: String,
     /// `succeeded`, `failed`, `unverified` (built, but verification failed), `interrupted`, or
@@ -76,7 +76,7 @@ fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
     Ok(plans)
 }
 
-pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plans = plans(&args)?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
@@ -151,7 +151,7 @@ fn status_name(status: BuildStatus) -> &'static str {
 }
 
 /// The per-cell table: machine, distro, status, time, sstate match, qcomflash or failed task.
-pub fn table(cells: &[Cell]) -> Vec<String> {
+pub(super) fn table(cells: &[Cell]) -> Vec<String> {
     let rows: Vec<[String; 6]> = cells
         .iter()
         .map(|c| {

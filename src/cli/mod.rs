@@ -25,12 +25,12 @@ use clap::{Args, Parser, Subcommand};
 use crate::exit::Exit;
 use crate::ui::Ui;
 
-pub use plan_args::PlanArgs;
+pub(crate) use plan_args::PlanArgs;
 
 /// Build, verify, release, tune and test Qualcomm Linux PREEMPT_RT images.
 #[derive(Debug, Parser)]
 #[command(name = "rtbuild", version, about, propagate_version = true, max_term_width = 100)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -39,7 +39,7 @@ pub struct Cli {
 
 /// Flags every subcommand takes.
 #[derive(Debug, Clone, Default, Args)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Print machine-readable JSON on stdout instead of tables.
     #[arg(long, global = true)]
     pub json: bool,
@@ -56,7 +56,7 @@ pub struct GlobalArgs {
 
 impl GlobalArgs {
     /// The output options these flags ask for.
-    pub fn ui_options(&self) -> crate::ui::UiOptions {
+    pub(crate) fn ui_options(&self) -> crate::ui::UiOptions {
         crate::ui::UiOptions {
             json: self.json,
             quiet: self.quiet,
@@ -70,7 +70,7 @@ impl GlobalArgs {
 /// size difference between variants does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// List the machine catalog, or show one machine.
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
@@ -107,7 +107,7 @@ pub enum Command {
 }
 
 impl Command {
-    pub fn run(self, ui: &Ui) -> anyhow::Result<Exit> {
+    pub(crate) fn run(self, ui: &Ui) -> anyhow::Result<Exit> {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),

@@ -9,7 +9,7 @@ use crate::plan::{PROJECT_FILE, Plan, PlanRequest};
 
 /// Machine and build options. Each can also be set in `rtbuild.yaml` (same names); flags win.
 #[derive(Debug, Clone, Default, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// Board to build for (see `rtbuild machines`); aliases such as qcs6490-rb3gen2 work.
     #[arg(long, short = 'm')]
     pub machine: Option<String>,
@@ -70,7 +70,7 @@ pub struct PlanArgs {
 
 impl PlanArgs {
     /// The request these flags make, over the project file's.
-    pub fn request(&self) -> anyhow::Result<PlanRequest> {
+    pub(crate) fn request(&self) -> anyhow::Result<PlanRequest> {
         let flags = PlanRequest {
             machine: self.machine.clone(),
             rt_cpus: self.rt_cpus.clone(),
@@ -99,12 +99,12 @@ impl PlanArgs {
         })
     }
 
-    pub fn catalog(&self) -> anyhow::Result<Catalog> {
+    pub(crate) fn catalog(&self) -> anyhow::Result<Catalog> {
         Ok(Catalog::with_user_dir(self.machines_dir.as_deref())?)
     }
 
     /// Validates everything into a plan.
-    pub fn plan(&self) -> anyhow::Result<Plan> {
+    pub(crate) fn plan(&self) -> anyhow::Result<Plan> {
         let request = self.request()?;
         match &self.meta_qcom {
             Some(dir) => {
@@ -118,6 +118,6 @@ impl PlanArgs {
 }
 
 /// `path` made absolute against the current folder (no symlink resolution).
-pub fn absolute(path: &Path) -> PathBuf {
+pub(super) fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }

@@ -10,7 +10,7 @@ use crate::report::{self, Options, Verdict};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// cyclictest outputs (any format, detected by content) or `rtbuild test` result folders.
     #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<PathBuf>,
@@ -39,7 +39,7 @@ pub struct ReportArgs {
     pub junit: Option<PathBuf>,
 }
 
-pub fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let machine = match &args.machine {
         Some(name) => {
             let catalog = Catalog::with_user_dir(args.machines_dir.as_deref())?;

@@ -11,7 +11,7 @@ use crate::runner::{Runner, System};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct SetupArgs {
+pub(crate) struct SetupArgs {
     /// Where to create the venv [default: ~/.local/share/rtbuild/kas-venv].
     #[arg(long, value_name = "DIR")]
     pub venv: Option<PathBuf>,
@@ -76,7 +76,7 @@ fn host(dry_run: bool, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-pub fn run(args: SetupArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: SetupArgs, ui: &Ui) -> anyhow::Result<Exit> {
     if args.host {
         return host(args.dry_run, ui);
     }

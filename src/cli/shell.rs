@@ -16,7 +16,7 @@ use crate::runner::{Runner, System, signals};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct ShellArgs {
+pub(crate) struct ShellArgs {
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -29,7 +29,7 @@ pub struct ShellArgs {
     pub command: Option<String>,
 }
 
-pub fn run(args: ShellArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: ShellArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plan = args.plan.plan()?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;

@@ -13,7 +13,7 @@ use crate::tune::{self, CpuLayout, Host, TuneOptions};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
-pub struct TestArgs {
+pub(crate) struct TestArgs {
     #[command(flatten)]
     pub cpus: CpuArgs,
     #[command(flatten)]
@@ -125,7 +125,7 @@ pub(super) fn scenario_list(
     }
 }
 
-pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let custom_load =
         args.load_cmd.as_deref().map(|text| custom_load(text, !args.load_unpinned)).transpose()?;
     let scenarios = scenario_list(args.scenario.as_deref(), custom_load.as_ref())?;

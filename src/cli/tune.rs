@@ -14,7 +14,7 @@ use crate::ui::Ui;
 
 /// The CPU layout flags shared by `tune` and `test`.
 #[derive(Debug, Clone, Default, Args)]
-pub struct CpuArgs {
+pub(crate) struct CpuArgs {
     /// Catalog board (see `rtbuild machines`); gives the RT and housekeeping CPUs.
     #[arg(long, short = 'm')]
     pub machine: Option<String>,
@@ -31,7 +31,7 @@ pub struct CpuArgs {
 
 /// Where on-target work runs, shared by `tune` and `test`.
 #[derive(Debug, Clone, Default, Args)]
-pub struct HostArgs {
+pub(crate) struct HostArgs {
     /// Run on this machine.
     #[arg(long)]
     pub local: bool,
@@ -45,7 +45,7 @@ pub struct HostArgs {
 
 impl HostArgs {
     /// The host, or `None` when neither --local nor --target was given.
-    pub fn host(&self) -> anyhow::Result<Option<Host>> {
+    pub(crate) fn host(&self) -> anyhow::Result<Option<Host>> {
         if self.local && self.target.is_some() {
             return Err(InputError::msg(
                 "--local and --target name two places to run; pass one of them",
@@ -69,7 +69,7 @@ impl CpuArgs {
     /// The layout from `--rt-cpus`/`--housekeeping` alone, with no board to ask: without
     /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
     /// the housekeeping set was guessed this way).
-    pub fn layout_offline(&self) -> anyhow::Result<(CpuLayout, bool)> {
+    pub(crate) fn layout_offline(&self) -> anyhow::Result<(CpuLayout, bool)> {
         let rt = self.rt_cpus.as_deref().ok_or(tune::LayoutError::NoRtCpu)?;
         let rt = CpuSet::parse(rt).map_err(|e| InputError(e.into()))?;
         let hk = self
@@ -85,7 +85,7 @@ impl CpuArgs {
     }
 
     /// The machine's plan, when --machine was given.
-    pub fn plan(&self) -> anyhow::Result<Option<Plan>> {
+    pub(crate) fn plan(&self) -> anyhow::Result<Option<Plan>> {
         let Some(machine) = &self.machine else { return Ok(None) };
         let request = PlanRequest {
             machine: Some(machine.clone()),
@@ -99,7 +99,7 @@ impl CpuArgs {
 
     /// The layout on `host`: the plan's (its RT CPUs must be online there), or the one the
     /// flags describe against the host's online CPUs.
-    pub fn layout_on(&self, plan: Option<&Plan>, host: &Host) -> anyhow::Result<CpuLayout> {
+    pub(crate) fn layout_on(&self, plan: Option<&Plan>, host: &Host) -> anyhow::Result<CpuLayout> {
         let online = host.online_cpus()?;
         let place = host.to_string();
         let (rt, hk) = match plan {
@@ -169,7 +169,7 @@ fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> anyhow::Result<Exi
 }
 
 #[derive(Debug, Args)]
-pub struct TuneArgs {
+pub(crate) struct TuneArgs {
     #[command(flatten)]
     pub cpus: CpuArgs,
     #[command(flatten)]
@@ -214,7 +214,7 @@ impl TuneArgs {
     }
 }
 
-pub fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let plan = args.cpus.plan()?;
     let machine = plan.as_ref().map_or("a custom target", |p| p.machine.name.as_str()).to_string();
     if args.bootargs {

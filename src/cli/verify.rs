@@ -16,7 +16,7 @@ use crate::ui::Ui;
 use crate::verify::{self, Report, Source, VerifyError};
 
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// What to verify, recognised by content: a build folder, a kernel config (plain or gzip,
     /// e.g. /proc/config.gz), a kernel image (Image, Image.gz, vmlinux, bzImage, UKI), a
     /// qcomflash folder or tarball, or a Debian kernel package (.deb).
@@ -56,7 +56,7 @@ pub struct VerifyArgs {
     pub plan: PlanArgs,
 }
 
-pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let expected = expectations(&args, ui)?;
     let sources = sources(&args)?;
     if let Some(dir) = &args.kernel_src {

@@ -12,7 +12,7 @@ const KEEP_CYCLES: usize = 64;
 
 /// What a histogram block said, collected line by line.
 #[derive(Debug, Default)]
-pub struct HistBlock {
+pub(super) struct HistBlock {
     columns: Vec<BTreeMap<u64, u64>>,
     rows: u64,
     /// Rows ran 0, 1, 2, … with none missing (the pre-2.7 layout).
@@ -29,23 +29,23 @@ pub struct HistBlock {
 }
 
 /// The numbers after the first `:` of a `# Name: 00001 00002` line.
-pub fn numbers_after_colon(line: &str) -> Result<Vec<u64>, &'static str> {
+pub(super) fn numbers_after_colon(line: &str) -> Result<Vec<u64>, &'static str> {
     let (_, rest) = line.split_once(':').ok_or("no `:`")?;
     rest.split_whitespace().map(|n| n.parse::<u64>().map_err(|_| "not a number")).collect()
 }
 
 impl HistBlock {
-    pub fn new() -> HistBlock {
+    pub(super) fn new() -> HistBlock {
         HistBlock { contiguous: true, ..HistBlock::default() }
     }
 
     /// The block holds rows or per-thread figures (not just a `# Break` line).
-    pub fn has_data(&self) -> bool {
+    pub(super) fn has_data(&self) -> bool {
         self.rows > 0 || self.min.is_some() || self.max.is_some()
     }
 
     /// A bucket row; `Err` describes why it is not one.
-    pub fn row(&mut self, line: &str) -> Result<(), &'static str> {
+    pub(super) fn row(&mut self, line: &str) -> Result<(), &'static str> {
         let mut fields = line.split_ascii_whitespace();
         let index: u64 = fields.next().and_then(|f| f.parse().ok()).ok_or("bad bucket index")?;
         let mut counts = Vec::new();
@@ -80,7 +80,7 @@ impl HistBlock {
 
     /// A `#` line inside or after the block. Returns `Ok(false)` when the line is not one of
     /// the histogram's own lines.
-    pub fn hash_line(&mut self, line: &str) -> Result<bool, &'static str> {
+    pub(super) fn hash_line(&mut self, line: &str) -> Result<bool, &'static str> {
         let body = line.trim_start_matches('#').trim_start();
         let slot = if body.starts_with("Total:") {
             &mut self.totals
@@ -135,7 +135,7 @@ impl HistBlock {
     }
 
     /// Moves the block into `run`; `line` is where the block started, for warnings.
-    pub fn finish(self, run: &mut Run, line: u64) {
+    pub(super) fn finish(self, run: &mut Run, line: u64) {
         let full = self.totals.is_some() && self.contiguous;
         run.saw(if full { Format::HistogramFull } else { Format::HistogramSparse });
         if self.max.is_none() {

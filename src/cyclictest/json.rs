@@ -11,7 +11,7 @@ use crate::formats::cyclictest_json;
 /// Larger JSON than this is not a cyclictest file (a 1 ns histogram of 1 s is ~20 MB).
 const MAX_JSON: u64 = 512 << 20;
 
-pub fn parse_json(reader: impl BufRead) -> Result<Run, ParseError> {
+pub(super) fn parse_json(reader: impl BufRead) -> Result<Run, ParseError> {
     let mut bytes = Vec::new();
     reader
         .take(MAX_JSON + 1)

@@ -8,7 +8,7 @@ use std::io::BufRead;
 /// [`LineSink::fast`] first: a complete line of exactly `N` bytes is handed over without
 /// searching for its newline; `fast` must reject any line holding a `\n` (it may see bytes
 /// from several short lines) and returns `true` when it took the line.
-pub trait LineSink<const N: usize> {
+pub(super) trait LineSink<const N: usize> {
     fn fast(&mut self, _line_no: u64, _line: &[u8; N]) -> bool {
         false
     }
@@ -36,7 +36,7 @@ where
 }
 
 /// Streams every line of `reader` into `sink`.
-pub fn read_lines<const N: usize, R, S>(mut reader: R, sink: &mut S) -> std::io::Result<()>
+pub(super) fn read_lines<const N: usize, R, S>(mut reader: R, sink: &mut S) -> std::io::Result<()>
 where
     R: BufRead,
     S: LineSink<N>,

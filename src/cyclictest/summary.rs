@@ -8,7 +8,7 @@ use super::model::Unit;
 
 /// One summary line.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Summary {
+pub(super) struct Summary {
     pub thread: u64,
     pub tid: Option<u32>,
     pub priority: Option<u32>,
@@ -23,20 +23,20 @@ pub struct Summary {
 
 /// A `T: n Spike: v: TS: t` line: thread and spike latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Spike {
+pub(super) struct Spike {
     pub thread: u64,
     pub value: u64,
 }
 
 /// What a `T:` line held.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TLine {
+pub(super) enum TLine {
     Summary(Summary),
     Spike(Spike),
 }
 
 /// Parses a line starting with `T:`; `Err` carries a short description of what is wrong.
-pub fn parse(line: &str) -> Result<TLine, &'static str> {
+pub(super) fn parse(line: &str) -> Result<TLine, &'static str> {
     let rest = line.strip_prefix("T:").ok_or("not a `T:` line")?;
     let fields = key_values(rest);
     let thread = fields

@@ -28,7 +28,7 @@ struct TextParser {
 }
 
 /// Parses any text cyclictest output.
-pub fn parse_text(reader: impl BufRead) -> Result<Run, ParseError> {
+pub(super) fn parse_text(reader: impl BufRead) -> Result<Run, ParseError> {
     let mut parser = TextParser::default();
     if let Err(err) = read_lines(reader, &mut parser) {
         return Err(ParseError { line: parser.last_line + 1, kind: ParseErrorKind::Io(err) });

@@ -31,12 +31,12 @@ pub fn parse_line(line: &[u8]) -> Option<Sample> {
 }
 
 /// Length of a `-v` line whose three fields fit their 8-character width.
-pub const FIXED: usize = 26;
+pub(super) const FIXED: usize = 26;
 
 /// `"       0:       1:      18"`: exactly 26 bytes, colons at 8 and 17. Never accepts a
 /// line holding a `\n` (every other byte must be a space or digit).
 #[inline]
-pub fn parse_fixed(line: &[u8; FIXED]) -> Option<Sample> {
+pub(super) fn parse_fixed(line: &[u8; FIXED]) -> Option<Sample> {
     if line[8] != b':' || line[17] != b':' {
         return None;
     }
@@ -145,7 +145,7 @@ struct Counts {
 
 /// Accumulates `-v` samples per thread.
 #[derive(Debug, Default)]
-pub struct VerboseCounts {
+pub(super) struct VerboseCounts {
     threads: Vec<Option<Counts>>,
     /// Samples with a negative latency (not counted; cyclictest never writes them).
     pub negative: u64,
@@ -155,7 +155,7 @@ pub struct VerboseCounts {
 impl VerboseCounts {
     /// Counts one sample; `thread` must already be range-checked by the caller.
     #[inline]
-    pub fn add(&mut self, sample: Sample) {
+    pub(super) fn add(&mut self, sample: Sample) {
         self.lines += 1;
         let index = sample.thread as usize;
         if index >= self.threads.len() {
@@ -184,12 +184,12 @@ impl VerboseCounts {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.lines == 0
     }
 
     /// The threads seen, each with its histogram (exact: nothing overflows).
-    pub fn into_threads(self) -> Vec<Thread> {
+    pub(super) fn into_threads(self) -> Vec<Thread> {
         let mut out = Vec::new();
         for (index, counts) in self.threads.into_iter().enumerate() {
             let Some(counts) = counts else { continue };

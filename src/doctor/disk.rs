@@ -15,19 +15,17 @@ use std::path::{Path, PathBuf};
 
 use super::{Check, Target};
 
-pub const NEED_WORK_GIB: u64 = 55;
-pub const NEED_DOWNLOADS_GIB: u64 = 15;
-pub const NEED_SSTATE_GIB: u64 = 20;
-/// The sum: the Yocto Project's documented 90 Gbytes.
-pub const NEED_TOTAL_GIB: u64 = NEED_WORK_GIB + NEED_DOWNLOADS_GIB + NEED_SSTATE_GIB;
+pub(crate) const NEED_WORK_GIB: u64 = 55;
+pub(crate) const NEED_DOWNLOADS_GIB: u64 = 15;
+pub(crate) const NEED_SSTATE_GIB: u64 = 20;
 /// BitBake's disk monitor stops tasks below 1G free (meta-qcom `ci/base.yml`).
-pub const FLOOR_GIB: u64 = 1;
+pub(crate) const FLOOR_GIB: u64 = 1;
 
 const GIB: u64 = 1 << 30;
 
 /// One folder a build writes to, and the file system it lands on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Folder {
+pub(crate) struct Folder {
     /// `work`, `downloads` or `sstate`.
     pub role: &'static str,
     pub path: PathBuf,
@@ -39,7 +37,7 @@ pub struct Folder {
 }
 
 /// The three folders of `target`, measured at their nearest existing ancestor.
-pub fn folders(target: &Target) -> Vec<Folder> {
+pub(crate) fn folders(target: &Target) -> Vec<Folder> {
     [
         ("work", &target.work, NEED_WORK_GIB),
         ("downloads", &target.dl_dir, NEED_DOWNLOADS_GIB),
@@ -57,7 +55,7 @@ pub fn folders(target: &Target) -> Vec<Folder> {
 }
 
 /// One `disk` check over every file system the folders use.
-pub fn evaluate(folders: &[Folder]) -> Vec<Check> {
+pub(crate) fn evaluate(folders: &[Folder]) -> Vec<Check> {
     // File system → (free, need, folders).
     let mut systems: BTreeMap<u64, (u64, u64, Vec<&Folder>)> = BTreeMap::new();
     for (i, folder) in folders.iter().enumerate() {

@@ -13,14 +13,14 @@ use crate::runner::{Cmd, Runner};
 
 /// kas-container and the engine it would run.
 #[derive(Debug, Clone)]
-pub struct ContainerFacts {
+pub(crate) struct ContainerFacts {
     pub program: PathBuf,
     pub engine_found: bool,
 }
 
 /// What the host looks like.
 #[derive(Debug)]
-pub struct Facts {
+pub(crate) struct Facts {
     pub uid: u32,
     pub os: Os,
     /// `locale -a`.
@@ -43,7 +43,7 @@ pub struct Facts {
 impl Facts {
     /// Reads the host. `kas` is the kas already found (or why not); `path` is the PATH programs
     /// are looked up on.
-    pub fn gather(
+    pub(crate) fn gather(
         target: &Target,
         kas: Result<Kas, BuildError>,
         path: Option<&OsStr>,
@@ -95,7 +95,7 @@ fn open_file_limit() -> Option<(u64, Option<u64>)> {
 }
 
 /// The first executable `name` on `path`.
-pub fn find_program(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
+pub(crate) fn find_program(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path?).map(|dir| dir.join(name)).find(|candidate| {
         candidate
@@ -106,13 +106,13 @@ pub fn find_program(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
 }
 
 /// kas-container: beside the kas in use (it ships in the same wheel), else on `path`.
-pub fn kas_container(kas: Option<&Path>, path: Option<&OsStr>) -> Option<PathBuf> {
+pub(crate) fn kas_container(kas: Option<&Path>, path: Option<&OsStr>) -> Option<PathBuf> {
     let beside = kas.and_then(Path::parent).map(|dir| dir.join("kas-container"));
     beside.filter(|p| p.is_file()).or_else(|| find_program("kas-container", path))
 }
 
 /// PATH plus the venv `rtbuild setup` makes, where kas is looked for last.
-pub fn search_path() -> OsString {
+pub(crate) fn search_path() -> OsString {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let Some(venv) = crate::kasrun::setup::default_venv(
         std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
@@ -126,13 +126,13 @@ pub fn search_path() -> OsString {
 }
 
 /// The kas `--kas` names, else the one on [`search_path`].
-pub fn find_kas(explicit: Option<&Path>, runner: &dyn Runner) -> Result<Kas, BuildError> {
+pub(crate) fn find_kas(explicit: Option<&Path>, runner: &dyn Runner) -> Result<Kas, BuildError> {
     kas::find(explicit, Some(&search_path()), runner)
 }
 
 /// For a container build, the engine: the one asked for, else docker when installed, else
 /// podman (kas-container's own order).
-pub fn pick_engine(asked: Option<Engine>, path: Option<&OsStr>) -> Engine {
+pub(crate) fn pick_engine(asked: Option<Engine>, path: Option<&OsStr>) -> Engine {
     asked.unwrap_or_else(|| {
         if find_program("docker", path).is_none() && find_program("podman", path).is_some() {
             Engine::Podman

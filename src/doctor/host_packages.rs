@@ -7,14 +7,14 @@ use crate::runner::Cmd;
 
 /// The package family of this host, from `/etc/os-release`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Os {
+pub(crate) enum Os {
     Debian,
     Fedora,
     Unknown,
 }
 
 /// `rtbuild setup --host` on Debian 12 / Ubuntu.
-pub const DEBIAN: &[&str] = &[
+pub(crate) const DEBIAN: &[&str] = &[
     "build-essential",
     "chrpath",
     "cpio",
@@ -45,7 +45,7 @@ pub const DEBIAN: &[&str] = &[
 ];
 
 /// `rtbuild setup --host` on Fedora.
-pub const FEDORA: &[&str] = &[
+pub(crate) const FEDORA: &[&str] = &[
     "bzip2",
     "ccache",
     "chrpath",
@@ -93,7 +93,7 @@ pub const FEDORA: &[&str] = &[
 
 impl Os {
     /// `ID`/`ID_LIKE` of an os-release file.
-    pub fn detect(os_release: &str) -> Os {
+    pub(crate) fn detect(os_release: &str) -> Os {
         let mut ids = Vec::new();
         for line in os_release.lines() {
             if let Some(value) = line.strip_prefix("ID=").or_else(|| line.strip_prefix("ID_LIKE="))
@@ -111,7 +111,7 @@ impl Os {
     }
 
     /// The host packages `rtbuild setup --host` installs.
-    pub fn host_packages(self) -> Option<&'static [&'static str]> {
+    pub(crate) fn host_packages(self) -> Option<&'static [&'static str]> {
         match self {
             Os::Debian => Some(DEBIAN),
             Os::Fedora => Some(FEDORA),
@@ -120,7 +120,7 @@ impl Os {
     }
 
     /// The install command as argv (run as root).
-    pub fn install(self, packages: &[String]) -> Option<Cmd> {
+    pub(crate) fn install(self, packages: &[String]) -> Option<Cmd> {
         let cmd = match self {
             Os::Debian => Cmd::new("apt-get")
                 .args(["install", "-y", "--no-install-recommends"])
@@ -132,7 +132,7 @@ impl Os {
     }
 
     /// The install command a user types (`sudo apt-get install …`).
-    pub fn install_command(self, packages: &[String]) -> String {
+    pub(crate) fn install_command(self, packages: &[String]) -> String {
         let tool = match self {
             Os::Fedora => "dnf install -y",
             _ => "apt-get install -y",
@@ -141,7 +141,7 @@ impl Os {
     }
 
     /// How to make en_US.UTF-8 available.
-    pub fn locale_fix(self) -> String {
+    pub(crate) fn locale_fix(self) -> String {
         match self {
             Os::Fedora => "install it with `sudo dnf install -y glibc-langpack-en`".to_string(),
             _ => "enable it with `sudo sed -i 's/^# *en_US.UTF-8 UTF-8/en_US.UTF-8 UTF-8/' \
@@ -153,7 +153,7 @@ impl Os {
 
 /// What `rtbuild setup --host` runs, in order, as root: the package install, then (Debian)
 /// enabling en_US.UTF-8 in /etc/locale.gen and generating it.
-pub fn setup_commands(os: Os) -> Vec<Cmd> {
+pub(crate) fn setup_commands(os: Os) -> Vec<Cmd> {
     let Some(packages) = os.host_packages() else { return Vec::new() };
     let packages: Vec<String> = packages.iter().map(|p| p.to_string()).collect();
     let mut cmds: Vec<Cmd> = os.install(&packages).into_iter().collect();
@@ -173,7 +173,7 @@ pub fn setup_commands(os: Os) -> Vec<Cmd> {
 }
 
 /// The package providing `tool` on Debian/Ubuntu and on Fedora.
-pub fn package(tool: &str) -> (&'static str, &'static str) {
+pub(crate) fn package(tool: &str) -> (&'static str, &'static str) {
     match tool {
         "ar" | "as" | "ld" | "nm" | "objcopy" | "objdump" | "ranlib" | "readelf" | "strings"
         | "strip" | "ld.bfd" | "ld.gold" | "size" => ("binutils", "binutils"),
@@ -212,7 +212,7 @@ pub fn package(tool: &str) -> (&'static str, &'static str) {
 }
 
 /// The packages providing `tools` on `os` (Debian names on an unknown host), once each.
-pub fn packages_for(tools: &[String], os: Os) -> Vec<String> {
+pub(crate) fn packages_for(tools: &[String], os: Os) -> Vec<String> {
     let mut packages: Vec<String> = Vec::new();
     for tool in tools {
         let (debian, fedora) = package(tool);

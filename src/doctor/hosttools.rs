@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// `HOSTTOOLS` of oe-core `wrynose` (the commit meta-qcom's `ci/base.lock.yml` pins), without
 /// the testimage-only tools. Used until kas has cloned oe-core into the work folder.
-pub const SHIPPED: &[&str] = &[
+pub(crate) const SHIPPED: &[&str] = &[
     "[",
     "ar",
     "as",
@@ -120,14 +120,14 @@ pub const SHIPPED: &[&str] = &[
 ];
 
 /// The release [`SHIPPED`] comes from.
-pub const SHIPPED_RELEASE: &str = "oe-core wrynose";
+pub(crate) const SHIPPED_RELEASE: &str = "oe-core wrynose";
 
 /// Where oe-core sits in a kas work folder, by the repo names layer setups use.
 const OE_CORE_DIRS: [&str; 3] = ["oe-core", "openembedded-core", "poky"];
 
 /// The tools and which of them PATH lacks.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HostTools {
+pub(crate) struct HostTools {
     pub names: Vec<String>,
     pub missing: Vec<String>,
     /// Where the list came from: a bitbake.conf path, or the shipped release.
@@ -136,7 +136,7 @@ pub struct HostTools {
 
 impl HostTools {
     /// The list for `work` (its oe-core checkout, else [`SHIPPED`]), checked against `path`.
-    pub fn for_work(work: &Path, path: Option<&OsStr>) -> HostTools {
+    pub(crate) fn for_work(work: &Path, path: Option<&OsStr>) -> HostTools {
         let (names, source) = match bitbake_conf(work)
             .and_then(|conf| Some((parse(&std::fs::read_to_string(&conf).ok()?), conf)))
             .filter(|(names, _)| !names.is_empty())
@@ -157,7 +157,7 @@ impl HostTools {
 }
 
 /// The checked-out oe-core's `meta/conf/bitbake.conf` in `work`, if kas cloned it there.
-pub fn bitbake_conf(work: &Path) -> Option<PathBuf> {
+pub(crate) fn bitbake_conf(work: &Path) -> Option<PathBuf> {
     OE_CORE_DIRS
         .iter()
         .map(|dir| work.join(dir).join("meta/conf/bitbake.conf"))
@@ -167,7 +167,7 @@ pub fn bitbake_conf(work: &Path) -> Option<PathBuf> {
 /// Every program `HOSTTOOLS` names in a bitbake.conf, in order, once each. Continuation lines
 /// are joined; inline Python (`${@…}`, the testimage tools) is skipped, as it only adds tools
 /// when test classes are inherited.
-pub fn parse(conf: &str) -> Vec<String> {
+pub(crate) fn parse(conf: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     let mut lines = conf.lines();
     while let Some(line) = lines.next() {

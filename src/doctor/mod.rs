@@ -10,17 +10,17 @@
 //!
 //! A problem makes the host not ready (exit 2); a warning is printed and the build goes on.
 
-pub mod disk;
-pub mod facts;
-pub mod host_packages;
-pub mod hosttools;
-pub mod repos;
+pub(crate) mod disk;
+pub(crate) mod facts;
+pub(crate) mod host_packages;
+pub(crate) mod hosttools;
+pub(crate) mod repos;
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-pub use facts::Facts;
+pub(crate) use facts::Facts;
 
 #[cfg(test)]
 use crate::kasrun::kas::KasVersion;
@@ -29,7 +29,7 @@ use crate::kasrun::kas::PINNED_KAS;
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Severity {
+pub(crate) enum Severity {
     Ok,
     /// Worth knowing; the build can still start.
     Warning,
@@ -39,7 +39,7 @@ pub enum Severity {
 
 /// One check's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
+pub(crate) struct Check {
     /// A stable id: `user`, `locale`, `hosttools`, `python3`, `git`, `kas`, `container`,
     /// `disk`, `inotify`, `open-files`, `repos`.
     pub check: &'static str,
@@ -63,7 +63,7 @@ impl Check {
     }
 
     /// `<message>; <fix>`: the one line a user reads.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         match &self.fix {
             Some(fix) => format!("{}; {fix}", self.message),
             None => self.message.clone(),
@@ -73,7 +73,7 @@ impl Check {
 
 /// A problem as `--json` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Problem {
+pub(crate) struct Problem {
     pub check: &'static str,
     pub message: String,
     pub fix: String,
@@ -81,14 +81,14 @@ pub struct Problem {
 
 /// `rtbuild doctor --json`: `{"ready", "problems": [{check, message, fix}], "checks": [...]}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub ready: bool,
     pub problems: Vec<Problem>,
     pub checks: Vec<Check>,
 }
 
 impl Report {
-    pub fn new(checks: Vec<Check>) -> Report {
+    pub(crate) fn new(checks: Vec<Check>) -> Report {
         let problems: Vec<Problem> = checks
             .iter()
             .filter(|c| c.status == Severity::Problem)
@@ -101,7 +101,7 @@ impl Report {
         Report { ready: problems.is_empty(), problems, checks }
     }
 
-    pub fn warnings(&self) -> impl Iterator<Item = &Check> {
+    pub(crate) fn warnings(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| c.status == Severity::Warning)
     }
 }
@@ -109,13 +109,13 @@ impl Report {
 /// The container engines `--container` accepts (kas-container's `KAS_CONTAINER_ENGINE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Engine {
+pub(crate) enum Engine {
     Docker,
     Podman,
 }
 
 impl Engine {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Engine::Docker => "docker",
             Engine::Podman => "podman",
@@ -123,7 +123,7 @@ impl Engine {
     }
 
     /// `docker`, `podman`; anything else is refused with the accepted names.
-    pub fn parse(value: &str) -> Result<Engine, String> {
+    pub(crate) fn parse(value: &str) -> Result<Engine, String> {
         match value {
             "docker" => Ok(Engine::Docker),
             "podman" => Ok(Engine::Podman),
@@ -138,7 +138,7 @@ impl Engine {
 
 /// What is being prepared: where the build's folders are and how kas runs.
 #[derive(Debug, Clone, Default)]
-pub struct Target {
+pub(crate) struct Target {
     /// `KAS_WORK_DIR`: the cloned layers and the per-machine output folders.
     pub work: PathBuf,
     pub dl_dir: PathBuf,
@@ -150,17 +150,17 @@ pub struct Target {
 }
 
 /// The oldest Python BitBake 2.18 runs on (its `lib/bb/__init__.py`, oe-core's sanity check).
-pub const MIN_PYTHON: (u32, u32) = (3, 9);
+pub(crate) const MIN_PYTHON: (u32, u32) = (3, 9);
 /// oe-core `sanity.bbclass` `check_git_version`: older git "has bugs which will break builds".
-pub const MIN_GIT: [u32; 4] = [1, 8, 3, 1];
+pub(crate) const MIN_GIT: [u32; 4] = [1, 8, 3, 1];
 /// Below this `fs.inotify.max_user_watches`, tools that watch a build tree (devtool, editors,
 /// file managers) fail with "no space left on device".
-pub const MIN_INOTIFY_WATCHES: u64 = 65536;
+pub(crate) const MIN_INOTIFY_WATCHES: u64 = 65536;
 /// Below this many open files per process, BitBake's parallel tasks can fail with EMFILE.
-pub const MIN_OPEN_FILES: u64 = 1024;
+pub(crate) const MIN_OPEN_FILES: u64 = 1024;
 
 /// Every check that needs no network, from the gathered facts.
-pub fn evaluate(facts: &Facts, target: &Target) -> Vec<Check> {
+pub(crate) fn evaluate(facts: &Facts, target: &Target) -> Vec<Check> {
     let mut checks = vec![user(facts, target)];
     match target.container {
         None => {
@@ -367,7 +367,7 @@ fn open_files(facts: &Facts) -> Check {
 }
 
 /// `3.11.7` ≥ `[3, 9]`; a part that is not a number ends the comparison there (`2.39.2.windows`).
-pub fn version_at_least(version: &str, min: &[u32]) -> bool {
+pub(crate) fn version_at_least(version: &str, min: &[u32]) -> bool {
     let parts: Vec<u32> =
         version.split('.').map_while(|p| p.trim().parse().ok()).take(min.len()).collect();
     let mut padded = parts.clone();
@@ -377,7 +377,7 @@ pub fn version_at_least(version: &str, min: &[u32]) -> bool {
 
 /// Every check: the local ones, then the repositories unless a local check already failed and
 /// `stop_early` is set (the preflight stops in well under a second when, say, it runs as root).
-pub fn run(facts: &Facts, target: &Target, stop_early: bool) -> Report {
+pub(crate) fn run(facts: &Facts, target: &Target, stop_early: bool) -> Report {
     let mut checks = evaluate(facts, target);
     let failed = checks.iter().any(|c| c.status == Severity::Problem);
     if !(failed && stop_early) {
@@ -389,12 +389,12 @@ pub fn run(facts: &Facts, target: &Target, stop_early: bool) -> Report {
 /// The host is not ready: each problem becomes one `error: <message>; <fix>` line (exit 2).
 #[derive(Debug, thiserror::Error)]
 #[error("{}", .problems.iter().map(|p| format!("{}; {}", p.message, p.fix)).collect::<Vec<_>>().join("\nerror: "))]
-pub struct NotReady {
+pub(crate) struct NotReady {
     pub problems: Vec<Problem>,
 }
 
 /// The folders and repositories a build of `plan` into `out` uses.
-pub fn target_for(
+pub(crate) fn target_for(
     plan: &crate::plan::Plan,
     out: &std::path::Path,
     container: Option<Engine>,
@@ -416,7 +416,7 @@ pub fn target_for(
 
 /// The preflight `image`, `matrix` and `shell` run before kas starts: warnings are printed, and
 /// any problem stops the command with [`NotReady`] (exit 2) before anything is generated.
-pub fn preflight(
+pub(crate) fn preflight(
     target: &Target,
     kas: Result<crate::kasrun::kas::Kas, crate::kasrun::BuildError>,
     ui: &crate::ui::Ui,

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use super::Check;
 
 /// How long one repository host may take to answer.
-pub const TIMEOUT: Duration = Duration::from_secs(4);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(4);
 
 /// The repository URLs of a build: meta-qcom's own, then, once kas has cloned meta-qcom into
 /// `work`, every `repos: <name>: url:` of the kas files the build includes (`files`, followed
 /// through their `header: includes:`).
-pub fn urls(meta_qcom_url: &str, work: &Path, files: &[&str]) -> Vec<String> {
+pub(crate) fn urls(meta_qcom_url: &str, work: &Path, files: &[&str]) -> Vec<String> {
     let mut urls = vec![meta_qcom_url.to_string()];
     let repo = work.join("meta-qcom");
     let mut queue: Vec<String> = files.iter().map(|f| f.to_string()).collect();
@@ -49,13 +49,13 @@ pub fn urls(meta_qcom_url: &str, work: &Path, files: &[&str]) -> Vec<String> {
 
 /// Where a URL is answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
+pub(crate) enum Endpoint {
     Local(PathBuf),
     Remote { host: String, port: u16 },
 }
 
 /// `https://h/x`, `http://h:8080/x`, `git://h/x`, `ssh://u@h:2222/x`, `u@h:x`, `file:///p`.
-pub fn endpoint(url: &str) -> Option<Endpoint> {
+pub(crate) fn endpoint(url: &str) -> Option<Endpoint> {
     if let Some(path) = url.strip_prefix("file://") {
         return Some(Endpoint::Local(PathBuf::from(path)));
     }
@@ -117,7 +117,7 @@ fn probe(url: &str) -> Option<String> {
 }
 
 /// The `repos` check: every URL probed at once, none waited on longer than [`TIMEOUT`].
-pub fn check(urls: &[String], kas_premirrors: Option<&str>) -> Check {
+pub(crate) fn check(urls: &[String], kas_premirrors: Option<&str>) -> Check {
     if let Some(mirrors) = kas_premirrors {
         let first = mirrors.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
         return Check::ok(

@@ -9,12 +9,12 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 /// The `file_version` this reader knows.
-pub const FILE_VERSION: u64 = 1;
+pub(crate) const FILE_VERSION: u64 = 1;
 
 /// The whole file. Every field is optional: each reader decides what it needs.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
-pub struct CyclictestJson {
+pub(crate) struct CyclictestJson {
     pub file_version: Option<u64>,
     #[serde(rename = "cmdline:", alias = "cmdline")]
     pub cmdline: Option<String>,
@@ -31,7 +31,7 @@ pub struct CyclictestJson {
 /// One measuring thread.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
-pub struct ThreadJson {
+pub(crate) struct ThreadJson {
     /// Bucket (µs or ns, as a string key) → samples; overflows are not written. Counts are
     /// kept as JSON values so a reader can name a bad entry instead of refusing the file.
     pub histogram: Option<BTreeMap<String, serde_json::Value>>,
@@ -45,13 +45,13 @@ pub struct ThreadJson {
 }
 
 /// Parses cyclictest's JSON after [`repair`].
-pub fn parse(bytes: &[u8]) -> Result<CyclictestJson, serde_json::Error> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<CyclictestJson, serde_json::Error> {
     serde_json::from_slice(&repair(bytes))
 }
 
 /// Makes cyclictest's JSON parseable: bare `nan`/`inf` become `null`; control characters and
 /// stray backslashes inside strings are escaped.
-pub fn repair(input: &[u8]) -> Vec<u8> {
+pub(crate) fn repair(input: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(input.len());
     let mut in_string = false;
     let mut i = 0;

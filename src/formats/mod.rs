@@ -14,17 +14,17 @@
 //! version than this rtbuild knows is refused with a message saying to upgrade. Unknown fields
 //! are ignored, so a newer rtbuild may add fields within a version.
 
-pub mod cyclictest_json;
-pub mod plan_json;
-pub mod report_json;
-pub mod run_json;
-pub mod verify_json;
+pub(crate) mod cyclictest_json;
+pub(crate) mod plan_json;
+pub(crate) mod report_json;
+pub(crate) mod run_json;
+pub(crate) mod verify_json;
 
 use serde::de::DeserializeOwned;
 
 /// A file of rtbuild's own that cannot be read.
 #[derive(Debug, thiserror::Error)]
-pub enum FormatError {
+pub(crate) enum FormatError {
     #[error("{0}")]
     Json(#[from] serde_json::Error),
     #[error(
@@ -38,7 +38,7 @@ pub enum FormatError {
 }
 
 /// One of rtbuild's versioned files.
-pub trait Versioned: DeserializeOwned {
+pub(crate) trait Versioned: DeserializeOwned {
     /// The file's usual name (for messages).
     const FILE: &'static str;
     /// The newest schema this rtbuild writes and reads.
@@ -46,14 +46,14 @@ pub trait Versioned: DeserializeOwned {
 }
 
 /// Parses `text` as `T`, after checking its `schema` number.
-pub fn read_json<T: Versioned>(text: &str) -> Result<T, FormatError> {
+pub(crate) fn read_json<T: Versioned>(text: &str) -> Result<T, FormatError> {
     let value: serde_json::Value = serde_json::from_str(text)?;
     check_schema::<T>(&value)?;
     Ok(serde_json::from_value(value)?)
 }
 
 /// Checks the `schema` number of an already parsed document.
-pub fn check_schema<T: Versioned>(value: &serde_json::Value) -> Result<(), FormatError> {
+pub(crate) fn check_schema<T: Versioned>(value: &serde_json::Value) -> Result<(), FormatError> {
     match value.get("schema") {
         None | Some(serde_json::Value::Null) => Ok(()),
         Some(schema) => match schema.as_u64() {
@@ -67,7 +67,7 @@ pub fn check_schema<T: Versioned>(value: &serde_json::Value) -> Result<(), Forma
 }
 
 /// Serialises `value` as pretty JSON with a final newline (the form every rtbuild file has).
-pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String, serde_json::Error> {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, serde_json::Error> {
     let mut text = serde_json::to_string_pretty(value)?;
     text.push('\n');
     Ok(text)

@@ -10,13 +10,13 @@ use super::Versioned;
 use crate::base::CpuSet;
 
 /// The schema this rtbuild writes.
-pub const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 1;
 /// The file's name beside the generated kas file.
-pub const FILE: &str = "rtbuild-plan.json";
+pub(crate) const FILE: &str = "rtbuild-plan.json";
 
 /// The whole file: the schema number, then the promises.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlanFile {
+pub(crate) struct PlanFile {
     #[serde(default = "super::first_schema")]
     pub schema: u32,
     #[serde(flatten)]
@@ -24,12 +24,12 @@ pub struct PlanFile {
 }
 
 impl PlanFile {
-    pub fn new(expectations: Expectations) -> PlanFile {
+    pub(crate) fn new(expectations: Expectations) -> PlanFile {
         PlanFile { schema: SCHEMA, expectations }
     }
 
     /// Reads a plan file, checking its schema.
-    pub fn parse(text: &str) -> Result<Expectations, super::FormatError> {
+    pub(crate) fn parse(text: &str) -> Result<Expectations, super::FormatError> {
         super::read_json::<PlanFile>(text).map(|file| file.expectations)
     }
 }

@@ -5,17 +5,17 @@
 use serde::{Deserialize, Serialize};
 
 /// The `schema` value of the JSON report.
-pub const SCHEMA: &str = "rtbuild-report/1";
+pub(crate) const SCHEMA: &str = "rtbuild-report/1";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Pass,
     Fail,
 }
 
 impl Verdict {
-    pub fn from_reasons(reasons: &[String]) -> Verdict {
+    pub(crate) fn from_reasons(reasons: &[String]) -> Verdict {
         if reasons.is_empty() { Verdict::Pass } else { Verdict::Fail }
     }
 }
@@ -31,7 +31,7 @@ impl std::fmt::Display for Verdict {
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub schema: String,
     pub verdict: Verdict,
     /// Every reason for a FAIL, each prefixed with its scenario.
@@ -49,7 +49,7 @@ pub struct Report {
 
 /// One INPUT argument: a result folder or a raw cyclictest file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct InputReport {
+pub(crate) struct InputReport {
     pub path: String,
     /// `result-folder` (has `run.json`) or `file`.
     pub kind: String,
@@ -64,7 +64,7 @@ pub struct InputReport {
 
 /// One scenario (one file for raw input; one `run.json` entry for a result folder).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ScenarioReport {
+pub(crate) struct ScenarioReport {
     pub name: String,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
@@ -92,7 +92,7 @@ pub struct ScenarioReport {
 
 /// A file the scenario read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FileInfo {
+pub(crate) struct FileInfo {
     pub path: String,
     /// Formats detected (`json`, `histogram-full`, `histogram-sparse`, `verbose`, `live`,
     /// `summary`, `spike`).
@@ -103,7 +103,7 @@ pub struct FileInfo {
 
 /// Statistics of one thread (or of all threads: `thread` is `null`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ThreadReport {
+pub(crate) struct ThreadReport {
     pub thread: Option<u32>,
     /// The file the thread came from, when the scenario has several.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,7 +133,7 @@ pub struct ThreadReport {
 
 /// A figure that got worse than the baseline by more than the tolerance.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Regression {
+pub(crate) struct Regression {
     pub metric: String,
     pub baseline_us: f64,
     pub current_us: f64,
@@ -141,7 +141,7 @@ pub struct Regression {
 
 /// One row of `summary`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SummaryRow {
+pub(crate) struct SummaryRow {
     pub scenario: String,
     /// The measured CPU; `null` when the output does not name it, and on reference rows.
     pub cpu: Option<u32>,
@@ -163,7 +163,7 @@ pub struct SummaryRow {
 
 impl Report {
     /// Reads an earlier `rtbuild report --json` document, refusing another schema.
-    pub fn from_value(value: serde_json::Value) -> Result<Report, super::FormatError> {
+    pub(crate) fn from_value(value: serde_json::Value) -> Result<Report, super::FormatError> {
         if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
             return Err(super::FormatError::UnknownReport { expected: SCHEMA });
         }

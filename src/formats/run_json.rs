@@ -14,13 +14,13 @@ use super::Versioned;
 use crate::write::WriteError;
 
 /// The schema this rtbuild writes.
-pub const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 1;
 /// The file's name in a result folder.
-pub const FILE: &str = "run.json";
+pub(crate) const FILE: &str = "run.json";
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct RunRecord {
+pub(crate) struct RunRecord {
     #[serde(default = "super::first_schema")]
     pub schema: u32,
     pub rtbuild_version: String,
@@ -54,7 +54,7 @@ pub struct RunRecord {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub duration: String,
     pub length: Length,
     pub interval_us: u32,
@@ -73,7 +73,7 @@ pub struct Settings {
 /// checked (`applied: false`: `verify_problems` lists the knobs that were not tuned).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Tuning {
+pub(crate) struct Tuning {
     pub applied: bool,
     pub apply_problems: Vec<String>,
     pub refused_irqs: usize,
@@ -83,7 +83,7 @@ pub struct Tuning {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ScenarioRecord {
+pub(crate) struct ScenarioRecord {
     pub name: String,
     /// `running`, `done`, `interrupted` or `connection-lost`.
     pub state: String,
@@ -123,7 +123,7 @@ pub struct ScenarioRecord {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Commands {
+pub(crate) struct Commands {
     /// cyclictest's argv, exactly as run on the target.
     pub cyclictest: Vec<String>,
     /// Each load generator's argv as run (including `taskset -c CPUS` when pinned).
@@ -132,7 +132,7 @@ pub struct Commands {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ThreadSummary {
+pub(crate) struct ThreadSummary {
     pub thread: usize,
     pub cpu: i64,
     pub cycles: u64,
@@ -145,7 +145,7 @@ pub struct ThreadSummary {
 /// The fingerprint's short fields, for `run.json`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Fingerprint {
+pub(crate) struct Fingerprint {
     pub uname: String,
     pub cmdline: String,
     /// `CONFIG_PREEMPT*` lines of the running kernel's config (empty when it is not readable).
@@ -172,7 +172,7 @@ pub struct Fingerprint {
 /// One CPU's frequency (kHz, as cpufreq reports it) and governor.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CpuFreq {
+pub(crate) struct CpuFreq {
     pub cpu: u32,
     pub cur_khz: Option<u64>,
     pub min_khz: Option<u64>,
@@ -183,7 +183,7 @@ pub struct CpuFreq {
 /// One thermal zone's temperature.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Thermal {
+pub(crate) struct Thermal {
     pub zone: String,
     /// The zone's `type` (`cpu-thermal`, `x86_pkg_temp`, `soc-thermal`, …).
     pub kind: String,
@@ -193,7 +193,7 @@ pub struct Thermal {
 /// A throttling counter the kernel exposes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Counter {
+pub(crate) struct Counter {
     pub name: String,
     pub value: u64,
 }
@@ -201,7 +201,7 @@ pub struct Counter {
 /// A zone's temperature before and after a scenario.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ThermalChange {
+pub(crate) struct ThermalChange {
     pub zone: String,
     pub kind: String,
     pub before_c: Option<f64>,
@@ -211,7 +211,7 @@ pub struct ThermalChange {
 /// A throttling counter before and after a scenario.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct CounterChange {
+pub(crate) struct CounterChange {
     pub name: String,
     pub before: Option<u64>,
     pub after: u64,
@@ -220,7 +220,7 @@ pub struct CounterChange {
 /// How many times one interrupt (or softirq) fired on one RT CPU during a scenario.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct IrqDelta {
+pub(crate) struct IrqDelta {
     pub irq: String,
     /// A numbered device interrupt (`36`), as opposed to a per-CPU architectural one (`LOC`,
     /// `RES`, `CAL`, `TLB`, …) that every busy CPU takes. Device interrupts on an RT CPU mean
@@ -234,7 +234,7 @@ pub struct IrqDelta {
 /// One thread or process as the probe saw it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Task {
+pub(crate) struct Task {
     pub tid: u32,
     pub name: String,
     pub allowed: String,
@@ -248,7 +248,7 @@ pub struct Task {
 /// What the probe saw.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Probe {
+pub(crate) struct Probe {
     pub cyclictest_pid: Option<u32>,
     pub cyclictest: Vec<Task>,
     pub load: Vec<Task>,
@@ -257,7 +257,7 @@ pub struct Probe {
 /// A run length: seconds (`-D`) or a loop count (`-l`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Length {
+pub(crate) enum Length {
     Seconds(u64),
     Loops(u64),
 }
@@ -284,7 +284,7 @@ impl Versioned for RunRecord {
 impl RunRecord {
     /// Writes the record to `dir/run.json` through a temporary file and a rename, so a reader
     /// (or a crash) never sees half of it.
-    pub fn write(&self, dir: &Path) -> Result<(), WriteError> {
+    pub(crate) fn write(&self, dir: &Path) -> Result<(), WriteError> {
         let path = dir.join(FILE);
         let text = super::to_json(self)
             .map_err(|e| WriteError::Io { path: path.clone(), source: e.into() })?;
@@ -292,7 +292,7 @@ impl RunRecord {
     }
 
     /// Reads a `run.json`, checking its schema.
-    pub fn parse(text: &str) -> Result<RunRecord, super::FormatError> {
+    pub(crate) fn parse(text: &str) -> Result<RunRecord, super::FormatError> {
         super::read_json(text)
     }
 }

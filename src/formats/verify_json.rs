@@ -7,13 +7,13 @@ use serde::{Deserialize, Serialize};
 use super::Versioned;
 
 /// The schema this rtbuild writes.
-pub const SCHEMA: u32 = 1;
+pub(crate) const SCHEMA: u32 = 1;
 /// The verdict's name beside the generated files.
-pub const FILE: &str = "verify.json";
+pub(crate) const FILE: &str = "verify.json";
 
 /// The whole file: the overall verdict and one report per source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct VerifyFile {
+pub(crate) struct VerifyFile {
     #[serde(default = "super::first_schema")]
     pub schema: u32,
     /// True when every source was read and no check failed.
@@ -34,7 +34,7 @@ pub struct VerifyFile {
 
 /// A source `verify` could not read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SourceError {
+pub(crate) struct SourceError {
     pub source: String,
     pub error: String,
 }
@@ -42,7 +42,7 @@ pub struct SourceError {
 impl VerifyFile {
     /// The verdict over `reports` (and `errors`): the kernel facts are set where every report
     /// that has one agrees.
-    pub fn new(reports: Vec<Report>, errors: Vec<SourceError>) -> VerifyFile {
+    pub(crate) fn new(reports: Vec<Report>, errors: Vec<SourceError>) -> VerifyFile {
         VerifyFile {
             schema: SCHEMA,
             passed: errors.is_empty() && reports.iter().all(|r| r.passed),
@@ -55,12 +55,13 @@ impl VerifyFile {
     }
 
     /// Reads a verdict, checking its schema.
-    pub fn parse(text: &str) -> Result<VerifyFile, super::FormatError> {
+    #[cfg(test)]
+    pub(crate) fn parse(text: &str) -> Result<VerifyFile, super::FormatError> {
         super::read_json(text)
     }
 
     /// Every check of every report.
-    pub fn checks(&self) -> impl Iterator<Item = &Check> {
+    pub(crate) fn checks(&self) -> impl Iterator<Item = &Check> {
         self.reports.iter().flat_map(|r| &r.checks)
     }
 }
@@ -71,7 +72,10 @@ impl Versioned for VerifyFile {
 }
 
 /// The value every report that has one agrees on; none when they differ or none has it.
-pub fn agreed(reports: &[Report], field: impl Fn(&Report) -> Option<&str>) -> Option<String> {
+pub(crate) fn agreed(
+    reports: &[Report],
+    field: impl Fn(&Report) -> Option<&str>,
+) -> Option<String> {
     let mut values = reports.iter().filter_map(field);
     let first = values.next()?;
     values.all(|v| v == first).then(|| first.to_string())
@@ -80,7 +84,7 @@ pub fn agreed(reports: &[Report], field: impl Fn(&Report) -> Option<&str>) -> Op
 /// How one check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum CheckStatus {
+pub(crate) enum CheckStatus {
     Pass,
     Fail,
     /// The source does not carry what the check needs (e.g. a kernel image without IKCONFIG).
@@ -88,7 +92,7 @@ pub enum CheckStatus {
 }
 
 impl CheckStatus {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             CheckStatus::Pass => "ok",
             CheckStatus::Fail => "FAIL",
@@ -99,7 +103,7 @@ impl CheckStatus {
 
 /// One check and its evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Check {
+pub(crate) struct Check {
     /// `CONFIG_PREEMPT_RT`, `cmdline isolcpus`, `package rt-tests`, …
     pub check: String,
     pub status: CheckStatus,
@@ -116,7 +120,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn new(
+    pub(crate) fn new(
         check: impl Into<String>,
         passed: bool,
         expected: impl Into<String>,
@@ -133,7 +137,7 @@ impl Check {
         }
     }
 
-    pub fn skip(
+    pub(crate) fn skip(
         check: impl Into<String>,
         expected: impl Into<String>,
         found: impl Into<String>,
@@ -142,7 +146,7 @@ impl Check {
         Check { status: CheckStatus::Skip, ..Check::new(check, true, expected, found, from) }
     }
 
-    pub fn because(mut self, reason: Option<String>) -> Check {
+    pub(crate) fn because(mut self, reason: Option<String>) -> Check {
         if self.status == CheckStatus::Fail {
             self.reason = reason;
         }
@@ -152,7 +156,7 @@ impl Check {
 
 /// Every check run against one source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// The source as given (a path or `ssh://…`).
     #[serde(default)]
     pub source: String,
@@ -179,7 +183,12 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn new(source: String, kind: String, checks: Vec<Check>, notes: Vec<String>) -> Report {
+    pub(crate) fn new(
+        source: String,
+        kind: String,
+        checks: Vec<Check>,
+        notes: Vec<String>,
+    ) -> Report {
         let passed = checks.iter().all(|c| c.status != CheckStatus::Fail);
         Report {
             source,
@@ -194,7 +203,7 @@ impl Report {
     }
 
     /// The failed checks.
-    pub fn failures(&self) -> impl Iterator<Item = &Check> {
+    pub(crate) fn failures(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| c.status == CheckStatus::Fail)
     }
 }

@@ -14,14 +14,14 @@ use crate::plan::Expectations;
 use crate::verify::{self, Report, VerifyError};
 
 /// The verdict file's name in the output folder.
-pub use crate::formats::verify_json::FILE as VERIFY_FILE;
+pub(crate) use crate::formats::verify_json::FILE as VERIFY_FILE;
 /// The same verdict as JUnit XML (one test case per check), for CI test reports.
-pub const VERIFY_JUNIT_FILE: &str = "verify.junit.xml";
+pub(crate) const VERIFY_JUNIT_FILE: &str = "verify.junit.xml";
 
 /// What verification found ([`VerifyFile`], as `rtbuild verify --json` prints it) and where it
 /// was written.
 #[derive(Debug, Clone, Serialize)]
-pub struct Verified {
+pub(crate) struct Verified {
     #[serde(flatten)]
     pub verdict: VerifyFile,
     /// Where the verdict was written.
@@ -30,7 +30,7 @@ pub struct Verified {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum AfterError {
+pub(crate) enum AfterError {
     #[error(transparent)]
     Verify(#[from] VerifyError),
     #[error(transparent)]
@@ -44,7 +44,10 @@ pub enum AfterError {
 }
 
 /// Verifies the build folder against `expected` and writes `verify.json`.
-pub fn verify_build(layout: &BuildPaths, expected: &Expectations) -> Result<Verified, AfterError> {
+pub(crate) fn verify_build(
+    layout: &BuildPaths,
+    expected: &Expectations,
+) -> Result<Verified, AfterError> {
     let report = verify::verify_build_dir(&layout.build_dir, expected)?;
     let file = layout.out.join(VERIFY_FILE);
     let verdict = VerifyFile::new(vec![report], Vec::new());
@@ -58,7 +61,7 @@ pub fn verify_build(layout: &BuildPaths, expected: &Expectations) -> Result<Veri
 }
 
 /// Packs the build into `<out>/bundle/`; refuses an unverified or failed build.
-pub fn bundle_build(
+pub(crate) fn bundle_build(
     layout: &BuildPaths,
     expected: &Expectations,
     verified: &Verified,
@@ -81,7 +84,7 @@ pub fn bundle_build(
 }
 
 /// The failed checks of a verdict, one line each, for the summary.
-pub fn failed_checks(verified: &Verified) -> Vec<String> {
+pub(crate) fn failed_checks(verified: &Verified) -> Vec<String> {
     verified
         .verdict
         .reports

@@ -15,19 +15,19 @@ use crate::quote;
 use super::kas::PINNED_KAS;
 
 /// kas's container image for the pinned kas version.
-pub fn kas_image() -> String {
+pub(crate) fn kas_image() -> String {
     format!("ghcr.io/siemens/kas/kas:{PINNED_KAS}")
 }
 
 /// The unprivileged user of kas's image (uid 30000, home /builder, password-less sudo).
-pub const BUILD_USER: &str = "builder";
+pub(crate) const BUILD_USER: &str = "builder";
 
 /// Puts where [`Install`] leaves rtbuild (and cargo) on PATH.
 const PATH_LINE: &str = "export PATH=\"$HOME/.local/bin:$HOME/.cargo/bin:$PATH\"";
 
 /// How rtbuild gets onto the runner.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Install {
+pub(crate) enum Install {
     /// `cargo install --locked rtbuild@=VERSION` (crates.io), with a minimal rustup toolchain.
     Crate { version: String },
     /// `cargo install --locked --git URL [--rev REV] rtbuild`.
@@ -41,7 +41,7 @@ pub enum Install {
 #[error(
     "bad --rtbuild-from `{0}`; pass `crates` (cargo install from crates.io), git+https://HOST/REPO[#REV] (cargo install --git) or the https:// or file:// URL of an rtbuild binary"
 )]
-pub struct BadInstall(pub String);
+pub(crate) struct BadInstall(pub String);
 
 fn url_safe(text: &str) -> bool {
     !text.is_empty()
@@ -49,7 +49,7 @@ fn url_safe(text: &str) -> bool {
 }
 
 impl Install {
-    pub fn parse(text: &str, version: &str) -> Result<Install, BadInstall> {
+    pub(crate) fn parse(text: &str, version: &str) -> Result<Install, BadInstall> {
         let bad = || BadInstall(text.chars().take(80).collect());
         if text == "crates" {
             return Ok(Install::Crate { version: version.to_string() });
@@ -77,7 +77,7 @@ impl Install {
 
     /// Shell lines that leave `rtbuild` on PATH (in `$HOME/.local/bin` or `$CARGO_HOME/bin`);
     /// they skip the work when the right rtbuild is already there (a persistent home).
-    pub fn script(&self) -> Vec<String> {
+    pub(crate) fn script(&self) -> Vec<String> {
         let path = PATH_LINE;
         let rustup = "command -v cargo >/dev/null || curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --no-modify-path";
         match self {
@@ -130,7 +130,7 @@ impl Install {
 
 /// The test stage on a LAVA farm.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LavaStage {
+pub(crate) struct LavaStage {
     /// `--scenario` and `--duration` for `rtbuild lava`, already validated.
     pub scenarios: String,
     pub duration: String,
@@ -140,7 +140,7 @@ pub struct LavaStage {
 
 /// What the pipeline runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pipeline {
+pub(crate) struct Pipeline {
     pub machines: Vec<String>,
     pub distros: Vec<String>,
     /// Validated `--sstate-mirror`/`--hashserv`/`--prserv`/`--premirror` arguments.
@@ -282,7 +282,7 @@ impl Pipeline {
     }
 }
 
-pub fn render_gitlab(p: &Pipeline) -> String {
+pub(crate) fn render_gitlab(p: &Pipeline) -> String {
     let mut t = p.header("gitlab");
     t.push_str("stages:\n  - build\n");
     if p.lava.is_some() {
@@ -350,7 +350,7 @@ pub fn render_gitlab(p: &Pipeline) -> String {
     t
 }
 
-pub fn render_github(p: &Pipeline) -> String {
+pub(crate) fn render_github(p: &Pipeline) -> String {
     let mut t = p.header("github");
     t.push_str("name: rtbuild\n\non:\n  push:\n  workflow_dispatch:\n\n");
     t.push_str("jobs:\n  image:\n    runs-on: [self-hosted, linux]\n");

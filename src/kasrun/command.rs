@@ -16,7 +16,7 @@ const KAS_OVERRIDES: [&str; 4] = ["KAS_MACHINE", "KAS_DISTRO", "KAS_TARGET", "KA
 
 /// What to ask BitBake for, validated.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BuildSpec {
+pub(crate) struct BuildSpec {
     pub targets: Vec<String>,
     pub task: Option<String>,
     pub bitbake_args: Vec<String>,
@@ -24,7 +24,7 @@ pub struct BuildSpec {
 
 impl BuildSpec {
     /// `bitbake_args` is split on whitespace (no quoting: it is not a shell).
-    pub fn new(
+    pub(crate) fn new(
         targets: &[String],
         task: Option<&str>,
         bitbake_args: Option<&str>,
@@ -75,7 +75,7 @@ impl BuildSpec {
 }
 
 /// Paths kas splits on `:` cannot hold one.
-pub fn check_paths(layout: &BuildPaths) -> Result<(), BuildError> {
+pub(crate) fn check_paths(layout: &BuildPaths) -> Result<(), BuildError> {
     for path in [&layout.kas_file, &layout.caches_file] {
         if path.to_string_lossy().contains(':') {
             return Err(BuildError::BadToken {
@@ -103,7 +103,12 @@ fn kas_env(cmd: Cmd, layout: &BuildPaths, dirs: &CacheDirs) -> Cmd {
 }
 
 /// `kas build …`.
-pub fn kas_build(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs, spec: &BuildSpec) -> Cmd {
+pub(crate) fn kas_build(
+    kas: &Path,
+    layout: &BuildPaths,
+    dirs: &CacheDirs,
+    spec: &BuildSpec,
+) -> Cmd {
     // Options first: kas's parser takes the config and the BitBake arguments as two adjacent
     // positionals, so nothing may stand between them.
     let mut cmd = Cmd::new(kas).arg("build");
@@ -122,14 +127,14 @@ pub fn kas_build(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs, spec: &Build
 
 /// `kas checkout …`: clones or moves the repos to what the kas file (and its lock) says, and
 /// runs no BitBake.
-pub fn kas_checkout(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs) -> Cmd {
+pub(crate) fn kas_checkout(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs) -> Cmd {
     kas_env(Cmd::new(kas).arg("checkout").arg(layout.kas_config()), layout, dirs)
 }
 
 /// The same command through kas-container: `program` is kas-container, which takes kas's
 /// arguments and mounts `KAS_WORK_DIR`, `KAS_BUILD_DIR`, `DL_DIR` and `SSTATE_DIR` into the kas
 /// image; the engine and the image version (the pinned kas's) are chosen here, not guessed.
-pub fn in_container(cmd: Cmd, engine: Option<crate::doctor::Engine>) -> Cmd {
+pub(crate) fn in_container(cmd: Cmd, engine: Option<crate::doctor::Engine>) -> Cmd {
     match engine {
         Some(engine) => cmd
             .env("KAS_CONTAINER_ENGINE", engine.name())
@@ -140,7 +145,12 @@ pub fn in_container(cmd: Cmd, engine: Option<crate::doctor::Engine>) -> Cmd {
 
 /// `kas shell … [-c COMMAND]`. `command` is the user's own shell command, run by the shell kas
 /// starts on the user's machine: it is passed on as one argument, unchanged.
-pub fn kas_shell(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs, command: Option<&str>) -> Cmd {
+pub(crate) fn kas_shell(
+    kas: &Path,
+    layout: &BuildPaths,
+    dirs: &CacheDirs,
+    command: Option<&str>,
+) -> Cmd {
     let mut cmd = Cmd::new(kas).arg("shell").arg(layout.kas_config());
     if let Some(command) = command {
         cmd = cmd.arg("-c").arg(command);

@@ -9,7 +9,7 @@ use super::events::Event;
 use super::tracker::Tracker;
 use crate::ui::Ui;
 
-pub struct Display<'a> {
+pub(super) struct Display<'a> {
     ui: &'a Ui,
     bar: Option<ProgressBar>,
     start: Instant,
@@ -19,7 +19,7 @@ pub struct Display<'a> {
 }
 
 impl<'a> Display<'a> {
-    pub fn new(ui: &'a Ui, machine: &str) -> Display<'a> {
+    pub(super) fn new(ui: &'a Ui, machine: &str) -> Display<'a> {
         let bar = ui.fancy().then(|| ui.progress(0, "Building"));
         Display {
             ui,
@@ -31,7 +31,7 @@ impl<'a> Display<'a> {
     }
 
     /// Shows what `event` changed.
-    pub fn show(&mut self, tracker: &Tracker, event: &Event) {
+    pub(super) fn show(&mut self, tracker: &Tracker, event: &Event) {
         let important = important(event).filter(|text| self.shown.insert(text.clone()));
         if let Some(bar) = &self.bar {
             let (position, length) = tracker.position();
@@ -61,7 +61,7 @@ impl<'a> Display<'a> {
         format!("[{:02}:{:02}:{:02}]", secs / 3600, secs / 60 % 60, secs % 60)
     }
 
-    pub fn finish(self) {
+    pub(super) fn finish(self) {
         if let Some(bar) = self.bar {
             bar.finish_and_clear();
         }

@@ -7,7 +7,7 @@
 
 /// Something a BitBake output line tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     /// `Parsing recipes...` or `Parsing recipes: 45% |…`.
     Parsing { percent: Option<u32> },
     /// `Parsing of 1234 .bb files complete (…)`.
@@ -35,7 +35,7 @@ pub enum Event {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskState {
+pub(crate) enum TaskState {
     Started,
     Succeeded,
     Failed,
@@ -43,7 +43,7 @@ pub enum TaskState {
 
 /// BitBake's sstate reuse figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-pub struct SstateSummary {
+pub(crate) struct SstateSummary {
     pub wanted: u64,
     pub local: u64,
     pub mirrors: u64,
@@ -54,7 +54,7 @@ pub struct SstateSummary {
 }
 
 /// The line without kas's log prefix or terminal colour codes.
-pub fn clean(line: &str) -> String {
+pub(crate) fn clean(line: &str) -> String {
     let mut text = String::with_capacity(line.len());
     let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
@@ -98,7 +98,7 @@ fn strip_kas_prefix(line: &str) -> &str {
 }
 
 /// The event a (cleaned) line carries, if any.
-pub fn parse(line: &str) -> Option<Event> {
+pub(crate) fn parse(line: &str) -> Option<Event> {
     let line = line.trim();
     if let Some(rest) = line.strip_prefix("NOTE: ") {
         return parse_note(rest);
@@ -198,7 +198,7 @@ fn parse_error(rest: &str) -> Event {
 /// `/…/meta-qcom/recipes-kernel/linux/linux-qcom-rt_6.18.bb:do_compile` →
 /// `linux-qcom-rt_6.18:do_compile`; `virtual:native:/…/zlib_1.3.bb:do_install` →
 /// `zlib_1.3 (native):do_install`.
-pub fn short_task(taskstring: &str) -> String {
+pub(crate) fn short_task(taskstring: &str) -> String {
     let Some((file, task)) = taskstring.rsplit_once(':') else {
         return taskstring.to_string();
     };

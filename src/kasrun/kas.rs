@@ -11,12 +11,12 @@ use super::BuildError;
 use crate::runner::{Cmd, Runner};
 
 /// The kas version `rtbuild setup` installs and the test suite runs.
-pub const PINNED_KAS: &str = "5.5";
+pub(crate) const PINNED_KAS: &str = "5.5";
 /// The oldest kas meta-qcom's kas files work with.
-pub const MIN_KAS: KasVersion = KasVersion { major: 4, minor: 8 };
+pub(crate) const MIN_KAS: KasVersion = KasVersion { major: 4, minor: 8 };
 
 /// How to get a suitable kas, appended to every kas error.
-pub fn install_hint() -> String {
+pub(crate) fn install_hint() -> String {
     format!(
         "install it with `pip install kas=={PINNED_KAS}` (or `pipx install kas=={PINNED_KAS}`), \
          or run `rtbuild setup` to create a venv with it, then put it on PATH or pass --kas PATH"
@@ -25,7 +25,7 @@ pub fn install_hint() -> String {
 
 /// A kas release number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct KasVersion {
+pub(crate) struct KasVersion {
     pub major: u32,
     pub minor: u32,
 }
@@ -38,7 +38,7 @@ impl fmt::Display for KasVersion {
 
 impl KasVersion {
     /// Reads `kas 5.5 (configuration format version 23, …)`; `kas 4.8.1` works too.
-    pub fn parse(text: &str) -> Option<KasVersion> {
+    pub(crate) fn parse(text: &str) -> Option<KasVersion> {
         let line = text.lines().find(|l| l.trim_start().starts_with("kas "))?;
         let number = line.trim_start().strip_prefix("kas ")?.split_whitespace().next()?;
         let mut parts = number.split('.');
@@ -50,13 +50,13 @@ impl KasVersion {
 
 /// A kas that answered `--version` with a supported release.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Kas {
+pub(crate) struct Kas {
     pub program: PathBuf,
     pub version: KasVersion,
 }
 
 /// The kas to use: `explicit` (`--kas PATH`), else `kas` on `path`. Checks the version.
-pub fn find(
+pub(crate) fn find(
     explicit: Option<&Path>,
     path: Option<&std::ffi::OsStr>,
     runner: &dyn Runner,

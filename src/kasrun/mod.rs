@@ -9,20 +9,20 @@
 //!    output folded into a [`tracker::Tracker`] that drives the progress display, and returns a
 //!    [`report::BuildResult`] naming the failed tasks or the image and qcomflash folder.
 
-pub mod after;
-pub mod caches;
-pub mod ci;
-pub mod command;
+pub(crate) mod after;
+pub(crate) mod caches;
+pub(crate) mod ci;
+pub(crate) mod command;
 mod display;
-pub mod events;
-pub mod kas;
+pub(crate) mod events;
+pub(crate) mod kas;
 mod paths;
-pub mod report;
-pub mod run;
-pub mod setup;
-pub mod tracker;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod setup;
+pub(crate) mod tracker;
 
-pub use paths::{BuildPaths, check_writable};
+pub(crate) use paths::{BuildPaths, check_writable};
 
 use std::path::PathBuf;
 
@@ -31,7 +31,7 @@ use kas::KasVersion;
 /// Why a build could not be started or run. Input problems (`BadSetting`, `BadToken`) exit 2;
 /// the rest exit 1.
 #[derive(Debug, thiserror::Error)]
-pub enum BuildError {
+pub(crate) enum BuildError {
     #[error("kas was not found on {looked}; {}", kas::install_hint())]
     KasMissing { looked: String },
     #[error("`{} --version` did not work ({detail}); {}", .program.display(), kas::install_hint())]
@@ -59,7 +59,8 @@ pub enum BuildError {
 
 impl BuildError {
     /// True when the user's input, not the system, is at fault.
-    pub fn is_input(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_input(&self) -> bool {
         matches!(self, BuildError::BadSetting { .. } | BuildError::BadToken { .. })
     }
 }

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use super::caches::CACHES_FILE;
 
 /// The log of the last `rtbuild image` run, inside the build folder.
-pub const LOG_FILE: &str = "rtbuild-image.log";
+pub(super) const LOG_FILE: &str = "rtbuild-image.log";
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct BuildPaths {
+pub(crate) struct BuildPaths {
     /// `KAS_WORK_DIR`: the parent of the output folder.
     pub work: PathBuf,
     /// The per-machine output folder (generated files).
@@ -24,7 +24,7 @@ pub struct BuildPaths {
 
 impl BuildPaths {
     /// `out` must be absolute (the generator returns it so).
-    pub fn new(out: &Path, kas_file: &Path) -> BuildPaths {
+    pub(crate) fn new(out: &Path, kas_file: &Path) -> BuildPaths {
         let work = out.parent().map(Path::to_path_buf).unwrap_or_else(|| out.to_path_buf());
         let build_dir = out.join("build");
         BuildPaths {
@@ -38,13 +38,13 @@ impl BuildPaths {
     }
 
     /// kas's config argument: the generated file, then the caches include.
-    pub fn kas_config(&self) -> String {
+    pub(crate) fn kas_config(&self) -> String {
         format!("{}:{}", self.kas_file.display(), self.caches_file.display())
     }
 
     /// `tmp/deploy/images/<machine>/` (the first `tmp*` folder that has it, for distros that
     /// move TMPDIR).
-    pub fn deploy_dir(&self, machine: &str) -> PathBuf {
+    pub(crate) fn deploy_dir(&self, machine: &str) -> PathBuf {
         let default = self.build_dir.join("tmp/deploy/images").join(machine);
         if default.is_dir() {
             return default;
@@ -63,7 +63,7 @@ impl BuildPaths {
 
 /// Fails early, before anything is generated, when `out` cannot be created or written: its
 /// nearest existing ancestor must be a folder rtbuild can create files in.
-pub fn check_writable(out: &Path) -> Result<(), super::BuildError> {
+pub(crate) fn check_writable(out: &Path) -> Result<(), super::BuildError> {
     let unwritable =
         |path: &Path, source| super::BuildError::Unwritable { path: path.to_path_buf(), source };
     let Some(existing) = out.ancestors().find(|p| p.exists()) else { return Ok(()) };

@@ -10,11 +10,11 @@ use super::events::SstateSummary;
 use super::tracker::{Failure, Tracker};
 
 /// How many lines of a failed task's log to show.
-pub const TAIL_LINES: usize = 25;
+pub(crate) const TAIL_LINES: usize = 25;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum BuildStatus {
+pub(crate) enum BuildStatus {
     Succeeded,
     Failed,
     Interrupted,
@@ -22,7 +22,7 @@ pub enum BuildStatus {
 
 /// Task counts from BitBake's `Tasks Summary`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Tasks {
+pub(crate) struct Tasks {
     pub attempted: u64,
     /// Tasks that did not need to run again.
     pub reused: u64,
@@ -31,7 +31,7 @@ pub struct Tasks {
 
 /// Where the image landed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
-pub struct Artifacts {
+pub(crate) struct Artifacts {
     pub deploy_dir: PathBuf,
     /// `<image>-<machine>.rootfs.qcomflash` (the symlink meta-qcom makes, else the newest
     /// `<image>-<machine>.rootfs-<stamp>.qcomflash` folder).
@@ -41,7 +41,7 @@ pub struct Artifacts {
 }
 
 impl Artifacts {
-    pub fn find(deploy_dir: &Path, image: &str, machine: &str) -> Artifacts {
+    pub(crate) fn find(deploy_dir: &Path, image: &str, machine: &str) -> Artifacts {
         let stem = format!("{image}-{machine}.rootfs");
         let link = deploy_dir.join(format!("{stem}.qcomflash"));
         let qcomflash = if link.is_dir() {
@@ -77,7 +77,7 @@ fn newest(dir: &Path, prefix: &str, suffix: &str, want_dir: bool) -> Option<Path
 
 /// One failed task with the end of its log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FailedTask {
+pub(crate) struct FailedTask {
     #[serde(flatten)]
     pub failure: Failure,
     /// The last lines of the task log (empty when it could not be read).
@@ -86,7 +86,7 @@ pub struct FailedTask {
 
 /// Everything `rtbuild image` reports about one build.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BuildResult {
+pub(crate) struct BuildResult {
     pub machine: String,
     pub image: String,
     pub status: BuildStatus,
@@ -109,7 +109,7 @@ pub struct BuildResult {
 }
 
 impl BuildResult {
-    pub fn failures_from(tracker: &Tracker) -> Vec<FailedTask> {
+    pub(crate) fn failures_from(tracker: &Tracker) -> Vec<FailedTask> {
         tracker
             .failures
             .iter()
@@ -124,12 +124,12 @@ impl BuildResult {
             .collect()
     }
 
-    pub fn tasks_from(tracker: &Tracker) -> Option<Tasks> {
+    pub(crate) fn tasks_from(tracker: &Tracker) -> Option<Tasks> {
         tracker.summary.map(|(attempted, reused, failed)| Tasks { attempted, reused, failed })
     }
 
     /// The human summary of a successful build, one line each.
-    pub fn success_lines(&self) -> Vec<String> {
+    pub(crate) fn success_lines(&self) -> Vec<String> {
         let mut lines = vec![format!(
             "{} for {} in {}",
             self.image,
@@ -152,7 +152,7 @@ impl BuildResult {
     }
 
     /// The human report of a failed build: each failed task, its log's tail, other errors.
-    pub fn failure_lines(&self) -> Vec<String> {
+    pub(crate) fn failure_lines(&self) -> Vec<String> {
         let rule = "-".repeat(60);
         let mut lines = Vec::new();
         for failed in &self.failures {
@@ -186,7 +186,7 @@ impl BuildResult {
 }
 
 /// `1h 02m 03s`, `4m 05s`, `6.2s`.
-pub fn duration(secs: f64) -> String {
+pub(crate) fn duration(secs: f64) -> String {
     let whole = secs as u64;
     match whole {
         0..60 => format!("{secs:.1}s"),
@@ -196,7 +196,7 @@ pub fn duration(secs: f64) -> String {
 }
 
 /// The last `n` lines of a file (lossy UTF-8), or nothing when it cannot be read.
-pub fn tail(path: &Path, n: usize) -> Vec<String> {
+pub(crate) fn tail(path: &Path, n: usize) -> Vec<String> {
     let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
     let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text.lines().collect();

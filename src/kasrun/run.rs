@@ -15,7 +15,7 @@ use crate::ui::Ui;
 
 /// Everything one `kas build` needs, decided before it starts.
 #[derive(Debug, Clone)]
-pub struct BuildJob {
+pub(crate) struct BuildJob {
     pub machine: String,
     pub image: String,
     pub kas: PathBuf,
@@ -28,14 +28,14 @@ pub struct BuildJob {
 }
 
 impl BuildJob {
-    pub fn command(&self) -> Cmd {
+    pub(crate) fn command(&self) -> Cmd {
         let cmd = command::kas_build(&self.kas, &self.layout, &self.dirs, &self.spec);
         command::in_container(cmd, self.container)
     }
 
     /// Writes `caches.yml` when its bytes differ (an unchanged file keeps its mtime), or says
     /// it would.
-    pub fn write_caches(&self, dry_run: bool) -> Result<bool, BuildError> {
+    pub(crate) fn write_caches(&self, dry_run: bool) -> Result<bool, BuildError> {
         let text = self.caches.kas_include(&self.machine);
         let path = &self.layout.caches_file;
         if std::fs::read(path).ok().as_deref() == Some(text.as_bytes()) {
@@ -48,7 +48,7 @@ impl BuildJob {
     }
 
     /// The artifacts this build is expected to produce (for `--dry-run`).
-    pub fn expected_artifacts(&self) -> Vec<PathBuf> {
+    pub(crate) fn expected_artifacts(&self) -> Vec<PathBuf> {
         let deploy = self.layout.build_dir.join("tmp/deploy/images").join(&self.machine);
         let stem = format!("{}-{}.rootfs", self.image, self.machine);
         vec![
@@ -82,7 +82,11 @@ const SHARED_SSTATE_NOTE: &str = "BitBake's \"Sstate directory is shared between
      pass --hashserv none or HOST:PORT";
 
 /// Runs the build; a failed or interrupted build is a result, not an error.
-pub fn build(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<BuildResult, BuildError> {
+pub(crate) fn build(
+    job: &BuildJob,
+    runner: &dyn Runner,
+    ui: &Ui,
+) -> Result<BuildResult, BuildError> {
     std::fs::create_dir_all(&job.layout.build_dir)
         .map_err(|source| BuildError::Unwritable { path: job.layout.build_dir.clone(), source })?;
     let cmd = job.command();
@@ -139,7 +143,7 @@ pub fn build(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<BuildResult
 }
 
 /// Prints a finished build's outcome on stderr (the result itself goes to stdout).
-pub fn report(result: &BuildResult, ui: &Ui) {
+pub(crate) fn report(result: &BuildResult, ui: &Ui) {
     match result.status {
         BuildStatus::Succeeded => {
             let mut lines = result.success_lines().into_iter();

@@ -10,7 +10,10 @@ use crate::ui::Ui;
 
 /// Where `rtbuild setup` puts the venv by default: `$XDG_DATA_HOME/rtbuild/kas-venv`, else
 /// `~/.local/share/rtbuild/kas-venv`.
-pub fn default_venv(xdg_data_home: Option<PathBuf>, home: Option<PathBuf>) -> Option<PathBuf> {
+pub(crate) fn default_venv(
+    xdg_data_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Option<PathBuf> {
     let base = xdg_data_home
         .filter(|p| p.is_absolute())
         .or_else(|| home.map(|h| h.join(".local/share")))?;
@@ -18,7 +21,7 @@ pub fn default_venv(xdg_data_home: Option<PathBuf>, home: Option<PathBuf>) -> Op
 }
 
 /// The commands that create the venv.
-pub fn commands(python: &Path, venv: &Path) -> Vec<Cmd> {
+pub(crate) fn commands(python: &Path, venv: &Path) -> Vec<Cmd> {
     vec![
         Cmd::new(python).args(["-m", "venv"]).arg(venv),
         Cmd::new(venv.join("bin/pip"))
@@ -28,7 +31,12 @@ pub fn commands(python: &Path, venv: &Path) -> Vec<Cmd> {
 }
 
 /// Creates the venv (unless its kas is already the pinned one) and returns its kas.
-pub fn setup(python: &Path, venv: &Path, runner: &dyn Runner, ui: &Ui) -> Result<Kas, BuildError> {
+pub(crate) fn setup(
+    python: &Path,
+    venv: &Path,
+    runner: &dyn Runner,
+    ui: &Ui,
+) -> Result<Kas, BuildError> {
     let kas_path = venv.join("bin/kas");
     if let Ok(found) = kas::find(Some(&kas_path), None, runner)
         && found.version.to_string() == PINNED_KAS

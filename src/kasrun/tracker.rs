@@ -10,7 +10,7 @@ use super::events::{self, Event, SstateSummary, TaskState};
 /// Where the build is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Phase {
+pub(crate) enum Phase {
     Parsing,
     Setscene,
     Tasks,
@@ -18,7 +18,7 @@ pub enum Phase {
 
 /// A task BitBake reported as failed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// `linux-qcom-rt_6.18:do_compile`.
     pub task: String,
     /// `linux-qcom-rt-6.18.37-r0`, when an `ERROR: <recipe> do_x:` line named it.
@@ -39,7 +39,7 @@ struct Pending {
 
 /// Everything learned from the output so far.
 #[derive(Debug, Clone, Default)]
-pub struct Tracker {
+pub(crate) struct Tracker {
     pub phase: Option<Phase>,
     pub parse_percent: Option<u32>,
     pub recipes: Option<u64>,
@@ -63,12 +63,12 @@ pub struct Tracker {
 }
 
 impl Tracker {
-    pub fn new() -> Tracker {
+    pub(crate) fn new() -> Tracker {
         Tracker::default()
     }
 
     /// Folds one raw output line in; returns its event for the display.
-    pub fn feed(&mut self, raw: &str) -> Option<Event> {
+    pub(crate) fn feed(&mut self, raw: &str) -> Option<Event> {
         let line = events::clean(raw);
         let trimmed = line.trim();
         if self.in_summary && self.summary_line(trimmed) {
@@ -191,7 +191,7 @@ impl Tracker {
     }
 
     /// Call after the last line.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.flush_pending();
         self.in_summary = false;
     }
@@ -220,7 +220,7 @@ impl Tracker {
     }
 
     /// A one-line description of where the build is, for the progress display.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self.phase {
             None => "checking out layers".to_string(),
             Some(Phase::Parsing) => match (self.recipes, self.parse_percent) {
@@ -244,7 +244,7 @@ impl Tracker {
     }
 
     /// Position and length for a progress bar in the current phase.
-    pub fn position(&self) -> (u64, u64) {
+    pub(crate) fn position(&self) -> (u64, u64) {
         match self.phase {
             Some(Phase::Parsing) => (u64::from(self.parse_percent.unwrap_or(0)), 100),
             Some(Phase::Setscene) => self.setscene.unwrap_or((0, 0)),

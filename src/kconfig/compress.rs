@@ -6,20 +6,20 @@ use std::io::{self, Read};
 
 /// A compression format, or none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
+pub(crate) enum Compression {
     None,
     Gzip,
     Xz,
     Zstd,
 }
 
-pub const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b, 0x08];
-pub const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
-pub const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+pub(crate) const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b, 0x08];
+pub(crate) const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
+pub(crate) const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
 
 impl Compression {
     /// The format whose magic `head` starts with.
-    pub fn detect(head: &[u8]) -> Compression {
+    pub(crate) fn detect(head: &[u8]) -> Compression {
         if head.starts_with(GZIP_MAGIC) {
             Compression::Gzip
         } else if head.starts_with(XZ_MAGIC) {
@@ -31,7 +31,7 @@ impl Compression {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Compression::None => "plain",
             Compression::Gzip => "gzip",
@@ -41,7 +41,7 @@ impl Compression {
     }
 
     /// A reader that decompresses `input` (one stream; trailing bytes after it are ignored).
-    pub fn decoder<'a, R: Read + 'a>(self, input: R) -> io::Result<Box<dyn Read + 'a>> {
+    pub(crate) fn decoder<'a, R: Read + 'a>(self, input: R) -> io::Result<Box<dyn Read + 'a>> {
         Ok(match self {
             Compression::None => Box::new(input),
             Compression::Gzip => Box::new(flate2::read::GzDecoder::new(input)),
@@ -56,7 +56,7 @@ impl Compression {
 
 /// Decompresses `data` (a stream in `format`) into memory, reading at most `limit` bytes of
 /// output. A stream cut short or corrupt is an error.
-pub fn decompress(format: Compression, data: &[u8], limit: u64) -> io::Result<Vec<u8>> {
+pub(crate) fn decompress(format: Compression, data: &[u8], limit: u64) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
     format.decoder(data)?.take(limit).read_to_end(&mut out)?;
     Ok(out)

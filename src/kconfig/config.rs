@@ -10,7 +10,7 @@ use super::{Line, LineError, Setting, Symbol, Value, parse_line};
 
 /// What a config says about one symbol.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum State<'a> {
+pub(crate) enum State<'a> {
     /// `CONFIG_X=…` (never `Value::No`).
     Set(&'a Value),
     /// `# CONFIG_X is not set`: the symbol was visible and is off.
@@ -21,7 +21,7 @@ pub enum State<'a> {
 
 impl State<'_> {
     /// The state as shown to a person: `y`, `m`, `"text"`, `not set`, `absent`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             State::Set(value) => value.to_string(),
             State::NotSet => "not set".to_string(),
@@ -30,14 +30,14 @@ impl State<'_> {
     }
 
     /// Whether the symbol is on (`y` or `m`).
-    pub fn is_enabled(&self) -> bool {
+    pub(crate) fn is_enabled(&self) -> bool {
         matches!(self, State::Set(Value::Yes | Value::Module))
     }
 }
 
 /// A parsed kernel configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KernelConfig {
+pub(crate) struct KernelConfig {
     settings: BTreeMap<Symbol, Value>,
     /// sha256 of the uncompressed text, as `sha256sum .config` prints it.
     sha256: String,
@@ -45,7 +45,7 @@ pub struct KernelConfig {
 
 /// Why a stream is not a usable kernel config.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     #[error("the file is empty; pass a kernel .config or /proc/config.gz")]
     Empty,
     #[error("not a kernel config: line {line}: {cause}; pass a kernel .config or /proc/config.gz")]
@@ -62,7 +62,7 @@ pub enum ConfigError {
 
 impl KernelConfig {
     /// Reads a config, decompressing it first when it starts with gzip, xz or zstd magic.
-    pub fn read(input: impl Read) -> Result<KernelConfig, ConfigError> {
+    pub(crate) fn read(input: impl Read) -> Result<KernelConfig, ConfigError> {
         let mut input = BufReader::with_capacity(64 * 1024, input);
         let head = input.fill_buf().map_err(ConfigError::Io)?;
         if head.is_empty() {
@@ -80,7 +80,7 @@ impl KernelConfig {
     }
 
     /// Reads an uncompressed config, one line at a time.
-    pub fn read_plain(mut input: impl BufRead) -> Result<KernelConfig, ConfigError> {
+    pub(crate) fn read_plain(mut input: impl BufRead) -> Result<KernelConfig, ConfigError> {
         use sha2::Digest;
         let mut settings = BTreeMap::new();
         let mut digest = sha2::Sha256::new();
@@ -112,17 +112,17 @@ impl KernelConfig {
     }
 
     /// Parses config text already in memory.
-    pub fn parse(text: &[u8]) -> Result<KernelConfig, ConfigError> {
+    pub(crate) fn parse(text: &[u8]) -> Result<KernelConfig, ConfigError> {
         KernelConfig::read_plain(text)
     }
 
     /// sha256 of the uncompressed config text (the `.config` file's own sha256).
-    pub fn sha256(&self) -> &str {
+    pub(crate) fn sha256(&self) -> &str {
         &self.sha256
     }
 
     /// What the config says about `symbol` (with its `CONFIG_` prefix).
-    pub fn state(&self, symbol: &str) -> State<'_> {
+    pub(crate) fn state(&self, symbol: &str) -> State<'_> {
         match self.settings.get(symbol) {
             None => State::Absent,
             Some(Value::No) => State::NotSet,
@@ -131,22 +131,15 @@ impl KernelConfig {
     }
 
     /// Whether `CONFIG_PREEMPT_RT=y`.
-    pub fn is_preempt_rt(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_preempt_rt(&self) -> bool {
         self.state("CONFIG_PREEMPT_RT") == State::Set(&Value::Yes)
     }
 
     /// The number of symbols the config mentions (set or not set).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.settings.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.settings.is_empty()
-    }
-
-    /// Every symbol with its value (`Value::No` for "not set"), sorted by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&Symbol, &Value)> {
-        self.settings.iter()
     }
 }
 

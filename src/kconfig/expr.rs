@@ -8,15 +8,15 @@
 use super::{KernelConfig, State, Value};
 
 /// The deepest nesting of `(` and `!` parsed; real Kconfig files stay below 10.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// The most tokens one expression may have (the longest in Linux 6.12 has under 100); this
 /// bounds the depth of the `&&`/`||` chains that evaluation walks recursively.
-pub const MAX_TOKENS: usize = 2048;
+pub(crate) const MAX_TOKENS: usize = 2048;
 
 /// A parsed expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Expr {
+pub(crate) enum Expr {
     /// A symbol without its `CONFIG_` prefix, or a constant `y`, `m`, `n`, or a number.
     Symbol(String),
     /// A quoted string constant.
@@ -30,7 +30,7 @@ pub enum Expr {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cmp {
+pub(crate) enum Cmp {
     Eq,
     Ne,
     Lt,
@@ -117,7 +117,7 @@ fn tokens(text: &str) -> Option<Vec<Token>> {
 }
 
 /// Parses `text`; `None` when it is not a well-formed expression (or nests too deep).
-pub fn parse(text: &str) -> Option<Expr> {
+pub(crate) fn parse(text: &str) -> Option<Expr> {
     let tokens = tokens(text)?;
     let mut parser = Parser { tokens: &tokens, at: 0 };
     let expr = parser.or(0)?;
@@ -212,7 +212,7 @@ fn tristate(text: &str) -> u8 {
 
 impl Expr {
     /// Kconfig's value of the expression: 0 (n), 1 (m) or 2 (y). Macros count as 2.
-    pub fn eval(&self, config: &KernelConfig) -> u8 {
+    pub(crate) fn eval(&self, config: &KernelConfig) -> u8 {
         match self {
             Expr::Symbol(name) => tristate(&value_text(name, config)),
             Expr::Text(text) => tristate(text),
@@ -250,7 +250,7 @@ impl Expr {
     }
 
     /// The top-level `&&` operands, in order (`A && (B || C)` gives `A`, `B || C`).
-    pub fn conjuncts(&self) -> Vec<&Expr> {
+    pub(crate) fn conjuncts(&self) -> Vec<&Expr> {
         match self {
             Expr::And(a, b) => {
                 let mut all = a.conjuncts();
@@ -262,7 +262,7 @@ impl Expr {
     }
 
     /// Every symbol the expression reads (constants and numbers left out), in order, once.
-    pub fn symbols(&self) -> Vec<&str> {
+    pub(crate) fn symbols(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         self.collect_symbols(&mut out);
         out
@@ -287,7 +287,7 @@ impl Expr {
     }
 
     /// The plain symbol when the expression is just one (`EXPERT`), for fix hints.
-    pub fn as_symbol(&self) -> Option<&str> {
+    pub(crate) fn as_symbol(&self) -> Option<&str> {
         match self {
             Expr::Symbol(name) if !matches!(name.as_str(), "y" | "m" | "n") => Some(name),
             _ => None,
@@ -295,7 +295,7 @@ impl Expr {
     }
 
     /// The expression written back the way Kconfig files write it.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         self.write(0)
     }
 

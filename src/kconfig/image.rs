@@ -12,9 +12,9 @@ use super::config::{ConfigError, KernelConfig};
 use super::pe;
 
 /// The IKCONFIG start marker, followed directly by the gzip stream.
-pub const IKCFG_START: &[u8] = b"IKCFG_ST";
+pub(crate) const IKCFG_START: &[u8] = b"IKCFG_ST";
 /// The IKCONFIG end marker.
-pub const IKCFG_END: &[u8] = b"IKCFG_ED";
+pub(crate) const IKCFG_END: &[u8] = b"IKCFG_ED";
 
 /// Decompressed kernels are at most this big (a 6.x arm64 `Image` is about 40 MB).
 const MAX_KERNEL: u64 = 512 << 20;
@@ -25,7 +25,7 @@ const MAX_CANDIDATES: usize = 64;
 
 /// Everything found in a kernel image.
 #[derive(Debug, Default)]
-pub struct ImageInfo {
+pub(crate) struct ImageInfo {
     /// The embedded config, when the kernel was built with `CONFIG_IKCONFIG`.
     pub config: Option<KernelConfig>,
     /// `6.18.37-rt #1 SMP PREEMPT_RT Tue …`: the release and `UTS_VERSION`.
@@ -40,7 +40,7 @@ pub struct ImageInfo {
 
 /// An image held an IKCONFIG marker whose config could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ImageError {
+pub(crate) enum ImageError {
     #[error("cannot read {format} data: {cause}; the file is truncated or corrupt")]
     Corrupt { format: &'static str, cause: std::io::Error },
     #[error(
@@ -50,7 +50,7 @@ pub enum ImageError {
 }
 
 /// Looks through `data` (a whole image file) for the config, version and command line.
-pub fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
+pub(crate) fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
     // A file that is itself compressed (Image.gz) must decompress cleanly.
     let format = Compression::detect(data);
     if format != Compression::None {
@@ -111,19 +111,19 @@ fn scan(data: &[u8], info: &mut ImageInfo, layers: &mut Vec<String>) -> Result<(
 }
 
 /// Whether `data` is a unified kernel image (a PE file with a `.linux` section).
-pub fn is_uki(data: &[u8]) -> bool {
+pub(crate) fn is_uki(data: &[u8]) -> bool {
     pe::sections(data).is_some_and(|s| s.contains_key(".linux"))
 }
 
 /// A UKI's `.cmdline` section, trimmed.
-pub fn uki_cmdline(data: &[u8]) -> Option<String> {
+pub(crate) fn uki_cmdline(data: &[u8]) -> Option<String> {
     let sections = pe::sections(data)?;
     let text = String::from_utf8_lossy(sections.get(".cmdline")?).into_owned();
     Some(text.trim_matches(['\0', ' ', '\n']).to_string())
 }
 
 /// The config between `IKCFG_ST` and `IKCFG_ED`, if the image has one.
-pub fn ikconfig(data: &[u8]) -> Result<Option<KernelConfig>, ImageError> {
+pub(crate) fn ikconfig(data: &[u8]) -> Result<Option<KernelConfig>, ImageError> {
     let mut from = 0;
     while let Some(pos) = find(&data[from..], IKCFG_START).map(|p| p + from) {
         let start = pos + IKCFG_START.len();
@@ -205,7 +205,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Whether a version string (`uname -v`, or the banner) names a PREEMPT_RT kernel.
-pub fn version_is_rt(version: &str) -> bool {
+pub(crate) fn version_is_rt(version: &str) -> bool {
     version.split_whitespace().any(|word| word == "PREEMPT_RT")
 }
 

@@ -2,14 +2,14 @@
 //! `CONFIG_X=y`, `CONFIG_X=m`, `CONFIG_X="text"`, `CONFIG_X=42`, `CONFIG_X=0x1f` and
 //! `# CONFIG_X is not set`.
 
-pub mod compress;
+pub(crate) mod compress;
 mod config;
-pub mod expr;
-pub mod image;
+pub(crate) mod expr;
+pub(crate) mod image;
 mod pe;
-pub mod tree;
+pub(crate) mod tree;
 
-pub use config::{ConfigError, KernelConfig, State};
+pub(crate) use config::{ConfigError, KernelConfig, State};
 
 use std::fmt;
 
@@ -105,7 +105,7 @@ impl fmt::Display for Setting {
 
 /// What one line of a config file or fragment holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Line {
+pub(crate) enum Line {
     Blank,
     Comment,
     Setting(Setting),
@@ -125,7 +125,7 @@ pub enum LineError {
 }
 
 /// Parses one line of a `.config` file or `.cfg` fragment.
-pub fn parse_line(raw: &str) -> Result<Line, LineError> {
+pub(crate) fn parse_line(raw: &str) -> Result<Line, LineError> {
     let line = raw.trim_end_matches(['\r', '\n']).trim();
     if line.is_empty() {
         return Ok(Line::Blank);

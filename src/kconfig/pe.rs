@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 /// Section name → section bytes, or `None` when `data` is not a well-formed PE file.
-pub fn sections(data: &[u8]) -> Option<BTreeMap<String, &[u8]>> {
+pub(super) fn sections(data: &[u8]) -> Option<BTreeMap<String, &[u8]>> {
     if !data.starts_with(b"MZ") {
         return None;
     }
@@ -45,7 +45,7 @@ fn u32_at(data: &[u8], at: usize) -> Option<u32> {
 
 /// Builds a minimal PE file with the given sections (for tests here and in `verify`).
 #[cfg(test)]
-pub fn build(sections: &[(&str, &[u8])]) -> Vec<u8> {
+pub(super) fn build(sections: &[(&str, &[u8])]) -> Vec<u8> {
     let pe = 0x80usize;
     let optional_size = 0xf0usize;
     let table = pe + 4 + 20 + optional_size;

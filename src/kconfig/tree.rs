@@ -23,7 +23,7 @@ const MAX_FILE_BYTES: u64 = 8 << 20;
 
 /// Where something is written: a path relative to the tree, and a 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location {
+pub(crate) struct Location {
     pub file: String,
     pub line: usize,
 }
@@ -36,7 +36,7 @@ impl std::fmt::Display for Location {
 
 /// Where a dependency comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DepFrom {
+pub(crate) enum DepFrom {
     /// The entry's own `depends on`.
     DependsOn,
     /// An enclosing `if … endif`.
@@ -49,7 +49,7 @@ pub enum DepFrom {
 
 /// One dependency: an expression and the line it was written on.
 #[derive(Debug, Clone)]
-pub struct Dep {
+pub(crate) struct Dep {
     pub expr: Expr,
     pub at: Location,
     pub from: DepFrom,
@@ -57,7 +57,7 @@ pub struct Dep {
 
 /// One `config`/`menuconfig` entry (a symbol may have several).
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The symbol without `CONFIG_`.
     pub symbol: String,
     pub at: Location,
@@ -73,7 +73,7 @@ pub struct Entry {
 
 /// A `choice … endchoice` block.
 #[derive(Debug, Clone)]
-pub struct Choice {
+pub(crate) struct Choice {
     pub at: Location,
     pub prompt: Option<String>,
     pub depends: Vec<Dep>,
@@ -83,7 +83,7 @@ pub struct Choice {
 
 /// `select TARGET [if COND]` in the entry of `by`.
 #[derive(Debug, Clone)]
-pub struct Select {
+pub(crate) struct Select {
     pub by: String,
     pub target: String,
     pub cond: Option<Expr>,
@@ -92,7 +92,7 @@ pub struct Select {
 
 /// Everything read from one tree.
 #[derive(Debug, Clone)]
-pub struct KconfigTree {
+pub(crate) struct KconfigTree {
     pub root: PathBuf,
     /// `SRCARCH` used for `source "arch/$(SRCARCH)/…"`; `None` skips those files.
     pub arch: Option<String>,
@@ -109,10 +109,10 @@ pub struct KconfigTree {
      folder (a build keeps it in tmp/work-shared/<machine>/kernel-source)",
     .0.display()
 )]
-pub struct NotKernelSource(pub PathBuf);
+pub(crate) struct NotKernelSource(pub PathBuf);
 
 /// The architecture a config was made for (`CONFIG_ARM64=y` → `arm64`), as `SRCARCH`.
-pub fn arch_of(config: &KernelConfig) -> Option<&'static str> {
+pub(crate) fn arch_of(config: &KernelConfig) -> Option<&'static str> {
     const ARCHES: &[(&str, &str)] = &[
         ("CONFIG_ARM64", "arm64"),
         ("CONFIG_X86", "x86"),
@@ -127,7 +127,7 @@ pub fn arch_of(config: &KernelConfig) -> Option<&'static str> {
 }
 
 /// Whether `dir` holds a kernel source tree (a top-level `Kconfig`).
-pub fn check_root(dir: &Path) -> Result<(), NotKernelSource> {
+pub(crate) fn check_root(dir: &Path) -> Result<(), NotKernelSource> {
     if dir.join("Kconfig").is_file() { Ok(()) } else { Err(NotKernelSource(dir.to_path_buf())) }
 }
 
@@ -158,7 +158,7 @@ struct Reader {
 
 impl KconfigTree {
     /// Reads every Kconfig file reachable from `root/Kconfig` for `arch`.
-    pub fn read(root: &Path, arch: Option<&str>) -> Result<KconfigTree, NotKernelSource> {
+    pub(crate) fn read(root: &Path, arch: Option<&str>) -> Result<KconfigTree, NotKernelSource> {
         check_root(root)?;
         let arch = arch
             .filter(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
@@ -180,17 +180,17 @@ impl KconfigTree {
     }
 
     /// The definitions of `symbol` (without `CONFIG_`).
-    pub fn definitions(&self, symbol: &str) -> Vec<&Entry> {
+    pub(crate) fn definitions(&self, symbol: &str) -> Vec<&Entry> {
         self.entries.iter().filter(|e| e.symbol == symbol).collect()
     }
 
     /// Whether any definition of `symbol` has a prompt.
-    pub fn has_prompt(&self, symbol: &str) -> bool {
+    pub(crate) fn has_prompt(&self, symbol: &str) -> bool {
         self.entries.iter().any(|e| e.symbol == symbol && e.prompt)
     }
 
     /// The `select` lines that name `symbol`.
-    pub fn selectors(&self, symbol: &str) -> Vec<&Select> {
+    pub(crate) fn selectors(&self, symbol: &str) -> Vec<&Select> {
         self.selects.iter().filter(|s| s.target == symbol).collect()
     }
 }

@@ -23,7 +23,7 @@ use crate::testrun::{CommandSpec, Commands, CustomLoad, Length, Measure, Scenari
 use crate::tune::CpuLayout;
 
 /// One job may hold a board this long at most (7 days).
-pub const MAX_JOB_HOURS: u64 = 168;
+pub(crate) const MAX_JOB_HOURS: u64 = 168;
 /// Minutes for downloading the bundle, flashing it and booting (lava-test-plans allows 5, 12
 /// and 2 for its smaller images; a multi-GB RT bundle gets more).
 const DOWNLOAD_MIN: u64 = 30;
@@ -36,11 +36,11 @@ const POSTPROCESS_IMAGE: &str = "debian:bookworm-slim";
 /// The on-target folder for cyclictest's results (below `$TMPDIR`, else `/tmp`).
 const WORK_DIR: &str = "${TMPDIR:-/tmp}/rtbuild-lava";
 /// The inline test definition's name (and the LAVA result suite).
-pub const DEFINITION: &str = "rtbuild-rt";
+pub(crate) const DEFINITION: &str = "rtbuild-rt";
 
 /// Bad `rtbuild lava` input; every message names the flag and what to pass.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum JobError {
+pub(crate) enum JobError {
     #[error(
         "bad --bundle-url `{url}`: {why}; pass the http(s) URL of a bundle (*.tar.zst from `rtbuild bundle`, or a *.qcomflash.tar.gz)"
     )]
@@ -61,7 +61,7 @@ pub enum JobError {
 
 /// A bundle URL LAVA can download, with the compression LAVA undoes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BundleUrl {
+pub(crate) struct BundleUrl {
     pub url: String,
     /// `zstd`, `gz` or `xz`.
     pub compression: &'static str,
@@ -72,7 +72,7 @@ pub struct BundleUrl {
 impl BundleUrl {
     /// An `http(s)://HOST/…/NAME.tar.zst|.tar.gz|.tar.xz` URL made of characters that need no
     /// quoting anywhere (no spaces, quotes, `$`, backslashes or control characters).
-    pub fn parse(text: &str) -> Result<BundleUrl, JobError> {
+    pub(crate) fn parse(text: &str) -> Result<BundleUrl, JobError> {
         let bad = |why| JobError::BundleUrl { url: text.chars().take(80).collect(), why };
         let rest = text
             .strip_prefix("https://")
@@ -105,7 +105,7 @@ impl BundleUrl {
 
 /// Everything a job needs, validated by the caller except what [`render`] checks.
 #[derive(Debug, Clone)]
-pub struct JobRequest {
+pub(crate) struct JobRequest {
     /// The catalog machine name (the image's host name, so the shell prompt is `root@<name>`).
     pub machine: String,
     pub device_type: String,
@@ -146,7 +146,7 @@ impl JobRequest {
     /// Minutes one scenario may take: the run, a second of load warm-up, and two minutes
     /// to stop the load and print the results.
     /// The commands `rtbuild test` would run for `scenario`, results in `json_path`.
-    pub fn commands(&self, scenario: Scenario, json_path: &str) -> Commands {
+    pub(crate) fn commands(&self, scenario: Scenario, json_path: &str) -> Commands {
         let measure = self.measure();
         let spec = CommandSpec {
             measure: &measure,
@@ -171,7 +171,7 @@ impl JobRequest {
         DOWNLOAD_MIN + FLASH_MIN + BOOT_MIN + self.test_minutes()
     }
 
-    pub fn validate(&self) -> Result<(), JobError> {
+    pub(crate) fn validate(&self) -> Result<(), JobError> {
         if self.scenarios.is_empty() {
             return Err(JobError::NoScenario);
         }
@@ -194,7 +194,7 @@ fn scenario_minutes(length: Length, interval_us: u32) -> u64 {
 
 /// Minutes a whole job of `scenarios` runs of `length` may take (download, flash, boot,
 /// tests), or why a job that long is refused.
-pub fn job_minutes(
+pub(crate) fn job_minutes(
     duration: &str,
     length: Length,
     interval_us: u32,
@@ -230,7 +230,7 @@ fn strings(items: &[String]) -> Value {
 }
 
 /// The job definition as YAML text (deterministic).
-pub fn render(req: &JobRequest) -> Result<String, JobError> {
+pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
     req.validate()?;
     let scenario_list: Vec<String> = req.scenarios.iter().map(ToString::to_string).collect();
     let length = match req.span.length {
@@ -405,7 +405,7 @@ fn test(req: &JobRequest) -> Value {
 
 /// The test definition's shell steps. Each step is one line (LAVA writes the steps into one
 /// script, in order); scenario steps run in a subshell so that nothing fails the script early.
-pub fn steps(req: &JobRequest) -> Vec<String> {
+pub(crate) fn steps(req: &JobRequest) -> Vec<String> {
     let scenario_list: Vec<String> = req.scenarios.iter().map(ToString::to_string).collect();
     let mut steps = vec![
         // LAVA's run script traces every command; the raw outputs are easier to read without.

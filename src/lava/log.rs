@@ -20,7 +20,7 @@ struct Entry {
 
 /// What a LAVA job log holds for rtbuild.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct LavaLog {
+pub(crate) struct LavaLog {
     /// From the `RUN` marker.
     pub machine: Option<String>,
     pub threshold_us: Option<f64>,
@@ -29,7 +29,7 @@ pub struct LavaLog {
 
 /// One scenario's raw output.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LogScenario {
+pub(crate) struct LogScenario {
     pub name: String,
     /// cyclictest's output, one line per log line.
     pub raw: String,
@@ -41,7 +41,7 @@ pub struct LogScenario {
 
 /// The file is not a LAVA log, or holds nothing rtbuild printed.
 #[derive(Debug, thiserror::Error)]
-pub enum LogError {
+pub(crate) enum LogError {
     #[error(
         "it is not a LAVA job log ({0}); save one with `lavacli jobs logs --raw JOB-ID > FILE`"
     )]
@@ -55,7 +55,7 @@ pub enum LogError {
 
 /// Whether `head` (the start of a file) looks like a LAVA job log: a YAML list whose first
 /// entry has `dt`/`lvl` keys.
-pub fn looks_like(head: &str) -> bool {
+pub(crate) fn looks_like(head: &str) -> bool {
     let Some(first) = head.lines().map(str::trim_start).find(|l| !l.is_empty()) else {
         return false;
     };
@@ -78,7 +78,7 @@ fn kernel_message(line: &str) -> bool {
 }
 
 /// Parses a whole job log.
-pub fn parse(text: &str) -> Result<LavaLog, LogError> {
+pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
     let entries: Vec<Entry> = serde_yaml::from_str(text).map_err(LogError::Yaml)?;
     let mut log = LavaLog::default();
     let mut open: Option<LogScenario> = None;

@@ -10,17 +10,17 @@
 //! ```
 
 /// What the job measured and against which limit, printed once before the scenarios.
-pub const RUN: &str = "<<<RTBUILD-RUN";
+pub(crate) const RUN: &str = "<<<RTBUILD-RUN";
 /// Starts one scenario's raw cyclictest output.
-pub const BEGIN: &str = "<<<RTBUILD-RAW-BEGIN";
+pub(crate) const BEGIN: &str = "<<<RTBUILD-RAW-BEGIN";
 /// Ends it, with cyclictest's exit status.
-pub const END: &str = "<<<RTBUILD-RAW-END";
+pub(crate) const END: &str = "<<<RTBUILD-RAW-END";
 /// Closes every marker line.
-pub const CLOSE: &str = ">>>";
+pub(crate) const CLOSE: &str = ">>>";
 
 /// `key=value` fields of a marker line that starts with `marker`, or `None` when the line is
 /// not that marker.
-pub fn fields<'a>(line: &'a str, marker: &str) -> Option<Vec<(&'a str, &'a str)>> {
+pub(crate) fn fields<'a>(line: &'a str, marker: &str) -> Option<Vec<(&'a str, &'a str)>> {
     let rest = line.strip_prefix(marker)?;
     let rest = rest.trim_end().strip_suffix(CLOSE)?;
     if !rest.is_empty() && !rest.starts_with(' ') {
@@ -30,7 +30,7 @@ pub fn fields<'a>(line: &'a str, marker: &str) -> Option<Vec<(&'a str, &'a str)>
 }
 
 /// The value of `key` among `fields`.
-pub fn get<'a>(fields: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
+pub(crate) fn get<'a>(fields: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
     fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
 }
 

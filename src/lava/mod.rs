@@ -7,9 +7,9 @@
 //! The two halves meet in [`markers`]: the job prints every raw cyclictest output between a
 //! begin and an end line, and the log reader takes exactly those lines.
 
-pub mod job;
-pub mod log;
-pub mod markers;
+pub(crate) mod job;
+pub(crate) mod log;
+pub(crate) mod markers;
 
-pub use job::{BundleUrl, JobError, JobRequest, render};
-pub use log::{LavaLog, LogError, LogScenario};
+pub(crate) use job::{BundleUrl, JobRequest, render};
+pub(crate) use log::LogError;

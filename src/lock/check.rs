@@ -17,7 +17,7 @@ use crate::plan::values::CommitId;
 /// One thing wrong with one repo.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Problem {
+pub(crate) enum Problem {
     /// The lock pins it, nothing is checked out.
     Missing,
     /// Checked out at another commit.
@@ -46,7 +46,7 @@ impl std::fmt::Display for Problem {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct RepoCheck {
+pub(crate) struct RepoCheck {
     pub repo: String,
     pub path: PathBuf,
     pub pinned: Option<CommitId>,
@@ -55,13 +55,13 @@ pub struct RepoCheck {
 }
 
 impl RepoCheck {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.problems.is_empty()
     }
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct CheckReport {
+pub(crate) struct CheckReport {
     pub lock_file: PathBuf,
     pub work_dir: PathBuf,
     pub passed: bool,
@@ -69,7 +69,11 @@ pub struct CheckReport {
 }
 
 /// Compares the checkouts under `work_dir` with `lock` (read from `lock_path`).
-pub fn check(lock: &LockFile, lock_path: &Path, work_dir: &Path) -> Result<CheckReport, LockError> {
+pub(crate) fn check(
+    lock: &LockFile,
+    lock_path: &Path,
+    work_dir: &Path,
+) -> Result<CheckReport, LockError> {
     let mut repos = Vec::new();
     for (name, pin) in &lock.repos {
         let path = work_dir.join(name);

@@ -18,7 +18,7 @@ const KAS_PATCH_EMAIL: &str = "kas@example.com";
 
 /// A repo as checked out under the kas work folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Checkout {
+pub(crate) struct Checkout {
     pub name: String,
     pub path: PathBuf,
     /// HEAD without kas's patch commits: the commit to pin.
@@ -35,14 +35,14 @@ pub struct Checkout {
 
 /// One commit, for `lock --diff`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CommitSummary {
+pub(crate) struct CommitSummary {
     pub commit: String,
     pub subject: String,
 }
 
 impl Checkout {
     /// Reads the checkout of `name` at `path`; `Ok(None)` when nothing is checked out there.
-    pub fn open(name: &str, path: &Path) -> Result<Option<Checkout>, LockError> {
+    pub(crate) fn open(name: &str, path: &Path) -> Result<Option<Checkout>, LockError> {
         if !path.join(".git").exists() {
             return Ok(None);
         }
@@ -77,7 +77,7 @@ impl Checkout {
 }
 
 /// `head` without the patch commits kas put on top of it.
-pub fn upstream_commit(repo: &Repository, head: Oid) -> Result<Oid, git2::Error> {
+pub(crate) fn upstream_commit(repo: &Repository, head: Oid) -> Result<Oid, git2::Error> {
     let mut commit = repo.find_commit(head)?;
     while commit.author().email().ok() == Some(KAS_PATCH_EMAIL)
         && commit.summary().ok().flatten().is_some_and(|s| s.starts_with("kas: "))
@@ -101,7 +101,7 @@ fn branch_at(repo: &Repository, commit: Oid) -> Result<Option<String>, git2::Err
 }
 
 /// The tip kas resolves a branch to: `origin/<branch>`, else the local branch.
-pub fn branch_tip(repo: &Repository, branch: &str) -> Option<Oid> {
+pub(super) fn branch_tip(repo: &Repository, branch: &str) -> Option<Oid> {
     [format!("refs/remotes/origin/{branch}"), format!("refs/heads/{branch}")]
         .iter()
         .find_map(|r| repo.refname_to_id(r).ok())
@@ -109,7 +109,7 @@ pub fn branch_tip(repo: &Repository, branch: &str) -> Option<Oid> {
 
 /// Whether `commit` is on `branch` (`Some`), or `None` when the branch is not known there.
 /// Without a branch name, any remote branch counts.
-pub fn on_branch(repo: &Repository, branch: Option<&str>, commit: Oid) -> Option<bool> {
+pub(super) fn on_branch(repo: &Repository, branch: Option<&str>, commit: Oid) -> Option<bool> {
     let reachable =
         |tip: Oid| tip == commit || repo.graph_descendant_of(tip, commit).unwrap_or(false);
     match branch {
@@ -124,7 +124,7 @@ pub fn on_branch(repo: &Repository, branch: Option<&str>, commit: Oid) -> Option
 }
 
 /// Commits reachable from `new` but not from `old`, newest first.
-pub fn commits_between(
+pub(crate) fn commits_between(
     repo: &Repository,
     old: Oid,
     new: Oid,
@@ -145,12 +145,12 @@ pub fn commits_between(
 }
 
 /// A git object id as a pin (SHA-1 repositories only, like kas).
-pub fn oid_to_commit(oid: Oid) -> Result<CommitId, git2::Error> {
+pub(super) fn oid_to_commit(oid: Oid) -> Result<CommitId, git2::Error> {
     CommitId::new(&oid.to_string())
         .map_err(|_| git2::Error::from_str("only SHA-1 repositories can be pinned"))
 }
 
-pub fn commit_to_oid(commit: &CommitId) -> Result<Oid, git2::Error> {
+pub(super) fn commit_to_oid(commit: &CommitId) -> Result<Oid, git2::Error> {
     Oid::from_str(commit.as_str())
 }
 

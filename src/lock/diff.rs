@@ -12,7 +12,7 @@ use super::{LockError, LockFile};
 use crate::plan::values::CommitId;
 
 #[derive(Debug, Clone, Serialize)]
-pub struct RepoDiff {
+pub(crate) struct RepoDiff {
     pub repo: String,
     /// `same`, `changed`, `added` or `removed`.
     pub change: &'static str,
@@ -32,20 +32,20 @@ pub struct RepoDiff {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct LockDiff {
+pub(crate) struct LockDiff {
     pub old_file: PathBuf,
     pub new_file: PathBuf,
     pub repos: Vec<RepoDiff>,
 }
 
 impl LockDiff {
-    pub fn changed(&self) -> usize {
+    pub(crate) fn changed(&self) -> usize {
         self.repos.iter().filter(|r| r.change != "same").count()
     }
 }
 
 /// Compares `old` and `new` pin by pin.
-pub fn diff(
+pub(crate) fn diff(
     old: (&LockFile, &Path),
     new: (&LockFile, &Path),
     work_dir: &Path,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use crate::runner::RunError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum LockError {
+pub(crate) enum LockError {
     #[error("cannot read lock file {}: {source}; check the path", path.display())]
     Read {
         path: PathBuf,
@@ -75,7 +75,7 @@ pub enum LockError {
 impl LockError {
     /// The user's input (a lock file, a repo name, a missing generated file) is at fault:
     /// exit code 2.
-    pub fn is_input(&self) -> bool {
+    pub(crate) fn is_input(&self) -> bool {
         matches!(
             self,
             LockError::Read { .. }

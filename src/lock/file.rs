@@ -14,12 +14,12 @@ use super::LockError;
 use crate::plan::values::CommitId;
 
 /// The lowest kas config format that knows `overrides:` (kas `LOCKFILE_VERSION_MIN`).
-pub const LOCK_HEADER_VERSION: u32 = 14;
+pub(crate) const LOCK_HEADER_VERSION: u32 = 14;
 
 /// Which of the two layouts a lock file used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum LockForm {
+pub(crate) enum LockForm {
     /// `overrides: repos: <name>: commit:` (kas lock).
     Overrides,
     /// `repos: <name>: {url, branch, commit}` (meta-qcom-releases `lock.yml`).
@@ -28,7 +28,7 @@ pub enum LockForm {
 
 /// One pinned repo.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Pin {
+pub(crate) struct Pin {
     pub commit: CommitId,
     /// The branch the commit must be on, when the lock says so.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -39,25 +39,25 @@ pub struct Pin {
 }
 
 impl Pin {
-    pub fn commit(commit: CommitId) -> Pin {
+    pub(crate) fn commit(commit: CommitId) -> Pin {
         Pin { commit, branch: None, url: None }
     }
 }
 
 /// A parsed, validated lock: repo name → pin, sorted by name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LockFile {
+pub(crate) struct LockFile {
     pub form: LockForm,
     pub repos: BTreeMap<String, Pin>,
 }
 
 impl LockFile {
-    pub fn new(repos: BTreeMap<String, Pin>) -> LockFile {
+    pub(crate) fn new(repos: BTreeMap<String, Pin>) -> LockFile {
         LockFile { form: LockForm::Overrides, repos }
     }
 
     /// Reads and validates the lock file at `path`.
-    pub fn read(path: &Path) -> Result<LockFile, LockError> {
+    pub(crate) fn read(path: &Path) -> Result<LockFile, LockError> {
         if !path.exists() {
             return Err(LockError::NoLock { path: path.to_path_buf() });
         }
@@ -67,7 +67,7 @@ impl LockFile {
     }
 
     /// Parses lock text in either form; `path` is only used in messages.
-    pub fn parse(text: &str, path: &Path) -> Result<LockFile, LockError> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<LockFile, LockError> {
         let shape = |problem: &str, fix: &'static str| LockError::Shape {
             path: path.to_path_buf(),
             problem: problem.to_string(),
@@ -134,7 +134,7 @@ impl LockFile {
 
     /// kas's overrides form, sorted by repo name. `branch` and `url` are written only when the
     /// pin carries them (a lock taken over from the full form).
-    pub fn to_kas_yaml(&self, comment: &str) -> String {
+    pub(crate) fn to_kas_yaml(&self, comment: &str) -> String {
         #[derive(Serialize)]
         struct Header {
             version: u32,
@@ -159,11 +159,6 @@ impl LockFile {
         }
         text.push_str(&body);
         text
-    }
-
-    /// Only the commits, as `name → commit`.
-    pub fn commits(&self) -> BTreeMap<&str, &CommitId> {
-        self.repos.iter().map(|(k, v)| (k.as_str(), &v.commit)).collect()
     }
 }
 

@@ -27,7 +27,7 @@ header:\n  version: 14\noverrides:\n  repos: {}\n";
 
 /// Writes the pin-less lock at `path` unless a lock is already there (it is never overwritten);
 /// true when it was written.
-pub fn write_placeholder(path: &Path) -> Result<bool, LockError> {
+pub(crate) fn write_placeholder(path: &Path) -> Result<bool, LockError> {
     if path.exists() {
         return Ok(false);
     }
@@ -37,7 +37,7 @@ pub fn write_placeholder(path: &Path) -> Result<bool, LockError> {
 
 /// True when `path` is a lock without pins (the placeholder, or a lock with an empty
 /// `overrides: repos:`): there is nothing to keep from it.
-pub fn is_placeholder(path: &Path) -> bool {
+pub(crate) fn is_placeholder(path: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(path) else { return false };
     let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { return false };
     doc.get("repos").is_none()
@@ -48,7 +48,7 @@ pub fn is_placeholder(path: &Path) -> bool {
 }
 
 /// kas's lock file name for `kas_file`: `dir/x.yml` → `dir/x.lock.yml`.
-pub fn lock_path_for(kas_file: &Path) -> PathBuf {
+pub(crate) fn lock_path_for(kas_file: &Path) -> PathBuf {
     let stem = kas_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let ext = kas_file.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
     kas_file.with_file_name(format!("{stem}.lock{ext}"))
@@ -56,7 +56,7 @@ pub fn lock_path_for(kas_file: &Path) -> PathBuf {
 
 /// What [`install`] did.
 #[derive(Debug, Clone, Serialize)]
-pub struct InstallOutcome {
+pub(crate) struct InstallOutcome {
     /// The lock file kas will read.
     pub lock_file: PathBuf,
     /// The form of the source file.
@@ -71,7 +71,7 @@ pub struct InstallOutcome {
 /// form. Repo names are checked against meta-qcom's names and the kas file's own `repos:`;
 /// `branch` and `url` from the full form are kept as overrides, so the build uses the branch and
 /// URL the release was made from. Nothing is written when the source is bad.
-pub fn install(source: &Path, kas_file: &Path) -> Result<InstallOutcome, LockError> {
+pub(crate) fn install(source: &Path, kas_file: &Path) -> Result<InstallOutcome, LockError> {
     if !kas_file.is_file() {
         return Err(LockError::NoKasFile { path: kas_file.to_path_buf() });
     }

@@ -14,7 +14,7 @@ use crate::runner::{Cmd, run_captured};
 
 /// Where kas runs: the kas file, its work folder, and the kas program.
 #[derive(Debug, Clone)]
-pub struct KasConfig {
+pub(crate) struct KasConfig {
     pub kas_file: PathBuf,
     pub work_dir: PathBuf,
     /// `kas` (from PATH) unless the caller names another program.
@@ -23,7 +23,7 @@ pub struct KasConfig {
 
 /// One repo of the merged config.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BuildRepo {
+pub(crate) struct BuildRepo {
     pub name: String,
     pub url: Option<String>,
     pub branch: Option<String>,
@@ -34,13 +34,13 @@ pub struct BuildRepo {
 
 impl BuildRepo {
     /// A repo kas manages (has a URL); local repos are the user's own folder.
-    pub fn is_remote(&self) -> bool {
+    pub(crate) fn is_remote(&self) -> bool {
         self.url.is_some()
     }
 }
 
 /// Runs `kas dump` and returns the build's repos, sorted by name.
-pub fn kas_dump(config: &KasConfig) -> Result<Vec<BuildRepo>, LockError> {
+pub(crate) fn kas_dump(config: &KasConfig) -> Result<Vec<BuildRepo>, LockError> {
     if !config.kas_file.is_file() {
         return Err(LockError::NoKasFile { path: config.kas_file.clone() });
     }
@@ -59,7 +59,7 @@ pub fn kas_dump(config: &KasConfig) -> Result<Vec<BuildRepo>, LockError> {
 }
 
 /// Reads the `repos:` of a `kas dump --format json` output.
-pub fn parse_dump(text: &str, work_dir: &Path) -> Result<Vec<BuildRepo>, LockError> {
+pub(super) fn parse_dump(text: &str, work_dir: &Path) -> Result<Vec<BuildRepo>, LockError> {
     let bad = |message: &str| LockError::KasOutput { message: message.to_string() };
     let doc: Value = serde_json::from_str(text).map_err(|e| bad(&e.to_string()))?;
     let repos = doc.get("repos").and_then(Value::as_object).ok_or_else(|| bad("no `repos`"))?;
@@ -89,7 +89,7 @@ pub fn parse_dump(text: &str, work_dir: &Path) -> Result<Vec<BuildRepo>, LockErr
 
 /// The names under `repos:` of one kas file (no includes followed), for name checks when kas
 /// is not run.
-pub fn declared_repos(kas_file: &Path) -> Vec<String> {
+pub(crate) fn declared_repos(kas_file: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(kas_file) else { return Vec::new() };
     let Ok(serde_yaml::Value::Mapping(top)) = serde_yaml::from_str::<serde_yaml::Value>(&text)
     else {

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::{LockError, LockFile};
 
 /// Repo names as meta-qcom, meta-qcom-distro and meta-qcom-releases spell them.
-pub const KNOWN_REPOS: &[&str] = &[
+pub(crate) const KNOWN_REPOS: &[&str] = &[
     "bitbake",
     "meta-ai",
     "meta-arm",
@@ -48,7 +48,7 @@ pub(super) fn check_syntax(name: &str, path: &Path) -> Result<(), LockError> {
 }
 
 /// Fails on the first repo in `lock` that is not in `known`, with a suggestion.
-pub fn validate_names(
+pub(crate) fn validate_names(
     lock: &LockFile,
     known: &BTreeSet<String>,
     path: &Path,
@@ -70,7 +70,7 @@ pub fn validate_names(
 }
 
 /// [`KNOWN_REPOS`] plus `extra`.
-pub fn known_with(extra: impl IntoIterator<Item = String>) -> BTreeSet<String> {
+pub(crate) fn known_with(extra: impl IntoIterator<Item = String>) -> BTreeSet<String> {
     KNOWN_REPOS.iter().map(|s| s.to_string()).chain(extra).collect()
 }
 

@@ -22,7 +22,7 @@ use crate::runner::{Cmd, run_captured};
 
 /// Where an updated pin moves to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UpdateTo {
+pub(crate) enum UpdateTo {
     /// What is checked out now.
     Checkout,
     /// `origin/<branch>` after `git fetch origin` (or without fetching when `fetch` is false).
@@ -30,7 +30,7 @@ pub enum UpdateTo {
 }
 
 #[derive(Debug, Clone)]
-pub struct PinRequest {
+pub(crate) struct PinRequest {
     pub kas: KasConfig,
     /// `Some` to move pins forward: the repos to move (empty = all) and where to.
     pub update: Option<(Vec<String>, UpdateTo)>,
@@ -38,7 +38,7 @@ pub struct PinRequest {
 
 /// What happened to one repo's pin.
 #[derive(Debug, Clone, Serialize)]
-pub struct PinChange {
+pub(crate) struct PinChange {
     pub repo: String,
     pub commit: CommitId,
     /// `added`, `kept`, `updated` or `dropped`.
@@ -52,7 +52,7 @@ pub struct PinChange {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct PinOutcome {
+pub(crate) struct PinOutcome {
     pub lock_file: PathBuf,
     pub repos: Vec<PinChange>,
     /// Repos without a URL (the folder holding the kas file), which kas cannot pin.
@@ -66,7 +66,7 @@ pub struct PinOutcome {
 
 /// A pin that another repo's lock file overrides.
 #[derive(Debug, Clone, Serialize)]
-pub struct Shadowed {
+pub(crate) struct Shadowed {
     pub repo: String,
     /// The other lock file, relative to the kas work folder.
     pub lock_file: PathBuf,
@@ -74,7 +74,7 @@ pub struct Shadowed {
 }
 
 /// Writes or updates the lock beside `request.kas.kas_file`.
-pub fn pin(request: &PinRequest) -> Result<PinOutcome, LockError> {
+pub(crate) fn pin(request: &PinRequest) -> Result<PinOutcome, LockError> {
     let kas_file = &request.kas.kas_file;
     if !kas_file.is_file() {
         return Err(LockError::NoKasFile { path: kas_file.clone() });
@@ -201,7 +201,7 @@ fn update(
 
 /// True when `kas_file` names its own lock among its includes (what `rtbuild generate` writes):
 /// kas then merges the lock after every include, so its pins win over any lock an include brings.
-pub fn includes_its_lock(kas_file: &Path) -> bool {
+pub(super) fn includes_its_lock(kas_file: &Path) -> bool {
     let Some(lock_name) =
         lock_path_for(kas_file).file_name().map(|n| n.to_string_lossy().into_owned())
     else {

@@ -11,20 +11,20 @@ use std::path::{Path, PathBuf};
 use super::values::ValueError;
 
 /// The bytes, besides ASCII letters and digits, a path that reaches kas or BitBake may hold.
-pub const SAFE_PATH_BYTES: &[u8] = b"-_./+@%,";
+pub(crate) const SAFE_PATH_BYTES: &[u8] = b"-_./+@%,";
 
 /// The fix every refusal names.
 const REASON: &str = "kas and BitBake read it unquoted (BitBake runs `${@…}` in it and splits it at whitespace, kas splits at `:`); use a folder whose path has only letters, digits and `-_./+@%,`";
 
 /// Whether `text` is made only of [`SAFE_PATH_BYTES`] and ASCII letters and digits.
-pub fn is_safe(text: &str) -> bool {
+pub(crate) fn is_safe(text: &str) -> bool {
     !text.is_empty()
         && text.bytes().all(|b| b.is_ascii_alphanumeric() || SAFE_PATH_BYTES.contains(&b))
 }
 
 /// Checks `path` (made absolute against the current folder) and its real path; returns the
 /// absolute path. `what` names the path in the error (`output folder`, `DL_DIR`, …).
-pub fn check(what: &'static str, path: &Path) -> Result<PathBuf, ValueError> {
+pub(crate) fn check(what: &'static str, path: &Path) -> Result<PathBuf, ValueError> {
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     for candidate in [absolute.clone(), real_path(&absolute)] {
         let text = candidate.to_string_lossy();
@@ -37,7 +37,7 @@ pub fn check(what: &'static str, path: &Path) -> Result<PathBuf, ValueError> {
 }
 
 /// `path` with symlinks resolved as far as it exists, the rest appended.
-pub fn real_path(path: &Path) -> PathBuf {
+pub(crate) fn real_path(path: &Path) -> PathBuf {
     let mut missing = Vec::new();
     let mut existing = path;
     while !existing.exists() {

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 /// The distro flavours rtbuild builds, each backed by a meta-qcom `ci/` file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+// The variants are meta-qcom's distro names (`qcom-distro`, `qcom-distro-kvm`).
+#[allow(clippy::enum_variant_names)]
 pub enum Distro {
     /// meta-qcom's `ci/base.yml` alone (`DISTRO = "nodistro"`, `core-image-base`).
     Nodistro,

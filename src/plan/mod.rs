@@ -2,19 +2,19 @@
 //! (rendering, building, verifying, bundling, tuning, testing) reads a [`Plan`] and never
 //! checks user input again.
 
-pub mod build_path;
+pub(crate) mod build_path;
 mod distro;
 mod error;
 mod inputs;
 mod request;
-pub mod values;
+pub(crate) mod values;
 
-pub use crate::base::{CpuListError, CpuSet, MAX_CPUS};
-pub use crate::formats::plan_json::{ConfigExpectation, Expectations};
-pub use distro::{Distro, UnknownDistro};
-pub use error::PlanError;
-pub use inputs::{Fragment, Patch};
-pub use request::{PROJECT_FILE, PlanRequest};
+pub(crate) use crate::base::{CpuSet, MAX_CPUS};
+pub(crate) use crate::formats::plan_json::{ConfigExpectation, Expectations};
+pub(crate) use distro::{Distro, UnknownDistro};
+pub(crate) use error::PlanError;
+pub(crate) use inputs::{Fragment, Patch};
+pub(crate) use request::{PROJECT_FILE, PlanRequest};
 
 use serde::Serialize;
 
@@ -23,22 +23,23 @@ use crate::kconfig::{Setting, Value};
 use values::{CmdlineArg, CommitId, ConfPath, GitRef, ImageName, RepoUrl};
 
 /// The kernel recipe rtbuild builds and appends to.
-pub const KERNEL_RECIPE: &str = "linux-qcom-rt";
+pub(crate) const KERNEL_RECIPE: &str = "linux-qcom-rt";
 /// The recipe version the bbappend is named after.
-pub const KERNEL_VERSION: &str = "6.18";
+pub(crate) const KERNEL_VERSION: &str = "6.18";
 /// meta-qcom's kernel-selection kas file for that recipe.
-pub const KERNEL_KAS_FILE: &str = "ci/linux-qcom-rt-6.18.yml";
+pub(crate) const KERNEL_KAS_FILE: &str = "ci/linux-qcom-rt-6.18.yml";
 /// meta-qcom's public repository.
-pub const META_QCOM_URL: &str = "https://github.com/qualcomm-linux/meta-qcom";
+pub(crate) const META_QCOM_URL: &str = "https://github.com/qualcomm-linux/meta-qcom";
 /// The Qualcomm Linux 2.x LTS branch.
-pub const META_QCOM_BRANCH: &str = "wrynose";
+pub(crate) const META_QCOM_BRANCH: &str = "wrynose";
 /// The `LAYERSERIES_COMPAT` meta-qcom declares (same on master and wrynose).
-pub const LAYER_SERIES: &str = "wrynose";
+pub(crate) const LAYER_SERIES: &str = "wrynose";
 /// Packages every image gets: the tools to test the result, and the boot-time tuning
 /// (`rtbuild-tune`, the recipe `generate` puts into the layer).
-pub const IMAGE_PACKAGES: [&str; 3] = ["rt-tests", "stress-ng", crate::tune::RECIPE_NAME];
+pub(crate) const IMAGE_PACKAGES: [&str; 3] = ["rt-tests", "stress-ng", crate::tune::RECIPE_NAME];
 /// Kernel command-line keys derived from the RT CPUs; users cannot set them directly.
-pub const RESERVED_CMDLINE_KEYS: [&str; 4] = ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"];
+pub(crate) const RESERVED_CMDLINE_KEYS: [&str; 4] =
+    ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"];
 
 /// Where meta-qcom comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

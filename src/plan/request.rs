@@ -43,7 +43,7 @@ pub struct PlanRequest {
 }
 
 /// The project file rtbuild reads from the current folder when it exists.
-pub const PROJECT_FILE: &str = "rtbuild.yaml";
+pub(crate) const PROJECT_FILE: &str = "rtbuild.yaml";
 
 impl PlanRequest {
     /// Reads a project file. Relative paths in it are relative to the file's folder.

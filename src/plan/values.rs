@@ -27,7 +27,7 @@ fn check(what: &'static str, value: &str, allowed: &[u8], reason: &str) -> Resul
 }
 
 /// Shows control characters escaped, so an error about a newline is readable on one line.
-pub fn printable(value: &str) -> String {
+pub(crate) fn printable(value: &str) -> String {
     value.escape_debug().to_string()
 }
 

@@ -20,17 +20,17 @@ use crate::plan::{
 use crate::tree::Tree;
 
 /// rtbuild's own kernel fragment in the layer.
-pub const RT_FRAGMENT_NAME: &str = "rtbuild-rt.cfg";
+pub(crate) const RT_FRAGMENT_NAME: &str = "rtbuild-rt.cfg";
 /// The layer's folder name inside the output folder.
-pub const LAYER_DIR: &str = "meta-rtbuild";
+pub(crate) const LAYER_DIR: &str = "meta-rtbuild";
 /// The file the plan's expectations are written to.
-pub use crate::formats::plan_json::FILE as PLAN_FILE;
+pub(crate) use crate::formats::plan_json::FILE as PLAN_FILE;
 /// Where the bbappend's files live, relative to the bbappend.
 const FILES_DIR: &str = "linux-qcom-rt-rtbuild";
 
 /// Where things go, decided at the edge (it depends on where the output folder is).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LayerPlacement {
+pub(crate) struct LayerPlacement {
     /// The layer's path inside the repository that holds the kas file: `meta-rtbuild` when the
     /// output folder is not inside a git work tree, else its path from the top of that tree.
     pub layer_in_repo: String,
@@ -44,12 +44,12 @@ impl Default for LayerPlacement {
 
 /// The kas file's name for `plan` (`rb3gen2-core-kit-rt.yml`); kas finds its lock file,
 /// `<stem>.lock.yml`, beside it.
-pub fn kas_file_name(plan: &Plan) -> String {
+pub(crate) fn kas_file_name(plan: &Plan) -> String {
     format!("{}-rt.yml", plan.machine.name)
 }
 
 /// The kas file's lock name for `plan` (`rb3gen2-core-kit-rt.lock.yml`), beside the kas file.
-pub fn lock_file_name(plan: &Plan) -> String {
+pub(crate) fn lock_file_name(plan: &Plan) -> String {
     format!("{}-rt.lock.yml", plan.machine.name)
 }
 
@@ -61,14 +61,14 @@ fn lock_include(plan: &Plan, layout: &LayerPlacement) -> String {
 }
 
 /// The bbappend's path inside the output folder.
-pub fn bbappend_path() -> PathBuf {
+pub(crate) fn bbappend_path() -> PathBuf {
     PathBuf::from(format!(
         "{LAYER_DIR}/recipes-kernel/linux/{KERNEL_RECIPE}_{KERNEL_VERSION}.bbappend"
     ))
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum RenderError {
+pub(crate) enum RenderError {
     #[error("bug in rtbuild: template {name} failed: {source}; please report it")]
     Template {
         name: &'static str,
@@ -111,7 +111,7 @@ struct Context<'a> {
 }
 
 /// Renders the kas file, the plan file and the layer for `plan`.
-pub fn render(plan: &Plan, layout: &LayerPlacement) -> Result<Tree, RenderError> {
+pub(crate) fn render(plan: &Plan, layout: &LayerPlacement) -> Result<Tree, RenderError> {
     let mut ctx = context(plan, layout);
     ctx.local_conf = templates::render("local.conf", &ctx)?;
     let mut tree = Tree::new();

@@ -27,7 +27,7 @@ const AXIS_LIMIT_US: f64 = 1e15;
 /// ends just past the highest latency with samples (or the threshold, or the histogram limit
 /// when samples overflowed it, marked as a dashed line); when that is far beyond where most
 /// samples lie, the x axis is logarithmic so the bulk and the tail both stay readable.
-pub fn latency_svg(threads: &[ThreadReport], threshold_us: f64) -> Option<String> {
+pub(crate) fn latency_svg(threads: &[ThreadReport], threshold_us: f64) -> Option<String> {
     let drawn: Vec<&ThreadReport> = threads.iter().filter(|t| !t.buckets.is_empty()).collect();
     if drawn.is_empty() {
         return None;

@@ -22,7 +22,7 @@ svg{max-width:100%;height:auto}tr.ref td{background:#eef3fb;font-style:italic}\
 section{border-top:1px solid #ddd;margin-top:2em}.warn{color:#a15c00}";
 
 /// The HTML page for `report`.
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = write!(
         out,

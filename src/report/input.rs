@@ -11,7 +11,7 @@ use super::ReportError;
 
 /// One scenario's parsed files.
 #[derive(Debug)]
-pub struct ScenarioInput {
+pub(crate) struct ScenarioInput {
     pub name: String,
     pub runs: Vec<(PathBuf, Run)>,
     pub invalid_reasons: Vec<String>,
@@ -23,7 +23,7 @@ pub struct ScenarioInput {
 
 /// One INPUT, read.
 #[derive(Debug)]
-pub struct Input {
+pub(crate) struct Input {
     pub path: PathBuf,
     /// `file`, `result-folder` or `lava-log`.
     pub kind: &'static str,
@@ -33,7 +33,7 @@ pub struct Input {
 }
 
 /// Reads one INPUT: a folder with `run.json`, a LAVA job log, or a raw cyclictest file.
-pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
+pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     if path.is_dir() {
         return read_folder(path, nsecs);
     }

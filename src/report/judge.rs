@@ -12,7 +12,7 @@ use crate::formats::report_json::{FileInfo, ScenarioReport, ThreadReport, Verdic
 const P9999_SAMPLES: u64 = 10_000;
 
 /// Judges one scenario against `threshold_us`.
-pub fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport {
+pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport {
     let several = input.runs.len() > 1;
     let mut reasons: Vec<String> =
         input.invalid_reasons.iter().map(|r| format!("invalid run: {r}")).collect();
@@ -152,6 +152,6 @@ fn thread_reasons(who: &str, t: &ThreadReport, threshold_us: f64, reasons: &mut 
 }
 
 /// A latency for messages: integers without decimals, else two decimals.
-pub fn fmt(value: f64) -> String {
+pub(super) fn fmt(value: f64) -> String {
     if value.fract() == 0.0 { format!("{value:.0}") } else { format!("{value:.2}") }
 }

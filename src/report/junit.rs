@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::judge::fmt;
 use crate::formats::report_json::{Report, Verdict};
 
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let scenarios: Vec<_> =
         report.inputs.iter().flat_map(|i| i.scenarios.iter().map(move |s| (i, s))).collect();
     let failures = scenarios.iter().filter(|(_, s)| s.verdict == Verdict::Fail).count();
@@ -50,7 +50,7 @@ pub fn render(report: &Report) -> String {
 }
 
 /// Escapes text for XML attributes and content.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -8,38 +8,36 @@
 
 mod baseline;
 pub(crate) mod chart;
-pub mod html;
-pub mod input;
+pub(crate) mod html;
+pub(crate) mod input;
 mod judge;
-pub mod junit;
+pub(crate) mod junit;
 mod stats;
-pub mod summary;
+pub(crate) mod summary;
 mod system;
-pub mod text;
+pub(crate) mod text;
 
-pub use crate::formats::report_json::{
-    FileInfo, InputReport, Regression, Report, SCHEMA, ScenarioReport, ThreadReport, Verdict,
-};
+pub(crate) use crate::formats::report_json::{InputReport, Report, SCHEMA, Verdict};
 
 use std::path::{Path, PathBuf};
 
 use crate::catalog::Machine;
 
 /// The default threshold: SIL 2's 100 µs scheduling latency (seed 004).
-pub const DEFAULT_THRESHOLD_US: f64 = 100.0;
+pub(crate) const DEFAULT_THRESHOLD_US: f64 = 100.0;
 
 /// The largest threshold accepted: one second. A latency limit above it is a typo (or a
 /// fuzzed `run.json`), and a finite but huge one (1.72e308) would overflow the chart's axis.
-pub const MAX_THRESHOLD_US: f64 = 1_000_000.0;
+pub(crate) const MAX_THRESHOLD_US: f64 = 1_000_000.0;
 
 /// Whether `value` can be a latency threshold: finite, above 0, at most [`MAX_THRESHOLD_US`].
-pub fn threshold_is_sensible(value: f64) -> bool {
+pub(crate) fn threshold_is_sensible(value: f64) -> bool {
     value.is_finite() && value > 0.0 && value <= MAX_THRESHOLD_US
 }
 
 /// Input problems: unreadable files, malformed cyclictest output, bad `run.json`.
 #[derive(Debug, thiserror::Error)]
-pub enum ReportError {
+pub(crate) enum ReportError {
     #[error(transparent)]
     Parse(#[from] crate::cyclictest::FileError),
     #[error("cannot read {}: {cause}; check the path", path.display())]
@@ -73,7 +71,7 @@ fn shown_number(value: f64) -> String {
 
 /// What to report on.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     pub inputs: Vec<PathBuf>,
     pub threshold_us: Option<f64>,
     pub baseline: Option<PathBuf>,
@@ -84,7 +82,7 @@ pub struct Options {
 }
 
 /// Reads every input and builds the report.
-pub fn build(options: &Options) -> Result<Report, ReportError> {
+pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
     // A bad --threshold-us is refused before any input is read.
     if let Some(value) = options.threshold_us.filter(|t| !threshold_is_sensible(*t)) {
         return Err(ReportError::Threshold { value, from: "--threshold-us".to_string() });

@@ -13,7 +13,7 @@ const PERCENTILES: [u64; 4] = [500_000, 990_000, 999_000, 999_900];
 
 /// The distribution of one thread or of several merged, in the run's unit.
 #[derive(Debug, Clone, Default)]
-pub struct Distribution {
+pub(super) struct Distribution {
     pub histogram: Option<Histogram>,
     /// `true` when the histogram was counted from `-v` samples.
     pub from_samples: bool,
@@ -24,7 +24,7 @@ pub struct Distribution {
 }
 
 impl Distribution {
-    pub fn of(thread: &Thread, from_samples: bool) -> Distribution {
+    pub(super) fn of(thread: &Thread, from_samples: bool) -> Distribution {
         let samples = thread.samples();
         let none = samples == 0;
         Distribution {
@@ -38,7 +38,7 @@ impl Distribution {
     }
 
     /// All `parts` together: histograms summed when every part has one, extremes combined.
-    pub fn merge(parts: &[Distribution]) -> Distribution {
+    pub(super) fn merge(parts: &[Distribution]) -> Distribution {
         let parts: Vec<&Distribution> = parts.iter().filter(|p| p.samples > 0).collect();
         let all_have = !parts.is_empty() && parts.iter().all(|p| p.histogram.is_some());
         let histogram = all_have.then(|| {
@@ -79,7 +79,7 @@ impl Distribution {
     }
 
     /// The statistics, converted to µs; `threshold_us` counts the samples above it.
-    pub fn report(&self, unit: Unit, threshold_us: f64) -> ThreadReport {
+    pub(super) fn report(&self, unit: Unit, threshold_us: f64) -> ThreadReport {
         let us = |v: u64| unit.to_us(v as f64);
         let mut report = ThreadReport {
             samples: self.samples,

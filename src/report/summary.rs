@@ -3,12 +3,12 @@
 //! p99.9, followed by a machine's published reference numbers as comparison rows.
 
 use crate::catalog::Machine;
-pub use crate::formats::report_json::SummaryRow;
+pub(crate) use crate::formats::report_json::SummaryRow;
 use crate::formats::report_json::{Report, ThreadReport};
 
 /// The rows for `report`, grouped by scenario in the order scenarios first appear: each
 /// scenario's threads sorted by CPU, then the machine's published reference for it.
-pub fn rows(report: &Report, machine: Option<&Machine>) -> Vec<SummaryRow> {
+pub(crate) fn rows(report: &Report, machine: Option<&Machine>) -> Vec<SummaryRow> {
     let mut groups: Vec<(String, Vec<SummaryRow>)> = Vec::new();
     for input in &report.inputs {
         for scenario in &input.scenarios {
@@ -59,12 +59,12 @@ pub fn rows(report: &Report, machine: Option<&Machine>) -> Vec<SummaryRow> {
 }
 
 /// What a reference row is, for the tables: `<machine> published reference`.
-pub fn reference_label(row: &SummaryRow) -> &str {
+pub(crate) fn reference_label(row: &SummaryRow) -> &str {
     row.source.split_once(": ").map_or(row.source.as_str(), |(label, _)| label)
 }
 
 /// A summary cell: `-` (or the given dash) for unknown, integers bare, else one decimal.
-pub fn cell(value: Option<f64>, dash: &str) -> String {
+pub(crate) fn cell(value: Option<f64>, dash: &str) -> String {
     match value {
         None => dash.to_string(),
         Some(v) if v.fract() == 0.0 => format!("{v:.0}"),
@@ -73,7 +73,7 @@ pub fn cell(value: Option<f64>, dash: &str) -> String {
 }
 
 /// The p99.9 cell: the value, `≥limit` when it lies among overflowed samples, or a dash.
-pub fn p999_cell(row: &SummaryRow, dash: &str) -> String {
+pub(crate) fn p999_cell(row: &SummaryRow, dash: &str) -> String {
     match (row.p999_us, row.p999_at_least_us) {
         (Some(v), _) => cell(Some(v), dash),
         (None, Some(floor)) => format!("≥{}", cell(Some(floor), dash)),
@@ -82,7 +82,7 @@ pub fn p999_cell(row: &SummaryRow, dash: &str) -> String {
 }
 
 /// The label of a row's CPU column.
-pub fn cpu_cell(row: &SummaryRow, dash: &str) -> String {
+pub(crate) fn cpu_cell(row: &SummaryRow, dash: &str) -> String {
     match (row.kind.as_str(), row.cpu) {
         ("reference", _) => "reference".to_string(),
         (_, Some(cpu)) => cpu.to_string(),

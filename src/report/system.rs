@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::InputReport;
 
 /// `(label, value)` lines for one input; empty when it has no fingerprint.
-pub fn facts(input: &InputReport) -> Vec<(String, String)> {
+pub(super) fn facts(input: &InputReport) -> Vec<(String, String)> {
     let mut lines = Vec::new();
     let Some(fp) = &input.fingerprint else { return lines };
     let text = |key: &str| fp.get(key).and_then(Value::as_str).map(str::trim).unwrap_or("");

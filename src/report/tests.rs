@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::*;
+use crate::formats::report_json::ScenarioReport;
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)

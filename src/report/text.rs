@@ -26,7 +26,7 @@ const HEADER: [&str; 13] = [
 ];
 
 /// The whole report as text for the terminal.
-pub fn render(report: &Report) -> String {
+pub(crate) fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -68,7 +68,7 @@ pub fn render(report: &Report) -> String {
 
 /// The summary table: scenario, CPU, samples, min, avg, max, p99.9 (µs); reference rows say
 /// where their figures come from.
-pub fn summary_table(rows: &[SummaryRow]) -> String {
+pub(crate) fn summary_table(rows: &[SummaryRow]) -> String {
     let mut table: Vec<Vec<String>> = vec![
         ["scenario", "cpu", "samples", "min", "avg", "max", "p99.9"]
             .iter()

@@ -11,11 +11,11 @@ use crate::plan::CpuSet;
 use crate::tune::CpuLayout;
 
 /// cyclictest's histogram is capped at this many µs (`HIST_MAX`).
-pub const HIST_MAX_US: u32 = 1_000_000;
+pub(crate) const HIST_MAX_US: u32 = 1_000_000;
 
 /// What the measurement is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Measure {
+pub(crate) struct Measure {
     pub interval_us: u32,
     pub histogram_us: u32,
     pub length: Length,
@@ -24,7 +24,7 @@ pub struct Measure {
 /// The argv: memory locked, SCHED_FIFO 99, one thread per measured CPU pinned there, the main
 /// (reporting) thread moved to a housekeeping CPU, a histogram, JSON results, quiet output,
 /// equal intervals for every thread, the run length, then the user's checked `extra` options.
-pub fn argv(
+pub(super) fn argv(
     layout: &CpuLayout,
     cpus: &CpuSet,
     measure: &Measure,
@@ -66,14 +66,14 @@ pub fn argv(
 
 /// The parts of cyclictest's JSON rtbuild checks, each required.
 #[derive(Debug, Clone)]
-pub struct Results {
+pub(super) struct Results {
     pub return_code: Option<i64>,
     pub num_threads: usize,
     pub thread: BTreeMap<String, Thread>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Thread {
+pub(super) struct Thread {
     pub histogram: Option<BTreeMap<String, u64>>,
     pub cycles: u64,
     pub min: i64,
@@ -84,14 +84,14 @@ pub struct Thread {
 
 impl Thread {
     /// Samples above the histogram's range: cyclictest's JSON leaves them out of the buckets.
-    pub fn overflows(&self) -> u64 {
+    pub(super) fn overflows(&self) -> u64 {
         let counted: u64 = self.histogram.iter().flat_map(|h| h.values()).sum();
         self.cycles.saturating_sub(counted)
     }
 }
 
 /// Reads cyclictest's JSON ([`cyclictest_json`]) and takes the fields a valid run has.
-pub fn parse(text: &str) -> Result<Results, String> {
+pub(super) fn parse(text: &str) -> Result<Results, String> {
     let json = cyclictest_json::parse(text.as_bytes()).map_err(|e| e.to_string())?;
     let missing = |field: &str| format!("missing field `{field}`");
     let mut thread = BTreeMap::new();

@@ -6,17 +6,17 @@
 
 use std::collections::BTreeMap;
 
-pub use crate::formats::run_json::{
+pub(super) use crate::formats::run_json::{
     Counter, CounterChange, CpuFreq, Fingerprint, IrqDelta, Thermal, ThermalChange,
 };
 use crate::plan::CpuSet;
 
 /// The fingerprint's sections, as the helper printed them (`=== name` headers).
 #[derive(Debug, Clone, Default)]
-pub struct Sections(BTreeMap<String, String>);
+pub(super) struct Sections(BTreeMap<String, String>);
 
 impl Sections {
-    pub fn parse(text: &str) -> Sections {
+    pub(super) fn parse(text: &str) -> Sections {
         let mut map = BTreeMap::new();
         let mut name: Option<String> = None;
         let mut body = String::new();
@@ -37,7 +37,7 @@ impl Sections {
         Sections(map)
     }
 
-    pub fn get(&self, name: &str) -> &str {
+    pub(super) fn get(&self, name: &str) -> &str {
         self.0.get(name).map_or("", String::as_str)
     }
 
@@ -46,11 +46,11 @@ impl Sections {
     }
 
     /// The CPUs in `/sys/devices/system/cpu/isolated` (empty when none or unknown).
-    pub fn isolated(&self) -> CpuSet {
+    pub(super) fn isolated(&self) -> CpuSet {
         CpuSet::parse(&self.line("isolated")).unwrap_or_default()
     }
 
-    pub fn summary(&self) -> Fingerprint {
+    pub(super) fn summary(&self) -> Fingerprint {
         Fingerprint {
             uname: self.line("uname"),
             cmdline: self.line("cmdline"),
@@ -69,7 +69,7 @@ impl Sections {
     }
 
     /// Thermal zones: `thermal_zoneN MILLIDEGREES TYPE` lines.
-    pub fn thermal(&self) -> Vec<Thermal> {
+    pub(super) fn thermal(&self) -> Vec<Thermal> {
         self.get("thermal")
             .lines()
             .filter_map(|line| {
@@ -83,7 +83,7 @@ impl Sections {
     }
 
     /// Throttling counters: `NAME COUNT` lines.
-    pub fn throttling(&self) -> Vec<Counter> {
+    pub(super) fn throttling(&self) -> Vec<Counter> {
         self.get("throttle")
             .lines()
             .filter_map(|line| {
@@ -163,7 +163,10 @@ impl CpuFreq {
 }
 
 /// Temperatures and throttling counters of `after` next to `before`'s.
-pub fn changes(before: &Sections, after: &Sections) -> (Vec<ThermalChange>, Vec<CounterChange>) {
+pub(super) fn changes(
+    before: &Sections,
+    after: &Sections,
+) -> (Vec<ThermalChange>, Vec<CounterChange>) {
     let old = before.thermal();
     let thermal = after
         .thermal()
@@ -221,7 +224,7 @@ fn table(text: &str) -> (Vec<u32>, Rows) {
 }
 
 /// Counters that grew on an RT CPU between `before` and `after`, biggest first.
-pub fn landed_on(before: &str, after: &str, rt: &CpuSet) -> Vec<IrqDelta> {
+pub(super) fn landed_on(before: &str, after: &str, rt: &CpuSet) -> Vec<IrqDelta> {
     let (cpus, old) = table(before);
     let (_, new) = table(after);
     let mut deltas = Vec::new();

@@ -8,13 +8,13 @@ use crate::plan::CpuSet;
 
 /// How one scenario's measurement ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(super) enum Ending {
     Completed,
     Interrupted,
     ConnectionLost,
 }
 
-pub struct Inputs<'a> {
+pub(super) struct Inputs<'a> {
     /// The `--json` file, when cyclictest wrote one.
     pub json: Option<&'a str>,
     pub stderr: &'a str,
@@ -28,12 +28,12 @@ pub struct Inputs<'a> {
     pub host: &'a str,
 }
 
-pub struct Judged {
+pub(super) struct Judged {
     pub reasons: Vec<String>,
     pub threads: Vec<ThreadSummary>,
 }
 
-pub fn judge(i: &Inputs<'_>) -> Judged {
+pub(super) fn judge(i: &Inputs<'_>) -> Judged {
     let mut reasons = Vec::new();
     match i.ending {
         Ending::Interrupted => reasons.push("interrupted before the planned run time".into()),

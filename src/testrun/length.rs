@@ -2,24 +2,24 @@
 //! `smoke` (5 minutes), `osadl` (100 million loops at 200 µs, about 5 h 33 min, as the OSADL QA
 //! farm runs it) and `soak` (24 hours, the Qualcomm guide's run).
 
-pub use crate::formats::run_json::Length;
+pub(crate) use crate::formats::run_json::Length;
 
 /// A `--duration` value that is not a time or preset.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "bad duration `{0}`; use seconds (600) or a time like 30s, 10m, 2h, 24h or 1d, or smoke, osadl or soak"
 )]
-pub struct BadDuration(pub String);
+pub(crate) struct BadDuration(pub String);
 
 /// A parsed `--duration`, with the interval the preset implies (OSADL measures at 200 µs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
+pub(crate) struct Span {
     pub length: Length,
     pub interval_us: Option<u32>,
 }
 
 impl Span {
-    pub fn parse(text: &str) -> Result<Span, BadDuration> {
+    pub(crate) fn parse(text: &str) -> Result<Span, BadDuration> {
         let bad = || BadDuration(text.chars().take(40).collect());
         let secs = |s| Ok(Span { length: Length::Seconds(s), interval_us: None });
         match text {
@@ -50,7 +50,7 @@ impl Span {
 
 impl Length {
     /// Seconds the run should take at `interval_us`.
-    pub fn seconds(self, interval_us: u32) -> u64 {
+    pub(crate) fn seconds(self, interval_us: u32) -> u64 {
         match self {
             Length::Seconds(s) => s,
             Length::Loops(l) => (l.saturating_mul(u64::from(interval_us))).div_ceil(1_000_000),
@@ -58,7 +58,7 @@ impl Length {
     }
 
     /// Cycles each cyclictest thread should complete.
-    pub fn cycles(self, interval_us: u32) -> u64 {
+    pub(crate) fn cycles(self, interval_us: u32) -> u64 {
         match self {
             Length::Seconds(s) => s.saturating_mul(1_000_000) / u64::from(interval_us.max(1)),
             Length::Loops(l) => l,

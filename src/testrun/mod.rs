@@ -20,13 +20,11 @@ mod session;
 mod signals;
 mod steps;
 
-pub use crate::formats::run_json::{Commands, FILE as RUN_FILE, RunRecord, ScenarioRecord};
-pub use cyclictest::{HIST_MAX_US, Measure};
-pub use fingerprint::{Fingerprint, IrqDelta};
-pub use length::{BadDuration, Length, Span};
-pub use preflight::PreflightError;
-pub use scenario::{CommandSpec, CustomLoad, Scenario, UnknownScenario, parse_list};
-pub use session::{Finished, run};
+pub(crate) use crate::formats::run_json::{Commands, FILE as RUN_FILE};
+pub(crate) use cyclictest::{HIST_MAX_US, Measure};
+pub(crate) use length::{Length, Span};
+pub(crate) use scenario::{CommandSpec, CustomLoad, Scenario, parse_list};
+pub(crate) use session::{Finished, run};
 
 use std::path::PathBuf;
 
@@ -43,7 +41,7 @@ pub(crate) const HELPER: &str = include_str!("onhost.sh");
 
 /// Everything a test run needs, validated.
 #[derive(Debug, Clone)]
-pub struct TestRequest {
+pub(crate) struct TestRequest {
     pub host: Host,
     pub layout: CpuLayout,
     /// The CPUs cyclictest measures on, one thread each (`--measure-cpus`; default the RT
@@ -76,7 +74,7 @@ pub struct TestRequest {
 
 /// The result folder cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum OutError {
+pub(crate) enum OutError {
     #[error("result folder {0} is not empty; pass a new --out DIR")]
     NotEmpty(PathBuf),
     #[error("result folder {0} is a file, not a folder; pass --out a new folder")]
@@ -85,7 +83,7 @@ pub enum OutError {
 
 /// The latency limit a run is judged against, and where it comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Threshold {
+pub(crate) struct Threshold {
     pub us: u64,
     /// `--max-us`, `<machine> requirement` or `default, SIL 2` (as `rtbuild report` says).
     pub source: String,
@@ -93,7 +91,10 @@ pub struct Threshold {
 
 impl Threshold {
     /// `--max-us`, else the machine's requirement, else [`crate::report::DEFAULT_THRESHOLD_US`].
-    pub fn pick(max_us: Option<u64>, machine: Option<&crate::catalog::Machine>) -> Threshold {
+    pub(crate) fn pick(
+        max_us: Option<u64>,
+        machine: Option<&crate::catalog::Machine>,
+    ) -> Threshold {
         match (max_us, machine.and_then(|m| m.latency_requirement_us.map(|r| (m, r)))) {
             (Some(us), _) => Threshold { us, source: "--max-us".into() },
             (None, Some((m, us))) => Threshold { us, source: format!("{} requirement", m.name) },

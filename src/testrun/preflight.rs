@@ -6,7 +6,7 @@ use crate::tune::Host;
 
 /// The target cannot run the test as asked.
 #[derive(Debug, thiserror::Error)]
-pub enum PreflightError {
+pub(crate) enum PreflightError {
     #[error("could not prepare {host}: {detail}; check that you can reach it and write /tmp there")]
     Prepare { host: String, detail: String },
     #[error(
@@ -25,7 +25,7 @@ pub enum PreflightError {
 
 /// What `prepare` found.
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub(super) struct Prepared {
     /// The target's private folder, `/tmp/rtbuild-test.XXXXXX`.
     pub state: String,
 }
@@ -33,7 +33,11 @@ pub struct Prepared {
 /// Creates the state folder and checks tools and privileges. `load_tools` are the programs the
 /// run's loads need beyond cyclictest (stress-ng, taskset, setsid, timeout, the `--load-cmd`
 /// program); empty when only `idle` runs.
-pub fn prepare(host: &Host, load_tools: &[&str], tune: bool) -> Result<Prepared, PreflightError> {
+pub(super) fn prepare(
+    host: &Host,
+    load_tools: &[&str],
+    tune: bool,
+) -> Result<Prepared, PreflightError> {
     let fail = |detail: String| PreflightError::Prepare { host: host.to_string(), detail };
     let args: Vec<&str> = std::iter::once("prepare").chain(load_tools.iter().copied()).collect();
     let out = host.run_script(HELPER, &args).map_err(|e| fail(e.to_string()))?;

@@ -2,13 +2,13 @@
 //! thread and each load process with its allowed CPUs, current CPU, policy and RT priority
 //! (`/proc/<pid>/task/<tid>/stat` fields 39-41, `Cpus_allowed_list`).
 
-pub use crate::formats::run_json::{Probe, Task};
+pub(super) use crate::formats::run_json::{Probe, Task};
 use crate::plan::CpuSet;
 use crate::tune::CpuLayout;
 
 impl Probe {
     /// Reads the helper's `ctpid N` and `ct|load TID|ALLOWED|STAT…|COMM` lines.
-    pub fn parse(text: &str) -> Probe {
+    pub(crate) fn parse(text: &str) -> Probe {
         let mut probe = Probe::default();
         for line in text.lines() {
             if let Some(pid) = line.strip_prefix("ctpid ") {
@@ -43,7 +43,7 @@ impl Probe {
     /// thread pinned to each of `measured` CPUs, the main thread off the RT CPUs, the load off
     /// the RT CPUs. `pinned_load` is false for an unpinned load (stress-isolated,
     /// `--load-unpinned`), which must stay off the RT CPUs by the kernel's isolation alone.
-    pub fn problems(
+    pub(crate) fn problems(
         &self,
         layout: &CpuLayout,
         measured: &CpuSet,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-pub use crate::formats::run_json::FILE;
+pub(super) use crate::formats::run_json::FILE;
 use crate::formats::run_json::RunRecord;
 use crate::write::WriteError;
 
@@ -12,7 +12,7 @@ static WRITES: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Writes `record` to `dir/run.json` atomically, unless the file is frozen (then it blocks
 /// until the process exits).
-pub fn write(dir: &Path, record: &RunRecord) -> Result<(), WriteError> {
+pub(super) fn write(dir: &Path, record: &RunRecord) -> Result<(), WriteError> {
     let _one_writer = WRITES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     record.write(dir)
 }

@@ -17,7 +17,7 @@ use crate::tune::CpuLayout;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Scenario {
+pub(crate) enum Scenario {
     Idle,
     Stress,
     StressIsolated,
@@ -28,7 +28,7 @@ pub enum Scenario {
 /// A scenario name that rtbuild does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown scenario `{0}`; use idle, stress, stress-isolated, full or custom")]
-pub struct UnknownScenario(pub String);
+pub(crate) struct UnknownScenario(pub String);
 
 impl FromStr for Scenario {
     type Err = UnknownScenario;
@@ -57,7 +57,7 @@ impl fmt::Display for Scenario {
 }
 
 /// `idle,stress`: scenarios in the order given, each once.
-pub fn parse_list(text: &str) -> Result<Vec<Scenario>, UnknownScenario> {
+pub(crate) fn parse_list(text: &str) -> Result<Vec<Scenario>, UnknownScenario> {
     let mut list = Vec::new();
     for part in text.split(',') {
         let scenario: Scenario = part.parse()?;
@@ -70,7 +70,7 @@ pub fn parse_list(text: &str) -> Result<Vec<Scenario>, UnknownScenario> {
 
 /// One load generator: argv, and the CPUs `taskset` pins it to (`None`: not pinned).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Load {
+pub(crate) struct Load {
     pub name: String,
     pub cpus: Option<CpuSet>,
     pub argv: Vec<String>,
@@ -78,7 +78,7 @@ pub struct Load {
 
 /// `--load-cmd`: the load of scenario `custom`, an argv run without a shell.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CustomLoad {
+pub(crate) struct CustomLoad {
     pub argv: Vec<String>,
     /// Pinned to the housekeeping CPUs (`false` with `--load-unpinned`).
     pub pinned: bool,
@@ -86,7 +86,7 @@ pub struct CustomLoad {
 
 impl Scenario {
     /// Whether the load may run anywhere, kept off the RT CPUs by the kernel's isolation alone.
-    pub fn unpinned_load(self, custom: Option<&CustomLoad>) -> bool {
+    pub(crate) fn unpinned_load(self, custom: Option<&CustomLoad>) -> bool {
         match self {
             Scenario::StressIsolated => true,
             Scenario::Custom => custom.is_some_and(|c| !c.pinned),
@@ -96,7 +96,7 @@ impl Scenario {
 
     /// The load generators of this scenario; they stop by themselves after `timeout_s`
     /// (stress-ng's `--timeout`; the custom load runs under `timeout`).
-    pub fn loads(
+    pub(crate) fn loads(
         self,
         layout: &CpuLayout,
         load_percent: u8,
@@ -167,7 +167,7 @@ pub(super) const LOAD_MARGIN_S: u64 = 120;
 
 /// What a scenario's commands depend on besides the scenario and the CPU layout.
 #[derive(Debug, Clone, Copy)]
-pub struct CommandSpec<'a> {
+pub(crate) struct CommandSpec<'a> {
     pub measure: &'a Measure,
     /// The CPUs cyclictest measures, one thread each (`--measure-cpus`; the RT CPUs by default).
     pub measure_cpus: &'a CpuSet,
@@ -183,7 +183,12 @@ impl Scenario {
     /// The exact commands of this scenario: cyclictest's argv (results in `json_path`) and each
     /// load generator's argv, prefixed with `taskset -c CPUS` when pinned. `rtbuild test` runs
     /// these on its target and `rtbuild lava` writes them into the LAVA job: one builder.
-    pub fn commands(self, layout: &CpuLayout, spec: &CommandSpec<'_>, json_path: &str) -> Commands {
+    pub(crate) fn commands(
+        self,
+        layout: &CpuLayout,
+        spec: &CommandSpec<'_>,
+        json_path: &str,
+    ) -> Commands {
         let expected_s = spec.measure.length.seconds(spec.measure.interval_us);
         let load = self
             .loads(layout, spec.load_percent, expected_s + LOAD_MARGIN_S, spec.custom_load)

@@ -21,7 +21,7 @@ const TUNE_STATE: &str = "rtbuild-test-tune.state";
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Finished {
+pub(crate) enum Finished {
     Pass,
     /// A latency limit was exceeded.
     Fail,
@@ -41,7 +41,7 @@ pub(super) struct Run<'a> {
 
 /// Runs every scenario of `req`. Input problems (bad output folder, missing tools or
 /// privileges) are errors before anything is written.
-pub fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
+pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
     if req.out.exists() && !req.out.is_dir() {
         return Err(crate::exit::InputError(OutError::File(req.out.clone()).into()).into());
     }

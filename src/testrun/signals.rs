@@ -24,11 +24,11 @@ use crate::tune::Host;
 use crate::ui::Ui;
 
 /// The longest the second signal's clean-up may take before rtbuild exits anyway.
-pub const EMERGENCY_LIMIT: Duration = Duration::from_secs(30);
+pub(super) const EMERGENCY_LIMIT: Duration = Duration::from_secs(30);
 
 /// What the second signal needs to clean up: where the run happens and what it wrote.
 #[derive(Debug, Clone)]
-pub struct Emergency {
+pub(super) struct Emergency {
     pub host: Host,
     /// The run's state folder on the target (`/tmp/rtbuild-test.*`).
     pub state: String,
@@ -39,11 +39,11 @@ pub struct Emergency {
 
 /// Set once a stop signal arrived.
 #[derive(Debug, Clone)]
-pub struct StopFlag(Arc<AtomicBool>);
+pub(super) struct StopFlag(Arc<AtomicBool>);
 
 impl StopFlag {
     /// Installs the handlers. Failing to install them only loses the clean abort.
-    pub fn install(emergency: Emergency) -> StopFlag {
+    pub(super) fn install(emergency: Emergency) -> StopFlag {
         let stop = Arc::new(AtomicBool::new(false));
         // Set when the second signal's clean-up starts: a third signal then exits at once.
         let cleaning = Arc::new(AtomicBool::new(false));
@@ -75,7 +75,7 @@ impl StopFlag {
         StopFlag(stop)
     }
 
-    pub fn raised(&self) -> bool {
+    pub(super) fn raised(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
 }

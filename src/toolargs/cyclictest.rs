@@ -14,7 +14,7 @@ use Value::{None as No, Optional, Required};
 const THREADS: &str = "rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST";
 
 /// cyclictest as `rtbuild test` runs it.
-pub static CYCLICTEST: Program = Program {
+pub(crate) static CYCLICTEST: Program = Program {
     name: "cyclictest",
     source: "rt-tests 2.4",
     flag: "--cyclictest-args",

@@ -10,12 +10,12 @@
 mod cyclictest;
 mod words;
 
-pub use cyclictest::CYCLICTEST;
-pub use words::{WordsError, split};
+pub(crate) use cyclictest::CYCLICTEST;
+pub(crate) use words::{WordsError, split};
 
 /// Whether an option takes a value, as in `getopt_long`'s table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Value {
+pub(crate) enum Value {
     None,
     /// `-p 90`, `-p90`, `--priority=90`, `--priority 90`.
     Required,
@@ -25,7 +25,7 @@ pub enum Value {
 
 /// What rtbuild does with a user's option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Use {
+pub(crate) enum Use {
     /// Passed through as given.
     Allowed,
     /// rtbuild sets this itself; the text says why and what to pass instead.
@@ -34,7 +34,7 @@ pub enum Use {
 
 /// One entry of a program's option table.
 #[derive(Debug, Clone, Copy)]
-pub struct Opt {
+pub(crate) struct Opt {
     pub short: Option<char>,
     pub long: Option<&'static str>,
     pub value: Value,
@@ -43,7 +43,7 @@ pub struct Opt {
 
 /// A program's option table: what it accepts, and what rtbuild keeps for itself.
 #[derive(Debug)]
-pub struct Program {
+pub(crate) struct Program {
     pub name: &'static str,
     /// Where the table comes from, for messages (`rt-tests 2.4`).
     pub source: &'static str,
@@ -54,7 +54,7 @@ pub struct Program {
 
 /// Why a user's options are refused (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OptionError {
+pub(crate) enum OptionError {
     #[error(transparent)]
     Words(#[from] WordsError),
     #[error("{flag}: {program} ({origin}) has no option `{option}`{hint}; see `{program} --help`")]
@@ -83,14 +83,14 @@ pub enum OptionError {
 
 impl Program {
     /// Splits `text` and checks every option; returns the words to append to the argv.
-    pub fn check_text(&self, text: &str) -> Result<Vec<String>, OptionError> {
+    pub(crate) fn check_text(&self, text: &str) -> Result<Vec<String>, OptionError> {
         let words = split(self.flag, text)?;
         self.check(&words)?;
         Ok(words)
     }
 
     /// Checks `words` as `getopt_long` would parse them for this program.
-    pub fn check(&self, words: &[String]) -> Result<(), OptionError> {
+    pub(crate) fn check(&self, words: &[String]) -> Result<(), OptionError> {
         let mut i = 0;
         while i < words.len() {
             let word = &words[i];

@@ -7,7 +7,7 @@
 
 /// The option string cannot be split into words.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WordsError {
+pub(crate) enum WordsError {
     #[error("{flag} has an unclosed {quote} quote; close it or drop it")]
     Unclosed { flag: &'static str, quote: char },
     #[error(
@@ -24,7 +24,7 @@ pub enum WordsError {
 const SHELL_OPERATORS: &[&str] = &[";", "|", "||", "&", "&&", ">", ">>", "<", "<<", "2>", "2>&1"];
 
 /// Splits `text` (the value of `flag`, named in errors) into words.
-pub fn split(flag: &'static str, text: &str) -> Result<Vec<String>, WordsError> {
+pub(crate) fn split(flag: &'static str, text: &str) -> Result<Vec<String>, WordsError> {
     let mut words = Vec::new();
     let mut word = String::new();
     // A word has started even when it is empty (`''`).

@@ -41,7 +41,7 @@ fn ar_members(data: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
 }
 
 /// A Debian kernel package: its `boot/config-*`, else its `boot/vmlinuz-*` image.
-pub fn deb_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
+pub(super) fn deb_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
     let bad = |message: String| VerifyError::Archive {
         path: path.to_path_buf(),
         what: "Debian package",
@@ -71,7 +71,10 @@ pub fn deb_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
 }
 
 /// A qcomflash tarball: the `vmlinux` member, and the UKI inside the `efi.bin` member.
-pub fn qcomflash_tarball_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
+pub(super) fn qcomflash_tarball_evidence(
+    path: &Path,
+    data: &[u8],
+) -> Result<Evidence, VerifyError> {
     let bad = |message: String| VerifyError::Archive {
         path: path.to_path_buf(),
         what: "qcomflash tarball",
@@ -95,7 +98,7 @@ pub fn qcomflash_tarball_evidence(path: &Path, data: &[u8]) -> Result<Evidence, 
 
 /// A qcomflash folder (`<image>-<machine>.rootfs.qcomflash/`): its `vmlinux` and the UKI in
 /// its `efi.bin`.
-pub fn qcomflash_dir_evidence(dir: &Path) -> Result<Evidence, VerifyError> {
+pub(super) fn qcomflash_dir_evidence(dir: &Path) -> Result<Evidence, VerifyError> {
     let read = |name: &str| -> Result<Option<(String, Vec<u8>)>, VerifyError> {
         let file = dir.join(name);
         if file.is_file() {
@@ -153,7 +156,7 @@ fn qcomflash_evidence(
 }
 
 /// Whether `dir` looks like a qcomflash folder.
-pub fn is_qcomflash_dir(dir: &Path) -> bool {
+pub(super) fn is_qcomflash_dir(dir: &Path) -> bool {
     dir.join("vmlinux").is_file()
         || (dir.join("efi.bin").is_file() && dir.join("rawprogram0.xml").is_file())
 }

@@ -15,10 +15,10 @@ use super::evidence::{Evidence, Found};
 use super::files;
 
 /// The names of a `bitbake -e` dump that `verify` reads from the build folder.
-pub const BITBAKE_ENV_FILES: [&str; 2] = ["bitbake-env.txt", "bitbake-e.txt"];
+pub(crate) const BITBAKE_ENV_FILES: [&str; 2] = ["bitbake-env.txt", "bitbake-e.txt"];
 
 /// Whether `dir` looks like a build folder (`TOPDIR` or `TMPDIR`).
-pub fn is_build_dir(dir: &Path) -> bool {
+pub(super) fn is_build_dir(dir: &Path) -> bool {
     !tmp_dirs(dir).is_empty()
 }
 
@@ -55,7 +55,10 @@ fn newest(paths: Vec<PathBuf>) -> Option<PathBuf> {
 }
 
 /// Evidence from a build folder. `expected` narrows the search to its recipe, machine and image.
-pub fn evidence(dir: &Path, expected: Option<&Expectations>) -> Result<Evidence, VerifyError> {
+pub(super) fn evidence(
+    dir: &Path,
+    expected: Option<&Expectations>,
+) -> Result<Evidence, VerifyError> {
     let recipe = expected.map_or(KERNEL_RECIPE, |e| e.kernel_recipe.as_str());
     let machine = expected.map(|e| e.machine.as_str());
     let tmps = tmp_dirs(dir);
@@ -149,12 +152,12 @@ fn find_manifest(tmps: &[PathBuf], expected: Option<&Expectations>) -> Option<Pa
 }
 
 /// Package names from an image manifest (`name arch version` per line).
-pub fn manifest_packages(text: &str) -> BTreeSet<String> {
+pub(super) fn manifest_packages(text: &str) -> BTreeSet<String> {
     text.lines().filter_map(|l| l.split_whitespace().next()).map(str::to_string).collect()
 }
 
 /// The value of `NAME="…"` in a `bitbake -e` dump.
-pub fn bitbake_var(text: &str, name: &str) -> Option<String> {
+pub(super) fn bitbake_var(text: &str, name: &str) -> Option<String> {
     text.lines().find_map(|line| {
         let line = line.strip_prefix("export ").unwrap_or(line);
         let value = line.strip_prefix(name)?.strip_prefix("=\"")?.strip_suffix('"')?;

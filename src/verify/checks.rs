@@ -15,7 +15,7 @@ use super::report::Check;
 const PREEMPT_RT: &str = "CONFIG_PREEMPT_RT";
 
 /// Every check `evidence` allows.
-pub fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<Check> {
+pub(super) fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<Check> {
     let mut checks = Vec::new();
     if let Some(config) = &evidence.config {
         let kconfig = evidence.kconfig.as_deref();

@@ -7,10 +7,10 @@ use super::evidence::Found;
 use super::report::Check;
 
 /// The arguments whose value is a CPU list.
-pub const CPU_KEYS: [&str; 4] = ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"];
+pub(super) const CPU_KEYS: [&str; 4] = ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"];
 
 /// The value of the last `key=…` on `cmdline` (later arguments win, as in the kernel).
-pub fn value<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
+pub(super) fn value<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
     cmdline
         .split_whitespace()
         .filter_map(|arg| arg.split_once('=').filter(|(k, _)| *k == key).map(|(_, v)| v))
@@ -18,7 +18,7 @@ pub fn value<'a>(cmdline: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// Whether `arg` (`efi=runtime`, `threadirqs`) is on the command line as written.
-pub fn has_arg(cmdline: &str, arg: &str) -> bool {
+pub(super) fn has_arg(cmdline: &str, arg: &str) -> bool {
     match arg.split_once('=') {
         Some((key, want)) => value(cmdline, key) == Some(want),
         None => cmdline.split_whitespace().any(|a| a == arg),
@@ -26,7 +26,7 @@ pub fn has_arg(cmdline: &str, arg: &str) -> bool {
 }
 
 /// The CPUs of a CPU-list argument. `isolcpus` may start with flags (`managed_irq,domain,2-3`).
-pub fn cpus(cmdline: &str, key: &str) -> Option<Result<CpuSet, String>> {
+pub(super) fn cpus(cmdline: &str, key: &str) -> Option<Result<CpuSet, String>> {
     let raw = value(cmdline, key)?;
     let list: Vec<&str> = raw
         .split(',')
@@ -36,7 +36,7 @@ pub fn cpus(cmdline: &str, key: &str) -> Option<Result<CpuSet, String>> {
 }
 
 /// One check per CPU argument of the plan: the command line must carry the same CPU set.
-pub fn expected_cpu_checks(cmdline: &Found<String>, expected: &[String]) -> Vec<Check> {
+pub(super) fn expected_cpu_checks(cmdline: &Found<String>, expected: &[String]) -> Vec<Check> {
     let mut checks = Vec::new();
     for arg in expected {
         let name = format!("cmdline {}", arg.split_once('=').map_or(arg.as_str(), |(k, _)| k));
@@ -68,7 +68,7 @@ pub fn expected_cpu_checks(cmdline: &Found<String>, expected: &[String]) -> Vec<
 
 /// The isolation arguments must agree: `isolcpus` = `nohz_full` = `rcu_nocbs`, `irqaffinity`
 /// outside them, and together (when `all` is known) covering every CPU.
-pub fn consistency_check(cmdline: &Found<String>, all: Option<&CpuSet>) -> Check {
+pub(super) fn consistency_check(cmdline: &Found<String>, all: Option<&CpuSet>) -> Check {
     let name = "cmdline isolation consistent";
     let mut sets = Vec::new();
     let mut problems = Vec::new();

@@ -35,7 +35,7 @@ const FROM_TABLE: &str = "(rtbuild's built-in table of mainline dependencies: no
 
 /// Why `symbol` does not have `want` in `config`: from `kconfig` when given, else from the
 /// table (saying so). `None` when nothing explains it.
-pub fn why(
+pub(super) fn why(
     symbol: &str,
     want: &str,
     config: &KernelConfig,
@@ -271,7 +271,7 @@ fn selected_by(
 
 /// The unmet dependency that explains why `symbol` is not on in `config`, if the table knows
 /// the symbol and the config shows a dependency off.
-pub fn explain(symbol: &str, config: &KernelConfig) -> Option<String> {
+pub(super) fn explain(symbol: &str, config: &KernelConfig) -> Option<String> {
     let (_, alternatives) = KNOWN.iter().find(|(name, _)| *name == symbol)?;
     let unmet: Vec<Vec<(&str, State<'_>)>> = alternatives
         .iter()

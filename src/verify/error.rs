@@ -8,7 +8,7 @@ use crate::kconfig::ConfigError;
 use crate::kconfig::image::ImageError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum VerifyError {
+pub(crate) enum VerifyError {
     #[error("cannot read `{path}`: {cause}; check that it is readable")]
     Unreadable { path: PathBuf, cause: io::Error },
     #[error("`{path}`: {cause}")]

@@ -11,20 +11,20 @@ use crate::plan::CpuSet;
 
 /// A value and the place it was read from (a path, `UKI .cmdline`, `uname -v` on a target).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found<T> {
+pub(crate) struct Found<T> {
     pub value: T,
     pub from: String,
 }
 
 impl<T> Found<T> {
-    pub fn new(value: T, from: impl Into<String>) -> Found<T> {
+    pub(crate) fn new(value: T, from: impl Into<String>) -> Found<T> {
         Found { value, from: from.into() }
     }
 }
 
 /// Everything one source told us. Readers leave out what the source does not carry.
 #[derive(Debug, Clone, Default)]
-pub struct Evidence {
+pub(crate) struct Evidence {
     /// What the source was recognised as: `kernel config`, `build folder`, …
     pub kind: String,
     pub config: Option<Found<KernelConfig>>,
@@ -49,13 +49,13 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    pub fn new(kind: impl Into<String>) -> Evidence {
+    pub(crate) fn new(kind: impl Into<String>) -> Evidence {
         Evidence { kind: kind.into(), ..Evidence::default() }
     }
 }
 
 /// A kernel CPU list as found in sysfs: empty text is the empty set.
-pub fn sysfs_cpus(text: &str) -> Option<CpuSet> {
+pub(super) fn sysfs_cpus(text: &str) -> Option<CpuSet> {
     let text = text.trim();
     if text.is_empty() { Some(CpuSet::default()) } else { CpuSet::parse(text).ok() }
 }

@@ -15,7 +15,7 @@ enum Kind {
 }
 
 /// A FAT file system held in memory.
-pub struct Fat<'a> {
+pub(super) struct Fat<'a> {
     data: &'a [u8],
     kind: Kind,
     cluster_bytes: usize,
@@ -27,7 +27,7 @@ pub struct Fat<'a> {
 }
 
 /// One file found in the file system: its path and bytes.
-pub struct File {
+pub(super) struct File {
     pub path: String,
     pub data: Vec<u8>,
 }
@@ -42,7 +42,7 @@ fn u32_at(data: &[u8], at: usize) -> Option<usize> {
 
 impl<'a> Fat<'a> {
     /// Reads the boot sector; `None` when `data` is not a FAT file system.
-    pub fn open(data: &'a [u8]) -> Option<Fat<'a>> {
+    pub(super) fn open(data: &'a [u8]) -> Option<Fat<'a>> {
         if data.get(510..512)? != [0x55, 0xaa] {
             return None;
         }
@@ -116,7 +116,7 @@ impl<'a> Fat<'a> {
     }
 
     /// Every file, with its path (`EFI/Linux/uki.efi`), up to a few thousand entries.
-    pub fn files(&self, wanted: impl Fn(&str) -> bool) -> Vec<File> {
+    pub(super) fn files(&self, wanted: impl Fn(&str) -> bool) -> Vec<File> {
         let root = match self.kind {
             Kind::Fat32 => self.chain(self.root_cluster, MAX_FILE),
             _ => self

@@ -13,7 +13,7 @@ use super::evidence::{Evidence, Found};
 
 /// What a file is, judged from its content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
+pub(super) enum FileKind {
     Config,
     Image,
     Deb,
@@ -21,7 +21,7 @@ pub enum FileKind {
 }
 
 /// Reads a whole file, with an error naming it.
-pub fn read(path: &Path) -> Result<Vec<u8>, VerifyError> {
+pub(super) fn read(path: &Path) -> Result<Vec<u8>, VerifyError> {
     if path.is_dir() {
         return Err(VerifyError::Folder { path: path.to_path_buf() });
     }
@@ -36,7 +36,7 @@ pub fn read(path: &Path) -> Result<Vec<u8>, VerifyError> {
 }
 
 /// Recognises a file by its (decompressed) first bytes.
-pub fn kind(data: &[u8]) -> FileKind {
+pub(super) fn kind(data: &[u8]) -> FileKind {
     if data.starts_with(b"!<arch>\n") {
         return FileKind::Deb;
     }
@@ -70,7 +70,7 @@ fn looks_like_config(head: &[u8]) -> bool {
 }
 
 /// Evidence from one file of any supported kind.
-pub fn evidence(path: &Path) -> Result<Evidence, VerifyError> {
+pub(super) fn evidence(path: &Path) -> Result<Evidence, VerifyError> {
     let data = read(path)?;
     match kind(&data) {
         FileKind::Config => config_evidence(path, &data),
@@ -81,7 +81,7 @@ pub fn evidence(path: &Path) -> Result<Evidence, VerifyError> {
 }
 
 /// A kernel config file (plain, gzip, xz or zstd).
-pub fn config_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
+pub(super) fn config_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
     let config = KernelConfig::read(data)
         .map_err(|source| VerifyError::Config { path: path.to_path_buf(), cause: source })?;
     let mut evidence = Evidence::new("kernel config");
@@ -91,7 +91,11 @@ pub fn config_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError
 
 /// A kernel image: embedded config, version banner, UKI command line. `from` names the image
 /// in the report (a path, or `member in archive`).
-pub fn image_evidence(path: &Path, data: &[u8], from: &str) -> Result<Evidence, VerifyError> {
+pub(super) fn image_evidence(
+    path: &Path,
+    data: &[u8],
+    from: &str,
+) -> Result<Evidence, VerifyError> {
     let info = image::inspect(data)
         .map_err(|source| VerifyError::Image { path: path.to_path_buf(), cause: source })?;
     let mut evidence = Evidence::new("kernel image");

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::{CheckStatus, Report};
 use crate::report::junit::escape;
 
-pub fn render(reports: &[Report]) -> String {
+pub(crate) fn render(reports: &[Report]) -> String {
     let count =
         |status| reports.iter().flat_map(|r| &r.checks).filter(|c| c.status == status).count();
     let tests: usize = reports.iter().map(|r| r.checks.len()).sum();
@@ -69,7 +69,7 @@ pub fn render(reports: &[Report]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verify::Check;
+    use crate::formats::verify_json::Check;
 
     #[test]
     fn one_case_per_check_with_the_evidence_of_failures() {

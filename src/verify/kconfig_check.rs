@@ -16,7 +16,7 @@ use super::report::Report;
 
 /// What to merge, and where.
 #[derive(Debug, Clone)]
-pub struct KconfigCheck {
+pub(crate) struct KconfigCheck {
     /// A kernel source tree (has `scripts/kconfig/merge_config.sh`).
     pub kernel_src: PathBuf,
     /// `ARCH` for make and merge_config.sh (`arm64`).
@@ -33,7 +33,7 @@ pub struct KconfigCheck {
 
 /// Why the check could not run.
 #[derive(Debug, thiserror::Error)]
-pub enum KconfigCheckError {
+pub(crate) enum KconfigCheckError {
     #[error(transparent)]
     Input(#[from] VerifyError),
     #[error("{0}")]
@@ -91,7 +91,11 @@ fn make(check: &KconfigCheck, out: &Path, target: &str) -> Cmd {
 }
 
 /// The commands the check runs in `out`, in order (also shown with `-v`).
-pub fn commands(check: &KconfigCheck, out: &Path, extra_fragment: Option<&Path>) -> Vec<Cmd> {
+pub(crate) fn commands(
+    check: &KconfigCheck,
+    out: &Path,
+    extra_fragment: Option<&Path>,
+) -> Vec<Cmd> {
     let config = out.join(".config");
     let mut merge = Cmd::new(check.kernel_src.join("scripts/kconfig/merge_config.sh"))
         .args(["-m", "-O"])
@@ -107,7 +111,10 @@ pub fn commands(check: &KconfigCheck, out: &Path, extra_fragment: Option<&Path>)
 }
 
 /// Runs defconfig + merge + olddefconfig and checks every requested option in the result.
-pub fn run(check: &KconfigCheck, on_command: impl Fn(&Cmd)) -> Result<Report, KconfigCheckError> {
+pub(crate) fn run(
+    check: &KconfigCheck,
+    on_command: impl Fn(&Cmd),
+) -> Result<Report, KconfigCheckError> {
     let src = &check.kernel_src;
     if !src.is_dir() {
         return Err(input(

@@ -16,15 +16,14 @@ mod error;
 mod evidence;
 mod fat;
 mod files;
-pub mod junit;
-pub mod kconfig_check;
+pub(crate) mod junit;
+pub(crate) mod kconfig_check;
 mod remote;
 mod report;
 
-pub use build_dir::BITBAKE_ENV_FILES;
-pub use error::VerifyError;
-pub use evidence::{Evidence, Found};
-pub use report::{Check, CheckStatus, Report};
+pub(crate) use error::VerifyError;
+pub(crate) use evidence::Evidence;
+pub(crate) use report::{CheckStatus, Report};
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +32,7 @@ use crate::target::SshTarget;
 
 /// Where the kernel to verify comes from. [`Source::Auto`] is recognised by content.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     Auto(PathBuf),
     BuildDir(PathBuf),
     Config(PathBuf),
@@ -45,7 +44,7 @@ pub enum Source {
 
 impl Source {
     /// The source as the user gave it, for reports.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             Source::Auto(p)
             | Source::BuildDir(p)
@@ -60,13 +59,16 @@ impl Source {
 
 /// Verifies one source. `expected` is the plan; without it only PREEMPT_RT, command-line
 /// consistency and `rt-tests` are checked.
-pub fn verify(source: &Source, expected: Option<&Expectations>) -> Result<Report, VerifyError> {
+pub(crate) fn verify(
+    source: &Source,
+    expected: Option<&Expectations>,
+) -> Result<Report, VerifyError> {
     verify_with(source, expected, None)
 }
 
 /// [`verify`], explaining a dropped option from the Kconfig files of `kernel_src` (`--kernel-src`)
 /// or, without it, of the kernel source the build folder keeps; else from the built-in table.
-pub fn verify_with(
+pub(crate) fn verify_with(
     source: &Source,
     expected: Option<&Expectations>,
     kernel_src: Option<&Path>,
@@ -101,12 +103,16 @@ fn read_kconfig(evidence: &mut Evidence, kernel_src: Option<&Path>) {
 
 /// The entry point for the build driver: verifies a BitBake build folder (`TOPDIR` or
 /// `TMPDIR`) against the plan that produced it.
-pub fn verify_build_dir(dir: &Path, expected: &Expectations) -> Result<Report, VerifyError> {
+pub(crate) fn verify_build_dir(dir: &Path, expected: &Expectations) -> Result<Report, VerifyError> {
     verify(&Source::BuildDir(dir.to_path_buf()), Some(expected))
 }
 
 /// Turns gathered evidence into a report.
-pub fn judge(source: String, evidence: &Evidence, expected: Option<&Expectations>) -> Report {
+pub(crate) fn judge(
+    source: String,
+    evidence: &Evidence,
+    expected: Option<&Expectations>,
+) -> Report {
     let checks = checks::run(evidence, expected);
     Report {
         kernel_version: evidence.version.as_ref().map(|v| v.value.clone()),
@@ -117,7 +123,10 @@ pub fn judge(source: String, evidence: &Evidence, expected: Option<&Expectations
 }
 
 /// Reads what `source` shows.
-pub fn gather(source: &Source, expected: Option<&Expectations>) -> Result<Evidence, VerifyError> {
+pub(crate) fn gather(
+    source: &Source,
+    expected: Option<&Expectations>,
+) -> Result<Evidence, VerifyError> {
     match source {
         Source::Target(target) => remote::evidence(target),
         Source::BuildDir(dir) => build_dir::evidence(dir, expected),

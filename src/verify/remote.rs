@@ -38,7 +38,7 @@ fn text(bytes: Vec<u8>) -> String {
 }
 
 /// Evidence read from a running target.
-pub fn evidence(target: &SshTarget) -> Result<Evidence, VerifyError> {
+pub(super) fn evidence(target: &SshTarget) -> Result<Evidence, VerifyError> {
     let mut evidence = Evidence::new("live target");
     let version = remote(target, &["uname", "-v"])?.ok_or_else(|| VerifyError::Target {
         target: target.to_string(),

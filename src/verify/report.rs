@@ -1,12 +1,12 @@
 //! The verdict of `verify`: one row per check (what was expected, what was found, and where),
 //! printable as a table or serialised as JSON.
 
-pub use crate::formats::verify_json::{Check, CheckStatus, Report};
+pub(crate) use crate::formats::verify_json::{Check, CheckStatus, Report};
 use crate::table::table;
 
 impl Report {
     /// A table for people: status, check, expected, found, where, then the reasons.
-    pub fn to_table(&self) -> String {
+    pub(crate) fn to_table(&self) -> String {
         let header = ["RESULT", "CHECK", "EXPECTED", "FOUND", "WHERE"].map(String::from);
         // A place repeated from the row above is left blank, so each source is read once.
         let mut previous = "";

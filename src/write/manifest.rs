@@ -8,20 +8,20 @@ use serde::{Deserialize, Serialize};
 use crate::tree::Tree;
 
 /// The manifest's file name inside the output folder.
-pub const MANIFEST_FILE: &str = "rtbuild-manifest.json";
+pub(crate) const MANIFEST_FILE: &str = "rtbuild-manifest.json";
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GeneratedManifest {
+pub(crate) struct GeneratedManifest {
     generator: String,
     files: BTreeMap<PathBuf, String>,
 }
 
-pub use crate::digest::sha256_hex as sha256;
+pub(super) use crate::digest::sha256_hex as sha256;
 
 impl GeneratedManifest {
     /// The manifest of `tree`.
-    pub fn of(tree: &Tree) -> GeneratedManifest {
+    pub(crate) fn of(tree: &Tree) -> GeneratedManifest {
         GeneratedManifest {
             generator: "rtbuild".to_string(),
             files: tree.iter().map(|(p, b)| (p.to_path_buf(), sha256(b))).collect(),
@@ -29,7 +29,7 @@ impl GeneratedManifest {
     }
 
     /// Reads a manifest; a missing file is an empty manifest.
-    pub fn load(path: &Path) -> Result<GeneratedManifest, String> {
+    pub(crate) fn load(path: &Path) -> Result<GeneratedManifest, String> {
         match std::fs::read(path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(GeneratedManifest::default()),
@@ -37,15 +37,15 @@ impl GeneratedManifest {
         }
     }
 
-    pub fn hash_of(&self, relative: &Path) -> Option<&str> {
+    pub(crate) fn hash_of(&self, relative: &Path) -> Option<&str> {
         self.files.get(relative).map(String::as_str)
     }
 
-    pub fn files(&self) -> impl Iterator<Item = (&Path, &str)> {
+    pub(crate) fn files(&self) -> impl Iterator<Item = (&Path, &str)> {
         self.files.iter().map(|(p, h)| (p.as_path(), h.as_str()))
     }
 
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
         text.push('\n');
         text

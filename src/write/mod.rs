@@ -6,7 +6,7 @@
 mod manifest;
 mod stage;
 
-pub use manifest::{GeneratedManifest, MANIFEST_FILE};
+pub(crate) use manifest::{GeneratedManifest, MANIFEST_FILE};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ use crate::tree::Tree;
 
 /// How [`apply`] may act.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct WriteOptions {
+pub(crate) struct WriteOptions {
     /// Overwrite or remove generated files even when they were edited by hand.
     pub force: bool,
     /// Decide everything, write nothing.
@@ -27,7 +27,7 @@ pub struct WriteOptions {
 /// What happens to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Change {
+pub(crate) enum Change {
     Create,
     Update,
     Unchanged,
@@ -37,23 +37,24 @@ pub enum Change {
 
 /// The outcome of [`apply`], one entry per file, in path order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct WriteReport {
+pub(crate) struct WriteReport {
     pub files: Vec<(PathBuf, Change)>,
 }
 
 impl WriteReport {
-    pub fn count(&self, change: Change) -> usize {
+    pub(crate) fn count(&self, change: Change) -> usize {
         self.files.iter().filter(|(_, c)| *c == change).count()
     }
 
     /// True when nothing was (or would be) written or removed.
-    pub fn is_noop(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_noop(&self) -> bool {
         self.files.iter().all(|(_, c)| *c == Change::Unchanged)
     }
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError {
+pub(crate) enum WriteError {
     #[error(
         "{} was edited by hand since rtbuild generated it; move the change into rtbuild's inputs (--fragment, --config, --patch, rtbuild.yaml) or pass --force to overwrite it",
         .path.display()
@@ -79,7 +80,7 @@ pub enum WriteError {
 
 impl WriteError {
     /// Conflicts with the user's own files are input problems (exit 2); I/O failures are not.
-    pub fn is_input(&self) -> bool {
+    pub(crate) fn is_input(&self) -> bool {
         !matches!(self, WriteError::Io { .. })
     }
 }
@@ -90,7 +91,11 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
 
 /// Writes `tree` under `out`: checks every file, stages every change, then swaps them in; a
 /// failure at any point leaves every file as it was (see [`stage`]).
-pub fn apply(tree: &Tree, out: &Path, options: WriteOptions) -> Result<WriteReport, WriteError> {
+pub(crate) fn apply(
+    tree: &Tree,
+    out: &Path,
+    options: WriteOptions,
+) -> Result<WriteReport, WriteError> {
     let manifest_path = out.join(MANIFEST_FILE);
     let old = match GeneratedManifest::load(&manifest_path) {
         Ok(old) => old,
@@ -188,7 +193,7 @@ fn executable(relative: &Path) -> bool {
 
 /// Writes `bytes` to `path` through a temp file in the same folder and a rename, so readers
 /// see the old file or the new one, never half of one.
-pub fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> Result<(), WriteError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> Result<(), WriteError> {
     use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;

@@ -24,12 +24,12 @@ const MACHINES: &[(&str, &str, &str)] = &[
 ];
 
 /// A set of fixture repositories under one folder.
-pub struct Fixtures {
+pub(crate) struct Fixtures {
     pub root: PathBuf,
 }
 
 /// What the `bitbake` repository holds.
-pub enum Bitbake<'a> {
+pub(crate) enum Bitbake<'a> {
     /// The real `bb` library with rtbuild's launcher (parsing only).
     Real,
     /// `bin/bitbake` is this script: a recording fake for tests that run tasks.
@@ -38,7 +38,7 @@ pub enum Bitbake<'a> {
 
 impl Fixtures {
     /// Creates `oe-core`, `bitbake`, `meta-qcom` and `meta-qcom-distro` under `root`.
-    pub fn create(root: &Path, bitbake: Bitbake<'_>) -> Fixtures {
+    pub(crate) fn create(root: &Path, bitbake: Bitbake<'_>) -> Fixtures {
         let src = project_root().join("tests/fixtures");
         for repo in ["oe-core", "meta-qcom", "meta-qcom-distro"] {
             copy_tree(&src.join(repo), &root.join(repo), root);
@@ -93,11 +93,11 @@ impl Fixtures {
     }
 
     /// The `file://` URL of a fixture repository.
-    pub fn url(&self, repo: &str) -> String {
+    pub(crate) fn url(&self, repo: &str) -> String {
         format!("file://{}", self.root.join(repo).display())
     }
 
-    pub fn repo(&self, repo: &str) -> PathBuf {
+    pub(crate) fn repo(&self, repo: &str) -> PathBuf {
         self.root.join(repo)
     }
 }
@@ -153,19 +153,19 @@ fn copy_tree(from: &Path, to: &Path, root: &Path) {
     }
 }
 
-pub fn write(path: &Path, text: &str) {
+pub(crate) fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
 
-pub fn write_executable(path: &Path, text: &str) {
+pub(crate) fn write_executable(path: &Path, text: &str) {
     use std::os::unix::fs::PermissionsExt;
     write(path, text);
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// Runs git in `dir` and returns its stdout; panics with git's stderr on failure.
-pub fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     // The repos may belong to the unprivileged test user that kas runs as.
     let out = Command::new("git")
         .args(["-c", "safe.directory=*"])
@@ -187,7 +187,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Makes `dir` a git repository on branch `wrynose` with everything committed.
-pub fn git_commit_all(dir: &Path, message: &str) {
+pub(crate) fn git_commit_all(dir: &Path, message: &str) {
     if !dir.join(".git").exists() {
         git(dir, &["init", "-q", "-b", "wrynose"]);
     }

@@ -8,23 +8,23 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The rtbuild binary under test.
-pub fn rtbuild_bin() -> PathBuf {
+pub(crate) fn rtbuild_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_rtbuild"))
 }
 
 /// The project root (for `machines/`, `layers/`, `tests/data/`).
-pub fn project_root() -> PathBuf {
+pub(crate) fn project_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A file under `tests/data/`.
-pub fn data(name: &str) -> PathBuf {
+pub(crate) fn data(name: &str) -> PathBuf {
     project_root().join("tests/data").join(name)
 }
 
 /// The Python venv `.ci/setup` creates (kas 5.5, bitbake-setup 2.19.0): `$RTBUILD_VENV`, else
 /// `<project>/.venv`. Tests that need it fail with a clear message when it is missing.
-pub fn venv() -> PathBuf {
+pub(crate) fn venv() -> PathBuf {
     let venv = std::env::var_os("RTBUILD_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|| project_root().join(".venv"));
@@ -38,7 +38,7 @@ pub fn venv() -> PathBuf {
 
 /// One run of rtbuild, built up and then checked.
 #[must_use]
-pub struct Test {
+pub(crate) struct Test {
     dir: tempfile::TempDir,
     args: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
@@ -50,17 +50,17 @@ pub struct Test {
 
 /// The unprivileged account `.ci/setup` creates for tests that must not run as root (BitBake's
 /// sanity check refuses root, and so does `rtbuild image`).
-pub const TEST_USER: &str = "rtbuild-ci";
+pub(crate) const TEST_USER: &str = "rtbuild-ci";
 
 /// Uid and gid of [`TEST_USER`]; fails the test loudly when the account is missing.
 #[derive(Clone, Copy, Debug)]
-pub struct Unprivileged {
+pub(crate) struct Unprivileged {
     pub uid: u32,
     pub gid: u32,
 }
 
 impl Unprivileged {
-    pub fn get() -> Unprivileged {
+    pub(crate) fn get() -> Unprivileged {
         let id = |flag: &str| -> u32 {
             let out = Command::new("id").args([flag, TEST_USER]).output().expect("run id");
             assert!(
@@ -73,7 +73,7 @@ impl Unprivileged {
     }
 
     /// Gives `path` and everything below it to the test user.
-    pub fn own(&self, path: &Path) {
+    pub(crate) fn own(&self, path: &Path) {
         let status = Command::new("chown")
             .arg("-R")
             .arg(format!("{}:{}", self.uid, self.gid))
@@ -84,7 +84,7 @@ impl Unprivileged {
     }
 
     /// `setpriv` arguments that run the next program as the test user.
-    pub fn setpriv_args(&self) -> Vec<String> {
+    pub(crate) fn setpriv_args(&self) -> Vec<String> {
         vec![
             format!("--reuid={}", self.uid),
             format!("--regid={}", self.gid),
@@ -94,7 +94,7 @@ impl Unprivileged {
 }
 
 impl Test {
-    pub fn new() -> Test {
+    pub(crate) fn new() -> Test {
         Test {
             dir: tempfile::Builder::new().prefix("rtbuild-test").tempdir().expect("tempdir"),
             args: Vec::new(),
@@ -108,24 +108,24 @@ impl Test {
 
     /// Runs rtbuild as the unprivileged [`TEST_USER`] (through `setpriv`), owning the test folder,
     /// as a real build must run.
-    pub fn unprivileged(mut self) -> Test {
+    pub(crate) fn unprivileged(mut self) -> Test {
         self.user = Some(Unprivileged::get());
         self
     }
 
     /// Kills rtbuild (exit 124, SIGKILL 5 s later) when it runs longer than `secs`: for tests of
     /// inputs that once made it hang, so a regression fails instead of stalling the suite.
-    pub fn within_secs(mut self, secs: u64) -> Test {
+    pub(crate) fn within_secs(mut self, secs: u64) -> Test {
         self.limit_secs = Some(secs);
         self
     }
 
     /// The test's temporary folder (the working folder unless [`Test::cwd`] changes it).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    pub fn args<I, S>(mut self, args: I) -> Test
+    pub(crate) fn args<I, S>(mut self, args: I) -> Test
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
@@ -135,29 +135,29 @@ impl Test {
     }
 
     /// One path argument.
-    pub fn arg_path(mut self, path: &Path) -> Test {
+    pub(crate) fn arg_path(mut self, path: &Path) -> Test {
         self.args.push(path.as_os_str().to_os_string());
         self
     }
 
-    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Test {
+    pub(crate) fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Test {
         self.env.push((key.into(), value.into()));
         self
     }
 
     /// Puts `dir` in front of PATH.
-    pub fn path_prepend(mut self, dir: impl Into<PathBuf>) -> Test {
+    pub(crate) fn path_prepend(mut self, dir: impl Into<PathBuf>) -> Test {
         self.path_prepend.push(dir.into());
         self
     }
 
-    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Test {
+    pub(crate) fn cwd(mut self, dir: impl Into<PathBuf>) -> Test {
         self.cwd = Some(dir.into());
         self
     }
 
     /// Writes `contents` to `relative` inside the test folder.
-    pub fn file(self, relative: &str, contents: impl AsRef<[u8]>) -> Test {
+    pub(crate) fn file(self, relative: &str, contents: impl AsRef<[u8]>) -> Test {
         let path = self.dir.path().join(relative);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, contents).unwrap();
@@ -166,7 +166,7 @@ impl Test {
 
     /// Runs rtbuild and returns the result for checking.
     #[must_use = "check the exit code and output of the run (success(), code_is(), usage_error(), ...)"]
-    pub fn run(self) -> Run {
+    pub(crate) fn run(self) -> Run {
         let mut path: Vec<PathBuf> = self.path_prepend.clone();
         path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
         let cwd = self.cwd.clone().unwrap_or_else(|| self.dir.path().to_path_buf());
@@ -197,26 +197,26 @@ impl Test {
 }
 
 /// A finished run. Its checks panic with the full output when they fail.
-pub struct Run {
+pub(crate) struct Run {
     pub output: Output,
     pub dir: tempfile::TempDir,
     args: Vec<OsString>,
 }
 
 impl Run {
-    pub fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.output.stdout).into_owned()
     }
 
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
 
-    pub fn code(&self) -> i32 {
+    pub(crate) fn code(&self) -> i32 {
         self.output.status.code().unwrap_or(-1)
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
@@ -238,53 +238,53 @@ impl Run {
     }
 
     /// Exit code 0.
-    pub fn success(self) -> Run {
+    pub(crate) fn success(self) -> Run {
         assert_eq!(self.code(), 0, "{}", self.report("expected success"));
         self
     }
 
     /// Exit code `code`.
-    pub fn code_is(self, code: i32) -> Run {
+    pub(crate) fn code_is(self, code: i32) -> Run {
         assert_eq!(self.code(), code, "{}", self.report(&format!("expected exit code {code}")));
         self
     }
 
     /// Exit code 2 and exactly `message` as stderr (one `error:` line plus newline).
-    pub fn usage_error(self, message: &str) -> Run {
+    pub(crate) fn usage_error(self, message: &str) -> Run {
         let run = self.code_is(2);
         assert_eq!(run.stderr(), format!("error: {message}\n"), "{}", run.report("stderr differs"));
         assert_eq!(run.stdout(), "", "{}", run.report("stdout must be empty"));
         run
     }
 
-    pub fn stdout_is(self, want: &str) -> Run {
+    pub(crate) fn stdout_is(self, want: &str) -> Run {
         assert_eq!(self.stdout(), want, "{}", self.report("stdout differs"));
         self
     }
 
-    pub fn stderr_is(self, want: &str) -> Run {
+    pub(crate) fn stderr_is(self, want: &str) -> Run {
         assert_eq!(self.stderr(), want, "{}", self.report("stderr differs"));
         self
     }
 
-    pub fn stderr_contains(self, want: &str) -> Run {
+    pub(crate) fn stderr_contains(self, want: &str) -> Run {
         assert!(self.stderr().contains(want), "{}", self.report(&format!("stderr lacks {want:?}")));
         self
     }
 
-    pub fn stdout_contains(self, want: &str) -> Run {
+    pub(crate) fn stdout_contains(self, want: &str) -> Run {
         assert!(self.stdout().contains(want), "{}", self.report(&format!("stdout lacks {want:?}")));
         self
     }
 
     /// stdout parsed as JSON.
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.output.stdout)
             .unwrap_or_else(|e| panic!("{}", self.report(&format!("stdout is not JSON: {e}"))))
     }
 
     /// No file was written under `relative` (it does not exist or is empty).
-    pub fn nothing_written(self, relative: &str) -> Run {
+    pub(crate) fn nothing_written(self, relative: &str) -> Run {
         let dir = self.dir.path().join(relative);
         let empty = !dir.exists()
             || std::fs::read_dir(&dir).map(|mut d| d.next().is_none()).unwrap_or(false);

@@ -80,7 +80,7 @@ echo "NOTE: Tasks Summary: Attempted 14 tasks of which 10 didn't need to be reru
 "#;
 
 /// A project folder with fixture repos whose `bitbake` is the FAKE above.
-pub struct Project {
+pub(crate) struct Project {
     _dir: tempfile::TempDir,
     pub root: PathBuf,
     pub control: PathBuf,
@@ -88,7 +88,7 @@ pub struct Project {
 }
 
 impl Project {
-    pub fn new(mode: &str) -> Project {
+    pub(crate) fn new(mode: &str) -> Project {
         let dir = tempfile::Builder::new().prefix("rtbuild-image").tempdir().unwrap();
         let root = dir.path().to_path_buf();
         let control = root.join("control");
@@ -125,7 +125,7 @@ impl Project {
             .args(args)
     }
 
-    pub fn recorded(&self, name: &str) -> String {
+    pub(crate) fn recorded(&self, name: &str) -> String {
         std::fs::read_to_string(self.control.join(name)).unwrap_or_default()
     }
 }

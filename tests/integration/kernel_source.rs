@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 const KERNEL_TARBALL: &str = "/usr/src/linux-source-6.12.tar.xz";
 
 /// The unpacked subset; fails loudly when the package is missing.
-pub fn kernel_tree() -> PathBuf {
+pub(crate) fn kernel_tree() -> PathBuf {
     static TREE: OnceLock<PathBuf> = OnceLock::new();
     TREE.get_or_init(unpack).clone()
 }
@@ -52,12 +52,12 @@ fn unpack() -> PathBuf {
 
 /// The 1-based line of the first line of `file` (relative to the tree) that, trimmed, is
 /// `text`: read from the real file, so tests state what the kernel says, not what rtbuild says.
-pub fn line_of(file: &str, text: &str) -> usize {
+pub(crate) fn line_of(file: &str, text: &str) -> usize {
     line_after(file, 0, text)
 }
 
 /// Like [`line_of`], searching only below line `after` (e.g. the `config X` line of an entry).
-pub fn line_after(file: &str, after: usize, text: &str) -> usize {
+pub(crate) fn line_after(file: &str, after: usize, text: &str) -> usize {
     let content = std::fs::read_to_string(kernel_tree().join(file)).unwrap();
     content
         .lines()

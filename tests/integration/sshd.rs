@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub struct Sshd {
+pub(crate) struct Sshd {
     pub child: Child,
     pub port: u16,
     pub dir: tempfile::TempDir,
@@ -22,7 +22,7 @@ impl Drop for Sshd {
     }
 }
 
-pub fn keygen(path: &Path) {
+pub(crate) fn keygen(path: &Path) {
     let out = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-C", "rtbuild-test", "-f"])
         .arg(path)
@@ -32,13 +32,13 @@ pub fn keygen(path: &Path) {
 }
 
 /// The test's own user (root on CI, where cyclictest needs it).
-pub fn user() -> String {
+pub(crate) fn user() -> String {
     let out = Command::new("id").arg("-un").output().unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 impl Sshd {
-    pub fn start() -> Sshd {
+    pub(crate) fn start() -> Sshd {
         assert!(
             Path::new("/usr/sbin/sshd").is_file(),
             "/usr/sbin/sshd is missing; run `bash .ci/setup` (openssh-server)"
@@ -98,18 +98,18 @@ impl Sshd {
     }
 
     /// `ssh://<the test's user>@127.0.0.1:<port>`.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("ssh://{}@127.0.0.1:{}", user(), self.port)
     }
 
     /// The client config to pass as `--ssh-config`.
-    pub fn config(&self) -> PathBuf {
+    pub(crate) fn config(&self) -> PathBuf {
         self.dir.path().join("ssh_config")
     }
 
     /// A client config that also sends `RTBUILD_SYSROOT=root` (the sshd accepts it), so the
     /// tune script works on a fake tree on the far side.
-    pub fn config_with_sysroot(&self, root: &Path) -> PathBuf {
+    pub(crate) fn config_with_sysroot(&self, root: &Path) -> PathBuf {
         let base = std::fs::read_to_string(self.config()).unwrap();
         let path = self.dir.path().join("ssh_config_sysroot");
         std::fs::write(&path, format!("{base}  SetEnv RTBUILD_SYSROOT={}\n", root.display()))
@@ -117,7 +117,7 @@ impl Sshd {
         path
     }
 
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
     }
 }

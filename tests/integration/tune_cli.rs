@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::harness::Test;
 
 /// A fake /proc + /sys tree for a 4-CPU machine with CPUs `online` online.
-pub fn fake_tree(root: &Path, online: &str) {
+pub(crate) fn fake_tree(root: &Path, online: &str) {
     let put = |rel: &str, text: &str| {
         let path = root.join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use crate::harness::{Unprivileged, project_root, venv};
 
 /// One unpacked snapshot, shared by every test of this process.
-pub struct Upstream {
+pub(crate) struct Upstream {
     /// The folder holding `meta-qcom.git`, `oe-core.git`, `bitbake.git`, `meta-lts-mixins.git`,
     /// `offline.yml` and `env`.
     pub dir: PathBuf,
@@ -28,7 +28,7 @@ pub struct Upstream {
 
 /// Where the snapshot lives: `$RTBUILD_UPSTREAM`, else `<project>/../shared/upstream`. Fails
 /// loudly when it is missing: these tests must run, not pass silently.
-pub fn snapshot_dir() -> PathBuf {
+pub(crate) fn snapshot_dir() -> PathBuf {
     let dir = std::env::var_os("RTBUILD_UPSTREAM")
         .map(PathBuf::from)
         .unwrap_or_else(|| project_root().join("../shared/upstream"));
@@ -42,7 +42,7 @@ pub fn snapshot_dir() -> PathBuf {
 }
 
 /// The snapshot, unpacked on first use.
-pub fn upstream() -> &'static Upstream {
+pub(crate) fn upstream() -> &'static Upstream {
     static UPSTREAM: OnceLock<Upstream> = OnceLock::new();
     UPSTREAM.get_or_init(Upstream::unpack)
 }
@@ -89,20 +89,20 @@ impl Upstream {
     }
 
     /// A bare repository of the snapshot: `meta-qcom`, `oe-core`, `bitbake` or `meta-lts-mixins`.
-    pub fn repo(&self, name: &str) -> PathBuf {
+    pub(crate) fn repo(&self, name: &str) -> PathBuf {
         let repo = self.dir.join(format!("{name}.git"));
         assert!(repo.is_dir(), "the snapshot has no {name}.git");
         repo
     }
 
     /// The commit a snapshot repository holds.
-    pub fn commit(&self, name: &str) -> String {
+    pub(crate) fn commit(&self, name: &str) -> String {
         self.git(name, &["rev-parse", "HEAD"]).trim().to_string()
     }
 
     /// A file of a snapshot repository at its one commit (for example
     /// `file("oe-core", "meta/conf/bitbake.conf")`).
-    pub fn file(&self, name: &str, path: &str) -> String {
+    pub(crate) fn file(&self, name: &str, path: &str) -> String {
         self.git(name, &["show", &format!("HEAD:{path}")])
     }
 
@@ -125,12 +125,12 @@ impl Upstream {
 
     /// `offline.yml`: the kas file to put after the generated one (pins meta-lts-mixins to the
     /// stand-in, no network, AUTOREV recipes masked or pinned).
-    pub fn offline_yml(&self) -> PathBuf {
+    pub(crate) fn offline_yml(&self) -> PathBuf {
         self.dir.join("offline.yml")
     }
 
     /// Clones a snapshot repository into `dest` (a work tree owned by the test user).
-    pub fn checkout(&self, name: &str, dest: &Path) {
+    pub(crate) fn checkout(&self, name: &str, dest: &Path) {
         let out = self
             .as_user("git")
             .arg("clone")
@@ -145,7 +145,13 @@ impl Upstream {
 
     /// Runs the venv's kas as the test user in `cwd` with the snapshot's premirrors, a work
     /// folder `work` (created, owned by the test user) and `env` on top.
-    pub fn kas(&self, cwd: &Path, work: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    pub(crate) fn kas(
+        &self,
+        cwd: &Path,
+        work: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Output {
         std::fs::create_dir_all(work).unwrap();
         self.user.own(work);
         let mut cmd = self.as_user(venv().join("bin/kas").to_str().unwrap());
@@ -162,7 +168,7 @@ impl Upstream {
 
     /// A command that runs `program` as the test user with a clean environment (the venv and
     /// the system folders on PATH, the locale BitBake insists on).
-    pub fn as_user(&self, program: &str) -> Command {
+    pub(crate) fn as_user(&self, program: &str) -> Command {
         let mut cmd = Command::new("setpriv");
         cmd.args(self.user.setpriv_args())
             .arg(program)
@@ -180,7 +186,7 @@ impl Upstream {
 }
 
 /// stdout of a successful command; otherwise fails with both streams.
-pub fn ok(out: &Output, what: &str) -> String {
+pub(crate) fn ok(out: &Output, what: &str) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
