@@ -18,6 +18,7 @@ pub mod plan;
 pub mod quote;
 pub mod render;
 pub mod report;
+pub mod rttests;
 pub mod run;
 pub mod runner;
 pub mod table;
