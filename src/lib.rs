@@ -24,6 +24,7 @@ pub mod runner;
 pub mod table;
 pub mod target;
 pub mod testrun;
+pub mod toolargs;
 pub mod tree;
 pub mod tune;
 pub mod ui;

@@ -20,8 +20,8 @@ pub struct TestArgs {
     /// Scenarios to run, in order: idle, stress, stress-isolated, full.
     #[arg(long, value_name = "LIST", default_value = "idle,stress")]
     pub scenario: String,
-    /// Run time of each scenario: 30s, 10m, 2h, 24h, 1d, or smoke (5 min), osadl (100M loops
-    /// at 200 µs) or soak (24 h).
+    /// Run time of each scenario: seconds (600, as cyclictest's -D 600), 30s, 10m, 2h, 24h,
+    /// 1d, or smoke (5 min), osadl (100M loops at 200 µs) or soak (24 h).
     #[arg(long, value_name = "TIME", default_value = "smoke")]
     pub duration: String,
     /// CPU load of each stress-ng worker in the stress scenario, in percent.
@@ -36,6 +36,11 @@ pub struct TestArgs {
     /// Fail when any thread's maximum latency is above this many µs.
     #[arg(long, value_name = "US")]
     pub max_us: Option<u64>,
+    /// Extra cyclictest options, e.g. "--spike=250 -b 500": split like shell words (never run
+    /// through a shell), checked against cyclictest's option list; options rtbuild sets itself
+    /// (-a, -t, -i, -h, -D, -p, --json, ...) are refused with the flag to use instead.
+    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
+    pub cyclictest_args: Option<String>,
     /// Apply rtbuild's run-time tuning before the run and revert it afterwards (needs root).
     #[arg(long)]
     pub tune: bool,
@@ -47,6 +52,12 @@ pub struct TestArgs {
 pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let scenarios = testrun::parse_list(&args.scenario).map_err(|e| InputError(e.into()))?;
     let span = Span::parse(&args.duration).map_err(|e| InputError(e.into()))?;
+    let cyclictest_args = match &args.cyclictest_args {
+        Some(text) => {
+            crate::toolargs::CYCLICTEST.check_text(text).map_err(|e| InputError(e.into()))?
+        }
+        None => Vec::new(),
+    };
     let plan = args.cpus.plan()?;
     let Some(host) = args.host.host()? else {
         return Err(InputError::msg(
@@ -76,6 +87,7 @@ pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         duration_text: args.duration.clone(),
         interval_us: args.interval_us.or(span.interval_us).unwrap_or(1000),
         histogram_us: args.histogram_us,
+        cyclictest_args,
         load_percent: args.load,
         max_us: args.max_us,
         out: out.clone(),

@@ -21,8 +21,8 @@ pub struct Measure {
 
 /// The argv: memory locked, SCHED_FIFO 99, one thread per RT CPU pinned there, the main
 /// (reporting) thread moved to a housekeeping CPU, a histogram, JSON results, quiet output,
-/// equal intervals for every thread, and the run length.
-pub fn argv(layout: &Layout, measure: &Measure, json_path: &str) -> Vec<String> {
+/// equal intervals for every thread, the run length, then the user's checked `extra` options.
+pub fn argv(layout: &Layout, measure: &Measure, json_path: &str, extra: &[String]) -> Vec<String> {
     let threads = layout.rt.len();
     let main_cpu = layout.housekeeping.iter().last().unwrap_or(0);
     let mut argv: Vec<String> = [
@@ -52,6 +52,7 @@ pub fn argv(layout: &Layout, measure: &Measure, json_path: &str) -> Vec<String> 
         Length::Seconds(s) => argv.extend(["-D".into(), s.to_string()]),
         Length::Loops(l) => argv.extend(["-l".into(), l.to_string()]),
     }
+    argv.extend(extra.iter().cloned());
     argv
 }
 
@@ -107,14 +108,17 @@ mod tests {
         let measure =
             Measure { interval_us: 1000, histogram_us: 1000, length: Length::Seconds(10) };
         assert_eq!(
-            argv(&layout, &measure, "/tmp/x/idle.json").join(" "),
+            argv(&layout, &measure, "/tmp/x/idle.json", &[]).join(" "),
             "cyclictest -m -p 99 -a 6-7 -t 2 --mainaffinity=5 -i 1000 -h 1000 -q \
              --json=/tmp/x/idle.json -d 0 -D 10"
         );
         let layout = Layout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap();
         let measure = Measure { interval_us: 200, histogram_us: 400, length: Length::Loops(100) };
-        let line = argv(&layout, &measure, "j").join(" ");
-        assert!(line.ends_with("-a 7 -t 1 --mainaffinity=6 -i 200 -h 400 -q --json=j -l 100"));
+        let extra = ["--spike=250".to_string(), "-x".to_string()];
+        let line = argv(&layout, &measure, "j", &extra).join(" ");
+        assert!(line.ends_with(
+            "-a 7 -t 1 --mainaffinity=6 -i 200 -h 400 -q --json=j -l 100 --spike=250 -x"
+        ));
     }
 
     #[test]

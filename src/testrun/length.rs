@@ -1,4 +1,4 @@
-//! How long each scenario runs: a time (`30s`, `10m`, `2h`, `24h`, `1d`) or a preset —
+//! How long each scenario runs: bare seconds (`600`, as cyclictest's `-D 600`), a time (`30s`, `10m`, `2h`, `24h`, `1d`) or a preset —
 //! `smoke` (5 minutes), `osadl` (100 million loops at 200 µs, about 5 h 33 min, as the OSADL QA
 //! farm runs it) and `soak` (24 hours, the Qualcomm guide's run).
 
@@ -14,7 +14,9 @@ pub enum Length {
 
 /// A `--duration` value that is not a time or preset.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad duration `{0}`; use a time like 30s, 10m, 2h, 24h or 1d, or smoke, osadl or soak")]
+#[error(
+    "bad duration `{0}`; use seconds (600) or a time like 30s, 10m, 2h, 24h or 1d, or smoke, osadl or soak"
+)]
 pub struct BadDuration(pub String);
 
 /// A parsed `--duration`, with the interval the preset implies (OSADL measures at 200 µs).
@@ -36,11 +38,12 @@ impl Span {
             }
             _ => {}
         }
-        let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        // Bare seconds, as cyclictest's `-D 600`.
+        let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
         let (number, unit) = text.split_at(split);
         let n: u64 = number.parse().map_err(|_| bad())?;
         let factor = match unit {
-            "s" => 1,
+            "s" | "" => 1,
             "m" => 60,
             "h" => 3600,
             "d" => 86_400,
@@ -79,6 +82,7 @@ mod tests {
     fn durations_and_presets() {
         let cases = [
             ("3s", Length::Seconds(3)),
+            ("600", Length::Seconds(600)),
             ("10m", Length::Seconds(600)),
             ("2h", Length::Seconds(7200)),
             ("24h", Length::Seconds(86_400)),
@@ -98,12 +102,12 @@ mod tests {
 
     #[test]
     fn bad_durations() {
-        for text in ["", "10", "s", "10x", "-5m", "0s", "99999d", "1h30m", "10 m"] {
+        for text in ["", "0", "s", "10x", "-5m", "0s", "99999d", "1h30m", "10 m"] {
             assert!(Span::parse(text).is_err(), "{text}");
         }
         assert_eq!(
             Span::parse("ten").unwrap_err().to_string(),
-            "bad duration `ten`; use a time like 30s, 10m, 2h, 24h or 1d, or smoke, osadl or soak"
+            "bad duration `ten`; use seconds (600) or a time like 30s, 10m, 2h, 24h or 1d, or smoke, osadl or soak"
         );
     }
 }

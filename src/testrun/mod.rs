@@ -47,6 +47,8 @@ pub struct Request {
     pub duration_text: String,
     pub interval_us: u32,
     pub histogram_us: u32,
+    /// `--cyclictest-args`, checked: appended to cyclictest's argv.
+    pub cyclictest_args: Vec<String>,
     pub load_percent: u8,
     /// Fail when any thread's max latency exceeds this.
     pub max_us: Option<u64>,

@@ -45,6 +45,8 @@ pub struct Settings {
     pub length: Length,
     pub interval_us: u32,
     pub histogram_us: u32,
+    /// `--cyclictest-args` as split and checked (also at the end of each cyclictest argv).
+    pub cyclictest_args: Vec<String>,
     pub load_percent: u8,
     pub max_us: Option<u64>,
 }

@@ -70,6 +70,7 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
             length: req.span.length,
             interval_us: req.interval_us,
             histogram_us: req.histogram_us,
+            cyclictest_args: req.cyclictest_args.clone(),
             load_percent: req.load_percent,
             max_us: req.max_us,
         },

@@ -22,7 +22,7 @@ impl Run<'_> {
         };
         let expected_s = measure.length.seconds(measure.interval_us);
         let json_remote = format!("{}/{name}.json", self.state);
-        let ct_argv = cyclictest::argv(&req.layout, &measure, &json_remote);
+        let ct_argv = cyclictest::argv(&req.layout, &measure, &json_remote, &req.cyclictest_args);
         let loads = scenario.loads(&req.layout, req.load_percent, expected_s + 120);
         let load_argv: Vec<Vec<String>> = loads
             .iter()

@@ -18,5 +18,6 @@ mod report;
 mod sshd;
 mod testrun;
 mod tune_cli;
+mod upstream;
 mod verify;
 mod verify_remote;

@@ -162,14 +162,26 @@ fn stress_isolated_without_isolated_cpus_is_an_invalid_run() {
 
 #[test]
 fn test_bad_inputs_exit_2_and_write_nothing() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 10] = [
+        (
+            &["--rt-cpus", "1", "--cyclictest-args", "-t 8"],
+            "--cyclictest-args: `-t` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST",
+        ),
+        (
+            &["--rt-cpus", "1", "--cyclictest-args", "--bogus"],
+            "--cyclictest-args: cyclictest (rt-tests 2.4) has no option `--bogus`; see `cyclictest --help`",
+        ),
+        (
+            &["--rt-cpus", "1", "--cyclictest-args", "-q $(reboot)"],
+            "--cyclictest-args: `$(reboot)` only means something to a shell, and rtbuild runs the program without one; pass one program and its arguments (wrap a pipeline in a script on the target)",
+        ),
         (
             &["--scenario", "idle,bogus"],
             "unknown scenario `bogus`; use idle, stress, stress-isolated or full",
         ),
         (
             &["--duration", "10x"],
-            "bad duration `10x`; use a time like 30s, 10m, 2h, 24h or 1d, or smoke, osadl or soak",
+            "bad duration `10x`; use seconds (600) or a time like 30s, 10m, 2h, 24h or 1d, or smoke, osadl or soak",
         ),
         (
             &["--rt-cpus", "0"],
