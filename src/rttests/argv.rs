@@ -169,7 +169,10 @@ mod tests {
     fn lines(program: Program, rt: &str, extra: &str) -> Vec<String> {
         let layout = layout(rt);
         let extra: Vec<String> = extra.split_whitespace().map(str::to_string).collect();
-        let checked = options::check(program, &extra).unwrap();
+        let checked = match options::table(program) {
+            Some(table) => options::Checked { given: table.given(&extra), words: extra.clone() },
+            None => options::Checked::default(),
+        };
         let setup = Setup { layout: &layout, seconds: 10, noise_us: 20 };
         invocations(program, &setup, "/tmp/rtbuild-test.x/idle", &extra, &checked)
             .iter()
