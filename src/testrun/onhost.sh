@@ -1,7 +1,7 @@
 # rtbuild-test helper: the on-target half of `rtbuild test`. Sent to `sh -s` on every call;
 # rtbuild passes only positional arguments (state folder, CPU lists, argv of tools).
-# Subcommands: prepare | fingerprint | start-load | run-cyclictest | probe | load-alive |
-#              status | stop | fetch | cleanup
+# Subcommands: prepare | fingerprint | start-load | run-cyclictest | run-program | has-hwlat |
+#              probe | load-alive | status | stop | fetch | cleanup
 set -u
 
 # PIDs of live (non-zombie) processes in process group $1.
@@ -42,6 +42,16 @@ running_cyclictest() {
     [ "${rest%% *}" != Z ] && echo "$pid"
 }
 
+# The other rt-tests program this run started, if it still runs.
+running_program() {
+    [ -f "$1/program.pid" ] && [ -f "$1/program.comm" ] || return 1
+    pid=$(cat "$1/program.pid")
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$(cat "$1/program.comm")" ] || return 1
+    read -r line <"/proc/$pid/stat" 2>/dev/null || return 1
+    rest=${line##*) }
+    [ "${rest%% *}" != Z ] && echo "$pid"
+}
+
 state_ok() {
     case $1 in
         /tmp/rtbuild-test.*) [ -d "$1" ] ;;
@@ -60,7 +70,8 @@ case $cmd in
         echo "rtprio $(ulimit -r 2>/dev/null || echo unknown)"
         # shellcheck disable=SC3045
         echo "memlock $(ulimit -l 2>/dev/null || echo unknown)"
-        for tool in cyclictest stress-ng taskset setsid; do
+        # Beyond the usual tools, the test programs and loads this run needs (positional names).
+        for tool in cyclictest stress-ng taskset setsid "$@"; do
             command -v "$tool" >/dev/null 2>&1 || echo "missing $tool"
         done
         ;;
@@ -113,6 +124,25 @@ case $cmd in
         echo "$$" >"$state/cyclictest.pid"
         exec "$@"
         ;;
+    run-program)
+        # run-program STATE COMM ARGV...: runs another rt-tests program (COMM: its process name).
+        state=$1 comm=$2
+        shift 2
+        state_ok "$state" || exit 3
+        echo "$comm" >"$state/program.comm"
+        echo "$$" >"$state/program.pid"
+        exec "$@"
+        ;;
+    has-hwlat)
+        # Whether the kernel has the hwlat tracer hwlatdetect needs.
+        for t in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+            if [ -r "$t/available_tracers" ]; then
+                if grep -qw hwlat "$t/available_tracers"; then echo "hwlat yes"; else echo "hwlat no"; fi
+                exit 0
+            fi
+        done
+        echo "hwlat unknown"
+        ;;
     probe)
         state=$1
         state_ok "$state" || exit 3
@@ -163,6 +193,15 @@ case $cmd in
                 tries=$((tries + 1))
                 sleep 0.1 2>/dev/null || sleep 1
             done
+        fi
+        if pid=$(running_program "$state"); then
+            kill -INT "$pid" 2>/dev/null && echo "interrupted program $pid"
+            tries=0
+            while running_program "$state" >/dev/null && [ "$tries" -lt 50 ]; do
+                tries=$((tries + 1))
+                sleep 0.1 2>/dev/null || sleep 1
+            done
+            running_program "$state" >/dev/null && kill -KILL "$pid" 2>/dev/null
         fi
         if [ -f "$state/load.pids" ]; then
             while read -r g; do

@@ -30,10 +30,17 @@ pub struct Prepared {
     pub state: String,
 }
 
-/// Creates the state folder and checks tools and privileges.
-pub fn prepare(host: &Host, needs_load: bool, tune: bool) -> Result<Prepared, PreflightError> {
+/// Creates the state folder and checks tools and privileges. `tools` are the programs this run
+/// starts besides the load (the tests of `--tests`, hackbench, timeout).
+pub fn prepare(
+    host: &Host,
+    needs_load: bool,
+    tune: bool,
+    tools: &[&str],
+) -> Result<Prepared, PreflightError> {
     let fail = |detail: String| PreflightError::Prepare { host: host.to_string(), detail };
-    let out = host.run_script(HELPER, ["prepare"]).map_err(|e| fail(e.to_string()))?;
+    let args: Vec<&str> = std::iter::once("prepare").chain(tools.iter().copied()).collect();
+    let out = host.run_script(HELPER, &args).map_err(|e| fail(e.to_string()))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -51,7 +58,10 @@ pub fn prepare(host: &Host, needs_load: bool, tune: bool) -> Result<Prepared, Pr
     let missing: Vec<&str> = text
         .lines()
         .filter_map(|l| l.strip_prefix("missing "))
-        .filter(|tool| needs_load || *tool == "cyclictest")
+        .filter(|tool| {
+            tools.contains(tool)
+                || (needs_load && ["stress-ng", "taskset", "setsid"].contains(tool))
+        })
         .collect();
     let cleanup = || {
         let _ = host.run_script(HELPER, ["cleanup", &state]);

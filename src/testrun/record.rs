@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::fingerprint::{Fingerprint, IrqDelta};
 use super::length::Length;
 use super::probe::Probe;
+use crate::rttests::{Kind, Program};
 
 pub const SCHEMA: u32 = 1;
 pub const FILE: &str = "run.json";
@@ -26,6 +27,10 @@ pub struct RunRecord {
     pub settings: Settings,
     /// `--max-us`, the latency limit the run was judged against (read by `rtbuild report`).
     pub threshold_us: Option<u64>,
+    /// `--noise-us`, oslat's OS-noise limit (read by `rtbuild report`).
+    pub noise_us: u64,
+    /// `--tests`: the programs each scenario ran, in order (read by `rtbuild report`).
+    pub tests: Vec<Program>,
     pub started_unix: u64,
     /// `running`, `finished`, `interrupted` or `connection-lost`.
     pub state: String,
@@ -49,6 +54,8 @@ pub struct Settings {
     pub cyclictest_args: Vec<String>,
     pub load_percent: u8,
     pub max_us: Option<u64>,
+    /// `--test-args`, as split and checked, per program.
+    pub test_args: BTreeMap<String, Vec<String>>,
 }
 
 /// The run-time tuning: applied for the run and reverted afterwards (`--tune`), or only
@@ -95,6 +102,41 @@ pub struct ScenarioRecord {
     pub invalid_reasons: Vec<String>,
     /// The highest latency of any thread, µs.
     pub max_us: Option<i64>,
+    /// Every test of `--tests` other than cyclictest, in the order run.
+    pub tests: Vec<TestRecord>,
+}
+
+/// One rt-tests program run in a scenario (cyclictest's run is the scenario's own fields).
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRecord {
+    pub name: Program,
+    pub kind: Kind,
+    /// `done`, `skipped`, `interrupted` or `connection-lost`.
+    pub state: String,
+    /// Why it did not run (`skipped`).
+    pub skipped: Option<String>,
+    /// The command lines that ran, shell-quoted for reading (one per RT CPU for the
+    /// sender/receiver tests and signaltest).
+    pub commands: Vec<String>,
+    /// The same, as exact argv vectors.
+    pub argv: Vec<Vec<String>>,
+    /// Each command's exit status (`null`: killed by a signal).
+    pub exit_codes: Vec<Option<i32>>,
+    /// The outputs `rtbuild report` reads: the JSON files, plus plain output where it carries
+    /// the verdict (rt-migrate-test's `Passed!`, hwlatdetect's summary).
+    pub files: Vec<String>,
+    /// Every raw output kept (JSON, stdout, stderr).
+    pub raw_files: Vec<String>,
+    /// Why the run cannot be trusted; empty when it is valid.
+    pub invalid_reasons: Vec<String>,
+    /// Why it fails (over the threshold or noise limit, a failed correctness check).
+    pub fail_reasons: Vec<String>,
+    /// `pass`, `fail`, `invalid` or `skipped`.
+    pub verdict: String,
+    /// Per thread or CPU: min/avg/max µs as the program reported them (oslat: per RT CPU, with
+    /// its noise histogram).
+    pub rows: Vec<crate::rttests::output::Row>,
+    pub elapsed_s: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -1,7 +1,9 @@
 //! [`Scenario`]s and the load each one runs on the housekeeping CPUs, from the seed guides:
 //! `idle` (no load), `stress` (Qualcomm: one `stress-ng --cpu 1 --cpu-load N` pinned per
 //! housekeeping CPU), `stress-isolated` (RK3562J: full unpinned load, the kernel's isolation
-//! alone keeps it off the RT CPUs), `full` (RK3588/Phytium: cpu + io + vm on the housekeeping CPUs).
+//! alone keeps it off the RT CPUs), `full` (RK3588/Phytium: cpu + io + vm on the housekeeping CPUs),
+//! `hackbench` (Qualcomm's RT kit: rt-tests' hackbench scheduler/IPC load on the housekeeping
+//! CPUs; built in [`crate::testrun`] so that `--test-args hackbench=…` applies).
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,11 +20,12 @@ pub enum Scenario {
     Stress,
     StressIsolated,
     Full,
+    Hackbench,
 }
 
 /// A scenario name that rtbuild does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scenario `{0}`; use idle, stress, stress-isolated or full")]
+#[error("unknown scenario `{0}`; use idle, stress, stress-isolated, full or hackbench")]
 pub struct UnknownScenario(pub String);
 
 impl FromStr for Scenario {
@@ -33,6 +36,7 @@ impl FromStr for Scenario {
             "stress" => Ok(Scenario::Stress),
             "stress-isolated" => Ok(Scenario::StressIsolated),
             "full" => Ok(Scenario::Full),
+            "hackbench" => Ok(Scenario::Hackbench),
             other => Err(UnknownScenario(other.chars().take(40).collect())),
         }
     }
@@ -45,6 +49,7 @@ impl fmt::Display for Scenario {
             Scenario::Stress => "stress",
             Scenario::StressIsolated => "stress-isolated",
             Scenario::Full => "full",
+            Scenario::Hackbench => "hackbench",
         })
     }
 }
@@ -111,6 +116,8 @@ impl Scenario {
                     ])),
                 }]
             }
+            // Built by the run, with the user's `--test-args hackbench=…`.
+            Scenario::Hackbench => Vec::new(),
             Scenario::Full => vec![Load {
                 name: "full".into(),
                 cpus: Some(layout.housekeeping.clone()),
@@ -152,7 +159,7 @@ mod tests {
         assert_eq!(list, [Scenario::Idle, Scenario::Stress, Scenario::Full]);
         assert_eq!(
             parse_list("idle,$(reboot)").unwrap_err().to_string(),
-            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated or full"
+            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated, full or hackbench"
         );
     }
 }

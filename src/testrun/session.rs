@@ -48,7 +48,11 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
         return Err(crate::exit::InputError(OutError::NotEmpty(req.out.clone()).into()).into());
     }
     let needs_load = req.scenarios.iter().any(|s| *s != Scenario::Idle);
-    let Prepared { state } = preflight::prepare(&req.host, needs_load, req.apply_tuning)
+    let mut tools: Vec<&str> = req.tests.iter().map(|p| p.name()).collect();
+    if req.scenarios.contains(&Scenario::Hackbench) {
+        tools.extend(["hackbench", "timeout"]);
+    }
+    let Prepared { state } = preflight::prepare(&req.host, needs_load, req.apply_tuning, &tools)
         .map_err(|e| crate::exit::InputError(e.into()))?;
     for dir in ["raw", "fingerprint"] {
         std::fs::create_dir_all(req.out.join(dir))
@@ -73,8 +77,15 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
             cyclictest_args: req.cyclictest_args.clone(),
             load_percent: req.load_percent,
             max_us: req.max_us,
+            test_args: req
+                .test_args
+                .iter()
+                .map(|(program, checked)| (program.name().to_string(), checked.words.clone()))
+                .collect(),
         },
         threshold_us: req.max_us,
+        noise_us: req.noise_us,
+        tests: req.tests.clone(),
         started_unix: record::now_unix(),
         state: "running".into(),
         verdict: None,
@@ -221,12 +232,14 @@ fn conclude(
     scenarios: &[ScenarioRecord],
     max_us: Option<u64>,
 ) -> (&'static str, Finished, &'static str) {
-    let invalid = scenarios.iter().any(|s| !s.invalid_reasons.is_empty());
+    let invalid = scenarios.iter().any(|s| {
+        !s.invalid_reasons.is_empty() || s.tests.iter().any(|t| !t.invalid_reasons.is_empty())
+    });
     let over = max_us.is_some_and(|limit| {
         scenarios
             .iter()
             .any(|s| s.max_us.is_some_and(|m| m > i64::try_from(limit).unwrap_or(i64::MAX)))
-    });
+    }) || scenarios.iter().any(|s| s.tests.iter().any(|t| !t.fail_reasons.is_empty()));
     match ending {
         Ending::Interrupted => ("interrupted", Finished::Interrupted, "invalid"),
         Ending::ConnectionLost => ("connection-lost", Finished::ConnectionLost, "invalid"),

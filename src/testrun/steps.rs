@@ -10,6 +10,7 @@ use super::measure::human;
 use super::record::{self, Commands, ScenarioRecord};
 use super::scenario::Scenario;
 use super::session::Run;
+use crate::rttests::Program;
 
 impl Run<'_> {
     pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
@@ -23,7 +24,21 @@ impl Run<'_> {
         let expected_s = measure.length.seconds(measure.interval_us);
         let json_remote = format!("{}/{name}.json", self.state);
         let ct_argv = cyclictest::argv(&req.layout, &measure, &json_remote, &req.cyclictest_args);
-        let loads = scenario.loads(&req.layout, req.load_percent, expected_s + 120);
+        let has_ct = req.tests.contains(&Program::Cyclictest);
+        // oslat (and any test listed before cyclictest) runs first, on undisturbed RT CPUs.
+        let split =
+            req.tests.iter().position(|p| *p == Program::Cyclictest).unwrap_or(req.tests.len());
+        let (first, then) = req.tests.split_at(split);
+        let others = || first.iter().chain(then).filter(|p| **p != Program::Cyclictest);
+        let others_s: u64 = others()
+            .map(|p| expected_s * self.invocations(&name, *p, expected_s).len() as u64)
+            .sum();
+        let total_s = if has_ct { expected_s } else { 0 } + others_s;
+        let loads = if scenario == Scenario::Hackbench {
+            self.hackbench_loads(&name, total_s + 120)
+        } else {
+            scenario.loads(&req.layout, req.load_percent, total_s + 120)
+        };
         let load_argv: Vec<Vec<String>> = loads
             .iter()
             .map(|l| match &l.cpus {
@@ -39,11 +54,16 @@ impl Run<'_> {
             name: name.clone(),
             state: "running".into(),
             started_unix: record::now_unix(),
-            commands: std::iter::once(&ct_argv)
+            commands: has_ct
+                .then_some(&ct_argv)
+                .into_iter()
                 .chain(&load_argv)
                 .map(crate::quote::sh_join)
                 .collect(),
-            argv: Commands { cyclictest: ct_argv.clone(), load: load_argv },
+            argv: Commands {
+                cyclictest: if has_ct { ct_argv.clone() } else { Vec::new() },
+                load: load_argv,
+            },
             expected_cycles: measure.length.cycles(measure.interval_us),
             ..ScenarioRecord::default()
         });
@@ -96,6 +116,9 @@ impl Run<'_> {
                     Scenario::StressIsolated => {
                         format!("{name}: stress-ng on every CPU, left to the kernel's isolation")
                     }
+                    Scenario::Hackbench => {
+                        format!("{name}: hackbench pinned to CPUs {}", req.layout.housekeeping)
+                    }
                     _ => format!(
                         "{name}: {} stress-ng generator(s) pinned to CPUs {}",
                         loads.len(),
@@ -106,11 +129,28 @@ impl Run<'_> {
             std::thread::sleep(Duration::from_secs(1));
         }
 
-        self.ui.status(
-            "Measuring",
-            format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt),
-        );
-        let (ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
+        let mut ending = Ending::Completed;
+        for program in first.iter().filter(|p| **p != Program::Cyclictest) {
+            if ending == Ending::Completed {
+                ending = self.run_program(index, &name, *program, expected_s);
+            }
+        }
+        let (status, probes) = if has_ct && ending == Ending::Completed {
+            self.ui.status(
+                "Measuring",
+                format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt),
+            );
+            let (ct_ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
+            ending = ct_ending;
+            (status, probes)
+        } else {
+            (None, Vec::new())
+        };
+        for program in then.iter().filter(|p| **p != Program::Cyclictest) {
+            if ending == Ending::Completed {
+                ending = self.run_program(index, &name, *program, expected_s);
+            }
+        }
 
         let alive = self.helper(&["load-alive", &self.state.clone()]);
         let alive_n: usize = alive
@@ -133,14 +173,22 @@ impl Run<'_> {
             .and_then(|t| t.lines().find_map(|l| l.strip_prefix("left "))?.trim().parse().ok())
             .unwrap_or(0);
         if !loads.is_empty() && ending == Ending::Completed && alive_n == 0 {
-            reasons.push("the load had stopped before cyclictest finished".into());
+            reasons.push(if has_ct {
+                "the load had stopped before cyclictest finished".into()
+            } else {
+                "the load had stopped before the tests finished".into()
+            });
         }
         if left > 0 {
             self.ui.warn(format!("{left} load processes did not stop on {}", req.host));
         }
 
         let json_local = format!("raw/{name}.json");
-        if let Some(text) = self.helper(&["fetch", &self.state.clone(), &format!("{name}.json")]) {
+        if !has_ct {
+            // Nothing of cyclictest's to fetch.
+        } else if let Some(text) =
+            self.helper(&["fetch", &self.state.clone(), &format!("{name}.json")])
+        {
             let _ = std::fs::write(req.out.join(&json_local), text);
         }
         let raw: Vec<String> = ["json", "hist.txt", "stderr.txt"]
@@ -178,7 +226,7 @@ impl Run<'_> {
             }
         }
 
-        if probes.is_empty() && ending == Ending::Completed {
+        if has_ct && probes.is_empty() && ending == Ending::Completed {
             reasons.push("cyclictest ended before it could be observed".into());
         }
         let pinned = scenario != Scenario::StressIsolated;
@@ -189,7 +237,9 @@ impl Run<'_> {
                 }
             }
         }
-        reasons.extend(self.judge(index, &name, status, ending));
+        if has_ct {
+            reasons.extend(self.judge(index, &name, status, ending));
+        }
         let s = &mut self.record.scenarios[index];
         s.probe_count = probes.len();
         s.probe = probes.into_iter().next();

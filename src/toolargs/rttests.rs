@@ -100,7 +100,7 @@ pub static HACKBENCH: Program = Program {
             'l',
             "loops",
             Required,
-            Reserved("rtbuild runs hackbench again and again for the whole scenario"),
+            Reserved("rtbuild runs hackbench until the scenario ends"),
         ),
         opt('p', "pipe", No, Allowed),
         opt('i', "inet", No, Allowed),

@@ -15,6 +15,7 @@ mod lock;
 mod machines;
 mod matrix_ci_setup;
 mod report;
+mod rt_suite;
 mod sshd;
 mod testrun;
 mod tune_cli;

@@ -26,13 +26,13 @@ fn latency_dependent(reason: &str) -> bool {
 /// Runs that measure with cyclictest hold this lock: two SCHED_FIFO 99 measurements pinned to
 /// the same CPU of this 2-CPU machine would starve each other and fail the cycle-count checks
 /// for a reason that has nothing to do with the code under test.
-fn measuring() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn measuring() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Whether a process is still alive (zombies waiting for init do not count).
-fn alive(pid: u64) -> bool {
+pub(crate) fn alive(pid: u64) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')),
         Err(_) => false,
@@ -177,7 +177,7 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["--scenario", "idle,bogus"],
-            "unknown scenario `bogus`; use idle, stress, stress-isolated or full",
+            "unknown scenario `bogus`; use idle, stress, stress-isolated, full or hackbench",
         ),
         (
             &["--duration", "10x"],
