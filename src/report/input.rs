@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::cyclictest::{self, Run};
+use crate::rttests::Program;
+use crate::rttests::output::{self, Outcome, Sniffed};
 
 use super::ReportError;
 
@@ -23,6 +25,12 @@ pub struct RunJson {
     pub fingerprint: Option<serde_json::Value>,
     #[serde(default)]
     pub interrupts: Option<serde_json::Value>,
+    /// `--noise-us` of the run (oslat's limit).
+    #[serde(default)]
+    pub noise_us: Option<f64>,
+    /// `--tests` of the run; absent in runs that measured with cyclictest only.
+    #[serde(default)]
+    pub tests: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -35,6 +43,33 @@ pub struct RunScenario {
     /// The exact commands that ran (cyclictest, load), for the report.
     #[serde(default)]
     pub commands: Vec<String>,
+    /// The other rt-tests programs run in this scenario.
+    #[serde(default)]
+    pub tests: Vec<RunTest>,
+}
+
+/// One `tests` entry of a `run.json` scenario.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunTest {
+    pub name: String,
+    #[serde(default)]
+    pub files: Vec<PathBuf>,
+    #[serde(default)]
+    pub invalid_reasons: Vec<String>,
+    #[serde(default)]
+    pub commands: Vec<String>,
+    #[serde(default)]
+    pub skipped: Option<String>,
+}
+
+/// One rt-tests program's outputs in a scenario.
+#[derive(Debug)]
+pub struct TestInput {
+    pub program: Program,
+    pub outcomes: Vec<(PathBuf, Outcome)>,
+    pub invalid_reasons: Vec<String>,
+    pub commands: Vec<String>,
+    pub skipped: Option<String>,
 }
 
 /// One scenario's parsed files.
@@ -44,6 +79,9 @@ pub struct ScenarioInput {
     pub runs: Vec<(PathBuf, Run)>,
     pub invalid_reasons: Vec<String>,
     pub commands: Vec<String>,
+    /// Whether cyclictest measured in this scenario (a run may have used other tests only).
+    pub cyclictest: bool,
+    pub tests: Vec<TestInput>,
 }
 
 /// One INPUT, read.
@@ -59,10 +97,31 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     if path.is_dir() {
         return read_folder(path, nsecs);
     }
-    let run = parse(path, nsecs)?;
     let name = path
         .file_stem()
         .map_or_else(|| "cyclictest".to_string(), |s| s.to_string_lossy().into_owned());
+    if let Sniffed::Other { program, json } = output::sniff(path, None)? {
+        let outcome = output::read(path, program, json)?;
+        return Ok(Input {
+            path: path.to_path_buf(),
+            run_json: None,
+            scenarios: vec![ScenarioInput {
+                name,
+                runs: Vec::new(),
+                invalid_reasons: Vec::new(),
+                commands: outcome.cmdline.iter().cloned().collect(),
+                cyclictest: false,
+                tests: vec![TestInput {
+                    program,
+                    commands: outcome.cmdline.iter().cloned().collect(),
+                    outcomes: vec![(path.to_path_buf(), outcome)],
+                    invalid_reasons: Vec::new(),
+                    skipped: None,
+                }],
+            }],
+        });
+    }
+    let run = parse(path, nsecs)?;
     Ok(Input {
         path: path.to_path_buf(),
         run_json: None,
@@ -71,6 +130,8 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             commands: run.cmdline.iter().cloned().collect(),
             runs: vec![(path.to_path_buf(), run)],
             invalid_reasons: Vec::new(),
+            cyclictest: true,
+            tests: Vec::new(),
         }],
     })
 }
@@ -87,20 +148,14 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     if run_json.scenarios.is_empty() {
         return Err(ReportError::NoScenarios { path: json_path });
     }
+    let cyclictest = run_json.tests.as_ref().is_none_or(|t| t.iter().any(|n| n == "cyclictest"));
     let mut scenarios = Vec::new();
     for scenario in &run_json.scenarios {
         let mut runs = Vec::new();
         let mut unusable = Vec::new();
         let mut commands = scenario.commands.clone();
         for file in &scenario.files {
-            if file.is_absolute()
-                || file.components().any(|c| matches!(c, std::path::Component::ParentDir))
-            {
-                return Err(ReportError::OutsideFolder {
-                    path: json_path.clone(),
-                    file: file.clone(),
-                });
-            }
+            inside(&json_path, file)?;
             let path = dir.join(file);
             // A missing or unreadable output (the run crashed, the disk filled up) fails
             // this scenario; the other scenarios of the folder are still reported.
@@ -118,7 +173,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         }
         let mut invalid_reasons = scenario.invalid_reasons.clone();
         invalid_reasons.extend(unusable);
-        if runs.is_empty() && scenario.files.is_empty() {
+        if cyclictest && runs.is_empty() && scenario.files.is_empty() {
             invalid_reasons
                 .push("run.json lists no cyclictest output for this scenario".to_string());
         }
@@ -127,9 +182,67 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             runs,
             invalid_reasons,
             commands,
+            cyclictest,
+            tests: read_tests(dir, &json_path, &scenario.tests)?,
         });
     }
     Ok(Input { path: dir.to_path_buf(), run_json: Some(run_json), scenarios })
+}
+
+/// A file named in `run.json` must lie inside the result folder.
+fn inside(json_path: &Path, file: &Path) -> Result<(), ReportError> {
+    if file.is_absolute() || file.components().any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(ReportError::OutsideFolder {
+            path: json_path.to_path_buf(),
+            file: file.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// The scenario's other rt-tests programs; an unreadable output fails its test only.
+fn read_tests(
+    dir: &Path,
+    json_path: &Path,
+    tests: &[RunTest],
+) -> Result<Vec<TestInput>, ReportError> {
+    let mut inputs = Vec::new();
+    for test in tests {
+        let program: Program = test.name.parse().map_err(|err: crate::rttests::TestsError| {
+            ReportError::RunJsonTest { path: json_path.to_path_buf(), message: err.to_string() }
+        })?;
+        let mut invalid_reasons = test.invalid_reasons.clone();
+        let mut outcomes = Vec::new();
+        for file in &test.files {
+            inside(json_path, file)?;
+            let path = dir.join(file);
+            let read = output::sniff(&path, Some(program)).and_then(|sniffed| match sniffed {
+                Sniffed::Other { program: found, json } if found == program => {
+                    output::read(&path, program, json).map(Some)
+                }
+                _ => Ok(None),
+            });
+            match read {
+                Ok(Some(outcome)) => outcomes.push((path, outcome)),
+                Ok(None) => {
+                    invalid_reasons.push(format!("{} is not {program} output", path.display()))
+                }
+                Err(err) => invalid_reasons.push(err.to_string()),
+            }
+        }
+        if outcomes.is_empty() && test.skipped.is_none() && invalid_reasons.is_empty() {
+            invalid_reasons.push(format!("run.json lists no {program} output for this scenario"));
+        }
+        inputs.push(TestInput {
+            program,
+            outcomes,
+            invalid_reasons,
+            commands: test.commands.clone(),
+            skipped: test.skipped.clone(),
+        });
+    }
+    Ok(inputs)
 }
 
 /// Parses one file; `nsecs` sets nanoseconds where the content does not give the unit.

@@ -93,6 +93,9 @@ pub fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport {
         threads,
         reference_max_us: None,
         regressions: Vec::new(),
+        cyclictest: true,
+        cyclictest_reasons: Vec::new(),
+        tests: Vec::new(),
     }
 }
 

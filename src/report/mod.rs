@@ -14,10 +14,12 @@ mod judge;
 pub mod junit;
 mod model;
 mod stats;
+mod suite;
 pub mod text;
 
 pub use model::{
-    FileInfo, InputReport, Regression, Report, SCHEMA, ScenarioReport, ThreadReport, Verdict,
+    FileInfo, InputReport, Regression, Report, SCHEMA, ScenarioReport, TestReport, ThreadReport,
+    Verdict,
 };
 
 use std::path::{Path, PathBuf};
@@ -44,6 +46,10 @@ pub enum ReportError {
     OutsideFolder { path: PathBuf, file: PathBuf },
     #[error("threshold must be a positive number of microseconds, not {0}")]
     Threshold(f64),
+    #[error("{} has a bad `tests` entry: {message}; see docs/report.md for the fields read", path.display())]
+    RunJsonTest { path: PathBuf, message: String },
+    #[error(transparent)]
+    Output(#[from] crate::rttests::output::OutputError),
     #[error("baseline {}: {message}", path.display())]
     Baseline { path: PathBuf, message: String },
 }
@@ -58,6 +64,8 @@ pub struct Options {
     /// Read `-v` and histogram output whose unit the content does not show as nanoseconds
     /// (cyclictest `-N`); JSON and `T:` lines carry their unit and are not affected.
     pub nsecs: bool,
+    /// oslat's OS-noise limit, µs [default: run.json `noise_us`, else 20].
+    pub noise_us: Option<f64>,
 }
 
 /// Reads every input and builds the report.
@@ -89,12 +97,21 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
     if !(threshold_us.is_finite() && threshold_us > 0.0) {
         return Err(ReportError::Threshold(threshold_us));
     }
+    let noise_us = options
+        .noise_us
+        .or_else(|| inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.noise_us)))
+        .unwrap_or(crate::rttests::DEFAULT_NOISE_US as f64);
+    if !(noise_us.is_finite() && noise_us > 0.0) {
+        return Err(ReportError::Threshold(noise_us));
+    }
+    let limits = crate::rttests::verdict::Limits { latency_us: threshold_us, noise_us };
     let mut report = Report {
         schema: SCHEMA.to_string(),
         verdict: Verdict::Pass,
         reasons: Vec::new(),
         threshold_us,
         threshold_source,
+        noise_us,
         machine: machine.as_ref().map(|m| m.name.clone()),
         baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
         inputs: inputs
@@ -102,7 +119,7 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             .map(|input| InputReport {
                 path: input.path.display().to_string(),
                 kind: if input.run_json.is_some() { "result-folder" } else { "file" }.to_string(),
-                scenarios: input.scenarios.iter().map(|s| judge::judge(s, threshold_us)).collect(),
+                scenarios: input.scenarios.iter().map(|s| scenario(s, limits)).collect(),
                 fingerprint: input.run_json.as_ref().and_then(|r| r.fingerprint.clone()),
                 interrupts: input.run_json.as_ref().and_then(|r| r.interrupts.clone()),
             })
@@ -117,6 +134,24 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
     }
     finish(&mut report);
     Ok(report)
+}
+
+/// One scenario: cyclictest's figures and verdict (when it measured), then each other test's;
+/// the scenario fails when any of them fails.
+fn scenario(
+    input: &input::ScenarioInput,
+    limits: crate::rttests::verdict::Limits,
+) -> ScenarioReport {
+    let mut report = judge::judge(input, limits.latency_us);
+    report.cyclictest = input.cyclictest;
+    report.cyclictest_reasons = report.reasons.clone();
+    for test in &input.tests {
+        let judged = suite::judge(test, limits);
+        report.reasons.extend(judged.reasons.iter().map(|r| format!("{}: {r}", judged.test)));
+        report.tests.push(judged);
+    }
+    report.verdict = Verdict::from_reasons(&report.reasons);
+    report
 }
 
 /// The machine's published reference maximum, for comparison only (never a FAIL reason).

@@ -124,7 +124,10 @@ pub fn invocations(
         Program::PiStress => vec![one(
             "pi_stress".into(),
             &["taskset", "-c", &rt],
-            vec![("mlockall", w(&["-m"])), duration, quiet],
+            // pi_stress pins its groups to CPUs by number: inside `taskset` only -u (every
+            // thread on one allowed CPU) can create them ("creating low_priority thread:
+            // Invalid argument" otherwise).
+            vec![("uniprocessor", w(&["-u"])), ("mlockall", w(&["-m"])), duration, quiet],
         )],
         // Migration is about every CPU: rt-migrate-test runs unpinned.
         Program::RtMigrateTest => {
@@ -211,7 +214,9 @@ mod tests {
         );
         assert_eq!(
             lines(Program::PiStress, "7", ""),
-            ["taskset -c 7 pi_stress -m -D 10 -q --json=/tmp/rtbuild-test.x/idle.pi_stress.json"]
+            [
+                "taskset -c 7 pi_stress -u -m -D 10 -q --json=/tmp/rtbuild-test.x/idle.pi_stress.json"
+            ]
         );
         assert_eq!(
             lines(Program::RtMigrateTest, "7", ""),

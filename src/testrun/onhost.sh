@@ -131,7 +131,9 @@ case $cmd in
         state_ok "$state" || exit 3
         echo "$comm" >"$state/program.comm"
         echo "$$" >"$state/program.pid"
-        exec "$@"
+        # svsematest (rt-tests 2.4) names its SysV semaphore with ftok(getenv("_")): without
+        # `_` (which only bash sets) it exits 0 having measured nothing.
+        exec env "_=$(command -v "$1" || echo "$1")" "$@"
         ;;
     has-hwlat)
         # Whether the kernel has the hwlat tracer hwlatdetect needs.

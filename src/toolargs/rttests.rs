@@ -96,12 +96,7 @@ pub static HACKBENCH: Program = Program {
         opt('F', "fifo", No, Allowed),
         opt('g', "groups", Required, Allowed),
         HELP,
-        opt(
-            'l',
-            "loops",
-            Required,
-            Reserved("rtbuild runs hackbench until the scenario ends"),
-        ),
+        opt('l', "loops", Required, Reserved("rtbuild runs hackbench until the scenario ends")),
         opt('p', "pipe", No, Allowed),
         opt('i', "inet", No, Allowed),
         opt('s', "datasize", Required, Allowed),

@@ -78,7 +78,10 @@ fn every_program_runs_on_the_rt_cpus_under_hackbench_and_report_reads_it() {
         ]
     );
     assert_eq!(json["noise_us"], 20);
-    assert_eq!(json["settings"]["test_args"]["oslat"], serde_json::json!(["-D", "2", "-w", "memmove"]));
+    assert_eq!(
+        json["settings"]["test_args"]["oslat"],
+        serde_json::json!(["-D", "2", "-w", "memmove"])
+    );
     let s = &json["scenarios"][0];
     // hackbench is the load, pinned to the housekeeping CPU, run until the scenario ends.
     let load = strings(&s["argv"]["load"][0]);
@@ -87,29 +90,38 @@ fn every_program_runs_on_the_rt_cpus_under_hackbench_and_report_reads_it() {
     assert_eq!(&load[5..], ["hackbench", "-g", "1", "-s", "512", "-l", "1000000000", "-p"]);
     let tests = s["tests"].as_array().unwrap();
     let names: Vec<&str> = tests.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, [
-        "oslat",
-        "pmqtest",
-        "cyclicdeadline",
-        "ptsematest",
-        "sigwaittest",
-        "svsematest",
-        "signaltest",
-        "pi_stress",
-        "rt-migrate-test",
-        "ssdd",
-        "hwlatdetect"
-    ]);
+    assert_eq!(
+        names,
+        [
+            "oslat",
+            "pmqtest",
+            "cyclicdeadline",
+            "ptsematest",
+            "sigwaittest",
+            "svsematest",
+            "signaltest",
+            "pi_stress",
+            "rt-migrate-test",
+            "ssdd",
+            "hwlatdetect"
+        ]
+    );
     let by_name = |n: &str| tests.iter().find(|t| t["name"] == n).unwrap();
     let command = |n: &str| strings(&by_name(n)["commands"]).join("\n");
     let state = fs::read_to_string(dir.join("run.json")).unwrap();
     assert!(!state.contains("\"verdict\": \"running\""));
-    assert!(command("oslat").starts_with("oslat -c 1 -C 0 -q --json=/tmp/rtbuild-test."), "{}", command("oslat"));
+    assert!(
+        command("oslat").starts_with("oslat -c 1 -C 0 -q --json=/tmp/rtbuild-test."),
+        "{}",
+        command("oslat")
+    );
     assert!(command("oslat").ends_with(".oslat.json -D 2 -w memmove"), "{}", command("oslat"));
     assert!(command("pmqtest").starts_with("pmqtest -a1 -t1 -p 99 -D 1 -q --json="));
     assert!(command("signaltest").starts_with("signaltest -a1 -t 2 -p 99 -m -D 1 -q --json="));
-    assert!(command("cyclicdeadline").starts_with("cyclicdeadline -a 1 -t 1 -i 10000 -D 1 -q --json="));
-    assert!(command("pi_stress").starts_with("taskset -c 1 pi_stress -m -D 1 -q --json="));
+    assert!(
+        command("cyclicdeadline").starts_with("cyclicdeadline -a 1 -t 1 -i 10000 -D 1 -q --json=")
+    );
+    assert!(command("pi_stress").starts_with("taskset -c 1 pi_stress -u -m -D 1 -q --json="));
     assert!(command("rt-migrate-test").starts_with("rt-migrate-test -c -D 1 -q --json="));
     assert_eq!(command("hwlatdetect"), "hwlatdetect --duration 1s --threshold 20 --cpu-list 1");
     for t in tests {
@@ -120,7 +132,12 @@ fn every_program_runs_on_the_rt_cpus_under_hackbench_and_report_reads_it() {
         let verdict = t["verdict"].as_str().unwrap();
         assert!(verdict == "pass" || verdict == "fail", "{name}: {t}");
         assert_eq!(t["state"], "done", "{name}");
-        assert_eq!(t["invalid_reasons"], serde_json::json!([]), "{name}");
+        let stderr: Vec<String> = strings(&t["raw_files"])
+            .iter()
+            .filter(|f| f.ends_with("stderr.txt"))
+            .map(|f| fs::read_to_string(dir.join(f)).unwrap_or_default())
+            .collect();
+        assert_eq!(t["invalid_reasons"], serde_json::json!([]), "{name}: {t} stderr: {stderr:?}");
         for file in strings(&t["files"]) {
             assert!(dir.join(&file).is_file(), "{name}: {file}");
         }
@@ -142,7 +159,10 @@ fn every_program_runs_on_the_rt_cpus_under_hackbench_and_report_reads_it() {
     let hwlat = by_name("hwlatdetect");
     if hwlat["verdict"] == "skipped" {
         assert!(hwlat["skipped"].as_str().unwrap().contains("no hwlat tracer"), "{hwlat}");
-        assert!(run.stderr().contains("hwlatdetect skipped: the kernel on this machine has no hwlat tracer"));
+        assert!(
+            run.stderr()
+                .contains("hwlatdetect skipped: the kernel on this machine has no hwlat tracer")
+        );
     }
     assert_eq!(suite_processes(), Vec::<String>::new(), "left running");
 
