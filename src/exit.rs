@@ -70,6 +70,7 @@ pub fn classify(err: &anyhow::Error) -> Exit {
         }
         if cause.is::<InputError>()
             || cause.is::<crate::plan::PlanError>()
+            || cause.is::<crate::plan::values::ValueError>()
             || cause.is::<crate::catalog::CatalogError>()
             || cause.is::<crate::target::TargetError>()
             || cause.is::<crate::tune::LayoutError>()

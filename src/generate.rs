@@ -6,6 +6,8 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 
 use crate::plan::Plan;
+use crate::plan::build_path::{self, real_path};
+use crate::plan::values::ValueError;
 use crate::render::{self, LAYER_DIR, Layout};
 use crate::write::{self, WriteOptions, WriteReport};
 
@@ -36,9 +38,18 @@ pub enum GenerateError {
     )]
     UnsafeLayerPath { out: PathBuf, path: String },
     #[error(transparent)]
+    UnsafePath(#[from] ValueError),
+    #[error(
+        "output folder {} cannot be used: {} is a file, not a folder; pass --out a folder (it is created when missing)",
+        .out.display(), .file.display()
+    )]
+    OutIsFile { out: PathBuf, file: PathBuf },
+    #[error(transparent)]
     Render(#[from] render::RenderError),
     #[error(transparent)]
     Write(#[from] write::WriteError),
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
 }
 
 /// The default output folder for a plan: `rtbuild/<machine>`.
@@ -48,10 +59,24 @@ pub fn default_out(plan: &Plan) -> PathBuf {
 
 /// Renders `plan` and writes it under `options.out`.
 pub fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generated, GenerateError> {
-    let out = std::path::absolute(&options.out).unwrap_or_else(|_| options.out.clone());
+    let out = build_path::check("output folder", &options.out)?;
+    if let Some(file) = out.ancestors().find(|p| p.exists()).filter(|p| !p.is_dir()) {
+        return Err(GenerateError::OutIsFile { out: out.clone(), file: file.to_path_buf() });
+    }
     let layout = layout_for(&out)?;
     let tree = render::render(plan, &layout)?;
-    let report = write::apply(&tree, &out, options.write)?;
+    let mut report = write::apply(&tree, &out, options.write)?;
+    // The kas file includes its lock (so the lock wins over meta-qcom's): it must exist. A lock
+    // already there is the user's and is kept as it is.
+    let lock_name = render::lock_file_name(plan);
+    let lock = out.join(&lock_name);
+    if !lock.exists() {
+        if !options.write.dry_run {
+            crate::lock::write_placeholder(&lock)?;
+        }
+        report.files.push((PathBuf::from(lock_name), write::Change::Create));
+        report.files.sort_by(|a, b| a.0.cmp(&b.0));
+    }
     Ok(Generated {
         kas_file: out.join(render::kas_file_name(plan)),
         plan_file: out.join(render::PLAN_FILE),
@@ -82,26 +107,6 @@ fn git_top(path: &Path) -> Option<PathBuf> {
     let existing = path.ancestors().find(|p| p.exists())?;
     let repo = git2::Repository::discover(existing).ok()?;
     repo.workdir().map(real_path)
-}
-
-/// `path` with symlinks resolved as far as it exists, the rest appended.
-fn real_path(path: &Path) -> PathBuf {
-    let mut missing = Vec::new();
-    let mut existing = path;
-    while !existing.exists() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                missing.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => break,
-        }
-    }
-    let mut real = std::fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
-    for name in missing.iter().rev() {
-        real.push(name);
-    }
-    real
 }
 
 #[cfg(test)]

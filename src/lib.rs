@@ -13,6 +13,7 @@ pub mod digest;
 pub mod exit;
 pub mod generate;
 pub mod kconfig;
+pub mod lava;
 pub mod lock;
 pub mod plan;
 pub mod quote;

@@ -130,10 +130,16 @@ impl Catalog {
 fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     let invalid = |message: String| CatalogError::Invalid { path: path.to_path_buf(), message };
     let machine: Machine = serde_yaml::from_str(text).map_err(|e| invalid(e.to_string()))?;
-    let all = machine.all_cpus();
+    // Bounded before anything is built from it: `all_cpus()` allocates one entry per CPU, and
+    // `cpus: 4294967295` asked for 16 GiB.
     if machine.cpus == 0 || machine.cpus > crate::plan::MAX_CPUS {
         return Err(invalid(format!("cpus must be 1 to {}", crate::plan::MAX_CPUS)));
     }
+    let max_us = crate::report::MAX_THRESHOLD_US as u64;
+    if machine.latency_requirement_us.is_some_and(|us| us == 0 || us > max_us) {
+        return Err(invalid(format!("latency_requirement_us must be 1 to {max_us}")));
+    }
+    let all = machine.all_cpus();
     if !machine.rt.rt_cpus.is_subset(&all) || !machine.rt.housekeeping.is_subset(&all) {
         return Err(invalid(format!("rt CPUs and housekeeping must be within {all}")));
     }
@@ -196,6 +202,33 @@ mod tests {
         let m = catalog.lookup("iq-8275-evk").unwrap().machine;
         assert_eq!(m.rt.rt_cpus.to_string(), "3");
         assert_eq!(m.rt.housekeeping.to_string(), "0-2,4-7");
+    }
+
+    /// Issue 13 item 3: `cpus: 4294967295` aborted on a 16 GiB allocation.
+    #[test]
+    fn numbers_are_bounded_before_anything_is_allocated() {
+        let board = |cpus: &str, extra: &str| {
+            format!(
+                "name: b\ndescription: d\nkas_file: ci/b.yml\nsoc: s\nsoc_family: f\n\
+                 cpus: {cpus}\nrt: {{rt_cpus: \"1\", housekeeping: \"0\", rcu_expedited: \"1\", \
+                 cpuidle_off: \"1\"}}\nserial_console: c\nstorage: ufs\n{extra}"
+            )
+        };
+        assert!(parse(Path::new("ok.yaml"), &board("2", "")).is_ok());
+        for cpus in ["4294967295", "4097", "0"] {
+            let err = parse(Path::new("b.yaml"), &board(cpus, "")).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                "machine file b.yaml is not valid: cpus must be 1 to 4096; fix the file or remove it"
+            );
+        }
+        let err = parse(Path::new("b.yaml"), &board("4294967296", "")).unwrap_err().to_string();
+        assert!(err.starts_with("machine file b.yaml is not valid: "), "{err}");
+        for us in ["0", "18446744073709551615"] {
+            let extra = format!("latency_requirement_us: {us}\n");
+            let err = parse(Path::new("b.yaml"), &board("2", &extra)).unwrap_err().to_string();
+            assert!(err.contains("latency_requirement_us must be 1 to 1000000"), "{err}");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::bundle::BundleOutcome;
 use crate::exit::{Exit, InputError, Interrupted};
 use crate::plan::Expectations;
 use crate::plan::Plan;
+use crate::plan::build_path;
 use crate::runner::{System, signals};
 use crate::ui::Ui;
 
@@ -291,10 +292,22 @@ pub fn prepare(
     ui: &Ui,
 ) -> anyhow::Result<BuildJob> {
     let options = output.options(plan);
+    // Every folder kas and BitBake will see is checked before anything is written: the output
+    // folder (and with it the work and build folders), DL_DIR and SSTATE_DIR from the
+    // environment too.
+    let out = build_path::check("output folder", &options.out)?;
+    let work = out.parent().map_or_else(|| out.clone(), std::path::Path::to_path_buf);
+    let dirs = CacheDirs::resolve(
+        plan.dl_dir.as_ref().map(|p| p.as_path()),
+        plan.sstate_dir.as_ref().map(|p| p.as_path()),
+        std::env::var_os("DL_DIR").map(PathBuf::from),
+        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
+        &work,
+    );
+    build_path::check("DL_DIR", &dirs.dl_dir)?;
+    build_path::check("SSTATE_DIR", &dirs.sstate_dir)?;
     if !output.dry_run {
-        crate::build::check_writable(
-            &std::path::absolute(&options.out).unwrap_or(options.out.clone()),
-        )?;
+        crate::build::check_writable(&out)?;
     }
     let generated = super::generate::generate_and_report(plan, &options, ui)?;
     if signals::interrupted() {
@@ -302,13 +315,6 @@ pub fn prepare(
     }
     let layout = Layout::new(&generated.out, &generated.kas_file);
     command::check_paths(&layout).map_err(input)?;
-    let dirs = CacheDirs::resolve(
-        plan.dl_dir.as_ref().map(|p| p.as_path()),
-        plan.sstate_dir.as_ref().map(|p| p.as_path()),
-        std::env::var_os("DL_DIR").map(PathBuf::from),
-        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
-        &layout.work,
-    );
     for warning in caches.warnings(&dirs, &caches::fs_type) {
         ui.warn(warning);
     }

@@ -102,7 +102,8 @@ pub fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
     for s in &outcome.shadowed {
         ui.warn(format!(
             "`{}` is also pinned to {} by {} in the kas work folder, which kas applies after this \
-             lock, so the build keeps that commit; change it there (or drop it from that repo's lock)",
+             lock, so the build keeps that commit; run `rtbuild generate` again (the kas file it \
+             writes includes its lock last, so the lock wins)",
             s.repo,
             &s.commit.as_str()[..12],
             s.lock_file.display()

@@ -7,6 +7,7 @@ mod ci;
 mod generate;
 mod image;
 mod kconfig_check;
+mod lava;
 mod lock;
 mod machines;
 mod matrix;
@@ -71,6 +72,8 @@ pub enum Command {
     Ci(ci::CiArgs),
     /// Create a Python venv with the pinned kas, for users who have none.
     Setup(setup::SetupArgs),
+    /// Print a LAVA job that flashes a bundle on a farm board and measures it like `rtbuild test`.
+    Lava(lava::LavaArgs),
     /// Tune the RT CPUs at run time: write rtbuild-tune.sh, or apply, verify or revert it.
     Tune(tune::TuneArgs),
     /// Measure latency with cyclictest under load scenarios and check that each run is valid.
@@ -97,6 +100,7 @@ impl Command {
             Command::Matrix(args) => matrix::run(args, ui),
             Command::Ci(args) => ci::run(args, ui),
             Command::Setup(args) => setup::run(args, ui),
+            Command::Lava(args) => lava::run(args, ui),
             Command::Tune(args) => tune::run(args, ui),
             Command::Test(args) => test::run(args, ui),
             Command::Verify(args) => verify::run(args, ui),

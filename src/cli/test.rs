@@ -7,8 +7,9 @@ use clap::Args;
 
 use super::tune::{CpuArgs, HostArgs};
 use crate::exit::{Exit, InputError};
-use crate::testrun::{self, Finished, HIST_MAX_US, Request, Span};
-use crate::tune::{self, Layout, TuneOptions};
+use crate::plan::CpuSet;
+use crate::testrun::{self, CustomLoad, Finished, HIST_MAX_US, Request, Scenario, Span};
+use crate::tune::{self, Host, Layout, TuneOptions};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -17,13 +18,29 @@ pub struct TestArgs {
     pub cpus: CpuArgs,
     #[command(flatten)]
     pub host: HostArgs,
-    /// Scenarios to run, in order: idle, stress, stress-isolated, full, hackbench.
-    #[arg(long, value_name = "LIST", default_value = "idle,stress")]
-    pub scenario: String,
+    /// CPUs to measure, one cyclictest thread each: `all` (every online CPU, CPU 0 included,
+    /// to compare loaded cores with the isolated ones) or a LIST like `0-3` [default: the RT
+    /// CPUs]. --rt-cpus still names the isolated CPUs the validity checks expect.
+    #[arg(long, value_name = "all|LIST")]
+    pub measure_cpus: Option<String>,
+    /// Scenarios to run, in order: idle, stress, stress-isolated, full, custom (the --load-cmd
+    /// load), hackbench (rt-tests' hackbench as the load) [default: idle,stress; idle,custom
+    /// with --load-cmd].
+    #[arg(long, value_name = "LIST")]
+    pub scenario: Option<String>,
     /// Run time of each scenario: seconds (600, as cyclictest's -D 600), 30s, 10m, 2h, 24h,
     /// 1d, or smoke (5 min), osadl (100M loops at 200 µs) or soak (24 h).
     #[arg(long, value_name = "TIME", default_value = "smoke")]
     pub duration: String,
+    /// The load of scenario `custom`, e.g. "stress-ng -c 8 --io 2 --vm 1 --vm-bytes 1024M":
+    /// one program on the target and its arguments, split like shell words and run without a
+    /// shell, pinned to the housekeeping CPUs.
+    #[arg(long, value_name = "COMMAND", allow_hyphen_values = true)]
+    pub load_cmd: Option<String>,
+    /// Run --load-cmd on any CPU, left to the kernel's isolation (isolcpus=) to keep it off the
+    /// RT CPUs, as the RK3562J and Phytium guides do.
+    #[arg(long, requires = "load_cmd")]
+    pub load_unpinned: bool,
     /// CPU load of each stress-ng worker in the stress scenario, in percent.
     #[arg(long, value_name = "PERCENT", default_value_t = 60, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub load: u8,
@@ -33,8 +50,9 @@ pub struct TestArgs {
     /// Histogram range in µs; samples above it make the run invalid (overflow).
     #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(10..=i64::from(HIST_MAX_US)))]
     pub histogram_us: u32,
-    /// Fail when any thread's maximum latency is above this many µs.
-    #[arg(long, value_name = "US")]
+    /// Fail when any thread's maximum latency is above this many µs (1 to 1000000) [default:
+    /// the machine's latency requirement, else 100 µs, the same limit `rtbuild report` uses].
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_us: Option<u64>,
     /// Extra cyclictest options, e.g. "--spike=250 -b 500": split like shell words (never run
     /// through a shell), checked against cyclictest's option list; options rtbuild sets itself
@@ -63,8 +81,69 @@ pub struct TestArgs {
     pub out: Option<PathBuf>,
 }
 
+/// `--load-cmd`: split without a shell; the program must be a plain name or path.
+pub(super) fn custom_load(text: &str, pinned: bool) -> anyhow::Result<CustomLoad> {
+    let argv = crate::toolargs::split("--load-cmd", text).map_err(|e| InputError(e.into()))?;
+    let Some(program) = argv.first() else {
+        return Err(InputError::msg(
+            "--load-cmd is empty; pass the load's program and arguments, e.g. --load-cmd \"stress-ng -c 4\"",
+        )
+        .into());
+    };
+    if program.is_empty() || program.starts_with('-') || program.chars().any(char::is_control) {
+        return Err(InputError::msg(format!(
+            "--load-cmd: `{}` is not a program name; start with the program, e.g. --load-cmd \"stress-ng -c 4\"",
+            program.escape_debug()
+        ))
+        .into());
+    }
+    Ok(CustomLoad { argv, pinned })
+}
+
+/// `--measure-cpus`: `all` is every CPU `host` has online; a list must be online there.
+fn measure_cpus(text: &str, host: &Host) -> anyhow::Result<CpuSet> {
+    let online = host.online_cpus()?;
+    if text.trim() == "all" {
+        return Ok(online);
+    }
+    let cpus = CpuSet::parse(text).map_err(|e| {
+        InputError::msg(format!("--measure-cpus: {e}; or pass `all` for every online CPU"))
+    })?;
+    let off = cpus.difference(&online);
+    if !off.is_empty() {
+        return Err(InputError::msg(format!(
+            "--measure-cpus: CPU {off} is not online on {host} (online: {online}); pick CPUs from {online}, or pass `all`"
+        ))
+        .into());
+    }
+    Ok(cpus)
+}
+
+/// `--scenario` (default idle,stress; idle,custom with --load-cmd), checked against --load-cmd:
+/// scenario `custom` and `--load-cmd` come together. `rtbuild lava` shares it.
+pub(super) fn scenario_list(
+    text: Option<&str>,
+    custom_load: Option<&CustomLoad>,
+) -> anyhow::Result<Vec<Scenario>> {
+    let text = text.unwrap_or(if custom_load.is_some() { "idle,custom" } else { "idle,stress" });
+    let scenarios = testrun::parse_list(text).map_err(|e| InputError(e.into()))?;
+    match (scenarios.contains(&Scenario::Custom), custom_load.is_some()) {
+        (true, false) => Err(InputError::msg(
+            "scenario `custom` runs the --load-cmd load; pass --load-cmd \"stress-ng …\" (or drop custom)",
+        )
+        .into()),
+        (false, true) => Err(InputError::msg(
+            "--load-cmd is the load of scenario `custom`; add custom to --scenario",
+        )
+        .into()),
+        _ => Ok(scenarios),
+    }
+}
+
 pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
-    let scenarios = testrun::parse_list(&args.scenario).map_err(|e| InputError(e.into()))?;
+    let custom_load =
+        args.load_cmd.as_deref().map(|text| custom_load(text, !args.load_unpinned)).transpose()?;
+    let scenarios = scenario_list(args.scenario.as_deref(), custom_load.as_ref())?;
     let span = Span::parse(&args.duration).map_err(|e| InputError(e.into()))?;
     let cyclictest_args = match &args.cyclictest_args {
         Some(text) => {
@@ -106,6 +185,10 @@ pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         .into());
     };
     let layout: Layout = args.cpus.layout_on(plan.as_ref(), &host)?;
+    let measure_cpus = match args.measure_cpus.as_deref() {
+        None => layout.rt.clone(),
+        Some(text) => measure_cpus(text, &host)?,
+    };
     let machine = plan.as_ref().map(|p| p.machine.name.clone());
     let options = plan.as_ref().map(TuneOptions::for_plan).unwrap_or_default();
     let tune_script =
@@ -121,6 +204,7 @@ pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let request = Request {
         host,
         layout,
+        measure_cpus,
         machine,
         scenarios,
         span,
@@ -132,7 +216,9 @@ pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         test_args,
         noise_us: args.noise_us,
         load_percent: args.load,
+        custom_load,
         max_us: args.max_us,
+        threshold: testrun::Threshold::pick(args.max_us, plan.as_ref().map(|p| &p.machine)),
         out: out.clone(),
         tune_script,
         apply_tuning: args.tune,
@@ -149,7 +235,15 @@ pub fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         let text = std::fs::read_to_string(out.join(testrun::RUN_FILE)).unwrap_or_default();
         ui.out(text.trim_end());
     } else {
-        ui.status("Result", format!("{verdict}; results in {}", out.display()));
+        ui.status(
+            "Result",
+            format!(
+                "{verdict} against {} µs ({}); results in {}",
+                request.threshold.us,
+                request.threshold.source,
+                out.display()
+            ),
+        );
         ui.out(out.display());
     }
     Ok(match finished {

@@ -18,6 +18,35 @@ const COMMENT: &str = "Pins every repo of the kas file beside it to a full commi
 Written by `rtbuild lock`; move pins with `rtbuild lock --update [REPO...]`.\n\
 kas reads it by itself: `kas build <machine>-rt.yml` uses these commits.";
 
+/// What a lock without pins says (written by `rtbuild generate`, because the generated kas file
+/// names its lock as an include and kas needs every include to exist).
+const PLACEHOLDER: &str = "# No pins yet: `rtbuild lock` pins every repo of the kas file beside it here, and\n\
+# `rtbuild lock --install FILE` or `rtbuild image --lock FILE` puts a release's pins here.\n\
+# The kas file includes this file last, so its pins win over meta-qcom's ci/base.lock.yml.\n\
+header:\n  version: 14\noverrides:\n  repos: {}\n";
+
+/// Writes the pin-less lock at `path` unless a lock is already there (it is never overwritten);
+/// true when it was written.
+pub fn write_placeholder(path: &Path) -> Result<bool, LockError> {
+    if path.exists() {
+        return Ok(false);
+    }
+    write_text(path, PLACEHOLDER)?;
+    Ok(true)
+}
+
+/// True when `path` is a lock without pins (the placeholder, or a lock with an empty
+/// `overrides: repos:`): there is nothing to keep from it.
+pub fn is_placeholder(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else { return false };
+    let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { return false };
+    doc.get("repos").is_none()
+        && doc
+            .get("overrides")
+            .and_then(|o| o.get("repos"))
+            .is_some_and(|r| r.as_mapping().is_some_and(serde_yaml::Mapping::is_empty))
+}
+
 /// kas's lock file name for `kas_file`: `dir/x.yml` → `dir/x.lock.yml`.
 pub fn lock_path_for(kas_file: &Path) -> PathBuf {
     let stem = kas_file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -63,7 +92,10 @@ pub fn install(source: &Path, kas_file: &Path) -> Result<InstallOutcome, LockErr
 
 /// Writes `lock` in kas's form to `path` atomically (temp file in the same folder, then rename).
 pub(super) fn write_lock(path: &Path, lock: &LockFile) -> Result<(), LockError> {
-    let text = lock.to_kas_yaml(COMMENT);
+    write_text(path, &lock.to_kas_yaml(COMMENT))
+}
+
+fn write_text(path: &Path, text: &str) -> Result<(), LockError> {
     crate::write::write_atomic(path, text.as_bytes(), false).map_err(|e| match e {
         crate::write::WriteError::Io { path, source } => LockError::Write { path, source },
         other => {
@@ -98,6 +130,22 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join("m-rt.lock.yml")).unwrap();
         assert!(text.contains("overrides:\n  repos:\n    meta-qcom:\n      commit: ef0004df267743cc89d6a09bc724bc99ff541c01\n      branch: wrynose\n      url: https://github.com/qualcomm-linux/meta-qcom\n"), "{text}");
         assert!(!install(&src, &kas).unwrap().written);
+    }
+
+    #[test]
+    fn the_placeholder_pins_nothing_and_is_never_written_over_a_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m-rt.lock.yml");
+        assert!(write_placeholder(&path).unwrap());
+        assert!(is_placeholder(&path));
+        let err = LockFile::read(&path).unwrap_err().to_string();
+        assert!(err.ends_with("pins no repos; run `rtbuild lock` to pin every repo"), "{err}");
+        let sha = "ef0004df267743cc89d6a09bc724bc99ff541c01";
+        std::fs::write(&path, format!("overrides:\n  repos:\n    oe-core: {{commit: {sha}}}\n"))
+            .unwrap();
+        assert!(!is_placeholder(&path));
+        assert!(!write_placeholder(&path).unwrap());
+        assert!(std::fs::read_to_string(&path).unwrap().contains(sha));
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub use diff::{LockDiff, RepoDiff, diff};
 pub use error::LockError;
 pub use file::LOCK_HEADER_VERSION;
 pub use file::{LockFile, LockForm, Pin};
-pub use install::{InstallOutcome, install, lock_path_for};
+pub use install::{InstallOutcome, install, is_placeholder, lock_path_for, write_placeholder};
 pub use kas::{BuildRepo, KasConfig, declared_repos, kas_dump};
 pub use names::{KNOWN_REPOS, known_with, validate_names};
 pub use pin::{PinChange, PinOutcome, PinRequest, Shadowed, UpdateTo, pin};

@@ -127,6 +127,9 @@ impl CpuSet {
         let fail = |reason: &str| CpuListError { input: mask.to_string(), reason: reason.into() };
         let mut set = BTreeSet::new();
         let words: Vec<&str> = mask.trim().split(',').collect();
+        if words.len() > (MAX_CPUS / 32) as usize {
+            return Err(fail(&format!("it has more than {MAX_CPUS} CPUs")));
+        }
         for (i, word) in words.iter().rev().enumerate() {
             let value = u32::from_str_radix(word, 16).map_err(|_| fail("not a hex cpumask"))?;
             for bit in 0..32 {
@@ -240,5 +243,9 @@ mod tests {
             assert_eq!(CpuSet::from_mask(mask).unwrap(), set, "mask {mask}");
         }
         assert_eq!(CpuSet::from_mask("00000000,000000ff").unwrap().to_string(), "0-7");
+        // Bounded like a CPU list: one word more than 4096 CPUs is refused, not expanded.
+        let huge = vec!["ffffffff"; 129].join(",");
+        assert!(CpuSet::from_mask(&huge).unwrap_err().to_string().contains("more than 4096"));
+        assert_eq!(CpuSet::from_mask(&vec!["ffffffff"; 128].join(",")).unwrap().len(), 4096);
     }
 }

@@ -2,6 +2,7 @@
 //! (rendering, building, verifying, bundling, tuning, testing) reads a [`Plan`] and never
 //! checks user input again.
 
+pub mod build_path;
 mod cpu_set;
 mod distro;
 mod error;

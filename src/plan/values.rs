@@ -9,7 +9,7 @@ use serde::Serialize;
 
 /// A value the user typed that is not safe or not well formed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {what} `{value}`: {reason}")]
+#[error("invalid {what} `{}`; {reason}", printable(.value))]
 pub struct ValueError {
     pub what: &'static str,
     pub value: String,
@@ -22,7 +22,7 @@ fn check(what: &'static str, value: &str, allowed: &[u8], reason: &str) -> Resul
     if ok {
         Ok(())
     } else {
-        Err(ValueError { what, value: printable(value), reason: reason.to_string() })
+        Err(ValueError { what, value: value.to_string(), reason: reason.to_string() })
     }
 }
 
@@ -115,7 +115,7 @@ impl CommitId {
         } else {
             Err(ValueError {
                 what: "commit",
-                value: printable(value),
+                value: value.into(),
                 reason: "a commit must be the full 40-digit hex id (git rev-parse <ref>)".into(),
             })
         }
@@ -273,7 +273,7 @@ mod tests {
         assert!(GitRef::parse("a..b").is_err());
         assert_eq!(
             CommitId::new("abc123").unwrap_err().to_string(),
-            "invalid commit `abc123`: a commit must be the full 40-digit hex id (git rev-parse <ref>)"
+            "invalid commit `abc123`; a commit must be the full 40-digit hex id (git rev-parse <ref>)"
         );
         assert!(ConfPath::new("DL_DIR", Path::new("relative/dir")).is_err());
     }

@@ -47,6 +47,18 @@ pub fn kas_file_name(plan: &Plan) -> String {
     format!("{}-rt.yml", plan.machine.name)
 }
 
+/// The kas file's lock name for `plan` (`rb3gen2-core-kit-rt.lock.yml`), beside the kas file.
+pub fn lock_file_name(plan: &Plan) -> String {
+    format!("{}-rt.lock.yml", plan.machine.name)
+}
+
+/// The lock as the kas file's last include, relative to the repository holding the kas file
+/// (kas resolves local includes from there), like the layer path.
+fn lock_include(plan: &Plan, layout: &Layout) -> String {
+    let folder = layout.layer_in_repo.strip_suffix(LAYER_DIR).unwrap_or_default();
+    format!("{folder}{}", lock_file_name(plan))
+}
+
 /// The bbappend's path inside the output folder.
 pub fn bbappend_path() -> PathBuf {
     PathBuf::from(format!(
@@ -78,6 +90,7 @@ struct Context<'a> {
     kernel_recipe: &'static str,
     kernel_version: &'static str,
     includes: Vec<&'a str>,
+    lock_include: String,
     meta_qcom_url: &'a str,
     meta_qcom_branch: &'a str,
     meta_qcom_commit: Option<&'a str>,
@@ -148,6 +161,7 @@ fn context<'a>(plan: &'a Plan, layout: &'a Layout) -> Context<'a> {
         kernel_recipe: KERNEL_RECIPE,
         kernel_version: KERNEL_VERSION,
         includes,
+        lock_include: lock_include(plan, layout),
         meta_qcom_url: plan.meta_qcom.url.as_str(),
         meta_qcom_branch: plan.meta_qcom.branch.as_str(),
         meta_qcom_commit: plan.meta_qcom.commit.as_ref().map(|c| c.as_str()),

@@ -86,16 +86,15 @@ fn kas_file_parses_and_composes_meta_qcom_files() {
     let kas: serde_yaml::Value =
         serde_yaml::from_str(tree.text("iq-9075-evk-rt.yml").unwrap()).unwrap();
     assert_eq!(kas["header"]["version"], 14);
-    let files: Vec<&str> = kas["header"]["includes"]
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .map(|i| i["file"].as_str().unwrap())
-        .collect();
+    let includes = kas["header"]["includes"].as_sequence().unwrap();
+    let (lock, files) = includes.split_last().unwrap();
+    let files: Vec<&str> = files.iter().map(|i| i["file"].as_str().unwrap()).collect();
     assert_eq!(
         files,
         ["ci/iq-9075-evk.yml", "ci/qcom-distro-kvm.yml", "ci/linux-qcom-rt-6.18.yml"]
     );
+    // The lock comes last, after meta-qcom's files (and so after ci/base.lock.yml).
+    assert_eq!(lock.as_str(), Some("iq-9075-evk-rt.lock.yml"));
     assert_eq!(kas["repos"]["meta-qcom"]["branch"], "wrynose");
     assert_eq!(kas["target"][0], "qcom-multimedia-image");
     assert!(kas["repos"]["rtbuild"]["layers"].get("meta-rtbuild").is_some());
@@ -111,4 +110,15 @@ fn no_nohz_full_drops_option_and_argument() {
         .text(format!("meta-rtbuild/recipes-kernel/linux/{FILES_DIR}/{RT_FRAGMENT_NAME}"))
         .unwrap();
     assert!(!frag.contains("CONFIG_NO_HZ_FULL=y"), "{frag}");
+}
+
+#[test]
+fn inside_a_git_work_tree_the_lock_include_starts_at_its_top() {
+    let plan = plan_for("iq-9075-evk", |_| {});
+    let layout = Layout { layer_in_repo: "bsp/rt/meta-rtbuild".to_string() };
+    let tree = render(&plan, &layout).unwrap();
+    let kas: serde_yaml::Value =
+        serde_yaml::from_str(tree.text("iq-9075-evk-rt.yml").unwrap()).unwrap();
+    let includes = kas["header"]["includes"].as_sequence().unwrap();
+    assert_eq!(includes.last().unwrap().as_str(), Some("bsp/rt/iq-9075-evk-rt.lock.yml"));
 }

@@ -18,13 +18,20 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
+/// The widest x axis drawn, in µs (about 31 years). plotters never returns from an axis whose
+/// end is infinite, and `(top * 1.05).ceil()` of a finite 1.72e308 is; values beyond the limit
+/// are clipped at the edge instead, so the chart ends on any input.
+const AXIS_LIMIT_US: f64 = 1e15;
+
 /// The chart for one scenario's threads, or `None` when no thread has a histogram.
 pub fn latency_svg(threads: &[ThreadReport], threshold_us: f64) -> Option<String> {
     let drawn: Vec<&ThreadReport> = threads.iter().filter(|t| !t.buckets.is_empty()).collect();
     if drawn.is_empty() {
         return None;
     }
-    let top = drawn.iter().filter_map(|t| t.buckets.last().map(|b| b.0)).fold(0.0, f64::max);
+    let on_axis = |v: f64| if v.is_nan() { 0.0 } else { v.clamp(0.0, AXIS_LIMIT_US) };
+    let top = drawn.iter().flat_map(|t| t.buckets.iter().map(|b| on_axis(b.0))).fold(0.0, f64::max);
+    let threshold_us = on_axis(threshold_us);
     let x_max = (top.max(threshold_us) * 1.05 + 1.0).ceil();
     let y_max =
         drawn.iter().flat_map(|t| t.buckets.iter().map(|b| b.1)).max().unwrap_or(1) as f64 * 2.0;
@@ -110,6 +117,7 @@ fn steps(buckets: &[(f64, u64)]) -> Vec<(f64, f64)> {
     let mut points = Vec::with_capacity(buckets.len() * 4);
     let mut previous: Option<f64> = None;
     for (value, count) in buckets {
+        let value = if value.is_nan() { 0.0 } else { value.clamp(0.0, AXIS_LIMIT_US) };
         let (left, right, y) = (value - 0.5, value + 0.5, *count as f64);
         if previous.is_none_or(|p| (p - left).abs() > 1e-9) {
             if let Some(p) = previous {
@@ -125,4 +133,43 @@ fn steps(buckets: &[(f64, u64)]) -> Vec<(f64, f64)> {
         points.push((p, FLOOR));
     }
     points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs `latency_svg` on another thread and fails if it has not returned within 20 s.
+    fn svg_within_bound(buckets: Vec<(f64, u64)>, threshold_us: f64) -> String {
+        let thread = ThreadReport { buckets, ..ThreadReport::default() };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(latency_svg(&[thread], threshold_us));
+        });
+        let svg = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("chart hung on threshold {threshold_us}"));
+        svg.expect("a thread with buckets is drawn")
+    }
+
+    /// Issue 13 item 4: `report h2-idle.txt --threshold-us 1.72e308 --html x.html` never ended.
+    #[test]
+    fn extreme_values_still_give_a_chart() {
+        for threshold in [1.72e308, f64::MAX, f64::INFINITY, f64::NAN, -5.0, 0.0, 1e20] {
+            let svg = svg_within_bound(vec![(3.0, 10), (4.0, 2)], threshold);
+            assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"), "{threshold}: {svg}");
+        }
+        for value in [1.8e19, f64::INFINITY, f64::NAN, -1.0] {
+            let svg = svg_within_bound(vec![(2.0, 1), (value, u64::MAX)], 100.0);
+            assert!(svg.starts_with("<svg"), "{value}: {svg}");
+        }
+    }
+
+    #[test]
+    fn the_axis_covers_the_threshold_and_the_slowest_sample() {
+        let svg = svg_within_bound(vec![(3.0, 10), (40.0, 1)], 100.0);
+        assert!(svg.contains("threshold 100 µs"), "{svg}");
+        let labels: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(labels.contains(&"100"), "an x label at the threshold: {svg}");
+    }
 }

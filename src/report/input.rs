@@ -19,6 +19,9 @@ pub struct RunJson {
     /// The latency requirement the test was run against, in µs.
     #[serde(default)]
     pub threshold_us: Option<f64>,
+    /// Where `rtbuild test` took the threshold from (`--max-us`, a machine's requirement, …).
+    #[serde(default)]
+    pub threshold_source: Option<String>,
     #[serde(default)]
     pub machine: Option<String>,
     #[serde(default)]
@@ -88,14 +91,20 @@ pub struct ScenarioInput {
 #[derive(Debug)]
 pub struct Input {
     pub path: PathBuf,
+    /// `file`, `result-folder` or `lava-log`.
+    pub kind: &'static str,
+    /// The result folder's `run.json` (for a LAVA log: the machine and threshold it printed).
     pub run_json: Option<RunJson>,
     pub scenarios: Vec<ScenarioInput>,
 }
 
-/// Reads one INPUT: a folder with `run.json`, or a raw cyclictest file.
+/// Reads one INPUT: a folder with `run.json`, a LAVA job log, or a raw cyclictest file.
 pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     if path.is_dir() {
         return read_folder(path, nsecs);
+    }
+    if is_lava_log(path) {
+        return read_lava_log(path, nsecs);
     }
     let name = path
         .file_stem()
@@ -104,6 +113,7 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
         let outcome = output::read(path, program, json)?;
         return Ok(Input {
             path: path.to_path_buf(),
+            kind: "file",
             run_json: None,
             scenarios: vec![ScenarioInput {
                 name,
@@ -124,6 +134,7 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     let run = parse(path, nsecs)?;
     Ok(Input {
         path: path.to_path_buf(),
+        kind: "file",
         run_json: None,
         scenarios: vec![ScenarioInput {
             name,
@@ -186,7 +197,88 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             tests: read_tests(dir, &json_path, &scenario.tests)?,
         });
     }
-    Ok(Input { path: dir.to_path_buf(), run_json: Some(run_json), scenarios })
+    Ok(Input {
+        path: dir.to_path_buf(),
+        kind: "result-folder",
+        run_json: Some(run_json),
+        scenarios,
+    })
+}
+
+/// Whether the file starts like a LAVA job log (a YAML list of `{dt, lvl, msg}` entries).
+fn is_lava_log(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    let mut head = Vec::with_capacity(4096);
+    if file.take(4096).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    crate::lava::log::looks_like(&String::from_utf8_lossy(&head))
+}
+
+/// A LAVA job log from `rtbuild lava`'s job: one scenario per raw output between markers,
+/// judged exactly like the same output read from a result folder.
+fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|cause| ReportError::Read { path: path.to_path_buf(), cause })?;
+    let log = crate::lava::log::parse(&text)
+        .map_err(|cause| ReportError::LavaLog { path: path.to_path_buf(), cause })?;
+    let mut scenarios = Vec::new();
+    for raw in &log.scenarios {
+        let mut invalid_reasons = Vec::new();
+        match raw.exit {
+            Some(0) => {}
+            Some(code) => invalid_reasons.push(format!("cyclictest exited with status {code} on the board")),
+            None => invalid_reasons.push(
+                "the log ends inside this scenario's raw output; the job stopped before cyclictest's results were printed".to_string(),
+            ),
+        }
+        let source = PathBuf::from(format!("{}#{}", path.display(), raw.name));
+        let mut runs = Vec::new();
+        let mut commands = Vec::new();
+        match cyclictest::parse(raw.raw.as_bytes()) {
+            Ok(mut run) => {
+                if nsecs && run.unit.is_none() {
+                    run.unit = Some(cyclictest::Unit::Ns);
+                }
+                if raw.dropped > 0 {
+                    run.warn(
+                        None,
+                        format!(
+                            "{} kernel message line(s) inside the raw output were left out",
+                            raw.dropped
+                        ),
+                    );
+                }
+                commands.extend(run.cmdline.iter().cloned());
+                runs.push((source, run));
+            }
+            Err(error) => invalid_reasons.push(format!(
+                "the raw output of `{}` in {} is unusable: {error}",
+                raw.name,
+                path.display()
+            )),
+        }
+        scenarios.push(ScenarioInput {
+            name: raw.name.clone(),
+            runs,
+            invalid_reasons,
+            commands,
+            cyclictest: true,
+            tests: Vec::new(),
+        });
+    }
+    let run_json = RunJson {
+        scenarios: Vec::new(),
+        threshold_us: log.threshold_us,
+        threshold_source: Some("the LAVA job's threshold".to_string()),
+        machine: log.machine.clone(),
+        fingerprint: None,
+        interrupts: None,
+        noise_us: None,
+        tests: None,
+    };
+    Ok(Input { path: path.to_path_buf(), kind: "lava-log", run_json: Some(run_json), scenarios })
 }
 
 /// A file named in `run.json` must lie inside the result folder.

@@ -29,6 +29,15 @@ use crate::catalog::Machine;
 /// The default threshold: SIL 2's 100 µs scheduling latency (seed 004).
 pub const DEFAULT_THRESHOLD_US: f64 = 100.0;
 
+/// The largest threshold accepted: one second. A latency limit above it is a typo (or a
+/// fuzzed `run.json`), and a finite but huge one (1.72e308) would overflow the chart's axis.
+pub const MAX_THRESHOLD_US: f64 = 1_000_000.0;
+
+/// Whether `value` can be a latency threshold: finite, above 0, at most [`MAX_THRESHOLD_US`].
+pub fn threshold_is_sensible(value: f64) -> bool {
+    value.is_finite() && value > 0.0 && value <= MAX_THRESHOLD_US
+}
+
 /// Input problems: unreadable files, malformed cyclictest output, bad `run.json`.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -44,14 +53,29 @@ pub enum ReportError {
     NoScenarios { path: PathBuf },
     #[error("{} names `{}`, which is outside the result folder; use paths relative to the folder", path.display(), file.display())]
     OutsideFolder { path: PathBuf, file: PathBuf },
-    #[error("threshold must be a positive number of microseconds, not {0}")]
-    Threshold(f64),
+    #[error("{}: {cause}", path.display())]
+    LavaLog { path: PathBuf, cause: crate::lava::LogError },
+    #[error(
+        "threshold {} µs ({from}) is not usable: it must be a number of microseconds above 0 \
+         and at most {MAX_THRESHOLD_US} (1 s); pass --threshold-us with a latency limit such as 100",
+        shown_number(*.value)
+    )]
+    Threshold { value: f64, from: String },
+    #[error(
+        "noise limit {0} µs is not usable; pass --noise-us with a number of microseconds above 0, such as 20"
+    )]
+    Noise(f64),
     #[error("{} has a bad `tests` entry: {message}; see docs/report.md for the fields read", path.display())]
     RunJsonTest { path: PathBuf, message: String },
     #[error(transparent)]
     Output(#[from] crate::rttests::output::OutputError),
     #[error("baseline {}: {message}", path.display())]
     Baseline { path: PathBuf, message: String },
+}
+
+/// A number as a user wrote it, short: `1.72e308`, not 309 digits.
+fn shown_number(value: f64) -> String {
+    if value.is_finite() && value.abs() < 1e15 { value.to_string() } else { format!("{value:e}") }
 }
 
 /// What to report on.
@@ -70,6 +94,10 @@ pub struct Options {
 
 /// Reads every input and builds the report.
 pub fn build(options: &Options) -> Result<Report, ReportError> {
+    // A bad --threshold-us is refused before any input is read.
+    if let Some(value) = options.threshold_us.filter(|t| !threshold_is_sensible(*t)) {
+        return Err(ReportError::Threshold { value, from: "--threshold-us".to_string() });
+    }
     let inputs = options
         .inputs
         .iter()
@@ -81,28 +109,36 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.machine.clone()))?;
         crate::catalog::Catalog::embedded().lookup(&name).ok().map(|found| found.machine.clone())
     });
-    let folder_threshold =
-        inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.threshold_us));
+    let folder_threshold = inputs.iter().find_map(|i| {
+        let run = i.run_json.as_ref()?;
+        Some((run.threshold_us?, run.threshold_source.clone()))
+    });
     let requirement = machine.as_ref().and_then(|m| m.latency_requirement_us);
     let (threshold_us, threshold_source) =
         match (options.threshold_us, folder_threshold, requirement) {
             (Some(t), _, _) => (t, "--threshold-us".to_string()),
-            (None, Some(t), _) => (t, "run.json threshold_us".to_string()),
+            (None, Some((t, source)), _) => (
+                t,
+                match source {
+                    Some(source) => format!("run.json threshold_us: {source}"),
+                    None => "run.json threshold_us".to_string(),
+                },
+            ),
             (None, None, Some(t)) => {
                 let name = machine.as_ref().map(|m| m.name.as_str()).unwrap_or_default();
                 (t as f64, format!("{name} requirement"))
             }
             (None, None, None) => (DEFAULT_THRESHOLD_US, "default, SIL 2".to_string()),
         };
-    if !(threshold_us.is_finite() && threshold_us > 0.0) {
-        return Err(ReportError::Threshold(threshold_us));
+    if !threshold_is_sensible(threshold_us) {
+        return Err(ReportError::Threshold { value: threshold_us, from: threshold_source });
     }
     let noise_us = options
         .noise_us
         .or_else(|| inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.noise_us)))
         .unwrap_or(crate::rttests::DEFAULT_NOISE_US as f64);
     if !(noise_us.is_finite() && noise_us > 0.0) {
-        return Err(ReportError::Threshold(noise_us));
+        return Err(ReportError::Noise(noise_us));
     }
     let limits = crate::rttests::verdict::Limits { latency_us: threshold_us, noise_us };
     let mut report = Report {
@@ -118,7 +154,7 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
             .iter()
             .map(|input| InputReport {
                 path: input.path.display().to_string(),
-                kind: if input.run_json.is_some() { "result-folder" } else { "file" }.to_string(),
+                kind: input.kind.to_string(),
                 scenarios: input.scenarios.iter().map(|s| scenario(s, limits)).collect(),
                 fingerprint: input.run_json.as_ref().and_then(|r| r.fingerprint.clone()),
                 interrupts: input.run_json.as_ref().and_then(|r| r.interrupts.clone()),

@@ -259,7 +259,44 @@ fn bad_folders_are_input_errors() {
     let err =
         build(&Options { inputs: vec![data("x")], threshold_us: Some(-1.0), ..Options::default() })
             .unwrap_err();
-    assert!(err.to_string().starts_with("cannot read"), "{err}");
+    assert!(err.to_string().starts_with("threshold -1 µs (--threshold-us) is not usable"), "{err}");
+}
+
+/// Issue 13 item 4: a threshold of 1.72e308 (given, or in run.json) hung the HTML chart; any
+/// threshold that is not finite, not above 0 or above one second is refused before rendering.
+#[test]
+fn unusable_thresholds_are_refused_from_the_flag_and_from_run_json() {
+    let quiet = data("cyclictest-2.4-quiet-2threads.txt");
+    for bad in [1.72e308, f64::INFINITY, f64::NAN, 0.0, -3.0, 1_000_000.5] {
+        let options =
+            Options { inputs: vec![quiet.clone()], threshold_us: Some(bad), ..Options::default() };
+        let err = build(&options).unwrap_err().to_string();
+        assert!(err.contains("(--threshold-us) is not usable"), "{bad}: {err}");
+    }
+    let err = build(&Options {
+        inputs: vec![quiet.clone()],
+        threshold_us: Some(1.72e308),
+        ..Options::default()
+    })
+    .unwrap_err();
+    assert!(err.to_string().starts_with("threshold 1.72e308 µs "), "{err}");
+    let ok = Options { inputs: vec![quiet], threshold_us: Some(1_000_000.0), ..Options::default() };
+    assert_eq!(build(&ok).unwrap().threshold_us, 1_000_000.0);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("cyclictest-2.4-quiet-2threads.txt"), dir.path().join("idle.txt")).unwrap();
+    std::fs::write(
+        dir.path().join("run.json"),
+        r#"{"threshold_us": 1.72e308, "scenarios": [{"name": "idle", "files": ["idle.txt"]}]}"#,
+    )
+    .unwrap();
+    let err = build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("threshold 1.72e308 µs (run.json threshold_us) is not usable"),
+        "{err}"
+    );
 }
 
 #[test]

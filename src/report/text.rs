@@ -110,9 +110,12 @@ fn cyclictest_table(out: &mut String, s: &ScenarioReport) {
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     for r in &rows {
-        let cells: Vec<String> =
-            r.iter().zip(&widths).map(|(cell, w)| format!("{cell:>w$}")).collect();
-        let _ = writeln!(out, "  {}", cells.join("  "));
+        let mut line = String::new();
+        for (cell, w) in r.iter().zip(&widths) {
+            line.push_str("  ");
+            crate::table::pad_left(&mut line, cell, *w);
+        }
+        let _ = writeln!(out, "{line}");
     }
     if let Some(reference) = s.reference_max_us {
         let _ = writeln!(out, "  reference max: {} µs", fmt(reference));

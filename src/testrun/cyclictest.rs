@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::length::Length;
+use crate::plan::CpuSet;
 use crate::tune::Layout;
 
 /// cyclictest's histogram is capped at this many µs (`HIST_MAX`).
@@ -19,11 +20,17 @@ pub struct Measure {
     pub length: Length,
 }
 
-/// The argv: memory locked, SCHED_FIFO 99, one thread per RT CPU pinned there, the main
+/// The argv: memory locked, SCHED_FIFO 99, one thread per measured CPU pinned there, the main
 /// (reporting) thread moved to a housekeeping CPU, a histogram, JSON results, quiet output,
 /// equal intervals for every thread, the run length, then the user's checked `extra` options.
-pub fn argv(layout: &Layout, measure: &Measure, json_path: &str, extra: &[String]) -> Vec<String> {
-    let threads = layout.rt.len();
+pub fn argv(
+    layout: &Layout,
+    cpus: &CpuSet,
+    measure: &Measure,
+    json_path: &str,
+    extra: &[String],
+) -> Vec<String> {
+    let threads = cpus.len();
     let main_cpu = layout.housekeeping.iter().last().unwrap_or(0);
     let mut argv: Vec<String> = [
         "cyclictest",
@@ -31,7 +38,7 @@ pub fn argv(layout: &Layout, measure: &Measure, json_path: &str, extra: &[String
         "-p",
         "99",
         "-a",
-        &layout.rt.to_string(),
+        &cpus.to_string(),
         "-t",
         &threads.to_string(),
         &format!("--mainaffinity={main_cpu}"),
@@ -99,7 +106,6 @@ pub fn parse(text: &str) -> Result<Results, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::CpuSet;
 
     #[test]
     fn one_thread_per_rt_cpu_and_the_main_thread_on_housekeeping() {
@@ -108,17 +114,28 @@ mod tests {
         let measure =
             Measure { interval_us: 1000, histogram_us: 1000, length: Length::Seconds(10) };
         assert_eq!(
-            argv(&layout, &measure, "/tmp/x/idle.json", &[]).join(" "),
+            argv(&layout, &layout.rt, &measure, "/tmp/x/idle.json", &[]).join(" "),
             "cyclictest -m -p 99 -a 6-7 -t 2 --mainaffinity=5 -i 1000 -h 1000 -q \
              --json=/tmp/x/idle.json -d 0 -D 10"
         );
         let layout = Layout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap();
         let measure = Measure { interval_us: 200, histogram_us: 400, length: Length::Loops(100) };
         let extra = ["--spike=250".to_string(), "-x".to_string()];
-        let line = argv(&layout, &measure, "j", &extra).join(" ");
+        let line = argv(&layout, &layout.rt, &measure, "j", &extra).join(" ");
         assert!(line.ends_with(
             "-a 7 -t 1 --mainaffinity=6 -i 200 -h 400 -q --json=j -l 100 --spike=250 -x"
         ));
+    }
+
+    #[test]
+    fn measuring_every_cpu_puts_one_thread_on_each_cpu_0_included() {
+        let online = CpuSet::range(0, 4);
+        let layout = Layout::new(&online, &CpuSet::parse("3").unwrap(), None, "t").unwrap();
+        let measure = Measure { interval_us: 100, histogram_us: 800, length: Length::Seconds(600) };
+        assert_eq!(
+            argv(&layout, &online, &measure, "j", &[]).join(" "),
+            "cyclictest -m -p 99 -a 0-3 -t 4 --mainaffinity=2 -i 100 -h 800 -q --json=j -d 0 -D 600"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::cyclictest;
 use super::record::ThreadSummary;
-use crate::tune::Layout;
+use crate::plan::CpuSet;
 
 /// How one scenario's measurement ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +18,8 @@ pub struct Inputs<'a> {
     /// The `--json` file, when cyclictest wrote one.
     pub json: Option<&'a str>,
     pub stderr: &'a str,
-    pub layout: &'a Layout,
+    /// The CPUs cyclictest was asked to measure, one thread each.
+    pub measure_cpus: &'a CpuSet,
     pub histogram_us: u32,
     pub expected_cycles: u64,
     /// cyclictest's (or ssh's) exit code; `None` when killed by a signal.
@@ -65,12 +66,12 @@ pub fn judge(i: &Inputs<'_>) -> Judged {
     if let Some(code) = results.return_code.filter(|c| *c != 0) {
         reasons.push(format!("cyclictest reported return code {code}"));
     }
-    let rt = &i.layout.rt;
-    if results.num_threads != rt.len() {
+    let cpus = i.measure_cpus;
+    if results.num_threads != cpus.len() {
         reasons.push(format!(
             "cyclictest ran {} threads, expected {}",
             results.num_threads,
-            rt.len()
+            cpus.len()
         ));
     }
     let expected = i.expected_cycles;
@@ -88,8 +89,11 @@ pub fn judge(i: &Inputs<'_>) -> Judged {
                 i.histogram_us, t.max
             ));
         }
-        if u32::try_from(t.cpu).map_or(true, |c| !rt.contains(c)) {
-            reasons.push(format!("thread {key} measured on CPU {}, not an RT CPU", t.cpu));
+        if u32::try_from(t.cpu).map_or(true, |c| !cpus.contains(c)) {
+            reasons.push(format!(
+                "thread {key} measured on CPU {}, not one of the measured CPUs {cpus}",
+                t.cpu
+            ));
         }
         threads.push(ThreadSummary {
             thread: key.parse().unwrap_or(0),
@@ -108,7 +112,7 @@ pub fn judge(i: &Inputs<'_>) -> Judged {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::CpuSet;
+    use crate::tune::Layout;
 
     fn data(name: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
@@ -121,7 +125,7 @@ mod tests {
         judge(&Inputs {
             json,
             stderr: "Unable to change scheduling policy!\nProbably missing capabilities\n",
-            layout: &layout,
+            measure_cpus: &layout.rt,
             histogram_us: 1000,
             expected_cycles: expected,
             status,
@@ -160,7 +164,7 @@ mod tests {
             [
                 "cyclictest ran 2 threads, expected 1",
                 "thread 0: 2 samples above the 1000 µs histogram (max 1250 µs); rerun with a larger --histogram-us",
-                "thread 0 measured on CPU 0, not an RT CPU",
+                "thread 0 measured on CPU 0, not one of the measured CPUs 1",
                 // Without -d 0 the second thread ran at 1500 µs: the wrong interval shows here.
                 "thread 1 completed 3334 of 5000 expected cycles",
                 "thread 1: 11 samples above the 1000 µs histogram (max 3000 µs); rerun with a larger --histogram-us",

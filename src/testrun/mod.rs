@@ -21,16 +21,17 @@ mod session;
 mod signals;
 mod steps;
 
-pub use cyclictest::HIST_MAX_US;
+pub use cyclictest::{HIST_MAX_US, Measure};
 pub use fingerprint::{Fingerprint, IrqDelta};
 pub use length::{BadDuration, Length, Span};
 pub use preflight::PreflightError;
-pub use record::{FILE as RUN_FILE, RunRecord, ScenarioRecord};
-pub use scenario::{Scenario, UnknownScenario, parse_list};
+pub use record::{Commands, FILE as RUN_FILE, RunRecord, ScenarioRecord};
+pub use scenario::{CommandSpec, CustomLoad, Scenario, UnknownScenario, parse_list};
 pub use session::{Finished, run};
 
 use std::path::PathBuf;
 
+use crate::plan::CpuSet;
 use crate::tune::{Host, Layout};
 
 /// The on-target helper, sent to `sh -s` for every step.
@@ -41,6 +42,10 @@ pub(crate) const HELPER: &str = include_str!("onhost.sh");
 pub struct Request {
     pub host: Host,
     pub layout: Layout,
+    /// The CPUs cyclictest measures on, one thread each (`--measure-cpus`; default the RT
+    /// CPUs). CPU 0 and housekeeping CPUs are allowed: the seeds compare loaded cores with the
+    /// isolated one.
+    pub measure_cpus: CpuSet,
     pub machine: Option<String>,
     pub scenarios: Vec<Scenario>,
     pub span: Span,
@@ -58,8 +63,13 @@ pub struct Request {
     /// `--noise-us`: oslat's (and hwlatdetect's) limit.
     pub noise_us: u64,
     pub load_percent: u8,
-    /// Fail when any thread's max latency exceeds this.
+    /// `--load-cmd` (and `--load-unpinned`): the load of scenario `custom`.
+    pub custom_load: Option<CustomLoad>,
+    /// `--max-us` as given (recorded in the settings).
     pub max_us: Option<u64>,
+    /// The limit the verdict uses, the same one `rtbuild report` uses: `--max-us`, else the
+    /// machine's latency requirement, else 100 µs.
+    pub threshold: Threshold,
     pub out: PathBuf,
     /// The tuning script for this layout: its `verify` is recorded before every run.
     pub tune_script: String,
@@ -72,4 +82,26 @@ pub struct Request {
 pub enum OutError {
     #[error("result folder {0} is not empty; pass a new --out DIR")]
     NotEmpty(PathBuf),
+}
+
+/// The latency limit a run is judged against, and where it comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Threshold {
+    pub us: u64,
+    /// `--max-us`, `<machine> requirement` or `default, SIL 2` (as `rtbuild report` says).
+    pub source: String,
+}
+
+impl Threshold {
+    /// `--max-us`, else the machine's requirement, else [`crate::report::DEFAULT_THRESHOLD_US`].
+    pub fn pick(max_us: Option<u64>, machine: Option<&crate::catalog::Machine>) -> Threshold {
+        match (max_us, machine.and_then(|m| m.latency_requirement_us.map(|r| (m, r)))) {
+            (Some(us), _) => Threshold { us, source: "--max-us".into() },
+            (None, Some((m, us))) => Threshold { us, source: format!("{} requirement", m.name) },
+            (None, None) => Threshold {
+                us: crate::report::DEFAULT_THRESHOLD_US as u64,
+                source: "default, SIL 2".into(),
+            },
+        }
+    }
 }

@@ -1,7 +1,7 @@
 # rtbuild-test helper: the on-target half of `rtbuild test`. Sent to `sh -s` on every call;
 # rtbuild passes only positional arguments (state folder, CPU lists, argv of tools).
-# Subcommands: prepare | fingerprint | start-load | run-cyclictest | run-program | has-hwlat |
-#              probe | load-alive | status | stop | fetch | cleanup
+# Subcommands: prepare [TOOL...] | fingerprint | start-load | run-cyclictest | run-program |
+#              has-hwlat | probe | load-alive | status | stop | fetch | cleanup
 set -u
 
 # PIDs of live (non-zombie) processes in process group $1.
@@ -70,8 +70,8 @@ case $cmd in
         echo "rtprio $(ulimit -r 2>/dev/null || echo unknown)"
         # shellcheck disable=SC3045
         echo "memlock $(ulimit -l 2>/dev/null || echo unknown)"
-        # Beyond the usual tools, the test programs and loads this run needs (positional names).
-        for tool in cyclictest stress-ng taskset setsid "$@"; do
+        # Extra tools a run needs (the --load-cmd program) follow the subcommand.
+        for tool in cyclictest stress-ng taskset setsid timeout "$@"; do
             command -v "$tool" >/dev/null 2>&1 || echo "missing $tool"
         done
         ;;

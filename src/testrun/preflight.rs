@@ -10,7 +10,7 @@ pub enum PreflightError {
     #[error("could not prepare {host}: {detail}")]
     Prepare { host: String, detail: String },
     #[error(
-        "{tools} not found on {host}; install rt-tests, stress-ng and util-linux there (rtbuild images include them)"
+        "{tools} not found on {host}; install rt-tests, stress-ng, util-linux and coreutils there (rtbuild images include them), and the --load-cmd program if one is given"
     )]
     Missing { host: String, tools: String },
     #[error(
@@ -30,16 +30,12 @@ pub struct Prepared {
     pub state: String,
 }
 
-/// Creates the state folder and checks tools and privileges. `tools` are the programs this run
-/// starts besides the load (the tests of `--tests`, hackbench, timeout).
-pub fn prepare(
-    host: &Host,
-    needs_load: bool,
-    tune: bool,
-    tools: &[&str],
-) -> Result<Prepared, PreflightError> {
+/// Creates the state folder and checks tools and privileges. `load_tools` are the programs the
+/// run's loads need beyond cyclictest (stress-ng, taskset, setsid, timeout, the `--load-cmd`
+/// program); empty when only `idle` runs.
+pub fn prepare(host: &Host, load_tools: &[&str], tune: bool) -> Result<Prepared, PreflightError> {
     let fail = |detail: String| PreflightError::Prepare { host: host.to_string(), detail };
-    let args: Vec<&str> = std::iter::once("prepare").chain(tools.iter().copied()).collect();
+    let args: Vec<&str> = std::iter::once("prepare").chain(load_tools.iter().copied()).collect();
     let out = host.run_script(HELPER, &args).map_err(|e| fail(e.to_string()))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
@@ -58,10 +54,7 @@ pub fn prepare(
     let missing: Vec<&str> = text
         .lines()
         .filter_map(|l| l.strip_prefix("missing "))
-        .filter(|tool| {
-            tools.contains(tool)
-                || (needs_load && ["stress-ng", "taskset", "setsid"].contains(tool))
-        })
+        .filter(|tool| *tool == "cyclictest" || load_tools.contains(tool))
         .collect();
     let cleanup = || {
         let _ = host.run_script(HELPER, ["cleanup", &state]);

@@ -61,9 +61,17 @@ impl Probe {
         probe
     }
 
-    /// Why the probe shows a run that does not measure what it should. `pinned_load` is false
-    /// for stress-isolated, whose load is not pinned and must stay off the RT CPUs by itself.
-    pub fn problems(&self, layout: &Layout, has_load: bool, pinned_load: bool) -> Vec<String> {
+    /// Why the probe shows a run that does not measure what it should: one SCHED_FIFO 99
+    /// thread pinned to each of `measured` CPUs, the main thread off the RT CPUs, the load off
+    /// the RT CPUs. `pinned_load` is false for an unpinned load (stress-isolated,
+    /// `--load-unpinned`), which must stay off the RT CPUs by the kernel's isolation alone.
+    pub fn problems(
+        &self,
+        layout: &Layout,
+        measured: &CpuSet,
+        has_load: bool,
+        pinned_load: bool,
+    ) -> Vec<String> {
         let mut problems = Vec::new();
         let allowed = |t: &Task| CpuSet::parse(&t.allowed).unwrap_or_default();
         if self.cyclictest.is_empty() {
@@ -72,11 +80,11 @@ impl Probe {
         } else {
             let workers: Vec<&Task> =
                 self.cyclictest.iter().filter(|t| t.policy == Some(1)).collect();
-            if workers.len() != layout.rt.len() {
+            if workers.len() != measured.len() {
                 problems.push(format!(
-                    "{} cyclictest threads ran SCHED_FIFO, expected {} (one per RT CPU)",
+                    "{} cyclictest threads ran SCHED_FIFO, expected {} (one per measured CPU)",
                     workers.len(),
-                    layout.rt.len()
+                    measured.len()
                 ));
             }
             let mut covered = CpuSet::default();
@@ -88,10 +96,10 @@ impl Probe {
                     ));
                 }
                 let cpus = allowed(w);
-                if cpus.len() != 1 || !cpus.is_subset(&layout.rt) {
+                if cpus.len() != 1 || !cpus.is_subset(measured) {
                     problems.push(format!(
-                        "cyclictest thread {} may run on CPUs {}, not on one RT CPU of {}",
-                        w.tid, w.allowed, layout.rt
+                        "cyclictest thread {} may run on CPUs {}, not on one measured CPU of {measured}",
+                        w.tid, w.allowed
                     ));
                 }
                 covered = covered.union(&cpus);
@@ -105,10 +113,9 @@ impl Probe {
                     ));
                 }
             }
-            if workers.len() == layout.rt.len() && covered != layout.rt {
+            if workers.len() == measured.len() && covered != *measured {
                 problems.push(format!(
-                    "cyclictest threads covered CPUs {covered}, not every RT CPU {}",
-                    layout.rt
+                    "cyclictest threads covered CPUs {covered}, not every measured CPU {measured}"
                 ));
             }
         }
@@ -164,7 +171,7 @@ mod tests {
         assert_eq!(probe.cyclictest.len(), 3);
         assert_eq!(probe.cyclictest[1].cpu, Some(2));
         assert_eq!(probe.cyclictest[2].name, "cyclic|test");
-        assert_eq!(probe.problems(&layout, true, true), Vec::<String>::new());
+        assert_eq!(probe.problems(&layout, &layout.rt, true, true), Vec::<String>::new());
 
         let bad = format!(
             "ctpid 10\nct 10|0-3|{}|cyclictest\nct 11|2|{}|cyclictest\nload 20|0-3|{}|stress-ng\n",
@@ -172,11 +179,11 @@ mod tests {
             stat(2, 80, 1),
             stat(3, 0, 0)
         );
-        let problems = Probe::parse(&bad).problems(&layout, true, true);
+        let problems = Probe::parse(&bad).problems(&layout, &layout.rt, true, true);
         assert_eq!(
             problems,
             [
-                "1 cyclictest threads ran SCHED_FIFO, expected 2 (one per RT CPU)",
+                "1 cyclictest threads ran SCHED_FIFO, expected 2 (one per measured CPU)",
                 "cyclictest thread 11 ran at priority Some(80), not 99",
                 "cyclictest's main thread may run on RT CPUs 2-3; it must stay on housekeeping CPUs",
                 "load process 20 (stress-ng) may run on CPUs 0-3, outside housekeeping CPUs 0-1",
@@ -184,7 +191,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            Probe::default().problems(&layout, true, true),
+            Probe::default().problems(&layout, &layout.rt, true, true),
             [
                 "cyclictest was not seen running; its threads could not be checked",
                 "no load process was running while cyclictest measured"

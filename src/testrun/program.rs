@@ -15,9 +15,6 @@ use crate::rttests::output::{self, Outcome, Row, Sniffed};
 use crate::rttests::verdict::{self, Limits};
 use crate::rttests::{Kind, Program};
 
-/// The latency threshold when `--max-us` is not given (as `rtbuild report` uses).
-const DEFAULT_THRESHOLD_US: f64 = crate::report::DEFAULT_THRESHOLD_US;
-
 impl Run<'_> {
     /// The `hackbench` scenario's load: hackbench on the housekeeping CPUs (pinned by the
     /// helper's `taskset`), stopped by `timeout` after `timeout_s` like stress-ng's `--timeout`.
@@ -194,7 +191,7 @@ impl Run<'_> {
             Ending::Completed => {}
         }
         let limits = Limits {
-            latency_us: req.max_us.map_or(DEFAULT_THRESHOLD_US, |m| m as f64),
+            latency_us: req.threshold.us as f64,
             noise_us: req.noise_us as f64,
         };
         let mut fails = Vec::new();

@@ -24,13 +24,18 @@ pub struct RunRecord {
     pub machine: Option<String>,
     pub rt_cpus: String,
     pub housekeeping: String,
+    /// The CPUs cyclictest measured on (`--measure-cpus`; the RT CPUs by default).
+    pub measure_cpus: String,
     pub settings: Settings,
-    /// `--max-us`, the latency limit the run was judged against (read by `rtbuild report`).
+    /// The latency limit the run was judged against (`--max-us`, else the machine's
+    /// requirement, else 100 µs); `rtbuild report` uses the same one.
     pub threshold_us: Option<u64>,
     /// `--noise-us`, oslat's OS-noise limit (read by `rtbuild report`).
     pub noise_us: u64,
     /// `--tests`: the programs each scenario ran, in order (read by `rtbuild report`).
     pub tests: Vec<Program>,
+    /// Where `threshold_us` comes from.
+    pub threshold_source: String,
     pub started_unix: u64,
     /// `running`, `finished`, `interrupted` or `connection-lost`.
     pub state: String,
@@ -53,6 +58,10 @@ pub struct Settings {
     /// `--cyclictest-args` as split and checked (also at the end of each cyclictest argv).
     pub cyclictest_args: Vec<String>,
     pub load_percent: u8,
+    /// `--load-cmd` as split (the load of scenario `custom`), or null.
+    pub load_cmd: Option<Vec<String>>,
+    /// `--load-unpinned`: the custom load ran on any CPU.
+    pub load_unpinned: bool,
     pub max_us: Option<u64>,
     /// `--test-args`, as split and checked, per program.
     pub test_args: BTreeMap<String, Vec<String>>,

@@ -2,14 +2,18 @@
 //! `idle` (no load), `stress` (Qualcomm: one `stress-ng --cpu 1 --cpu-load N` pinned per
 //! housekeeping CPU), `stress-isolated` (RK3562J: full unpinned load, the kernel's isolation
 //! alone keeps it off the RT CPUs), `full` (RK3588/Phytium: cpu + io + vm on the housekeeping CPUs),
-//! `hackbench` (Qualcomm's RT kit: rt-tests' hackbench scheduler/IPC load on the housekeeping
-//! CPUs; built in [`crate::testrun`] so that `--test-args hackbench=…` applies).
+//! `custom` (the user's own `--load-cmd`, pinned to the housekeeping CPUs unless
+//! `--load-unpinned`), `hackbench` (Qualcomm's RT kit: rt-tests' hackbench scheduler/IPC load
+//! on the housekeeping CPUs; built in [`crate::testrun`] so that `--test-args hackbench=…`
+//! applies).
 
 use std::fmt;
 use std::str::FromStr;
 
 use serde::Serialize;
 
+use super::cyclictest::{self, Measure};
+use super::record::Commands;
 use crate::plan::CpuSet;
 use crate::tune::Layout;
 
@@ -20,12 +24,13 @@ pub enum Scenario {
     Stress,
     StressIsolated,
     Full,
+    Custom,
     Hackbench,
 }
 
 /// A scenario name that rtbuild does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scenario `{0}`; use idle, stress, stress-isolated, full or hackbench")]
+#[error("unknown scenario `{0}`; use idle, stress, stress-isolated, full, custom or hackbench")]
 pub struct UnknownScenario(pub String);
 
 impl FromStr for Scenario {
@@ -36,6 +41,7 @@ impl FromStr for Scenario {
             "stress" => Ok(Scenario::Stress),
             "stress-isolated" => Ok(Scenario::StressIsolated),
             "full" => Ok(Scenario::Full),
+            "custom" => Ok(Scenario::Custom),
             "hackbench" => Ok(Scenario::Hackbench),
             other => Err(UnknownScenario(other.chars().take(40).collect())),
         }
@@ -49,6 +55,7 @@ impl fmt::Display for Scenario {
             Scenario::Stress => "stress",
             Scenario::StressIsolated => "stress-isolated",
             Scenario::Full => "full",
+            Scenario::Custom => "custom",
             Scenario::Hackbench => "hackbench",
         })
     }
@@ -74,9 +81,33 @@ pub struct Load {
     pub argv: Vec<String>,
 }
 
+/// `--load-cmd`: the load of scenario `custom`, an argv run without a shell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomLoad {
+    pub argv: Vec<String>,
+    /// Pinned to the housekeeping CPUs (`false` with `--load-unpinned`).
+    pub pinned: bool,
+}
+
 impl Scenario {
-    /// The load generators of this scenario; they stop by themselves after `timeout_s`.
-    pub fn loads(self, layout: &Layout, load_percent: u8, timeout_s: u64) -> Vec<Load> {
+    /// Whether the load may run anywhere, kept off the RT CPUs by the kernel's isolation alone.
+    pub fn unpinned_load(self, custom: Option<&CustomLoad>) -> bool {
+        match self {
+            Scenario::StressIsolated => true,
+            Scenario::Custom => custom.is_some_and(|c| !c.pinned),
+            _ => false,
+        }
+    }
+
+    /// The load generators of this scenario; they stop by themselves after `timeout_s`
+    /// (stress-ng's `--timeout`; the custom load runs under `timeout`).
+    pub fn loads(
+        self,
+        layout: &Layout,
+        load_percent: u8,
+        timeout_s: u64,
+        custom: Option<&CustomLoad>,
+    ) -> Vec<Load> {
         let timeout = format!("{timeout_s}s");
         let stress = |args: &[String]| {
             let mut argv = vec!["stress-ng".to_string()];
@@ -116,6 +147,17 @@ impl Scenario {
                     ])),
                 }]
             }
+            Scenario::Custom => custom
+                .map(|c| Load {
+                    name: "custom".into(),
+                    cpus: c.pinned.then(|| layout.housekeeping.clone()),
+                    argv: ["timeout".to_string(), timeout_s.to_string()]
+                        .into_iter()
+                        .chain(c.argv.iter().cloned())
+                        .collect(),
+                })
+                .into_iter()
+                .collect(),
             // Built by the run, with the user's `--test-args hackbench=…`.
             Scenario::Hackbench => Vec::new(),
             Scenario::Full => vec![Load {
@@ -124,6 +166,51 @@ impl Scenario {
                 argv: stress(&s(&["--cpu", &hk, "--io", "2", "--vm", "1", "--vm-bytes", "10%"])),
             }],
         }
+    }
+}
+
+/// Seconds the load generators outlive the measurement, so the load covers all of it.
+pub(super) const LOAD_MARGIN_S: u64 = 120;
+
+/// What a scenario's commands depend on besides the scenario and the CPU layout.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandSpec<'a> {
+    pub measure: &'a Measure,
+    /// The CPUs cyclictest measures, one thread each (`--measure-cpus`; the RT CPUs by default).
+    pub measure_cpus: &'a CpuSet,
+    /// CPU load of each stress-ng worker in the stress scenario, in percent.
+    pub load_percent: u8,
+    /// Checked `--cyclictest-args`, appended after rtbuild's own options.
+    pub cyclictest_args: &'a [String],
+    /// `--load-cmd`: the load of scenario `custom`.
+    pub custom_load: Option<&'a CustomLoad>,
+}
+
+impl Scenario {
+    /// The exact commands of this scenario: cyclictest's argv (results in `json_path`) and each
+    /// load generator's argv, prefixed with `taskset -c CPUS` when pinned. `rtbuild test` runs
+    /// these on its target and `rtbuild lava` writes them into the LAVA job: one builder.
+    pub fn commands(self, layout: &Layout, spec: &CommandSpec<'_>, json_path: &str) -> Commands {
+        let expected_s = spec.measure.length.seconds(spec.measure.interval_us);
+        let load = self
+            .loads(layout, spec.load_percent, expected_s + LOAD_MARGIN_S, spec.custom_load)
+            .into_iter()
+            .map(|l| match &l.cpus {
+                Some(cpus) => ["taskset".to_string(), "-c".into(), cpus.to_string()]
+                    .into_iter()
+                    .chain(l.argv)
+                    .collect(),
+                None => l.argv,
+            })
+            .collect();
+        let cyclictest = cyclictest::argv(
+            layout,
+            spec.measure_cpus,
+            spec.measure,
+            json_path,
+            spec.cyclictest_args,
+        );
+        Commands { cyclictest, load }
     }
 }
 
@@ -138,19 +225,36 @@ mod tests {
 
     #[test]
     fn stress_pins_one_cpu_load_per_housekeeping_cpu() {
-        let loads = Scenario::Stress.loads(&layout(), 60, 100);
+        let loads = Scenario::Stress.loads(&layout(), 60, 100, None);
         assert_eq!(loads.len(), 7);
         assert_eq!(loads[6].cpus.as_ref().unwrap().to_string(), "6");
         assert_eq!(
             loads[6].argv,
             ["stress-ng", "--cpu", "1", "--cpu-load", "60", "--timeout", "100s"]
         );
-        assert!(Scenario::Idle.loads(&layout(), 60, 1).is_empty());
+        assert!(Scenario::Idle.loads(&layout(), 60, 1, None).is_empty());
         assert_eq!(
-            Scenario::Full.loads(&layout(), 60, 1)[0].cpus.as_ref().unwrap().to_string(),
+            Scenario::Full.loads(&layout(), 60, 1, None)[0].cpus.as_ref().unwrap().to_string(),
             "0-6"
         );
-        assert_eq!(Scenario::StressIsolated.loads(&layout(), 60, 1)[0].cpus, None);
+        assert_eq!(Scenario::StressIsolated.loads(&layout(), 60, 1, None)[0].cpus, None);
+    }
+
+    #[test]
+    fn the_custom_load_is_the_users_argv_under_timeout_pinned_unless_asked_not_to() {
+        let words = |t: &str| t.split(' ').map(String::from).collect::<Vec<_>>();
+        let mut custom = CustomLoad { argv: words("stress-ng -c 8 --io 2"), pinned: true };
+        let loads = Scenario::Custom.loads(&layout(), 60, 720, Some(&custom));
+        assert_eq!(loads.len(), 1);
+        assert_eq!(loads[0].name, "custom");
+        assert_eq!(loads[0].cpus.as_ref().unwrap().to_string(), "0-6");
+        assert_eq!(loads[0].argv, words("timeout 720 stress-ng -c 8 --io 2"));
+        assert!(!Scenario::Custom.unpinned_load(Some(&custom)));
+        custom.pinned = false;
+        assert_eq!(Scenario::Custom.loads(&layout(), 60, 720, Some(&custom))[0].cpus, None);
+        assert!(Scenario::Custom.unpinned_load(Some(&custom)));
+        assert!(Scenario::StressIsolated.unpinned_load(None));
+        assert!(!Scenario::Full.unpinned_load(Some(&custom)));
     }
 
     #[test]
@@ -159,7 +263,7 @@ mod tests {
         assert_eq!(list, [Scenario::Idle, Scenario::Stress, Scenario::Full]);
         assert_eq!(
             parse_list("idle,$(reboot)").unwrap_err().to_string(),
-            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated, full or hackbench"
+            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated, full, custom or hackbench"
         );
     }
 }

@@ -47,12 +47,26 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
     {
         return Err(crate::exit::InputError(OutError::NotEmpty(req.out.clone()).into()).into());
     }
-    let needs_load = req.scenarios.iter().any(|s| *s != Scenario::Idle);
-    let mut tools: Vec<&str> = req.tests.iter().map(|p| p.name()).collect();
-    if req.scenarios.contains(&Scenario::Hackbench) {
-        tools.extend(["hackbench", "timeout"]);
+    let mut load_tools: Vec<&str> = Vec::new();
+    for scenario in &req.scenarios {
+        let tools: &[&str] = match scenario {
+            Scenario::Idle => &[],
+            Scenario::Custom => &["taskset", "setsid", "timeout"],
+            Scenario::Hackbench => &["hackbench", "taskset", "setsid", "timeout"],
+            _ => &["stress-ng", "taskset", "setsid"],
+        };
+        load_tools.extend(tools);
     }
-    let Prepared { state } = preflight::prepare(&req.host, needs_load, req.apply_tuning, &tools)
+    if req.scenarios.contains(&Scenario::Custom)
+        && let Some(program) = req.custom_load.as_ref().and_then(|c| c.argv.first())
+    {
+        load_tools.push(program);
+    }
+    // The programs of --tests are needed in every scenario.
+    load_tools.extend(req.tests.iter().map(|p| p.name()));
+    load_tools.sort_unstable();
+    load_tools.dedup();
+    let Prepared { state } = preflight::prepare(&req.host, &load_tools, req.apply_tuning)
         .map_err(|e| crate::exit::InputError(e.into()))?;
     for dir in ["raw", "fingerprint"] {
         std::fs::create_dir_all(req.out.join(dir))
@@ -69,6 +83,7 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
         machine: req.machine.clone(),
         rt_cpus: req.layout.rt.to_string(),
         housekeeping: req.layout.housekeeping.to_string(),
+        measure_cpus: req.measure_cpus.to_string(),
         settings: Settings {
             duration: req.duration_text.clone(),
             length: req.span.length,
@@ -76,6 +91,8 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
             histogram_us: req.histogram_us,
             cyclictest_args: req.cyclictest_args.clone(),
             load_percent: req.load_percent,
+            load_cmd: req.custom_load.as_ref().map(|c| c.argv.clone()),
+            load_unpinned: req.custom_load.as_ref().is_some_and(|c| !c.pinned),
             max_us: req.max_us,
             test_args: req
                 .test_args
@@ -83,7 +100,8 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
                 .map(|(program, checked)| (program.name().to_string(), checked.words.clone()))
                 .collect(),
         },
-        threshold_us: req.max_us,
+        threshold_us: Some(req.threshold.us),
+        threshold_source: req.threshold.source.clone(),
         noise_us: req.noise_us,
         tests: req.tests.clone(),
         started_unix: record::now_unix(),
@@ -133,7 +151,8 @@ impl Run<'_> {
                 break;
             }
         }
-        let (state, finished, verdict) = conclude(ending, &self.record.scenarios, self.req.max_us);
+        let (state, finished, verdict) =
+            conclude(ending, &self.record.scenarios, self.req.threshold.us);
         self.record.state = state.into();
         self.record.verdict = Some(verdict.into());
         Ok(finished)
@@ -226,20 +245,18 @@ impl Run<'_> {
 }
 
 /// The run's state, outcome and verdict: `invalid` when any scenario is invalid or the run did
-/// not complete, else `fail` when a thread's max exceeds `max_us`, else `pass`.
+/// not complete, else `fail` when a thread's max exceeds `threshold_us`, else `pass`.
 fn conclude(
     ending: Ending,
     scenarios: &[ScenarioRecord],
-    max_us: Option<u64>,
+    threshold_us: u64,
 ) -> (&'static str, Finished, &'static str) {
     let invalid = scenarios.iter().any(|s| {
         !s.invalid_reasons.is_empty() || s.tests.iter().any(|t| !t.invalid_reasons.is_empty())
     });
-    let over = max_us.is_some_and(|limit| {
-        scenarios
-            .iter()
-            .any(|s| s.max_us.is_some_and(|m| m > i64::try_from(limit).unwrap_or(i64::MAX)))
-    }) || scenarios.iter().any(|s| s.tests.iter().any(|t| !t.fail_reasons.is_empty()));
+    let limit = i64::try_from(threshold_us).unwrap_or(i64::MAX);
+    let over = scenarios.iter().any(|s| s.max_us.is_some_and(|m| m > limit))
+        || scenarios.iter().any(|s| s.tests.iter().any(|t| !t.fail_reasons.is_empty()));
     match ending {
         Ending::Interrupted => ("interrupted", Finished::Interrupted, "invalid"),
         Ending::ConnectionLost => ("connection-lost", Finished::ConnectionLost, "invalid"),
@@ -264,26 +281,20 @@ mod tests {
     #[test]
     fn verdicts() {
         let ok = [scenario(40, &[]), scenario(90, &[])];
-        assert_eq!(conclude(Ending::Completed, &ok, None), ("finished", Finished::Pass, "pass"));
-        assert_eq!(
-            conclude(Ending::Completed, &ok, Some(90)),
-            ("finished", Finished::Pass, "pass")
-        );
-        assert_eq!(
-            conclude(Ending::Completed, &ok, Some(89)),
-            ("finished", Finished::Fail, "fail")
-        );
+        assert_eq!(conclude(Ending::Completed, &ok, 100), ("finished", Finished::Pass, "pass"));
+        assert_eq!(conclude(Ending::Completed, &ok, 90), ("finished", Finished::Pass, "pass"));
+        assert_eq!(conclude(Ending::Completed, &ok, 89), ("finished", Finished::Fail, "fail"));
         let bad = [scenario(40, &["thread 0: 2 samples above the histogram"]), scenario(900, &[])];
         assert_eq!(
-            conclude(Ending::Completed, &bad, Some(100)),
+            conclude(Ending::Completed, &bad, 100),
             ("finished", Finished::Invalid, "invalid")
         );
         assert_eq!(
-            conclude(Ending::Interrupted, &ok, None),
+            conclude(Ending::Interrupted, &ok, 100),
             ("interrupted", Finished::Interrupted, "invalid")
         );
         assert_eq!(
-            conclude(Ending::ConnectionLost, &ok, None),
+            conclude(Ending::ConnectionLost, &ok, 100),
             ("connection-lost", Finished::ConnectionLost, "invalid")
         );
     }

@@ -3,12 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use super::cyclictest::{self, Measure};
+use super::cyclictest::Measure;
 use super::fingerprint::landed_on;
 use super::judge::{self, Ending};
 use super::measure::human;
-use super::record::{self, Commands, ScenarioRecord};
-use super::scenario::Scenario;
+use super::record::{self, ScenarioRecord};
+use super::scenario::{self, CommandSpec, Scenario};
 use super::session::Run;
 use crate::rttests::Program;
 
@@ -23,8 +23,20 @@ impl Run<'_> {
         };
         let expected_s = measure.length.seconds(measure.interval_us);
         let json_remote = format!("{}/{name}.json", self.state);
-        let ct_argv = cyclictest::argv(&req.layout, &measure, &json_remote, &req.cyclictest_args);
+        let custom = req.custom_load.as_ref();
+        let spec = CommandSpec {
+            measure: &measure,
+            measure_cpus: &req.measure_cpus,
+            load_percent: req.load_percent,
+            cyclictest_args: &req.cyclictest_args,
+            custom_load: custom,
+        };
+        let mut commands = scenario.commands(&req.layout, &spec, &json_remote);
         let has_ct = req.tests.contains(&Program::Cyclictest);
+        if !has_ct {
+            commands.cyclictest = Vec::new();
+        }
+        let ct_argv = commands.cyclictest.clone();
         // oslat (and any test listed before cyclictest) runs first, on undisturbed RT CPUs.
         let split =
             req.tests.iter().position(|p| *p == Program::Cyclictest).unwrap_or(req.tests.len());
@@ -33,13 +45,14 @@ impl Run<'_> {
         let others_s: u64 = others()
             .map(|p| expected_s * self.invocations(&name, *p, expected_s).len() as u64)
             .sum();
+        // The load must outlast every test of the scenario, not only cyclictest.
         let total_s = if has_ct { expected_s } else { 0 } + others_s;
         let loads = if scenario == Scenario::Hackbench {
-            self.hackbench_loads(&name, total_s + 120)
+            self.hackbench_loads(&name, total_s + scenario::LOAD_MARGIN_S)
         } else {
-            scenario.loads(&req.layout, req.load_percent, total_s + 120)
+            scenario.loads(&req.layout, req.load_percent, total_s + scenario::LOAD_MARGIN_S, custom)
         };
-        let load_argv: Vec<Vec<String>> = loads
+        commands.load = loads
             .iter()
             .map(|l| match &l.cpus {
                 Some(cpus) => ["taskset".to_string(), "-c".into(), cpus.to_string()]
@@ -49,21 +62,19 @@ impl Run<'_> {
                 None => l.argv.clone(),
             })
             .collect();
+        let unpinned = scenario.unpinned_load(custom);
         let started = Instant::now();
         self.record.scenarios.push(ScenarioRecord {
             name: name.clone(),
             state: "running".into(),
             started_unix: record::now_unix(),
             commands: has_ct
-                .then_some(&ct_argv)
+                .then_some(&commands.cyclictest)
                 .into_iter()
-                .chain(&load_argv)
+                .chain(&commands.load)
                 .map(crate::quote::sh_join)
                 .collect(),
-            argv: Commands {
-                cyclictest: if has_ct { ct_argv.clone() } else { Vec::new() },
-                load: load_argv,
-            },
+            argv: commands,
             expected_cycles: measure.length.cycles(measure.interval_us),
             ..ScenarioRecord::default()
         });
@@ -86,12 +97,12 @@ impl Run<'_> {
                 }
                 self.record.fingerprint = Some(summary);
             }
-            if scenario == Scenario::StressIsolated && !req.layout.rt.is_subset(&before.isolated())
-            {
+            if unpinned && !req.layout.rt.is_subset(&before.isolated()) {
+                let isolated = before.get("isolated").trim();
                 reasons.push(format!(
-                    "stress-isolated needs RT CPUs {} isolated (isolcpus=), but the kernel isolates `{}`",
+                    "{name} runs its load unpinned, so it needs RT CPUs {} isolated (isolcpus=), but the kernel isolates {}",
                     req.layout.rt,
-                    before.get("isolated").trim()
+                    if isolated.is_empty() { "none".to_string() } else { format!("`{isolated}`") }
                 ));
             }
         }
@@ -116,6 +127,15 @@ impl Run<'_> {
                     Scenario::StressIsolated => {
                         format!("{name}: stress-ng on every CPU, left to the kernel's isolation")
                     }
+                    Scenario::Custom if unpinned => {
+                        format!(
+                            "{name}: the --load-cmd load on any CPU, left to the kernel's isolation"
+                        )
+                    }
+                    Scenario::Custom => format!(
+                        "{name}: the --load-cmd load pinned to CPUs {}",
+                        req.layout.housekeeping
+                    ),
                     Scenario::Hackbench => {
                         format!("{name}: hackbench pinned to CPUs {}", req.layout.housekeeping)
                     }
@@ -138,7 +158,16 @@ impl Run<'_> {
         let (status, probes) = if has_ct && ending == Ending::Completed {
             self.ui.status(
                 "Measuring",
-                format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt),
+                if req.measure_cpus == req.layout.rt {
+                    format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt)
+                } else {
+                    format!(
+                        "{name} for {} on CPUs {} (RT CPUs {})",
+                        human(expected_s),
+                        req.measure_cpus,
+                        req.layout.rt
+                    )
+                },
             );
             let (ct_ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
             ending = ct_ending;
@@ -229,9 +258,10 @@ impl Run<'_> {
         if has_ct && probes.is_empty() && ending == Ending::Completed {
             reasons.push("cyclictest ended before it could be observed".into());
         }
-        let pinned = scenario != Scenario::StressIsolated;
+        let pinned = !unpinned;
         for probe in &probes {
-            for problem in probe.problems(&req.layout, !loads.is_empty(), pinned) {
+            for problem in probe.problems(&req.layout, &req.measure_cpus, !loads.is_empty(), pinned)
+            {
                 if !reasons.contains(&problem) {
                     reasons.push(problem);
                 }
@@ -271,7 +301,7 @@ impl Run<'_> {
         let judged = judge::judge(&judge::Inputs {
             json: read("json").as_deref(),
             stderr: &read("stderr.txt").unwrap_or_default(),
-            layout: &req.layout,
+            measure_cpus: &req.measure_cpus,
             histogram_us: req.histogram_us,
             expected_cycles: self.record.scenarios[index].expected_cycles,
             status,

@@ -4,6 +4,7 @@
 //! (`rtbuild-manifest.json`, path → sha256) tells generated files from hand edits.
 
 mod manifest;
+mod stage;
 
 pub use manifest::{MANIFEST_FILE, Manifest};
 
@@ -65,7 +66,10 @@ pub enum WriteError {
     Foreign { path: PathBuf },
     #[error("{} is not valid ({message}); delete it, or pass --force to regenerate everything", .path.display())]
     Manifest { path: PathBuf, message: String },
-    #[error("cannot write {}: {source}", .path.display())]
+    #[error(
+        "cannot write {}: {source}; nothing was changed, make sure you may write to that folder",
+        .path.display()
+    )]
     Io {
         path: PathBuf,
         #[source]
@@ -84,7 +88,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
     move |source| WriteError::Io { path: path.to_path_buf(), source }
 }
 
-/// Writes `tree` under `out`. Checks every file before writing the first one.
+/// Writes `tree` under `out`: checks every file, stages every change, then swaps them in; a
+/// failure at any point leaves every file as it was (see [`stage`]).
 pub fn apply(tree: &Tree, out: &Path, options: WriteOptions) -> Result<WriteReport, WriteError> {
     let manifest_path = out.join(MANIFEST_FILE);
     let old = match Manifest::load(&manifest_path) {
@@ -96,25 +101,41 @@ pub fn apply(tree: &Tree, out: &Path, options: WriteOptions) -> Result<WriteRepo
     if options.dry_run {
         return Ok(plan);
     }
+    let new = Manifest::of(tree);
+    let manifest_json = new.to_json();
+    let manifest = (new != old || !manifest_path.exists()).then_some(manifest_json.as_bytes());
+    stage::apply(ops(tree, out, &plan, manifest))?;
+    for (relative, change) in &plan.files {
+        if *change == Change::Remove {
+            remove_empty_parents(&out.join(relative), out);
+        }
+    }
+    Ok(plan)
+}
+
+/// The changes `plan` makes, in path order, then the manifest (`manifest`, when it changes).
+fn ops<'a>(
+    tree: &'a Tree,
+    out: &Path,
+    plan: &WriteReport,
+    manifest: Option<&'a [u8]>,
+) -> Vec<stage::Op<'a>> {
+    let mut ops = Vec::new();
     for (relative, change) in &plan.files {
         let path = out.join(relative);
         match change {
             Change::Create | Change::Update => {
                 let bytes = tree.get(relative).unwrap_or_default();
-                write_atomic(&path, bytes, executable(relative))?;
+                ops.push(stage::Op::Write { path, bytes, executable: executable(relative) });
             }
-            Change::Remove => {
-                std::fs::remove_file(&path).map_err(io(&path))?;
-                remove_empty_parents(&path, out);
-            }
+            Change::Remove => ops.push(stage::Op::Remove { path }),
             Change::Unchanged => {}
         }
     }
-    let new = Manifest::of(tree);
-    if new != old || !manifest_path.exists() {
-        write_atomic(&manifest_path, new.to_json().as_bytes(), false)?;
+    if let Some(bytes) = manifest {
+        ops.push(stage::Op::Write { path: out.join(MANIFEST_FILE), bytes, executable: false });
     }
-    Ok(plan)
+    ops
 }
 
 /// Decides each file's change, refusing hand edits and foreign files unless `force`.

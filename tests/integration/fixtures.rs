@@ -61,9 +61,23 @@ impl Fixtures {
         )
         .unwrap();
         make_bitbake(&root.join("bitbake"), bitbake);
-        for repo in ["oe-core", "bitbake", "meta-qcom", "meta-qcom-distro"] {
+        for repo in ["oe-core", "bitbake", "meta-qcom-distro"] {
             git_commit_all(&root.join(repo), "fixture");
         }
+        // Like the real meta-qcom, `ci/base.lock.yml` (kas's overrides form) pins the repos
+        // `ci/base.yml` declares; kas reads it beside base.yml.
+        let pins: String = ["oe-core", "bitbake"]
+            .iter()
+            .map(|repo| {
+                let head = git(&root.join(repo), &["rev-parse", "HEAD"]);
+                format!("    {repo}:\n      commit: {}\n", head.trim())
+            })
+            .collect();
+        write(
+            &qcom.join("ci/base.lock.yml"),
+            &format!("header:\n  version: 14\noverrides:\n  repos:\n{pins}"),
+        );
+        git_commit_all(&qcom, "fixture");
         Fixtures { root: root.to_path_buf() }
     }
 

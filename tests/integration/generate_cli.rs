@@ -234,32 +234,32 @@ const BAD_INPUTS: &[Bad] = &[
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--cmdline", "quiet\" MACHINE = \"x"],
         files: &[],
-        error: "invalid kernel command-line argument `quiet\\\" MACHINE = \\\"x`: use letters, digits and `-_.,:=/+@`, one argument per --cmdline",
+        error: "invalid kernel command-line argument `quiet\\\" MACHINE = \\\"x`; use letters, digits and `-_.,:=/+@`, one argument per --cmdline",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--image", "${@bb.utils.remove('/')}"],
         files: &[],
-        error: "invalid image name `${@bb.utils.remove(\\'/\\')}`: use letters, digits, `-`, `_`, `.` and `+`",
+        error: "invalid image name `${@bb.utils.remove(\\'/\\')}`; use letters, digits, `-`, `_`, `.` and `+`",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--meta-qcom-branch=-upload-pack"],
         files: &[],
-        error: "invalid git branch `-upload-pack`: a git ref cannot start with `-`, end with `/` or contain `..`",
+        error: "invalid git branch `-upload-pack`; a git ref cannot start with `-`, end with `/` or contain `..`",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--meta-qcom-commit", "ef0004df"],
         files: &[],
-        error: "invalid commit `ef0004df`: a commit must be the full 40-digit hex id (git rev-parse <ref>)",
+        error: "invalid commit `ef0004df`; a commit must be the full 40-digit hex id (git rev-parse <ref>)",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--meta-qcom-url", "https://x\"\nrepos: {}"],
         files: &[],
-        error: "invalid repository URL `https://x\\\"\\nrepos: {}`: use a plain URL without spaces, quotes or `$`",
+        error: "invalid repository URL `https://x\\\"\\nrepos: {}`; use a plain URL without spaces, quotes or `$`",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--dl-dir", "/srv/dl\" SSTATE_DIR = \"/x"],
         files: &[],
-        error: "invalid DL_DIR `/srv/dl\\\" SSTATE_DIR = \\\"/x`: use an absolute path of letters, digits and `-_./+@%,`",
+        error: "invalid DL_DIR `/srv/dl\\\" SSTATE_DIR = \\\"/x`; use an absolute path of letters, digits and `-_./+@%,`",
     },
     Bad {
         args: &["--machine", "qcs649"],

@@ -45,6 +45,7 @@ pub struct Test {
     path_prepend: Vec<PathBuf>,
     cwd: Option<PathBuf>,
     user: Option<Unprivileged>,
+    limit_secs: Option<u64>,
 }
 
 /// The unprivileged account `.ci/setup` creates for tests that must not run as root (BitBake's
@@ -101,6 +102,7 @@ impl Test {
             path_prepend: Vec::new(),
             cwd: None,
             user: None,
+            limit_secs: None,
         }
     }
 
@@ -108,6 +110,13 @@ impl Test {
     /// as a real build must run.
     pub fn unprivileged(mut self) -> Test {
         self.user = Some(Unprivileged::get());
+        self
+    }
+
+    /// Kills rtbuild (exit 124, SIGKILL 5 s later) when it runs longer than `secs`: for tests of
+    /// inputs that once made it hang, so a regression fails instead of stalling the suite.
+    pub fn within_secs(mut self, secs: u64) -> Test {
+        self.limit_secs = Some(secs);
         self
     }
 
@@ -154,15 +163,18 @@ impl Test {
         let mut path: Vec<PathBuf> = self.path_prepend.clone();
         path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
         let cwd = self.cwd.clone().unwrap_or_else(|| self.dir.path().to_path_buf());
-        let mut cmd = match self.user {
-            Some(user) => {
-                user.own(self.dir.path());
-                let mut cmd = Command::new("setpriv");
-                cmd.args(user.setpriv_args()).arg(rtbuild_bin());
-                cmd
-            }
-            None => Command::new(rtbuild_bin()),
-        };
+        let mut argv: Vec<OsString> = Vec::new();
+        if let Some(secs) = self.limit_secs {
+            argv.extend(["timeout", "--kill-after=5", &secs.to_string()].map(OsString::from));
+        }
+        if let Some(user) = self.user {
+            user.own(self.dir.path());
+            argv.push("setpriv".into());
+            argv.extend(user.setpriv_args().into_iter().map(OsString::from));
+        }
+        argv.push(rtbuild_bin().into());
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]);
         cmd.args(&self.args)
             .current_dir(&cwd)
             .env_clear()

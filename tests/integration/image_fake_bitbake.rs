@@ -420,13 +420,19 @@ fn image_bundle_needs_the_whole_image() {
 }
 
 #[test]
-fn image_with_fake_bitbake_builds_from_a_release_lock_in_full_form() {
+fn image_with_fake_bitbake_builds_from_a_release_lock_in_full_form_over_meta_qcoms_base_lock() {
     let project = Project::new("ok");
     let qcom = project.fixtures.repo("meta-qcom");
     let pinned = crate::fixtures::git(&qcom, &["rev-parse", "HEAD"]).trim().to_string();
     std::fs::write(qcom.join("NEWER"), "a commit after the release\n").unwrap();
     crate::fixtures::git_commit_all(&qcom, "after the release");
-    let oe_core = crate::fixtures::git(&project.fixtures.repo("oe-core"), &["rev-parse", "HEAD"]);
+    // meta-qcom's ci/base.lock.yml pins oe-core to its first commit; the release pins a later one.
+    let oe = project.fixtures.repo("oe-core");
+    let base_pin = crate::fixtures::git(&oe, &["rev-parse", "HEAD"]);
+    std::fs::write(oe.join("RELEASE"), "the release's oe-core\n").unwrap();
+    crate::fixtures::git_commit_all(&oe, "release");
+    let oe_core = crate::fixtures::git(&oe, &["rev-parse", "HEAD"]);
+    assert_ne!(oe_core, base_pin);
     let lock = format!(
         "repos:\n  meta-qcom:\n    url: {}\n    branch: wrynose\n    commit: {pinned}\n  oe-core:\n    url: {}\n    branch: wrynose\n    commit: {}\n",
         project.fixtures.url("meta-qcom"),
@@ -441,6 +447,12 @@ fn image_with_fake_bitbake_builds_from_a_release_lock_in_full_form() {
     assert!(text.contains(&pinned), "{text}");
     let checkout = project.root.join("proj/rtbuild/meta-qcom");
     assert_eq!(crate::fixtures::git(&checkout, &["rev-parse", "HEAD"]).trim(), pinned);
+    let checkout = project.root.join("proj/rtbuild/oe-core");
+    assert_eq!(
+        crate::fixtures::git(&checkout, &["rev-parse", "HEAD"]),
+        oe_core,
+        "the release lock must win over meta-qcom's ci/base.lock.yml"
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::harness::{Test, venv};
 const MACHINE: &str = "rb3gen2-core-kit";
 const REPOS: [&str; 4] = ["bitbake", "meta-qcom", "meta-qcom-distro", "oe-core"];
 
-/// A generated build over fixture repos, with meta-qcom pinning bitbake in its own
+/// A generated build over fixture repos, whose meta-qcom pins oe-core and bitbake in its own
 /// `ci/base.lock.yml` as the real meta-qcom does.
 struct Build {
     dir: tempfile::TempDir,
@@ -23,14 +23,6 @@ impl Build {
         let dir = tempfile::tempdir().unwrap();
         let fixtures =
             Fixtures::create(&dir.path().join("repos"), Bitbake::Fake("#!/bin/sh\nexit 0\n"));
-        let bitbake_head = head(&fixtures.repo("bitbake"));
-        write(
-            &fixtures.repo("meta-qcom").join("ci/base.lock.yml"),
-            &format!(
-                "header:\n  version: 14\noverrides:\n  repos:\n    bitbake:\n      commit: {bitbake_head}\n"
-            ),
-        );
-        git_commit_all(&fixtures.repo("meta-qcom"), "ci: pin bitbake");
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
         let url = fixtures.url("meta-qcom");
         Test::new()
@@ -296,18 +288,75 @@ fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
     assert_eq!(json["passed"], false);
 }
 
+/// Commits `n` new files to a fixture repo; returns the new head.
+fn advance(repo: &Path, what: &str) -> String {
+    write(&repo.join(format!("{what}.txt")), &format!("{what}\n"));
+    git_commit_all(repo, what);
+    head(repo)
+}
+
 #[test]
-fn update_warns_when_meta_qcoms_own_lock_overrides_the_new_pin() {
+fn real_kas_checks_out_our_pin_over_meta_qcoms_base_lock_after_update() {
     let build = Build::new();
+    let base_pin = head(&build.fixtures.repo("bitbake"));
     build.rtbuild(["lock", "--machine", MACHINE]).run().success();
-    let bb = build.fixtures.repo("bitbake");
-    write(&bb.join("NEWS"), "newer\n");
-    git_commit_all(&bb, "bitbake: newer");
+    assert_eq!(build.pins(&build.lock_file())["bitbake"]["commit"].as_str().unwrap(), base_pin);
+    let newer = advance(&build.fixtures.repo("bitbake"), "bitbake-newer");
     let run = build.rtbuild(["lock", "--machine", MACHINE, "--update", "bitbake"]).run().success();
+    assert!(run.stdout().contains("updated  bitbake"), "{}", run.stdout());
     assert!(
-        run.stderr().contains("warning: `bitbake` is also pinned to")
-            && run.stderr().contains("by meta-qcom/ci/base.lock.yml in the kas work folder"),
-        "{}",
+        !run.stderr().contains("warning"),
+        "our lock wins, nothing to warn about: {}",
         run.stderr()
     );
+    // meta-qcom's ci/base.lock.yml still pins the old commit; plain kas moves to ours.
+    let base_lock =
+        std::fs::read_to_string(build.work().join("meta-qcom/ci/base.lock.yml")).unwrap();
+    assert!(base_lock.contains(&base_pin), "{base_lock}");
+    build.kas(&["checkout", build.kas_file().to_str().unwrap()]);
+    assert_eq!(head(&build.work().join("bitbake")), newer);
+    build
+        .rtbuild(["lock", "--check", "--machine", MACHINE])
+        .run()
+        .success()
+        .stdout_contains("ok       bitbake");
+}
+
+#[test]
+fn real_kas_checks_out_an_installed_release_pin_over_meta_qcoms_base_lock() {
+    let build = Build::new();
+    let oe = build.fixtures.repo("oe-core");
+    let base_pin = head(&oe);
+    let release_pin = advance(&oe, "oe-core-release");
+    advance(&oe, "oe-core-after-release");
+    let release = build.path().join("release.lock.yml");
+    std::fs::write(
+        &release,
+        format!("header:\n  version: 14\noverrides:\n  repos:\n    oe-core:\n      commit: {release_pin}\n"),
+    )
+    .unwrap();
+    build
+        .rtbuild(["lock", "--machine", MACHINE, "--install", release.to_str().unwrap()])
+        .run()
+        .success();
+    build.kas(&["checkout", build.kas_file().to_str().unwrap()]);
+    assert_ne!(release_pin, base_pin);
+    assert_eq!(head(&build.work().join("oe-core")), release_pin);
+    // `kas dump` agrees: the merged configuration carries our commit.
+    let dump = build.kas(&["dump", build.kas_file().to_str().unwrap()]);
+    let merged: serde_yaml::Value = serde_yaml::from_slice(&dump.stdout).unwrap();
+    assert_eq!(
+        merged["overrides"]["repos"]["oe-core"]["commit"].as_str(),
+        Some(release_pin.as_str())
+    );
+    // Generating again with the same inputs keeps the lock and its include.
+    let url = build.fixtures.url("meta-qcom");
+    Test::new()
+        .cwd(build.path())
+        .args(["generate", "--machine", MACHINE, "--meta-qcom-url", &url])
+        .run()
+        .success();
+    assert!(std::fs::read_to_string(build.lock_file()).unwrap().contains(&release_pin));
+    build.kas(&["checkout", build.kas_file().to_str().unwrap()]);
+    assert_eq!(head(&build.work().join("oe-core")), release_pin);
 }

@@ -204,7 +204,7 @@ fn unusable_input_is_exit_2_and_writes_nothing() {
     Test::new()
         .args(["report", &golden("cyclictest-2.4-quiet-2threads.txt"), "--threshold-us", "0"])
         .run()
-        .usage_error("threshold must be a positive number of microseconds, not 0");
+        .usage_error("threshold 0 µs (--threshold-us) is not usable: it must be a number of microseconds above 0 and at most 1000000 (1 s); pass --threshold-us with a latency limit such as 100");
 }
 
 #[test]
@@ -317,9 +317,10 @@ fn real_cyclictest_outputs_parse() {
     let mut seen = Vec::new();
     for file in [&hist, &json] {
         let run = Test::new()
-            .args(["--json", "report", &file.display().to_string(), "--threshold-us", "100000000"])
-            .run()
-            .success();
+            .args(["--json", "report", &file.display().to_string(), "--threshold-us", "1000000"])
+            .run();
+        // The verdict depends on this VM's latency, which the test must not gate on.
+        assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
         let report = run.json();
         let threads = report["inputs"][0]["scenarios"][0]["threads"].as_array().unwrap().clone();
         assert_eq!(threads.len(), 2, "{report}");

@@ -154,7 +154,13 @@ fn stress_isolated_without_isolated_cpus_is_an_invalid_run() {
     let json = run_json(&run.path().join("res"));
     assert_eq!(json["verdict"], "invalid");
     let reasons = json["scenarios"][0]["invalid_reasons"].to_string();
-    assert!(reasons.contains("stress-isolated needs RT CPUs 1 isolated (isolcpus=)"), "{reasons}");
+    // This VM isolates no CPU: the reason says "none", not an empty quote.
+    assert!(
+        reasons.contains(
+            "stress-isolated runs its load unpinned, so it needs RT CPUs 1 isolated (isolcpus=), but the kernel isolates none"
+        ),
+        "{reasons}"
+    );
     for task in json["scenarios"][0]["probe"]["load"].as_array().unwrap() {
         assert!(!alive(task["tid"].as_u64().unwrap()), "load {task} left running");
     }
@@ -162,7 +168,27 @@ fn stress_isolated_without_isolated_cpus_is_an_invalid_run() {
 
 #[test]
 fn test_bad_inputs_exit_2_and_write_nothing() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 15] = [
+        (
+            &["--rt-cpus", "1", "--measure-cpus", "some"],
+            "--measure-cpus: malformed CPU list `some`: `some` is not a CPU number; write it like `7`, `6,7` or `0-2,4-7`; or pass `all` for every online CPU",
+        ),
+        (
+            &["--rt-cpus", "1", "--load-cmd", "stress-ng -c 1 && reboot"],
+            "--load-cmd: `&&` only means something to a shell, and rtbuild runs the program without one; pass one program and its arguments (wrap a pipeline in a script on the target)",
+        ),
+        (
+            &["--rt-cpus", "1", "--load-cmd", "stress-ng -c 1", "--scenario", "idle"],
+            "--load-cmd is the load of scenario `custom`; add custom to --scenario",
+        ),
+        (
+            &["--rt-cpus", "1", "--scenario", "custom"],
+            "scenario `custom` runs the --load-cmd load; pass --load-cmd \"stress-ng …\" (or drop custom)",
+        ),
+        (
+            &["--rt-cpus", "1", "--load-cmd", "  "],
+            "--load-cmd is empty; pass the load's program and arguments, e.g. --load-cmd \"stress-ng -c 4\"",
+        ),
         (
             &["--rt-cpus", "1", "--cyclictest-args", "-t 8"],
             "--cyclictest-args: `-t` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST",
@@ -177,7 +203,7 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["--scenario", "idle,bogus"],
-            "unknown scenario `bogus`; use idle, stress, stress-isolated, full or hackbench",
+            "unknown scenario `bogus`; use idle, stress, stress-isolated, full, custom or hackbench",
         ),
         (
             &["--duration", "10x"],
@@ -212,6 +238,17 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
             .usage_error(message)
             .nothing_written("res");
     }
+    let offline = Test::new()
+        .args(["test", "--local", "--rt-cpus", "1", "--measure-cpus", "0-4095", "--out", "res"])
+        .run()
+        .code_is(2)
+        .nothing_written("res");
+    assert!(offline.stderr().starts_with("error: --measure-cpus: CPU "), "{}", offline.stderr());
+    assert!(
+        offline.stderr().contains(" is not online on this machine (online: "),
+        "{}",
+        offline.stderr()
+    );
     Test::new()
         .args(["test", "--rt-cpus", "1", "--out", "res"])
         .run()
@@ -560,4 +597,117 @@ fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
         fs::read_to_string(root.join("proc/sys/kernel/sched_rt_runtime_us")).unwrap(),
         "950000\n"
     );
+}
+
+/// This machine's online CPUs, as the kernel lists them (tests never assume a count).
+fn online_cpus() -> Vec<u64> {
+    let text = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let mut cpus = Vec::new();
+    for part in text.trim().split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        cpus.extend(a.parse::<u64>().unwrap()..=b.parse::<u64>().unwrap());
+    }
+    cpus
+}
+
+/// The seeds' way: every CPU measured (CPU 0 included), the user's own cyclictest options and
+/// load, all recorded; the load stays on the housekeeping CPUs and is gone afterwards; and
+/// `rtbuild report` on the folder reaches the same verdict and exit code as `rtbuild test`.
+#[test]
+fn all_cpus_custom_options_and_custom_load_are_measured_and_recorded() {
+    let _one_at_a_time = measuring();
+    let online = online_cpus();
+    let rt = *online.last().unwrap();
+    let housekeeping = if rt == 1 { "0".to_string() } else { format!("0-{}", rt - 1) };
+    let load = ["stress-ng", "--cpu", "1", "--timeout", "301s"];
+    let run = Test::new()
+        .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--measure-cpus", "all"])
+        .args(["--scenario", "idle,custom", "--duration", "3", "--histogram-us", "200000"])
+        .args(["--cyclictest-args", "-r --spike=500000", "--load-cmd", &load.join(" ")])
+        .args(["--out", "res"])
+        .run();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let dir = run.path().join("res");
+    let json = run_json(&dir);
+    assert_eq!(json["measure_cpus"], format!("0-{rt}"));
+    assert_eq!(json["settings"]["length"]["seconds"], 3);
+    assert_eq!(json["settings"]["cyclictest_args"], serde_json::json!(["-r", "--spike=500000"]));
+    assert_eq!(json["settings"]["load_cmd"], serde_json::json!(load));
+    for s in json["scenarios"].as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        let reasons = s["invalid_reasons"].as_array().unwrap();
+        assert!(reasons.iter().all(|r| latency_dependent(r.as_str().unwrap())), "{name}: {s}");
+        let ct: Vec<&str> = s["argv"]["cyclictest"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(ct.windows(2).any(|w| w == ["-a", &format!("0-{rt}")]), "{ct:?}");
+        assert!(ct.windows(2).any(|w| w == ["-t", &online.len().to_string()]), "{ct:?}");
+        assert!(ct.ends_with(&["-r", "--spike=500000"]), "{ct:?}");
+        assert!(s["commands"][0].as_str().unwrap().ends_with(" -r --spike=500000"));
+        // One SCHED_FIFO 99 thread pinned to each online CPU, CPU 0 included.
+        let workers: Vec<&Value> = s["probe"]["cyclictest"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["policy"] == 1)
+            .collect();
+        let mut pinned: Vec<u64> =
+            workers.iter().map(|t| t["allowed"].as_str().unwrap().parse().unwrap()).collect();
+        pinned.sort_unstable();
+        assert_eq!(pinned, online, "{name}");
+        assert!(workers.iter().all(|t| t["rt_priority"] == 99));
+        let mut measured: Vec<u64> =
+            s["threads"].as_array().unwrap().iter().map(|t| t["cpu"].as_u64().unwrap()).collect();
+        measured.sort_unstable();
+        assert_eq!(measured, online, "{name}: the JSON's thread CPUs");
+        for task in s["probe"]["load"].as_array().unwrap() {
+            assert_eq!(task["allowed"], housekeeping, "{name}: load {task}");
+            assert!(!alive(task["tid"].as_u64().unwrap()), "{name}: load {task} left running");
+        }
+    }
+    let custom = &json["scenarios"][1];
+    assert_eq!(custom["name"], "custom");
+    let mut want = vec!["taskset", "-c", &housekeeping, "timeout", "123"];
+    want.extend(load);
+    assert_eq!(custom["argv"]["load"], serde_json::json!([want]));
+    assert!(!custom["probe"]["load"].as_array().unwrap().is_empty(), "{custom}");
+    assert!(processes_with_args("stress-ng", &load[1..]).is_empty(), "the custom load is left");
+
+    // The same verdict, threshold and exit code from `rtbuild report` on the folder.
+    let report = Test::new().args(["report", "--json"]).args([&dir]).run();
+    assert_eq!(report.code(), run.code(), "{}\n{}", run.stderr(), report.stderr());
+    let verdict = report.json()["verdict"].as_str().unwrap().to_string();
+    assert_eq!(verdict == "PASS", json["verdict"] == "pass", "{verdict} vs {}", json["verdict"]);
+    assert_eq!(json["threshold_us"], 100);
+    assert_eq!(report.json()["threshold_us"], 100.0);
+    assert!(run.stderr().contains("against 100 µs (default, SIL 2)"), "{}", run.stderr());
+}
+
+/// `--load-unpinned` leaves the custom load to the kernel's isolation, like stress-isolated:
+/// on this VM, which isolates no CPU, the run is invalid and says why.
+#[test]
+fn an_unpinned_custom_load_needs_isolated_rt_cpus() {
+    let _one_at_a_time = measuring();
+    let rt = *online_cpus().last().unwrap();
+    let run = Test::new()
+        .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--duration", "2s"])
+        .args(["--load-cmd", "stress-ng --cpu 1 --timeout 302s", "--load-unpinned"])
+        .args(["--scenario", "custom", "--histogram-us", "200000", "--out", "res"])
+        .run()
+        .code_is(1);
+    let json = run_json(&run.path().join("res"));
+    assert_eq!(json["verdict"], "invalid");
+    assert_eq!(json["settings"]["load_unpinned"], true);
+    let s = &json["scenarios"][0];
+    assert_eq!(s["argv"]["load"][0][0], "timeout", "no taskset: {s}");
+    assert!(
+        s["invalid_reasons"].to_string().contains(&format!(
+            "custom runs its load unpinned, so it needs RT CPUs {rt} isolated (isolcpus=), but the kernel isolates none"
+        )),
+        "{s}"
+    );
+    assert!(processes_with_args("stress-ng", &["--cpu", "1", "--timeout", "302s"]).is_empty());
 }

@@ -1,0 +1,50 @@
+//! The lines that frame raw outputs in a LAVA job log. The job's shell prints them; the log
+//! reader looks for them at the very start of a target line (a shell trace such as
+//! `+ echo '<<<RTBUILD-…'` never matches).
+//!
+//! ```text
+//! <<<RTBUILD-RUN machine=rb3gen2-core-kit threshold_us=100 scenarios=idle,stress>>>
+//! <<<RTBUILD-RAW-BEGIN scenario=idle format=json>>>
+//! { …cyclictest --json output, line by line… }
+//! <<<RTBUILD-RAW-END scenario=idle exit=0>>>
+//! ```
+
+/// What the job measured and against which limit, printed once before the scenarios.
+pub const RUN: &str = "<<<RTBUILD-RUN";
+/// Starts one scenario's raw cyclictest output.
+pub const BEGIN: &str = "<<<RTBUILD-RAW-BEGIN";
+/// Ends it, with cyclictest's exit status.
+pub const END: &str = "<<<RTBUILD-RAW-END";
+/// Closes every marker line.
+pub const CLOSE: &str = ">>>";
+
+/// `key=value` fields of a marker line that starts with `marker`, or `None` when the line is
+/// not that marker.
+pub fn fields<'a>(line: &'a str, marker: &str) -> Option<Vec<(&'a str, &'a str)>> {
+    let rest = line.strip_prefix(marker)?;
+    let rest = rest.trim_end().strip_suffix(CLOSE)?;
+    if !rest.is_empty() && !rest.starts_with(' ') {
+        return None;
+    }
+    Some(rest.split_whitespace().filter_map(|f| f.split_once('=')).collect())
+}
+
+/// The value of `key` among `fields`.
+pub fn get<'a>(fields: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
+    fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_lines_are_read_only_from_the_start_of_a_line() {
+        let f = fields("<<<RTBUILD-RAW-END scenario=idle exit=0>>>\r", END).unwrap();
+        assert_eq!(get(&f, "scenario"), Some("idle"));
+        assert_eq!(get(&f, "exit"), Some("0"));
+        assert!(fields("+ echo '<<<RTBUILD-RAW-END scenario=idle exit=0>>>'", END).is_none());
+        assert!(fields("<<<RTBUILD-RAW-ENDX scenario=idle>>>", END).is_none());
+        assert!(fields("<<<RTBUILD-RAW-END scenario=idle", END).is_none());
+    }
+}

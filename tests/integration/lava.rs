@@ -1,0 +1,419 @@
+//! `rtbuild lava` job definitions checked by LAVA's own schema (Debian's `lava-common`,
+//! `lava_common.schemas.validate(job, strict=True)` through the system python3), bad input,
+//! and `rtbuild report` on a LAVA job log built from the job's own steps run here with the
+//! real cyclictest and stress-ng (a FAKE `lava-test-case` and `rtbuild-tune.sh` stand in for
+//! LAVA's test shell helpers and the image's script).
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::harness::Test;
+
+const VALIDATE: &str = r#"
+import sys, yaml
+try:
+    from lava_common.schemas import validate
+except ImportError as e:
+    print("lava-common is not installed (run .ci/setup): %s" % e)
+    sys.exit(3)
+job = yaml.safe_load(sys.stdin)
+try:
+    validate(job, strict=True)
+except Exception as e:
+    print("%s: %s" % (type(e).__name__, e))
+    sys.exit(1)
+"#;
+
+/// LAVA's verdict on a job definition: `Ok` or the schema's message.
+fn lava_schema(job: &str) -> Result<(), String> {
+    let mut child = Command::new("/usr/bin/python3")
+        .args(["-c", VALIDATE])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the system python3 runs");
+    child.stdin.take().unwrap().write_all(job.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    match out.status.code() {
+        Some(0) => Ok(()),
+        Some(1) => Err(text),
+        _ => panic!("cannot validate with lava-common: {text}"),
+    }
+}
+
+fn lava(args: &[&str]) -> String {
+    Test::new().args(["lava"]).args(args.iter().copied()).run().success().stdout()
+}
+
+#[test]
+fn jobs_are_valid_under_lavas_own_schema_and_flash_boot_and_measure() {
+    let cases: &[(&[&str], &str, &[&str])] = &[
+        (
+            &["--machine", "qcs6490-rb3gen2", "--bundle-url", "https://ci.example.com/rb3.tar.zst"],
+            "rb3gen2-core-kit",
+            &["idle", "stress"],
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--bundle-url",
+                "https://s3.example.com/a/core-image-base-iq-9075-evk.rootfs.qcomflash.tar.gz?X-Sig=ab%2F",
+                "--distro",
+                "nodistro",
+                "--scenario",
+                "idle,stress,full,stress-isolated",
+                "--duration",
+                "osadl",
+                "--device-type",
+                "qcs9075-rb8",
+                "--tags",
+                "ufs,lab-2",
+                "--threshold-us",
+                "80",
+                "--cyclictest-args",
+                "--spike=250 -b 500",
+            ],
+            "qcs9075-rb8",
+            &["idle", "stress", "full", "stress-isolated"],
+        ),
+        (
+            &[
+                "--machine",
+                "qcs615-ride",
+                "--bundle-url",
+                "http://10.0.0.2:8080/qcs615-ride.tar.zst",
+                "--scenario",
+                "stress,custom",
+                "--load-cmd",
+                "stress-ng -c 2 --io 1",
+                "--duration",
+                "soak",
+            ],
+            "qcs615-ride",
+            &["stress", "custom"],
+        ),
+    ];
+    for (args, device_type, scenarios) in cases {
+        let text = lava(args);
+        assert_eq!(text, lava(args), "{args:?}: not deterministic");
+        if let Err(why) = lava_schema(&text) {
+            panic!("{args:?}: LAVA rejects the job: {why}\n{text}");
+        }
+        let job: Value = serde_yaml::from_str(&text).unwrap();
+        assert_eq!(job["device_type"], *device_type);
+        let actions = job["actions"].as_array().unwrap();
+        assert_eq!(actions.len(), 4, "{text}");
+        let download = &actions[0]["deploy"];
+        assert_eq!(download["to"], "downloads");
+        let url = args[args.iter().position(|a| *a == "--bundle-url").unwrap() + 1];
+        assert_eq!(download["images"]["flasher"]["url"], url);
+        let flash = &actions[1]["deploy"];
+        assert_eq!(flash["to"], "flasher");
+        assert!(flash["images"]["image"]["url"].as_str().unwrap().starts_with("downloads://"));
+        let boot = &actions[2]["boot"];
+        assert_eq!(boot["method"], "minimal");
+        assert_eq!(boot["auto_login"]["username"], "root");
+        let machine = job["metadata"]["rtbuild.machine"].as_str().unwrap();
+        assert_eq!(boot["prompts"][0], format!("root@{machine}"));
+        let steps: Vec<&str> = actions[3]["test"]["definitions"][0]["repository"]["run"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        assert!(
+            steps.contains(&"lava-test-case rtbuild-tune-verify --shell rtbuild-tune.sh verify")
+        );
+        for scenario in *scenarios {
+            let step = steps
+                .iter()
+                .find(|s| s.contains(&format!("lava-test-case cyclictest-{scenario} ")))
+                .unwrap_or_else(|| panic!("no test case for {scenario}: {steps:?}"));
+            assert!(step.contains("--units us"), "{step}");
+            if *scenario == "custom" {
+                assert!(step.contains("timeout 86520 stress-ng -c 2 --io 1 "), "{step}");
+            }
+            if args.contains(&"--cyclictest-args") {
+                assert!(
+                    step.contains("-q --json=") && step.contains(" --spike=250 -b 500 "),
+                    "{step}"
+                );
+            }
+            assert!(step.contains(&format!("<<<RTBUILD-RAW-BEGIN scenario={scenario} ")), "{step}");
+        }
+        // The test shell waits out a whole silent scenario; the job outlasts every action.
+        let shell = job["timeouts"]["connections"]["lava-test-shell"]["minutes"].as_u64().unwrap();
+        let test = actions[3]["test"]["timeout"]["minutes"].as_u64().unwrap();
+        assert!(shell * scenarios.len() as u64 <= test + 5 * scenarios.len() as u64, "{text}");
+    }
+}
+
+#[test]
+fn the_schema_check_is_not_vacuous() {
+    let text = lava(&["--machine", "iq-8275-evk", "--bundle-url", "https://h.example/b.tar.zst"]);
+    let job: Value = serde_yaml::from_str(&text).unwrap();
+    let mut short = job.clone();
+    short["timeouts"]["job"]["minutes"] = 1.into();
+    let err = lava_schema(&serde_yaml::to_string(&short).unwrap()).unwrap_err();
+    assert!(err.contains("timeout is larger than job timeout"), "{err}");
+    let mut extra = job.clone();
+    extra["actions"][2]["boot"]["login"] = "root".into();
+    assert!(lava_schema(&serde_yaml::to_string(&extra).unwrap()).is_err());
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_writes_nothing() {
+    let url = "https://h.example/b.tar.zst";
+    let cases: &[(&[&str], &str)] = &[
+        (&["--machine", "qcs649", "--bundle-url", url], "error: unknown machine `qcs649`"),
+        (&["--bundle-url", url], "error: rtbuild lava needs --machine NAME"),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", "/srv/b.tar.zst"],
+            "error: bad --bundle-url `/srv/b.tar.zst`: it is not an http:// or https:// URL; pass",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", "https://h/$(reboot).tar.zst"],
+            "error: bad --bundle-url `https://h/$(reboot).tar.zst`: it contains a character",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", "https://h/image.ext4"],
+            "error: bad --bundle-url `https://h/image.ext4`: its file is not a .tar.zst",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--duration", "8d"],
+            "error: 2 scenario(s) of --duration 8d make a LAVA job of",
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--bundle-url",
+                url,
+                "--duration",
+                "2d",
+                "--scenario",
+                "idle,stress,full,stress-isolated,idle",
+            ],
+            "error: 4 scenario(s) of --duration 2d make a LAVA job of 194 h, longer than the 168 h",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--duration", "5 min"],
+            "error: bad duration `5 min`",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--device-type", "x';reboot;'"],
+            "error: bad --device-type `x';reboot;'`",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--tags", "ok,a b"],
+            "error: bad --tags entry `a b`",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--scenario", "idle,$(id)"],
+            "error: unknown scenario `$(id)`",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--cyclictest-args", "-D 10"],
+            "error: --cyclictest-args: `-D` conflicts with what rtbuild sets",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--scenario", "idle,custom"],
+            "error: scenario `custom` runs the --load-cmd load",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--distro", "poky"],
+            "error: unknown distro",
+        ),
+    ];
+    for (args, want) in cases {
+        let run = Test::new()
+            .args(["lava"])
+            .args(args.iter().copied())
+            .args(["--out", "job.yaml"])
+            .run()
+            .code_is(2);
+        let stderr = run.stderr();
+        assert!(stderr.starts_with(want), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("; ") || stderr.contains("pass "),
+            "{args:?}: says how to fix: {stderr}"
+        );
+        assert_eq!(run.stdout(), "");
+        assert!(!run.path().join("job.yaml").exists(), "{args:?}");
+    }
+}
+
+/// This machine's online CPUs as a catalog board: the last CPU is the RT CPU.
+fn host_board(dir: &Path) -> (u32, String) {
+    let online = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last: u32 = online.trim().rsplit([',', '-']).next().unwrap().parse().unwrap();
+    assert!(last >= 1, "the LAVA step test needs two CPUs (one RT, one housekeeping)");
+    let housekeeping = if last == 1 { "0".to_string() } else { format!("0-{}", last - 1) };
+    let yaml = format!(
+        "name: host-board\ndescription: this machine\nkas_file: ci/x.yml\nsoc: X\nsoc_family: x\n\
+         cpus: {}\nrt: {{rt_cpus: \"{last}\", housekeeping: \"{housekeeping}\", rcu_expedited: '1', cpuidle_off: '1'}}\n\
+         serial_console: ttyS0\nstorage: ufs\n",
+        last + 1
+    );
+    fs::create_dir_all(dir).unwrap();
+    fs::write(dir.join("host-board.yaml"), yaml).unwrap();
+    (last, housekeeping)
+}
+
+const FAKE_LAVA_TEST_CASE: &str = r#"#!/bin/sh
+# FAKE lava-test-case: records its arguments (and runs --shell commands like LAVA's helper).
+name=$1; shift
+if [ "$1" = --shell ]; then
+    shift
+    if "$@"; then r=pass; else r=fail; fi
+    echo "$name --result $r" >> "$RTBUILD_FAKE_CASES"
+else
+    echo "$name $*" >> "$RTBUILD_FAKE_CASES"
+fi
+"#;
+
+/// One LAVA log entry as `lavacli jobs logs --raw` prints it (a double-quoted flow mapping).
+fn entry(lvl: &str, msg: &str) -> String {
+    format!(
+        "- {{\"dt\": \"2026-11-30T15:00:00.000000\", \"lvl\": \"{lvl}\", \"msg\": {}}}\n",
+        serde_json::to_string(msg).unwrap()
+    )
+}
+
+/// The parts of a report scenario that must not depend on where the output was read from.
+fn comparable(scenario: &Value) -> Value {
+    let mut s = scenario.clone();
+    let obj = s.as_object_mut().unwrap();
+    for key in ["files", "warnings", "notes"] {
+        obj.remove(key);
+    }
+    for thread in obj.get_mut("threads").unwrap().as_array_mut().unwrap() {
+        thread.as_object_mut().unwrap().remove("file");
+    }
+    obj.get_mut("all").unwrap().as_object_mut().unwrap().remove("file");
+    s
+}
+
+#[test]
+fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
+    let _one_at_a_time = crate::testrun::measuring();
+    let test = Test::new();
+    let root = test.path().to_path_buf();
+    let (rt, housekeeping) = host_board(&root.join("machines"));
+    let made = test
+        .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
+        .args(["--bundle-url", "https://h.example/b.tar.zst", "--distro", "nodistro"])
+        .args(["--scenario", "idle,stress", "--duration", "2s", "--histogram-us", "200000"])
+        .args(["--threshold-us", "1000000", "--out", "job.yaml"])
+        .run()
+        .success();
+    let job: Value =
+        serde_yaml::from_str(&fs::read_to_string(root.join("job.yaml")).unwrap()).unwrap();
+    let steps: Vec<String> =
+        job["actions"][3]["test"]["definitions"][0]["repository"]["run"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect();
+
+    // LAVA writes the steps, in order, into one script that runs with `set -e` and `set -x`.
+    let fake = root.join("fake");
+    fs::create_dir_all(&fake).unwrap();
+    crate::fixtures::write_executable(&fake.join("lava-test-case"), FAKE_LAVA_TEST_CASE);
+    crate::fixtures::write_executable(
+        &fake.join("rtbuild-tune.sh"),
+        "#!/bin/sh\n# FAKE rtbuild-tune.sh\n[ \"$1\" = verify ] && echo 'ok rt cpus tuned'\n",
+    );
+    let script = format!("set -e\nset -x\n{}\n", steps.join("\n"));
+    fs::write(root.join("run.sh"), script).unwrap();
+    let tmp = root.join("tmp");
+    fs::create_dir_all(&tmp).unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("sh run.sh 2>&1")
+        .current_dir(&root)
+        .env("PATH", format!("{}:{}", fake.display(), std::env::var("PATH").unwrap()))
+        .env("TMPDIR", &tmp)
+        .env("RTBUILD_FAKE_CASES", root.join("cases.txt"))
+        .output()
+        .unwrap();
+    let console = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "the steps failed: {console}");
+
+    // The console as LAVA logs it, with a kernel message landing inside the first raw output.
+    let mut log = entry("info", "lava-dispatcher, installed at version: 2023.01");
+    let mut injected = false;
+    for line in console.lines() {
+        log.push_str(&entry("target", line));
+        if line.starts_with("<<<RTBUILD-RAW-BEGIN") && !injected {
+            log.push_str(&entry("target", "[  812.123456] sched: RT throttling activated"));
+            injected = true;
+        }
+    }
+    log.push_str("- {\"dt\": \"2026-11-30T15:00:09.000000\", \"lvl\": \"results\", \"msg\": {\"case\": \"cyclictest-idle\", \"definition\": \"1_rtbuild-rt\", \"result\": \"pass\"}}\n");
+    fs::write(root.join("lava.yaml"), &log).unwrap();
+
+    let report = |inputs: &[&str]| {
+        let run = Test::new()
+            .cwd(&root)
+            .args(["report", "--json", "--threshold-us", "1000000"])
+            .args(inputs.iter().copied())
+            .run();
+        assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+        run.json()
+    };
+    let from_log = report(&["lava.yaml"]);
+    let work = tmp.join("rtbuild-lava");
+    let idle = work.join("idle.json");
+    let stress = work.join("stress.json");
+    let from_files = report(&[idle.to_str().unwrap(), stress.to_str().unwrap()]);
+
+    assert_eq!(from_log["inputs"][0]["kind"], "lava-log");
+    let log_scenarios = from_log["inputs"][0]["scenarios"].as_array().unwrap();
+    assert_eq!(log_scenarios.len(), 2, "{from_log}");
+    for (i, name) in ["idle", "stress"].iter().enumerate() {
+        let a = &log_scenarios[i];
+        let b = &from_files["inputs"][i]["scenarios"][0];
+        assert_eq!(a["name"], *name);
+        assert_eq!(comparable(a), comparable(b), "{name}: the log and the raw file disagree");
+        assert!(a["all"]["samples"].as_u64().unwrap() > 0, "{a}");
+    }
+    assert!(
+        log_scenarios[0]["warnings"].to_string().contains("1 kernel message line(s)"),
+        "{}",
+        log_scenarios[0]
+    );
+
+    // The LAVA test cases: the RT check, the tuning check, one per scenario with its max.
+    let cases = fs::read_to_string(root.join("cases.txt")).unwrap();
+    let lines: Vec<&str> = cases.lines().collect();
+    assert_eq!(lines[0].split(' ').next(), Some("preempt-rt"), "{cases}");
+    assert_eq!(lines[1], "rtbuild-tune-verify --result pass", "{cases}");
+    for (i, name) in ["idle", "stress"].iter().enumerate() {
+        let max = log_scenarios[i]["all"]["max_us"].as_f64().unwrap();
+        assert_eq!(
+            lines[2 + i],
+            format!("cyclictest-{name} --result pass --measurement {max} --units us"),
+            "{cases}"
+        );
+    }
+    // cyclictest measured on the RT CPU, as `rtbuild test` would have run it.
+    let stress_cmd = log_scenarios[1]["commands"].to_string();
+    assert!(stress_cmd.contains(&format!("-a {rt} ")), "{stress_cmd}");
+    assert!(
+        stress_cmd.contains(&format!(
+            "--mainaffinity={}",
+            housekeeping.rsplit(['-', ',']).next().unwrap()
+        )),
+        "{stress_cmd}"
+    );
+    drop(made);
+}

@@ -1,0 +1,117 @@
+//! The reproducers of issue 13 (panic, abort, hang), kept in `tests/data/reproducers/`, run
+//! through the real binary: each must end with one line and the documented exit code, never a
+//! panic (101), an abort (134) or a hang (the run is killed after 60 s and fails).
+
+use std::path::PathBuf;
+
+use crate::harness::{Test, data, project_root};
+
+fn repro(name: &str) -> PathBuf {
+    project_root().join("tests/data/reproducers").join(name)
+}
+
+#[test]
+fn verify_of_a_70000_character_option_value_prints_its_table() {
+    let run = Test::new()
+        .args(["verify", "--kernel-config"])
+        .args([repro("preempt-rt-70000.config")])
+        .within_secs(60)
+        .run()
+        .code_is(1);
+    let out = run.stdout();
+    let row = out
+        .lines()
+        .find(|l| l.split_whitespace().take(2).eq(["FAIL", "CONFIG_PREEMPT_RT"]))
+        .unwrap_or_else(|| {
+            panic!("no CONFIG_PREEMPT_RT row in {} bytes of output", out.len());
+        });
+    assert!(row.contains(&format!("\"{}\"", "x".repeat(70_000))), "the value is shown whole");
+    assert!(out.contains("verdict: FAIL"));
+}
+
+#[test]
+fn machines_lists_a_board_with_a_65536_character_name() {
+    let name = "b".repeat(65_536);
+    let run = Test::new()
+        .args(["machines", "--machines-dir"])
+        .args([repro("catalog-name-65536")])
+        .within_secs(60)
+        .run()
+        .success();
+    let out = run.stdout();
+    assert!(out.lines().any(|l| l.starts_with(&format!("{name}  "))), "the long name is a row");
+    assert!(out.lines().any(|l| l.starts_with("rb3gen2-core-kit ")), "shipped boards stay");
+}
+
+#[test]
+fn a_catalog_with_4294967295_cpus_is_refused_not_allocated() {
+    let dir = repro("catalog-cpus-4294967295");
+    let file = dir.join("big.yaml");
+    let message = format!(
+        "machine file {} is not valid: cpus must be 1 to 4096; fix the file or remove it",
+        file.display()
+    );
+    Test::new()
+        .args(["machines", "--machines-dir"])
+        .args([&dir])
+        .within_secs(60)
+        .run()
+        .usage_error(&message);
+    Test::new()
+        .args(["generate", "--machine", "big", "--out", "o", "--machines-dir"])
+        .args([&dir])
+        .within_secs(60)
+        .run()
+        .usage_error(&message)
+        .nothing_written("o");
+}
+
+#[test]
+fn report_refuses_a_threshold_of_1_72e308_from_the_flag_or_run_json() {
+    let message = |from: &str| {
+        format!(
+            "threshold 1.72e308 µs ({from}) is not usable: it must be a number of microseconds \
+             above 0 and at most 1000000 (1 s); pass --threshold-us with a latency limit such as 100"
+        )
+    };
+    Test::new()
+        .args(["report"])
+        .args([repro("h2-idle.txt")])
+        .args(["--threshold-us", "1.72e308", "--html", "x.html"])
+        .within_secs(60)
+        .run()
+        .usage_error(&message("--threshold-us"))
+        .nothing_written("x.html");
+    Test::new()
+        .args(["report"])
+        .args([repro("threshold-1.72e308")])
+        .args(["--html", "x.html"])
+        .within_secs(60)
+        .run()
+        .usage_error(&message("run.json threshold_us"))
+        .nothing_written("x.html");
+    for bad in ["inf", "NaN", "0", "-1", "1000001"] {
+        let run = Test::new()
+            .args(["report"])
+            .args([repro("h2-idle.txt")])
+            .args([format!("--threshold-us={bad}")])
+            .within_secs(60)
+            .run()
+            .code_is(2);
+        let stderr = run.stderr();
+        assert!(stderr.starts_with("error: threshold ") && stderr.lines().count() == 1, "{stderr}");
+    }
+}
+
+#[test]
+fn report_draws_its_chart_at_the_largest_threshold() {
+    let run = Test::new()
+        .args(["report"])
+        .args([data("cyclictest-2.4-hist-h50-2threads.txt")])
+        .args(["--threshold-us", "1000000", "--html", "x.html"])
+        .within_secs(60)
+        .run();
+    assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
+    let html = std::fs::read_to_string(run.path().join("x.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("threshold 1000000 µs"), "chart drawn");
+}
