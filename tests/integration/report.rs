@@ -113,9 +113,9 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
     assert_eq!(json["reasons"][0], "idle <&\"'>: invalid run: only 991 of 60000 cycles");
     assert_eq!(json["inputs"][0]["fingerprint"]["kernel"], "6.6.52-rt43");
     let xml = std::fs::read_to_string(run.path().join("out/junit.xml")).unwrap();
-    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\">"), "{xml}");
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\" skipped=\"0\">"), "{xml}");
     assert!(
-        xml.contains("name=\"idle &lt;&amp;&quot;&apos;&gt;: max latency &lt;= 300 us\""),
+        xml.contains("name=\"idle &lt;&amp;&quot;&apos;&gt;: cyclictest: max latency &lt;= 300 us\""),
         "{xml}"
     );
     assert!(
