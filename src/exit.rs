@@ -82,6 +82,7 @@ pub fn classify(err: &anyhow::Error) -> Exit {
             || cause.downcast_ref::<crate::write::WriteError>().is_some_and(|e| e.is_input())
             || cause.downcast_ref::<crate::lock::LockError>().is_some_and(|e| e.is_input())
             || cause.is::<crate::verify::VerifyError>()
+            || cause.is::<crate::doctor::NotReady>()
         {
             return Exit::Usage;
         }

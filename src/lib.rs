@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod cli;
 pub mod cyclictest;
 pub mod digest;
+pub mod doctor;
 pub mod exit;
 pub mod generate;
 pub mod kconfig;

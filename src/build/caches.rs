@@ -162,7 +162,11 @@ impl CacheSettings {
                 lines.push("BB_SIGNATURE_HANDLER = \"OEEquivHash\"".into());
                 lines.push(format!("BB_HASHSERVE = \"{}\"", host.0));
             }
-            None => {}
+            // oe-core's default is a local server (`BB_HASHSERVE ??= "auto"`) whose database sits
+            // in this build's TOPDIR; with SSTATE_DIR shared across machines on purpose, sanity
+            // warns "Sstate directory is shared between several builds" on every build and
+            // sstate reuse suffers. Keeping the database beside the shared sstate avoids both.
+            None => lines.push("BB_HASHSERVE_DB_DIR ?= \"${SSTATE_DIR}\"".into()),
         }
         if let Some(host) = &self.prserv {
             lines.push(format!("PRSERV_HOST = \"{}\"", host.0));

@@ -120,6 +120,18 @@ pub fn kas_build(kas: &Path, layout: &Layout, dirs: &CacheDirs, spec: &BuildSpec
     kas_env(cmd, layout, dirs)
 }
 
+/// The same command through kas-container: `program` is kas-container, which takes kas's
+/// arguments and mounts `KAS_WORK_DIR`, `KAS_BUILD_DIR`, `DL_DIR` and `SSTATE_DIR` into the kas
+/// image; the engine and the image version (the pinned kas's) are chosen here, not guessed.
+pub fn in_container(cmd: Cmd, engine: Option<crate::doctor::Engine>) -> Cmd {
+    match engine {
+        Some(engine) => cmd
+            .env("KAS_CONTAINER_ENGINE", engine.name())
+            .env("KAS_IMAGE_VERSION", super::kas::PINNED_KAS),
+        None => cmd,
+    }
+}
+
 /// `kas shell … [-c COMMAND]`. `command` is the user's own shell command, run by the shell kas
 /// starts on the user's machine: it is passed on as one argument, unchanged.
 pub fn kas_shell(kas: &Path, layout: &Layout, dirs: &CacheDirs, command: Option<&str>) -> Cmd {

@@ -23,11 +23,14 @@ pub struct BuildJob {
     pub dirs: CacheDirs,
     pub caches: CacheSettings,
     pub spec: BuildSpec,
+    /// Run through kas-container with this engine instead of kas on the host.
+    pub container: Option<crate::doctor::Engine>,
 }
 
 impl BuildJob {
     pub fn command(&self) -> Cmd {
-        command::kas_build(&self.kas, &self.layout, &self.dirs, &self.spec)
+        let cmd = command::kas_build(&self.kas, &self.layout, &self.dirs, &self.spec);
+        command::in_container(cmd, self.container)
     }
 
     /// Writes `caches.yml` when its bytes differ (an unchanged file keeps its mtime), or says
@@ -66,6 +69,18 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BuildError> {
     })
 }
 
+/// oe-core sanity.bbclass's warning when SSTATE_DIR is outside the build folder but the hash
+/// equivalence database is inside it.
+const SHARED_SSTATE_WARNING: &str = "Sstate directory is shared between several builds";
+
+/// Said once per build when BitBake warns anyway (a distro or local setting overrode rtbuild's
+/// `BB_HASHSERVE_DB_DIR`).
+const SHARED_SSTATE_NOTE: &str = "BitBake's \"Sstate directory is shared between several builds\" \
+     warning: rtbuild shares sstate-cache/ between machines on purpose and sets \
+     BB_HASHSERVE_DB_DIR ?= \"${SSTATE_DIR}\" so the hash database is shared too; a setting in \
+     your distro or local.conf overrides it. Set BB_HASHSERVE_DB_DIR to the sstate folder, or \
+     pass --hashserv none or HOST:PORT";
+
 /// Runs the build; a failed or interrupted build is a result, not an error.
 pub fn build(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<BuildResult, BuildError> {
     std::fs::create_dir_all(&job.layout.build_dir)
@@ -77,7 +92,9 @@ pub fn build(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<BuildResult
     let mut tracker = Tracker::new();
     let mut display = Display::new(ui, &job.machine);
     let mut recent: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+    let mut shared_sstate = false;
     let finished = runner.stream(&cmd, Some(&job.layout.log), &mut |line| {
+        shared_sstate |= line.contains(SHARED_SSTATE_WARNING);
         if recent.len() == 20 {
             recent.pop_front();
         }
@@ -87,6 +104,9 @@ pub fn build(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<BuildResult
         }
     });
     display.finish();
+    if shared_sstate {
+        ui.note(SHARED_SSTATE_NOTE);
+    }
     let finished = finished?;
     tracker.finish();
     let status = if finished.interrupted {
@@ -149,13 +169,13 @@ pub fn report(result: &BuildResult, ui: &Ui) {
             ui.status("Log", result.log.display());
         }
         Status::Failed => {
-            ui.warn(format!(
+            ui.error(&anyhow::Error::msg(format!(
                 "build of {} for {} failed after {} ({})",
                 result.image,
                 result.machine,
                 super::report::duration(result.duration_secs),
                 result.exit.as_deref().unwrap_or("failed")
-            ));
+            )));
             for line in result.failure_lines() {
                 ui.status("", line);
             }
@@ -189,6 +209,7 @@ mod tests {
             dirs: CacheDirs { dl_dir: dir.join("dl"), sstate_dir: dir.join("sstate") },
             caches: CacheSettings::default(),
             spec: BuildSpec::default(),
+            container: None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! a full log, and a summary or failure report. Verification and bundling hook in after a
 //! successful build (see [`after_build`]).
 
+use std::cell::Cell;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -11,10 +12,12 @@ use super::generate::OutputArgs;
 use crate::build::after::{self, Verified};
 use crate::build::caches::{self, CacheDirs, CacheSettings, Hashserv, HostPort, MirrorUrl};
 use crate::build::command::{self, BuildSpec};
+use crate::build::kas::Kas;
 use crate::build::report::{BuildResult, Status};
 use crate::build::run::{self, BuildJob};
-use crate::build::{BuildError, Layout, kas};
+use crate::build::{BuildError, Layout};
 use crate::bundle::BundleOutcome;
+use crate::doctor::{self, Engine};
 use crate::exit::{Exit, InputError, Interrupted};
 use crate::plan::Expectations;
 use crate::plan::Plan;
@@ -94,6 +97,11 @@ pub struct BuildArgs {
     /// Extra BitBake options, separated by spaces, e.g. "-k -DD" (not a shell: no quoting).
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
     pub bitbake_args: Option<String>,
+    /// Build inside the kas container image (through kas-container, which ships with kas) with
+    /// docker or podman [default engine: docker when installed, else podman]. The image is the
+    /// pinned kas's; the work, download and sstate folders are mounted into it.
+    #[arg(long, value_name = "ENGINE", num_args = 0..=1, default_missing_value = "auto")]
+    pub container: Option<String>,
     #[command(flatten)]
     pub caches: CacheArgs,
 }
@@ -189,23 +197,59 @@ impl BuildArgs {
         Ok((spec, caches))
     }
 
-    /// The checked kas; in a dry run an unchecked `kas` is fine (nothing runs).
-    pub fn kas(&self, dry_run: bool) -> anyhow::Result<PathBuf> {
-        let mut path = std::env::var_os("PATH").unwrap_or_default();
-        // The venv `rtbuild setup` makes is the last place looked.
-        if let Some(venv) = crate::build::setup::default_venv(
-            std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
-            std::env::var_os("HOME").map(PathBuf::from),
-        ) {
-            let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-            dirs.push(venv.join("bin"));
-            path = std::env::join_paths(dirs).unwrap_or(path);
+    /// `--container`: none, the engine named, or (alone) the one installed. An unknown engine
+    /// is an input error.
+    pub fn engine(&self) -> anyhow::Result<Option<Engine>> {
+        match self.container.as_deref() {
+            None => Ok(None),
+            Some("auto") => {
+                Ok(Some(doctor::facts::pick_engine(None, Some(&doctor::facts::search_path()))))
+            }
+            Some(name) => Ok(Some(Engine::parse(name).map_err(InputError::msg)?)),
         }
-        match kas::find(self.kas.as_deref(), Some(&path), &System) {
-            Ok(found) => Ok(found.program),
-            Err(_) if dry_run => Ok(self.kas.clone().unwrap_or_else(|| PathBuf::from("kas"))),
-            Err(err) => Err(err.into()),
+    }
+
+    /// What runs the build: kas, or kas-container with `--container`. Without `--container`
+    /// a missing or too old kas is an error, except in a dry run (nothing runs).
+    pub fn launch(&self, dry_run: bool) -> anyhow::Result<Launch> {
+        let engine = self.engine()?;
+        let found = doctor::facts::find_kas(self.kas.as_deref(), &System);
+        let program = match (engine, &found) {
+            (Some(_), _) => doctor::facts::kas_container(
+                found.as_ref().ok().map(|k| k.program.as_path()),
+                Some(&doctor::facts::search_path()),
+            )
+            .unwrap_or_else(|| PathBuf::from("kas-container")),
+            (None, Ok(kas)) => kas.program.clone(),
+            (None, Err(_)) if dry_run => self.kas.clone().unwrap_or_else(|| PathBuf::from("kas")),
+            (None, Err(err)) => return Err(anyhow::Error::msg(err.to_string())),
+        };
+        Ok(Launch { program, engine, kas: found.ok(), checked: Cell::new(false) })
+    }
+}
+
+/// The program that runs kas's commands, and the container engine when it is kas-container.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub program: PathBuf,
+    pub engine: Option<Engine>,
+    /// The host's kas, when one was found.
+    pub kas: Option<Kas>,
+    /// The preflight ran (once per command, before the first build).
+    checked: Cell<bool>,
+}
+
+impl Launch {
+    /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
+    /// stops the command with exit 2 before anything is generated or kas is asked to build.
+    pub fn preflight(&self, plan: &Plan, out: &std::path::Path, ui: &Ui) -> anyhow::Result<()> {
+        if self.checked.replace(true) {
+            return Ok(());
         }
+        let kas =
+            self.kas.clone().ok_or_else(|| BuildError::KasMissing { looked: "PATH".to_string() });
+        doctor::preflight(&doctor::target_for(plan, out, self.engine), kas, ui)?;
+        Ok(())
     }
 }
 
@@ -219,12 +263,12 @@ pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let post = args.post.decide(&spec, ui)?;
     let dry_run = args.output.dry_run;
-    let kas = args.build.kas(dry_run)?;
+    let launch = args.build.launch(dry_run)?;
     if let Some(lock) = &args.lock {
         // Read (and so check) the lock before anything is generated.
         crate::lock::LockFile::read(lock)?;
     }
-    let job = prepare(&plan, &args.output, kas, spec, caches, ui)?;
+    let job = prepare(&plan, &args.output, &launch, spec, caches, ui)?;
     if let Some(lock) = &args.lock {
         install_lock(lock, &job.layout.kas_file, dry_run, ui)?;
     }
@@ -286,7 +330,7 @@ struct ImageOutput<'a> {
 pub fn prepare(
     plan: &Plan,
     output: &OutputArgs,
-    kas: PathBuf,
+    launch: &Launch,
     spec: BuildSpec,
     caches: CacheSettings,
     ui: &Ui,
@@ -308,6 +352,7 @@ pub fn prepare(
     build_path::check("SSTATE_DIR", &dirs.sstate_dir)?;
     if !output.dry_run {
         crate::build::check_writable(&out)?;
+        launch.preflight(plan, &out, ui)?;
     }
     let generated = super::generate::generate_and_report(plan, &options, ui)?;
     if signals::interrupted() {
@@ -321,11 +366,12 @@ pub fn prepare(
     let job = BuildJob {
         machine: plan.machine.name.clone(),
         image: plan.image.to_string(),
-        kas,
+        kas: launch.program.clone(),
         layout,
         dirs,
         caches,
         spec,
+        container: launch.engine,
     };
     if job.write_caches(output.dry_run)? {
         let verb = if output.dry_run { "Would write" } else { "Wrote" };

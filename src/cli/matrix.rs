@@ -81,7 +81,8 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let plans = plans(&args)?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let post = args.post.decide(&spec, ui)?;
-    let kas = args.build.kas(args.dry_run)?;
+    // The preflight runs once, for the shared work folder, before the first cell is generated.
+    let launch = args.build.launch(args.dry_run)?;
     let several_distros = plans.iter().any(|p| p.distro != plans[0].distro);
     let mut cells = Vec::new();
     let mut stop = false;
@@ -106,8 +107,7 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
         let output =
             OutputArgs { out: Some(args.work.join(&name)), force: false, dry_run: args.dry_run };
         ui.status("Cell", format!("{} / {}", cell.machine, cell.distro));
-        let job =
-            super::image::prepare(plan, &output, kas.clone(), spec.clone(), caches.clone(), ui)?;
+        let job = super::image::prepare(plan, &output, &launch, spec.clone(), caches.clone(), ui)?;
         if args.dry_run {
             ui.out(format!("{} {}", cell.machine, job.command()));
             cell.status = "planned".into();

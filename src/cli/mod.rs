@@ -4,6 +4,7 @@
 mod build_dirs;
 mod bundle;
 mod ci;
+mod doctor;
 mod generate;
 mod image;
 mod kconfig_check;
@@ -62,6 +63,9 @@ pub enum Command {
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
     Generate(generate::GenerateArgs),
+    /// Check that this host can build: user, locale, HOSTTOOLS, python3, git, kas, disk, limits,
+    /// repositories; each problem with its fix. Exit 0 ready, 2 not ready.
+    Doctor(doctor::DoctorArgs),
     /// Generate, then build the image with kas and BitBake: progress, full log, summary.
     Image(image::ImageArgs),
     /// Open `kas shell` on the configuration `rtbuild image` builds (or run one command in it).
@@ -95,6 +99,7 @@ impl Command {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),
+            Command::Doctor(args) => doctor::run(args, ui),
             Command::Image(args) => image::run(args, ui),
             Command::Shell(args) => shell::run(args, ui),
             Command::Matrix(args) => matrix::run(args, ui),

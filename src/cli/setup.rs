@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::build::setup;
 use crate::exit::{Exit, InputError};
-use crate::runner::System;
+use crate::runner::{Runner, System};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -18,12 +18,68 @@ pub struct SetupArgs {
     /// The Python 3 interpreter to create it with.
     #[arg(long, value_name = "PATH", default_value = "python3")]
     pub python: PathBuf,
+    /// Install the Yocto build-host packages (HOSTTOOLS, en_US.UTF-8) with apt-get or dnf
+    /// instead of the kas venv; as an ordinary user, print the commands to run as root.
+    #[arg(long, conflicts_with_all = ["venv"])]
+    pub host: bool,
     /// Print the commands, run nothing.
     #[arg(long)]
     pub dry_run: bool,
 }
 
+/// `rtbuild setup --host`: run the install as root; otherwise print it for the user to run
+/// with sudo (rtbuild never calls sudo itself).
+fn host(dry_run: bool, ui: &Ui) -> anyhow::Result<Exit> {
+    use crate::doctor::host_packages::{Os, setup_commands};
+    let os = Os::detect(&std::fs::read_to_string("/etc/os-release").unwrap_or_default());
+    let cmds = setup_commands(os);
+    if cmds.is_empty() {
+        return Err(InputError::msg(
+            "/etc/os-release names neither a Debian/Ubuntu nor a Fedora family distribution; \
+             install the Yocto Project's build-host packages for it by hand, then run \
+             `rtbuild doctor`",
+        )
+        .into());
+    }
+    let root = rustix::process::getuid().is_root();
+    if dry_run || !root {
+        if !root && !dry_run {
+            ui.note("not root: run these commands as root (e.g. with sudo), then `rtbuild doctor`");
+        }
+        for cmd in &cmds {
+            let env: Vec<String> = cmd
+                .get_env()
+                .iter()
+                .filter_map(|(k, v)| {
+                    Some(format!("{}={}", k.to_string_lossy(), v.as_ref()?.to_string_lossy()))
+                })
+                .collect();
+            let prefix = if root { String::new() } else { "sudo ".to_string() };
+            let env =
+                if env.is_empty() { String::new() } else { format!("env {} ", env.join(" ")) };
+            ui.out(format!("{prefix}{env}{cmd}"));
+        }
+        return Ok(Exit::Ok);
+    }
+    for cmd in &cmds {
+        ui.status("Running", cmd);
+        let finished = System.interactive(cmd)?;
+        if !finished.success() {
+            ui.error(&anyhow::Error::msg(format!(
+                "`{cmd}` failed ({}); fix what it printed and run `rtbuild setup --host` again",
+                finished.describe()
+            )));
+            return Ok(Exit::Failed);
+        }
+    }
+    ui.status("Ready", "Yocto build-host packages installed; check with `rtbuild doctor`");
+    Ok(Exit::Ok)
+}
+
 pub fn run(args: SetupArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    if args.host {
+        return host(args.dry_run, ui);
+    }
     let venv = match args.venv {
         Some(dir) => std::path::absolute(&dir).unwrap_or(dir),
         None => setup::default_venv(

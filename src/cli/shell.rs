@@ -34,9 +34,12 @@ pub fn run(args: ShellArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let plan = args.plan.plan()?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let dry_run = args.output.dry_run;
-    let kas = args.build.kas(dry_run)?;
-    let job = super::image::prepare(&plan, &args.output, kas, spec, caches, ui)?;
-    let cmd = command::kas_shell(&job.kas, &job.layout, &job.dirs, args.command.as_deref());
+    let launch = args.build.launch(dry_run)?;
+    let job = super::image::prepare(&plan, &args.output, &launch, spec, caches, ui)?;
+    let cmd = command::in_container(
+        command::kas_shell(&job.kas, &job.layout, &job.dirs, args.command.as_deref()),
+        job.container,
+    );
     if dry_run {
         ui.out(&cmd);
         return Ok(Exit::Ok);

@@ -39,6 +39,11 @@ pub struct VerifyArgs {
     /// A running target, reached with the system ssh: ssh://user@host[:port].
     #[arg(long, value_name = "URL")]
     pub target: Vec<String>,
+    /// The kernel source tree whose Kconfig files explain a dropped option (file and line of
+    /// the unmet `depends on`) [default: the build folder's
+    /// tmp*/work-shared/<machine>/kernel-source; else a built-in table of mainline dependencies].
+    #[arg(long, value_name = "DIR")]
+    pub kernel_src: Option<PathBuf>,
     /// ssh client config passed to ssh as `-F FILE` (keys, jump hosts, known hosts).
     #[arg(long, value_name = "FILE")]
     pub ssh_config: Option<PathBuf>,
@@ -75,13 +80,16 @@ struct SourceError {
 pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let expected = expectations(&args, ui)?;
     let sources = sources(&args)?;
+    if let Some(dir) = &args.kernel_src {
+        crate::kconfig::tree::check_root(dir).map_err(|err| InputError(err.into()))?;
+    }
     let mut reports = Vec::new();
     // An unusable source does not hide the verdicts of the others: every report is printed,
     // then every error, and the run exits 2.
     let mut errors: Vec<(String, anyhow::Error)> = Vec::new();
     for source in &sources {
         ui.detail(format!("verifying {}", source.name()));
-        match verify::verify(source, expected.as_ref()) {
+        match verify::verify_with(source, expected.as_ref(), args.kernel_src.as_deref()) {
             Ok(report) => reports.push(report),
             Err(err) => errors.push((source.name(), err.into())),
         }

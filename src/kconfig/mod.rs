@@ -4,8 +4,10 @@
 
 pub mod compress;
 mod config;
+pub mod expr;
 pub mod image;
 mod pe;
+pub mod tree;
 
 pub use config::{ConfigError, KernelConfig, State};
 

@@ -1,7 +1,7 @@
 # rtbuild-test helper: the on-target half of `rtbuild test`. Sent to `sh -s` on every call;
 # rtbuild passes only positional arguments (state folder, CPU lists, argv of tools).
 # Subcommands: prepare [TOOL...] | fingerprint | start-load | run-cyclictest | run-program |
-#              has-hwlat | probe | load-alive | status | stop | fetch | cleanup
+#              has-hwlat | probe | load-alive | status | stop | abort | fetch | cleanup
 set -u
 
 # PIDs of live (non-zombie) processes in process group $1.
@@ -230,6 +230,40 @@ case $cmd in
         else
             echo "left 0"
         fi
+        ;;
+    abort)
+        # abort STATE [FILE]: the second Ctrl-C. Kills every load group at once, gives
+        # cyclictest two seconds after SIGINT to write its JSON, then kills it; prints FILE
+        # from the state folder (the running scenario's JSON) and removes the state folder.
+        state=$1
+        state_ok "$state" || exit 3
+        if [ -f "$state/load.pids" ]; then
+            while read -r g; do
+                kill -KILL "-$g" 2>/dev/null
+            done <"$state/load.pids"
+        fi
+        if pid=$(running_cyclictest "$state"); then
+            kill -INT "$pid" 2>/dev/null
+            tries=0
+            while running_cyclictest "$state" >/dev/null && [ "$tries" -lt 20 ]; do
+                tries=$((tries + 1))
+                sleep 0.1 2>/dev/null || sleep 1
+            done
+            if pid=$(running_cyclictest "$state"); then
+                kill -KILL "$pid" 2>/dev/null
+            fi
+        fi
+        # The other rt-tests program of --tests, if one runs: killed at once.
+        if pid=$(running_program "$state"); then
+            kill -KILL "$pid" 2>/dev/null
+        fi
+        if [ $# -ge 2 ]; then
+            case $2 in
+                */* | .*) ;;
+                *) [ -f "$state/$2" ] && cat "$state/$2" ;;
+            esac
+        fi
+        rm -rf "$state"
         ;;
     status)
         # Asks cyclictest to print its current T: lines on its stderr (SIGUSR1).

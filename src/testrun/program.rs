@@ -190,10 +190,7 @@ impl Run<'_> {
             }
             Ending::Completed => {}
         }
-        let limits = Limits {
-            latency_us: req.threshold.us as f64,
-            noise_us: req.noise_us as f64,
-        };
+        let limits = Limits { latency_us: req.threshold.us as f64, noise_us: req.noise_us as f64 };
         let mut fails = Vec::new();
         let mut rows = Vec::new();
         for (_, outcome) in &outcomes {

@@ -169,9 +169,28 @@ pub struct ThreadSummary {
 
 /// Writes `record` to `dir/run.json` through a temporary file and a rename.
 pub fn write(dir: &Path, record: &RunRecord) -> std::io::Result<()> {
+    let _one_writer = WRITES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    write_unlocked(dir, record)
+}
+
+/// Every write of `run.json` holds this; the second Ctrl-C takes it for good (see [`freeze`]).
+static WRITES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Stops the run loop from writing `run.json` while (and after) the second Ctrl-C finishes it:
+/// every later [`write`] blocks until the process exits.
+pub(super) fn freeze() -> std::sync::MutexGuard<'static, ()> {
+    WRITES.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Writes an edited `run.json` (the caller holds [`freeze`]'s guard).
+pub(super) fn write_value(dir: &Path, value: &serde_json::Value) -> std::io::Result<()> {
+    write_unlocked(dir, value)
+}
+
+fn write_unlocked(dir: &Path, value: &impl Serialize) -> std::io::Result<()> {
     use std::io::Write;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    serde_json::to_writer_pretty(&mut tmp, record)?;
+    serde_json::to_writer_pretty(&mut tmp, value)?;
     tmp.write_all(b"\n")?;
     tmp.persist(dir.join(FILE)).map_err(|e| e.error)?;
     Ok(())

@@ -10,7 +10,7 @@ use super::judge::Ending;
 use super::preflight::{self, Prepared};
 use super::record::{self, RunRecord, ScenarioRecord, Settings, Tuning};
 use super::scenario::Scenario;
-use super::signals::StopFlag;
+use super::signals::{Emergency, StopFlag};
 use super::{HELPER, OutError, Request};
 use crate::tune::{self, Action, Host};
 use crate::ui::Ui;
@@ -72,7 +72,12 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
         std::fs::create_dir_all(req.out.join(dir))
             .with_context(|| format!("could not create {}", req.out.join(dir).display()))?;
     }
-    let stop = StopFlag::install();
+    let stop = StopFlag::install(Emergency {
+        host: req.host.clone(),
+        state: state.clone(),
+        out: req.out.clone(),
+        ui: ui.clone(),
+    });
     let record = RunRecord {
         schema: record::SCHEMA,
         rtbuild_version: env!("CARGO_PKG_VERSION"),

@@ -1,11 +1,40 @@
-//! Ctrl-C, SIGTERM and SIGHUP during a test run: the first one sets a flag the run loop checks
-//! (so stress-ng is stopped, tuning reverted and partial results written); a second one ends
-//! rtbuild at once with exit code 130.
+//! Ctrl-C, SIGTERM and SIGHUP during a test run.
+//!
+//! The first one sets a flag the run loop checks: cyclictest is stopped so it writes its
+//! results, the load is stopped, the tuning reverted and `run.json` finished.
+//!
+//! The second one skips the niceties but not the safety: a priority-99 cyclictest or a
+//! stress-ng left on a target is a hazard. On its own thread rtbuild stops `run.json` from being
+//! written by the run loop, kills cyclictest (after a short SIGINT grace so it can still write
+//! its JSON) and every load group on the target (locally or over a fresh ssh connection), keeps
+//! the running scenario's JSON, removes the target's `/tmp/rtbuild-test.*` folder, marks
+//! `run.json` interrupted and exits with 130. All of that is bounded by [`EMERGENCY_LIMIT`]; a
+//! third signal exits at once.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+use super::{HELPER, record};
+use crate::tune::Host;
+use crate::ui::Ui;
+
+/// The longest the second signal's clean-up may take before rtbuild exits anyway.
+pub const EMERGENCY_LIMIT: Duration = Duration::from_secs(30);
+
+/// What the second signal needs to clean up: where the run happens and what it wrote.
+#[derive(Debug, Clone)]
+pub struct Emergency {
+    pub host: Host,
+    /// The run's state folder on the target (`/tmp/rtbuild-test.*`).
+    pub state: String,
+    /// The result folder.
+    pub out: PathBuf,
+    pub ui: Ui,
+}
 
 /// Set once a stop signal arrived.
 #[derive(Debug, Clone)]
@@ -13,16 +42,159 @@ pub struct StopFlag(Arc<AtomicBool>);
 
 impl StopFlag {
     /// Installs the handlers. Failing to install them only loses the clean abort.
-    pub fn install() -> StopFlag {
-        let flag = Arc::new(AtomicBool::new(false));
+    pub fn install(emergency: Emergency) -> StopFlag {
+        let stop = Arc::new(AtomicBool::new(false));
+        // Set when the second signal's clean-up starts: a third signal then exits at once.
+        let cleaning = Arc::new(AtomicBool::new(false));
         for signal in [SIGINT, SIGTERM, SIGHUP] {
-            let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, flag.clone());
-            let _ = signal_hook::flag::register(signal, flag.clone());
+            let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, cleaning.clone());
         }
-        StopFlag(flag)
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return StopFlag(stop);
+        };
+        let flag = stop.clone();
+        let _ = std::thread::Builder::new().name("rtbuild-test-signals".into()).spawn(move || {
+            for _ in signals.forever() {
+                if !flag.swap(true, Ordering::SeqCst) {
+                    continue;
+                }
+                cleaning.store(true, Ordering::SeqCst);
+                let (done_tx, done_rx) = std::sync::mpsc::channel();
+                let job = emergency.clone();
+                let _ = std::thread::Builder::new().name("rtbuild-test-abort".into()).spawn(
+                    move || {
+                        abort(&job);
+                        let _ = done_tx.send(());
+                    },
+                );
+                let _ = done_rx.recv_timeout(EMERGENCY_LIMIT);
+                std::process::exit(130);
+            }
+        });
+        StopFlag(stop)
     }
 
     pub fn raised(&self) -> bool {
         self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The second signal's clean-up. Holds `run.json` for the rest of the process.
+fn abort(job: &Emergency) {
+    let say = |text: &str| job.ui.warn(text);
+    say(&format!("interrupted again: killing cyclictest and the load on {} and exiting", job.host));
+    let frozen = record::freeze();
+    let running = running_scenario(&job.out);
+    let mut args = vec!["abort".to_string(), job.state.clone()];
+    args.extend(running.iter().map(|name| format!("{name}.json")));
+    match run_bounded(&job.host, &args) {
+        Some(output) => {
+            if let Some(name) = &running
+                && !output.is_empty()
+            {
+                let _ = std::fs::write(job.out.join(format!("raw/{name}.json")), output);
+            }
+        }
+        None => say(&format!(
+            "could not reach {} to kill cyclictest and the load; check it by hand",
+            job.host
+        )),
+    }
+    if let Err(err) = mark_interrupted(&job.out) {
+        say(&format!("could not mark {} interrupted: {err}", job.out.join(record::FILE).display()));
+    }
+    say(
+        "the tuning of --tune (if any) was not reverted; reboot the target or run the test again to restore it",
+    );
+    drop(frozen);
+}
+
+/// The name of the scenario `run.json` shows running, if any.
+fn running_scenario(out: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(out.join(record::FILE)).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["scenarios"]
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|s| s["state"] == "running")
+        .and_then(|s| s["name"].as_str())
+        .filter(|name| name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+        .map(str::to_string)
+}
+
+/// Runs the helper with `args`, killing it after a bound; its stdout, or `None` when it did
+/// not finish cleanly.
+fn run_bounded(host: &Host, args: &[String]) -> Option<Vec<u8>> {
+    let handle = host
+        .sh(args)
+        .to_duct()
+        .stdin_bytes(HELPER.as_bytes().to_vec())
+        .stdout_capture()
+        .stderr_null()
+        .unchecked()
+        .start()
+        .ok()?;
+    match handle.wait_timeout(EMERGENCY_LIMIT - Duration::from_secs(5)) {
+        Ok(Some(output)) if output.status.success() => Some(output.stdout.clone()),
+        Ok(Some(_)) | Err(_) => None,
+        Ok(None) => {
+            let _ = handle.kill();
+            None
+        }
+    }
+}
+
+/// Marks `run.json` (and the scenario `running`, if any) interrupted, with an invalid verdict.
+fn mark_interrupted(out: &Path) -> std::io::Result<()> {
+    let path = out.join(record::FILE);
+    let text = std::fs::read_to_string(&path)?;
+    let mut json: serde_json::Value = serde_json::from_str(&text)?;
+    json["state"] = "interrupted".into();
+    json["verdict"] = "invalid".into();
+    if let Some(scenarios) = json["scenarios"].as_array_mut() {
+        for s in scenarios.iter_mut().filter(|s| s["state"] == "running") {
+            s["state"] = "interrupted".into();
+            if let Some(reasons) = s["invalid_reasons"].as_array_mut() {
+                reasons.push("interrupted twice: cyclictest and the load were killed".into());
+            }
+        }
+    }
+    record::write_value(out, &json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_running_scenario_is_marked_interrupted_and_finished_ones_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = serde_json::json!({
+            "state": "running",
+            "verdict": null,
+            "scenarios": [
+                {"name": "idle", "state": "finished", "invalid_reasons": []},
+                {"name": "stress", "state": "running", "invalid_reasons": []}
+            ]
+        });
+        std::fs::write(dir.path().join(record::FILE), run.to_string()).unwrap();
+        assert_eq!(running_scenario(dir.path()).as_deref(), Some("stress"));
+        mark_interrupted(dir.path()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(record::FILE)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["state"], "interrupted");
+        assert_eq!(json["verdict"], "invalid");
+        assert_eq!(json["scenarios"][0]["state"], "finished");
+        assert_eq!(json["scenarios"][1]["state"], "interrupted");
+        assert!(json["scenarios"][1]["invalid_reasons"][0].as_str().unwrap().contains("twice"));
+    }
+
+    #[test]
+    fn a_scenario_name_that_is_not_a_plain_word_is_not_used_as_a_file_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = serde_json::json!({"scenarios": [{"name": "../x", "state": "running"}]});
+        std::fs::write(dir.path().join(record::FILE), run.to_string()).unwrap();
+        assert_eq!(running_scenario(dir.path()), None);
     }
 }

@@ -1,7 +1,8 @@
 //! A BitBake build folder: the kernel's `.config` under
 //! `tmp*/work/<arch>/<kernel-recipe>/<ver>/build/`, or the
 //! `tmp*/work-shared/<machine>/kernel-build-artifacts/` copy when `rm_work` has emptied the
-//! former; the image manifest `tmp*/deploy/images/<machine>/*.rootfs.manifest` (for
+//! former; the kernel source `tmp*/work-shared/<machine>/kernel-source` (its Kconfig files explain
+//! a dropped option); the image manifest `tmp*/deploy/images/<machine>/*.rootfs.manifest` (for
 //! `rt-tests`); and, when present, a `bitbake -e` dump for `KERNEL_CMDLINE_EXTRA`.
 
 use std::collections::BTreeSet;
@@ -60,6 +61,7 @@ pub fn evidence(dir: &Path, expected: Option<&Expectations>) -> Result<Evidence,
     let tmps = tmp_dirs(dir);
     let mut work = Vec::new();
     let mut shared = Vec::new();
+    let mut sources = Vec::new();
     for tmp in &tmps {
         for arch in children(&tmp.join("work")) {
             for version in children(&arch.join(recipe)) {
@@ -74,6 +76,9 @@ pub fn evidence(dir: &Path, expected: Option<&Expectations>) -> Result<Evidence,
             let wanted = machine.is_none_or(|want| m.ends_with(want));
             if config.is_file() && wanted {
                 shared.push(config);
+            }
+            if wanted && m.join("kernel-source/Kconfig").is_file() {
+                sources.push(m.join("kernel-source"));
             }
         }
     }
@@ -90,6 +95,7 @@ pub fn evidence(dir: &Path, expected: Option<&Expectations>) -> Result<Evidence,
     let data = files::read(&config_path)?;
     let mut evidence = files::config_evidence(&config_path, &data)?;
     evidence.kind = "build folder".to_string();
+    evidence.kernel_source = newest(sources);
     if work_count + shared_count > 1 {
         evidence.notes.push(format!(
             "{} kernel configs found; read the newest, {}",

@@ -3,6 +3,7 @@
 //! line's internal consistency, and `rt-tests` in the image.
 
 use crate::kconfig::image::version_is_rt;
+use crate::kconfig::tree::KconfigTree;
 use crate::kconfig::{KernelConfig, State};
 use crate::plan::{CpuSet, Expectations};
 
@@ -17,10 +18,11 @@ const PREEMPT_RT: &str = "CONFIG_PREEMPT_RT";
 pub fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<Check> {
     let mut checks = Vec::new();
     if let Some(config) = &evidence.config {
-        checks.push(option_check(config, PREEMPT_RT, "y"));
+        let kconfig = evidence.kconfig.as_deref();
+        checks.push(option_check(config, PREEMPT_RT, "y", kconfig));
         if let Some(expected) = expected {
             for want in expected.kernel_config.iter().filter(|w| w.symbol != PREEMPT_RT) {
-                checks.push(option_check(config, &want.symbol, &want.value));
+                checks.push(option_check(config, &want.symbol, &want.value, kconfig));
             }
         }
     }
@@ -82,22 +84,23 @@ pub fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<Check> {
 }
 
 /// `symbol` must have `want` (`y`, `m`, `"text"`, `42`; `n` also accepts an absent symbol).
-pub(super) fn option_check(config: &Found<KernelConfig>, symbol: &str, want: &str) -> Check {
+/// A failure says why, from the kernel's Kconfig files when `kconfig` has them.
+pub(super) fn option_check(
+    config: &Found<KernelConfig>,
+    symbol: &str,
+    want: &str,
+    kconfig: Option<&KconfigTree>,
+) -> Check {
     let state = config.value.state(symbol);
     let ok = match &state {
         State::Set(value) => value.to_string() == want,
         State::NotSet | State::Absent => want == "n",
     };
-    let reason = match state {
-        State::Absent => deps::explain(symbol, &config.value).or_else(|| {
-            Some(format!(
-                "{symbol} is absent: its dependencies are unmet or this kernel has no such option"
-            ))
-        }),
-        _ => deps::explain(symbol, &config.value),
-    };
-    Check::new(symbol, ok, format!("{symbol}={want}"), state.describe(), &config.from)
-        .because(reason)
+    let check = Check::new(symbol, ok, format!("{symbol}={want}"), state.describe(), &config.from);
+    if ok {
+        return check;
+    }
+    check.because(deps::why(symbol, want, &config.value, kconfig))
 }
 
 /// A sysfs CPU list against the CPUs the plan (or the command line) isolates.

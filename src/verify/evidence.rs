@@ -2,8 +2,11 @@
 //! [`Evidence`]; [`super::checks`] turns it and the plan's expectations into checks.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::kconfig::KernelConfig;
+use crate::kconfig::tree::KconfigTree;
 use crate::plan::CpuSet;
 
 /// A value and the place it was read from (a path, `UKI .cmdline`, `uname -v` on a target).
@@ -37,6 +40,11 @@ pub struct Evidence {
     pub possible_cpus: Option<Found<CpuSet>>,
     /// Installed package names (image manifest, or the tools found on a target).
     pub packages: Option<Found<BTreeSet<String>>>,
+    /// The kernel's source tree, when the source keeps it (a build folder's
+    /// `tmp*/work-shared/<machine>/kernel-source`).
+    pub kernel_source: Option<PathBuf>,
+    /// Its Kconfig files, read to explain a dropped option (see [`super::deps`]).
+    pub kconfig: Option<Arc<KconfigTree>>,
     pub notes: Vec<String>,
 }
 

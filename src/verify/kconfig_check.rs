@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::kconfig::tree::KconfigTree;
 use crate::kconfig::{KernelConfig, Line, Setting, parse_line};
 use crate::runner::{self, Cmd, RunError};
 
@@ -162,10 +163,12 @@ pub fn run(check: &KconfigCheck, on_command: impl Fn(&Cmd)) -> Result<Report, Kc
         Some(_) => path.display().to_string(),
         None => "merged .config (temporary; keep it with --out)".to_string(),
     };
+    // The tree is at hand: a dropped option is explained from its own Kconfig files.
+    let kconfig = KconfigTree::read(src, Some(&check.arch)).ok();
     let found = Found::new(config, from);
     let checks = wanted
         .iter()
-        .map(|s| option_check(&found, s.symbol.as_str(), &s.value.to_string()))
+        .map(|s| option_check(&found, s.symbol.as_str(), &s.value.to_string(), kconfig.as_ref()))
         .collect();
     let kind = format!("{} {} + fragments + olddefconfig", check.arch, check.defconfig);
     Ok(Report::new(src.display().to_string(), kind, checks, Vec::new()))

@@ -60,8 +60,42 @@ impl Source {
 /// Verifies one source. `expected` is the plan; without it only PREEMPT_RT, command-line
 /// consistency and `rt-tests` are checked.
 pub fn verify(source: &Source, expected: Option<&Expectations>) -> Result<Report, VerifyError> {
-    let evidence = gather(source, expected)?;
+    verify_with(source, expected, None)
+}
+
+/// [`verify`], explaining a dropped option from the Kconfig files of `kernel_src` (`--kernel-src`)
+/// or, without it, of the kernel source the build folder keeps; else from the built-in table.
+pub fn verify_with(
+    source: &Source,
+    expected: Option<&Expectations>,
+    kernel_src: Option<&Path>,
+) -> Result<Report, VerifyError> {
+    let mut evidence = gather(source, expected)?;
+    read_kconfig(&mut evidence, kernel_src);
     Ok(judge(source.name(), &evidence, expected))
+}
+
+/// Reads the Kconfig files of `kernel_src`, or of the tree the evidence found, for the
+/// architecture the config was made for.
+fn read_kconfig(evidence: &mut Evidence, kernel_src: Option<&Path>) {
+    let Some(config) = &evidence.config else { return };
+    let Some(dir) = kernel_src.map(Path::to_path_buf).or_else(|| evidence.kernel_source.clone())
+    else {
+        return;
+    };
+    let arch = crate::kconfig::tree::arch_of(&config.value);
+    match crate::kconfig::tree::KconfigTree::read(&dir, arch) {
+        Ok(tree) => {
+            evidence.notes.push(format!(
+                "dependency hints come from the Kconfig files of {} ({} files, {})",
+                dir.display(),
+                tree.files,
+                arch.unwrap_or("architecture unknown: arch/ not read")
+            ));
+            evidence.kconfig = Some(std::sync::Arc::new(tree));
+        }
+        Err(err) => evidence.notes.push(format!("{err}; dependency hints use the built-in table")),
+    }
 }
 
 /// The entry point for the build driver: verifies a BitBake build folder (`TOPDIR` or

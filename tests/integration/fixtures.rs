@@ -155,7 +155,9 @@ pub fn write_executable(path: &Path, text: &str) {
 
 /// Runs git in `dir` and returns its stdout; panics with git's stderr on failure.
 pub fn git(dir: &Path, args: &[&str]) -> String {
+    // The repos may belong to the unprivileged test user that kas runs as.
     let out = Command::new("git")
+        .args(["-c", "safe.directory=*"])
         .args(args)
         .current_dir(dir)
         .env("GIT_AUTHOR_NAME", "rtbuild test")

@@ -87,7 +87,7 @@ fn image_bad_pass_through_values_are_input_errors() {
 
 #[test]
 fn image_with_fake_kas_into_an_unwritable_folder_fails_clearly() {
-    let test = Test::new().file("blocker", "a file, not a folder\n");
+    let test = Test::new().unprivileged().file("blocker", "a file, not a folder\n");
     let kas = test.path().join("bin/kas");
     write_executable(
         &kas,
@@ -111,8 +111,10 @@ fn image_with_fake_kas_into_an_unwritable_folder_fails_clearly() {
 
 #[test]
 fn image_when_kas_cannot_fetch_shows_kas_last_lines() {
-    let test = Test::new();
-    let missing = format!("file://{}/no-such-meta-qcom", test.path().display());
+    // The folder exists (so the preflight's repository check passes) but is no git repository,
+    // so kas fails to clone it.
+    let test = Test::new().unprivileged().file("not-a-meta-qcom/README", "not a repository\n");
+    let missing = format!("file://{}/not-a-meta-qcom", test.path().display());
     let run = test
         .path_prepend(crate::harness::venv().join("bin"))
         .args(["image", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url", &missing])
@@ -120,10 +122,10 @@ fn image_when_kas_cannot_fetch_shows_kas_last_lines() {
         .code_is(1);
     let stderr = run.stderr();
     assert!(
-        stderr.contains("warning: build of qcom-multimedia-image for rb3gen2-core-kit failed"),
+        stderr.contains("error: build of qcom-multimedia-image for rb3gen2-core-kit failed"),
         "{stderr}"
     );
     assert!(stderr.contains("last lines of output (exit code"), "{stderr}");
-    assert!(stderr.contains("no-such-meta-qcom"), "{stderr}");
+    assert!(stderr.contains("not-a-meta-qcom"), "{stderr}");
     assert_eq!(run.stdout(), "");
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::fixtures::{Bitbake, Fixtures};
-use crate::harness::{Test, venv};
+use crate::harness::{Test, Unprivileged, venv};
 
 /// The FAKE bitbake. `@CONTROL@` is the folder where it records what it saw and reads its
 /// mode (`ok`, `fail`, `sleep`, or `drop-rt`: a kernel config without PREEMPT_RT): kas gives BitBake a fresh environment, so a file is the only
@@ -97,6 +97,9 @@ impl Project {
         let script = FAKE_BITBAKE.replace("@CONTROL@", &control.to_string_lossy());
         let fixtures = Fixtures::create(&root.join("repos"), Bitbake::Fake(&script));
         std::fs::create_dir_all(root.join("proj")).unwrap();
+        // kas and BitBake run as the unprivileged test user (BitBake refuses root, and so does
+        // rtbuild's preflight), who must own the repos, the project and the control folder.
+        Unprivileged::get().own(&root);
         Project { _dir: dir, root, control, fixtures }
     }
 
@@ -115,7 +118,11 @@ impl Project {
             self.fixtures.url("meta-qcom"),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
-        Test::new().cwd(self.root.join("proj")).path_prepend(venv().join("bin")).args(args)
+        Test::new()
+            .unprivileged()
+            .cwd(self.root.join("proj"))
+            .path_prepend(venv().join("bin"))
+            .args(args)
     }
 
     pub fn recorded(&self, name: &str) -> String {
@@ -261,7 +268,10 @@ fn image_with_fake_bitbake_sigint_stops_kas_and_bitbake_without_orphans() {
     // The harness waits for the end; this test drives the process itself to interrupt it.
     let mut path = vec![venv().join("bin")];
     path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
-    let mut child = Command::new(crate::harness::rtbuild_bin())
+    // As the unprivileged test user, like every build (setpriv execs rtbuild: same pid).
+    let mut child = Command::new("setpriv")
+        .args(Unprivileged::get().setpriv_args())
+        .arg(crate::harness::rtbuild_bin())
         .args(["image", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url"])
         .arg(project.fixtures.url("meta-qcom"))
         .current_dir(project.root.join("proj"))
@@ -332,6 +342,7 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
         format!("command -v bitbake > '{}' && pwd >> '{}'", marker.display(), marker.display());
     project.image("rb3gen2-core-kit", &[]).run().success();
     let run = Test::new()
+        .unprivileged()
         .cwd(project.root.join("proj"))
         .path_prepend(venv().join("bin"))
         .env("SHELL", "/bin/sh")
@@ -362,7 +373,9 @@ fn image_with_real_bitbake_parse_only_streams_progress_and_leaves_no_server() {
     let dir = tempfile::Builder::new().prefix("rtbuild-real").tempdir().unwrap();
     let fixtures = Fixtures::create(&dir.path().join("repos"), Bitbake::Real);
     std::fs::create_dir_all(dir.path().join("proj")).unwrap();
+    Unprivileged::get().own(dir.path());
     let run = Test::new()
+        .unprivileged()
         .cwd(dir.path().join("proj"))
         .path_prepend(venv().join("bin"))
         .args(["image", "--plain", "--machine", "rb3gen2-core-kit", "--bitbake-args", "-p"])
@@ -475,6 +488,7 @@ fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
     project.image("rb3gen2-core-kit", &[]).run().success();
     let proj = project.root.join("proj");
     let bundled = Test::new()
+        .unprivileged()
         .cwd(&proj)
         .args(["bundle", "--machine", "rb3gen2-core-kit"])
         .run()
@@ -483,6 +497,7 @@ fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
     let archive = std::path::PathBuf::from(bundled.stdout().lines().next().unwrap_or_default());
     assert!(archive.starts_with(proj.join("rtbuild/rb3gen2-core-kit/bundle")), "{archive:?}");
     let locked = Test::new()
+        .unprivileged()
         .cwd(&proj)
         .path_prepend(venv().join("bin"))
         .args(["lock", "--machine", "rb3gen2-core-kit"])

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod bundle;
+mod doctor;
 mod fixtures;
 mod generate_cli;
 mod generate_kas;
@@ -12,6 +13,7 @@ mod harness;
 mod image_errors;
 mod image_fake_bitbake;
 mod kconfig_check;
+mod kernel_source;
 mod lava;
 mod lock;
 mod machines;
@@ -22,7 +24,9 @@ mod reproducers;
 mod rt_suite;
 mod sshd;
 mod testrun;
+mod testrun_abort;
 mod tune_cli;
 mod upstream;
 mod verify;
+mod verify_kconfig;
 mod verify_remote;

@@ -15,7 +15,11 @@ fn matrix(project: &Project, extra: &[&str]) -> Test {
         project.fixtures.url("meta-qcom"),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    Test::new().cwd(project.root.join("proj")).path_prepend(venv().join("bin")).args(args)
+    Test::new()
+        .unprivileged()
+        .cwd(project.root.join("proj"))
+        .path_prepend(venv().join("bin"))
+        .args(args)
 }
 
 #[test]

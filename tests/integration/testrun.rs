@@ -13,7 +13,7 @@ use crate::harness::{Test, rtbuild_bin};
 use crate::sshd::Sshd;
 use crate::tune_cli::fake_tree;
 
-fn run_json(dir: &Path) -> Value {
+pub(crate) fn run_json(dir: &Path) -> Value {
     serde_json::from_str(&fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
 }
 
@@ -353,7 +353,7 @@ fn interrupt_case(host: &[String], root: &Path, tmp: &Path) {
 }
 
 /// Sends a signal with the system `kill` (the test crate forbids unsafe code).
-fn unsafe_kill(pid: u32, signal: &str) {
+pub(crate) fn unsafe_kill(pid: u32, signal: &str) {
     let status =
         Command::new("kill").args([format!("-{signal}"), pid.to_string()]).status().unwrap();
     assert!(status.success());
@@ -402,7 +402,7 @@ fn an_unknown_host_key_is_refused() {
 }
 
 /// PIDs of the live `name` processes whose argument list holds `args` in a row.
-fn processes_with_args(name: &str, args: &[&str]) -> Vec<u32> {
+pub(crate) fn processes_with_args(name: &str, args: &[&str]) -> Vec<u32> {
     let mut pids = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };

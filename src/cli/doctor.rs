@@ -1,0 +1,105 @@
+//! `rtbuild doctor`: is this host ready to build? Every check `image`, `matrix` and `shell`
+//! run before kas starts, each with its fix. Exit 0 ready, 2 not ready.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::PlanArgs;
+use crate::doctor::{self, Facts, Report, Status, Target};
+use crate::exit::Exit;
+use crate::runner::System;
+use crate::ui::Ui;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Machine and build options, as for `rtbuild image`; with a machine, its repositories are
+    /// checked and its output folder decides the work folder.
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Output folder, as for `rtbuild image` [default: rtbuild/<machine>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// The kas program to check [default: `kas` on PATH].
+    #[arg(long, value_name = "PATH")]
+    pub kas: Option<PathBuf>,
+    /// Check for a build through kas-container with docker or podman instead of on the host.
+    #[arg(long, value_name = "ENGINE", num_args = 0..=1, default_missing_value = "auto")]
+    pub container: Option<String>,
+}
+
+pub fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let build = super::image::BuildArgs {
+        kas: args.kas.clone(),
+        container: args.container.clone(),
+        ..Default::default()
+    };
+    let engine = build.engine()?;
+    let target = target(&args, engine)?;
+    let path = doctor::facts::search_path();
+    let kas = doctor::facts::find_kas(args.kas.as_deref(), &System);
+    let facts = Facts::gather(&target, kas, Some(&path), &System);
+    let report = doctor::run(&facts, &target, false);
+    if ui.json() {
+        ui.out_json(&report)?;
+    } else {
+        for line in lines(&report) {
+            ui.out(line);
+        }
+    }
+    Ok(if report.ready { Exit::Ok } else { Exit::Usage })
+}
+
+/// The folders and repositories to check: the machine's build when one is given (flag or
+/// `rtbuild.yaml`), else the default work folder and meta-qcom's base repositories.
+fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> anyhow::Result<Target> {
+    let request = args.plan.request()?;
+    if request.machine.is_some() {
+        let plan = args.plan.plan()?;
+        let out = args.out.clone().unwrap_or_else(|| crate::generate::default_out(&plan));
+        return Ok(doctor::target_for(&plan, &out, engine));
+    }
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("rtbuild/machine"));
+    let out = std::path::absolute(&out).unwrap_or(out);
+    let work = out.parent().map(PathBuf::from).unwrap_or(out.clone());
+    let dirs = crate::build::caches::CacheDirs::resolve(
+        None,
+        None,
+        std::env::var_os("DL_DIR").map(PathBuf::from),
+        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
+        &work,
+    );
+    let url = request.meta_qcom_url.unwrap_or_else(|| crate::plan::META_QCOM_URL.to_string());
+    Ok(Target {
+        urls: doctor::repos::urls(&url, &work, &["ci/base.yml"]),
+        work,
+        dl_dir: dirs.dl_dir,
+        sstate_dir: dirs.sstate_dir,
+        container: engine,
+    })
+}
+
+/// One line per check (`ok`, `warning`, `problem`), the fix under each that has one, then the
+/// verdict.
+fn lines(report: &Report) -> Vec<String> {
+    let mut lines = Vec::new();
+    for check in &report.checks {
+        let status = match check.status {
+            Status::Ok => "ok",
+            Status::Warning => "warning",
+            Status::Problem => "problem",
+        };
+        lines.push(format!("{status:<8} {:<10} {}", check.check, check.message));
+        if check.status != Status::Ok
+            && let Some(fix) = &check.fix
+        {
+            lines.push(format!("{:<8} {:<10} fix: {fix}", "", ""));
+        }
+    }
+    lines.push(match report.problems.len() {
+        0 => "ready to build".to_string(),
+        1 => "not ready: 1 problem".to_string(),
+        n => format!("not ready: {n} problems"),
+    });
+    lines
+}

@@ -1,0 +1,434 @@
+//! Is this host ready to build? `rtbuild doctor`, and the same preflight that `image`, `matrix`
+//! and `shell` run before kas is started.
+//!
+//! 1. [`facts::Facts::gather`] reads the host once: user, PATH, locales, python3, git, kas (or
+//!    kas-container and the container engine), free space, inotify and open-file limits;
+//! 2. [`evaluate`] turns the facts into [`Check`]s, each `ok`, `warning` or `problem`, with the
+//!    fix a user can act on (pure: unit-tested without touching the host);
+//! 3. [`repos::check`] asks whether the repositories kas will clone answer (the only check that
+//!    may touch the network; skipped when mirrors cover them).
+//!
+//! A problem makes the host not ready (exit 2); a warning is printed and the build goes on.
+
+pub mod disk;
+pub mod facts;
+pub mod host_packages;
+pub mod hosttools;
+pub mod repos;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+pub use facts::Facts;
+
+#[cfg(test)]
+use crate::build::kas::KasVersion;
+use crate::build::kas::PINNED_KAS;
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    /// Worth knowing; the build can still start.
+    Warning,
+    /// The build cannot work until this is fixed.
+    Problem,
+}
+
+/// One check's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// A stable id: `user`, `locale`, `hosttools`, `python3`, `git`, `kas`, `container`,
+    /// `disk`, `inotify`, `open-files`, `repos`.
+    pub check: &'static str,
+    pub status: Status,
+    pub message: String,
+    /// What to do about it (`None` when there is nothing to do).
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn ok(check: &'static str, message: impl Into<String>) -> Check {
+        Check { check, status: Status::Ok, message: message.into(), fix: None }
+    }
+
+    fn problem(check: &'static str, message: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check { check, status: Status::Problem, message: message.into(), fix: Some(fix.into()) }
+    }
+
+    fn warning(check: &'static str, message: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check { check, status: Status::Warning, message: message.into(), fix: Some(fix.into()) }
+    }
+
+    /// `<message>; <fix>`: the one line a user reads.
+    pub fn line(&self) -> String {
+        match &self.fix {
+            Some(fix) => format!("{}; {fix}", self.message),
+            None => self.message.clone(),
+        }
+    }
+}
+
+/// A problem as `--json` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub check: &'static str,
+    pub message: String,
+    pub fix: String,
+}
+
+/// `rtbuild doctor --json`: `{"ready", "problems": [{check, message, fix}], "checks": [...]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    pub ready: bool,
+    pub problems: Vec<Problem>,
+    pub checks: Vec<Check>,
+}
+
+impl Report {
+    pub fn new(checks: Vec<Check>) -> Report {
+        let problems: Vec<Problem> = checks
+            .iter()
+            .filter(|c| c.status == Status::Problem)
+            .map(|c| Problem {
+                check: c.check,
+                message: c.message.clone(),
+                fix: c.fix.clone().unwrap_or_default(),
+            })
+            .collect();
+        Report { ready: problems.is_empty(), problems, checks }
+    }
+
+    pub fn warnings(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| c.status == Status::Warning)
+    }
+}
+
+/// The container engines `--container` accepts (kas-container's `KAS_CONTAINER_ENGINE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    Docker,
+    Podman,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Docker => "docker",
+            Engine::Podman => "podman",
+        }
+    }
+
+    /// `docker`, `podman`; anything else is refused with the accepted names.
+    pub fn parse(value: &str) -> Result<Engine, String> {
+        match value {
+            "docker" => Ok(Engine::Docker),
+            "podman" => Ok(Engine::Podman),
+            other => Err(format!(
+                "unknown container engine `{}`; use --container docker or --container podman \
+                 (or --container alone to use whichever is installed)",
+                crate::build::caches::printable(other)
+            )),
+        }
+    }
+}
+
+/// What is being prepared: where the build's folders are and how kas runs.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// `KAS_WORK_DIR`: the cloned layers and the per-machine output folders.
+    pub work: PathBuf,
+    pub dl_dir: PathBuf,
+    pub sstate_dir: PathBuf,
+    /// The build runs through kas-container with this engine, not on the host.
+    pub container: Option<Engine>,
+    /// The repositories kas will clone.
+    pub urls: Vec<String>,
+}
+
+/// The oldest Python BitBake 2.18 runs on (its `lib/bb/__init__.py`, oe-core's sanity check).
+pub const MIN_PYTHON: (u32, u32) = (3, 9);
+/// oe-core `sanity.bbclass` `check_git_version`: older git "has bugs which will break builds".
+pub const MIN_GIT: [u32; 4] = [1, 8, 3, 1];
+/// Below this `fs.inotify.max_user_watches`, tools that watch a build tree (devtool, editors,
+/// file managers) fail with "no space left on device".
+pub const MIN_INOTIFY_WATCHES: u64 = 65536;
+/// Below this many open files per process, BitBake's parallel tasks can fail with EMFILE.
+pub const MIN_OPEN_FILES: u64 = 1024;
+
+/// Every check that needs no network, from the gathered facts.
+pub fn evaluate(facts: &Facts, target: &Target) -> Vec<Check> {
+    let mut checks = vec![user(facts, target)];
+    match target.container {
+        None => {
+            checks.push(locale(facts));
+            checks.push(hosttools(facts));
+            checks.push(python(facts));
+            checks.push(git(facts));
+            checks.push(kas(facts));
+        }
+        Some(engine) => checks.push(container(facts, engine)),
+    }
+    checks.extend(disk::evaluate(&facts.disks));
+    if target.container.is_none() {
+        checks.push(inotify(facts));
+        checks.push(open_files(facts));
+    }
+    checks
+}
+
+fn user(facts: &Facts, target: &Target) -> Check {
+    if facts.uid != 0 {
+        return Check::ok("user", format!("running as uid {}, not root", facts.uid));
+    }
+    match target.container {
+        None => Check::problem(
+            "user",
+            "running as root, and BitBake refuses root (oe-core sanity.bbclass: \"Do not use \
+             Bitbake as root.\")",
+            "run rtbuild as an ordinary user (e.g. `runuser -u USER -- rtbuild …`), or build \
+             in a container with --container as a user allowed to run docker or podman",
+        ),
+        Some(_) => Check::problem(
+            "user",
+            "running as root: kas-container refuses root (\"Running as root - may break certain \
+             recipes\"), and its image would run BitBake as root, which BitBake refuses",
+            "run rtbuild --container as an ordinary user in the `docker` group, or with \
+             rootless podman",
+        ),
+    }
+}
+
+fn locale(facts: &Facts) -> Check {
+    let has = facts.locales.iter().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l == "en_us.utf8" || l == "en_us.utf-8"
+    });
+    if has {
+        return Check::ok("locale", "en_US.UTF-8 is available");
+    }
+    Check::problem(
+        "locale",
+        "the en_US.UTF-8 locale is missing, and BitBake switches to it (oe-core sanity.bbclass)",
+        format!("{} (or `rtbuild setup --host`)", facts.os.locale_fix()),
+    )
+}
+
+fn hosttools(facts: &Facts) -> Check {
+    let tools = &facts.hosttools;
+    if tools.missing.is_empty() {
+        return Check::ok(
+            "hosttools",
+            format!("all {} HOSTTOOLS are on PATH ({})", tools.names.len(), tools.source),
+        );
+    }
+    let packages = host_packages::packages_for(&tools.missing, facts.os);
+    Check::problem(
+        "hosttools",
+        format!(
+            "{} HOSTTOOLS missing from PATH: {} ({})",
+            tools.missing.len(),
+            tools.missing.join(", "),
+            tools.source
+        ),
+        format!(
+            "install them with `{}` (Debian/Ubuntu: {}; Fedora: {}), or run `rtbuild setup --host`",
+            facts.os.install_command(&packages),
+            host_packages::packages_for(&tools.missing, host_packages::Os::Debian).join(" "),
+            host_packages::packages_for(&tools.missing, host_packages::Os::Fedora).join(" "),
+        ),
+    )
+}
+
+fn python(facts: &Facts) -> Check {
+    let install = facts.os.install_command(&["python3".to_string()]);
+    match &facts.python {
+        None => Check::problem(
+            "python3",
+            "python3 is not on PATH; BitBake and kas are Python programs",
+            format!("install it with `{install}`"),
+        ),
+        Some(version) if version_at_least(version, &[MIN_PYTHON.0, MIN_PYTHON.1]) => {
+            Check::ok("python3", format!("python3 {version}"))
+        }
+        Some(version) => Check::problem(
+            "python3",
+            format!(
+                "python3 {version} is too old; BitBake 2.18 needs Python {}.{} or newer",
+                MIN_PYTHON.0, MIN_PYTHON.1
+            ),
+            "use a newer distribution (Debian 12 ships 3.11) or put a newer python3 first on PATH",
+        ),
+    }
+}
+
+fn git(facts: &Facts) -> Check {
+    match &facts.git {
+        None => Check::problem(
+            "git",
+            "git is not on PATH; kas clones every layer with it",
+            format!("install it with `{}`", facts.os.install_command(&["git".to_string()])),
+        ),
+        Some(version) if version_at_least(version, &MIN_GIT) => {
+            Check::ok("git", format!("git {version}"))
+        }
+        Some(version) => Check::problem(
+            "git",
+            format!("git {version} is older than 1.8.3.1, which oe-core refuses"),
+            format!("install a newer git with `{}`", facts.os.install_command(&["git".into()])),
+        ),
+    }
+}
+
+fn kas(facts: &Facts) -> Check {
+    match &facts.kas {
+        Ok(found) if found.version.to_string() == PINNED_KAS => {
+            Check::ok("kas", format!("kas {} at {}", found.version, found.program.display()))
+        }
+        Ok(found) => Check::warning(
+            "kas",
+            format!(
+                "kas {} at {} works, but rtbuild is tested with kas {PINNED_KAS}",
+                found.version,
+                found.program.display()
+            ),
+            format!("`pip install kas=={PINNED_KAS}` or `rtbuild setup` for the tested version"),
+        ),
+        Err(err) => {
+            let text = err.to_string();
+            let (message, fix) = text.split_once("; ").unwrap_or((&text, ""));
+            Check::problem("kas", message, fix)
+        }
+    }
+}
+
+fn container(facts: &Facts, engine: Engine) -> Check {
+    let Some(container) = &facts.container else {
+        return Check::problem(
+            "container",
+            "kas-container was not found beside kas nor on PATH",
+            format!("{} (kas-container ships with kas)", crate::build::kas::install_hint()),
+        );
+    };
+    if !container.engine_found {
+        return Check::problem(
+            "container",
+            format!(
+                "--container {} was asked for, but `{}` is not on PATH",
+                engine.name(),
+                engine.name()
+            ),
+            format!(
+                "install {} (Debian: `apt-get install {}`), or pick the other engine",
+                engine.name(),
+                if engine == Engine::Docker { "docker.io" } else { "podman" }
+            ),
+        );
+    }
+    Check::ok(
+        "container",
+        format!(
+            "{} with {} (image ghcr.io/siemens/kas/kas:{PINNED_KAS})",
+            container.program.display(),
+            engine.name()
+        ),
+    )
+}
+
+fn inotify(facts: &Facts) -> Check {
+    match facts.inotify_watches {
+        Some(n) if n < MIN_INOTIFY_WATCHES => Check::warning(
+            "inotify",
+            format!("fs.inotify.max_user_watches is {n}, below {MIN_INOTIFY_WATCHES}"),
+            "raise it with `sudo sysctl fs.inotify.max_user_watches=524288` and keep it in \
+             /etc/sysctl.d/90-rtbuild.conf",
+        ),
+        Some(n) => Check::ok("inotify", format!("fs.inotify.max_user_watches is {n}")),
+        None => Check::ok("inotify", "fs.inotify.max_user_watches is not readable here"),
+    }
+}
+
+fn open_files(facts: &Facts) -> Check {
+    match facts.open_files {
+        Some((soft, hard)) if soft < MIN_OPEN_FILES => Check::warning(
+            "open-files",
+            format!("the open-file limit is {soft}, below {MIN_OPEN_FILES}"),
+            match hard {
+                Some(hard) if hard > soft => format!("raise it with `ulimit -n {hard}`"),
+                _ => "raise `nofile` in /etc/security/limits.conf, then log in again".to_string(),
+            },
+        ),
+        Some((soft, _)) => Check::ok("open-files", format!("the open-file limit is {soft}")),
+        None => Check::ok("open-files", "the open-file limit is not known"),
+    }
+}
+
+/// `3.11.7` ≥ `[3, 9]`; a part that is not a number ends the comparison there (`2.39.2.windows`).
+pub fn version_at_least(version: &str, min: &[u32]) -> bool {
+    let parts: Vec<u32> =
+        version.split('.').map_while(|p| p.trim().parse().ok()).take(min.len()).collect();
+    let mut padded = parts.clone();
+    padded.resize(min.len(), 0);
+    padded.as_slice() >= min
+}
+
+/// Every check: the local ones, then the repositories unless a local check already failed and
+/// `stop_early` is set (the preflight stops in well under a second when, say, it runs as root).
+pub fn run(facts: &Facts, target: &Target, stop_early: bool) -> Report {
+    let mut checks = evaluate(facts, target);
+    let failed = checks.iter().any(|c| c.status == Status::Problem);
+    if !(failed && stop_early) {
+        checks.push(repos::check(&target.urls, facts.kas_premirrors.as_deref()));
+    }
+    Report::new(checks)
+}
+
+/// The host is not ready: each problem becomes one `error: <message>; <fix>` line (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .problems.iter().map(|p| format!("{}; {}", p.message, p.fix)).collect::<Vec<_>>().join("\nerror: "))]
+pub struct NotReady {
+    pub problems: Vec<Problem>,
+}
+
+/// The folders and repositories a build of `plan` into `out` uses.
+pub fn target_for(
+    plan: &crate::plan::Plan,
+    out: &std::path::Path,
+    container: Option<Engine>,
+) -> Target {
+    let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
+    let work = out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone());
+    let dirs = crate::build::caches::CacheDirs::resolve(
+        plan.dl_dir.as_ref().map(|p| p.as_path()),
+        plan.sstate_dir.as_ref().map(|p| p.as_path()),
+        std::env::var_os("DL_DIR").map(PathBuf::from),
+        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
+        &work,
+    );
+    let mut files = vec![plan.machine.kas_file.as_str(), crate::plan::KERNEL_KAS_FILE];
+    files.extend(plan.distro.kas_file());
+    let urls = repos::urls(&plan.meta_qcom.url.to_string(), &work, &files);
+    Target { work, dl_dir: dirs.dl_dir, sstate_dir: dirs.sstate_dir, container, urls }
+}
+
+/// The preflight `image`, `matrix` and `shell` run before kas starts: warnings are printed, and
+/// any problem stops the command with [`NotReady`] (exit 2) before anything is generated.
+pub fn preflight(
+    target: &Target,
+    kas: Result<crate::build::kas::Kas, crate::build::BuildError>,
+    ui: &crate::ui::Ui,
+) -> Result<(), NotReady> {
+    let path = facts::search_path();
+    let facts = Facts::gather(target, kas, Some(&path), &crate::runner::System);
+    let report = run(&facts, target, true);
+    for warning in report.warnings() {
+        ui.warn(warning.line());
+    }
+    if report.ready { Ok(()) } else { Err(NotReady { problems: report.problems }) }
+}
+
+#[cfg(test)]
+mod tests;

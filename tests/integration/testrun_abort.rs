@@ -1,0 +1,124 @@
+//! Issue 13 item 6: a second Ctrl-C during `rtbuild test` skips the niceties but still kills
+//! the load and the priority-99 cyclictest (locally and over ssh), removes the target's
+//! `/tmp/rtbuild-test.*` folder, keeps the running scenario's JSON and marks `run.json`
+//! interrupted. Real cyclictest and stress-ng; the checks are about what is left running and
+//! what is on disk, never latency.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::harness::rtbuild_bin;
+use crate::sshd::Sshd;
+use crate::testrun::{alive, measuring, processes_with_args, run_json, unsafe_kill};
+use crate::tune_cli::fake_tree;
+
+#[test]
+fn a_second_ctrl_c_kills_cyclictest_and_the_load_and_marks_the_run_interrupted_locally() {
+    let _one_at_a_time = measuring();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    fake_tree(&root, "0-1");
+    double_interrupt(&["--local".to_string()], &root, tmp.path());
+}
+
+#[test]
+fn a_second_ctrl_c_kills_cyclictest_and_the_load_over_ssh() {
+    let _one_at_a_time = measuring();
+    let sshd = Sshd::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    fake_tree(&root, "0-1");
+    let config = sshd.config_with_sysroot(&root);
+    let host =
+        ["--target".to_string(), sshd.url(), "--ssh-config".into(), config.display().to_string()];
+    double_interrupt(&host, &root, tmp.path());
+}
+
+/// The target's state folder of the run, from the cyclictest command `run.json` records.
+fn state_dir(out: &Path) -> PathBuf {
+    let json = run_json(out);
+    let argv = json["scenarios"][0]["argv"]["cyclictest"].as_array().unwrap();
+    let arg = argv
+        .iter()
+        .filter_map(|a| a.as_str())
+        .find_map(|a| a.strip_prefix("--json="))
+        .unwrap_or_else(|| panic!("no --json= in {argv:?}"));
+    let dir = Path::new(arg).parent().unwrap().to_path_buf();
+    assert!(dir.starts_with("/tmp") && dir.to_string_lossy().contains("rtbuild-test."), "{arg}");
+    dir
+}
+
+/// Starts a 60 s stress run, sends SIGINT twice in a row once it measures, and checks that
+/// nothing is left running and what is on disk.
+fn double_interrupt(host: &[String], root: &Path, tmp: &Path) {
+    let out = tmp.join("res");
+    let mut child = Command::new(rtbuild_bin())
+        .arg("test")
+        .args(host)
+        .args(["--rt-cpus", "1", "--scenario", "stress,idle", "--duration", "60s"])
+        .args(["--histogram-us", "200000", "--out"])
+        .arg(&out)
+        .env("RTBUILD_SYSROOT", root)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // This run's stress-ng is the one whose timeout is the run's length plus two minutes.
+    let start = Instant::now();
+    let load = loop {
+        let load = processes_with_args("stress-ng", &["--timeout", "180s"]);
+        if !load.is_empty() && out.join("raw/stress.hist.txt").exists() {
+            break load;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the run never started measuring");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let state = state_dir(&out);
+    let json_arg = format!("--json={}", state.join("stress.json").display());
+    let cyclictest = loop {
+        let found = processes_with_args("cyclictest", &[&json_arg]);
+        if !found.is_empty() {
+            break found;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "cyclictest never started");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::thread::sleep(Duration::from_secs(2));
+
+    unsafe_kill(child.id(), "INT");
+    std::thread::sleep(Duration::from_millis(50));
+    unsafe_kill(child.id(), "INT");
+    let deadline = Instant::now() + Duration::from_secs(45);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("rtbuild did not exit within 45 s of the second Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted again: killing cyclictest and the load"), "{stderr}");
+
+    for pid in load.iter().chain(&cyclictest) {
+        assert!(!alive(u64::from(*pid)), "process {pid} left running\n{stderr}");
+    }
+    assert!(processes_with_args("stress-ng", &["--timeout", "180s"]).is_empty(), "{stderr}");
+    assert!(processes_with_args("cyclictest", &[&json_arg]).is_empty(), "{stderr}");
+    assert!(!state.exists(), "{} left behind\n{stderr}", state.display());
+
+    let json = run_json(&out);
+    assert_eq!(json["state"], "interrupted", "{json}");
+    assert_eq!(json["verdict"], "invalid", "{json}");
+    let s = &json["scenarios"][0];
+    assert_eq!(s["name"], "stress");
+    assert_eq!(s["state"], "interrupted", "{json}");
+    assert!(json["scenarios"].as_array().unwrap().len() == 1, "idle must not start: {json}");
+    let kept = std::fs::read_to_string(out.join("raw/stress.json")).unwrap_or_default();
+    assert!(kept.contains("\"thread\""), "the scenario's JSON was not kept: {kept:?}\n{stderr}");
+}
