@@ -23,20 +23,28 @@ const PALETTE: [RGBColor; 8] = [
 /// are clipped at the edge instead, so the chart ends on any input.
 const AXIS_LIMIT_US: f64 = 1e15;
 
-/// The chart for one scenario's threads, or `None` when no thread has a histogram.
+/// The chart for one scenario's threads, or `None` when no thread has a histogram. The x axis
+/// ends just past the highest latency with samples (or the threshold, or the histogram limit
+/// when samples overflowed it, marked as a dashed line); when that is far beyond where most
+/// samples lie, the x axis is logarithmic so the bulk and the tail both stay readable.
 pub fn latency_svg(threads: &[ThreadReport], threshold_us: f64) -> Option<String> {
     let drawn: Vec<&ThreadReport> = threads.iter().filter(|t| !t.buckets.is_empty()).collect();
     if drawn.is_empty() {
         return None;
     }
     let on_axis = |v: f64| if v.is_nan() { 0.0 } else { v.clamp(0.0, AXIS_LIMIT_US) };
-    let top = drawn.iter().flat_map(|t| t.buckets.iter().map(|b| on_axis(b.0))).fold(0.0, f64::max);
+    let filled = || drawn.iter().flat_map(|t| t.buckets.iter().filter(|b| b.1 > 0));
+    let top = filled().map(|b| on_axis(b.0)).fold(0.0, f64::max);
     let threshold_us = on_axis(threshold_us);
-    let x_max = (top.max(threshold_us) * 1.05 + 1.0).ceil();
-    let y_max =
-        drawn.iter().flat_map(|t| t.buckets.iter().map(|b| b.1)).max().unwrap_or(1) as f64 * 2.0;
+    let overflow = overflow_mark(&drawn).map(|(limit, n)| (on_axis(limit), n));
+    let right = top.max(threshold_us).max(overflow.map_or(0.0, |o| o.0));
+    let x_max = (right * 1.05 + 1.0).ceil();
+    let median = weighted_median(filled().map(|b| (on_axis(b.0), b.1)));
+    let log_x = x_max > 100.0 * median.max(1.0);
+    let y_max = filled().map(|b| b.1).max().unwrap_or(1) as f64 * 2.0;
     let mut svg = String::new();
-    let result = draw(&mut svg, &drawn, threshold_us, x_max, y_max.max(10.0));
+    let plot = Plot { threshold_us, x_max, y_max: y_max.max(10.0), log_x, overflow };
+    let result = draw(&mut svg, &drawn, &plot);
     Some(match result {
         Ok(()) => svg,
         Err(message) => format!(
@@ -46,69 +54,153 @@ pub fn latency_svg(threads: &[ThreadReport], threshold_us: f64) -> Option<String
     })
 }
 
-fn draw(
-    svg: &mut String,
-    threads: &[&ThreadReport],
+struct Plot {
     threshold_us: f64,
     x_max: f64,
     y_max: f64,
-) -> Result<(), String> {
+    log_x: bool,
+    /// The lowest histogram limit that samples overflowed, and how many did.
+    overflow: Option<(f64, u64)>,
+}
+
+/// Where the histogram stopped counting, when samples overflowed it.
+fn overflow_mark(threads: &[&ThreadReport]) -> Option<(f64, u64)> {
+    let over: Vec<&&ThreadReport> = threads.iter().filter(|t| t.overflows > 0).collect();
+    let total = over.iter().fold(0u64, |a, t| a.saturating_add(t.overflows));
+    let limit = over.iter().filter_map(|t| t.percentiles_at_least_us).fold(f64::INFINITY, f64::min);
+    (total > 0 && limit.is_finite()).then_some((limit, total))
+}
+
+fn weighted_median(buckets: impl Iterator<Item = (f64, u64)> + Clone) -> f64 {
+    let total: u64 = buckets.clone().fold(0u64, |a, b| a.saturating_add(b.1));
+    let mut sorted: Vec<(f64, u64)> = buckets.collect();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut seen = 0u64;
+    for (value, count) in sorted {
+        seen = seen.saturating_add(count);
+        if seen.saturating_mul(2) >= total {
+            return value;
+        }
+    }
+    0.0
+}
+
+/// The lowest x a logarithmic axis shows; steps below it are drawn at it.
+const LOG_X_FLOOR: f64 = 0.5;
+
+fn draw(svg: &mut String, threads: &[&ThreadReport], plot: &Plot) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let root = SVGBackend::with_string(svg, (860, 400)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0f64..x_max, (0.8f64..y_max).log_scale())
-        .map_err(|e| err(&e))?;
-    chart
-        .configure_mesh()
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .x_desc("Latency (µs)")
-        .y_desc("Number of samples")
-        .draw()
-        .map_err(|e| err(&e))?;
-    for (i, thread) in threads.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let label = match (thread.cpu, thread.thread) {
-            (Some(cpu), _) => format!("CPU{cpu}"),
-            (None, Some(t)) => format!("thread {t}"),
-            _ => "all".to_string(),
-        };
-        let max = thread.max_us.map_or_else(|| "?".to_string(), fmt);
-        let label = if thread.overflows > 0 {
-            let floor = thread.percentiles_at_least_us.map_or_else(String::new, fmt);
-            format!("{label}: max {max} µs, {} samples ≥ {floor} µs", thread.overflows)
-        } else {
-            format!("{label}: max {max} µs")
-        };
-        chart
-            .draw_series(LineSeries::new(steps(&thread.buckets), color.stroke_width(1)))
-            .map_err(|e| err(&e))?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-            });
+    let mut builder = ChartBuilder::on(&root);
+    builder.margin(12).x_label_area_size(40).y_label_area_size(64);
+    let y_range = (0.8f64..plot.y_max).log_scale();
+    // The same drawing on a linear or a logarithmic x axis (two coordinate types).
+    macro_rules! chart_on {
+        ($chart:ident, $x_floor:expr, $x_desc:expr) => {{
+            let x_floor: f64 = $x_floor;
+            let fit = |points: Vec<(f64, f64)>| -> Vec<(f64, f64)> {
+                points.into_iter().map(|(x, y)| (x.max(x_floor), y)).collect()
+            };
+            $chart
+                .configure_mesh()
+                .x_label_formatter(&|v| format!("{v:.0}"))
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .x_desc($x_desc)
+                .y_desc("Number of samples")
+                .draw()
+                .map_err(|e| err(&e))?;
+            for (i, thread) in threads.iter().enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                $chart
+                    .draw_series(LineSeries::new(
+                        fit(steps(&thread.buckets)),
+                        color.stroke_width(1),
+                    ))
+                    .map_err(|e| err(&e))?
+                    .label(series_label(thread))
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                    });
+            }
+            let threshold = plot.threshold_us.max(x_floor);
+            $chart
+                .draw_series(LineSeries::new(
+                    vec![(threshold, 0.8), (threshold, plot.y_max)],
+                    RED.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?
+                .label(format!("threshold {} µs", fmt(plot.threshold_us)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED.stroke_width(2)));
+            if let Some((limit, count)) = plot.overflow {
+                let limit_x = limit.max(x_floor);
+                let dashes: Vec<(f64, f64)> = dash_points(plot.y_max);
+                for pair in dashes.chunks(2) {
+                    $chart
+                        .draw_series(LineSeries::new(
+                            pair.iter().map(|(_, y)| (limit_x, *y)).collect::<Vec<_>>(),
+                            BLACK.stroke_width(2),
+                        ))
+                        .map_err(|e| err(&e))?;
+                }
+                $chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{count} samples ≥ {} µs (overflow)", fmt(limit)),
+                        (limit_x, plot.y_max / 3.0),
+                        ("sans-serif", 13).into_font().color(&BLACK),
+                    )))
+                    .map_err(|e| err(&e))?;
+            }
+            $chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| err(&e))?;
+        }};
     }
-    chart
-        .draw_series(LineSeries::new(
-            vec![(threshold_us, 0.8), (threshold_us, y_max)],
-            RED.stroke_width(2),
-        ))
-        .map_err(|e| err(&e))?
-        .label(format!("threshold {} µs", fmt(threshold_us)))
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED.stroke_width(2)));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| err(&e))?;
+    if plot.log_x {
+        let mut chart = builder
+            .build_cartesian_2d((LOG_X_FLOOR..plot.x_max.max(1.0)).log_scale(), y_range)
+            .map_err(|e| err(&e))?;
+        chart_on!(chart, LOG_X_FLOOR, "Latency (µs, logarithmic)");
+    } else {
+        let mut chart =
+            builder.build_cartesian_2d(0f64..plot.x_max, y_range).map_err(|e| err(&e))?;
+        chart_on!(chart, f64::NEG_INFINITY, "Latency (µs)");
+    }
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// Short vertical dash segments (pairs of points) from the floor to `y_max`, evenly on a log
+/// y axis.
+fn dash_points(y_max: f64) -> Vec<(f64, f64)> {
+    let (lo, hi) = (0.8f64.ln(), y_max.ln());
+    let n = 12;
+    (0..n)
+        .flat_map(|i| {
+            let a = lo + (hi - lo) * (2 * i) as f64 / (2 * n) as f64;
+            let b = lo + (hi - lo) * (2 * i + 1) as f64 / (2 * n) as f64;
+            [(0.0, a.exp()), (0.0, b.exp())]
+        })
+        .collect()
+}
+
+fn series_label(thread: &ThreadReport) -> String {
+    let label = match (thread.cpu, thread.thread) {
+        (Some(cpu), _) => format!("CPU{cpu}"),
+        (None, Some(t)) => format!("thread {t}"),
+        _ => "all".to_string(),
+    };
+    let max = thread.max_us.map_or_else(|| "?".to_string(), fmt);
+    if thread.overflows > 0 {
+        let floor = thread.percentiles_at_least_us.map_or_else(String::new, fmt);
+        format!("{label}: max {max} µs, {} samples ≥ {floor} µs", thread.overflows)
+    } else {
+        format!("{label}: max {max} µs")
+    }
 }
 
 /// A stepped outline of 1 µs bins (gnuplot `histeps`), dropping to the floor across gaps.
@@ -150,6 +242,38 @@ mod tests {
             .recv_timeout(std::time::Duration::from_secs(20))
             .unwrap_or_else(|_| panic!("chart hung on threshold {threshold_us}"));
         svg.expect("a thread with buckets is drawn")
+    }
+
+    /// Issue 14: a `-h 200000` histogram has empty buckets up to its limit; the x axis ends
+    /// at the data (here the 100 µs threshold), not at 200000.
+    #[test]
+    fn the_x_axis_fits_the_data_not_the_empty_histogram_range() {
+        let mut buckets: Vec<(f64, u64)> = (0..200_000).map(|v| (f64::from(v), 0)).collect();
+        buckets[5].1 = 900;
+        buckets[12].1 = 40;
+        let svg = svg_within_bound(buckets, 100.0);
+        let labels: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(labels.contains(&"100"), "an x label at the threshold");
+        assert!(!labels.contains(&"200000") && !labels.contains(&"150000"), "axis not stretched");
+        assert!(labels.contains(&"Latency (µs)") && !svg.contains("logarithmic"));
+    }
+
+    /// A wide range (bulk at 5-30 µs, one sample at 3992 µs) gets a logarithmic x axis, and
+    /// samples above the histogram are marked.
+    #[test]
+    fn a_wide_range_uses_a_log_x_axis_and_marks_the_overflow() {
+        let mut buckets: Vec<(f64, u64)> = (5..30).map(|v| (f64::from(v), 100)).collect();
+        buckets.push((3992.0, 1));
+        let thread = ThreadReport {
+            buckets,
+            overflows: 7,
+            percentiles_at_least_us: Some(4000.0),
+            max_us: Some(5210.0),
+            ..ThreadReport::default()
+        };
+        let svg = latency_svg(&[thread], 100.0).unwrap();
+        assert!(svg.contains("Latency (µs, logarithmic)"), "{svg}");
+        assert!(svg.contains("7 samples ≥ 4000 µs (overflow)"), "{svg}");
     }
 
     /// Issue 13 item 4: `report h2-idle.txt --threshold-us 1.72e308 --html x.html` never ended.

@@ -9,6 +9,7 @@ use super::chart::latency_svg;
 use super::judge::fmt;
 use super::junit::escape;
 use super::model::{InputReport, Report, ScenarioReport, ThreadReport, Verdict};
+use super::summary::{self, SummaryRow};
 use crate::rttests::Kind;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}\
@@ -16,7 +17,9 @@ h1{margin:0}.verdict{padding:1em 1.5em;border-radius:8px;color:#fff;margin-botto
 .PASS{background:#2e7d32}.FAIL{background:#c62828}.SKIPPED{background:#757575}td.wrap{white-space:normal;max-width:28em}.badge{font-weight:bold;padding:.1em .5em;border-radius:4px;color:#fff}\
 table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}\
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap;font-size:.9em}th{background:#f3f3f3}\
-td.l,th.l{text-align:left}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
+td.l,th.l{text-align:left}td.w{white-space:normal;overflow-wrap:anywhere;text-align:left}\
+pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere}\
+svg{max-width:100%;height:auto}tr.ref td{background:#eef3fb;font-style:italic}\
 section{border-top:1px solid #ddd;margin-top:2em}.warn{color:#a15c00}\
 .charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{flex:1 1 440px;margin:0;min-width:0}\
 .charts svg{width:100%;height:auto}figcaption{font-weight:bold;margin:.5em 0}";
@@ -50,6 +53,7 @@ pub fn render(report: &Report) -> String {
         out.push_str("</ul>");
     }
     out.push_str("</div>\n");
+    summary_html(&mut out, &report.summary);
     for input in &report.inputs {
         for scenario in &input.scenarios {
             scenario_html(&mut out, scenario, report, input.kind == "result-folder");
@@ -283,17 +287,90 @@ fn row(out: &mut String, label: &str, t: &ThreadReport) {
     );
 }
 
-/// Interrupts and fingerprint from `run.json`, shown generically whatever their shape.
+/// The summary, the first table after the verdict: one row per scenario and CPU, and the
+/// machine's published reference rows for comparison.
+fn summary_html(out: &mut String, rows: &[SummaryRow]) {
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"summary\"><h2>Summary (µs)</h2>\n<table><tr><th class=\"l\">scenario</th><th>cpu</th><th>samples</th><th>min</th><th>avg</th><th>max</th><th>p99.9</th><th class=\"l\">source</th></tr>\n");
+    for row in rows {
+        let reference = row.kind == "reference";
+        let _ = writeln!(
+            out,
+            "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"w\">{}</td></tr>",
+            if reference { " class=\"ref\"" } else { "" },
+            escape(&row.scenario),
+            summary::cpu_cell(row, "–"),
+            row.samples.map_or_else(|| "–".to_string(), |n| n.to_string()),
+            summary::cell(row.min_us, "–"),
+            summary::cell(row.avg_us, "–"),
+            summary::cell(row.max_us, "–"),
+            summary::p999_cell(row, "–"),
+            if reference { escape(&row.source) } else { "measured".to_string() },
+        );
+    }
+    out.push_str("</table></section>\n");
+}
+
+/// Interrupts (a table sorted by count) and the system fingerprint from `run.json`.
 fn extras_html(out: &mut String, input: &InputReport) {
-    for (title, value) in [
-        ("Interrupts on the RT CPUs", &input.interrupts),
-        ("System fingerprint", &input.fingerprint),
-    ] {
-        let Some(value) = value else { continue };
-        let _ = write!(out, "<section><h2>{title}</h2>");
+    if let Some(value) = &input.interrupts {
+        out.push_str("<section><h2>Interrupts on the RT CPUs</h2>");
+        interrupts_html(out, value);
+        out.push_str("</section>\n");
+    }
+    if let Some(value) = &input.fingerprint {
+        out.push_str("<section><h2>System fingerprint</h2>");
         json_html(out, value);
         out.push_str("</section>\n");
     }
+}
+
+/// `run.json` `interrupts` (`{scenario: [{irq, device, cpu, count, description}]}`): one table,
+/// biggest count first; anything of another shape is shown as it is.
+fn interrupts_html(out: &mut String, value: &serde_json::Value) {
+    let Some(map) = value.as_object() else {
+        json_html(out, value);
+        return;
+    };
+    let mut rows: Vec<(&str, &serde_json::Value)> = Vec::new();
+    for (scenario, list) in map {
+        match list.as_array() {
+            Some(items) => rows.extend(items.iter().map(|i| (scenario.as_str(), i))),
+            None => {
+                json_html(out, value);
+                return;
+            }
+        }
+    }
+    if rows.is_empty() {
+        out.push_str("<p>No interrupt counter grew on the RT CPUs.</p>");
+        return;
+    }
+    let count =
+        |v: &serde_json::Value| v.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    rows.sort_by(|a, b| count(b.1).cmp(&count(a.1)).then_with(|| a.0.cmp(b.0)));
+    out.push_str("<table><tr><th class=\"l\">scenario</th><th>cpu</th><th class=\"l\">irq</th><th>count</th><th class=\"l\">kind</th><th class=\"l\">description</th></tr>\n");
+    for (scenario, item) in rows {
+        let text = |key: &str| item.get(key).map(scalar).unwrap_or_default();
+        let device = item.get("device").and_then(serde_json::Value::as_bool);
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"w\">{}</td></tr>",
+            escape(scenario),
+            escape(&text("cpu")),
+            escape(&text("irq")),
+            count(item),
+            match device {
+                Some(true) => "device",
+                Some(false) => "per-CPU",
+                None => "",
+            },
+            escape(&text("description")),
+        );
+    }
+    out.push_str("</table>");
 }
 
 fn json_html(out: &mut String, value: &serde_json::Value) {
@@ -302,8 +379,13 @@ fn json_html(out: &mut String, value: &serde_json::Value) {
         Value::Object(map) => {
             out.push_str("<table>");
             for (key, item) in map {
-                let _ = write!(out, "<tr><th class=\"l\">{}</th><td class=\"l\">", escape(key));
-                json_html(out, item);
+                let _ = write!(out, "<tr><th class=\"l\">{}</th><td class=\"w\">", escape(key));
+                // An empty CPU list (no isolated CPU, no nohz_full) reads as "none".
+                if item.as_str().is_some_and(|s| s.trim().is_empty()) {
+                    out.push_str("none");
+                } else {
+                    json_html(out, item);
+                }
                 out.push_str("</td></tr>");
             }
             out.push_str("</table>");
@@ -328,7 +410,7 @@ fn json_html(out: &mut String, value: &serde_json::Value) {
             for item in items {
                 out.push_str("<tr>");
                 for key in &keys {
-                    out.push_str("<td class=\"l\">");
+                    out.push_str("<td class=\"w\">");
                     if let Some(cell) = item.get(key.as_str()) {
                         json_html(out, cell);
                     }

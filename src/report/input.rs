@@ -164,7 +164,8 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     for scenario in &run_json.scenarios {
         let mut runs = Vec::new();
         let mut unusable = Vec::new();
-        let mut commands = scenario.commands.clone();
+        let mut commands: Vec<String> =
+            scenario.commands.iter().map(|c| in_folder(c, dir)).collect();
         for file in &scenario.files {
             inside(&json_path, file)?;
             let path = dir.join(file);
@@ -178,7 +179,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
                 }
             };
             if commands.is_empty() {
-                commands.extend(run.cmdline.iter().cloned());
+                commands.extend(run.cmdline.iter().map(|c| in_folder(c, dir)));
             }
             runs.push((path, run));
         }
@@ -330,11 +331,34 @@ fn read_tests(
             program,
             outcomes,
             invalid_reasons,
-            commands: test.commands.clone(),
+            commands: test.commands.iter().map(|c| in_folder(c, dir)).collect(),
             skipped: test.skipped.clone(),
         });
     }
     Ok(inputs)
+}
+
+/// `rtbuild test` ran cyclictest with its `--json` file in a state folder on the target
+/// (`/tmp/rtbuild-test.XXXXXX/`), deleted afterwards; the copy is in the result folder's `raw/`.
+fn in_folder(command: &str, dir: &Path) -> String {
+    const STATE: &str = "/tmp/rtbuild-test.";
+    let mut out = String::with_capacity(command.len());
+    let mut rest = command;
+    while let Some(at) = rest.find(STATE) {
+        let after = &rest[at + STATE.len()..];
+        let Some(slash) = after.find('/') else { break };
+        if !after[..slash].bytes().all(|b| b.is_ascii_alphanumeric()) {
+            out.push_str(&rest[..at + STATE.len()]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..at]);
+        out.push_str(&dir.join("raw").display().to_string());
+        out.push('/');
+        rest = &after[slash + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Parses one file; `nsecs` sets nanoseconds where the content does not give the unit.
@@ -344,4 +368,18 @@ fn parse(path: &Path, nsecs: bool) -> Result<Run, ReportError> {
         run.unit = Some(cyclictest::Unit::Ns);
     }
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn commands_point_at_the_result_folder_not_the_deleted_state_folder() {
+        let dir = std::path::Path::new("res");
+        assert_eq!(
+            super::in_folder("cyclictest -q --json=/tmp/rtbuild-test.a1B2c3/idle.json -D 3", dir),
+            "cyclictest -q --json=res/raw/idle.json -D 3"
+        );
+        let other = "stress-ng --temp-path /tmp/rtbuild-test.x y/z";
+        assert_eq!(super::in_folder(other, dir), other);
+    }
 }

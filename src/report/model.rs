@@ -44,6 +44,9 @@ pub struct Report {
     pub noise_us: f64,
     pub machine: Option<String>,
     pub baseline: Option<String>,
+    /// One row per scenario and CPU (the seeds' tables), then any published reference rows.
+    #[serde(default)]
+    pub summary: Vec<super::summary::SummaryRow>,
     pub inputs: Vec<InputReport>,
 }
 

@@ -1,11 +1,13 @@
-//! The terminal summary: verdict first, then one table per scenario with a row per thread and
-//! one for all threads, then reasons and notes. Unknown figures print as `-`, percentiles
+//! The terminal report: verdict first, then the summary (one row per scenario and CPU, as the
+//! seed guides tabulate), then one table per scenario with a row per thread and one for all
+//! threads, then reasons and notes. Unknown figures print as `-`, percentiles
 //! above a histogram limit as `≥limit`.
 
 use std::fmt::Write;
 
 use super::judge::fmt;
 use super::model::{Report, ScenarioReport, ThreadReport};
+use super::summary::{self, SummaryRow};
 
 const HEADER: [&str; 13] = [
     "thread",
@@ -34,6 +36,10 @@ pub fn render(report: &Report) -> String {
         report.threshold_source,
         report.machine.as_ref().map_or_else(String::new, |m| format!(", machine {m}"))
     );
+    if !report.summary.is_empty() {
+        out.push('\n');
+        out.push_str(&summary_table(&report.summary));
+    }
     for input in &report.inputs {
         for scenario in &input.scenarios {
             out.push('\n');
@@ -47,6 +53,52 @@ pub fn render(report: &Report) -> String {
         }
     }
     out.trim_end().to_string()
+}
+
+/// The summary table: scenario, CPU, samples, min, avg, max, p99.9 (µs); reference rows say
+/// where their figures come from.
+pub fn summary_table(rows: &[SummaryRow]) -> String {
+    let mut table: Vec<Vec<String>> = vec![
+        ["scenario", "cpu", "samples", "min", "avg", "max", "p99.9"]
+            .iter()
+            .map(|h| h.to_string())
+            .collect(),
+    ];
+    let mut sources = Vec::new();
+    for row in rows {
+        table.push(vec![
+            row.scenario.clone(),
+            summary::cpu_cell(row, "-"),
+            row.samples.map_or_else(|| "-".to_string(), |n| n.to_string()),
+            summary::cell(row.min_us, "-"),
+            summary::cell(row.avg_us, "-"),
+            summary::cell(row.max_us, "-"),
+            summary::p999_cell(row, "-"),
+        ]);
+        sources.push((row.kind == "reference").then(|| summary::reference_label(row)));
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::from("Summary (latencies in µs)\n");
+    for (i, r) in table.iter().enumerate() {
+        let mut line = String::new();
+        for (c, (cell, w)) in r.iter().zip(&widths).enumerate() {
+            line.push_str("  ");
+            if c == 0 {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(w - cell.chars().count()));
+            } else {
+                crate::table::pad_left(&mut line, cell, *w);
+            }
+        }
+        if let Some(Some(source)) = i.checked_sub(1).map(|i| sources[i]) {
+            line.push_str("  ");
+            line.push_str(source);
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    out
 }
 
 fn scenario_text(out: &mut String, s: &ScenarioReport) {

@@ -128,20 +128,132 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
     );
 }
 
+/// A two-scenario result folder of real cyclictest 2.4 JSON outputs (two CPUs idle, one CPU
+/// under stress) on a machine with a published reference, with a long kernel command line.
+fn summary_folder(test: Test) -> Test {
+    let long_cmdline = format!(
+        "BOOT_IMAGE=/vmlinuz root=/dev/sda1 isolcpus=7 nohz_full=7 rcu_nocbs=7 irqaffinity=0-6 {}",
+        "quiet ".repeat(60)
+    );
+    let run_json = serde_json::json!({
+        "machine": "rb3gen2-core-kit",
+        "scenarios": [
+            {"name": "idle", "files": ["raw/idle.json"],
+             "commands": [format!("cyclictest -m -p 99 -a 0-1 -t 2 -q --json=/tmp/rtbuild-test.Ab12Cd/idle.json {}", "--spike=500000 ".repeat(30))]},
+            {"name": "stress", "files": ["raw/stress.json"]}
+        ],
+        "fingerprint": {"cmdline": long_cmdline, "isolated": "", "preempt": vec!["CONFIG_PREEMPT_RT=y,CONFIG_PREEMPT_LAZY=n,CONFIG_PREEMPT_DYNAMIC=n"; 40]},
+        "interrupts": {
+            "idle": [{"irq": "LOC", "device": false, "cpu": 1, "count": 40, "description": "Local timer interrupts"},
+                     {"irq": "36", "device": true, "cpu": 1, "count": 900, "description": "virtio1-req.0"}],
+            "stress": [{"irq": "RES", "device": false, "cpu": 1, "count": 77, "description": "Rescheduling interrupts"}]
+        }
+    });
+    test.file("results/run.json", run_json.to_string())
+        .file(
+            "results/raw/idle.json",
+            std::fs::read(data("cyclictest-2.4-json-hist-h50.json")).unwrap(),
+        )
+        .file(
+            "results/raw/stress.json",
+            std::fs::read(data("cyclictest-2.4-json-1thread-cpu1.json")).unwrap(),
+        )
+}
+
+/// The seeds' table: one row per scenario and CPU, the machine's published figures as
+/// comparison rows. The golden figures were checked independently from the JSON files
+/// (nearest-rank p99.9 of each histogram; ≥50 where it lies among the overflowed samples).
 #[test]
-fn machine_reference_is_a_note_not_a_reason() {
-    let run = result_folder(Test::new(), "idle", "x")
-        .args(["--json", "report", "results", "--machine", "qcs6490-rb3gen2"])
-        .run()
-        .code_is(1);
+fn summary_table_matches_the_golden_file() {
+    let run = summary_folder(Test::new()).args(["report", "results"]).run().code_is(1);
+    let golden = std::fs::read_to_string(data("report-summary-rb3gen2.golden.txt")).unwrap();
+    let stdout = run.stdout();
+    let start = stdout.find("Summary (latencies in µs)").expect(&stdout);
+    assert_eq!(&stdout[start..start + golden.len()], golden, "{stdout}");
+    assert!(
+        stdout.starts_with("FAIL  threshold 100 µs (rb3gen2-core-kit requirement)"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("published reference max for"), "a row, not a note: {stdout}");
+}
+
+#[test]
+fn summary_json_rows_keep_the_contract_fields() {
+    let run = summary_folder(Test::new()).args(["--json", "report", "results"]).run().code_is(1);
     let json = run.json();
+    let rows = json["summary"].as_array().unwrap();
+    assert_eq!(rows.len(), 5, "{json}");
+    for row in rows {
+        for field in ["scenario", "cpu", "samples", "min_us", "avg_us", "max_us", "p999_us"] {
+            assert!(row.get(field).is_some(), "{field} missing in {row}");
+        }
+    }
+    assert_eq!(
+        rows[3],
+        serde_json::json!({"scenario": "stress", "cpu": 1, "samples": 3000, "min_us": 4.0,
+            "avg_us": 16.106666666666666, "max_us": 477.0, "p999_us": 379.0, "kind": "measured",
+            "source": "results"})
+    );
+    assert_eq!(
+        (rows[0]["p999_us"].clone(), rows[0]["p999_at_least_us"].clone()),
+        (serde_json::Value::Null, serde_json::json!(50.0))
+    );
+    assert_eq!(rows[2]["kind"], "reference");
+    assert_eq!(rows[2]["max_us"], 6.0);
+    assert!(rows[2]["samples"].is_null() && rows[2]["cpu"].is_null());
     let scenario = &json["inputs"][0]["scenarios"][0];
     assert_eq!(scenario["reference_max_us"].as_f64(), Some(6.0));
-    assert_eq!(
-        scenario["notes"][1],
-        "rb3gen2-core-kit's published reference max for `idle` is 6 µs; this run: 245 µs"
+    assert!(json["reasons"].to_string().contains("exceeds the 100 µs threshold"));
+    assert!(!json["reasons"].to_string().contains("reference"), "never a FAIL reason");
+}
+
+/// The HTML report opens with the summary, fits a 1280 px window even with a long kernel
+/// command line and PREEMPT list, tabulates interrupts by count, and names the result folder's
+/// files in commands. The page's width is read in real headless Chromium.
+#[test]
+fn html_summary_first_and_fits_1280_px_in_chromium() {
+    let run = summary_folder(Test::new())
+        .args(["report", "results", "--html", "report.html"])
+        .run()
+        .code_is(1);
+    let html = std::fs::read_to_string(run.path().join("report.html")).unwrap();
+    let verdict = html.find("id=\"verdict\"").unwrap();
+    let summary = html.find("id=\"summary\"").expect("summary table");
+    assert!(verdict < summary && summary < html.find("<svg").unwrap(), "verdict, then summary");
+    assert!(html.contains("<tr class=\"ref\"><td class=\"l\">idle</td><td>reference</td>"));
+    // Interrupts: a table, biggest count first; not JSON text.
+    let irq = html.find("<td class=\"l\">36</td><td>900</td>").expect("device IRQ row");
+    assert!(irq < html.find("<td class=\"l\">RES</td><td>77</td>").unwrap());
+    assert!(
+        html.find("<td class=\"l\">RES</td><td>77</td>").unwrap()
+            < html.find("<td class=\"l\">LOC</td><td>40</td>").unwrap()
     );
-    assert_eq!(scenario["reasons"].as_array().unwrap().len(), 1, "{scenario}");
+    assert!(!html.contains("&quot;irq&quot;") && !html.contains("{&quot;"), "no raw JSON");
+    assert!(html.contains("--json=results/raw/idle.json"), "commands name the kept file");
+    assert!(!html.contains("/tmp/rtbuild-test."), "no deleted state paths");
+    assert!(html.contains("<th class=\"l\">isolated</th><td class=\"w\">none</td>"));
+
+    // Measure in Chromium: a copy of the page with a probe script writes the document's
+    // scroll width into the DOM (the report itself stays script-free).
+    let probe = html.replace(
+        "</body>",
+        "<script>document.body.setAttribute('data-width', document.documentElement.scrollWidth)</script></body>",
+    );
+    let probe_path = run.path().join("probe.html");
+    std::fs::write(&probe_path, probe).unwrap();
+    let dom = chromium(
+        &["--window-size=1280,900", "--dump-dom", &format!("file://{}", probe_path.display())],
+        &run.path().join("chromium-profile"),
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let width: u32 = dom
+        .split("data-width=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no width in the DOM: {dom}"));
+    assert!(width <= 1280, "the page is {width} px wide in a 1280 px window");
+    assert!(width > 0);
 }
 
 #[test]
