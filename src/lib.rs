@@ -17,6 +17,8 @@ pub mod kconfig;
 pub mod lava;
 pub mod lock;
 pub mod plan;
+#[cfg(test)]
+mod property_tests;
 pub mod quote;
 pub mod render;
 pub mod report;

@@ -14,6 +14,8 @@ use crate::verify::{self, Report, VerifyError};
 
 /// The verdict file's name in the output folder.
 pub const VERIFY_FILE: &str = "verify.json";
+/// The same verdict as JUnit XML (one test case per check), for CI test reports.
+pub const VERIFY_JUNIT_FILE: &str = "verify.junit.xml";
 
 /// What verification found, as `rtbuild verify --json` prints it.
 #[derive(Debug, Clone, Serialize)]
@@ -46,7 +48,10 @@ pub fn verify_build(layout: &Layout, expected: &Expectations) -> Result<Verified
     let verified = Verified { passed: report.passed, reports: vec![report], file: file.clone() };
     let text = serde_json::to_string_pretty(&verified).unwrap_or_default();
     std::fs::write(&file, format!("{text}\n"))
-        .map_err(|source| AfterError::Write { path: file, source })?;
+        .map_err(|source| AfterError::Write { path: file.clone(), source })?;
+    let junit = layout.out.join(VERIFY_JUNIT_FILE);
+    std::fs::write(&junit, verify::junit::render(&verified.reports))
+        .map_err(|source| AfterError::Write { path: junit, source })?;
     Ok(verified)
 }
 

@@ -120,6 +120,12 @@ pub fn kas_build(kas: &Path, layout: &Layout, dirs: &CacheDirs, spec: &BuildSpec
     kas_env(cmd, layout, dirs)
 }
 
+/// `kas checkout …`: clones or moves the repos to what the kas file (and its lock) says, and
+/// runs no BitBake.
+pub fn kas_checkout(kas: &Path, layout: &Layout, dirs: &CacheDirs) -> Cmd {
+    kas_env(Cmd::new(kas).arg("checkout").arg(layout.kas_config()), layout, dirs)
+}
+
 /// The same command through kas-container: `program` is kas-container, which takes kas's
 /// arguments and mounts `KAS_WORK_DIR`, `KAS_BUILD_DIR`, `DL_DIR` and `SSTATE_DIR` into the kas
 /// image; the engine and the image version (the pinned kas's) are chosen here, not guessed.

@@ -3,6 +3,7 @@
 //! boards or replace shipped ones.
 
 mod machine;
+pub mod meta_qcom;
 
 pub use machine::{Cluster, Machine, Reference, ReferenceResult, RtDefaults};
 
@@ -14,6 +15,8 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("iq-615-evk.yaml", include_str!("../../machines/iq-615-evk.yaml")),
     ("iq-8275-evk.yaml", include_str!("../../machines/iq-8275-evk.yaml")),
     ("iq-9075-evk.yaml", include_str!("../../machines/iq-9075-evk.yaml")),
+    ("iq-x7181-evk.yaml", include_str!("../../machines/iq-x7181-evk.yaml")),
+    ("qcm6490-idp.yaml", include_str!("../../machines/qcm6490-idp.yaml")),
     ("qcs615-ride.yaml", include_str!("../../machines/qcs615-ride.yaml")),
     ("qcs8300-ride-sx.yaml", include_str!("../../machines/qcs8300-ride-sx.yaml")),
     ("qcs9100-ride-sx.yaml", include_str!("../../machines/qcs9100-ride-sx.yaml")),
@@ -179,12 +182,24 @@ mod tests {
                 "iq-615-evk",
                 "iq-8275-evk",
                 "iq-9075-evk",
+                "iq-x7181-evk",
+                "qcm6490-idp",
                 "qcs615-ride",
                 "qcs8300-ride-sx",
                 "qcs9100-ride-sx",
                 "rb3gen2-core-kit"
             ]
         );
+    }
+
+    #[test]
+    fn iq_x7181_isolates_cpu_11_of_12() {
+        let catalog = Catalog::embedded();
+        let m = catalog.lookup("iq-x7181-evk").unwrap().machine;
+        assert_eq!(m.cpus, 12);
+        assert_eq!(m.rt.rt_cpus.to_string(), "11");
+        assert_eq!(m.rt.housekeeping.to_string(), "0-10");
+        assert_eq!(m.soc_family, "hamoa");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use super::PlanArgs;
 use super::image::CacheArgs;
 use crate::build::caches::MirrorUrl;
-use crate::build::ci::{Pipeline, render_github, render_gitlab};
+use crate::build::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::exit::{Exit, InputError};
 use crate::ui::Ui;
 
@@ -33,9 +33,28 @@ pub struct CiArgs {
     #[arg(long, value_name = "DIR")]
     pub runner_cache: Option<std::path::PathBuf>,
     /// Each job also verifies and bundles its image (`rtbuild image --bundle`) and keeps the
-    /// bundle as a job artifact.
+    /// bundle (*.tar.zst, manifest, SHA256SUMS) as a job artifact.
     #[arg(long)]
     pub bundle: bool,
+    /// Build from this lock file (path in the repository; `rtbuild image --lock`). Without
+    /// it, each job pins what it built with `rtbuild lock` and keeps that lock.
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<std::path::PathBuf>,
+    /// Add a test stage: publish each bundle, submit an `rtbuild lava` job with lavacli, wait,
+    /// and fail the pipeline on a FAIL verdict (implies --bundle).
+    #[arg(long)]
+    pub lava: bool,
+    /// Scenarios of the LAVA jobs.
+    #[arg(long, value_name = "LIST", default_value = "idle,stress", requires = "lava")]
+    pub lava_scenario: String,
+    /// Run time of each LAVA scenario (as `rtbuild lava --duration`).
+    #[arg(long, value_name = "TIME", default_value = "smoke", requires = "lava")]
+    pub lava_duration: String,
+    /// How the jobs install rtbuild: `crates` (cargo install of this version from crates.io),
+    /// git+https://HOST/REPO[#REV] (cargo install --git), or the https:// or file:// URL of an
+    /// rtbuild binary.
+    #[arg(long, value_name = "SOURCE", default_value = "crates")]
+    pub rtbuild_from: String,
     #[command(flatten)]
     pub caches: CacheArgs,
     /// Machine catalog options (the machines are checked against it).
@@ -77,12 +96,19 @@ pub fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
     };
     // Validated above (exit 2 on a bad value); the jobs get the flags as typed.
     let _ = caches;
+    let install = Install::parse(&args.rtbuild_from, env!("CARGO_PKG_VERSION"))
+        .map_err(|e| InputError(e.into()))?;
+    let lock = args.lock.as_deref().map(lock_in_repo).transpose()?;
+    let lava = args.lava.then(|| lava_stage(&args)).transpose()?;
     let pipeline = Pipeline {
         machines,
         distros: distro_names,
         cache_flags: args.caches.flags(),
         runner_cache,
         bundle: args.bundle,
+        lock,
+        install,
+        lava,
     };
     let text = match args.format {
         Format::Gitlab => render_gitlab(&pipeline),
@@ -94,4 +120,49 @@ pub fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
         ui.out(text.trim_end());
     }
     Ok(Exit::Ok)
+}
+
+/// `--lock FILE`: a readable lock, named by a plain relative path (the jobs run in the checkout).
+fn lock_in_repo(path: &std::path::Path) -> anyhow::Result<String> {
+    let text = path.to_string_lossy();
+    let plain = !text.is_empty()
+        && path.is_relative()
+        && !path.components().any(|c| matches!(c, std::path::Component::ParentDir))
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./+@".contains(c));
+    if !plain {
+        return Err(InputError::msg(format!(
+            "bad --lock `{}`; pass the lock file's path inside the repository, relative to its top (letters, digits, `-_./+@`)",
+            text.chars().take(80).collect::<String>()
+        ))
+        .into());
+    }
+    crate::lock::LockFile::read(path).map_err(|e| InputError(e.into()))?;
+    Ok(text.into_owned())
+}
+
+/// `--lava-scenario`/`--lava-duration`, checked as `rtbuild lava` checks them, and how long the
+/// CI job may wait for the LAVA job (its timeout plus two hours in the queue).
+fn lava_stage(args: &CiArgs) -> anyhow::Result<LavaStage> {
+    let scenarios = crate::testrun::parse_list(&args.lava_scenario)
+        .map_err(|e| InputError::msg(format!("--lava-scenario: {e}")))?;
+    if scenarios.contains(&crate::testrun::Scenario::Custom) {
+        return Err(InputError::msg(
+            "--lava-scenario: `custom` needs a --load-cmd, which CI jobs do not take; use idle, stress, stress-isolated or full",
+        )
+        .into());
+    }
+    let span = crate::testrun::Span::parse(&args.lava_duration)
+        .map_err(|e| InputError::msg(format!("--lava-duration: {e}")))?;
+    let minutes = crate::lava::job::job_minutes(
+        &args.lava_duration,
+        span.length,
+        span.interval_us.unwrap_or(1000),
+        scenarios.len(),
+    )
+    .map_err(|e| InputError::msg(format!("--lava-duration: {e}")))?;
+    Ok(LavaStage {
+        scenarios: scenarios.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
+        duration: args.lava_duration.clone(),
+        wait_minutes: minutes + 120,
+    })
 }

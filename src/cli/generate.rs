@@ -62,6 +62,12 @@ pub fn generate_and_report(
     if let Some(alias) = &plan.alias {
         ui.note(format!("`{alias}` is an alias of `{}`", plan.machine.name));
     }
+    if let Some(defaults) = &plan.machine_defaults {
+        let rt_cpus_given = defaults.source == "catalog";
+        if let Some(note) = defaults.note(&plan.machine.name, rt_cpus_given) {
+            ui.note(note);
+        }
+    }
     ui.status(
         "Generating",
         format!(

@@ -17,6 +17,7 @@ use crate::build::report::{BuildResult, Status};
 use crate::build::run::{self, BuildJob};
 use crate::build::{BuildError, Layout};
 use crate::bundle::BundleOutcome;
+use crate::catalog::meta_qcom::MetaQcom;
 use crate::doctor::{self, Engine};
 use crate::exit::{Exit, InputError, Interrupted};
 use crate::plan::Expectations;
@@ -275,6 +276,7 @@ pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
     if dry_run {
         return dry_run_report(&job, ui);
     }
+    let (plan, job) = follow_meta_qcom(plan, job, &args, &launch, ui)?;
     let result = run::build(&job, &System, ui)?;
     run::report(&result, ui);
     let after = after_build(&result, &job, &plan.expectations(), post, ui)?;
@@ -297,6 +299,51 @@ pub fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
         Status::Failed => Ok(Exit::Failed),
         Status::Succeeded => Ok(Exit::from_pass(after.passed)),
     }
+}
+
+/// Once kas has checked meta-qcom out (and before BitBake runs), compares the board's machine
+/// conf with the plan. When meta-qcom's defaults differ from the catalog's and no `--rt-cpus`
+/// was given, the plan follows meta-qcom: the files are generated again and
+/// `rtbuild-plan.json` records where the defaults came from. With `--meta-qcom DIR` this was
+/// decided before generating; when the checkout fails, `kas build` reports it.
+fn follow_meta_qcom(
+    plan: Plan,
+    job: BuildJob,
+    args: &ImageArgs,
+    launch: &Launch,
+    ui: &Ui,
+) -> anyhow::Result<(Plan, BuildJob)> {
+    if args.plan.meta_qcom.is_some() {
+        return Ok((plan, job));
+    }
+    let checkout = command::in_container(
+        command::kas_checkout(&job.kas, &job.layout, &job.dirs),
+        job.container,
+    );
+    ui.status("Checking out", &checkout);
+    if let Err(err) = crate::runner::run_captured(&checkout) {
+        ui.detail(format!("kas checkout failed ({err}); kas build will report it"));
+        return Ok((plan, job));
+    }
+    if signals::interrupted() {
+        return Err(Interrupted.into());
+    }
+    let Ok(meta) = MetaQcom::open(&job.layout.work.join("meta-qcom")) else {
+        return Ok((plan, job));
+    };
+    let request = args.plan.request()?;
+    let followed = Plan::following(&request, &args.plan.catalog()?, &meta)?;
+    if followed.machine_defaults.as_ref().is_none_or(|d| d.source != "meta-qcom") {
+        if let Some(note) =
+            followed.machine_defaults.as_ref().and_then(|d| d.note(&plan.machine.name, true))
+        {
+            ui.note(note);
+        }
+        return Ok((plan, job));
+    }
+    let BuildJob { spec, caches, .. } = job;
+    let job = prepare(&followed, &args.output, launch, spec, caches, ui)?;
+    Ok((followed, job))
 }
 
 /// Installs `lock` beside the kas file (or, with `--dry-run`, only says it would).

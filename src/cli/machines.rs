@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+use crate::catalog::meta_qcom::{self, MetaQcom, MetaQcomError, Status};
 use crate::catalog::{Catalog, Machine};
-use crate::exit::Exit;
+use crate::exit::{Exit, InputError};
 use crate::table::table;
 use crate::ui::Ui;
 
@@ -16,6 +17,10 @@ pub struct MachinesArgs {
     /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
     #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR", global = true)]
     pub machines_dir: Option<PathBuf>,
+    /// List the machines a meta-qcom checkout sets RT defaults for (conf/machine/*.conf), each
+    /// compared with the catalog: matching, differing (field and both values) or unknown to it.
+    #[arg(long, value_name = "DIR")]
+    pub meta_qcom: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -29,6 +34,15 @@ pub enum MachinesAction {
 
 pub fn run(args: MachinesArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let catalog = Catalog::with_user_dir(args.machines_dir.as_deref())?;
+    if let Some(dir) = &args.meta_qcom {
+        if args.action.is_some() {
+            return Err(InputError::msg(
+                "--meta-qcom lists every machine; drop `show NAME`, or drop --meta-qcom",
+            )
+            .into());
+        }
+        return from_meta_qcom(dir, &catalog, ui);
+    }
     match args.action {
         None => list(&catalog, ui)?,
         Some(MachinesAction::Show { name }) => {
@@ -63,6 +77,67 @@ fn list(catalog: &Catalog, ui: &Ui) -> anyhow::Result<()> {
     let header = ["MACHINE", "SOC", "CPUS", "RT", "HOUSEKEEPING", "ALIASES"].map(String::from);
     ui.out(table(&header, &rows));
     Ok(())
+}
+
+fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> anyhow::Result<Exit> {
+    let compared = MetaQcom::open(dir)
+        .and_then(|meta| meta_qcom::compare(&meta, catalog))
+        .map_err(meta_qcom_error)?;
+    if ui.json() {
+        ui.out_json(&compared)?;
+        return Ok(Exit::Ok);
+    }
+    let rows: Vec<[String; 5]> = compared
+        .iter()
+        .map(|c| {
+            let alias = match &c.catalog_name {
+                Some(name) if *name != c.machine.name => format!(" `{name}`"),
+                _ => String::new(),
+            };
+            let status = match c.status {
+                Status::Matches => format!("matches the catalog{alias}"),
+                Status::Unknown => "not in the catalog".to_string(),
+                Status::Differs => {
+                    let diffs: Vec<String> = c
+                        .differences
+                        .iter()
+                        .map(|d| {
+                            format!(
+                                "{} ({}): catalog {}, meta-qcom {}",
+                                d.field, d.variable, d.catalog, d.meta_qcom
+                            )
+                        })
+                        .collect();
+                    format!("differs from the catalog{alias}: {}", diffs.join("; "))
+                }
+            };
+            [
+                c.machine.name.clone(),
+                c.machine.cpus.to_string(),
+                c.machine.rt.rt_cpus.to_string(),
+                c.machine.rt.housekeeping.to_string(),
+                status,
+            ]
+        })
+        .collect();
+    let header = ["MACHINE", "CPUS", "RT", "HOUSEKEEPING", "CATALOG"].map(String::from);
+    ui.out(table(&header, &rows));
+    let differ = compared.iter().filter(|c| c.status == Status::Differs).count();
+    let unknown = compared.iter().filter(|c| c.status == Status::Unknown).count();
+    ui.status(
+        "Compared",
+        format!(
+            "{} machines in {}: {differ} differ from the catalog, {unknown} not in it",
+            compared.len(),
+            dir.display()
+        ),
+    );
+    Ok(Exit::Ok)
+}
+
+/// A bad meta-qcom folder or machine conf is the user's input (exit 2).
+pub fn meta_qcom_error(err: MetaQcomError) -> anyhow::Error {
+    if err.is_input() { InputError(err.into()).into() } else { err.into() }
 }
 
 fn show(machine: &Machine, ui: &Ui) -> anyhow::Result<()> {

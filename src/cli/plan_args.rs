@@ -58,6 +58,11 @@ pub struct PlanArgs {
     /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
     #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR")]
     pub machines_dir: Option<PathBuf>,
+    /// A meta-qcom checkout whose conf/machine/<machine>.conf gives the RT defaults: a machine
+    /// only meta-qcom knows works, and meta-qcom's defaults win over the catalog's when they
+    /// differ and --rt-cpus is not given.
+    #[arg(long, value_name = "DIR")]
+    pub meta_qcom: Option<PathBuf>,
     /// Project file to read [default: ./rtbuild.yaml when it exists].
     #[arg(long, value_name = "FILE")]
     pub project: Option<PathBuf>,
@@ -101,7 +106,14 @@ impl PlanArgs {
     /// Validates everything into a plan.
     pub fn plan(&self) -> anyhow::Result<Plan> {
         let request = self.request()?;
-        Plan::new(&request, &self.catalog()?)
+        match &self.meta_qcom {
+            Some(dir) => {
+                let meta = crate::catalog::meta_qcom::MetaQcom::open(dir)
+                    .map_err(super::machines::meta_qcom_error)?;
+                Plan::following(&request, &self.catalog()?, &meta)
+            }
+            None => Plan::new(&request, &self.catalog()?),
+        }
     }
 }
 

@@ -181,16 +181,35 @@ impl JobRequest {
         if let Some(tag) = self.tags.iter().find(|t| !lava_name(t)) {
             return Err(JobError::Tag(tag.chars().take(80).collect()));
         }
-        let minutes = self.job_minutes();
-        if minutes > MAX_JOB_HOURS * 60 {
-            return Err(JobError::TooLong {
-                duration: self.duration_text.chars().take(40).collect(),
-                scenarios: self.scenarios.len(),
-                hours: minutes.div_ceil(60),
-            });
-        }
-        Ok(())
+        job_minutes(&self.duration_text, self.span.length, self.interval_us, self.scenarios.len())
+            .map(drop)
     }
+}
+
+/// Minutes one scenario may take: the run, a second of load warm-up, and two minutes to stop
+/// the load and print the results.
+fn scenario_minutes(length: Length, interval_us: u32) -> u64 {
+    (length.seconds(interval_us) + 1 + 120).div_ceil(60)
+}
+
+/// Minutes a whole job of `scenarios` runs of `length` may take (download, flash, boot,
+/// tests), or why a job that long is refused.
+pub fn job_minutes(
+    duration: &str,
+    length: Length,
+    interval_us: u32,
+    scenarios: usize,
+) -> Result<u64, JobError> {
+    let test = SETUP_MIN + scenario_minutes(length, interval_us) * scenarios as u64;
+    let minutes = DOWNLOAD_MIN + FLASH_MIN + BOOT_MIN + test;
+    if minutes > MAX_JOB_HOURS * 60 {
+        return Err(JobError::TooLong {
+            duration: duration.chars().take(40).collect(),
+            scenarios,
+            hours: minutes.div_ceil(60),
+        });
+    }
+    Ok(minutes)
 }
 
 /// `key: value` pairs in order (LAVA readers expect `device_type` and `job_name` first).

@@ -71,6 +71,8 @@ pub struct Plan {
     pub cmdline: Vec<CmdlineArg>,
     pub dl_dir: Option<ConfPath>,
     pub sstate_dir: Option<ConfPath>,
+    /// Where the machine's defaults came from when a meta-qcom checkout was consulted.
+    pub machine_defaults: Option<crate::catalog::meta_qcom::MachineDefaults>,
 }
 
 impl Plan {
@@ -84,6 +86,34 @@ impl Plan {
         })?;
         let found = catalog.lookup(name)?;
         Ok(Plan::for_machine(request, found.machine, found.alias)?)
+    }
+
+    /// Like [`Plan::new`], with a meta-qcom checkout consulted: a machine only meta-qcom knows
+    /// is taken from its conf, and when meta-qcom's defaults differ from the catalog's and no
+    /// `--rt-cpus` was given, the plan follows meta-qcom (the board vendor's current choice).
+    /// Where the defaults came from is recorded in the plan's expectations.
+    pub fn following(
+        request: &Request,
+        catalog: &Catalog,
+        meta_qcom: &crate::catalog::meta_qcom::MetaQcom,
+    ) -> Result<Plan, anyhow::Error> {
+        let name = request.machine.as_deref().ok_or_else(|| {
+            crate::exit::InputError::msg(
+                "no machine given; pass --machine NAME (see `rtbuild machines`)",
+            )
+        })?;
+        let follow = request.rt_cpus.is_none();
+        let (machine, alias, defaults) =
+            crate::catalog::meta_qcom::resolve(name, catalog, meta_qcom, follow).map_err(|e| {
+                if e.is_input() {
+                    anyhow::Error::from(crate::exit::InputError(e.into()))
+                } else {
+                    e.into()
+                }
+            })?;
+        let mut plan = Plan::for_machine(request, &machine, alias.as_deref())?;
+        plan.machine_defaults = defaults;
+        Ok(plan)
     }
 
     fn for_machine(
@@ -139,6 +169,7 @@ impl Plan {
             cmdline,
             dl_dir,
             sstate_dir,
+            machine_defaults: None,
         })
     }
 
@@ -199,6 +230,7 @@ impl Plan {
                 .collect(),
             cmdline: self.rt_cmdline(),
             packages: IMAGE_PACKAGES.iter().map(ToString::to_string).collect(),
+            machine_defaults: self.machine_defaults.clone(),
         }
     }
 }
@@ -217,6 +249,9 @@ pub struct Expectations {
     pub kernel_config: Vec<ConfigExpectation>,
     pub cmdline: Vec<String>,
     pub packages: Vec<String>,
+    /// Where the machine's RT defaults came from, when a meta-qcom checkout was consulted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_defaults: Option<crate::catalog::meta_qcom::MachineDefaults>,
 }
 
 /// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).

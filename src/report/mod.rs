@@ -7,7 +7,7 @@
 //! [`Report`] → renderers ([`text`], [`junit`], [`html`]).
 
 mod baseline;
-mod chart;
+pub(crate) mod chart;
 pub mod html;
 pub mod input;
 mod judge;

@@ -141,6 +141,7 @@ mod tests {
                 .to_vec(),
             cmdline: vec!["isolcpus=6-7".into()],
             packages: vec!["rt-tests".into()],
+            machine_defaults: None,
         }
     }
 

@@ -16,6 +16,7 @@ mod error;
 mod evidence;
 mod fat;
 mod files;
+pub mod junit;
 pub mod kconfig_check;
 mod remote;
 mod report;

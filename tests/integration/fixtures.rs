@@ -19,6 +19,8 @@ const MACHINES: &[(&str, &str, &str)] = &[
     ("qcs615-ride", "7", "0-6"),
     ("qcs8300-ride-sx", "3", "0-2,4-7"),
     ("qcs9100-ride-sx", "7", "0-6"),
+    ("iq-x7181-evk", "11", "0-10"),
+    ("qcm6490-idp", "7", "0-6"),
 ];
 
 /// A set of fixture repositories under one folder.
@@ -44,10 +46,14 @@ impl Fixtures {
         let qcom = root.join("meta-qcom");
         for (machine, rt, irqaff) in MACHINES {
             let conf = format!(
-                "# rtbuild test fixture: shaped like meta-qcom's {machine}.conf\n\
-                 require conf/machine/include/qcom-common.inc\n\
-                 QCOM_RT_CPU = \"{rt}\"\nQCOM_IRQAFF = \"{irqaff}\"\nQCOM_RCU_NOCBS = \"{rt}\"\n\
-                 QCOM_RCU_EXPEDITED = \"1\"\nQCOM_CPUIDLE_OFF = \"1\"\n"
+                "#@TYPE: Machine\n#@NAME: {machine} (rtbuild test fixture)\n\
+                 # shaped like meta-qcom's {machine}.conf\n\n\
+                 require conf/machine/include/qcom-common.inc\n\n\
+                 MACHINE_FEATURES += \"efi pci\"\n\n\
+                 # Isolate rt cpu\n\
+                 QCOM_RT_CPU        = \"{rt}\"\nQCOM_IRQAFF        = \"{irqaff}\"\n\
+                 QCOM_RCU_NOCBS     = \"{rt}\"\nQCOM_RCU_EXPEDITED = \"1\"\n\
+                 QCOM_CPUIDLE_OFF   = \"1\"\n"
             );
             write(&qcom.join(format!("conf/machine/{machine}.conf")), &conf);
             let kas = format!(
@@ -55,6 +61,11 @@ impl Fixtures {
             );
             write(&qcom.join(format!("ci/{machine}.yml")), &kas);
         }
+        // meta-qcom keeps the deprecated name as a conf that requires the new one.
+        write(
+            &qcom.join("conf/machine/qcs6490-rb3gen2-core-kit.conf"),
+            "#DEPRECATED, use rb3gen2-core-kit instead\nrequire conf/machine/rb3gen2-core-kit.conf\n",
+        );
         std::os::unix::fs::symlink(
             "rb3gen2-core-kit.yml",
             qcom.join("ci/qcs6490-rb3gen2-core-kit.yml"),

@@ -134,6 +134,12 @@ impl Test {
         self
     }
 
+    /// One path argument.
+    pub fn arg_path(mut self, path: &Path) -> Test {
+        self.args.push(path.as_os_str().to_os_string());
+        self
+    }
+
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Test {
         self.env.push((key.into(), value.into()));
         self

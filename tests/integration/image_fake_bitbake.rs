@@ -406,6 +406,11 @@ fn image_with_fake_bitbake_that_drops_preempt_rt_fails_verification() {
     )
     .unwrap();
     assert_eq!(verdict["passed"], false);
+    // The same verdict as JUnit, for CI test reports: the failed check carries its evidence.
+    let junit =
+        std::fs::read_to_string(project.out("rb3gen2-core-kit").join("verify.junit.xml")).unwrap();
+    assert!(junit.contains("name=\"CONFIG_PREEMPT_RT\">"), "{junit}");
+    assert!(junit.contains("<failure message=\"CONFIG_PREEMPT_RT is not as planned\">"), "{junit}");
     // The image was built, so its path is still the result on stdout.
     assert!(run.stdout().ends_with(".rootfs.qcomflash\n"), "{}", run.stdout());
 }
@@ -524,4 +529,45 @@ fn image_with_fake_bitbake_takes_cache_settings_from_the_project_file_and_flags_
     assert!(caches.contains("file:///srv/team-sstate"), "{caches}");
     assert!(caches.contains("other.lab:9000"), "{caches}");
     assert!(!caches.contains("prserv.lab"), "the flag must win:\n{caches}");
+}
+
+#[test]
+fn image_with_fake_bitbake_follows_meta_qcoms_conf_when_it_differs_from_the_catalog() {
+    let project = Project::new("ok");
+    let qcom = project.fixtures.repo("meta-qcom");
+    let conf = qcom.join("conf/machine/rb3gen2-core-kit.conf");
+    let text = std::fs::read_to_string(&conf)
+        .unwrap()
+        .replace("QCOM_RT_CPU        = \"7\"", "QCOM_RT_CPU        = \"6-7\"")
+        .replace("QCOM_IRQAFF        = \"0-6\"", "QCOM_IRQAFF        = \"0-5\"")
+        .replace("QCOM_RCU_NOCBS     = \"7\"", "QCOM_RCU_NOCBS     = \"6-7\"");
+    std::fs::write(&conf, text).unwrap();
+    crate::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
+
+    let run = project.image("rb3gen2-core-kit", &[]).run().success();
+    assert!(run.stderr().contains("Checking out"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("QCOM_RT_CPU = \"6-7\" (catalog: \"7\")")
+            && run.stderr().contains("following meta-qcom"),
+        "{}",
+        run.stderr()
+    );
+    let out = project.out("rb3gen2-core-kit");
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("rtbuild-plan.json")).unwrap()).unwrap();
+    assert_eq!(plan["rt_cpus"], "6-7");
+    assert_eq!(plan["housekeeping"], "0-5");
+    assert_eq!(plan["machine_defaults"]["source"], "meta-qcom");
+    let recorded = plan["machine_defaults"]["conf"].as_str().unwrap();
+    assert!(recorded.ends_with("proj/rtbuild/meta-qcom/conf/machine/rb3gen2-core-kit.conf"));
+    let kas = std::fs::read_to_string(out.join("rb3gen2-core-kit-rt.yml")).unwrap();
+    assert!(kas.contains("QCOM_RT_CPU:forcevariable = \"6-7\""), "{kas}");
+    assert_eq!(project.recorded("argv").lines().count(), 1, "BitBake ran once, after the check");
+
+    // The user's --rt-cpus wins over both; the plan says what meta-qcom has.
+    let run = project.image("rb3gen2-core-kit", &["--rt-cpus", "5"]).run().success();
+    assert!(run.stderr().contains("--rt-cpus wins over both"), "{}", run.stderr());
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("rtbuild-plan.json")).unwrap()).unwrap();
+    assert_eq!(plan["rt_cpus"], "5");
 }

@@ -1,3 +1,6 @@
+use std::path::{Path, PathBuf};
+
+use crate::fixtures::{Bitbake, Fixtures, write};
 use crate::harness::Test;
 
 #[test]
@@ -12,6 +15,8 @@ fn machines_table_lists_every_board() {
         "qcs615-ride",
         "qcs8300-ride-sx",
         "qcs9100-ride-sx",
+        "iq-x7181-evk",
+        "qcm6490-idp",
     ] {
         assert!(out.contains(name), "{name} missing from\n{out}");
     }
@@ -55,4 +60,192 @@ fn user_machines_dir_adds_a_board() {
         .run()
         .success()
         .stdout_contains("my-board — test");
+}
+
+/// The fixture meta-qcom (not committed: these tests read the folder), with rb3gen2-core-kit's
+/// conf moved to RT CPUs 6-7 and a board only meta-qcom knows.
+fn meta_qcom(dir: &Path) -> PathBuf {
+    let fixtures = Fixtures::create(&dir.join("repos"), Bitbake::Fake("#!/bin/sh\nexit 0\n"));
+    let qcom = fixtures.repo("meta-qcom");
+    let rb3 = qcom.join("conf/machine/rb3gen2-core-kit.conf");
+    let text = std::fs::read_to_string(&rb3)
+        .unwrap()
+        .replace("QCOM_RT_CPU        = \"7\"", "QCOM_RT_CPU        = \"6-7\"")
+        .replace("QCOM_IRQAFF        = \"0-6\"", "QCOM_IRQAFF        = \"0-5\"")
+        .replace("QCOM_RCU_NOCBS     = \"7\"", "QCOM_RCU_NOCBS     = \"6-7\"");
+    std::fs::write(&rb3, text).unwrap();
+    write(
+        &qcom.join("conf/machine/new-evk.conf"),
+        // `?=` before the require: qcom-common.inc's `?= ""` then leaves them alone.
+        "#@NAME: A new EVK\nQCOM_RT_CPU ?= \"5\"\nQCOM_IRQAFF ?= \"0-4\"\nQCOM_RCU_NOCBS ?= \"5\"\n\
+         require conf/machine/include/qcom-common.inc\n",
+    );
+    write(
+        &qcom.join("ci/new-evk.yml"),
+        "header:\n  version: 14\n  includes:\n  - ci/base.yml\nmachine: new-evk\n",
+    );
+    qcom
+}
+
+#[test]
+fn meta_qcom_machines_are_compared_with_the_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let qcom = meta_qcom(dir.path());
+    let run =
+        Test::new().args(["--json", "machines", "--meta-qcom"]).arg_path(&qcom).run().success();
+    let json = run.json();
+    let entry = |name: &str| {
+        json.as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing: {json}"))
+            .clone()
+    };
+    let rb3 = entry("rb3gen2-core-kit");
+    assert_eq!(rb3["status"], "differs");
+    assert_eq!(rb3["rt"]["rt_cpus"], "6-7");
+    assert_eq!(rb3["rt"]["housekeeping"], "0-5");
+    assert_eq!(rb3["soc"], "QCS6490", "the catalog's facts stay");
+    assert_eq!(rb3["differences"][0]["field"], "rt.rt_cpus");
+    assert_eq!(rb3["differences"][0]["catalog"], "7");
+    assert_eq!(rb3["differences"][0]["meta_qcom"], "6-7");
+    assert_eq!(rb3["sources"]["QCOM_RT_CPU"]["op"], "=");
+    assert_eq!(rb3["sources"]["QCOM_RT_CPU"]["file"], "conf/machine/rb3gen2-core-kit.conf");
+    assert_eq!(rb3["sources"]["QCOM_RT_CPU"]["line"], 10);
+    // The deprecated conf requires the new one and is compared as the catalog's alias.
+    let alias = entry("qcs6490-rb3gen2-core-kit");
+    assert_eq!(alias["catalog_name"], "rb3gen2-core-kit");
+    assert_eq!(alias["status"], "differs");
+    let x7181 = entry("iq-x7181-evk");
+    assert_eq!(x7181["status"], "matches");
+    assert_eq!(x7181["cpus"], 12);
+    let new = entry("new-evk");
+    assert_eq!(new["status"], "unknown");
+    assert_eq!(new["cpus"], 6);
+    assert_eq!(new["cpus_source"], "implied");
+    assert_eq!(new["sources"]["QCOM_RT_CPU"]["op"], "?=");
+    assert_eq!(new["description"], "A new EVK");
+
+    let text = Test::new().args(["machines", "--meta-qcom"]).arg_path(&qcom).run().success();
+    let out = text.stdout();
+    let line = |name: &str| {
+        out.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_default().to_string()
+    };
+    assert!(
+        line("rb3gen2-core-kit").contains(
+            "differs from the catalog: rt.rt_cpus (QCOM_RT_CPU): catalog 7, meta-qcom 6-7"
+        ),
+        "{out}"
+    );
+    assert!(line("new-evk").contains("not in the catalog"), "{out}");
+    assert!(line("iq-615-evk").contains("matches the catalog"), "{out}");
+    assert!(text.stderr().contains("2 differ from the catalog, 1 not in it"), "{}", text.stderr());
+}
+
+#[test]
+fn generate_follows_meta_qcom_unless_rt_cpus_is_given_and_takes_a_board_only_it_knows() {
+    let dir = tempfile::tempdir().unwrap();
+    let qcom = meta_qcom(dir.path());
+    let plan = |out: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(out.join("rtbuild-plan.json")).unwrap()).unwrap()
+    };
+    let out = dir.path().join("followed");
+    let run = Test::new()
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--meta-qcom"])
+        .arg_path(&qcom)
+        .args(["--out"])
+        .arg_path(&out)
+        .run()
+        .success();
+    assert!(run.stderr().contains("QCOM_RT_CPU = \"6-7\" (catalog: \"7\")"), "{}", run.stderr());
+    assert!(run.stderr().contains("following meta-qcom"), "{}", run.stderr());
+    let followed = plan(&out);
+    assert_eq!(followed["rt_cpus"], "6-7");
+    assert_eq!(followed["housekeeping"], "0-5");
+    assert_eq!(followed["machine_defaults"]["source"], "meta-qcom");
+    assert_eq!(followed["machine_defaults"]["differences"][1]["variable"], "QCOM_IRQAFF");
+    let kas = std::fs::read_to_string(out.join("rb3gen2-core-kit-rt.yml")).unwrap();
+    assert!(kas.contains("QCOM_RT_CPU:forcevariable = \"6-7\""), "{kas}");
+
+    let out = dir.path().join("chosen");
+    let run = Test::new()
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--rt-cpus", "5", "--meta-qcom"])
+        .arg_path(&qcom)
+        .args(["--out"])
+        .arg_path(&out)
+        .run()
+        .success();
+    assert!(run.stderr().contains("--rt-cpus wins"), "{}", run.stderr());
+    let chosen = plan(&out);
+    assert_eq!(chosen["rt_cpus"], "5");
+    assert_eq!(chosen["machine_defaults"]["source"], "catalog");
+
+    let out = dir.path().join("new");
+    Test::new()
+        .args(["generate", "--machine", "new-evk", "--meta-qcom"])
+        .arg_path(&qcom)
+        .args(["--out"])
+        .arg_path(&out)
+        .run()
+        .success()
+        .stderr_contains("`new-evk` is not in rtbuild's catalog");
+    let new = plan(&out);
+    assert_eq!(new["machine"], "new-evk");
+    assert_eq!(new["rt_cpus"], "5");
+    assert_eq!(new["housekeeping"], "0-4");
+    assert_eq!(new["machine_defaults"]["in_catalog"], false);
+    let kas = std::fs::read_to_string(out.join("new-evk-rt.yml")).unwrap();
+    assert!(kas.contains("file: \"ci/new-evk.yml\""), "{kas}");
+}
+
+#[test]
+fn bad_meta_qcom_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let qcom = meta_qcom(dir.path());
+    let not = dir.path().join("repos/meta-qcom-distro");
+    Test::new().args(["machines", "--meta-qcom"]).arg_path(&not).run().usage_error(&format!(
+        "{} is not a meta-qcom checkout (it has no conf/layer.conf declaring BBFILE_COLLECTIONS \"qcom\"); pass the folder kas checked meta-qcom out to, e.g. rtbuild/meta-qcom",
+        not.display()
+    ));
+    Test::new()
+        .args(["generate", "--machine", "nope-evk", "--meta-qcom"])
+        .arg_path(&qcom)
+        .run()
+        .code_is(2)
+        .stderr_contains("machine `nope-evk` is neither in rtbuild's catalog nor a machine conf")
+        .nothing_written("rtbuild");
+    write(
+        &qcom.join("conf/machine/orphan-evk.conf"),
+        "QCOM_RT_CPU = \"3\"\nQCOM_IRQAFF = \"0-2\"\n",
+    );
+    Test::new()
+        .args(["generate", "--machine", "orphan-evk", "--meta-qcom"])
+        .arg_path(&qcom)
+        .run()
+        .usage_error(&format!(
+            "meta-qcom in {} has conf/machine/orphan-evk.conf but no ci/orphan-evk.yml for kas; add one (like ci/rb3gen2-core-kit.yml) or pick another machine",
+            qcom.display()
+        ))
+        .nothing_written("rtbuild");
+    let conf = qcom.join("conf/machine/new-evk.conf");
+    let text = std::fs::read_to_string(&conf).unwrap().replace("0-4", "0-4,x");
+    std::fs::write(&conf, text).unwrap();
+    let message = format!(
+        "{}:3: QCOM_IRQAFF = \"0-4,x\" is not a CPU list (`x` is not a CPU number); fix the machine conf or pass --rt-cpus/--housekeeping",
+        conf.display()
+    );
+    Test::new().args(["machines", "--meta-qcom"]).arg_path(&qcom).run().usage_error(&message);
+    Test::new()
+        .args(["generate", "--machine", "new-evk", "--meta-qcom"])
+        .arg_path(&qcom)
+        .run()
+        .usage_error(&message)
+        .nothing_written("rtbuild");
+    Test::new()
+        .args(["machines", "--meta-qcom"])
+        .arg_path(&qcom)
+        .args(["show", "iq-x7181-evk"])
+        .run()
+        .usage_error("--meta-qcom lists every machine; drop `show NAME`, or drop --meta-qcom");
 }

@@ -125,6 +125,162 @@ fn ci_pipelines_run_the_matrix_with_shared_cache_settings() {
     }
 }
 
+/// A lock in kas's `overrides: repos:` form, as meta-qcom's ci/base.lock.yml is written.
+const LOCK: &str = "header:\n    version: 14\noverrides:\n    repos:\n        meta-qcom:\n            commit: 0123456789abcdef0123456789abcdef01234567\n";
+
+fn pipeline(format: &str, extra: &[&str]) -> (String, serde_yaml::Value) {
+    let run = Test::new()
+        .file("ci/rt.lock.yml", LOCK)
+        .args(["ci", "--format", format, "--machines", "qcs6490-rb3gen2"])
+        .args(extra.iter().copied())
+        .run()
+        .success();
+    let text = run.stdout();
+    let yaml = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    (text, yaml)
+}
+
+fn strings(v: &serde_yaml::Value) -> Vec<String> {
+    v.as_sequence().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+}
+
+const ARTIFACTS: [&str; 8] = [
+    "rtbuild/$MACHINE/build/rtbuild-image.log",
+    "rtbuild/$MACHINE/verify.json",
+    "rtbuild/$MACHINE/verify.junit.xml",
+    "rtbuild/$MACHINE/$MACHINE-rt.lock.yml",
+    "rtbuild/$MACHINE/bundle/*.tar.zst",
+    "rtbuild/$MACHINE/bundle/*.manifest.json",
+    "rtbuild/$MACHINE/bundle/SHA256SUMS",
+    "bundle-url-$MACHINE-$DISTRO.txt",
+];
+
+#[test]
+fn gitlab_pipeline_builds_in_kas_image_keeps_caches_and_artifacts_and_tests_on_lava() {
+    let (text, yaml) = pipeline("gitlab", &["--lava", "--lock", "ci/rt.lock.yml"]);
+    let base = &yaml[".rtbuild"];
+    assert_eq!(base["image"]["name"], "ghcr.io/siemens/kas/kas:5.5");
+    // The image's own user (builder) runs the jobs: nothing switches to root.
+    assert!(!text.contains("--user root") && !text.contains("USER_ID"), "{text}");
+    let build = &yaml["rtbuild-image"];
+    assert_eq!(build["extends"], ".rtbuild");
+    assert_eq!(build["variables"]["DL_DIR"], "$CI_PROJECT_DIR/.rtbuild-cache/downloads");
+    assert_eq!(build["variables"]["SSTATE_DIR"], "$CI_PROJECT_DIR/.rtbuild-cache/sstate-cache");
+    assert_eq!(strings(&build["cache"]["paths"]), [".rtbuild-cache/"]);
+    let script = strings(&build["script"]).join("\n");
+    assert!(
+        script.contains(
+            "--dl-dir \"$DL_DIR\" --sstate-dir \"$SSTATE_DIR\" --lock ci/rt.lock.yml --bundle"
+        ),
+        "{script}"
+    );
+    assert!(!script.contains("rtbuild lock"), "a given lock is the lock: {script}");
+    assert!(script.contains("sha256sum -- *.tar.zst *.manifest.json > SHA256SUMS"), "{script}");
+    let paths = strings(&build["artifacts"]["paths"]);
+    for want in ARTIFACTS {
+        assert!(paths.contains(&want.to_string()), "{want}: {paths:?}");
+    }
+    assert_eq!(build["artifacts"]["reports"]["junit"], "rtbuild/$MACHINE/verify.junit.xml");
+    let lava = &yaml["rtbuild-lava"];
+    assert_eq!(lava["stage"], "test");
+    assert_eq!(lava["needs"][0]["job"], "rtbuild-image");
+    let script = strings(&lava["script"]).join("\n");
+    for want in [
+        "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat bundle-url-$MACHINE-$DISTRO.txt)\" --scenario idle,stress --duration smoke --out lava-job.yaml",
+        "--uri \"$LAVA_URL\" --username \"$LAVA_USER\" --token \"$LAVA_TOKEN\"",
+        "job=$(lavacli jobs submit lava-job.yaml)",
+        "lavacli jobs wait \"$job\"",
+        "lavacli jobs logs --raw \"$job\" > lava-log.yaml",
+        "rtbuild report lava-log.yaml --junit lava-junit.xml",
+    ] {
+        assert!(script.contains(want), "{want}: {script}");
+    }
+    assert_eq!(lava["artifacts"]["reports"]["junit"], "lava-junit.xml");
+    assert_eq!(strings(&yaml["stages"]), ["build", "test"]);
+}
+
+#[test]
+fn github_workflow_builds_as_the_build_user_keeps_caches_and_artifacts_and_tests_on_lava() {
+    let (text, yaml) = pipeline("github", &["--lava", "--lava-duration", "10m"]);
+    let job = &yaml["jobs"]["image"];
+    assert_eq!(job["container"]["image"], "ghcr.io/siemens/kas/kas:5.5");
+    assert!(
+        job["defaults"]["run"]["shell"].as_str().unwrap().contains("-u builder bash"),
+        "{text}"
+    );
+    assert_eq!(job["env"]["DL_DIR"], "${{ github.workspace }}/.rtbuild-cache/downloads");
+    assert_eq!(job["env"]["SSTATE_DIR"], "${{ github.workspace }}/.rtbuild-cache/sstate-cache");
+    let steps = job["steps"].as_sequence().unwrap();
+    let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
+    assert_eq!(uses, ["actions/checkout@v4", "actions/cache@v4", "actions/upload-artifact@v4"]);
+    let cache = steps.iter().find(|s| s["uses"] == "actions/cache@v4").unwrap();
+    assert_eq!(cache["with"]["path"], ".rtbuild-cache");
+    let build = steps.iter().find(|s| s["name"] == "Build, verify, bundle").unwrap();
+    let script = build["run"].as_str().unwrap();
+    assert!(script.contains("rtbuild lock --machine \"$MACHINE\""), "pins what it built: {script}");
+    let upload = steps.iter().find(|s| s["uses"] == "actions/upload-artifact@v4").unwrap();
+    assert_eq!(upload["if"], "always()");
+    let paths = upload["with"]["path"].as_str().unwrap();
+    for want in ARTIFACTS {
+        let want = want
+            .replace("$MACHINE", "${{ matrix.machine }}")
+            .replace("$DISTRO", "${{ matrix.distro }}");
+        assert!(paths.lines().any(|l| l == want), "{want}: {paths}");
+    }
+    let lava = &yaml["jobs"]["lava"];
+    assert_eq!(lava["needs"], "image");
+    assert_eq!(lava["env"]["LAVA_TOKEN"], "${{ secrets.LAVA_TOKEN }}");
+    let run = lava["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find_map(|s| s["run"].as_str().filter(|r| r.contains("lavacli jobs submit")));
+    let run = run.unwrap_or_else(|| panic!("no LAVA step: {text}"));
+    assert!(run.contains("--duration 10m --out lava-job.yaml"), "{run}");
+    assert!(run.contains("rtbuild report lava-log.yaml"), "{run}");
+}
+
+#[test]
+fn ci_install_step_puts_rtbuild_on_path_from_a_binary_url_and_skips_a_present_one() {
+    let test = Test::new();
+    let home = test.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let binary = crate::harness::rtbuild_bin();
+    let install_lines = |from: &str| {
+        let (_, yaml) = pipeline("gitlab", &["--rtbuild-from", from]);
+        strings(&yaml[".rtbuild"]["before_script"]).join("\n")
+    };
+    // FAKE cargo and curl-for-rustup would show up here if the skip did not work.
+    let fake = test.path().join("fake");
+    for tool in ["cargo", "rustup"] {
+        write_executable(
+            &fake.join(tool),
+            "#!/bin/sh\n# FAKE\necho \"$0 $*\" >> \"$HOME/called\"\nexit 9\n",
+        );
+    }
+    let bash = |script: &str| {
+        std::process::Command::new("bash")
+            .args(["-e", "-c", script])
+            .env("HOME", &home)
+            .env("PATH", format!("{}:/usr/bin:/bin", fake.display()))
+            .output()
+            .unwrap()
+    };
+    let out = bash(&install_lines(&format!("file://{}", binary.display())));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(stdout.trim_end(), format!("rtbuild {}", env!("CARGO_PKG_VERSION")));
+    assert!(home.join(".local/bin/rtbuild").is_file());
+    // The crates.io install finds this very version already installed and does nothing.
+    let out = bash(&install_lines("crates"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !home.join("called").exists(),
+        "cargo ran: {}",
+        std::fs::read_to_string(home.join("called")).unwrap()
+    );
+}
+
 #[test]
 fn ci_refuses_bad_values() {
     let cases: &[(&[&str], &str)] = &[
@@ -134,12 +290,38 @@ fn ci_refuses_bad_values() {
             "error: bad --sstate-mirror",
         ),
         (&["--machines", "iq-9075-evk", "--runner-cache", "/srv/a b"], "error: bad --runner-cache"),
+        (
+            &["--machines", "iq-9075-evk", "--lock", "missing.lock.yml"],
+            "error: no lock file at missing.lock.yml",
+        ),
+        (
+            &["--machines", "iq-9075-evk", "--lock", "../x.lock.yml"],
+            "error: bad --lock `../x.lock.yml`",
+        ),
+        (&["--machines", "iq-9075-evk", "--lock", "a;b.yml"], "error: bad --lock `a;b.yml`"),
+        (
+            &["--machines", "iq-9075-evk", "--rtbuild-from", "git+ssh://h/r"],
+            "error: bad --rtbuild-from",
+        ),
+        (
+            &["--machines", "iq-9075-evk", "--rtbuild-from", "https://h/$(id)"],
+            "error: bad --rtbuild-from",
+        ),
+        (
+            &["--machines", "iq-9075-evk", "--lava", "--lava-duration", "8d"],
+            "error: --lava-duration: 2 scenario(s) of --duration 8d make a LAVA job of",
+        ),
+        (
+            &["--machines", "iq-9075-evk", "--lava", "--lava-scenario", "idle,custom"],
+            "error: --lava-scenario: `custom` needs a --load-cmd",
+        ),
     ];
     for (extra, want) in cases {
         let mut args = vec!["ci", "--format", "gitlab"];
         args.extend(extra.iter());
         let run = Test::new().args(args).run().code_is(2);
         assert!(run.stderr().starts_with(want), "{extra:?}: {}", run.stderr());
+        assert_eq!(run.stderr().lines().count(), 1, "{extra:?}: {}", run.stderr());
         assert_eq!(run.stdout(), "");
     }
 }
