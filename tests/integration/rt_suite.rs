@@ -248,3 +248,81 @@ fn bad_tests_and_test_args_exit_2_and_write_nothing() {
             .nothing_written("res");
     }
 }
+
+#[test]
+fn over_ssh_the_tests_run_on_the_target_and_are_recorded_the_same_way() {
+    let _one_at_a_time = measuring();
+    let sshd = crate::sshd::Sshd::start();
+    let run = Test::new()
+        .args(["test", "--target", &sshd.url(), "--ssh-config"])
+        .args([sshd.config()])
+        .args(["--rt-cpus", "1", "--scenario", "idle", "--tests", "oslat,svsematest,ssdd"])
+        .args(["--duration", "1", "--out", "res"])
+        .run();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let json = run_json(&run.path().join("res"));
+    assert_eq!(json["target"], sshd.url());
+    let tests = json["scenarios"][0]["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 3);
+    for t in tests {
+        assert_eq!(t["invalid_reasons"], serde_json::json!([]), "{t}");
+        assert!(t["verdict"] == "pass" || t["verdict"] == "fail", "{t}");
+    }
+    // svsematest measured over ssh too (its ftok needs `_`, which the helper sets).
+    assert_eq!(tests[1]["rows"][0]["cpu"], 1);
+    assert_eq!(suite_processes(), Vec::<String>::new(), "left running");
+}
+
+#[test]
+fn ctrl_c_during_oslat_stops_it_and_keeps_the_record() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let _one_at_a_time = measuring();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("res");
+    let child = Command::new(crate::harness::rtbuild_bin())
+        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle,hackbench"])
+        .args(["--tests", "oslat,pmqtest", "--duration", "60", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !out.join("raw/idle.oslat.txt").exists() {
+        assert!(start.elapsed() < Duration::from_secs(30), "oslat never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    crate::testrun::unsafe_kill(child.id(), "INT");
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted: stopping oslat and the load"), "{stderr}");
+    assert!(start.elapsed() < Duration::from_secs(40), "the stop took too long");
+    let json = run_json(&out);
+    assert_eq!(json["state"], "interrupted");
+    assert_eq!(json["scenarios"].as_array().unwrap().len(), 1, "hackbench must not start");
+    let oslat = &json["scenarios"][0]["tests"][0];
+    assert_eq!(oslat["state"], "interrupted");
+    assert!(
+        oslat["invalid_reasons"].to_string().contains("interrupted before the planned run time")
+    );
+    // oslat got SIGINT and still wrote its JSON: what it measured is kept.
+    assert_eq!(oslat["files"], serde_json::json!(["raw/idle.oslat.json"]), "{oslat}");
+    assert_eq!(
+        json["scenarios"][0]["tests"].as_array().unwrap().len(),
+        1,
+        "pmqtest must not start"
+    );
+    assert_eq!(suite_processes(), Vec::<String>::new(), "left running");
+    assert!(
+        !std::fs::read_dir("/tmp").unwrap().flatten().any(|e| {
+            e.file_name().to_string_lossy().starts_with("rtbuild-test.")
+                && fs::read_to_string(e.path().join("program.comm")).is_ok()
+                && fs::read_to_string(e.path().join("program.pid"))
+                    .is_ok_and(|p| crate::testrun::alive(p.trim().parse().unwrap_or(0)))
+        }),
+        "a state folder with a live program is left"
+    );
+}
