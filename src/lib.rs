@@ -4,6 +4,7 @@
 //! `cli` → [`plan::Plan`] → [`render`] (pure, in memory) → [`write`] (atomic, idempotent) →
 //! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
 
+pub mod base;
 pub mod build;
 pub mod bundle;
 pub mod catalog;
@@ -12,6 +13,7 @@ pub mod cyclictest;
 pub mod digest;
 pub mod doctor;
 pub mod exit;
+pub mod formats;
 pub mod generate;
 pub mod kconfig;
 pub mod lava;

@@ -9,19 +9,21 @@ use serde::Serialize;
 
 use super::Layout;
 use crate::bundle::{self, BundleError, BundleOutcome, BundleRequest, VerifySummary};
+use crate::formats::{self, verify_json::VerifyFile};
 use crate::plan::Expectations;
 use crate::verify::{self, Report, VerifyError};
 
 /// The verdict file's name in the output folder.
-pub const VERIFY_FILE: &str = "verify.json";
+pub use crate::formats::verify_json::FILE as VERIFY_FILE;
 /// The same verdict as JUnit XML (one test case per check), for CI test reports.
 pub const VERIFY_JUNIT_FILE: &str = "verify.junit.xml";
 
-/// What verification found, as `rtbuild verify --json` prints it.
+/// What verification found ([`VerifyFile`], as `rtbuild verify --json` prints it) and where it
+/// was written.
 #[derive(Debug, Clone, Serialize)]
 pub struct Verified {
-    pub passed: bool,
-    pub reports: Vec<Report>,
+    #[serde(flatten)]
+    pub verdict: VerifyFile,
     /// Where the verdict was written.
     #[serde(skip)]
     pub file: PathBuf,
@@ -45,14 +47,14 @@ pub enum AfterError {
 pub fn verify_build(layout: &Layout, expected: &Expectations) -> Result<Verified, AfterError> {
     let report = verify::verify_build_dir(&layout.build_dir, expected)?;
     let file = layout.out.join(VERIFY_FILE);
-    let verified = Verified { passed: report.passed, reports: vec![report], file: file.clone() };
-    let text = serde_json::to_string_pretty(&verified).unwrap_or_default();
-    std::fs::write(&file, format!("{text}\n"))
+    let verdict = VerifyFile::new(vec![report], Vec::new());
+    let text = formats::to_json(&verdict).unwrap_or_default();
+    std::fs::write(&file, text)
         .map_err(|source| AfterError::Write { path: file.clone(), source })?;
     let junit = layout.out.join(VERIFY_JUNIT_FILE);
-    std::fs::write(&junit, verify::junit::render(&verified.reports))
+    std::fs::write(&junit, verify::junit::render(&verdict.reports))
         .map_err(|source| AfterError::Write { path: junit, source })?;
-    Ok(verified)
+    Ok(Verified { verdict, file })
 }
 
 /// Packs the build into `<out>/bundle/`; refuses an unverified or failed build.
@@ -62,7 +64,7 @@ pub fn bundle_build(
     verified: &Verified,
     source_date_epoch: Option<i64>,
 ) -> Result<BundleOutcome, AfterError> {
-    let summary = serde_json::to_value(verified).ok().and_then(|v| VerifySummary::from_json(&v));
+    let summary = Some(VerifySummary::from_file(&verified.verdict));
     let request = BundleRequest {
         machine: expected.machine.clone(),
         image: expected.image.clone(),
@@ -81,6 +83,7 @@ pub fn bundle_build(
 /// The failed checks of a verdict, one line each, for the summary.
 pub fn failed_checks(verified: &Verified) -> Vec<String> {
     verified
+        .verdict
         .reports
         .iter()
         .flat_map(Report::failures)

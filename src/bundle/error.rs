@@ -24,6 +24,8 @@ pub enum BundleError {
     VerifyFailed { failed: String },
     #[error("cannot read verify report {}: {message}", path.display())]
     VerifyReport { path: PathBuf, message: String },
+    #[error("cannot read {}: {message}; run `rtbuild generate` again to rewrite it", path.display())]
+    PlanFile { path: PathBuf, message: String },
     #[error("{} changed while it was being bundled; bundle again when the build is done", path.display())]
     Changed { path: PathBuf },
     #[error("`{value}` is not a valid SOURCE_DATE_EPOCH; use whole seconds since 1970")]
@@ -52,6 +54,7 @@ impl BundleError {
             BundleError::NoQcomflash { .. }
                 | BundleError::Unverified
                 | BundleError::VerifyReport { .. }
+                | BundleError::PlanFile { .. }
                 | BundleError::SourceDateEpoch { .. }
                 | BundleError::NotABundle { .. }
         )

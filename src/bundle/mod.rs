@@ -26,6 +26,7 @@ pub use sources::VerifySummary;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::formats::plan_json::{self, PlanFile};
 use archive::Source;
 use serde::Serialize;
 
@@ -194,15 +195,22 @@ pub struct PlanDefaults {
     pub cmdline: (String, String),
 }
 
-/// Reads `rtbuild-plan.json` beside `kas_file`; `None` when it is missing or unreadable.
-pub fn plan_defaults(kas_file: &Path) -> Option<PlanDefaults> {
-    let path = kas_file.parent()?.join(crate::render::PLAN_FILE);
-    let plan: crate::plan::Expectations =
-        serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
-    Some(PlanDefaults {
+/// Reads `rtbuild-plan.json` beside `kas_file`: `None` when there is none, an error when it
+/// is there but cannot be read (a bundle must not silently fall back to other defaults).
+pub fn plan_defaults(kas_file: &Path) -> Result<Option<PlanDefaults>, BundleError> {
+    let Some(path) = kas_file.parent().map(|dir| dir.join(plan_json::FILE)) else {
+        return Ok(None);
+    };
+    if !path.exists() {
+        return Ok(None);
+    }
+    let bad = |message: String| BundleError::PlanFile { path: path.clone(), message };
+    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    let plan = PlanFile::parse(&text).map_err(|e| bad(e.to_string()))?;
+    Ok(Some(PlanDefaults {
         image: plan.image,
-        cmdline: (plan.cmdline.join(" "), format!("{} (requested)", crate::render::PLAN_FILE)),
-    })
+        cmdline: (plan.cmdline.join(" "), format!("{} (requested)", plan_json::FILE)),
+    }))
 }
 
 /// `x.qcomflash.tar.zst` → `x.qcomflash.manifest.json`, the copy of the manifest beside it.
@@ -219,7 +227,7 @@ pub fn verify_record(request: &BundleRequest) -> Result<VerifyRecord, BundleErro
         (Some(v), allowed) if v.passed || allowed => Ok(VerifyRecord {
             status: if v.passed { "passed" } else { "failed" }.into(),
             allowed_unverified: allowed && !v.passed,
-            checks: v.checks.clone(),
+            checks: serde_json::to_value(&v.checks).unwrap_or_default(),
         }),
         (Some(v), _) => {
             let failed = v.failed_checks();

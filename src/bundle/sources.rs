@@ -3,91 +3,62 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use super::BundleError;
 use super::manifest::{LockRecord, RepoRecord};
+use crate::formats::{
+    self,
+    verify_json::{Check, Report, Status, VerifyFile},
+};
 use crate::lock::{Checkout, LockFile, lock_path_for};
 
 /// The local repo's name in the generated kas file (the folder holding it).
 pub const LOCAL_REPO: &str = "rtbuild";
 
-/// The verify result a bundle needs, read loosely from `rtbuild verify --json` output
-/// (`{"passed": bool, "reports": [{"checks": [...]}]}`) or any JSON with a top-level `passed`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The verify result a bundle records, from `rtbuild verify --json` output or the
+/// `verify.json` that `rtbuild image` keeps (one type: [`VerifyFile`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct VerifySummary {
     pub passed: bool,
-    /// The checks as the report gave them (kept as-is in the manifest).
-    #[serde(default)]
-    pub checks: serde_json::Value,
+    /// Every check of every report.
+    pub checks: Vec<Check>,
     /// sha256 of the kernel `.config`, when the report carries it.
-    #[serde(default)]
     pub config_sha256: Option<String>,
-    #[serde(default)]
     pub kernel_version: Option<String>,
-    #[serde(default)]
     pub cmdline: Option<String>,
 }
 
 impl VerifySummary {
-    /// Reads a verify report; unknown fields are ignored.
+    /// Reads a verify report, checking its schema.
     pub fn read(path: &Path) -> Result<VerifySummary, BundleError> {
         let bad = |message: String| BundleError::VerifyReport { path: path.to_path_buf(), message };
         let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-        VerifySummary::from_json(&doc).ok_or_else(|| bad("no boolean `passed` field".into()))
+        if !doc.get("passed").is_some_and(serde_json::Value::is_boolean) {
+            return Err(bad("no boolean `passed` field".into()));
+        }
+        formats::check_schema::<VerifyFile>(&doc).map_err(|e| bad(e.to_string()))?;
+        let file: VerifyFile = serde_json::from_value(doc).map_err(|e| bad(e.to_string()))?;
+        Ok(VerifySummary::from_file(&file))
     }
 
-    pub fn from_json(doc: &serde_json::Value) -> Option<VerifySummary> {
-        let passed = doc.get("passed")?.as_bool()?;
+    pub fn from_file(file: &VerifyFile) -> VerifySummary {
         // A fact at the top level, else from the first report that carries it (`rtbuild
         // verify --json` puts it at the top only when every report agrees).
-        let reports = doc.get("reports").and_then(|r| r.as_array());
-        let text = |key: &str| {
-            let in_report = || reports?.iter().find_map(|r| r.get(key)?.as_str());
-            doc.get(key).and_then(|v| v.as_str()).or_else(in_report).map(str::to_string)
+        let fact = |top: &Option<String>, field: fn(&Report) -> Option<&str>| {
+            top.clone().or_else(|| file.reports.iter().find_map(field).map(str::to_string))
         };
-        let checks = match (doc.get("checks"), doc.get("reports")) {
-            (Some(checks), _) => checks.clone(),
-            (None, Some(serde_json::Value::Array(reports))) => serde_json::Value::Array(
-                reports
-                    .iter()
-                    .filter_map(|r| r.get("checks").and_then(|c| c.as_array()))
-                    .flatten()
-                    .cloned()
-                    .collect(),
-            ),
-            _ => serde_json::Value::Array(Vec::new()),
-        };
-        Some(VerifySummary {
-            passed,
-            checks,
-            config_sha256: text("config_sha256"),
-            kernel_version: text("kernel_version"),
-            cmdline: text("cmdline"),
-        })
+        VerifySummary {
+            passed: file.passed,
+            checks: file.checks().cloned().collect(),
+            config_sha256: fact(&file.config_sha256, |r| r.config_sha256.as_deref()),
+            kernel_version: fact(&file.kernel_version, |r| r.kernel_version.as_deref()),
+            cmdline: fact(&file.cmdline, |r| r.cmdline.as_deref()),
+        }
     }
 
     /// The names of the failed checks, for messages.
     pub fn failed_checks(&self) -> Vec<String> {
-        self.checks
-            .as_array()
-            .map(|checks| {
-                checks
-                    .iter()
-                    .filter(|c| {
-                        c.get("status").and_then(|s| s.as_str()) == Some("fail")
-                            || c.get("passed").and_then(|p| p.as_bool()) == Some(false)
-                    })
-                    .filter_map(|c| {
-                        c.get("check")
-                            .or(c.get("name"))
-                            .and_then(|n| n.as_str())
-                            .map(str::to_string)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.checks.iter().filter(|c| c.status == Status::Fail).map(|c| c.check.clone()).collect()
     }
 }
 
@@ -153,24 +124,51 @@ pub fn lock(kas_file: Option<&Path>) -> Option<LockRecord> {
 mod tests {
     use super::*;
 
+    fn summarise(doc: serde_json::Value) -> VerifySummary {
+        VerifySummary::from_file(&serde_json::from_value(doc).unwrap())
+    }
+
     #[test]
     fn reads_rtbuild_verify_json_shape() {
         let doc = serde_json::json!({"passed": false, "reports": [
             {"source": "b", "kind": "build folder", "passed": false, "checks": [
                 {"check": "CONFIG_PREEMPT_RT", "status": "fail", "expected": "y", "found": "not set", "where": ".config"},
                 {"check": "package rt-tests", "status": "pass", "expected": "installed", "found": "installed", "where": "m"}]}]});
-        let summary = VerifySummary::from_json(&doc).unwrap();
+        let summary = summarise(doc);
         assert!(!summary.passed);
-        assert_eq!(summary.checks.as_array().unwrap().len(), 2);
+        assert_eq!(summary.checks.len(), 2);
+        assert_eq!(summary.checks[0].from, ".config");
         assert_eq!(summary.failed_checks(), ["CONFIG_PREEMPT_RT"]);
         assert_eq!(summary.config_sha256, None);
         let doc = serde_json::json!({"passed": true, "config_sha256": "top", "reports": [
             {"kernel_version": "#1 SMP PREEMPT_RT", "config_sha256": "inner", "checks": []},
             {"cmdline": "isolcpus=2-3", "checks": []}]});
-        let summary = VerifySummary::from_json(&doc).unwrap();
+        let summary = summarise(doc);
         assert_eq!(summary.config_sha256.as_deref(), Some("top"));
         assert_eq!(summary.kernel_version.as_deref(), Some("#1 SMP PREEMPT_RT"));
         assert_eq!(summary.cmdline.as_deref(), Some("isolcpus=2-3"));
-        assert!(VerifySummary::from_json(&serde_json::json!({"ok": true})).is_none());
+    }
+
+    #[test]
+    fn a_verify_report_without_passed_or_from_a_newer_rtbuild_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v.json");
+        let cases = [
+            (r#"{"ok": true}"#, "no boolean `passed` field"),
+            (r#"{"passed": "yes"}"#, "no boolean `passed` field"),
+            (
+                r#"{"schema": 9, "passed": true}"#,
+                "`schema` is 9, but this rtbuild reads verify.json up to schema 1; upgrade rtbuild",
+            ),
+            (
+                r#"{"passed": true, "reports": [{"checks": [{"status": "pass"}]}]}"#,
+                "missing field `check`",
+            ),
+        ];
+        for (text, want) in cases {
+            std::fs::write(&path, text).unwrap();
+            let err = VerifySummary::read(&path).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
     }
 }

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{Catalog, Machine, RtDefaults};
 use crate::plan::CpuSet;
@@ -95,31 +95,7 @@ pub struct ConfMachine {
     pub sources: BTreeMap<&'static str, Source>,
 }
 
-/// A field where meta-qcom and the catalog disagree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Difference {
-    /// The catalog's field (`rt.rt_cpus`, `rt.housekeeping`, …).
-    pub field: String,
-    pub variable: String,
-    pub catalog: String,
-    pub meta_qcom: String,
-}
-
-/// Where a plan's machine defaults came from, when a meta-qcom checkout was consulted;
-/// recorded in `rtbuild-plan.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MachineDefaults {
-    /// `meta-qcom` when the plan follows the machine conf, `catalog` when it keeps rtbuild's
-    /// catalog (the conf agrees, or --rt-cpus was given).
-    pub source: String,
-    /// The machine conf that was read.
-    pub conf: PathBuf,
-    /// Where meta-qcom and the catalog disagree (empty for a machine only meta-qcom knows).
-    #[serde(default)]
-    pub differences: Vec<Difference>,
-    /// False when the machine is not in rtbuild's catalog at all.
-    pub in_catalog: bool,
-}
+pub use crate::formats::plan_json::{Difference, MachineDefaults};
 
 /// A meta-qcom checkout.
 #[derive(Debug, Clone)]

@@ -49,7 +49,10 @@ pub fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         .ok_or_else(|| InputError::msg("--machine is required to make a bundle"))?;
     let kas_file = args.dirs.kas_file()?;
     let gen_dir = kas_file.as_ref().and_then(|k| k.parent().map(PathBuf::from));
-    let plan = kas_file.as_deref().and_then(bundle::plan_defaults);
+    let plan = match kas_file.as_deref() {
+        Some(kas_file) => bundle::plan_defaults(kas_file).map_err(input)?,
+        None => None,
+    };
     let image = match (&args.image, &plan) {
         (Some(image), _) => image.clone(),
         (None, Some(plan)) => plan.image.clone(),

@@ -491,7 +491,7 @@ pub fn after_build(
     }
     let failed = |err: after::AfterError| anyhow::Error::msg(format!("after the build: {err}"));
     let verified = after::verify_build(&job.layout, expected).map_err(failed)?;
-    if !verified.passed {
+    if !verified.verdict.passed {
         ui.warn(format!(
             "the build of {} for {} does not match the plan",
             result.image, result.machine
@@ -502,7 +502,7 @@ pub fn after_build(
         ui.note(format!("verdict: {}", verified.file.display()));
         return Ok(After { passed: false, verified: Some(verified), bundle: None });
     }
-    let checks: usize = verified.reports.iter().map(|r| r.checks.len()).sum();
+    let checks: usize = verified.verdict.reports.iter().map(|r| r.checks.len()).sum();
     ui.status("Verified", format!("{checks} checks passed ({})", verified.file.display()));
     let bundle = if post.bundle {
         let epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|t| t.trim().parse().ok());

@@ -121,7 +121,7 @@ pub fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
         if !after.passed {
             cell.status = "unverified".into();
         }
-        cell.verified = after.verified.as_ref().map(|v| v.passed);
+        cell.verified = after.verified.as_ref().map(|v| v.verdict.passed);
         cell.bundle = after.bundle.map(|b| b.archive);
         stop =
             result.status == Status::Interrupted || (args.fail_fast && cell.status != "succeeded");

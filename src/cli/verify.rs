@@ -3,11 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde::Serialize;
 
 use super::PlanArgs;
 use crate::catalog::Catalog;
 use crate::exit::{Exit, InputError};
+use crate::formats::plan_json::PlanFile;
+use crate::formats::verify_json::{SourceError, VerifyFile};
 use crate::plan::Expectations;
 use crate::render::PLAN_FILE;
 use crate::target::SshTarget;
@@ -55,28 +56,6 @@ pub struct VerifyArgs {
     pub plan: PlanArgs,
 }
 
-#[derive(Debug, Serialize)]
-struct Output<'a> {
-    passed: bool,
-    /// The kernel facts every report agrees on, for `rtbuild bundle --verify-report`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    kernel_version: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cmdline: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    config_sha256: Option<String>,
-    reports: &'a [Report],
-    /// Sources that could not be read at all (the run exits 2).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    errors: Vec<SourceError>,
-}
-
-#[derive(Debug, Serialize)]
-struct SourceError {
-    source: String,
-    error: String,
-}
-
 pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let expected = expectations(&args, ui)?;
     let sources = sources(&args)?;
@@ -96,17 +75,11 @@ pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
     }
     let passed = errors.is_empty() && reports.iter().all(|r| r.passed);
     if ui.json() {
-        ui.out_json(&Output {
-            passed,
-            kernel_version: agreed(&reports, |r| r.kernel_version.as_deref()),
-            cmdline: agreed(&reports, |r| r.cmdline.as_deref()),
-            config_sha256: agreed(&reports, |r| r.config_sha256.as_deref()),
-            reports: &reports,
-            errors: errors
-                .iter()
-                .map(|(source, err)| SourceError { source: source.clone(), error: err.to_string() })
-                .collect(),
-        })?;
+        let errors = errors
+            .iter()
+            .map(|(source, err)| SourceError { source: source.clone(), error: err.to_string() })
+            .collect();
+        ui.out_json(&VerifyFile::new(reports.clone(), errors))?;
     } else if !reports.is_empty() {
         let tables: Vec<String> = reports.iter().map(Report::to_table).collect();
         ui.out(tables.join("\n\n"));
@@ -126,13 +99,6 @@ pub fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
         return Err(last);
     }
     Ok(Exit::from_pass(passed))
-}
-
-/// The value every report that has one agrees on; none when they differ or none has it.
-fn agreed(reports: &[Report], field: impl Fn(&Report) -> Option<&str>) -> Option<String> {
-    let mut values = reports.iter().filter_map(field);
-    let first = values.next()?;
-    values.all(|v| v == first).then(|| first.to_string())
 }
 
 /// The plan from `--plan FILE`; or, with `--machine` alone, the `rtbuild-plan.json` that
@@ -162,7 +128,7 @@ fn expectations(args: &VerifyArgs, ui: &Ui) -> anyhow::Result<Option<Expectation
 fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
     let bad = |message: String| VerifyError::PlanFile { path: path.to_path_buf(), message };
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    serde_json::from_str(&text).map_err(|e| bad(e.to_string()))
+    PlanFile::parse(&text).map_err(|e| bad(e.to_string()))
 }
 
 /// `rtbuild/<machine>/rtbuild-plan.json` when `--machine` is the only flag that shapes the
@@ -212,6 +178,7 @@ fn sources(args: &VerifyArgs) -> anyhow::Result<Vec<Source>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::verify_json::agreed;
 
     fn report(version: Option<&str>) -> Report {
         Report {

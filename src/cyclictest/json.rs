@@ -1,14 +1,12 @@
-//! `--json=FILE` output. cyclictest writes it with `printf`, so it is not always valid JSON:
-//! `avg` can be `nan`/`inf` (a thread with 0 cycles) and strings are not escaped. Those are
-//! repaired before parsing. Keys `"cmdline:"` and `"rt_test_version:"` really end in a colon.
+//! `--json=FILE` output, read through its one type ([`cyclictest_json::CyclictestJson`], which
+//! also repairs cyclictest's `nan` and unescaped strings) into a [`Run`].
 
 use std::io::{BufRead, Read};
-
-use serde_json::Value;
 
 use super::MAX_THREADS;
 use super::error::{ParseError, ParseErrorKind};
 use super::model::{Format, Histogram, Run, Unit};
+use crate::formats::cyclictest_json;
 
 /// Larger JSON than this is not a cyclictest file (a 1 ns histogram of 1 s is ~20 MB).
 const MAX_JSON: u64 = 512 << 20;
@@ -22,21 +20,26 @@ pub fn parse_json(reader: impl BufRead) -> Result<Run, ParseError> {
     if bytes.len() as u64 > MAX_JSON {
         return Err(json_error(1, "file is larger than 512 MB".into()));
     }
-    let repaired = repair(&bytes);
-    let value: Value = serde_json::from_slice(&repaired)
+    let json = cyclictest_json::parse(&bytes)
         .map_err(|err| json_error(err.line() as u64, err.to_string()))?;
     let mut run = Run::default();
     run.saw(Format::Json);
-    run.cmdline = text(&value, &["cmdline:", "cmdline"]);
-    run.version = text(&value, &["rt_test_version:", "rt_test_version"]);
-    run.return_code = value.get("return_code").and_then(Value::as_i64);
-    run.unit = Some(if value.get("resolution_in_ns").and_then(Value::as_u64) == Some(1) {
-        Unit::Ns
-    } else {
-        Unit::Us
-    });
+    run.cmdline = json.cmdline;
+    run.version = json.rt_test_version;
+    run.return_code = json.return_code;
+    run.unit = Some(if json.resolution_in_ns == Some(1) { Unit::Ns } else { Unit::Us });
+    if let Some(version) = json.file_version.filter(|v| *v > cyclictest_json::FILE_VERSION) {
+        run.warn(
+            None,
+            format!(
+                "file_version {version} is newer than this rtbuild knows ({}); read as version {}",
+                cyclictest_json::FILE_VERSION,
+                cyclictest_json::FILE_VERSION
+            ),
+        );
+    }
     let limit = run.cmdline.as_deref().and_then(histogram_size);
-    let Some(threads) = value.get("thread").and_then(Value::as_object) else {
+    let Some(threads) = json.thread else {
         return Err(ParseError { line: 1, kind: ParseErrorKind::JsonNoThreads });
     };
     for (key, body) in threads {
@@ -44,10 +47,9 @@ pub fn parse_json(reader: impl BufRead) -> Result<Run, ParseError> {
             run.warn(None, format!("thread key `{key}` is not a thread number; ignored"));
             continue;
         };
-        let number = |name: &str| body.get(name).and_then(Value::as_u64);
-        let cycles = number("cycles");
+        let cycles = body.cycles;
         let mut histogram = Histogram { limit, ..Histogram::default() };
-        if let Some(buckets) = body.get("histogram").and_then(Value::as_object) {
+        if let Some(buckets) = &body.histogram {
             for (bucket, count) in buckets {
                 match (bucket.parse::<u64>(), count.as_u64()) {
                     (Ok(bucket), Some(count)) => histogram.add(bucket, count),
@@ -66,12 +68,13 @@ pub fn parse_json(reader: impl BufRead) -> Result<Run, ParseError> {
             }
             histogram.overflows = cycles.saturating_sub(bucketed);
         }
+        let unsigned = |n: Option<i64>| n.and_then(|n| u64::try_from(n).ok());
         let thread = run.thread_mut(index);
         thread.cycles = cycles;
-        thread.reported_min = number("min");
-        thread.reported_max = number("max");
-        thread.reported_avg = body.get("avg").and_then(Value::as_f64);
-        thread.cpu = number("cpu").and_then(|c| u32::try_from(c).ok());
+        thread.reported_min = unsigned(body.min);
+        thread.reported_max = unsigned(body.max);
+        thread.reported_avg = body.avg;
+        thread.cpu = body.cpu.and_then(|c| u32::try_from(c).ok());
         thread.histogram = has_histogram.then_some(histogram);
     }
     if run.threads.is_empty() {
@@ -82,10 +85,6 @@ pub fn parse_json(reader: impl BufRead) -> Result<Run, ParseError> {
 
 fn json_error(line: u64, message: String) -> ParseError {
     ParseError { line: line.max(1), kind: ParseErrorKind::Json(message) }
-}
-
-fn text(value: &Value, keys: &[&str]) -> Option<String> {
-    keys.iter().find_map(|k| value.get(*k).and_then(Value::as_str)).map(str::to_string)
 }
 
 /// The `-h N`/`-H N`/`--histogram=N`/`--histofall=N` value on a cyclictest command line.
@@ -120,65 +119,6 @@ pub fn histogram_size(cmdline: &str) -> Option<u64> {
     None
 }
 
-/// Makes cyclictest's JSON parseable: bare `nan`/`inf` become `null`; control characters and
-/// stray backslashes inside strings are escaped.
-fn repair(input: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len());
-    let mut in_string = false;
-    let mut i = 0;
-    while i < input.len() {
-        let b = input[i];
-        if in_string {
-            match b {
-                b'"' => in_string = false,
-                b'\\' => {
-                    let next = input.get(i + 1).copied().unwrap_or(b' ');
-                    if b"\"\\/bfnrtu".contains(&next) {
-                        out.extend_from_slice(&[b'\\', next]);
-                        i += 2;
-                        continue;
-                    }
-                    out.push(b'\\');
-                }
-                b'\n' => {
-                    // Keep line numbers: an unescaped newline ends the string's line here.
-                    out.extend_from_slice(b"\\n");
-                    i += 1;
-                    continue;
-                }
-                0..=0x1f => {
-                    out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
-                    i += 1;
-                    continue;
-                }
-                _ => {}
-            }
-            out.push(b);
-            i += 1;
-            continue;
-        }
-        if b == b'"' {
-            in_string = true;
-        } else if let Some(len) = non_finite(&input[i..]) {
-            out.extend_from_slice(b"null");
-            i += len;
-            continue;
-        }
-        out.push(b);
-        i += 1;
-    }
-    out
-}
-
-/// Length of a bare `nan`, `-nan`, `inf`, `-inf` (any case) at the start of `rest`.
-fn non_finite(rest: &[u8]) -> Option<usize> {
-    let sign = usize::from(rest.first() == Some(&b'-'));
-    let word = rest.get(sign..sign + 3)?;
-    let matches = word.eq_ignore_ascii_case(b"nan") || word.eq_ignore_ascii_case(b"inf");
-    let ends = rest.get(sign + 3).is_none_or(|c| !c.is_ascii_alphanumeric());
-    (matches && ends).then_some(sign + 3)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,16 +138,5 @@ mod tests {
         for (cmdline, want) in cases {
             assert_eq!(histogram_size(cmdline), *want, "{cmdline}");
         }
-    }
-
-    #[test]
-    fn repair_turns_nan_into_null_and_escapes_strings() {
-        let input = b"{\"cmdline:\": \"a\\q\tb\", \"avg\": -nan, \"x\": inf, \"nanny\": \"nan\"}";
-        let fixed = String::from_utf8(repair(input)).unwrap();
-        assert_eq!(
-            fixed,
-            "{\"cmdline:\": \"a\\\\q\\u0009b\", \"avg\": null, \"x\": null, \"nanny\": \"nan\"}"
-        );
-        serde_json::from_str::<Value>(&fixed).unwrap();
     }
 }

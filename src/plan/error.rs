@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::cpu_set::{CpuListError, CpuSet};
 use super::distro::UnknownDistro;
 use super::values::ValueError;
+use crate::base::{CpuListError, CpuSet};
 use crate::kconfig::LineError;
 
 #[derive(Debug, thiserror::Error)]

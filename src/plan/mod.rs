@@ -3,20 +3,20 @@
 //! checks user input again.
 
 pub mod build_path;
-mod cpu_set;
 mod distro;
 mod error;
 mod inputs;
 mod request;
 pub mod values;
 
-pub use cpu_set::{CpuListError, CpuSet, MAX_CPUS};
+pub use crate::base::{CpuListError, CpuSet, MAX_CPUS};
+pub use crate::formats::plan_json::{ConfigExpectation, Expectations};
 pub use distro::{Distro, UnknownDistro};
 pub use error::PlanError;
 pub use inputs::{Fragment, Patch};
 pub use request::{PROJECT_FILE, Request};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::catalog::{Catalog, Machine};
 use crate::kconfig::{Setting, Value};
@@ -233,32 +233,6 @@ impl Plan {
             machine_defaults: self.machine_defaults.clone(),
         }
     }
-}
-
-/// The checkable promises of a plan, written as `rtbuild-plan.json` beside the kas file so that
-/// `verify`, `bundle`, `tune` and `test` can read them without the original flags.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Expectations {
-    pub machine: String,
-    pub image: String,
-    pub distro: String,
-    pub kernel_recipe: String,
-    pub rt_cpus: CpuSet,
-    pub housekeeping: CpuSet,
-    pub nohz_full: bool,
-    pub kernel_config: Vec<ConfigExpectation>,
-    pub cmdline: Vec<String>,
-    pub packages: Vec<String>,
-    /// Where the machine's RT defaults came from, when a meta-qcom checkout was consulted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub machine_defaults: Option<crate::catalog::meta_qcom::MachineDefaults>,
-}
-
-/// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConfigExpectation {
-    pub symbol: String,
-    pub value: String,
 }
 
 /// RT and housekeeping CPUs from the request, or the machine's defaults.

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::formats::{self, plan_json::PlanFile};
 use crate::plan::{
     IMAGE_PACKAGES, KERNEL_KAS_FILE, KERNEL_RECIPE, KERNEL_VERSION, LAYER_SERIES, Plan,
 };
@@ -23,7 +24,7 @@ pub const RT_FRAGMENT_NAME: &str = "rtbuild-rt.cfg";
 /// The layer's folder name inside the output folder.
 pub const LAYER_DIR: &str = "meta-rtbuild";
 /// The file the plan's expectations are written to.
-pub const PLAN_FILE: &str = "rtbuild-plan.json";
+pub use crate::formats::plan_json::FILE as PLAN_FILE;
 /// Where the bbappend's files live, relative to the bbappend.
 const FILES_DIR: &str = "linux-qcom-rt-rtbuild";
 
@@ -120,9 +121,8 @@ pub fn render(plan: &Plan, layout: &Layout) -> Result<Tree, RenderError> {
         .map_err(|e| RenderError::Yaml(e.to_string()))?;
     tree.insert(kas_file_name(plan), kas);
 
-    let mut expectations = serde_json::to_string_pretty(&plan.expectations())
+    let expectations = formats::to_json(&PlanFile::new(plan.expectations()))
         .map_err(|e| RenderError::Yaml(e.to_string()))?;
-    expectations.push('\n');
     tree.insert(PLAN_FILE, expectations);
 
     tree.insert(format!("{LAYER_DIR}/conf/layer.conf"), templates::render("layer.conf", &ctx)?);

@@ -4,7 +4,7 @@
 //! the scenario.
 
 use super::judge::fmt;
-use super::model::{Regression, Report, ScenarioReport};
+use crate::formats::report_json::{Regression, Report, ScenarioReport};
 
 /// Relative and absolute tolerance before a change counts as a regression.
 const RELATIVE: f64 = 0.10;
@@ -47,6 +47,6 @@ pub fn compare(current: &mut Report, baseline: &Report) {
                 });
             }
         }
-        scenario.verdict = super::model::Verdict::from_reasons(&scenario.reasons);
+        scenario.verdict = crate::formats::report_json::Verdict::from_reasons(&scenario.reasons);
     }
 }

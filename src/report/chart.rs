@@ -5,7 +5,7 @@
 use plotters::prelude::*;
 
 use super::judge::fmt;
-use super::model::ThreadReport;
+use crate::formats::report_json::ThreadReport;
 
 const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),

@@ -8,8 +8,8 @@ use std::fmt::Write;
 use super::chart::latency_svg;
 use super::judge::fmt;
 use super::junit::escape;
-use super::model::{InputReport, Report, ScenarioReport, ThreadReport, Verdict};
 use super::summary::{self, SummaryRow};
+use crate::formats::report_json::{InputReport, Report, ScenarioReport, ThreadReport, Verdict};
 use crate::rttests::Kind;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}\

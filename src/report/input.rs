@@ -4,66 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use crate::cyclictest::{self, Run};
+use crate::formats::run_json::{self, RunRecord};
 use crate::rttests::Program;
 use crate::rttests::output::{self, Outcome, Sniffed};
 
 use super::ReportError;
-
-/// `run.json` as `rtbuild report` reads it; unknown fields are ignored.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct RunJson {
-    pub scenarios: Vec<RunScenario>,
-    /// The latency requirement the test was run against, in µs.
-    #[serde(default)]
-    pub threshold_us: Option<f64>,
-    /// Where `rtbuild test` took the threshold from (`--max-us`, a machine's requirement, …).
-    #[serde(default)]
-    pub threshold_source: Option<String>,
-    #[serde(default)]
-    pub machine: Option<String>,
-    #[serde(default)]
-    pub fingerprint: Option<serde_json::Value>,
-    #[serde(default)]
-    pub interrupts: Option<serde_json::Value>,
-    /// `--noise-us` of the run (oslat's limit).
-    #[serde(default)]
-    pub noise_us: Option<f64>,
-    /// `--tests` of the run; absent in runs that measured with cyclictest only.
-    #[serde(default)]
-    pub tests: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct RunScenario {
-    pub name: String,
-    /// Raw cyclictest outputs, relative to the folder.
-    pub files: Vec<PathBuf>,
-    #[serde(default)]
-    pub invalid_reasons: Vec<String>,
-    /// The exact commands that ran (cyclictest, load), for the report.
-    #[serde(default)]
-    pub commands: Vec<String>,
-    /// The other rt-tests programs run in this scenario.
-    #[serde(default)]
-    pub tests: Vec<RunTest>,
-}
-
-/// One `tests` entry of a `run.json` scenario.
-#[derive(Debug, Clone, Deserialize)]
-pub struct RunTest {
-    pub name: String,
-    #[serde(default)]
-    pub files: Vec<PathBuf>,
-    #[serde(default)]
-    pub invalid_reasons: Vec<String>,
-    #[serde(default)]
-    pub commands: Vec<String>,
-    #[serde(default)]
-    pub skipped: Option<String>,
-}
 
 /// One rt-tests program's outputs in a scenario.
 #[derive(Debug)]
@@ -94,7 +40,7 @@ pub struct Input {
     /// `file`, `result-folder` or `lava-log`.
     pub kind: &'static str,
     /// The result folder's `run.json` (for a LAVA log: the machine and threshold it printed).
-    pub run_json: Option<RunJson>,
+    pub run_json: Option<RunRecord>,
     pub scenarios: Vec<ScenarioInput>,
 }
 
@@ -148,25 +94,26 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
 }
 
 fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
-    let json_path = dir.join("run.json");
+    let json_path = dir.join(run_json::FILE);
     if !json_path.is_file() {
         return Err(ReportError::NoRunJson { dir: dir.to_path_buf() });
     }
     let text = std::fs::read_to_string(&json_path)
         .map_err(|cause| ReportError::Read { path: json_path.clone(), cause })?;
-    let run_json: RunJson = serde_json::from_str(&text)
+    let run_json = RunRecord::parse(&text)
         .map_err(|cause| ReportError::RunJson { path: json_path.clone(), cause })?;
     if run_json.scenarios.is_empty() {
         return Err(ReportError::NoScenarios { path: json_path });
     }
-    let cyclictest = run_json.tests.as_ref().is_none_or(|t| t.iter().any(|n| n == "cyclictest"));
+    // A run from before --tests (no `tests`) measured with cyclictest only.
+    let cyclictest = run_json.tests.is_empty() || run_json.tests.iter().any(|n| n == "cyclictest");
     let mut scenarios = Vec::new();
     for scenario in &run_json.scenarios {
         let mut runs = Vec::new();
         let mut unusable = Vec::new();
         let mut commands: Vec<String> =
             scenario.commands.iter().map(|c| in_folder(c, dir)).collect();
-        for file in &scenario.files {
+        for file in scenario.files.iter().map(Path::new) {
             inside(&json_path, file)?;
             let path = dir.join(file);
             // A missing or unreadable output (the run crashed, the disk filled up) fails
@@ -269,15 +216,11 @@ fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             tests: Vec::new(),
         });
     }
-    let run_json = RunJson {
-        scenarios: Vec::new(),
+    let run_json = RunRecord {
         threshold_us: log.threshold_us,
         threshold_source: Some("the LAVA job's threshold".to_string()),
         machine: log.machine.clone(),
-        fingerprint: None,
-        interrupts: None,
-        noise_us: None,
-        tests: None,
+        ..RunRecord::default()
     };
     Ok(Input { path: path.to_path_buf(), kind: "lava-log", run_json: Some(run_json), scenarios })
 }
@@ -298,7 +241,7 @@ fn inside(json_path: &Path, file: &Path) -> Result<(), ReportError> {
 fn read_tests(
     dir: &Path,
     json_path: &Path,
-    tests: &[RunTest],
+    tests: &[run_json::TestRecord],
 ) -> Result<Vec<TestInput>, ReportError> {
     let mut inputs = Vec::new();
     for test in tests {
@@ -308,7 +251,7 @@ fn read_tests(
         let mut invalid_reasons = test.invalid_reasons.clone();
         let mut outcomes = Vec::new();
         for file in &test.files {
-            inside(json_path, file)?;
+            inside(json_path, Path::new(file))?;
             let path = dir.join(file);
             let read = output::sniff(&path, Some(program)).and_then(|sniffed| match sniffed {
                 Sniffed::Other { program: found, json } if found == program => {

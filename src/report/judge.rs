@@ -5,8 +5,8 @@
 use crate::cyclictest::Run;
 
 use super::input::ScenarioInput;
-use super::model::{FileInfo, ScenarioReport, ThreadReport, Verdict};
 use super::stats::Distribution;
+use crate::formats::report_json::{FileInfo, ScenarioReport, ThreadReport, Verdict};
 
 /// Fewer samples than this cannot back a p99.99 figure.
 const P9999_SAMPLES: u64 = 10_000;

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::judge::fmt;
-use super::model::{Report, ScenarioReport, Verdict};
+use crate::formats::report_json::{Report, ScenarioReport, Verdict};
 use crate::rttests::Kind;
 
 pub fn render(report: &Report) -> String {

@@ -12,13 +12,12 @@ pub mod html;
 pub mod input;
 mod judge;
 pub mod junit;
-mod model;
 mod stats;
 mod suite;
 pub mod summary;
 pub mod text;
 
-pub use model::{
+pub use crate::formats::report_json::{
     FileInfo, InputReport, Regression, Report, SCHEMA, ScenarioReport, TestReport, ThreadReport,
     Verdict,
 };
@@ -49,7 +48,7 @@ pub enum ReportError {
     #[error("{} has no run.json; pass an `rtbuild test` result folder or the cyclictest output files themselves", dir.display())]
     NoRunJson { dir: PathBuf },
     #[error("{} is not a valid run.json: {cause}; see docs/report.md for the fields read", path.display())]
-    RunJson { path: PathBuf, cause: serde_json::Error },
+    RunJson { path: PathBuf, cause: crate::formats::FormatError },
     #[error("{} lists no scenarios; nothing to report", path.display())]
     NoScenarios { path: PathBuf },
     #[error("{} names `{}`, which is outside the result folder; use paths relative to the folder", path.display(), file.display())]
@@ -136,7 +135,12 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
     }
     let noise_us = options
         .noise_us
-        .or_else(|| inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.noise_us)))
+        .or_else(|| {
+            inputs
+                .iter()
+                .find_map(|i| i.run_json.as_ref().and_then(|r| r.noise_us))
+                .map(|n| n as f64)
+        })
         .unwrap_or(crate::rttests::DEFAULT_NOISE_US as f64);
     if !(noise_us.is_finite() && noise_us > 0.0) {
         return Err(ReportError::Noise(noise_us));
@@ -158,8 +162,17 @@ pub fn build(options: &Options) -> Result<Report, ReportError> {
                 path: input.path.display().to_string(),
                 kind: input.kind.to_string(),
                 scenarios: input.scenarios.iter().map(|s| scenario(s, limits)).collect(),
-                fingerprint: input.run_json.as_ref().and_then(|r| r.fingerprint.clone()),
-                interrupts: input.run_json.as_ref().and_then(|r| r.interrupts.clone()),
+                fingerprint: input
+                    .run_json
+                    .as_ref()
+                    .and_then(|r| r.fingerprint.as_ref())
+                    .and_then(|f| serde_json::to_value(f).ok()),
+                // A LAVA log carries no interrupt counts (a result folder always does).
+                interrupts: input
+                    .run_json
+                    .as_ref()
+                    .filter(|_| input.kind == "result-folder")
+                    .and_then(|r| serde_json::to_value(&r.interrupts).ok()),
             })
             .collect(),
     };
@@ -209,13 +222,7 @@ fn load_baseline(path: &Path, threshold_us: f64, nsecs: bool) -> Result<Report, 
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
         && value.get("schema").is_some()
     {
-        if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
-            return Err(ReportError::Baseline {
-                path: path.to_path_buf(),
-                message: format!("unknown report schema; expected `{SCHEMA}`"),
-            });
-        }
-        return serde_json::from_value(value).map_err(|err| ReportError::Baseline {
+        return Report::from_value(value).map_err(|err| ReportError::Baseline {
             path: path.to_path_buf(),
             message: err.to_string(),
         });

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::cyclictest::{Histogram, Thread, Unit};
 
-use super::model::ThreadReport;
+use crate::formats::report_json::ThreadReport;
 
 /// Percentiles in parts per million: median, p99, p99.9, p99.99.
 const PERCENTILES: [u64; 4] = [500_000, 990_000, 999_000, 999_900];

@@ -2,7 +2,7 @@
 //! scenario are judged together ([`crate::rttests::verdict`]) into one [`TestReport`].
 
 use super::input::TestInput;
-use super::model::{TestReport, Verdict};
+use crate::formats::report_json::{TestReport, Verdict};
 use crate::rttests::verdict::{self, Limits};
 
 pub fn judge(input: &TestInput, limits: Limits) -> TestReport {

@@ -2,32 +2,9 @@
 //! and CPU (per thread when cyclictest did not say which CPU) with samples, min, avg, max and
 //! p99.9, followed by a machine's published reference numbers as comparison rows.
 
-use serde::{Deserialize, Serialize};
-
-use super::model::{Report, ThreadReport};
 use crate::catalog::Machine;
-
-/// One row of `summary`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SummaryRow {
-    pub scenario: String,
-    /// The measured CPU; `null` when the output does not name it, and on reference rows.
-    pub cpu: Option<u32>,
-    /// `null` on reference rows (the publication gives no count).
-    pub samples: Option<u64>,
-    pub min_us: Option<f64>,
-    pub avg_us: Option<f64>,
-    pub max_us: Option<f64>,
-    /// `null` when unknown (it lies among overflowed samples; see `p999_at_least_us`).
-    pub p999_us: Option<f64>,
-    /// When `p999_us` is `null` because of a histogram overflow: it is at least this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p999_at_least_us: Option<f64>,
-    /// `measured`, or `reference` for a machine's published figures.
-    pub kind: String,
-    /// The input (result folder or file) the row comes from; for a reference, its source.
-    pub source: String,
-}
+pub use crate::formats::report_json::SummaryRow;
+use crate::formats::report_json::{Report, ThreadReport};
 
 /// The rows for `report`, grouped by scenario in the order scenarios first appear: each
 /// scenario's threads sorted by CPU, then the machine's published reference for it.

@@ -160,7 +160,7 @@ fn zero_cycles_breaktrace_and_invalid_runs_fail() {
     std::fs::write(
         dir.path().join("run.json"),
         r#"{"threshold_us": 5000, "machine": "qcs6490-rb3gen2", "scenarios": [{"name": "idle", "files": ["idle.json"],
-            "invalid_reasons": ["only 1998 of 120000 cycles"]}], "fingerprint": {"kernel": "6.6-rt"}}"#,
+            "invalid_reasons": ["only 1998 of 120000 cycles"]}], "fingerprint": {"uname": "6.6-rt"}}"#,
     )
     .unwrap();
     let r =

@@ -6,8 +6,8 @@
 use std::fmt::Write;
 
 use super::judge::fmt;
-use super::model::{Report, ScenarioReport, ThreadReport};
 use super::summary::{self, SummaryRow};
+use crate::formats::report_json::{Report, ScenarioReport, ThreadReport};
 
 const HEADER: [&str; 13] = [
     "thread",

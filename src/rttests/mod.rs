@@ -72,6 +72,19 @@ pub enum Kind {
     Firmware,
 }
 
+impl Kind {
+    /// The name `run.json` and `report --json` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Latency => "latency",
+            Kind::Noise => "noise",
+            Kind::Correctness => "correctness",
+            Kind::Load => "load",
+            Kind::Firmware => "firmware",
+        }
+    }
+}
+
 impl Program {
     pub const ALL: [Program; 13] = [
         Program::Cyclictest,

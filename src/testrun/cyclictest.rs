@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::length::Length;
+use crate::formats::cyclictest_json;
 use crate::plan::CpuSet;
 use crate::tune::Layout;
 
@@ -63,23 +64,20 @@ pub fn argv(
     argv
 }
 
-/// The parts of cyclictest's JSON rtbuild checks.
-#[derive(Debug, Clone, Deserialize)]
+/// The parts of cyclictest's JSON rtbuild checks, each required.
+#[derive(Debug, Clone)]
 pub struct Results {
-    #[serde(default)]
     pub return_code: Option<i64>,
     pub num_threads: usize,
     pub thread: BTreeMap<String, Thread>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Thread {
-    #[serde(default)]
     pub histogram: Option<BTreeMap<String, u64>>,
     pub cycles: u64,
     pub min: i64,
     pub max: i64,
-    #[serde(default)]
     pub avg: Option<f64>,
     pub cpu: i64,
 }
@@ -92,15 +90,41 @@ impl Thread {
     }
 }
 
-/// Reads cyclictest's JSON. A thread with no cycles writes `nan` as its average (not JSON), so
-/// bare `nan`/`inf` values are read as null first.
-pub fn parse(text: &str) -> Result<Results, serde_json::Error> {
-    let mut cleaned = text.to_string();
-    for bad in ["-nan", "nan", "-inf", "inf"] {
-        cleaned = cleaned.replace(&format!(": {bad},"), ": null,");
-        cleaned = cleaned.replace(&format!(": {bad}\n"), ": null\n");
+/// Reads cyclictest's JSON ([`cyclictest_json`]) and takes the fields a valid run has.
+pub fn parse(text: &str) -> Result<Results, String> {
+    let json = cyclictest_json::parse(text.as_bytes()).map_err(|e| e.to_string())?;
+    let missing = |field: &str| format!("missing field `{field}`");
+    let mut thread = BTreeMap::new();
+    for (key, t) in json.thread.ok_or_else(|| missing("thread"))? {
+        let histogram = match t.histogram {
+            None => None,
+            Some(buckets) => Some(
+                buckets
+                    .into_iter()
+                    .map(|(bucket, count)| match count.as_u64() {
+                        Some(count) => Ok((bucket, count)),
+                        None => {
+                            Err(format!("thread {key}: histogram entry `{bucket}` is not a count"))
+                        }
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        let value = Thread {
+            histogram,
+            cycles: t.cycles.ok_or_else(|| missing("cycles"))?,
+            min: t.min.ok_or_else(|| missing("min"))?,
+            max: t.max.ok_or_else(|| missing("max"))?,
+            avg: t.avg,
+            cpu: t.cpu.ok_or_else(|| missing("cpu"))?,
+        };
+        thread.insert(key, value);
     }
-    serde_json::from_str(&cleaned)
+    Ok(Results {
+        return_code: json.return_code,
+        num_threads: json.num_threads.ok_or_else(|| missing("num_threads"))?,
+        thread,
+    })
 }
 
 #[cfg(test)]

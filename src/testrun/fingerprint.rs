@@ -4,8 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
+pub use crate::formats::run_json::{Fingerprint, IrqDelta};
 use crate::plan::CpuSet;
 
 /// The fingerprint's sections, as the helper printed them (`=== name` headers).
@@ -59,35 +58,6 @@ impl Sections {
             governors: self.get("governors").lines().map(str::to_string).collect(),
         }
     }
-}
-
-/// The fingerprint's short fields, for `run.json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Fingerprint {
-    pub uname: String,
-    pub cmdline: String,
-    /// `CONFIG_PREEMPT*` lines of the running kernel's config (empty when it is not readable).
-    pub preempt: Vec<String>,
-    /// `/sys/kernel/realtime` reads 1.
-    pub realtime: bool,
-    pub online: String,
-    pub isolated: String,
-    pub nohz_full: String,
-    /// `policyN governor` per cpufreq policy.
-    pub governors: Vec<String>,
-}
-
-/// How many times one interrupt (or softirq) fired on one RT CPU during a scenario.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct IrqDelta {
-    pub irq: String,
-    /// A numbered device interrupt (`36`), as opposed to a per-CPU architectural one (`LOC`,
-    /// `RES`, `CAL`, `TLB`, …) that every busy CPU takes. Device interrupts on an RT CPU mean
-    /// the IRQ affinity tuning did not hold.
-    pub device: bool,
-    pub cpu: u32,
-    pub count: u64,
-    pub description: String,
 }
 
 /// Rows of a counter table: name → (per-CPU counts, description).

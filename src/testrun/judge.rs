@@ -3,7 +3,7 @@
 //! kept every sample inside the histogram. (The probe adds what only a live look can see.)
 
 use super::cyclictest;
-use super::record::ThreadSummary;
+use crate::formats::run_json::ThreadSummary;
 use crate::plan::CpuSet;
 
 /// How one scenario's measurement ended.

@@ -2,15 +2,7 @@
 //! `smoke` (5 minutes), `osadl` (100 million loops at 200 µs, about 5 h 33 min, as the OSADL QA
 //! farm runs it) and `soak` (24 hours, the Qualcomm guide's run).
 
-use serde::Serialize;
-
-/// A run length: seconds (`-D`) or a loop count (`-l`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Length {
-    Seconds(u64),
-    Loops(u64),
-}
+pub use crate::formats::run_json::Length;
 
 /// A `--duration` value that is not a time or preset.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

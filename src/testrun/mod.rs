@@ -21,11 +21,11 @@ mod session;
 mod signals;
 mod steps;
 
+pub use crate::formats::run_json::{Commands, FILE as RUN_FILE, RunRecord, ScenarioRecord};
 pub use cyclictest::{HIST_MAX_US, Measure};
 pub use fingerprint::{Fingerprint, IrqDelta};
 pub use length::{BadDuration, Length, Span};
 pub use preflight::PreflightError;
-pub use record::{Commands, FILE as RUN_FILE, RunRecord, ScenarioRecord};
 pub use scenario::{CommandSpec, CustomLoad, Scenario, UnknownScenario, parse_list};
 pub use session::{Finished, run};
 
@@ -33,6 +33,11 @@ use std::path::PathBuf;
 
 use crate::plan::CpuSet;
 use crate::tune::{Host, Layout};
+
+/// Seconds since 1970, for the record.
+pub(crate) fn now_unix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
 
 /// The on-target helper, sent to `sh -s` for every step.
 pub(crate) const HELPER: &str = include_str!("onhost.sh");

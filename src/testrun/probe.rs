@@ -2,31 +2,9 @@
 //! thread and each load process with its allowed CPUs, current CPU, policy and RT priority
 //! (`/proc/<pid>/task/<tid>/stat` fields 39-41, `Cpus_allowed_list`).
 
-use serde::Serialize;
-
+pub use crate::formats::run_json::{Probe, Task};
 use crate::plan::CpuSet;
 use crate::tune::Layout;
-
-/// One thread or process as the probe saw it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Task {
-    pub tid: u32,
-    pub name: String,
-    pub allowed: String,
-    /// The CPU it last ran on.
-    pub cpu: Option<u32>,
-    /// 0 SCHED_OTHER, 1 SCHED_FIFO, 2 SCHED_RR.
-    pub policy: Option<u32>,
-    pub rt_priority: Option<u32>,
-}
-
-/// What the probe saw.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Probe {
-    pub cyclictest_pid: Option<u32>,
-    pub cyclictest: Vec<Task>,
-    pub load: Vec<Task>,
-}
 
 impl Probe {
     /// Reads the helper's `ctpid N` and `ct|load TID|ALLOWED|STAT…|COMM` lines.

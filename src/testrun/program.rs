@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use super::HELPER;
 use super::judge::Ending;
 use super::measure::human;
-use super::record::TestRecord;
 use super::session::Run;
+use crate::formats::run_json::TestRecord;
 use crate::rttests::argv::{self, Invocation, Setup};
 use crate::rttests::output::{self, Outcome, Row, Sniffed};
 use crate::rttests::verdict::{self, Limits};
@@ -61,8 +61,8 @@ impl Run<'_> {
         let started = Instant::now();
         let invocations = self.invocations(name, program, seconds);
         let mut record = TestRecord {
-            name: program,
-            kind: program.kind(),
+            name: program.name().to_string(),
+            kind: program.kind().as_str().to_string(),
             state: "running".into(),
             skipped: None,
             commands: invocations.iter().map(|i| crate::quote::sh_join(&i.argv)).collect(),
@@ -219,7 +219,7 @@ impl Run<'_> {
         t.invalid_reasons = invalid;
         t.fail_reasons = fails;
         t.elapsed_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
-        let summary = summary(t.name, &t.rows);
+        let summary = summary(program, &t.rows);
         self.ui
             .status("Tested", format!("{name}: {program} {}; {summary}", t.verdict.to_uppercase()));
         for reason in t.invalid_reasons.iter().chain(&t.fail_reasons) {

@@ -13,7 +13,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use super::cyclictest::{self, Measure};
-use super::record::Commands;
+use crate::formats::run_json::Commands;
 use crate::plan::CpuSet;
 use crate::tune::Layout;
 

@@ -8,10 +8,10 @@ use anyhow::Context;
 use super::fingerprint::Sections;
 use super::judge::Ending;
 use super::preflight::{self, Prepared};
-use super::record::{self, RunRecord, ScenarioRecord, Settings, Tuning};
 use super::scenario::Scenario;
 use super::signals::{Emergency, StopFlag};
 use super::{HELPER, OutError, Request};
+use crate::formats::run_json::{self, RunRecord, ScenarioRecord, Settings, Tuning};
 use crate::tune::{self, Action, Host};
 use crate::ui::Ui;
 
@@ -79,8 +79,8 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
         ui: ui.clone(),
     });
     let record = RunRecord {
-        schema: record::SCHEMA,
-        rtbuild_version: env!("CARGO_PKG_VERSION"),
+        schema: run_json::SCHEMA,
+        rtbuild_version: env!("CARGO_PKG_VERSION").to_string(),
         target: match &req.host {
             Host::Local => "local".into(),
             Host::Ssh(t) => t.to_string(),
@@ -105,11 +105,11 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
                 .map(|(program, checked)| (program.name().to_string(), checked.words.clone()))
                 .collect(),
         },
-        threshold_us: Some(req.threshold.us),
-        threshold_source: req.threshold.source.clone(),
-        noise_us: req.noise_us,
-        tests: req.tests.clone(),
-        started_unix: record::now_unix(),
+        threshold_us: Some(req.threshold.us as f64),
+        threshold_source: Some(req.threshold.source.clone()),
+        noise_us: Some(req.noise_us),
+        tests: req.tests.iter().map(|p| p.name().to_string()).collect(),
+        started_unix: super::now_unix(),
         state: "running".into(),
         verdict: None,
         tuning: None,
@@ -125,11 +125,8 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
 
 impl Run<'_> {
     pub(super) fn save(&self) {
-        if let Err(err) = record::write(&self.req.out, &self.record) {
-            self.ui.warn(format!(
-                "could not write {}: {err}",
-                self.req.out.join(record::FILE).display()
-            ));
+        if let Err(err) = super::record::write(&self.req.out, &self.record) {
+            self.ui.warn(err.to_string());
         }
     }
 

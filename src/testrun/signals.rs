@@ -19,6 +19,7 @@ use std::time::Duration;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use super::{HELPER, record};
+use crate::formats::run_json::RunRecord;
 use crate::tune::Host;
 use crate::ui::Ui;
 
@@ -111,16 +112,13 @@ fn abort(job: &Emergency) {
 
 /// The name of the scenario `run.json` shows running, if any.
 fn running_scenario(out: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(out.join(record::FILE)).ok()?;
-    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-    json["scenarios"]
-        .as_array()?
-        .iter()
+    record::read(out)?
+        .scenarios
+        .into_iter()
         .rev()
-        .find(|s| s["state"] == "running")
-        .and_then(|s| s["name"].as_str())
+        .find(|s| s.state == "running")
+        .map(|s| s.name)
         .filter(|name| name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-        .map(str::to_string)
 }
 
 /// Runs the helper with `args`, killing it after a bound; its stdout, or `None` when it did
@@ -146,21 +144,17 @@ fn run_bounded(host: &Host, args: &[String]) -> Option<Vec<u8>> {
 }
 
 /// Marks `run.json` (and the scenario `running`, if any) interrupted, with an invalid verdict.
-fn mark_interrupted(out: &Path) -> std::io::Result<()> {
-    let path = out.join(record::FILE);
-    let text = std::fs::read_to_string(&path)?;
-    let mut json: serde_json::Value = serde_json::from_str(&text)?;
-    json["state"] = "interrupted".into();
-    json["verdict"] = "invalid".into();
-    if let Some(scenarios) = json["scenarios"].as_array_mut() {
-        for s in scenarios.iter_mut().filter(|s| s["state"] == "running") {
-            s["state"] = "interrupted".into();
-            if let Some(reasons) = s["invalid_reasons"].as_array_mut() {
-                reasons.push("interrupted twice: cyclictest and the load were killed".into());
-            }
-        }
+/// The caller holds [`record::freeze`]'s guard.
+fn mark_interrupted(out: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(out.join(record::FILE)).map_err(|e| e.to_string())?;
+    let mut run = RunRecord::parse(&text).map_err(|e| e.to_string())?;
+    run.state = "interrupted".into();
+    run.verdict = Some("invalid".into());
+    for s in run.scenarios.iter_mut().filter(|s| s.state == "running") {
+        s.state = "interrupted".into();
+        s.invalid_reasons.push("interrupted twice: cyclictest and the load were killed".into());
     }
-    record::write_value(out, &json)
+    run.write(out).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use super::cyclictest::Measure;
 use super::fingerprint::landed_on;
 use super::judge::{self, Ending};
 use super::measure::human;
-use super::record::{self, ScenarioRecord};
 use super::scenario::{self, CommandSpec, Scenario};
 use super::session::Run;
+use crate::formats::run_json::ScenarioRecord;
 use crate::rttests::Program;
 
 impl Run<'_> {
@@ -67,7 +67,7 @@ impl Run<'_> {
         self.record.scenarios.push(ScenarioRecord {
             name: name.clone(),
             state: "running".into(),
-            started_unix: record::now_unix(),
+            started_unix: super::now_unix(),
             commands: has_ct
                 .then_some(&commands.cyclictest)
                 .into_iter()

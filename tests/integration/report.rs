@@ -95,8 +95,10 @@ fn result_folder(test: Test, name: &str, invalid: &str) -> Test {
         "threshold_us": 300,
         "scenarios": [{"name": name, "files": ["idle/cyclictest.txt"], "invalid_reasons": [invalid],
                        "commands": ["cyclictest -m -p 99 -v"]}],
-        "fingerprint": {"kernel": "6.6.52-rt43", "cmdline": "isolcpus=7 <script>"},
-        "interrupts": [{"irq": 42, "cpu": 7, "count": 3, "name": "ufs&co"}]
+        "fingerprint": {"uname": "Linux rb3 6.6.52-rt43 #1 SMP PREEMPT_RT aarch64", "cmdline": "isolcpus=7 <script>",
+                        "preempt": ["CONFIG_PREEMPT_RT=y"], "realtime": true, "online": "0-7",
+                        "isolated": "7", "nohz_full": "7", "governors": ["policy0 performance"]},
+        "interrupts": {name: [{"irq": "42", "device": true, "cpu": 7, "count": 3, "description": "GICv3 ufs&co"}]}
     });
     test.file("results/idle/cyclictest.txt", idle).file("results/run.json", run_json.to_string())
 }
@@ -111,7 +113,10 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
     let json = run.json();
     assert_eq!(json["threshold_source"], "run.json threshold_us");
     assert_eq!(json["reasons"][0], "idle <&\"'>: invalid run: only 991 of 60000 cycles");
-    assert_eq!(json["inputs"][0]["fingerprint"]["kernel"], "6.6.52-rt43");
+    assert_eq!(
+        json["inputs"][0]["fingerprint"]["uname"],
+        "Linux rb3 6.6.52-rt43 #1 SMP PREEMPT_RT aarch64"
+    );
     let xml = std::fs::read_to_string(run.path().join("out/junit.xml")).unwrap();
     assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\" skipped=\"0\">"), "{xml}");
     assert!(

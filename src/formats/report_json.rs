@@ -46,7 +46,7 @@ pub struct Report {
     pub baseline: Option<String>,
     /// One row per scenario and CPU (the seeds' tables), then any published reference rows.
     #[serde(default)]
-    pub summary: Vec<super::summary::SummaryRow>,
+    pub summary: Vec<SummaryRow>,
     pub inputs: Vec<InputReport>,
 }
 
@@ -170,4 +170,36 @@ pub struct Regression {
     pub metric: String,
     pub baseline_us: f64,
     pub current_us: f64,
+}
+
+/// One row of `summary`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    pub scenario: String,
+    /// The measured CPU; `null` when the output does not name it, and on reference rows.
+    pub cpu: Option<u32>,
+    /// `null` on reference rows (the publication gives no count).
+    pub samples: Option<u64>,
+    pub min_us: Option<f64>,
+    pub avg_us: Option<f64>,
+    pub max_us: Option<f64>,
+    /// `null` when unknown (it lies among overflowed samples; see `p999_at_least_us`).
+    pub p999_us: Option<f64>,
+    /// When `p999_us` is `null` because of a histogram overflow: it is at least this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999_at_least_us: Option<f64>,
+    /// `measured`, or `reference` for a machine's published figures.
+    pub kind: String,
+    /// The input (result folder or file) the row comes from; for a reference, its source.
+    pub source: String,
+}
+
+impl Report {
+    /// Reads an earlier `rtbuild report --json` document, refusing another schema.
+    pub fn from_value(value: serde_json::Value) -> Result<Report, super::FormatError> {
+        if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
+            return Err(super::FormatError::UnknownReport { expected: SCHEMA });
+        }
+        Ok(serde_json::from_value(value)?)
+    }
 }

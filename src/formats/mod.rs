@@ -1,0 +1,82 @@
+//! The files rtbuild writes and reads back, each defined once: one serde type per file, used by
+//! the stage that writes it and by every stage that reads it.
+//!
+//! | file | type | written by | read by |
+//! |---|---|---|---|
+//! | `rtbuild-plan.json` | [`plan_json::PlanFile`] | `generate` | `verify`, `bundle`, `image` |
+//! | `verify.json`, `verify --json` | [`verify_json::VerifyFile`] | `verify`, `image` | `bundle` |
+//! | `run.json` | [`run_json::RunRecord`] | `test` | `report` |
+//! | `report --json` | [`report_json::Report`] | `report` | `report --baseline` |
+//! | cyclictest `--json` | [`cyclictest_json::CyclictestJson`] | cyclictest | `report`, `test` |
+//!
+//! rtbuild's own files carry a `schema` number. [`read_json`] checks it before anything else:
+//! a file without one is version 1 (the files written before the field existed), a newer
+//! version than this rtbuild knows is refused with a message saying to upgrade. Unknown fields
+//! are ignored, so a newer rtbuild may add fields within a version.
+
+pub mod cyclictest_json;
+pub mod plan_json;
+pub mod report_json;
+pub mod run_json;
+pub mod verify_json;
+
+use serde::de::DeserializeOwned;
+
+/// A file of rtbuild's own that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error(
+        "`schema` is {found}, but this rtbuild reads {file} up to schema {supported}; upgrade rtbuild"
+    )]
+    Newer { file: &'static str, found: u64, supported: u32 },
+    #[error("unknown report schema; expected `{expected}`")]
+    UnknownReport { expected: &'static str },
+    #[error("`schema` must be a whole number, not {found}")]
+    BadSchema { found: String },
+}
+
+/// One of rtbuild's versioned files.
+pub trait Versioned: DeserializeOwned {
+    /// The file's usual name (for messages).
+    const FILE: &'static str;
+    /// The newest schema this rtbuild writes and reads.
+    const SCHEMA: u32;
+}
+
+/// Parses `text` as `T`, after checking its `schema` number.
+pub fn read_json<T: Versioned>(text: &str) -> Result<T, FormatError> {
+    let value: serde_json::Value = serde_json::from_str(text)?;
+    check_schema::<T>(&value)?;
+    Ok(serde_json::from_value(value)?)
+}
+
+/// Checks the `schema` number of an already parsed document.
+pub fn check_schema<T: Versioned>(value: &serde_json::Value) -> Result<(), FormatError> {
+    match value.get("schema") {
+        None | Some(serde_json::Value::Null) => Ok(()),
+        Some(schema) => match schema.as_u64() {
+            Some(found) if found <= u64::from(T::SCHEMA) && found >= 1 => Ok(()),
+            Some(found) if found > u64::from(T::SCHEMA) => {
+                Err(FormatError::Newer { file: T::FILE, found, supported: T::SCHEMA })
+            }
+            _ => Err(FormatError::BadSchema { found: schema.to_string() }),
+        },
+    }
+}
+
+/// Serialises `value` as pretty JSON with a final newline (the form every rtbuild file has).
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// The `schema` field's default when a file has none.
+pub(crate) fn first_schema() -> u32 {
+    1
+}
+
+#[cfg(test)]
+mod tests;

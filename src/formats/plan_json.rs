@@ -1,0 +1,92 @@
+//! `rtbuild-plan.json`: the plan's checkable promises, written by `generate` beside the kas
+//! file and read back by `verify --plan` (and `verify --machine` alone), `bundle` and `image`,
+//! so they need not repeat the original flags.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::Versioned;
+use crate::base::CpuSet;
+
+/// The schema this rtbuild writes.
+pub const SCHEMA: u32 = 1;
+/// The file's name beside the generated kas file.
+pub const FILE: &str = "rtbuild-plan.json";
+
+/// The whole file: the schema number, then the promises.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanFile {
+    #[serde(default = "super::first_schema")]
+    pub schema: u32,
+    #[serde(flatten)]
+    pub expectations: Expectations,
+}
+
+impl PlanFile {
+    pub fn new(expectations: Expectations) -> PlanFile {
+        PlanFile { schema: SCHEMA, expectations }
+    }
+
+    /// Reads a plan file, checking its schema.
+    pub fn parse(text: &str) -> Result<Expectations, super::FormatError> {
+        super::read_json::<PlanFile>(text).map(|file| file.expectations)
+    }
+}
+
+impl Versioned for PlanFile {
+    const FILE: &'static str = FILE;
+    const SCHEMA: u32 = SCHEMA;
+}
+
+/// The checkable promises of a plan, written as `rtbuild-plan.json` beside the kas file so that
+/// `verify`, `bundle`, `tune` and `test` can read them without the original flags.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expectations {
+    pub machine: String,
+    pub image: String,
+    pub distro: String,
+    pub kernel_recipe: String,
+    pub rt_cpus: CpuSet,
+    pub housekeeping: CpuSet,
+    pub nohz_full: bool,
+    pub kernel_config: Vec<ConfigExpectation>,
+    pub cmdline: Vec<String>,
+    pub packages: Vec<String>,
+    /// Where the machine's RT defaults came from, when a meta-qcom checkout was consulted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_defaults: Option<MachineDefaults>,
+}
+
+/// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigExpectation {
+    pub symbol: String,
+    pub value: String,
+}
+
+/// A field where meta-qcom and the catalog disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Difference {
+    /// The catalog's field (`rt.rt_cpus`, `rt.housekeeping`, …).
+    pub field: String,
+    pub variable: String,
+    pub catalog: String,
+    pub meta_qcom: String,
+}
+
+/// Where a plan's machine defaults came from, when a meta-qcom checkout was consulted;
+/// recorded in `rtbuild-plan.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MachineDefaults {
+    /// `meta-qcom` when the plan follows the machine conf, `catalog` when it keeps rtbuild's
+    /// catalog (the conf agrees, or --rt-cpus was given).
+    pub source: String,
+    /// The machine conf that was read.
+    pub conf: PathBuf,
+    /// Where meta-qcom and the catalog disagree (empty for a machine only meta-qcom knows).
+    #[serde(default)]
+    pub differences: Vec<Difference>,
+    /// False when the machine is not in rtbuild's catalog at all.
+    pub in_catalog: bool,
+}

@@ -1,0 +1,281 @@
+//! `run.json`: what a test run did and found. `rtbuild test` rewrites it (atomically) as each
+//! scenario starts and ends, so an aborted 24 h run keeps everything measured so far;
+//! `rtbuild report` reads it back. The schema is documented in docs/tune-test.md.
+//!
+//! Every field but `scenarios` has a default, so a hand-written or older file with only the
+//! fields `rtbuild report` needs is read too.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::Versioned;
+use crate::write::WriteError;
+
+/// The schema this rtbuild writes.
+pub const SCHEMA: u32 = 1;
+/// The file's name in a result folder.
+pub const FILE: &str = "run.json";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunRecord {
+    #[serde(default = "super::first_schema")]
+    pub schema: u32,
+    pub rtbuild_version: String,
+    /// `local` or the ssh URL.
+    pub target: String,
+    pub machine: Option<String>,
+    pub rt_cpus: String,
+    pub housekeeping: String,
+    /// The CPUs cyclictest measured on (`--measure-cpus`; the RT CPUs by default).
+    pub measure_cpus: String,
+    pub settings: Settings,
+    /// The latency limit the run was judged against (`--max-us`, else the machine's
+    /// requirement, else 100 µs); `rtbuild report` uses the same one. rtbuild writes whole
+    /// µs; a reader takes any number (and `report` checks its range).
+    #[serde(serialize_with = "whole_if_integral")]
+    pub threshold_us: Option<f64>,
+    /// Where `threshold_us` comes from.
+    pub threshold_source: Option<String>,
+    /// `--noise-us`: oslat's (and hwlatdetect's) OS-noise limit, µs.
+    pub noise_us: Option<u64>,
+    /// `--tests`: the programs each scenario ran, in order; empty in files written before
+    /// `--tests` existed, which measured with cyclictest only.
+    pub tests: Vec<String>,
+    pub started_unix: u64,
+    /// `running`, `finished`, `interrupted` or `connection-lost`.
+    pub state: String,
+    /// `pass`, `fail` or `invalid`; null while running.
+    pub verdict: Option<String>,
+    pub tuning: Option<Tuning>,
+    /// The first fingerprint taken (each scenario keeps its own too).
+    pub fingerprint: Option<Fingerprint>,
+    /// Per scenario, the interrupts that reached the RT CPUs (as in each scenario).
+    pub interrupts: BTreeMap<String, Vec<IrqDelta>>,
+    pub scenarios: Vec<ScenarioRecord>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub duration: String,
+    pub length: Length,
+    pub interval_us: u32,
+    pub histogram_us: u32,
+    /// `--cyclictest-args` as split and checked (also at the end of each cyclictest argv).
+    pub cyclictest_args: Vec<String>,
+    pub load_percent: u8,
+    /// `--load-cmd` as split (the load of scenario `custom`), or null.
+    pub load_cmd: Option<Vec<String>>,
+    /// `--load-unpinned`: the custom load ran on any CPU.
+    pub load_unpinned: bool,
+    pub max_us: Option<u64>,
+    /// `--test-args`, as split and checked, per program.
+    pub test_args: BTreeMap<String, Vec<String>>,
+}
+
+/// The run-time tuning: applied for the run and reverted afterwards (`--tune`), or only
+/// checked (`applied: false`: `verify_problems` lists the knobs that were not tuned).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Tuning {
+    pub applied: bool,
+    pub apply_problems: Vec<String>,
+    pub refused_irqs: usize,
+    pub verify_problems: Vec<String>,
+    pub reverted: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ScenarioRecord {
+    pub name: String,
+    /// `running`, `done`, `interrupted` or `connection-lost`.
+    pub state: String,
+    pub started_unix: u64,
+    pub elapsed_s: f64,
+    /// The cyclictest output `rtbuild report` reads (the `--json` file; the histogram text
+    /// when no JSON was written), relative to the result folder. One file per scenario, so
+    /// the same samples are never counted twice.
+    pub files: Vec<String>,
+    /// Every raw cyclictest output kept (JSON, stdout histogram, stderr).
+    pub raw_files: Vec<String>,
+    pub fingerprint_files: Vec<String>,
+    /// The command lines that ran, shell-quoted for reading: cyclictest first, then each load.
+    pub commands: Vec<String>,
+    /// The same commands as exact argv vectors.
+    pub argv: Commands,
+    /// The fingerprint taken before the scenario.
+    pub fingerprint: Option<Fingerprint>,
+    pub interrupts_on_rt_cpus: Vec<IrqDelta>,
+    pub softirqs_on_rt_cpus: Vec<IrqDelta>,
+    pub expected_cycles: u64,
+    pub threads: Vec<ThreadSummary>,
+    /// The first look at the running processes; every later one is checked the same way.
+    pub probe: Option<Probe>,
+    pub probe_count: usize,
+    /// How busy the load kept the housekeeping CPUs, % of their capacity (null without load).
+    pub load_cpu_percent: Option<f64>,
+    /// Why the run cannot be trusted; empty when it is valid.
+    pub invalid_reasons: Vec<String>,
+    /// The highest latency of any thread, µs.
+    pub max_us: Option<i64>,
+    /// Every test of `--tests` other than cyclictest, in the order run.
+    pub tests: Vec<TestRecord>,
+}
+
+/// One rt-tests program run in a scenario (cyclictest's run is the scenario's own fields).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TestRecord {
+    /// The program: `oslat`, `pmqtest`, …
+    pub name: String,
+    /// `latency`, `noise`, `correctness` or `firmware`.
+    pub kind: String,
+    /// `running`, `done`, `skipped`, `interrupted` or `connection-lost`.
+    pub state: String,
+    /// Why it did not run (`skipped`).
+    pub skipped: Option<String>,
+    /// The command lines that ran, shell-quoted for reading (one per RT CPU for the
+    /// sender/receiver tests and signaltest).
+    pub commands: Vec<String>,
+    /// The same, as exact argv vectors.
+    pub argv: Vec<Vec<String>>,
+    /// Each command's exit status (`null`: killed by a signal).
+    pub exit_codes: Vec<Option<i32>>,
+    /// The outputs `rtbuild report` reads: the JSON files, plus plain output where it carries
+    /// the verdict (rt-migrate-test's `Passed!`, hwlatdetect's summary).
+    pub files: Vec<String>,
+    /// Every raw output kept (JSON, stdout, stderr).
+    pub raw_files: Vec<String>,
+    /// Why the run cannot be trusted; empty when it is valid.
+    pub invalid_reasons: Vec<String>,
+    /// Why it fails (over the threshold or noise limit, a failed correctness check).
+    pub fail_reasons: Vec<String>,
+    /// `pass`, `fail`, `invalid` or `skipped`.
+    pub verdict: String,
+    /// Per thread or CPU: min/avg/max µs as the program reported them (oslat: per RT CPU, with
+    /// its noise histogram).
+    pub rows: Vec<crate::rttests::output::Row>,
+    pub elapsed_s: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Commands {
+    /// cyclictest's argv, exactly as run on the target.
+    pub cyclictest: Vec<String>,
+    /// Each load generator's argv as run (including `taskset -c CPUS` when pinned).
+    pub load: Vec<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThreadSummary {
+    pub thread: usize,
+    pub cpu: i64,
+    pub cycles: u64,
+    pub min_us: i64,
+    pub avg_us: Option<f64>,
+    pub max_us: i64,
+    pub overflows: u64,
+}
+
+/// The fingerprint's short fields, for `run.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Fingerprint {
+    pub uname: String,
+    pub cmdline: String,
+    /// `CONFIG_PREEMPT*` lines of the running kernel's config (empty when it is not readable).
+    pub preempt: Vec<String>,
+    /// `/sys/kernel/realtime` reads 1.
+    pub realtime: bool,
+    pub online: String,
+    pub isolated: String,
+    pub nohz_full: String,
+    /// `policyN governor` per cpufreq policy.
+    pub governors: Vec<String>,
+}
+
+/// How many times one interrupt (or softirq) fired on one RT CPU during a scenario.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IrqDelta {
+    pub irq: String,
+    /// A numbered device interrupt (`36`), as opposed to a per-CPU architectural one (`LOC`,
+    /// `RES`, `CAL`, `TLB`, …) that every busy CPU takes. Device interrupts on an RT CPU mean
+    /// the IRQ affinity tuning did not hold.
+    pub device: bool,
+    pub cpu: u32,
+    pub count: u64,
+    pub description: String,
+}
+
+/// One thread or process as the probe saw it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Task {
+    pub tid: u32,
+    pub name: String,
+    pub allowed: String,
+    /// The CPU it last ran on.
+    pub cpu: Option<u32>,
+    /// 0 SCHED_OTHER, 1 SCHED_FIFO, 2 SCHED_RR.
+    pub policy: Option<u32>,
+    pub rt_priority: Option<u32>,
+}
+
+/// What the probe saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Probe {
+    pub cyclictest_pid: Option<u32>,
+    pub cyclictest: Vec<Task>,
+    pub load: Vec<Task>,
+}
+
+/// A run length: seconds (`-D`) or a loop count (`-l`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Length {
+    Seconds(u64),
+    Loops(u64),
+}
+
+/// Writes `100.0` as `100`, so a whole-µs limit reads as it was given.
+fn whole_if_integral<S: serde::Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => s.serialize_some(&(*v as i64)),
+        other => other.serialize(s),
+    }
+}
+
+impl Default for Length {
+    fn default() -> Length {
+        Length::Seconds(0)
+    }
+}
+
+impl Versioned for RunRecord {
+    const FILE: &'static str = FILE;
+    const SCHEMA: u32 = SCHEMA;
+}
+
+impl RunRecord {
+    /// Writes the record to `dir/run.json` through a temporary file and a rename, so a reader
+    /// (or a crash) never sees half of it.
+    pub fn write(&self, dir: &Path) -> Result<(), WriteError> {
+        let path = dir.join(FILE);
+        let text = super::to_json(self)
+            .map_err(|e| WriteError::Io { path: path.clone(), source: e.into() })?;
+        crate::write::write_atomic(&path, text.as_bytes(), false)
+    }
+
+    /// Reads a `run.json`, checking its schema.
+    pub fn parse(text: &str) -> Result<RunRecord, super::FormatError> {
+        super::read_json(text)
+    }
+}
