@@ -75,11 +75,16 @@ impl Ui {
     }
 
     /// Prints the error that ended the command: `error: <message>`, then each cause indented.
+    /// A refusal of input (exit 2) stays on its line: control characters the input carried (a
+    /// newline in a flag value, a path, a project-file key) are shown escaped, so they cannot
+    /// forge or split lines. Tool failures keep their multi-line log tails.
     pub fn error(&self, err: &anyhow::Error) {
-        let mut text = format!("error: {err}");
+        let input = crate::exit::classify(err) == crate::exit::Exit::Usage;
+        let part = |text: String| if input { escape_controls(&text) } else { text };
+        let mut text = format!("error: {}", part(err.to_string()));
         for cause in err.chain().skip(1) {
             // Messages that already quote their cause are not repeated.
-            let cause = cause.to_string();
+            let cause = part(cause.to_string());
             if !text.contains(&cause) {
                 text.push_str(&format!("\n  caused by: {cause}"));
             }
@@ -123,5 +128,35 @@ impl Ui {
         let mut stderr = std::io::stderr().lock();
         #[allow(clippy::print_stderr)]
         let _ = writeln!(stderr, "{text}");
+    }
+}
+
+/// `message; fix`, unless `message` already ends in a fix of its own (holds `; `).
+pub fn with_fix(message: &str, fix: &str) -> String {
+    if message.contains("; ") { message.to_string() } else { format!("{message}; {fix}") }
+}
+
+/// `text` with every control character (newline, tab, escape, …) written as its Rust escape
+/// (`\n`, `\t`, `\u{1b}`); everything else, quotes and non-ASCII included, as it is.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::escape_controls;
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_is_kept() {
+        assert_eq!(escape_controls("7\nx\ty\u{1b}[2J"), "7\\nx\\ty\\u{1b}[2J");
+        assert_eq!(escape_controls("`a'b\"c` µs"), "`a'b\"c` µs");
     }
 }

@@ -35,7 +35,7 @@ pub enum AfterError {
     Verify(#[from] VerifyError),
     #[error(transparent)]
     Bundle(#[from] BundleError),
-    #[error("cannot write {}: {source}", .path.display())]
+    #[error("cannot write {}: {source}; make sure you may write to that folder", .path.display())]
     Write {
         path: PathBuf,
         #[source]

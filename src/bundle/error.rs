@@ -22,7 +22,9 @@ pub enum BundleError {
          anyway and say so in the manifest"
     )]
     VerifyFailed { failed: String },
-    #[error("cannot read verify report {}: {message}", path.display())]
+    #[error("cannot read verify report {}: {}",
+        path.display(),
+        crate::ui::with_fix(.message, "pass the file `rtbuild verify --json` wrote"))]
     VerifyReport { path: PathBuf, message: String },
     #[error("cannot read {}: {message}; run `rtbuild generate` again to rewrite it", path.display())]
     PlanFile { path: PathBuf, message: String },
@@ -30,19 +32,21 @@ pub enum BundleError {
     Changed { path: PathBuf },
     #[error("`{value}` is not a valid SOURCE_DATE_EPOCH; use whole seconds since 1970")]
     SourceDateEpoch { value: String },
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}: {source}; check that it exists and is readable", path.display())]
     Read {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}: {source}; make sure you may write to that folder", path.display())]
     Write {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{} is not a bundle rtbuild can read: {message}", path.display())]
+    #[error("{} is not a bundle rtbuild can read: {}",
+        path.display(),
+        crate::ui::with_fix(.message, "pass a .tar.zst made by `rtbuild bundle`"))]
     NotABundle { path: PathBuf, message: String },
 }
 

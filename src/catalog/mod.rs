@@ -29,7 +29,13 @@ pub enum CatalogError {
     Unknown { name: String, close: Vec<String>, known: Vec<String> },
     #[error("machine file {path} is not valid: {message}; fix the file or remove it")]
     Invalid { path: PathBuf, message: String },
-    #[error("cannot read machine folder {path}: {source}")]
+    #[error("machine `{name}` is defined in both {first} and {second}; keep one of the two files")]
+    DuplicateName { name: String, first: String, second: String },
+    #[error(
+        "alias `{alias}` of `{machine}` ({file}) is also {clash} ({other_file}); rename or remove one of them"
+    )]
+    AliasClash { alias: String, machine: String, file: String, clash: String, other_file: String },
+    #[error("cannot read machine folder {}: {source}; check the folder given to --machines-dir (or RTBUILD_MACHINES_DIR)", .path.display())]
     Read {
         path: PathBuf,
         #[source]
@@ -82,13 +88,63 @@ impl Catalog {
             .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
             .collect();
         files.sort();
+        // Where each board comes from, to name both files of a clash.
+        let mut origin: BTreeMap<String, String> = EMBEDDED
+            .iter()
+            .filter_map(|(file, text)| {
+                let machine = parse(Path::new(file), text).ok()?;
+                Some((machine.name, format!("the shipped machines/{file}")))
+            })
+            .collect();
+        let mut user: BTreeMap<String, PathBuf> = BTreeMap::new();
         for path in files {
             let text = std::fs::read_to_string(&path)
                 .map_err(|source| CatalogError::Read { path: path.clone(), source })?;
             let machine = parse(&path, &text)?;
+            if let Some(first) = user.get(&machine.name) {
+                return Err(CatalogError::DuplicateName {
+                    name: machine.name,
+                    first: first.display().to_string(),
+                    second: path.display().to_string(),
+                });
+            }
+            user.insert(machine.name.clone(), path.clone());
+            origin.insert(machine.name.clone(), path.display().to_string());
             catalog.machines.insert(machine.name.clone(), machine);
         }
+        catalog.check_aliases(&origin)?;
         Ok(catalog)
+    }
+
+    /// Refuses an alias that is another board's name or alias: the lookup would pick one of
+    /// them silently.
+    fn check_aliases(&self, origin: &BTreeMap<String, String>) -> Result<(), CatalogError> {
+        let file = |name: &str| origin.get(name).cloned().unwrap_or_default();
+        let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+        for machine in self.machines.values() {
+            for alias in &machine.aliases {
+                let clash = if let Some(other) =
+                    self.machines.get(alias).filter(|other| other.name != machine.name)
+                {
+                    Some((format!("the name of `{}`", other.name), other.name.clone()))
+                } else {
+                    seen.get(alias.as_str())
+                        .filter(|other| **other != machine.name)
+                        .map(|other| (format!("an alias of `{other}`"), other.to_string()))
+                };
+                if let Some((clash, other)) = clash {
+                    return Err(CatalogError::AliasClash {
+                        alias: alias.clone(),
+                        machine: machine.name.clone(),
+                        file: file(&machine.name),
+                        clash,
+                        other_file: file(&other),
+                    });
+                }
+                seen.insert(alias, &machine.name);
+            }
+        }
+        Ok(())
     }
 
     pub fn machines(&self) -> impl Iterator<Item = &Machine> {
@@ -145,6 +201,22 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     let all = machine.all_cpus();
     if !machine.rt.rt_cpus.is_subset(&all) || !machine.rt.housekeeping.is_subset(&all) {
         return Err(invalid(format!("rt CPUs and housekeeping must be within {all}")));
+    }
+    let rt = &machine.rt;
+    if rt.rt_cpus.is_empty() || rt.housekeeping.is_empty() {
+        return Err(invalid(
+            "rt.rt_cpus and rt.housekeeping must each name at least one CPU".into(),
+        ));
+    }
+    if rt.rt_cpus.contains(0) {
+        return Err(invalid(
+            "rt.rt_cpus isolates CPU 0, which must stay a housekeeping CPU (it keeps boot, timekeeping and unmovable interrupts)".into(),
+        ));
+    }
+    if !rt.rt_cpus.is_disjoint(&rt.housekeeping) {
+        return Err(invalid(
+            "rt.rt_cpus and rt.housekeeping overlap (a CPU is one or the other)".into(),
+        ));
     }
     let name_ok = |s: &str| {
         !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))

@@ -43,10 +43,11 @@ pub fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
     if let Some(archive) = &args.check {
         return check(archive, ui);
     }
-    let machine = args
-        .dirs
-        .machine_name()?
-        .ok_or_else(|| InputError::msg("--machine is required to make a bundle"))?;
+    let machine = args.dirs.machine_name()?.ok_or_else(|| {
+        InputError::msg(
+            "--machine is required to make a bundle; pass --machine NAME (see `rtbuild machines`)",
+        )
+    })?;
     let kas_file = args.dirs.kas_file()?;
     let gen_dir = kas_file.as_ref().and_then(|k| k.parent().map(PathBuf::from));
     let plan = match kas_file.as_deref() {

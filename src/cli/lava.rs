@@ -39,8 +39,8 @@ pub struct LavaArgs {
     #[arg(long, default_value = "qcom-distro-kvm")]
     pub distro: String,
     /// A scenario fails its LAVA test case above this many µs [default: the machine's
-    /// requirement, else 100].
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..))]
+    /// requirement, else 100]; 1 to 1000000, as `rtbuild report` accepts.
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub threshold_us: Option<u64>,
     /// The load of scenario `custom`, as `rtbuild test --load-cmd` takes it (one program on the
     /// board and its arguments, split like shell words), pinned to the housekeeping CPUs.

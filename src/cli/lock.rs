@@ -135,7 +135,7 @@ fn check(args: &LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
         (Some(file), _) => file.clone(),
         (None, Some(kas_file)) => lock::lock_path_for(&kas_file),
         (None, None) => {
-            return Err(InputError::msg("--check needs --machine or a lock FILE").into());
+            return Err(InputError::msg("--check needs --machine or a lock FILE; pass --machine NAME or the lock file to check").into());
         }
     };
     let lock = LockFile::read(&path).map_err(input_or_not)?;

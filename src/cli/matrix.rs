@@ -58,7 +58,7 @@ pub struct Cell {
 /// The cells' plans, all validated before the first build.
 fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
     if args.plan.machine.is_some() {
-        return Err(InputError::msg("matrix takes --machines A,B,…, not --machine").into());
+        return Err(InputError::msg("matrix takes --machines A,B,…, not --machine; pass --machines with a comma-separated list").into());
     }
     let distros: Vec<Option<String>> = match &args.plan.distro {
         Some(list) => list.split(',').map(|d| Some(d.trim().to_string())).collect(),

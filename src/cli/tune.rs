@@ -161,11 +161,14 @@ pub fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
         }
         let plan = plan
             .as_ref()
-            .ok_or_else(|| InputError::msg("--emit needs --machine NAME to know the CPU count"))?;
+            .ok_or_else(|| InputError::msg("--emit needs --machine to know the CPU count; pass --machine NAME (see `rtbuild machines`)"))?;
         let script =
             tune::render_script(&machine, &Layout::from_plan(plan), &args.options(Some(plan)));
         let path = tune::emit(dir, &script).with_context(|| {
-            format!("could not write {}", dir.join(tune::SCRIPT_NAME).display())
+            format!(
+                "could not write {}; make sure you may write to that folder",
+                dir.join(tune::SCRIPT_NAME).display()
+            )
         })?;
         if ui.json() {
             ui.out_json(&serde_json::json!({ "script": path }))?;

@@ -13,13 +13,13 @@ pub struct ParseError {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ParseErrorKind {
-    #[error("read failed: {0}")]
+    #[error("read failed: {0}; check that the file is readable")]
     Io(#[from] std::io::Error),
     #[error(
         "no cyclictest output found (no `T:` lines, histogram, `-v` samples or JSON); pass a file cyclictest wrote"
     )]
     Empty,
-    #[error("invalid cyclictest JSON: {0}")]
+    #[error("invalid cyclictest JSON: {0}; pass the file cyclictest --json wrote")]
     Json(String),
     #[error("JSON has no `thread` object; is this a cyclictest `--json` file?")]
     JsonNoThreads,
@@ -30,7 +30,7 @@ pub enum ParseErrorKind {
 /// A parse error together with the file it came from.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    #[error("cannot read {}: {cause}", path.display())]
+    #[error("cannot read {}: {cause}; check the path", path.display())]
     Open { path: PathBuf, cause: std::io::Error },
     #[error("{}:{}: {}", path.display(), error.line, error.kind)]
     Parse { path: PathBuf, error: ParseError },

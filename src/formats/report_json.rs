@@ -80,6 +80,12 @@ pub struct ScenarioReport {
     pub files: Vec<FileInfo>,
     /// The command lines that produced the data (`run.json` `commands`, JSON `cmdline:`).
     pub commands: Vec<String>,
+    /// `run.json` thermal zones before/after the scenario (`[{zone, kind, before_c, after_c}]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thermal: Option<serde_json::Value>,
+    /// `run.json` throttling counters before/after the scenario (`[{name, before, after}]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttling: Option<serde_json::Value>,
     /// All threads together.
     pub all: ThreadReport,
     pub threads: Vec<ThreadReport>,

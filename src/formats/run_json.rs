@@ -109,6 +109,10 @@ pub struct ScenarioRecord {
     pub argv: Commands,
     /// The fingerprint taken before the scenario.
     pub fingerprint: Option<Fingerprint>,
+    /// Thermal zone temperatures before and after the scenario.
+    pub thermal: Vec<ThermalChange>,
+    /// Throttling counters before and after the scenario.
+    pub throttling: Vec<CounterChange>,
     pub interrupts_on_rt_cpus: Vec<IrqDelta>,
     pub softirqs_on_rt_cpus: Vec<IrqDelta>,
     pub expected_cycles: u64,
@@ -198,6 +202,64 @@ pub struct Fingerprint {
     pub nohz_full: String,
     /// `policyN governor` per cpufreq policy.
     pub governors: Vec<String>,
+    /// The CPU model (`/proc/cpuinfo`), or the Arm core types.
+    pub cpu_model: String,
+    /// The device tree's board model, when there is one.
+    pub board: Option<String>,
+    /// Each CPU's current/min/max frequency and governor (empty without cpufreq).
+    pub cpufreq: Vec<CpuFreq>,
+    /// Thermal zone temperatures (empty when the kernel exposes none).
+    pub thermal: Vec<Thermal>,
+    /// Throttling counters (x86 `thermal_throttle`, cooling-device `stats/total_trans`).
+    pub throttling: Vec<Counter>,
+}
+
+/// One CPU's frequency (kHz, as cpufreq reports it) and governor.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CpuFreq {
+    pub cpu: u32,
+    pub cur_khz: Option<u64>,
+    pub min_khz: Option<u64>,
+    pub max_khz: Option<u64>,
+    pub governor: Option<String>,
+}
+
+/// One thermal zone's temperature.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Thermal {
+    pub zone: String,
+    /// The zone's `type` (`cpu-thermal`, `x86_pkg_temp`, `soc-thermal`, …).
+    pub kind: String,
+    pub temp_c: Option<f64>,
+}
+
+/// A throttling counter the kernel exposes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Counter {
+    pub name: String,
+    pub value: u64,
+}
+
+/// A zone's temperature before and after a scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThermalChange {
+    pub zone: String,
+    pub kind: String,
+    pub before_c: Option<f64>,
+    pub after_c: Option<f64>,
+}
+
+/// A throttling counter before and after a scenario.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CounterChange {
+    pub name: String,
+    pub before: Option<u64>,
+    pub after: u64,
 }
 
 /// How many times one interrupt (or softirq) fired on one RT CPU during a scenario.

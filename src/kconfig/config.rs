@@ -46,11 +46,13 @@ pub struct KernelConfig {
 /// Why a stream is not a usable kernel config.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("the file is empty")]
+    #[error("the file is empty; pass a kernel .config or /proc/config.gz")]
     Empty,
-    #[error("not a kernel config: line {line}: {cause}")]
+    #[error("not a kernel config: line {line}: {cause}; pass a kernel .config or /proc/config.gz")]
     BadLine { line: usize, cause: LineError },
-    #[error("not a kernel config: no CONFIG_ setting in it")]
+    #[error(
+        "not a kernel config: no CONFIG_ setting in it; pass a kernel .config or /proc/config.gz"
+    )]
     NoSettings,
     #[error("cannot read {format} data: {cause}; the file is truncated or corrupt")]
     Corrupt { format: &'static str, cause: io::Error },

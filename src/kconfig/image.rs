@@ -43,7 +43,9 @@ pub struct ImageInfo {
 pub enum ImageError {
     #[error("cannot read {format} data: {cause}; the file is truncated or corrupt")]
     Corrupt { format: &'static str, cause: std::io::Error },
-    #[error("the embedded config (IKCONFIG at offset {offset:#x}) is unreadable: {cause}")]
+    #[error(
+        "the embedded config (IKCONFIG at offset {offset:#x}) is unreadable: {cause}; the image is truncated or corrupt, pass its .config instead"
+    )]
     BadIkconfig { offset: usize, cause: ConfigError },
 }
 

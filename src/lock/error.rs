@@ -6,13 +6,13 @@ use crate::runner::RunError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    #[error("cannot read lock file {}: {source}", path.display())]
+    #[error("cannot read lock file {}: {source}; check the path", path.display())]
     Read {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("lock file {} is not valid YAML: {message}", path.display())]
+    #[error("lock file {} is not valid YAML: {message}; fix it, or write it again with `rtbuild lock`", path.display())]
     Yaml { path: PathBuf, message: String },
     #[error("lock file {} {problem}; {fix}", path.display())]
     Shape { path: PathBuf, problem: String, fix: &'static str },
@@ -41,7 +41,7 @@ pub enum LockError {
         path.display()
     )]
     NotCheckedOut { repo: String, path: PathBuf },
-    #[error("git failed on `{repo}` ({}): {source}", path.display())]
+    #[error("git failed on `{repo}` ({}): {source}; check that the checkout is a healthy git repository", path.display())]
     Git {
         repo: String,
         path: PathBuf,
@@ -50,17 +50,21 @@ pub enum LockError {
     },
     #[error("repo `{repo}` has no branch to update from; {fix}")]
     NoBranch { repo: String, fix: &'static str },
-    #[error("kas could not read the build configuration")]
+    #[error(
+        "kas could not read the build configuration; run `kas dump` on the kas file to see why"
+    )]
     Kas(#[source] RunError),
-    #[error("could not fetch `{repo}`")]
+    #[error("could not fetch `{repo}`; check the network and the repository URL")]
     Fetch {
         repo: String,
         #[source]
         source: RunError,
     },
-    #[error("`kas dump` printed something rtbuild cannot read: {message}")]
+    #[error(
+        "`kas dump` printed something rtbuild cannot read: {message}; use kas 5.5 (`rtbuild setup`)"
+    )]
     KasOutput { message: String },
-    #[error("cannot write {}: {source}", path.display())]
+    #[error("cannot write {}: {source}; make sure you may write to that folder", path.display())]
     Write {
         path: PathBuf,
         #[source]

@@ -15,7 +15,9 @@ pub enum PlanError {
         "RT CPU(s) {outside} are outside {machine}, which has CPUs {all}; pick RT CPUs from {all}"
     )]
     RtCpuOutside { machine: String, outside: CpuSet, all: CpuSet },
-    #[error("housekeeping CPU(s) {outside} are outside {machine}, which has CPUs {all}")]
+    #[error(
+        "housekeeping CPU(s) {outside} are outside {machine}, which has CPUs {all}; pick housekeeping CPUs from {all}"
+    )]
     HousekeepingOutside { machine: String, outside: CpuSet, all: CpuSet },
     #[error(
         "CPU 0 cannot be an RT CPU: it keeps boot, timekeeping and unmovable interrupts; pick RT CPUs from 1-{last}"
@@ -53,7 +55,7 @@ pub enum PlanError {
         "fragment {path} must end in .cfg: meta-qcom merges only *.cfg files from SRC_URI; rename it"
     )]
     FragmentNotCfg { path: PathBuf },
-    #[error("fragment {path}:{line}: {source}")]
+    #[error("fragment {path}:{line}: {source}; fix that line of the fragment")]
     FragmentLine {
         path: PathBuf,
         line: usize,
@@ -74,7 +76,7 @@ pub enum PlanError {
         "two inputs are both named {name} ({first} and {second}); rename one, the layer keeps files by name"
     )]
     DuplicateName { name: String, first: PathBuf, second: PathBuf },
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {source}; check that it exists and is readable")]
     Read {
         path: PathBuf,
         #[source]

@@ -69,13 +69,13 @@ pub fn bbappend_path() -> PathBuf {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    #[error("bug in rtbuild: template {name} failed: {source}")]
+    #[error("bug in rtbuild: template {name} failed: {source}; please report it")]
     Template {
         name: &'static str,
         #[source]
         source: minijinja::Error,
     },
-    #[error("bug in rtbuild: the rendered kas file is not valid YAML: {0}")]
+    #[error("bug in rtbuild: the rendered kas file is not valid YAML: {0}; please report it")]
     Yaml(String),
 }
 

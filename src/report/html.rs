@@ -320,6 +320,19 @@ fn extras_html(out: &mut String, input: &InputReport) {
         interrupts_html(out, value);
         out.push_str("</section>\n");
     }
+    let facts = super::system::facts(input);
+    if !facts.is_empty() {
+        out.push_str("<section><h2>System</h2><table>");
+        for (label, value) in facts {
+            let _ = write!(
+                out,
+                "<tr><th class=\"l\">{}</th><td class=\"w\">{}</td></tr>",
+                escape(&label),
+                escape(&value)
+            );
+        }
+        out.push_str("</table></section>\n");
+    }
     if let Some(value) = &input.fingerprint {
         out.push_str("<section><h2>System fingerprint</h2>");
         json_html(out, value);

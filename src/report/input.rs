@@ -31,6 +31,9 @@ pub struct ScenarioInput {
     /// Whether cyclictest measured in this scenario (a run may have used other tests only).
     pub cyclictest: bool,
     pub tests: Vec<TestInput>,
+    /// `run.json` scenario `thermal` and `throttling`, when the folder has them.
+    pub thermal: Option<serde_json::Value>,
+    pub throttling: Option<serde_json::Value>,
 }
 
 /// One INPUT, read.
@@ -67,6 +70,8 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
                 invalid_reasons: Vec::new(),
                 commands: outcome.cmdline.iter().cloned().collect(),
                 cyclictest: false,
+                thermal: None,
+                throttling: None,
                 tests: vec![TestInput {
                     program,
                     commands: outcome.cmdline.iter().cloned().collect(),
@@ -89,6 +94,8 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             invalid_reasons: Vec::new(),
             cyclictest: true,
             tests: Vec::new(),
+            thermal: None,
+            throttling: None,
         }],
     })
 }
@@ -143,6 +150,8 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             commands,
             cyclictest,
             tests: read_tests(dir, &json_path, &scenario.tests)?,
+            thermal: serde_json::to_value(&scenario.thermal).ok(),
+            throttling: serde_json::to_value(&scenario.throttling).ok(),
         });
     }
     Ok(Input {
@@ -214,6 +223,8 @@ fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             commands,
             cyclictest: true,
             tests: Vec::new(),
+            thermal: None,
+            throttling: None,
         });
     }
     let run_json = RunRecord {

@@ -89,6 +89,8 @@ pub fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport {
         invalid_reasons: input.invalid_reasons.clone(),
         files,
         commands: input.commands.clone(),
+        thermal: input.thermal.clone(),
+        throttling: input.throttling.clone(),
         all,
         threads,
         reference_max_us: None,

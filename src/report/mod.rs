@@ -15,6 +15,7 @@ pub mod junit;
 mod stats;
 mod suite;
 pub mod summary;
+mod system;
 pub mod text;
 
 pub use crate::formats::report_json::{
@@ -43,7 +44,7 @@ pub fn threshold_is_sensible(value: f64) -> bool {
 pub enum ReportError {
     #[error(transparent)]
     Parse(#[from] crate::cyclictest::FileError),
-    #[error("cannot read {}: {cause}", path.display())]
+    #[error("cannot read {}: {cause}; check the path", path.display())]
     Read { path: PathBuf, cause: std::io::Error },
     #[error("{} has no run.json; pass an `rtbuild test` result folder or the cyclictest output files themselves", dir.display())]
     NoRunJson { dir: PathBuf },
@@ -69,7 +70,9 @@ pub enum ReportError {
     RunJsonTest { path: PathBuf, message: String },
     #[error(transparent)]
     Output(#[from] crate::rttests::output::OutputError),
-    #[error("baseline {}: {message}", path.display())]
+    #[error("baseline {}: {}",
+        path.display(),
+        crate::ui::with_fix(.message, "pass an earlier result folder or report JSON as --baseline"))]
     Baseline { path: PathBuf, message: String },
 }
 

@@ -345,6 +345,8 @@ fn statistics_never_panic_on_mutated_inputs() {
             commands: Vec::new(),
             cyclictest: true,
             tests: Vec::new(),
+            thermal: None,
+            throttling: None,
         };
         for threshold in [0.5, 100.0, 1e9] {
             let judged = judge::judge(&scenario, threshold);

@@ -41,6 +41,17 @@ pub fn render(report: &Report) -> String {
         out.push_str(&summary_table(&report.summary));
     }
     for input in &report.inputs {
+        let facts = super::system::facts(input);
+        if facts.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\nSystem ({})", input.path);
+        let width = facts.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+        for (label, value) in facts {
+            let _ = writeln!(out, "  {label:<width$}  {value}");
+        }
+    }
+    for input in &report.inputs {
         for scenario in &input.scenarios {
             out.push('\n');
             scenario_text(&mut out, scenario);

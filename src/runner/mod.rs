@@ -18,7 +18,7 @@ use std::process::Output;
 pub enum RunError {
     #[error("`{program}` was not found on PATH; {hint}")]
     NotFound { program: String, hint: String },
-    #[error("could not start `{cmd}`: {source}")]
+    #[error("could not start `{cmd}`: {source}; check that it is installed and on PATH")]
     Spawn {
         cmd: String,
         #[source]

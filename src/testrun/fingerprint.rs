@@ -1,10 +1,14 @@
 //! The system fingerprint taken before and after each scenario (`uname -a`, `/proc/cmdline`,
 //! the kernel's PREEMPT options, RT flag, isolated CPUs, governors, `/proc/interrupts`,
-//! `/proc/softirqs`), and the interrupts that landed on the RT CPUs in between.
+//! `/proc/softirqs`), the system facts the seed guides record (CPU model, each CPU's frequency
+//! and governor, thermal zone temperatures, throttling counters), and the interrupts that
+//! landed on the RT CPUs in between.
 
 use std::collections::BTreeMap;
 
-pub use crate::formats::run_json::{Fingerprint, IrqDelta};
+pub use crate::formats::run_json::{
+    Counter, CounterChange, CpuFreq, Fingerprint, IrqDelta, Thermal, ThermalChange,
+};
 use crate::plan::CpuSet;
 
 /// The fingerprint's sections, as the helper printed them (`=== name` headers).
@@ -56,8 +60,132 @@ impl Sections {
             isolated: self.line("isolated"),
             nohz_full: self.line("nohz_full"),
             governors: self.get("governors").lines().map(str::to_string).collect(),
+            cpu_model: cpu_model(self.get("cpu_model")),
+            board: Some(self.line("board")).filter(|b| !b.is_empty()),
+            cpufreq: self.get("cpufreq").lines().filter_map(CpuFreq::parse).collect(),
+            thermal: self.thermal(),
+            throttling: self.throttling(),
         }
     }
+
+    /// Thermal zones: `thermal_zoneN MILLIDEGREES TYPE` lines.
+    pub fn thermal(&self) -> Vec<Thermal> {
+        self.get("thermal")
+            .lines()
+            .filter_map(|line| {
+                let mut words = line.splitn(3, ' ');
+                let zone = words.next()?.to_string();
+                let temp_c = words.next()?.parse::<i64>().ok().map(|m| m as f64 / 1000.0);
+                let kind = words.next().unwrap_or("").trim().to_string();
+                Some(Thermal { zone, kind, temp_c })
+            })
+            .collect()
+    }
+
+    /// Throttling counters: `NAME COUNT` lines.
+    pub fn throttling(&self) -> Vec<Counter> {
+        self.get("throttle")
+            .lines()
+            .filter_map(|line| {
+                let (name, value) = line.rsplit_once(' ')?;
+                Some(Counter { name: name.to_string(), value: value.trim().parse().ok()? })
+            })
+            .collect()
+    }
+}
+
+/// The CPU model: `model name` (x86) or `Hardware`; on ARM, whose `/proc/cpuinfo` often has
+/// neither, the core types from the implementer and part numbers (`Cortex-A76, Cortex-A55`).
+fn cpu_model(section: &str) -> String {
+    let mut named = None;
+    let mut implementer = None;
+    let mut parts = Vec::new();
+    for line in section.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(v) = line.strip_prefix("implementer ") {
+            implementer = Some(v.trim().to_string());
+        } else if let Some(v) = line.strip_prefix("part ") {
+            parts.push(v.trim().to_string());
+        } else if named.is_none() {
+            named = Some(line.to_string());
+        }
+    }
+    if let Some(name) = named {
+        return name;
+    }
+    let cores: Vec<String> = parts
+        .iter()
+        .map(|part| match (implementer.as_deref(), arm_core(part)) {
+            (Some("0x41"), Some(core)) => core.to_string(),
+            (imp, _) => format!("implementer {} part {part}", imp.unwrap_or("?")),
+        })
+        .collect();
+    cores.join(", ")
+}
+
+/// Arm Ltd (implementer 0x41) core part numbers.
+fn arm_core(part: &str) -> Option<&'static str> {
+    Some(match part {
+        "0xd03" => "Cortex-A53",
+        "0xd04" => "Cortex-A35",
+        "0xd05" => "Cortex-A55",
+        "0xd07" => "Cortex-A57",
+        "0xd08" => "Cortex-A72",
+        "0xd09" => "Cortex-A73",
+        "0xd0a" => "Cortex-A75",
+        "0xd0b" => "Cortex-A76",
+        "0xd0d" => "Cortex-A77",
+        "0xd41" => "Cortex-A78",
+        "0xd44" => "Cortex-X1",
+        "0xd46" => "Cortex-A510",
+        "0xd47" => "Cortex-A710",
+        "0xd48" => "Cortex-X2",
+        "0xd4d" => "Cortex-A715",
+        "0xd4e" => "Cortex-X3",
+        "0xd80" => "Cortex-A520",
+        "0xd81" => "Cortex-A720",
+        _ => return None,
+    })
+}
+
+impl CpuFreq {
+    fn parse(line: &str) -> Option<CpuFreq> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let [cpu, cur, min, max, governor] = words[..] else { return None };
+        let khz = |w: &str| w.parse().ok();
+        Some(CpuFreq {
+            cpu: cpu.parse().ok()?,
+            cur_khz: khz(cur),
+            min_khz: khz(min),
+            max_khz: khz(max),
+            governor: (governor != "-").then(|| governor.to_string()),
+        })
+    }
+}
+
+/// Temperatures and throttling counters of `after` next to `before`'s.
+pub fn changes(before: &Sections, after: &Sections) -> (Vec<ThermalChange>, Vec<CounterChange>) {
+    let old = before.thermal();
+    let thermal = after
+        .thermal()
+        .into_iter()
+        .map(|z| ThermalChange {
+            before_c: old.iter().find(|o| o.zone == z.zone).and_then(|o| o.temp_c),
+            after_c: z.temp_c,
+            zone: z.zone,
+            kind: z.kind,
+        })
+        .collect();
+    let old = before.throttling();
+    let counters = after
+        .throttling()
+        .into_iter()
+        .map(|c| CounterChange {
+            before: old.iter().find(|o| o.name == c.name).map(|o| o.value),
+            after: c.value,
+            name: c.name,
+        })
+        .collect();
+    (thermal, counters)
 }
 
 /// Rows of a counter table: name → (per-CPU counts, description).
@@ -143,6 +271,73 @@ ERR:          0\n";
         assert_eq!(short, [("LOC", 2, 300), ("LOC", 1, 100), ("1", 2, 4)]);
         assert_eq!(deltas[2].description, "IO-APIC 1-edge i8042");
         assert!(deltas[2].device && !deltas[0].device);
+    }
+
+    /// The helper's system sections, as it prints them from an RK3588-like sysfs.
+    #[test]
+    fn system_facts_from_an_arm_board() {
+        let text = "=== cpu_model\nimplementer 0x41\npart 0xd05\npart 0xd0b\n=== board\nRockchip RK3588 EVB1 V10 Board\n\
+=== cpufreq\n0 408000 408000 1800000 schedutil\n4 - 408000 2400000 performance\n7 x - - -\n\
+=== thermal\nthermal_zone0 45230 soc-thermal\nthermal_zone1 -1000 bigcore0-thermal\nthermal_zone2 - gpu-thermal\n\
+=== throttle\ncooling_device0(cpufreq-cpu0)/total_trans 12\nbroken\n";
+        let fp = Sections::parse(text).summary();
+        assert_eq!(fp.cpu_model, "Cortex-A55, Cortex-A76");
+        assert_eq!(fp.board.as_deref(), Some("Rockchip RK3588 EVB1 V10 Board"));
+        assert_eq!(
+            fp.cpufreq,
+            [
+                CpuFreq {
+                    cpu: 0,
+                    cur_khz: Some(408_000),
+                    min_khz: Some(408_000),
+                    max_khz: Some(1_800_000),
+                    governor: Some("schedutil".into())
+                },
+                CpuFreq {
+                    cpu: 4,
+                    cur_khz: None,
+                    min_khz: Some(408_000),
+                    max_khz: Some(2_400_000),
+                    governor: Some("performance".into())
+                },
+                CpuFreq { cpu: 7, cur_khz: None, min_khz: None, max_khz: None, governor: None },
+            ]
+        );
+        let temps: Vec<(&str, &str, Option<f64>)> =
+            fp.thermal.iter().map(|t| (t.zone.as_str(), t.kind.as_str(), t.temp_c)).collect();
+        assert_eq!(
+            temps,
+            [
+                ("thermal_zone0", "soc-thermal", Some(45.23)),
+                ("thermal_zone1", "bigcore0-thermal", Some(-1.0)),
+                ("thermal_zone2", "gpu-thermal", None)
+            ]
+        );
+        assert_eq!(
+            fp.throttling,
+            [Counter { name: "cooling_device0(cpufreq-cpu0)/total_trans".into(), value: 12 }]
+        );
+        assert_eq!(cpu_model("Intel(R) Xeon(R) Processor\n"), "Intel(R) Xeon(R) Processor");
+        assert_eq!(cpu_model("implementer 0x70\npart 0x662\n"), "implementer 0x70 part 0x662");
+
+        let after = Sections::parse(
+            "=== thermal\nthermal_zone0 51000 soc-thermal\nthermal_zone9 30000 new\n=== throttle\ncpu0/core_throttle_count 3\n",
+        );
+        let (thermal, counters) = changes(&Sections::parse(text), &after);
+        assert_eq!(
+            thermal[0],
+            ThermalChange {
+                zone: "thermal_zone0".into(),
+                kind: "soc-thermal".into(),
+                before_c: Some(45.23),
+                after_c: Some(51.0)
+            }
+        );
+        assert_eq!(thermal[1].before_c, None);
+        assert_eq!(
+            counters,
+            [CounterChange { name: "cpu0/core_throttle_count".into(), before: None, after: 3 }]
+        );
     }
 
     #[test]

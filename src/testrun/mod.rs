@@ -87,6 +87,8 @@ pub struct Request {
 pub enum OutError {
     #[error("result folder {0} is not empty; pass a new --out DIR")]
     NotEmpty(PathBuf),
+    #[error("result folder {0} is a file, not a folder; pass --out a new folder")]
+    File(PathBuf),
 }
 
 /// The latency limit a run is judged against, and where it comes from.

@@ -98,6 +98,47 @@ case $cmd in
         for g in /sys/devices/system/cpu/cpufreq/policy*/scaling_governor; do
             [ -r "$g" ] && echo "$(basename "$(dirname "$g")") $(cat "$g")"
         done
+        # System facts (seed 004 records them first; seed 001 warns about temperature). The
+        # sysfs parts honour RTBUILD_SYSROOT so tests can give a board's tree.
+        root=${RTBUILD_SYSROOT:-}
+        echo "=== cpu_model"
+        sed -nE 's/^(model name|Hardware|cpu model)[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1
+        sed -nE 's/^CPU (implementer|part)[[:space:]]*:[[:space:]]*/\1 /p' /proc/cpuinfo | sort -u
+        echo "=== board"
+        if [ -r "$root/sys/firmware/devicetree/base/model" ]; then
+            tr -d '\000' <"$root/sys/firmware/devicetree/base/model"
+            echo
+        fi
+        echo "=== cpufreq"
+        # CPU CUR_KHZ MIN_KHZ MAX_KHZ GOVERNOR (- when the kernel does not say)
+        for d in "$root"/sys/devices/system/cpu/cpu[0-9]*; do
+            f=$d/cpufreq
+            [ -d "$f" ] || continue
+            set --
+            for k in scaling_cur_freq scaling_min_freq scaling_max_freq scaling_governor; do
+                v=$(cat "$f/$k" 2>/dev/null) || v=-
+                set -- "$@" "${v:--}"
+            done
+            echo "${d##*/cpu} $*"
+        done
+        echo "=== thermal"
+        # ZONE MILLIDEGREES TYPE
+        for z in "$root"/sys/class/thermal/thermal_zone*; do
+            [ -r "$z/temp" ] || continue
+            t=$(cat "$z/temp" 2>/dev/null) || t=-
+            echo "${z##*/} ${t:--} $(cat "$z/type" 2>/dev/null)"
+        done
+        echo "=== throttle"
+        # NAME COUNT: x86 thermal throttle counters, cooling-device transition counters
+        for f in "$root"/sys/devices/system/cpu/cpu[0-9]*/thermal_throttle/*_throttle_count; do
+            [ -r "$f" ] || continue
+            c=${f%/thermal_throttle/*}
+            echo "${c##*/}/${f##*/} $(cat "$f")"
+        done
+        for c in "$root"/sys/class/thermal/cooling_device*; do
+            [ -r "$c/stats/total_trans" ] || continue
+            echo "${c##*/}($(cat "$c/type" 2>/dev/null | tr -c 'A-Za-z0-9_.\n-' _))/total_trans $(cat "$c/stats/total_trans")"
+        done
         echo "=== interrupts"
         cat /proc/interrupts
         echo "=== softirqs"

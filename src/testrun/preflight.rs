@@ -7,7 +7,7 @@ use crate::tune::Host;
 /// The target cannot run the test as asked.
 #[derive(Debug, thiserror::Error)]
 pub enum PreflightError {
-    #[error("could not prepare {host}: {detail}")]
+    #[error("could not prepare {host}: {detail}; check that you can reach it and write /tmp there")]
     Prepare { host: String, detail: String },
     #[error(
         "{tools} not found on {host}; install rt-tests, stress-ng, util-linux and coreutils there (rtbuild images include them), and the --load-cmd program if one is given"

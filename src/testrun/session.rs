@@ -42,6 +42,9 @@ pub(super) struct Run<'a> {
 /// Runs every scenario of `req`. Input problems (bad output folder, missing tools or
 /// privileges) are errors before anything is written.
 pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
+    if req.out.exists() && !req.out.is_dir() {
+        return Err(crate::exit::InputError(OutError::File(req.out.clone()).into()).into());
+    }
     if req.out.exists()
         && std::fs::read_dir(&req.out).map(|mut d| d.next().is_some()).unwrap_or(true)
     {
@@ -69,8 +72,12 @@ pub fn run(req: &Request, ui: &Ui) -> anyhow::Result<Finished> {
     let Prepared { state } = preflight::prepare(&req.host, &load_tools, req.apply_tuning)
         .map_err(|e| crate::exit::InputError(e.into()))?;
     for dir in ["raw", "fingerprint"] {
-        std::fs::create_dir_all(req.out.join(dir))
-            .with_context(|| format!("could not create {}", req.out.join(dir).display()))?;
+        std::fs::create_dir_all(req.out.join(dir)).with_context(|| {
+            format!(
+                "could not create {}; make sure you may write there, or pass another --out",
+                req.out.join(dir).display()
+            )
+        })?;
     }
     let stop = StopFlag::install(Emergency {
         host: req.host.clone(),

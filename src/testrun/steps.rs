@@ -246,6 +246,7 @@ impl Run<'_> {
                 .push(format!("fingerprint/{name}-after.txt"));
             if let Some(before) = &before {
                 let s = &mut self.record.scenarios[index];
+                (s.thermal, s.throttling) = super::fingerprint::changes(before, &after);
                 s.interrupts_on_rt_cpus =
                     landed_on(before.get("interrupts"), after.get("interrupts"), &req.layout.rt);
                 s.softirqs_on_rt_cpus =

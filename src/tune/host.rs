@@ -13,9 +13,14 @@ use crate::target::SshTarget;
 pub enum HostError {
     #[error(transparent)]
     Run(#[from] RunError),
-    #[error("could not read the online CPUs of {host}{}", if .stderr.is_empty() { String::new() } else { format!(": {}", .stderr) })]
+    #[error(
+        "could not read the online CPUs of {host}{}; check the target URL and that ssh reaches it",
+        if .stderr.is_empty() { String::new() } else { format!(": {}", .stderr) }
+    )]
     Unreachable { host: String, stderr: String },
-    #[error("{host} reports online CPUs as `{text}`, which is not a CPU list")]
+    #[error(
+        "{host} reports online CPUs as `{text}`, which is not a CPU list; check /sys/devices/system/cpu/online there"
+    )]
     Online { host: String, text: String },
 }
 

@@ -43,7 +43,10 @@ pub struct Outcome {
 pub enum TuneRunError {
     #[error(transparent)]
     Run(#[from] RunError),
-    #[error("could not reach {host}: ssh failed{}", tail(.stderr))]
+    #[error(
+        "could not reach {host}: ssh failed{}; check the target URL and that `ssh` reaches it",
+        tail(.stderr)
+    )]
     Connection { host: String, stderr: String },
     #[error("rtbuild-tune.sh {action} failed on {host} with {status}{}", tail(.stderr))]
     Script { action: &'static str, host: String, status: String, stderr: String },

@@ -9,7 +9,7 @@ use crate::kconfig::image::ImageError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
-    #[error("cannot read `{path}`: {cause}")]
+    #[error("cannot read `{path}`: {cause}; check that it is readable")]
     Unreadable { path: PathBuf, cause: io::Error },
     #[error("`{path}`: {cause}")]
     Config { path: PathBuf, cause: ConfigError },
@@ -29,7 +29,10 @@ pub enum VerifyError {
     Empty { path: PathBuf },
     #[error("`{path}` holds no kernel config, kernel image or version string; {hint}")]
     NoKernel { path: PathBuf, hint: String },
-    #[error("`{path}` is not a usable {what}: {message}")]
+    #[error(
+        "`{path}` is not a usable {what}: {}",
+        crate::ui::with_fix(.message, "pass an intact copy, or the kernel .config")
+    )]
     Archive { path: PathBuf, what: &'static str, message: String },
     #[error("cannot read the plan `{path}`: {message}; write it with `rtbuild generate`")]
     PlanFile { path: PathBuf, message: String },

@@ -63,7 +63,7 @@ fn requested(check: &KconfigCheck) -> Result<Vec<Setting>, KconfigCheckError> {
                     return Err(input(
                         path,
                         "kernel config fragment",
-                        format!("line {}: {e}", n + 1),
+                        format!("line {}: {e}; fix that line of the fragment", n + 1),
                     ));
                 }
             }
@@ -117,7 +117,11 @@ pub fn run(check: &KconfigCheck, on_command: impl Fn(&Cmd)) -> Result<Report, Kc
         ));
     }
     if !src.join("scripts/kconfig/merge_config.sh").is_file() {
-        return Err(input(src, "kernel source tree", "it has no scripts/kconfig/merge_config.sh"));
+        return Err(input(
+            src,
+            "kernel source tree",
+            "it has no scripts/kconfig/merge_config.sh; pass the unpacked kernel source (e.g. /usr/src/linux-source-6.12)",
+        ));
     }
     let arch_ok = !check.arch.is_empty()
         && check.arch.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')

@@ -308,11 +308,11 @@ fn bad_bundle_inputs_are_clear_errors() {
     let cases: [(&[&str], &str); 3] = [
         (
             &["--verify-report", "bad-verify.json"],
-            "cannot read verify report bad-verify.json: no boolean `passed` field",
+            "cannot read verify report bad-verify.json: no boolean `passed` field; pass the file `rtbuild verify --json` wrote",
         ),
         (
             &["--verify-report", "missing.json"],
-            "cannot read verify report missing.json: No such file or directory (os error 2)",
+            "cannot read verify report missing.json: No such file or directory (os error 2); pass the file `rtbuild verify --json` wrote",
         ),
         (
             &["--allow-unverified", "--source-date-epoch", "yesterday"],
@@ -327,7 +327,7 @@ fn bad_bundle_inputs_are_clear_errors() {
     build
         .rtbuild(["bundle", "--check", "nope.tar.zst"])
         .run()
-        .usage_error("nope.tar.zst is not a bundle rtbuild can read: no such file");
+        .usage_error("nope.tar.zst is not a bundle rtbuild can read: no such file; pass a .tar.zst made by `rtbuild bundle`");
     build.rtbuild(["bundle", "--check", "."]).run().usage_error(
         ". is not a bundle rtbuild can read: it is a folder; pass the .tar.zst archive `rtbuild bundle` wrote",
     );

@@ -179,12 +179,12 @@ const BAD_INPUTS: &[Bad] = &[
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--fragment", "bad.cfg"],
         files: &[("bad.cfg", "CONFIG_A=y\nPREEMPT_RT=y\n")],
-        error: "fragment bad.cfg:2: expected CONFIG_<NAME>=<value> or `# CONFIG_<NAME> is not set`",
+        error: "fragment bad.cfg:2: expected CONFIG_<NAME>=<value> or `# CONFIG_<NAME> is not set`; fix that line of the fragment",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--fragment", "inj.cfg"],
         files: &[("inj.cfg", "CONFIG_X=${@os.system('reboot')}\n")],
-        error: "fragment inj.cfg:1: value `${@os.system(\\'reboot\\')}` is not y, m, n, a number or a double-quoted string",
+        error: "fragment inj.cfg:1: value `${@os.system(\\'reboot\\')}` is not y, m, n, a number or a double-quoted string; fix that line of the fragment",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--fragment", "nort.cfg"],

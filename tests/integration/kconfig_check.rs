@@ -69,7 +69,7 @@ fn non_kernel_folder_is_an_input_error() {
     assert!(stderr.starts_with("error: `/") && stderr.lines().count() == 1, "{stderr}");
     assert!(
         stderr.ends_with(
-            "/src` is not a usable kernel source tree: it has no scripts/kconfig/merge_config.sh\n"
+            "/src` is not a usable kernel source tree: it has no scripts/kconfig/merge_config.sh; pass the unpacked kernel source (e.g. /usr/src/linux-source-6.12)\n"
         ),
         "{stderr}"
     );

@@ -5,6 +5,7 @@
 
 mod bundle;
 mod doctor;
+mod error_contract;
 mod fixtures;
 mod generate_cli;
 mod generate_kas;
@@ -19,6 +20,7 @@ mod lock;
 mod machines;
 mod matrix_ci_setup;
 mod path_injection;
+mod real_upstream;
 mod report;
 mod reproducers;
 mod rt_suite;

@@ -115,3 +115,25 @@ fn report_draws_its_chart_at_the_largest_threshold() {
     let html = std::fs::read_to_string(run.path().join("x.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("threshold 1000000 µs"), "chart drawn");
 }
+
+/// The thresholds other commands take are bounded the same way, so no run.json or LAVA job
+/// carries one `report` would refuse.
+#[test]
+fn test_and_lava_thresholds_stop_at_one_second() {
+    for (args, flag) in [
+        (&["test", "--local", "--max-us", "1000001"][..], "--max-us <US>"),
+        (
+            &["lava", "--machine", "rb3gen2-core-kit", "--threshold-us", "1000001"][..],
+            "--threshold-us <US>",
+        ),
+    ] {
+        let run = Test::new().args(args).within_secs(60).run().code_is(2);
+        let stderr = run.stderr();
+        assert!(
+            stderr.starts_with(&format!(
+                "error: invalid value '1000001' for '{flag}': 1000001 is not in 1..=1000000"
+            )),
+            "{stderr}"
+        );
+    }
+}

@@ -711,3 +711,76 @@ fn an_unpinned_custom_load_needs_isolated_rt_cpus() {
     );
     assert!(processes_with_args("stress-ng", &["--cpu", "1", "--timeout", "302s"]).is_empty());
 }
+
+/// The system record (seed 004 records the CPU, frequency and governor first; seed 001 warns
+/// about temperature): CPU model from this machine's /proc/cpuinfo; frequencies, thermal zones
+/// and throttling counters from a board-like sysfs given through RTBUILD_SYSROOT (this VM has
+/// none). `report` shows them.
+#[test]
+fn system_facts_are_recorded_and_reported() {
+    let _one_at_a_time = measuring();
+    let rt = *online_cpus().last().unwrap();
+    let test = Test::new()
+        .file(
+            "root/sys/devices/system/cpu/online",
+            fs::read("/sys/devices/system/cpu/online").unwrap(),
+        )
+        .file("root/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq", "1200000\n")
+        .file("root/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "408000\n")
+        .file("root/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "1800000\n")
+        .file("root/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n")
+        .file("root/sys/class/thermal/thermal_zone0/temp", "45230\n")
+        .file("root/sys/class/thermal/thermal_zone0/type", "soc-thermal\n")
+        .file("root/sys/devices/system/cpu/cpu0/thermal_throttle/core_throttle_count", "4\n")
+        .file("root/sys/firmware/devicetree/base/model", "Radxa ROCK 5B\0");
+    let root = test.path().join("root");
+    let run = test
+        .env("RTBUILD_SYSROOT", &root)
+        .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--scenario", "idle"])
+        .args(["--duration", "2s", "--histogram-us", "200000", "--out", "res"])
+        .run();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let dir = run.path().join("res");
+    let json = run_json(&dir);
+    let fp = &json["fingerprint"];
+    let model = fs::read_to_string("/proc/cpuinfo").unwrap().lines().find_map(|l| {
+        l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string())
+    });
+    if let Some(model) = model {
+        assert_eq!(fp["cpu_model"], model.trim());
+    }
+    assert_eq!(fp["board"], "Radxa ROCK 5B");
+    assert_eq!(
+        fp["cpufreq"],
+        serde_json::json!([{"cpu": 0, "cur_khz": 1200000, "min_khz": 408000, "max_khz": 1800000, "governor": "performance"}])
+    );
+    assert_eq!(
+        fp["thermal"],
+        serde_json::json!([{"zone": "thermal_zone0", "kind": "soc-thermal", "temp_c": 45.23}])
+    );
+    assert_eq!(
+        fp["throttling"],
+        serde_json::json!([{"name": "cpu0/core_throttle_count", "value": 4}])
+    );
+    let s = &json["scenarios"][0];
+    assert_eq!(
+        s["thermal"],
+        serde_json::json!([{"zone": "thermal_zone0", "kind": "soc-thermal", "before_c": 45.23, "after_c": 45.23}])
+    );
+    assert_eq!(
+        s["throttling"],
+        serde_json::json!([{"name": "cpu0/core_throttle_count", "before": 4, "after": 4}])
+    );
+
+    let report = Test::new().args(["report"]).args([&dir]).run();
+    let out = report.stdout();
+    for want in [
+        "  board          Radxa ROCK 5B\n",
+        "  CPU frequency  cpu0 1200/408-1800 MHz performance\n",
+        "  temperature    idle: soc-thermal 45.2 → 45.2 °C\n",
+        "  throttling     idle: cpu0/core_throttle_count +0 (4)\n",
+        "  isolated CPUs  none\n",
+    ] {
+        assert!(out.contains(want), "{want:?} missing:\n{out}");
+    }
+}

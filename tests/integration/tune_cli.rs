@@ -104,7 +104,7 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["tune", "--rt-cpus", "2", "--emit", "out"],
-            "--emit needs --machine NAME to know the CPU count",
+            "--emit needs --machine to know the CPU count; pass --machine NAME (see `rtbuild machines`)",
         ),
         (
             &["tune", "--target", "ssh://a;b@host", "--rt-cpus", "2", "--verify"],

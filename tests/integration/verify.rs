@@ -322,7 +322,7 @@ fn bad_inputs_exit_2_with_one_clear_line() {
          tarball, .deb, or --target ssh://user@host",
     );
     Test::new().file("notes.txt", "CONFIG_X=y\nthis is prose\n").args(["verify", "notes.txt"]).run().usage_error(
-        "`notes.txt`: not a kernel config: line 2: expected CONFIG_<NAME>=<value> or `# CONFIG_<NAME> is not set`",
+        "`notes.txt`: not a kernel config: line 2: expected CONFIG_<NAME>=<value> or `# CONFIG_<NAME> is not set`; pass a kernel .config or /proc/config.gz",
     );
     Test::new().file("tmp/work/x", "").args(["verify", "."]).run().usage_error(
         "`.` holds no kernel config, kernel image or version string; looked for \

@@ -1,0 +1,251 @@
+//! Issue 13 item 7: the error contract, one table. Every refusal of input is exactly one line
+//! `error: <what is wrong>; <how to fix it>`, exit 2, nothing written; a newline carried by the
+//! input (a flag, a project-file key, a path) is shown escaped, never echoed raw; an `--out`
+//! that is a file says so; user catalogs with clashing names or aliases are refused naming both
+//! files; a catalog that isolates CPU 0 is refused when it loads.
+
+use crate::harness::Test;
+
+struct Refusal {
+    args: &'static [&'static str],
+    files: &'static [(&'static str, &'static str)],
+    /// Text the one error line must hold (with the test folder written as `@DIR@`).
+    want: &'static [&'static str],
+}
+
+/// The shipped RB3 Gen 2 entry, renamed and with other aliases and RT CPUs.
+fn board(name: &str, aliases: &str, rt: &str, housekeeping: &str) -> String {
+    format!(
+        "name: {name}\ndescription: test board\naliases: [{aliases}]\nkas_file: ci/{name}.yml\n\
+         soc: QCS6490\nsoc_family: qcm6490\ncpus: 8\nrt:\n  rt_cpus: \"{rt}\"\n  \
+         housekeeping: \"{housekeeping}\"\n  rcu_expedited: \"1\"\n  cpuidle_off: \"1\"\n\
+         serial_console: ttyMSM0,115200\nstorage: ufs\n"
+    )
+}
+
+const REFUSALS: &[Refusal] = &[
+    // Raw newlines from flags and from rtbuild.yaml keys are shown escaped.
+    Refusal {
+        args: &["generate", "--machine", "rb3gen2-core-kit", "--rt-cpus", "7\nx"],
+        files: &[],
+        want: &["malformed CPU list `7\\nx`", "; write it like"],
+    },
+    Refusal {
+        args: &["generate", "--machine", "rb3gen2-core-kit", "--distro", "poky\nDISTRO=x"],
+        files: &[],
+        want: &["unknown distro `poky\\nDISTRO=x`; use one of"],
+    },
+    Refusal {
+        args: &["generate", "--machine", "rb3gen2\nerror: forged"],
+        files: &[],
+        want: &["unknown machine `rb3gen2\\nerror: forged`;"],
+    },
+    Refusal {
+        args: &["generate"],
+        files: &[("rtbuild.yaml", "machine: rb3gen2-core-kit\nrt-cpus: \"7\\nx\"\n")],
+        want: &["`7\\nx`", "; write it like"],
+    },
+    Refusal {
+        args: &["generate"],
+        files: &[("rtbuild.yaml", "machine: rb3gen2-core-kit\ndistro: \"a\\nb\"\n")],
+        want: &["unknown distro `a\\nb`; use one of"],
+    },
+    Refusal {
+        args: &["generate"],
+        files: &[("rtbuild.yaml", "machine: \"x\\ny\"\n")],
+        want: &["unknown machine `x\\ny`;"],
+    },
+    Refusal {
+        args: &["generate", "--machine", "rb3gen2-core-kit", "--fragment", "a\nb.cfg"],
+        files: &[],
+        want: &["fragment a\\nb.cfg does not exist; check the path"],
+    },
+    Refusal {
+        args: &["report", "--threshold-us", "7\nx", "in.txt"],
+        files: &[],
+        want: &["invalid value '7\\nx' for '--threshold-us <US>'", "; see `rtbuild help`"],
+    },
+    // An --out that is a file says so.
+    Refusal {
+        args: &["generate", "--machine", "rb3gen2-core-kit", "--out", "afile"],
+        files: &[("afile", "mine\n")],
+        want: &[
+            "output folder @DIR@/afile cannot be used: @DIR@/afile is a file, not a folder; pass --out a folder",
+        ],
+    },
+    Refusal {
+        args: &["test", "--local", "--rt-cpus", "1", "--out", "afile"],
+        files: &[("afile", "mine\n")],
+        want: &["result folder afile is a file, not a folder; pass --out a new folder"],
+    },
+    // Messages that used to end in `: <fix>` or have no fix.
+    Refusal {
+        args: &["machines", "--machines-dir", "nope"],
+        files: &[],
+        want: &["cannot read machine folder nope: ", "; check the folder given to --machines-dir"],
+    },
+    Refusal {
+        args: &["generate", "--machine", "rb3gen2-core-kit", "--housekeeping", "0-9"],
+        files: &[],
+        want: &["are outside rb3gen2-core-kit", "; pick housekeeping CPUs from 0-7"],
+    },
+    Refusal {
+        args: &["generate", "--machine", "rb3gen2-core-kit", "--fragment", "bad.cfg"],
+        files: &[("bad.cfg", "CONFIG_A=y\nHZ=1000\n")],
+        want: &["fragment bad.cfg:2: ", "; fix that line of the fragment"],
+    },
+    Refusal {
+        args: &["bundle"],
+        files: &[],
+        want: &["--machine is required to make a bundle; pass --machine NAME"],
+    },
+];
+
+#[test]
+fn every_refusal_is_one_escaped_line_with_a_fix_exit_2_and_nothing_written() {
+    for case in REFUSALS {
+        let mut test = Test::new();
+        for (path, text) in case.files {
+            test = test.file(path, text);
+        }
+        let dir = test.path().to_path_buf();
+        let run = test.args(case.args.iter().copied()).run().code_is(2);
+        let stderr = run.stderr();
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+        assert_eq!(errors.len(), 1, "{:?}: {stderr}", case.args);
+        let line = errors[0];
+        assert!(
+            stderr.ends_with(&format!("{line}\n")),
+            "{:?}: text after the error: {stderr}",
+            case.args
+        );
+        assert!(
+            stderr.lines().all(|l| l.starts_with("error: ") || l.starts_with("  ")),
+            "{:?}: a line was split or forged: {stderr:?}",
+            case.args
+        );
+        assert!(line.contains("; "), "{:?}: no `; fix`: {line}", case.args);
+        for want in case.want {
+            let want = want.replace("@DIR@", &dir.display().to_string());
+            assert!(line.contains(&want), "{:?}: {line:?} lacks {want:?}", case.args);
+        }
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        let mut given: Vec<String> =
+            case.files.iter().map(|(p, _)| p.split('/').next().unwrap().to_string()).collect();
+        given.sort();
+        given.dedup();
+        assert_eq!(left, given, "{:?}: something was written", case.args);
+    }
+}
+
+/// Runs `args` with a `--machines-dir` holding `files`; returns the one error line.
+fn catalog_refusal(files: &[(&str, String)], args: &[&str]) -> (String, std::path::PathBuf) {
+    let mut test = Test::new();
+    for (name, text) in files {
+        test = test.file(&format!("boards/{name}"), text);
+    }
+    let dir = test.path().join("boards");
+    let run =
+        test.args(args.iter().copied()).args(["--machines-dir"]).args([&dir]).run().code_is(2);
+    let stderr = run.stderr();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: ") && stderr.contains("; "), "{stderr}");
+    run.nothing_written("rtbuild");
+    (stderr.trim_end().to_string(), dir)
+}
+
+#[test]
+fn two_user_files_with_one_board_name_are_refused_naming_both() {
+    for args in [&["machines"][..], &["generate", "--machine", "my-board"][..]] {
+        let (line, dir) = catalog_refusal(
+            &[
+                ("a.yaml", board("my-board", "", "7", "0-6")),
+                ("b.yaml", board("my-board", "", "6", "0-5,7")),
+            ],
+            args,
+        );
+        let want = format!(
+            "error: machine `my-board` is defined in both {} and {}; keep one of the two files",
+            dir.join("a.yaml").display(),
+            dir.join("b.yaml").display()
+        );
+        assert_eq!(line, want, "{args:?}");
+    }
+}
+
+#[test]
+fn an_alias_that_is_another_boards_name_or_alias_is_refused_naming_both_files() {
+    // An alias equal to a shipped board's name.
+    let (line, dir) = catalog_refusal(
+        &[("mine.yaml", board("my-board", "iq-8275-evk", "7", "0-6"))],
+        &["machines"],
+    );
+    assert_eq!(
+        line,
+        format!(
+            "error: alias `iq-8275-evk` of `my-board` ({}) is also the name of `iq-8275-evk` \
+             (the shipped machines/iq-8275-evk.yaml); rename or remove one of them",
+            dir.join("mine.yaml").display()
+        )
+    );
+    // The same alias on two user boards.
+    let (line, dir) = catalog_refusal(
+        &[
+            ("a.yaml", board("board-a", "lab-board", "7", "0-6")),
+            ("b.yaml", board("board-b", "lab-board", "7", "0-6")),
+        ],
+        &["generate", "--machine", "lab-board"],
+    );
+    assert!(line.contains("alias `lab-board` of `board-"), "{line}");
+    assert!(line.contains("is also an alias of `board-"), "{line}");
+    assert!(line.contains(&dir.join("a.yaml").display().to_string()), "{line}");
+    assert!(line.contains(&dir.join("b.yaml").display().to_string()), "{line}");
+    // An alias a shipped board already has.
+    let (line, dir) = catalog_refusal(
+        &[("mine.yaml", board("my-board", "qcs6490-rb3gen2", "7", "0-6"))],
+        &["machines"],
+    );
+    assert!(line.starts_with("error: alias `qcs6490-rb3gen2` of `"), "{line}");
+    assert!(line.contains("the shipped machines/rb3gen2-core-kit.yaml"), "{line}");
+    assert!(line.contains(&dir.join("mine.yaml").display().to_string()), "{line}");
+}
+
+#[test]
+fn a_user_board_replacing_a_shipped_one_keeps_its_aliases() {
+    let test = Test::new().file(
+        "boards/rb3.yaml",
+        board("rb3gen2-core-kit", "qcs6490-rb3gen2, qcs6490-rb3gen2-core-kit", "6-7", "0-5"),
+    );
+    let dir = test.path().join("boards");
+    let run = test
+        .args(["machines", "show", "qcs6490-rb3gen2", "--json", "--machines-dir"])
+        .args([&dir])
+        .run()
+        .success();
+    assert_eq!(run.json()["rt"]["rt_cpus"], "6-7");
+}
+
+#[test]
+fn a_catalog_that_isolates_cpu_0_is_refused_when_it_loads() {
+    for args in [&["machines"][..], &["generate", "--machine", "bad-board"][..]] {
+        let (line, dir) =
+            catalog_refusal(&[("bad.yaml", board("bad-board", "", "0-1", "2-7"))], args);
+        assert_eq!(
+            line,
+            format!(
+                "error: machine file {} is not valid: rt.rt_cpus isolates CPU 0, which must stay a \
+                 housekeeping CPU (it keeps boot, timekeeping and unmovable interrupts); fix the \
+                 file or remove it",
+                dir.join("bad.yaml").display()
+            ),
+            "{args:?}"
+        );
+    }
+    let (line, _) =
+        catalog_refusal(&[("one.yaml", board("one-cpu", "", "1", "0-1"))], &["machines"]);
+    assert!(line.contains("rt.rt_cpus and rt.housekeeping overlap"), "{line}");
+}

@@ -1,0 +1,255 @@
+//! rtbuild against the real thing: the generated files through real kas 5.5 and real BitBake
+//! over the real meta-qcom `wrynose`, openembedded-core and BitBake (the snapshot
+//! [`crate::upstream`] unpacks), as the unprivileged test user, offline. A full BitBake parse
+//! takes about 70 s on two idle cores, so only one test parses every recipe; the second board
+//! is checked with BitBake's configuration-only `bitbake -e`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::harness::Test;
+use crate::upstream::{ok, upstream};
+
+/// A folder for one test, owned by the test user (kas and BitBake run as that user).
+fn test_dir() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("rtbuild-real").tempdir().unwrap();
+    upstream().user.own(dir.path());
+    dir
+}
+
+/// `rtbuild generate` for `machine` (nodistro: the snapshot holds no meta-qcom-distro) into
+/// `dir/<out>`, with offline.yml beside the kas file; returns the kas file.
+fn generate(dir: &Path, out: &str, machine: &str, extra: &[&str]) -> PathBuf {
+    let out = dir.join(out);
+    let run = Test::new()
+        .cwd(dir)
+        .args(["generate", "--machine", machine, "--distro", "nodistro", "--out"])
+        .arg_path(&out)
+        .args(extra)
+        .run()
+        .success();
+    std::fs::copy(upstream().offline_yml(), out.join("offline.yml")).unwrap();
+    upstream().user.own(dir);
+    PathBuf::from(run.stdout().trim())
+}
+
+/// `KEY="value"` lines of a `bitbake -e` dump.
+fn variables(dump: &str) -> BTreeMap<String, String> {
+    dump.lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once("=\"")?;
+            if key.starts_with('#') || key.contains(' ') {
+                return None;
+            }
+            Some((key.to_string(), value.strip_suffix('"').unwrap_or(value).to_string()))
+        })
+        .collect()
+}
+
+/// The RT arguments of a command line, by key; each key at most once.
+fn rt_args(cmdline: &str) -> BTreeMap<&str, &str> {
+    let mut found = BTreeMap::new();
+    for arg in cmdline.split_whitespace() {
+        if let Some((key, value)) = arg.split_once('=')
+            && ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"].contains(&key)
+        {
+            assert!(found.insert(key, value).is_none(), "{key} twice in {cmdline}");
+        }
+    }
+    found
+}
+
+/// The command line BitBake computed is the one rtbuild planned: isolcpus, nohz_full and
+/// rcu_nocbs name the plan's RT CPUs, irqaffinity its housekeeping CPUs.
+fn assert_consistent(vars: &BTreeMap<String, String>, plan_file: &Path, rt: &str, hk: &str) {
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(plan_file).unwrap()).unwrap();
+    assert_eq!(plan["rt_cpus"], rt);
+    assert_eq!(plan["housekeeping"], hk);
+    let cmdline = &vars["KERNEL_CMDLINE_EXTRA"];
+    let args = rt_args(cmdline);
+    let want: BTreeMap<&str, &str> =
+        [("isolcpus", rt), ("nohz_full", rt), ("rcu_nocbs", rt), ("irqaffinity", hk)].into();
+    assert_eq!(args, want, "KERNEL_CMDLINE_EXTRA={cmdline}");
+    for planned in plan["cmdline"].as_array().unwrap() {
+        let planned = planned.as_str().unwrap();
+        assert!(cmdline.split_whitespace().any(|a| a == planned), "{planned} not in {cmdline}");
+    }
+    assert_eq!(vars["PREFERRED_PROVIDER_virtual/kernel"], "linux-qcom-rt");
+    assert_eq!(vars["QCOM_RT_CPU"], rt);
+    assert_eq!(vars["QCOM_IRQAFF"], hk);
+}
+
+#[test]
+fn real_bitbake_parses_the_generated_layer_for_two_boards_with_different_rt_cpus() {
+    let up = upstream();
+    let dir = test_dir();
+    let inputs = dir.path().join("inputs");
+    std::fs::create_dir_all(&inputs).unwrap();
+    std::fs::write(inputs.join("lab-timers.cfg"), "CONFIG_HZ_1000=y\n").unwrap();
+    std::fs::write(
+        inputs.join("0001-lab-fix.patch"),
+        "From: Lab <lab@example.com>\nSubject: [PATCH] lab fix\n\n---\n a | 1 +\n\n\
+         --- a/a\n+++ b/a\n@@ -0,0 +1 @@\n+x\n",
+    )
+    .unwrap();
+    let fragment = inputs.join("lab-timers.cfg");
+    let patch = inputs.join("0001-lab-fix.patch");
+    // iq-8275-evk isolates CPU 3; iq-x7181-evk (Hamoa, 12 CPUs) isolates CPU 11.
+    let kas_a = generate(
+        dir.path(),
+        "a",
+        "iq-8275-evk",
+        &["--fragment", fragment.to_str().unwrap(), "--patch", patch.to_str().unwrap()],
+    );
+    let kas_b = generate(dir.path(), "b", "iq-x7181-evk", &[]);
+    let work = dir.path().join("work");
+    let config = |kas: &Path| {
+        format!("{}:{}", kas.display(), kas.parent().unwrap().join("offline.yml").display())
+    };
+
+    // Board A: every recipe parsed, the kernel recipe's environment.
+    let env_a = dir.path().join("a.env");
+    let command = format!("bitbake -e linux-qcom-rt > {}", env_a.display());
+    let build_a = work.join("build-a");
+    let out = up.kas(
+        dir.path(),
+        &work,
+        &["shell", &config(&kas_a), "-c", &command],
+        &[("KAS_BUILD_DIR", build_a.to_str().unwrap())],
+    );
+    ok(&out, "kas shell (iq-8275-evk): bitbake -e linux-qcom-rt");
+    let vars = variables(&std::fs::read_to_string(&env_a).unwrap());
+    assert_eq!(vars["PN"], "linux-qcom-rt");
+    assert_consistent(&vars, &kas_a.with_file_name("rtbuild-plan.json"), "3", "0-2,4-7");
+    let src_uri: Vec<&str> = vars["SRC_URI"].split_whitespace().collect();
+    for file in ["file://rtbuild-rt.cfg", "file://lab-timers.cfg", "file://0001-lab-fix.patch"] {
+        assert!(src_uri.contains(&file), "{file} not in SRC_URI: {src_uri:?}");
+    }
+    // rtbuild's fragment after meta-qcom's, the user's after rtbuild's (merge order).
+    let position = |f: &str| src_uri.iter().position(|u| *u == f).unwrap();
+    assert!(position("file://configs/bsp-additions.cfg") < position("file://rtbuild-rt.cfg"));
+    assert!(position("file://rtbuild-rt.cfg") < position("file://lab-timers.cfg"));
+    let layer = kas_a.parent().unwrap().join("meta-rtbuild");
+    assert!(
+        vars["FILESEXTRAPATHS"].contains("meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild"),
+        "{} not on FILESEXTRAPATHS: {}",
+        layer.display(),
+        vars["FILESEXTRAPATHS"]
+    );
+
+    // Board B: the configuration only (no recipe parse), enough for the command line.
+    let env_b = dir.path().join("b.env");
+    let command = format!("bitbake -e > {}", env_b.display());
+    let build_b = work.join("build-b");
+    let out = up.kas(
+        dir.path(),
+        &work,
+        &["shell", &config(&kas_b), "-c", &command],
+        &[("KAS_BUILD_DIR", build_b.to_str().unwrap())],
+    );
+    ok(&out, "kas shell (iq-x7181-evk): bitbake -e");
+    let vars = variables(&std::fs::read_to_string(&env_b).unwrap());
+    assert_eq!(vars["MACHINE"], "iq-x7181-evk");
+    assert_consistent(&vars, &kas_b.with_file_name("rtbuild-plan.json"), "11", "0-10");
+}
+
+#[test]
+fn real_kas_checks_out_our_lock_over_the_real_ci_base_lock() {
+    let up = upstream();
+    let dir = test_dir();
+    let kas_file = generate(dir.path(), "gen", "iq-8275-evk", &[]);
+    let stand_in = up.commit("meta-lts-mixins");
+    let base_lock: serde_yaml::Value =
+        serde_yaml::from_str(&up.file("meta-qcom", "ci/base.lock.yml")).unwrap();
+    let base_pin = base_lock["overrides"]["repos"]["meta-lts-mixins"]["commit"].as_str().unwrap();
+    assert_ne!(base_pin, stand_in);
+
+    // Without a pin of ours, the real ci/base.lock.yml is in force: kas wants a commit of the
+    // real layer that the stand-in does not have.
+    let work = dir.path().join("work");
+    let out = up.kas(dir.path(), &work, &["checkout", kas_file.to_str().unwrap()], &[]);
+    assert!(!out.status.success(), "kas checked out without the stand-in's pin");
+    assert!(String::from_utf8_lossy(&out.stderr).contains(base_pin), "{out:?}");
+
+    // rtbuild installs a release lock pinning the stand-in; plain kas now checks it out.
+    let release = dir.path().join("release.lock.yml");
+    std::fs::write(
+        &release,
+        format!("header:\n  version: 14\noverrides:\n  repos:\n    meta-lts-mixins:\n      commit: {stand_in}\n"),
+    )
+    .unwrap();
+    Test::new()
+        .cwd(dir.path())
+        .args(["lock", "--machine", "iq-8275-evk", "--dir"])
+        .arg_path(kas_file.parent().unwrap())
+        .args(["--install"])
+        .arg_path(&release)
+        .run()
+        .success();
+    up.user.own(dir.path());
+    let out = up.kas(dir.path(), &work, &["checkout", kas_file.to_str().unwrap()], &[]);
+    ok(&out, "kas checkout with rtbuild's lock");
+    let head = up
+        .as_user("git")
+        .arg("-C")
+        .arg(work.join("meta-lts-mixins"))
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .unwrap();
+    assert_eq!(ok(&head, "git rev-parse").trim(), stand_in);
+    // The other pins of ci/base.lock.yml still hold.
+    let head = up
+        .as_user("git")
+        .arg("-C")
+        .arg(work.join("oe-core"))
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        ok(&head, "git rev-parse").trim(),
+        base_lock["overrides"]["repos"]["oe-core"]["commit"].as_str().unwrap()
+    );
+}
+
+#[test]
+fn machines_meta_qcom_reads_the_real_checkout() {
+    let up = upstream();
+    let dir = test_dir();
+    let qcom = dir.path().join("meta-qcom");
+    up.checkout("meta-qcom", &qcom);
+    let json = Test::new()
+        .args(["--json", "machines", "--meta-qcom"])
+        .arg_path(&qcom)
+        .run()
+        .success()
+        .json();
+    let entries = json.as_array().unwrap();
+    let status = |name: &str| -> serde_json::Value {
+        entries
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("{name} missing: {json}"))
+            .clone()
+    };
+    // Every board of the catalog is in the real layer and agrees with it.
+    let catalog = Test::new().args(["--json", "machines"]).run().success().json();
+    for machine in catalog.as_array().unwrap() {
+        let name = machine["name"].as_str().unwrap();
+        let entry = status(name);
+        assert_eq!(entry["status"], "matches", "{name}: {entry}");
+        assert_eq!(entry["rt"], machine["rt"], "{name}");
+        assert_eq!(entry["sources"]["QCOM_RT_CPU"]["op"], "=", "{name}: meta-qcom assigns hard");
+    }
+    assert_eq!(status("iq-x7181-evk")["rt"]["rt_cpus"], "11");
+    assert_eq!(status("qcs6490-rb3gen2-core-kit")["catalog_name"], "rb3gen2-core-kit");
+    // What only meta-qcom has: the open-firmware variants (they require the base boards' confs).
+    let unknown: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["status"] == "unknown")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(unknown, ["iq-9075-evk-open-fw", "rb3gen2-core-kit-open-fw"]);
+    let open_fw = status("rb3gen2-core-kit-open-fw");
+    assert_eq!(open_fw["sources"]["QCOM_RT_CPU"]["file"], "conf/machine/rb3gen2-core-kit.conf");
+}
