@@ -58,7 +58,8 @@ pub fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     let name = path
         .file_stem()
         .map_or_else(|| "cyclictest".to_string(), |s| s.to_string_lossy().into_owned());
-    if let Sniffed::Other { program, json } = output::sniff(path, None)? {
+    // An unreadable file is reported by cyclictest's reader below, with how to fix it.
+    if let Ok(Sniffed::Other { program, json }) = output::sniff(path, None) {
         let outcome = output::read(path, program, json)?;
         return Ok(Input {
             path: path.to_path_buf(),
