@@ -26,7 +26,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
             return ExitCode::from(if err.use_stderr() { Exit::Usage.code() } else { 0 });
         }
     };
-    let ui = Ui::new(&cli.global);
+    let ui = Ui::new(cli.global.ui_options());
     match cli.command.run(&ui) {
         Ok(exit) => exit.into(),
         Err(err) => {

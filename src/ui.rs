@@ -8,7 +8,16 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use crate::cli::GlobalArgs;
+/// What the user asked of the output (the cli maps `--json`, `--quiet`, `--verbose` and
+/// `--plain` onto it; the library knows nothing of flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UiOptions {
+    pub json: bool,
+    pub quiet: bool,
+    pub verbose: bool,
+    /// No progress bars or redraws even on a terminal.
+    pub plain: bool,
+}
 
 /// How and where rtbuild talks to the user.
 #[derive(Debug, Clone)]
@@ -21,13 +30,13 @@ pub struct Ui {
 }
 
 impl Ui {
-    pub fn new(global: &GlobalArgs) -> Ui {
+    pub fn new(options: UiOptions) -> Ui {
         let tty = std::io::stderr().is_terminal();
         Ui {
-            quiet: global.quiet,
-            verbose: global.verbose,
-            json: global.json,
-            fancy: tty && !global.plain && !global.quiet && std::env::var_os("CI").is_none(),
+            quiet: options.quiet,
+            verbose: options.verbose,
+            json: options.json,
+            fancy: tty && !options.plain && !options.quiet && std::env::var_os("CI").is_none(),
         }
     }
 

@@ -54,6 +54,18 @@ pub struct GlobalArgs {
     pub plain: bool,
 }
 
+impl GlobalArgs {
+    /// The output options these flags ask for.
+    pub fn ui_options(&self) -> crate::ui::UiOptions {
+        crate::ui::UiOptions {
+            json: self.json,
+            quiet: self.quiet,
+            verbose: self.verbose,
+            plain: self.plain,
+        }
+    }
+}
+
 /// Subcommands hold their argument structs by value; the enum is built once per run, so the
 /// size difference between variants does not matter.
 #[allow(clippy::large_enum_variant)]

@@ -66,6 +66,24 @@ impl HostArgs {
 }
 
 impl CpuArgs {
+    /// The layout from `--rt-cpus`/`--housekeeping` alone, with no board to ask: without
+    /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
+    /// the housekeeping set was guessed this way).
+    pub fn layout_offline(&self) -> anyhow::Result<(Layout, bool)> {
+        let rt = self.rt_cpus.as_deref().ok_or(tune::LayoutError::NoRtCpu)?;
+        let rt = CpuSet::parse(rt).map_err(|e| InputError(e.into()))?;
+        let hk = self
+            .housekeeping
+            .as_deref()
+            .map(CpuSet::parse)
+            .transpose()
+            .map_err(|e| InputError(e.into()))?;
+        let top = rt.iter().chain(hk.iter().flat_map(CpuSet::iter)).max().unwrap_or(0);
+        let cpus = CpuSet::range(0, top + 1);
+        let layout = Layout::new(&cpus, &rt, hk.as_ref(), "the given CPU list")?;
+        Ok((layout, hk.is_none()))
+    }
+
     /// The machine's plan, when --machine was given.
     pub fn plan(&self) -> anyhow::Result<Option<Plan>> {
         let Some(machine) = &self.machine else { return Ok(None) };
@@ -107,6 +125,49 @@ impl CpuArgs {
     }
 }
 
+/// `--bootargs`: the kernel command line for the CPU plan, and where it goes.
+fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> anyhow::Result<Exit> {
+    let (line, note) = match plan {
+        Some(plan) => (plan.rt_cmdline().join(" "), None),
+        None => {
+            let (layout, guessed) = match args.host.host()? {
+                Some(host) => (args.cpus.layout_on(None, &host)?, false),
+                None => args.cpus.layout_offline()?,
+            };
+            let rt = &layout.rt;
+            let line = format!(
+                "isolcpus={rt} nohz_full={rt} rcu_nocbs={rt} irqaffinity={}",
+                layout.housekeeping
+            );
+            let note = guessed.then(|| {
+                format!(
+                    "irqaffinity={} keeps interrupts on the CPUs below the RT CPUs; pass --housekeeping LIST (or --local/--target to read the online CPUs) to name them all",
+                    layout.housekeeping
+                )
+            });
+            (line, note)
+        }
+    };
+    let uboot = format!("setenv bootargs \"${{bootargs}} {line}\"; saveenv");
+    let extlinux = format!("append <existing arguments> {line}");
+    let grub = format!("GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX {line}\"");
+    if ui.json() {
+        ui.out_json(&serde_json::json!({
+            "bootargs": line, "uboot": uboot, "extlinux": extlinux, "grub": grub, "note": note,
+        }))?;
+        return Ok(Exit::Ok);
+    }
+    ui.out(&line);
+    ui.out("");
+    ui.out(format!("U-Boot (console):       {uboot}"));
+    ui.out(format!("extlinux/extlinux.conf: {extlinux}"));
+    ui.out(format!("GRUB (/etc/default/grub, then update-grub or grub-mkconfig): {grub}"));
+    if let Some(note) = note {
+        ui.note(note);
+    }
+    Ok(Exit::Ok)
+}
+
 #[derive(Debug, Args)]
 pub struct TuneArgs {
     #[command(flatten)]
@@ -116,6 +177,10 @@ pub struct TuneArgs {
     /// Write rtbuild-tune.sh into DIR instead of running it.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["local", "target"])]
     pub emit: Option<PathBuf>,
+    /// Print the boot arguments for this CPU plan (isolcpus, nohz_full, rcu_nocbs, irqaffinity),
+    /// ready for U-Boot `bootargs`, extlinux.conf and GRUB, for boards built without Yocto.
+    #[arg(long, conflicts_with_all = ["emit", "apply", "verify", "revert"])]
+    pub bootargs: bool,
     /// Save the current values and tune.
     #[arg(long, group = "action")]
     pub apply: bool,
@@ -152,6 +217,9 @@ impl TuneArgs {
 pub fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let plan = args.cpus.plan()?;
     let machine = plan.as_ref().map_or("a custom target", |p| p.machine.name.as_str()).to_string();
+    if args.bootargs {
+        return bootargs(&args, plan.as_ref(), ui);
+    }
     if let Some(dir) = &args.emit {
         if args.action().is_some() {
             return Err(InputError::msg(
@@ -159,11 +227,11 @@ pub fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
             )
             .into());
         }
-        let plan = plan
-            .as_ref()
-            .ok_or_else(|| InputError::msg("--emit needs --machine to know the CPU count; pass --machine NAME (see `rtbuild machines`)"))?;
-        let script =
-            tune::render_script(&machine, &Layout::from_plan(plan), &args.options(Some(plan)));
+        let layout = match plan.as_ref() {
+            Some(plan) => Layout::from_plan(plan),
+            None => args.cpus.layout_offline()?.0,
+        };
+        let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));
         let path = tune::emit(dir, &script).with_context(|| {
             format!(
                 "could not write {}; make sure you may write to that folder",

@@ -165,6 +165,7 @@ impl Test {
     }
 
     /// Runs rtbuild and returns the result for checking.
+    #[must_use = "check the exit code and output of the run (success(), code_is(), usage_error(), ...)"]
     pub fn run(self) -> Run {
         let mut path: Vec<PathBuf> = self.path_prepend.clone();
         path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));

@@ -49,7 +49,10 @@ fn check_scenario(dir: &Path, s: &Value, rt: u64, housekeeping: &str) {
     assert!(reasons.iter().all(|r| latency_dependent(r)), "{name}: {reasons:?}");
     let ct = s["argv"]["cyclictest"].as_array().unwrap();
     let line: Vec<&str> = ct.iter().map(|a| a.as_str().unwrap()).collect();
-    for want in ["-m", "-q", "--mainaffinity=0"] {
+    // The main (reporting) thread goes to the last housekeeping CPU.
+    let last_housekeeping = housekeeping.rsplit([',', '-']).next().unwrap();
+    let main_affinity = format!("--mainaffinity={last_housekeeping}");
+    for want in ["-m", "-q", main_affinity.as_str()] {
         assert!(line.contains(&want), "{name}: {line:?}");
     }
     assert!(line.windows(2).any(|w| w == ["-p", "99"]), "{line:?}");
@@ -90,11 +93,13 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     assert_eq!(json["state"], "finished");
     assert_eq!(json["target"], "local");
-    assert_eq!((json["rt_cpus"].as_str(), json["housekeeping"].as_str()), (Some("1"), Some("0")));
+    let housekeeping = housekeeping_without(1);
+    assert_eq!(json["rt_cpus"], "1");
+    assert_eq!(json["housekeeping"], housekeeping);
     let scenarios = json["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 3);
     for s in scenarios {
-        check_scenario(&dir, s, 1, "0");
+        check_scenario(&dir, s, 1, &housekeeping);
         assert_eq!(s["state"], "done");
     }
     assert_eq!(scenarios[0]["argv"]["load"], serde_json::json!([]));
@@ -103,7 +108,7 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
         serde_json::json!([
             "taskset",
             "-c",
-            "0",
+            housekeeping,
             "stress-ng",
             "--cpu",
             "1",
@@ -168,7 +173,13 @@ fn stress_isolated_without_isolated_cpus_is_an_invalid_run() {
 
 #[test]
 fn test_bad_inputs_exit_2_and_write_nothing() {
-    let cases: [(&[&str], &str); 15] = [
+    let online = cpu_list(&online_cpus());
+    let offline = (online_cpus().last().unwrap() + 1).to_string();
+    let offline_args = ["--rt-cpus", offline.as_str()];
+    let offline_message = format!(
+        "RT CPU {offline} is not online on this machine (online: {online}); pick RT CPUs from {online}"
+    );
+    let mut cases: Vec<(&[&str], &str)> = vec![
         (
             &["--rt-cpus", "1", "--measure-cpus", "some"],
             "--measure-cpus: malformed CPU list `some`: `some` is not a CPU number; write it like `7`, `6,7` or `0-2,4-7`; or pass `all` for every online CPU",
@@ -213,10 +224,7 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
             &["--rt-cpus", "0"],
             "CPU 0 cannot be an RT CPU: the kernel keeps boot-time work there; use CPUs 1 and up",
         ),
-        (
-            &["--rt-cpus", "7"],
-            "RT CPU 7 is not online on this machine (online: 0-1); pick RT CPUs from 0-1",
-        ),
+        (&offline_args, &offline_message),
         (
             &["--rt-cpus", "1", "--housekeeping", "1"],
             "CPUs 1 are both RT and housekeeping CPUs; give each CPU one role",
@@ -225,11 +233,15 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
             &["--rt-cpus", "1-3,x"],
             "malformed CPU list `1-3,x`: `x` is not a CPU number; write it like `7`, `6,7` or `0-2,4-7`",
         ),
-        (
-            &["--machine", "rb3gen2-core-kit"],
-            "RT CPU 7 is not online on this machine (online: 0-1); pick RT CPUs from 0-1",
-        ),
     ];
+    // rb3gen2-core-kit's RT CPU is 7: refused wherever CPU 7 is offline (on a larger machine
+    // the case above covers the same refusal).
+    let machine_message = format!(
+        "RT CPU 7 is not online on this machine (online: {online}); pick RT CPUs from {online}"
+    );
+    if !online_cpus().contains(&7) {
+        cases.push((&["--machine", "rb3gen2-core-kit"], &machine_message));
+    }
     for (args, message) in cases {
         Test::new()
             .args(["test", "--local", "--out", "res"])
@@ -375,7 +387,7 @@ fn remote_run_over_ssh_with_host_key_checking() {
     assert_eq!(json["state"], "finished");
     let dir = run.path().join("res");
     for s in json["scenarios"].as_array().unwrap() {
-        check_scenario(&dir, s, 1, "0");
+        check_scenario(&dir, s, 1, &housekeeping_without(1));
     }
 
     // tune runs over the same path; verify only reads, so the real machine is not changed.
@@ -597,6 +609,31 @@ fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
         fs::read_to_string(root.join("proc/sys/kernel/sched_rt_runtime_us")).unwrap(),
         "950000\n"
     );
+}
+
+/// `cpus` (sorted) as a CPU list: `0,2-3`.
+fn cpu_list(cpus: &[u64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        while i + 1 < cpus.len() && cpus[i + 1] == cpus[i] + 1 {
+            i += 1;
+        }
+        parts.push(if cpus[i] == start {
+            start.to_string()
+        } else {
+            format!("{start}-{}", cpus[i])
+        });
+        i += 1;
+    }
+    parts.join(",")
+}
+
+/// The housekeeping CPUs rtbuild picks when `rt` is the only RT CPU: every other online one.
+fn housekeeping_without(rt: u64) -> String {
+    let others: Vec<u64> = online_cpus().into_iter().filter(|c| *c != rt).collect();
+    cpu_list(&others)
 }
 
 /// This machine's online CPUs, as the kernel lists them (tests never assume a count).

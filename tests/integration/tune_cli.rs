@@ -85,7 +85,7 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
     let test = Test::new();
     let root = test.path().join("root");
     fake_tree(&root, "0-3");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["tune", "--local", "--rt-cpus", "0", "--verify"],
             "CPU 0 cannot be an RT CPU: the kernel keeps boot-time work there; use CPUs 1 and up",
@@ -103,8 +103,16 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
             "--apply needs a place to run; pass --local or --target ssh://USER@HOST[:PORT]",
         ),
         (
-            &["tune", "--rt-cpus", "2", "--emit", "out"],
-            "--emit needs --machine to know the CPU count; pass --machine NAME (see `rtbuild machines`)",
+            &["tune", "--rt-cpus", "0", "--bootargs"],
+            "CPU 0 cannot be an RT CPU: the kernel keeps boot-time work there; use CPUs 1 and up",
+        ),
+        (
+            &["tune", "--rt-cpus", "2", "--housekeeping", "2", "--emit", "out"],
+            "CPUs 2 are both RT and housekeeping CPUs; give each CPU one role",
+        ),
+        (
+            &["tune", "--bootargs"],
+            "no RT CPU given; pass --rt-cpus LIST (e.g. --rt-cpus 7) or --machine NAME",
         ),
         (
             &["tune", "--target", "ssh://a;b@host", "--rt-cpus", "2", "--verify"],
@@ -187,4 +195,46 @@ print(json.dumps({v: d.getVar(v) for v in ["SRC_URI", "S", "SYSTEMD_SERVICE", "S
     use std::os::unix::fs::PermissionsExt;
     let mode = fs::metadata(image.join("usr/sbin/rtbuild-tune.sh")).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o755);
+}
+
+/// Boards without Yocto (RK3562J, Phytium): the boot arguments for the same CPU plan, from
+/// `--rt-cpus` alone, ready for U-Boot, extlinux.conf and GRUB.
+#[test]
+fn bootargs_for_a_board_without_a_catalog_entry() {
+    let run = Test::new().args(["tune", "--rt-cpus", "3", "--bootargs"]).run().success();
+    let line = "isolcpus=3 nohz_full=3 rcu_nocbs=3 irqaffinity=0-2";
+    assert_eq!(run.stdout().lines().next(), Some(line));
+    assert!(run.stdout().contains(&format!("setenv bootargs \"${{bootargs}} {line}\"; saveenv")));
+    assert!(run.stdout().contains(&format!("GRUB_CMDLINE_LINUX=\"$GRUB_CMDLINE_LINUX {line}\"")));
+    assert!(run.stderr().contains("pass --housekeeping LIST"), "{}", run.stderr());
+    let json = Test::new()
+        .args(["--json", "tune", "--rt-cpus", "3", "--housekeeping", "0-2,4-5", "--bootargs"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(json["bootargs"], "isolcpus=3 nohz_full=3 rcu_nocbs=3 irqaffinity=0-2,4-5");
+    assert!(json["note"].is_null());
+    // A catalog machine gives meta-qcom's full RT command line.
+    let machine =
+        Test::new().args(["tune", "--machine", "rb3gen2-core-kit", "--bootargs"]).run().success();
+    assert!(
+        machine.stdout().starts_with("isolcpus=7 irqaffinity=0-6 rcu_nocbs=7 "),
+        "{}",
+        machine.stdout()
+    );
+}
+
+/// `--emit` without `--machine`: the script for the CPUs `--rt-cpus`/`--housekeeping` name.
+#[test]
+fn emit_without_a_machine_uses_the_given_cpus() {
+    let run = Test::new()
+        .args(["tune", "--rt-cpus", "3", "--housekeeping", "0-2", "--emit", "out"])
+        .run()
+        .success();
+    let script = fs::read_to_string(run.path().join("out/rtbuild-tune.sh")).unwrap();
+    assert!(
+        script.contains("RT CPUs 3 (4 CPUs in all); housekeeping CPUs 0-2 (mask 7)"),
+        "{script}"
+    );
+    assert!(script.contains("RT_CPUS='3'"), "{script}");
 }
