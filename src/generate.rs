@@ -54,7 +54,7 @@ pub enum GenerateError {
 
 /// The default output folder for a plan: `rtbuild/<machine>`.
 pub fn default_out(plan: &Plan) -> PathBuf {
-    Path::new("rtbuild").join(&plan.machine.name)
+    crate::base::paths::machine_out(&plan.machine.name)
 }
 
 /// Renders `plan` and writes it under `options.out`.

@@ -2,5 +2,6 @@
 //! other module of the crate (so nothing above can form an import loop through them).
 
 mod cpu_set;
+pub mod paths;
 
 pub use cpu_set::{CpuListError, CpuSet, MAX_CPUS};

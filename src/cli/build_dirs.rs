@@ -42,7 +42,7 @@ impl BuildDirs {
             return Ok(Some(absolute(dir)));
         }
         let Some(machine) = self.machine_name()? else { return Ok(None) };
-        Ok(Some(absolute(&Path::new("rtbuild").join(machine))))
+        Ok(Some(absolute(&crate::base::paths::machine_out(&machine))))
     }
 
     /// The generated kas file, `<dir>/<machine>-rt.yml`; `None` without `--machine`.

@@ -150,7 +150,7 @@ fn generated_plan(plan: &PlanArgs) -> anyhow::Result<Option<PathBuf>> {
     }
     let catalog = Catalog::with_user_dir(plan.machines_dir.as_deref())?;
     let name = &catalog.lookup(machine)?.machine.name;
-    let path = Path::new("rtbuild").join(name).join(PLAN_FILE);
+    let path = crate::base::paths::machine_out(name).join(PLAN_FILE);
     Ok(path.is_file().then_some(path))
 }
 
