@@ -24,6 +24,7 @@ mod property_tests;
 mod quote;
 mod render;
 mod report;
+mod rttests;
 mod run;
 pub mod runner;
 mod table;

@@ -17,6 +17,9 @@ pub(crate) struct ReportArgs {
     /// Latency limit in µs [default: run.json `threshold_us`, else the machine's requirement, else 100 (SIL 2)].
     #[arg(long, value_name = "US")]
     pub threshold_us: Option<f64>,
+    /// oslat's OS-noise limit in µs (also hwlatdetect's) [default: run.json `noise_us`, else 20].
+    #[arg(long, value_name = "US")]
+    pub noise_us: Option<f64>,
     /// An earlier run (report JSON, result folder or cyclictest file): flag max and tail
     /// percentile regressions (more than 10 % and 1 µs worse).
     #[arg(long, value_name = "PREV")]
@@ -34,7 +37,7 @@ pub(crate) struct ReportArgs {
     /// Write a self-contained HTML report (charts inline, opens offline) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Write JUnit XML (one test case per scenario) to FILE.
+    /// Write JUnit XML (one test case per test and scenario) to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 }
@@ -53,6 +56,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
         baseline: args.baseline.clone(),
         machine,
         nsecs: args.nsecs,
+        noise_us: args.noise_us,
     };
     let report = report::build(&options).map_err(|err| InputError(err.into()))?;
     for warning in report.inputs.iter().flat_map(|i| &i.scenarios).flat_map(|s| &s.warnings) {

@@ -24,7 +24,8 @@ pub(crate) struct TestArgs {
     #[arg(long, value_name = "all|LIST")]
     pub measure_cpus: Option<String>,
     /// Scenarios to run, in order: idle, stress, stress-isolated, full, custom (the --load-cmd
-    /// load) [default: idle,stress; idle,custom with --load-cmd].
+    /// load), hackbench (rt-tests' hackbench as the load) [default: idle,stress; idle,custom
+    /// with --load-cmd].
     #[arg(long, value_name = "LIST")]
     pub scenario: Option<String>,
     /// Run time of each scenario: seconds (600, as cyclictest's -D 600), 30s, 10m, 2h, 24h,
@@ -58,6 +59,20 @@ pub(crate) struct TestArgs {
     /// (-a, -t, -i, -h, -D, -p, --json, ...) are refused with the flag to use instead.
     #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
     pub cyclictest_args: Option<String>,
+    /// Tests to run in each scenario, comma-separated: cyclictest, oslat (OS noise on each RT
+    /// CPU; always run first), cyclicdeadline, pmqtest, ptsematest, sigwaittest, svsematest,
+    /// signaltest (latency), pi_stress, rt-migrate-test, ssdd (correctness), hwlatdetect
+    /// (firmware latency, when the kernel has the hwlat tracer).
+    #[arg(long, value_name = "LIST", default_value = "cyclictest")]
+    pub tests: String,
+    /// Extra options for one test, NAME="OPTIONS" (repeatable), e.g. oslat="-D 10m -w memmove":
+    /// split like shell words (never run through a shell), checked against that program's
+    /// options; a value for an option rtbuild sets (-D, -p, -i) replaces rtbuild's.
+    #[arg(long, value_name = "NAME=OPTIONS", allow_hyphen_values = true)]
+    pub test_args: Vec<String>,
+    /// oslat's (and hwlatdetect's) limit: fail when an RT CPU sees OS noise above this many µs.
+    #[arg(long, value_name = "US", default_value_t = crate::rttests::DEFAULT_NOISE_US, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub noise_us: u64,
     /// Apply rtbuild's run-time tuning before the run and revert it afterwards (needs root).
     #[arg(long)]
     pub tune: bool,
@@ -136,6 +151,32 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         }
         None => Vec::new(),
     };
+    let tests = crate::rttests::parse_list(&args.tests).map_err(|e| InputError(e.into()))?;
+    let mut test_args = std::collections::BTreeMap::new();
+    for value in &args.test_args {
+        let (program, checked) =
+            crate::rttests::options::parse(value).map_err(|e| InputError(e.into()))?;
+        if program != crate::rttests::Program::Hackbench && !tests.contains(&program) {
+            return Err(InputError::msg(format!(
+                "--test-args {program}: {program} is not in --tests; add it there or drop these options"
+            ))
+            .into());
+        }
+        if program == crate::rttests::Program::Hackbench
+            && !scenarios.contains(&testrun::Scenario::Hackbench)
+        {
+            return Err(InputError::msg(
+                "--test-args hackbench: no hackbench scenario runs; add hackbench to --scenario or drop these options",
+            )
+            .into());
+        }
+        if test_args.insert(program, checked).is_some() {
+            return Err(InputError::msg(format!(
+                "--test-args {program} is given twice; put all of {program}'s options in one value"
+            ))
+            .into());
+        }
+    }
     let plan = args.cpus.plan()?;
     let Some(host) = args.host.host()? else {
         return Err(InputError::msg(
@@ -171,6 +212,9 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         interval_us: args.interval_us.or(span.interval_us).unwrap_or(1000),
         histogram_us: args.histogram_us,
         cyclictest_args,
+        tests,
+        test_args,
+        noise_us: args.noise_us,
         load_percent: args.load,
         custom_load,
         max_us: args.max_us,

@@ -9,7 +9,7 @@ use crate::catalog::Catalog;
 use crate::exit::{Exit, InputError};
 use crate::formats::plan_json::PlanFile;
 use crate::formats::verify_json::{SourceError, VerifyFile};
-use crate::plan::Expectations;
+use crate::plan::{CpuSet, Expectations};
 use crate::render::PLAN_FILE;
 use crate::target::SshTarget;
 use crate::ui::Ui;
@@ -122,7 +122,47 @@ fn expectations(args: &VerifyArgs, ui: &Ui) -> anyhow::Result<Option<Expectation
         let plan = args.plan.plan()?;
         return Ok(Some(plan.expectations()));
     }
+    if let Some(rt) = &args.plan.rt_cpus {
+        return Ok(Some(cpu_plan(&args.plan, rt)?));
+    }
     Ok(None)
+}
+
+/// `--rt-cpus` (and `--housekeeping`) without a machine: a board rtbuild's catalog does not
+/// know. The other plan flags describe an rtbuild build and need its machine.
+fn cpu_plan(plan: &PlanArgs, rt: &str) -> anyhow::Result<Expectations> {
+    let build_flags = !plan.fragments.is_empty()
+        || !plan.configs.is_empty()
+        || !plan.patches.is_empty()
+        || !plan.cmdline.is_empty()
+        || plan.distro.is_some()
+        || plan.image.is_some();
+    if build_flags {
+        return Err(InputError::msg(
+            "--fragment, --config, --patch, --cmdline, --distro and --image describe an rtbuild \
+             build; pass --machine (or --plan FILE) with them, or only --rt-cpus and \
+             --housekeeping for another board",
+        )
+        .into());
+    }
+    let parse = |flag: &str, list: &str| {
+        CpuSet::parse(list).map_err(|err| InputError::msg(format!("{flag}: {err}")))
+    };
+    let rt_cpus = parse("--rt-cpus", rt)?;
+    let housekeeping =
+        plan.housekeeping.as_deref().map(|l| parse("--housekeeping", l)).transpose()?;
+    if rt_cpus.is_empty() {
+        return Err(InputError::msg("--rt-cpus is empty; name at least one RT CPU, e.g. 3").into());
+    }
+    if let Some(housekeeping) = &housekeeping
+        && !housekeeping.intersection(&rt_cpus).is_empty()
+    {
+        return Err(InputError::msg(format!(
+            "--housekeeping {housekeeping} overlaps --rt-cpus {rt_cpus}; give each CPU one role"
+        ))
+        .into());
+    }
+    Ok(crate::plan::cpu_plan_expectations(rt_cpus, housekeeping, !plan.no_nohz_full))
 }
 
 fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {

@@ -39,6 +39,9 @@ pub(crate) struct Report {
     pub threshold_us: f64,
     /// Where the threshold came from: `--threshold-us`, `run.json` or the 100 µs default.
     pub threshold_source: String,
+    /// oslat's OS-noise limit (and hwlatdetect's), µs: `--noise-us`, `run.json` or 20.
+    #[serde(default = "default_noise_us")]
+    pub noise_us: f64,
     pub machine: Option<String>,
     pub baseline: Option<String>,
     /// One row per scenario and CPU (the seeds' tables), then any published reference rows.
@@ -88,6 +91,42 @@ pub(crate) struct ScenarioReport {
     pub threads: Vec<ThreadReport>,
     pub reference_max_us: Option<f64>,
     pub regressions: Vec<Regression>,
+    /// Whether cyclictest measured in this scenario; its figures above are empty otherwise.
+    #[serde(default = "yes")]
+    pub cyclictest: bool,
+    /// cyclictest's own reasons (`reasons` also holds every test's, prefixed with its name).
+    #[serde(default)]
+    pub cyclictest_reasons: Vec<String>,
+    /// The other rt-tests programs of the scenario, each with its own verdict.
+    #[serde(default)]
+    pub tests: Vec<TestReport>,
+}
+
+/// One rt-tests program in one scenario.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TestReport {
+    /// The program (`oslat`, `pmqtest`, …).
+    pub test: String,
+    /// `latency`, `noise`, `correctness`, `load` or `firmware`.
+    pub kind: crate::rttests::Kind,
+    pub verdict: Verdict,
+    /// Why it did not run (PASS then means "nothing failed", and JUnit marks it skipped).
+    pub skipped: Option<String>,
+    pub reasons: Vec<String>,
+    /// Figures that are not judged (inversions, SMIs, run times).
+    pub notes: Vec<String>,
+    pub files: Vec<String>,
+    pub commands: Vec<String>,
+    /// Per thread or CPU as the program reported it (oslat: per RT CPU with its histogram).
+    pub rows: Vec<crate::rttests::output::Row>,
+}
+
+fn default_noise_us() -> f64 {
+    crate::rttests::DEFAULT_NOISE_US as f64
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// A file the scenario read.

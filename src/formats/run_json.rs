@@ -39,6 +39,11 @@ pub(crate) struct RunRecord {
     pub threshold_us: Option<f64>,
     /// Where `threshold_us` comes from.
     pub threshold_source: Option<String>,
+    /// `--noise-us`: oslat's (and hwlatdetect's) OS-noise limit, µs.
+    pub noise_us: Option<u64>,
+    /// `--tests`: the programs each scenario ran, in order; empty in files written before
+    /// `--tests` existed, which measured with cyclictest only.
+    pub tests: Vec<String>,
     pub started_unix: u64,
     /// `running`, `finished`, `interrupted` or `connection-lost`.
     pub state: String,
@@ -67,6 +72,8 @@ pub(crate) struct Settings {
     /// `--load-unpinned`: the custom load ran on any CPU.
     pub load_unpinned: bool,
     pub max_us: Option<u64>,
+    /// `--test-args`, as split and checked, per program.
+    pub test_args: BTreeMap<String, Vec<String>>,
 }
 
 /// The run-time tuning: applied for the run and reverted afterwards (`--tune`), or only
@@ -119,6 +126,44 @@ pub(crate) struct ScenarioRecord {
     pub invalid_reasons: Vec<String>,
     /// The highest latency of any thread, µs.
     pub max_us: Option<i64>,
+    /// Every test of `--tests` other than cyclictest, in the order run.
+    pub tests: Vec<TestRecord>,
+}
+
+/// One rt-tests program run in a scenario (cyclictest's run is the scenario's own fields).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct TestRecord {
+    /// The program: `oslat`, `pmqtest`, …
+    pub name: String,
+    /// `latency`, `noise`, `correctness` or `firmware`.
+    pub kind: String,
+    /// `running`, `done`, `skipped`, `interrupted` or `connection-lost`.
+    pub state: String,
+    /// Why it did not run (`skipped`).
+    pub skipped: Option<String>,
+    /// The command lines that ran, shell-quoted for reading (one per RT CPU for the
+    /// sender/receiver tests and signaltest).
+    pub commands: Vec<String>,
+    /// The same, as exact argv vectors.
+    pub argv: Vec<Vec<String>>,
+    /// Each command's exit status (`null`: killed by a signal).
+    pub exit_codes: Vec<Option<i32>>,
+    /// The outputs `rtbuild report` reads: the JSON files, plus plain output where it carries
+    /// the verdict (rt-migrate-test's `Passed!`, hwlatdetect's summary).
+    pub files: Vec<String>,
+    /// Every raw output kept (JSON, stdout, stderr).
+    pub raw_files: Vec<String>,
+    /// Why the run cannot be trusted; empty when it is valid.
+    pub invalid_reasons: Vec<String>,
+    /// Why it fails (over the threshold or noise limit, a failed correctness check).
+    pub fail_reasons: Vec<String>,
+    /// `pass`, `fail`, `invalid` or `skipped`.
+    pub verdict: String,
+    /// Per thread or CPU: min/avg/max µs as the program reported them (oslat: per RT CPU, with
+    /// its noise histogram).
+    pub rows: Vec<crate::rttests::output::Row>,
+    pub elapsed_s: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

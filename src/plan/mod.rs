@@ -236,6 +236,47 @@ impl Plan {
     }
 }
 
+/// What a kernel must show for a bare CPU plan, on a board with no catalog entry and no
+/// rtbuild build (`verify --rt-cpus 3 [--housekeeping 0-2]`): PREEMPT_RT and the options the
+/// isolation boot arguments need, and those arguments. Without housekeeping CPUs `irqaffinity`
+/// is not expected and the board's CPUs come from the source (a live target's possible CPUs).
+pub(crate) fn cpu_plan_expectations(
+    rt_cpus: CpuSet,
+    housekeeping: Option<CpuSet>,
+    nohz_full: bool,
+) -> Expectations {
+    let rt = rt_cpus.to_string();
+    let mut cmdline = vec![format!("isolcpus={rt}")];
+    if let Some(housekeeping) = &housekeeping {
+        cmdline.push(format!("irqaffinity={housekeeping}"));
+    }
+    cmdline.push(format!("rcu_nocbs={rt}"));
+    let mut options = vec!["CONFIG_PREEMPT_RT", "CONFIG_RCU_NOCB_CPU"];
+    if nohz_full {
+        cmdline.push(format!("nohz_full={rt}"));
+        options.push("CONFIG_NO_HZ_FULL");
+    }
+    Expectations {
+        machine: CUSTOM_BOARD.to_string(),
+        image: String::new(),
+        distro: String::new(),
+        kernel_recipe: String::new(),
+        rt_cpus,
+        housekeeping: housekeeping.unwrap_or_default(),
+        nohz_full,
+        kernel_config: options
+            .into_iter()
+            .map(|symbol| ConfigExpectation { symbol: symbol.to_string(), value: "y".to_string() })
+            .collect(),
+        cmdline,
+        packages: vec!["rt-tests".to_string()],
+        machine_defaults: None,
+    }
+}
+
+/// The machine name a bare CPU plan carries.
+pub(crate) const CUSTOM_BOARD: &str = "custom board";
+
 /// RT and housekeeping CPUs from the request, or the machine's defaults.
 fn cpu_split(machine: &Machine, request: &PlanRequest) -> Result<(CpuSet, CpuSet), PlanError> {
     let all = machine.all_cpus();

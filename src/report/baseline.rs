@@ -33,11 +33,13 @@ pub(super) fn compare(current: &mut Report, baseline: &Report) {
         for (metric, old, new) in metrics {
             let (Some(old), Some(new)) = (old, new) else { continue };
             if new > old * (1.0 + RELATIVE) && new - old > ABSOLUTE_US {
-                scenario.reasons.push(format!(
+                let reason = format!(
                     "regression against the baseline: {metric} {} µs (was {} µs)",
                     fmt(new),
                     fmt(old)
-                ));
+                );
+                scenario.cyclictest_reasons.push(reason.clone());
+                scenario.reasons.push(reason);
                 scenario.regressions.push(Regression {
                     metric: metric.to_string(),
                     baseline_us: old,

@@ -10,16 +10,19 @@ use super::judge::fmt;
 use super::junit::escape;
 use super::summary::{self, SummaryRow};
 use crate::formats::report_json::{InputReport, Report, ScenarioReport, ThreadReport, Verdict};
+use crate::rttests::Kind;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}\
 h1{margin:0}.verdict{padding:1em 1.5em;border-radius:8px;color:#fff;margin-bottom:1.5em}\
-.PASS{background:#2e7d32}.FAIL{background:#c62828}.badge{font-weight:bold;padding:.1em .5em;border-radius:4px;color:#fff}\
+.PASS{background:#2e7d32}.FAIL{background:#c62828}.SKIPPED{background:#757575}td.wrap{white-space:normal;max-width:28em}.badge{font-weight:bold;padding:.1em .5em;border-radius:4px;color:#fff}\
 table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}\
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap;font-size:.9em}th{background:#f3f3f3}\
 td.l,th.l{text-align:left}td.w{white-space:normal;overflow-wrap:anywhere;text-align:left}\
 pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere}\
 svg{max-width:100%;height:auto}tr.ref td{background:#eef3fb;font-style:italic}\
-section{border-top:1px solid #ddd;margin-top:2em}.warn{color:#a15c00}";
+section{border-top:1px solid #ddd;margin-top:2em}.warn{color:#a15c00}\
+.charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{flex:1 1 440px;margin:0;min-width:0}\
+.charts svg{width:100%;height:auto}figcaption{font-weight:bold;margin:.5em 0}";
 
 /// The HTML page for `report`.
 pub(crate) fn render(report: &Report) -> String {
@@ -53,7 +56,7 @@ pub(crate) fn render(report: &Report) -> String {
     summary_html(&mut out, &report.summary);
     for input in &report.inputs {
         for scenario in &input.scenarios {
-            scenario_html(&mut out, scenario, report.threshold_us, input.kind == "result-folder");
+            scenario_html(&mut out, scenario, report, input.kind == "result-folder");
         }
         extras_html(&mut out, input);
     }
@@ -66,7 +69,8 @@ pub(crate) fn render(report: &Report) -> String {
     out
 }
 
-fn scenario_html(out: &mut String, s: &ScenarioReport, threshold_us: f64, folder: bool) {
+fn scenario_html(out: &mut String, s: &ScenarioReport, report: &Report, folder: bool) {
+    let threshold_us = report.threshold_us;
     let _ = writeln!(
         out,
         "<section><h2><span class=\"badge {v}\">{v}</span> {name}</h2>",
@@ -80,10 +84,50 @@ fn scenario_html(out: &mut String, s: &ScenarioReport, threshold_us: f64, folder
         }
         out.push_str("</ul>");
     }
-    out.push_str("<h3>Latency histogram</h3>\n");
-    match latency_svg(&s.threads, threshold_us) {
-        Some(svg) => out.push_str(&svg),
-        None => out.push_str("<p>No histogram in this output (cyclictest ran without <code>-h</code> or <code>-v</code>); only its summary figures are known.</p>"),
+    out.push_str("<div class=\"charts\">");
+    if s.cyclictest {
+        out.push_str("<figure><figcaption>Latency histogram (cyclictest)</figcaption>\n");
+        match latency_svg(&s.threads, threshold_us) {
+            Some(svg) => out.push_str(&svg),
+            None => out.push_str("<p>No histogram in this output (cyclictest ran without <code>-h</code> or <code>-v</code>); only its summary figures are known.</p>"),
+        }
+        out.push_str("</figure>");
+    }
+    for t in s.tests.iter().filter(|t| t.kind == Kind::Noise) {
+        let cpus: Vec<ThreadReport> = t
+            .rows
+            .iter()
+            .map(|r| ThreadReport {
+                thread: Some(r.thread),
+                cpu: r.cpu,
+                samples: r.samples.unwrap_or(0),
+                max_us: r.max_us,
+                buckets: r.histogram.iter().map(|(v, n)| (*v as f64, *n)).collect(),
+                ..ThreadReport::default()
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "<figure id=\"oslat-{}\"><figcaption>OS noise (oslat) per RT CPU</figcaption>",
+            escape(&s.name)
+        );
+        match latency_svg(&cpus, report.noise_us) {
+            Some(svg) => out.push_str(&svg),
+            None => out.push_str("<p>oslat's output holds no histogram.</p>"),
+        }
+        out.push_str("<p>oslat's last bucket also counts every longer interruption; the maximum is oslat's own.</p></figure>");
+    }
+    out.push_str("</div>\n");
+    tests_html(out, s);
+    if !s.cyclictest {
+        out.push_str("<h3>Validity checks</h3><ul>");
+        for reason in &s.invalid_reasons {
+            let _ = write!(out, "<li class=\"warn\">invalid run: {}</li>", escape(reason));
+        }
+        out.push_str("</ul>\n");
+        commands_html(out, s);
+        out.push_str("</section>\n");
+        return;
     }
     out.push_str("\n<h3>Percentiles (µs)</h3>\n<table><tr><th class=\"l\">thread</th><th>cpu</th><th>samples</th><th>min</th><th>avg</th><th>median</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th><th>stddev</th><th>overflows</th><th>&gt; threshold</th></tr>\n");
     for t in &s.threads {
@@ -131,13 +175,89 @@ fn scenario_html(out: &mut String, s: &ScenarioReport, threshold_us: f64, folder
         let _ = write!(out, "<li class=\"warn\">{}</li>", escape(warning));
     }
     out.push_str("</ul>\n");
-    if !s.commands.is_empty() {
-        out.push_str("<h3>Commands</h3>");
-        for command in &s.commands {
-            let _ = write!(out, "<pre>{}</pre>", escape(command));
+    commands_html(out, s);
+    out.push_str("</section>\n");
+}
+
+fn commands_html(out: &mut String, s: &ScenarioReport) {
+    let tests: Vec<&String> = s.tests.iter().flat_map(|t| &t.commands).collect();
+    if s.commands.is_empty() && tests.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Commands</h3>");
+    for command in s.commands.iter().chain(tests) {
+        let _ = write!(out, "<pre>{}</pre>", escape(command));
+    }
+}
+
+/// The scenario's other rt-tests programs: verdict, figures per thread or CPU, reasons.
+fn tests_html(out: &mut String, s: &ScenarioReport) {
+    if s.tests.is_empty() {
+        return;
+    }
+    out.push_str("<h3>rt-tests</h3>\n<table id=\"tests\"><tr><th class=\"l\">test</th><th class=\"l\">verdict</th><th class=\"l\">thread / CPU</th><th>samples</th><th>min</th><th>avg</th><th>max</th><th class=\"l\">why, notes</th></tr>\n");
+    for t in &s.tests {
+        let verdict =
+            if t.skipped.is_some() { "SKIPPED".to_string() } else { t.verdict.to_string() };
+        let mut why: Vec<String> = t.skipped.iter().cloned().collect();
+        why.extend(t.reasons.iter().cloned());
+        why.extend(t.notes.iter().cloned());
+        let program = t.test.parse().unwrap_or(crate::rttests::Program::Cyclictest);
+        let rows: Vec<[String; 5]> = if t.rows.is_empty() {
+            vec![Default::default()]
+        } else {
+            t.rows
+                .iter()
+                .map(|r| {
+                    let v = |x: Option<f64>| x.map_or_else(|| "–".to_string(), fmt);
+                    [
+                        crate::rttests::verdict::who(program, r),
+                        r.samples.map_or_else(|| "–".to_string(), |n| n.to_string()),
+                        v(r.min_us),
+                        r.avg_us.map_or_else(|| "–".to_string(), |a| format!("{a:.1}")),
+                        v(r.max_us),
+                    ]
+                })
+                .collect()
+        };
+        for (i, r) in rows.iter().enumerate() {
+            let head = if i == 0 {
+                format!(
+                    "<td class=\"l\" rowspan=\"{n}\">{}</td><td class=\"l\" rowspan=\"{n}\"><span class=\"badge {v}\">{verdict}</span></td>",
+                    escape(&t.test),
+                    n = rows.len(),
+                    v = if t.skipped.is_some() {
+                        "SKIPPED"
+                    } else if t.verdict == Verdict::Fail {
+                        "FAIL"
+                    } else {
+                        "PASS"
+                    }
+                )
+            } else {
+                String::new()
+            };
+            let tail = if i == 0 {
+                format!(
+                    "<td class=\"l wrap\" rowspan=\"{}\">{}</td>",
+                    rows.len(),
+                    why.iter().map(|w| escape(w)).collect::<Vec<_>>().join("<br>")
+                )
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "<tr>{head}<td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{tail}</tr>",
+                escape(&r[0]),
+                r[1],
+                r[2],
+                r[3],
+                r[4]
+            );
         }
     }
-    out.push_str("</section>\n");
+    out.push_str("</table>\n");
 }
 
 fn row(out: &mut String, label: &str, t: &ThreadReport) {

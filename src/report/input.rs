@@ -6,8 +6,20 @@ use std::path::{Path, PathBuf};
 
 use crate::cyclictest::{self, Run};
 use crate::formats::run_json::{self, RunRecord};
+use crate::rttests::Program;
+use crate::rttests::output::{self, Outcome, Sniffed};
 
 use super::ReportError;
+
+/// One rt-tests program's outputs in a scenario.
+#[derive(Debug)]
+pub(crate) struct TestInput {
+    pub program: Program,
+    pub outcomes: Vec<(PathBuf, Outcome)>,
+    pub invalid_reasons: Vec<String>,
+    pub commands: Vec<String>,
+    pub skipped: Option<String>,
+}
 
 /// One scenario's parsed files.
 #[derive(Debug)]
@@ -16,6 +28,9 @@ pub(crate) struct ScenarioInput {
     pub runs: Vec<(PathBuf, Run)>,
     pub invalid_reasons: Vec<String>,
     pub commands: Vec<String>,
+    /// Whether cyclictest measured in this scenario (a run may have used other tests only).
+    pub cyclictest: bool,
+    pub tests: Vec<TestInput>,
     /// `run.json` scenario `thermal` and `throttling`, when the folder has them.
     pub thermal: Option<serde_json::Value>,
     pub throttling: Option<serde_json::Value>,
@@ -40,10 +55,35 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     if is_lava_log(path) {
         return read_lava_log(path, nsecs);
     }
-    let run = parse(path, nsecs)?;
     let name = path
         .file_stem()
         .map_or_else(|| "cyclictest".to_string(), |s| s.to_string_lossy().into_owned());
+    // An unreadable file is reported by cyclictest's reader below, with how to fix it.
+    if let Ok(Sniffed::Other { program, json }) = output::sniff(path, None) {
+        let outcome = output::read(path, program, json)?;
+        return Ok(Input {
+            path: path.to_path_buf(),
+            kind: "file",
+            run_json: None,
+            scenarios: vec![ScenarioInput {
+                name,
+                runs: Vec::new(),
+                invalid_reasons: Vec::new(),
+                commands: outcome.cmdline.iter().cloned().collect(),
+                cyclictest: false,
+                thermal: None,
+                throttling: None,
+                tests: vec![TestInput {
+                    program,
+                    commands: outcome.cmdline.iter().cloned().collect(),
+                    outcomes: vec![(path.to_path_buf(), outcome)],
+                    invalid_reasons: Vec::new(),
+                    skipped: None,
+                }],
+            }],
+        });
+    }
+    let run = parse(path, nsecs)?;
     Ok(Input {
         path: path.to_path_buf(),
         kind: "file",
@@ -53,6 +93,8 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             commands: run.cmdline.iter().cloned().collect(),
             runs: vec![(path.to_path_buf(), run)],
             invalid_reasons: Vec::new(),
+            cyclictest: true,
+            tests: Vec::new(),
             thermal: None,
             throttling: None,
         }],
@@ -71,6 +113,8 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     if run_json.scenarios.is_empty() {
         return Err(ReportError::NoScenarios { path: json_path });
     }
+    // A run from before --tests (no `tests`) measured with cyclictest only.
+    let cyclictest = run_json.tests.is_empty() || run_json.tests.iter().any(|n| n == "cyclictest");
     let mut scenarios = Vec::new();
     for scenario in &run_json.scenarios {
         let mut runs = Vec::new();
@@ -78,14 +122,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         let mut commands: Vec<String> =
             scenario.commands.iter().map(|c| in_folder(c, dir)).collect();
         for file in scenario.files.iter().map(Path::new) {
-            if file.is_absolute()
-                || file.components().any(|c| matches!(c, std::path::Component::ParentDir))
-            {
-                return Err(ReportError::OutsideFolder {
-                    path: json_path.clone(),
-                    file: file.to_path_buf(),
-                });
-            }
+            inside(&json_path, file)?;
             let path = dir.join(file);
             // A missing or unreadable output (the run crashed, the disk filled up) fails
             // this scenario; the other scenarios of the folder are still reported.
@@ -103,7 +140,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         }
         let mut invalid_reasons = scenario.invalid_reasons.clone();
         invalid_reasons.extend(unusable);
-        if runs.is_empty() && scenario.files.is_empty() {
+        if cyclictest && runs.is_empty() && scenario.files.is_empty() {
             invalid_reasons
                 .push("run.json lists no cyclictest output for this scenario".to_string());
         }
@@ -112,6 +149,8 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             runs,
             invalid_reasons,
             commands,
+            cyclictest,
+            tests: read_tests(dir, &json_path, &scenario.tests)?,
             thermal: serde_json::to_value(&scenario.thermal).ok(),
             throttling: serde_json::to_value(&scenario.throttling).ok(),
         });
@@ -183,6 +222,8 @@ fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             runs,
             invalid_reasons,
             commands,
+            cyclictest: true,
+            tests: Vec::new(),
             thermal: None,
             throttling: None,
         });
@@ -194,6 +235,62 @@ fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
         ..RunRecord::default()
     };
     Ok(Input { path: path.to_path_buf(), kind: "lava-log", run_json: Some(run_json), scenarios })
+}
+
+/// A file named in `run.json` must lie inside the result folder.
+fn inside(json_path: &Path, file: &Path) -> Result<(), ReportError> {
+    if file.is_absolute() || file.components().any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(ReportError::OutsideFolder {
+            path: json_path.to_path_buf(),
+            file: file.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// The scenario's other rt-tests programs; an unreadable output fails its test only.
+fn read_tests(
+    dir: &Path,
+    json_path: &Path,
+    tests: &[run_json::TestRecord],
+) -> Result<Vec<TestInput>, ReportError> {
+    let mut inputs = Vec::new();
+    for test in tests {
+        let program: Program = test.name.parse().map_err(|err: crate::rttests::TestsError| {
+            ReportError::RunJsonTest { path: json_path.to_path_buf(), message: err.to_string() }
+        })?;
+        let mut invalid_reasons = test.invalid_reasons.clone();
+        let mut outcomes = Vec::new();
+        for file in &test.files {
+            inside(json_path, Path::new(file))?;
+            let path = dir.join(file);
+            let read = output::sniff(&path, Some(program)).and_then(|sniffed| match sniffed {
+                Sniffed::Other { program: found, json } if found == program => {
+                    output::read(&path, program, json).map(Some)
+                }
+                _ => Ok(None),
+            });
+            match read {
+                Ok(Some(outcome)) => outcomes.push((path, outcome)),
+                Ok(None) => {
+                    invalid_reasons.push(format!("{} is not {program} output", path.display()))
+                }
+                Err(err) => invalid_reasons.push(err.to_string()),
+            }
+        }
+        if outcomes.is_empty() && test.skipped.is_none() && invalid_reasons.is_empty() {
+            invalid_reasons.push(format!("run.json lists no {program} output for this scenario"));
+        }
+        inputs.push(TestInput {
+            program,
+            outcomes,
+            invalid_reasons,
+            commands: test.commands.iter().map(|c| in_folder(c, dir)).collect(),
+            skipped: test.skipped.clone(),
+        });
+    }
+    Ok(inputs)
 }
 
 /// `rtbuild test` ran cyclictest with its `--json` file in a state folder on the target

@@ -95,6 +95,9 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
         threads,
         reference_max_us: None,
         regressions: Vec::new(),
+        cyclictest: true,
+        cyclictest_reasons: Vec::new(),
+        tests: Vec::new(),
     }
 }
 

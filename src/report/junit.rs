@@ -1,52 +1,112 @@
-//! `--junit FILE`: JUnit XML for CI, one test case per scenario at the threshold; a FAIL
-//! carries every reason. All text is XML-escaped (characters XML cannot hold become U+FFFD).
+//! `--junit FILE`: JUnit XML for CI, one test case per test and scenario (cyclictest, oslat,
+//! …) at its limit; a FAIL carries every reason, a test that could not run is `<skipped>`. All text is XML-escaped (characters XML cannot hold become U+FFFD).
 
 use std::fmt::Write;
 
 use super::judge::fmt;
-use crate::formats::report_json::{Report, Verdict};
+use crate::formats::report_json::{Report, ScenarioReport, Verdict};
+use crate::rttests::Kind;
 
 pub(crate) fn render(report: &Report) -> String {
-    let scenarios: Vec<_> =
-        report.inputs.iter().flat_map(|i| i.scenarios.iter().map(move |s| (i, s))).collect();
-    let failures = scenarios.iter().filter(|(_, s)| s.verdict == Verdict::Fail).count();
+    let cases: Vec<Vec<Case>> = report
+        .inputs
+        .iter()
+        .map(|input| input.scenarios.iter().flat_map(|s| cases(s, report)).collect())
+        .collect();
+    let total: usize = cases.iter().map(Vec::len).sum();
+    let failures = cases.iter().flatten().filter(|c| !c.reasons.is_empty()).count();
+    let skipped = cases.iter().flatten().filter(|c| c.skipped.is_some()).count();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
-        "<testsuites name=\"rtbuild report\" tests=\"{}\" failures=\"{failures}\">",
-        scenarios.len()
+        "<testsuites name=\"rtbuild report\" tests=\"{total}\" failures=\"{failures}\" skipped=\"{skipped}\">"
     );
-    for input in &report.inputs {
-        let failed = input.scenarios.iter().filter(|s| s.verdict == Verdict::Fail).count();
+    for (input, cases) in report.inputs.iter().zip(&cases) {
+        let failed = cases.iter().filter(|c| !c.reasons.is_empty()).count();
+        let skipped = cases.iter().filter(|c| c.skipped.is_some()).count();
         let _ = writeln!(
             out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\">",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" skipped=\"{skipped}\">",
             escape(&input.path),
-            input.scenarios.len()
+            cases.len()
         );
-        for s in &input.scenarios {
-            let name = format!("{}: max latency <= {} us", s.name, fmt(report.threshold_us));
+        for case in cases {
             let _ = write!(
                 out,
-                "    <testcase classname=\"rtbuild.report\" name=\"{}\"",
-                escape(&name)
+                "    <testcase classname=\"rtbuild.report.{}\" name=\"{}\"",
+                escape(&case.class),
+                escape(&case.name)
             );
-            if s.verdict == Verdict::Pass {
+            if let Some(why) = &case.skipped {
+                let _ = writeln!(
+                    out,
+                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    escape(why)
+                );
+            } else if case.reasons.is_empty() {
                 out.push_str("/>\n");
-                continue;
+            } else {
+                let _ = writeln!(
+                    out,
+                    ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                    escape(&case.reasons[0]),
+                    case.kind,
+                    escape(&case.reasons.join("\n"))
+                );
             }
-            let message = s.reasons.first().map_or("failed", String::as_str);
-            let _ = writeln!(
-                out,
-                ">\n      <failure message=\"{}\" type=\"latency\">{}</failure>\n    </testcase>",
-                escape(message),
-                escape(&s.reasons.join("\n"))
-            );
         }
         out.push_str("  </testsuite>\n");
     }
     out.push_str("</testsuites>\n");
     out
+}
+
+/// One JUnit test case: one test in one scenario.
+struct Case {
+    class: String,
+    name: String,
+    kind: &'static str,
+    reasons: Vec<String>,
+    skipped: Option<String>,
+}
+
+/// cyclictest's case (when it measured), then one per other test, named
+/// `SCENARIO: TEST: what passing means`.
+fn cases(s: &ScenarioReport, report: &Report) -> Vec<Case> {
+    let mut cases = Vec::new();
+    if s.cyclictest {
+        // Invalid-run reasons of the scenario belong to cyclictest's case (they are its run's).
+        let reasons =
+            if s.tests.is_empty() { s.reasons.clone() } else { s.cyclictest_reasons.clone() };
+        cases.push(Case {
+            class: "cyclictest".into(),
+            name: format!("{}: cyclictest: max latency <= {} us", s.name, fmt(report.threshold_us)),
+            kind: "latency",
+            reasons,
+            skipped: None,
+        });
+    }
+    for t in &s.tests {
+        let (what, kind) = match t.kind {
+            Kind::Latency => (format!("max latency <= {} us", fmt(report.threshold_us)), "latency"),
+            Kind::Noise => {
+                (format!("max OS noise <= {} us on every RT CPU", fmt(report.noise_us)), "noise")
+            }
+            Kind::Firmware => (
+                format!("no hardware/firmware latency above {} us", fmt(report.noise_us)),
+                "firmware",
+            ),
+            Kind::Correctness | Kind::Load => ("passes".to_string(), "correctness"),
+        };
+        cases.push(Case {
+            class: t.test.clone(),
+            name: format!("{}: {}: {what}", s.name, t.test),
+            kind,
+            reasons: if t.verdict == Verdict::Fail { t.reasons.clone() } else { Vec::new() },
+            skipped: t.skipped.clone(),
+        });
+    }
+    cases
 }
 
 /// Escapes text for XML attributes and content.

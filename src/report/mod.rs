@@ -13,11 +13,14 @@ pub(crate) mod input;
 mod judge;
 pub(crate) mod junit;
 mod stats;
+mod suite;
 pub(crate) mod summary;
 mod system;
 pub(crate) mod text;
 
-pub(crate) use crate::formats::report_json::{InputReport, Report, SCHEMA, Verdict};
+pub(crate) use crate::formats::report_json::{
+    InputReport, Report, SCHEMA, ScenarioReport, Verdict,
+};
 
 use std::path::{Path, PathBuf};
 
@@ -58,6 +61,14 @@ pub(crate) enum ReportError {
         shown_number(*.value)
     )]
     Threshold { value: f64, from: String },
+    #[error(
+        "noise limit {0} µs is not usable; pass --noise-us with a number of microseconds above 0, such as 20"
+    )]
+    Noise(f64),
+    #[error("{} has a bad `tests` entry: {message}; see docs/report.md for the fields read", path.display())]
+    RunJsonTest { path: PathBuf, message: String },
+    #[error(transparent)]
+    Output(#[from] crate::rttests::output::OutputError),
     #[error("baseline {}: {}",
         path.display(),
         crate::ui::with_fix(.message, "pass an earlier result folder or report JSON as --baseline"))]
@@ -79,6 +90,8 @@ pub(crate) struct Options {
     /// Read `-v` and histogram output whose unit the content does not show as nanoseconds
     /// (cyclictest `-N`); JSON and `T:` lines carry their unit and are not affected.
     pub nsecs: bool,
+    /// oslat's OS-noise limit, µs [default: run.json `noise_us`, else 20].
+    pub noise_us: Option<f64>,
 }
 
 /// Reads every input and builds the report.
@@ -122,12 +135,26 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
     if !threshold_is_sensible(threshold_us) {
         return Err(ReportError::Threshold { value: threshold_us, from: threshold_source });
     }
+    let noise_us = options
+        .noise_us
+        .or_else(|| {
+            inputs
+                .iter()
+                .find_map(|i| i.run_json.as_ref().and_then(|r| r.noise_us))
+                .map(|n| n as f64)
+        })
+        .unwrap_or(crate::rttests::DEFAULT_NOISE_US as f64);
+    if !(noise_us.is_finite() && noise_us > 0.0) {
+        return Err(ReportError::Noise(noise_us));
+    }
+    let limits = crate::rttests::verdict::Limits { latency_us: threshold_us, noise_us };
     let mut report = Report {
         schema: SCHEMA.to_string(),
         verdict: Verdict::Pass,
         reasons: Vec::new(),
         threshold_us,
         threshold_source,
+        noise_us,
         machine: machine.as_ref().map(|m| m.name.clone()),
         baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
         summary: Vec::new(),
@@ -136,7 +163,7 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
             .map(|input| InputReport {
                 path: input.path.display().to_string(),
                 kind: input.kind.to_string(),
-                scenarios: input.scenarios.iter().map(|s| judge::judge(s, threshold_us)).collect(),
+                scenarios: input.scenarios.iter().map(|s| scenario(s, limits)).collect(),
                 fingerprint: input
                     .run_json
                     .as_ref()
@@ -161,6 +188,24 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
     finish(&mut report);
     report.summary = summary::rows(&report, machine.as_ref());
     Ok(report)
+}
+
+/// One scenario: cyclictest's figures and verdict (when it measured), then each other test's;
+/// the scenario fails when any of them fails.
+fn scenario(
+    input: &input::ScenarioInput,
+    limits: crate::rttests::verdict::Limits,
+) -> ScenarioReport {
+    let mut report = judge::judge(input, limits.latency_us);
+    report.cyclictest = input.cyclictest;
+    report.cyclictest_reasons = report.reasons.clone();
+    for test in &input.tests {
+        let judged = suite::judge(test, limits);
+        report.reasons.extend(judged.reasons.iter().map(|r| format!("{}: {r}", judged.test)));
+        report.tests.push(judged);
+    }
+    report.verdict = Verdict::from_reasons(&report.reasons);
+    report
 }
 
 /// The machine's published reference maximum, for comparison only (never a FAIL reason); the

@@ -344,6 +344,8 @@ fn statistics_never_panic_on_mutated_inputs() {
             runs: vec![(PathBuf::from("fuzz.txt"), run)],
             invalid_reasons: Vec::new(),
             commands: Vec::new(),
+            cyclictest: true,
+            tests: Vec::new(),
             thermal: None,
             throttling: None,
         };
@@ -352,4 +354,44 @@ fn statistics_never_panic_on_mutated_inputs() {
             let _ = chart::latency_svg(&judged.threads, threshold);
         }
     }
+}
+
+#[test]
+fn rt_tests_outputs_get_one_verdict_each_against_their_own_limit() {
+    let options = Options {
+        inputs: vec![
+            data("oslat-2.4-json-cpu1.json"),
+            data("pmqtest-2.4-json-cpu1.json"),
+            data("ssdd-2.4-text.txt"),
+        ],
+        threshold_us: Some(1e6),
+        noise_us: Some(30.0),
+        ..Options::default()
+    };
+    let report = build(&options).unwrap();
+    let names: Vec<&str> =
+        report.inputs.iter().map(|i| i.scenarios[0].tests[0].test.as_str()).collect();
+    assert_eq!(names, ["oslat", "pmqtest", "ssdd"]);
+    let verdicts: Vec<Verdict> = report.inputs.iter().map(|i| i.scenarios[0].verdict).collect();
+    // oslat's 19103 µs noise fails the 30 µs noise limit; the others pass.
+    assert_eq!(verdicts, [Verdict::Fail, Verdict::Pass, Verdict::Pass]);
+    assert_eq!(report.noise_us, 30.0);
+    assert_eq!(
+        report.reasons,
+        ["oslat-2.4-json-cpu1: oslat: CPU 1: max OS noise 19103 µs exceeds the 30 µs noise limit"]
+    );
+    assert!(!report.inputs[0].scenarios[0].cyclictest);
+    let junit = junit::render(&report);
+    assert!(junit.contains("tests=\"3\" failures=\"1\" skipped=\"0\""), "{junit}");
+    assert!(
+        junit.contains(
+            "name=\"oslat-2.4-json-cpu1: oslat: max OS noise &lt;= 30 us on every RT CPU\""
+        ),
+        "{junit}"
+    );
+    let html = html::render(&report);
+    assert!(html.contains("OS noise (oslat) per RT CPU"));
+    assert!(!html.contains("Latency histogram (cyclictest)"));
+    let text = text::render(&report);
+    assert!(text.contains("  oslat  FAIL     CPU 1 max 19103"), "{text}");
 }

@@ -114,6 +114,49 @@ pub(crate) fn summary_table(rows: &[SummaryRow]) -> String {
 
 fn scenario_text(out: &mut String, s: &ScenarioReport) {
     let _ = writeln!(out, "{}  {}  (latencies in µs)", s.verdict, s.name);
+    if s.cyclictest {
+        cyclictest_table(out, s);
+    }
+    tests_text(out, s);
+    for reason in &s.reasons {
+        let _ = writeln!(out, "  FAIL: {reason}");
+    }
+    for note in &s.notes {
+        let _ = writeln!(out, "  note: {note}");
+    }
+}
+
+/// One line per other test: verdict and each thread's or CPU's max.
+fn tests_text(out: &mut String, s: &ScenarioReport) {
+    let width = s.tests.iter().map(|t| t.test.len()).max().unwrap_or(0);
+    for t in &s.tests {
+        let verdict =
+            if t.skipped.is_some() { "SKIPPED".to_string() } else { t.verdict.to_string() };
+        let detail = match &t.skipped {
+            Some(why) => why.clone(),
+            None => {
+                let maxes: Vec<String> = t
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        let program = t.test.parse().unwrap_or(crate::rttests::Program::Cyclictest);
+                        format!(
+                            "{} max {}",
+                            crate::rttests::verdict::who(program, r),
+                            r.max_us.map_or_else(|| "-".to_string(), fmt)
+                        )
+                    })
+                    .collect();
+                let mut parts = maxes;
+                parts.extend(t.notes.iter().cloned());
+                parts.join("; ")
+            }
+        };
+        let _ = writeln!(out, "  {:<width$}  {verdict:<7}  {detail}", t.test);
+    }
+}
+
+fn cyclictest_table(out: &mut String, s: &ScenarioReport) {
     let mut rows: Vec<Vec<String>> = vec![HEADER.iter().map(|h| h.to_string()).collect()];
     for t in &s.threads {
         let label = match (&t.file, t.thread) {
@@ -139,12 +182,6 @@ fn scenario_text(out: &mut String, s: &ScenarioReport) {
     }
     if let Some(reference) = s.reference_max_us {
         let _ = writeln!(out, "  reference max: {} µs", fmt(reference));
-    }
-    for reason in &s.reasons {
-        let _ = writeln!(out, "  FAIL: {reason}");
-    }
-    for note in &s.notes {
-        let _ = writeln!(out, "  note: {note}");
     }
 }
 

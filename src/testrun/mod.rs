@@ -14,6 +14,7 @@ mod length;
 mod measure;
 mod preflight;
 mod probe;
+mod program;
 mod record;
 mod scenario;
 mod session;
@@ -57,6 +58,13 @@ pub(crate) struct TestRequest {
     pub histogram_us: u32,
     /// `--cyclictest-args`, checked: appended to cyclictest's argv.
     pub cyclictest_args: Vec<String>,
+    /// `--tests`: the programs run in each scenario, oslat first.
+    pub tests: Vec<crate::rttests::Program>,
+    /// `--test-args NAME=OPTIONS`, checked, per program (hackbench's apply to its load).
+    pub test_args:
+        std::collections::BTreeMap<crate::rttests::Program, crate::rttests::options::Checked>,
+    /// `--noise-us`: oslat's (and hwlatdetect's) limit.
+    pub noise_us: u64,
     pub load_percent: u8,
     /// `--load-cmd` (and `--load-unpinned`): the load of scenario `custom`.
     pub custom_load: Option<CustomLoad>,

@@ -1,7 +1,7 @@
 # rtbuild-test helper: the on-target half of `rtbuild test`. Sent to `sh -s` on every call;
 # rtbuild passes only positional arguments (state folder, CPU lists, argv of tools).
-# Subcommands: prepare [TOOL...] | fingerprint | start-load | run-cyclictest | probe | load-alive |
-#              status | stop | abort | fetch | cleanup
+# Subcommands: prepare [TOOL...] | fingerprint | start-load | run-cyclictest | run-program |
+#              has-hwlat | probe | load-alive | status | stop | abort | fetch | cleanup
 set -u
 
 # PIDs of live (non-zombie) processes in process group $1.
@@ -39,6 +39,16 @@ running_cyclictest() {
     read -r line <"/proc/$pid/stat" 2>/dev/null || return 1
     rest=${line##*) }
     # A zombie has finished; its parent has not collected it yet.
+    [ "${rest%% *}" != Z ] && echo "$pid"
+}
+
+# The other rt-tests program this run started, if it still runs.
+running_program() {
+    [ -f "$1/program.pid" ] && [ -f "$1/program.comm" ] || return 1
+    pid=$(cat "$1/program.pid")
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$(cat "$1/program.comm")" ] || return 1
+    read -r line <"/proc/$pid/stat" 2>/dev/null || return 1
+    rest=${line##*) }
     [ "${rest%% *}" != Z ] && echo "$pid"
 }
 
@@ -155,6 +165,27 @@ case $cmd in
         echo "$$" >"$state/cyclictest.pid"
         exec "$@"
         ;;
+    run-program)
+        # run-program STATE COMM ARGV...: runs another rt-tests program (COMM: its process name).
+        state=$1 comm=$2
+        shift 2
+        state_ok "$state" || exit 3
+        echo "$comm" >"$state/program.comm"
+        echo "$$" >"$state/program.pid"
+        # svsematest (rt-tests 2.4) names its SysV semaphore with ftok(getenv("_")): without
+        # `_` (which only bash sets) it exits 0 having measured nothing.
+        exec env "_=$(command -v "$1" || echo "$1")" "$@"
+        ;;
+    has-hwlat)
+        # Whether the kernel has the hwlat tracer hwlatdetect needs.
+        for t in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+            if [ -r "$t/available_tracers" ]; then
+                if grep -qw hwlat "$t/available_tracers"; then echo "hwlat yes"; else echo "hwlat no"; fi
+                exit 0
+            fi
+        done
+        echo "hwlat unknown"
+        ;;
     probe)
         state=$1
         state_ok "$state" || exit 3
@@ -206,6 +237,15 @@ case $cmd in
                 sleep 0.1 2>/dev/null || sleep 1
             done
         fi
+        if pid=$(running_program "$state"); then
+            kill -INT "$pid" 2>/dev/null && echo "interrupted program $pid"
+            tries=0
+            while running_program "$state" >/dev/null && [ "$tries" -lt 50 ]; do
+                tries=$((tries + 1))
+                sleep 0.1 2>/dev/null || sleep 1
+            done
+            running_program "$state" >/dev/null && kill -KILL "$pid" 2>/dev/null
+        fi
         if [ -f "$state/load.pids" ]; then
             while read -r g; do
                 [ -n "$(members_of "$g")" ] && kill -TERM "-$g" 2>/dev/null
@@ -253,6 +293,10 @@ case $cmd in
             if pid=$(running_cyclictest "$state"); then
                 kill -KILL "$pid" 2>/dev/null
             fi
+        fi
+        # The other rt-tests program of --tests, if one runs: killed at once.
+        if pid=$(running_program "$state"); then
+            kill -KILL "$pid" 2>/dev/null
         fi
         if [ $# -ge 2 ]; then
             case $2 in

@@ -3,7 +3,9 @@
 //! housekeeping CPU), `stress-isolated` (RK3562J: full unpinned load, the kernel's isolation
 //! alone keeps it off the RT CPUs), `full` (RK3588/Phytium: cpu + io + vm on the housekeeping CPUs),
 //! `custom` (the user's own `--load-cmd`, pinned to the housekeeping CPUs unless
-//! `--load-unpinned`).
+//! `--load-unpinned`), `hackbench` (Qualcomm's RT kit: rt-tests' hackbench scheduler/IPC load
+//! on the housekeeping CPUs; built in [`crate::testrun`] so that `--test-args hackbench=…`
+//! applies).
 
 use std::fmt;
 use std::str::FromStr;
@@ -23,11 +25,12 @@ pub(crate) enum Scenario {
     StressIsolated,
     Full,
     Custom,
+    Hackbench,
 }
 
 /// A scenario name that rtbuild does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scenario `{0}`; use idle, stress, stress-isolated, full or custom")]
+#[error("unknown scenario `{0}`; use idle, stress, stress-isolated, full, custom or hackbench")]
 pub(crate) struct UnknownScenario(pub String);
 
 impl FromStr for Scenario {
@@ -39,6 +42,7 @@ impl FromStr for Scenario {
             "stress-isolated" => Ok(Scenario::StressIsolated),
             "full" => Ok(Scenario::Full),
             "custom" => Ok(Scenario::Custom),
+            "hackbench" => Ok(Scenario::Hackbench),
             other => Err(UnknownScenario(other.chars().take(40).collect())),
         }
     }
@@ -52,6 +56,7 @@ impl fmt::Display for Scenario {
             Scenario::StressIsolated => "stress-isolated",
             Scenario::Full => "full",
             Scenario::Custom => "custom",
+            Scenario::Hackbench => "hackbench",
         })
     }
 }
@@ -153,6 +158,8 @@ impl Scenario {
                 })
                 .into_iter()
                 .collect(),
+            // Built by the run, with the user's `--test-args hackbench=…`.
+            Scenario::Hackbench => Vec::new(),
             Scenario::Full => vec![Load {
                 name: "full".into(),
                 cpus: Some(layout.housekeeping.clone()),
@@ -261,7 +268,7 @@ mod tests {
         assert_eq!(list, [Scenario::Idle, Scenario::Stress, Scenario::Full]);
         assert_eq!(
             parse_list("idle,$(reboot)").unwrap_err().to_string(),
-            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated, full or custom"
+            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated, full, custom or hackbench"
         );
     }
 }

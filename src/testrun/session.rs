@@ -55,6 +55,7 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
         let tools: &[&str] = match scenario {
             Scenario::Idle => &[],
             Scenario::Custom => &["taskset", "setsid", "timeout"],
+            Scenario::Hackbench => &["hackbench", "taskset", "setsid", "timeout"],
             _ => &["stress-ng", "taskset", "setsid"],
         };
         load_tools.extend(tools);
@@ -64,6 +65,8 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
     {
         load_tools.push(program);
     }
+    // The programs of --tests are needed in every scenario.
+    load_tools.extend(req.tests.iter().map(|p| p.name()));
     load_tools.sort_unstable();
     load_tools.dedup();
     let Prepared { state } = preflight::prepare(&req.host, &load_tools, req.apply_tuning)
@@ -103,9 +106,16 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
             load_cmd: req.custom_load.as_ref().map(|c| c.argv.clone()),
             load_unpinned: req.custom_load.as_ref().is_some_and(|c| !c.pinned),
             max_us: req.max_us,
+            test_args: req
+                .test_args
+                .iter()
+                .map(|(program, checked)| (program.name().to_string(), checked.words.clone()))
+                .collect(),
         },
         threshold_us: Some(req.threshold.us as f64),
         threshold_source: Some(req.threshold.source.clone()),
+        noise_us: Some(req.noise_us),
+        tests: req.tests.iter().map(|p| p.name().to_string()).collect(),
         started_unix: super::now_unix(),
         state: "running".into(),
         verdict: None,
@@ -250,9 +260,12 @@ fn conclude(
     scenarios: &[ScenarioRecord],
     threshold_us: u64,
 ) -> (&'static str, Finished, &'static str) {
-    let invalid = scenarios.iter().any(|s| !s.invalid_reasons.is_empty());
+    let invalid = scenarios.iter().any(|s| {
+        !s.invalid_reasons.is_empty() || s.tests.iter().any(|t| !t.invalid_reasons.is_empty())
+    });
     let limit = i64::try_from(threshold_us).unwrap_or(i64::MAX);
-    let over = scenarios.iter().any(|s| s.max_us.is_some_and(|m| m > limit));
+    let over = scenarios.iter().any(|s| s.max_us.is_some_and(|m| m > limit))
+        || scenarios.iter().any(|s| s.tests.iter().any(|t| !t.fail_reasons.is_empty()));
     match ending {
         Ending::Interrupted => ("interrupted", Finished::Interrupted, "invalid"),
         Ending::ConnectionLost => ("connection-lost", Finished::ConnectionLost, "invalid"),

@@ -10,6 +10,7 @@ use super::measure::human;
 use super::scenario::{self, CommandSpec, Scenario};
 use super::session::Run;
 use crate::formats::run_json::ScenarioRecord;
+use crate::rttests::Program;
 
 impl Run<'_> {
     pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
@@ -30,21 +31,46 @@ impl Run<'_> {
             cyclictest_args: &req.cyclictest_args,
             custom_load: custom,
         };
-        let commands = scenario.commands(&req.layout, &spec, &json_remote);
+        let mut commands = scenario.commands(&req.layout, &spec, &json_remote);
+        let has_ct = req.tests.contains(&Program::Cyclictest);
+        if !has_ct {
+            commands.cyclictest = Vec::new();
+        }
         let ct_argv = commands.cyclictest.clone();
-        let loads = scenario.loads(
-            &req.layout,
-            req.load_percent,
-            expected_s + scenario::LOAD_MARGIN_S,
-            custom,
-        );
+        // oslat (and any test listed before cyclictest) runs first, on undisturbed RT CPUs.
+        let split =
+            req.tests.iter().position(|p| *p == Program::Cyclictest).unwrap_or(req.tests.len());
+        let (first, then) = req.tests.split_at(split);
+        let others = || first.iter().chain(then).filter(|p| **p != Program::Cyclictest);
+        let others_s: u64 = others()
+            .map(|p| expected_s * self.invocations(&name, *p, expected_s).len() as u64)
+            .sum();
+        // The load must outlast every test of the scenario, not only cyclictest.
+        let total_s = if has_ct { expected_s } else { 0 } + others_s;
+        let loads = if scenario == Scenario::Hackbench {
+            self.hackbench_loads(&name, total_s + scenario::LOAD_MARGIN_S)
+        } else {
+            scenario.loads(&req.layout, req.load_percent, total_s + scenario::LOAD_MARGIN_S, custom)
+        };
+        commands.load = loads
+            .iter()
+            .map(|l| match &l.cpus {
+                Some(cpus) => ["taskset".to_string(), "-c".into(), cpus.to_string()]
+                    .into_iter()
+                    .chain(l.argv.iter().cloned())
+                    .collect(),
+                None => l.argv.clone(),
+            })
+            .collect();
         let unpinned = scenario.unpinned_load(custom);
         let started = Instant::now();
         self.record.scenarios.push(ScenarioRecord {
             name: name.clone(),
             state: "running".into(),
             started_unix: super::now_unix(),
-            commands: std::iter::once(&commands.cyclictest)
+            commands: has_ct
+                .then_some(&commands.cyclictest)
+                .into_iter()
                 .chain(&commands.load)
                 .map(crate::quote::sh_join)
                 .collect(),
@@ -110,6 +136,9 @@ impl Run<'_> {
                         "{name}: the --load-cmd load pinned to CPUs {}",
                         req.layout.housekeeping
                     ),
+                    Scenario::Hackbench => {
+                        format!("{name}: hackbench pinned to CPUs {}", req.layout.housekeeping)
+                    }
                     _ => format!(
                         "{name}: {} stress-ng generator(s) pinned to CPUs {}",
                         loads.len(),
@@ -120,20 +149,37 @@ impl Run<'_> {
             std::thread::sleep(Duration::from_secs(1));
         }
 
-        self.ui.status(
-            "Measuring",
-            if req.measure_cpus == req.layout.rt {
-                format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt)
-            } else {
-                format!(
-                    "{name} for {} on CPUs {} (RT CPUs {})",
-                    human(expected_s),
-                    req.measure_cpus,
-                    req.layout.rt
-                )
-            },
-        );
-        let (ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
+        let mut ending = Ending::Completed;
+        for program in first.iter().filter(|p| **p != Program::Cyclictest) {
+            if ending == Ending::Completed {
+                ending = self.run_program(index, &name, *program, expected_s);
+            }
+        }
+        let (status, probes) = if has_ct && ending == Ending::Completed {
+            self.ui.status(
+                "Measuring",
+                if req.measure_cpus == req.layout.rt {
+                    format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt)
+                } else {
+                    format!(
+                        "{name} for {} on CPUs {} (RT CPUs {})",
+                        human(expected_s),
+                        req.measure_cpus,
+                        req.layout.rt
+                    )
+                },
+            );
+            let (ct_ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
+            ending = ct_ending;
+            (status, probes)
+        } else {
+            (None, Vec::new())
+        };
+        for program in then.iter().filter(|p| **p != Program::Cyclictest) {
+            if ending == Ending::Completed {
+                ending = self.run_program(index, &name, *program, expected_s);
+            }
+        }
 
         let alive = self.helper(&["load-alive", &self.state.clone()]);
         let alive_n: usize = alive
@@ -156,14 +202,22 @@ impl Run<'_> {
             .and_then(|t| t.lines().find_map(|l| l.strip_prefix("left "))?.trim().parse().ok())
             .unwrap_or(0);
         if !loads.is_empty() && ending == Ending::Completed && alive_n == 0 {
-            reasons.push("the load had stopped before cyclictest finished".into());
+            reasons.push(if has_ct {
+                "the load had stopped before cyclictest finished".into()
+            } else {
+                "the load had stopped before the tests finished".into()
+            });
         }
         if left > 0 {
             self.ui.warn(format!("{left} load processes did not stop on {}", req.host));
         }
 
         let json_local = format!("raw/{name}.json");
-        if let Some(text) = self.helper(&["fetch", &self.state.clone(), &format!("{name}.json")]) {
+        if !has_ct {
+            // Nothing of cyclictest's to fetch.
+        } else if let Some(text) =
+            self.helper(&["fetch", &self.state.clone(), &format!("{name}.json")])
+        {
             let _ = std::fs::write(req.out.join(&json_local), text);
         }
         let raw: Vec<String> = ["json", "hist.txt", "stderr.txt"]
@@ -202,7 +256,7 @@ impl Run<'_> {
             }
         }
 
-        if probes.is_empty() && ending == Ending::Completed {
+        if has_ct && probes.is_empty() && ending == Ending::Completed {
             reasons.push("cyclictest ended before it could be observed".into());
         }
         let pinned = !unpinned;
@@ -214,7 +268,9 @@ impl Run<'_> {
                 }
             }
         }
-        reasons.extend(self.judge(index, &name, status, ending));
+        if has_ct {
+            reasons.extend(self.judge(index, &name, status, ending));
+        }
         let s = &mut self.record.scenarios[index];
         s.probe_count = probes.len();
         s.probe = probes.into_iter().next();

@@ -8,9 +8,14 @@
 //! the same [`Program::check`].
 
 mod cyclictest;
+mod rttests;
 mod words;
 
 pub(crate) use cyclictest::CYCLICTEST;
+pub(crate) use rttests::{
+    CYCLICDEADLINE, HACKBENCH, HWLATDETECT, OSLAT, PI_STRESS, PMQTEST, PTSEMATEST, RT_MIGRATE_TEST,
+    SIGNALTEST, SIGWAITTEST, SSDD, SVSEMATEST,
+};
 pub(crate) use words::{WordsError, split};
 
 /// Whether an option takes a value, as in `getopt_long`'s table.
@@ -165,6 +170,51 @@ impl Program {
             }
         }
         Ok(())
+    }
+
+    /// The long names of the options in `words` (already [`check`](Self::check)ed), so that a
+    /// caller can drop its own default for an option the user set (`-D 10m` replaces `-D 60`).
+    pub(crate) fn given(&self, words: &[String]) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        let mut i = 0;
+        while i < words.len() {
+            let word = &words[i];
+            i += 1;
+            let found: Option<(&Opt, bool)> = if let Some(long) = word.strip_prefix("--") {
+                let (name, inline) = long.split_once('=').map_or((long, false), |(n, _)| (n, true));
+                self.find_long(name).ok().map(|o| (o, !inline))
+            } else if let Some(cluster) = word.strip_prefix('-') {
+                let mut hit = None;
+                for (at, c) in cluster.char_indices() {
+                    let Ok(opt) = self.find_short(c) else { break };
+                    let last = at + c.len_utf8() == cluster.len();
+                    if let Some(long) = opt.long {
+                        given.push(long);
+                    }
+                    if opt.value != Value::None {
+                        hit = Some((opt, last));
+                        break;
+                    }
+                }
+                hit.map(|(o, last)| {
+                    given.pop();
+                    (o, last)
+                })
+            } else {
+                None
+            };
+            if let Some((opt, value_may_follow)) = found {
+                given.extend(opt.long);
+                if value_may_follow {
+                    match opt.value {
+                        Value::Required => i += 1,
+                        Value::Optional => i += usize::from(takes_next(words.get(i))),
+                        Value::None => {}
+                    }
+                }
+            }
+        }
+        given
     }
 
     fn allowed(&self, opt: &Opt, shown: &str) -> Result<(), OptionError> {

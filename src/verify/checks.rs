@@ -115,8 +115,10 @@ fn sysfs_check(name: &str, found: &Found<CpuSet>, want: Option<&CpuSet>) -> Chec
 }
 
 /// Every CPU of the machine: from the plan (RT ∪ housekeeping) or the target.
+/// A bare CPU plan without housekeeping CPUs does not know the board's CPUs.
 fn all_cpus(evidence: &Evidence, expected: Option<&Expectations>) -> Option<CpuSet> {
     expected
+        .filter(|e| !e.housekeeping.is_empty())
         .map(|e| e.rt_cpus.union(&e.housekeeping))
         .or_else(|| evidence.possible_cpus.as_ref().map(|p| p.value.clone()))
 }

@@ -23,6 +23,7 @@ mod path_injection;
 mod real_upstream;
 mod report;
 mod reproducers;
+mod rt_suite;
 mod sshd;
 mod testrun;
 mod testrun_abort;

@@ -118,9 +118,11 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
         "Linux rb3 6.6.52-rt43 #1 SMP PREEMPT_RT aarch64"
     );
     let xml = std::fs::read_to_string(run.path().join("out/junit.xml")).unwrap();
-    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\">"), "{xml}");
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\" skipped=\"0\">"), "{xml}");
     assert!(
-        xml.contains("name=\"idle &lt;&amp;&quot;&apos;&gt;: max latency &lt;= 300 us\""),
+        xml.contains(
+            "name=\"idle &lt;&amp;&quot;&apos;&gt;: cyclictest: max latency &lt;= 300 us\""
+        ),
         "{xml}"
     );
     assert!(

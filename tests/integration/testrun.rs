@@ -214,7 +214,7 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["--scenario", "idle,bogus"],
-            "unknown scenario `bogus`; use idle, stress, stress-isolated, full or custom",
+            "unknown scenario `bogus`; use idle, stress, stress-isolated, full, custom or hackbench",
         ),
         (
             &["--duration", "10x"],

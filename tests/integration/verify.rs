@@ -528,3 +528,84 @@ fn a_folder_for_a_file_flag_says_what_to_pass() {
         );
     }
 }
+
+/// A board rtbuild's catalog does not know (an RK3562J, a Phytium): `--rt-cpus` and
+/// `--housekeeping` alone describe the CPU plan the kernel and its boot arguments must show.
+#[test]
+fn a_bare_cpu_plan_checks_the_options_and_boot_arguments_without_a_machine() {
+    let rt_config = debian_config_text("rt");
+    let kernel = gzip(&test_built_image(&rt_config, "#1 SMP PREEMPT_RT x"));
+    let cmdline = "console=ttyS2,1500000 isolcpus=3 nohz_full=3 rcu_nocbs=3 irqaffinity=0-2";
+    let run = Test::new()
+        .file("rk3562.efi", test_built_uki(cmdline, &kernel))
+        .args(["--json", "verify", "rk3562.efi", "--rt-cpus", "3", "--housekeeping", "0-2"])
+        .run()
+        .success();
+    assert!(!run.stderr().contains("no plan given"), "{}", run.stderr());
+    let json = run.json();
+    for option in ["CONFIG_PREEMPT_RT", "CONFIG_RCU_NOCB_CPU", "CONFIG_NO_HZ_FULL"] {
+        assert_eq!(check(&json, option)["status"], "pass", "{option}");
+    }
+    assert_eq!(check(&json, "cmdline isolcpus")["expected"], "isolcpus=3");
+    assert_eq!(check(&json, "cmdline irqaffinity")["expected"], "irqaffinity=0-2");
+    assert_eq!(check(&json, "cmdline isolation consistent")["status"], "pass");
+
+    // The same kernel booted with another CPU isolated fails on every CPU argument, and
+    // Debian's non-RT config fails on PREEMPT_RT alone (it has the other two options).
+    let other = cmdline.replace("=3", "=2").replace("0-2", "0-1,3");
+    let run = Test::new()
+        .file("rk3562.efi", test_built_uki(&other, &kernel))
+        .args(["--json", "verify", "rk3562.efi", "--rt-cpus", "3", "--housekeeping", "0-2"])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    for key in ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"] {
+        assert_eq!(check(&json, &format!("cmdline {key}"))["status"], "fail", "{key}");
+    }
+    let none = gzip(&test_built_image(&debian_config_text("none"), "#1 SMP PREEMPT_DYNAMIC x"));
+    let run = Test::new()
+        .file("generic.efi", test_built_uki(cmdline, &none))
+        .args(["--json", "verify", "generic.efi", "--rt-cpus", "3"])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    assert_eq!(check(&json, "CONFIG_PREEMPT_RT")["status"], "fail");
+    assert_eq!(check(&json, "CONFIG_NO_HZ_FULL")["status"], "pass");
+    // Without --housekeeping, irqaffinity is not expected.
+    assert!(
+        json["reports"][0]["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["name"] != "cmdline irqaffinity"),
+        "{json}"
+    );
+}
+
+#[test]
+fn a_bare_cpu_plan_refuses_build_flags_and_overlapping_cpus() {
+    Test::new()
+        .file("config", RT_CONFIG)
+        .args(["verify", "config", "--rt-cpus", "3", "--config", "CONFIG_HZ_1000=y"])
+        .run()
+        .usage_error(
+            "--fragment, --config, --patch, --cmdline, --distro and --image describe an rtbuild \
+             build; pass --machine (or --plan FILE) with them, or only --rt-cpus and \
+             --housekeeping for another board",
+        );
+    Test::new()
+        .file("config", RT_CONFIG)
+        .args(["verify", "config", "--rt-cpus", "2-3", "--housekeeping", "0-2"])
+        .run()
+        .usage_error("--housekeeping 0-2 overlaps --rt-cpus 2-3; give each CPU one role");
+    let run = Test::new()
+        .file("config", RT_CONFIG)
+        .args(["verify", "config", "--rt-cpus", "3x"])
+        .run()
+        .code_is(2);
+    assert!(
+        run.stderr().starts_with("error: --rt-cpus: malformed CPU list `3x`"),
+        "{}",
+        run.stderr()
+    );
+}
