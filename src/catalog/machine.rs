@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::CpuSet;
+use crate::base::CpuSet;
 
 /// One board of the catalog.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -191,8 +191,8 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     let machine: Machine = serde_yaml::from_str(text).map_err(|e| invalid(e.to_string()))?;
     // Bounded before anything is built from it: `all_cpus()` allocates one entry per CPU, and
     // `cpus: 4294967295` asked for 16 GiB.
-    if machine.cpus == 0 || machine.cpus > crate::plan::MAX_CPUS {
-        return Err(invalid(format!("cpus must be 1 to {}", crate::plan::MAX_CPUS)));
+    if machine.cpus == 0 || machine.cpus > crate::base::MAX_CPUS {
+        return Err(invalid(format!("cpus must be 1 to {}", crate::base::MAX_CPUS)));
     }
     let max_us = crate::report::MAX_THRESHOLD_US as u64;
     if machine.latency_requirement_us.is_some_and(|us| us == 0 || us > max_us) {

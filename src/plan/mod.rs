@@ -9,7 +9,7 @@ mod inputs;
 mod request;
 pub(crate) mod values;
 
-pub(crate) use crate::base::{CpuSet, MAX_CPUS};
+pub(crate) use crate::base::CpuSet;
 pub(crate) use crate::formats::plan_json::{ConfigExpectation, Expectations};
 pub(crate) use distro::{Distro, UnknownDistro};
 pub(crate) use error::PlanError;

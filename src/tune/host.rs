@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::plan::CpuSet;
+use crate::base::CpuSet;
 use crate::runner::{Cmd, RunError, last_lines};
 use crate::target::SshTarget;
 
