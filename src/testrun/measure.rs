@@ -9,6 +9,30 @@ use super::probe::Probe;
 use super::session::Run;
 
 impl Run<'_> {
+    /// Starts the on-host helper with `args` in its own process group (so Ctrl-C reaches the
+    /// helper, not rtbuild's children twice), its output going to `stdout` and `stderr`. The
+    /// error is the warning to print.
+    pub(super) fn start_helper(
+        &self,
+        args: &[String],
+        stdout: &std::path::Path,
+        stderr: &std::path::Path,
+    ) -> Result<duct::Handle, String> {
+        let cmd = self.req.host.sh(args);
+        cmd.to_duct()
+            .stdin_bytes(HELPER.as_bytes().to_vec())
+            .stdout_path(stdout)
+            .stderr_path(stderr)
+            .unchecked()
+            .before_spawn(|c| {
+                use std::os::unix::process::CommandExt;
+                c.process_group(0);
+                Ok(())
+            })
+            .start()
+            .map_err(|err| format!("could not start `{cmd}`: {err}"))
+    }
+
     /// One look at cyclictest's threads and the load, if cyclictest is still there to see.
     fn probe(&self) -> Option<Probe> {
         let probe = Probe::parse(&self.helper(&["probe", &self.state.clone()])?);
@@ -25,23 +49,12 @@ impl Run<'_> {
         let req = self.req;
         let mut args = vec!["run-cyclictest".to_string(), self.state.clone()];
         args.extend(argv.iter().cloned());
-        let cmd = req.host.sh(&args);
-        let handle = cmd
-            .to_duct()
-            .stdin_bytes(HELPER.as_bytes().to_vec())
-            .stdout_path(req.out.join(format!("raw/{name}.hist.txt")))
-            .stderr_path(req.out.join(format!("raw/{name}.stderr.txt")))
-            .unchecked()
-            .before_spawn(|c| {
-                use std::os::unix::process::CommandExt;
-                c.process_group(0);
-                Ok(())
-            })
-            .start();
-        let handle = match handle {
+        let stdout = req.out.join(format!("raw/{name}.hist.txt"));
+        let stderr = req.out.join(format!("raw/{name}.stderr.txt"));
+        let handle = match self.start_helper(&args, &stdout, &stderr) {
             Ok(h) => h,
-            Err(err) => {
-                self.ui.warn(format!("could not start `{cmd}`: {err}"));
+            Err(warning) => {
+                self.ui.warn(warning);
                 return (Ending::Completed, None, Vec::new());
             }
         };

@@ -5,7 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use super::HELPER;
 use super::judge::Ending;
 use super::measure::human;
 use super::session::Run;
@@ -241,23 +240,12 @@ impl Run<'_> {
         let mut args =
             vec!["run-program".to_string(), self.state.clone(), program.comm().to_string()];
         args.extend(invocation.argv.iter().cloned());
-        let cmd = req.host.sh(&args);
-        let handle = cmd
-            .to_duct()
-            .stdin_bytes(HELPER.as_bytes().to_vec())
-            .stdout_path(req.out.join(format!("{stem}.txt")))
-            .stderr_path(req.out.join(format!("{stem}.stderr.txt")))
-            .unchecked()
-            .before_spawn(|c| {
-                use std::os::unix::process::CommandExt;
-                c.process_group(0);
-                Ok(())
-            })
-            .start();
-        let handle = match handle {
+        let stdout = req.out.join(format!("{stem}.txt"));
+        let stderr = req.out.join(format!("{stem}.stderr.txt"));
+        let handle = match self.start_helper(&args, &stdout, &stderr) {
             Ok(h) => h,
-            Err(err) => {
-                self.ui.warn(format!("could not start `{cmd}`: {err}"));
+            Err(warning) => {
+                self.ui.warn(warning);
                 return (Ending::Completed, None);
             }
         };

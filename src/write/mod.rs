@@ -85,6 +85,25 @@ impl WriteError {
     }
 }
 
+/// A synced temp file in `path`'s folder (which must exist) holding `bytes` with the final
+/// mode, ready to be renamed over `path`.
+fn temp_beside(
+    path: &Path,
+    bytes: &[u8],
+    executable: bool,
+) -> Result<tempfile::NamedTempFile, WriteError> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp =
+        tempfile::Builder::new().prefix(".rtbuild-").tempfile_in(dir).map_err(io(dir))?;
+    temp.write_all(bytes).map_err(io(path))?;
+    temp.as_file().sync_all().map_err(io(path))?;
+    let mode = if executable { 0o755 } else { 0o644 };
+    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(mode))
+        .map_err(io(path))?;
+    Ok(temp)
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
     move |source| WriteError::Io { path: path.to_path_buf(), source }
 }
@@ -194,16 +213,9 @@ fn executable(relative: &Path) -> bool {
 /// Writes `bytes` to `path` through a temp file in the same folder and a rename, so readers
 /// see the old file or the new one, never half of one.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> Result<(), WriteError> {
-    use std::os::unix::fs::PermissionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut temp =
-        tempfile::Builder::new().prefix(".rtbuild-").tempfile_in(dir).map_err(io(dir))?;
-    temp.write_all(bytes).map_err(io(path))?;
-    temp.as_file().sync_all().map_err(io(path))?;
-    let mode = if executable { 0o755 } else { 0o644 };
-    std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(mode))
-        .map_err(io(path))?;
+    let temp = temp_beside(path, bytes, executable)?;
     temp.persist(path).map_err(|e| WriteError::Io { path: path.to_path_buf(), source: e.error })?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use tempfile::TempPath;
 
-use super::{WriteError, io};
+use super::{WriteError, io, temp_beside};
 
 /// One change to make.
 #[derive(Debug)]
@@ -85,14 +85,7 @@ fn stage(ops: &[Op<'_>], created_dirs: &mut Vec<PathBuf>) -> Result<Vec<TempPath
         };
         let dir = path.parent().unwrap_or(Path::new("."));
         create_dirs(dir, created_dirs)?;
-        let mut temp =
-            tempfile::Builder::new().prefix(".rtbuild-").tempfile_in(dir).map_err(io(dir))?;
-        temp.write_all(bytes).map_err(io(path))?;
-        temp.as_file().sync_all().map_err(io(path))?;
-        let mode = if executable { 0o755 } else { 0o644 };
-        std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(mode))
-            .map_err(io(path))?;
-        staged.push(temp.into_temp_path());
+        staged.push(temp_beside(path, bytes, executable)?.into_temp_path());
     }
     Ok(staged)
 }
