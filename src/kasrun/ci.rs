@@ -300,25 +300,12 @@ pub(crate) fn render_gitlab(p: &Pipeline) -> String {
     t.push('\n');
 
     t.push_str("rtbuild-image:\n  extends: .rtbuild\n  stage: build\n  variables:\n");
-    match &p.runner_cache {
-        Some(dir) => {
-            t.push_str(&format!("    DL_DIR: {}\n", y(&format!("{dir}/downloads"))));
-            t.push_str(&format!("    SSTATE_DIR: {}\n", y(&format!("{dir}/sstate-cache"))));
-        }
-        None => {
-            t.push_str(&format!(
-                "    DL_DIR: {}\n",
-                y(&format!("$CI_PROJECT_DIR/{CACHE_DIR}/downloads"))
-            ));
-            t.push_str(&format!(
-                "    SSTATE_DIR: {}\n",
-                y(&format!("$CI_PROJECT_DIR/{CACHE_DIR}/sstate-cache"))
-            ));
-            t.push_str("  cache:\n");
-            t.push_str(&format!("    key: {}\n", y("rtbuild-$MACHINE-$DISTRO")));
-            t.push_str(&format!("    paths:\n      - {}\n", y(&format!("{CACHE_DIR}/"))));
-            t.push_str("    when: always\n");
-        }
+    push_cache_dirs(&mut t, "    ", p.runner_cache.as_deref(), "$CI_PROJECT_DIR");
+    if p.runner_cache.is_none() {
+        t.push_str("  cache:\n");
+        t.push_str(&format!("    key: {}\n", y("rtbuild-$MACHINE-$DISTRO")));
+        t.push_str(&format!("    paths:\n      - {}\n", y(&format!("{CACHE_DIR}/"))));
+        t.push_str("    when: always\n");
     }
     t.push_str("  script:\n");
     for line in p.build_script("$CI_PIPELINE_ID") {
@@ -350,6 +337,17 @@ pub(crate) fn render_gitlab(p: &Pipeline) -> String {
     t
 }
 
+/// The `DL_DIR` and `SSTATE_DIR` variables, indented by `indent`: under the runner's own cache
+/// folder when one is given, else under the CI's cached `CACHE_DIR` in `workspace`.
+fn push_cache_dirs(t: &mut String, indent: &str, runner_cache: Option<&str>, workspace: &str) {
+    let root = match runner_cache {
+        Some(dir) => dir.to_string(),
+        None => format!("{workspace}/{CACHE_DIR}"),
+    };
+    t.push_str(&format!("{indent}DL_DIR: {}\n", y(&format!("{root}/downloads"))));
+    t.push_str(&format!("{indent}SSTATE_DIR: {}\n", y(&format!("{root}/sstate-cache"))));
+}
+
 pub(crate) fn render_github(p: &Pipeline) -> String {
     let mut t = p.header("github");
     t.push_str("name: rtbuild\n\non:\n  push:\n  workflow_dispatch:\n\n");
@@ -359,22 +357,7 @@ pub(crate) fn render_github(p: &Pipeline) -> String {
     t.push_str(
         "    env:\n      MACHINE: ${{ matrix.machine }}\n      DISTRO: ${{ matrix.distro }}\n",
     );
-    match &p.runner_cache {
-        Some(dir) => {
-            t.push_str(&format!("      DL_DIR: {}\n", y(&format!("{dir}/downloads"))));
-            t.push_str(&format!("      SSTATE_DIR: {}\n", y(&format!("{dir}/sstate-cache"))));
-        }
-        None => {
-            t.push_str(&format!(
-                "      DL_DIR: {}\n",
-                y(&format!("${{{{ github.workspace }}}}/{CACHE_DIR}/downloads"))
-            ));
-            t.push_str(&format!(
-                "      SSTATE_DIR: {}\n",
-                y(&format!("${{{{ github.workspace }}}}/{CACHE_DIR}/sstate-cache"))
-            ));
-        }
-    }
+    push_cache_dirs(&mut t, "      ", p.runner_cache.as_deref(), "${{ github.workspace }}");
     if p.lava.is_some() {
         t.push_str("      RTBUILD_BUNDLE_UPLOAD_URL: ${{ vars.RTBUILD_BUNDLE_UPLOAD_URL }}\n");
         t.push_str("      RTBUILD_BUNDLE_BASE_URL: ${{ vars.RTBUILD_BUNDLE_BASE_URL }}\n");
