@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::build_dirs::{BuildDirs, absolute};
+use super::args::{BuildDirs, absolute};
 use crate::bundle::{self, BundleError, BundleRequest, VerifySummary};
 use crate::exit::{Exit, InputError};
 use crate::ui::Ui;

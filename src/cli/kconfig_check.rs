@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::plan_args::absolute;
+use super::args::absolute;
 use crate::exit::{Exit, InputError};
 use crate::kconfig::Setting;
 use crate::ui::Ui;

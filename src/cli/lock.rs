@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::Args;
 
-use super::build_dirs::BuildDirs;
+use super::args::BuildDirs;
 use crate::exit::{Exit, InputError};
 use crate::lock::{self, KasConfig, LockError, LockFile, PinRequest, UpdateTo};
 use crate::ui::Ui;

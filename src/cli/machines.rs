@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::catalog::meta_qcom::{self, CatalogMatch, MetaQcom, MetaQcomError};
+use crate::catalog::meta_qcom::{self, CatalogMatch, MetaQcom};
+
+use super::args::meta_qcom_error;
 use crate::catalog::{Catalog, Machine};
 use crate::exit::{Exit, InputError};
 use crate::table::table;
@@ -133,11 +135,6 @@ fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> anyhow::
         ),
     );
     Ok(Exit::Ok)
-}
-
-/// A bad meta-qcom folder or machine conf is the user's input (exit 2).
-pub(super) fn meta_qcom_error(err: MetaQcomError) -> anyhow::Error {
-    if err.is_input() { InputError(err.into()).into() } else { err.into() }
 }
 
 fn show(machine: &Machine, ui: &Ui) -> anyhow::Result<()> {

@@ -1,7 +1,7 @@
 //! All clap code lives here: one file per subcommand, each turning its arguments into a
 //! request and calling one stage. No clap type leaves this module.
 
-mod build_dirs;
+mod args;
 mod bundle;
 mod ci;
 mod doctor;
@@ -12,7 +12,6 @@ mod lava;
 mod lock;
 mod machines;
 mod matrix;
-mod plan_args;
 mod report;
 mod setup;
 mod shell;
@@ -25,7 +24,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::exit::Exit;
 use crate::ui::Ui;
 
-pub(crate) use plan_args::PlanArgs;
+pub(crate) use args::PlanArgs;
 
 /// Build, verify, release, tune and test Qualcomm Linux PREEMPT_RT images.
 #[derive(Debug, Parser)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-pub(super) use super::plan_args::absolute;
+pub(crate) use super::plan::absolute;
 
 use crate::catalog::Catalog;
 

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::catalog::Catalog;
+use crate::catalog::meta_qcom::MetaQcomError;
+use crate::exit::InputError;
 use crate::plan::{PROJECT_FILE, Plan, PlanRequest};
 
 /// Machine and build options. Each can also be set in `rtbuild.yaml` (same names); flags win.
@@ -108,8 +110,8 @@ impl PlanArgs {
         let request = self.request()?;
         match &self.meta_qcom {
             Some(dir) => {
-                let meta = crate::catalog::meta_qcom::MetaQcom::open(dir)
-                    .map_err(super::machines::meta_qcom_error)?;
+                let meta =
+                    crate::catalog::meta_qcom::MetaQcom::open(dir).map_err(meta_qcom_error)?;
                 Plan::following(&request, &self.catalog()?, &meta)
             }
             None => Plan::new(&request, &self.catalog()?),
@@ -118,6 +120,11 @@ impl PlanArgs {
 }
 
 /// `path` made absolute against the current folder (no symlink resolution).
-pub(super) fn absolute(path: &Path) -> PathBuf {
+pub(crate) fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A bad meta-qcom folder or machine conf is the user's input (exit 2).
+pub(crate) fn meta_qcom_error(err: MetaQcomError) -> anyhow::Error {
+    if err.is_input() { InputError(err.into()).into() } else { err.into() }
 }
