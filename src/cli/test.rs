@@ -73,6 +73,23 @@ pub(crate) struct TestArgs {
     /// oslat's (and hwlatdetect's) limit: fail when an RT CPU sees OS noise above this many µs.
     #[arg(long, value_name = "US", default_value_t = crate::rttests::DEFAULT_NOISE_US, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub noise_us: u64,
+    /// Explain the worst spike: cyclictest breaks at the first sample above US (-b US
+    /// --tracemark) while rtbuild records the kernel's scheduler, interrupt, timer, IPI and
+    /// workqueue events on the measured CPUs; the trace window that ends at the breach is kept
+    /// as trace-<scenario>.txt and `rtbuild report` explains it. The scenario ends at the
+    /// breach. Needs root and tracefs; every tracing setting is restored afterwards.
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub trace_above_us: Option<u64>,
+    /// Who explains the breach of --trace-above-us: ftrace (rtbuild records and explains) or
+    /// rtla (rtla timerlat's auto-analysis; needs the timerlat tracer and rtla on the target).
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_enum,
+        default_value = "ftrace",
+        requires = "trace_above_us"
+    )]
+    pub analyzer: testrun::Analyzer,
     /// Apply rtbuild's run-time tuning before the run and revert it afterwards (needs root).
     #[arg(long)]
     pub tune: bool,
@@ -151,7 +168,25 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         }
         None => Vec::new(),
     };
+    if args.trace_above_us.is_some()
+        && let Some(option) = cyclictest_args.iter().find(|a| {
+            ["-b", "--tracemark"].contains(&a.as_str())
+                || a.starts_with("--breaktrace")
+                || (a.starts_with("-b") && a.len() > 2 && !a.starts_with("--"))
+        })
+    {
+        return Err(InputError::msg(format!(
+            "--cyclictest-args `{option}` conflicts with --trace-above-us, which sets -b and --tracemark itself; drop it from --cyclictest-args"
+        ))
+        .into());
+    }
     let tests = crate::rttests::parse_list(&args.tests).map_err(|e| InputError(e.into()))?;
+    if args.trace_above_us.is_some() && !tests.contains(&crate::rttests::Program::Cyclictest) {
+        return Err(InputError::msg(
+            "--trace-above-us traces cyclictest's breach, but --tests has no cyclictest; add cyclictest to --tests or drop --trace-above-us",
+        )
+        .into());
+    }
     let mut test_args = std::collections::BTreeMap::new();
     for value in &args.test_args {
         let (program, checked) =
@@ -222,6 +257,9 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         out: out.clone(),
         tune_script,
         apply_tuning: args.tune,
+        trace: args
+            .trace_above_us
+            .map(|above_us| testrun::TraceRequest { above_us, analyzer: args.analyzer }),
     };
     let finished = testrun::run(&request, ui)?;
     let verdict = match finished {
