@@ -53,6 +53,16 @@ pub(crate) enum GenerateError {
     Lock(#[from] crate::lock::LockError),
 }
 
+impl crate::exit::ErrorCode for GenerateError {
+    fn exit(&self) -> crate::exit::Exit {
+        use crate::exit::Exit;
+        match self {
+            GenerateError::Write(e) => e.exit(),
+            _ => Exit::Usage,
+        }
+    }
+}
+
 /// The default output folder for a plan: `rtbuild/<machine>`.
 pub(crate) fn default_out(plan: &Plan) -> PathBuf {
     crate::base::paths::machine_out(&plan.machine.name)

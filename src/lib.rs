@@ -28,6 +28,7 @@ mod report;
 mod rttests;
 mod run;
 pub mod runner;
+mod stage_errors;
 mod table;
 mod target;
 mod testrun;

@@ -43,6 +43,13 @@ pub enum CatalogError {
     },
 }
 
+/// Always the user's input (exit 2).
+impl crate::exit::ErrorCode for CatalogError {
+    fn exit(&self) -> crate::exit::Exit {
+        crate::exit::Exit::Usage
+    }
+}
+
 fn suggestion(close: &[String], known: &[String]) -> String {
     if close.is_empty() {
         format!("known machines: {}; see `rtbuild machines`", known.join(", "))

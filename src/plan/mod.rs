@@ -105,13 +105,7 @@ impl Plan {
         })?;
         let follow = request.rt_cpus.is_none();
         let (machine, alias, defaults) =
-            crate::catalog::meta_qcom::resolve(name, catalog, meta_qcom, follow).map_err(|e| {
-                if e.is_input() {
-                    anyhow::Error::from(crate::exit::InputError(e.into()))
-                } else {
-                    e.into()
-                }
-            })?;
+            crate::catalog::meta_qcom::resolve(name, catalog, meta_qcom, follow)?;
         let mut plan = Plan::for_machine(request, &machine, alias.as_deref())?;
         plan.machine_defaults = defaults;
         Ok(plan)

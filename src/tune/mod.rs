@@ -51,6 +51,13 @@ pub enum LayoutError {
     NoHousekeeping { rt: CpuSet },
 }
 
+/// Always the user's input (exit 2).
+impl crate::exit::ErrorCode for LayoutError {
+    fn exit(&self) -> crate::exit::Exit {
+        crate::exit::Exit::Usage
+    }
+}
+
 impl CpuLayout {
     /// The layout of a validated plan.
     pub fn from_plan(plan: &Plan) -> CpuLayout {
