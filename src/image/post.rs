@@ -106,6 +106,6 @@ mod tests {
         assert_eq!(post(false, true, &whole).unwrap(), Post { verify: true, bundle: true });
         assert_eq!(post(false, false, &partial).unwrap(), Post { verify: false, bundle: false });
         let err = post(false, true, &partial).unwrap_err();
-        assert_eq!(crate::exit::classify(&err.into()), crate::exit::Exit::Usage);
+        assert_eq!(crate::stage_errors::classify(&err.into()), crate::exit::Exit::Usage);
     }
 }

@@ -4,12 +4,13 @@
 use std::path::Path;
 
 use super::*;
-use crate::exit::{Exit, classify};
+use crate::exit::Exit;
 use crate::kasrun::BuildPaths;
 use crate::kasrun::caches::{CacheDirs, CacheSettings};
 use crate::kasrun::command::BuildSpec;
 use crate::kasrun::report::BuildStatus;
 use crate::runner::Recorder;
+use crate::stage_errors::classify;
 use crate::write::WriteOptions;
 
 fn plan() -> Plan {
