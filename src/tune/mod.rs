@@ -14,7 +14,8 @@ pub use run::{Action, Outcome, run_script};
 
 use minijinja::{Environment, UndefinedBehavior, context};
 
-use crate::plan::{CpuSet, Plan};
+use crate::base::CpuSet;
+use crate::plan::Plan;
 
 const TEMPLATE: &str = include_str!("../../templates/rtbuild-tune.sh.j2");
 
