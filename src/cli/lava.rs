@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::args::MeasureArgs;
 use super::tune::CpuArgs;
 use crate::exit::{Exit, InputError};
 use crate::lava::{self, BundleUrl, JobRequest};
 use crate::plan::Distro;
 use crate::report::DEFAULT_THRESHOLD_US;
-use crate::testrun::{HIST_MAX_US, Span};
 use crate::tune::CpuLayout;
 use crate::ui::Ui;
 
@@ -22,13 +22,6 @@ pub(crate) struct LavaArgs {
     /// *.qcomflash.tar.gz), where the LAVA dispatcher can download it.
     #[arg(long, value_name = "URL")]
     pub bundle_url: String,
-    /// Scenarios to run, in order: idle, stress, stress-isolated, full, custom (the --load-cmd
-    /// load) [default: idle,stress; idle,custom with --load-cmd].
-    #[arg(long, value_name = "LIST")]
-    pub scenario: Option<String>,
-    /// Run time of each scenario: 30s, 10m, 2h, 24h, 1d, or smoke (5 min), osadl or soak.
-    #[arg(long, value_name = "TIME", default_value = "smoke")]
-    pub duration: String,
     /// LAVA device type [default: the machine name, as lava-test-plans names meta-qcom boards].
     #[arg(long, value_name = "T")]
     pub device_type: Option<String>,
@@ -42,25 +35,8 @@ pub(crate) struct LavaArgs {
     /// requirement, else 100]; 1 to 1000000, as `rtbuild report` accepts.
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub threshold_us: Option<u64>,
-    /// The load of scenario `custom`, as `rtbuild test --load-cmd` takes it (one program on the
-    /// board and its arguments, split like shell words), pinned to the housekeeping CPUs.
-    #[arg(long, value_name = "COMMAND", allow_hyphen_values = true)]
-    pub load_cmd: Option<String>,
-    /// Run --load-cmd on any CPU, left to the kernel's isolation (isolcpus=).
-    #[arg(long, requires = "load_cmd")]
-    pub load_unpinned: bool,
-    /// CPU load of each stress-ng worker in the stress scenario, in percent.
-    #[arg(long, value_name = "PERCENT", default_value_t = 60, value_parser = clap::value_parser!(u8).range(1..=100))]
-    pub load: u8,
-    /// cyclictest interval in µs [default: 1000; 200 with --duration osadl].
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(50..=1_000_000))]
-    pub interval_us: Option<u32>,
-    /// Histogram range in µs.
-    #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(10..=i64::from(HIST_MAX_US)))]
-    pub histogram_us: u32,
-    /// Extra cyclictest options, checked exactly as `rtbuild test --cyclictest-args` checks them.
-    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
-    pub cyclictest_args: Option<String>,
+    #[command(flatten)]
+    pub measure: MeasureArgs,
     /// Write the job definition to FILE instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -69,21 +45,18 @@ pub(crate) struct LavaArgs {
 pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let input = |e: anyhow::Error| InputError(e);
     let bundle = BundleUrl::parse(&args.bundle_url).map_err(|e| input(e.into()))?;
-    let custom_load = args
-        .load_cmd
-        .as_deref()
-        .map(|text| super::test::custom_load(text, !args.load_unpinned))
-        .transpose()?;
-    let scenarios = super::test::scenario_list(args.scenario.as_deref(), custom_load.as_ref())?;
-    let span = Span::parse(&args.duration).map_err(|e| input(e.into()))?;
+    let m = args.measure.check()?;
+    if m.tests != [crate::rttests::Program::Cyclictest]
+        || !m.test_args.is_empty()
+        || m.scenarios.contains(&crate::testrun::Scenario::Hackbench)
+    {
+        return Err(InputError::msg(
+            "rtbuild lava runs cyclictest only in this version; drop --tests, --test-args and scenario hackbench (run the other rt-tests programs with `rtbuild test`)",
+        )
+        .into());
+    }
     let distro: Distro =
         args.distro.parse().map_err(|e: crate::plan::UnknownDistro| input(e.into()))?;
-    let cyclictest_args = match &args.cyclictest_args {
-        Some(text) => {
-            crate::toolargs::CYCLICTEST.check_text(text).map_err(|e| InputError(e.into()))?
-        }
-        None => Vec::new(),
-    };
     if args.cpus.machine.is_none() {
         return Err(InputError::msg(
             "rtbuild lava needs --machine NAME, the board the lab flashes; see `rtbuild machines` for the names",
@@ -102,14 +75,14 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         distro,
         bundle,
         layout: CpuLayout::from_plan(&plan),
-        custom_load,
-        scenarios,
-        span,
-        duration_text: args.duration.clone(),
-        interval_us: args.interval_us.or(span.interval_us).unwrap_or(1000),
-        histogram_us: args.histogram_us,
-        load_percent: args.load,
-        cyclictest_args,
+        custom_load: m.custom_load,
+        scenarios: m.scenarios,
+        span: m.span,
+        duration_text: m.duration_text,
+        interval_us: m.interval_us,
+        histogram_us: m.histogram_us,
+        load_percent: m.load_percent,
+        cyclictest_args: m.cyclictest_args,
         threshold_us,
         tags: args.tags.iter().map(|t| t.trim().to_string()).collect(),
     };

@@ -17,6 +17,7 @@ mod setup;
 mod shell;
 mod test;
 mod tune;
+mod usage_error;
 mod verify;
 
 use clap::{Args, Parser, Subcommand};
@@ -25,6 +26,7 @@ use crate::exit::Exit;
 use crate::ui::Ui;
 
 pub(crate) use args::PlanArgs;
+pub(crate) use usage_error::one_line as usage_error_line;
 
 /// Build, verify, release, tune and test Qualcomm Linux PREEMPT_RT images.
 #[derive(Debug, Parser)]

@@ -96,15 +96,15 @@ mod tests {
         );
         assert_eq!(
             err("oslat=-c 0-3"),
-            "--test-args oslat: `-c` conflicts with what rtbuild sets: rtbuild runs oslat on the RT CPUs (--rt-cpus)"
+            "--test-args oslat: `-c` conflicts with what rtbuild sets: rtbuild runs oslat on the RT CPUs (--rt-cpus); remove `-c` from --test-args oslat"
         );
         assert_eq!(
             err("pmqtest=--json=/etc/passwd"),
-            "--test-args pmqtest: `--json` conflicts with what rtbuild sets: rtbuild writes the JSON results into its result folder"
+            "--test-args pmqtest: `--json` conflicts with what rtbuild sets: rtbuild writes the JSON results into its result folder; remove `--json` from --test-args pmqtest"
         );
         assert_eq!(
             err("ptsematest=-qa1"),
-            "--test-args ptsematest: `-q` conflicts with what rtbuild sets: rtbuild already runs it quietly"
+            "--test-args ptsematest: `-q` conflicts with what rtbuild sets: rtbuild already runs it quietly; remove `-q` from --test-args ptsematest"
         );
         assert_eq!(
             err("oslat=-D"),

@@ -78,12 +78,25 @@ pub(crate) enum OptionError {
     MissingValue { flag: &'static str, option: String },
     #[error("{flag}: `{option}` takes no value; drop `={value}`")]
     UnexpectedValue { flag: &'static str, option: String, value: String },
-    #[error("{flag}: `{option}` conflicts with what rtbuild sets: {why}")]
+    #[error("{}", reserved_message(flag, option, why))]
     Reserved { flag: &'static str, option: String, why: &'static str },
     #[error(
         "{flag}: `{word}` is not an option; {program} takes options only, each starting with `-`"
     )]
     Positional { flag: &'static str, program: &'static str, word: String },
+}
+
+/// `why` either says what to do instead (`pass --interval-us instead`), holds its own fix after
+/// a `;`, or only explains; in the last case the fix is to remove the option.
+fn reserved_message(flag: &str, option: &str, why: &str) -> String {
+    let head = format!("{flag}: `{option}` conflicts with what rtbuild sets");
+    if why.starts_with("pass ") {
+        format!("{head}; {why}")
+    } else if why.contains("; ") {
+        format!("{head}: {why}")
+    } else {
+        format!("{head}: {why}; remove `{option}` from {flag}")
+    }
 }
 
 impl Program {

@@ -29,15 +29,15 @@ fn options_rtbuild_sets_are_refused_with_the_flag_to_use() {
     let cases = [
         (
             "-i 100",
-            "--cyclictest-args: `-i` conflicts with what rtbuild sets: pass --interval-us instead",
+            "--cyclictest-args: `-i` conflicts with what rtbuild sets; pass --interval-us instead",
         ),
         (
             "-h 800",
-            "--cyclictest-args: `-h` conflicts with what rtbuild sets: pass --histogram-us instead",
+            "--cyclictest-args: `-h` conflicts with what rtbuild sets; pass --histogram-us instead",
         ),
         (
             "-D 600",
-            "--cyclictest-args: `-D` conflicts with what rtbuild sets: pass --duration instead (bare seconds like 600 work, as with -D)",
+            "--cyclictest-args: `-D` conflicts with what rtbuild sets; pass --duration instead (bare seconds like 600 work, as with -D)",
         ),
         (
             "-Sp90",
@@ -45,7 +45,7 @@ fn options_rtbuild_sets_are_refused_with_the_flag_to_use() {
         ),
         (
             "-mp90",
-            "--cyclictest-args: `-p` conflicts with what rtbuild sets: rtbuild measures at SCHED_FIFO priority 99, the priority its validity checks expect",
+            "--cyclictest-args: `-p` conflicts with what rtbuild sets: rtbuild measures at SCHED_FIFO priority 99, the priority its validity checks expect; remove `-p` from --cyclictest-args",
         ),
         (
             "-t 8",
@@ -57,12 +57,12 @@ fn options_rtbuild_sets_are_refused_with_the_flag_to_use() {
         ),
         (
             "--json=/tmp/x",
-            "--cyclictest-args: `--json` conflicts with what rtbuild sets: rtbuild writes cyclictest's JSON into the result folder",
+            "--cyclictest-args: `--json` conflicts with what rtbuild sets: rtbuild writes cyclictest's JSON into the result folder; remove `--json` from --cyclictest-args",
         ),
         // A prefix of a reserved long option is that option.
         (
             "--js /tmp/x",
-            "--cyclictest-args: `--json` conflicts with what rtbuild sets: rtbuild writes cyclictest's JSON into the result folder",
+            "--cyclictest-args: `--json` conflicts with what rtbuild sets: rtbuild writes cyclictest's JSON into the result folder; remove `--json` from --cyclictest-args",
         ),
         (
             "--threads",

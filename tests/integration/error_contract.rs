@@ -63,7 +63,39 @@ const REFUSALS: &[Refusal] = &[
     Refusal {
         args: &["report", "--threshold-us", "7\nx", "in.txt"],
         files: &[],
-        want: &["invalid value '7\\nx' for '--threshold-us <US>'", "; see `rtbuild help`"],
+        want: &["invalid value '7\\nx' for '--threshold-us <US>'", "; see `rtbuild report --help`"],
+    },
+    // clap's own usage errors, one line each.
+    Refusal {
+        args: &["test", "--bogus"],
+        files: &[],
+        want: &["unexpected argument '--bogus'; see `rtbuild test --help` for its flags"],
+    },
+    Refusal {
+        args: &["ci", "--format", "gitlab"],
+        files: &[],
+        want: &["missing --machines <A,B,…>", "; pass it; see `rtbuild ci --help`"],
+    },
+    Refusal {
+        args: &["ci", "--format", "jenkins", "--machines", "iq-9075-evk"],
+        files: &[],
+        want: &["invalid value 'jenkins' for '--format <FORMAT>'; use one of: gitlab, github"],
+    },
+    Refusal {
+        args: &["report", "--threshold-us", "80", "in.txt", "--baseline"],
+        files: &[],
+        want: &["'--baseline <", "; "],
+    },
+    // Options rtbuild sets itself, refused with what to do instead.
+    Refusal {
+        args: &["test", "--local", "--rt-cpus", "1", "--cyclictest-args", "-mp90"],
+        files: &[],
+        want: &["`-p` conflicts with what rtbuild sets", "; remove `-p` from --cyclictest-args"],
+    },
+    Refusal {
+        args: &["test", "--local", "--rt-cpus", "1", "--cyclictest-args", "-i 100"],
+        files: &[],
+        want: &["`-i` conflicts with what rtbuild sets; pass --interval-us instead"],
     },
     // An --out that is a file says so.
     Refusal {

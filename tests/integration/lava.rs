@@ -154,6 +154,58 @@ fn jobs_are_valid_under_lavas_own_schema_and_flash_boot_and_measure() {
     }
 }
 
+/// The help of every flag `rtbuild lava` and `rtbuild test` share, keyed by flag: the lines
+/// from `      --FLAG` up to the next flag.
+fn flag_help(command: &str) -> std::collections::BTreeMap<String, String> {
+    let text = Test::new().args([command, "--help"]).run().success().stdout();
+    let mut flags = std::collections::BTreeMap::new();
+    let mut current: Option<(String, String)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        // Flags start within the first 6 columns; wrapped help lines are indented further.
+        let indent = line.len() - trimmed.len();
+        if indent <= 6 && trimmed.starts_with('-') && trimmed.contains("--") {
+            flags.extend(current.take());
+            let flag = trimmed.split_whitespace().find(|w| w.starts_with("--")).unwrap();
+            current = Some((flag.to_string(), String::new()));
+        }
+        if let Some((_, help)) = current.as_mut() {
+            help.push_str(trimmed);
+            help.push(' ');
+        }
+    }
+    flags.extend(current);
+    flags
+}
+
+#[test]
+fn lava_and_test_share_every_measurement_flag_with_the_same_help() {
+    let lava = flag_help("lava");
+    let test = flag_help("test");
+    for flag in [
+        "--scenario",
+        "--duration",
+        "--load-cmd",
+        "--load-unpinned",
+        "--load",
+        "--interval-us",
+        "--histogram-us",
+        "--cyclictest-args",
+        "--tests",
+        "--test-args",
+        "--noise-us",
+    ] {
+        let (a, b) = (lava.get(flag), test.get(flag));
+        assert!(a.is_some() && b.is_some(), "{flag}: lava {a:?}, test {b:?}");
+        // `rtbuild lava --help` is printed in two columns, `rtbuild test --help` (longer) in
+        // rows: compare the words.
+        let words = |t: &str| t.split_whitespace().skip(1).collect::<Vec<_>>().join(" ");
+        assert_eq!(words(a.unwrap()), words(b.unwrap()), "{flag}");
+    }
+    assert!(test["--tests"].contains("[default: cyclictest]"), "{}", test["--tests"]);
+    assert!(lava["--noise-us"].contains("[default: 20]"), "{}", lava["--noise-us"]);
+}
+
 #[test]
 fn the_schema_check_is_not_vacuous() {
     let text = lava(&["--machine", "iq-8275-evk", "--bundle-url", "https://h.example/b.tar.zst"]);
@@ -229,6 +281,10 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         (
             &["--machine", "iq-9075-evk", "--bundle-url", url, "--distro", "poky"],
             "error: unknown distro",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--tests", "oslat"],
+            "error: rtbuild lava runs cyclictest only in this version",
         ),
     ];
     for (args, want) in cases {

@@ -220,7 +220,7 @@ fn bad_tests_and_test_args_exit_2_and_write_nothing() {
         ),
         (
             &["--tests", "oslat", "--test-args", "oslat=-c 0"],
-            "--test-args oslat: `-c` conflicts with what rtbuild sets: rtbuild runs oslat on the RT CPUs (--rt-cpus)",
+            "--test-args oslat: `-c` conflicts with what rtbuild sets: rtbuild runs oslat on the RT CPUs (--rt-cpus); remove `-c` from --test-args oslat",
         ),
         (
             &["--tests", "oslat", "--test-args", "oslat=-D 1 $(reboot)"],
@@ -236,7 +236,7 @@ fn bad_tests_and_test_args_exit_2_and_write_nothing() {
         ),
         (
             &["--test-args", "hackbench=-l 5"],
-            "--test-args hackbench: `-l` conflicts with what rtbuild sets: rtbuild runs hackbench until the scenario ends",
+            "--test-args hackbench: `-l` conflicts with what rtbuild sets: rtbuild runs hackbench until the scenario ends; remove `-l` from --test-args hackbench",
         ),
     ];
     for (args, message) in cases {

@@ -1,0 +1,193 @@
+//! What to measure and under which load, shared by `rtbuild test` (runs it on a target) and
+//! `rtbuild lava` (writes a job that runs it on a farm board): scenarios, run time, loads,
+//! cyclictest's settings, the rt-tests programs of `--tests` and their `--test-args`.
+//!
+//! [`MeasureArgs::check`] turns the flags into checked values once, so both commands refuse
+//! the same bad input with the same message.
+
+use std::collections::BTreeMap;
+
+use clap::Args;
+
+use crate::exit::InputError;
+use crate::rttests::Program;
+use crate::rttests::options::Checked;
+use crate::testrun::{self, CustomLoad, HIST_MAX_US, Scenario, Span};
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct MeasureArgs {
+    /// Scenarios to run, in order: idle, stress, stress-isolated, full, custom (the --load-cmd
+    /// load), hackbench (rt-tests' hackbench as the load) [default: idle,stress; idle,custom
+    /// with --load-cmd].
+    #[arg(long, value_name = "LIST")]
+    pub scenario: Option<String>,
+    /// Run time of each scenario: seconds (600, as cyclictest's -D 600), 30s, 10m, 2h, 24h,
+    /// 1d, or smoke (5 min), osadl (100M loops at 200 µs) or soak (24 h).
+    #[arg(long, value_name = "TIME", default_value = "smoke")]
+    pub duration: String,
+    /// The load of scenario `custom`, e.g. "stress-ng -c 8 --io 2 --vm 1 --vm-bytes 1024M":
+    /// one program on the target and its arguments, split like shell words and run without a
+    /// shell, pinned to the housekeeping CPUs.
+    #[arg(long, value_name = "COMMAND", allow_hyphen_values = true)]
+    pub load_cmd: Option<String>,
+    /// Run --load-cmd on any CPU, left to the kernel's isolation (isolcpus=) to keep it off the
+    /// RT CPUs, as the RK3562J and Phytium guides do.
+    #[arg(long, requires = "load_cmd")]
+    pub load_unpinned: bool,
+    /// CPU load of each stress-ng worker in the stress scenario, in percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = 60, value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub load: u8,
+    /// cyclictest interval in µs [default: 1000; 200 with --duration osadl].
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(50..=1_000_000))]
+    pub interval_us: Option<u32>,
+    /// Histogram range in µs; samples above it make the run invalid (overflow).
+    #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(10..=i64::from(HIST_MAX_US)))]
+    pub histogram_us: u32,
+    /// Extra cyclictest options, e.g. "--spike=250 -b 500": split like shell words (never run
+    /// through a shell), checked against cyclictest's option list; options rtbuild sets itself
+    /// (-a, -t, -i, -h, -D, -p, --json, ...) are refused with the flag to use instead.
+    #[arg(long, value_name = "OPTIONS", allow_hyphen_values = true)]
+    pub cyclictest_args: Option<String>,
+    /// Tests to run in each scenario, comma-separated: cyclictest, oslat (OS noise on each RT
+    /// CPU; always run first), cyclicdeadline, pmqtest, ptsematest, sigwaittest, svsematest,
+    /// signaltest (latency), pi_stress, rt-migrate-test, ssdd (correctness), hwlatdetect
+    /// (firmware latency, when the kernel has the hwlat tracer).
+    #[arg(long, value_name = "LIST", default_value = "cyclictest")]
+    pub tests: String,
+    /// Extra options for one test, NAME="OPTIONS" (repeatable), e.g. oslat="-D 10m -w memmove":
+    /// split like shell words (never run through a shell), checked against that program's
+    /// options; a value for an option rtbuild sets (-D, -p, -i) replaces rtbuild's.
+    #[arg(long, value_name = "NAME=OPTIONS", allow_hyphen_values = true)]
+    pub test_args: Vec<String>,
+    /// oslat's (and hwlatdetect's) limit: fail when an RT CPU sees OS noise above this many µs.
+    #[arg(long, value_name = "US", default_value_t = crate::rttests::DEFAULT_NOISE_US, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub noise_us: u64,
+}
+
+/// [`MeasureArgs`] checked: every value a command line is built from.
+#[derive(Debug, Clone)]
+pub(crate) struct Measurement {
+    pub scenarios: Vec<Scenario>,
+    pub span: Span,
+    /// `--duration` as given.
+    pub duration_text: String,
+    /// `--interval-us`, else the duration's own (200 µs for osadl), else 1000 µs.
+    pub interval_us: u32,
+    pub histogram_us: u32,
+    pub load_percent: u8,
+    pub custom_load: Option<CustomLoad>,
+    pub cyclictest_args: Vec<String>,
+    /// `--tests`, oslat first.
+    pub tests: Vec<Program>,
+    /// `--test-args`, per program (hackbench's apply to the hackbench scenario's load).
+    pub test_args: BTreeMap<Program, Checked>,
+    pub noise_us: u64,
+}
+
+impl MeasureArgs {
+    /// Checks every flag; bad input is an [`InputError`] naming the flag and the fix.
+    pub(crate) fn check(&self) -> anyhow::Result<Measurement> {
+        let input = |e: anyhow::Error| InputError(e);
+        let custom_load = self
+            .load_cmd
+            .as_deref()
+            .map(|text| custom_load(text, !self.load_unpinned))
+            .transpose()?;
+        let scenarios = scenario_list(self.scenario.as_deref(), custom_load.as_ref())?;
+        let span = Span::parse(&self.duration).map_err(|e| input(e.into()))?;
+        let cyclictest_args = match &self.cyclictest_args {
+            Some(text) => {
+                crate::toolargs::CYCLICTEST.check_text(text).map_err(|e| input(e.into()))?
+            }
+            None => Vec::new(),
+        };
+        let tests = crate::rttests::parse_list(&self.tests).map_err(|e| input(e.into()))?;
+        let test_args = test_args(&self.test_args, &tests, &scenarios)?;
+        Ok(Measurement {
+            scenarios,
+            span,
+            duration_text: self.duration.clone(),
+            interval_us: self.interval_us.or(span.interval_us).unwrap_or(1000),
+            histogram_us: self.histogram_us,
+            load_percent: self.load,
+            custom_load,
+            cyclictest_args,
+            tests,
+            test_args,
+            noise_us: self.noise_us,
+        })
+    }
+}
+
+/// `--load-cmd`: split without a shell; the program must be a plain name or path.
+fn custom_load(text: &str, pinned: bool) -> anyhow::Result<CustomLoad> {
+    let argv = crate::toolargs::split("--load-cmd", text).map_err(|e| InputError(e.into()))?;
+    let Some(program) = argv.first() else {
+        return Err(InputError::msg(
+            "--load-cmd is empty; pass the load's program and arguments, e.g. --load-cmd \"stress-ng -c 4\"",
+        )
+        .into());
+    };
+    if program.is_empty() || program.starts_with('-') || program.chars().any(char::is_control) {
+        return Err(InputError::msg(format!(
+            "--load-cmd: `{}` is not a program name; start with the program, e.g. --load-cmd \"stress-ng -c 4\"",
+            program.escape_debug()
+        ))
+        .into());
+    }
+    Ok(CustomLoad { argv, pinned })
+}
+
+/// `--scenario` (default idle,stress; idle,custom with --load-cmd), checked against --load-cmd:
+/// scenario `custom` and `--load-cmd` come together.
+fn scenario_list(
+    text: Option<&str>,
+    custom_load: Option<&CustomLoad>,
+) -> anyhow::Result<Vec<Scenario>> {
+    let text = text.unwrap_or(if custom_load.is_some() { "idle,custom" } else { "idle,stress" });
+    let scenarios = testrun::parse_list(text).map_err(|e| InputError(e.into()))?;
+    match (scenarios.contains(&Scenario::Custom), custom_load.is_some()) {
+        (true, false) => Err(InputError::msg(
+            "scenario `custom` runs the --load-cmd load; pass --load-cmd \"stress-ng …\" (or drop custom)",
+        )
+        .into()),
+        (false, true) => Err(InputError::msg(
+            "--load-cmd is the load of scenario `custom`; add custom to --scenario",
+        )
+        .into()),
+        _ => Ok(scenarios),
+    }
+}
+
+/// `--test-args NAME=OPTIONS` (repeatable): each checked against its program's options, for a
+/// program that runs (in `--tests`, or hackbench with the hackbench scenario), once each.
+fn test_args(
+    values: &[String],
+    tests: &[Program],
+    scenarios: &[Scenario],
+) -> anyhow::Result<BTreeMap<Program, Checked>> {
+    let mut by_program = BTreeMap::new();
+    for value in values {
+        let (program, checked) =
+            crate::rttests::options::parse(value).map_err(|e| InputError(e.into()))?;
+        if program != Program::Hackbench && !tests.contains(&program) {
+            return Err(InputError::msg(format!(
+                "--test-args {program}: {program} is not in --tests; add it there or drop these options"
+            ))
+            .into());
+        }
+        if program == Program::Hackbench && !scenarios.contains(&Scenario::Hackbench) {
+            return Err(InputError::msg(
+                "--test-args hackbench: no hackbench scenario runs; add hackbench to --scenario or drop these options",
+            )
+            .into());
+        }
+        if by_program.insert(program, checked).is_some() {
+            return Err(InputError::msg(format!(
+                "--test-args {program} is given twice; put all of {program}'s options in one value"
+            ))
+            .into());
+        }
+    }
+    Ok(by_program)
+}
