@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::Cli;
-use crate::exit::{Exit, classify};
+use crate::exit::Exit;
+use crate::stage_errors::classify;
 use crate::ui::Ui;
 
 /// Runs rtbuild with `args` (the first one is the program name) and returns its exit code.
@@ -31,8 +32,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     match cli.command.run(&ui) {
         Ok(exit) => exit.into(),
         Err(err) => {
-            ui.error(&err);
-            classify(&err).into()
+            let exit = classify(&err);
+            ui.error(&err, exit);
+            exit.into()
         }
     }
 }

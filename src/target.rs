@@ -22,6 +22,13 @@ pub enum TargetError {
     BadPort { url: String, port: String },
 }
 
+/// Always the user's input (exit 2).
+impl crate::exit::ErrorCode for TargetError {
+    fn exit(&self) -> crate::exit::Exit {
+        crate::exit::Exit::Usage
+    }
+}
+
 /// A remote target reached with the system `ssh`, host-key checking left on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SshTarget {

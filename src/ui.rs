@@ -84,8 +84,9 @@ impl Ui {
     /// A refusal of input (exit 2) stays on its line: control characters the input carried (a
     /// newline in a flag value, a path, a project-file key) are shown escaped, so they cannot
     /// forge or split lines. Tool failures keep their multi-line log tails.
-    pub(crate) fn error(&self, err: &anyhow::Error) {
-        let input = crate::exit::classify(err) == crate::exit::Exit::Usage;
+    /// `exit` is the code the error ends rtbuild with.
+    pub(crate) fn error(&self, err: &anyhow::Error, exit: crate::exit::Exit) {
+        let input = exit == crate::exit::Exit::Usage;
         let part = |text: String| if input { escape_controls(&text) } else { text };
         let mut text = format!("error: {}", part(err.to_string()));
         for cause in err.chain().skip(1) {

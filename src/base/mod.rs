@@ -2,6 +2,12 @@
 //! other module of the crate (so nothing above can form an import loop through them).
 
 mod cpu_set;
+mod latency;
+mod layer_names;
 pub(crate) mod paths;
+mod programs;
 
 pub(crate) use cpu_set::{CpuListError, CpuSet, MAX_CPUS};
+pub(crate) use latency::MAX_THRESHOLD_US;
+pub(crate) use layer_names::{RT_FRAGMENT_NAME, TUNE_RECIPE_NAME};
+pub(crate) use programs::find_program;

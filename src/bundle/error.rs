@@ -64,3 +64,10 @@ impl BundleError {
         )
     }
 }
+
+impl crate::exit::ErrorCode for BundleError {
+    fn exit(&self) -> crate::exit::Exit {
+        use crate::exit::Exit;
+        if self.is_input() { Exit::Usage } else { Exit::Failed }
+    }
+}

@@ -64,6 +64,13 @@ impl MetaQcomError {
     }
 }
 
+impl crate::exit::ErrorCode for MetaQcomError {
+    fn exit(&self) -> crate::exit::Exit {
+        use crate::exit::Exit;
+        if self.is_input() { Exit::Usage } else { Exit::Failed }
+    }
+}
+
 /// Where one value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Source {

@@ -43,6 +43,13 @@ pub enum CatalogError {
     },
 }
 
+/// Always the user's input (exit 2).
+impl crate::exit::ErrorCode for CatalogError {
+    fn exit(&self) -> crate::exit::Exit {
+        crate::exit::Exit::Usage
+    }
+}
+
 fn suggestion(close: &[String], known: &[String]) -> String {
     if close.is_empty() {
         format!("known machines: {}; see `rtbuild machines`", known.join(", "))
@@ -194,7 +201,7 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     if machine.cpus == 0 || machine.cpus > crate::base::MAX_CPUS {
         return Err(invalid(format!("cpus must be 1 to {}", crate::base::MAX_CPUS)));
     }
-    let max_us = crate::report::MAX_THRESHOLD_US as u64;
+    let max_us = crate::base::MAX_THRESHOLD_US as u64;
     if machine.latency_requirement_us.is_some_and(|us| us == 0 || us > max_us) {
         return Err(invalid(format!("latency_requirement_us must be 1 to {max_us}")));
     }

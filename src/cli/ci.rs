@@ -50,10 +50,11 @@ pub(crate) struct CiArgs {
     /// Run time of each LAVA scenario (as `rtbuild lava --duration`).
     #[arg(long, value_name = "TIME", default_value = "smoke", requires = "lava")]
     pub lava_duration: String,
-    /// How the jobs install rtbuild: `crates` (cargo install of this version from crates.io),
-    /// git+https://HOST/REPO[#REV] (cargo install --git), or the https:// or file:// URL of an
-    /// rtbuild binary.
-    #[arg(long, value_name = "SOURCE", default_value = "crates")]
+    /// How the jobs install rtbuild (required: no source is known to work everywhere):
+    /// path:DIR (rtbuild's source in the repository, e.g. a submodule; cargo install --path),
+    /// git+https://HOST/REPO[#REV] (cargo install --git), the https:// or file:// URL of an
+    /// rtbuild binary, or `crates` (this version from crates.io, once it is published there).
+    #[arg(long, value_name = "SOURCE")]
     pub rtbuild_from: String,
     #[command(flatten)]
     pub caches: CacheArgs,

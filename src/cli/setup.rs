@@ -65,10 +65,13 @@ fn host(dry_run: bool, ui: &Ui) -> anyhow::Result<Exit> {
         ui.status("Running", cmd);
         let finished = System.interactive(cmd)?;
         if !finished.success() {
-            ui.error(&anyhow::Error::msg(format!(
-                "`{cmd}` failed ({}); fix what it printed and run `rtbuild setup --host` again",
-                finished.describe()
-            )));
+            ui.error(
+                &anyhow::Error::msg(format!(
+                    "`{cmd}` failed ({}); fix what it printed and run `rtbuild setup --host` again",
+                    finished.describe()
+                )),
+                Exit::Failed,
+            );
             return Ok(Exit::Failed);
         }
     }

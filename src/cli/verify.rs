@@ -94,7 +94,7 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
     }
     if let Some((_, last)) = errors.pop() {
         for (_, err) in &errors {
-            ui.error(err);
+            ui.error(err, crate::stage_errors::classify(err));
         }
         return Err(last);
     }

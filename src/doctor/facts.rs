@@ -7,6 +7,7 @@ use super::disk::Folder;
 use super::host_packages::Os;
 use super::hosttools::HostTools;
 use super::{Engine, Target};
+use crate::base::find_program;
 use crate::kasrun::BuildError;
 use crate::kasrun::kas::{self, Kas};
 use crate::runner::{Cmd, Runner};
@@ -92,17 +93,6 @@ impl Facts {
 fn open_file_limit() -> Option<(u64, Option<u64>)> {
     let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
     Some((limit.current?, limit.maximum))
-}
-
-/// The first executable `name` on `path`.
-pub(crate) fn find_program(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path?).map(|dir| dir.join(name)).find(|candidate| {
-        candidate
-            .metadata()
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    })
 }
 
 /// kas-container: beside the kas in use (it ships in the same wheel), else on `path`.

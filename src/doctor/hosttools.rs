@@ -149,7 +149,7 @@ impl HostTools {
         };
         let missing = names
             .iter()
-            .filter(|n| super::facts::find_program(n, path).is_none())
+            .filter(|n| crate::base::find_program(n, path).is_none())
             .cloned()
             .collect();
         HostTools { names, missing, source }

@@ -393,6 +393,13 @@ pub(crate) struct NotReady {
     pub problems: Vec<Problem>,
 }
 
+/// Always the user's input (exit 2).
+impl crate::exit::ErrorCode for NotReady {
+    fn exit(&self) -> crate::exit::Exit {
+        crate::exit::Exit::Usage
+    }
+}
+
 /// The folders and repositories a build of `plan` into `out` uses.
 pub(crate) fn target_for(
     plan: &crate::plan::Plan,

@@ -28,8 +28,12 @@ const PATH_LINE: &str = "export PATH=\"$HOME/.local/bin:$HOME/.cargo/bin:$PATH\"
 /// How rtbuild gets onto the runner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Install {
-    /// `cargo install --locked rtbuild@=VERSION` (crates.io), with a minimal rustup toolchain.
+    /// `cargo install --locked rtbuild@=VERSION` (crates.io, once rtbuild is published there),
+    /// with a minimal rustup toolchain.
     Crate { version: String },
+    /// `cargo install --locked --path DIR`: rtbuild's source inside the checked-out repository
+    /// (a git submodule or a vendored copy), so the pipeline needs nothing from outside.
+    Path { dir: String },
     /// `cargo install --locked --git URL [--rev REV] rtbuild`.
     Git { url: String, rev: Option<String> },
     /// A prebuilt binary downloaded with curl (https:// or file://).
@@ -39,7 +43,7 @@ pub(crate) enum Install {
 /// A bad `--rtbuild-from` value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "bad --rtbuild-from `{0}`; pass `crates` (cargo install from crates.io), git+https://HOST/REPO[#REV] (cargo install --git) or the https:// or file:// URL of an rtbuild binary"
+    "bad --rtbuild-from `{0}`; pass path:DIR (rtbuild's source in the repository, cargo install --path), git+https://HOST/REPO[#REV] (cargo install --git), the https:// or file:// URL of an rtbuild binary, or `crates` (crates.io)"
 )]
 pub(crate) struct BadInstall(pub String);
 
@@ -48,11 +52,26 @@ fn url_safe(text: &str) -> bool {
         && text.chars().all(|c| c.is_ascii_alphanumeric() || "-._~:/?[]@!&()*+,;=%".contains(c))
 }
 
+/// A folder inside the checkout: relative, no `..`, plain characters only.
+fn relative_dir_ok(dir: &str) -> bool {
+    !dir.is_empty()
+        && !dir.starts_with('/')
+        && dir.chars().all(|c| c.is_ascii_alphanumeric() || "-._/".contains(c))
+        && dir.split('/').all(|part| part != "..")
+}
+
 impl Install {
     pub(crate) fn parse(text: &str, version: &str) -> Result<Install, BadInstall> {
         let bad = || BadInstall(text.chars().take(80).collect());
         if text == "crates" {
             return Ok(Install::Crate { version: version.to_string() });
+        }
+        if let Some(dir) = text.strip_prefix("path:") {
+            return if relative_dir_ok(dir) {
+                Ok(Install::Path { dir: dir.to_string() })
+            } else {
+                Err(bad())
+            };
         }
         if let Some(rest) = text.strip_prefix("git+") {
             let (url, rev) = match rest.split_once('#') {
@@ -89,6 +108,10 @@ impl Install {
                     quote::sh(&format!("={version}"))
                 ),
             ],
+            Install::Path { dir } => vec![
+                path.to_string(),
+                format!("{rustup} && cargo install --locked --path {}", quote::sh(dir)),
+            ],
             Install::Git { url, rev } => {
                 let rev = rev.as_ref().map_or(String::new(), |r| format!(" --rev {}", quote::sh(r)));
                 vec![
@@ -118,6 +141,11 @@ impl Install {
         match self {
             Install::Crate { version } => {
                 format!("`cargo install --locked rtbuild --version ={version}` (rustup if needed)")
+            }
+            Install::Path { dir } => {
+                format!(
+                    "`cargo install --locked --path {dir}` from this repository (rustup if needed)"
+                )
             }
             Install::Git { url, rev } => format!(
                 "`cargo install --locked --git {url}{}` (rustup if needed)",
@@ -504,9 +532,22 @@ mod tests {
             "https://h/$(id)",
             "git+https://h/r#a;b",
             "/opt/rtbuild",
+            "path:",
+            "path:/opt/rtbuild",
+            "path:../rtbuild",
+            "path:tools/../../x",
+            "path:a b",
+            "path:$(id)",
+            "path:x;y",
         ] {
             assert!(Install::parse(bad, "x").is_err(), "{bad}");
         }
+        assert_eq!(
+            Install::parse("path:tools/rtbuild", "x").unwrap(),
+            Install::Path { dir: "tools/rtbuild".into() }
+        );
+        let script = Install::Path { dir: "tools/rtbuild".into() }.script().join("\n");
+        assert!(script.contains("cargo install --locked --path tools/rtbuild"), "{script}");
         let script = Install::Crate { version: "0.1.0".into() }.script().join("\n");
         assert!(script.contains("grep -qx 'rtbuild 0.1.0'"), "{script}");
         assert!(script.contains("cargo install --locked rtbuild --version =0.1.0"), "{script}");

@@ -64,7 +64,7 @@ pub(crate) fn find(
     let program = match explicit {
         Some(p) if p.is_file() => p.to_path_buf(),
         Some(p) => return Err(BuildError::KasMissing { looked: p.display().to_string() }),
-        None => search_path(path)
+        None => crate::base::find_program("kas", path)
             .ok_or_else(|| BuildError::KasMissing { looked: "PATH".to_string() })?,
     };
     let output = runner
@@ -83,18 +83,6 @@ pub(crate) fn find(
         return Err(BuildError::KasTooOld { program, version });
     }
     Ok(Kas { program, version })
-}
-
-/// The first executable `kas` file in the `PATH`-style list.
-fn search_path(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = path?;
-    std::env::split_paths(path).map(|dir| dir.join("kas")).find(|candidate| {
-        candidate
-            .metadata()
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    })
 }
 
 #[cfg(test)]

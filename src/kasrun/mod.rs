@@ -59,8 +59,14 @@ pub(crate) enum BuildError {
 
 impl BuildError {
     /// True when the user's input, not the system, is at fault.
-    #[cfg(test)]
     pub(crate) fn is_input(&self) -> bool {
         matches!(self, BuildError::BadSetting { .. } | BuildError::BadToken { .. })
+    }
+}
+
+impl crate::exit::ErrorCode for BuildError {
+    fn exit(&self) -> crate::exit::Exit {
+        use crate::exit::Exit;
+        if self.is_input() { Exit::Usage } else { Exit::Failed }
     }
 }

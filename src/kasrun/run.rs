@@ -10,6 +10,7 @@ use super::display::Display;
 use super::report::{Artifacts, BuildResult, BuildStatus};
 use super::tracker::Tracker;
 use super::{BuildError, BuildPaths};
+use crate::exit::Exit;
 use crate::runner::{Cmd, Runner};
 use crate::ui::Ui;
 
@@ -173,13 +174,16 @@ pub(crate) fn report(result: &BuildResult, ui: &Ui) {
             ui.status("Log", result.log.display());
         }
         BuildStatus::Failed => {
-            ui.error(&anyhow::Error::msg(format!(
-                "build of {} for {} failed after {} ({})",
-                result.image,
-                result.machine,
-                super::report::duration(result.duration_secs),
-                result.exit.as_deref().unwrap_or("failed")
-            )));
+            ui.error(
+                &anyhow::Error::msg(format!(
+                    "build of {} for {} failed after {} ({})",
+                    result.image,
+                    result.machine,
+                    super::report::duration(result.duration_secs),
+                    result.exit.as_deref().unwrap_or("failed")
+                )),
+                Exit::Failed,
+            );
             for line in result.failure_lines() {
                 ui.status("", line);
             }

@@ -72,6 +72,13 @@ pub(crate) enum LockError {
     },
 }
 
+impl crate::exit::ErrorCode for LockError {
+    fn exit(&self) -> crate::exit::Exit {
+        use crate::exit::Exit;
+        if self.is_input() { Exit::Usage } else { Exit::Failed }
+    }
+}
+
 impl LockError {
     /// The user's input (a lock file, a repo name, a missing generated file) is at fault:
     /// exit code 2.

@@ -89,3 +89,10 @@ pub enum PlanError {
     #[error("project file {path}: {message}")]
     ProjectFile { path: PathBuf, message: String },
 }
+
+/// Always the user's input (exit 2).
+impl crate::exit::ErrorCode for PlanError {
+    fn exit(&self) -> crate::exit::Exit {
+        crate::exit::Exit::Usage
+    }
+}

@@ -36,7 +36,8 @@ pub(crate) const META_QCOM_BRANCH: &str = "wrynose";
 pub(crate) const LAYER_SERIES: &str = "wrynose";
 /// Packages every image gets: the tools to test the result, and the boot-time tuning
 /// (`rtbuild-tune`, the recipe `generate` puts into the layer).
-pub(crate) const IMAGE_PACKAGES: [&str; 3] = ["rt-tests", "stress-ng", crate::tune::RECIPE_NAME];
+pub(crate) const IMAGE_PACKAGES: [&str; 3] =
+    ["rt-tests", "stress-ng", crate::base::TUNE_RECIPE_NAME];
 /// Kernel command-line keys derived from the RT CPUs; users cannot set them directly.
 pub(crate) const RESERVED_CMDLINE_KEYS: [&str; 4] =
     ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"];
@@ -105,13 +106,7 @@ impl Plan {
         })?;
         let follow = request.rt_cpus.is_none();
         let (machine, alias, defaults) =
-            crate::catalog::meta_qcom::resolve(name, catalog, meta_qcom, follow).map_err(|e| {
-                if e.is_input() {
-                    anyhow::Error::from(crate::exit::InputError(e.into()))
-                } else {
-                    e.into()
-                }
-            })?;
+            crate::catalog::meta_qcom::resolve(name, catalog, meta_qcom, follow)?;
         let mut plan = Plan::for_machine(request, &machine, alias.as_deref())?;
         plan.machine_defaults = defaults;
         Ok(plan)

@@ -16,6 +16,13 @@ pub struct ValueError {
     pub reason: String,
 }
 
+/// Always the user's input (exit 2).
+impl crate::exit::ErrorCode for ValueError {
+    fn exit(&self) -> crate::exit::Exit {
+        crate::exit::Exit::Usage
+    }
+}
+
 fn check(what: &'static str, value: &str, allowed: &[u8], reason: &str) -> Result<(), ValueError> {
     let ok = !value.is_empty()
         && value.bytes().all(|b| b.is_ascii_alphanumeric() || allowed.contains(&b));

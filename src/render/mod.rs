@@ -19,8 +19,7 @@ use crate::plan::{
 };
 use crate::tree::Tree;
 
-/// rtbuild's own kernel fragment in the layer.
-pub(crate) const RT_FRAGMENT_NAME: &str = "rtbuild-rt.cfg";
+pub(crate) use crate::base::RT_FRAGMENT_NAME;
 /// The layer's folder name inside the output folder.
 pub(crate) const LAYER_DIR: &str = "meta-rtbuild";
 /// The file the plan's expectations are written to.

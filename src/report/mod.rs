@@ -30,9 +30,7 @@ use crate::catalog::Machine;
 /// The default threshold: SIL 2's 100 µs scheduling latency (seed 004).
 pub(crate) const DEFAULT_THRESHOLD_US: f64 = 100.0;
 
-/// The largest threshold accepted: one second. A latency limit above it is a typo (or a
-/// fuzzed `run.json`), and a finite but huge one (1.72e308) would overflow the chart's axis.
-pub(crate) const MAX_THRESHOLD_US: f64 = 1_000_000.0;
+pub(crate) use crate::base::MAX_THRESHOLD_US;
 
 /// Whether `value` can be a latency threshold: finite, above 0, at most [`MAX_THRESHOLD_US`].
 pub(crate) fn threshold_is_sensible(value: f64) -> bool {

@@ -3,7 +3,7 @@
 //! puts [`RECIPE_NAME`] in `IMAGE_INSTALL`.
 
 /// The recipe's name, for `IMAGE_INSTALL`.
-pub const RECIPE_NAME: &str = "rtbuild-tune";
+pub const RECIPE_NAME: &str = crate::base::TUNE_RECIPE_NAME;
 /// The script's file name inside the recipe's `files/` folder and on the target.
 pub const SCRIPT_NAME: &str = "rtbuild-tune.sh";
 

@@ -14,7 +14,8 @@ pub use run::{Action, Outcome, run_script};
 
 use minijinja::{Environment, UndefinedBehavior, context};
 
-use crate::plan::{CpuSet, Plan};
+use crate::base::CpuSet;
+use crate::plan::Plan;
 
 const TEMPLATE: &str = include_str!("../../templates/rtbuild-tune.sh.j2");
 
@@ -49,6 +50,13 @@ pub enum LayoutError {
         "no housekeeping CPU is left beside RT CPUs {rt}; keep at least one CPU for the system"
     )]
     NoHousekeeping { rt: CpuSet },
+}
+
+/// Always the user's input (exit 2).
+impl crate::exit::ErrorCode for LayoutError {
+    fn exit(&self) -> crate::exit::Exit {
+        crate::exit::Exit::Usage
+    }
 }
 
 impl CpuLayout {

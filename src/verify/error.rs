@@ -39,3 +39,10 @@ pub(crate) enum VerifyError {
     #[error("target {target}: {message}")]
     Target { target: String, message: String },
 }
+
+/// Always the user's input (exit 2).
+impl crate::exit::ErrorCode for VerifyError {
+    fn exit(&self) -> crate::exit::Exit {
+        crate::exit::Exit::Usage
+    }
+}

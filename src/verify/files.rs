@@ -7,7 +7,6 @@ use std::path::Path;
 use crate::kconfig::compress::Compression;
 use crate::kconfig::{KernelConfig, image};
 
-use super::archive;
 use super::error::VerifyError;
 use super::evidence::{Evidence, Found};
 
@@ -67,17 +66,6 @@ fn looks_like_config(head: &[u8]) -> bool {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     lines.next().is_some_and(|first| first.starts_with('#') || first.starts_with("CONFIG_"))
         && text.contains("CONFIG_")
-}
-
-/// Evidence from one file of any supported kind.
-pub(super) fn evidence(path: &Path) -> Result<Evidence, VerifyError> {
-    let data = read(path)?;
-    match kind(&data) {
-        FileKind::Config => config_evidence(path, &data),
-        FileKind::Image => image_evidence(path, &data, &path.display().to_string()),
-        FileKind::Deb => archive::deb_evidence(path, &data),
-        FileKind::Tarball => archive::qcomflash_tarball_evidence(path, &data),
-    }
 }
 
 /// A kernel config file (plain, gzip, xz or zstd).

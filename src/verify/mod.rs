@@ -141,9 +141,21 @@ pub(crate) fn gather(
     }
 }
 
+/// Evidence from one file of any supported kind (kernel config, image, `.deb`, qcomflash
+/// tarball), told by its content.
+fn file_evidence(path: &Path) -> Result<Evidence, VerifyError> {
+    let data = files::read(path)?;
+    match files::kind(&data) {
+        files::FileKind::Config => files::config_evidence(path, &data),
+        files::FileKind::Image => files::image_evidence(path, &data, &path.display().to_string()),
+        files::FileKind::Deb => archive::deb_evidence(path, &data),
+        files::FileKind::Tarball => archive::qcomflash_tarball_evidence(path, &data),
+    }
+}
+
 fn auto(path: &Path, expected: Option<&Expectations>) -> Result<Evidence, VerifyError> {
     if !path.is_dir() {
-        return files::evidence(path);
+        return file_evidence(path);
     }
     if archive::is_qcomflash_dir(path) {
         return archive::qcomflash_dir_evidence(path);
@@ -154,7 +166,7 @@ fn auto(path: &Path, expected: Option<&Expectations>) -> Result<Evidence, Verify
     for name in [".config", "vmlinux"] {
         let file = path.join(name);
         if file.is_file() {
-            return files::evidence(&file);
+            return file_evidence(&file);
         }
     }
     Err(VerifyError::NoKernel {

@@ -78,6 +78,13 @@ pub(crate) enum WriteError {
     },
 }
 
+impl crate::exit::ErrorCode for WriteError {
+    fn exit(&self) -> crate::exit::Exit {
+        use crate::exit::Exit;
+        if self.is_input() { Exit::Usage } else { Exit::Failed }
+    }
+}
+
 impl WriteError {
     /// Conflicts with the user's own files are input problems (exit 2); I/O failures are not.
     pub(crate) fn is_input(&self) -> bool {

@@ -105,6 +105,8 @@ fn ci(format: &str) -> String {
             "hashserv.example.com:8686",
             "--runner-cache",
             "/srv/rtbuild",
+            "--rtbuild-from",
+            "path:tools/rtbuild",
         ])
         .run()
         .success();
@@ -128,11 +130,18 @@ fn ci_pipelines_run_the_matrix_with_shared_cache_settings() {
 /// A lock in kas's `overrides: repos:` form, as meta-qcom's ci/base.lock.yml is written.
 const LOCK: &str = "header:\n    version: 14\noverrides:\n    repos:\n        meta-qcom:\n            commit: 0123456789abcdef0123456789abcdef01234567\n";
 
+/// `rtbuild ci` for one board; rtbuild comes from a git repository unless `extra` says otherwise.
 fn pipeline(format: &str, extra: &[&str]) -> (String, serde_yaml::Value) {
+    let from: &[&str] = if extra.contains(&"--rtbuild-from") {
+        &[]
+    } else {
+        &["--rtbuild-from", "git+https://git.example.com/rtbuild.git#v0.1.0"]
+    };
     let run = Test::new()
         .file("ci/rt.lock.yml", LOCK)
         .args(["ci", "--format", format, "--machines", "qcs6490-rb3gen2"])
         .args(extra.iter().copied())
+        .args(from.iter().copied())
         .run()
         .success();
     let text = run.stdout();
@@ -279,6 +288,31 @@ fn ci_install_step_puts_rtbuild_on_path_from_a_binary_url_and_skips_a_present_on
         "cargo ran: {}",
         std::fs::read_to_string(home.join("called")).unwrap()
     );
+    // From the repository's own copy of rtbuild's source: a RECORDING FAKE cargo (no network
+    // here for a real build) shows the install command the job runs.
+    write_executable(
+        &fake.join("cargo"),
+        "#!/bin/sh\n# FAKE\necho \"cargo $*\" >> \"$HOME/called\"\n",
+    );
+    let out = bash(&install_lines("path:tools/rtbuild"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(home.join("called")).unwrap(),
+        "cargo install --locked --path tools/rtbuild\n"
+    );
+}
+
+#[test]
+fn ci_needs_to_be_told_where_rtbuild_comes_from() {
+    let run = Test::new()
+        .args(["ci", "--format", "github", "--machines", "iq-9075-evk"])
+        .run()
+        .code_is(2);
+    assert_eq!(
+        run.stderr(),
+        "error: missing --rtbuild-from <SOURCE>; pass it; see `rtbuild ci --help`\n"
+    );
+    assert_eq!(run.stdout(), "");
 }
 
 #[test]
@@ -300,6 +334,10 @@ fn ci_refuses_bad_values() {
         ),
         (&["--machines", "iq-9075-evk", "--lock", "a;b.yml"], "error: bad --lock `a;b.yml`"),
         (
+            &["--machines", "iq-9075-evk", "--rtbuild-from", "path:../rtbuild"],
+            "error: bad --rtbuild-from `path:../rtbuild`; pass path:DIR",
+        ),
+        (
             &["--machines", "iq-9075-evk", "--rtbuild-from", "git+ssh://h/r"],
             "error: bad --rtbuild-from",
         ),
@@ -319,6 +357,9 @@ fn ci_refuses_bad_values() {
     for (extra, want) in cases {
         let mut args = vec!["ci", "--format", "gitlab"];
         args.extend(extra.iter());
+        if !extra.contains(&"--rtbuild-from") {
+            args.extend(["--rtbuild-from", "path:tools/rtbuild"]);
+        }
         let run = Test::new().args(args).run().code_is(2);
         assert!(run.stderr().starts_with(want), "{extra:?}: {}", run.stderr());
         assert_eq!(run.stderr().lines().count(), 1, "{extra:?}: {}", run.stderr());
