@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::PlanArgs;
+use super::args::PlanArgs;
 use crate::doctor::{self, Facts, Report, Severity, Target};
 use crate::exit::Exit;
 use crate::runner::System;

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::PlanArgs;
-use super::image::{BuildArgs, PostArgs};
+use super::args::{BuildArgs, PlanArgs, PostArgs};
 use crate::exit::{Exit, InputError, Interrupted};
 use crate::image::BuildSetup;
 use crate::image::matrix::{MatrixOptions, matrix, table};
@@ -40,7 +39,7 @@ pub(crate) struct MatrixArgs {
 
 /// The cells' plans, all validated before the first build.
 fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
-    if args.plan.machine.is_some() {
+    if args.plan.machine.name.is_some() {
         return Err(InputError::msg("matrix takes --machines A,B,…, not --machine; pass --machines with a comma-separated list").into());
     }
     let distros: Vec<Option<String>> = match &args.plan.distro {
@@ -51,7 +50,7 @@ fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
     for distro in &distros {
         for machine in &args.machines {
             let mut cell = args.plan.clone();
-            cell.machine = Some(machine.trim().to_string());
+            cell.machine.name = Some(machine.trim().to_string());
             cell.distro = distro.clone();
             plans.push(cell.plan()?);
         }

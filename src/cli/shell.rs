@@ -3,9 +3,7 @@
 
 use clap::Args;
 
-use super::PlanArgs;
-use super::generate::OutputArgs;
-use super::image::BuildArgs;
+use super::args::{BuildArgs, OutputArgs, PlanArgs};
 use crate::exit::Exit;
 use crate::image::shell::{ShellOutcome, shell};
 use crate::runner::{System, signals};
