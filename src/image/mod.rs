@@ -22,7 +22,7 @@ pub(crate) use prepare::{BuildSetup, OutputOptions, prepare};
 use crate::catalog::Catalog;
 use crate::catalog::meta_qcom::MetaQcom;
 use crate::doctor::NotReady;
-use crate::exit::{InputError, Interrupted};
+use crate::exit::{ErrorCode, Exit, InputError, Interrupted};
 use crate::generate::GenerateError;
 use crate::kasrun::BuildError;
 use crate::kasrun::after::AfterError;
@@ -67,7 +67,7 @@ pub(crate) enum ImageOutcome {
 }
 
 /// Why the pipeline stopped before a build result. Each variant keeps the stage's own error
-/// as its source, so the exit code is the stage's (input problems exit 2, the rest 1).
+/// as its source and its exit code (input problems exit 2, the rest 1).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ImageError {
     /// A flag, file or setting that cannot be used.
@@ -93,6 +93,23 @@ pub(crate) enum ImageError {
     After(AfterError),
     #[error("{0}")]
     Interrupted(#[from] Interrupted),
+}
+
+impl ErrorCode for ImageError {
+    fn exit(&self) -> Exit {
+        match self {
+            ImageError::Input(e) => e.exit(),
+            ImageError::Path(e) => e.exit(),
+            ImageError::NotReady(e) => e.exit(),
+            ImageError::Generate(e) => e.exit(),
+            ImageError::Lock(e) => e.exit(),
+            ImageError::Build(e) => e.exit(),
+            ImageError::Interrupted(e) => e.exit(),
+            // The plan's error type is erased; its code is read further down the chain.
+            ImageError::Plan(_) => Exit::Failed,
+            ImageError::After(_) => Exit::Failed,
+        }
+    }
 }
 
 /// Runs the image pipeline for `plan`. A failed or interrupted build is an outcome, not an

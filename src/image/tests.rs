@@ -93,3 +93,26 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
     let after = after_build(&result, &job, &plan.expectations(), skipped, &Ui::silent()).unwrap();
     assert!(after.passed && after.verified.is_none() && after.bundle.is_none());
 }
+
+#[test]
+fn each_image_error_exits_with_its_stage_errors_code() {
+    use crate::exit::{ErrorCode, InputError, Interrupted};
+    use crate::kasrun::BuildError;
+    let cases = [
+        (ImageError::Interrupted(Interrupted), Exit::Interrupted),
+        (ImageError::Input(InputError::msg("bad --lock")), Exit::Usage),
+        (ImageError::Build(BuildError::KasMissing { looked: "PATH".into() }), Exit::Failed),
+        (
+            ImageError::Build(BuildError::BadToken {
+                flag: "--out",
+                value: "a:b".into(),
+                expected: "drop the colon",
+            }),
+            Exit::Usage,
+        ),
+    ];
+    for (err, exit) in cases {
+        assert_eq!(err.exit(), exit, "{err}");
+        assert_eq!(classify(&err.into()), exit);
+    }
+}
