@@ -9,7 +9,8 @@ use crate::plan::Plan;
 use crate::plan::build_path::{self, real_path};
 use crate::plan::values::ValueError;
 use crate::render::{self, LAYER_DIR, LayerPlacement};
-use crate::write::{self, WriteOptions, WriteReport};
+use crate::ui::Ui;
+use crate::write::{self, Change, WriteOptions, WriteReport};
 
 /// Where and how to generate.
 #[derive(Debug, Clone)]
@@ -117,6 +118,60 @@ fn git_top(path: &Path) -> Option<PathBuf> {
     let existing = path.ancestors().find(|p| p.exists())?;
     let repo = git2::Repository::discover(existing).ok()?;
     repo.workdir().map(real_path)
+}
+
+/// Generates and tells the user what changed (`rtbuild generate`, and each build before kas runs).
+pub(crate) fn generate_and_report(
+    plan: &Plan,
+    options: &GenerateOptions,
+    ui: &Ui,
+) -> Result<Generated, GenerateError> {
+    if let Some(alias) = &plan.alias {
+        ui.note(format!("`{alias}` is an alias of `{}`", plan.machine.name));
+    }
+    if let Some(defaults) = &plan.machine_defaults {
+        let rt_cpus_given = defaults.source == "catalog";
+        if let Some(note) = defaults.note(&plan.machine.name, rt_cpus_given) {
+            ui.note(note);
+        }
+    }
+    ui.status(
+        "Generating",
+        format!(
+            "{} (RT CPUs {}, housekeeping {}, {}, {})",
+            plan.machine.name, plan.rt_cpus, plan.housekeeping, plan.distro, plan.image
+        ),
+    );
+    let generated = generate(plan, options)?;
+    let dry = options.write.dry_run;
+    for (path, change) in &generated.report.files {
+        let verb = match (change, dry) {
+            (Change::Unchanged, _) => {
+                ui.detail(format!("unchanged {}", path.display()));
+                continue;
+            }
+            (Change::Create, false) => "Created",
+            (Change::Create, true) => "Would create",
+            (Change::Update, false) => "Updated",
+            (Change::Update, true) => "Would update",
+            (Change::Remove, false) => "Removed",
+            (Change::Remove, true) => "Would remove",
+        };
+        ui.status(verb, path.display());
+    }
+    let report = &generated.report;
+    ui.status(
+        if dry { "Dry run" } else { "Generated" },
+        format!(
+            "{}: {} new, {} updated, {} removed, {} unchanged",
+            generated.out.display(),
+            report.count(Change::Create),
+            report.count(Change::Update),
+            report.count(Change::Remove),
+            report.count(Change::Unchanged)
+        ),
+    );
+    Ok(generated)
 }
 
 #[cfg(test)]

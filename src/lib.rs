@@ -14,6 +14,7 @@ mod doctor;
 mod exit;
 mod formats;
 mod generate;
+mod image;
 mod kas_yaml;
 mod kasrun;
 mod kconfig;

@@ -4,8 +4,7 @@
 
 use clap::{Args, ValueEnum};
 
-use super::PlanArgs;
-use super::image::CacheArgs;
+use super::args::{CacheArgs, PlanArgs};
 use crate::exit::{Exit, InputError};
 use crate::kasrun::caches::MirrorUrl;
 use crate::kasrun::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
@@ -74,7 +73,7 @@ pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
     for distro in &distros {
         for machine in &args.machines {
             let mut cell = args.plan.clone();
-            cell.machine = Some(machine.trim().to_string());
+            cell.machine.name = Some(machine.trim().to_string());
             cell.distro = distro.clone();
             let plan = cell.plan()?;
             if !machines.contains(&plan.machine.name) {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::PlanArgs;
+use super::args::PlanArgs;
 use crate::doctor::{self, Facts, Report, Severity, Target};
 use crate::exit::Exit;
 use crate::runner::System;
@@ -29,12 +29,7 @@ pub(crate) struct DoctorArgs {
 }
 
 pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
-    let build = super::image::BuildArgs {
-        kas: args.kas.clone(),
-        container: args.container.clone(),
-        ..Default::default()
-    };
-    let engine = build.engine()?;
+    let engine = crate::image::container_engine(args.container.as_deref())?;
     let target = target(&args, engine)?;
     let path = doctor::facts::search_path();
     let kas = doctor::facts::find_kas(args.kas.as_deref(), &System);

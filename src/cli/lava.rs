@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::MeasureArgs;
-use super::tune::CpuArgs;
+use super::args::{CpuArgs, MeasureArgs};
 use crate::exit::{Exit, InputError};
 use crate::lava::{self, BundleUrl, JobRequest};
 use crate::plan::Distro;
@@ -57,7 +56,7 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
     }
     let distro: Distro =
         args.distro.parse().map_err(|e: crate::plan::UnknownDistro| input(e.into()))?;
-    if args.cpus.machine.is_none() {
+    if args.cpus.machine.name.is_none() {
         return Err(InputError::msg(
             "rtbuild lava needs --machine NAME, the board the lab flashes; see `rtbuild machines` for the names",
         )

@@ -6,19 +6,19 @@ use clap::{Args, Subcommand};
 
 use crate::catalog::meta_qcom::{self, CatalogMatch, MetaQcom};
 
-use super::args::meta_qcom_error;
+use super::args::{CatalogArgs, meta_qcom_error};
 use crate::catalog::{Catalog, Machine};
 use crate::exit::{Exit, InputError};
 use crate::table::table;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
+#[command(mut_arg("machines_dir", |arg| arg.global(true)))]
 pub(crate) struct MachinesArgs {
     #[command(subcommand)]
     pub action: Option<MachinesAction>,
-    /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
-    #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR", global = true)]
-    pub machines_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
     /// List the machines a meta-qcom checkout sets RT defaults for (conf/machine/*.conf), each
     /// compared with the catalog: matching, differing (field and both values) or unknown to it.
     #[arg(long, value_name = "DIR")]
@@ -35,7 +35,7 @@ pub(crate) enum MachinesAction {
 }
 
 pub(super) fn run(args: MachinesArgs, ui: &Ui) -> anyhow::Result<Exit> {
-    let catalog = Catalog::with_user_dir(args.machines_dir.as_deref())?;
+    let catalog = args.catalog.catalog()?;
     if let Some(dir) = &args.meta_qcom {
         if args.action.is_some() {
             return Err(InputError::msg(

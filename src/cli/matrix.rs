@@ -1,18 +1,15 @@
-//! `rtbuild matrix`: build several machines (× distros) one after another in one work folder,
-//! sharing the cloned layers, `downloads/` and `sstate-cache/`; continue past a failed cell
-//! unless `--fail-fast`; end with a per-cell table (or `--json`).
+//! `rtbuild matrix`: the flags mapped onto one plan per machine × distro and
+//! [`crate::image::matrix`] (one work folder, shared layers, downloads and sstate; past a
+//! failed cell unless `--fail-fast`); the per-cell table (or `--json`) printed.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use serde::Serialize;
 
-use super::PlanArgs;
-use super::generate::OutputArgs;
-use super::image::{BuildArgs, PostArgs};
+use super::args::{BuildArgs, PlanArgs, PostArgs};
 use crate::exit::{Exit, InputError, Interrupted};
-use crate::kasrun::report::{self, BuildResult, BuildStatus};
-use crate::kasrun::run;
+use crate::image::BuildSetup;
+use crate::image::matrix::{MatrixOptions, matrix, table};
 use crate::plan::Plan;
 use crate::runner::{System, signals};
 use crate::ui::Ui;
@@ -40,24 +37,9 @@ pub(crate) struct MatrixArgs {
     pub post: PostArgs,
 }
 
-/// One cell of the matrix and how it went.
-#[derive(Debug, Serialize)]
-pub(super) struct Cell {
-    pub machine: String,
-    pub distro: String,
-    /// `succeeded`, `failed`, `unverified` (built, but verification failed), `interrupted`, or
-    /// `skipped` after `--fail-fast`.
-    pub status: String,
-    pub result: Option<BuildResult>,
-    /// The verdict of `verify`, when it ran.
-    pub verified: Option<bool>,
-    /// The bundle archive, with `--bundle`.
-    pub bundle: Option<PathBuf>,
-}
-
 /// The cells' plans, all validated before the first build.
 fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
-    if args.plan.machine.is_some() {
+    if args.plan.machine.name.is_some() {
         return Err(InputError::msg("matrix takes --machines A,B,…, not --machine; pass --machines with a comma-separated list").into());
     }
     let distros: Vec<Option<String>> = match &args.plan.distro {
@@ -68,7 +50,7 @@ fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
     for distro in &distros {
         for machine in &args.machines {
             let mut cell = args.plan.clone();
-            cell.machine = Some(machine.trim().to_string());
+            cell.machine.name = Some(machine.trim().to_string());
             cell.distro = distro.clone();
             plans.push(cell.plan()?);
         }
@@ -81,53 +63,15 @@ pub(super) fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let plans = plans(&args)?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let post = args.post.decide(&spec, ui)?;
-    // The preflight runs once, for the shared work folder, before the first cell is generated.
     let launch = args.build.launch(args.dry_run)?;
-    let several_distros = plans.iter().any(|p| p.distro != plans[0].distro);
-    let mut cells = Vec::new();
-    let mut stop = false;
-    for plan in &plans {
-        let mut cell = Cell {
-            machine: plan.machine.name.clone(),
-            distro: plan.distro.to_string(),
-            status: "skipped".into(),
-            result: None,
-            verified: None,
-            bundle: None,
-        };
-        if stop {
-            cells.push(cell);
-            continue;
-        }
-        let name = if several_distros {
-            format!("{}-{}", plan.machine.name, plan.distro)
-        } else {
-            plan.machine.name.clone()
-        };
-        let output =
-            OutputArgs { out: Some(args.work.join(&name)), force: false, dry_run: args.dry_run };
-        ui.status("Cell", format!("{} / {}", cell.machine, cell.distro));
-        let job = super::image::prepare(plan, &output, &launch, spec.clone(), caches.clone(), ui)?;
-        if args.dry_run {
-            ui.out(format!("{} {}", cell.machine, job.command()));
-            cell.status = "planned".into();
-            cells.push(cell);
-            continue;
-        }
-        let result = run::build(&job, &System, ui)?;
-        run::report(&result, ui);
-        let after = super::image::after_build(&result, &job, &plan.expectations(), post, ui)?;
-        cell.status = status_name(result.status).into();
-        if !after.passed {
-            cell.status = "unverified".into();
-        }
-        cell.verified = after.verified.as_ref().map(|v| v.verdict.passed);
-        cell.bundle = after.bundle.map(|b| b.archive);
-        stop = result.status == BuildStatus::Interrupted
-            || (args.fail_fast && cell.status != "succeeded");
-        cell.result = Some(result);
-        cells.push(cell);
-    }
+    let options = MatrixOptions {
+        work: args.work,
+        fail_fast: args.fail_fast,
+        dry_run: args.dry_run,
+        setup: BuildSetup { launch, spec, caches },
+        post,
+    };
+    let cells = matrix(&plans, &options, &System, ui)?;
     if ui.json() {
         ui.out_json(&cells)?;
     } else if !args.dry_run {
@@ -140,46 +84,4 @@ pub(super) fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
     }
     let failed = cells.iter().any(|c| c.status != "succeeded" && c.status != "planned");
     Ok(Exit::from_pass(!failed))
-}
-
-fn status_name(status: BuildStatus) -> &'static str {
-    match status {
-        BuildStatus::Succeeded => "succeeded",
-        BuildStatus::Failed => "failed",
-        BuildStatus::Interrupted => "interrupted",
-    }
-}
-
-/// The per-cell table: machine, distro, status, time, sstate match, qcomflash or failed task.
-pub(super) fn table(cells: &[Cell]) -> Vec<String> {
-    let rows: Vec<[String; 6]> = cells
-        .iter()
-        .map(|c| {
-            let r = c.result.as_ref();
-            let time = r.map(|r| report::duration(r.duration_secs)).unwrap_or_else(|| "-".into());
-            let sstate = r
-                .and_then(|r| r.sstate)
-                .map(|s| format!("{}%", s.match_percent))
-                .unwrap_or_else(|| "-".into());
-            let detail = r
-                .map(|r| match r.status {
-                    BuildStatus::Succeeded => r
-                        .artifacts
-                        .as_ref()
-                        .and_then(|a| a.qcomflash.as_ref())
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_else(|| "no qcomflash".into()),
-                    _ => r
-                        .failures
-                        .first()
-                        .map(|f| f.failure.task.clone())
-                        .or_else(|| r.exit.clone())
-                        .unwrap_or_default(),
-                })
-                .unwrap_or_default();
-            [c.machine.clone(), c.distro.clone(), c.status.clone(), time, sstate, detail]
-        })
-        .collect();
-    let header = ["MACHINE", "DISTRO", "STATUS", "TIME", "SSTATE", "RESULT"].map(String::from);
-    crate::table::table(&header, &rows).lines().map(str::to_string).collect()
 }

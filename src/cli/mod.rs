@@ -25,7 +25,6 @@ use clap::{Args, Parser, Subcommand};
 use crate::exit::Exit;
 use crate::ui::Ui;
 
-pub(crate) use args::PlanArgs;
 pub(crate) use usage_error::one_line as usage_error_line;
 
 /// Build, verify, release, tune and test Qualcomm Linux PREEMPT_RT images.

@@ -4,12 +4,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::catalog::Catalog;
+use super::args::MachineArgs;
 use crate::exit::{Exit, InputError};
 use crate::report::{self, Options, Verdict};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
+#[command(mut_arg("machine", |arg| arg
+    .help("Machine whose published reference numbers to compare against (see `rtbuild machines`)")
+    .value_name("NAME")
+    .short(None)))]
 pub(crate) struct ReportArgs {
     /// cyclictest outputs (any format, detected by content) or `rtbuild test` result folders.
     #[arg(value_name = "INPUT", required = true)]
@@ -24,12 +28,8 @@ pub(crate) struct ReportArgs {
     /// percentile regressions (more than 10 % and 1 µs worse).
     #[arg(long, value_name = "PREV")]
     pub baseline: Option<PathBuf>,
-    /// Machine whose published reference numbers to compare against (see `rtbuild machines`).
-    #[arg(long, value_name = "NAME")]
-    pub machine: Option<String>,
-    /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
-    #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR")]
-    pub machines_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
     /// Read `-v` and histogram files as nanoseconds (cyclictest `-N`); JSON and `T:` lines
     /// state their unit themselves.
     #[arg(long)]
@@ -43,13 +43,7 @@ pub(crate) struct ReportArgs {
 }
 
 pub(super) fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
-    let machine = match &args.machine {
-        Some(name) => {
-            let catalog = Catalog::with_user_dir(args.machines_dir.as_deref())?;
-            Some(catalog.lookup(name)?.machine.clone())
-        }
-        None => None,
-    };
+    let machine = args.machine.lookup()?;
     let options = Options {
         inputs: args.inputs.clone(),
         threshold_us: args.threshold_us,

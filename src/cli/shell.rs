@@ -1,18 +1,12 @@
-//! `rtbuild shell`: `kas shell` on the configuration `rtbuild image` builds, to look inside the
-//! build folder, rerun a task or read `bitbake -e`.
-//!
-//! `-c CMD` is handed to `kas shell -c` as one argument. kas runs it with the user's own shell
-//! on the user's machine, exactly as if they had typed it there: it is a shell command by
-//! design, the only place rtbuild hands text to a shell, and rtbuild adds nothing to it.
+//! `rtbuild shell`: `kas shell` on the configuration `rtbuild image` builds (the flags mapped
+//! onto [`crate::image::shell`], which says how `-c CMD` reaches the user's shell).
 
 use clap::Args;
 
-use super::PlanArgs;
-use super::generate::OutputArgs;
-use super::image::BuildArgs;
-use crate::exit::{Exit, Interrupted};
-use crate::kasrun::command;
-use crate::runner::{Runner, System, signals};
+use super::args::{BuildArgs, OutputArgs, PlanArgs};
+use crate::exit::Exit;
+use crate::image::shell::{ShellOutcome, shell};
+use crate::runner::{System, signals};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -32,22 +26,13 @@ pub(crate) struct ShellArgs {
 pub(super) fn run(args: ShellArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plan = args.plan.plan()?;
-    let (spec, caches) = args.build.validate(&args.plan.request()?)?;
-    let dry_run = args.output.dry_run;
-    let launch = args.build.launch(dry_run)?;
-    let job = super::image::prepare(&plan, &args.output, &launch, spec, caches, ui)?;
-    let cmd = command::in_container(
-        command::kas_shell(&job.kas, &job.layout, &job.dirs, args.command.as_deref()),
-        job.container,
-    );
-    if dry_run {
-        ui.out(&cmd);
-        return Ok(Exit::Ok);
+    let setup = args.build.setup(&args.plan.request()?, args.output.dry_run)?;
+    let output = args.output.options();
+    match shell(&plan, &output, &setup, args.command.as_deref(), &System, ui)? {
+        ShellOutcome::Planned(cmd) => {
+            ui.out(&cmd);
+            Ok(Exit::Ok)
+        }
+        ShellOutcome::Ran { success } => Ok(Exit::from_pass(success)),
     }
-    ui.status("Running", &cmd);
-    let finished = System.interactive(&cmd)?;
-    if finished.interrupted && !finished.success() {
-        return Err(Interrupted.into());
-    }
-    Ok(if finished.success() { Exit::Ok } else { Exit::Failed })
 }

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::MeasureArgs;
-use super::tune::{CpuArgs, HostArgs};
+use super::args::{CpuArgs, HostArgs, MeasureArgs};
 use crate::exit::{Exit, InputError};
 use crate::plan::CpuSet;
 use crate::testrun::{self, Finished, TestRequest};

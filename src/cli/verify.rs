@@ -4,8 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::PlanArgs;
-use crate::catalog::Catalog;
+use super::args::PlanArgs;
 use crate::exit::{Exit, InputError};
 use crate::formats::plan_json::PlanFile;
 use crate::formats::verify_json::{SourceError, VerifyFile};
@@ -118,7 +117,7 @@ fn expectations(args: &VerifyArgs, ui: &Ui) -> anyhow::Result<Option<Expectation
         ));
         return Ok(Some(expected));
     }
-    if args.plan.machine.is_some() || args.plan.project.is_some() {
+    if args.plan.machine.name.is_some() || args.plan.project.is_some() {
         let plan = args.plan.plan()?;
         return Ok(Some(plan.expectations()));
     }
@@ -174,7 +173,9 @@ fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
 /// `rtbuild/<machine>/rtbuild-plan.json` when `--machine` is the only flag that shapes the
 /// plan and the file exists; any other plan flag means the user describes the plan.
 fn generated_plan(plan: &PlanArgs) -> anyhow::Result<Option<PathBuf>> {
-    let Some(machine) = &plan.machine else { return Ok(None) };
+    if plan.machine.name.is_none() {
+        return Ok(None);
+    }
     let shaped = plan.rt_cpus.is_some()
         || plan.housekeeping.is_some()
         || !plan.fragments.is_empty()
@@ -188,9 +189,8 @@ fn generated_plan(plan: &PlanArgs) -> anyhow::Result<Option<PathBuf>> {
     if shaped {
         return Ok(None);
     }
-    let catalog = Catalog::with_user_dir(plan.machines_dir.as_deref())?;
-    let name = &catalog.lookup(machine)?.machine.name;
-    let path = crate::base::paths::machine_out(name).join(PLAN_FILE);
+    let Some(machine) = plan.machine.lookup()? else { return Ok(None) };
+    let path = crate::base::paths::machine_out(&machine.name).join(PLAN_FILE);
     Ok(path.is_file().then_some(path))
 }
 

@@ -48,7 +48,12 @@ fn tail_block(tail: &str) -> String {
 /// Runs `cmd` to completion, capturing stdout and stderr. A non-zero exit is an error that
 /// carries the last lines of stderr.
 pub fn run_captured(cmd: &Cmd) -> Result<Output, RunError> {
-    let output = output_unchecked(cmd)?;
+    check_status(cmd, output_unchecked(cmd)?)
+}
+
+/// `cmd`'s captured `output` when it exited 0; else the error [`run_captured`] gives, with the
+/// last lines of stderr (for output captured through a [`Runner`]).
+pub fn check_status(cmd: &Cmd, output: Output) -> Result<Output, RunError> {
     if output.status.success() {
         Ok(output)
     } else {

@@ -8,13 +8,15 @@ use clap::Args;
 
 pub(crate) use super::plan::absolute;
 
-use crate::catalog::Catalog;
+use super::MachineArgs;
 
 #[derive(Debug, Clone, Default, Args)]
+#[command(mut_arg("machine", |arg| arg.help(
+    "Board the build is for (see `rtbuild machines`); aliases work"
+)))]
 pub(crate) struct BuildDirs {
-    /// Board the build is for (see `rtbuild machines`); aliases work.
-    #[arg(long, short = 'm')]
-    pub machine: Option<String>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
     /// Folder `rtbuild generate` wrote [default: rtbuild/<machine>].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
@@ -23,17 +25,12 @@ pub(crate) struct BuildDirs {
     /// folder].
     #[arg(long, value_name = "DIR", env = "KAS_WORK_DIR")]
     pub work_dir: Option<PathBuf>,
-    /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
-    #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR")]
-    pub machines_dir: Option<PathBuf>,
 }
 
 impl BuildDirs {
     /// The machine's catalog name (aliases resolved), when `--machine` was given.
     pub(crate) fn machine_name(&self) -> anyhow::Result<Option<String>> {
-        let Some(name) = &self.machine else { return Ok(None) };
-        let catalog = Catalog::with_user_dir(self.machines_dir.as_deref())?;
-        Ok(Some(catalog.lookup(name)?.machine.name.clone()))
+        Ok(self.machine.lookup()?.map(|machine| machine.name))
     }
 
     /// The generated folder, `--dir` or `rtbuild/<machine>`; `None` without either.

@@ -1,10 +1,24 @@
 //! Argument structs that more than one command flattens into its own arguments, one file per
 //! group. A command file imports from here, never from another command's file.
 
+mod build;
 mod build_dirs;
+mod caches;
+mod cpus;
+mod host;
+mod machine;
 mod measure;
+mod output;
 mod plan;
+mod post;
 
+pub(crate) use build::BuildArgs;
 pub(crate) use build_dirs::BuildDirs;
+pub(crate) use caches::CacheArgs;
+pub(crate) use cpus::CpuArgs;
+pub(crate) use host::HostArgs;
+pub(crate) use machine::{CatalogArgs, MachineArgs};
 pub(crate) use measure::MeasureArgs;
+pub(crate) use output::OutputArgs;
 pub(crate) use plan::{PlanArgs, absolute, meta_qcom_error};
+pub(crate) use post::PostArgs;

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::MachineArgs;
 use crate::catalog::Catalog;
 use crate::catalog::meta_qcom::MetaQcomError;
 use crate::exit::InputError;
@@ -12,9 +13,8 @@ use crate::plan::{PROJECT_FILE, Plan, PlanRequest};
 /// Machine and build options. Each can also be set in `rtbuild.yaml` (same names); flags win.
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct PlanArgs {
-    /// Board to build for (see `rtbuild machines`); aliases such as qcs6490-rb3gen2 work.
-    #[arg(long, short = 'm')]
-    pub machine: Option<String>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
     /// CPUs to isolate for RT work, e.g. `7`, `6,7` or `6-7` [default: the machine's].
     #[arg(long, value_name = "LIST")]
     pub rt_cpus: Option<String>,
@@ -57,9 +57,6 @@ pub(crate) struct PlanArgs {
     /// BitBake shared-state folder (SSTATE_DIR), shared across builds.
     #[arg(long, value_name = "DIR")]
     pub sstate_dir: Option<PathBuf>,
-    /// Extra machine definitions (*.yaml) that add to or replace the shipped catalog.
-    #[arg(long, value_name = "DIR", env = "RTBUILD_MACHINES_DIR")]
-    pub machines_dir: Option<PathBuf>,
     /// A meta-qcom checkout whose conf/machine/<machine>.conf gives the RT defaults: a machine
     /// only meta-qcom knows works, and meta-qcom's defaults win over the catalog's when they
     /// differ and --rt-cpus is not given.
@@ -74,7 +71,7 @@ impl PlanArgs {
     /// The request these flags make, over the project file's.
     pub(crate) fn request(&self) -> anyhow::Result<PlanRequest> {
         let flags = PlanRequest {
-            machine: self.machine.clone(),
+            machine: self.machine.name.clone(),
             rt_cpus: self.rt_cpus.clone(),
             housekeeping: self.housekeeping.clone(),
             fragments: self.fragments.clone(),
@@ -102,7 +99,7 @@ impl PlanArgs {
     }
 
     pub(crate) fn catalog(&self) -> anyhow::Result<Catalog> {
-        Ok(Catalog::with_user_dir(self.machines_dir.as_deref())?)
+        self.machine.catalog()
     }
 
     /// Validates everything into a plan.

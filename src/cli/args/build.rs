@@ -1,0 +1,73 @@
+//! How kas and BitBake run (`--kas`, `--target`, `--task`, `--bitbake-args`, `--container`
+//! and the shared caches), shared by `image`, `matrix` and `shell`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::CacheArgs;
+use crate::exit::InputError;
+use crate::image::{BuildSetup, Launch};
+use crate::kasrun::BuildError;
+use crate::kasrun::caches::CacheSettings;
+use crate::kasrun::command::BuildSpec;
+
+/// How to run kas and BitBake (shared by `image` and `matrix`).
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct BuildArgs {
+    /// The kas program to use [default: `kas` on PATH].
+    #[arg(long, value_name = "PATH")]
+    pub kas: Option<PathBuf>,
+    /// Recipe to build instead of the image, e.g. linux-qcom-rt; repeatable.
+    #[arg(long = "target", value_name = "RECIPE")]
+    pub targets: Vec<String>,
+    /// BitBake task to run, e.g. compile or populate_sdk [default: build].
+    #[arg(long, value_name = "TASK")]
+    pub task: Option<String>,
+    /// Extra BitBake options, separated by spaces, e.g. "-k -DD" (not a shell: no quoting).
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub bitbake_args: Option<String>,
+    /// Build inside the kas container image (through kas-container, which ships with kas) with
+    /// docker or podman [default engine: docker when installed, else podman]. The image is the
+    /// pinned kas's; the work, download and sstate folders are mounted into it.
+    #[arg(long, value_name = "ENGINE", num_args = 0..=1, default_missing_value = "auto")]
+    pub container: Option<String>,
+    #[command(flatten)]
+    pub caches: CacheArgs,
+}
+
+impl BuildArgs {
+    /// Validates the BitBake request and the cache settings, flags over `project`'s (exit 2 on
+    /// bad input).
+    pub(crate) fn validate(
+        &self,
+        project: &crate::plan::PlanRequest,
+    ) -> anyhow::Result<(BuildSpec, CacheSettings)> {
+        let spec =
+            BuildSpec::new(&self.targets, self.task.as_deref(), self.bitbake_args.as_deref())
+                .map_err(input)?;
+        let caches = self.caches.over_project(project).settings().map_err(input)?;
+        Ok((spec, caches))
+    }
+
+    /// What runs the build: kas, or kas-container with `--container` (see [`Launch::find`]).
+    pub(crate) fn launch(&self, dry_run: bool) -> anyhow::Result<Launch> {
+        Ok(Launch::find(self.kas.as_deref(), self.container.as_deref(), dry_run)?)
+    }
+
+    /// Everything a build of `project` needs from these flags, validated (exit 2 on bad
+    /// input).
+    pub(crate) fn setup(
+        &self,
+        project: &crate::plan::PlanRequest,
+        dry_run: bool,
+    ) -> anyhow::Result<BuildSetup> {
+        let (spec, caches) = self.validate(project)?;
+        Ok(BuildSetup { launch: self.launch(dry_run)?, spec, caches })
+    }
+}
+
+/// A bad setting is the user's input (exit 2).
+fn input(err: BuildError) -> anyhow::Error {
+    InputError(err.into()).into()
+}

@@ -1,0 +1,46 @@
+//! `--local`, `--target`, `--ssh-config`: where on-target work runs, shared by `tune` and
+//! `test`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::exit::InputError;
+use crate::target::SshTarget;
+use crate::tune::Host;
+
+/// Where on-target work runs, shared by `tune` and `test`.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct HostArgs {
+    /// Run on this machine.
+    #[arg(long)]
+    pub local: bool,
+    /// Run on a remote target over ssh (host-key checking stays on).
+    #[arg(long, value_name = "ssh://USER@HOST[:PORT]")]
+    pub target: Option<String>,
+    /// ssh client configuration file, passed to ssh as `-F FILE`.
+    #[arg(long, value_name = "FILE", requires = "target")]
+    pub ssh_config: Option<PathBuf>,
+}
+
+impl HostArgs {
+    /// The host, or `None` when neither --local nor --target was given.
+    pub(crate) fn host(&self) -> anyhow::Result<Option<Host>> {
+        if self.local && self.target.is_some() {
+            return Err(InputError::msg(
+                "--local and --target name two places to run; pass one of them",
+            )
+            .into());
+        }
+        if self.local {
+            return Ok(Some(Host::Local));
+        }
+        match &self.target {
+            Some(url) => {
+                let target = SshTarget::parse(url)?.with_ssh_config(self.ssh_config.clone());
+                Ok(Some(Host::Ssh(target)))
+            }
+            None => Ok(None),
+        }
+    }
+}

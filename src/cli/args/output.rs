@@ -1,0 +1,32 @@
+//! `--out`, `--force`, `--dry-run`: where generated files go, shared by `generate`, `image`
+//! and `shell`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::image::OutputOptions;
+use crate::write::WriteOptions;
+
+/// Where generated files go.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct OutputArgs {
+    /// Output folder for the kas file and layer [default: rtbuild/<machine>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Overwrite generated files even if they were edited by hand.
+    #[arg(long)]
+    pub force: bool,
+    /// Print what would change and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+impl OutputArgs {
+    pub(crate) fn options(&self) -> OutputOptions {
+        OutputOptions {
+            out: self.out.clone(),
+            write: WriteOptions { force: self.force, dry_run: self.dry_run },
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! `--no-verify`, `--bundle`: what runs after a successful build, shared by `image` and
+//! `matrix`.
+
+use clap::Args;
+
+use crate::image::Post;
+use crate::kasrun::command::BuildSpec;
+use crate::ui::Ui;
+
+/// What happens after a successful build.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub(crate) struct PostArgs {
+    /// Do not verify the kernel config, command line and packages against the plan after the
+    /// build (verification runs by default and fails the build when a check fails).
+    #[arg(long, conflicts_with = "bundle")]
+    pub no_verify: bool,
+    /// Build, verify, then pack the qcomflash output into a bundle under <out>/bundle/.
+    #[arg(long)]
+    pub bundle: bool,
+}
+
+impl PostArgs {
+    /// The post-build steps for a build of `spec` (see [`Post::decide`]).
+    pub(crate) fn decide(&self, spec: &BuildSpec, ui: &Ui) -> anyhow::Result<Post> {
+        Ok(Post::decide(self.no_verify, self.bundle, spec, ui)?)
+    }
+}

@@ -1,0 +1,204 @@
+//! The image pipeline, as `rtbuild image` runs it: prepare (check folders, preflight, generate
+//! only what changed) → kas and BitBake → verify → bundle. `matrix` runs it once per cell and
+//! `shell` opens `kas shell` on what it prepares.
+//!
+//! Commands only map their flags to [`ImageOptions`] and call [`image`], [`matrix::matrix`] or
+//! [`shell::shell`]; processes start through the [`Runner`] they are given.
+
+mod dry_run;
+mod launch;
+pub(crate) mod matrix;
+mod post;
+mod prepare;
+pub(crate) mod shell;
+
+use std::path::{Path, PathBuf};
+
+pub(crate) use dry_run::DryRun;
+pub(crate) use launch::{Launch, container_engine};
+pub(crate) use post::{After, Post, after_build};
+pub(crate) use prepare::{BuildSetup, OutputOptions, prepare};
+
+use crate::catalog::Catalog;
+use crate::catalog::meta_qcom::MetaQcom;
+use crate::doctor::NotReady;
+use crate::exit::{ErrorCode, Exit, InputError, Interrupted};
+use crate::generate::GenerateError;
+use crate::kasrun::BuildError;
+use crate::kasrun::after::AfterError;
+use crate::kasrun::command;
+use crate::kasrun::report::BuildResult;
+use crate::kasrun::run::{self, BuildJob};
+use crate::lock::LockError;
+use crate::plan::values::ValueError;
+use crate::plan::{Plan, PlanRequest};
+use crate::runner::{Runner, check_status, signals};
+use crate::ui::Ui;
+
+/// What `rtbuild image` should do beyond the plan.
+#[derive(Debug, Clone)]
+pub(crate) struct ImageOptions {
+    pub output: OutputOptions,
+    pub setup: BuildSetup,
+    pub post: Post,
+    /// Build from this lock file, installed beside the generated kas file.
+    pub lock: Option<PathBuf>,
+    /// Where the plan came from, to plan again from meta-qcom's own machine conf once kas has
+    /// checked meta-qcom out; `None` when the plan already follows a meta-qcom checkout.
+    pub replan: Option<Replan>,
+}
+
+/// The request and catalog a plan was made from.
+#[derive(Debug, Clone)]
+pub(crate) struct Replan {
+    pub request: PlanRequest,
+    pub catalog: Catalog,
+}
+
+/// How `rtbuild image` ended. One is returned per command, so the size difference between
+/// the variants does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub(crate) enum ImageOutcome {
+    /// `--dry-run`: the files that would change were reported; nothing ran.
+    Planned(DryRun),
+    /// kas ran: the build's result (failed and interrupted builds too) and what ran after it.
+    Built { result: BuildResult, after: After },
+}
+
+/// Why the pipeline stopped before a build result. Each variant keeps the stage's own error
+/// as its source and its exit code (input problems exit 2, the rest 1).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ImageError {
+    /// A flag, file or setting that cannot be used.
+    #[error("{0}")]
+    Input(#[source] InputError),
+    /// A folder kas or BitBake would see is not usable.
+    #[error("{0}")]
+    Path(#[from] ValueError),
+    /// The host is not ready to build (the preflight's report was printed).
+    #[error("{0}")]
+    NotReady(#[from] NotReady),
+    #[error("{0}")]
+    Plan(#[source] anyhow::Error),
+    #[error("{0}")]
+    Generate(#[from] GenerateError),
+    #[error("{0}")]
+    Lock(#[from] LockError),
+    #[error("{0}")]
+    Build(#[from] BuildError),
+    /// The build succeeded and could not be verified or bundled. The cause is not a source:
+    /// after a build ran, anything that stops verification fails the build (exit 1).
+    #[error("after the build: {0}")]
+    After(AfterError),
+    #[error("{0}")]
+    Interrupted(#[from] Interrupted),
+}
+
+impl ErrorCode for ImageError {
+    fn exit(&self) -> Exit {
+        match self {
+            ImageError::Input(e) => e.exit(),
+            ImageError::Path(e) => e.exit(),
+            ImageError::NotReady(e) => e.exit(),
+            ImageError::Generate(e) => e.exit(),
+            ImageError::Lock(e) => e.exit(),
+            ImageError::Build(e) => e.exit(),
+            ImageError::Interrupted(e) => e.exit(),
+            // The plan's error type is erased; its code is read further down the chain.
+            ImageError::Plan(_) => Exit::Failed,
+            ImageError::After(_) => Exit::Failed,
+        }
+    }
+}
+
+/// Runs the image pipeline for `plan`. A failed or interrupted build is an outcome, not an
+/// error.
+pub(crate) fn image(
+    plan: &Plan,
+    options: &ImageOptions,
+    runner: &dyn Runner,
+    ui: &Ui,
+) -> Result<ImageOutcome, ImageError> {
+    let dry_run = options.output.dry_run();
+    if let Some(lock) = &options.lock {
+        // Read (and so check) the lock before anything is generated.
+        crate::lock::LockFile::read(lock)?;
+    }
+    let job = prepare(plan, &options.output, &options.setup, ui)?;
+    if let Some(lock) = &options.lock {
+        install_lock(lock, &job.layout.kas_file, dry_run, ui)?;
+    }
+    if dry_run {
+        return Ok(ImageOutcome::Planned(DryRun::of(&job)));
+    }
+    let followed = match &options.replan {
+        Some(replan) => follow_meta_qcom(plan, &job, replan, runner, ui)?,
+        None => None,
+    };
+    let job = match &followed {
+        Some(followed) => prepare(followed, &options.output, &options.setup, ui)?,
+        None => job,
+    };
+    let expected = followed.as_ref().unwrap_or(plan).expectations();
+    let result = run::build(&job, runner, ui)?;
+    run::report(&result, ui);
+    let after = after_build(&result, &job, &expected, options.post, ui)?;
+    Ok(ImageOutcome::Built { result, after })
+}
+
+/// Once kas has checked meta-qcom out (and before BitBake runs), compares the board's machine
+/// conf with the plan. When meta-qcom's defaults differ from the catalog's and no `--rt-cpus`
+/// was given, the plan follows meta-qcom: the caller generates the files again and
+/// `rtbuild-plan.json` records where the defaults came from. With `--meta-qcom DIR` this was
+/// decided before generating; when the checkout fails, `kas build` reports it.
+fn follow_meta_qcom(
+    plan: &Plan,
+    job: &BuildJob,
+    replan: &Replan,
+    runner: &dyn Runner,
+    ui: &Ui,
+) -> Result<Option<Plan>, ImageError> {
+    let checkout = command::in_container(
+        command::kas_checkout(&job.kas, &job.layout, &job.dirs),
+        job.container,
+    );
+    ui.status("Checking out", &checkout);
+    if let Err(err) = runner.capture(&checkout).and_then(|output| check_status(&checkout, output)) {
+        ui.detail(format!("kas checkout failed ({err}); kas build will report it"));
+        return Ok(None);
+    }
+    if signals::interrupted() {
+        return Err(Interrupted.into());
+    }
+    let Ok(meta) = MetaQcom::open(&job.layout.work.join("meta-qcom")) else {
+        return Ok(None);
+    };
+    let followed =
+        Plan::following(&replan.request, &replan.catalog, &meta).map_err(ImageError::Plan)?;
+    if followed.machine_defaults.as_ref().is_none_or(|d| d.source != "meta-qcom") {
+        if let Some(note) =
+            followed.machine_defaults.as_ref().and_then(|d| d.note(&plan.machine.name, true))
+        {
+            ui.note(note);
+        }
+        return Ok(None);
+    }
+    Ok(Some(followed))
+}
+
+/// Installs `lock` beside the kas file (or, with `--dry-run`, only says it would).
+fn install_lock(lock: &Path, kas_file: &Path, dry_run: bool, ui: &Ui) -> Result<(), ImageError> {
+    let target = crate::lock::lock_path_for(kas_file);
+    if dry_run {
+        ui.status("Would lock", format!("{} from {}", target.display(), lock.display()));
+        return Ok(());
+    }
+    let installed = crate::lock::install(lock, kas_file)?;
+    let verb = if installed.written { "Locked" } else { "Lock kept" };
+    ui.status(verb, format!("{} repos in {}", installed.repos, installed.lock_file.display()));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

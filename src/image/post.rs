@@ -1,0 +1,111 @@
+//! What runs after a successful build: verify it against the plan (a failed check fails the
+//! build), then pack it into a bundle when asked.
+
+use super::ImageError;
+use crate::bundle::BundleOutcome;
+use crate::exit::InputError;
+use crate::kasrun::after::{self, Verified};
+use crate::kasrun::command::BuildSpec;
+use crate::kasrun::report::{BuildResult, BuildStatus};
+use crate::kasrun::run::BuildJob;
+use crate::plan::Expectations;
+use crate::ui::Ui;
+
+/// The post-build steps that apply to one build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Post {
+    pub verify: bool,
+    pub bundle: bool,
+}
+
+impl Post {
+    /// The steps asked for (`--no-verify`, `--bundle`) for a build of `spec`. Verification needs
+    /// the whole image; a `--target`/`--task`/`--bitbake-args` build is partial, so it is not
+    /// verified (and cannot be bundled).
+    pub(crate) fn decide(
+        no_verify: bool,
+        bundle: bool,
+        spec: &BuildSpec,
+        ui: &Ui,
+    ) -> Result<Post, ImageError> {
+        let partial =
+            !spec.targets.is_empty() || spec.task.is_some() || !spec.bitbake_args.is_empty();
+        if partial && bundle {
+            return Err(ImageError::Input(InputError::msg(
+                "--bundle needs the whole image; drop --target, --task and --bitbake-args",
+            )));
+        }
+        if partial && !no_verify {
+            ui.note(
+                "partial build (--target, --task or --bitbake-args): the result is not verified",
+            );
+        }
+        Ok(Post { verify: !no_verify && !partial, bundle })
+    }
+}
+
+/// What ran after the build.
+#[derive(Debug, Default)]
+pub(crate) struct After {
+    /// False when verification failed.
+    pub passed: bool,
+    pub verified: Option<Verified>,
+    pub bundle: Option<BundleOutcome>,
+}
+
+/// After a successful build: verify against the plan (a failed check fails the build), then
+/// bundle when asked. Nothing runs after a failed or interrupted build.
+pub(crate) fn after_build(
+    result: &BuildResult,
+    job: &BuildJob,
+    expected: &Expectations,
+    post: Post,
+    ui: &Ui,
+) -> Result<After, ImageError> {
+    if result.status != BuildStatus::Succeeded || !post.verify {
+        return Ok(After { passed: true, ..After::default() });
+    }
+    let verified = after::verify_build(&job.layout, expected).map_err(ImageError::After)?;
+    if !verified.verdict.passed {
+        ui.warn(format!(
+            "the build of {} for {} does not match the plan",
+            result.image, result.machine
+        ));
+        for line in after::failed_checks(&verified) {
+            ui.status("", line);
+        }
+        ui.note(format!("verdict: {}", verified.file.display()));
+        return Ok(After { passed: false, verified: Some(verified), bundle: None });
+    }
+    let checks: usize = verified.verdict.reports.iter().map(|r| r.checks.len()).sum();
+    ui.status("Verified", format!("{checks} checks passed ({})", verified.file.display()));
+    let bundle = if post.bundle {
+        let epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|t| t.trim().parse().ok());
+        let outcome = after::bundle_build(&job.layout, expected, &verified, epoch)
+            .map_err(ImageError::After)?;
+        ui.status("Bundled", outcome.archive.display());
+        Some(outcome)
+    } else {
+        None
+    };
+    Ok(After { passed: true, verified: Some(verified), bundle })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_image_builds_are_verified_partial_ones_are_not() {
+        let ui = Ui::silent();
+        let whole = BuildSpec::default();
+        let partial = BuildSpec::new(&["linux-qcom-rt".into()], None, None).unwrap();
+        let post = |no_verify, bundle, spec: &BuildSpec| Post::decide(no_verify, bundle, spec, &ui);
+        assert_eq!(post(false, false, &whole).unwrap(), Post { verify: true, bundle: false });
+        assert_eq!(post(true, false, &whole).unwrap(), Post { verify: false, bundle: false });
+        assert_eq!(post(false, true, &whole).unwrap(), Post { verify: true, bundle: true });
+        assert_eq!(post(false, false, &partial).unwrap(), Post { verify: false, bundle: false });
+        let err = post(false, true, &partial).unwrap_err();
+        assert_eq!(crate::stage_errors::classify(&err.into()), crate::exit::Exit::Usage);
+    }
+}

@@ -1,0 +1,102 @@
+//! Before kas runs: check every folder kas and BitBake will see, run the preflight, generate
+//! the kas file and layer (only what changed), and decide the build job.
+
+use std::path::{Path, PathBuf};
+
+use super::{ImageError, Launch};
+use crate::exit::{InputError, Interrupted};
+use crate::generate::{self, GenerateOptions};
+use crate::kasrun::caches::{self, CacheDirs, CacheSettings};
+use crate::kasrun::command::{self, BuildSpec};
+use crate::kasrun::run::BuildJob;
+use crate::kasrun::{BuildPaths, check_writable};
+use crate::plan::{Plan, build_path};
+use crate::runner::signals;
+use crate::ui::Ui;
+use crate::write::WriteOptions;
+
+/// Where the generated files go and how they are written.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OutputOptions {
+    /// The output folder [default: `rtbuild/<machine>`].
+    pub out: Option<PathBuf>,
+    pub write: WriteOptions,
+}
+
+impl OutputOptions {
+    /// The generate options for `plan`.
+    pub(crate) fn for_plan(&self, plan: &Plan) -> GenerateOptions {
+        GenerateOptions {
+            out: self.out.clone().unwrap_or_else(|| generate::default_out(plan)),
+            write: self.write,
+        }
+    }
+
+    pub(crate) fn dry_run(&self) -> bool {
+        self.write.dry_run
+    }
+}
+
+/// How kas and BitBake run: shared by every build of a command (`image`, each `matrix` cell,
+/// `shell`).
+#[derive(Debug, Clone)]
+pub(crate) struct BuildSetup {
+    pub launch: Launch,
+    /// Targets, task and extra BitBake arguments, validated.
+    pub spec: BuildSpec,
+    /// Shared-cache settings, validated.
+    pub caches: CacheSettings,
+}
+
+/// Generates the files and decides the job.
+pub(crate) fn prepare(
+    plan: &Plan,
+    output: &OutputOptions,
+    setup: &BuildSetup,
+    ui: &Ui,
+) -> Result<BuildJob, ImageError> {
+    let options = output.for_plan(plan);
+    let dry_run = output.dry_run();
+    // Every folder kas and BitBake will see is checked before anything is written: the output
+    // folder (and with it the work and build folders), DL_DIR and SSTATE_DIR from the
+    // environment too.
+    let out = build_path::check("output folder", &options.out)?;
+    let work = out.parent().map_or_else(|| out.clone(), Path::to_path_buf);
+    let dirs = CacheDirs::resolve(
+        plan.dl_dir.as_ref().map(|p| p.as_path()),
+        plan.sstate_dir.as_ref().map(|p| p.as_path()),
+        std::env::var_os("DL_DIR").map(PathBuf::from),
+        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
+        &work,
+    );
+    build_path::check("DL_DIR", &dirs.dl_dir)?;
+    build_path::check("SSTATE_DIR", &dirs.sstate_dir)?;
+    if !dry_run {
+        check_writable(&out)?;
+        setup.launch.preflight(plan, &out, ui)?;
+    }
+    let generated = generate::generate_and_report(plan, &options, ui)?;
+    if signals::interrupted() {
+        return Err(Interrupted.into());
+    }
+    let layout = BuildPaths::new(&generated.out, &generated.kas_file);
+    command::check_paths(&layout).map_err(|e| ImageError::Input(InputError(e.into())))?;
+    for warning in setup.caches.warnings(&dirs, &caches::fs_type) {
+        ui.warn(warning);
+    }
+    let job = BuildJob {
+        machine: plan.machine.name.clone(),
+        image: plan.image.to_string(),
+        kas: setup.launch.program.clone(),
+        layout,
+        dirs,
+        caches: setup.caches.clone(),
+        spec: setup.spec.clone(),
+        container: setup.launch.engine,
+    };
+    if job.write_caches(dry_run)? {
+        let verb = if dry_run { "Would write" } else { "Wrote" };
+        ui.status(verb, job.layout.caches_file.display());
+    }
+    Ok(job)
+}

@@ -1,0 +1,118 @@
+//! The pipeline driven through the runner seam with a recording fake (no kas runs here; the
+//! integration tests run it with fake and real BitBake).
+
+use std::path::Path;
+
+use super::*;
+use crate::exit::Exit;
+use crate::kasrun::BuildPaths;
+use crate::kasrun::caches::{CacheDirs, CacheSettings};
+use crate::kasrun::command::BuildSpec;
+use crate::kasrun::report::BuildStatus;
+use crate::runner::Recorder;
+use crate::stage_errors::classify;
+use crate::write::WriteOptions;
+
+fn plan() -> Plan {
+    let request =
+        PlanRequest { machine: Some("rb3gen2-core-kit".into()), ..PlanRequest::default() };
+    Plan::new(&request, &Catalog::embedded()).expect("valid plan")
+}
+
+fn options(out: &Path) -> ImageOptions {
+    let launch = Launch::find(Some(Path::new("/nonexistent/kas")), None, true).unwrap();
+    ImageOptions {
+        output: OutputOptions {
+            out: Some(out.to_path_buf()),
+            write: WriteOptions { force: false, dry_run: true },
+        },
+        setup: BuildSetup { launch, spec: BuildSpec::default(), caches: CacheSettings::default() },
+        post: Post { verify: true, bundle: false },
+        lock: None,
+        replan: None,
+    }
+}
+
+#[test]
+fn a_dry_run_plans_the_build_runs_nothing_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rtbuild/rb3gen2-core-kit");
+    let runner = Recorder::new("", 0);
+    let outcome = image(&plan(), &options(&out), &runner, &Ui::silent()).unwrap();
+    let ImageOutcome::Planned(dry_run) = outcome else { panic!("a dry run built: {outcome:?}") };
+    assert!(runner.argvs().is_empty(), "a dry run ran {:?}", runner.argvs());
+    assert!(!out.exists(), "a dry run wrote {}", out.display());
+    let lines = dry_run.lines();
+    assert_eq!(lines[0], format!("# in {}", dir.path().join("rtbuild").display()));
+    let command =
+        format!("/nonexistent/kas build {0}/rb3gen2-core-kit-rt.yml:{0}/caches.yml", out.display());
+    assert!(lines[1].ends_with(&command), "{lines:?}");
+}
+
+#[test]
+fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rtbuild/rb3gen2-core-kit");
+    std::fs::create_dir_all(&out).unwrap();
+    let plan = plan();
+    let job = BuildJob {
+        machine: plan.machine.name.clone(),
+        image: plan.image.to_string(),
+        kas: "kas".into(),
+        layout: BuildPaths::new(&out, &out.join("rb3gen2-core-kit-rt.yml")),
+        dirs: CacheDirs { dl_dir: dir.path().join("dl"), sstate_dir: dir.path().join("sstate") },
+        caches: CacheSettings::default(),
+        spec: BuildSpec::default(),
+        container: None,
+    };
+    let result = BuildResult {
+        machine: job.machine.clone(),
+        image: job.image.clone(),
+        status: BuildStatus::Succeeded,
+        duration_secs: 1.0,
+        kas_file: job.layout.kas_file.clone(),
+        build_dir: job.layout.build_dir.clone(),
+        log: job.layout.log.clone(),
+        command: vec![],
+        exit: None,
+        tasks: None,
+        sstate: None,
+        failures: vec![],
+        errors: vec![],
+        warnings: 0,
+        artifacts: None,
+        output_tail: vec![],
+    };
+    let post = Post { verify: true, bundle: false };
+    let err = after_build(&result, &job, &plan.expectations(), post, &Ui::silent()).unwrap_err();
+    assert!(matches!(err, ImageError::After(_)), "{err:?}");
+    assert!(err.to_string().starts_with("after the build: "), "{err}");
+    assert_eq!(classify(&err.into()), Exit::Failed);
+
+    let skipped = Post { verify: false, bundle: false };
+    let after = after_build(&result, &job, &plan.expectations(), skipped, &Ui::silent()).unwrap();
+    assert!(after.passed && after.verified.is_none() && after.bundle.is_none());
+}
+
+#[test]
+fn each_image_error_exits_with_its_stage_errors_code() {
+    use crate::exit::{ErrorCode, InputError, Interrupted};
+    use crate::kasrun::BuildError;
+    let cases = [
+        (ImageError::Interrupted(Interrupted), Exit::Interrupted),
+        (ImageError::Input(InputError::msg("bad --lock")), Exit::Usage),
+        (ImageError::Build(BuildError::KasMissing { looked: "PATH".into() }), Exit::Failed),
+        (
+            ImageError::Build(BuildError::BadToken {
+                flag: "--out",
+                value: "a:b".into(),
+                expected: "drop the colon",
+            }),
+            Exit::Usage,
+        ),
+    ];
+    for (err, exit) in cases {
+        assert_eq!(err.exit(), exit, "{err}");
+        assert_eq!(classify(&err.into()), exit);
+    }
+}
