@@ -45,15 +45,6 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let input = |e: anyhow::Error| InputError(e);
     let bundle = BundleUrl::parse(&args.bundle_url).map_err(|e| input(e.into()))?;
     let m = args.measure.check()?;
-    if m.tests != [crate::rttests::Program::Cyclictest]
-        || !m.test_args.is_empty()
-        || m.scenarios.contains(&crate::testrun::Scenario::Hackbench)
-    {
-        return Err(InputError::msg(
-            "rtbuild lava runs cyclictest only in this version; drop --tests, --test-args and scenario hackbench (run the other rt-tests programs with `rtbuild test`)",
-        )
-        .into());
-    }
     let distro: Distro =
         args.distro.parse().map_err(|e: crate::plan::UnknownDistro| input(e.into()))?;
     if args.cpus.machine.name.is_none() {
@@ -82,6 +73,9 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         histogram_us: m.histogram_us,
         load_percent: m.load_percent,
         cyclictest_args: m.cyclictest_args,
+        tests: m.tests,
+        test_args: m.test_args,
+        noise_us: m.noise_us,
         threshold_us,
         tags: args.tags.iter().map(|t| t.trim().to_string()).collect(),
     };

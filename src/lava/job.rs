@@ -7,19 +7,27 @@
 //! root (password for the qcom-distro flavours) and the `root@<machine>` prompt; one inline
 //! `test` definition. Its steps check `/sys/kernel/realtime`, run `rtbuild-tune.sh verify`
 //! (installed in the image by the generated layer) and then, per scenario, start the load,
-//! run cyclictest, print the raw JSON between [`markers`](super::markers) and report a
-//! `lava-test-case` with the max latency in µs, pass or fail against the threshold.
+//! run each test of `--tests` in `rtbuild test`'s order, print each raw output between
+//! [`markers`](super::markers) and report one `lava-test-case` per test: the max latency (or
+//! oslat's OS noise) in µs against the threshold (or `--noise-us`), pass/fail for the
+//! correctness tests.
 //!
 //! Every value that reaches a step is a catalog name, a number, a CPU list, or a word
-//! checked here; the commands themselves come from [`Scenario::commands`], the builder
-//! `rtbuild test` uses.
+//! checked here; the commands themselves come from [`Scenario::commands`] and
+//! [`Suite`](crate::testrun::Suite), the builders `rtbuild test` uses.
+
+use std::collections::BTreeMap;
 
 use serde_yaml::{Mapping, Value};
 
 use super::markers;
 use crate::plan::Distro;
 use crate::quote;
-use crate::testrun::{CommandSpec, Commands, CustomLoad, Length, Measure, Scenario, Span};
+use crate::rttests::options::Checked;
+use crate::rttests::{Kind, Program};
+use crate::testrun::{
+    CommandSpec, Commands, CustomLoad, Length, Measure, Scenario, Sequence, Span, Suite, load_argv,
+};
 use crate::tune::CpuLayout;
 
 /// One job may hold a board this long at most (7 days).
@@ -52,7 +60,7 @@ pub(crate) enum JobError {
     #[error("bad --tags entry `{0}`; use LAVA tag names (letters, digits, `-`, `_`, `.`)")]
     Tag(String),
     #[error(
-        "{scenarios} scenario(s) of --duration {duration} make a LAVA job of {hours} h, longer than the {MAX_JOB_HOURS} h one job may hold a board; pass a shorter --duration or fewer --scenario per job"
+        "{scenarios} scenario(s) of --duration {duration} make a LAVA job of {hours} h, longer than the {MAX_JOB_HOURS} h one job may hold a board; pass a shorter --duration, fewer --tests or fewer --scenario per job"
     )]
     TooLong { duration: String, scenarios: usize, hours: u64 },
     #[error("--scenario lists no scenario; pass e.g. --scenario idle,stress")]
@@ -124,6 +132,12 @@ pub(crate) struct JobRequest {
     pub load_percent: u8,
     /// Checked `--cyclictest-args`, appended as `rtbuild test` appends them.
     pub cyclictest_args: Vec<String>,
+    /// `--tests`: the programs each scenario runs, oslat first.
+    pub tests: Vec<Program>,
+    /// `--test-args`, checked, per program (hackbench's apply to the hackbench load).
+    pub test_args: BTreeMap<Program, Checked>,
+    /// `--noise-us`: oslat's (and hwlatdetect's) limit.
+    pub noise_us: u64,
     pub threshold_us: u64,
     pub tags: Vec<String>,
 }
@@ -143,9 +157,24 @@ impl JobRequest {
         }
     }
 
-    /// Minutes one scenario may take: the run, a second of load warm-up, and two minutes
-    /// to stop the load and print the results.
-    /// The commands `rtbuild test` would run for `scenario`, results in `json_path`.
+    /// Seconds each measurement runs (`--duration`).
+    fn seconds(&self) -> u64 {
+        self.span.length.seconds(self.interval_us)
+    }
+
+    /// What every program's command line is built from, as `rtbuild test` builds it.
+    pub(crate) fn suite(&self) -> Suite<'_> {
+        Suite {
+            layout: &self.layout,
+            tests: &self.tests,
+            test_args: &self.test_args,
+            noise_us: self.noise_us,
+            seconds: self.seconds(),
+        }
+    }
+
+    /// The commands `rtbuild test` would run for `scenario`: cyclictest (results in
+    /// `json_path`) and the loads, which outlast every test of the scenario.
     pub(crate) fn commands(&self, scenario: Scenario, json_path: &str) -> Commands {
         let measure = self.measure();
         let spec = CommandSpec {
@@ -155,12 +184,28 @@ impl JobRequest {
             cyclictest_args: &self.cyclictest_args,
             custom_load: self.custom_load.as_ref(),
         };
-        scenario.commands(&self.layout, &spec, json_path)
+        let mut commands = scenario.commands(&self.layout, &spec, json_path);
+        let suite = self.suite();
+        let total_s = suite.total_seconds(self.seconds());
+        commands.load = suite
+            .loads(scenario, self.load_percent, self.custom_load.as_ref(), total_s)
+            .iter()
+            .map(load_argv)
+            .collect();
+        commands
+    }
+
+    /// Processes one scenario runs one after the other (cyclictest and each invocation).
+    fn runs_per_scenario(&self) -> u64 {
+        let suite = self.suite();
+        let sequence = Sequence::of(&self.tests);
+        let others: usize = sequence.others().map(|p| suite.invocations(p, "x").len()).sum();
+        u64::from(sequence.cyclictest) + others as u64
     }
 
     fn scenario_minutes(&self) -> u64 {
-        let seconds = self.span.length.seconds(self.interval_us) + 1 + 120;
-        seconds.div_ceil(60)
+        let seconds = self.suite().total_seconds(self.seconds());
+        scenario_minutes(seconds, self.runs_per_scenario())
     }
 
     fn test_minutes(&self) -> u64 {
@@ -181,26 +226,39 @@ impl JobRequest {
         if let Some(tag) = self.tags.iter().find(|t| !lava_name(t)) {
             return Err(JobError::Tag(tag.chars().take(80).collect()));
         }
-        job_minutes(&self.duration_text, self.span.length, self.interval_us, self.scenarios.len())
-            .map(drop)
+        let seconds = self.suite().total_seconds(self.seconds());
+        minutes_within_limit(
+            &self.duration_text,
+            scenario_minutes(seconds, self.runs_per_scenario()),
+            self.scenarios.len(),
+        )
+        .map(drop)
     }
 }
 
-/// Minutes one scenario may take: the run, a second of load warm-up, and two minutes to stop
-/// the load and print the results.
-fn scenario_minutes(length: Length, interval_us: u32) -> u64 {
-    (length.seconds(interval_us) + 1 + 120).div_ceil(60)
+/// Minutes one scenario may take: `seconds` of tests, a second of load warm-up, two minutes
+/// to stop the load, and ten seconds per process to start it and print its results.
+fn scenario_minutes(seconds: u64, runs: u64) -> u64 {
+    (seconds + 1 + 120 + 10 * runs).div_ceil(60)
 }
 
-/// Minutes a whole job of `scenarios` runs of `length` may take (download, flash, boot,
-/// tests), or why a job that long is refused.
+/// Minutes a whole job of `scenarios` cyclictest-only runs of `length` may take (download,
+/// flash, boot, tests), or why a job that long is refused.
 pub(crate) fn job_minutes(
     duration: &str,
     length: Length,
     interval_us: u32,
     scenarios: usize,
 ) -> Result<u64, JobError> {
-    let test = SETUP_MIN + scenario_minutes(length, interval_us) * scenarios as u64;
+    minutes_within_limit(duration, scenario_minutes(length.seconds(interval_us), 1), scenarios)
+}
+
+fn minutes_within_limit(
+    duration: &str,
+    scenario_minutes: u64,
+    scenarios: usize,
+) -> Result<u64, JobError> {
+    let test = SETUP_MIN + scenario_minutes * scenarios as u64;
     let minutes = DOWNLOAD_MIN + FLASH_MIN + BOOT_MIN + test;
     if minutes > MAX_JOB_HOURS * 60 {
         return Err(JobError::TooLong {
@@ -237,9 +295,11 @@ pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
         Length::Seconds(s) => format!("{s} s"),
         Length::Loops(l) => format!("{l} loops"),
     };
+    let test_list: Vec<&str> = req.tests.iter().map(|p| p.name()).collect();
     let job_name = format!(
-        "rtbuild RT latency on {}: {} ({} each)",
+        "rtbuild RT latency on {}: {} under {} ({} each)",
         req.machine,
+        test_list.join(", "),
         scenario_list.join(", "),
         length
     );
@@ -251,8 +311,8 @@ pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
             map([
                 ("job", minutes(req.job_minutes())),
                 ("connection", minutes(2)),
-                // cyclictest is silent while it measures: the test shell must wait a whole
-                // scenario for the next line.
+                // The tests are silent while they measure, and a scenario prints its results
+                // test by test: the test shell waits at most a whole scenario for a line.
                 ("connections", map([("lava-test-shell", minutes(req.scenario_minutes() + 5))])),
                 ("actions", map([("finalize", map([("seconds", Value::from(60))]))])),
             ]),
@@ -273,6 +333,8 @@ pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
             ("rtbuild.duration", Value::from(req.duration_text.as_str())),
             ("rtbuild.rt-cpus", Value::from(req.layout.rt.to_string())),
             ("rtbuild.threshold-us", Value::from(req.threshold_us)),
+            ("rtbuild.tests", Value::from(test_list.join(","))),
+            ("rtbuild.noise-us", Value::from(req.noise_us)),
         ]),
     ));
     top.push(("actions", Value::Sequence(vec![download(req), flash(req), boot(req), test(req)])));
@@ -283,8 +345,9 @@ pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
     let body = serde_yaml::to_string(&Value::Mapping(m)).unwrap_or_default();
     Ok(format!(
         "# LAVA job generated by `rtbuild lava` for {}: flash the bundle, boot, verify the RT tuning,\n\
-         # measure {}. Read the log back with `rtbuild report` (`lavacli jobs logs --raw ID`).\n{body}",
+         # run {} under {}. Read the log back with `rtbuild report` (`lavacli jobs logs --raw ID`).\n{body}",
         req.machine,
+        test_list.join(", "),
         scenario_list.join(", ")
     ))
 }
@@ -385,7 +448,7 @@ fn test(req: &JobRequest) -> Value {
                         (
                             "description",
                             Value::from(
-                                "PREEMPT_RT check, rtbuild-tune.sh verify, and cyclictest under each load scenario (rtbuild)",
+                                "PREEMPT_RT check, rtbuild-tune.sh verify, and the rt-tests programs of `rtbuild lava --tests` under each load scenario (rtbuild)",
                             ),
                         ),
                     ]),
@@ -411,10 +474,13 @@ pub(crate) fn steps(req: &JobRequest) -> Vec<String> {
         // LAVA's run script traces every command; the raw outputs are easier to read without.
         "set +x".to_string(),
         format!(
-            "echo '{} machine={} threshold_us={} scenarios={} duration={}{}'",
+            "echo '{} machine={} threshold_us={} noise_us={} rt_cpus={} tests={} scenarios={} duration={}{}'",
             markers::RUN,
             req.machine,
             req.threshold_us,
+            req.noise_us,
+            req.layout.rt,
+            req.tests.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
             scenario_list.join(","),
             req.duration_text,
             markers::CLOSE
@@ -426,15 +492,20 @@ pub(crate) fn steps(req: &JobRequest) -> Vec<String> {
     steps
 }
 
+/// One scenario as one subshell: start the load, run each test in the order `rtbuild test`
+/// runs them, print every raw output between markers right after it ends, report one
+/// `lava-test-case` per test, stop the load.
 fn scenario_step(req: &JobRequest, scenario: Scenario) -> String {
     let name = scenario.to_string();
     let json = format!("{name}.json");
     let commands = req.commands(scenario, &json);
+    let suite = req.suite();
+    let sequence = Sequence::of(&req.tests);
     let mut parts = vec![
         "set +e".to_string(),
         format!("d=\"{WORK_DIR}\""),
         "mkdir -p \"$d\" && cd \"$d\" || exit 1".to_string(),
-        format!("rm -f {json}"),
+        format!("rm -f {name}.*"),
         "loads=".to_string(),
     ];
     for load in &commands.load {
@@ -443,26 +514,149 @@ fn scenario_step(req: &JobRequest, scenario: Scenario) -> String {
     if !commands.load.is_empty() {
         parts.push("sleep 1".into());
     }
-    parts.push("rc=0".into());
-    parts.push(format!("{} >{name}.out 2>&1 || rc=$?", quote::sh_join(&commands.cyclictest)));
+    for program in &sequence.before {
+        parts.extend(program_parts(req, &suite, &name, *program));
+    }
+    if sequence.cyclictest {
+        parts.extend(cyclictest_parts(req, &name, &json, &commands.cyclictest));
+    }
+    for program in &sequence.after {
+        parts.extend(program_parts(req, &suite, &name, *program));
+    }
     if !commands.load.is_empty() {
         parts.push("kill $loads 2>/dev/null".into());
         parts.push("wait $loads 2>/dev/null".into());
     }
-    parts.push(format!("echo '{} scenario={name} format=json{}'", markers::BEGIN, markers::CLOSE));
-    parts.push(format!("cat {json}"));
-    parts.push(format!("echo \"{} scenario={name} exit=$rc{}\"", markers::END, markers::CLOSE));
-    parts.push(format!(
-        "max=$(sed -n 's/^ *\"max\": *\\([0-9][0-9]*\\).*/\\1/p' {json} | sort -n | tail -n 1)"
-    ));
-    parts.push(format!(
-        "if [ -n \"$max\" ] && [ \"$rc\" -eq 0 ] && [ \"$max\" -le {} ]; then result=pass; else result=fail; fi",
-        req.threshold_us
-    ));
-    parts.push(format!(
-        "if [ -n \"$max\" ]; then lava-test-case cyclictest-{name} --result \"$result\" --measurement \"$max\" --units us; else lava-test-case cyclictest-{name} --result fail; fi"
-    ));
     format!("({})", parts.join("; "))
+}
+
+/// Prints `file` between the begin and end markers of `fields` (`scenario=… test=… run=…`),
+/// ending its last line if the program did not.
+fn raw_parts(fields: &str, format: &str, file: &str) -> Vec<String> {
+    vec![
+        format!("echo '{} {fields} format={format}{}'", markers::BEGIN, markers::CLOSE),
+        format!("if [ -s {file} ]; then cat {file}; [ -z \"$(tail -c 1 {file})\" ] || echo; fi"),
+        format!("echo \"{} {fields} exit=$rc{}\"", markers::END, markers::CLOSE),
+    ]
+}
+
+/// The largest `"max":` of rt-tests JSON files (cyclictest, oslat and the others write one
+/// per thread, spaces or tabs before it), into `$max`.
+fn max_of(files: &[String]) -> String {
+    format!(
+        "max=$(sed -n 's/^[[:space:]]*\"max\":[[:space:]]*\\([0-9][0-9]*\\).*/\\1/p' {} 2>/dev/null | sort -n | tail -n 1)",
+        files.join(" ")
+    )
+}
+
+/// `lava-test-case CASE` with `$max` as its measurement in µs, passing when every run exited
+/// 0 (`$trc`) and `$max` is at most `limit`.
+fn measured_case(case: &str, limit: u64) -> Vec<String> {
+    vec![
+        format!(
+            "if [ -n \"$max\" ] && [ \"$trc\" -eq 0 ] && [ \"$max\" -le {limit} ]; then result=pass; else result=fail; fi"
+        ),
+        format!(
+            "if [ -n \"$max\" ]; then lava-test-case {case} --result \"$result\" --measurement \"$max\" --units us; else lava-test-case {case} --result fail; fi"
+        ),
+    ]
+}
+
+fn cyclictest_parts(req: &JobRequest, name: &str, json: &str, argv: &[String]) -> Vec<String> {
+    let fields = format!("scenario={name} test=cyclictest run=cyclictest");
+    let mut parts = vec![
+        "rc=0".to_string(),
+        format!("{} >{name}.out 2>&1 || rc=$?", quote::sh_join(argv)),
+        "trc=$rc".to_string(),
+    ];
+    parts.extend(raw_parts(&fields, "json", json));
+    parts.push(max_of(&[json.to_string()]));
+    parts.extend(measured_case(&format!("cyclictest-{name}"), req.threshold_us));
+    parts
+}
+
+/// One rt-tests program other than cyclictest: each invocation (one per RT CPU for the
+/// sender/receiver tests), its raw outputs, and one test case for the program.
+fn program_parts(req: &JobRequest, suite: &Suite<'_>, name: &str, program: Program) -> Vec<String> {
+    let invocations = suite.invocations(program, name);
+    let case = format!("{program}-{name}");
+    let mut run = vec!["trc=0".to_string()];
+    let mut jsons = Vec::new();
+    for invocation in &invocations {
+        let stem = format!("{name}.{}", invocation.label);
+        let fields = format!("scenario={name} test={program} run={}", invocation.label);
+        // rt-tests 2.4's svsematest names its semaphore after `$_`, which only bash sets.
+        let first = quote::sh(invocation.argv.first().map_or("", String::as_str));
+        run.push("rc=0".into());
+        run.push(format!(
+            "env \"_=$(command -v {first} || echo {first})\" {} >{stem}.out 2>{stem}.err || rc=$?",
+            quote::sh_join(&invocation.argv)
+        ));
+        run.push("[ \"$rc\" -eq 0 ] || trc=$rc".into());
+        if let Some(json) = &invocation.json {
+            run.extend(raw_parts(&fields, "json", json));
+            jsons.push(json.clone());
+        }
+        // The plain output says what the JSON does not: rt-migrate-test's Passed!/Failed!,
+        // everything of hwlatdetect's.
+        if invocation.json.is_none() || program == Program::RtMigrateTest {
+            run.extend(raw_parts(&fields, "text", &format!("{stem}.out")));
+        }
+        run.push(format!(
+            "if [ \"$rc\" -ne 0 ] && [ -s {stem}.err ]; then {}; fi",
+            raw_parts(&fields, "stderr", &format!("{stem}.err")).join("; ")
+        ));
+    }
+    match program.kind() {
+        Kind::Latency => {
+            run.push(max_of(&jsons));
+            run.extend(measured_case(&case, req.threshold_us));
+        }
+        Kind::Noise => {
+            run.push(max_of(&jsons));
+            run.extend(measured_case(&case, req.noise_us));
+        }
+        Kind::Correctness => {
+            let passed = match program {
+                // rt-migrate-test 2.4 exits 1 even when it prints Passed! (with -c).
+                Program::RtMigrateTest => {
+                    format!("grep -qx ' *Passed!' {name}.rt-migrate-test.out")
+                }
+                _ => "[ \"$trc\" -eq 0 ]".to_string(),
+            };
+            run.push(format!(
+                "if {passed}; then result=pass; else result=fail; fi; lava-test-case {case} --result \"$result\""
+            ));
+        }
+        Kind::Firmware => {
+            // hwlatdetect exits 1 when samples exceed its threshold: that is the verdict.
+            run.push(format!(
+                "max=$(sed -n 's/^[[:space:]]*Max Latency:[[:space:]]*\\([0-9][0-9]*\\)us.*/\\1/p' {name}.hwlatdetect.out | tail -n 1)"
+            ));
+            run.push(format!(
+                "if grep -qx '[[:space:]]*Samples exceeding threshold:[[:space:]]*0[[:space:]]*' {name}.hwlatdetect.out; then result=pass; else result=fail; fi"
+            ));
+            run.push(format!(
+                "if [ -n \"$max\" ]; then lava-test-case {case} --result \"$result\" --measurement \"$max\" --units us; else lava-test-case {case} --result \"$result\"; fi"
+            ));
+        }
+        Kind::Load => {}
+    }
+    if program != Program::Hwlatdetect {
+        return run;
+    }
+    // Only a kernel with the hwlat tracer can run hwlatdetect; without it the test is skipped
+    // and the log says so.
+    let skipped = format!(
+        "echo '{} scenario={name} test={program} reason=no-hwlat-tracer{}'; lava-test-case {case} --result skip",
+        markers::SKIPPED,
+        markers::CLOSE
+    );
+    vec![
+        "hw=no".to_string(),
+        "for t in /sys/kernel/tracing /sys/kernel/debug/tracing; do if [ -r \"$t/available_tracers\" ]; then if grep -qw hwlat \"$t/available_tracers\"; then hw=yes; fi; break; fi; done".to_string(),
+        format!("if [ \"$hw\" = yes ]; then {}; else {skipped}; fi", run.join("; ")),
+    ]
 }
 
 #[cfg(test)]
@@ -487,6 +681,9 @@ mod tests {
             histogram_us: 1000,
             load_percent: 60,
             cyclictest_args: vec!["--spike=250".into()],
+            tests: vec![Program::Cyclictest],
+            test_args: BTreeMap::new(),
+            noise_us: 20,
             threshold_us: 100,
             tags: vec![],
         }
@@ -539,6 +736,73 @@ mod tests {
     }
 
     #[test]
+    fn every_test_runs_with_rtbuild_tests_command_lines_in_its_order() {
+        let mut req = request();
+        req.layout =
+            CpuLayout::new(&CpuSet::range(0, 8), &CpuSet::parse("6-7").unwrap(), None, "t")
+                .unwrap();
+        req.tests =
+            crate::rttests::parse_list("cyclictest,pmqtest,oslat,rt-migrate-test,hwlatdetect")
+                .unwrap();
+        req.test_args
+            .insert(Program::Oslat, crate::rttests::options::parse("oslat=-D 10m").unwrap().1);
+        req.test_args
+            .insert(Program::Hackbench, crate::rttests::options::parse("hackbench=-p").unwrap().1);
+        req.scenarios = vec![Scenario::Hackbench];
+        let step = steps(&req).pop().unwrap();
+        let suite = req.suite();
+        let mut at = Vec::new();
+        for program in
+            [Program::Oslat, Program::Pmqtest, Program::RtMigrateTest, Program::Hwlatdetect]
+        {
+            for invocation in suite.invocations(program, "hackbench") {
+                let line = quote::sh_join(&invocation.argv);
+                let found = step.find(&format!(" {line} >hackbench.{}.out ", invocation.label));
+                at.push(found.unwrap_or_else(|| panic!("{line} not in {step}")));
+            }
+        }
+        let ct = step.find("cyclictest -m -p 99 -a 6-7 -t 2").unwrap();
+        // oslat first, then cyclictest, then the others in --tests order.
+        assert!(
+            at[0] < ct && ct < at[1] && at[1] < at[2] && at[2] < at[3] && at[3] < at[4],
+            "{at:?} {ct}"
+        );
+        assert!(step.contains("oslat -c 6-7 -C 5 -q --json=hackbench.oslat.json -D 10m"), "{step}");
+        assert!(
+            step.contains("pmqtest -a6 -t1 -p 99 -D 300 -q --json=hackbench.pmqtest-cpu6.json")
+        );
+        // The hackbench load outlasts every test: oslat 600 s, cyclictest 300 s, pmqtest twice
+        // 300 s, rt-migrate-test and hwlatdetect 300 s each, plus 120 s.
+        let total = 600 + 300 + 2 * 300 + 300 + 300 + 120;
+        assert!(
+            step.contains(&format!(
+                "taskset -c 0-5 timeout {total}s hackbench -g 6 -s 512 -l 1000000000 -p >/dev/null"
+            )),
+            "{step}"
+        );
+        for case in ["oslat-hackbench", "cyclictest-hackbench", "pmqtest-hackbench"] {
+            assert!(
+                step.contains(&format!(
+                    "lava-test-case {case} --result \"$result\" --measurement \"$max\" --units us"
+                )),
+                "{case}"
+            );
+        }
+        assert!(step.contains("[ \"$max\" -le 20 ]"), "oslat is judged against --noise-us");
+        assert!(step.contains("lava-test-case rt-migrate-test-hackbench --result \"$result\""));
+        assert!(step.contains(
+            "<<<RTBUILD-SKIPPED scenario=hackbench test=hwlatdetect reason=no-hwlat-tracer>>>"
+        ));
+        // The timeouts hold the whole run: one scenario of 2520 s of tests.
+        assert!(req.scenario_minutes() * 60 >= total + 6 * 10, "{}", req.scenario_minutes());
+        assert!(
+            render(&req)
+                .unwrap()
+                .contains("rtbuild.tests: oslat,cyclictest,pmqtest,rt-migrate-test,hwlatdetect\n")
+        );
+    }
+
+    #[test]
     fn timeouts_grow_with_the_duration_and_have_a_ceiling() {
         let mut req = request();
         req.span = Span::parse("24h").unwrap();
@@ -551,7 +815,7 @@ mod tests {
         assert_eq!(
             render(&req).unwrap_err().to_string(),
             "4 scenario(s) of --duration 2d make a LAVA job of 194 h, longer than the 168 h one \
-             job may hold a board; pass a shorter --duration or fewer --scenario per job"
+             job may hold a board; pass a shorter --duration, fewer --tests or fewer --scenario per job"
         );
     }
 

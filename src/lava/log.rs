@@ -1,7 +1,8 @@
 //! Reading a LAVA job log: the YAML list `lavacli jobs logs --raw ID` prints (and LAVA keeps
 //! as the job's `output.yaml`), one `{dt, lvl, msg}` entry per line. Only `target` lines (the
-//! board's serial console) are read; the raw cyclictest outputs are the lines between the
-//! [`markers`](super::markers) the job printed.
+//! board's serial console) are read; the raw outputs of cyclictest and the other rt-tests
+//! programs are the lines between the [`markers`](super::markers) the job printed, each tagged
+//! with its scenario, test, invocation and format.
 //!
 //! A kernel message can land between two output lines on a serial console; lines shaped like
 //! one (`[   12.345678] …`) inside a raw output are dropped and counted.
@@ -24,19 +25,42 @@ pub(crate) struct LavaLog {
     /// From the `RUN` marker.
     pub machine: Option<String>,
     pub threshold_us: Option<f64>,
-    pub scenarios: Vec<LogScenario>,
+    pub noise_us: Option<u64>,
+    pub rt_cpus: Option<String>,
+    /// `--tests` of the job, in order (empty for a job that printed none: cyclictest only).
+    pub tests: Vec<String>,
+    /// `--scenario` of the job, in order.
+    pub scenarios: Vec<String>,
+    /// Every raw output, in log order.
+    pub outputs: Vec<RawOutput>,
+    /// Tests the board could not run.
+    pub skipped: Vec<Skipped>,
 }
 
-/// One scenario's raw output.
+/// One raw output between a begin and an end marker.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct LogScenario {
-    pub name: String,
-    /// cyclictest's output, one line per log line.
+pub(crate) struct RawOutput {
+    pub scenario: String,
+    /// The program (`cyclictest` in logs of jobs that ran nothing else and did not say).
+    pub test: String,
+    /// The invocation: `oslat`, `pmqtest-cpu3`.
+    pub run: String,
+    /// `json`, `text` (the program's standard output) or `stderr`.
+    pub format: String,
+    /// The output, one line per log line.
     pub raw: String,
-    /// cyclictest's exit status, when the end marker was reached.
+    /// The program's exit status, when the end marker was reached.
     pub exit: Option<i32>,
     /// Kernel-message lines dropped from inside the output.
     pub dropped: usize,
+}
+
+/// A test the job skipped on the board, and why (`no-hwlat-tracer`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Skipped {
+    pub scenario: String,
+    pub test: String,
+    pub reason: String,
 }
 
 /// The file is not a LAVA log, or holds nothing rtbuild printed.
@@ -81,42 +105,64 @@ fn kernel_message(line: &str) -> bool {
 pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
     let entries: Vec<Entry> = serde_yaml::from_str(text).map_err(LogError::Yaml)?;
     let mut log = LavaLog::default();
-    let mut open: Option<LogScenario> = None;
+    let mut open: Option<RawOutput> = None;
     let lines = entries
         .iter()
         .filter(|e| e.lvl == "target")
         .filter_map(|e| e.msg.as_str())
         .flat_map(str::lines)
         .map(|l| l.trim_end_matches('\r'));
+    let list = |value: Option<&str>| -> Vec<String> {
+        value.map_or_else(Vec::new, |v| {
+            v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
+        })
+    };
     for line in lines {
         if let Some(fields) = markers::fields(line, markers::RUN) {
-            log.machine = markers::get(&fields, "machine").map(str::to_string);
-            log.threshold_us = markers::get(&fields, "threshold_us").and_then(|t| t.parse().ok());
+            let get = |key| markers::get(&fields, key);
+            log.machine = get("machine").map(str::to_string);
+            log.threshold_us = get("threshold_us").and_then(|t| t.parse().ok());
+            log.noise_us = get("noise_us").and_then(|t| t.parse().ok());
+            log.rt_cpus = get("rt_cpus").map(str::to_string);
+            log.tests = list(get("tests"));
+            log.scenarios = list(get("scenarios"));
         } else if let Some(fields) = markers::fields(line, markers::BEGIN) {
             // A begin without an end: the job stopped inside that output.
-            log.scenarios.extend(open.take());
-            open = Some(LogScenario {
-                name: markers::get(&fields, "scenario").unwrap_or("cyclictest").to_string(),
+            log.outputs.extend(open.take());
+            let get = |key| markers::get(&fields, key);
+            let test = get("test").unwrap_or("cyclictest").to_string();
+            open = Some(RawOutput {
+                scenario: get("scenario").unwrap_or("cyclictest").to_string(),
+                run: get("run").unwrap_or(&test).to_string(),
+                test,
+                format: get("format").unwrap_or("json").to_string(),
                 raw: String::new(),
                 exit: None,
                 dropped: 0,
             });
         } else if let Some(fields) = markers::fields(line, markers::END) {
-            if let Some(mut scenario) = open.take() {
-                scenario.exit = markers::get(&fields, "exit").and_then(|e| e.parse().ok());
-                log.scenarios.push(scenario);
+            if let Some(mut output) = open.take() {
+                output.exit = markers::get(&fields, "exit").and_then(|e| e.parse().ok());
+                log.outputs.push(output);
             }
-        } else if let Some(scenario) = open.as_mut() {
+        } else if let Some(fields) = markers::fields(line, markers::SKIPPED) {
+            let get = |key| markers::get(&fields, key).unwrap_or_default().to_string();
+            log.skipped.push(Skipped {
+                scenario: get("scenario"),
+                test: get("test"),
+                reason: get("reason"),
+            });
+        } else if let Some(output) = open.as_mut() {
             if kernel_message(line) {
-                scenario.dropped += 1;
+                output.dropped += 1;
             } else {
-                scenario.raw.push_str(line);
-                scenario.raw.push('\n');
+                output.raw.push_str(line);
+                output.raw.push('\n');
             }
         }
     }
-    log.scenarios.extend(open);
-    if log.scenarios.is_empty() {
+    log.outputs.extend(open);
+    if log.outputs.is_empty() && log.skipped.is_empty() {
         return Err(LogError::NoRaw);
     }
     Ok(log)
@@ -154,10 +200,53 @@ mod tests {
         let log = parse(&text).unwrap();
         assert_eq!(log.machine.as_deref(), Some("iq-9075-evk"));
         assert_eq!(log.threshold_us, Some(80.0));
-        assert_eq!(log.scenarios.len(), 2);
-        assert_eq!(log.scenarios[0].raw, "{\n}\n");
-        assert_eq!((log.scenarios[0].exit, log.scenarios[0].dropped), (Some(0), 1));
-        assert_eq!((log.scenarios[1].name.as_str(), log.scenarios[1].exit), ("stress", None));
+        assert_eq!(log.outputs.len(), 2);
+        assert_eq!(log.outputs[0].raw, "{\n}\n");
+        assert_eq!((log.outputs[0].exit, log.outputs[0].dropped), (Some(0), 1));
+        // A job that printed no `test=` ran cyclictest only.
+        assert_eq!(
+            (log.outputs[0].test.as_str(), log.outputs[0].run.as_str()),
+            ("cyclictest", "cyclictest")
+        );
+        assert_eq!((log.outputs[1].scenario.as_str(), log.outputs[1].exit), ("stress", None));
+    }
+
+    #[test]
+    fn each_test_run_and_format_and_skipped_tests_are_kept_apart() {
+        let mut text = String::new();
+        for line in [
+            "<<<RTBUILD-RUN machine=m threshold_us=100 noise_us=15 rt_cpus=2-3 tests=oslat,cyclictest,hwlatdetect scenarios=idle duration=2s>>>",
+            "<<<RTBUILD-RAW-BEGIN scenario=idle test=rt-migrate-test run=rt-migrate-test format=text>>>",
+            " Passed!",
+            "<<<RTBUILD-RAW-END scenario=idle test=rt-migrate-test run=rt-migrate-test exit=1>>>",
+            "<<<RTBUILD-RAW-BEGIN scenario=idle test=pmqtest run=pmqtest-cpu3 format=stderr>>>",
+            "pmqtest: no such file",
+            "<<<RTBUILD-RAW-END scenario=idle test=pmqtest run=pmqtest-cpu3 exit=2>>>",
+            "<<<RTBUILD-SKIPPED scenario=idle test=hwlatdetect reason=no-hwlat-tracer>>>",
+        ] {
+            text.push_str(&entry("target", line));
+        }
+        let log = parse(&text).unwrap();
+        assert_eq!((log.noise_us, log.rt_cpus.as_deref()), (Some(15), Some("2-3")));
+        assert_eq!(log.tests, ["oslat", "cyclictest", "hwlatdetect"]);
+        assert_eq!(log.scenarios, ["idle"]);
+        let o = &log.outputs;
+        assert_eq!(
+            (o[0].test.as_str(), o[0].format.as_str(), o[0].exit),
+            ("rt-migrate-test", "text", Some(1))
+        );
+        assert_eq!(
+            (o[1].run.as_str(), o[1].format.as_str(), o[1].raw.as_str()),
+            ("pmqtest-cpu3", "stderr", "pmqtest: no such file\n")
+        );
+        assert_eq!(
+            log.skipped,
+            [Skipped {
+                scenario: "idle".into(),
+                test: "hwlatdetect".into(),
+                reason: "no-hwlat-tracer".into()
+            }]
+        );
     }
 
     #[test]

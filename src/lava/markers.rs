@@ -3,18 +3,27 @@
 //! `+ echo '<<<RTBUILD-…'` never matches).
 //!
 //! ```text
-//! <<<RTBUILD-RUN machine=rb3gen2-core-kit threshold_us=100 scenarios=idle,stress>>>
-//! <<<RTBUILD-RAW-BEGIN scenario=idle format=json>>>
-//! { …cyclictest --json output, line by line… }
-//! <<<RTBUILD-RAW-END scenario=idle exit=0>>>
+//! <<<RTBUILD-RUN machine=rb3gen2-core-kit threshold_us=100 noise_us=20 rt_cpus=7 tests=oslat,cyclictest scenarios=idle,stress duration=5m>>>
+//! <<<RTBUILD-RAW-BEGIN scenario=idle test=oslat run=oslat format=json>>>
+//! { …oslat --json output, line by line… }
+//! <<<RTBUILD-RAW-END scenario=idle test=oslat run=oslat exit=0>>>
+//! <<<RTBUILD-RAW-BEGIN scenario=idle test=cyclictest run=cyclictest format=json>>>
+//! …
+//! <<<RTBUILD-SKIPPED scenario=idle test=hwlatdetect reason=no-hwlat-tracer>>>
 //! ```
+//!
+//! `run` names one invocation (`pmqtest-cpu3` when a program runs once per RT CPU); `format` is
+//! `json`, `text` (standard output) or `stderr` (printed when the program failed). Logs of
+//! jobs from before `--tests` have no `test`/`run`: cyclictest.
 
 /// What the job measured and against which limit, printed once before the scenarios.
 pub(crate) const RUN: &str = "<<<RTBUILD-RUN";
-/// Starts one scenario's raw cyclictest output.
+/// Starts one raw output of one program in one scenario.
 pub(crate) const BEGIN: &str = "<<<RTBUILD-RAW-BEGIN";
-/// Ends it, with cyclictest's exit status.
+/// Ends it, with the program's exit status.
 pub(crate) const END: &str = "<<<RTBUILD-RAW-END";
+/// A test that could not run on the board, with why (`reason=no-hwlat-tracer`).
+pub(crate) const SKIPPED: &str = "<<<RTBUILD-SKIPPED";
 /// Closes every marker line.
 pub(crate) const CLOSE: &str = ">>>";
 

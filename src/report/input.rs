@@ -53,7 +53,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
         return read_folder(path, nsecs);
     }
     if is_lava_log(path) {
-        return read_lava_log(path, nsecs);
+        return super::lava_log::read(path, nsecs);
     }
     let name = path
         .file_stem()
@@ -172,69 +172,6 @@ fn is_lava_log(path: &Path) -> bool {
         return false;
     }
     crate::lava::log::looks_like(&String::from_utf8_lossy(&head))
-}
-
-/// A LAVA job log from `rtbuild lava`'s job: one scenario per raw output between markers,
-/// judged exactly like the same output read from a result folder.
-fn read_lava_log(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|cause| ReportError::Read { path: path.to_path_buf(), cause })?;
-    let log = crate::lava::log::parse(&text)
-        .map_err(|cause| ReportError::LavaLog { path: path.to_path_buf(), cause })?;
-    let mut scenarios = Vec::new();
-    for raw in &log.scenarios {
-        let mut invalid_reasons = Vec::new();
-        match raw.exit {
-            Some(0) => {}
-            Some(code) => invalid_reasons.push(format!("cyclictest exited with status {code} on the board")),
-            None => invalid_reasons.push(
-                "the log ends inside this scenario's raw output; the job stopped before cyclictest's results were printed".to_string(),
-            ),
-        }
-        let source = PathBuf::from(format!("{}#{}", path.display(), raw.name));
-        let mut runs = Vec::new();
-        let mut commands = Vec::new();
-        match cyclictest::parse(raw.raw.as_bytes()) {
-            Ok(mut run) => {
-                if nsecs && run.unit.is_none() {
-                    run.unit = Some(cyclictest::Unit::Ns);
-                }
-                if raw.dropped > 0 {
-                    run.warn(
-                        None,
-                        format!(
-                            "{} kernel message line(s) inside the raw output were left out",
-                            raw.dropped
-                        ),
-                    );
-                }
-                commands.extend(run.cmdline.iter().cloned());
-                runs.push((source, run));
-            }
-            Err(error) => invalid_reasons.push(format!(
-                "the raw output of `{}` in {} is unusable: {error}",
-                raw.name,
-                path.display()
-            )),
-        }
-        scenarios.push(ScenarioInput {
-            name: raw.name.clone(),
-            runs,
-            invalid_reasons,
-            commands,
-            cyclictest: true,
-            tests: Vec::new(),
-            thermal: None,
-            throttling: None,
-        });
-    }
-    let run_json = RunRecord {
-        threshold_us: log.threshold_us,
-        threshold_source: Some("the LAVA job's threshold".to_string()),
-        machine: log.machine.clone(),
-        ..RunRecord::default()
-    };
-    Ok(Input { path: path.to_path_buf(), kind: "lava-log", run_json: Some(run_json), scenarios })
 }
 
 /// A file named in `run.json` must lie inside the result folder.

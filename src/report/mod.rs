@@ -12,6 +12,7 @@ pub(crate) mod html;
 pub(crate) mod input;
 mod judge;
 pub(crate) mod junit;
+mod lava_log;
 mod stats;
 mod suite;
 pub(crate) mod summary;

@@ -36,6 +36,42 @@ impl Checked {
     pub(crate) fn replaces(&self, long: &str) -> bool {
         self.given.contains(&long)
     }
+
+    /// The run time these options set, seconds: `-D 10m`, `-D600`, `--duration 1h`,
+    /// `--duration=30s` (rt-tests' and hwlatdetect's units: s, m, h, d; bare numbers are
+    /// seconds). The last one given counts; `None` without one.
+    pub(crate) fn duration_s(&self) -> Option<u64> {
+        let mut found = None;
+        let mut words = self.words.iter();
+        while let Some(word) = words.next() {
+            let value = match word.as_str() {
+                "-D" | "--duration" => words.next().map(String::as_str),
+                w => w.strip_prefix("--duration=").or_else(|| w.strip_prefix("-D")),
+            };
+            if let Some(seconds) = value.and_then(time_s) {
+                found = Some(seconds);
+            }
+        }
+        found
+    }
+}
+
+/// `90`, `30s`, `10m`, `2h`, `1d` as seconds.
+fn time_s(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (number, unit) = match text.char_indices().last()? {
+        (at, c) if c.is_ascii_alphabetic() => (&text[..at], c.to_ascii_lowercase()),
+        _ => (text, 's'),
+    };
+    let n: u64 = number.parse().ok()?;
+    let scale = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        _ => return None,
+    };
+    n.checked_mul(scale)
 }
 
 /// A `--test-args` value cannot be used.
@@ -86,6 +122,18 @@ mod tests {
         assert!(parse("sigwaittest=-f").is_ok());
         assert_eq!(parse("ssdd=").unwrap().1, Checked::default());
         assert_eq!(parse("pi_stress='-g' 2").unwrap().1.words, ["-g", "2"]);
+    }
+
+    #[test]
+    fn a_users_duration_is_read_in_every_spelling() {
+        let d = |value: &str| parse(value).unwrap().1.duration_s();
+        assert_eq!(d("oslat=-D 10m -w memmove"), Some(600));
+        assert_eq!(d("oslat=-D90"), Some(90));
+        assert_eq!(d("pmqtest=--duration=2h"), Some(7200));
+        assert_eq!(d("hwlatdetect=--duration 1d"), Some(86_400));
+        assert_eq!(d("oslat=-D 30s -D 40S"), Some(40));
+        assert_eq!(d("oslat=-w memmove"), None);
+        assert_eq!(d("ssdd="), None);
     }
 
     #[test]

@@ -63,6 +63,18 @@ pub(crate) struct Outcome {
     pub exceeding: Option<u64>,
 }
 
+impl Outcome {
+    /// Whether the output held nothing to judge: no rows, statement, return code or fact.
+    pub(crate) fn says_nothing(&self) -> bool {
+        self.rows.is_empty()
+            && self.passed.is_none()
+            && self.return_code.is_none()
+            && self.failures.is_empty()
+            && self.exceeding.is_none()
+            && self.facts.is_empty()
+    }
+}
+
 /// The output cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum OutputError {
@@ -181,16 +193,36 @@ pub(crate) fn read(path: &Path, program: Program, json: bool) -> Result<Outcome,
     } else {
         parse_text(&text, program)
     };
-    let empty = outcome.rows.is_empty()
-        && outcome.passed.is_none()
-        && outcome.return_code.is_none()
-        && outcome.failures.is_empty()
-        && outcome.exceeding.is_none()
-        && outcome.facts.is_empty();
-    if empty {
+    if outcome.says_nothing() {
         return Err(OutputError::Empty { path: path.into(), program });
     }
     Ok(outcome)
+}
+
+/// Two outputs of one invocation (JSON and plain text) as one outcome: rows from the first
+/// that has them, every statement of both.
+pub(crate) fn merge(first: Option<Outcome>, next: Outcome) -> Outcome {
+    let Some(mut merged) = first else { return next };
+    if merged.rows.is_empty() {
+        merged.rows = next.rows;
+    }
+    merged.passed = match (merged.passed, next.passed) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (a, b) => a.or(b),
+    };
+    merged.return_code = merged.return_code.or(next.return_code);
+    merged.exceeding = merged.exceeding.or(next.exceeding);
+    for failure in next.failures {
+        if !merged.failures.contains(&failure) {
+            merged.failures.push(failure);
+        }
+    }
+    for fact in next.facts {
+        if !merged.facts.contains(&fact) {
+            merged.facts.push(fact);
+        }
+    }
+    merged
 }
 
 fn outcome(program: Program, format: &str) -> Outcome {

@@ -17,6 +17,7 @@ mod probe;
 mod program;
 mod record;
 mod scenario;
+mod sequence;
 mod session;
 mod signals;
 mod steps;
@@ -24,7 +25,9 @@ mod steps;
 pub(crate) use crate::formats::run_json::{Commands, FILE as RUN_FILE};
 pub(crate) use cyclictest::{HIST_MAX_US, Measure};
 pub(crate) use length::{Length, Span};
+pub(crate) use program::placement;
 pub(crate) use scenario::{CommandSpec, CustomLoad, Scenario, parse_list};
+pub(crate) use sequence::{Sequence, Suite, load_argv};
 pub(crate) use session::{Finished, run};
 
 use std::path::PathBuf;

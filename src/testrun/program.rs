@@ -7,27 +7,26 @@ use std::time::{Duration, Instant};
 
 use super::judge::Ending;
 use super::measure::human;
+use super::sequence::Suite;
 use super::session::Run;
 use crate::formats::run_json::TestRecord;
-use crate::rttests::argv::{self, Invocation, Setup};
+use crate::rttests::argv::Invocation;
 use crate::rttests::output::{self, Outcome, Row, Sniffed};
 use crate::rttests::verdict::{self, Limits};
 use crate::rttests::{Kind, Program};
 
-impl Run<'_> {
-    /// The `hackbench` scenario's load: hackbench on the housekeeping CPUs (pinned by the
-    /// helper's `taskset`), stopped by `timeout` after `timeout_s` like stress-ng's `--timeout`.
-    pub(super) fn hackbench_loads(&self, name: &str, timeout_s: u64) -> Vec<super::scenario::Load> {
-        self.invocations(name, Program::Hackbench, timeout_s)
-            .into_iter()
-            .map(|i| super::scenario::Load {
-                name: i.label,
-                cpus: Some(self.req.layout.housekeeping.clone()),
-                argv: i.argv,
-            })
-            .collect()
+/// What every program's command line in a run is built from, `seconds` each.
+pub(super) fn suite(req: &super::TestRequest, seconds: u64) -> Suite<'_> {
+    Suite {
+        layout: &req.layout,
+        tests: &req.tests,
+        test_args: &req.test_args,
+        noise_us: req.noise_us,
+        seconds,
     }
+}
 
+impl Run<'_> {
     /// The invocations of `program` in scenario `name` (target-side JSON paths in the state
     /// folder).
     pub(super) fn invocations(
@@ -36,16 +35,7 @@ impl Run<'_> {
         program: Program,
         seconds: u64,
     ) -> Vec<Invocation> {
-        let req = self.req;
-        let setup = Setup { layout: &req.layout, seconds, noise_us: req.noise_us };
-        let checked = req.test_args.get(&program).cloned().unwrap_or_default();
-        argv::invocations(
-            program,
-            &setup,
-            &format!("{}/{name}", self.state),
-            &checked.words,
-            &checked,
-        )
+        suite(self.req, seconds).invocations(program, &format!("{}/{name}", self.state))
     }
 
     /// Runs `program` in scenario `name`; the record is appended to the scenario's tests.
@@ -166,12 +156,17 @@ impl Run<'_> {
                     },
                 );
                 match read {
-                    Ok(outcome) => merged = Some(merge(merged, outcome)),
+                    Ok(outcome) => merged = Some(output::merge(merged, outcome)),
                     Err(err) => invalid.push(err),
                 }
             }
             if let Some(outcome) = merged {
-                invalid.extend(placement(program, invocation, &outcome.rows, &req.layout));
+                invalid.extend(placement(
+                    program,
+                    &invocation.label,
+                    &outcome.rows,
+                    &req.layout.rt,
+                ));
                 outcomes.push((invocation.clone(), outcome));
             }
             self.record.scenarios[index].tests[at].files.extend(files);
@@ -280,45 +275,19 @@ impl Run<'_> {
     }
 }
 
-/// Two outputs of one invocation (JSON and plain text) as one outcome: rows from the first
-/// that has them, every statement of both.
-fn merge(first: Option<Outcome>, next: Outcome) -> Outcome {
-    let Some(mut merged) = first else { return next };
-    if merged.rows.is_empty() {
-        merged.rows = next.rows;
-    }
-    merged.passed = match (merged.passed, next.passed) {
-        (Some(false), _) | (_, Some(false)) => Some(false),
-        (a, b) => a.or(b),
-    };
-    merged.return_code = merged.return_code.or(next.return_code);
-    merged.exceeding = merged.exceeding.or(next.exceeding);
-    for failure in next.failures {
-        if !merged.failures.contains(&failure) {
-            merged.failures.push(failure);
-        }
-    }
-    for fact in next.facts {
-        if !merged.facts.contains(&fact) {
-            merged.facts.push(fact);
-        }
-    }
-    merged
-}
-
-/// Whether the program measured where rtbuild placed it.
-fn placement(
+/// Whether the program measured where rtbuild placed it: oslat on every RT CPU, each
+/// `NAME-cpuN` invocation on CPU N. `label` names the invocation.
+pub(crate) fn placement(
     program: Program,
-    invocation: &Invocation,
+    label: &str,
     rows: &[Row],
-    layout: &crate::tune::CpuLayout,
+    rt: &crate::plan::CpuSet,
 ) -> Vec<String> {
-    let label = &invocation.label;
     let mut reasons = Vec::new();
     match program.kind() {
         Kind::Noise => {
             let cpus: Vec<u32> = rows.iter().filter_map(|r| r.cpu).collect();
-            let want: Vec<u32> = layout.rt.iter().collect();
+            let want: Vec<u32> = rt.iter().collect();
             if cpus != want {
                 reasons
                     .push(format!("{label} measured CPUs {cpus:?}, expected the RT CPUs {want:?}"));
@@ -364,25 +333,21 @@ fn summary(program: Program, rows: &[Row]) -> String {
 mod tests {
     use super::*;
     use crate::plan::CpuSet;
-    use crate::tune::CpuLayout;
 
     #[test]
     fn placement_checks() {
-        let layout =
-            CpuLayout::new(&CpuSet::range(0, 4), &CpuSet::parse("2-3").unwrap(), None, "t")
-                .unwrap();
-        let inv = |label: &str| Invocation { label: label.into(), argv: Vec::new(), json: None };
+        let rt = CpuSet::parse("2-3").unwrap();
         let row = |cpu| Row { cpu: Some(cpu), ..Row::default() };
-        assert!(placement(Program::Oslat, &inv("oslat"), &[row(2), row(3)], &layout).is_empty());
+        assert!(placement(Program::Oslat, "oslat", &[row(2), row(3)], &rt).is_empty());
         assert_eq!(
-            placement(Program::Oslat, &inv("oslat"), &[row(0)], &layout),
+            placement(Program::Oslat, "oslat", &[row(0)], &rt),
             ["oslat measured CPUs [0], expected the RT CPUs [2, 3]"]
         );
         assert_eq!(
-            placement(Program::Pmqtest, &inv("pmqtest-cpu3"), &[row(1)], &layout),
+            placement(Program::Pmqtest, "pmqtest-cpu3", &[row(1)], &rt),
             ["pmqtest-cpu3: thread 0 ran on CPU 1, not RT CPU 3"]
         );
-        assert!(placement(Program::Ssdd, &inv("ssdd"), &[], &layout).is_empty());
+        assert!(placement(Program::Ssdd, "ssdd", &[], &rt).is_empty());
     }
 
     #[test]
@@ -393,7 +358,7 @@ mod tests {
         )
         .unwrap();
         let text = output::parse_text(" Passed!\n", Program::RtMigrateTest);
-        let merged = merge(Some(json), text);
+        let merged = output::merge(Some(json), text);
         assert_eq!((merged.passed, merged.return_code), (Some(true), Some(0)));
         let limits = Limits { latency_us: 100.0, noise_us: 20.0 };
         assert!(verdict::reasons(&merged, limits).is_empty());

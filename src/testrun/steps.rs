@@ -7,10 +7,10 @@ use super::cyclictest::Measure;
 use super::fingerprint::landed_on;
 use super::judge::{self, Ending};
 use super::measure::human;
-use super::scenario::{self, CommandSpec, Scenario};
+use super::scenario::{CommandSpec, Scenario};
+use super::sequence::{Sequence, load_argv};
 use super::session::Run;
 use crate::formats::run_json::ScenarioRecord;
-use crate::rttests::Program;
 
 impl Run<'_> {
     pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
@@ -32,36 +32,17 @@ impl Run<'_> {
             custom_load: custom,
         };
         let mut commands = scenario.commands(&req.layout, &spec, &json_remote);
-        let has_ct = req.tests.contains(&Program::Cyclictest);
+        let suite = super::program::suite(req, expected_s);
+        let sequence = Sequence::of(&req.tests);
+        let has_ct = sequence.cyclictest;
         if !has_ct {
             commands.cyclictest = Vec::new();
         }
         let ct_argv = commands.cyclictest.clone();
-        // oslat (and any test listed before cyclictest) runs first, on undisturbed RT CPUs.
-        let split =
-            req.tests.iter().position(|p| *p == Program::Cyclictest).unwrap_or(req.tests.len());
-        let (first, then) = req.tests.split_at(split);
-        let others = || first.iter().chain(then).filter(|p| **p != Program::Cyclictest);
-        let others_s: u64 = others()
-            .map(|p| expected_s * self.invocations(&name, *p, expected_s).len() as u64)
-            .sum();
         // The load must outlast every test of the scenario, not only cyclictest.
-        let total_s = if has_ct { expected_s } else { 0 } + others_s;
-        let loads = if scenario == Scenario::Hackbench {
-            self.hackbench_loads(&name, total_s + scenario::LOAD_MARGIN_S)
-        } else {
-            scenario.loads(&req.layout, req.load_percent, total_s + scenario::LOAD_MARGIN_S, custom)
-        };
-        commands.load = loads
-            .iter()
-            .map(|l| match &l.cpus {
-                Some(cpus) => ["taskset".to_string(), "-c".into(), cpus.to_string()]
-                    .into_iter()
-                    .chain(l.argv.iter().cloned())
-                    .collect(),
-                None => l.argv.clone(),
-            })
-            .collect();
+        let total_s = suite.total_seconds(expected_s);
+        let loads = suite.loads(scenario, req.load_percent, custom, total_s);
+        commands.load = loads.iter().map(load_argv).collect();
         let unpinned = scenario.unpinned_load(custom);
         let started = Instant::now();
         self.record.scenarios.push(ScenarioRecord {
@@ -150,9 +131,9 @@ impl Run<'_> {
         }
 
         let mut ending = Ending::Completed;
-        for program in first.iter().filter(|p| **p != Program::Cyclictest) {
+        for program in &sequence.before {
             if ending == Ending::Completed {
-                ending = self.run_program(index, &name, *program, expected_s);
+                ending = self.run_program(index, &name, *program, suite.run_seconds(*program));
             }
         }
         let (status, probes) = if has_ct && ending == Ending::Completed {
@@ -175,9 +156,9 @@ impl Run<'_> {
         } else {
             (None, Vec::new())
         };
-        for program in then.iter().filter(|p| **p != Program::Cyclictest) {
+        for program in &sequence.after {
             if ending == Ending::Completed {
-                ending = self.run_program(index, &name, *program, expected_s);
+                ending = self.run_program(index, &name, *program, suite.run_seconds(*program));
             }
         }
 

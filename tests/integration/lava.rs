@@ -283,8 +283,61 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             "error: unknown distro",
         ),
         (
-            &["--machine", "iq-9075-evk", "--bundle-url", url, "--tests", "oslat"],
-            "error: rtbuild lava runs cyclictest only in this version",
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--tests", "oslat,$(reboot)"],
+            "error: unknown test `$(reboot)` in --tests; use cyclictest, cyclicdeadline, oslat,",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--tests", "hackbench"],
+            "error: hackbench is a load, not a test; run it with --scenario hackbench",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--test-args", "oslat=-D 10m"],
+            "error: --test-args oslat: oslat is not in --tests; add it there",
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--bundle-url",
+                url,
+                "--tests",
+                "oslat",
+                "--test-args",
+                "oslat=-D 1m ; reboot",
+            ],
+            "error: --test-args oslat: `;` only means something to a shell",
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--bundle-url",
+                url,
+                "--tests",
+                "oslat",
+                "--test-args",
+                "oslat=-c 0",
+            ],
+            "error: --test-args oslat: `-c` conflicts with what rtbuild sets",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--test-args", "hackbench=-p"],
+            "error: --test-args hackbench: no hackbench scenario runs",
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--bundle-url",
+                url,
+                "--tests",
+                "oslat,cyclictest,pmqtest",
+                "--test-args",
+                "oslat=-D 7d",
+                "--duration",
+                "1d",
+            ],
+            "error: 2 scenario(s) of --duration 1d make a LAVA job of",
         ),
     ];
     for (args, want) in cases {
@@ -357,19 +410,10 @@ fn comparable(scenario: &Value) -> Value {
     s
 }
 
-#[test]
-fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
-    let _one_at_a_time = crate::testrun::measuring();
-    let test = Test::new();
-    let root = test.path().to_path_buf();
-    let (rt, housekeeping) = host_board(&root.join("machines"));
-    let made = test
-        .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
-        .args(["--bundle-url", "https://h.example/b.tar.zst", "--distro", "nodistro"])
-        .args(["--scenario", "idle,stress", "--duration", "2s", "--histogram-us", "200000"])
-        .args(["--threshold-us", "1000000", "--out", "job.yaml"])
-        .run()
-        .success();
+/// Runs the test steps of `root/job.yaml` here as LAVA runs them on the board (one script,
+/// `set -e` and `set -x`), with the FAKE `lava-test-case` (recording into `root/cases.txt`)
+/// and `rtbuild-tune.sh`, `$TMPDIR` in `root/tmp`; returns the console output.
+fn run_job_steps(root: &Path) -> String {
     let job: Value =
         serde_yaml::from_str(&fs::read_to_string(root.join("job.yaml")).unwrap()).unwrap();
     let steps: Vec<String> =
@@ -379,8 +423,6 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
             .iter()
             .map(|s| s.as_str().unwrap().to_string())
             .collect();
-
-    // LAVA writes the steps, in order, into one script that runs with `set -e` and `set -x`.
     let fake = root.join("fake");
     fs::create_dir_all(&fake).unwrap();
     crate::fixtures::write_executable(&fake.join("lava-test-case"), FAKE_LAVA_TEST_CASE);
@@ -395,7 +437,7 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
     let out = Command::new("sh")
         .arg("-c")
         .arg("sh run.sh 2>&1")
-        .current_dir(&root)
+        .current_dir(root)
         .env("PATH", format!("{}:{}", fake.display(), std::env::var("PATH").unwrap()))
         .env("TMPDIR", &tmp)
         .env("RTBUILD_FAKE_CASES", root.join("cases.txt"))
@@ -403,17 +445,39 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
         .unwrap();
     let console = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "the steps failed: {console}");
+    console
+}
 
-    // The console as LAVA logs it, with a kernel message landing inside the first raw output.
+/// The console as LAVA logs it, with a kernel message landing inside the first raw output
+/// whose begin marker starts with `inject_after`.
+fn console_log(console: &str, inject_after: &str) -> String {
     let mut log = entry("info", "lava-dispatcher, installed at version: 2023.01");
     let mut injected = false;
     for line in console.lines() {
         log.push_str(&entry("target", line));
-        if line.starts_with("<<<RTBUILD-RAW-BEGIN") && !injected {
+        if line.starts_with(inject_after) && !injected {
             log.push_str(&entry("target", "[  812.123456] sched: RT throttling activated"));
             injected = true;
         }
     }
+    log
+}
+
+#[test]
+fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
+    let _one_at_a_time = crate::testrun::measuring();
+    let test = Test::new();
+    let root = test.path().to_path_buf();
+    let (rt, housekeeping) = host_board(&root.join("machines"));
+    let made = test
+        .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
+        .args(["--bundle-url", "https://h.example/b.tar.zst", "--distro", "nodistro"])
+        .args(["--scenario", "idle,stress", "--duration", "2s", "--histogram-us", "200000"])
+        .args(["--threshold-us", "1000000", "--out", "job.yaml"])
+        .run()
+        .success();
+    let console = run_job_steps(&root);
+    let mut log = console_log(&console, "<<<RTBUILD-RAW-BEGIN");
     log.push_str("- {\"dt\": \"2026-11-30T15:00:09.000000\", \"lvl\": \"results\", \"msg\": {\"case\": \"cyclictest-idle\", \"definition\": \"1_rtbuild-rt\", \"result\": \"pass\"}}\n");
     fs::write(root.join("lava.yaml"), &log).unwrap();
 
@@ -427,7 +491,7 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
         run.json()
     };
     let from_log = report(&["lava.yaml"]);
-    let work = tmp.join("rtbuild-lava");
+    let work = root.join("tmp/rtbuild-lava");
     let idle = work.join("idle.json");
     let stress = work.join("stress.json");
     let from_files = report(&[idle.to_str().unwrap(), stress.to_str().unwrap()]);
@@ -472,4 +536,129 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
         "{stress_cmd}"
     );
     drop(made);
+}
+
+/// The LAVA case line `NAME …` recorded by the FAKE `lava-test-case`.
+fn case<'a>(cases: &'a str, name: &str) -> &'a str {
+    cases
+        .lines()
+        .find(|l| l.split(' ').next() == Some(name))
+        .unwrap_or_else(|| panic!("no LAVA test case {name}: {cases}"))
+}
+
+#[test]
+fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its_log() {
+    let _one_at_a_time = crate::testrun::measuring();
+    let test = Test::new();
+    let root = test.path().to_path_buf();
+    let (rt, housekeeping) = host_board(&root.join("machines"));
+    let main_cpu = housekeeping.rsplit(['-', ',']).next().unwrap().to_string();
+    let list = "cyclictest,pmqtest,oslat,pi_stress,rt-migrate-test,ssdd,hwlatdetect";
+    // The run owns the test's folder: keep it until the end.
+    let _made = test
+        .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
+        .args(["--bundle-url", "https://h.example/b.tar.zst", "--distro", "nodistro"])
+        .args(["--scenario", "idle,hackbench", "--duration", "1s", "--histogram-us", "200000"])
+        .args(["--tests", list, "--test-args", "oslat=-D 2", "--test-args", "hackbench=-p"])
+        .args(["--out", "job.yaml"])
+        .run()
+        .success();
+    let job_text = fs::read_to_string(root.join("job.yaml")).unwrap();
+    if let Err(why) = lava_schema(&job_text) {
+        panic!("LAVA rejects the job: {why}\n{job_text}");
+    }
+    let console = run_job_steps(&root);
+    assert_eq!(crate::rt_suite::suite_processes(), Vec::<String>::new(), "left running");
+    // hackbench, the load, pinned to the housekeeping CPUs with the user's -p, as `rtbuild
+    // test` runs it.
+    assert!(job_text.contains(&format!("taskset -c {housekeeping} timeout ")), "{job_text}");
+    assert!(job_text.contains(" hackbench -g "), "{job_text}");
+    let log = console_log(&console, "<<<RTBUILD-RAW-BEGIN scenario=idle test=oslat");
+    fs::write(root.join("lava.yaml"), &log).unwrap();
+
+    let report = |inputs: &[&Path]| {
+        let run = Test::new().cwd(&root).args(["report", "--json"]).args(inputs).run();
+        assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+        run.json()
+    };
+    let from_log = report(&[Path::new("lava.yaml")]);
+    let input = &from_log["inputs"][0];
+    assert_eq!(input["kind"], "lava-log");
+    let scenarios = input["scenarios"].as_array().unwrap();
+    let names: Vec<&str> = scenarios.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["idle", "hackbench"]);
+    let cases = fs::read_to_string(root.join("cases.txt")).unwrap();
+    let work = root.join("tmp/rtbuild-lava");
+    for scenario in scenarios {
+        let name = scenario["name"].as_str().unwrap();
+        let tests = scenario["tests"].as_array().unwrap();
+        let reported: Vec<&str> = tests.iter().map(|t| t["test"].as_str().unwrap()).collect();
+        // oslat first; cyclictest is the scenario's own figures.
+        assert_eq!(
+            reported,
+            ["oslat", "pmqtest", "pi_stress", "rt-migrate-test", "ssdd", "hwlatdetect"],
+            "{name}"
+        );
+        assert!(scenario["all"]["samples"].as_u64().unwrap() > 0, "{name}: {scenario}");
+        for t in tests {
+            let program = t["test"].as_str().unwrap();
+            let verdict = t["verdict"].as_str().unwrap().to_lowercase();
+            let lava = case(&cases, &format!("{program}-{name}"));
+            if program == "hwlatdetect" && t["skipped"].is_string() {
+                // This kernel has no hwlat tracer (no tracefs here): skipped on both sides.
+                assert!(t["skipped"].as_str().unwrap().contains("no hwlat tracer"), "{t}");
+                assert_eq!(lava, format!("hwlatdetect-{name} --result skip"));
+                continue;
+            }
+            // Ran where it was placed, exited well, wrote its results: judged, not invalid.
+            assert!(verdict == "pass" || verdict == "fail", "{name}: {program}: {t}");
+            // The board's own verdict (the LAVA test case) is the report's.
+            let board = if verdict == "pass" { "pass" } else { "fail" };
+            assert!(
+                lava.starts_with(&format!("{program}-{name} --result {board}")),
+                "{lava} vs {t}"
+            );
+            // The same figures as reading the raw output file itself.
+            let label =
+                if program == "pmqtest" { format!("pmqtest-cpu{rt}") } else { program.to_string() };
+            let file = work.join(format!("{name}.{label}.json"));
+            let from_file = report(&[&file]);
+            let direct = &from_file["inputs"][0]["scenarios"][0]["tests"][0];
+            assert_eq!(t["rows"], direct["rows"], "{name}: {program}");
+            assert_eq!(t["commands"], direct["commands"], "{name}: {program}");
+            if matches!(program, "oslat" | "pmqtest") {
+                let rows = t["rows"].as_array().unwrap();
+                assert!(
+                    !rows.is_empty() && rows.iter().all(|r| r["cpu"] == rt),
+                    "{program}: {rows:?}"
+                );
+                let max = rows.iter().map(|r| r["max_us"].as_f64().unwrap()).fold(0.0, f64::max);
+                assert!(lava.ends_with(&format!(" --measurement {max} --units us")), "{lava}");
+            }
+        }
+        let oslat = &tests[0];
+        assert!(
+            oslat["commands"][0].as_str().unwrap().starts_with(&format!(
+                "oslat -c {rt} -C {main_cpu} -q --json={name}.oslat.json -D 2"
+            )),
+            "{oslat}"
+        );
+        assert!(!oslat["rows"][0]["histogram"].as_array().unwrap().is_empty(), "{oslat}");
+        let ct = case(&cases, &format!("cyclictest-{name}"));
+        let ct_max = scenario["all"]["max_us"].as_f64().unwrap();
+        assert!(ct.ends_with(&format!(" --measurement {ct_max} --units us")), "{ct}");
+    }
+    // JUnit: a case per test and scenario, as for a local run.
+    let junit_run =
+        Test::new().cwd(&root).args(["report", "--junit", "junit.xml", "lava.yaml"]).run();
+    assert!(junit_run.code() == 0 || junit_run.code() == 1, "{}", junit_run.stderr());
+    let junit = fs::read_to_string(root.join("junit.xml")).unwrap();
+    for name in ["idle", "hackbench"] {
+        for program in ["cyclictest", "oslat", "pmqtest", "pi_stress", "rt-migrate-test", "ssdd"] {
+            assert!(
+                junit.contains(&format!("name=\"{name}: {program}")),
+                "{name}: {program}: {junit}"
+            );
+        }
+    }
 }
