@@ -7,12 +7,14 @@
 //! root (password for the qcom-distro flavours) and the `root@<machine>` prompt; one inline
 //! `test` definition. Its steps check `/sys/kernel/realtime`, run `rtbuild-tune.sh verify`
 //! (installed in the image by the generated layer) and then, per scenario, start the load,
-//! run cyclictest, print the raw JSON between [`markers`](super::markers) and report a
-//! `lava-test-case` with the max latency in µs, pass or fail against the threshold.
+//! run each test of `--tests` in `rtbuild test`'s order, print each raw output between
+//! [`markers`](super::markers) and report one `lava-test-case` per test: the max latency (or
+//! oslat's OS noise) in µs against the threshold (or `--noise-us`), pass/fail for the
+//! correctness tests.
 //!
 //! Every value that reaches a step is a catalog name, a number, a CPU list, or a word
-//! checked here; the commands themselves come from [`Scenario::commands`], the builder
-//! `rtbuild test` uses.
+//! checked here; the commands themselves come from [`Scenario::commands`] and
+//! [`Suite`](crate::testrun::Suite), the builders `rtbuild test` uses.
 
 use std::collections::BTreeMap;
 
