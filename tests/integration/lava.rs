@@ -612,6 +612,7 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
             }
             // Ran where it was placed, exited well, wrote its results: judged, not invalid.
             assert!(verdict == "pass" || verdict == "fail", "{name}: {program}: {t}");
+            assert!(!t["reasons"].to_string().contains("invalid run"), "{name}: {program}: {t}");
             // The board's own verdict (the LAVA test case) is the report's.
             let board = if verdict == "pass" { "pass" } else { "fail" };
             assert!(
@@ -661,4 +662,33 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
             );
         }
     }
+}
+
+#[test]
+fn an_injection_attempt_in_test_args_stays_one_argument_on_the_board() {
+    let _one_at_a_time = crate::testrun::measuring();
+    let test = Test::new();
+    let root = test.path().to_path_buf();
+    host_board(&root.join("machines"));
+    let made = test
+        .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
+        .args(["--bundle-url", "https://h.example/b.tar.zst", "--distro", "nodistro"])
+        .args(["--scenario", "idle", "--duration", "1s", "--tests", "oslat"])
+        .args(["--test-args", "oslat=-w \"$(touch pwned)\" -m '`touch pwned2`'"])
+        .args(["--out", "job.yaml"])
+        .run()
+        .success();
+    let console = run_job_steps(&root);
+    assert!(!root.join("pwned").exists() && !root.join("pwned2").exists(), "{console}");
+    assert!(!root.join("tmp/rtbuild-lava/pwned").exists(), "{console}");
+    // oslat got the words as its arguments, refused them, and the log says so.
+    fs::write(root.join("lava.yaml"), console_log(&console, "<<<never")).unwrap();
+    let run = Test::new().cwd(&root).args(["report", "--json", "lava.yaml"]).run();
+    let oslat = &run.json()["inputs"][0]["scenarios"][0]["tests"][0];
+    let reasons = oslat["reasons"].to_string();
+    assert!(reasons.contains("invalid run: oslat exited with code 1 on the board: "), "{oslat}");
+    assert!(reasons.contains("wrote no JSON results"), "{oslat}");
+    let cases = fs::read_to_string(root.join("cases.txt")).unwrap();
+    assert_eq!(case(&cases, "oslat-idle"), "oslat-idle --result fail", "{cases}");
+    drop(made);
 }
