@@ -13,9 +13,6 @@ use serde_yaml::Value;
 use super::LockError;
 use crate::plan::values::CommitId;
 
-/// The lowest kas config format that knows `overrides:` (kas `LOCKFILE_VERSION_MIN`).
-pub(crate) const LOCK_HEADER_VERSION: u32 = 14;
-
 /// Which of the two layouts a lock file used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -135,30 +132,7 @@ impl LockFile {
     /// kas's overrides form, sorted by repo name. `branch` and `url` are written only when the
     /// pin carries them (a lock taken over from the full form).
     pub(crate) fn to_kas_yaml(&self, comment: &str) -> String {
-        #[derive(Serialize)]
-        struct Header {
-            version: u32,
-        }
-        #[derive(Serialize)]
-        struct Overrides<'a> {
-            repos: &'a BTreeMap<String, Pin>,
-        }
-        #[derive(Serialize)]
-        struct Doc<'a> {
-            header: Header,
-            overrides: Overrides<'a>,
-        }
-        let doc = Doc {
-            header: Header { version: LOCK_HEADER_VERSION },
-            overrides: Overrides { repos: &self.repos },
-        };
-        let body = serde_yaml::to_string(&doc).unwrap_or_default();
-        let mut text = String::new();
-        for line in comment.lines() {
-            text.push_str(&format!("# {line}\n").replace("# \n", "#\n"));
-        }
-        text.push_str(&body);
-        text
+        crate::kas_yaml::lock_file(comment, &self.repos)
     }
 }
 

@@ -5,6 +5,7 @@
 //! beside the generated kas file. No copying into meta-qcom's `ci/` is needed: kas reads
 //! `<stem>.lock.yml` beside every config file it loads.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -20,10 +21,9 @@ kas reads it by itself: `kas build <machine>-rt.yml` uses these commits.";
 
 /// What a lock without pins says (written by `rtbuild generate`, because the generated kas file
 /// names its lock as an include and kas needs every include to exist).
-const PLACEHOLDER: &str = "# No pins yet: `rtbuild lock` pins every repo of the kas file beside it here, and\n\
-# `rtbuild lock --install FILE` or `rtbuild image --lock FILE` puts a release's pins here.\n\
-# The kas file includes this file last, so its pins win over meta-qcom's ci/base.lock.yml.\n\
-header:\n  version: 14\noverrides:\n  repos: {}\n";
+const PLACEHOLDER: &str = "No pins yet: `rtbuild lock` pins every repo of the kas file beside it here, and\n\
+`rtbuild lock --install FILE` or `rtbuild image --lock FILE` puts a release's pins here.\n\
+The kas file includes this file last, so its pins win over meta-qcom's ci/base.lock.yml.";
 
 /// Writes the pin-less lock at `path` unless a lock is already there (it is never overwritten);
 /// true when it was written.
@@ -31,7 +31,7 @@ pub(crate) fn write_placeholder(path: &Path) -> Result<bool, LockError> {
     if path.exists() {
         return Ok(false);
     }
-    write_text(path, PLACEHOLDER)?;
+    write_text(path, &LockFile::new(BTreeMap::new()).to_kas_yaml(PLACEHOLDER))?;
     Ok(true)
 }
 

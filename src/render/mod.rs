@@ -7,8 +7,6 @@
 //! - `meta-rtbuild/`: the layer with the `linux-qcom-rt_6.18.bbappend`, fragments and patches,
 //!   and the `rtbuild-tune` recipe that applies the run-time tuning at every boot.
 
-mod templates;
-
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -112,10 +110,10 @@ struct Context<'a> {
 /// Renders the kas file, the plan file and the layer for `plan`.
 pub(crate) fn render(plan: &Plan, layout: &LayerPlacement) -> Result<Tree, RenderError> {
     let mut ctx = context(plan, layout);
-    ctx.local_conf = templates::render("local.conf", &ctx)?;
+    ctx.local_conf = template("local.conf", &ctx)?;
     let mut tree = Tree::new();
 
-    let kas = templates::render("kas.yml", &ctx)?;
+    let kas = crate::kas_yaml::generated(&ctx).map_err(template_error("kas.yml"))?;
     serde_yaml::from_str::<serde_yaml::Value>(&kas)
         .map_err(|e| RenderError::Yaml(e.to_string()))?;
     tree.insert(kas_file_name(plan), kas);
@@ -124,10 +122,10 @@ pub(crate) fn render(plan: &Plan, layout: &LayerPlacement) -> Result<Tree, Rende
         .map_err(|e| RenderError::Yaml(e.to_string()))?;
     tree.insert(PLAN_FILE, expectations);
 
-    tree.insert(format!("{LAYER_DIR}/conf/layer.conf"), templates::render("layer.conf", &ctx)?);
-    tree.insert(bbappend_path(), templates::render("bbappend", &ctx)?);
+    tree.insert(format!("{LAYER_DIR}/conf/layer.conf"), template("layer.conf", &ctx)?);
+    tree.insert(bbappend_path(), template("bbappend", &ctx)?);
     let files = format!("{LAYER_DIR}/recipes-kernel/linux/{FILES_DIR}");
-    tree.insert(format!("{files}/{RT_FRAGMENT_NAME}"), templates::render("rt-fragment.cfg", &ctx)?);
+    tree.insert(format!("{files}/{RT_FRAGMENT_NAME}"), template("rt-fragment.cfg", &ctx)?);
     for fragment in &plan.fragments {
         tree.insert(format!("{files}/{}", fragment.name), fragment.contents.clone());
     }
@@ -136,6 +134,15 @@ pub(crate) fn render(plan: &Plan, layout: &LayerPlacement) -> Result<Tree, Rende
     }
     crate::tune::add_to_tree(&mut tree, LAYER_DIR, plan);
     Ok(tree)
+}
+
+/// Renders the template `name` (see [`crate::templates`]).
+fn template(name: &'static str, ctx: &Context<'_>) -> Result<String, RenderError> {
+    crate::templates::render(name, ctx).map_err(template_error(name))
+}
+
+fn template_error(name: &'static str) -> impl Fn(minijinja::Error) -> RenderError {
+    move |source| RenderError::Template { name, source }
 }
 
 fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {

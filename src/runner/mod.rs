@@ -1,11 +1,13 @@
 //! Every subprocess rtbuild starts goes through here: a [`Cmd`] is an argv vector with its
 //! environment and working folder, run through duct. Nothing is ever passed to a local shell.
 
+mod background;
 mod cmd;
 mod seam;
 pub mod signals;
 mod stream;
 
+pub use background::{Background, output_with_stdin, start_in_own_group, stdout_within};
 pub use cmd::Cmd;
 pub use seam::{Recorded, Recorder, Runner, System};
 pub use stream::{Finished, run_interactive, run_streaming};

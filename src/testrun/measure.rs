@@ -7,6 +7,7 @@ use super::HELPER;
 use super::judge::Ending;
 use super::probe::Probe;
 use super::session::Run;
+use crate::runner::{Background, start_in_own_group};
 
 impl Run<'_> {
     /// Starts the on-host helper with `args` in its own process group (so Ctrl-C reaches the
@@ -17,19 +18,9 @@ impl Run<'_> {
         args: &[String],
         stdout: &std::path::Path,
         stderr: &std::path::Path,
-    ) -> Result<duct::Handle, String> {
+    ) -> Result<Background, String> {
         let cmd = self.req.host.sh(args);
-        cmd.to_duct()
-            .stdin_bytes(HELPER.as_bytes().to_vec())
-            .stdout_path(stdout)
-            .stderr_path(stderr)
-            .unchecked()
-            .before_spawn(|c| {
-                use std::os::unix::process::CommandExt;
-                c.process_group(0);
-                Ok(())
-            })
-            .start()
+        start_in_own_group(&cmd, HELPER.as_bytes(), stdout, stderr)
             .map_err(|err| format!("could not start `{cmd}`: {err}"))
     }
 
@@ -65,7 +56,7 @@ impl Run<'_> {
         let mut last_note = Instant::now();
         let mut ending = Ending::Completed;
         loop {
-            if let Ok(Some(_)) = handle.try_wait() {
+            if handle.finished().is_some() {
                 break;
             }
             if self.stop.raised() {
@@ -73,8 +64,8 @@ impl Run<'_> {
                     .warn(format!("interrupted: stopping cyclictest and the load on {}", req.host));
                 ending = Ending::Interrupted;
                 let _ = self.helper(&["stop", &self.state.clone()]);
-                if !matches!(handle.wait_timeout(Duration::from_secs(10)), Ok(Some(_))) {
-                    let _ = handle.kill();
+                if !handle.wait_for(Duration::from_secs(10)) {
+                    handle.kill();
                 }
                 break;
             }
@@ -105,7 +96,7 @@ impl Run<'_> {
             std::thread::sleep(Duration::from_millis(100));
         }
         bar.finish_and_clear();
-        let status = handle.try_wait().ok().flatten().map(|o| o.status);
+        let status = handle.finished();
         if ending == Ending::Completed && status.is_some_and(|s| req.host.connection_lost(&s)) {
             ending = Ending::ConnectionLost;
         }

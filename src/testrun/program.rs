@@ -248,7 +248,7 @@ impl Run<'_> {
         let started = Instant::now();
         let mut ending = Ending::Completed;
         loop {
-            if let Ok(Some(_)) = handle.try_wait() {
+            if handle.finished().is_some() {
                 break;
             }
             if self.stop.raised() {
@@ -258,8 +258,8 @@ impl Run<'_> {
                 ));
                 ending = Ending::Interrupted;
                 let _ = self.helper(&["stop", &self.state.clone()]);
-                if !matches!(handle.wait_timeout(Duration::from_secs(10)), Ok(Some(_))) {
-                    let _ = handle.kill();
+                if !handle.wait_for(Duration::from_secs(10)) {
+                    handle.kill();
                 }
                 break;
             }
@@ -267,7 +267,7 @@ impl Run<'_> {
             std::thread::sleep(Duration::from_millis(100));
         }
         bar.finish_and_clear();
-        let status = handle.try_wait().ok().flatten().map(|o| o.status);
+        let status = handle.finished();
         if ending == Ending::Completed && status.is_some_and(|s| req.host.connection_lost(&s)) {
             ending = Ending::ConnectionLost;
         }

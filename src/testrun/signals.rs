@@ -124,23 +124,11 @@ fn running_scenario(out: &Path) -> Option<String> {
 /// Runs the helper with `args`, killing it after a bound; its stdout, or `None` when it did
 /// not finish cleanly.
 fn run_bounded(host: &Host, args: &[String]) -> Option<Vec<u8>> {
-    let handle = host
-        .sh(args)
-        .to_duct()
-        .stdin_bytes(HELPER.as_bytes().to_vec())
-        .stdout_capture()
-        .stderr_null()
-        .unchecked()
-        .start()
-        .ok()?;
-    match handle.wait_timeout(EMERGENCY_LIMIT - Duration::from_secs(5)) {
-        Ok(Some(output)) if output.status.success() => Some(output.stdout.clone()),
-        Ok(Some(_)) | Err(_) => None,
-        Ok(None) => {
-            let _ = handle.kill();
-            None
-        }
-    }
+    crate::runner::stdout_within(
+        &host.sh(args),
+        HELPER.as_bytes(),
+        EMERGENCY_LIMIT - Duration::from_secs(5),
+    )
 }
 
 /// Marks `run.json` (and the scenario `running`, if any) interrupted, with an invalid verdict.

@@ -53,14 +53,7 @@ impl Host {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let cmd = self.sh(args);
-        cmd.to_duct()
-            .stdin_bytes(script.as_bytes().to_vec())
-            .stdout_capture()
-            .stderr_capture()
-            .unchecked()
-            .run()
-            .map_err(|source| cmd_error(&cmd, source))
+        crate::runner::output_with_stdin(&self.sh(args), script.as_bytes())
     }
 
     /// The CPUs the host has online (`/sys/devices/system/cpu/online`, under `RTBUILD_SYSROOT`
@@ -84,17 +77,6 @@ impl Host {
     /// ssh exits 255 when it could not connect or the connection dropped.
     pub fn connection_lost(&self, status: &std::process::ExitStatus) -> bool {
         matches!(self, Host::Ssh(_)) && status.code() == Some(255)
-    }
-}
-
-fn cmd_error(cmd: &Cmd, source: std::io::Error) -> RunError {
-    if source.kind() == std::io::ErrorKind::NotFound {
-        RunError::NotFound {
-            program: cmd.program().to_string_lossy().into_owned(),
-            hint: "install it or put it on PATH".into(),
-        }
-    } else {
-        RunError::Spawn { cmd: cmd.to_string(), source }
     }
 }
 

@@ -12,12 +12,10 @@ pub use host::{Host, HostError};
 pub use layer::{RECIPE_NAME, SCRIPT_NAME, add_to_tree, layer_files};
 pub use run::{Action, Outcome, run_script};
 
-use minijinja::{Environment, UndefinedBehavior, context};
+use minijinja::context;
 
 use crate::base::CpuSet;
 use crate::plan::Plan;
-
-const TEMPLATE: &str = include_str!("../../templates/rtbuild-tune.sh.j2");
 
 /// The CPU layout tuning needs, checked: RT and housekeeping CPUs are disjoint, non-empty and
 /// within `cpus`, and CPU 0 does housekeeping.
@@ -163,8 +161,6 @@ pub fn render_for_plan(plan: &Plan) -> String {
 pub fn render_script(machine: &str, layout: &CpuLayout, options: &TuneOptions) -> String {
     let name_ok = !machine.is_empty()
         && machine.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
     let ctx = context! {
         machine => if name_ok { machine } else { "a custom target" },
         cpus => layout.cpus.len(),
@@ -175,9 +171,8 @@ pub fn render_script(machine: &str, layout: &CpuLayout, options: &TuneOptions) -
         cpuidle_off => u8::from(options.cpuidle_off),
         printk => options.printk.map(|p| p.min(7).to_string()).unwrap_or_default(),
     };
-    match env.render_str(TEMPLATE, ctx) {
-        Ok(text) if text.ends_with('\n') => text,
-        Ok(text) => text + "\n",
+    match crate::templates::render("rtbuild-tune.sh", &ctx) {
+        Ok(text) => text,
         // The template is part of rtbuild and every variable is set above.
         Err(err) => panic!("bug in rtbuild: the tune template does not render: {err}"),
     }

@@ -1,0 +1,56 @@
+//! The one minijinja environment, over every template in `templates/` (compiled into the
+//! binary): the kas file and the layer (`render`), and the tuning script (`tune`).
+//!
+//! Values are typed and validated before they reach a template, so nothing is escaped here
+//! (YAML scalars go through `tojson` in the templates); an undefined variable is an error.
+
+use std::sync::LazyLock;
+
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use serde::Serialize;
+
+const TEMPLATES: &[(&str, &str)] = &[
+    ("kas.yml", include_str!("../templates/kas.yml.j2")),
+    ("local.conf", include_str!("../templates/local.conf.j2")),
+    ("layer.conf", include_str!("../templates/layer.conf.j2")),
+    ("bbappend", include_str!("../templates/bbappend.j2")),
+    ("rt-fragment.cfg", include_str!("../templates/rt-fragment.cfg.j2")),
+    ("rtbuild-tune.sh", include_str!("../templates/rtbuild-tune.sh.j2")),
+];
+
+static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
+    let mut env = Environment::new();
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    for (name, source) in TEMPLATES {
+        env.add_template(name, source)
+            .unwrap_or_else(|e| panic!("bug in rtbuild: template {name}: {e}"));
+    }
+    env
+});
+
+/// Renders the template `name` with `ctx`; the result always ends in exactly one newline.
+pub(crate) fn render(name: &str, ctx: &impl Serialize) -> Result<String, minijinja::Error> {
+    let template = ENVIRONMENT.get_template(name)?;
+    let mut text = template.render(minijinja::Value::from(minijinja::value::Serde(ctx)))?;
+    let trimmed = text.trim_end_matches('\n').len();
+    text.truncate(trimmed);
+    text.push('\n');
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_template_compiles() {
+        for (name, _) in super::TEMPLATES {
+            assert!(super::ENVIRONMENT.get_template(name).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_template_or_an_undefined_variable_is_an_error() {
+        assert!(super::render("nope", &()).is_err());
+        assert!(super::render("rt-fragment.cfg", &()).is_err());
+    }
+}
