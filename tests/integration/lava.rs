@@ -538,6 +538,26 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
     drop(made);
 }
 
+/// Live processes whose working folder is inside `root` (the job's steps `cd` there, so every
+/// test and load they start does): other test runs on this machine do not count.
+fn processes_in(root: &Path) -> Vec<String> {
+    let root = root.canonicalize().unwrap();
+    let mut left = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cwd) = fs::read_link(entry.path().join("cwd")) else { continue };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else { continue };
+        let zombie = stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z'));
+        if cwd.starts_with(&root) && !zombie {
+            left.push(format!(
+                "{} ({})",
+                stat.split_whitespace().nth(1).unwrap_or("?"),
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    left
+}
+
 /// The LAVA case line `NAME …` recorded by the FAKE `lava-test-case`.
 fn case<'a>(cases: &'a str, name: &str) -> &'a str {
     cases
@@ -568,7 +588,7 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
         panic!("LAVA rejects the job: {why}\n{job_text}");
     }
     let console = run_job_steps(&root);
-    assert_eq!(crate::rt_suite::suite_processes(), Vec::<String>::new(), "left running");
+    assert_eq!(processes_in(&root), Vec::<String>::new(), "left running");
     // hackbench, the load, pinned to the housekeeping CPUs with the user's -p, as `rtbuild
     // test` runs it.
     assert!(job_text.contains(&format!("taskset -c {housekeeping} timeout ")), "{job_text}");
