@@ -32,6 +32,14 @@ impl Run<'_> {
             custom_load: custom,
         };
         let mut commands = scenario.commands(&req.layout, &spec, &json_remote);
+        if let Some(trace) = req.trace {
+            // Break at the first sample above the limit, writing a mark into the trace.
+            commands.cyclictest.extend([
+                "-b".to_string(),
+                trace.above_us.to_string(),
+                "--tracemark".to_string(),
+            ]);
+        }
         let suite = super::program::suite(req, expected_s);
         let sequence = Sequence::of(&req.tests);
         let has_ct = sequence.cyclictest;
@@ -150,6 +158,7 @@ impl Run<'_> {
                     )
                 },
             );
+            self.trace_arm();
             let (ct_ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
             ending = ct_ending;
             (status, probes)
@@ -237,7 +246,9 @@ impl Run<'_> {
             }
         }
 
-        if has_ct && probes.is_empty() && ending == Ending::Completed {
+        // A breach of --trace-above-us may stop cyclictest before the first look at it.
+        let broke = stopped_at_breach_of(&req.out, &name, req.trace.is_some());
+        if has_ct && probes.is_empty() && ending == Ending::Completed && !broke {
             reasons.push("cyclictest ended before it could be observed".into());
         }
         let pinned = !unpinned;
@@ -251,6 +262,20 @@ impl Run<'_> {
         }
         if has_ct {
             reasons.extend(self.judge(index, &name, status, ending));
+            if self.trace_keep(index, &name)
+                && let Some(trace) = req.trace
+            {
+                let s = &self.record.scenarios[index];
+                let latency = s.trace.as_ref().and_then(|t| t.latency_us).unwrap_or(0.0);
+                if latency <= req.threshold.us as f64 {
+                    reasons.push(format!(
+                        "cyclictest stopped at its first sample above --trace-above-us {} ({latency} µs, within the {} µs limit), so it did not measure the whole run; trace kept in {}; pass --trace-above-us at or above the limit for a full verdict",
+                        trace.above_us,
+                        req.threshold.us,
+                        s.trace.as_ref().map_or("", |t| t.file.as_str())
+                    ));
+                }
+            }
         }
         let s = &mut self.record.scenarios[index];
         s.probe_count = probes.len();
@@ -280,6 +305,7 @@ impl Run<'_> {
         let read = |suffix: &str| {
             std::fs::read_to_string(req.out.join(format!("raw/{name}.{suffix}"))).ok()
         };
+        let stopped_at_breach = stopped_at_breach_of(&req.out, name, self.record.tracing.is_some());
         let judged = judge::judge(&judge::Inputs {
             json: read("json").as_deref(),
             stderr: &read("stderr.txt").unwrap_or_default(),
@@ -289,6 +315,7 @@ impl Run<'_> {
             status,
             ending,
             host: &req.host.to_string(),
+            stopped_at_breach,
         });
         let s = &mut self.record.scenarios[index];
         s.max_us = judged.threads.iter().map(|t| t.max_us).max();
@@ -327,6 +354,13 @@ impl Run<'_> {
             self.ui.warn(format!("{}: {reason}", s.name));
         }
     }
+}
+
+/// Whether cyclictest stopped at its `-b` breach (its stdout says `# Break thread:`).
+fn stopped_at_breach_of(out: &std::path::Path, name: &str, tracing: bool) -> bool {
+    tracing
+        && std::fs::read_to_string(out.join(format!("raw/{name}.hist.txt")))
+            .is_ok_and(|t| super::trace::breach(&t).is_some())
 }
 
 /// How busy the load kept the housekeeping CPUs, in percent of their capacity: the CPU time of
