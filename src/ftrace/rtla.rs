@@ -4,6 +4,17 @@
 //! `## CPU 23 hit stop tracing, analyzing it ##` line, then `Name:   value us (share %)`
 //! lines (a blocking thread's stack trace lines start with `->`), `Thread latency:` last.
 
+/// The CPU and thread latency (µs) of the breach rtla analysed, if it hit its threshold.
+pub(crate) fn breach(text: &str) -> Option<(u32, f64)> {
+    let cpu = text.lines().find_map(|l| {
+        l.trim().strip_prefix("## CPU ")?.split_whitespace().next()?.parse::<u32>().ok()
+    })?;
+    let latency = text.lines().find_map(|l| {
+        l.trim().strip_prefix("Thread latency:")?.split_whitespace().next()?.parse::<f64>().ok()
+    })?;
+    Some((cpu, latency))
+}
+
 /// The auto-analysis in one line: every `name: value` of the analysed CPU, the blocking
 /// thread and the idle-exit note, without the stack trace.
 pub(crate) fn explanation(text: &str) -> String {
@@ -32,7 +43,7 @@ pub(crate) fn explanation(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::explanation;
+    use super::{breach, explanation};
 
     /// The line formats of the kernel documentation's example, with other figures.
     const OUTPUT: &str = "  rtla timerlat hit stop tracing
@@ -53,6 +64,8 @@ mod tests {
 
     #[test]
     fn the_analysed_cpu_latency_and_contributors() {
+        assert_eq!(breach(OUTPUT), Some((1, 120.0)));
+        assert_eq!(breach("  1 #100 | 0 0 1 5 | 3 2 4 9\n"), None);
         assert_eq!(
             explanation(OUTPUT),
             "rtla timerlat auto-analysis: CPU 1 hit stop tracing, analyzing it: IRQ handler delay: 80.10 us (66.75 %); IRQ latency: 81.00 us; Timerlat IRQ duration: 10.20 us (8.50 %); Blocking thread: 20.50 us (17.08 %); stress-ng:4242 20.50 us; Thread latency: 120.00 us (100%)"

@@ -373,9 +373,13 @@ case $cmd in
         shift 4
         state_ok "$state" || exit 3
         t=
-        for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+        for d in ${RTBUILD_TRACEFS:-/sys/kernel/tracing /sys/kernel/debug/tracing}; do
             if [ -e "$d/trace_marker" ]; then t=$d; break; fi
         done
+        if [ -z "$t" ] && [ -n "${RTBUILD_TRACEFS:-}" ]; then
+            echo "unavailable no tracefs at $RTBUILD_TRACEFS (RTBUILD_TRACEFS); unset it or point it at tracefs"
+            exit 0
+        fi
         if [ -z "$t" ]; then
             if [ "$(id -u)" != 0 ]; then
                 echo "unavailable tracing needs root: user id $(id -u) cannot reach tracefs (/sys/kernel/tracing, /sys/kernel/debug/tracing) or mount it; log in as root"
@@ -411,6 +415,11 @@ case $cmd in
                 echo "unavailable rtla is not installed; install rtla (Debian/Ubuntu package rtla, or linux-tools) or use --analyzer ftrace"
                 exit 0
             fi
+        fi
+        if [ "$analyzer" = rtla ]; then
+            # rtla sets up (and restores) its own tracing instance; rtbuild changes nothing.
+            echo "tracefs $t"
+            exit 0
         fi
         {
             echo "$t"

@@ -32,7 +32,7 @@ impl Run<'_> {
             custom_load: custom,
         };
         let mut commands = scenario.commands(&req.layout, &spec, &json_remote);
-        if let Some(trace) = req.trace {
+        if let Some(trace) = req.trace.filter(|t| t.analyzer == super::Analyzer::Ftrace) {
             // Break at the first sample above the limit, writing a mark into the trace.
             commands.cyclictest.extend([
                 "-b".to_string(),
@@ -48,7 +48,11 @@ impl Run<'_> {
         }
         let ct_argv = commands.cyclictest.clone();
         // The load must outlast every test of the scenario, not only cyclictest.
-        let total_s = suite.total_seconds(expected_s);
+        let mut total_s = suite.total_seconds(expected_s);
+        if has_ct && self.analyzer() == Some(super::Analyzer::Rtla) {
+            // rtla timerlat runs after cyclictest under the same load.
+            total_s += expected_s;
+        }
         let loads = suite.loads(scenario, req.load_percent, custom, total_s);
         commands.load = loads.iter().map(load_argv).collect();
         let unpinned = scenario.unpinned_load(custom);
@@ -161,6 +165,9 @@ impl Run<'_> {
             self.trace_arm();
             let (ct_ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
             ending = ct_ending;
+            if ending == Ending::Completed {
+                ending = self.run_rtla(index, &name, expected_s);
+            }
             (status, probes)
         } else {
             (None, Vec::new())
@@ -247,7 +254,8 @@ impl Run<'_> {
         }
 
         // A breach of --trace-above-us may stop cyclictest before the first look at it.
-        let broke = stopped_at_breach_of(&req.out, &name, req.trace.is_some());
+        let broke =
+            stopped_at_breach_of(&req.out, &name, self.analyzer() == Some(super::Analyzer::Ftrace));
         if has_ct && probes.is_empty() && ending == Ending::Completed && !broke {
             reasons.push("cyclictest ended before it could be observed".into());
         }
@@ -305,7 +313,8 @@ impl Run<'_> {
         let read = |suffix: &str| {
             std::fs::read_to_string(req.out.join(format!("raw/{name}.{suffix}"))).ok()
         };
-        let stopped_at_breach = stopped_at_breach_of(&req.out, name, self.record.tracing.is_some());
+        let stopped_at_breach =
+            stopped_at_breach_of(&req.out, name, self.analyzer() == Some(super::Analyzer::Ftrace));
         let judged = judge::judge(&judge::Inputs {
             json: read("json").as_deref(),
             stderr: &read("stderr.txt").unwrap_or_default(),

@@ -6,6 +6,7 @@
 //! target first and put back at the end, also on Ctrl-C (the helper's `abort` and `cleanup`
 //! restore too).
 
+use super::judge::Ending;
 use super::session::Run;
 use crate::formats::run_json::{TraceRecord, Tracing};
 use crate::plan::CpuSet;
@@ -105,7 +106,7 @@ pub(super) fn setup(
     };
     let events: Vec<String> =
         text.lines().filter_map(|l| l.strip_prefix("event ")).map(str::to_string).collect();
-    if !events.iter().any(|e| e == "sched:sched_switch") {
+    if request.analyzer == Analyzer::Ftrace && !events.iter().any(|e| e == "sched:sched_switch") {
         return Err(TraceError::Unavailable {
             host: host.to_string(),
             why: "the kernel has no sched:sched_switch event, so a trace cannot show what ran; build it with CONFIG_FTRACE and CONFIG_EVENT_TRACING".into(),
@@ -122,6 +123,16 @@ pub(super) fn setup(
     })
 }
 
+/// `rtla timerlat top` with its auto-analysis at `above_us` (`-a`: stop at the first thread
+/// latency above it, save the trace), on `cpus`, for `seconds`, printing only its summary.
+pub(super) fn rtla_argv(above_us: u64, cpus: &CpuSet, seconds: u64) -> Vec<String> {
+    ["rtla", "timerlat", "top", "-a", &above_us.to_string(), "-c", &cpus.to_string()]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["-d".to_string(), format!("{seconds}s"), "-q".to_string()])
+        .collect()
+}
+
 /// cyclictest's `# Break thread: TID` and `# Break value: US` (its stdout at the end).
 pub(super) fn breach(stdout: &str) -> Option<(u32, f64)> {
     let value = |key: &str| {
@@ -133,9 +144,16 @@ pub(super) fn breach(stdout: &str) -> Option<(u32, f64)> {
 }
 
 impl Run<'_> {
+    /// The analyzer of this run, when `--trace-above-us` was given.
+    pub(super) fn analyzer(&self) -> Option<Analyzer> {
+        self.req.trace.map(|t| t.analyzer)
+    }
+
     /// Empties the buffer and starts recording, before a scenario's cyclictest.
     pub(super) fn trace_arm(&self) {
-        if self.record.tracing.is_some() && self.helper(&["trace-arm", &self.state]).is_none() {
+        if self.analyzer() == Some(Analyzer::Ftrace)
+            && self.helper(&["trace-arm", &self.state]).is_none()
+        {
             self.ui.warn("could not restart the trace on the target; the next breach may show an older window");
         }
     }
@@ -143,7 +161,7 @@ impl Run<'_> {
     /// After cyclictest: when it stopped at a breach, keeps the trace window and explains it.
     /// Returns whether cyclictest stopped at a breach.
     pub(super) fn trace_keep(&mut self, index: usize, name: &str) -> bool {
-        if self.record.tracing.is_none() {
+        if self.analyzer() != Some(Analyzer::Ftrace) {
             return false;
         }
         let stdout = std::fs::read_to_string(self.req.out.join(format!("raw/{name}.hist.txt")))
@@ -183,8 +201,108 @@ impl Run<'_> {
         true
     }
 
+    /// `--analyzer rtla`: after cyclictest, under the same load, `rtla timerlat top -a US` on
+    /// the measured CPUs for the same run time (it stops at its first breach). Its output is
+    /// kept in `raw/`; on a breach also as `trace-<scenario>.txt`, with rtla's own trace as
+    /// `trace-<scenario>.timerlat.txt`. Returns how the run ended.
+    pub(super) fn run_rtla(&mut self, index: usize, name: &str, seconds: u64) -> Ending {
+        let Some(trace) = self.req.trace.filter(|t| t.analyzer == Analyzer::Rtla) else {
+            return Ending::Completed;
+        };
+        let argv = rtla_argv(trace.above_us, &self.req.measure_cpus, seconds);
+        self.record.scenarios[index].commands.push(crate::quote::sh_join(&argv));
+        // rtla writes timerlat_trace.txt into its working folder: the state folder.
+        let mut args: Vec<String> = ["run-program", &self.state, "rtla", "sh", "-c"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(["cd \"$1\" && shift && exec \"$@\"".into(), "sh".into(), self.state.clone()]);
+        args.extend(argv);
+        let raw = format!("raw/{name}.rtla.txt");
+        let stdout = self.req.out.join(&raw);
+        let stderr = self.req.out.join(format!("raw/{name}.rtla.stderr.txt"));
+        self.ui.status(
+            "Analyzing",
+            format!(
+                "{name}: rtla timerlat -a {} for {} on CPUs {}",
+                trace.above_us,
+                super::measure::human(seconds),
+                self.req.measure_cpus
+            ),
+        );
+        let handle = match self.start_helper(&args, &stdout, &stderr) {
+            Ok(h) => h,
+            Err(warning) => {
+                self.ui.warn(warning);
+                return Ending::Completed;
+            }
+        };
+        let mut ending = Ending::Completed;
+        loop {
+            if handle.finished().is_some() {
+                break;
+            }
+            if self.stop.raised() {
+                self.ui
+                    .warn(format!("interrupted: stopping rtla and the load on {}", self.req.host));
+                ending = Ending::Interrupted;
+                let _ = self.helper(&["stop", &self.state]);
+                if !handle.wait_for(std::time::Duration::from_secs(10)) {
+                    handle.kill();
+                }
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let status = handle.finished();
+        if ending == Ending::Completed && status.is_some_and(|s| self.req.host.connection_lost(&s))
+        {
+            ending = Ending::ConnectionLost;
+        }
+        let text = std::fs::read_to_string(&stdout).unwrap_or_default();
+        self.record.scenarios[index].raw_files.push(raw);
+        match crate::ftrace::rtla::breach(&text) {
+            Some((cpu, latency_us)) => {
+                let file = format!("trace-{name}.txt");
+                let _ = std::fs::write(self.req.out.join(&file), &text);
+                if let Some(trace) = self.helper(&["fetch", &self.state, "timerlat_trace.txt"]) {
+                    let _ = std::fs::write(
+                        self.req.out.join(format!("trace-{name}.timerlat.txt")),
+                        trace,
+                    );
+                }
+                let explanation = crate::ftrace::rtla::explanation(&text);
+                self.ui.status("Spike", format!("{name}: {explanation}"));
+                self.record.scenarios[index].trace = Some(TraceRecord {
+                    file,
+                    cpu: Some(cpu),
+                    latency_us: Some(latency_us),
+                    tid: None,
+                    explanation: Some(explanation),
+                });
+            }
+            None if status.is_some_and(|s| !s.success()) && ending == Ending::Completed => {
+                let err = std::fs::read_to_string(&stderr).unwrap_or_default();
+                self.ui.warn(format!(
+                    "{name}: rtla timerlat failed: {}",
+                    crate::runner::last_lines(err.trim(), 2).replace('\n', " / ")
+                ));
+            }
+            None => {}
+        }
+        self.save();
+        ending
+    }
+
     /// Puts the target's tracing settings back (the helper reads each back).
     pub(super) fn trace_restore(&mut self) {
+        if self.analyzer() == Some(Analyzer::Rtla) {
+            // rtla restores its own instance; rtbuild changed nothing.
+            if let Some(tracing) = self.record.tracing.as_mut() {
+                tracing.restored = true;
+            }
+            return;
+        }
         let Some(tracing) = self.record.tracing.as_mut() else { return };
         let Ok(out) = self.req.host.run_script(super::HELPER, ["trace-restore", &self.state])
         else {

@@ -319,3 +319,100 @@ fn tracing_that_cannot_be_mounted_is_refused_with_exit_2() {
     );
     assert!(!tmp.path().join("res").exists());
 }
+
+/// What the recording fake prints: the line formats of rtla timerlat top's auto-analysis
+/// (kernel `Documentation/tools/rtla/rtla-timerlat-top.rst`), with figures of its own.
+const FAKE_RTLA_OUTPUT: &str = "                                     Timer Latency
+  0 00:00:02   |          IRQ Timer Latency (us)        |         Thread Timer Latency (us)
+CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max
+  1 #1999      |        2         0         1        81 |      120         3         9       120
+rtla timerlat hit stop tracing
+## CPU 1 hit stop tracing, analyzing it ##
+  IRQ handler delay:                                        80.10 us (66.75 %)
+  IRQ latency:                                              81.00 us
+  Timerlat IRQ duration:                                    10.20 us (8.50 %)
+  Blocking thread:                                          20.50 us (17.08 %)
+                         stress-ng:4242                     20.50 us
+    Blocking thread stacktrace
+                -> timerlat_irq
+                -> hrtimer_interrupt
+------------------------------------------------------------------------
+    Thread latency:                                        120.00 us (100%)
+
+  Saving trace to timerlat_trace.txt
+";
+
+#[test]
+fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
+    // This kernel has no timerlat tracer, so a FAKE rtla (recording its argv and working
+    // folder) and a fake tracefs folder whose available_tracers lists timerlat
+    // (RTBUILD_TRACEFS) stand in; cyclictest and the rest of the run are real.
+    let _one_at_a_time = measuring();
+    let before = tracing_settings();
+    let tmp = tempfile::tempdir().unwrap();
+    let fake_tracefs = tmp.path().join("tracefs");
+    fs::create_dir(&fake_tracefs).unwrap();
+    for (file, text) in [
+        ("trace_marker", ""),
+        ("tracing_on", "1\n"),
+        ("current_tracer", "nop\n"),
+        ("available_tracers", "timerlat osnoise function nop\n"),
+    ] {
+        fs::write(fake_tracefs.join(file), text).unwrap();
+    }
+    let bin = tmp.path().join("bin");
+    fs::create_dir(&bin).unwrap();
+    let record = tmp.path().join("rtla-calls.txt");
+    let script = format!(
+        "#!/bin/sh\n{{ echo \"cwd $PWD\"; echo \"argv $*\"; }} >> \"$FAKE_RTLA_RECORD\"\necho 'trace of the fake' > timerlat_trace.txt\ncat <<'OUT'\n{FAKE_RTLA_OUTPUT}OUT\n"
+    );
+    fs::write(bin.join("rtla"), script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(bin.join("rtla"), fs::Permissions::from_mode(0o755)).unwrap();
+    let run = Test::new()
+        .path_prepend(&bin)
+        .env("RTBUILD_TRACEFS", &fake_tracefs)
+        .env("FAKE_RTLA_RECORD", &record)
+        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "2s"])
+        .args(["--histogram-us", "200000", "--trace-above-us", "50", "--analyzer", "rtla"])
+        .args(["--out", "res"])
+        .run();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let calls = fs::read_to_string(&record).unwrap();
+    let lines: Vec<&str> = calls.lines().collect();
+    assert_eq!(lines.len(), 2, "{calls}");
+    assert!(lines[0].starts_with("cwd /tmp/rtbuild-test."), "{calls}");
+    assert_eq!(lines[1], "argv timerlat top -a 50 -c 1 -d 2s -q");
+
+    let dir = run.path().join("res");
+    let json = run_json(&dir);
+    assert_eq!(json["settings"]["analyzer"], "rtla");
+    assert_eq!(json["tracing"]["tracefs"], fake_tracefs.display().to_string());
+    let s = &json["scenarios"][0];
+    let argv = s["argv"]["cyclictest"].to_string();
+    assert!(!argv.contains("\"-b\"") && !argv.contains("tracemark"), "{argv}");
+    assert!(s["commands"].to_string().contains("rtla timerlat top -a 50 -c 1 -d 2s -q"), "{s}");
+    assert_eq!(s["trace"]["file"], "trace-idle.txt");
+    assert_eq!(s["trace"]["cpu"], 1);
+    assert_eq!(s["trace"]["latency_us"], 120.0);
+    assert_eq!(fs::read_to_string(dir.join("trace-idle.txt")).unwrap(), FAKE_RTLA_OUTPUT);
+    assert_eq!(
+        fs::read_to_string(dir.join("trace-idle.timerlat.txt")).unwrap(),
+        "trace of the fake\n"
+    );
+
+    let report = Test::new().args(["report"]).arg_path(&dir).args(["--json"]).run();
+    let report_json = report.json();
+    let spike = &report_json["spikes"][0];
+    assert_eq!(spike["analyzer"], "rtla");
+    assert_eq!(spike["cpu"], 1);
+    assert_eq!(spike["latency_us"], 120.0);
+    assert!(
+        spike["explanation"]
+            .as_str()
+            .unwrap()
+            .starts_with("rtla timerlat auto-analysis: CPU 1 hit stop tracing, analyzing it: IRQ handler delay: 80.10 us (66.75 %);"),
+        "{spike}"
+    );
+    assert_eq!(tracing_settings(), before, "rtla mode changes no tracing setting itself");
+}
