@@ -72,7 +72,7 @@ pub(crate) fn analyze(trace: &Trace) -> Option<Spike> {
     let list_from = gap_start.saturating_sub(LEAD_NS);
     let mut events: Vec<Activity> = activities
         .iter()
-        .filter(|a| a.ts_ns + a.duration_ns.unwrap_or(0) >= list_from)
+        .filter(|a| a.ts_ns.saturating_add(a.duration_ns.unwrap_or(0)) >= list_from)
         .cloned()
         .collect();
     // Oldest first; of two that start together, the enclosing (longer) one first.
@@ -176,7 +176,7 @@ fn activities(events: &[&Event], tid: u32, end_ns: u64) -> Vec<Activity> {
                 ts_ns: start,
                 kind,
                 name: label,
-                duration_ns: Some(e.ts_ns - start),
+                duration_ns: Some(e.ts_ns.saturating_sub(start)),
             });
         }
     }
@@ -268,7 +268,7 @@ fn work_struct(e: &Event) -> String {
 
 fn overlap(a: &Activity, from: u64, to: u64) -> u64 {
     let start = a.ts_ns.max(from);
-    let end = (a.ts_ns + a.duration_ns.unwrap_or(0)).min(to);
+    let end = (a.ts_ns.saturating_add(a.duration_ns.unwrap_or(0))).min(to);
     end.saturating_sub(start)
 }
 
@@ -299,7 +299,7 @@ fn explain(
         contributors.iter().filter(|(a, _)| a.kind != "task").cloned().collect();
     for (a, o) in contributors.iter_mut().filter(|(a, _)| a.kind == "task") {
         let from = a.ts_ns.max(gap_start);
-        let to = (a.ts_ns + a.duration_ns.unwrap_or(0)).min(gap_end);
+        let to = (a.ts_ns.saturating_add(a.duration_ns.unwrap_or(0))).min(gap_end);
         let nested: u64 = kernel.iter().map(|(k, _)| overlap(k, from, to)).sum();
         *o = o.saturating_sub(nested);
     }

@@ -61,8 +61,8 @@ const EVENTS: &[&str] = &[
 ];
 
 /// Per-CPU ring buffer, KiB: at 1 kHz a traced CPU logs about 10 events (0.5 KiB) per
-/// millisecond, so this holds seconds before the breach.
-const BUFFER_KB: u32 = 4096;
+/// millisecond, so this holds seconds before the breach, far more than the window kept.
+const BUFFER_KB: u32 = 2048;
 
 /// How much of the trace before the breach is kept, ns.
 const WINDOW_NS: u64 = 50_000_000;
