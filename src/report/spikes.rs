@@ -81,3 +81,74 @@ fn spike(dir: &Path, scenario: &str, trace: &TraceRecord, analyzer: &str) -> Spi
     }
     spike
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::run_json::{RunRecord, ScenarioRecord};
+
+    fn folder(dir: &Path, traces: &[(&str, &str)]) -> Input {
+        let run = RunRecord {
+            scenarios: traces
+                .iter()
+                .map(|(name, file)| ScenarioRecord {
+                    name: name.to_string(),
+                    trace: Some(TraceRecord {
+                        file: file.to_string(),
+                        cpu: Some(3),
+                        latency_us: None,
+                        tid: None,
+                        explanation: None,
+                    }),
+                    ..ScenarioRecord::default()
+                })
+                .collect(),
+            ..RunRecord::default()
+        };
+        Input {
+            path: dir.to_path_buf(),
+            kind: "result-folder",
+            run_json: Some(run),
+            scenarios: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn each_breach_is_explained_from_its_kept_trace_and_bad_paths_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/ftrace-6.18-x86-breach-61us-softirq-rcu.txt");
+        std::fs::copy(golden, dir.path().join("trace-idle.txt")).unwrap();
+        std::fs::write(dir.path().join("trace-none.txt"), "# tracer: nop\n").unwrap();
+        let input = folder(
+            dir.path(),
+            &[
+                ("idle", "trace-idle.txt"),
+                ("stress", "../trace-stress.txt"),
+                ("full", "trace-full.txt"),
+                ("custom", "trace-none.txt"),
+            ],
+        );
+        let spikes = collect(&input);
+        assert_eq!(spikes.len(), 4);
+        // The trace's mark says CPU 1 and 61 µs; run.json's latency was missing.
+        assert_eq!((spikes[0].cpu, spikes[0].latency_us), (Some(1), Some(61.0)));
+        assert!(spikes[0].explanation.contains("softirq RCU 41 µs"));
+        let rcu = spikes[0].events.iter().find(|e| e.kind == "softirq").unwrap();
+        assert_eq!((rcu.name.as_str(), rcu.duration_us, rcu.ts), ("RCU", Some(44.0), 10508.399132));
+        assert_eq!(
+            spikes[1].explanation,
+            "run.json names trace file `../trace-stress.txt` outside the result folder; not read"
+        );
+        assert!(
+            spikes[2].explanation.starts_with("the kept trace trace-full.txt cannot be read: ")
+        );
+        assert_eq!(
+            spikes[3].explanation,
+            "trace-none.txt holds no breach mark from cyclictest (--tracemark), so the spike cannot be explained"
+        );
+        assert_eq!(spikes[3].cpu, Some(3), "run.json's CPU stays when the trace has no mark");
+        let raw = Input { kind: "file", ..folder(dir.path(), &[("idle", "trace-idle.txt")]) };
+        assert!(collect(&raw).is_empty());
+    }
+}
