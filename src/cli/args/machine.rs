@@ -65,6 +65,13 @@ mod tests {
     }
 
     #[test]
+    fn flattened_argument_groups_make_a_consistent_command_line() {
+        // Duplicate ids, a `mut_arg` on a flag that is not there, conflicting shorts: clap's
+        // own checks, over every subcommand.
+        Cli::command().debug_assert();
+    }
+
+    #[test]
     fn one_machine_flag_keeps_each_commands_own_help() {
         let build =
             "Board to build for (see `rtbuild machines`); aliases such as qcs6490-rb3gen2 work";
