@@ -475,6 +475,8 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
         .args(["--scenario", "idle,stress", "--duration", "2s", "--histogram-us", "200000"])
         .args(["--threshold-us", "1000000", "--out", "job.yaml"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let console = run_job_steps(&root);
     let mut log = console_log(&console, "<<<RTBUILD-RAW-BEGIN");
@@ -486,7 +488,8 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
             .cwd(&root)
             .args(["report", "--json", "--threshold-us", "1000000"])
             .args(inputs.iter().copied())
-            .run();
+            .run()
+            .ignore_stderr();
         assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
         run.json()
     };
@@ -562,6 +565,8 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
         .args(["--tests", list, "--test-args", "oslat=-D 2", "--test-args", "hackbench=-p"])
         .args(["--out", "job.yaml"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let job_text = fs::read_to_string(root.join("job.yaml")).unwrap();
     if let Err(why) = lava_schema(&job_text) {
@@ -649,8 +654,12 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
         assert!(ct.ends_with(&format!(" --measurement {ct_max} --units us")), "{ct}");
     }
     // JUnit: a case per test and scenario, as for a local run.
-    let junit_run =
-        Test::new().cwd(&root).args(["report", "--junit", "junit.xml", "lava.yaml"]).run();
+    let junit_run = Test::new()
+        .cwd(&root)
+        .args(["report", "--junit", "junit.xml", "lava.yaml"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
     assert!(junit_run.code() == 0 || junit_run.code() == 1, "{}", junit_run.stderr());
     let junit = fs::read_to_string(root.join("junit.xml")).unwrap();
     for name in ["idle", "hackbench"] {
