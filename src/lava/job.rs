@@ -598,9 +598,12 @@ fn program_parts(req: &JobRequest, suite: &Suite<'_>, name: &str, program: Progr
             jsons.push(json.clone());
         }
         // The plain output says what the JSON does not: rt-migrate-test's Passed!/Failed!,
-        // everything of hwlatdetect's.
+        // everything of hwlatdetect's, and why a program failed.
+        let text = raw_parts(&fields, "text", &format!("{stem}.out"));
         if invocation.json.is_none() || program == Program::RtMigrateTest {
-            run.extend(raw_parts(&fields, "text", &format!("{stem}.out")));
+            run.extend(text);
+        } else {
+            run.push(format!("if [ \"$rc\" -ne 0 ]; then {}; fi", text.join("; ")));
         }
         run.push(format!(
             "if [ \"$rc\" -ne 0 ] && [ -s {stem}.err ]; then {}; fi",

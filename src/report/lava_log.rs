@@ -203,12 +203,14 @@ fn test_input(
         let tolerated =
             matches!(program, Program::RtMigrateTest | Program::Hwlatdetect) && exit == Some(1);
         if let Some(code) = exit.filter(|c| *c != 0 && !tolerated) {
-            let stderr = blocks
+            // What it said last: on stderr, else on its standard output.
+            let said = ["stderr", "text"]
                 .iter()
-                .find(|b| b.format == "stderr")
+                .filter_map(|f| blocks.iter().find(|b| b.format == *f && !b.raw.trim().is_empty()))
                 .map(|b| crate::runner::last_lines(b.raw.trim(), 2).replace('\n', " / "))
-                .unwrap_or_default();
-            invalid.push(format!("{label} exited with code {code} on the board: {stderr}"));
+                .next()
+                .map_or_else(String::new, |s| format!(": {s}"));
+            invalid.push(format!("{label} exited with code {code} on the board{said}"));
         }
         let has_json = blocks.iter().any(|b| b.format == "json" && !b.raw.trim().is_empty());
         if program.writes_json() && !has_json {

@@ -72,7 +72,7 @@ const REFUSALS: &[Refusal] = &[
         want: &["unexpected argument '--bogus'; see `rtbuild test --help` for its flags"],
     },
     Refusal {
-        args: &["ci", "--format", "gitlab"],
+        args: &["ci", "--format", "gitlab", "--rtbuild-from", "crates"],
         files: &[],
         want: &["missing --machines <A,B,…>", "; pass it; see `rtbuild ci --help`"],
     },

@@ -541,6 +541,26 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
     drop(made);
 }
 
+/// Live processes whose working folder is inside `root` (the job's steps `cd` there, so every
+/// test and load they start does): other test runs on this machine do not count.
+fn processes_in(root: &Path) -> Vec<String> {
+    let root = root.canonicalize().unwrap();
+    let mut left = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cwd) = fs::read_link(entry.path().join("cwd")) else { continue };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else { continue };
+        let zombie = stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z'));
+        if cwd.starts_with(&root) && !zombie {
+            left.push(format!(
+                "{} ({})",
+                stat.split_whitespace().nth(1).unwrap_or("?"),
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    left
+}
+
 /// The LAVA case line `NAME …` recorded by the FAKE `lava-test-case`.
 fn case<'a>(cases: &'a str, name: &str) -> &'a str {
     cases
@@ -573,7 +593,7 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
         panic!("LAVA rejects the job: {why}\n{job_text}");
     }
     let console = run_job_steps(&root);
-    assert_eq!(crate::rt_suite::suite_processes(), Vec::<String>::new(), "left running");
+    assert_eq!(processes_in(&root), Vec::<String>::new(), "left running");
     // hackbench, the load, pinned to the housekeeping CPUs with the user's -p, as `rtbuild
     // test` runs it.
     assert!(job_text.contains(&format!("taskset -c {housekeeping} timeout ")), "{job_text}");
@@ -617,6 +637,7 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
             }
             // Ran where it was placed, exited well, wrote its results: judged, not invalid.
             assert!(verdict == "pass" || verdict == "fail", "{name}: {program}: {t}");
+            assert!(!t["reasons"].to_string().contains("invalid run"), "{name}: {program}: {t}");
             // The board's own verdict (the LAVA test case) is the report's.
             let board = if verdict == "pass" { "pass" } else { "fail" };
             assert!(
@@ -670,4 +691,33 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
             );
         }
     }
+}
+
+#[test]
+fn an_injection_attempt_in_test_args_stays_one_argument_on_the_board() {
+    let _one_at_a_time = crate::testrun::measuring();
+    let test = Test::new();
+    let root = test.path().to_path_buf();
+    host_board(&root.join("machines"));
+    let made = test
+        .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
+        .args(["--bundle-url", "https://h.example/b.tar.zst", "--distro", "nodistro"])
+        .args(["--scenario", "idle", "--duration", "1s", "--tests", "oslat"])
+        .args(["--test-args", "oslat=-w \"$(touch pwned)\" -m '`touch pwned2`'"])
+        .args(["--out", "job.yaml"])
+        .run()
+        .success();
+    let console = run_job_steps(&root);
+    assert!(!root.join("pwned").exists() && !root.join("pwned2").exists(), "{console}");
+    assert!(!root.join("tmp/rtbuild-lava/pwned").exists(), "{console}");
+    // oslat got the words as its arguments, refused them, and the log says so.
+    fs::write(root.join("lava.yaml"), console_log(&console, "<<<never")).unwrap();
+    let run = Test::new().cwd(&root).args(["report", "--json", "lava.yaml"]).run();
+    let oslat = &run.json()["inputs"][0]["scenarios"][0]["tests"][0];
+    let reasons = oslat["reasons"].to_string();
+    assert!(reasons.contains("invalid run: oslat exited with code 1 on the board: "), "{oslat}");
+    assert!(reasons.contains("wrote no JSON results"), "{oslat}");
+    let cases = fs::read_to_string(root.join("cases.txt")).unwrap();
+    assert_eq!(case(&cases, "oslat-idle"), "oslat-idle --result fail", "{cases}");
+    drop(made);
 }

@@ -136,6 +136,12 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
 /// A two-scenario result folder of real cyclictest 2.4 JSON outputs (two CPUs idle, one CPU
 /// under stress) on a machine with a published reference, with a long kernel command line.
 fn summary_folder(test: Test) -> Test {
+    summary_folder_traced(test, false)
+}
+
+/// [`summary_folder`], with (`traced`) a breach of `--trace-above-us` in scenario idle whose
+/// kept trace is a real one captured on this machine (tests/data/ftrace-6.18-x86-*).
+fn summary_folder_traced(test: Test, traced: bool) -> Test {
     let long_cmdline = format!(
         "BOOT_IMAGE=/vmlinuz root=/dev/sda1 isolcpus=7 nohz_full=7 rcu_nocbs=7 irqaffinity=0-6 {}",
         "quiet ".repeat(60)
@@ -147,6 +153,7 @@ fn summary_folder(test: Test) -> Test {
              "commands": [format!("cyclictest -m -p 99 -a 0-1 -t 2 -q --json=/tmp/rtbuild-test.Ab12Cd/idle.json {}", "--spike=500000 ".repeat(30))]},
             {"name": "stress", "files": ["raw/stress.json"]}
         ],
+        "tracing": {"analyzer": "ftrace", "above_us": 40},
         "fingerprint": {"cmdline": long_cmdline, "isolated": "", "preempt": vec!["CONFIG_PREEMPT_RT=y,CONFIG_PREEMPT_LAZY=n,CONFIG_PREEMPT_DYNAMIC=n"; 40]},
         "interrupts": {
             "idle": [{"irq": "LOC", "device": false, "cpu": 1, "count": 40, "description": "Local timer interrupts"},
@@ -154,6 +161,19 @@ fn summary_folder(test: Test) -> Test {
             "stress": [{"irq": "RES", "device": false, "cpu": 1, "count": 77, "description": "Rescheduling interrupts"}]
         }
     });
+    let mut run_json = run_json;
+    if traced {
+        run_json["scenarios"][0]["trace"] =
+            serde_json::json!({"file": "trace-idle.txt", "cpu": 1, "latency_us": 61});
+    }
+    let test = if traced {
+        test.file(
+            "results/trace-idle.txt",
+            std::fs::read(data("ftrace-6.18-x86-breach-61us-softirq-rcu.txt")).unwrap(),
+        )
+    } else {
+        test
+    };
     test.file("results/run.json", run_json.to_string())
         .file(
             "results/raw/idle.json",
@@ -217,7 +237,7 @@ fn summary_json_rows_keep_the_contract_fields() {
 /// files in commands. The page's width is read in real headless Chromium.
 #[test]
 fn html_summary_first_and_fits_1280_px_in_chromium() {
-    let run = summary_folder(Test::new())
+    let run = summary_folder_traced(Test::new(), true)
         .args(["report", "results", "--html", "report.html"])
         .run()
         .ignore_stdout()
@@ -239,6 +259,12 @@ fn html_summary_first_and_fits_1280_px_in_chromium() {
     assert!(html.contains("--json=results/raw/idle.json"), "commands name the kept file");
     assert!(!html.contains("/tmp/rtbuild-test."), "no deleted state paths");
     assert!(html.contains("<th class=\"l\">isolated</th><td class=\"w\">none</td>"));
+    // The spike sits in its scenario's section, before the next scenario, with its excerpt.
+    let spike =
+        html.find("<h3 class=\"spike\">Spike: 61 µs on CPU 1 (ftrace)</h3>").expect("spike");
+    assert!(html[spike..].find("softirq RCU 41 µs").is_some());
+    assert!(spike < html.find("stress</h2>").unwrap(), "the spike is under idle");
+    assert!(html[spike..].contains("hit latency threshold (61 &gt; 40)"), "trace excerpt");
 
     // Measure in Chromium: a copy of the page with a probe script writes the document's
     // scroll width into the DOM (the report itself stays script-free).

@@ -30,7 +30,7 @@ fn run_json(dir: &Path) -> Value {
 }
 
 /// Processes of the suite still alive (zombies do not count).
-pub(crate) fn suite_processes() -> Vec<String> {
+fn suite_processes() -> Vec<String> {
     let mut left = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().flatten() {
         let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else { continue };
