@@ -706,13 +706,16 @@ fn an_injection_attempt_in_test_args_stays_one_argument_on_the_board() {
         .args(["--test-args", "oslat=-w \"$(touch pwned)\" -m '`touch pwned2`'"])
         .args(["--out", "job.yaml"])
         .run()
-        .success();
+        .success()
+        .ignore_stdout()
+        .ignore_stderr();
     let console = run_job_steps(&root);
     assert!(!root.join("pwned").exists() && !root.join("pwned2").exists(), "{console}");
     assert!(!root.join("tmp/rtbuild-lava/pwned").exists(), "{console}");
     // oslat got the words as its arguments, refused them, and the log says so.
     fs::write(root.join("lava.yaml"), console_log(&console, "<<<never")).unwrap();
-    let run = Test::new().cwd(&root).args(["report", "--json", "lava.yaml"]).run();
+    // The invalid oslat run fails the verdict (exit 1).
+    let run = Test::new().cwd(&root).args(["report", "--json", "lava.yaml"]).run().code_is(1);
     let oslat = &run.json()["inputs"][0]["scenarios"][0]["tests"][0];
     let reasons = oslat["reasons"].to_string();
     assert!(reasons.contains("invalid run: oslat exited with code 1 on the board: "), "{oslat}");
