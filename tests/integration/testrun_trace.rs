@@ -71,7 +71,8 @@ fn check_traced(dir: &Path) -> Value {
     assert!(!reasons.contains("expected cycles"), "{reasons}");
     assert!(!reasons.contains("before it could be observed"), "{reasons}");
 
-    let report = Test::new().args(["report"]).arg_path(dir).args(["--json"]).run();
+    // The run stopped at its first breach, so it is invalid: the verdict fails (exit 1).
+    let report = Test::new().args(["report"]).arg_path(dir).args(["--json"]).run().code_is(1);
     let report_json = report.json();
     let spikes = report_json["spikes"].as_array().unwrap();
     assert_eq!(spikes.len(), 1, "{report_json}");
@@ -88,7 +89,15 @@ fn check_traced(dir: &Path) -> Value {
         }
     }
     let html = dir.join("report.html");
-    let _ = Test::new().args(["report"]).arg_path(dir).args(["--html"]).arg_path(&html).run();
+    Test::new()
+        .args(["report"])
+        .arg_path(dir)
+        .args(["--html"])
+        .arg_path(&html)
+        .run()
+        .code_is(1)
+        .ignore_stdout()
+        .ignore_stderr();
     let page = fs::read_to_string(&html).unwrap();
     assert!(page.contains("<h3 class=\"spike\">Spike: "), "no spike section");
     assert!(page.contains("hit latency threshold ("), "no trace excerpt");
@@ -102,7 +111,8 @@ fn a_local_breach_keeps_its_trace_explains_it_and_restores_tracing() {
     let run = Test::new()
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
         .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
-        .run();
+        .run()
+        .ignore_stdout();
     assert_eq!(run.code(), 1, "{}", run.stderr());
     assert!(run.stderr().contains("Restored the tracing settings in "), "{}", run.stderr());
     assert!(run.stderr().contains("Traced idle: "), "{}", run.stderr());
@@ -120,7 +130,9 @@ fn a_breach_over_ssh_keeps_its_trace_and_restores_the_remote_tracing() {
         .args([sshd.config()])
         .args(["--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
         .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
-        .run();
+        .run()
+        .ignore_stdout()
+        .stderr_contains("Traced idle: ");
     assert_eq!(run.code(), 1, "{}", run.stderr());
     let json = check_traced(&run.path().join("res"));
     assert_eq!(json["target"], sshd.url());
@@ -204,6 +216,7 @@ fn tracing_that_cannot_be_used_is_refused_with_exit_2_and_nothing_written() {
         .args(["--trace-above-us", "50", "--cyclictest-args", "--tracemark"])
         .run()
         .code_is(2)
+        .stderr_contains("--tracemark")
         .nothing_written("res");
     Test::new()
         .args(base)
@@ -376,7 +389,9 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "2s"])
         .args(["--histogram-us", "200000", "--trace-above-us", "50", "--analyzer", "rtla"])
         .args(["--out", "res"])
-        .run();
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let calls = fs::read_to_string(&record).unwrap();
     let lines: Vec<&str> = calls.lines().collect();
@@ -401,7 +416,8 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
         "trace of the fake\n"
     );
 
-    let report = Test::new().args(["report"]).arg_path(&dir).args(["--json"]).run();
+    // The fake's 120 µs breach is above the 100 µs limit: the verdict fails (exit 1).
+    let report = Test::new().args(["report"]).arg_path(&dir).args(["--json"]).run().code_is(1);
     let report_json = report.json();
     let spike = &report_json["spikes"][0];
     assert_eq!(spike["analyzer"], "rtla");
