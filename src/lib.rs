@@ -13,6 +13,7 @@ pub mod digest;
 mod doctor;
 mod exit;
 mod formats;
+mod ftrace;
 mod generate;
 mod image;
 mod kas_yaml;

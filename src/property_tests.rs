@@ -83,6 +83,13 @@ fn cyclictest_seeds() -> Vec<Vec<u8>> {
     seeds
 }
 
+fn ftrace_seeds() -> Vec<Vec<u8>> {
+    ["61us-softirq-rcu", "439us-late-timer", "158us-slow-timer-irq", "338us-late-switch"]
+        .iter()
+        .map(|name| project_file(&format!("tests/data/ftrace-6.18-x86-breach-{name}.txt")))
+        .collect()
+}
+
 const KCONFIG_SEED: &str = "mainmenu \"x\"\nsource \"Kconfig\"\nsource \"sub/Kconfig\"\n\
     menu \"M\"\n\tdepends on A\nif B && !(C || D = \"y\")\nchoice\n\tprompt \"P\"\n\
     config X\n\tbool \"X\"\n\tdepends on $(cc-option,-m) && E\n\tselect Y if Z\n\thelp\n\
@@ -133,6 +140,24 @@ proptest! {
         if let Ok(threads) = parsed {
             prop_assert!(threads <= crate::cyclictest::MAX_THREADS as usize);
         }
+    }
+
+    /// The ftrace parser, the kept window and the spike explanation on damaged real traces
+    /// (captured from this machine's tracefs), and rtla's analysis text on any input.
+    #[test]
+    fn ftrace_traces_and_rtla_output_end(data in mutated(ftrace_seeds()), window in any::<u64>()) {
+        let text = text(&data);
+        let kept = ends("ftrace::keep_window", {
+            let text = text.clone();
+            move || crate::ftrace::keep_window(&text, window, 50)
+        });
+        prop_assert!(kept.len() <= text.len() + text.lines().count() + 1);
+        ends("ftrace::spike::analyze", move || {
+            let spike = crate::ftrace::spike::analyze(&crate::ftrace::parse(&text));
+            let _ = crate::ftrace::rtla::breach(&text);
+            let _ = crate::ftrace::rtla::explanation(&text);
+            spike.map(|s| s.explanation.len())
+        });
     }
 
     /// `rtbuild report` end to end (parse, judge, text, HTML with charts) on damaged outputs.

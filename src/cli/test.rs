@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{CpuArgs, HostArgs, MeasureArgs};
+use super::args::{CpuArgs, HostArgs, MeasureArgs, Measurement};
 use crate::exit::{Exit, InputError};
 use crate::plan::CpuSet;
 use crate::testrun::{self, Finished, TestRequest};
@@ -29,12 +29,61 @@ pub(crate) struct TestArgs {
     /// the machine's latency requirement, else 100 µs, the same limit `rtbuild report` uses].
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_us: Option<u64>,
+    #[command(flatten)]
+    pub trace: TraceArgs,
     /// Apply rtbuild's run-time tuning before the run and revert it afterwards (needs root).
     #[arg(long)]
     pub tune: bool,
     /// Result folder (must be new or empty) [default: rtbuild-test-<unix time>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// `--trace-above-us` and `--analyzer`: keep and explain the kernel trace of the first breach.
+#[derive(Debug, Args)]
+pub(crate) struct TraceArgs {
+    /// Explain the worst spike: cyclictest breaks at the first sample above US (-b US
+    /// --tracemark) while rtbuild records the kernel's scheduler, interrupt, timer, IPI and
+    /// workqueue events on the measured CPUs; the trace window that ends at the breach is kept
+    /// as trace-<scenario>.txt and `rtbuild report` explains it. The scenario ends at the
+    /// breach. Needs root and tracefs; every tracing setting is restored afterwards.
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub trace_above_us: Option<u64>,
+    /// Who explains the breach of --trace-above-us: ftrace (rtbuild records and explains) or
+    /// rtla (rtla timerlat's auto-analysis; needs the timerlat tracer and rtla on the target).
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_enum,
+        default_value = "ftrace",
+        requires = "trace_above_us"
+    )]
+    pub analyzer: testrun::Analyzer,
+}
+
+impl TraceArgs {
+    /// The checked request: cyclictest must run, and its options must leave -b and
+    /// --tracemark to rtbuild.
+    fn check(&self, m: &Measurement) -> anyhow::Result<Option<testrun::TraceRequest>> {
+        let Some(above_us) = self.trace_above_us else { return Ok(None) };
+        if let Some(option) = m.cyclictest_args.iter().find(|a| {
+            ["-b", "--tracemark"].contains(&a.as_str())
+                || a.starts_with("--breaktrace")
+                || (a.starts_with("-b") && !a.starts_with("--"))
+        }) {
+            return Err(InputError::msg(format!(
+                "--cyclictest-args `{option}` conflicts with --trace-above-us, which sets -b and --tracemark itself; drop it from --cyclictest-args"
+            ))
+            .into());
+        }
+        if !m.tests.contains(&crate::rttests::Program::Cyclictest) {
+            return Err(InputError::msg(
+                "--trace-above-us traces cyclictest's breach, but --tests has no cyclictest; add cyclictest to --tests or drop --trace-above-us",
+            )
+            .into());
+        }
+        Ok(Some(testrun::TraceRequest { above_us, analyzer: self.analyzer }))
+    }
 }
 
 /// `--measure-cpus`: `all` is every CPU `host` has online; a list must be online there.
@@ -58,6 +107,7 @@ fn measure_cpus(text: &str, host: &Host) -> anyhow::Result<CpuSet> {
 
 pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let m = args.measure.check()?;
+    let trace = args.trace.check(&m)?;
     let plan = args.cpus.plan()?;
     let Some(host) = args.host.host()? else {
         return Err(InputError::msg(
@@ -103,6 +153,7 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         out: out.clone(),
         tune_script,
         apply_tuning: args.tune,
+        trace,
     };
     let finished = testrun::run(&request, ui)?;
     let verdict = match finished {

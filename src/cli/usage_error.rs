@@ -153,8 +153,12 @@ mod tests {
                 "unexpected argument '--scenari'; did you mean '--scenario'? see `rtbuild test --help`",
             ),
             (
-                &["ci", "--format", "gitlab"],
+                &["ci", "--format", "gitlab", "--rtbuild-from", "crates"],
                 "missing --machines <A,B,…>; pass it; see `rtbuild ci --help`",
+            ),
+            (
+                &["ci", "--format", "gitlab"],
+                "missing --machines <A,B,…>, --rtbuild-from <SOURCE>; pass them; see `rtbuild ci --help`",
             ),
             (
                 &["report", "--threshold-us", "abc", "x"],

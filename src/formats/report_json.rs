@@ -48,6 +48,44 @@ pub(crate) struct Report {
     #[serde(default)]
     pub summary: Vec<SummaryRow>,
     pub inputs: Vec<InputReport>,
+    /// One entry per breach of `rtbuild test --trace-above-us`, explained from its kept trace.
+    #[serde(default)]
+    pub spikes: Vec<Spike>,
+}
+
+/// A breach of `--trace-above-us`: where, how late, what ran on the CPU before the wakeup.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Spike {
+    pub scenario: String,
+    /// The measured CPU that crossed the threshold.
+    pub cpu: Option<u32>,
+    pub latency_us: Option<f64>,
+    /// What happened on that CPU from shortly before the expected wakeup to the breach mark,
+    /// oldest first.
+    pub events: Vec<SpikeEvent>,
+    /// The top contributors to the gap, or that the CPU shows no kernel activity in it.
+    pub explanation: String,
+    /// The result folder.
+    pub input: String,
+    /// The kept trace (`trace-<scenario>.txt`), relative to the result folder.
+    pub trace_file: String,
+    /// `ftrace` or `rtla`.
+    pub analyzer: String,
+    /// The trace lines of the CPU over the same span, as printed.
+    pub excerpt: Vec<String>,
+}
+
+/// One event of a spike's window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SpikeEvent {
+    /// The trace timestamp, seconds.
+    pub ts: f64,
+    /// `irq`, `softirq`, `tasklet`, `irq_vector`, `ipi`, `timer`, `workqueue`, `task`, `idle`,
+    /// `wakeup` or `mark`.
+    pub kind: String,
+    pub name: String,
+    /// How long it ran, µs; `null` for an instant (a wakeup, the mark).
+    pub duration_us: Option<f64>,
 }
 
 /// One INPUT argument: a result folder or a raw cyclictest file.

@@ -54,7 +54,46 @@ pub(crate) struct RunRecord {
     pub fingerprint: Option<Fingerprint>,
     /// Per scenario, the interrupts that reached the RT CPUs (as in each scenario).
     pub interrupts: BTreeMap<String, Vec<IrqDelta>>,
+    /// `--trace-above-us`: the kernel tracing rtbuild set up, and whether it was put back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracing: Option<Tracing>,
     pub scenarios: Vec<ScenarioRecord>,
+}
+
+/// The ftrace recording of `--trace-above-us` on the target.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Tracing {
+    /// `ftrace` (rtbuild records and explains) or `rtla` (rtla timerlat's auto-analysis).
+    pub analyzer: String,
+    /// The breach threshold, µs (cyclictest `-b`).
+    pub above_us: u64,
+    /// The tracefs folder used (`/sys/kernel/tracing`, `/sys/kernel/debug/tracing`).
+    pub tracefs: String,
+    /// Whether rtbuild mounted tracefs itself (and unmounted it afterwards).
+    pub mounted: bool,
+    /// The events recorded (`group:event` or `group:*`), those this kernel has.
+    pub events: Vec<String>,
+    /// Every setting rtbuild changed was put back and read back equal.
+    pub restored: bool,
+    /// The settings that did not read back as before (empty when `restored`).
+    pub restore_problems: Vec<String>,
+}
+
+/// One scenario's breach, when cyclictest crossed `--trace-above-us`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct TraceRecord {
+    /// The kept trace window (`trace-<scenario>.txt`), relative to the result folder.
+    pub file: String,
+    /// The measured CPU that crossed the threshold.
+    pub cpu: Option<u32>,
+    /// cyclictest's break value, µs.
+    pub latency_us: Option<f64>,
+    /// The measuring thread (cyclictest's `Break thread`).
+    pub tid: Option<u32>,
+    /// What rtbuild saw in the trace (`rtbuild report` derives it again from the file).
+    pub explanation: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -74,6 +113,12 @@ pub(crate) struct Settings {
     pub max_us: Option<u64>,
     /// `--test-args`, as split and checked, per program.
     pub test_args: BTreeMap<String, Vec<String>>,
+    /// `--trace-above-us`, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_above_us: Option<u64>,
+    /// `--analyzer`: `ftrace` or `rtla` (with `--trace-above-us`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analyzer: Option<String>,
 }
 
 /// The run-time tuning: applied for the run and reverted afterwards (`--tune`), or only
@@ -128,6 +173,9 @@ pub(crate) struct ScenarioRecord {
     pub max_us: Option<i64>,
     /// Every test of `--tests` other than cyclictest, in the order run.
     pub tests: Vec<TestRecord>,
+    /// With `--trace-above-us`: the breach and its kept trace (null when no sample crossed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceRecord>,
 }
 
 /// One rt-tests program run in a scenario (cyclictest's run is the scenario's own fields).

@@ -9,7 +9,9 @@ use super::chart::latency_svg;
 use super::judge::fmt;
 use super::junit::escape;
 use super::summary::{self, SummaryRow};
-use crate::formats::report_json::{InputReport, Report, ScenarioReport, ThreadReport, Verdict};
+use crate::formats::report_json::{
+    InputReport, Report, ScenarioReport, Spike, ThreadReport, Verdict,
+};
 use crate::rttests::Kind;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}\
@@ -56,7 +58,12 @@ pub(crate) fn render(report: &Report) -> String {
     summary_html(&mut out, &report.summary);
     for input in &report.inputs {
         for scenario in &input.scenarios {
-            scenario_html(&mut out, scenario, report, input.kind == "result-folder");
+            let spikes: Vec<&Spike> = report
+                .spikes
+                .iter()
+                .filter(|sp| sp.input == input.path && sp.scenario == scenario.name)
+                .collect();
+            scenario_html(&mut out, scenario, report, input.kind == "result-folder", &spikes);
         }
         extras_html(&mut out, input);
     }
@@ -69,7 +76,13 @@ pub(crate) fn render(report: &Report) -> String {
     out
 }
 
-fn scenario_html(out: &mut String, s: &ScenarioReport, report: &Report, folder: bool) {
+fn scenario_html(
+    out: &mut String,
+    s: &ScenarioReport,
+    report: &Report,
+    folder: bool,
+    spikes: &[&Spike],
+) {
     let threshold_us = report.threshold_us;
     let _ = writeln!(
         out,
@@ -125,6 +138,7 @@ fn scenario_html(out: &mut String, s: &ScenarioReport, report: &Report, folder: 
             let _ = write!(out, "<li class=\"warn\">invalid run: {}</li>", escape(reason));
         }
         out.push_str("</ul>\n");
+        spikes_html(out, spikes);
         commands_html(out, s);
         out.push_str("</section>\n");
         return;
@@ -175,8 +189,48 @@ fn scenario_html(out: &mut String, s: &ScenarioReport, report: &Report, folder: 
         let _ = write!(out, "<li class=\"warn\">{}</li>", escape(warning));
     }
     out.push_str("</ul>\n");
+    spikes_html(out, spikes);
     commands_html(out, s);
     out.push_str("</section>\n");
+}
+
+/// Each breach of `--trace-above-us` in the scenario: the explanation, what ran on the CPU
+/// before the wakeup, and the trace excerpt.
+fn spikes_html(out: &mut String, spikes: &[&Spike]) {
+    for spike in spikes {
+        let _ = write!(
+            out,
+            "<h3 class=\"spike\">Spike: {} on CPU {} ({})</h3><p class=\"explanation\">{}</p>",
+            spike.latency_us.map_or_else(|| "?".to_string(), |l| format!("{} µs", fmt(l))),
+            spike.cpu.map_or_else(|| "?".to_string(), |c| c.to_string()),
+            escape(&spike.analyzer),
+            escape(&spike.explanation)
+        );
+        let durations: Vec<_> = spike.events.iter().filter(|e| e.duration_us.is_some()).collect();
+        if !durations.is_empty() {
+            out.push_str("<table class=\"spike-events\"><tr><th>ts (s)</th><th class=\"l\">kind</th><th class=\"l\">name</th><th>µs</th></tr>\n");
+            for e in &spike.events {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{:.6}</td><td class=\"l\">{}</td><td class=\"w\">{}</td><td>{}</td></tr>",
+                    e.ts,
+                    escape(&e.kind),
+                    escape(&e.name),
+                    e.duration_us.map_or_else(|| "-".to_string(), fmt)
+                );
+            }
+            out.push_str("</table>\n");
+        }
+        if !spike.excerpt.is_empty() {
+            let _ = writeln!(
+                out,
+                "<details><summary>Trace excerpt ({}, CPU {})</summary><pre class=\"trace\">{}</pre></details>",
+                escape(&spike.trace_file),
+                spike.cpu.map_or_else(|| "?".to_string(), |c| c.to_string()),
+                escape(&spike.excerpt.join("\n"))
+            );
+        }
+    }
 }
 
 fn commands_html(out: &mut String, s: &ScenarioReport) {

@@ -13,6 +13,7 @@ pub(crate) mod input;
 mod judge;
 pub(crate) mod junit;
 mod lava_log;
+mod spikes;
 mod stats;
 mod suite;
 pub(crate) mod summary;
@@ -176,6 +177,7 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
                     .and_then(|r| serde_json::to_value(&r.interrupts).ok()),
             })
             .collect(),
+        spikes: inputs.iter().flat_map(spikes::collect).collect(),
     };
     if let Some(machine) = &machine {
         add_reference(&mut report, machine);

@@ -55,6 +55,20 @@ pub(crate) fn render(report: &Report) -> String {
         for scenario in &input.scenarios {
             out.push('\n');
             scenario_text(&mut out, scenario);
+            for spike in report
+                .spikes
+                .iter()
+                .filter(|sp| sp.input == input.path && sp.scenario == scenario.name)
+            {
+                let _ = writeln!(
+                    out,
+                    "  spike: {} on CPU {} ({}): {}",
+                    spike.latency_us.map_or_else(|| "?".to_string(), |l| format!("{} µs", fmt(l))),
+                    spike.cpu.map_or_else(|| "?".to_string(), |c| c.to_string()),
+                    spike.trace_file,
+                    spike.explanation
+                );
+            }
         }
     }
     if !report.reasons.is_empty() {

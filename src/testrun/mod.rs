@@ -21,6 +21,7 @@ mod sequence;
 mod session;
 mod signals;
 mod steps;
+mod trace;
 
 pub(crate) use crate::formats::run_json::{Commands, FILE as RUN_FILE};
 pub(crate) use cyclictest::{HIST_MAX_US, Measure};
@@ -29,6 +30,7 @@ pub(crate) use program::placement;
 pub(crate) use scenario::{CommandSpec, CustomLoad, Scenario, parse_list};
 pub(crate) use sequence::{Sequence, Suite, load_argv};
 pub(crate) use session::{Finished, run};
+pub(crate) use trace::{Analyzer, TraceRequest};
 
 use std::path::PathBuf;
 
@@ -81,6 +83,8 @@ pub(crate) struct TestRequest {
     pub tune_script: String,
     /// Apply the tuning before the run and revert it afterwards (`--tune`).
     pub apply_tuning: bool,
+    /// `--trace-above-us` (and `--analyzer`): keep and explain the trace of the first breach.
+    pub trace: Option<TraceRequest>,
 }
 
 /// The result folder cannot be used.

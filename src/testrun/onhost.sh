@@ -1,7 +1,8 @@
 # rtbuild-test helper: the on-target half of `rtbuild test`. Sent to `sh -s` on every call;
 # rtbuild passes only positional arguments (state folder, CPU lists, argv of tools).
 # Subcommands: prepare [TOOL...] | fingerprint | start-load | run-cyclictest | run-program |
-#              has-hwlat | probe | load-alive | status | stop | abort | fetch | cleanup
+#              has-hwlat | probe | load-alive | status | stop | abort | fetch | cleanup |
+#              trace-setup | trace-arm | trace-read | trace-restore
 set -u
 
 # PIDs of live (non-zombie) processes in process group $1.
@@ -57,6 +58,47 @@ state_ok() {
         /tmp/rtbuild-test.*) [ -d "$1" ] ;;
         *) false ;;
     esac
+}
+
+# The tracefs folder trace-setup chose (empty when none).
+trace_dir() {
+    [ -f "$1/trace.saved" ] && sed -n 1p "$1/trace.saved"
+}
+
+# Puts back every tracing setting trace-setup saved in state folder $1 (tracing_on, buffer
+# size, CPU mask, enabled events), clears the events rtbuild recorded, unmounts tracefs if
+# rtbuild mounted it, and says `restored`, or `problem SETTING` for each that did not take.
+trace_restore() {
+    [ -f "$1/trace.saved" ] || return 0
+    t=$(trace_dir "$1")
+    on=$(sed -n 2p "$1/trace.saved")
+    kb=$(sed -n 3p "$1/trace.saved")
+    mask=$(sed -n 4p "$1/trace.saved")
+    echo 0 >"$t/tracing_on" 2>/dev/null
+    : >"$t/set_event" 2>/dev/null
+    while IFS= read -r e; do
+        [ -n "$e" ] && echo "$e" >>"$t/set_event" 2>/dev/null
+    done <"$1/trace.events"
+    # `7 (expanded: 1408)`: the buffer was never used; 1408 is the size it would have grown to.
+    case $kb in
+        *expanded:*) kb=${kb##*expanded: } kb=${kb%)} ;;
+    esac
+    echo "$kb" >"$t/buffer_size_kb" 2>/dev/null
+    echo "$mask" >"$t/tracing_cpumask" 2>/dev/null
+    : >"$t/trace" 2>/dev/null
+    echo "$on" >"$t/tracing_on" 2>/dev/null
+    ok=1
+    [ "$(cat "$t/tracing_on")" = "$on" ] || { echo "problem tracing_on"; ok=0; }
+    now_kb=$(cat "$t/buffer_size_kb")
+    [ "${now_kb%% *}" = "$kb" ] || { echo "problem buffer_size_kb"; ok=0; }
+    [ "$(cat "$t/tracing_cpumask")" = "$mask" ] || { echo "problem tracing_cpumask"; ok=0; }
+    [ "$(sort "$t/set_event")" = "$(sort "$1/trace.events")" ] || { echo "problem set_event"; ok=0; }
+    if [ -f "$1/trace.mounted" ]; then
+        umount "$t" 2>/dev/null || { echo "problem mount $t"; ok=0; }
+    fi
+    rm -f "$1/trace.saved" "$1/trace.events" "$1/trace.mounted"
+    [ "$ok" = 1 ] && echo restored
+    return 0
 }
 
 cmd=${1:-}
@@ -298,6 +340,8 @@ case $cmd in
         if pid=$(running_program "$state"); then
             kill -KILL "$pid" 2>/dev/null
         fi
+        # The tracing settings --trace-above-us changed go back before the state folder goes.
+        trace_restore "$state" >/dev/null
         if [ $# -ge 2 ]; then
             case $2 in
                 */* | .*) ;;
@@ -320,8 +364,111 @@ case $cmd in
         case $name in */* | .*) exit 3 ;; esac
         cat "$state/$name"
         ;;
+    trace-setup)
+        # trace-setup STATE CPUMASK BUFFER_KB ANALYZER EVENT...: records the EVENTs this kernel has
+        # (`group:event` or `group:*`) on the CPUs of CPUMASK (tracefs hex) in the top-level
+        # buffer, which cyclictest's --tracemark stops at the breach. Saves every setting it
+        # changes first; mounts tracefs when it is not. Says `unavailable WHY` when it cannot.
+        state=$1 mask=$2 kb=$3 analyzer=$4
+        shift 4
+        state_ok "$state" || exit 3
+        t=
+        for d in ${RTBUILD_TRACEFS:-/sys/kernel/tracing /sys/kernel/debug/tracing}; do
+            if [ -e "$d/trace_marker" ]; then t=$d; break; fi
+        done
+        if [ -z "$t" ] && [ -n "${RTBUILD_TRACEFS:-}" ]; then
+            echo "unavailable no tracefs at $RTBUILD_TRACEFS (RTBUILD_TRACEFS); unset it or point it at tracefs"
+            exit 0
+        fi
+        if [ -z "$t" ]; then
+            if [ "$(id -u)" != 0 ]; then
+                echo "unavailable tracing needs root: user id $(id -u) cannot reach tracefs (/sys/kernel/tracing, /sys/kernel/debug/tracing) or mount it; log in as root"
+                exit 0
+            fi
+            if ! grep -qw tracefs /proc/filesystems 2>/dev/null; then
+                echo "unavailable the kernel has no tracefs (CONFIG_FTRACE); build it with CONFIG_FTRACE and CONFIG_ENABLE_DEFAULT_TRACERS, or drop --trace-above-us"
+                exit 0
+            fi
+            if ! mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; then
+                echo "unavailable could not mount tracefs on /sys/kernel/tracing; mount it by hand (mount -t tracefs nodev /sys/kernel/tracing) or drop --trace-above-us"
+                exit 0
+            fi
+            t=/sys/kernel/tracing
+            : >"$state/trace.mounted"
+        fi
+        if [ ! -w "$t/tracing_on" ] || [ ! -w "$t/trace_marker" ]; then
+            echo "unavailable tracing needs root: user id $(id -u) may not write $t; log in as root"
+            [ -f "$state/trace.mounted" ] && umount "$t" 2>/dev/null && rm -f "$state/trace.mounted"
+            exit 0
+        fi
+        tracer=$(cat "$t/current_tracer" 2>/dev/null)
+        if [ "$tracer" != nop ]; then
+            echo "unavailable the $tracer tracer is in use in $t (current_tracer); stop that trace first (echo nop > $t/current_tracer) or drop --trace-above-us"
+            exit 0
+        fi
+        if [ "$analyzer" = rtla ]; then
+            if ! grep -qw timerlat "$t/available_tracers" 2>/dev/null; then
+                echo "unavailable the kernel has no timerlat tracer (CONFIG_TIMERLAT_TRACER; $t/available_tracers lacks timerlat); use --analyzer ftrace"
+                exit 0
+            fi
+            if ! command -v rtla >/dev/null 2>&1; then
+                echo "unavailable rtla is not installed; install rtla (Debian/Ubuntu package rtla, or linux-tools) or use --analyzer ftrace"
+                exit 0
+            fi
+        fi
+        if [ "$analyzer" = rtla ]; then
+            # rtla sets up (and restores) its own tracing instance; rtbuild changes nothing.
+            echo "tracefs $t"
+            exit 0
+        fi
+        {
+            echo "$t"
+            cat "$t/tracing_on"
+            cat "$t/buffer_size_kb"
+            cat "$t/tracing_cpumask"
+        } >"$state/trace.saved"
+        cp "$t/set_event" "$state/trace.events"
+        echo 0 >"$t/tracing_on"
+        echo "$kb" >"$t/buffer_size_kb" 2>/dev/null
+        echo "$mask" >"$t/tracing_cpumask"
+        : >"$t/set_event"
+        for e in "$@"; do
+            group=${e%%:*} name=${e#*:}
+            if [ "$name" = "*" ]; then dir=$t/events/$group; else dir=$t/events/$group/$name; fi
+            [ -d "$dir" ] && echo "$e" >>"$t/set_event" 2>/dev/null && echo "event $e"
+        done
+        : >"$t/trace"
+        echo 1 >"$t/tracing_on"
+        [ -f "$state/trace.mounted" ] && echo mounted
+        echo "tracefs $t"
+        ;;
+    trace-arm)
+        # Empties the buffer and starts recording again (before each scenario's cyclictest).
+        state=$1
+        state_ok "$state" || exit 3
+        t=$(trace_dir "$state")
+        [ -n "$t" ] || exit 3
+        echo 0 >"$t/tracing_on" && : >"$t/trace" && echo 1 >"$t/tracing_on"
+        ;;
+    trace-read)
+        state=$1
+        state_ok "$state" || exit 3
+        t=$(trace_dir "$state")
+        [ -n "$t" ] || exit 3
+        echo 0 >"$t/tracing_on"
+        # The header, then the last 100000 events: the breach mark is at the end, and the
+        # window kept is far shorter, so a large buffer does not cross a slow link whole.
+        head -n 20 "$t/trace" | grep '^#'
+        grep -v '^#' "$t/trace" | tail -n 100000
+        ;;
+    trace-restore)
+        state=$1
+        state_ok "$state" || exit 3
+        trace_restore "$state"
+        ;;
     cleanup)
         state=$1
+        state_ok "$state" && trace_restore "$state" >/dev/null
         state_ok "$state" && rm -rf "$state"
         ;;
     *)

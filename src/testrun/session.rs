@@ -71,6 +71,17 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
     load_tools.dedup();
     let Prepared { state } = preflight::prepare(&req.host, &load_tools, req.apply_tuning)
         .map_err(|e| crate::exit::InputError(e.into()))?;
+    let tracing = match req.trace {
+        Some(trace) => match super::trace::setup(&req.host, &state, &req.measure_cpus, trace) {
+            Ok(tracing) => Some(tracing),
+            Err(err) => {
+                // Puts back whatever the setup changed, then removes the state folder.
+                let _ = req.host.run_script(HELPER, ["cleanup", &state]);
+                return Err(crate::exit::InputError(err.into()).into());
+            }
+        },
+        None => None,
+    };
     for dir in ["raw", "fingerprint"] {
         std::fs::create_dir_all(req.out.join(dir)).with_context(|| {
             format!(
@@ -111,6 +122,8 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
                 .iter()
                 .map(|(program, checked)| (program.name().to_string(), checked.words.clone()))
                 .collect(),
+            trace_above_us: req.trace.map(|t| t.above_us),
+            analyzer: req.trace.map(|t| t.analyzer.name().to_string()),
         },
         threshold_us: Some(req.threshold.us as f64),
         threshold_source: Some(req.threshold.source.clone()),
@@ -122,6 +135,7 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
         tuning: None,
         fingerprint: None,
         interrupts: Default::default(),
+        tracing,
         scenarios: Vec::new(),
     };
     let mut run = Run { req, ui, state, stop, record };
@@ -189,6 +203,7 @@ impl Run<'_> {
                 Err(err) => self.ui.warn(format!("could not revert the tuning: {err}")),
             }
         }
+        self.trace_restore();
         let _ = self.helper(&["cleanup", &self.state.clone()]);
         self.save();
     }

@@ -32,6 +32,14 @@ impl Run<'_> {
             custom_load: custom,
         };
         let mut commands = scenario.commands(&req.layout, &spec, &json_remote);
+        if let Some(trace) = req.trace.filter(|t| t.analyzer == super::Analyzer::Ftrace) {
+            // Break at the first sample above the limit, writing a mark into the trace.
+            commands.cyclictest.extend([
+                "-b".to_string(),
+                trace.above_us.to_string(),
+                "--tracemark".to_string(),
+            ]);
+        }
         let suite = super::program::suite(req, expected_s);
         let sequence = Sequence::of(&req.tests);
         let has_ct = sequence.cyclictest;
@@ -40,7 +48,11 @@ impl Run<'_> {
         }
         let ct_argv = commands.cyclictest.clone();
         // The load must outlast every test of the scenario, not only cyclictest.
-        let total_s = suite.total_seconds(expected_s);
+        let mut total_s = suite.total_seconds(expected_s);
+        if has_ct && self.analyzer() == Some(super::Analyzer::Rtla) {
+            // rtla timerlat runs after cyclictest under the same load.
+            total_s += expected_s;
+        }
         let loads = suite.loads(scenario, req.load_percent, custom, total_s);
         commands.load = loads.iter().map(load_argv).collect();
         let unpinned = scenario.unpinned_load(custom);
@@ -150,8 +162,12 @@ impl Run<'_> {
                     )
                 },
             );
+            self.trace_arm();
             let (ct_ending, status, probes) = self.measure(&name, &ct_argv, expected_s);
             ending = ct_ending;
+            if ending == Ending::Completed {
+                ending = self.run_rtla(index, &name, expected_s);
+            }
             (status, probes)
         } else {
             (None, Vec::new())
@@ -237,7 +253,10 @@ impl Run<'_> {
             }
         }
 
-        if has_ct && probes.is_empty() && ending == Ending::Completed {
+        // A breach of --trace-above-us may stop cyclictest before the first look at it.
+        let broke =
+            stopped_at_breach_of(&req.out, &name, self.analyzer() == Some(super::Analyzer::Ftrace));
+        if has_ct && probes.is_empty() && ending == Ending::Completed && !broke {
             reasons.push("cyclictest ended before it could be observed".into());
         }
         let pinned = !unpinned;
@@ -251,6 +270,20 @@ impl Run<'_> {
         }
         if has_ct {
             reasons.extend(self.judge(index, &name, status, ending));
+            if self.trace_keep(index, &name)
+                && let Some(trace) = req.trace
+            {
+                let s = &self.record.scenarios[index];
+                let latency = s.trace.as_ref().and_then(|t| t.latency_us).unwrap_or(0.0);
+                if latency <= req.threshold.us as f64 {
+                    reasons.push(format!(
+                        "cyclictest stopped at its first sample above --trace-above-us {} ({latency} µs, within the {} µs limit), so it did not measure the whole run; trace kept in {}; pass --trace-above-us at or above the limit for a full verdict",
+                        trace.above_us,
+                        req.threshold.us,
+                        s.trace.as_ref().map_or("", |t| t.file.as_str())
+                    ));
+                }
+            }
         }
         let s = &mut self.record.scenarios[index];
         s.probe_count = probes.len();
@@ -280,6 +313,8 @@ impl Run<'_> {
         let read = |suffix: &str| {
             std::fs::read_to_string(req.out.join(format!("raw/{name}.{suffix}"))).ok()
         };
+        let stopped_at_breach =
+            stopped_at_breach_of(&req.out, name, self.analyzer() == Some(super::Analyzer::Ftrace));
         let judged = judge::judge(&judge::Inputs {
             json: read("json").as_deref(),
             stderr: &read("stderr.txt").unwrap_or_default(),
@@ -289,6 +324,7 @@ impl Run<'_> {
             status,
             ending,
             host: &req.host.to_string(),
+            stopped_at_breach,
         });
         let s = &mut self.record.scenarios[index];
         s.max_us = judged.threads.iter().map(|t| t.max_us).max();
@@ -327,6 +363,13 @@ impl Run<'_> {
             self.ui.warn(format!("{}: {reason}", s.name));
         }
     }
+}
+
+/// Whether cyclictest stopped at its `-b` breach (its stdout says `# Break thread:`).
+fn stopped_at_breach_of(out: &std::path::Path, name: &str, tracing: bool) -> bool {
+    tracing
+        && std::fs::read_to_string(out.join(format!("raw/{name}.hist.txt")))
+            .is_ok_and(|t| super::trace::breach(&t).is_some())
 }
 
 /// How busy the load kept the housekeeping CPUs, in percent of their capacity: the CPU time of

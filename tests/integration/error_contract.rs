@@ -72,7 +72,7 @@ const REFUSALS: &[Refusal] = &[
         want: &["unexpected argument '--bogus'; see `rtbuild test --help` for its flags"],
     },
     Refusal {
-        args: &["ci", "--format", "gitlab"],
+        args: &["ci", "--format", "gitlab", "--rtbuild-from", "crates"],
         files: &[],
         want: &["missing --machines <A,B,…>", "; pass it; see `rtbuild ci --help`"],
     },
@@ -257,6 +257,7 @@ fn a_user_board_replacing_a_shipped_one_keeps_its_aliases() {
         .args(["machines", "show", "qcs6490-rb3gen2", "--json", "--machines-dir"])
         .args([&dir])
         .run()
+        .ignore_stderr()
         .success();
     assert_eq!(run.json()["rt"]["rt_cpus"], "6-7");
 }

@@ -27,7 +27,11 @@ fn generate_writes_kas_file_layer_plan_and_manifest() {
 
 #[test]
 fn alias_is_resolved_and_noted_once() {
-    let run = Test::new().args(["generate", "--machine", "qcs6490-rb3gen2"]).run().success();
+    let run = Test::new()
+        .args(["generate", "--machine", "qcs6490-rb3gen2"])
+        .run()
+        .ignore_stdout()
+        .success();
     let notes = run.stderr().matches("is an alias of `rb3gen2-core-kit`").count();
     assert_eq!(notes, 1, "{}", run.stderr());
     assert!(run.path().join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml").is_file());
@@ -35,7 +39,12 @@ fn alias_is_resolved_and_noted_once() {
 
 #[test]
 fn second_generate_rewrites_nothing_and_keeps_mtimes() {
-    let run = Test::new().args(["generate", "--machine", "iq-9075-evk"]).run().success();
+    let run = Test::new()
+        .args(["generate", "--machine", "iq-9075-evk"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
     let dir = run.path().to_path_buf();
     let kas = dir.join("rtbuild/iq-9075-evk/iq-9075-evk-rt.yml");
     let past = SystemTime::now() - Duration::from_secs(86_400);
@@ -44,6 +53,7 @@ fn second_generate_rewrites_nothing_and_keeps_mtimes() {
         .cwd(&dir)
         .args(["generate", "--machine", "iq-9075-evk", "--json"])
         .run()
+        .ignore_stderr()
         .success();
     let json = second.json();
     let changes: Vec<&str> = json["report"]["files"]
@@ -62,6 +72,8 @@ fn changing_rt_cpus_changes_every_variable_together() {
     let run = Test::new()
         .args(["generate", "--machine", "rb3gen2-core-kit", "--rt-cpus", "6-7"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let kas = std::fs::read_to_string(
         run.path().join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml"),
@@ -81,7 +93,12 @@ fn changing_rt_cpus_changes_every_variable_together() {
 
 #[test]
 fn hand_edited_file_is_refused_then_forced() {
-    let run = Test::new().args(["generate", "--machine", "iq-615-evk"]).run().success();
+    let run = Test::new()
+        .args(["generate", "--machine", "iq-615-evk"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
     let dir = run.path().to_path_buf();
     let conf = dir.join("rtbuild/iq-615-evk/meta-rtbuild/conf/layer.conf");
     std::fs::write(&conf, "# my edit\n").unwrap();
@@ -96,7 +113,13 @@ fn hand_edited_file_is_refused_then_forced() {
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), "# my edit\n");
     let kas = std::fs::read_to_string(dir.join("rtbuild/iq-615-evk/iq-615-evk-rt.yml")).unwrap();
     assert!(kas.contains("QCOM_RT_CPU:forcevariable = \"7\""), "nothing may be written on refusal");
-    Test::new().cwd(&dir).args(["generate", "--machine", "iq-615-evk", "--force"]).run().success();
+    Test::new()
+        .cwd(&dir)
+        .args(["generate", "--machine", "iq-615-evk", "--force"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
     assert!(std::fs::read_to_string(&conf).unwrap().contains("BBFILE_COLLECTIONS"));
     drop(run);
 }
@@ -106,6 +129,7 @@ fn dry_run_prints_changes_and_writes_nothing() {
     Test::new()
         .args(["generate", "--machine", "qcs615-ride", "--dry-run"])
         .run()
+        .ignore_stdout()
         .success()
         .stderr_contains("Would create meta-rtbuild/conf/layer.conf")
         .nothing_written("rtbuild");
@@ -120,6 +144,8 @@ fn project_file_supplies_settings_and_flags_win() {
         .file("frags/extra.cfg", "CONFIG_PREEMPT_RT=y\n")
         .args(["generate", "--rt-cpus", "3"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let kas =
         std::fs::read_to_string(run.path().join("rtbuild/iq-8275-evk/iq-8275-evk-rt.yml")).unwrap();
@@ -295,6 +321,8 @@ fn patches_and_fragments_land_in_the_layer_in_order() {
         .args(["generate", "--machine", "rb3gen2-core-kit", "--patch", "p/0001-first.patch"])
         .args(["--patch", "p/0002-second.patch", "--fragment", "f/extra.cfg"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let layer = run.path().join("rtbuild/rb3gen2-core-kit/meta-rtbuild/recipes-kernel/linux");
     let bbappend = std::fs::read_to_string(layer.join("linux-qcom-rt_6.18.bbappend")).unwrap();

@@ -1,8 +1,10 @@
 //! The integration-test harness: runs the real `rtbuild` binary in a fresh temporary folder with
-//! a controlled environment, and checks exit code, stdout and stderr together.
+//! a controlled environment, and checks exit code, stdout and stderr together. A run is strict
+//! (see [`Run`]): output a test did not state fails it.
 
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -166,7 +168,9 @@ impl Test {
 
     /// Runs rtbuild and returns the result for checking.
     #[must_use = "check the exit code and output of the run (success(), code_is(), usage_error(), ...)"]
+    #[track_caller]
     pub(crate) fn run(self) -> Run {
+        let called_at = std::panic::Location::caller();
         let mut path: Vec<PathBuf> = self.path_prepend.clone();
         path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
         let cwd = self.cwd.clone().unwrap_or_else(|| self.dir.path().to_path_buf());
@@ -192,32 +196,104 @@ impl Test {
             cmd.env(k, v);
         }
         let output = cmd.output().expect("run rtbuild");
-        Run { output, dir: self.dir, args: self.args }
+        Run {
+            output,
+            dir: self.dir,
+            args: self.args,
+            called_at,
+            stdout_stated: Cell::new(false),
+            stderr_stated: Cell::new(false),
+            code_stated: Cell::new(false),
+        }
     }
 }
 
-/// A finished run. Its checks panic with the full output when they fail.
+/// A finished run, strict like just's `Test`: each of stdout, stderr and the exit code is
+/// either stated by the test or must be empty (stdout, stderr) or 0 (exit code). A test states
+/// a stream exactly (`stdout_is`, `stderr_is`, `usage_error`), in part (`stdout_contains`,
+/// `stderr_contains`), by checking it itself (`stdout()`, `stderr()`, `json()`), or waives it
+/// explicitly (`ignore_stdout`, `ignore_stderr`). Output nobody stated fails the test when the
+/// `Run` is dropped (so a check chain may end anywhere). Its checks panic with the full output
+/// when they fail.
 pub(crate) struct Run {
-    pub output: Output,
-    pub dir: tempfile::TempDir,
+    output: Output,
+    dir: tempfile::TempDir,
     args: Vec<OsString>,
+    called_at: &'static std::panic::Location<'static>,
+    stdout_stated: Cell<bool>,
+    stderr_stated: Cell<bool>,
+    code_stated: Cell<bool>,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let mut unstated = Vec::new();
+        if !self.stdout_stated.get() && !self.output.stdout.is_empty() {
+            unstated.push("stdout (state it, or call ignore_stdout())");
+        }
+        if !self.stderr_stated.get() && !self.output.stderr.is_empty() {
+            unstated.push("stderr (state it, or call ignore_stderr())");
+        }
+        if !self.code_stated.get() && self.code() != 0 {
+            unstated.push("a non-zero exit code (check it with code_is() or usage_error())");
+        }
+        if !unstated.is_empty() {
+            panic!(
+                "{}",
+                self.report(&format!(
+                    "the run at {} left unstated: {}",
+                    self.called_at,
+                    unstated.join("; ")
+                ))
+            );
+        }
+    }
 }
 
 impl Run {
+    /// stdout as text; the test checks it itself.
     pub(crate) fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.output.stdout).into_owned()
+        self.stdout_stated.set(true);
+        self.stdout_text()
     }
 
+    /// stderr as text; the test checks it itself.
     pub(crate) fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.output.stderr).into_owned()
+        self.stderr_stated.set(true);
+        self.stderr_text()
     }
 
+    /// The exit code (-1 when killed by a signal); the test checks it itself.
     pub(crate) fn code(&self) -> i32 {
+        self.code_stated.set(true);
         self.output.status.code().unwrap_or(-1)
     }
 
     pub(crate) fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The run's stdout does not matter to this test.
+    pub(crate) fn ignore_stdout(self) -> Run {
+        self.stdout_stated.set(true);
+        self
+    }
+
+    /// The run's stderr (status lines, notes, warnings) does not matter to this test.
+    pub(crate) fn ignore_stderr(self) -> Run {
+        self.stderr_stated.set(true);
+        self
+    }
+
+    fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+
+    fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
 
     fn report(&self, problem: &str) -> String {
@@ -231,8 +307,8 @@ impl Run {
             "{problem}\nargs: {:?}\nexit: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}\n--- files ---\n{}",
             self.args,
             self.output.status,
-            self.stdout(),
-            self.stderr(),
+            self.stdout_text(),
+            self.stderr_text(),
             listing.join("\n")
         )
     }
@@ -251,10 +327,7 @@ impl Run {
 
     /// Exit code 2 and exactly `message` as stderr (one `error:` line plus newline).
     pub(crate) fn usage_error(self, message: &str) -> Run {
-        let run = self.code_is(2);
-        assert_eq!(run.stderr(), format!("error: {message}\n"), "{}", run.report("stderr differs"));
-        assert_eq!(run.stdout(), "", "{}", run.report("stdout must be empty"));
-        run
+        self.code_is(2).stderr_is(&format!("error: {message}\n")).stdout_is("")
     }
 
     pub(crate) fn stdout_is(self, want: &str) -> Run {
@@ -279,6 +352,7 @@ impl Run {
 
     /// stdout parsed as JSON.
     pub(crate) fn json(&self) -> serde_json::Value {
+        self.stdout_stated.set(true);
         serde_json::from_slice(&self.output.stdout)
             .unwrap_or_else(|e| panic!("{}", self.report(&format!("stdout is not JSON: {e}"))))
     }
@@ -291,4 +365,25 @@ impl Run {
         assert!(empty, "{}", self.report(&format!("{relative} must hold nothing")));
         self
     }
+}
+
+/// The harness itself: output and exit codes a test did not state fail it.
+#[test]
+fn a_run_fails_the_test_when_output_or_a_failure_went_unstated() {
+    let failure = |check: fn()| -> String {
+        let err = std::panic::catch_unwind(check).expect_err("the unstated run must fail the test");
+        err.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+    let unstated = failure(|| drop(Test::new().args(["--version"]).run().success()));
+    assert!(unstated.contains("left unstated: stdout"), "{unstated}");
+    assert!(unstated.contains("tests/integration/harness.rs"), "names the run: {unstated}");
+    let failed = failure(|| drop(Test::new().args(["no-such-command"]).run().ignore_stderr()));
+    assert!(failed.contains("a non-zero exit code"), "{failed}");
+
+    // Stated exactly, in part, or waived on purpose: the test passes.
+    let version = format!("rtbuild {}\n", env!("CARGO_PKG_VERSION"));
+    Test::new().args(["--version"]).run().success().stdout_is(&version);
+    Test::new().args(["--version"]).run().success().stdout_contains("rtbuild");
+    Test::new().args(["--version"]).run().success().ignore_stdout();
+    Test::new().args(["no-such-command"]).run().code_is(2).stderr_contains("no-such-command");
 }

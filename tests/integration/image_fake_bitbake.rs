@@ -175,7 +175,7 @@ fn image_with_fake_bitbake_builds_and_reports_artifacts() {
     let files = [kas_file.clone(), out.join("caches.yml"), out.join("rtbuild-plan.json")];
     let before: Vec<SystemTime> = files.iter().map(|f| mtime(f)).collect();
     std::thread::sleep(Duration::from_millis(20));
-    let again = project.image("rb3gen2-core-kit", &[]).run().success();
+    let again = project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().success();
     assert!(again.stderr().contains("0 new, 0 updated, 0 removed"), "{}", again.stderr());
     assert!(!again.stderr().contains("Wrote"), "{}", again.stderr());
     let after: Vec<SystemTime> = files.iter().map(|f| mtime(f)).collect();
@@ -204,6 +204,7 @@ fn image_with_fake_bitbake_json_and_pass_through_options() {
             ],
         )
         .run()
+        .ignore_stderr()
         .success();
     assert_eq!(project.recorded("argv").trim_end(), "-c compile -k -DD linux-qcom-rt");
     let json = run.json();
@@ -320,7 +321,13 @@ fn alive(pid: i32) -> bool {
 fn image_with_fake_bitbake_honours_dl_dir_from_environment_and_flag() {
     let project = Project::new("ok");
     let env_dl = project.root.join("env-downloads");
-    project.image("rb3gen2-core-kit", &[]).env("DL_DIR", &env_dl).run().success();
+    project
+        .image("rb3gen2-core-kit", &[])
+        .env("DL_DIR", &env_dl)
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
     let env = project.recorded("env");
     assert!(env.contains(&format!("DL_DIR={}\n", env_dl.display())), "{env}");
     let flag_sstate = project.root.join("flag-sstate");
@@ -328,6 +335,8 @@ fn image_with_fake_bitbake_honours_dl_dir_from_environment_and_flag() {
         .image("rb3gen2-core-kit", &["--sstate-dir", flag_sstate.to_str().unwrap()])
         .env("SSTATE_DIR", project.root.join("ignored"))
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let env = project.recorded("env");
     assert!(env.contains(&format!("SSTATE_DIR={}\n", flag_sstate.display())), "{env}");
@@ -340,7 +349,7 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
     // The user's own shell command, passed to `kas shell -c` as typed.
     let command =
         format!("command -v bitbake > '{}' && pwd >> '{}'", marker.display(), marker.display());
-    project.image("rb3gen2-core-kit", &[]).run().success();
+    project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().ignore_stderr().success();
     let run = Test::new()
         .unprivileged()
         .cwd(project.root.join("proj"))
@@ -349,6 +358,7 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
         .args(["shell", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url"])
         .args([project.fixtures.url("meta-qcom"), "-c".into(), command])
         .run()
+        .ignore_stderr()
         .success();
     let seen = std::fs::read_to_string(&marker).unwrap();
     let build = project.out("rb3gen2-core-kit").join("build");
@@ -458,7 +468,11 @@ fn image_with_fake_bitbake_builds_from_a_release_lock_in_full_form_over_meta_qco
         oe_core.trim()
     );
     std::fs::write(project.root.join("proj/release-lock.yml"), lock).unwrap();
-    let run = project.image("rb3gen2-core-kit", &["--lock", "release-lock.yml"]).run().success();
+    let run = project
+        .image("rb3gen2-core-kit", &["--lock", "release-lock.yml"])
+        .run()
+        .ignore_stdout()
+        .success();
     assert!(run.stderr().contains("Locked "), "{}", run.stderr());
     let installed = project.out("rb3gen2-core-kit").join("rb3gen2-core-kit-rt.lock.yml");
     let text = std::fs::read_to_string(&installed).unwrap();
@@ -490,7 +504,7 @@ fn image_with_a_bad_lock_is_refused_before_anything_is_generated() {
 #[test]
 fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
     let project = Project::new("ok");
-    project.image("rb3gen2-core-kit", &[]).run().success();
+    project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().ignore_stderr().success();
     let proj = project.root.join("proj");
     let bundled = Test::new()
         .unprivileged()
@@ -507,6 +521,8 @@ fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
         .path_prepend(venv().join("bin"))
         .args(["lock", "--machine", "rb3gen2-core-kit"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let lock = proj.join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.lock.yml");
     let text = std::fs::read_to_string(&lock).unwrap();
@@ -523,7 +539,12 @@ fn image_with_fake_bitbake_takes_cache_settings_from_the_project_file_and_flags_
         "sstate-mirrors: [\"file:///srv/team-sstate\"]\nprserv: \"prserv.lab:8585\"\n",
     )
     .unwrap();
-    project.image("rb3gen2-core-kit", &["--prserv", "other.lab:9000"]).run().success();
+    project
+        .image("rb3gen2-core-kit", &["--prserv", "other.lab:9000"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
     let caches =
         std::fs::read_to_string(project.out("rb3gen2-core-kit").join("caches.yml")).unwrap();
     assert!(caches.contains("file:///srv/team-sstate"), "{caches}");
@@ -544,7 +565,7 @@ fn image_with_fake_bitbake_follows_meta_qcoms_conf_when_it_differs_from_the_cata
     std::fs::write(&conf, text).unwrap();
     crate::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
 
-    let run = project.image("rb3gen2-core-kit", &[]).run().success();
+    let run = project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().success();
     assert!(run.stderr().contains("Checking out"), "{}", run.stderr());
     assert!(
         run.stderr().contains("QCOM_RT_CPU = \"6-7\" (catalog: \"7\")")
@@ -565,7 +586,8 @@ fn image_with_fake_bitbake_follows_meta_qcoms_conf_when_it_differs_from_the_cata
     assert_eq!(project.recorded("argv").lines().count(), 1, "BitBake ran once, after the check");
 
     // The user's --rt-cpus wins over both; the plan says what meta-qcom has.
-    let run = project.image("rb3gen2-core-kit", &["--rt-cpus", "5"]).run().success();
+    let run =
+        project.image("rb3gen2-core-kit", &["--rt-cpus", "5"]).run().ignore_stdout().success();
     assert!(run.stderr().contains("--rt-cpus wins over both"), "{}", run.stderr());
     let plan: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("rtbuild-plan.json")).unwrap()).unwrap();

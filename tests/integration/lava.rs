@@ -475,6 +475,8 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
         .args(["--scenario", "idle,stress", "--duration", "2s", "--histogram-us", "200000"])
         .args(["--threshold-us", "1000000", "--out", "job.yaml"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let console = run_job_steps(&root);
     let mut log = console_log(&console, "<<<RTBUILD-RAW-BEGIN");
@@ -486,7 +488,8 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
             .cwd(&root)
             .args(["report", "--json", "--threshold-us", "1000000"])
             .args(inputs.iter().copied())
-            .run();
+            .run()
+            .ignore_stderr();
         assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
         run.json()
     };
@@ -582,6 +585,8 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
         .args(["--tests", list, "--test-args", "oslat=-D 2", "--test-args", "hackbench=-p"])
         .args(["--out", "job.yaml"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let job_text = fs::read_to_string(root.join("job.yaml")).unwrap();
     if let Err(why) = lava_schema(&job_text) {
@@ -670,8 +675,12 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
         assert!(ct.ends_with(&format!(" --measurement {ct_max} --units us")), "{ct}");
     }
     // JUnit: a case per test and scenario, as for a local run.
-    let junit_run =
-        Test::new().cwd(&root).args(["report", "--junit", "junit.xml", "lava.yaml"]).run();
+    let junit_run = Test::new()
+        .cwd(&root)
+        .args(["report", "--junit", "junit.xml", "lava.yaml"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
     assert!(junit_run.code() == 0 || junit_run.code() == 1, "{}", junit_run.stderr());
     let junit = fs::read_to_string(root.join("junit.xml")).unwrap();
     for name in ["idle", "hackbench"] {
@@ -697,13 +706,16 @@ fn an_injection_attempt_in_test_args_stays_one_argument_on_the_board() {
         .args(["--test-args", "oslat=-w \"$(touch pwned)\" -m '`touch pwned2`'"])
         .args(["--out", "job.yaml"])
         .run()
-        .success();
+        .success()
+        .ignore_stdout()
+        .ignore_stderr();
     let console = run_job_steps(&root);
     assert!(!root.join("pwned").exists() && !root.join("pwned2").exists(), "{console}");
     assert!(!root.join("tmp/rtbuild-lava/pwned").exists(), "{console}");
     // oslat got the words as its arguments, refused them, and the log says so.
     fs::write(root.join("lava.yaml"), console_log(&console, "<<<never")).unwrap();
-    let run = Test::new().cwd(&root).args(["report", "--json", "lava.yaml"]).run();
+    // The invalid oslat run fails the verdict (exit 1).
+    let run = Test::new().cwd(&root).args(["report", "--json", "lava.yaml"]).run().code_is(1);
     let oslat = &run.json()["inputs"][0]["scenarios"][0]["tests"][0];
     let reasons = oslat["reasons"].to_string();
     assert!(reasons.contains("invalid run: oslat exited with code 1 on the board: "), "{oslat}");

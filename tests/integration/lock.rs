@@ -29,6 +29,8 @@ impl Build {
             .cwd(dir.path())
             .args(["generate", "--machine", MACHINE, "--meta-qcom-url", &url])
             .run()
+            .ignore_stdout()
+            .ignore_stderr()
             .success();
         Build { dir, fixtures }
     }
@@ -92,7 +94,7 @@ fn real_kas_lock_leaves_out_pinned_repos_and_rtbuild_lock_pins_every_repo() {
     assert!(kas_pins.get("bitbake").is_none(), "kas pinned bitbake: {kas_pins:?}");
     assert!(kas_pins.get("meta-qcom").is_some(), "{kas_pins:?}");
 
-    let run = build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    let run = build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stderr().success();
     assert!(run.stdout().contains("added    bitbake"), "{}", run.stdout());
     assert!(run.stdout().contains("kept     meta-qcom "), "{}", run.stdout());
     let pins = build.pins(&build.lock_file());
@@ -112,12 +114,13 @@ fn real_kas_lock_leaves_out_pinned_repos_and_rtbuild_lock_pins_every_repo() {
     build.kas(&["lock", build.kas_file().to_str().unwrap()]);
     assert_eq!(std::fs::read(build.lock_file()).unwrap(), before);
     // Running rtbuild lock again changes nothing either.
-    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
     assert_eq!(std::fs::read(build.lock_file()).unwrap(), before);
 
     build
         .rtbuild(["lock", "--check", "--machine", MACHINE])
         .run()
+        .ignore_stderr()
         .success()
         .stdout_contains("ok       meta-qcom-distro");
 }
@@ -125,7 +128,7 @@ fn real_kas_lock_leaves_out_pinned_repos_and_rtbuild_lock_pins_every_repo() {
 #[test]
 fn new_commit_fails_check_and_diff_lists_its_subject() {
     let build = Build::new();
-    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
     let old = build.path().join("old.lock.yml");
     std::fs::copy(build.lock_file(), &old).unwrap();
 
@@ -133,12 +136,17 @@ fn new_commit_fails_check_and_diff_lists_its_subject() {
     let oe = build.fixtures.repo("oe-core");
     write(&oe.join("meta/conf/widget.conf"), "WIDGET = \"1\"\n");
     git_commit_all(&oe, "widget: fix the frobnicator");
-    let run = build.rtbuild(["lock", "--machine", MACHINE, "--update", "oe-core"]).run().success();
+    let run = build
+        .rtbuild(["lock", "--machine", MACHINE, "--update", "oe-core"])
+        .run()
+        .ignore_stderr()
+        .success();
     assert!(run.stdout().contains("updated  oe-core"), "{}", run.stdout());
     assert_eq!(build.pins(&build.lock_file())["oe-core"]["commit"].as_str().unwrap(), head(&oe));
 
     // The checkout is still on the old commit: --check names it.
-    let run = build.rtbuild(["lock", "--check", "--machine", MACHINE]).run().code_is(1);
+    let run =
+        build.rtbuild(["lock", "--check", "--machine", MACHINE]).run().ignore_stderr().code_is(1);
     assert!(run.stdout().contains("FAIL     oe-core"), "{}", run.stdout());
     assert!(run.stdout().contains("checked out at"), "{}", run.stdout());
     assert!(run.stdout().contains("ok       bitbake"), "{}", run.stdout());
@@ -147,6 +155,7 @@ fn new_commit_fails_check_and_diff_lists_its_subject() {
     let run = build
         .rtbuild(["lock", "--diff", old.to_str().unwrap(), new.to_str().unwrap()])
         .run()
+        .ignore_stderr()
         .success();
     assert!(run.stdout().contains("changed  oe-core"), "{}", run.stdout());
     assert!(run.stdout().contains("(1 commits)"), "{}", run.stdout());
@@ -167,7 +176,7 @@ fn new_commit_fails_check_and_diff_lists_its_subject() {
 #[test]
 fn check_names_dirty_moved_missing_and_unpinned_checkouts() {
     let build = Build::new();
-    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
     let work = build.work();
     std::fs::write(work.join("bitbake/bin/bitbake"), "#!/bin/sh\nexit 1\n").unwrap();
     write(&work.join("meta-qcom-distro/extra.txt"), "local change\n");
@@ -244,6 +253,8 @@ fn install_takes_the_full_releases_form_beside_the_kas_file() {
     build
         .rtbuild(["lock", "--machine", MACHINE, "--install", release.to_str().unwrap()])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     let pins = build.pins(&build.lock_file());
     assert_eq!(pins["meta-qcom"]["commit"].as_str().unwrap(), sha);
@@ -256,7 +267,7 @@ fn install_takes_the_full_releases_form_beside_the_kas_file() {
 #[test]
 fn update_of_an_unknown_repo_is_an_input_error() {
     let build = Build::new();
-    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
     let before = std::fs::read(build.lock_file()).unwrap();
     build
         .rtbuild(["lock", "--machine", MACHINE, "--update", "openembedded-core"])
@@ -268,20 +279,25 @@ fn update_of_an_unknown_repo_is_an_input_error() {
 #[test]
 fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
     let build = Build::new();
-    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
     // Upstream rewrites history: the pinned commit leaves the branch.
     let oe = build.fixtures.repo("oe-core");
     git(&oe, &["commit", "-q", "--amend", "-m", "fixture, rewritten"]);
     git(&build.work().join("oe-core"), &["fetch", "-q", "origin"]);
-    let run = build.rtbuild(["lock", "--check", "--machine", MACHINE]).run().code_is(1);
+    let run =
+        build.rtbuild(["lock", "--check", "--machine", MACHINE]).run().ignore_stderr().code_is(1);
     assert!(
         run.stdout().contains("FAIL     oe-core")
             && run.stdout().contains("pinned commit is not on branch wrynose"),
         "{}",
         run.stdout()
     );
-    let json =
-        build.rtbuild(["--json", "lock", "--check", "--machine", MACHINE]).run().code_is(1).json();
+    let json = build
+        .rtbuild(["--json", "lock", "--check", "--machine", MACHINE])
+        .run()
+        .ignore_stderr()
+        .code_is(1)
+        .json();
     let oe_check =
         json["repos"].as_array().unwrap().iter().find(|r| r["repo"] == "oe-core").unwrap();
     assert_eq!(oe_check["problems"][0]["kind"], "not-on-branch");
@@ -299,7 +315,7 @@ fn advance(repo: &Path, what: &str) -> String {
 fn real_kas_checks_out_our_pin_over_meta_qcoms_base_lock_after_update() {
     let build = Build::new();
     let base_pin = head(&build.fixtures.repo("bitbake"));
-    build.rtbuild(["lock", "--machine", MACHINE]).run().success();
+    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
     assert_eq!(build.pins(&build.lock_file())["bitbake"]["commit"].as_str().unwrap(), base_pin);
     let newer = advance(&build.fixtures.repo("bitbake"), "bitbake-newer");
     let run = build.rtbuild(["lock", "--machine", MACHINE, "--update", "bitbake"]).run().success();
@@ -318,6 +334,7 @@ fn real_kas_checks_out_our_pin_over_meta_qcoms_base_lock_after_update() {
     build
         .rtbuild(["lock", "--check", "--machine", MACHINE])
         .run()
+        .ignore_stderr()
         .success()
         .stdout_contains("ok       bitbake");
 }
@@ -338,6 +355,8 @@ fn real_kas_checks_out_an_installed_release_pin_over_meta_qcoms_base_lock() {
     build
         .rtbuild(["lock", "--machine", MACHINE, "--install", release.to_str().unwrap()])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     build.kas(&["checkout", build.kas_file().to_str().unwrap()]);
     assert_ne!(release_pin, base_pin);
@@ -355,6 +374,8 @@ fn real_kas_checks_out_an_installed_release_pin_over_meta_qcoms_base_lock() {
         .cwd(build.path())
         .args(["generate", "--machine", MACHINE, "--meta-qcom-url", &url])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     assert!(std::fs::read_to_string(build.lock_file()).unwrap().contains(&release_pin));
     build.kas(&["checkout", build.kas_file().to_str().unwrap()]);

@@ -157,6 +157,7 @@ fn generate_follows_meta_qcom_unless_rt_cpus_is_given_and_takes_a_board_only_it_
         .args(["--out"])
         .arg_path(&out)
         .run()
+        .ignore_stdout()
         .success();
     assert!(run.stderr().contains("QCOM_RT_CPU = \"6-7\" (catalog: \"7\")"), "{}", run.stderr());
     assert!(run.stderr().contains("following meta-qcom"), "{}", run.stderr());
@@ -175,6 +176,7 @@ fn generate_follows_meta_qcom_unless_rt_cpus_is_given_and_takes_a_board_only_it_
         .args(["--out"])
         .arg_path(&out)
         .run()
+        .ignore_stdout()
         .success();
     assert!(run.stderr().contains("--rt-cpus wins"), "{}", run.stderr());
     let chosen = plan(&out);
@@ -188,6 +190,7 @@ fn generate_follows_meta_qcom_unless_rt_cpus_is_given_and_takes_a_board_only_it_
         .args(["--out"])
         .arg_path(&out)
         .run()
+        .ignore_stdout()
         .success()
         .stderr_contains("`new-evk` is not in rtbuild's catalog");
     let new = plan(&out);

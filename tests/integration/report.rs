@@ -136,6 +136,12 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
 /// A two-scenario result folder of real cyclictest 2.4 JSON outputs (two CPUs idle, one CPU
 /// under stress) on a machine with a published reference, with a long kernel command line.
 fn summary_folder(test: Test) -> Test {
+    summary_folder_traced(test, false)
+}
+
+/// [`summary_folder`], with (`traced`) a breach of `--trace-above-us` in scenario idle whose
+/// kept trace is a real one captured on this machine (tests/data/ftrace-6.18-x86-*).
+fn summary_folder_traced(test: Test, traced: bool) -> Test {
     let long_cmdline = format!(
         "BOOT_IMAGE=/vmlinuz root=/dev/sda1 isolcpus=7 nohz_full=7 rcu_nocbs=7 irqaffinity=0-6 {}",
         "quiet ".repeat(60)
@@ -147,6 +153,7 @@ fn summary_folder(test: Test) -> Test {
              "commands": [format!("cyclictest -m -p 99 -a 0-1 -t 2 -q --json=/tmp/rtbuild-test.Ab12Cd/idle.json {}", "--spike=500000 ".repeat(30))]},
             {"name": "stress", "files": ["raw/stress.json"]}
         ],
+        "tracing": {"analyzer": "ftrace", "above_us": 40},
         "fingerprint": {"cmdline": long_cmdline, "isolated": "", "preempt": vec!["CONFIG_PREEMPT_RT=y,CONFIG_PREEMPT_LAZY=n,CONFIG_PREEMPT_DYNAMIC=n"; 40]},
         "interrupts": {
             "idle": [{"irq": "LOC", "device": false, "cpu": 1, "count": 40, "description": "Local timer interrupts"},
@@ -154,6 +161,19 @@ fn summary_folder(test: Test) -> Test {
             "stress": [{"irq": "RES", "device": false, "cpu": 1, "count": 77, "description": "Rescheduling interrupts"}]
         }
     });
+    let mut run_json = run_json;
+    if traced {
+        run_json["scenarios"][0]["trace"] =
+            serde_json::json!({"file": "trace-idle.txt", "cpu": 1, "latency_us": 61});
+    }
+    let test = if traced {
+        test.file(
+            "results/trace-idle.txt",
+            std::fs::read(data("ftrace-6.18-x86-breach-61us-softirq-rcu.txt")).unwrap(),
+        )
+    } else {
+        test
+    };
     test.file("results/run.json", run_json.to_string())
         .file(
             "results/raw/idle.json",
@@ -217,9 +237,11 @@ fn summary_json_rows_keep_the_contract_fields() {
 /// files in commands. The page's width is read in real headless Chromium.
 #[test]
 fn html_summary_first_and_fits_1280_px_in_chromium() {
-    let run = summary_folder(Test::new())
+    let run = summary_folder_traced(Test::new(), true)
         .args(["report", "results", "--html", "report.html"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .code_is(1);
     let html = std::fs::read_to_string(run.path().join("report.html")).unwrap();
     let verdict = html.find("id=\"verdict\"").unwrap();
@@ -237,6 +259,12 @@ fn html_summary_first_and_fits_1280_px_in_chromium() {
     assert!(html.contains("--json=results/raw/idle.json"), "commands name the kept file");
     assert!(!html.contains("/tmp/rtbuild-test."), "no deleted state paths");
     assert!(html.contains("<th class=\"l\">isolated</th><td class=\"w\">none</td>"));
+    // The spike sits in its scenario's section, before the next scenario, with its excerpt.
+    let spike =
+        html.find("<h3 class=\"spike\">Spike: 61 µs on CPU 1 (ftrace)</h3>").expect("spike");
+    assert!(html[spike..].find("softirq RCU 41 µs").is_some());
+    assert!(spike < html.find("stress</h2>").unwrap(), "the spike is under idle");
+    assert!(html[spike..].contains("hit latency threshold (61 &gt; 40)"), "trace excerpt");
 
     // Measure in Chromium: a copy of the page with a probe script writes the document's
     // scroll width into the DOM (the report itself stays script-free).
@@ -270,7 +298,9 @@ fn machine_requirement_is_the_default_threshold() {
             crate::harness::data("cyclictest-2.4-hist-h50-2threads.txt").to_str().unwrap(),
         ])
         .args(["--machine", "iq-8275-evk"])
-        .run();
+        .run()
+        // The 2-thread fixture's worst latency is above the board's 100 µs: a failed verdict.
+        .code_is(1);
     let json = run.json();
     assert_eq!(json["threshold_us"].as_f64(), Some(100.0), "{json}");
     assert_eq!(json["threshold_source"], "iq-8275-evk requirement");
@@ -292,6 +322,8 @@ fn html_to_a_folder_is_one_error_line() {
         .file("h.txt", hist)
         .args(["report", "h.txt", "--threshold-us", "5000", "--html", "r.html"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .success();
     assert!(run.path().join("r.html").is_file());
 }
@@ -389,6 +421,8 @@ fn html_report_renders_in_headless_chromium() {
             "report.html",
         ])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .code_is(1);
     let html_path = run.path().join("report.html");
     let html = std::fs::read_to_string(&html_path).unwrap();

@@ -55,7 +55,8 @@ fn every_program_runs_on_the_rt_cpus_under_hackbench_and_report_reads_it() {
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "hackbench", "--tests", list])
         .args(["--duration", "1s", "--histogram-us", "200000", "--out", "res"])
         .args(["--test-args", "oslat=-D 2 -w memmove", "--test-args", "hackbench=-p"])
-        .run();
+        .run()
+        .ignore_stdout();
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let dir = run.path().join("res");
     let json = run_json(&dir);
@@ -170,7 +171,8 @@ fn every_program_runs_on_the_rt_cpus_under_hackbench_and_report_reads_it() {
     let report = Test::new()
         .args(["report", "--json", "--junit", "junit.xml", "--html", "r.html"])
         .args([&dir])
-        .run();
+        .run()
+        .ignore_stderr();
     assert!(report.code() == 0 || report.code() == 1, "{}", report.stderr());
     let out = report.json();
     let scenario = &out["inputs"][0]["scenarios"][0];
@@ -193,7 +195,9 @@ fn oslat_alone_runs_first_without_cyclictest() {
     let run = Test::new()
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--tests", "oslat"])
         .args(["--duration", "1", "--noise-us", "1000000", "--out", "res"])
-        .run();
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let json = run_json(&run.path().join("res"));
     let s = &json["scenarios"][0];
@@ -258,7 +262,9 @@ fn over_ssh_the_tests_run_on_the_target_and_are_recorded_the_same_way() {
         .args([sshd.config()])
         .args(["--rt-cpus", "1", "--scenario", "idle", "--tests", "oslat,svsematest,ssdd"])
         .args(["--duration", "1", "--out", "res"])
-        .run();
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let json = run_json(&run.path().join("res"));
     assert_eq!(json["target"], sshd.url());

@@ -87,7 +87,8 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
     let run = Test::new()
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle,stress,full"])
         .args(["--duration", "3s", "--histogram-us", "200000", "--out", "res", "--load", "40"])
-        .run();
+        .run()
+        .ignore_stderr();
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
@@ -155,6 +156,8 @@ fn stress_isolated_without_isolated_cpus_is_an_invalid_run() {
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "stress-isolated"])
         .args(["--duration", "2s", "--histogram-us", "200000", "--out", "res"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .code_is(1);
     let json = run_json(&run.path().join("res"));
     assert_eq!(json["verdict"], "invalid");
@@ -380,7 +383,8 @@ fn remote_run_over_ssh_with_host_key_checking() {
         .args([sshd.config()])
         .args(["--rt-cpus", "1", "--scenario", "idle,stress", "--duration", "2s"])
         .args(["--histogram-us", "200000", "--out", "res", "--json"])
-        .run();
+        .run()
+        .ignore_stderr();
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let json = run.json();
     assert_eq!(json["target"], sshd.url());
@@ -395,7 +399,10 @@ fn remote_run_over_ssh_with_host_key_checking() {
         .args(["tune", "--target", &sshd.url(), "--ssh-config"])
         .args([sshd.config()])
         .args(["--rt-cpus", "1", "--verify"])
-        .run();
+        .run()
+        .ignore_stderr();
+    // This machine may or may not be tuned: verify passes (0) or reports what differs (1).
+    assert!(matches!(verify.code(), 0 | 1), "{}", verify.stderr());
     assert!(verify.stdout().contains(" /proc/sys/kernel/timer_migration "), "{}", verify.stderr());
 }
 
@@ -538,6 +545,8 @@ fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
             .args([&config])
             .args(["--rt-cpus", "2-3", &format!("--{action}")])
             .run()
+            .ignore_stdout()
+            .ignore_stderr()
     };
     let apply = tune("apply").success();
     assert!(
@@ -591,7 +600,9 @@ fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
             "--out",
             "res",
         ])
-        .run();
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let dir = run.path().join("res");
     let json = run_json(&dir);
@@ -662,7 +673,8 @@ fn all_cpus_custom_options_and_custom_load_are_measured_and_recorded() {
         .args(["--scenario", "idle,custom", "--duration", "3", "--histogram-us", "200000"])
         .args(["--cyclictest-args", "-r --spike=500000", "--load-cmd", &load.join(" ")])
         .args(["--out", "res"])
-        .run();
+        .run()
+        .ignore_stdout();
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let dir = run.path().join("res");
     let json = run_json(&dir);
@@ -734,6 +746,8 @@ fn an_unpinned_custom_load_needs_isolated_rt_cpus() {
         .args(["--load-cmd", "stress-ng --cpu 1 --timeout 302s", "--load-unpinned"])
         .args(["--scenario", "custom", "--histogram-us", "200000", "--out", "res"])
         .run()
+        .ignore_stdout()
+        .ignore_stderr()
         .code_is(1);
     let json = run_json(&run.path().join("res"));
     assert_eq!(json["verdict"], "invalid");
@@ -775,7 +789,9 @@ fn system_facts_are_recorded_and_reported() {
         .env("RTBUILD_SYSROOT", &root)
         .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--scenario", "idle"])
         .args(["--duration", "2s", "--histogram-us", "200000", "--out", "res"])
-        .run();
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let dir = run.path().join("res");
     let json = run_json(&dir);
@@ -810,6 +826,8 @@ fn system_facts_are_recorded_and_reported() {
     );
 
     let report = Test::new().args(["report"]).args([&dir]).run();
+    // The verdict depends on the latencies this VM measured; the system section does not.
+    assert!(matches!(report.code(), 0 | 1), "{}", report.stderr());
     let out = report.stdout();
     for want in [
         "  board          Radxa ROCK 5B\n",

@@ -54,7 +54,8 @@ fn local_apply_verify_revert_through_the_cli_on_a_fake_tree() {
             format!("--{action}"),
         ]
     };
-    let run = test.env("RTBUILD_SYSROOT", &root).args(args("apply")).run().success();
+    let run =
+        test.env("RTBUILD_SYSROOT", &root).args(args("apply")).run().ignore_stderr().success();
     assert!(
         run.stdout().contains("set /proc/sys/kernel/timer_migration 0 (was 1)"),
         "{}",
@@ -63,7 +64,12 @@ fn local_apply_verify_revert_through_the_cli_on_a_fake_tree() {
     assert!(run.stdout().contains("refused /proc/irq/11/smp_affinity"), "{}", run.stdout());
     assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "7\n");
     let root2 = root.clone();
-    let verify = Test::new().env("RTBUILD_SYSROOT", &root2).args(args("verify")).run().success();
+    let verify = Test::new()
+        .env("RTBUILD_SYSROOT", &root2)
+        .args(args("verify"))
+        .run()
+        .ignore_stderr()
+        .success();
     assert!(!verify.stdout().contains("mismatch"), "{}", verify.stdout());
     fs::write(root.join("proc/sys/kernel/timer_migration"), "1\n").unwrap();
     let verify = Test::new()
@@ -71,11 +77,18 @@ fn local_apply_verify_revert_through_the_cli_on_a_fake_tree() {
         .args(args("verify"))
         .args(["--json"])
         .run()
+        .ignore_stderr()
         .code_is(1);
     let json = verify.json();
     assert_eq!(json["ok"], false);
     assert_eq!(json["problems"][0], "mismatch /proc/sys/kernel/timer_migration want 0 got 1");
-    Test::new().env("RTBUILD_SYSROOT", &root).args(args("revert")).run().success();
+    Test::new()
+        .env("RTBUILD_SYSROOT", &root)
+        .args(args("revert"))
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
     assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "f\n");
     assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/printk")).unwrap(), "4 4 1 7\n");
 }
@@ -230,6 +243,7 @@ fn emit_without_a_machine_uses_the_given_cpus() {
     let run = Test::new()
         .args(["tune", "--rt-cpus", "3", "--housekeeping", "0-2", "--emit", "out"])
         .run()
+        .ignore_stderr()
         .success();
     let script = fs::read_to_string(run.path().join("out/rtbuild-tune.sh")).unwrap();
     assert!(

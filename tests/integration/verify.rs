@@ -90,14 +90,20 @@ fn check<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 
 #[test]
 fn debian_rt_config_passes() {
-    let run = Test::new().args(["verify"]).args([debian_config("rt")]).run().success();
+    let run =
+        Test::new().args(["verify"]).args([debian_config("rt")]).run().ignore_stderr().success();
     let out = run.stdout();
     assert!(out.contains("CONFIG_PREEMPT_RT") && out.contains("verdict: PASS"), "{out}");
 }
 
 #[test]
 fn debian_non_rt_config_fails_naming_preempt_rt() {
-    let run = Test::new().args(["--json", "verify"]).args([debian_config("none")]).run().code_is(1);
+    let run = Test::new()
+        .args(["--json", "verify"])
+        .args([debian_config("none")])
+        .run()
+        .ignore_stderr()
+        .code_is(1);
     let json = run.json();
     assert_eq!(json["passed"], false);
     let rt = check(&json, "CONFIG_PREEMPT_RT");
@@ -109,7 +115,11 @@ fn debian_non_rt_config_fails_naming_preempt_rt() {
 #[test]
 fn gzip_config_is_read_like_proc_config_gz() {
     let test = Test::new().file("config.gz", gzip(&debian_config_text("rt")));
-    test.args(["verify", "config.gz"]).run().success().stdout_contains("verdict: PASS");
+    test.args(["verify", "config.gz"])
+        .run()
+        .ignore_stderr()
+        .success()
+        .stdout_contains("verdict: PASS");
 }
 
 #[test]
@@ -136,7 +146,12 @@ fn requested_option_missing_is_named_with_both_values() {
 #[test]
 fn preempt_rt_dropped_without_expert_names_the_dependency() {
     let config = "# CONFIG_EXPERT is not set\nCONFIG_ARCH_SUPPORTS_RT=y\nCONFIG_PREEMPT=y\n";
-    let run = Test::new().file(".config", config).args(["verify", ".config"]).run().code_is(1);
+    let run = Test::new()
+        .file(".config", config)
+        .args(["verify", ".config"])
+        .run()
+        .ignore_stderr()
+        .code_is(1);
     run.stdout_contains("FAIL    CONFIG_PREEMPT_RT  CONFIG_PREEMPT_RT=y  absent").stdout_contains(
         "CONFIG_PREEMPT_RT depends on CONFIG_EXPERT && CONFIG_ARCH_SUPPORTS_RT, but CONFIG_EXPERT \
          is not set; add CONFIG_EXPERT=y to the fragment",
@@ -162,7 +177,12 @@ fn test_built_kernel_image_with_ikconfig_passes() {
 fn test_built_image_without_ikconfig_is_judged_by_its_version() {
     let mut image: Vec<u8> = vec![7u8; 8192];
     image.extend_from_slice(b"Linux version 6.12.1 (x@y) #1 SMP PREEMPT_DYNAMIC Mon\n\0");
-    let run = Test::new().file("vmlinux", image).args(["verify", "vmlinux"]).run().code_is(1);
+    let run = Test::new()
+        .file("vmlinux", image)
+        .args(["verify", "vmlinux"])
+        .run()
+        .ignore_stderr()
+        .code_is(1);
     run.stdout_contains("kernel version").stdout_contains("FAIL");
 }
 
@@ -278,7 +298,12 @@ fn debian_packages_made_with_dpkg_deb_are_read_whatever_the_compression() {
             .output()
             .unwrap();
         assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
-        let json = test.args(["--json", "verify", "linux-image-test.deb"]).run().success().json();
+        let json = test
+            .args(["--json", "verify", "linux-image-test.deb"])
+            .run()
+            .ignore_stderr()
+            .success()
+            .json();
         assert_eq!(json["reports"][0]["kind"], "Debian kernel package");
         let from = check(&json, "CONFIG_PREEMPT_RT")["where"].as_str().unwrap().to_string();
         assert!(from.ends_with("boot/config-6.12.1-rt-amd64"), "{compression}: {from}");
@@ -298,8 +323,12 @@ fn qcomflash_folder_and_tarball_are_read_through_vmlinux() {
         .output()
         .unwrap();
     assert!(status.status.success());
-    let json =
-        test.args(["--json", "verify", dir, "flash.qcomflash.tar.gz"]).run().success().json();
+    let json = test
+        .args(["--json", "verify", dir, "flash.qcomflash.tar.gz"])
+        .run()
+        .ignore_stderr()
+        .success()
+        .json();
     assert_eq!(json["reports"][0]["kind"], "qcomflash folder");
     assert_eq!(json["reports"][1]["kind"], "qcomflash tarball");
 }
@@ -470,7 +499,8 @@ fn an_unusable_source_still_prints_the_other_reports() {
     assert!(errors[1].starts_with("error: `empty` is empty"), "{errors:?}");
 
     let test = Test::new().file("empty", "");
-    let run = test.args(["--json", "verify", "empty"]).args([debian_config("rt")]).run();
+    let run =
+        test.args(["--json", "verify", "empty"]).args([debian_config("rt")]).run().ignore_stderr();
     let json = run.code_is(2).json();
     assert_eq!(json["passed"], false);
     assert_eq!(json["reports"][0]["passed"], true);
@@ -484,7 +514,8 @@ fn json_carries_config_sha256_and_kernel_version() {
     let config = debian_config_text("rt");
     let sha = rtbuild::digest::sha256_hex(&config);
     let test = Test::new().file("Image", test_built_image(&config, "#1 SMP PREEMPT_RT x"));
-    let run = test.args(["--json", "verify", "Image"]).args([debian_config("rt")]).run();
+    let run =
+        test.args(["--json", "verify", "Image"]).args([debian_config("rt")]).run().ignore_stderr();
     let json = run.success().json();
     assert_eq!(json["config_sha256"], sha.as_str());
     assert_eq!(json["reports"][1]["config_sha256"], sha.as_str());

@@ -32,6 +32,7 @@ fn kernel_src_gives_the_real_depends_on_with_file_and_line() {
         .args(["--json", "verify", "--kernel-config", "c.config", "--kernel-src"])
         .args([&tree])
         .run()
+        .ignore_stderr()
         .code_is(1);
     assert_eq!(reason(&run.json(), "CONFIG_PREEMPT_RT"), expert_reason());
     let run = Test::new()
@@ -51,7 +52,7 @@ fn build_folder_kernel_source_is_used_without_a_flag() {
     let shared = "build/tmp/work-shared/rb3gen2-core-kit";
     let test = Test::new().file(&format!("{shared}/kernel-build-artifacts/.config"), NO_EXPERT);
     std::os::unix::fs::symlink(&tree, test.path().join(shared).join("kernel-source")).unwrap();
-    let run = test.args(["--json", "verify", "build"]).run().code_is(1);
+    let run = test.args(["--json", "verify", "build"]).run().ignore_stderr().code_is(1);
     let json = run.json();
     assert_eq!(json["reports"][0]["kind"], "build folder");
     assert_eq!(reason(&json, "CONFIG_PREEMPT_RT"), expert_reason());
@@ -132,6 +133,7 @@ fn without_kernel_source_the_table_answers_and_says_so() {
         .file("c.config", NO_EXPERT)
         .args(["--json", "verify", "c.config"])
         .run()
+        .ignore_stderr()
         .code_is(1);
     assert_eq!(
         reason(&run.json(), "CONFIG_PREEMPT_RT"),

@@ -18,7 +18,8 @@ fn live_target_over_loopback_sshd_is_judged_for_real() {
     let run = Test::new()
         .args(["--json", "verify", "--target", &sshd.url(), "--ssh-config"])
         .args([sshd.config()])
-        .run();
+        .run()
+        .ignore_stderr();
     let json = run.json();
     let checks = json["reports"][0]["checks"].as_array().unwrap().clone();
     let find = |name: &str| checks.iter().find(|c| c["check"] == name).cloned();
@@ -47,7 +48,8 @@ fn live_target_table_names_preempt_rt() {
     let run = Test::new()
         .args(["verify", "--target", &sshd.url(), "--ssh-config"])
         .args([sshd.config()])
-        .run();
+        .run()
+        .ignore_stderr();
     let out = run.stdout();
     let row = out
         .lines()

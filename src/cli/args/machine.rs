@@ -47,3 +47,68 @@ impl MachineArgs {
         Ok(Some(self.catalog()?.lookup(name)?.machine.clone()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use crate::cli::Cli;
+
+    /// `--machine` of `command`: its short flag, value name and help line.
+    fn machine_flag(command: &str) -> (Option<char>, String, String) {
+        let cli = Cli::command();
+        let sub = cli.find_subcommand(command).expect("a subcommand");
+        let arg = sub.get_arguments().find(|a| a.get_id() == "machine").expect("--machine");
+        assert_eq!(arg.get_long(), Some("machine"), "{command}");
+        let value = arg.get_value_names().map(|v| v.join(" ")).unwrap_or_default();
+        (arg.get_short(), value, arg.get_help().map(ToString::to_string).unwrap_or_default())
+    }
+
+    #[test]
+    fn flattened_argument_groups_make_a_consistent_command_line() {
+        // Duplicate ids, a `mut_arg` on a flag that is not there, conflicting shorts: clap's
+        // own checks, over every subcommand.
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn one_machine_flag_keeps_each_commands_own_help() {
+        let build =
+            "Board to build for (see `rtbuild machines`); aliases such as qcs6490-rb3gen2 work";
+        for command in ["generate", "doctor", "image", "shell", "matrix", "ci", "verify"] {
+            assert_eq!(machine_flag(command), (Some('m'), "MACHINE".into(), build.into()));
+        }
+        let found = "Board the build is for (see `rtbuild machines`); aliases work";
+        for command in ["lock", "bundle"] {
+            assert_eq!(machine_flag(command), (Some('m'), "MACHINE".into(), found.into()));
+        }
+        let cpus = "Catalog board (see `rtbuild machines`); gives the RT and housekeeping CPUs";
+        for command in ["tune", "test", "lava"] {
+            assert_eq!(machine_flag(command), (Some('m'), "MACHINE".into(), cpus.into()));
+        }
+        let reference =
+            "Machine whose published reference numbers to compare against (see `rtbuild machines`)";
+        assert_eq!(machine_flag("report"), (None, "NAME".into(), reference.into()));
+    }
+
+    #[test]
+    fn machines_dir_reads_the_same_environment_everywhere_and_is_global_for_machines() {
+        let cli = Cli::command();
+        let mut with = Vec::new();
+        for sub in cli.get_subcommands() {
+            let Some(arg) = sub.get_arguments().find(|a| a.get_id() == "machines_dir") else {
+                continue;
+            };
+            with.push(sub.get_name());
+            assert_eq!(arg.get_env(), Some(std::ffi::OsStr::new("RTBUILD_MACHINES_DIR")));
+            assert_eq!(arg.is_global_set(), sub.get_name() == "machines", "{}", sub.get_name());
+        }
+        let mut expected = [
+            "machines", "generate", "doctor", "image", "shell", "matrix", "ci", "lava", "tune",
+            "test", "verify", "report", "lock", "bundle",
+        ];
+        expected.sort_unstable();
+        with.sort_unstable();
+        assert_eq!(with, expected);
+    }
+}

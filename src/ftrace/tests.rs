@@ -1,0 +1,218 @@
+//! The parser and the spike explanation on traces captured from this machine's tracefs
+//! (kernel 6.18, x86-64 VM, cyclictest 2.4 `-b N --tracemark` on CPU 1, sched, irq,
+//! irq_vectors, timer, ipi and workqueue events), cut to their last lines. The expected values
+//! were read off the trace text by hand.
+
+use super::spike::analyze;
+use super::*;
+
+fn data(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn a_line_with_spaces_and_dashes_in_the_task_name() {
+    let line = " opt as4h0j4ie9e-19709   [001] d..2. 10403.227021: sched_switch: prev_comm=opt as4h0j4ie9e prev_pid=19709 prev_prio=130 prev_state=R+ ==> next_comm=cyclictest next_pid=19724 next_prio=0";
+    let e = parse_line(line).unwrap();
+    assert_eq!((e.task.as_str(), e.pid, e.cpu), ("opt as4h0j4ie9e", 19709, 1));
+    assert_eq!(e.ts_ns, 10_403_227_021_000);
+    assert_eq!(e.name, "sched_switch");
+    assert_eq!(e.field("prev_comm"), Some("opt as4h0j4ie9e"));
+    assert_eq!(e.field("prev_state"), Some("R+"));
+    assert_eq!(e.field("next_pid"), Some("19724"));
+    assert_eq!(e.field("pid"), None);
+    let dashed = parse_line("  kworker/u8:2-x-7 [000] ..... 12.000000001: workqueue_execute_end: work struct ffff8880 function=vmstat_update").unwrap();
+    assert_eq!(
+        (dashed.task.as_str(), dashed.pid, dashed.ts_ns),
+        ("kworker/u8:2-x", 7, 12_000_000_001)
+    );
+}
+
+#[test]
+fn optional_columns_tgid_and_no_flags() {
+    let tgid = parse_line("          <idle>-0       (-------) [001] d..2.   99.500000: sched_wakeup: comm=cyclictest pid=5 prio=0 target_cpu=001").unwrap();
+    assert_eq!(
+        (tgid.task.as_str(), tgid.pid, tgid.cpu, tgid.name.as_str()),
+        ("<idle>", 0, 1, "sched_wakeup")
+    );
+    let no_flags = parse_line("      cyclictest-77    [003]  5.250000: tracing_mark_write: hit latency threshold (120 > 100)").unwrap();
+    assert_eq!((no_flags.cpu, no_flags.ts_ns), (3, 5_250_000_000));
+    assert!(spike::is_breach_mark(&no_flags));
+    assert_eq!(parse_line("CPU:1 [LOST 120 EVENTS]"), None);
+}
+
+#[test]
+fn golden_traces_parse_without_loss() {
+    for name in [
+        "ftrace-6.18-x86-breach-61us-softirq-rcu.txt",
+        "ftrace-6.18-x86-breach-439us-late-timer.txt",
+        "ftrace-6.18-x86-breach-158us-slow-timer-irq.txt",
+        "ftrace-6.18-x86-breach-338us-late-switch.txt",
+    ] {
+        let text = data(name);
+        let trace = parse(&text);
+        let lines = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count();
+        assert_eq!(trace.skipped, 0, "{name}");
+        assert_eq!(trace.events.len(), lines, "{name}");
+        assert!(trace.events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns || w[0].cpu != w[1].cpu));
+    }
+}
+
+#[test]
+fn a_softirq_that_delays_the_switch_is_named_with_its_duration() {
+    let spike = analyze(&parse(&data("ftrace-6.18-x86-breach-61us-softirq-rcu.txt"))).unwrap();
+    assert_eq!((spike.cpu, spike.tid, spike.latency_us), (1, 25372, 61.0));
+    // Gap 10508.399135 (mark .399196 − 61 µs) to the switch at .399181; RCU ran .399132-.399176.
+    assert_eq!(
+        spike.explanation,
+        "in the 46 µs gap before cyclictest (tid 25372) ran on CPU 1 (61 µs latency): softirq RCU 41 µs, task rustc-22019 5 µs"
+    );
+    let rcu = spike.events.iter().find(|a| a.kind == "softirq").unwrap();
+    assert_eq!((rcu.name.as_str(), rcu.duration_ns), ("RCU", Some(44_000)));
+    assert_eq!(spike.events.last().unwrap().kind, "mark");
+    assert!(spike.excerpt.last().unwrap().contains("hit latency threshold (61 > 40)"));
+}
+
+#[test]
+fn a_timer_interrupt_that_comes_late_with_nothing_before_it_is_time_outside_the_kernel() {
+    let spike = analyze(&parse(&data("ftrace-6.18-x86-breach-439us-late-timer.txt"))).unwrap();
+    // Expected wakeup .681023; the local timer fired at .681384 with nothing on CPU 1 since
+    // the switch to rustc at .680044; rustc then kept the CPU until .681444.
+    assert_eq!(
+        spike.explanation,
+        "CPU 1 shows no interrupt, softirq, timer or work item while task rustc-22019 ran, so no kernel activity in the 421 µs gap before cyclictest (tid 26061) ran (439 µs latency): the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows"
+    );
+}
+
+#[test]
+fn a_task_that_keeps_the_cpu_after_an_on_time_wakeup() {
+    let spike = analyze(&parse(&data("ftrace-6.18-x86-breach-338us-late-switch.txt"))).unwrap();
+    // Woken at .217764 (before the gap start .217768); rtbuild ran on until the switch at
+    // .218094 with nothing logged in between.
+    assert_eq!(
+        spike.explanation,
+        "cyclictest (tid 22349) on CPU 1 was woken on time, then task rtbuild-22176 kept the CPU 326 µs before the switch (338 µs latency), with no interrupt, softirq, timer or work item in between: rtbuild-22176 ran with preemption disabled (a non-preemptible kernel section, which PREEMPT_RT makes rare), or the time went outside this kernel (hypervisor, firmware/SMI)"
+    );
+}
+
+#[test]
+fn a_slow_timer_interrupt_is_the_top_contributor() {
+    let spike = analyze(&parse(&data("ftrace-6.18-x86-breach-158us-slow-timer-irq.txt"))).unwrap();
+    // Gap .716967 to .717049; local_timer ran .716939-.717033 (66 µs of it).
+    assert!(
+        spike.explanation.starts_with(
+            "in the 82 µs gap before cyclictest (tid 26140) ran on CPU 1 (158 µs latency): local_timer interrupt 66 µs"
+        ),
+        "{}",
+        spike.explanation
+    );
+}
+
+#[test]
+fn an_idle_cpu_with_no_events_in_the_gap() {
+    let text = "\
+          <idle>-0       [002] d..2.   10.000000: sched_switch: prev_comm=swapper/2 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=swapper/2 next_pid=0 next_prio=120
+          <idle>-0       [002] d.h2.   10.000900: local_timer_entry: vector=236
+          <idle>-0       [002] d.h2.   10.000901: hrtimer_expire_entry: hrtimer=00000000aa function=hrtimer_wakeup now=1
+          <idle>-0       [002] dNh4.   10.000902: sched_waking: comm=cyclictest pid=40 prio=0 target_cpu=002
+          <idle>-0       [002] dNh4.   10.000903: sched_wakeup: comm=cyclictest pid=40 prio=0 target_cpu=002
+          <idle>-0       [002] dNh2.   10.000904: hrtimer_expire_exit: hrtimer=00000000aa
+          <idle>-0       [002] dNh2.   10.000905: local_timer_exit: vector=236
+          <idle>-0       [002] d..2.   10.000906: sched_switch: prev_comm=swapper/2 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=40 next_prio=0
+      cyclictest-40      [002] .....   10.000910: tracing_mark_write: hit latency threshold (500 > 100)
+";
+    let spike = analyze(&parse(text)).unwrap();
+    assert_eq!(
+        spike.explanation,
+        "CPU 2 was idle and shows no kernel activity in the 496 µs gap before cyclictest (tid 40) ran (500 µs latency): the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows"
+    );
+    assert_eq!(analyze(&parse("")), None);
+}
+
+#[test]
+fn the_window_kept_ends_at_the_mark() {
+    let text = data("ftrace-6.18-x86-breach-61us-softirq-rcu.txt");
+    let kept = keep_window(&text, 2_000_000, 100);
+    assert!(kept.starts_with("# tracer: nop\n"));
+    let events = parse(&kept).events;
+    assert!(events.first().unwrap().ts_ns >= 10_508_397_196_000);
+    assert!(events.last().unwrap().line.contains("hit latency threshold"));
+    assert!(events.len() < parse(&text).events.len());
+    let no_mark =
+        "# tracer: nop\n  a-1 [000] ..... 1.000000: x: y\n  a-1 [000] ..... 2.000000: x: z\n";
+    assert_eq!(keep_window(no_mark, 1, 1), "# tracer: nop\n  a-1 [000] ..... 2.000000: x: z\n");
+}
+
+/// This machine's tracefs (the tests run as root, as `rtbuild test --trace-above-us` does).
+fn tracefs() -> std::path::PathBuf {
+    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        if std::path::Path::new(dir).join("trace_marker").exists() {
+            return dir.into();
+        }
+    }
+    panic!(
+        "no tracefs at /sys/kernel/tracing or /sys/kernel/debug/tracing: run the tests as root on a kernel with CONFIG_FTRACE (mount -t tracefs nodev /sys/kernel/tracing)"
+    );
+}
+
+/// Removes the tracefs instance when the test ends, however it ends.
+struct Instance(std::path::PathBuf);
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_trace_captured_now_from_this_machines_tracefs_parses_and_its_mark_is_found() {
+    // A private tracefs instance: the top-level buffer and its settings stay untouched.
+    let dir = tracefs().join("instances").join(format!("rtbuild-unit-{}", std::process::id()));
+    std::fs::create_dir(&dir).unwrap();
+    let instance = Instance(dir.clone());
+    for event in [
+        "sched/sched_switch",
+        "sched/sched_wakeup",
+        "sched/sched_waking",
+        "irq",
+        "irq_vectors",
+        "timer/hrtimer_expire_entry",
+        "timer/hrtimer_expire_exit",
+        "ipi",
+        "workqueue",
+    ] {
+        let enable = dir.join("events").join(event).join("enable");
+        if enable.exists() {
+            std::fs::write(enable, "1").unwrap();
+        }
+    }
+    // A shell pinned to CPU 0 sleeps twice (timer wakeups and switches land in the trace),
+    // then writes cyclictest's breach mark itself.
+    let script = format!(
+        "sleep 0.05; sleep 0.05; echo 'hit latency threshold (250 > 100)' > {}",
+        dir.join("trace_marker").display()
+    );
+    let handle = crate::runner::Cmd::new("taskset")
+        .args(["-c", "0", "sh", "-c", &script])
+        .to_duct()
+        .start()
+        .unwrap();
+    let pid = handle.pids()[0];
+    assert!(handle.wait().unwrap().status.success());
+    let text = std::fs::read_to_string(dir.join("trace")).unwrap();
+    drop(instance);
+    let trace = parse(&text);
+    let lines = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count();
+    let unparsed: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty() && parse_line(l).is_none())
+        .collect();
+    assert_eq!(unparsed, Vec::<&str>::new());
+    assert_eq!(trace.events.len(), lines);
+    assert!(trace.events.iter().any(|e| e.name == "sched_switch" && e.cpu == 0), "{text}");
+    let spike = analyze(&trace).unwrap_or_else(|| panic!("no mark found in:\n{text}"));
+    assert_eq!((spike.cpu, spike.tid, spike.latency_us), (0, pid, 250.0), "{text}");
+    assert!(spike.excerpt.last().unwrap().contains("hit latency threshold (250 > 100)"));
+    assert!(!spike.explanation.is_empty());
+}
