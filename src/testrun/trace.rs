@@ -186,9 +186,12 @@ impl Run<'_> {
         let explanation = spike.map(|s| s.explanation).unwrap_or_else(|| {
             "the trace holds no breach mark from cyclictest (--tracemark), so it cannot be explained".into()
         });
+        let above = self.req.trace.map_or(0, |t| t.above_us);
         self.ui.status(
             "Traced",
-            format!("{name}: {latency_us} µs above --trace-above-us; kept {file}"),
+            format!(
+                "{name}: a {latency_us} µs sample crossed --trace-above-us {above}; cyclictest stopped, kept {file}"
+            ),
         );
         self.ui.status("Spike", format!("{name}: {explanation}"));
         self.record.scenarios[index].trace = Some(TraceRecord {
