@@ -199,7 +199,7 @@ impl JobRequest {
     fn runs_per_scenario(&self) -> u64 {
         let suite = self.suite();
         let sequence = Sequence::of(&self.tests);
-        let others: usize = sequence.others().map(|p| suite.invocations(p, "x").len()).sum();
+        let others: usize = sequence.others().map(|p| suite.runs(p)).sum();
         u64::from(sequence.cyclictest) + others as u64
     }
 

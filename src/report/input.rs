@@ -47,13 +47,11 @@ pub(crate) struct Input {
     pub scenarios: Vec<ScenarioInput>,
 }
 
-/// Reads one INPUT: a folder with `run.json`, a LAVA job log, or a raw cyclictest file.
+/// Reads one INPUT: a folder with `run.json`, or a raw cyclictest file (a LAVA job log is read
+/// by `lava_log`; see [`super::read_input`]).
 pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     if path.is_dir() {
         return read_folder(path, nsecs);
-    }
-    if is_lava_log(path) {
-        return super::lava_log::read(path, nsecs);
     }
     let name = path
         .file_stem()
@@ -164,7 +162,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
 }
 
 /// Whether the file starts like a LAVA job log (a YAML list of `{dt, lvl, msg}` entries).
-fn is_lava_log(path: &Path) -> bool {
+pub(super) fn is_lava_log(path: &Path) -> bool {
     use std::io::Read;
     let Ok(file) = std::fs::File::open(path) else { return false };
     let mut head = Vec::with_capacity(4096);

@@ -28,8 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog::Machine;
 
-/// The default threshold: SIL 2's 100 µs scheduling latency (seed 004).
-pub(crate) const DEFAULT_THRESHOLD_US: f64 = 100.0;
+pub(crate) use crate::base::DEFAULT_THRESHOLD_US;
 
 pub(crate) use crate::base::MAX_THRESHOLD_US;
 
@@ -103,7 +102,7 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
     let inputs = options
         .inputs
         .iter()
-        .map(|p| input::read(p, options.nsecs))
+        .map(|p| read_input(p, options.nsecs))
         .collect::<Result<Vec<_>, _>>()?;
     // `--machine`, else the machine `run.json` names (if the shipped catalog knows it).
     let machine = options.machine.clone().or_else(|| {
@@ -249,6 +248,14 @@ fn finish(report: &mut Report) {
         .flat_map(|s| s.reasons.iter().map(move |r| format!("{}: {r}", s.name)))
         .collect();
     report.verdict = Verdict::from_reasons(&report.reasons);
+}
+
+/// Reads one INPUT: a folder with `run.json`, a LAVA job log, or a raw cyclictest file.
+fn read_input(path: &Path, nsecs: bool) -> Result<input::Input, ReportError> {
+    if !path.is_dir() && input::is_lava_log(path) {
+        return lava_log::read(path, nsecs);
+    }
+    input::read(path, nsecs)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::HELPER;
 use super::judge::Ending;
+use super::length::human;
 use super::probe::Probe;
 use super::session::Run;
 use crate::runner::{Background, start_in_own_group};
@@ -115,15 +116,6 @@ fn current_max(stderr: &std::path::Path) -> Option<i64> {
         .max()
 }
 
-/// `90` → `1m30s`.
-pub(super) fn human(secs: u64) -> String {
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,7 +133,5 @@ T: 1 ( 6331) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      52\
         std::fs::write(&path, text).unwrap();
         assert_eq!(current_max(&path), Some(52));
         assert_eq!(current_max(&dir.path().join("none")), None);
-        assert_eq!(human(90), "1m30s");
-        assert_eq!(human(86_400), "24h00m");
     }
 }

@@ -22,6 +22,7 @@ mod session;
 mod signals;
 mod steps;
 mod trace;
+mod trace_run;
 
 pub(crate) use crate::formats::run_json::{Commands, FILE as RUN_FILE};
 pub(crate) use cyclictest::{HIST_MAX_US, Measure};
@@ -105,7 +106,7 @@ pub(crate) struct Threshold {
 }
 
 impl Threshold {
-    /// `--max-us`, else the machine's requirement, else [`crate::report::DEFAULT_THRESHOLD_US`].
+    /// `--max-us`, else the machine's requirement, else [`crate::base::DEFAULT_THRESHOLD_US`].
     pub(crate) fn pick(
         max_us: Option<u64>,
         machine: Option<&crate::catalog::Machine>,
@@ -114,7 +115,7 @@ impl Threshold {
             (Some(us), _) => Threshold { us, source: "--max-us".into() },
             (None, Some((m, us))) => Threshold { us, source: format!("{} requirement", m.name) },
             (None, None) => Threshold {
-                us: crate::report::DEFAULT_THRESHOLD_US as u64,
+                us: crate::base::DEFAULT_THRESHOLD_US as u64,
                 source: "default, SIL 2".into(),
             },
         }

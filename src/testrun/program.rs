@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::judge::Ending;
-use super::measure::human;
+use super::length::human;
 use super::sequence::Suite;
 use super::session::Run;
 use crate::formats::run_json::TestRecord;

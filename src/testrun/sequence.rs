@@ -65,6 +65,12 @@ impl Suite<'_> {
         argv::invocations(program, &setup, json_prefix, &checked.words, &checked)
     }
 
+    /// How many processes `program` runs one after the other (one per RT CPU for the
+    /// sender/receiver tests and signaltest, else one).
+    pub(crate) fn runs(&self, program: Program) -> usize {
+        self.invocations(program, "count").len()
+    }
+
     /// Seconds one invocation of `program` runs: the `-D`/`--duration` given in its
     /// `--test-args` (which replaces rtbuild's), else the scenario's run time.
     pub(crate) fn run_seconds(&self, program: Program) -> u64 {
@@ -75,10 +81,8 @@ impl Suite<'_> {
     /// `cyclictest_s` when listed.
     pub(crate) fn total_seconds(&self, cyclictest_s: u64) -> u64 {
         let sequence = Sequence::of(self.tests);
-        let others: u64 = sequence
-            .others()
-            .map(|p| self.run_seconds(p) * self.invocations(p, "x").len() as u64)
-            .sum();
+        let others: u64 =
+            sequence.others().map(|p| self.run_seconds(p) * self.runs(p) as u64).sum();
         let cyclictest = if sequence.cyclictest { cyclictest_s } else { 0 };
         cyclictest + others
     }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use super::cyclictest::Measure;
 use super::fingerprint::landed_on;
 use super::judge::{self, Ending};
-use super::measure::human;
+use super::length::human;
 use super::scenario::{CommandSpec, Scenario};
 use super::sequence::{Sequence, load_argv};
 use super::session::Run;
