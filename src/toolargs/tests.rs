@@ -114,13 +114,7 @@ fn unknown_or_malformed_options_are_refused() {
 /// `--help` names each long option (and its short letter, where it has one).
 #[test]
 fn the_table_matches_the_installed_cyclictest_help() {
-    let out = crate::runner::Cmd::new("cyclictest")
-        .arg("--help")
-        .to_duct()
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked()
-        .run()
+    let out = crate::runner::output_unchecked(&crate::runner::Cmd::new("cyclictest").arg("--help"))
         .expect("cyclictest (rt-tests) must be installed; .ci/setup installs it");
     let help =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);

@@ -30,7 +30,7 @@ fn alias_is_resolved_and_noted_once() {
     let run = Test::new()
         .args(["generate", "--machine", "qcs6490-rb3gen2"])
         .run()
-        .ignore_stdout()
+        .stdout_contains("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml\n")
         .success();
     let notes = run.stderr().matches("is an alias of `rb3gen2-core-kit`").count();
     assert_eq!(notes, 1, "{}", run.stderr());
@@ -42,7 +42,7 @@ fn second_generate_rewrites_nothing_and_keeps_mtimes() {
     let run = Test::new()
         .args(["generate", "--machine", "iq-9075-evk"])
         .run()
-        .ignore_stdout()
+        .stdout_contains("rtbuild/iq-9075-evk/iq-9075-evk-rt.yml\n")
         .ignore_stderr()
         .success();
     let dir = run.path().to_path_buf();
@@ -72,7 +72,7 @@ fn changing_rt_cpus_changes_every_variable_together() {
     let run = Test::new()
         .args(["generate", "--machine", "rb3gen2-core-kit", "--rt-cpus", "6-7"])
         .run()
-        .ignore_stdout()
+        .stdout_contains("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml\n")
         .ignore_stderr()
         .success();
     let kas = std::fs::read_to_string(
@@ -96,7 +96,7 @@ fn hand_edited_file_is_refused_then_forced() {
     let run = Test::new()
         .args(["generate", "--machine", "iq-615-evk"])
         .run()
-        .ignore_stdout()
+        .stdout_contains("rtbuild/iq-615-evk/iq-615-evk-rt.yml\n")
         .ignore_stderr()
         .success();
     let dir = run.path().to_path_buf();
@@ -117,7 +117,7 @@ fn hand_edited_file_is_refused_then_forced() {
         .cwd(&dir)
         .args(["generate", "--machine", "iq-615-evk", "--force"])
         .run()
-        .ignore_stdout()
+        .stdout_contains("rtbuild/iq-615-evk/iq-615-evk-rt.yml\n")
         .ignore_stderr()
         .success();
     assert!(std::fs::read_to_string(&conf).unwrap().contains("BBFILE_COLLECTIONS"));
@@ -321,7 +321,7 @@ fn patches_and_fragments_land_in_the_layer_in_order() {
         .args(["generate", "--machine", "rb3gen2-core-kit", "--patch", "p/0001-first.patch"])
         .args(["--patch", "p/0002-second.patch", "--fragment", "f/extra.cfg"])
         .run()
-        .ignore_stdout()
+        .stdout_contains("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml\n")
         .ignore_stderr()
         .success();
     let layer = run.path().join("rtbuild/rb3gen2-core-kit/meta-rtbuild/recipes-kernel/linux");
