@@ -97,6 +97,7 @@ trace_restore() {
         umount "$t" 2>/dev/null || { echo "problem mount $t"; ok=0; }
     fi
     rm -f "$1/trace.saved" "$1/trace.events" "$1/trace.mounted"
+    [ "$(cat /tmp/rtbuild-trace.lock/owner 2>/dev/null)" = "$1" ] && rm -rf /tmp/rtbuild-trace.lock
     [ "$ok" = 1 ] && echo restored
     return 0
 }
@@ -421,6 +422,22 @@ case $cmd in
             echo "tracefs $t"
             exit 0
         fi
+        # One rtbuild trace at a time on this machine: the top-level buffer is shared. The
+        # lock names the run's state folder; a lock whose folder is gone is stale.
+        lock=/tmp/rtbuild-trace.lock
+        if ! mkdir "$lock" 2>/dev/null; then
+            owner=$(cat "$lock/owner" 2>/dev/null)
+            if [ -z "$owner" ] || [ -d "$owner" ]; then
+                echo "unavailable tracing is in use by another rtbuild run (${owner:-starting}); wait for it to end, or remove $lock if none runs"
+                exit 0
+            fi
+            rm -rf "$lock"
+            if ! mkdir "$lock" 2>/dev/null; then
+                echo "unavailable tracing is in use by another rtbuild run; wait for it to end"
+                exit 0
+            fi
+        fi
+        echo "$state" >"$lock/owner"
         {
             echo "$t"
             cat "$t/tracing_on"

@@ -360,15 +360,11 @@ rtla timerlat hit stop tracing
   Saving trace to timerlat_trace.txt
 ";
 
-#[test]
-fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
-    // This kernel has no timerlat tracer, so a FAKE rtla (recording its argv and working
-    // folder) and a fake tracefs folder whose available_tracers lists timerlat
-    // (RTBUILD_TRACEFS) stand in; cyclictest and the rest of the run are real.
-    let _one_at_a_time = measuring();
-    let before = tracing_settings();
-    let tmp = tempfile::tempdir().unwrap();
-    let fake_tracefs = tmp.path().join("tracefs");
+/// A FAKE rtla (recording its argv and working folder in `record`) in `tmp/bin`, and a fake
+/// tracefs folder whose available_tracers lists timerlat, for `--analyzer rtla` on this
+/// kernel, which has no timerlat tracer. Returns (bin, tracefs, record).
+fn fake_rtla(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let fake_tracefs = tmp.join("tracefs");
     fs::create_dir(&fake_tracefs).unwrap();
     for (file, text) in [
         ("trace_marker", ""),
@@ -378,15 +374,27 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
     ] {
         fs::write(fake_tracefs.join(file), text).unwrap();
     }
-    let bin = tmp.path().join("bin");
+    let bin = tmp.join("bin");
     fs::create_dir(&bin).unwrap();
-    let record = tmp.path().join("rtla-calls.txt");
+    let record = tmp.join("rtla-calls.txt");
     let script = format!(
         "#!/bin/sh\n{{ echo \"cwd $PWD\"; echo \"argv $*\"; }} >> \"$FAKE_RTLA_RECORD\"\necho 'trace of the fake' > timerlat_trace.txt\ncat <<'OUT'\n{FAKE_RTLA_OUTPUT}OUT\n"
     );
     fs::write(bin.join("rtla"), script).unwrap();
     use std::os::unix::fs::PermissionsExt;
     fs::set_permissions(bin.join("rtla"), fs::Permissions::from_mode(0o755)).unwrap();
+    (bin, fake_tracefs, record)
+}
+
+#[test]
+fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
+    // This kernel has no timerlat tracer, so a FAKE rtla (recording its argv and working
+    // folder) and a fake tracefs folder whose available_tracers lists timerlat
+    // (RTBUILD_TRACEFS) stand in; cyclictest and the rest of the run are real.
+    let _one_at_a_time = measuring();
+    let before = tracing_settings();
+    let tmp = tempfile::tempdir().unwrap();
+    let (bin, fake_tracefs, record) = fake_rtla(tmp.path());
     let run = Test::new()
         .path_prepend(&bin)
         .env("RTBUILD_TRACEFS", &fake_tracefs)
@@ -436,4 +444,46 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
         "{spike}"
     );
     assert_eq!(tracing_settings(), before, "rtla mode changes no tracing setting itself");
+}
+
+#[test]
+fn a_second_traced_run_on_the_same_machine_is_refused_while_the_first_traces() {
+    let _one_at_a_time = measuring();
+    let before = tracing_settings();
+    // The lock a running traced run holds, naming its (live) state folder.
+    let owner = tempfile::Builder::new().prefix("rtbuild-test.").tempdir_in("/tmp").unwrap();
+    let lock = Path::new("/tmp/rtbuild-trace.lock");
+    fs::create_dir(lock).expect("no other traced rtbuild run on this machine");
+    fs::write(lock.join("owner"), format!("{}\n", owner.path().display())).unwrap();
+    let run = Test::new()
+        .args(["test", "--local", "--rt-cpus", "1", "--duration", "2s", "--out", "res"])
+        .args(["--trace-above-us", "50"])
+        .run();
+    let stderr = run.stderr();
+    let _ = fs::remove_dir_all(lock);
+    let run = run.code_is(2).nothing_written("res");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: --trace-above-us: this machine: tracing is in use by another rtbuild run ({}); ",
+            owner.path().display()
+        )),
+        "{stderr}"
+    );
+    drop(run);
+    assert_eq!(tracing_settings(), before);
+
+    // A lock whose run is gone is stale: the next run takes it over and gives it back.
+    drop(owner);
+    fs::create_dir(lock).unwrap();
+    fs::write(lock.join("owner"), "/tmp/rtbuild-test.gone\n").unwrap();
+    let run = Test::new()
+        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
+        .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    assert!(run.path().join("res/trace-idle.txt").is_file());
+    assert!(!lock.exists(), "the lock is given back");
+    assert_eq!(tracing_settings(), before);
 }
