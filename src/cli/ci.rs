@@ -8,6 +8,7 @@ use super::args::{CacheArgs, PlanArgs};
 use crate::exit::{Exit, InputError};
 use crate::kasrun::caches::MirrorUrl;
 use crate::kasrun::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
+use crate::tune::CpuLayout;
 use crate::ui::Ui;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -49,6 +50,9 @@ pub(crate) struct CiArgs {
     /// Run time of each LAVA scenario (as `rtbuild lava --duration`).
     #[arg(long, value_name = "TIME", default_value = "smoke", requires = "lava")]
     pub lava_duration: String,
+    /// rt-tests programs of the LAVA jobs (as `rtbuild lava --tests`; see `rtbuild test --help`).
+    #[arg(long, value_name = "LIST", default_value = "cyclictest", requires = "lava")]
+    pub lava_tests: String,
     /// How the jobs install rtbuild (required: no source is known to work everywhere):
     /// path:DIR (rtbuild's source in the repository, e.g. a submodule; cargo install --path),
     /// git+https://HOST/REPO[#REV] (cargo install --git), the https:// or file:// URL of an
@@ -69,6 +73,7 @@ pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
         args.distros.iter().map(|d| Some(d.clone())).collect()
     };
     let mut machines = Vec::new();
+    let mut layouts = Vec::new();
     let mut distro_names = Vec::new();
     for distro in &distros {
         for machine in &args.machines {
@@ -78,6 +83,7 @@ pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
             let plan = cell.plan()?;
             if !machines.contains(&plan.machine.name) {
                 machines.push(plan.machine.name.clone());
+                layouts.push(CpuLayout::from_plan(&plan));
             }
             let name = plan.distro.to_string();
             if !distro_names.contains(&name) {
@@ -99,7 +105,7 @@ pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let install = Install::parse(&args.rtbuild_from, env!("CARGO_PKG_VERSION"))
         .map_err(|e| InputError(e.into()))?;
     let lock = args.lock.as_deref().map(lock_in_repo).transpose()?;
-    let lava = args.lava.then(|| lava_stage(&args)).transpose()?;
+    let lava = args.lava.then(|| lava_stage(&args, &layouts)).transpose()?;
     let pipeline = Pipeline {
         machines,
         distros: distro_names,
@@ -140,9 +146,10 @@ fn lock_in_repo(path: &std::path::Path) -> anyhow::Result<String> {
     Ok(text.into_owned())
 }
 
-/// `--lava-scenario`/`--lava-duration`, checked as `rtbuild lava` checks them, and how long the
-/// CI job may wait for the LAVA job (its timeout plus two hours in the queue).
-fn lava_stage(args: &CiArgs) -> anyhow::Result<LavaStage> {
+/// `--lava-scenario`/`--lava-duration`/`--lava-tests`, checked as `rtbuild lava` checks them,
+/// and how long the CI job may wait for the longest LAVA job (its timeout on the machine with
+/// the most RT CPUs, plus two hours in the queue).
+fn lava_stage(args: &CiArgs, layouts: &[CpuLayout]) -> anyhow::Result<LavaStage> {
     let scenarios = crate::testrun::parse_list(&args.lava_scenario)
         .map_err(|e| InputError::msg(format!("--lava-scenario: {e}")))?;
     if scenarios.contains(&crate::testrun::Scenario::Custom) {
@@ -151,18 +158,27 @@ fn lava_stage(args: &CiArgs) -> anyhow::Result<LavaStage> {
         )
         .into());
     }
+    let tests = crate::rttests::parse_list(&args.lava_tests)
+        .map_err(|e| InputError::msg(format!("--lava-tests: {e}")))?;
     let span = crate::testrun::Span::parse(&args.lava_duration)
         .map_err(|e| InputError::msg(format!("--lava-duration: {e}")))?;
-    let minutes = crate::lava::job::job_minutes(
-        &args.lava_duration,
-        span.length,
-        span.interval_us.unwrap_or(1000),
-        scenarios.len(),
-    )
-    .map_err(|e| InputError::msg(format!("--lava-duration: {e}")))?;
+    let mut minutes = 0;
+    for layout in layouts {
+        let job = crate::lava::job::job_minutes(
+            &args.lava_duration,
+            span.length,
+            span.interval_us.unwrap_or(1000),
+            layout,
+            &tests,
+            scenarios.len(),
+        )
+        .map_err(|e| InputError::msg(format!("--lava-duration: {e}")))?;
+        minutes = minutes.max(job);
+    }
     Ok(LavaStage {
         scenarios: scenarios.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
         duration: args.lava_duration.clone(),
+        tests: tests.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
         wait_minutes: minutes + 120,
     })
 }

@@ -81,7 +81,7 @@ fn a_timer_interrupt_that_comes_late_with_nothing_before_it_is_time_outside_the_
     // the switch to rustc at .680044; rustc then kept the CPU until .681444.
     assert_eq!(
         spike.explanation,
-        "CPU 1 shows no interrupt, softirq, timer or work item while task rustc-22019 ran, so no kernel activity in the 421 µs gap before cyclictest (tid 26061) ran (439 µs latency): the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows"
+        "CPU 1 shows no kernel activity (no interrupt, softirq, timer or work item) while task rustc-22019 ran in the 421 µs gap before cyclictest (tid 26061) ran (439 µs latency): the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows"
     );
 }
 
@@ -92,7 +92,7 @@ fn a_task_that_keeps_the_cpu_after_an_on_time_wakeup() {
     // .218094 with nothing logged in between.
     assert_eq!(
         spike.explanation,
-        "cyclictest (tid 22349) on CPU 1 was woken on time, then task rtbuild-22176 kept the CPU 326 µs before the switch (338 µs latency), with no interrupt, softirq, timer or work item in between: rtbuild-22176 ran with preemption disabled (a non-preemptible kernel section, which PREEMPT_RT makes rare), or the time went outside this kernel (hypervisor, firmware/SMI)"
+        "cyclictest (tid 22349) on CPU 1 was woken on time, then task rtbuild-22176 kept the CPU 326 µs before the switch (338 µs latency), with no interrupt, softirq, timer or work item after the wakeup: rtbuild-22176 ran with preemption disabled (a non-preemptible kernel section, which PREEMPT_RT makes rare), or the time went outside this kernel (hypervisor, firmware/SMI)"
     );
 }
 
@@ -215,4 +215,33 @@ fn a_trace_captured_now_from_this_machines_tracefs_parses_and_its_mark_is_found(
     assert_eq!((spike.cpu, spike.tid, spike.latency_us), (0, pid, 250.0), "{text}");
     assert!(spike.excerpt.last().unwrap().contains("hit latency threshold (250 > 100)"));
     assert!(!spike.explanation.is_empty());
+}
+
+#[test]
+fn an_arm64_shaped_trace_names_the_irq_handler_the_ipi_and_a_threaded_handler() {
+    // Hand-written in the event formats of include/trace/events/{irq,ipi,sched}.h as an arm64
+    // PREEMPT_RT kernel prints them (no irq_vectors; the arch timer is a numbered IRQ; device
+    // IRQs run in irq/N-name threads).
+    let text = "\
+     irq/35-uart-120     [003] d..2.  100.000000: sched_switch: prev_comm=cyclictest prev_pid=50 prev_prio=0 prev_state=S ==> next_comm=irq/35-uart next_pid=120 next_prio=49
+     irq/35-uart-120     [003] d.h1.  100.000950: irq_handler_entry: irq=11 name=arch_timer
+     irq/35-uart-120     [003] d.h1.  100.000960: irq_handler_exit: irq=11 ret=handled
+     irq/35-uart-120     [003] d.h1.  100.000960: ipi_entry: (Rescheduling interrupts)
+     irq/35-uart-120     [003] d.h1.  100.001060: ipi_exit: (Rescheduling interrupts)
+     irq/35-uart-120     [003] d.h1.  100.001100: irq_handler_entry: irq=11 name=arch_timer
+     irq/35-uart-120     [003] d.h3.  100.001102: sched_waking: comm=cyclictest pid=50 prio=0 target_cpu=003
+     irq/35-uart-120     [003] d.h4.  100.001103: sched_wakeup: comm=cyclictest pid=50 prio=0 target_cpu=003
+     irq/35-uart-120     [003] d.h1.  100.001105: irq_handler_exit: irq=11 ret=handled
+     irq/35-uart-120     [003] d..2.  100.001300: sched_switch: prev_comm=irq/35-uart prev_pid=120 prev_prio=49 prev_state=R+ ==> next_comm=cyclictest next_pid=50 next_prio=0
+      cyclictest-50      [003] .....  100.001310: tracing_mark_write: hit latency threshold (400 > 100)
+";
+    let spike = analyze(&parse(text)).unwrap();
+    // Gap 100.000910 to the switch at .001300 (390 µs): hard IRQs 10 + 100 + 5 µs, the
+    // threaded handler the rest (390 − 115 = 275 µs).
+    assert_eq!(
+        spike.explanation,
+        "in the 390 µs gap before cyclictest (tid 50) ran on CPU 3 (400 µs latency): task irq/35-uart-120 275 µs, IPI Rescheduling interrupts 100 µs, IRQ 11 arch_timer handler 10 µs"
+    );
+    let kinds: Vec<&str> = spike.events.iter().map(|a| a.kind).collect();
+    assert!(kinds.contains(&"ipi") && kinds.contains(&"irq") && kinds.contains(&"wakeup"));
 }

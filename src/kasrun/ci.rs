@@ -162,6 +162,8 @@ pub(crate) struct LavaStage {
     /// `--scenario` and `--duration` for `rtbuild lava`, already validated.
     pub scenarios: String,
     pub duration: String,
+    /// `--tests` for `rtbuild lava`, already validated.
+    pub tests: String,
     /// Minutes the CI job may wait: the LAVA job's own timeout plus queueing time.
     pub wait_minutes: u64,
 }
@@ -245,9 +247,10 @@ impl Pipeline {
         vec![
             "sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lavacli".to_string(),
             format!(
-                "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat {BUNDLE_URL_FILE})\" --scenario {} --duration {} --out lava-job.yaml",
+                "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat {BUNDLE_URL_FILE})\" --scenario {} --duration {} --tests {} --out lava-job.yaml",
                 quote::sh(&lava.scenarios),
-                quote::sh(&lava.duration)
+                quote::sh(&lava.duration),
+                quote::sh(&lava.tests)
             ),
             "lavacli identities add --uri \"$LAVA_URL\" --username \"$LAVA_USER\" --token \"$LAVA_TOKEN\" default".to_string(),
             "job=$(lavacli jobs submit lava-job.yaml) && echo \"LAVA job $job\"".to_string(),
@@ -505,6 +508,7 @@ mod tests {
             lava: Some(LavaStage {
                 scenarios: "idle,stress".into(),
                 duration: "smoke".into(),
+                tests: "cyclictest".into(),
                 wait_minutes: 200,
             }),
         }

@@ -197,10 +197,7 @@ impl JobRequest {
 
     /// Processes one scenario runs one after the other (cyclictest and each invocation).
     fn runs_per_scenario(&self) -> u64 {
-        let suite = self.suite();
-        let sequence = Sequence::of(&self.tests);
-        let others: usize = sequence.others().map(|p| suite.runs(p)).sum();
-        u64::from(sequence.cyclictest) + others as u64
+        runs_per_scenario(&self.suite())
     }
 
     fn scenario_minutes(&self) -> u64 {
@@ -242,15 +239,37 @@ fn scenario_minutes(seconds: u64, runs: u64) -> u64 {
     (seconds + 1 + 120 + 10 * runs).div_ceil(60)
 }
 
-/// Minutes a whole job of `scenarios` cyclictest-only runs of `length` may take (download,
-/// flash, boot, tests), or why a job that long is refused.
+/// Minutes a whole job may take (download, flash, boot, tests) when each of `scenarios` runs
+/// `tests` with rtbuild's own options on `layout` for `length`, or why a job that long is
+/// refused. `rtbuild ci --lava` sizes its CI job's wait with it.
 pub(crate) fn job_minutes(
     duration: &str,
     length: Length,
     interval_us: u32,
+    layout: &CpuLayout,
+    tests: &[Program],
     scenarios: usize,
 ) -> Result<u64, JobError> {
-    minutes_within_limit(duration, scenario_minutes(length.seconds(interval_us), 1), scenarios)
+    let no_args = BTreeMap::new();
+    let suite = Suite {
+        layout,
+        tests,
+        test_args: &no_args,
+        noise_us: crate::rttests::DEFAULT_NOISE_US,
+        seconds: length.seconds(interval_us),
+    };
+    minutes_within_limit(
+        duration,
+        scenario_minutes(suite.total_seconds(suite.seconds), runs_per_scenario(&suite)),
+        scenarios,
+    )
+}
+
+/// Processes one scenario runs one after the other (cyclictest and each invocation).
+fn runs_per_scenario(suite: &Suite<'_>) -> u64 {
+    let sequence = Sequence::of(suite.tests);
+    let others: usize = sequence.others().map(|p| suite.runs(p)).sum();
+    u64::from(sequence.cyclictest) + others as u64
 }
 
 fn minutes_within_limit(

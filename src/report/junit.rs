@@ -11,7 +11,7 @@ pub(crate) fn render(report: &Report) -> String {
     let cases: Vec<Vec<Case>> = report
         .inputs
         .iter()
-        .map(|input| input.scenarios.iter().flat_map(|s| cases(s, report)).collect())
+        .map(|input| input.scenarios.iter().flat_map(|s| cases(s, report, &input.path)).collect())
         .collect();
     let total: usize = cases.iter().map(Vec::len).sum();
     let failures = cases.iter().flatten().filter(|c| !c.reasons.is_empty()).count();
@@ -37,18 +37,26 @@ pub(crate) fn render(report: &Report) -> String {
                 escape(&case.class),
                 escape(&case.name)
             );
+            // A spike's explanation is what CI users read first next to a failure.
+            let output = if case.output.is_empty() {
+                String::new()
+            } else {
+                format!("\n      <system-out>{}</system-out>", escape(&case.output.join("\n")))
+            };
             if let Some(why) = &case.skipped {
                 let _ = writeln!(
                     out,
-                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    ">\n      <skipped message=\"{}\"/>{output}\n    </testcase>",
                     escape(why)
                 );
-            } else if case.reasons.is_empty() {
+            } else if case.reasons.is_empty() && output.is_empty() {
                 out.push_str("/>\n");
+            } else if case.reasons.is_empty() {
+                let _ = writeln!(out, ">{output}\n    </testcase>");
             } else {
                 let _ = writeln!(
                     out,
-                    ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                    ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>{output}\n    </testcase>",
                     escape(&case.reasons[0]),
                     case.kind,
                     escape(&case.reasons.join("\n"))
@@ -68,11 +76,13 @@ struct Case {
     kind: &'static str,
     reasons: Vec<String>,
     skipped: Option<String>,
+    /// `<system-out>` lines: the explanation of each spike of `--trace-above-us`.
+    output: Vec<String>,
 }
 
 /// cyclictest's case (when it measured), then one per other test, named
 /// `SCENARIO: TEST: what passing means`.
-fn cases(s: &ScenarioReport, report: &Report) -> Vec<Case> {
+fn cases(s: &ScenarioReport, report: &Report, input: &str) -> Vec<Case> {
     let mut cases = Vec::new();
     if s.cyclictest {
         // Invalid-run reasons of the scenario belong to cyclictest's case (they are its run's).
@@ -84,6 +94,20 @@ fn cases(s: &ScenarioReport, report: &Report) -> Vec<Case> {
             kind: "latency",
             reasons,
             skipped: None,
+            output: report
+                .spikes
+                .iter()
+                .filter(|sp| sp.input == input && sp.scenario == s.name)
+                .map(|sp| {
+                    format!(
+                        "spike: {} on CPU {} ({}): {}",
+                        sp.latency_us.map_or_else(|| "?".to_string(), |l| format!("{} us", fmt(l))),
+                        sp.cpu.map_or_else(|| "?".to_string(), |c| c.to_string()),
+                        sp.trace_file,
+                        sp.explanation
+                    )
+                })
+                .collect(),
         });
     }
     for t in &s.tests {
@@ -104,6 +128,7 @@ fn cases(s: &ScenarioReport, report: &Report) -> Vec<Case> {
             kind,
             reasons: if t.verdict == Verdict::Fail { t.reasons.clone() } else { Vec::new() },
             skipped: t.skipped.clone(),
+            output: Vec::new(),
         });
     }
     cases

@@ -196,7 +196,7 @@ fn gitlab_pipeline_builds_in_kas_image_keeps_caches_and_artifacts_and_tests_on_l
     assert_eq!(lava["needs"][0]["job"], "rtbuild-image");
     let script = strings(&lava["script"]).join("\n");
     for want in [
-        "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat bundle-url-$MACHINE-$DISTRO.txt)\" --scenario idle,stress --duration smoke --out lava-job.yaml",
+        "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat bundle-url-$MACHINE-$DISTRO.txt)\" --scenario idle,stress --duration smoke --tests cyclictest --out lava-job.yaml",
         "--uri \"$LAVA_URL\" --username \"$LAVA_USER\" --token \"$LAVA_TOKEN\"",
         "job=$(lavacli jobs submit lava-job.yaml)",
         "lavacli jobs wait \"$job\"",
@@ -246,8 +246,34 @@ fn github_workflow_builds_as_the_build_user_keeps_caches_and_artifacts_and_tests
         .iter()
         .find_map(|s| s["run"].as_str().filter(|r| r.contains("lavacli jobs submit")));
     let run = run.unwrap_or_else(|| panic!("no LAVA step: {text}"));
-    assert!(run.contains("--duration 10m --out lava-job.yaml"), "{run}");
+    assert!(run.contains("--duration 10m --tests cyclictest --out lava-job.yaml"), "{run}");
     assert!(run.contains("rtbuild report lava-log.yaml"), "{run}");
+}
+
+#[test]
+fn ci_lava_jobs_run_the_chosen_rt_tests_and_wait_long_enough_for_them() {
+    let minutes = |extra: &[&str]| {
+        let mut args = vec!["--lava", "--lava-duration", "10m"];
+        args.extend(extra);
+        let (text, yaml) = pipeline("github", &args);
+        let minutes = yaml["jobs"]["lava"]["timeout-minutes"].as_u64().unwrap();
+        (text, minutes)
+    };
+    let (_, cyclictest_only) = minutes(&[]);
+    let (text, suite) = minutes(&["--lava-tests", "cyclictest,oslat,pi_stress"]);
+    assert!(text.contains("--tests oslat,cyclictest,pi_stress --out lava-job.yaml"), "{text}");
+    // oslat (on each RT CPU) and pi_stress run 10 minutes each after cyclictest's 10, in both
+    // scenarios: the CI job waits at least that much longer.
+    assert!(suite >= cyclictest_only + 2 * 2 * 10, "{cyclictest_only} -> {suite}");
+    let run = Test::new()
+        .args(["ci", "--format", "gitlab", "--machines", "iq-9075-evk", "--lava"])
+        .args(["--lava-tests", "cyclictest,nosuchtest", "--rtbuild-from", "path:tools/rtbuild"])
+        .run()
+        .code_is(2);
+    assert!(run.stderr().starts_with("error: --lava-tests: "), "{}", run.stderr());
+    assert!(run.stderr().contains("; "), "{}", run.stderr());
+    assert_eq!(run.stderr().lines().count(), 1, "{}", run.stderr());
+    assert_eq!(run.stdout(), "");
 }
 
 #[test]

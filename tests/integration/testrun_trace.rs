@@ -94,6 +94,8 @@ fn check_traced(dir: &Path) -> Value {
         .arg_path(dir)
         .args(["--html"])
         .arg_path(&html)
+        .args(["--junit"])
+        .arg_path(&dir.join("junit.xml"))
         .run()
         .code_is(1)
         .ignore_stdout()
@@ -101,6 +103,9 @@ fn check_traced(dir: &Path) -> Value {
     let page = fs::read_to_string(&html).unwrap();
     assert!(page.contains("<h3 class=\"spike\">Spike: "), "no spike section");
     assert!(page.contains("hit latency threshold ("), "no trace excerpt");
+    let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(junit.contains("<system-out>spike: "), "{junit}");
+    assert!(junit.contains("(trace-idle.txt): "), "{junit}");
     json
 }
 
