@@ -6,6 +6,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// What verify says on stderr when it has no plan to check against.
+const NO_PLAN_NOTE: &str = "note: no plan given (--machine or --plan): only PREEMPT_RT, the command line and rt-tests were checked\n";
+
 use crate::harness::Test;
 
 const DEBIAN_CONFIGS: &str = "/usr/src/linux-config-6.12";
@@ -90,8 +93,12 @@ fn check<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 
 #[test]
 fn debian_rt_config_passes() {
-    let run =
-        Test::new().args(["verify"]).args([debian_config("rt")]).run().ignore_stderr().success();
+    let run = Test::new()
+        .args(["verify"])
+        .args([debian_config("rt")])
+        .run()
+        .stderr_is(NO_PLAN_NOTE)
+        .success();
     let out = run.stdout();
     assert!(out.contains("CONFIG_PREEMPT_RT") && out.contains("verdict: PASS"), "{out}");
 }
@@ -102,7 +109,7 @@ fn debian_non_rt_config_fails_naming_preempt_rt() {
         .args(["--json", "verify"])
         .args([debian_config("none")])
         .run()
-        .ignore_stderr()
+        .stderr_is(NO_PLAN_NOTE)
         .code_is(1);
     let json = run.json();
     assert_eq!(json["passed"], false);
@@ -117,7 +124,7 @@ fn gzip_config_is_read_like_proc_config_gz() {
     let test = Test::new().file("config.gz", gzip(&debian_config_text("rt")));
     test.args(["verify", "config.gz"])
         .run()
-        .ignore_stderr()
+        .stderr_is(NO_PLAN_NOTE)
         .success()
         .stdout_contains("verdict: PASS");
 }
@@ -150,7 +157,7 @@ fn preempt_rt_dropped_without_expert_names_the_dependency() {
         .file(".config", config)
         .args(["verify", ".config"])
         .run()
-        .ignore_stderr()
+        .stderr_is(NO_PLAN_NOTE)
         .code_is(1);
     run.stdout_contains("FAIL    CONFIG_PREEMPT_RT  CONFIG_PREEMPT_RT=y  absent").stdout_contains(
         "CONFIG_PREEMPT_RT depends on CONFIG_EXPERT && CONFIG_ARCH_SUPPORTS_RT, but CONFIG_EXPERT \
@@ -181,7 +188,9 @@ fn test_built_image_without_ikconfig_is_judged_by_its_version() {
         .file("vmlinux", image)
         .args(["verify", "vmlinux"])
         .run()
-        .ignore_stderr()
+        .stderr_is(&format!(
+            "note: vmlinux has no embedded config (CONFIG_IKCONFIG off); only its version string was checked\n{NO_PLAN_NOTE}"
+        ))
         .code_is(1);
     run.stdout_contains("kernel version").stdout_contains("FAIL");
 }
@@ -301,7 +310,7 @@ fn debian_packages_made_with_dpkg_deb_are_read_whatever_the_compression() {
         let json = test
             .args(["--json", "verify", "linux-image-test.deb"])
             .run()
-            .ignore_stderr()
+            .stderr_is(NO_PLAN_NOTE)
             .success()
             .json();
         assert_eq!(json["reports"][0]["kind"], "Debian kernel package");
@@ -326,7 +335,7 @@ fn qcomflash_folder_and_tarball_are_read_through_vmlinux() {
     let json = test
         .args(["--json", "verify", dir, "flash.qcomflash.tar.gz"])
         .run()
-        .ignore_stderr()
+        .stderr_is(NO_PLAN_NOTE)
         .success()
         .json();
     assert_eq!(json["reports"][0]["kind"], "qcomflash folder");
@@ -499,8 +508,13 @@ fn an_unusable_source_still_prints_the_other_reports() {
     assert!(errors[1].starts_with("error: `empty` is empty"), "{errors:?}");
 
     let test = Test::new().file("empty", "");
-    let run =
-        test.args(["--json", "verify", "empty"]).args([debian_config("rt")]).run().ignore_stderr();
+    let run = test
+        .args(["--json", "verify", "empty"])
+        .args([debian_config("rt")])
+        .run()
+        .stderr_is(&format!(
+            "{NO_PLAN_NOTE}error: `empty` is empty; pass a kernel config, kernel image, package or build folder\n"
+        ));
     let json = run.code_is(2).json();
     assert_eq!(json["passed"], false);
     assert_eq!(json["reports"][0]["passed"], true);
@@ -514,8 +528,11 @@ fn json_carries_config_sha256_and_kernel_version() {
     let config = debian_config_text("rt");
     let sha = rtbuild::digest::sha256_hex(&config);
     let test = Test::new().file("Image", test_built_image(&config, "#1 SMP PREEMPT_RT x"));
-    let run =
-        test.args(["--json", "verify", "Image"]).args([debian_config("rt")]).run().ignore_stderr();
+    let run = test
+        .args(["--json", "verify", "Image"])
+        .args([debian_config("rt")])
+        .run()
+        .stderr_is(NO_PLAN_NOTE);
     let json = run.success().json();
     assert_eq!(json["config_sha256"], sha.as_str());
     assert_eq!(json["reports"][1]["config_sha256"], sha.as_str());
