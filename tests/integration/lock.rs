@@ -9,6 +9,8 @@ use crate::fixtures::{Bitbake, Fixtures, git, git_commit_all, write};
 use crate::harness::{Test, venv};
 
 const MACHINE: &str = "rb3gen2-core-kit";
+/// The end of the line `rtbuild lock` prints on stdout: the lock file it wrote.
+const LOCK_PATH: &str = "rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.lock.yml\n";
 const REPOS: [&str; 4] = ["bitbake", "meta-qcom", "meta-qcom-distro", "oe-core"];
 
 /// A generated build over fixture repos, whose meta-qcom pins oe-core and bitbake in its own
@@ -114,7 +116,12 @@ fn real_kas_lock_leaves_out_pinned_repos_and_rtbuild_lock_pins_every_repo() {
     build.kas(&["lock", build.kas_file().to_str().unwrap()]);
     assert_eq!(std::fs::read(build.lock_file()).unwrap(), before);
     // Running rtbuild lock again changes nothing either.
-    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
+    build
+        .rtbuild(["lock", "--machine", MACHINE])
+        .run()
+        .stdout_contains(LOCK_PATH)
+        .ignore_stderr()
+        .success();
     assert_eq!(std::fs::read(build.lock_file()).unwrap(), before);
 
     build
@@ -128,7 +135,12 @@ fn real_kas_lock_leaves_out_pinned_repos_and_rtbuild_lock_pins_every_repo() {
 #[test]
 fn new_commit_fails_check_and_diff_lists_its_subject() {
     let build = Build::new();
-    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
+    build
+        .rtbuild(["lock", "--machine", MACHINE])
+        .run()
+        .stdout_contains(LOCK_PATH)
+        .ignore_stderr()
+        .success();
     let old = build.path().join("old.lock.yml");
     std::fs::copy(build.lock_file(), &old).unwrap();
 
@@ -176,7 +188,12 @@ fn new_commit_fails_check_and_diff_lists_its_subject() {
 #[test]
 fn check_names_dirty_moved_missing_and_unpinned_checkouts() {
     let build = Build::new();
-    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
+    build
+        .rtbuild(["lock", "--machine", MACHINE])
+        .run()
+        .stdout_contains(LOCK_PATH)
+        .ignore_stderr()
+        .success();
     let work = build.work();
     std::fs::write(work.join("bitbake/bin/bitbake"), "#!/bin/sh\nexit 1\n").unwrap();
     write(&work.join("meta-qcom-distro/extra.txt"), "local change\n");
@@ -267,7 +284,12 @@ fn install_takes_the_full_releases_form_beside_the_kas_file() {
 #[test]
 fn update_of_an_unknown_repo_is_an_input_error() {
     let build = Build::new();
-    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
+    build
+        .rtbuild(["lock", "--machine", MACHINE])
+        .run()
+        .stdout_contains(LOCK_PATH)
+        .ignore_stderr()
+        .success();
     let before = std::fs::read(build.lock_file()).unwrap();
     build
         .rtbuild(["lock", "--machine", MACHINE, "--update", "openembedded-core"])
@@ -279,7 +301,12 @@ fn update_of_an_unknown_repo_is_an_input_error() {
 #[test]
 fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
     let build = Build::new();
-    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
+    build
+        .rtbuild(["lock", "--machine", MACHINE])
+        .run()
+        .stdout_contains(LOCK_PATH)
+        .ignore_stderr()
+        .success();
     // Upstream rewrites history: the pinned commit leaves the branch.
     let oe = build.fixtures.repo("oe-core");
     git(&oe, &["commit", "-q", "--amend", "-m", "fixture, rewritten"]);
@@ -315,7 +342,12 @@ fn advance(repo: &Path, what: &str) -> String {
 fn real_kas_checks_out_our_pin_over_meta_qcoms_base_lock_after_update() {
     let build = Build::new();
     let base_pin = head(&build.fixtures.repo("bitbake"));
-    build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stdout().ignore_stderr().success();
+    build
+        .rtbuild(["lock", "--machine", MACHINE])
+        .run()
+        .stdout_contains(LOCK_PATH)
+        .ignore_stderr()
+        .success();
     assert_eq!(build.pins(&build.lock_file())["bitbake"]["commit"].as_str().unwrap(), base_pin);
     let newer = advance(&build.fixtures.repo("bitbake"), "bitbake-newer");
     let run = build.rtbuild(["lock", "--machine", MACHINE, "--update", "bitbake"]).run().success();
