@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{CpuArgs, HostArgs, MeasureArgs, Measurement};
+use super::args::{CpuArgs, HostArgs, MeasureArgs};
 use crate::exit::{Exit, InputError};
 use crate::plan::CpuSet;
-use crate::testrun::{self, Finished, TestRequest};
+use crate::testrun::{self, Finished, Measurement, TestRequest};
 use crate::tune::{self, CpuLayout, Host, TuneOptions};
 use crate::ui::Ui;
 
@@ -137,17 +137,7 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         layout,
         measure_cpus,
         machine,
-        scenarios: m.scenarios,
-        span: m.span,
-        duration_text: m.duration_text,
-        interval_us: m.interval_us,
-        histogram_us: m.histogram_us,
-        cyclictest_args: m.cyclictest_args,
-        tests: m.tests,
-        test_args: m.test_args,
-        noise_us: m.noise_us,
-        load_percent: m.load_percent,
-        custom_load: m.custom_load,
+        measurement: m,
         max_us: args.max_us,
         threshold: testrun::Threshold::pick(args.max_us, plan.as_ref().map(|p| &p.machine)),
         out: out.clone(),

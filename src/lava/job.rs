@@ -23,10 +23,9 @@ use serde_yaml::{Mapping, Value};
 use super::markers;
 use crate::plan::Distro;
 use crate::quote;
-use crate::rttests::options::Checked;
 use crate::rttests::{Kind, Program};
 use crate::testrun::{
-    CommandSpec, Commands, CustomLoad, Length, Measure, Scenario, Sequence, Span, Suite, load_argv,
+    CommandSpec, Commands, Length, Measure, Measurement, Scenario, Sequence, Suite, load_argv,
 };
 use crate::tune::CpuLayout;
 
@@ -121,23 +120,8 @@ pub(crate) struct JobRequest {
     pub bundle: BundleUrl,
     /// RT and housekeeping CPUs; cyclictest measures the RT CPUs.
     pub layout: CpuLayout,
-    /// `--load-cmd`: the load of scenario `custom`.
-    pub custom_load: Option<CustomLoad>,
-    pub scenarios: Vec<Scenario>,
-    pub span: Span,
-    /// `--duration` as given.
-    pub duration_text: String,
-    pub interval_us: u32,
-    pub histogram_us: u32,
-    pub load_percent: u8,
-    /// Checked `--cyclictest-args`, appended as `rtbuild test` appends them.
-    pub cyclictest_args: Vec<String>,
-    /// `--tests`: the programs each scenario runs, oslat first.
-    pub tests: Vec<Program>,
-    /// `--test-args`, checked, per program (hackbench's apply to the hackbench load).
-    pub test_args: BTreeMap<Program, Checked>,
-    /// `--noise-us`: oslat's (and hwlatdetect's) limit.
-    pub noise_us: u64,
+    /// What to measure and under which load.
+    pub measurement: Measurement,
     pub threshold_us: u64,
     pub tags: Vec<String>,
 }
@@ -151,24 +135,24 @@ fn lava_name(text: &str) -> bool {
 impl JobRequest {
     fn measure(&self) -> Measure {
         Measure {
-            interval_us: self.interval_us,
-            histogram_us: self.histogram_us,
-            length: self.span.length,
+            interval_us: self.measurement.interval_us,
+            histogram_us: self.measurement.histogram_us,
+            length: self.measurement.span.length,
         }
     }
 
     /// Seconds each measurement runs (`--duration`).
     fn seconds(&self) -> u64 {
-        self.span.length.seconds(self.interval_us)
+        self.measurement.span.length.seconds(self.measurement.interval_us)
     }
 
     /// What every program's command line is built from, as `rtbuild test` builds it.
     pub(crate) fn suite(&self) -> Suite<'_> {
         Suite {
             layout: &self.layout,
-            tests: &self.tests,
-            test_args: &self.test_args,
-            noise_us: self.noise_us,
+            tests: &self.measurement.tests,
+            test_args: &self.measurement.test_args,
+            noise_us: self.measurement.noise_us,
             seconds: self.seconds(),
         }
     }
@@ -180,15 +164,20 @@ impl JobRequest {
         let spec = CommandSpec {
             measure: &measure,
             measure_cpus: &self.layout.rt,
-            load_percent: self.load_percent,
-            cyclictest_args: &self.cyclictest_args,
-            custom_load: self.custom_load.as_ref(),
+            load_percent: self.measurement.load_percent,
+            cyclictest_args: &self.measurement.cyclictest_args,
+            custom_load: self.measurement.custom_load.as_ref(),
         };
         let mut commands = scenario.commands(&self.layout, &spec, json_path);
         let suite = self.suite();
         let total_s = suite.total_seconds(self.seconds());
         commands.load = suite
-            .loads(scenario, self.load_percent, self.custom_load.as_ref(), total_s)
+            .loads(
+                scenario,
+                self.measurement.load_percent,
+                self.measurement.custom_load.as_ref(),
+                total_s,
+            )
             .iter()
             .map(load_argv)
             .collect();
@@ -206,7 +195,7 @@ impl JobRequest {
     }
 
     fn test_minutes(&self) -> u64 {
-        SETUP_MIN + self.scenario_minutes() * self.scenarios.len() as u64
+        SETUP_MIN + self.scenario_minutes() * self.measurement.scenarios.len() as u64
     }
 
     fn job_minutes(&self) -> u64 {
@@ -214,7 +203,7 @@ impl JobRequest {
     }
 
     pub(crate) fn validate(&self) -> Result<(), JobError> {
-        if self.scenarios.is_empty() {
+        if self.measurement.scenarios.is_empty() {
             return Err(JobError::NoScenario);
         }
         if !lava_name(&self.device_type) {
@@ -225,9 +214,9 @@ impl JobRequest {
         }
         let seconds = self.suite().total_seconds(self.seconds());
         minutes_within_limit(
-            &self.duration_text,
+            &self.measurement.duration_text,
             scenario_minutes(seconds, self.runs_per_scenario()),
-            self.scenarios.len(),
+            self.measurement.scenarios.len(),
         )
         .map(drop)
     }
@@ -309,12 +298,13 @@ fn strings(items: &[String]) -> Value {
 /// The job definition as YAML text (deterministic).
 pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
     req.validate()?;
-    let scenario_list: Vec<String> = req.scenarios.iter().map(ToString::to_string).collect();
-    let length = match req.span.length {
+    let scenario_list: Vec<String> =
+        req.measurement.scenarios.iter().map(ToString::to_string).collect();
+    let length = match req.measurement.span.length {
         Length::Seconds(s) => format!("{s} s"),
         Length::Loops(l) => format!("{l} loops"),
     };
-    let test_list: Vec<&str> = req.tests.iter().map(|p| p.name()).collect();
+    let test_list: Vec<&str> = req.measurement.tests.iter().map(|p| p.name()).collect();
     let job_name = format!(
         "rtbuild RT latency on {}: {} under {} ({} each)",
         req.machine,
@@ -349,11 +339,11 @@ pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
             ("rtbuild.distro", Value::from(req.distro.name())),
             ("rtbuild.bundle", Value::from(req.bundle.url.as_str())),
             ("rtbuild.scenarios", Value::from(scenario_list.join(","))),
-            ("rtbuild.duration", Value::from(req.duration_text.as_str())),
+            ("rtbuild.duration", Value::from(req.measurement.duration_text.as_str())),
             ("rtbuild.rt-cpus", Value::from(req.layout.rt.to_string())),
             ("rtbuild.threshold-us", Value::from(req.threshold_us)),
             ("rtbuild.tests", Value::from(test_list.join(","))),
-            ("rtbuild.noise-us", Value::from(req.noise_us)),
+            ("rtbuild.noise-us", Value::from(req.measurement.noise_us)),
         ]),
     ));
     top.push(("actions", Value::Sequence(vec![download(req), flash(req), boot(req), test(req)])));
@@ -488,7 +478,8 @@ fn test(req: &JobRequest) -> Value {
 /// The test definition's shell steps. Each step is one line (LAVA writes the steps into one
 /// script, in order); scenario steps run in a subshell so that nothing fails the script early.
 pub(crate) fn steps(req: &JobRequest) -> Vec<String> {
-    let scenario_list: Vec<String> = req.scenarios.iter().map(ToString::to_string).collect();
+    let scenario_list: Vec<String> =
+        req.measurement.scenarios.iter().map(ToString::to_string).collect();
     let mut steps = vec![
         // LAVA's run script traces every command; the raw outputs are easier to read without.
         "set +x".to_string(),
@@ -497,17 +488,17 @@ pub(crate) fn steps(req: &JobRequest) -> Vec<String> {
             markers::RUN,
             req.machine,
             req.threshold_us,
-            req.noise_us,
+            req.measurement.noise_us,
             req.layout.rt,
-            req.tests.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
+            req.measurement.tests.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
             scenario_list.join(","),
-            req.duration_text,
+            req.measurement.duration_text,
             markers::CLOSE
         ),
         "lava-test-case preempt-rt --shell grep -qx 1 /sys/kernel/realtime".to_string(),
         "lava-test-case rtbuild-tune-verify --shell rtbuild-tune.sh verify".to_string(),
     ];
-    steps.extend(req.scenarios.iter().map(|s| scenario_step(req, *s)));
+    steps.extend(req.measurement.scenarios.iter().map(|s| scenario_step(req, *s)));
     steps
 }
 
@@ -519,7 +510,7 @@ fn scenario_step(req: &JobRequest, scenario: Scenario) -> String {
     let json = format!("{name}.json");
     let commands = req.commands(scenario, &json);
     let suite = req.suite();
-    let sequence = Sequence::of(&req.tests);
+    let sequence = Sequence::of(&req.measurement.tests);
     let mut parts = vec![
         "set +e".to_string(),
         format!("d=\"{WORK_DIR}\""),
@@ -636,7 +627,7 @@ fn program_parts(req: &JobRequest, suite: &Suite<'_>, name: &str, program: Progr
         }
         Kind::Noise => {
             run.push(max_of(&jsons));
-            run.extend(measured_case(&case, req.noise_us));
+            run.extend(measured_case(&case, req.measurement.noise_us));
         }
         Kind::Correctness => {
             let passed = match program {
@@ -685,6 +676,7 @@ fn program_parts(req: &JobRequest, suite: &Suite<'_>, name: &str, program: Progr
 mod tests {
     use super::*;
     use crate::plan::CpuSet;
+    use crate::testrun::Span;
 
     pub(crate) fn request() -> JobRequest {
         let online = CpuSet::range(0, 8);
@@ -695,17 +687,19 @@ mod tests {
             bundle: BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst")
                 .unwrap(),
             layout: CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap(),
-            custom_load: None,
-            scenarios: vec![Scenario::Idle, Scenario::Stress],
-            span: Span::parse("5m").unwrap(),
-            duration_text: "5m".into(),
-            interval_us: 1000,
-            histogram_us: 1000,
-            load_percent: 60,
-            cyclictest_args: vec!["--spike=250".into()],
-            tests: vec![Program::Cyclictest],
-            test_args: BTreeMap::new(),
-            noise_us: 20,
+            measurement: Measurement {
+                custom_load: None,
+                scenarios: vec![Scenario::Idle, Scenario::Stress],
+                span: Span::parse("5m").unwrap(),
+                duration_text: "5m".into(),
+                interval_us: 1000,
+                histogram_us: 1000,
+                load_percent: 60,
+                cyclictest_args: vec!["--spike=250".into()],
+                tests: vec![Program::Cyclictest],
+                test_args: BTreeMap::new(),
+                noise_us: 20,
+            },
             threshold_us: 100,
             tags: vec![],
         }
@@ -744,7 +738,7 @@ mod tests {
             measure: &measure,
             measure_cpus: &req.layout.rt,
             load_percent: 60,
-            cyclictest_args: &req.cyclictest_args,
+            cyclictest_args: &req.measurement.cyclictest_args,
             custom_load: None,
         };
         let commands = Scenario::Stress.commands(&req.layout, &spec, "stress.json");
@@ -763,14 +757,16 @@ mod tests {
         req.layout =
             CpuLayout::new(&CpuSet::range(0, 8), &CpuSet::parse("6-7").unwrap(), None, "t")
                 .unwrap();
-        req.tests =
+        req.measurement.tests =
             crate::rttests::parse_list("cyclictest,pmqtest,oslat,rt-migrate-test,hwlatdetect")
                 .unwrap();
-        req.test_args
+        req.measurement
+            .test_args
             .insert(Program::Oslat, crate::rttests::options::parse("oslat=-D 10m").unwrap().1);
-        req.test_args
+        req.measurement
+            .test_args
             .insert(Program::Hackbench, crate::rttests::options::parse("hackbench=-p").unwrap().1);
-        req.scenarios = vec![Scenario::Hackbench];
+        req.measurement.scenarios = vec![Scenario::Hackbench];
         let step = steps(&req).pop().unwrap();
         let suite = req.suite();
         let mut at = Vec::new();
@@ -827,13 +823,13 @@ mod tests {
     #[test]
     fn timeouts_grow_with_the_duration_and_have_a_ceiling() {
         let mut req = request();
-        req.span = Span::parse("24h").unwrap();
-        req.duration_text = "24h".into();
+        req.measurement.span = Span::parse("24h").unwrap();
+        req.measurement.duration_text = "24h".into();
         assert!(render(&req).unwrap().contains("timeouts:\n  job:\n    minutes: 2951\n"));
-        req.scenarios =
+        req.measurement.scenarios =
             vec![Scenario::Idle, Scenario::Stress, Scenario::Full, Scenario::StressIsolated];
-        req.span = Span::parse("2d").unwrap();
-        req.duration_text = "2d".into();
+        req.measurement.span = Span::parse("2d").unwrap();
+        req.measurement.duration_text = "2d".into();
         assert_eq!(
             render(&req).unwrap_err().to_string(),
             "4 scenario(s) of --duration 2d make a LAVA job of 194 h, longer than the 168 h one \

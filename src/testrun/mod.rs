@@ -12,6 +12,7 @@ mod fingerprint;
 mod judge;
 mod length;
 mod measure;
+mod measurement;
 mod preflight;
 mod probe;
 mod program;
@@ -27,6 +28,7 @@ mod trace_run;
 pub(crate) use crate::formats::run_json::{Commands, FILE as RUN_FILE};
 pub(crate) use cyclictest::{HIST_MAX_US, Measure};
 pub(crate) use length::{Length, Span};
+pub(crate) use measurement::Measurement;
 pub(crate) use program::placement;
 pub(crate) use scenario::{CommandSpec, CustomLoad, Scenario, parse_list};
 pub(crate) use sequence::{Sequence, Suite, load_argv};
@@ -56,24 +58,8 @@ pub(crate) struct TestRequest {
     /// isolated one.
     pub measure_cpus: CpuSet,
     pub machine: Option<String>,
-    pub scenarios: Vec<Scenario>,
-    pub span: Span,
-    /// `--duration` as given, for the record.
-    pub duration_text: String,
-    pub interval_us: u32,
-    pub histogram_us: u32,
-    /// `--cyclictest-args`, checked: appended to cyclictest's argv.
-    pub cyclictest_args: Vec<String>,
-    /// `--tests`: the programs run in each scenario, oslat first.
-    pub tests: Vec<crate::rttests::Program>,
-    /// `--test-args NAME=OPTIONS`, checked, per program (hackbench's apply to its load).
-    pub test_args:
-        std::collections::BTreeMap<crate::rttests::Program, crate::rttests::options::Checked>,
-    /// `--noise-us`: oslat's (and hwlatdetect's) limit.
-    pub noise_us: u64,
-    pub load_percent: u8,
-    /// `--load-cmd` (and `--load-unpinned`): the load of scenario `custom`.
-    pub custom_load: Option<CustomLoad>,
+    /// What to measure and under which load.
+    pub measurement: Measurement,
     /// `--max-us` as given (recorded in the settings).
     pub max_us: Option<u64>,
     /// The limit the verdict uses, the same one `rtbuild report` uses: `--max-us`, else the

@@ -19,9 +19,9 @@ use crate::rttests::{Kind, Program};
 pub(super) fn suite(req: &super::TestRequest, seconds: u64) -> Suite<'_> {
     Suite {
         layout: &req.layout,
-        tests: &req.tests,
-        test_args: &req.test_args,
-        noise_us: req.noise_us,
+        tests: &req.measurement.tests,
+        test_args: &req.measurement.test_args,
+        noise_us: req.measurement.noise_us,
         seconds,
     }
 }
@@ -184,7 +184,10 @@ impl Run<'_> {
             }
             Ending::Completed => {}
         }
-        let limits = Limits { latency_us: req.threshold.us as f64, noise_us: req.noise_us as f64 };
+        let limits = Limits {
+            latency_us: req.threshold.us as f64,
+            noise_us: req.measurement.noise_us as f64,
+        };
         let mut fails = Vec::new();
         let mut rows = Vec::new();
         for (_, outcome) in &outcomes {

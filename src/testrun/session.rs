@@ -51,7 +51,7 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
         return Err(crate::exit::InputError(OutError::NotEmpty(req.out.clone()).into()).into());
     }
     let mut load_tools: Vec<&str> = Vec::new();
-    for scenario in &req.scenarios {
+    for scenario in &req.measurement.scenarios {
         let tools: &[&str] = match scenario {
             Scenario::Idle => &[],
             Scenario::Custom => &["taskset", "setsid", "timeout"],
@@ -60,13 +60,13 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
         };
         load_tools.extend(tools);
     }
-    if req.scenarios.contains(&Scenario::Custom)
-        && let Some(program) = req.custom_load.as_ref().and_then(|c| c.argv.first())
+    if req.measurement.scenarios.contains(&Scenario::Custom)
+        && let Some(program) = req.measurement.custom_load.as_ref().and_then(|c| c.argv.first())
     {
         load_tools.push(program);
     }
     // The programs of --tests are needed in every scenario.
-    load_tools.extend(req.tests.iter().map(|p| p.name()));
+    load_tools.extend(req.measurement.tests.iter().map(|p| p.name()));
     load_tools.sort_unstable();
     load_tools.dedup();
     let Prepared { state } = preflight::prepare(&req.host, &load_tools, req.apply_tuning)
@@ -108,16 +108,17 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
         housekeeping: req.layout.housekeeping.to_string(),
         measure_cpus: req.measure_cpus.to_string(),
         settings: Settings {
-            duration: req.duration_text.clone(),
-            length: req.span.length,
-            interval_us: req.interval_us,
-            histogram_us: req.histogram_us,
-            cyclictest_args: req.cyclictest_args.clone(),
-            load_percent: req.load_percent,
-            load_cmd: req.custom_load.as_ref().map(|c| c.argv.clone()),
-            load_unpinned: req.custom_load.as_ref().is_some_and(|c| !c.pinned),
+            duration: req.measurement.duration_text.clone(),
+            length: req.measurement.span.length,
+            interval_us: req.measurement.interval_us,
+            histogram_us: req.measurement.histogram_us,
+            cyclictest_args: req.measurement.cyclictest_args.clone(),
+            load_percent: req.measurement.load_percent,
+            load_cmd: req.measurement.custom_load.as_ref().map(|c| c.argv.clone()),
+            load_unpinned: req.measurement.custom_load.as_ref().is_some_and(|c| !c.pinned),
             max_us: req.max_us,
             test_args: req
+                .measurement
                 .test_args
                 .iter()
                 .map(|(program, checked)| (program.name().to_string(), checked.words.clone()))
@@ -127,8 +128,8 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
         },
         threshold_us: Some(req.threshold.us as f64),
         threshold_source: Some(req.threshold.source.clone()),
-        noise_us: Some(req.noise_us),
-        tests: req.tests.iter().map(|p| p.name().to_string()).collect(),
+        noise_us: Some(req.measurement.noise_us),
+        tests: req.measurement.tests.iter().map(|p| p.name().to_string()).collect(),
         started_unix: super::now_unix(),
         state: "running".into(),
         verdict: None,
@@ -164,7 +165,7 @@ impl Run<'_> {
             self.tune_check(&self.req.tune_script);
         }
         let mut ending = Ending::Completed;
-        for &scenario in &self.req.scenarios {
+        for &scenario in &self.req.measurement.scenarios {
             if self.stop.raised() {
                 ending = Ending::Interrupted;
                 break;

@@ -17,18 +17,18 @@ impl Run<'_> {
         let req = self.req;
         let name = scenario.to_string();
         let measure = Measure {
-            interval_us: req.interval_us,
-            histogram_us: req.histogram_us,
-            length: req.span.length,
+            interval_us: req.measurement.interval_us,
+            histogram_us: req.measurement.histogram_us,
+            length: req.measurement.span.length,
         };
         let expected_s = measure.length.seconds(measure.interval_us);
         let json_remote = format!("{}/{name}.json", self.state);
-        let custom = req.custom_load.as_ref();
+        let custom = req.measurement.custom_load.as_ref();
         let spec = CommandSpec {
             measure: &measure,
             measure_cpus: &req.measure_cpus,
-            load_percent: req.load_percent,
-            cyclictest_args: &req.cyclictest_args,
+            load_percent: req.measurement.load_percent,
+            cyclictest_args: &req.measurement.cyclictest_args,
             custom_load: custom,
         };
         let mut commands = scenario.commands(&req.layout, &spec, &json_remote);
@@ -41,7 +41,7 @@ impl Run<'_> {
             ]);
         }
         let suite = super::program::suite(req, expected_s);
-        let sequence = Sequence::of(&req.tests);
+        let sequence = Sequence::of(&req.measurement.tests);
         let has_ct = sequence.cyclictest;
         if !has_ct {
             commands.cyclictest = Vec::new();
@@ -53,7 +53,7 @@ impl Run<'_> {
             // rtla timerlat runs after cyclictest under the same load.
             total_s += expected_s;
         }
-        let loads = suite.loads(scenario, req.load_percent, custom, total_s);
+        let loads = suite.loads(scenario, req.measurement.load_percent, custom, total_s);
         commands.load = loads.iter().map(load_argv).collect();
         let unpinned = scenario.unpinned_load(custom);
         let started = Instant::now();
@@ -319,7 +319,7 @@ impl Run<'_> {
             json: read("json").as_deref(),
             stderr: &read("stderr.txt").unwrap_or_default(),
             measure_cpus: &req.measure_cpus,
-            histogram_us: req.histogram_us,
+            histogram_us: req.measurement.histogram_us,
             expected_cycles: self.record.scenarios[index].expected_cycles,
             status,
             ending,

@@ -12,7 +12,7 @@ use clap::Args;
 use crate::exit::InputError;
 use crate::rttests::Program;
 use crate::rttests::options::Checked;
-use crate::testrun::{self, CustomLoad, HIST_MAX_US, Scenario, Span};
+use crate::testrun::{self, CustomLoad, HIST_MAX_US, Measurement, Scenario, Span};
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct MeasureArgs {
@@ -61,26 +61,6 @@ pub(crate) struct MeasureArgs {
     pub test_args: Vec<String>,
     /// oslat's (and hwlatdetect's) limit: fail when an RT CPU sees OS noise above this many µs.
     #[arg(long, value_name = "US", default_value_t = crate::rttests::DEFAULT_NOISE_US, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub noise_us: u64,
-}
-
-/// [`MeasureArgs`] checked: every value a command line is built from.
-#[derive(Debug, Clone)]
-pub(crate) struct Measurement {
-    pub scenarios: Vec<Scenario>,
-    pub span: Span,
-    /// `--duration` as given.
-    pub duration_text: String,
-    /// `--interval-us`, else the duration's own (200 µs for osadl), else 1000 µs.
-    pub interval_us: u32,
-    pub histogram_us: u32,
-    pub load_percent: u8,
-    pub custom_load: Option<CustomLoad>,
-    pub cyclictest_args: Vec<String>,
-    /// `--tests`, oslat first.
-    pub tests: Vec<Program>,
-    /// `--test-args`, per program (hackbench's apply to the hackbench scenario's load).
-    pub test_args: BTreeMap<Program, Checked>,
     pub noise_us: u64,
 }
 

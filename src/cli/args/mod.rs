@@ -18,7 +18,7 @@ pub(crate) use caches::CacheArgs;
 pub(crate) use cpus::CpuArgs;
 pub(crate) use host::HostArgs;
 pub(crate) use machine::{CatalogArgs, MachineArgs};
-pub(crate) use measure::{MeasureArgs, Measurement};
+pub(crate) use measure::MeasureArgs;
 pub(crate) use output::OutputArgs;
 pub(crate) use plan::{PlanArgs, absolute, meta_qcom_error};
 pub(crate) use post::PostArgs;

@@ -1,0 +1,34 @@
+//! What one measurement runs, shared by `rtbuild test` ([`super::TestRequest`]) and
+//! `rtbuild lava` ([`crate::lava::JobRequest`]): scenarios, run time, loads, cyclictest's
+//! settings, the rt-tests programs and their options. The cli checks the flags into it once.
+
+use std::collections::BTreeMap;
+
+use crate::rttests::Program;
+use crate::rttests::options::Checked;
+
+use super::{CustomLoad, Scenario, Span};
+
+/// The measurement flags, checked: every value a command line is built from.
+#[derive(Debug, Clone)]
+pub(crate) struct Measurement {
+    pub scenarios: Vec<Scenario>,
+    pub span: Span,
+    /// `--duration` as given, for the record.
+    pub duration_text: String,
+    /// `--interval-us`, else the duration's own (200 µs for osadl), else 1000 µs.
+    pub interval_us: u32,
+    pub histogram_us: u32,
+    pub load_percent: u8,
+    /// `--load-cmd` (and `--load-unpinned`): the load of scenario `custom`.
+    pub custom_load: Option<CustomLoad>,
+    /// `--cyclictest-args`, checked: appended to cyclictest's argv.
+    pub cyclictest_args: Vec<String>,
+    /// `--tests`: the programs run in each scenario, oslat first.
+    pub tests: Vec<Program>,
+    /// `--test-args NAME=OPTIONS`, checked, per program (hackbench's apply to the hackbench
+    /// scenario's load).
+    pub test_args: BTreeMap<Program, Checked>,
+    /// `--noise-us`: oslat's (and hwlatdetect's) limit.
+    pub noise_us: u64,
+}
