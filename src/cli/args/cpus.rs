@@ -25,10 +25,8 @@ pub(crate) struct CpuArgs {
 }
 
 impl CpuArgs {
-    /// The layout from `--rt-cpus`/`--housekeeping` alone, with no board to ask: without
-    /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
-    /// the housekeeping set was guessed this way).
-    pub(crate) fn layout_offline(&self) -> anyhow::Result<(CpuLayout, bool)> {
+    /// `--rt-cpus` (required here) and `--housekeeping`, parsed.
+    fn given_sets(&self) -> anyhow::Result<(CpuSet, Option<CpuSet>)> {
         let rt = self.rt_cpus.as_deref().ok_or(tune::LayoutError::NoRtCpu)?;
         let rt = CpuSet::parse(rt).map_err(|e| InputError(e.into()))?;
         let hk = self
@@ -37,6 +35,14 @@ impl CpuArgs {
             .map(CpuSet::parse)
             .transpose()
             .map_err(|e| InputError(e.into()))?;
+        Ok((rt, hk))
+    }
+
+    /// The layout from `--rt-cpus`/`--housekeeping` alone, with no board to ask: without
+    /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
+    /// the housekeeping set was guessed this way).
+    pub(crate) fn layout_offline(&self) -> anyhow::Result<(CpuLayout, bool)> {
+        let (rt, hk) = self.given_sets()?;
         let top = rt.iter().chain(hk.iter().flat_map(CpuSet::iter)).max().unwrap_or(0);
         let cpus = CpuSet::range(0, top + 1);
         let layout = CpuLayout::new(&cpus, &rt, hk.as_ref(), "the given CPU list")?;
@@ -62,17 +68,7 @@ impl CpuArgs {
         let place = host.to_string();
         let (rt, hk) = match plan {
             Some(plan) => (plan.rt_cpus.clone(), Some(plan.housekeeping.clone())),
-            None => {
-                let rt = self.rt_cpus.as_deref().ok_or(tune::LayoutError::NoRtCpu)?;
-                let rt = CpuSet::parse(rt).map_err(|e| InputError(e.into()))?;
-                let hk = self
-                    .housekeeping
-                    .as_deref()
-                    .map(CpuSet::parse)
-                    .transpose()
-                    .map_err(|e| InputError(e.into()))?;
-                (rt, hk)
-            }
+            None => self.given_sets()?,
         };
         let layout = CpuLayout::new(&online, &rt, hk.as_ref(), &place)?;
         Ok(match plan {
