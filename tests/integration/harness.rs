@@ -8,6 +8,7 @@ use std::cell::Cell;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::{Duration, Instant};
 
 /// The rtbuild binary under test.
 pub(crate) fn rtbuild_bin() -> PathBuf {
@@ -227,9 +228,16 @@ pub(crate) struct Run {
 
 impl Drop for Run {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            return;
+        // A test that already failed is reported by its own panic; a second one would abort.
+        if !std::thread::panicking() {
+            self.fail_on_unstated_output();
         }
+    }
+}
+
+impl Run {
+    /// Panics when stdout, stderr or a non-zero exit code was left unstated.
+    fn fail_on_unstated_output(&self) {
         let mut unstated = Vec::new();
         if !self.stdout_stated.get() && !self.output.stdout.is_empty() {
             unstated.push("stdout (state it, or call ignore_stdout())");
@@ -251,9 +259,7 @@ impl Drop for Run {
             );
         }
     }
-}
 
-impl Run {
     /// stdout as text; the test checks it itself.
     pub(crate) fn stdout(&self) -> String {
         self.stdout_stated.set(true);
@@ -386,4 +392,17 @@ fn a_run_fails_the_test_when_output_or_a_failure_went_unstated() {
     Test::new().args(["--version"]).run().success().stdout_contains("rtbuild");
     Test::new().args(["--version"]).run().success().ignore_stdout();
     Test::new().args(["no-such-command"]).run().code_is(2).stderr_contains("no-such-command");
+}
+
+/// Polls `ready` every 100 ms until it gives a value, and returns it; fails the test with
+/// `what` when `limit` passes first.
+pub(crate) fn wait_for<T>(what: &str, limit: Duration, mut ready: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(value) = ready() {
+            return value;
+        }
+        assert!(start.elapsed() < limit, "{what} (waited {limit:?})");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

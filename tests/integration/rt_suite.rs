@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::Test;
+use crate::harness::{Test, wait_for};
 use crate::testrun::measuring;
 
 const PROGRAMS: [&str; 12] = [
@@ -295,10 +295,9 @@ fn ctrl_c_during_oslat_stops_it_and_keeps_the_record() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while !out.join("raw/idle.oslat.txt").exists() {
-        assert!(start.elapsed() < Duration::from_secs(30), "oslat never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for("oslat never started", Duration::from_secs(30), || {
+        out.join("raw/idle.oslat.txt").exists().then_some(())
+    });
     std::thread::sleep(Duration::from_secs(2));
     crate::testrun::unsafe_kill(child.id(), "INT");
     let output = child.wait_with_output().unwrap();

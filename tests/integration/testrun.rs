@@ -5,11 +5,11 @@
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{Test, rtbuild_bin};
+use crate::harness::{Test, rtbuild_bin, wait_for};
 use crate::sshd::Sshd;
 use crate::tune_cli::fake_tree;
 
@@ -332,16 +332,11 @@ fn interrupt_case(host: &[String], root: &Path, tmp: &Path) {
         .spawn()
         .unwrap();
     // Wait until the stress scenario is measuring and was probed.
-    let start = Instant::now();
-    loop {
-        assert!(start.elapsed() < Duration::from_secs(30), "the run never started measuring");
-        if fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap() == "0\n"
-            && out.join("raw/stress.hist.txt").exists()
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for("the run never started measuring", Duration::from_secs(30), || {
+        let probed =
+            fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap() == "0\n";
+        (probed && out.join("raw/stress.hist.txt").exists()).then_some(())
+    });
     std::thread::sleep(Duration::from_secs(3));
     let probe_text = fs::read_to_string(out.join("run.json")).unwrap();
     unsafe_kill(child.id(), "INT");
@@ -466,21 +461,14 @@ fn a_lost_connection_keeps_partial_results_and_stops_the_load() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while !out.join("raw/stress.hist.txt").exists() {
-        assert!(start.elapsed() < Duration::from_secs(30), "the run never started measuring");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for("the run never started measuring", Duration::from_secs(30), || {
+        out.join("raw/stress.hist.txt").exists().then_some(())
+    });
     // The load runs in its own session on the target; this run's stress-ng is the one whose
     // timeout is the run's length plus two minutes (37 s + 120 s). Remember it.
-    let load = loop {
-        let load = processes_with_args("stress-ng", &["--timeout", "157s"]);
-        if !load.is_empty() {
-            break load;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "the load never started");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let load = wait_for("the load never started", Duration::from_secs(60), || {
+        Some(processes_with_args("stress-ng", &["--timeout", "157s"])).filter(|l| !l.is_empty())
+    });
     std::thread::sleep(Duration::from_secs(1));
     // Kill every ssh session the test's sshd serves: the connection drops mid-measurement.
     for pid in children_of(sshd.child.id()) {

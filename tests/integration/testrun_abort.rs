@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::rtbuild_bin;
+use crate::harness::{rtbuild_bin, wait_for};
 use crate::sshd::Sshd;
 use crate::testrun::{alive, measuring, processes_with_args, run_json, unsafe_kill};
 use crate::tune_cli::fake_tree;
@@ -65,25 +65,15 @@ fn double_interrupt(host: &[String], root: &Path, tmp: &Path) {
         .spawn()
         .unwrap();
     // This run's stress-ng is the one whose timeout is the run's length plus two minutes.
-    let start = Instant::now();
-    let load = loop {
+    let load = wait_for("the run never started measuring", Duration::from_secs(60), || {
         let load = processes_with_args("stress-ng", &["--timeout", "180s"]);
-        if !load.is_empty() && out.join("raw/stress.hist.txt").exists() {
-            break load;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "the run never started measuring");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        (!load.is_empty() && out.join("raw/stress.hist.txt").exists()).then_some(load)
+    });
     let state = state_dir(&out);
     let json_arg = format!("--json={}", state.join("stress.json").display());
-    let cyclictest = loop {
-        let found = processes_with_args("cyclictest", &[&json_arg]);
-        if !found.is_empty() {
-            break found;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "cyclictest never started");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let cyclictest = wait_for("cyclictest never started", Duration::from_secs(60), || {
+        Some(processes_with_args("cyclictest", &[&json_arg])).filter(|found| !found.is_empty())
+    });
     std::thread::sleep(Duration::from_secs(2));
 
     unsafe_kill(child.id(), "INT");

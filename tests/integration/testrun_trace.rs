@@ -6,11 +6,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{Test, rtbuild_bin};
+use crate::harness::{Test, rtbuild_bin, wait_for};
 use crate::sshd::Sshd;
 use crate::testrun::{measuring, run_json, unsafe_kill};
 
@@ -159,11 +159,9 @@ fn ctrl_c_during_a_traced_run_restores_tracing() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while !out.join("raw/idle.hist.txt").exists() {
-        assert!(start.elapsed() < Duration::from_secs(30), "the run never started measuring");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for("the run never started measuring", Duration::from_secs(30), || {
+        out.join("raw/idle.hist.txt").exists().then_some(())
+    });
     assert_ne!(tracing_settings(), before, "tracing was not set up while measuring");
     std::thread::sleep(Duration::from_secs(2));
     unsafe_kill(child.id(), "INT");
@@ -192,11 +190,9 @@ fn a_second_ctrl_c_still_restores_tracing() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while !out.join("raw/stress.hist.txt").exists() {
-        assert!(start.elapsed() < Duration::from_secs(30), "the run never started measuring");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for("the run never started measuring", Duration::from_secs(30), || {
+        out.join("raw/stress.hist.txt").exists().then_some(())
+    });
     std::thread::sleep(Duration::from_secs(1));
     unsafe_kill(child.id(), "INT");
     std::thread::sleep(Duration::from_millis(50));
