@@ -1,8 +1,11 @@
 //! The one minijinja environment, over every template in `templates/` (compiled into the
-//! binary): the kas file and the layer (`render`), and the tuning script (`tune`).
+//! binary): the kas file and the layer (`render`), the tuning script (`tune`), and the
+//! history trend page (`history`).
 //!
-//! Values are typed and validated before they reach a template, so nothing is escaped here
-//! (YAML scalars go through `tojson` in the templates); an undefined variable is an error.
+//! Values are typed and validated before they reach a template, so nothing is escaped in the
+//! kas, BitBake and shell templates (YAML scalars go through `tojson` in the templates); an
+//! `.html` template is auto-escaped for HTML, since it shows text from result files. An
+//! undefined variable is an error.
 
 use std::sync::LazyLock;
 
@@ -16,11 +19,14 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("bbappend", include_str!("../templates/bbappend.j2")),
     ("rt-fragment.cfg", include_str!("../templates/rt-fragment.cfg.j2")),
     ("rtbuild-tune.sh", include_str!("../templates/rtbuild-tune.sh.j2")),
+    ("history.html", include_str!("../templates/history.html.j2")),
 ];
 
 static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
     let mut env = Environment::new();
-    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_auto_escape_callback(|name| {
+        if name.ends_with(".html") { AutoEscape::Html } else { AutoEscape::None }
+    });
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     for (name, source) in TEMPLATES {
         env.add_template(name, source)
@@ -52,5 +58,14 @@ mod tests {
     fn an_unknown_template_or_an_undefined_variable_is_an_error() {
         assert!(super::render("nope", &()).is_err());
         assert!(super::render("rt-fragment.cfg", &()).is_err());
+    }
+
+    #[test]
+    fn html_templates_escape_and_the_others_do_not() {
+        let env = &*super::ENVIRONMENT;
+        let html = env.template_from_named_str("x.html", "{{ v }}").unwrap();
+        assert_eq!(html.render(minijinja::context! { v => "<a&\"" }).unwrap(), "&lt;a&amp;&quot;");
+        let plain = env.template_from_named_str("x.sh", "{{ v }}").unwrap();
+        assert_eq!(plain.render(minijinja::context! { v => "<a&" }).unwrap(), "<a&");
     }
 }

@@ -6,6 +6,7 @@ mod latency;
 mod layer_names;
 pub(crate) mod paths;
 mod programs;
+pub(crate) mod utc_date;
 
 pub(crate) use cpu_set::{CpuListError, CpuSet, MAX_CPUS};
 pub(crate) use latency::{DEFAULT_THRESHOLD_US, MAX_THRESHOLD_US};

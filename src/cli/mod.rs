@@ -6,6 +6,7 @@ mod bundle;
 mod ci;
 mod doctor;
 mod generate;
+mod history;
 mod image;
 mod kconfig_check;
 mod lava;
@@ -104,6 +105,8 @@ pub(crate) enum Command {
     Lock(lock::LockArgs),
     /// Pack a build's qcomflash output into one flashable archive with a manifest, or check one.
     Bundle(bundle::BundleArgs),
+    /// Latency history keyed by build identity: record runs, list, compare, check, trend page.
+    History(history::HistoryArgs),
 }
 
 impl Command {
@@ -125,6 +128,7 @@ impl Command {
             Command::Report(args) => report::run(args, ui),
             Command::Lock(args) => lock::run(args, ui),
             Command::Bundle(args) => bundle::run(args, ui),
+            Command::History(args) => history::run(args, ui),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! | `verify.json`, `verify --json` | [`verify_json::VerifyFile`] | `verify`, `image` | `bundle` |
 //! | `run.json` | [`run_json::RunRecord`] | `test` | `report` |
 //! | `report --json` | [`report_json::Report`] | `report` | `report --baseline` |
+//! | `history list --json`, history rows | [`history_json::HistoryRun`] | `history add` | `history` |
 //! | cyclictest `--json` | [`cyclictest_json::CyclictestJson`] | cyclictest | `report`, `test` |
 //!
 //! rtbuild's own files carry a `schema` number. [`read_json`] checks it before anything else:
@@ -15,6 +16,7 @@
 //! are ignored, so a newer rtbuild may add fields within a version.
 
 pub(crate) mod cyclictest_json;
+pub(crate) mod history_json;
 pub(crate) mod plan_json;
 pub(crate) mod report_json;
 pub(crate) mod run_json;

@@ -162,7 +162,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
 }
 
 /// Whether the file starts like a LAVA job log (a YAML list of `{dt, lvl, msg}` entries).
-pub(super) fn is_lava_log(path: &Path) -> bool {
+pub(crate) fn is_lava_log(path: &Path) -> bool {
     use std::io::Read;
     let Ok(file) = std::fs::File::open(path) else { return false };
     let mut head = Vec::with_capacity(4096);

@@ -27,6 +27,7 @@ pub(crate) use crate::formats::report_json::{
 use std::path::{Path, PathBuf};
 
 use crate::catalog::Machine;
+use crate::formats::run_json::RunRecord;
 
 pub(crate) use crate::base::DEFAULT_THRESHOLD_US;
 
@@ -95,6 +96,14 @@ pub(crate) struct Options {
 
 /// Reads every input and builds the report.
 pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
+    build_with_runs(options).map(|(report, _)| report)
+}
+
+/// [`build`], with each input's `run.json` in input order (for a LAVA log: the machine and
+/// threshold it printed; `None` for a raw file): `rtbuild history` records both.
+pub(crate) fn build_with_runs(
+    options: &Options,
+) -> Result<(Report, Vec<Option<RunRecord>>), ReportError> {
     // A bad --threshold-us is refused before any input is read.
     if let Some(value) = options.threshold_us.filter(|t| !threshold_is_sensible(*t)) {
         return Err(ReportError::Threshold { value, from: "--threshold-us".to_string() });
@@ -187,7 +196,7 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
     }
     finish(&mut report);
     report.summary = summary::rows(&report, machine.as_ref());
-    Ok(report)
+    Ok((report, inputs.into_iter().map(|input| input.run_json).collect()))
 }
 
 /// One scenario: cyclictest's figures and verdict (when it measured), then each other test's;

@@ -1,0 +1,82 @@
+//! UTC dates without a date library: `YYYY-MM-DD[Thh:mm[:ss]][Z]` to Unix seconds and back
+//! (Howard Hinnant's days-from-civil algorithms).
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `2026-12-01`, `2026-12-01T21:30`, `2026-12-01T21:30:00Z` → Unix seconds (UTC); `None` when
+/// it is not such a date.
+pub(crate) fn parse(text: &str) -> Option<i64> {
+    let text = text.strip_suffix('Z').unwrap_or(text);
+    let (date, time) = match text.split_once(['T', ' ']) {
+        Some((date, time)) => (date, Some(time)),
+        None => (text, None),
+    };
+    let number = |s: &str, len: usize| -> Option<i64> {
+        (s.len() == len && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse().ok())?
+    };
+    let mut parts = date.split('-');
+    let (year, month, day) =
+        (number(parts.next()?, 4)?, number(parts.next()?, 2)?, number(parts.next()?, 2)?);
+    if parts.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let mut seconds = 0;
+    if let Some(time) = time {
+        let mut fields = time.split(':');
+        let hour = number(fields.next()?, 2)?;
+        let minute = number(fields.next()?, 2)?;
+        let second = fields.next().map_or(Some(0), |s| number(s, 2))?;
+        if fields.next().is_some() || hour > 23 || minute > 59 || second > 60 {
+            return None;
+        }
+        seconds = hour * 3600 + minute * 60 + second;
+    }
+    let days = days_from_civil(year, month, day);
+    // 2026-02-31 is not a date.
+    (iso(days * 86_400).get(..10) == Some(date)).then_some(days * 86_400 + seconds)
+}
+
+/// Unix seconds → `YYYY-MM-DDThh:mm:ssZ`.
+pub(crate) fn iso(epoch: i64) -> String {
+    let days = epoch.div_euclid(86_400);
+    let secs = epoch.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dates_round_trip_and_bad_ones_are_refused() {
+        // `date -u -d 2026-12-01T21:30:00Z +%s`
+        assert_eq!(super::parse("2026-12-01T21:30:00Z"), Some(1_796_160_600));
+        assert_eq!(super::parse("2026-12-01"), Some(1_796_083_200));
+        assert_eq!(super::parse("1970-01-01T00:01"), Some(60));
+        assert_eq!(super::iso(1_796_160_600), "2026-12-01T21:30:00Z");
+        for bad in ["2026-02-31", "2026-13-01", "26-12-01", "yesterday", "2026-12-01T25:00", ""] {
+            assert_eq!(super::parse(bad), None, "{bad}");
+        }
+    }
+}
