@@ -205,9 +205,9 @@ fn run_add(args: AddArgs, ui: &Ui) -> anyhow::Result<Exit> {
         now_unix: now_unix(),
     };
     let added = add(&mut store, &request)?;
-    let passed = added
-        .iter()
-        .all(|a| a.check.as_ref().is_none_or(|c| c.verdict == "PASS" || c.verdict == "NO-BASELINE"));
+    let passed = added.iter().all(|a| {
+        a.check.as_ref().is_none_or(|c| c.verdict == "PASS" || c.verdict == "NO-BASELINE")
+    });
     if ui.json() {
         ui.out_json(&added)?;
     } else {

@@ -80,8 +80,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let mut passed = report.verdict == Verdict::Pass;
     if let Some(url) = &args.history {
         let location = crate::history::location::Location::parse(url)?;
-        let checks =
-            crate::history::check_report(&location, &options, args.regression_pct)?;
+        let checks = crate::history::check_report(&location, &options, args.regression_pct)?;
         for check in &checks {
             // On stderr with --json, so stdout stays one JSON document.
             let text = crate::history::regression::render(check);

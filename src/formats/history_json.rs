@@ -167,6 +167,8 @@ pub(crate) struct RegressionCheck {
     /// `PASS`, `REGRESSION`, `INVALID` (an invalid run is not compared) or `NO-BASELINE`.
     pub verdict: String,
     pub regression_pct: f64,
+    /// The run's latency limit, µs.
+    pub threshold_us: f64,
     pub findings: Vec<Finding>,
     /// The runs the baseline was taken from, newest first.
     pub baseline_runs: Vec<String>,

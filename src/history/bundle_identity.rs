@@ -46,7 +46,10 @@ pub(crate) fn read(path: &Path) -> Result<BundleIdentity, HistoryError> {
         .map_err(|e| bad(format!("not an rtbuild bundle manifest ({e})")))?;
     Ok(BundleIdentity {
         digest: crate::digest::sha256_hex(&bytes),
-        lock_digest: manifest.lock.as_ref().map(|l| crate::digest::sha256_hex(l.content.as_bytes())),
+        lock_digest: manifest
+            .lock
+            .as_ref()
+            .map(|l| crate::digest::sha256_hex(l.content.as_bytes())),
         kernel_config_digest: manifest.kernel.config_sha256.clone(),
         kernel_cmdline: manifest.kernel.cmdline.clone(),
         repos: manifest

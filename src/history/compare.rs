@@ -142,13 +142,7 @@ pub(crate) fn compare(a: &Side, b: &Side, configs: &[KernelConfig]) -> Compariso
         (Some(old), Some(new)) => changed_inputs(old, new, configs),
         _ => Vec::new(),
     };
-    Comparison {
-        schema: SCHEMA.to_string(),
-        a: side(a),
-        b: side(b),
-        rows,
-        changed_inputs,
-    }
+    Comparison { schema: SCHEMA.to_string(), a: side(a), b: side(b), rows, changed_inputs }
 }
 
 fn side(side: &Side) -> CompareSide {
@@ -193,7 +187,10 @@ pub(crate) fn changed_inputs(
     let only = |these: &[String], those: &[String]| -> Vec<String> {
         these.iter().filter(|f| !those.contains(f)).cloned().collect()
     };
-    let (gone, added) = (only(&old.inputs.tuning, &new.inputs.tuning), only(&new.inputs.tuning, &old.inputs.tuning));
+    let (gone, added) = (
+        only(&old.inputs.tuning, &new.inputs.tuning),
+        only(&new.inputs.tuning, &old.inputs.tuning),
+    );
     if !gone.is_empty() || !added.is_empty() {
         let list = |facts: Vec<String>| (!facts.is_empty()).then(|| facts.join(", "));
         changes.push(InputChange { input: "tuning".to_string(), a: list(gone), b: list(added) });
@@ -234,7 +231,8 @@ const MAX_CONFIG_BYTES: u64 = 64 << 20;
 /// Reads a `--config FILE` (plain or compressed, like `/proc/config.gz`).
 pub(crate) fn read_config(path: &std::path::Path) -> Result<KernelConfig, HistoryError> {
     use std::io::Read;
-    let bad = |message: String| HistoryError::Input(format!("--config {}: {message}", path.display()));
+    let bad =
+        |message: String| HistoryError::Input(format!("--config {}: {message}", path.display()));
     let meta = std::fs::metadata(path).map_err(|e| bad(format!("{e}; check the path")))?;
     if !meta.is_file() {
         return Err(bad("not a regular file; pass a kernel .config".to_string()));

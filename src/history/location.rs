@@ -100,7 +100,10 @@ mod tests {
 
     #[test]
     fn a_password_is_never_shown() {
-        assert_eq!(redact("postgres://lab:s3cr@t@db.lab:5432/rt"), "postgres://lab:***@db.lab:5432/rt");
+        assert_eq!(
+            redact("postgres://lab:s3cr@t@db.lab:5432/rt"),
+            "postgres://lab:***@db.lab:5432/rt"
+        );
         assert_eq!(redact("postgres://lab@db/rt"), "postgres://lab@db/rt");
         assert_eq!(
             redact("postgresql:///rt?host=/run/pg&password=x&user=u"),

@@ -77,7 +77,10 @@ pub(crate) fn migrate(db: &mut dyn Backend) -> Result<Schema, DbError> {
         }
         for (at, statements) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             db.batch(statements)?;
-            db.execute("INSERT INTO rtbuild_schema (version) VALUES ($1)", &[(at as i64 + 1).into()])?;
+            db.execute(
+                "INSERT INTO rtbuild_schema (version) VALUES ($1)",
+                &[(at as i64 + 1).into()],
+            )?;
         }
         Ok(Schema::Current)
     })();

@@ -35,7 +35,9 @@ use crate::exit::{ErrorCode, Exit};
 pub(crate) enum HistoryError {
     #[error("--db {url}: {message}; pass `sqlite:PATH` or `postgres://USER@HOST/DB`")]
     Url { url: String, message: String },
-    #[error("cannot open the history database {db}: {message}; check --db (or RTBUILD_DB) and that the server is running")]
+    #[error(
+        "cannot open the history database {db}: {message}; check --db (or RTBUILD_DB) and that the server is running"
+    )]
     Open { db: String, message: String },
     #[error(
         "the history database {db} has schema version {found}, but this rtbuild knows up to {latest}; upgrade rtbuild"

@@ -80,9 +80,7 @@ impl Backend for Postgres {
         let boxed: Vec<Box<dyn ToSql + Sync>> = params.iter().map(to_sql).collect();
         let refs: Vec<&(dyn ToSql + Sync)> = boxed.iter().map(|b| b.as_ref()).collect();
         let rows = self.client.query(sql, &refs).map_err(error)?;
-        rows.iter()
-            .map(|row| (0..row.len()).map(|at| column(row, at)).collect())
-            .collect()
+        rows.iter().map(|row| (0..row.len()).map(|at| column(row, at)).collect()).collect()
     }
 
     fn begin_write(&mut self) -> Result<(), DbError> {

@@ -11,15 +11,17 @@ use crate::formats::report_json::{Report, ScenarioReport, ThreadReport, Verdict}
 use crate::formats::run_json::RunRecord;
 
 /// Reads RUN (a result folder or a LAVA job log) as `report` does, and records it.
-pub(crate) fn read(path: &Path, bundle: Option<&BundleIdentity>) -> Result<HistoryRun, HistoryError> {
+pub(crate) fn read(
+    path: &Path,
+    bundle: Option<&BundleIdentity>,
+) -> Result<HistoryRun, HistoryError> {
     if !path.is_dir() && !crate::report::input::is_lava_log(path) {
         return Err(HistoryError::Input(format!(
             "{} is neither an `rtbuild test` result folder nor a LAVA job log; pass what `rtbuild report` reads",
             path.display()
         )));
     }
-    let options =
-        crate::report::Options { inputs: vec![path.to_path_buf()], ..Default::default() };
+    let options = crate::report::Options { inputs: vec![path.to_path_buf()], ..Default::default() };
     let (report, runs) = crate::report::build_with_runs(&options)
         .map_err(|err| HistoryError::Input(err.to_string()))?;
     let run_json = runs.into_iter().next().flatten();

@@ -22,6 +22,7 @@ pub(crate) fn check(run: &HistoryRun, history: &[HistoryRun], pct: f64) -> Regre
         run: run.digest.clone(),
         machine: run.machine.clone(),
         regression_pct: pct,
+        threshold_us: run.threshold_us,
         ..RegressionCheck::default()
     };
     if !run.valid {
@@ -47,7 +48,9 @@ pub(crate) fn check(run: &HistoryRun, history: &[HistoryRun], pct: f64) -> Regre
             .iter()
             .copied()
             .filter(|h| {
-                h.results.iter().any(|r| r.valid && r.scenario == row.scenario && r.test == row.test)
+                h.results
+                    .iter()
+                    .any(|r| r.valid && r.scenario == row.scenario && r.test == row.test)
             })
             .collect();
         with.sort_by_key(|h| std::cmp::Reverse((h.started_unix.unwrap_or(0), h.digest.clone())));
@@ -89,7 +92,8 @@ pub(crate) fn check(run: &HistoryRun, history: &[HistoryRun], pct: f64) -> Regre
             }
         }
     }
-    baseline_runs.sort_by_key(|h| std::cmp::Reverse((h.started_unix.unwrap_or(0), h.digest.clone())));
+    baseline_runs
+        .sort_by_key(|h| std::cmp::Reverse((h.started_unix.unwrap_or(0), h.digest.clone())));
     if let Some(newest) = baseline_runs.first() {
         out.changed_inputs = changed_inputs(newest, run, &[]);
     }
@@ -132,13 +136,16 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
     for f in &check.findings {
         let cpu = f.cpu.map_or_else(|| "all CPUs".to_string(), |c| format!("CPU {c}"));
         let runs: Vec<&str> = f.baseline_runs.iter().map(|d| short(d)).collect();
-        let why = if f.crosses_threshold {
-            "crosses the threshold".to_string()
-        } else {
-            format!("more than +{} %", check.regression_pct)
-        };
+        let mut why = Vec::new();
+        if f.change_pct > check.regression_pct {
+            why.push(format!("more than +{} %", check.regression_pct));
+        }
+        if f.crosses_threshold {
+            why.push(format!("crosses the {} µs threshold", number(check.threshold_us)));
+        }
+        let why = why.join(", ");
         out.push_str(&format!(
-            "REGRESSION {machine} {} {} {cpu}: {} {} µs, baseline {} µs ({:+.1} %, {why}); baseline runs {}\n",
+            "REGRESSION {machine} {} {} {cpu}: {} {} µs, baseline {} µs ({:+.1} %: {why}); baseline runs {}\n",
             f.scenario,
             f.test,
             f.metric,

@@ -42,7 +42,9 @@ pub(crate) fn list(runs: &[HistoryRun]) -> String {
                 started(run),
                 or_dash(run.machine.as_deref()),
                 or_dash(run.kernel_release.as_deref()),
-                run.bundle_digest.as_deref().map_or_else(|| "-".to_string(), |d| short(d).to_string()),
+                run.bundle_digest
+                    .as_deref()
+                    .map_or_else(|| "-".to_string(), |d| short(d).to_string()),
                 run.verdict.clone(),
                 // An invalid run's figures are not comparable: not shown as a worst case.
                 if run.valid { us(worst) } else { "-".to_string() },
@@ -81,8 +83,20 @@ pub(crate) fn show(runs: &[HistoryRun]) -> String {
         for reason in &run.reasons {
             lines.push(format!("  reason: {}", clean(reason)));
         }
-        let header = ["scenario", "test", "cpu", "samples", "min", "avg", "p99", "p99.9", "max", "overflows", "verdict"]
-            .map(str::to_string);
+        let header = [
+            "scenario",
+            "test",
+            "cpu",
+            "samples",
+            "min",
+            "avg",
+            "p99",
+            "p99.9",
+            "max",
+            "overflows",
+            "verdict",
+        ]
+        .map(str::to_string);
         let rows: Vec<[String; 11]> = run
             .results
             .iter()
@@ -123,8 +137,11 @@ pub(crate) fn compare(c: &Comparison) -> String {
     if c.rows.is_empty() {
         out.push("no scenario was measured validly on both sides".to_string());
     } else {
-        let header = ["machine", "scenario", "test", "cpu", "max A", "max B", "Δ max", "p99.9 A", "p99.9 B", "Δ p99.9"]
-            .map(str::to_string);
+        let header = [
+            "machine", "scenario", "test", "cpu", "max A", "max B", "Δ max", "p99.9 A", "p99.9 B",
+            "Δ p99.9",
+        ]
+        .map(str::to_string);
         let rows: Vec<[String; 10]> = c
             .rows
             .iter()

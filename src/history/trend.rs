@@ -147,7 +147,8 @@ fn series(
     }
     // Log y from the decade below the lowest figure to the decade above the highest.
     let low = values.iter().copied().fold(f64::INFINITY, f64::min).log10().floor();
-    let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max).log10().ceil().max(low + 1.0);
+    let high =
+        values.iter().copied().fold(f64::NEG_INFINITY, f64::max).log10().ceil().max(low + 1.0);
     let y = |v: f64| -> Option<f64> {
         (v > 0.0).then(|| TOP + HEIGHT - (v.log10() - low) / (high - low) * HEIGHT)
     };
