@@ -74,6 +74,8 @@ struct Point {
 struct Tick {
     at: f64,
     label: String,
+    /// SVG `text-anchor`: the first and last date stay inside the chart.
+    anchor: &'static str,
 }
 
 type Key = (String, String, String);
@@ -110,13 +112,19 @@ pub(crate) fn render(runs: &[HistoryRun], pct: f64) -> Result<String, minijinja:
     crate::templates::render("history.html", &page)
 }
 
-/// A run's worst figure over its valid (or, for an invalid run, all) rows of the series.
+/// A run's worst figure over its valid (or, for an invalid run, all) rows of the series;
+/// unknown when a CPU's figure is (a p99.9 among overflowed samples), never the best of the rest.
 fn worst(run: &HistoryRun, key: &Key, metric: &str) -> Option<f64> {
-    run.results
+    let figures: Vec<Option<f64>> = run
+        .results
         .iter()
         .filter(|r| r.scenario == key.1 && r.test == key.2 && (r.valid || !run.valid))
-        .filter_map(|r| super::compare::figure(r, metric))
-        .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.max(v))))
+        .map(|r| super::compare::figure(r, metric))
+        .collect();
+    if figures.iter().any(Option::is_none) {
+        return None;
+    }
+    figures.into_iter().flatten().reduce(f64::max)
 }
 
 fn when(run: &HistoryRun) -> i64 {
@@ -198,17 +206,29 @@ fn series(
     let y_ticks = (low as i32..=high as i32)
         .flat_map(|decade| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(decade)))
         .filter(|v| v.log10() <= high + 1e-9)
-        .filter_map(|v| y(v).map(|at| Tick { at: round(at), label: number(v) }))
+        .filter_map(|v| y(v).map(|at| Tick { at: round(at), label: number(v), anchor: "end" }))
         .collect();
+    // Dates, with the hour when the runs lie within a few days.
+    let label = |t: i64| {
+        let iso = utc_date::iso(t);
+        if span < 4.0 * 86_400.0 { iso[..16].replace('T', " ") } else { iso[..10].to_string() }
+    };
     let x_ticks = if list.len() == 1 {
-        vec![Tick { at: round(x(first)), label: utc_date::iso(first)[..10].to_string() }]
+        vec![Tick { at: round(x(first)), label: label(first), anchor: "middle" }]
     } else {
-        (0..=4)
-            .map(|i| {
-                let t = first + (span as i64) * i / 4;
-                Tick { at: round(x(t)), label: utc_date::iso(t)[..10].to_string() }
-            })
-            .collect()
+        let mut ticks: Vec<Tick> = Vec::new();
+        for i in 0..=4 {
+            let t = first + (span as i64) * i / 4;
+            let anchor = match i {
+                0 => "start",
+                4 => "end",
+                _ => "middle",
+            };
+            if ticks.last().is_none_or(|last| last.label != label(t)) {
+                ticks.push(Tick { at: round(x(t)), label: label(t), anchor });
+            }
+        }
+        ticks
     };
     Some(Series {
         id: format!("s{at}"),

@@ -567,3 +567,94 @@ fn the_default_database_is_under_xdg_data_home() {
     assert!(want.is_file());
     drop(run);
 }
+
+/// The trend page: per board and scenario a log-scale chart with the threshold line, every
+/// point linked to its run's build identity, the regression ringed and the invalid run crossed
+/// out; text from run.json escaped; no script or external resource. Its width is read in real
+/// headless Chromium at 1280 px, and a screenshot is taken.
+#[test]
+fn the_trend_page_marks_regressions_and_invalid_runs_and_fits_1280_px_in_chromium() {
+    let db = Db::new(Kind::Sqlite);
+    let base1 = db.run("base1", 1_796_000_000, &[("stress", CPU1), ("idle <b>&", CPU1)], None);
+    let base2 = db.run("base2", 1_796_086_400, &[("stress", CPU1)], None);
+    let invalid = db.run("invalid", 1_796_172_800, &[("stress", WORSE)], Some("throttled"));
+    let worse = db.run("worse", 1_796_259_200, &[("stress", WORSE)], None);
+    let bundle = manifest(&db, "b", &"c".repeat(40), &"d".repeat(64), "lock: x\n");
+    db.rtbuild(&["history", "add", &base1, &base2, &invalid]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &worse, "--bundle", &bundle]).run().success().ignore_stderr();
+    let page = db.path("trend.html");
+    db.rtbuild(&["history", "report", "--html", page.to_str().unwrap()])
+        .run()
+        .success()
+        .stderr_is(&format!("       Wrote {}\n", page.display()));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for external in ["<script", "<link", "src=", "@import", "url("] {
+        assert!(!html.contains(external), "self-contained: found {external}");
+    }
+    assert!(
+        html.contains("<h2>rb3gen2-core-kit · idle &lt;b&gt;&amp; · cyclictest</h2>"),
+        "escaped"
+    );
+    let stress =
+        html.find("<h2>rb3gen2-core-kit · stress · cyclictest</h2>").expect("stress series");
+    let section = &html[stress..];
+    assert!(section.contains("threshold 1000 µs"));
+    assert!(section.contains("<line class=\"threshold\""));
+    assert!(section.contains("1 regression(s)") && section.contains("1 invalid run(s)"));
+    assert_eq!(section.matches("<circle class=\"regression\"").count(), 1);
+    // The invalid run's max; its p99.9 lies among overflowed samples (CPU 1), so it has none.
+    assert_eq!(section.matches("<path class=\"invalid\"").count(), 1);
+    // Each point links to its table row, which names the build.
+    let runs = db.list(&[]);
+    let worse_short = &runs[3]["digest"].as_str().unwrap()[..12];
+    let anchor = format!("href=\"#s1-{worse_short}\"");
+    assert!(section.contains(&anchor), "{anchor}");
+    let row_at =
+        section.find(&format!("<tr id=\"s1-{worse_short}\" class=\"regression\">")).expect("row");
+    let row = &section[row_at..section[row_at..].find("</tr>").unwrap() + row_at];
+    assert!(row.contains(&runs[3]["bundle_digest"].as_str().unwrap()[..12]), "{row}");
+    assert!(
+        row.contains("dddddddddddd") && row.contains("6.6.52-rt43") && row.contains("REGRESSION"),
+        "{row}"
+    );
+    // The invalid run is not on the line: the max line has the three valid points only.
+    let line_at = section.find("<polyline class=\"max\" points=\"").unwrap();
+    let points = section[line_at..].split('"').nth(3).unwrap();
+    assert_eq!(points.split(' ').count(), 3, "{points}");
+    // p99.9 is unknown for `worse` too: not drawn as the best CPU's 14 µs.
+    let line_at = section.find("<polyline class=\"p999\" points=\"").unwrap();
+    assert_eq!(section[line_at..].split('"').nth(3).unwrap().split(' ').count(), 2);
+
+    let probe = html.replace(
+        "</body>",
+        "<script>document.body.setAttribute('data-width', document.documentElement.scrollWidth)</script></body>",
+    );
+    let probe_path = db.path("probe.html");
+    std::fs::write(&probe_path, probe).unwrap();
+    let profile = db.path("chromium-profile");
+    let dom = crate::report::chromium(
+        &["--window-size=1280,900", "--dump-dom", &format!("file://{}", probe_path.display())],
+        &profile,
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let width: u32 = dom
+        .split("data-width=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no width in the DOM: {dom}"));
+    assert!(width > 0 && width <= 1280, "the page is {width} px wide in a 1280 px window");
+    let shot = std::env::var_os("RTBUILD_TREND_SHOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| db.path("trend.png"));
+    crate::report::chromium(
+        &[
+            "--window-size=1280,1400",
+            &format!("--screenshot={}", shot.display()),
+            &format!("file://{}", page.display()),
+        ],
+        &profile,
+    );
+    let png = std::fs::read(&shot).expect("chromium wrote a screenshot");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot has content");
+}

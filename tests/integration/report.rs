@@ -398,7 +398,7 @@ fn baseline_regression_fails() {
         .stdout_contains("regression against the baseline: max 2213 µs (was 245 µs)");
 }
 
-fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
+pub(crate) fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
     Command::new("timeout")
         .arg("120")
         .arg("/usr/bin/chromium")
