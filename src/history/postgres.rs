@@ -13,7 +13,7 @@ use super::backend::{Backend, DbError, Value};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The advisory lock key rtbuild's migrations hold ("rtbuild" in a 64-bit number).
-const SCHEMA_LOCK: i64 = 0x7274_6275_696c_64;
+const SCHEMA_LOCK: i64 = 0x0072_7462_7569_6c64;
 
 pub(crate) struct Postgres {
     client: postgres::Client,

@@ -658,3 +658,40 @@ fn the_trend_page_marks_regressions_and_invalid_runs_and_fits_1280_px_in_chromiu
     let png = std::fs::read(&shot).expect("chromium wrote a screenshot");
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot has content");
 }
+
+/// A LAVA job log of an `rtbuild lava` job (the console lines `lavacli jobs logs --raw` gives,
+/// with rtbuild's markers around the real cyclictest JSON) is recorded like a result folder.
+#[test]
+fn a_lava_job_log_is_recorded_like_a_result_folder() {
+    let db = Db::new(Kind::Sqlite);
+    let entry = |msg: &str| {
+        format!(
+            "- {{\"dt\": \"2026-11-30T14:00:00.000000\", \"lvl\": \"target\", \"msg\": {}}}\n",
+            serde_json::to_string(msg).unwrap()
+        )
+    };
+    let mut log = entry(
+        "<<<RTBUILD-RUN machine=rb3gen2-core-kit threshold_us=800 scenarios=stress duration=1m>>>",
+    );
+    log.push_str(&entry("<<<RTBUILD-RAW-BEGIN scenario=stress format=json>>>"));
+    for line in std::fs::read_to_string(data(CPU1)).unwrap().lines() {
+        log.push_str(&entry(line));
+    }
+    log.push_str(&entry("<<<RTBUILD-RAW-END scenario=stress exit=0>>>"));
+    let path = db.path("lava-job-1234.yaml");
+    std::fs::write(&path, log).unwrap();
+    db.rtbuild(&["history", "add", path.to_str().unwrap()]).run().success().ignore_stderr();
+    let runs = db.list(&[]);
+    let run = &runs[0];
+    assert_eq!(
+        (run["kind"].as_str(), run["machine"].as_str()),
+        (Some("lava-log"), Some("rb3gen2-core-kit"))
+    );
+    assert_eq!(run["threshold_us"], 800.0);
+    let row = &run["results"][0];
+    assert_eq!(
+        (row["scenario"].as_str(), row["cpu"].as_u64(), row["max_us"].as_f64()),
+        (Some("stress"), Some(1), Some(477.0))
+    );
+    assert_eq!(row["p999_us"].as_f64(), Some(379.0));
+}
