@@ -105,6 +105,20 @@ pub(crate) struct HistoryResult {
     pub reasons: Vec<String>,
 }
 
+/// `history add --json`: what was done with each run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Added {
+    pub digest: String,
+    pub source: String,
+    pub verdict: String,
+    /// `false`: the run was recorded before (same content digest).
+    pub new: bool,
+    /// With `--check`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<RegressionCheck>,
+}
+
 /// `history compare A B --json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

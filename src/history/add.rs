@@ -4,11 +4,9 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
 use super::HistoryError;
 use super::store::{Filter, Store};
-use crate::formats::history_json::{HistoryRun, RegressionCheck};
+use crate::formats::history_json::{Added, HistoryRun};
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct AddRequest {
@@ -18,18 +16,6 @@ pub(crate) struct AddRequest {
     pub check_pct: Option<f64>,
     /// The time recorded as `added_unix`.
     pub now_unix: i64,
-}
-
-/// What `history add` did, per run.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct Added {
-    pub digest: String,
-    pub source: String,
-    pub verdict: String,
-    /// `false`: the run was recorded before (same content digest).
-    pub new: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub check: Option<RegressionCheck>,
 }
 
 pub(crate) fn add(store: &mut Store, request: &AddRequest) -> Result<Vec<Added>, HistoryError> {
