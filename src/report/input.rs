@@ -164,6 +164,10 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
 /// Whether the file starts like a LAVA job log (a YAML list of `{dt, lvl, msg}` entries).
 pub(crate) fn is_lava_log(path: &Path) -> bool {
     use std::io::Read;
+    // Opening a FIFO would wait for a writer.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let Ok(file) = std::fs::File::open(path) else { return false };
     let mut head = Vec::with_capacity(4096);
     if file.take(4096).read_to_end(&mut head).is_err() {

@@ -536,6 +536,19 @@ fn bad_history_input_is_one_error_line() {
             "cannot open the history database sqlite:{}: it is not a regular file; check --db (or RTBUILD_DB) and that the server is running",
             fifo.display()
         ));
+    // A FIFO as the run is refused without waiting for a writer.
+    let test = Test::new();
+    let fifo = test.path().join("run.fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    test.args(["history", "add"])
+        .arg_path(&fifo)
+        .args(["--db", "sqlite:h.db"])
+        .within_secs(30)
+        .run()
+        .usage_error(&format!(
+            "{} is neither an `rtbuild test` result folder nor a LAVA job log; pass what `rtbuild report` reads",
+            fifo.display()
+        ));
     Test::new()
         .args(["history", "add", "--check", "--regression-pct=-5", "--db", "sqlite:h.db", "."])
         .run()
