@@ -49,7 +49,7 @@ pub(crate) fn latency_svg(threads: &[ThreadReport], threshold_us: f64) -> Option
         Ok(()) => svg,
         Err(message) => format!(
             "<p class=\"warn\">chart could not be drawn: {}</p>",
-            super::junit::escape(&message)
+            super::xml_escape::escape(&message)
         ),
     })
 }

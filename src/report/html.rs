@@ -7,8 +7,8 @@ use std::fmt::Write;
 
 use super::chart::latency_svg;
 use super::judge::fmt;
-use super::junit::escape;
 use super::summary::{self, SummaryRow};
+use super::xml_escape::escape;
 use crate::formats::report_json::{
     InputReport, Report, ScenarioReport, Spike, ThreadReport, Verdict,
 };

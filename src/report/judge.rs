@@ -98,6 +98,8 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
         cyclictest: true,
         cyclictest_reasons: Vec::new(),
         tests: Vec::new(),
+        started_unix: None,
+        elapsed_s: None,
     }
 }
 

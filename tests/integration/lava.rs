@@ -682,6 +682,7 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
         .ignore_stdout()
         .ignore_stderr();
     assert!(junit_run.code() == 0 || junit_run.code() == 1, "{}", junit_run.stderr());
+    crate::harness::assert_junit_valid(&root.join("junit.xml"));
     let junit = fs::read_to_string(root.join("junit.xml")).unwrap();
     for name in ["idle", "hackbench"] {
         for program in ["cyclictest", "oslat", "pmqtest", "pi_stress", "rt-migrate-test", "ssdd"] {

@@ -13,6 +13,7 @@ mod generate_rollback;
 mod harness;
 mod image_errors;
 mod image_fake_bitbake;
+mod junit_schema;
 mod kconfig_check;
 mod kernel_source;
 mod lava;

@@ -117,12 +117,11 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
         json["inputs"][0]["fingerprint"]["uname"],
         "Linux rb3 6.6.52-rt43 #1 SMP PREEMPT_RT aarch64"
     );
+    crate::harness::assert_junit_valid(&run.path().join("out/junit.xml"));
     let xml = std::fs::read_to_string(run.path().join("out/junit.xml")).unwrap();
-    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\" skipped=\"0\">"), "{xml}");
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\" errors=\"0\">"), "{xml}");
     assert!(
-        xml.contains(
-            "name=\"idle &lt;&amp;&quot;&apos;&gt;: cyclictest: max latency &lt;= 300 us\""
-        ),
+        xml.contains("name=\"idle &lt;&amp;&quot;'&gt;: cyclictest: max latency &lt;= 300 us\""),
         "{xml}"
     );
     assert!(
