@@ -2,9 +2,11 @@
 //! plus any `*.yaml` in a user folder (`--machines-dir` or `RTBUILD_MACHINES_DIR`), which may add
 //! boards or replace shipped ones.
 
+mod lava_profile;
 mod machine;
 pub(crate) mod meta_qcom;
 
+pub(crate) use lava_profile::{Deploy, LavaProfile, QdlStage, lava_name};
 pub(crate) use machine::{Machine, RtDefaults};
 
 use std::collections::BTreeMap;
@@ -230,6 +232,9 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     };
     if !name_ok(&machine.name) || !machine.aliases.iter().all(|a| name_ok(a)) {
         return Err(invalid("name and aliases may hold only letters, digits, `-` and `_`".into()));
+    }
+    if let Some(problem) = machine.lava.as_ref().and_then(LavaProfile::problem) {
+        return Err(invalid(problem));
     }
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if !digits(&machine.rt.rcu_expedited) || !digits(&machine.rt.cpuidle_off) {

@@ -17,6 +17,7 @@ mod junit_schema;
 mod kconfig_check;
 mod kernel_source;
 mod lava;
+mod lava_test_plans;
 mod lock;
 mod machines;
 mod matrix_ci_setup;
