@@ -146,7 +146,10 @@ fn summary_only_input_has_no_percentiles() {
 #[test]
 fn zero_cycles_breaktrace_and_invalid_runs_fail() {
     let r = report(&["cyclictest-2.4-json-nan-zero-cycles.json"], None);
-    assert_eq!(r.reasons, ["cyclictest-2.4-json-nan-zero-cycles: thread 1: no samples recorded"]);
+    assert_eq!(
+        r.reasons,
+        ["cyclictest-2.4-json-nan-zero-cycles: CPU6 (thread 1): no samples recorded"]
+    );
     assert_eq!(scenario(&r).threads[0].cpu, Some(7));
     let r = report(&["cyclictest-2.4-hist-h5-breaktrace.txt"], Some(1000.0));
     assert_eq!(

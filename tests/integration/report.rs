@@ -257,7 +257,16 @@ fn html_summary_first_and_fits_1280_px_in_chromium() {
     assert!(!html.contains("&quot;irq&quot;") && !html.contains("{&quot;"), "no raw JSON");
     assert!(html.contains("--json=results/raw/idle.json"), "commands name the kept file");
     assert!(!html.contains("/tmp/rtbuild-test."), "no deleted state paths");
-    assert!(html.contains("<th class=\"l\">isolated</th><td class=\"w\">none</td>"));
+    // One System table: the fingerprint merged into it, nothing empty or null.
+    assert!(html.contains("<th class=\"l\">isolated CPUs</th><td class=\"w\">none</td>"));
+    assert!(!html.contains("System fingerprint"), "one System section");
+    let system = &html[html.find("id=\"system\"").expect("system section")..];
+    let system = &system[..system.find("</section>").unwrap()];
+    assert!(!system.contains(">null<") && !system.contains("<td class=\"w\"></td>"), "{system}");
+    // One chart per CPU with every scenario on it, before the scenario sections.
+    let overlay = html.find("<section id=\"overlay\">").expect("overlay charts");
+    assert!(html[overlay..].contains("<figcaption>CPU1: every scenario</figcaption>"));
+    assert!(overlay < html.find("idle</h2>").unwrap());
     // The spike sits in its scenario's section, before the next scenario, with its excerpt.
     let spike =
         html.find("<h3 class=\"spike\">Spike: 61 µs on CPU 1 (ftrace)</h3>").expect("spike");
