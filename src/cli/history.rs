@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::base::utc_date;
+use crate::base::parse_date;
 use crate::exit::{Exit, InputError};
 use crate::formats::history_json::{HistoryList, SCHEMA};
 use crate::history::add::{AddRequest, add};
@@ -95,7 +95,7 @@ pub(crate) struct FilterArgs {
 impl FilterArgs {
     fn filter(&self) -> Result<Filter, InputError> {
         let since_unix = match &self.since {
-            Some(date) => Some(utc_date::parse(date).ok_or_else(|| {
+            Some(date) => Some(parse_date(date).ok_or_else(|| {
                 InputError::msg(format!(
                     "--since {date:?} is not a date; pass YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC)"
                 ))

@@ -8,6 +8,8 @@
 //! | `run.json` | [`run_json::RunRecord`] | `test` | `report` |
 //! | `report --json` | [`report_json::Report`] | `report` | `report --baseline` |
 //! | `history list --json`, history rows | [`history_json::HistoryRun`] | `history add` | `history` |
+//! | `report --junit`, `verify.junit.xml` | [`junit_xml::TestSuites`] | `report`, `image` | CI (Jenkins, GitLab) |
+//! | `rtbuild lava` job | [`lava_job::Job`] | `lava` | LAVA |
 //! | cyclictest `--json` | [`cyclictest_json::CyclictestJson`] | cyclictest | `report`, `test` |
 //!
 //! rtbuild's own files carry a `schema` number. [`read_json`] checks it before anything else:
@@ -17,6 +19,8 @@
 
 pub(crate) mod cyclictest_json;
 pub(crate) mod history_json;
+pub(crate) mod junit_xml;
+pub(crate) mod lava_job;
 pub(crate) mod plan_json;
 pub(crate) mod report_json;
 pub(crate) mod run_json;

@@ -4,7 +4,7 @@
 
 use super::compare::short;
 use super::regression::number;
-use crate::base::utc_date;
+use crate::base::iso_from_epoch;
 use crate::formats::history_json::{Comparison, HistoryRun};
 use crate::table::table;
 use crate::ui::escape_controls as clean;
@@ -14,7 +14,7 @@ fn or_dash(value: Option<&str>) -> String {
 }
 
 fn started(run: &HistoryRun) -> String {
-    run.started_unix.map_or_else(|| "-".to_string(), utc_date::iso)
+    run.started_unix.map_or_else(|| "-".to_string(), iso_from_epoch)
 }
 
 fn us(value: Option<f64>) -> String {
@@ -70,7 +70,7 @@ pub(crate) fn show(runs: &[HistoryRun]) -> String {
         fact("source", Some(&run.source));
         fact("machine", run.machine.as_deref());
         fact("target", run.target.as_deref());
-        fact("started", run.started_unix.map(utc_date::iso).as_deref());
+        fact("started", run.started_unix.map(iso_from_epoch).as_deref());
         fact("duration", run.duration_s.map(|d| format!("{d:.0} s")).as_deref());
         fact("kernel release", run.kernel_release.as_deref());
         fact("kernel version", run.kernel_version.as_deref());

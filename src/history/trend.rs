@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::compare::short;
 use super::regression::{self, number};
-use crate::base::utc_date;
+use crate::base::iso_from_epoch;
 use crate::formats::history_json::HistoryRun;
 
 /// The plot area inside the SVG, px.
@@ -179,7 +179,7 @@ fn series(
             Point {
                 anchor: format!("s{at}-{}", short(&run.digest)),
                 digest: run.digest.clone(),
-                date: utc_date::iso(when(run)),
+                date: iso_from_epoch(when(run)),
                 x: round(x(when(run))),
                 max_y: max.and_then(y).map(round),
                 p999_y: p999.and_then(y).map(round),
@@ -210,7 +210,7 @@ fn series(
         .collect();
     // Dates, with the hour when the runs lie within a few days.
     let label = |t: i64| {
-        let iso = utc_date::iso(t);
+        let iso = iso_from_epoch(t);
         if span < 4.0 * 86_400.0 { iso[..16].replace('T', " ") } else { iso[..10].to_string() }
     };
     let x_ticks = if list.len() == 1 {
