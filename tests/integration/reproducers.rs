@@ -140,3 +140,52 @@ fn test_and_lava_thresholds_stop_at_one_second() {
         );
     }
 }
+
+/// Issue 23 item 1: a 4 KB PE file whose `.linux` section covers the whole file overflowed the
+/// stack (exit 134) in `verify FILE` and `verify --kernel-image FILE`.
+#[test]
+fn verify_of_a_uki_whose_linux_section_is_the_whole_file_is_refused() {
+    let file = repro("uki-linux-covers-file.efi");
+    for flag in [None, Some("--kernel-image")] {
+        let message = format!(
+            "`{}` holds no kernel config, kernel image or version string; pass a kernel config, \
+             a kernel image (Image, Image.gz, vmlinux, bzImage, UKI), a .deb, a qcomflash folder \
+             or tarball, or a build folder",
+            file.display()
+        );
+        Test::new()
+            .args(["verify"])
+            .args(flag)
+            .args([&file])
+            .within_secs(60)
+            .run()
+            .usage_error(&message);
+    }
+}
+
+/// Issue 23 item 2, built here (1 MB): 64 concatenated zstd frames of 512 MiB of zeros took
+/// 78 s and 796 MB; in a zstd frame of its own (one more level), over an hour. Now the first
+/// stream that is no kernel ends the search, under one budget for the whole input: one line,
+/// exit 2, in bounded time and memory.
+#[test]
+fn verify_of_64_zstd_frames_of_512_mib_of_zeros_stops_at_the_first() {
+    let frame = zstd::bulk::compress(&vec![0u8; 512 << 20], 3).unwrap();
+    let mut bomb = b"MZ not a kernel, ".to_vec();
+    for _ in 0..64 {
+        bomb.extend_from_slice(&frame);
+    }
+    let nested = zstd::bulk::compress(&bomb, 3).unwrap();
+    for (name, bytes) in [("frames.bin", &bomb), ("nested.zst", &nested)] {
+        Test::new()
+            .file(name, bytes)
+            .args(["verify", "--kernel-image", name])
+            .within_secs(60)
+            .within_memory_mib(1024)
+            .run()
+            .usage_error(&format!(
+                "`{name}` holds no kernel config, kernel image or version string; pass a kernel \
+                 config, a kernel image (Image, Image.gz, vmlinux, bzImage, UKI), a .deb, a \
+                 qcomflash folder or tarball, or a build folder"
+            ));
+    }
+}
