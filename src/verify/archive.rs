@@ -131,9 +131,11 @@ fn qcomflash_evidence(
 ) -> Result<Option<Evidence>, VerifyError> {
     let uki = efi.as_ref().and_then(|(from, data)| {
         let fs = fat::Fat::open(data)?;
+        // One file in memory at a time: the first that is a UKI is kept.
         let file = fs
-            .files(|p| p.to_ascii_lowercase().ends_with(".efi"))
+            .entries(|p| p.to_ascii_lowercase().ends_with(".efi"))
             .into_iter()
+            .map(|entry| fs.read(entry))
             .find(|f| image::is_uki(&f.data))?;
         Some((format!("{from} → {}", file.path), file.data))
     });

@@ -189,3 +189,44 @@ fn verify_of_64_zstd_frames_of_512_mib_of_zeros_stops_at_the_first() {
             ));
     }
 }
+
+/// Issue 23 item 3, built here: a 1 MiB FAT12 `efi.bin` whose `count` root entries `*.EFI`
+/// (4 GiB each) all have the cluster chain 2 → 2. 2,000 took 2.06 GB; 9,000 aborted.
+fn efi_bin_with_looping_chains(count: usize) -> Vec<u8> {
+    let mut data = vec![0u8; 1 << 20];
+    data[11..13].copy_from_slice(&512u16.to_le_bytes()); // bytes per sector
+    data[13] = 1; // sectors per cluster
+    data[14..16].copy_from_slice(&1u16.to_le_bytes()); // reserved sectors
+    data[16] = 1; // FATs
+    data[17..19].copy_from_slice(&(count as u16).to_le_bytes()); // root entries
+    data[19..21].copy_from_slice(&2048u16.to_le_bytes()); // total sectors
+    data[22..24].copy_from_slice(&8u16.to_le_bytes()); // sectors per FAT
+    data[510..512].copy_from_slice(&[0x55, 0xaa]);
+    data[512 + 3] = 0x02; // FAT12: cluster 2 → cluster 2
+    for i in 0..count {
+        let at = 9 * 512 + i * 32;
+        data[at..at + 11].copy_from_slice(format!("F{i:04}   EFI").as_bytes());
+        data[at + 11] = 0x20;
+        data[at + 26..at + 28].copy_from_slice(&2u16.to_le_bytes());
+        data[at + 28..at + 32].copy_from_slice(&u32::MAX.to_le_bytes());
+    }
+    data
+}
+
+#[test]
+fn verify_of_an_efi_bin_whose_cluster_chains_loop_is_bounded_by_its_size() {
+    for count in [2000, 9000] {
+        let dir = "img-m.rootfs.qcomflash";
+        Test::new()
+            .file(&format!("{dir}/efi.bin"), efi_bin_with_looping_chains(count))
+            .file(&format!("{dir}/rawprogram0.xml"), "<data/>\n")
+            .args(["verify", dir])
+            .within_secs(60)
+            .within_memory_mib(512)
+            .run()
+            .usage_error(&format!(
+                "`{dir}` holds no kernel config, kernel image or version string; a qcomflash \
+                 folder holds vmlinux and efi.bin"
+            ));
+    }
+}
