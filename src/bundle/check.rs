@@ -45,6 +45,7 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
     };
     let read = match archive::read(path, &[MANIFEST_FILE, SUMS_FILE]) {
         Ok(read) => read,
+        Err(too_big @ BundleError::MemberTooBig { .. }) => return Err(too_big),
         Err(e) => {
             problem("archive", "", e.to_string());
             return Ok(done(path, 0, problems));

@@ -48,6 +48,9 @@ pub(crate) enum BundleError {
         path.display(),
         crate::ui::with_fix(.message, "pass a .tar.zst made by `rtbuild bundle`"))]
     NotABundle { path: PathBuf, message: String },
+    #[error("{}: member `{}` is over {} MiB, more than any rtbuild bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
+        path.display(), member, limit >> 20)]
+    MemberTooBig { path: PathBuf, member: String, limit: u64 },
 }
 
 impl BundleError {
@@ -61,6 +64,7 @@ impl BundleError {
                 | BundleError::PlanFile { .. }
                 | BundleError::SourceDateEpoch { .. }
                 | BundleError::NotABundle { .. }
+                | BundleError::MemberTooBig { .. }
         )
     }
 }

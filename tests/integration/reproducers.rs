@@ -2,6 +2,7 @@
 //! through the real binary: each must end with one line and the documented exit code, never a
 //! panic (101), an abort (134) or a hang (the run is killed after 60 s and fails).
 
+use std::io::Read;
 use std::path::PathBuf;
 
 use crate::harness::{Test, data, project_root};
@@ -229,4 +230,67 @@ fn verify_of_an_efi_bin_whose_cluster_chains_loop_is_bounded_by_its_size() {
                  folder holds vmlinux and efi.bin"
             ));
     }
+}
+
+/// A zstd tar stream of `names`, each `size` bytes of zeros, streamed (nothing held in memory).
+fn zero_members_tar_zst(names: &[&str], size: u64) -> Vec<u8> {
+    let encoder = zstd::stream::write::Encoder::new(Vec::new(), 1).unwrap();
+    let mut tar = tar::Builder::new(encoder);
+    for name in names {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(size);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, name, std::io::repeat(0).take(size)).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+/// An `ar` archive (a `.deb`) of `members`.
+fn ar(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = b"!<arch>\n".to_vec();
+    for (name, body) in members {
+        out.extend_from_slice(
+            format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", 0, 0, 0, 100644, body.len())
+                .as_bytes(),
+        );
+        out.extend_from_slice(body);
+        if body.len() % 2 == 1 {
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// Issue 23 item 4, built here: a 135 KB `.deb` with four 1 GiB `boot/config-*` members took
+/// 5.3 GB (`verify`); a `.tar.zst` with four 1 GiB `*/manifest.json` members 6.3 GB
+/// (`bundle --check`). A member read into memory is capped; a larger one is refused, exit 2.
+#[test]
+fn members_of_1_gib_in_a_deb_or_a_bundle_are_refused_not_read() {
+    let configs: Vec<String> = (1..=4).map(|i| format!("./boot/config-6.12.{i}-rt")).collect();
+    let names: Vec<&str> = configs.iter().map(String::as_str).collect();
+    let data = zero_members_tar_zst(&names, 1 << 30);
+    let deb = ar(&[("debian-binary", b"2.0\n"), ("control.tar.zst", b""), ("data.tar.zst", &data)]);
+    Test::new()
+        .file("bomb.deb", &deb)
+        .args(["verify", "bomb.deb"])
+        .within_secs(60)
+        .within_memory_mib(512)
+        .run()
+        .usage_error(
+            "`bomb.deb` is not a usable Debian package: data.tar.zst: member \
+             `boot/config-6.12.1-rt` is over 16 MiB, more than any kernel config is (a \
+             decompression bomb?); pass an intact copy, or the kernel .config",
+        );
+    let manifests = ["a/manifest.json", "b/manifest.json", "c/manifest.json", "d/manifest.json"];
+    Test::new()
+        .file("bomb.tar.zst", zero_members_tar_zst(&manifests, 1 << 30))
+        .args(["bundle", "--check", "bomb.tar.zst"])
+        .within_secs(60)
+        .within_memory_mib(512)
+        .run()
+        .usage_error(
+            "bomb.tar.zst: member `a/manifest.json` is over 8 MiB, more than any rtbuild \
+             bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
+        );
 }
