@@ -172,8 +172,7 @@ pub(super) const MAX_KEPT: u64 = 8 << 20;
 /// (each at most [`MAX_KEPT`], else [`BundleError::MemberTooBig`]).
 pub(super) fn read(path: &Path, keep: &[&str]) -> Result<ReadArchive, BundleError> {
     let bad = |message: String| BundleError::NotABundle { path: path.to_path_buf(), message };
-    let file = std::fs::File::open(path)
-        .map_err(|source| BundleError::Read { path: path.to_path_buf(), source })?;
+    let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
     let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| bad(e.to_string()))?;
     let mut archive = tar::Archive::new(decoder);
     let mut out = ReadArchive::default();

@@ -51,6 +51,9 @@ pub(crate) enum BundleError {
     #[error("{}: member `{}` is over {} MiB, more than any rtbuild bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
         path.display(), member, limit >> 20)]
     MemberTooBig { path: PathBuf, member: String, limit: u64 },
+    /// A FIFO, device, socket, folder, dangling symlink or too big a file given as input.
+    #[error(transparent)]
+    Input(crate::base::input::InputError),
 }
 
 impl BundleError {
@@ -65,6 +68,7 @@ impl BundleError {
                 | BundleError::SourceDateEpoch { .. }
                 | BundleError::NotABundle { .. }
                 | BundleError::MemberTooBig { .. }
+                | BundleError::Input(_)
         )
     }
 }

@@ -199,11 +199,12 @@ pub(crate) fn plan_defaults(kas_file: &Path) -> Result<Option<PlanDefaults>, Bun
     let Some(path) = kas_file.parent().map(|dir| dir.join(plan_json::FILE)) else {
         return Ok(None);
     };
-    if !path.exists() {
+    if path.symlink_metadata().is_err() {
         return Ok(None);
     }
     let bad = |message: String| BundleError::PlanFile { path: path.clone(), message };
-    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
+        .map_err(|e| bad(e.to_string()))?;
     let plan = PlanFile::parse(&text).map_err(|e| bad(e.to_string()))?;
     Ok(Some(PlanDefaults {
         image: plan.image,

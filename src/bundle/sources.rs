@@ -31,7 +31,8 @@ impl VerifySummary {
     /// Reads a verify report, checking its schema.
     pub(crate) fn read(path: &Path) -> Result<VerifySummary, BundleError> {
         let bad = |message: String| BundleError::VerifyReport { path: path.to_path_buf(), message };
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
+            .map_err(|e| bad(e.to_string()))?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
         if !doc.get("passed").is_some_and(serde_json::Value::is_boolean) {
             return Err(bad("no boolean `passed` field".into()));

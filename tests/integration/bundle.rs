@@ -320,7 +320,7 @@ fn bad_bundle_inputs_are_clear_errors() {
         ),
         (
             &["--verify-report", "missing.json"],
-            "cannot read verify report missing.json: No such file or directory (os error 2); pass the file `rtbuild verify --json` wrote",
+            "cannot read verify report missing.json: `missing.json` does not exist; check the path",
         ),
         (
             &["--allow-unverified", "--source-date-epoch", "yesterday"],
@@ -423,4 +423,36 @@ fn source_date_epoch_sets_every_mtime() {
     .unwrap();
     assert_eq!(m["build_time"]["source"], "qcomflash folder name");
     assert_eq!(m["verify"]["status"], "unverified");
+}
+
+/// Issue 23 item 6: the manifest beside the archive as a link to `/dev/zero` (or a FIFO) was
+/// read until it failed, the failure ignored, and the check said "match", exit 0. A read
+/// failure is never a match.
+#[test]
+fn check_fails_when_the_manifest_beside_cannot_be_read() {
+    let build = Build::new();
+    let archive = build.bundle("out");
+    let beside = build.root().join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json"));
+    for (kind, said) in
+        [("zero", "is a character device, not a file"), ("fifo", "is a FIFO, not a file")]
+    {
+        std::fs::remove_file(&beside).unwrap();
+        match kind {
+            "zero" => std::os::unix::fs::symlink("/dev/zero", &beside).unwrap(),
+            _ => rustix::fs::mkfifoat(
+                rustix::fs::CWD,
+                &beside,
+                rustix::fs::Mode::from_raw_mode(0o644),
+            )
+            .unwrap(),
+        }
+        let run = build
+            .rtbuild(["bundle", "--check", archive.to_str().unwrap()])
+            .within_secs(30)
+            .run()
+            .ignore_stderr()
+            .code_is(1);
+        let out = run.stdout();
+        assert!(out.starts_with("manifest ") && out.contains(said), "{kind}: {out}");
+    }
 }
