@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::compress::{Budget, BudgetError, Compression, GZIP_MAGIC, XZ_MAGIC, ZSTD_MAGIC};
-use super::config::{ConfigError, KernelConfig};
+use super::config::{ConfigError, KernelConfig, MAX_CONFIG};
 use super::pe;
 
 /// The IKCONFIG start marker, followed directly by the gzip stream.
@@ -20,8 +20,6 @@ pub(crate) const IKCFG_END: &[u8] = b"IKCFG_ED";
 
 /// Decompressed kernels are at most this big (a 6.x arm64 `Image` is about 40 MB).
 const MAX_KERNEL: u64 = 256 << 20;
-/// Embedded configs are at most this big once decompressed (a full config is about 300 KB).
-pub(crate) const MAX_CONFIG: u64 = 16 << 20;
 /// How many compressed-payload candidates to try in one file before giving up.
 const MAX_CANDIDATES: usize = 64;
 /// How deep layers may nest (UKI → zboot → gzip payload → IKCONFIG is three).

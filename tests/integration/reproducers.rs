@@ -294,3 +294,31 @@ fn members_of_1_gib_in_a_deb_or_a_bundle_are_refused_not_read() {
              bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
         );
 }
+
+/// Issue 23 item 5, built here: `verify nl.zst` (134 KB inflating to 4 GiB of newlines) was
+/// still running after 120 s. As a config (`--kernel-config`) it has the 16 MiB cap of one
+/// inside an image; recognised by content (no `CONFIG_` in its head) it is read as an image,
+/// within the image budget.
+#[test]
+fn verify_of_a_config_zst_of_a_gib_of_newlines_is_refused_at_16_mib() {
+    let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 1).unwrap();
+    // 1 GiB: as far past every cap as 4 GiB, and quicker to build.
+    std::io::copy(&mut std::io::repeat(b'\n').take(1 << 30), &mut encoder).unwrap();
+    let zst = encoder.finish().unwrap();
+    let too_big = "`nl.zst`: the config is over 16 MiB once decompressed, more than any kernel \
+                   config (a decompression bomb?); pass the kernel's .config";
+    let no_kernel = "`nl.zst` holds no kernel config, kernel image or version string; pass a \
+                     kernel config, a kernel image (Image, Image.gz, vmlinux, bzImage, UKI), a \
+                     .deb, a qcomflash folder or tarball, or a build folder";
+    for (flag, message) in [(Some("--kernel-config"), too_big), (None, no_kernel)] {
+        Test::new()
+            .file("nl.zst", &zst)
+            .args(["verify"])
+            .args(flag)
+            .args(["nl.zst"])
+            .within_secs(60)
+            .within_memory_mib(512)
+            .run()
+            .usage_error(message);
+    }
+}
