@@ -137,7 +137,7 @@ impl<R: Read> Read for HashingReader<R> {
 /// sha256 and size of a file, streamed.
 pub(super) fn hash_file(path: &Path) -> Result<(u64, String), BundleError> {
     let read_err = |source| BundleError::Read { path: path.to_path_buf(), source };
-    let file = std::fs::File::open(path).map_err(read_err)?;
+    let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
     let mut reader = HashingReader::new(file);
     std::io::copy(&mut reader, &mut std::io::sink()).map_err(read_err)?;
     let size = reader.bytes;

@@ -51,6 +51,16 @@ pub(crate) enum BundleError {
     #[error("{}: member `{}` is over {} MiB, more than any rtbuild bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
         path.display(), member, limit >> 20)]
     MemberTooBig { path: PathBuf, member: String, limit: u64 },
+    #[error(
+        "{} is a symlink to `{}`, outside the qcomflash folder and the deploy folder; a release holds only what the build produced: remove the link, or pass --follow-external-links",
+        link.display(), target.display()
+    )]
+    ExternalLink { link: PathBuf, target: PathBuf },
+    #[error(
+        "{} (`{}`) is not readable by the build user (uid {uid}, owner of the qcomflash folder); a release holds only what the build produced: remove it from the qcomflash folder",
+        path.display(), target.display()
+    )]
+    NotBuildReadable { path: PathBuf, target: PathBuf, uid: u32 },
     /// A FIFO, device, socket, folder, dangling symlink or too big a file given as input.
     #[error(transparent)]
     Input(crate::base::input::InputError),
@@ -69,6 +79,8 @@ impl BundleError {
                 | BundleError::NotABundle { .. }
                 | BundleError::MemberTooBig { .. }
                 | BundleError::Input(_)
+                | BundleError::ExternalLink { .. }
+                | BundleError::NotBuildReadable { .. }
         )
     }
 }
