@@ -24,6 +24,7 @@ mod real_upstream;
 mod report;
 mod reproducers;
 mod rt_suite;
+mod signals;
 mod sshd;
 mod testrun;
 mod testrun_abort;
