@@ -491,12 +491,8 @@ fn bundle_refuses_links_out_of_the_build_and_files_the_build_user_cannot_read() 
     // Not readable by its owner, the build user: never packed, followed or not.
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o040)).unwrap();
     std::fs::remove_dir_all(build.root().join("out")).unwrap();
-    let run = build
-        .rtbuild(args)
-        .args(["--follow-external-links"])
-        .run()
-        .ignore_stderr()
-        .code_is(2);
+    let run =
+        build.rtbuild(args).args(["--follow-external-links"]).run().ignore_stderr().code_is(2);
     assert!(run.stderr().contains("is not readable by the build user"), "{}", run.stderr());
     assert!(!build.root().join("out").exists(), "nothing written");
 }
