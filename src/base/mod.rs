@@ -5,6 +5,7 @@ mod cpu_set;
 pub(crate) mod input;
 mod latency;
 mod layer_names;
+pub(crate) mod output;
 pub(crate) mod paths;
 mod programs;
 

@@ -3,6 +3,7 @@
 //! so their mtime stays and BitBake's parse cache stays valid. A manifest of what rtbuild wrote
 //! (`rtbuild-manifest.json`, path → sha256) tells generated files from hand edits.
 
+pub(crate) mod folder_lock;
 mod manifest;
 mod stage;
 

@@ -430,3 +430,96 @@ fn report_names_special_files_in_a_result_folder() {
         );
     }
 }
+
+/// Issue 23 item 11: outputs that cannot be written are input errors, exit 2, one error line
+/// saying what the path is: `tune --emit /dev/null` printed a second `caused by` line and
+/// exited 1; `lava --out` on a folder, `generate --out /proc/sys/kernel` and `generate --out`
+/// on a dangling symlink exited 1.
+#[test]
+fn outputs_that_cannot_be_written_are_refused_as_input() {
+    let test = Test::new().file("existing/.keep", "");
+    std::os::unix::fs::symlink("nowhere", test.path().join("dangling")).unwrap();
+    let dir = test.path().to_path_buf();
+    let cases: [(&[&str], String); 4] = [
+        (
+            &["tune", "--emit", "/dev/null", "--machine", "rb3gen2-core-kit"],
+            "--emit `/dev/null`: `/dev/null` is a character device, not a folder; pass a folder \
+             (it is created when missing)"
+                .to_string(),
+        ),
+        (
+            &[
+                "lava",
+                "--machine",
+                "rb3gen2-core-kit",
+                "--bundle-url",
+                "https://x/b.tar.zst",
+                "--out",
+                "existing",
+            ],
+            "--out `existing` is a folder; pass the name of a file to write".to_string(),
+        ),
+        (
+            &["generate", "--machine", "rb3gen2-core-kit", "--out", "/proc/sys/kernel"],
+            "--out `/proc/sys/kernel` is on procfs (/proc), a kernel file system where rtbuild \
+             cannot write files; pass a folder on disk"
+                .to_string(),
+        ),
+        (
+            &["generate", "--machine", "rb3gen2-core-kit", "--out", "dangling"],
+            format!(
+                "--out `{}` is a symlink to `nowhere`, which does not exist; fix the link or \
+                 pass another path",
+                dir.join("dangling").display()
+            ),
+        ),
+    ];
+    for (args, message) in cases {
+        let run = Test::new()
+            .cwd(&dir)
+            .args(args)
+            .run()
+            .code_is(2)
+            .stdout_is("")
+            .stderr_contains(&format!("error: {message}\n"));
+        let errors = run.stderr().lines().filter(|l| !l.starts_with("  ")).count();
+        assert_eq!(errors, 1, "{args:?}: {}", run.stderr());
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["dangling", "existing"], "nothing written");
+}
+
+/// Issue 23 item 11: two `generate` runs into one folder sometimes both reported success with
+/// one losing its writes. The folder is locked while a run writes: a second one is refused,
+/// exit 2, naming the holder (here the test itself holds the lock, as a running generate does).
+#[test]
+fn a_second_generate_into_a_locked_folder_is_refused_naming_the_holder() {
+    let test = Test::new().file("o/.keep", "");
+    let held = std::fs::File::open(test.path().join("o")).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let out = test.path().join("o");
+    let run = test
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--out", "o"])
+        .run()
+        .code_is(2)
+        .stdout_is("")
+        .stderr_contains(&format!(
+            "error: output folder {} is being written by another rtbuild (pid {}); wait for it \
+             to finish, or pass another --out\n",
+            out.display(),
+            std::process::id()
+        ));
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "nothing written: {}", run.stderr());
+    drop(held);
+    Test::new()
+        .cwd(out.parent().unwrap())
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--out", "o"])
+        .run()
+        .ignore_stderr()
+        .ignore_stdout()
+        .success();
+}
