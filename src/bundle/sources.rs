@@ -120,7 +120,7 @@ fn local_repo(kas_file: &Path) -> Option<RepoRecord> {
 /// The lock file beside the kas file, verbatim.
 pub(super) fn lock(kas_file: Option<&Path>) -> Option<LockRecord> {
     let path = lock_path_for(kas_file?);
-    let content = std::fs::read_to_string(&path).ok()?;
+    let content = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT).ok()?;
     let file = path.file_name()?.to_string_lossy().into_owned();
     Some(LockRecord { file, content })
 }
