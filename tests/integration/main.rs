@@ -27,6 +27,7 @@ mod rt_suite;
 mod sshd;
 mod testrun;
 mod testrun_abort;
+mod testrun_footprint;
 mod testrun_trace;
 mod tune_cli;
 mod upstream;
