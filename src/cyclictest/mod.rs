@@ -22,6 +22,7 @@
 //! # Ok::<(), rtbuild::cyclictest::FileError>(())
 //! ```
 
+mod chunked;
 mod error;
 mod hist;
 mod json;
