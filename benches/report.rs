@@ -67,6 +67,9 @@ fn push_padded(out: &mut Vec<u8>, value: u64, width: usize) {
     out.extend(digits[..len].iter().rev());
 }
 
+/// A latency model: the next sample in µs.
+type Latency = fn(&mut Rng) -> u64;
+
 /// The latency model of the second log: 5-30 µs, a spike of 100 µs-5 ms one time in 10 000.
 fn latency_second(rng: &mut Rng) -> u64 {
     let r = rng.next();
@@ -77,7 +80,7 @@ fn generate_verbose(
     path: &Path,
     min_bytes: u64,
     seed: u64,
-    latency: fn(&mut Rng) -> u64,
+    latency: Latency,
 ) -> std::io::Result<u64> {
     let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     file.write_all(b"Max CPUs = 8\nOnline CPUs = 8\n# /dev/cpu_dma_latency set to 0us\n")?;
@@ -285,7 +288,7 @@ fn main() {
         loadavg.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    let logs: [(&str, u64, fn(&mut Rng) -> u64); 2] = [
+    let logs: [(&str, u64, Latency); 2] = [
         (
             "bench -v log (8 threads, tail to 100 µs, spikes to 3 ms)",
             0x2545_f491_4f6c_dd1d,

@@ -84,7 +84,7 @@ impl Scanner {
         if index >= self.spans.len() {
             self.spans.resize(index + 1, Cycles::default());
         }
-        if self.spans[index] == Cycles::default() {
+        if self.spans[index].is_empty() {
             self.touched.push(sample.thread);
         }
         self.spans[index].see(sample.cycle);

@@ -166,6 +166,12 @@ impl Cycles {
         self.last = Some(cycle);
     }
 
+    /// No cycle seen yet.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
     /// Continues with `later`, the same thread's cycles in the part of the file that follows:
     /// the result is what one pass over both parts gives.
     pub(super) fn then(&mut self, later: &Cycles) {
