@@ -111,7 +111,7 @@ impl LineSink<{ verbose::FIXED }> for TextParser {
             self.run.warn(
                 Some(line_no),
                 format!(
-                    "line ignored: {bytes} bytes without a newline, longer than any cyclictest line (at most {} KiB are read as one line)",
+                    "line ignored: {bytes} bytes long, longer than any cyclictest line (lines over {} KiB are skipped unread)",
                     MAX_LINE >> 10
                 ),
             );

@@ -22,6 +22,7 @@ mod matrix_ci_setup;
 mod path_injection;
 mod real_upstream;
 mod report;
+mod report_long_lines;
 mod reproducers;
 mod rt_suite;
 mod sshd;
