@@ -9,6 +9,7 @@
 //! - a straightforward awk max/histogram script and `wc -l` on the same file;
 //! - with `RTBUILD_BENCH_BASELINE=PATH` another rtbuild binary (an older build) too, and
 //!   whether its JSON output is byte for byte the same;
+//! - with `RTBUILD_BENCH_KEEP=DIR` the logs are written to DIR and kept;
 //!
 //! and `rtbuild report` on a `-h 1000` histogram and on a `--json` file (wall time in ms).
 //! Last, when cyclictest can run here (root), a 20 s `rtbuild test --local` on the last CPU:
@@ -282,6 +283,8 @@ fn main() {
     let baseline = std::env::var("RTBUILD_BENCH_BASELINE").ok();
     let rtbuild = env!("CARGO_BIN_EXE_rtbuild");
     let dir = tempfile::Builder::new().prefix("rtbuild-bench").tempdir().expect("temp dir");
+    // RTBUILD_BENCH_KEEP=DIR writes the -v logs there and keeps them (to time other tools on).
+    let keep = std::env::var_os("RTBUILD_BENCH_KEEP").map(std::path::PathBuf::from);
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "load average at start: {} (CPUs: {})",
@@ -301,7 +304,7 @@ fn main() {
         ),
     ];
     for (i, (name, seed, latency)) in logs.into_iter().enumerate() {
-        let path = dir.path().join(format!("verbose-{i}.log"));
+        let path = keep.as_deref().unwrap_or(dir.path()).join(format!("verbose-{i}.log"));
         let t0 = Instant::now();
         let bytes = generate_verbose(&path, mb << 20, seed, latency).expect("write the -v log");
         let size_mb = bytes as f64 / (1 << 20) as f64;
@@ -309,7 +312,9 @@ fn main() {
         // Warm the page cache, so every reader below starts from the same place.
         let _ = timed(Cmd::new("wc").arg("-l").arg(&path));
         bench_log(rtbuild, baseline.as_deref(), &path, size_mb);
-        let _ = std::fs::remove_file(&path);
+        if keep.is_none() {
+            let _ = std::fs::remove_file(&path);
+        }
     }
 
     let hist = dir.path().join("hist.txt");

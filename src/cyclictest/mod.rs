@@ -22,6 +22,7 @@
 //! # Ok::<(), rtbuild::cyclictest::FileError>(())
 //! ```
 
+#[cfg(test)]
 mod chunked;
 mod error;
 mod hist;

@@ -6,15 +6,17 @@
 use std::io::BufRead;
 
 use super::MAX_THREADS;
-use super::chunked::{self, MAX_LINE};
+#[cfg(test)]
+use super::chunked;
 use super::error::{ParseError, ParseErrorKind};
 use super::hist::HistBlock;
-use super::lines::LineSink;
-#[cfg(test)]
-use super::lines::read_lines;
+use super::lines::MAX_LINE;
+use super::lines::{LineSink, read_lines};
 use super::model::{Format, Histogram, Run, Unit};
 use super::summary::{self, TLine};
-use super::verbose::{self, Cycles, VerboseCounts};
+#[cfg(test)]
+use super::verbose::Cycles;
+use super::verbose::{self, VerboseCounts};
 
 #[derive(Debug, Default)]
 struct TextParser {
@@ -30,21 +32,18 @@ struct TextParser {
     last_line: u64,
 }
 
-/// Parses any text cyclictest output, the `-v` samples counted on every CPU rtbuild may use
-/// ([`chunked`]).
+/// Parses any text cyclictest output in one pass, line by line (lines over
+/// [`MAX_LINE`] are skipped, so memory stays bounded).
 pub(super) fn parse_text(reader: impl BufRead) -> Result<Run, ParseError> {
-    let mut parser = TextParser::default();
-    let read = chunked::read(reader, &mut parser);
-    parser.end(read)
-}
-
-/// The same in one pass on one thread, line by line: the reference the chunked reader is
-/// checked against (it gives the same [`Run`] for every input).
-#[cfg(test)]
-pub(super) fn parse_text_one_pass(reader: impl BufRead) -> Result<Run, ParseError> {
     let mut parser = TextParser::default();
     let read = read_lines(reader, &mut parser);
     parser.end(read)
+}
+
+/// The same, for the chunked reader's tests: the reference it is checked against.
+#[cfg(test)]
+pub(super) fn parse_text_one_pass(reader: impl BufRead) -> Result<Run, ParseError> {
+    parse_text(reader)
 }
 
 /// The chunked reader with `workers` threads, `chunk`-byte reads and lines of at most
@@ -61,6 +60,15 @@ pub(super) fn parse_text_chunked(
     parser.end(read)
 }
 
+/// The chunked reader with its own settings (one worker per CPU, 1 MiB chunks).
+#[cfg(test)]
+pub(super) fn parse_text_chunked_default(reader: impl BufRead) -> Result<Run, ParseError> {
+    let mut parser = TextParser::default();
+    let read = chunked::read(reader, &mut parser);
+    parser.end(read)
+}
+
+#[cfg(test)]
 impl chunked::Lines for TextParser {
     fn line(&mut self, line_no: u64, line: &[u8], complete: bool) {
         LineSink::line(self, line_no, line, complete);

@@ -166,12 +166,14 @@ impl Cycles {
         self.last = Some(cycle);
     }
 
+    #[cfg(test)]
     /// No cycle seen yet.
     #[inline]
     pub(super) fn is_empty(&self) -> bool {
         self.first.is_none()
     }
 
+    #[cfg(test)]
     /// Continues with `later`, the same thread's cycles in the part of the file that follows:
     /// the result is what one pass over both parts gives.
     pub(super) fn then(&mut self, later: &Cycles) {
@@ -231,12 +233,14 @@ impl VerboseCounts {
         }
     }
 
+    #[cfg(test)]
     /// Appends `cycles`, thread `thread`'s cycle numbers in the part of the file after
     /// everything added so far.
     pub(super) fn then_cycles(&mut self, thread: u64, cycles: &Cycles) {
         self.counts_of(thread).cycles.then(cycles);
     }
 
+    #[cfg(test)]
     /// Adds the latency counts of `other` (cycle numbers are joined by [`Self::then_cycles`]).
     pub(super) fn add_counts(&mut self, other: VerboseCounts) {
         self.negative += other.negative;

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::{BufReader, Read};
 
-use super::super::text::{parse_text_chunked, parse_text_one_pass};
+use super::super::text::{parse_text_chunked, parse_text_chunked_default, parse_text_one_pass};
 use super::super::{ParseError, ParseErrorKind, Run};
 use super::MAX_LINE;
 
@@ -45,6 +45,8 @@ fn every_golden_file_parses_the_same_as_in_one_pass() {
         // Guard: the golden must parse (or this test compares two identical errors).
         assert!(parse_text_one_pass(&bytes[..]).is_ok(), "{name}");
         assert_same(&name, &bytes);
+        let default = parse_text_chunked_default(&bytes[..]);
+        assert_eq!(format!("{default:?}"), format!("{:?}", parse_text_one_pass(&bytes[..])));
         seen += 1;
     }
     assert!(seen >= 13, "only {seen} cyclictest text goldens found");
