@@ -4,6 +4,8 @@
 mod args;
 mod bundle;
 mod ci;
+#[cfg(test)]
+mod ci_tests;
 mod doctor;
 mod generate;
 mod image;

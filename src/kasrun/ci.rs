@@ -173,6 +173,12 @@ pub(crate) struct LavaStage {
 pub(crate) struct Pipeline {
     pub machines: Vec<String>,
     pub distros: Vec<String>,
+    /// The plan flags of `rtbuild ci` for every job's `rtbuild image` (values unquoted).
+    pub plan_flags: Vec<String>,
+    /// `--machines-dir` for every command that looks the machine up.
+    pub catalog_flags: Vec<String>,
+    /// `--rt-cpus`/`--housekeeping` for `rtbuild lava`.
+    pub cpu_flags: Vec<String>,
     /// Validated `--sstate-mirror`/`--hashserv`/`--prserv`/`--premirror` arguments.
     pub cache_flags: Vec<String>,
     /// Persistent folder on the runners for DL_DIR and SSTATE_DIR; `None`: the CI's cache.
@@ -215,6 +221,7 @@ impl Pipeline {
             "--machine \"$MACHINE\" --distro \"$DISTRO\"".to_string(),
             "--dl-dir \"$DL_DIR\" --sstate-dir \"$SSTATE_DIR\"".to_string(),
         ];
+        image.extend(self.plan_flags.iter().map(|f| quote::sh(f)));
         if let Some(lock) = &self.lock {
             image.push(format!("--lock {}", quote::sh(lock)));
         }
@@ -226,7 +233,9 @@ impl Pipeline {
         let mut script = vec!["mkdir -p \"$DL_DIR\" \"$SSTATE_DIR\"".to_string(), image.join(" ")];
         if self.lock.is_none() {
             // Pin what was built: every repo at the commit the build used.
-            script.push("rtbuild lock --machine \"$MACHINE\"".to_string());
+            let mut lock = vec!["rtbuild lock --machine \"$MACHINE\"".to_string()];
+            lock.extend(self.catalog_flags.iter().map(|f| quote::sh(f)));
+            script.push(lock.join(" "));
         }
         if self.bundling() {
             script.push(format!(
@@ -247,7 +256,12 @@ impl Pipeline {
         vec![
             "sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lavacli".to_string(),
             format!(
-                "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat {BUNDLE_URL_FILE})\" --scenario {} --duration {} --tests {} --out lava-job.yaml",
+                "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\"{} --bundle-url \"$(cat {BUNDLE_URL_FILE})\" --scenario {} --duration {} --tests {} --out lava-job.yaml",
+                self.catalog_flags
+                    .iter()
+                    .chain(&self.cpu_flags)
+                    .map(|f| format!(" {}", quote::sh(f)))
+                    .collect::<String>(),
                 quote::sh(&lava.scenarios),
                 quote::sh(&lava.duration),
                 quote::sh(&lava.tests)
@@ -495,6 +509,9 @@ mod tests {
         Pipeline {
             machines: vec!["rb3gen2-core-kit".into(), "iq-9075-evk".into()],
             distros: vec!["qcom-distro-kvm".into()],
+            plan_flags: vec!["--rt-cpus".into(), "6-7".into()],
+            catalog_flags: Vec::new(),
+            cpu_flags: vec!["--rt-cpus".into(), "6-7".into()],
             cache_flags: vec![
                 "--sstate-mirror".into(),
                 "https://sstate.example.com/all".into(),
@@ -571,7 +588,10 @@ mod tests {
             assert_eq!(list.as_sequence().unwrap().len(), 2, "{text}");
             assert!(text.contains("--sstate-mirror https://sstate.example.com/all --hashserv hashserv.example.com:8686"), "{text}");
             assert!(text.contains("/srv/rtbuild/sstate-cache"), "{text}");
-            assert!(text.contains("--lock locks/rb3.lock.yml --bundle --sstate-mirror"), "{text}");
+            assert!(
+                text.contains("--rt-cpus 6-7 --lock locks/rb3.lock.yml --bundle --sstate-mirror"),
+                "{text}"
+            );
         }
     }
 
