@@ -5,9 +5,9 @@
 use clap::{Args, ValueEnum};
 
 use super::args::{CacheArgs, CatalogArgs, MachineArgs, PlanArgs};
+use crate::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::exit::{Exit, InputError};
 use crate::kasrun::caches::MirrorUrl;
-use crate::kasrun::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::quote;
 use crate::tune::CpuLayout;
 use crate::ui::Ui;
@@ -60,6 +60,10 @@ pub(crate) struct CiArgs {
     /// rtbuild binary, or `crates` (this version from crates.io, once it is published there).
     #[arg(long, value_name = "SOURCE")]
     pub rtbuild_from: String,
+    /// SHA-256 of the binary --rtbuild-from downloads (64 hex digits, as `sha256sum` prints);
+    /// required for a binary URL: the pipeline's first job checks it before anything runs it.
+    #[arg(long, value_name = "HEX")]
+    pub rtbuild_sha256: Option<String>,
     #[command(flatten)]
     pub caches: CacheArgs,
     /// Machine catalog options (the machines are checked against it).
@@ -115,8 +119,12 @@ pub(super) fn pipeline_text(args: &CiArgs) -> anyhow::Result<String> {
     };
     // Validated above (exit 2 on a bad value); the jobs get the flags as typed.
     let _ = caches;
-    let install = Install::parse(&args.rtbuild_from, env!("CARGO_PKG_VERSION"))
-        .map_err(|e| InputError(e.into()))?;
+    let install = Install::parse(
+        &args.rtbuild_from,
+        args.rtbuild_sha256.as_deref(),
+        env!("CARGO_PKG_VERSION"),
+    )
+    .map_err(|e| InputError(e.into()))?;
     let lock = args.lock.as_deref().map(lock_in_repo).transpose()?;
     let lava = args.lava.then(|| lava_stage(args, &layouts)).transpose()?;
     let pipeline = Pipeline {

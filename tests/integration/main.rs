@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod bundle;
+mod ci_lint;
 mod doctor;
 mod error_contract;
 mod fixtures;
