@@ -18,7 +18,10 @@ pub(crate) enum Format {
     Github,
 }
 
+/// The jobs take their board and distro from the matrix: kas's KAS_MACHINE and KAS_DISTRO in
+/// this shell are no flags of `ci`.
 #[derive(Debug, Args)]
+#[command(mut_arg("machine", |arg| arg.env(None)), mut_arg("distro", |arg| arg.env(None)))]
 pub(crate) struct CiArgs {
     /// Pipeline syntax to print.
     #[arg(long, value_enum)]

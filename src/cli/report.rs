@@ -13,7 +13,8 @@ use crate::ui::Ui;
 #[command(mut_arg("machine", |arg| arg
     .help("Machine whose published reference numbers to compare against (see `rtbuild machines`)")
     .value_name("NAME")
-    .short(None)))]
+    .short(None)
+    .env(None)))]
 pub(crate) struct ReportArgs {
     /// cyclictest outputs (any format, detected by content) or `rtbuild test` result folders.
     #[arg(value_name = "INPUT", required = true)]

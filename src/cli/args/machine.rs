@@ -14,7 +14,13 @@ use crate::catalog::Catalog;
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct MachineArgs {
     /// Board to build for (see `rtbuild machines`); aliases such as qcs6490-rb3gen2 work.
-    #[arg(id = "machine", long = "machine", short = 'm', value_name = "MACHINE")]
+    #[arg(
+        id = "machine",
+        long = "machine",
+        short = 'm',
+        value_name = "MACHINE",
+        env = "KAS_MACHINE"
+    )]
     pub name: Option<String>,
     #[command(flatten)]
     pub catalog: CatalogArgs,
