@@ -135,6 +135,7 @@ mod tests {
             "lock kas",
             "doctor kas",
             "image work_dir",
+            "shell work_dir",
             "lock work_dir",
             "bundle work_dir",
             "image targets",
