@@ -11,7 +11,7 @@ pub(super) const GENERATE: &str = "\
 Examples:
   rtbuild generate --machine qcs6490-rb3gen2
   rtbuild generate --machine rb3gen2-core-kit --rt-cpus 6-7 --fragment extra.cfg \\
-      --cmdline threadirqs";
+        --cmdline threadirqs";
 
 pub(super) const DOCTOR: &str = "\
 Examples:
@@ -23,7 +23,7 @@ Examples:
   rtbuild image --machine qcs6490-rb3gen2                        # generate, build, verify
   rtbuild image --machine rb3gen2-core-kit --bundle              # and pack a flashable bundle
   rtbuild image --machine rb3gen2-core-kit --lock release-lock.yml \\
-      --sstate-mirror https://sstate.example.com/all
+        --sstate-mirror https://sstate.example.com/all
   rtbuild image --machine rb3gen2-core-kit --target linux-qcom-rt --task compile
   KAS_WORK_DIR=/srv/kas rtbuild image --machine rb3gen2-core-kit   # kas works elsewhere";
 
@@ -40,11 +40,11 @@ Examples:
 pub(super) const CI: &str = "\
 Examples:
   rtbuild ci --format gitlab --machines rb3gen2-core-kit,iq-9075-evk \\
-      --rtbuild-from path:tools/rtbuild > .gitlab-ci.yml
+        --rtbuild-from path:tools/rtbuild > .gitlab-ci.yml
   rtbuild ci --format github --machines rb3gen2-core-kit --rtbuild-from crates --lava \\
-      > .github/workflows/rtbuild.yml
+        > .github/workflows/rtbuild.yml
   rtbuild ci --format gitlab --machines rb3gen2-core-kit --rt-cpus 6-7 \\
-      --fragment ci/extra.cfg --rtbuild-from path:tools/rtbuild";
+        --fragment ci/extra.cfg --rtbuild-from path:tools/rtbuild";
 
 pub(super) const SETUP: &str = "\
 Examples:
@@ -54,7 +54,7 @@ Examples:
 pub(super) const LAVA: &str = "\
 Examples:
   rtbuild lava --machine qcs6490-rb3gen2 --out job.yaml \\
-      --bundle-url https://files.example.com/rb3.tar.zst
+        --bundle-url https://files.example.com/rb3.tar.zst
   lavacli jobs submit job.yaml
   rtbuild report log.yaml --html report.html";
 
@@ -66,7 +66,7 @@ Examples:
 pub(super) const TEST: &str = "\
 Examples:
   rtbuild test --machine rb3gen2-core-kit --target ssh://root@board --tune \\
-      --scenario idle,stress --duration 24h
+        --scenario idle,stress --duration 24h
   rtbuild test --local --rt-cpus 1 --scenario idle,stress --duration 10s   # any Linux";
 
 pub(super) const VERIFY: &str = "\
