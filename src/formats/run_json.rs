@@ -169,6 +169,10 @@ pub(crate) struct ScenarioRecord {
     pub load_cpu_percent: Option<f64>,
     /// Why the run cannot be trusted; empty when it is valid.
     pub invalid_reasons: Vec<String>,
+    /// What a reader of the figures must know that does not make the run invalid (samples
+    /// above the histogram: the percentiles above it are bounds, the max is cyclictest's own).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The highest latency of any thread, µs.
     pub max_us: Option<i64>,
     /// Every test of `--tests` other than cyclictest, in the order run.

@@ -56,6 +56,16 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
                     thread.missing_cycles
                 ));
             }
+            if let (Some(h), Some(max)) = (&thread.histogram, report.max_us)
+                && h.overflows > 0
+            {
+                notes.push(crate::base::overflow_note(
+                    &who,
+                    h.overflows,
+                    h.overflow_floor(),
+                    fmt(max),
+                ));
+            }
             if thread.spikes > 0 {
                 notes.push(format!("{who}: {} `--spike` samples recorded", thread.spikes));
             }

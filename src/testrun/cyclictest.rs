@@ -84,8 +84,10 @@ pub(super) struct Thread {
 
 impl Thread {
     /// Samples above the histogram's range: cyclictest's JSON leaves them out of the buckets.
+    /// Without a histogram (no `-h`) nothing overflowed.
     pub(super) fn overflows(&self) -> u64 {
-        let counted: u64 = self.histogram.iter().flat_map(|h| h.values()).sum();
+        let Some(histogram) = &self.histogram else { return 0 };
+        let counted: u64 = histogram.values().sum();
         self.cycles.saturating_sub(counted)
     }
 }

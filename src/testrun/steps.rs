@@ -329,6 +329,7 @@ impl Run<'_> {
         let s = &mut self.record.scenarios[index];
         s.max_us = judged.threads.iter().map(|t| t.max_us).max();
         s.threads = judged.threads;
+        s.notes = judged.notes;
         judged.reasons
     }
 
@@ -361,6 +362,9 @@ impl Run<'_> {
         }
         for reason in &s.invalid_reasons {
             self.ui.warn(format!("{}: {reason}", s.name));
+        }
+        for note in &s.notes {
+            self.ui.note(format!("{}: {note}", s.name));
         }
     }
 }
