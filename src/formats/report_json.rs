@@ -107,6 +107,9 @@ pub(crate) struct InputReport {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ScenarioReport {
     pub name: String,
+    /// `run.json`'s scenario label (`load on the measured CPUs, no isolation`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
     /// Facts that do not change the verdict (short run, reference comparison, …).

@@ -137,6 +137,10 @@ pub(crate) struct Tuning {
 #[serde(default)]
 pub(crate) struct ScenarioRecord {
     pub name: String,
+    /// What every output shows beside this scenario's figures so it is never compared with an
+    /// isolated run as if alike: `load on the measured CPUs, no isolation` for `system-load`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// `running`, `done`, `interrupted` or `connection-lost`.
     pub state: String,
     pub started_unix: u64,
@@ -237,6 +241,10 @@ pub(crate) struct ThreadSummary {
     pub avg_us: Option<f64>,
     pub max_us: i64,
     pub overflows: u64,
+    /// The thread's interval (cyclictest's `I:`), µs: `-i` for pinned threads, longer for each
+    /// further unpinned thread (`--threads N --unpinned`, cyclictest's default distance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_us: Option<u32>,
 }
 
 /// The fingerprint's short fields, for `run.json`.

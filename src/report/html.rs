@@ -86,9 +86,13 @@ fn scenario_html(
     let threshold_us = report.threshold_us;
     let _ = writeln!(
         out,
-        "<section><h2><span class=\"badge {v}\">{v}</span> {name}</h2>",
+        "<section><h2><span class=\"badge {v}\">{v}</span> {name}{label}</h2>",
         v = s.verdict,
-        name = escape(&s.name)
+        name = escape(&s.name),
+        label = s
+            .label
+            .as_deref()
+            .map_or_else(String::new, |l| format!(" <small>({})</small>", escape(l)))
     );
     if s.verdict == Verdict::Fail {
         out.push_str("<ul>");

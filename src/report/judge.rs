@@ -92,6 +92,7 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
     }
     ScenarioReport {
         name: input.name.clone(),
+        label: None,
         verdict: Verdict::from_reasons(&reasons),
         reasons,
         notes,

@@ -197,6 +197,10 @@ fn scenario(
     limits: crate::rttests::verdict::Limits,
 ) -> ScenarioReport {
     let mut report = judge::judge(input, limits.latency_us);
+    if let Some(label) = &input.label {
+        report.label = Some(label.clone());
+        report.notes.insert(0, format!("{label}: not comparable with a run on isolated CPUs"));
+    }
     report.cyclictest = input.cyclictest;
     report.cyclictest_reasons = report.reasons.clone();
     for test in &input.tests {

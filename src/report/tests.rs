@@ -341,6 +341,7 @@ fn statistics_never_panic_on_mutated_inputs() {
         let Ok(run) = crate::cyclictest::parse(&input[..]) else { continue };
         let scenario = input::ScenarioInput {
             name: "fuzz".to_string(),
+            label: None,
             runs: vec![(PathBuf::from("fuzz.txt"), run)],
             invalid_reasons: Vec::new(),
             commands: Vec::new(),

@@ -127,7 +127,14 @@ pub(crate) fn summary_table(rows: &[SummaryRow]) -> String {
 }
 
 fn scenario_text(out: &mut String, s: &ScenarioReport) {
-    let _ = writeln!(out, "{}  {}  (latencies in µs)", s.verdict, s.name);
+    match &s.label {
+        Some(label) => {
+            let _ = writeln!(out, "{}  {} ({label})  (latencies in µs)", s.verdict, s.name);
+        }
+        None => {
+            let _ = writeln!(out, "{}  {}  (latencies in µs)", s.verdict, s.name);
+        }
+    }
     if s.cyclictest {
         cyclictest_table(out, s);
     }

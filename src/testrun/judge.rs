@@ -4,7 +4,7 @@
 //! exact, so they are a note (percentiles above the histogram are bounds) and the max decides
 //! PASS or FAIL, as in `rtbuild report`. (The probe adds what only a live look can see.)
 
-use super::cyclictest;
+use super::cyclictest::{self, Threads};
 use crate::formats::run_json::ThreadSummary;
 use crate::plan::CpuSet;
 
@@ -20,8 +20,10 @@ pub(super) struct Inputs<'a> {
     /// The `--json` file, when cyclictest wrote one.
     pub json: Option<&'a str>,
     pub stderr: &'a str,
-    /// The CPUs cyclictest was asked to measure, one thread each.
+    /// The CPUs cyclictest was asked to measure, one thread each (unless `threads` is unpinned).
     pub measure_cpus: &'a CpuSet,
+    pub threads: Threads,
+    pub interval_us: u32,
     pub histogram_us: u32,
     pub expected_cycles: u64,
     /// cyclictest's (or ssh's) exit code; `None` when killed by a signal.
@@ -73,12 +75,12 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
         reasons.push(format!("cyclictest reported return code {code}"));
     }
     let cpus = i.measure_cpus;
-    if results.num_threads != cpus.len() {
-        reasons.push(format!(
-            "cyclictest ran {} threads, expected {}",
-            results.num_threads,
-            cpus.len()
-        ));
+    let wanted = match i.threads {
+        Threads::PerCpu => cpus.len(),
+        Threads::Unpinned(n) => n as usize,
+    };
+    if results.num_threads != wanted {
+        reasons.push(format!("cyclictest ran {} threads, expected {wanted}", results.num_threads));
     }
     let expected = i.expected_cycles;
     let mut threads = Vec::new();
@@ -101,7 +103,8 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
                 t.max,
             ));
         }
-        if u32::try_from(t.cpu).map_or(true, |c| !cpus.contains(c)) {
+        if i.threads == Threads::PerCpu && u32::try_from(t.cpu).map_or(true, |c| !cpus.contains(c))
+        {
             reasons.push(format!(
                 "thread {key} measured on CPU {}, not one of the measured CPUs {cpus}",
                 t.cpu
@@ -115,6 +118,8 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
             avg_us: t.avg,
             max_us: t.max,
             overflows,
+            // With `-h` cyclictest gives every thread the interval `-i` (distance 0).
+            interval_us: Some(i.interval_us),
         });
     }
     threads.sort_by_key(|t| t.thread);
@@ -142,6 +147,8 @@ mod tests {
             json,
             stderr: "Unable to change scheduling policy!\nProbably missing capabilities\n",
             measure_cpus: &layout.rt,
+            threads: Threads::PerCpu,
+            interval_us: 1000,
             histogram_us: 1000,
             expected_cycles: expected,
             status,

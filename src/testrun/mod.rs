@@ -26,7 +26,7 @@ mod trace;
 mod trace_run;
 
 pub(crate) use crate::formats::run_json::{Commands, FILE as RUN_FILE};
-pub(crate) use cyclictest::{HIST_MAX_US, Measure};
+pub(crate) use cyclictest::{HIST_MAX_US, Measure, Threads};
 pub(crate) use length::{Length, Span};
 pub(crate) use measurement::Measurement;
 pub(crate) use program::placement;
@@ -61,6 +61,8 @@ pub(crate) fn judge_finished_run(
         json: Some(json),
         stderr: "",
         measure_cpus,
+        threads: Threads::PerCpu,
+        interval_us: 1000,
         histogram_us,
         expected_cycles,
         status: Some(0),
