@@ -10,6 +10,7 @@ mod fixtures;
 mod generate_cli;
 mod generate_kas;
 mod generate_rollback;
+mod guides;
 mod harness;
 mod image_errors;
 mod image_fake_bitbake;

@@ -19,7 +19,7 @@ pub(crate) fn run_json(dir: &Path) -> Value {
 
 /// Reasons that depend on how this shared VM happened to schedule (lost cycles, spikes above
 /// the histogram): tolerated, since tests never judge latency.
-fn latency_dependent(reason: &str) -> bool {
+pub(crate) fn latency_dependent(reason: &str) -> bool {
     reason.contains("expected cycles") || reason.contains("histogram")
 }
 
@@ -652,7 +652,7 @@ fn housekeeping_without(rt: u64) -> String {
 }
 
 /// This machine's online CPUs, as the kernel lists them (tests never assume a count).
-fn online_cpus() -> Vec<u64> {
+pub(crate) fn online_cpus() -> Vec<u64> {
     let text = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let mut cpus = Vec::new();
     for part in text.trim().split(',') {
