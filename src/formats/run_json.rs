@@ -272,6 +272,55 @@ pub(crate) struct Fingerprint {
     pub thermal: Vec<Thermal>,
     /// Throttling counters (x86 `thermal_throttle`, cooling-device `stats/total_trans`).
     pub throttling: Vec<Counter>,
+    /// The target's `/etc/os-release` (else `/usr/lib/os-release`), key by key, unquoted.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub os_release: BTreeMap<String, String>,
+    /// The image name: os-release's `IMAGE_NAME`, else `/etc/buildinfo`'s, when present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_name: Option<String>,
+    /// `/etc/buildinfo` (Yocto's image-buildinfo), line by line, when present.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub buildinfo: Vec<String>,
+    /// The first line of `/etc/version` (the image's build stamp), when present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_version: Option<String>,
+    /// `uname -r` and `uname -v`: which kernel build ran.
+    pub kernel_release: String,
+    pub kernel_version: String,
+    /// Each devfreq device's governor (L3, LLCC, DDR on Qualcomm boards), beside cpufreq.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devfreq: Vec<Devfreq>,
+    /// A running URM (`urm.service`), which re-tunes knobs when cyclictest starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urm: Option<String>,
+}
+
+/// One devfreq device's governor and current frequency (Hz, as devfreq reports it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Devfreq {
+    pub device: String,
+    pub governor: Option<String>,
+    pub cur_hz: Option<u64>,
+}
+
+impl Fingerprint {
+    /// The Qualcomm guide's "Distro and image": os-release's name and version, then the image.
+    pub(crate) fn distro_and_image(&self) -> Option<String> {
+        let distro = self.os_release.get("PRETTY_NAME").cloned().or_else(|| {
+            let name = self.os_release.get("NAME")?;
+            Some(match self.os_release.get("VERSION_ID") {
+                Some(v) => format!("{name} {v}"),
+                None => name.clone(),
+            })
+        });
+        match (distro, &self.image_name) {
+            (Some(d), Some(i)) => Some(format!("{d}, {i}")),
+            (Some(d), None) => Some(d),
+            (None, Some(i)) => Some(i.clone()),
+            (None, None) => None,
+        }
+    }
 }
 
 /// One CPU's frequency (kHz, as cpufreq reports it) and governor.

@@ -56,6 +56,7 @@ pub(crate) fn render(report: &Report) -> String {
     }
     out.push_str("</div>\n");
     summary_html(&mut out, &report.summary);
+    results_html(&mut out, report);
     for input in &report.inputs {
         for scenario in &input.scenarios {
             let spikes: Vec<&Spike> = report
@@ -508,5 +509,34 @@ fn scalar(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+/// The Qualcomm guide's results table, and whether each run's tuning was applied and reverted.
+fn results_html(out: &mut String, report: &Report) {
+    if !report.results.is_empty() {
+        out.push_str("<h2>Results</h2>\n<table class=\"results\"><tr><th class=\"l\">Device</th><th class=\"l\">Distro and image</th><th class=\"l\">use case</th><th>Minimum latency (µs)</th><th>Avg latency (µs)</th><th>Max latency (µs)</th></tr>\n");
+        let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
+        for r in &report.results {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"l\">{}</td><td class=\"w\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&r.device),
+                escape(&r.distro_and_image),
+                escape(&r.use_case),
+                cell(r.min_us),
+                cell(r.avg_us),
+                cell(r.max_us)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    for t in &report.tuning {
+        let state = match (t.applied, t.reverted) {
+            (true, true) => "applied for the run, then reverted",
+            (true, false) => "applied for the run, NOT reverted",
+            (false, _) => "not applied by rtbuild (the target's own state was measured)",
+        };
+        let _ = writeln!(out, "<p class=\"tuning\">Tuning ({}): {state}</p>", escape(&t.input));
     }
 }

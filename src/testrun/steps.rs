@@ -84,6 +84,12 @@ impl Run<'_> {
                         req.host, summary.uname
                     ));
                 }
+                if let Some(urm) = &summary.urm {
+                    self.ui.warn(format!(
+                        "{} on {} re-tunes governors, IRQ and workqueue affinities and cpuidle when cyclictest starts, which may change knobs rtbuild saved; stop it for the run (systemctl stop urm.service) for a measurement of rtbuild's tuning alone",
+                        urm, req.host
+                    ));
+                }
                 self.record.fingerprint = Some(summary);
             }
             if unpinned && !req.layout.rt.is_subset(&before.isolated()) {

@@ -179,3 +179,90 @@ fn rk3562j_three_states_run_as_one_command() {
         );
     }
 }
+
+/// Qualcomm's results table (seed 002): the target's os-release, image name (`IMAGE_NAME`,
+/// `/etc/buildinfo`, `/etc/version`), `uname -r`/`-v` and devfreq governors are recorded in
+/// `run.json`, and `report` shows the guide's columns in text, JSON and HTML, with the tuning
+/// state. The image files and devfreq come from a board-like tree (RTBUILD_SYSROOT; this VM
+/// has neither).
+#[test]
+fn the_target_build_is_recorded_and_shown_in_the_guides_table() {
+    let _one_at_a_time = measuring();
+    let rt = *online_cpus().last().unwrap();
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let gpu = "sysroot/sys/class/devfreq/3d00000.gpu";
+    let run = Test::new()
+        .file(
+            "sysroot/etc/os-release",
+            "NAME=\"Qualcomm Linux\"\nVERSION_ID=2.0\nPRETTY_NAME=\"Qualcomm Linux 2.0\"\n# c\n",
+        )
+        .file("sysroot/etc/buildinfo", "Build Configuration:\nIMAGE_NAME = qcom-multimedia-image\n")
+        .file("sysroot/etc/version", "20261201093000\n")
+        .file("sysroot/sys/devices/system/cpu/online", online)
+        .file(&format!("{gpu}/governor"), "performance\n")
+        .file(&format!("{gpu}/cur_freq"), "300000000\n")
+        .file("sysroot/sys/class/devfreq/soc:qcom,cpu0-llcc/governor", "bw_hwmon\n");
+    let sysroot = run.path().join("sysroot");
+    let run = run
+        .env("RTBUILD_SYSROOT", &sysroot)
+        .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--scenario", "idle"])
+        .args(["--duration", "2", "--histogram-us", "100000", "--out", "res"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
+    let dir = run.path().join("res");
+    let mut json = run_json(&dir);
+    let fp = &json["fingerprint"];
+    assert_eq!(fp["os_release"]["PRETTY_NAME"], "Qualcomm Linux 2.0");
+    assert_eq!(fp["image_name"], "qcom-multimedia-image");
+    assert_eq!(fp["image_version"], "20261201093000");
+    let uname_r = std::process::Command::new("uname").arg("-r").output().unwrap().stdout;
+    assert_eq!(fp["kernel_release"], String::from_utf8_lossy(&uname_r).trim());
+    assert!(!fp["kernel_version"].as_str().unwrap().is_empty());
+    assert_eq!(
+        fp["devfreq"],
+        serde_json::json!([
+            {"device": "3d00000.gpu", "governor": "performance", "cur_hz": 300_000_000u64},
+            {"device": "soc:qcom,cpu0-llcc", "governor": "bw_hwmon", "cur_hz": null}
+        ])
+    );
+    let folder = dir.display().to_string();
+    let code = run.code();
+    let report =
+        Test::new().args(["--json", "report", &folder]).run().ignore_stderr().code_is(code);
+    let rows = &report.json()["results"];
+    assert_eq!(rows[0]["device"], format!("local, RT core: {rt}"), "{rows}");
+    assert_eq!(rows[0]["distro_and_image"], "Qualcomm Linux 2.0, qcom-multimedia-image");
+    assert_eq!(rows[0]["use_case"], "idle");
+    assert!(rows[0]["max_us"].is_number(), "{rows}");
+    let text = Test::new().args(["report", &folder]).run().ignore_stderr().code_is(code);
+    let out = text.stdout();
+    let header = out.lines().find(|l| l.starts_with("  Device ")).expect(&out);
+    let columns: Vec<&str> = header.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert_eq!(
+        columns,
+        [
+            "Device",
+            "Distro and image",
+            "use case",
+            "Minimum latency (µs)",
+            "Avg latency (µs)",
+            "Max latency (µs)"
+        ]
+    );
+    assert!(text.stdout().contains("devfreq         3d00000.gpu performance"), "{}", text.stdout());
+    // The HTML says whether the tuning was applied and reverted.
+    json["tuning"] = serde_json::json!({"applied": true, "reverted": true});
+    std::fs::write(dir.join("run.json"), json.to_string()).unwrap();
+    let html = run.path().join("r.html");
+    Test::new()
+        .args(["report", &folder, "--html", &html.display().to_string()])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .code_is(code);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<th class=\"l\">Distro and image</th>"), "{page}");
+    assert!(page.contains("applied for the run, then reverted"), "{page}");
+}
