@@ -1,14 +1,15 @@
 //! `--html FILE`: one self-contained page that opens offline (no scripts, fonts or links):
-//! the verdict and its reasons first, then per scenario the latency histogram (inline SVG,
-//! log count axis), the percentile table, validity checks and the exact commands, then the
-//! interrupts and system fingerprint from the result folder.
+//! the verdict and its reasons first, the summary, one chart per CPU of every scenario, then
+//! per scenario the latency histogram (inline SVG, log count axis), the percentile table,
+//! validity checks and the exact commands, then the interrupts and the system from the result
+//! folder. Built from the auto-escaping template `templates/report.html.j2`: this file only
+//! turns the report into the page's values.
 
-use std::fmt::Write;
+use serde::Serialize;
 
-use super::chart::latency_svg;
+use super::chart::{Series, latency_svg, overlay_svg};
 use super::judge::fmt;
-use super::junit::escape;
-use super::summary::{self, SummaryRow};
+use super::summary;
 use crate::formats::report_json::{
     InputReport, Report, ScenarioReport, Spike, ThreadReport, Verdict,
 };
@@ -26,313 +27,374 @@ section{border-top:1px solid #ddd;margin-top:2em}.warn{color:#a15c00}\
 .charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{flex:1 1 440px;margin:0;min-width:0}\
 .charts svg{width:100%;height:auto}figcaption{font-weight:bold;margin:.5em 0}";
 
+#[derive(Serialize)]
+struct Page<'a> {
+    style: &'static str,
+    verdict: String,
+    threshold: String,
+    threshold_source: &'a str,
+    machine: Option<&'a str>,
+    reasons: &'a [String],
+    summary: Vec<SummaryView<'a>>,
+    /// The Qualcomm guide's results table (Device, Distro and image, use case, min/avg/max).
+    results: Vec<[String; 6]>,
+    /// Per result folder: whether rtbuild's tuning was applied and reverted.
+    tuning: Vec<(String, &'static str)>,
+    overlays: Vec<Overlay>,
+    inputs: Vec<InputView<'a>>,
+    version: &'static str,
+    schema: &'a str,
+}
+
+#[derive(Serialize)]
+struct SummaryView<'a> {
+    reference: bool,
+    scenario: &'a str,
+    cpu: String,
+    samples: String,
+    min: String,
+    avg: String,
+    max: String,
+    p999: String,
+    source: String,
+}
+
+#[derive(Serialize)]
+struct Overlay {
+    caption: String,
+    svg: String,
+}
+
+#[derive(Serialize)]
+struct InputView<'a> {
+    scenarios: Vec<ScenarioView<'a>>,
+    interrupts: Option<Interrupts>,
+    system: Vec<(String, String)>,
+}
+
+#[derive(Serialize, Default)]
+struct Interrupts {
+    rows: Vec<[String; 6]>,
+    /// Anything of another shape, as JSON text.
+    raw: Option<String>,
+}
+
+#[derive(Serialize)]
+struct ScenarioView<'a> {
+    name: &'a str,
+    /// `load on the measured CPUs, no isolation` for system-load.
+    label: Option<&'a str>,
+    verdict: String,
+    fail_reasons: &'a [String],
+    cyclictest: bool,
+    latency_svg: Option<String>,
+    noise_charts: Vec<Option<String>>,
+    tests: Vec<TestView<'a>>,
+    percentiles: Vec<Vec<String>>,
+    reference: Option<String>,
+    checks: Vec<CheckView>,
+    spikes: Vec<SpikeView<'a>>,
+    commands: Vec<&'a String>,
+}
+
+#[derive(Serialize)]
+struct TestView<'a> {
+    test: &'a str,
+    verdict: String,
+    badge: &'static str,
+    rows: Vec<[String; 5]>,
+    why: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct CheckView {
+    warn: bool,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct SpikeView<'a> {
+    title: String,
+    explanation: &'a str,
+    events: Vec<[String; 4]>,
+    trace_file: &'a str,
+    cpu: String,
+    excerpt: String,
+}
+
+const DASH: &str = "–";
+
 /// The HTML page for `report`.
 pub(crate) fn render(report: &Report) -> String {
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>rtbuild report: {}</title><style>{STYLE}</style></head><body>\n",
-        report.verdict
-    );
-    let _ = write!(
-        out,
-        "<div class=\"verdict {v}\" id=\"verdict\"><h1>{v}</h1><p>Maximum latency threshold {t} µs ({src}){m}</p>",
-        v = report.verdict,
-        t = fmt(report.threshold_us),
-        src = escape(&report.threshold_source),
-        m = report
-            .machine
-            .as_ref()
-            .map_or_else(String::new, |m| format!(", machine {}", escape(m)))
-    );
-    if !report.reasons.is_empty() {
-        out.push_str("<ul>");
-        for reason in &report.reasons {
-            let _ = write!(out, "<li>{}</li>", escape(reason));
-        }
-        out.push_str("</ul>");
-    }
-    out.push_str("</div>\n");
-    summary_html(&mut out, &report.summary);
-    results_html(&mut out, report);
-    for input in &report.inputs {
-        for scenario in &input.scenarios {
-            let spikes: Vec<&Spike> = report
-                .spikes
-                .iter()
-                .filter(|sp| sp.input == input.path && sp.scenario == scenario.name)
-                .collect();
-            scenario_html(&mut out, scenario, report, input.kind == "result-folder", &spikes);
-        }
-        extras_html(&mut out, input);
-    }
-    let _ = writeln!(
-        out,
-        "<footer><p>Generated by rtbuild {} (schema {}).</p></footer></body></html>",
-        env!("CARGO_PKG_VERSION"),
-        escape(&report.schema)
-    );
-    out
+    let page = Page {
+        style: STYLE,
+        verdict: report.verdict.to_string(),
+        threshold: fmt(report.threshold_us),
+        threshold_source: &report.threshold_source,
+        machine: report.machine.as_deref(),
+        reasons: &report.reasons,
+        summary: report.summary.iter().map(summary_view).collect(),
+        results: report
+            .results
+            .iter()
+            .map(|r| {
+                let cell = |v: Option<f64>| v.map_or_else(|| DASH.to_string(), fmt);
+                [
+                    r.device.clone(),
+                    r.distro_and_image.clone(),
+                    r.use_case.clone(),
+                    cell(r.min_us),
+                    cell(r.avg_us),
+                    cell(r.max_us),
+                ]
+            })
+            .collect(),
+        tuning: report
+            .tuning
+            .iter()
+            .map(|t| {
+                let state = match (t.applied, t.reverted) {
+                    (true, true) => "applied for the run, then reverted",
+                    (true, false) => "applied for the run, NOT reverted",
+                    (false, _) => "not applied by rtbuild (the target's own state was measured)",
+                };
+                (t.input.clone(), state)
+            })
+            .collect(),
+        overlays: overlays(report),
+        inputs: report.inputs.iter().map(|input| input_view(input, report)).collect(),
+        version: env!("CARGO_PKG_VERSION"),
+        schema: &report.schema,
+    };
+    // Every value is a string, number or list: the compiled-in template cannot fail on it.
+    crate::templates::render("report.html", &page).unwrap_or_else(|e| {
+        format!("<!DOCTYPE html><p>bug in rtbuild: the report template failed: {e}</p>\n")
+    })
 }
 
-fn scenario_html(
-    out: &mut String,
-    s: &ScenarioReport,
+fn summary_view(row: &summary::SummaryRow) -> SummaryView<'_> {
+    let reference = row.kind == "reference";
+    SummaryView {
+        reference,
+        scenario: &row.scenario,
+        cpu: summary::cpu_cell(row, DASH),
+        samples: row.samples.map_or_else(|| DASH.to_string(), |n| n.to_string()),
+        min: summary::cell(row.min_us, DASH),
+        avg: summary::cell(row.avg_us, DASH),
+        max: summary::cell(row.max_us, DASH),
+        p999: summary::p999_cell(row, DASH),
+        source: if reference { row.source.clone() } else { "measured".to_string() },
+    }
+}
+
+/// One chart per CPU with every scenario that measured it (idle against stress, the
+/// comparison the RT guides make), when there is more than one scenario to compare.
+fn overlays(report: &Report) -> Vec<Overlay> {
+    let scenarios: Vec<&ScenarioReport> =
+        report.inputs.iter().flat_map(|i| &i.scenarios).filter(|s| s.cyclictest).collect();
+    if scenarios.len() < 2 {
+        return Vec::new();
+    }
+    let mut cpus: Vec<u32> =
+        scenarios.iter().flat_map(|s| &s.threads).filter_map(|t| t.cpu).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus.into_iter()
+        .filter_map(|cpu| {
+            let series: Vec<Series<'_>> = scenarios
+                .iter()
+                .filter_map(|s| {
+                    let thread = s.threads.iter().find(|t| t.cpu == Some(cpu))?;
+                    Some(Series { name: s.name.clone(), thread })
+                })
+                .collect();
+            let svg = overlay_svg(&series, report.threshold_us)?;
+            Some(Overlay { caption: format!("CPU{cpu}: every scenario"), svg })
+        })
+        .collect()
+}
+
+fn input_view<'a>(input: &'a InputReport, report: &'a Report) -> InputView<'a> {
+    let folder = input.kind == "result-folder";
+    InputView {
+        scenarios: input
+            .scenarios
+            .iter()
+            .map(|s| {
+                let spikes: Vec<&Spike> = report
+                    .spikes
+                    .iter()
+                    .filter(|sp| sp.input == input.path && sp.scenario == s.name)
+                    .collect();
+                scenario_view(s, report, folder, &spikes)
+            })
+            .collect(),
+        interrupts: input.interrupts.as_ref().map(interrupts),
+        system: system(input),
+    }
+}
+
+fn scenario_view<'a>(
+    s: &'a ScenarioReport,
     report: &Report,
     folder: bool,
-    spikes: &[&Spike],
-) {
-    let threshold_us = report.threshold_us;
-    let _ = writeln!(
-        out,
-        "<section><h2><span class=\"badge {v}\">{v}</span> {name}{label}</h2>",
-        v = s.verdict,
-        name = escape(&s.name),
-        label = s
-            .label
-            .as_deref()
-            .map_or_else(String::new, |l| format!(" <small>({})</small>", escape(l)))
-    );
-    if s.verdict == Verdict::Fail {
-        out.push_str("<ul>");
-        for reason in &s.reasons {
-            let _ = write!(out, "<li>{}</li>", escape(reason));
-        }
-        out.push_str("</ul>");
-    }
-    out.push_str("<div class=\"charts\">");
-    if s.cyclictest {
-        out.push_str("<figure><figcaption>Latency histogram (cyclictest)</figcaption>\n");
-        match latency_svg(&s.threads, threshold_us) {
-            Some(svg) => out.push_str(&svg),
-            None => out.push_str("<p>No histogram in this output (cyclictest ran without <code>-h</code> or <code>-v</code>); only its summary figures are known.</p>"),
-        }
-        out.push_str("</figure>");
-    }
-    for t in s.tests.iter().filter(|t| t.kind == Kind::Noise) {
-        let cpus: Vec<ThreadReport> = t
-            .rows
-            .iter()
-            .map(|r| ThreadReport {
-                thread: Some(r.thread),
-                cpu: r.cpu,
-                samples: r.samples.unwrap_or(0),
-                max_us: r.max_us,
-                buckets: r.histogram.iter().map(|(v, n)| (*v as f64, *n)).collect(),
-                ..ThreadReport::default()
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "<figure id=\"oslat-{}\"><figcaption>OS noise (oslat) per RT CPU</figcaption>",
-            escape(&s.name)
-        );
-        match latency_svg(&cpus, report.noise_us) {
-            Some(svg) => out.push_str(&svg),
-            None => out.push_str("<p>oslat's output holds no histogram.</p>"),
-        }
-        out.push_str("<p>oslat's last bucket also counts every longer interruption; the maximum is oslat's own.</p></figure>");
-    }
-    out.push_str("</div>\n");
-    tests_html(out, s);
-    if !s.cyclictest {
-        out.push_str("<h3>Validity checks</h3><ul>");
-        for reason in &s.invalid_reasons {
-            let _ = write!(out, "<li class=\"warn\">invalid run: {}</li>", escape(reason));
-        }
-        out.push_str("</ul>\n");
-        spikes_html(out, spikes);
-        commands_html(out, s);
-        out.push_str("</section>\n");
-        return;
-    }
-    out.push_str("\n<h3>Percentiles (µs)</h3>\n<table><tr><th class=\"l\">thread</th><th>cpu</th><th>samples</th><th>min</th><th>avg</th><th>median</th><th>p99</th><th>p99.9</th><th>p99.99</th><th>max</th><th>stddev</th><th>overflows</th><th>&gt; threshold</th></tr>\n");
-    for t in &s.threads {
-        let label = match (&t.file, t.thread) {
-            (Some(f), Some(i)) => format!("{f}:{i}"),
-            (_, Some(i)) => i.to_string(),
-            _ => "?".to_string(),
-        };
-        row(out, &label, t);
-    }
-    if s.threads.len() > 1 {
-        row(out, "all", &s.all);
-    }
-    out.push_str("</table>\n");
-    if let Some(reference) = s.reference_max_us {
-        let _ = write!(
-            out,
-            "<p>Published reference maximum for this scenario: {} µs.</p>",
-            fmt(reference)
-        );
-    }
-    out.push_str("<h3>Validity checks</h3><ul>");
-    if folder && s.invalid_reasons.is_empty() {
-        out.push_str("<li>run.json reports no invalid-run reasons</li>");
+    spikes: &[&'a Spike],
+) -> ScenarioView<'a> {
+    let noise_charts = s
+        .tests
+        .iter()
+        .filter(|t| t.kind == Kind::Noise)
+        .map(|t| {
+            let cpus: Vec<ThreadReport> = t
+                .rows
+                .iter()
+                .map(|r| ThreadReport {
+                    thread: Some(r.thread),
+                    cpu: r.cpu,
+                    samples: r.samples.unwrap_or(0),
+                    max_us: r.max_us,
+                    buckets: r.histogram.iter().map(|(v, n)| (*v as f64, *n)).collect(),
+                    ..ThreadReport::default()
+                })
+                .collect();
+            latency_svg(&cpus, report.noise_us)
+        })
+        .collect();
+    let mut checks = Vec::new();
+    if s.cyclictest && folder && s.invalid_reasons.is_empty() {
+        checks.push(CheckView {
+            warn: false,
+            text: "run.json reports no invalid-run reasons".into(),
+        });
     }
     for reason in &s.invalid_reasons {
-        let _ = write!(out, "<li class=\"warn\">invalid run: {}</li>", escape(reason));
+        checks.push(CheckView { warn: true, text: format!("invalid run: {reason}") });
     }
-    for file in &s.files {
-        let _ = write!(
-            out,
-            "<li>{}: {} ({}{})</li>",
-            escape(&file.path),
-            escape(&file.formats.join(", ")),
-            escape(&file.unit),
-            file.cyclictest_version
-                .as_ref()
-                .map_or_else(String::new, |v| format!(", rt-tests {}", escape(v)))
-        );
+    if s.cyclictest {
+        for file in &s.files {
+            checks.push(CheckView {
+                warn: false,
+                text: format!(
+                    "{}: {} ({}{})",
+                    file.path,
+                    file.formats.join(", "),
+                    file.unit,
+                    file.cyclictest_version
+                        .as_ref()
+                        .map_or_else(String::new, |v| format!(", rt-tests {v}"))
+                ),
+            });
+        }
+        checks.extend(s.notes.iter().map(|n| CheckView { warn: false, text: n.clone() }));
+        checks.extend(s.warnings.iter().map(|w| CheckView { warn: true, text: w.clone() }));
     }
-    for note in &s.notes {
-        let _ = write!(out, "<li>{}</li>", escape(note));
+    let mut percentiles: Vec<Vec<String>> = s
+        .threads
+        .iter()
+        .map(|t| {
+            let label = match (&t.file, t.thread) {
+                (Some(f), Some(i)) => format!("{f}:{i}"),
+                (_, Some(i)) => i.to_string(),
+                _ => "?".to_string(),
+            };
+            percentile_row(label, t)
+        })
+        .collect();
+    if s.threads.len() > 1 {
+        percentiles.push(percentile_row("all".to_string(), &s.all));
     }
-    for warning in &s.warnings {
-        let _ = write!(out, "<li class=\"warn\">{}</li>", escape(warning));
+    ScenarioView {
+        name: &s.name,
+        label: s.label.as_deref(),
+        verdict: s.verdict.to_string(),
+        fail_reasons: if s.verdict == Verdict::Fail { &s.reasons } else { &[] },
+        cyclictest: s.cyclictest,
+        latency_svg: if s.cyclictest { latency_svg(&s.threads, report.threshold_us) } else { None },
+        noise_charts,
+        tests: s.tests.iter().map(test_view).collect(),
+        percentiles,
+        reference: s.reference_max_us.map(fmt),
+        checks,
+        spikes: spikes.iter().map(|sp| spike_view(sp)).collect(),
+        commands: s.commands.iter().chain(s.tests.iter().flat_map(|t| &t.commands)).collect(),
     }
-    out.push_str("</ul>\n");
-    spikes_html(out, spikes);
-    commands_html(out, s);
-    out.push_str("</section>\n");
 }
 
-/// Each breach of `--trace-above-us` in the scenario: the explanation, what ran on the CPU
-/// before the wakeup, and the trace excerpt.
-fn spikes_html(out: &mut String, spikes: &[&Spike]) {
-    for spike in spikes {
-        let _ = write!(
-            out,
-            "<h3 class=\"spike\">Spike: {} on CPU {} ({})</h3><p class=\"explanation\">{}</p>",
+fn spike_view(spike: &Spike) -> SpikeView<'_> {
+    let cpu = spike.cpu.map_or_else(|| "?".to_string(), |c| c.to_string());
+    let has_durations = spike.events.iter().any(|e| e.duration_us.is_some());
+    SpikeView {
+        title: format!(
+            "{} on CPU {cpu} ({})",
             spike.latency_us.map_or_else(|| "?".to_string(), |l| format!("{} µs", fmt(l))),
-            spike.cpu.map_or_else(|| "?".to_string(), |c| c.to_string()),
-            escape(&spike.analyzer),
-            escape(&spike.explanation)
-        );
-        let durations: Vec<_> = spike.events.iter().filter(|e| e.duration_us.is_some()).collect();
-        if !durations.is_empty() {
-            out.push_str("<table class=\"spike-events\"><tr><th>ts (s)</th><th class=\"l\">kind</th><th class=\"l\">name</th><th>µs</th></tr>\n");
-            for e in &spike.events {
-                let _ = writeln!(
-                    out,
-                    "<tr><td>{:.6}</td><td class=\"l\">{}</td><td class=\"w\">{}</td><td>{}</td></tr>",
-                    e.ts,
-                    escape(&e.kind),
-                    escape(&e.name),
-                    e.duration_us.map_or_else(|| "-".to_string(), fmt)
-                );
-            }
-            out.push_str("</table>\n");
-        }
-        if !spike.excerpt.is_empty() {
-            let _ = writeln!(
-                out,
-                "<details><summary>Trace excerpt ({}, CPU {})</summary><pre class=\"trace\">{}</pre></details>",
-                escape(&spike.trace_file),
-                spike.cpu.map_or_else(|| "?".to_string(), |c| c.to_string()),
-                escape(&spike.excerpt.join("\n"))
-            );
-        }
-    }
-}
-
-fn commands_html(out: &mut String, s: &ScenarioReport) {
-    let tests: Vec<&String> = s.tests.iter().flat_map(|t| &t.commands).collect();
-    if s.commands.is_empty() && tests.is_empty() {
-        return;
-    }
-    out.push_str("<h3>Commands</h3>");
-    for command in s.commands.iter().chain(tests) {
-        let _ = write!(out, "<pre>{}</pre>", escape(command));
-    }
-}
-
-/// The scenario's other rt-tests programs: verdict, figures per thread or CPU, reasons.
-fn tests_html(out: &mut String, s: &ScenarioReport) {
-    if s.tests.is_empty() {
-        return;
-    }
-    out.push_str("<h3>rt-tests</h3>\n<table id=\"tests\"><tr><th class=\"l\">test</th><th class=\"l\">verdict</th><th class=\"l\">thread / CPU</th><th>samples</th><th>min</th><th>avg</th><th>max</th><th class=\"l\">why, notes</th></tr>\n");
-    for t in &s.tests {
-        let verdict =
-            if t.skipped.is_some() { "SKIPPED".to_string() } else { t.verdict.to_string() };
-        let mut why: Vec<String> = t.skipped.iter().cloned().collect();
-        why.extend(t.reasons.iter().cloned());
-        why.extend(t.notes.iter().cloned());
-        let program = t.test.parse().unwrap_or(crate::rttests::Program::Cyclictest);
-        let rows: Vec<[String; 5]> = if t.rows.is_empty() {
-            vec![Default::default()]
-        } else {
-            t.rows
+            spike.analyzer
+        ),
+        explanation: &spike.explanation,
+        events: if has_durations {
+            spike
+                .events
                 .iter()
-                .map(|r| {
-                    let v = |x: Option<f64>| x.map_or_else(|| "–".to_string(), fmt);
+                .map(|e| {
                     [
-                        crate::rttests::verdict::who(program, r),
-                        r.samples.map_or_else(|| "–".to_string(), |n| n.to_string()),
-                        v(r.min_us),
-                        r.avg_us.map_or_else(|| "–".to_string(), |a| format!("{a:.1}")),
-                        v(r.max_us),
+                        format!("{:.6}", e.ts),
+                        e.kind.clone(),
+                        e.name.clone(),
+                        e.duration_us.map_or_else(|| "-".to_string(), fmt),
                     ]
                 })
                 .collect()
-        };
-        for (i, r) in rows.iter().enumerate() {
-            let head = if i == 0 {
-                format!(
-                    "<td class=\"l\" rowspan=\"{n}\">{}</td><td class=\"l\" rowspan=\"{n}\"><span class=\"badge {v}\">{verdict}</span></td>",
-                    escape(&t.test),
-                    n = rows.len(),
-                    v = if t.skipped.is_some() {
-                        "SKIPPED"
-                    } else if t.verdict == Verdict::Fail {
-                        "FAIL"
-                    } else {
-                        "PASS"
-                    }
-                )
-            } else {
-                String::new()
-            };
-            let tail = if i == 0 {
-                format!(
-                    "<td class=\"l wrap\" rowspan=\"{}\">{}</td>",
-                    rows.len(),
-                    why.iter().map(|w| escape(w)).collect::<Vec<_>>().join("<br>")
-                )
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "<tr>{head}<td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{tail}</tr>",
-                escape(&r[0]),
-                r[1],
-                r[2],
-                r[3],
-                r[4]
-            );
-        }
+        } else {
+            Vec::new()
+        },
+        trace_file: &spike.trace_file,
+        cpu,
+        excerpt: spike.excerpt.join("\n"),
     }
-    out.push_str("</table>\n");
 }
 
-fn row(out: &mut String, label: &str, t: &ThreadReport) {
-    let value = |v: Option<f64>| v.map_or_else(|| "–".to_string(), fmt);
+/// One rt-tests program: verdict, figures per thread or CPU, reasons and notes.
+fn test_view(t: &crate::formats::report_json::TestReport) -> TestView<'_> {
+    let mut why: Vec<String> = t.skipped.iter().cloned().collect();
+    why.extend(t.reasons.iter().cloned());
+    why.extend(t.notes.iter().cloned());
+    let program = t.test.parse().unwrap_or(crate::rttests::Program::Cyclictest);
+    let value = |x: Option<f64>| x.map_or_else(|| DASH.to_string(), fmt);
+    let rows = if t.rows.is_empty() {
+        vec![Default::default()]
+    } else {
+        t.rows
+            .iter()
+            .map(|r| {
+                [
+                    crate::rttests::verdict::who(program, r),
+                    r.samples.map_or_else(|| DASH.to_string(), |n| n.to_string()),
+                    value(r.min_us),
+                    r.avg_us.map_or_else(|| DASH.to_string(), |a| format!("{a:.1}")),
+                    value(r.max_us),
+                ]
+            })
+            .collect()
+    };
+    let (verdict, badge) = match (&t.skipped, t.verdict) {
+        (Some(_), _) => ("SKIPPED".to_string(), "SKIPPED"),
+        (None, Verdict::Fail) => ("FAIL".to_string(), "FAIL"),
+        (None, Verdict::Pass) => ("PASS".to_string(), "PASS"),
+    };
+    TestView { test: &t.test, verdict, badge, rows, why }
+}
+
+fn percentile_row(label: String, t: &ThreadReport) -> Vec<String> {
+    let value = |v: Option<f64>| v.map_or_else(|| DASH.to_string(), fmt);
     let pct = |v: Option<f64>| match (v, t.percentiles_at_least_us) {
         (Some(v), _) => fmt(v),
         (None, Some(floor)) => format!("≥{}", fmt(floor)),
-        (None, None) => "–".to_string(),
+        (None, None) => DASH.to_string(),
     };
-    let one = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.1}"));
-    let _ = writeln!(
-        out,
-        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        escape(label),
-        t.cpu.map_or_else(|| "–".to_string(), |c| c.to_string()),
-        t.samples,
+    let one = |v: Option<f64>| v.map_or_else(|| DASH.to_string(), |v| format!("{v:.1}"));
+    vec![
+        label,
+        t.cpu.map_or_else(|| DASH.to_string(), |c| c.to_string()),
+        t.samples.to_string(),
         value(t.min_us),
         one(t.avg_us),
         pct(t.median_us),
@@ -341,202 +403,81 @@ fn row(out: &mut String, label: &str, t: &ThreadReport) {
         pct(t.p9999_us),
         value(t.max_us),
         one(t.stddev_us),
-        t.overflows,
+        t.overflows.to_string(),
         t.over_threshold.map_or_else(|| "?".to_string(), |n| n.to_string()),
-    );
+    ]
 }
 
-/// The summary, the first table after the verdict: one row per scenario and CPU, and the
-/// machine's published reference rows for comparison.
-fn summary_html(out: &mut String, rows: &[SummaryRow]) {
-    if rows.is_empty() {
-        return;
-    }
-    out.push_str("<section id=\"summary\"><h2>Summary (µs)</h2>\n<table><tr><th class=\"l\">scenario</th><th>cpu</th><th>samples</th><th>min</th><th>avg</th><th>max</th><th>p99.9</th><th class=\"l\">source</th></tr>\n");
-    for row in rows {
-        let reference = row.kind == "reference";
-        let _ = writeln!(
-            out,
-            "<tr{}><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"w\">{}</td></tr>",
-            if reference { " class=\"ref\"" } else { "" },
-            escape(&row.scenario),
-            summary::cpu_cell(row, "–"),
-            row.samples.map_or_else(|| "–".to_string(), |n| n.to_string()),
-            summary::cell(row.min_us, "–"),
-            summary::cell(row.avg_us, "–"),
-            summary::cell(row.max_us, "–"),
-            summary::p999_cell(row, "–"),
-            if reference { escape(&row.source) } else { "measured".to_string() },
-        );
-    }
-    out.push_str("</table></section>\n");
-}
-
-/// Interrupts (a table sorted by count) and the system fingerprint from `run.json`.
-fn extras_html(out: &mut String, input: &InputReport) {
-    if let Some(value) = &input.interrupts {
-        out.push_str("<section><h2>Interrupts on the RT CPUs</h2>");
-        interrupts_html(out, value);
-        out.push_str("</section>\n");
-    }
-    let facts = super::system::facts(input);
-    if !facts.is_empty() {
-        out.push_str("<section><h2>System</h2><table>");
-        for (label, value) in facts {
-            let _ = write!(
-                out,
-                "<tr><th class=\"l\">{}</th><td class=\"w\">{}</td></tr>",
-                escape(&label),
-                escape(&value)
-            );
-        }
-        out.push_str("</table></section>\n");
-    }
-    if let Some(value) = &input.fingerprint {
-        out.push_str("<section><h2>System fingerprint</h2>");
-        json_html(out, value);
-        out.push_str("</section>\n");
-    }
-}
-
-/// `run.json` `interrupts` (`{scenario: [{irq, device, cpu, count, description}]}`): one table,
-/// biggest count first; anything of another shape is shown as it is.
-fn interrupts_html(out: &mut String, value: &serde_json::Value) {
-    let Some(map) = value.as_object() else {
-        json_html(out, value);
-        return;
-    };
+/// `run.json` `interrupts` (`{scenario: [{irq, device, cpu, count, description}]}`): rows,
+/// biggest count first; anything of another shape is shown as JSON text.
+fn interrupts(value: &serde_json::Value) -> Interrupts {
+    let raw =
+        || Interrupts { raw: serde_json::to_string_pretty(value).ok(), ..Interrupts::default() };
+    let Some(map) = value.as_object() else { return raw() };
     let mut rows: Vec<(&str, &serde_json::Value)> = Vec::new();
     for (scenario, list) in map {
         match list.as_array() {
             Some(items) => rows.extend(items.iter().map(|i| (scenario.as_str(), i))),
-            None => {
-                json_html(out, value);
-                return;
-            }
+            None => return raw(),
         }
-    }
-    if rows.is_empty() {
-        out.push_str("<p>No interrupt counter grew on the RT CPUs.</p>");
-        return;
     }
     let count =
         |v: &serde_json::Value| v.get("count").and_then(serde_json::Value::as_u64).unwrap_or(0);
     rows.sort_by(|a, b| count(b.1).cmp(&count(a.1)).then_with(|| a.0.cmp(b.0)));
-    out.push_str("<table><tr><th class=\"l\">scenario</th><th>cpu</th><th class=\"l\">irq</th><th>count</th><th class=\"l\">kind</th><th class=\"l\">description</th></tr>\n");
-    for (scenario, item) in rows {
-        let text = |key: &str| item.get(key).map(scalar).unwrap_or_default();
-        let device = item.get("device").and_then(serde_json::Value::as_bool);
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"w\">{}</td></tr>",
-            escape(scenario),
-            escape(&text("cpu")),
-            escape(&text("irq")),
-            count(item),
-            match device {
-                Some(true) => "device",
-                Some(false) => "per-CPU",
-                None => "",
-            },
-            escape(&text("description")),
-        );
+    Interrupts {
+        rows: rows
+            .into_iter()
+            .map(|(scenario, item)| {
+                let text = |key: &str| item.get(key).map(scalar).unwrap_or_default();
+                let kind = match item.get("device").and_then(serde_json::Value::as_bool) {
+                    Some(true) => "device",
+                    Some(false) => "per-CPU",
+                    None => "",
+                };
+                [
+                    scenario.to_string(),
+                    text("cpu"),
+                    text("irq"),
+                    count(item).to_string(),
+                    kind.to_string(),
+                    text("description"),
+                ]
+            })
+            .collect(),
+        raw: None,
     }
-    out.push_str("</table>");
 }
 
-fn json_html(out: &mut String, value: &serde_json::Value) {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            out.push_str("<table>");
-            for (key, item) in map {
-                let _ = write!(out, "<tr><th class=\"l\">{}</th><td class=\"w\">", escape(key));
-                // An empty CPU list (no isolated CPU, no nohz_full) reads as "none".
-                if item.as_str().is_some_and(|s| s.trim().is_empty()) {
-                    out.push_str("none");
-                } else {
-                    json_html(out, item);
-                }
-                out.push_str("</td></tr>");
-            }
-            out.push_str("</table>");
+/// The system, one table: the facts the text report shows (CPU model, board, kernel,
+/// PREEMPT, isolation, frequencies, temperatures, throttling), then every other fingerprint
+/// field that has a value (no `null`, no empty rows).
+fn system(input: &InputReport) -> Vec<(String, String)> {
+    let mut rows = super::system::facts(input);
+    let Some(serde_json::Value::Object(fp)) = &input.fingerprint else { return rows };
+    for (key, value) in fp {
+        if super::system::SHOWN.contains(&key.as_str()) {
+            continue;
         }
-        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
-            let texts: Vec<String> = items.iter().map(scalar).collect();
-            out.push_str(&escape(&texts.join(", ")));
+        let text = match value {
+            serde_json::Value::Null => continue,
+            serde_json::Value::Array(items)
+                if items.iter().all(|i| !i.is_object() && !i.is_array()) =>
+            {
+                items.iter().map(scalar).collect::<Vec<_>>().join(", ")
+            }
+            serde_json::Value::Array(_) | serde_json::Value::Object(_) => value.to_string(),
+            other => scalar(other),
+        };
+        if !text.trim().is_empty() && text != "[]" && text != "{}" {
+            rows.push((key.clone(), text));
         }
-        Value::Array(items) if items.iter().all(Value::is_object) => {
-            // Rows of one kind (e.g. interrupts): a table with one column per key.
-            let mut keys: Vec<&String> = Vec::new();
-            for key in items.iter().filter_map(Value::as_object).flat_map(|o| o.keys()) {
-                if !keys.contains(&key) {
-                    keys.push(key);
-                }
-            }
-            out.push_str("<table><tr>");
-            for key in &keys {
-                let _ = write!(out, "<th class=\"l\">{}</th>", escape(key));
-            }
-            out.push_str("</tr>");
-            for item in items {
-                out.push_str("<tr>");
-                for key in &keys {
-                    out.push_str("<td class=\"w\">");
-                    if let Some(cell) = item.get(key.as_str()) {
-                        json_html(out, cell);
-                    }
-                    out.push_str("</td>");
-                }
-                out.push_str("</tr>");
-            }
-            out.push_str("</table>");
-        }
-        Value::Array(items) => {
-            out.push_str("<ul>");
-            for item in items {
-                out.push_str("<li>");
-                json_html(out, item);
-                out.push_str("</li>");
-            }
-            out.push_str("</ul>");
-        }
-        other => out.push_str(&escape(&scalar(other))),
     }
+    rows
 }
 
 fn scalar(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
-    }
-}
-
-/// The Qualcomm guide's results table, and whether each run's tuning was applied and reverted.
-fn results_html(out: &mut String, report: &Report) {
-    if !report.results.is_empty() {
-        out.push_str("<h2>Results</h2>\n<table class=\"results\"><tr><th class=\"l\">Device</th><th class=\"l\">Distro and image</th><th class=\"l\">use case</th><th>Minimum latency (µs)</th><th>Avg latency (µs)</th><th>Max latency (µs)</th></tr>\n");
-        let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
-        for r in &report.results {
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"l\">{}</td><td class=\"w\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&r.device),
-                escape(&r.distro_and_image),
-                escape(&r.use_case),
-                cell(r.min_us),
-                cell(r.avg_us),
-                cell(r.max_us)
-            );
-        }
-        out.push_str("</table>\n");
-    }
-    for t in &report.tuning {
-        let state = match (t.applied, t.reverted) {
-            (true, true) => "applied for the run, then reverted",
-            (true, false) => "applied for the run, NOT reverted",
-            (false, _) => "not applied by rtbuild (the target's own state was measured)",
-        };
-        let _ = writeln!(out, "<p class=\"tuning\">Tuning ({}): {state}</p>", escape(&t.input));
     }
 }
