@@ -528,6 +528,37 @@ pub(crate) fn compare(
     Ok(out)
 }
 
+/// The kernel arguments meta-qcom's kas `files` (relative to the checkout `dir`) append to
+/// `KERNEL_CMDLINE_EXTRA` (`KERNEL_CMDLINE_EXTRA:append = " qcom_scm.download_mode=1"` in
+/// `ci/base.yml`), as (file, argument). Each file is read only when it is a regular file, and at
+/// most 1 MiB of it; one that is missing or unreadable adds nothing.
+pub(crate) fn cmdline_appends(dir: &std::path::Path, files: &[&str]) -> Vec<(String, String)> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    for file in files {
+        let path = dir.join(file);
+        let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+        let Some(mut handle) = regular.then(|| std::fs::File::open(&path).ok()).flatten() else {
+            continue;
+        };
+        let mut text = String::new();
+        if (&mut handle).take(1 << 20).read_to_string(&mut text).is_err() {
+            continue;
+        }
+        for line in text.lines() {
+            let Some((name, value)) = line.trim().split_once('=') else { continue };
+            if !name.trim().starts_with("KERNEL_CMDLINE_EXTRA:append") {
+                continue;
+            }
+            let value = value.trim().trim_matches('"');
+            for arg in value.split_whitespace().filter(|a| !a.contains("${")) {
+                out.push(((*file).to_string(), arg.to_string()));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -641,35 +672,4 @@ mod tests {
         assert_eq!(followed.rt.rt_cpus.to_string(), "6-7");
         assert_eq!(followed.soc, rb3.soc);
     }
-}
-
-/// The kernel arguments meta-qcom's kas `files` (relative to the checkout `dir`) append to
-/// `KERNEL_CMDLINE_EXTRA` (`KERNEL_CMDLINE_EXTRA:append = " qcom_scm.download_mode=1"` in
-/// `ci/base.yml`), as (file, argument). Each file is read only when it is a regular file, and at
-/// most 1 MiB of it; one that is missing or unreadable adds nothing.
-pub(crate) fn cmdline_appends(dir: &std::path::Path, files: &[&str]) -> Vec<(String, String)> {
-    use std::io::Read;
-    let mut out = Vec::new();
-    for file in files {
-        let path = dir.join(file);
-        let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
-        let Some(mut handle) = regular.then(|| std::fs::File::open(&path).ok()).flatten() else {
-            continue;
-        };
-        let mut text = String::new();
-        if (&mut handle).take(1 << 20).read_to_string(&mut text).is_err() {
-            continue;
-        }
-        for line in text.lines() {
-            let Some((name, value)) = line.trim().split_once('=') else { continue };
-            if !name.trim().starts_with("KERNEL_CMDLINE_EXTRA:append") {
-                continue;
-            }
-            let value = value.trim().trim_matches('"');
-            for arg in value.split_whitespace().filter(|a| !a.contains("${")) {
-                out.push(((*file).to_string(), arg.to_string()));
-            }
-        }
-    }
-    out
 }

@@ -274,6 +274,48 @@ pub(super) fn landed_on(before: &str, after: &str, rt: &CpuSet) -> Vec<IrqDelta>
     deltas
 }
 
+/// `KEY=value` / `KEY="value"` lines of os-release; comments and junk skipped.
+fn os_release(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|line| {
+            let (key, value) = line.trim().split_once('=')?;
+            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return None;
+            }
+            let value = value.trim();
+            let value = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(value);
+            Some((key.to_string(), value.chars().filter(|c| !c.is_control()).take(200).collect()))
+        })
+        .collect()
+}
+
+/// `DEVICE GOVERNOR CUR_HZ` (`-` when unknown).
+fn devfreq(line: &str) -> Option<Devfreq> {
+    let mut words = line.split_whitespace();
+    let device = words.next()?.to_string();
+    let known = |w: Option<&str>| w.filter(|w| *w != "-").map(str::to_string);
+    let governor = known(words.next());
+    let cur_hz = known(words.next()).and_then(|w| w.parse().ok());
+    Some(Devfreq { device, governor, cur_hz })
+}
+
+impl Fingerprint {
+    /// The image name: os-release's `IMAGE_NAME`, else the `IMAGE_NAME = …` line of buildinfo.
+    fn with_image_name(mut self) -> Fingerprint {
+        self.image_name = self.os_release.get("IMAGE_NAME").cloned().or_else(|| {
+            self.buildinfo.iter().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == "IMAGE_NAME").then(|| v.trim().to_string())
+            })
+        });
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,47 +419,5 @@ ERR:          0\n";
         assert_eq!(fp.preempt, ["CONFIG_PREEMPT_RT=y"]);
         assert_eq!(sections.isolated().to_string(), "2-3");
         assert_eq!(sections.get("interrupts"), "CPU0\n");
-    }
-}
-
-/// `KEY=value` / `KEY="value"` lines of os-release; comments and junk skipped.
-fn os_release(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .filter_map(|line| {
-            let (key, value) = line.trim().split_once('=')?;
-            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return None;
-            }
-            let value = value.trim();
-            let value = value
-                .strip_prefix('"')
-                .and_then(|v| v.strip_suffix('"'))
-                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
-                .unwrap_or(value);
-            Some((key.to_string(), value.chars().filter(|c| !c.is_control()).take(200).collect()))
-        })
-        .collect()
-}
-
-/// `DEVICE GOVERNOR CUR_HZ` (`-` when unknown).
-fn devfreq(line: &str) -> Option<Devfreq> {
-    let mut words = line.split_whitespace();
-    let device = words.next()?.to_string();
-    let known = |w: Option<&str>| w.filter(|w| *w != "-").map(str::to_string);
-    let governor = known(words.next());
-    let cur_hz = known(words.next()).and_then(|w| w.parse().ok());
-    Some(Devfreq { device, governor, cur_hz })
-}
-
-impl Fingerprint {
-    /// The image name: os-release's `IMAGE_NAME`, else the `IMAGE_NAME = …` line of buildinfo.
-    fn with_image_name(mut self) -> Fingerprint {
-        self.image_name = self.os_release.get("IMAGE_NAME").cloned().or_else(|| {
-            self.buildinfo.iter().find_map(|l| {
-                let (k, v) = l.split_once('=')?;
-                (k.trim() == "IMAGE_NAME").then(|| v.trim().to_string())
-            })
-        });
-        self
     }
 }
