@@ -36,8 +36,8 @@ pub(super) fn facts(input: &InputReport) -> Vec<(String, String)> {
         ("distro", distro.unwrap_or("")),
         ("image", text("image_name")),
         ("image version", text("image_version")),
-        ("kernel release", text("kernel_release")),
-        ("kernel build", text("kernel_version")),
+        ("uname -r", text("kernel_release")),
+        ("uname -v", text("kernel_version")),
         ("URM", text("urm")),
     ] {
         if !value.is_empty() {

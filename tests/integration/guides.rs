@@ -251,7 +251,11 @@ fn the_target_build_is_recorded_and_shown_in_the_guides_table() {
             "Max latency (µs)"
         ]
     );
-    assert!(text.stdout().contains("devfreq         3d00000.gpu performance"), "{}", text.stdout());
+    assert!(
+        text.stdout().contains("  devfreq        3d00000.gpu performance"),
+        "{}",
+        text.stdout()
+    );
     // The HTML says whether the tuning was applied and reverted.
     json["tuning"] = serde_json::json!({"applied": true, "reverted": true});
     std::fs::write(dir.join("run.json"), json.to_string()).unwrap();
