@@ -143,8 +143,11 @@ impl MetaQcom {
     /// collection, and `conf/machine/`.
     pub fn open(dir: &Path) -> Result<MetaQcom, MetaQcomError> {
         let not = |missing| MetaQcomError::NotMetaQcom { dir: dir.to_path_buf(), missing };
-        let layer = std::fs::read_to_string(dir.join("conf/layer.conf"))
-            .map_err(|_| not("conf/layer.conf"))?;
+        let layer = crate::base::input::read_to_string(
+            &dir.join("conf/layer.conf"),
+            crate::base::input::TEXT_LIMIT,
+        )
+        .map_err(|_| not("conf/layer.conf"))?;
         let collection = layer.lines().any(|line| {
             let line = line.trim();
             line.starts_with("BBFILE_COLLECTIONS")
@@ -238,8 +241,11 @@ impl MetaQcom {
 
     fn read(&self, file: &Path, state: &mut State, depth: usize) -> Result<(), MetaQcomError> {
         let path = self.dir.join(file);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|source| MetaQcomError::Read { path: path.clone(), source })?;
+        let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
+            .map_err(|err| MetaQcomError::Read {
+                path: path.clone(),
+                source: std::io::Error::other(err.to_string()),
+            })?;
         for (index, raw) in text.lines().enumerate() {
             let line = raw.trim();
             if let Some(name) = line.strip_prefix("#@NAME:") {
@@ -530,21 +536,14 @@ pub(crate) fn compare(
 
 /// The kernel arguments meta-qcom's kas `files` (relative to the checkout `dir`) append to
 /// `KERNEL_CMDLINE_EXTRA` (`KERNEL_CMDLINE_EXTRA:append = " qcom_scm.download_mode=1"` in
-/// `ci/base.yml`), as (file, argument). Each file is read only when it is a regular file, and at
-/// most 1 MiB of it; one that is missing or unreadable adds nothing.
+/// `ci/base.yml`), as (file, argument), read through `base::input` (a regular file of at most
+/// 1 MiB); one that is missing, larger or unreadable adds nothing.
 pub(crate) fn cmdline_appends(dir: &std::path::Path, files: &[&str]) -> Vec<(String, String)> {
-    use std::io::Read;
     let mut out = Vec::new();
     for file in files {
-        let path = dir.join(file);
-        let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
-        let Some(mut handle) = regular.then(|| std::fs::File::open(&path).ok()).flatten() else {
+        let Ok(text) = crate::base::input::read_to_string(&dir.join(file), 1 << 20) else {
             continue;
         };
-        let mut text = String::new();
-        if (&mut handle).take(1 << 20).read_to_string(&mut text).is_err() {
-            continue;
-        }
         for line in text.lines() {
             let Some((name, value)) = line.trim().split_once('=') else { continue };
             if !name.trim().starts_with("KERNEL_CMDLINE_EXTRA:append") {
