@@ -267,13 +267,18 @@ impl Run<'_> {
         }
         let place = scenario.load_place(custom);
         for probe in &probes {
-            for problem in probe.problems(
-                &req.layout,
-                &req.measure_cpus,
-                req.measurement.threads,
-                !loads.is_empty(),
-                place,
-            ) {
+            let own = probe.helper_problem(&self.own_cpus);
+            for problem in probe
+                .problems(
+                    &req.layout,
+                    &req.measure_cpus,
+                    req.measurement.threads,
+                    !loads.is_empty(),
+                    place,
+                )
+                .into_iter()
+                .chain(own)
+            {
                 if !reasons.contains(&problem) {
                     reasons.push(problem);
                 }
