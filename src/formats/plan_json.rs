@@ -56,6 +56,9 @@ pub struct Expectations {
     /// Where the machine's RT defaults came from, when a meta-qcom checkout was consulted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_defaults: Option<MachineDefaults>,
+    /// `--include`: the meta-qcom kas files the build includes besides rtbuild's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub includes: Vec<String>,
 }
 
 /// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).

@@ -168,6 +168,18 @@ pub(crate) fn build_with_runs(
         machine: machine.as_ref().map(|m| m.name.clone()),
         baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
         summary: Vec::new(),
+        results: results_table(&inputs, &[]),
+        tuning: inputs
+            .iter()
+            .filter_map(|i| {
+                let t = i.run_json.as_ref()?.tuning.as_ref()?;
+                Some(crate::formats::report_json::TuningState {
+                    input: i.path.display().to_string(),
+                    applied: t.applied,
+                    reverted: t.reverted,
+                })
+            })
+            .collect(),
         inputs: inputs
             .iter()
             .map(|input| InputReport {
@@ -202,7 +214,44 @@ pub(crate) fn build_with_runs(
     }
     finish(&mut report);
     report.summary = summary::rows(&report, machine.as_ref());
+    report.results = results_table(&inputs, &report.inputs);
     Ok((report, inputs.into_iter().map(|input| input.run_json).collect()))
+}
+
+/// The Qualcomm guide's table, from each result folder's `run.json` and its judged scenarios.
+fn results_table(
+    inputs: &[input::Input],
+    judged: &[InputReport],
+) -> Vec<crate::formats::report_json::ResultRow> {
+    let mut rows = Vec::new();
+    for (input, report) in inputs.iter().zip(judged) {
+        let Some(run) = &input.run_json else { continue };
+        let fingerprint = run.fingerprint.as_ref();
+        let name = run
+            .machine
+            .clone()
+            .or_else(|| fingerprint.and_then(|f| f.board.clone()))
+            .unwrap_or_else(|| run.target.clone());
+        let device =
+            if run.rt_cpus.is_empty() { name } else { format!("{name}, RT core: {}", run.rt_cpus) };
+        let distro = fingerprint
+            .and_then(crate::formats::run_json::Fingerprint::distro_and_image)
+            .unwrap_or_else(|| "-".to_string());
+        for s in &report.scenarios {
+            rows.push(crate::formats::report_json::ResultRow {
+                device: device.clone(),
+                distro_and_image: distro.clone(),
+                use_case: match &s.label {
+                    Some(label) => format!("{} ({label})", s.name),
+                    None => s.name.clone(),
+                },
+                min_us: s.all.min_us,
+                avg_us: s.all.avg_us,
+                max_us: s.all.max_us,
+            });
+        }
+    }
+    rows
 }
 
 /// One scenario: cyclictest's figures and verdict (when it measured), then each other test's;
@@ -212,6 +261,10 @@ fn scenario(
     limits: crate::rttests::verdict::Limits,
 ) -> ScenarioReport {
     let mut report = judge::judge(input, limits.latency_us);
+    if let Some(label) = &input.label {
+        report.label = Some(label.clone());
+        report.notes.insert(0, format!("{label}: not comparable with a run on isolated CPUs"));
+    }
     report.cyclictest = input.cyclictest;
     report.cyclictest_reasons = report.reasons.clone();
     for test in &input.tests {

@@ -144,6 +144,7 @@ mod tests {
             cmdline: vec!["isolcpus=6-7".into()],
             packages: vec!["rt-tests".into()],
             machine_defaults: None,
+            includes: Vec::new(),
         }
     }
 

@@ -12,6 +12,7 @@ mod fixtures;
 mod generate_cli;
 mod generate_kas;
 mod generate_rollback;
+mod guides;
 mod harness;
 mod history;
 mod image_errors;
