@@ -78,11 +78,8 @@ pub(crate) fn explanation(text: &str) -> String {
         let compact = line.split_whitespace().collect::<Vec<_>>().join(" ");
         parts.push(compact);
     }
-    let stopped_on = if value(text, "Thread latency:").is_none() {
-        " (stopped on the IRQ latency)"
-    } else {
-        ""
-    };
+    let stopped_on =
+        if value(text, "Thread latency:").is_none() { " (stopped on the IRQ latency)" } else { "" };
     format!("rtla timerlat auto-analysis{stopped_on}: {head}: {}", parts.join("; "))
 }
 

@@ -91,7 +91,11 @@ pub(crate) fn looks_like(head: &str) -> bool {
 
 /// The entries of either log form (see [`looks_like`]).
 fn entries(text: &str) -> Result<Vec<Entry>, LogError> {
-    let listed = text.lines().map(str::trim_start).find(|l| !l.is_empty()).is_some_and(|l| l.starts_with("- "));
+    let listed = text
+        .lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty())
+        .is_some_and(|l| l.starts_with("- "));
     if listed {
         return serde_yaml::from_str(text).map_err(LogError::Yaml);
     }

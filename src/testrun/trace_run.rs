@@ -135,9 +135,9 @@ impl Run<'_> {
                 let file = format!("trace-{name}.txt");
                 let _ = std::fs::write(self.req.out.join(&file), &text);
                 let timerlat = format!("trace-{name}.timerlat.txt");
-                let kept = self
-                    .helper(&["fetch", &self.state, "timerlat_trace.txt"])
-                    .is_some_and(|trace| std::fs::write(self.req.out.join(&timerlat), trace).is_ok());
+                let kept = self.helper(&["fetch", &self.state, "timerlat_trace.txt"]).is_some_and(
+                    |trace| std::fs::write(self.req.out.join(&timerlat), trace).is_ok(),
+                );
                 let mut explanation = crate::ftrace::rtla::explanation(&text);
                 if stop.kind == crate::ftrace::rtla::StopKind::Unanalysed && !kept {
                     explanation.push_str(" (but rtla saved no timerlat_trace.txt)");

@@ -190,15 +190,13 @@ impl Guest {
     /// Every knob the tune script touches, `PATH=VALUE` per line (first line of each file), read
     /// by the test itself (not by rtbuild): what revert must give back.
     pub(crate) fn knobs(&self) -> String {
-        self.sh(
-            "for f in /proc/sys/kernel/timer_migration /proc/sys/kernel/sched_rt_runtime_us \
+        self.sh("for f in /proc/sys/kernel/timer_migration /proc/sys/kernel/sched_rt_runtime_us \
              /proc/sys/kernel/printk /sys/devices/virtual/workqueue/cpumask \
              /sys/devices/virtual/workqueue/*/cpumask /sys/bus/workqueue/devices/*/cpumask \
              /sys/devices/system/cpu/cpufreq/policy*/scaling_governor \
              /proc/irq/default_smp_affinity /proc/irq/*/smp_affinity \
              /sys/devices/system/cpu/cpu*/cpuidle/state*/disable; do \
-               [ -e \"$f\" ] && printf '%s=%s\\n' \"$f\" \"$(head -n 1 \"$f\")\"; done; true",
-        )
+               [ -e \"$f\" ] && printf '%s=%s\\n' \"$f\" \"$(head -n 1 \"$f\")\"; done; true")
     }
 
     pub(crate) fn console(&self) -> String {

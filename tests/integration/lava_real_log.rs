@@ -52,7 +52,10 @@ for i in range(0, len(data), 37):
 fn lava_logged(console: &str) -> String {
     let mut child = Command::new("/usr/bin/python3")
         .args(["-c", LOGGER])
-        .env("PYTHONPATH", format!("{}:/usr/lib/python3/dist-packages", lava_dispatcher().display()))
+        .env(
+            "PYTHONPATH",
+            format!("{}:/usr/lib/python3/dist-packages", lava_dispatcher().display()),
+        )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
