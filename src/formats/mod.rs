@@ -7,6 +7,8 @@
 //! | `verify.json`, `verify --json` | [`verify_json::VerifyFile`] | `verify`, `image` | `bundle` |
 //! | `run.json` | [`run_json::RunRecord`] | `test` | `report` |
 //! | `report --json` | [`report_json::Report`] | `report` | `report --baseline` |
+//! | `report --junit`, `verify.junit.xml` | [`junit_xml::TestSuites`] | `report`, `image` | CI (Jenkins, GitLab) |
+//! | `rtbuild lava` job | [`lava_job::Job`] | `lava` | LAVA |
 //! | cyclictest `--json` | [`cyclictest_json::CyclictestJson`] | cyclictest | `report`, `test` |
 //!
 //! rtbuild's own files carry a `schema` number. [`read_json`] checks it before anything else:
@@ -15,6 +17,8 @@
 //! are ignored, so a newer rtbuild may add fields within a version.
 
 pub(crate) mod cyclictest_json;
+pub(crate) mod junit_xml;
+pub(crate) mod lava_job;
 pub(crate) mod plan_json;
 pub(crate) mod report_json;
 pub(crate) mod run_json;

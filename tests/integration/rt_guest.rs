@@ -164,7 +164,9 @@ fn test_with_tune_on_an_isolated_rt_cpu_is_valid_and_reverts() {
         .args(["test", "--tune", "--scenario", "idle,stress,stress-isolated"])
         .args(machine_args())
         .args(guest.target_args())
-        .args(["--duration", "3s", "--out", "res", "--load", "40"])
+        // Long enough for the probe to see cyclictest's thread: under TCG its start (mlockall)
+        // and each ssh round trip take seconds.
+        .args(["--duration", "20s", "--out", "res", "--load", "40"])
         .args(WIDE)
         .run()
         .ignore_stdout()
@@ -214,8 +216,20 @@ fn test_with_tune_on_an_isolated_rt_cpu_is_valid_and_reverts() {
 }
 
 /// The tracing settings `--trace-above-us` changes, read on the guest by the test. A never-used
-/// buffer reads `7 (expanded: 1408)` and any trace grows it: the grown size is compared.
+/// buffer reads `7 (expanded: 1408)` and any trace grows it: the grown size is compared, in
+/// whole 4 KB steps (the kernel rounds to buffer pages of 4080 data bytes: 1408 reads as 1410).
 fn guest_tracing(guest: &lab::Guest) -> String {
+    let text = guest_tracing_raw(guest);
+    text.lines()
+        .map(|l| match l.strip_prefix("buffer_size_kb=").and_then(|kb| kb.parse::<u64>().ok()) {
+            Some(kb) => format!("buffer_size_kb≈{}", kb / 4),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn guest_tracing_raw(guest: &lab::Guest) -> String {
     guest.sh(
         "cd /sys/kernel/tracing && for f in tracing_on tracing_cpumask current_tracer; do \
            printf '%s=%s\\n' $f \"$(cat $f)\"; done; \
