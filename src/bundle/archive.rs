@@ -137,7 +137,7 @@ impl<R: Read> Read for HashingReader<R> {
 /// sha256 and size of a file, streamed.
 pub(super) fn hash_file(path: &Path) -> Result<(u64, String), BundleError> {
     let read_err = |source| BundleError::Read { path: path.to_path_buf(), source };
-    let file = std::fs::File::open(path).map_err(read_err)?;
+    let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
     let mut reader = HashingReader::new(file);
     std::io::copy(&mut reader, &mut std::io::sink()).map_err(read_err)?;
     let size = reader.bytes;
@@ -164,11 +164,15 @@ pub(super) struct ReadArchive {
     pub others: Vec<String>,
 }
 
-/// Reads `path` (a `.tar.zst`), hashing every file and keeping files named in `keep` in memory.
+/// The most a metadata member (`manifest.json`, `SHA256SUMS`) read into memory may hold: a
+/// manifest of a few hundred files is a few tens of KB.
+pub(super) const MAX_KEPT: u64 = 8 << 20;
+
+/// Reads `path` (a `.tar.zst`), hashing every file and keeping files named in `keep` in memory
+/// (each at most [`MAX_KEPT`], else [`BundleError::MemberTooBig`]).
 pub(super) fn read(path: &Path, keep: &[&str]) -> Result<ReadArchive, BundleError> {
     let bad = |message: String| BundleError::NotABundle { path: path.to_path_buf(), message };
-    let file = std::fs::File::open(path)
-        .map_err(|source| BundleError::Read { path: path.to_path_buf(), source })?;
+    let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
     let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| bad(e.to_string()))?;
     let mut archive = tar::Archive::new(decoder);
     let mut out = ReadArchive::default();
@@ -182,7 +186,17 @@ pub(super) fn read(path: &Path, keep: &[&str]) -> Result<ReadArchive, BundleErro
                 let mut reader = HashingReader::new(&mut entry);
                 let bytes = if wanted {
                     let mut buf = Vec::new();
-                    reader.read_to_end(&mut buf).map_err(|e| bad(e.to_string()))?;
+                    (&mut reader)
+                        .take(MAX_KEPT + 1)
+                        .read_to_end(&mut buf)
+                        .map_err(|e| bad(e.to_string()))?;
+                    if buf.len() as u64 > MAX_KEPT {
+                        return Err(BundleError::MemberTooBig {
+                            path: path.to_path_buf(),
+                            member: name,
+                            limit: MAX_KEPT,
+                        });
+                    }
                     Some(buf)
                 } else {
                     std::io::copy(&mut reader, &mut std::io::sink())

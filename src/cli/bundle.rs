@@ -34,6 +34,10 @@ pub(crate) struct BundleArgs {
     /// Archive mtime and fallback build time, seconds since 1970.
     #[arg(long, value_name = "SECONDS", env = "SOURCE_DATE_EPOCH")]
     pub source_date_epoch: Option<String>,
+    /// Pack the target of a symlink in the qcomflash folder that points outside it and outside
+    /// the deploy folder (refused by default: a release holds only what the build produced).
+    #[arg(long)]
+    pub follow_external_links: bool,
     /// Re-read BUNDLE (.tar.zst) and fail on any missing, extra or changed file.
     #[arg(long, value_name = "BUNDLE", conflicts_with_all = ["image", "verify_report", "allow_unverified"])]
     pub check: Option<PathBuf>,
@@ -103,6 +107,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         allow_unverified: args.allow_unverified,
         cmdline: plan.map(|p| p.cmdline),
         source_date_epoch: epoch,
+        follow_external_links: args.follow_external_links,
     };
     bundle::verify_record(&request).map_err(input)?;
     bundle::find_qcomflash(&request.build_dir, &request.machine, &request.image).map_err(input)?;

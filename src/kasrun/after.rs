@@ -80,6 +80,8 @@ pub(crate) fn bundle_build(
         allow_unverified: false,
         cmdline: Some((expected.cmdline.join(" "), "rtbuild-plan.json (requested)".to_string())),
         source_date_epoch,
+        // `image --bundle` packs only what the build produced.
+        follow_external_links: false,
     };
     Ok(bundle::create(&request)?)
 }

@@ -3,6 +3,7 @@
 // Test code may unwrap and start processes directly (the harness is the test's runner).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod bounded_readers;
 mod bundle;
 mod doctor;
 mod error_contract;
@@ -29,6 +30,7 @@ mod report;
 mod reproducers;
 mod rt_guest;
 mod rt_suite;
+mod signals;
 mod sshd;
 mod testrun;
 mod testrun_abort;
