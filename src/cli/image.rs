@@ -29,9 +29,14 @@ pub(crate) struct ImageArgs {
     /// `<machine>-rt.lock.yml`, where kas reads it; no copying between repositories.
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
+    /// kas work folder (the repo checkouts; the build folder is its `build/`, as `bundle` and
+    /// `lock` look for it) [default: the parent of the generated folder, `rtbuild/`].
+    #[arg(long, value_name = "DIR", env = "KAS_WORK_DIR")]
+    pub work_dir: Option<PathBuf>,
 }
 
 pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let started = std::time::Instant::now();
     signals::install();
     let plan = args.plan.plan()?;
     let request = args.plan.request()?;
@@ -42,14 +47,16 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
         Some(_) => None,
         None => Some(Replan { request, catalog: args.plan.catalog()? }),
     };
+    let mut output = args.output.options();
+    output.work_dir = args.work_dir.as_deref().map(super::args::absolute);
     let options = ImageOptions {
-        output: args.output.options(),
+        output,
         setup: BuildSetup { launch, spec, caches },
         post,
         lock: args.lock,
         replan,
     };
-    let (result, after) = match crate::image::image(&plan, &options, &System, ui)? {
+    let built = match crate::image::image(&plan, &options, &System, ui)? {
         ImageOutcome::Planned(dry_run) => {
             if ui.json() {
                 ui.out_json(&dry_run)?;
@@ -58,11 +65,18 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
             }
             return Ok(Exit::Ok);
         }
-        ImageOutcome::Built { result, after } => (result, after),
+        ImageOutcome::Built { result, after, kas_secs } => (result, after, kas_secs),
     };
+    let (result, after, kas_secs) = built;
+    // rtbuild's own time: everything this command did outside kas (planning, generating,
+    // preflight, reading the build's output, verifying, bundling).
+    let overhead = (started.elapsed().as_secs_f64() - kas_secs).max(0.0);
+    let rtbuild_overhead_s = (overhead * 1000.0).round() / 1000.0;
+    ui.detail(format!("rtbuild's own time outside kas: {rtbuild_overhead_s:.2} s"));
     if ui.json() {
         ui.out_json(&ImageOutput {
             build: &result,
+            rtbuild_overhead_s,
             verify: after.verified.as_ref(),
             bundle: after.bundle.as_ref(),
         })?;
@@ -86,6 +100,8 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
 struct ImageOutput<'a> {
     #[serde(flatten)]
     build: &'a BuildResult,
+    /// Seconds this command spent outside kas (issue 27: under 1 s on a warm run).
+    rtbuild_overhead_s: f64,
     verify: Option<&'a Verified>,
     bundle: Option<&'a BundleOutcome>,
 }

@@ -22,6 +22,8 @@
 //! # Ok::<(), rtbuild::cyclictest::FileError>(())
 //! ```
 
+#[cfg(test)]
+mod chunked;
 mod error;
 mod hist;
 mod json;

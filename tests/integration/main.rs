@@ -5,6 +5,7 @@
 
 mod bounded_readers;
 mod bundle;
+mod ci_lint;
 mod doctor;
 mod error_contract;
 mod fixtures;
@@ -27,6 +28,7 @@ mod matrix_ci_setup;
 mod path_injection;
 mod real_upstream;
 mod report;
+mod report_long_lines;
 mod reproducers;
 mod rt_guest;
 mod rt_suite;
@@ -34,6 +36,7 @@ mod signals;
 mod sshd;
 mod testrun;
 mod testrun_abort;
+mod testrun_footprint;
 mod testrun_trace;
 mod tune_cli;
 mod upstream;
