@@ -154,7 +154,7 @@ proptest! {
         prop_assert!(kept.len() <= text.len() + text.lines().count() + 1);
         ends("ftrace::spike::analyze", move || {
             let spike = crate::ftrace::spike::analyze(&crate::ftrace::parse(&text));
-            let _ = crate::ftrace::rtla::breach(&text);
+            let _ = crate::ftrace::rtla::stop(&text);
             let _ = crate::ftrace::rtla::explanation(&text);
             spike.map(|s| s.explanation.len())
         });

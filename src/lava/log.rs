@@ -78,13 +78,33 @@ pub(crate) enum LogError {
 }
 
 /// Whether `head` (the start of a file) looks like a LAVA job log: a YAML list whose first
-/// entry has `dt`/`lvl` keys.
+/// entry has `dt`/`lvl` keys (the server's log, `lavacli jobs logs --raw`), or the same
+/// entries one flow mapping per line without the list dash (what `lava-run` run offline
+/// writes: its logger's plain stream handler, on stderr).
 pub(crate) fn looks_like(head: &str) -> bool {
     let Some(first) = head.lines().map(str::trim_start).find(|l| !l.is_empty()) else {
         return false;
     };
-    first.starts_with("- ")
-        && (first.contains("\"lvl\"") || first.contains("lvl:") || first.contains("\"dt\""))
+    let keyed = first.contains("\"lvl\"") || first.contains("lvl:") || first.contains("\"dt\"");
+    keyed && (first.starts_with("- ") || first.starts_with("{\"dt\""))
+}
+
+/// The entries of either log form (see [`looks_like`]).
+fn entries(text: &str) -> Result<Vec<Entry>, LogError> {
+    let listed = text
+        .lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty())
+        .is_some_and(|l| l.starts_with("- "));
+    if listed {
+        return serde_yaml::from_str(text).map_err(LogError::Yaml);
+    }
+    // lava-run's own lines: one mapping each. Anything else on its stderr (a Python warning)
+    // is not an entry.
+    text.lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_yaml::from_str(l).map_err(LogError::Yaml))
+        .collect()
 }
 
 /// `[ 1234.567890] text`: a kernel message on the console.
@@ -101,9 +121,30 @@ fn kernel_message(line: &str) -> bool {
         && frac.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// A console line as the target printed it. LAVA's console logger (`ShellLogger` in
+/// `lava_dispatcher/shell.py`) prefixes every `"` of a target line with a backslash before the
+/// line reaches the log (in `lava-run`'s output and the server's log alike), so JSON printed by
+/// the board arrives as `{\"key\": 1}`. Every `"` in such a message was escaped, so dropping
+/// one backslash before each `"` gives the line back exactly (a `\"` the board printed was
+/// logged as `\\"`); a line with no escaped quote is left as it is.
+fn unescape_console(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains("\\\"") {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&'"') {
+            continue;
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Parses a whole job log.
 pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
-    let entries: Vec<Entry> = serde_yaml::from_str(text).map_err(LogError::Yaml)?;
+    let entries = entries(text)?;
     let mut log = LavaLog::default();
     let mut open: Option<RawOutput> = None;
     let lines = entries
@@ -111,13 +152,14 @@ pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
         .filter(|e| e.lvl == "target")
         .filter_map(|e| e.msg.as_str())
         .flat_map(str::lines)
-        .map(|l| l.trim_end_matches('\r'));
+        .map(|l| unescape_console(l.trim_end_matches('\r')));
     let list = |value: Option<&str>| -> Vec<String> {
         value.map_or_else(Vec::new, |v| {
             v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
         })
     };
     for line in lines {
+        let line: &str = &line;
         if let Some(fields) = markers::fields(line, markers::RUN) {
             let get = |key| markers::get(&fields, key);
             log.machine = get("machine").map(str::to_string);
@@ -255,5 +297,26 @@ mod tests {
         assert!(!looks_like("{\"thread\": {}}"));
         assert!(matches!(parse(&entry("target", "hello")), Err(LogError::NoRaw)));
         assert!(matches!(parse("- [unclosed"), Err(LogError::Yaml(_))));
+    }
+
+    /// A line the way LAVA's console logger stores it: every `"` of the board's line behind a
+    /// backslash (`{\"a\": 1}`), a backslash-quote the board printed as `\\"`.
+    #[test]
+    fn console_lines_get_their_quotes_back() {
+        assert_eq!(super::unescape_console(r#"{\"a\": \"x\\"y\"}"#), r#"{"a": "x\"y"}"#);
+        assert_eq!(super::unescape_console("no quotes [1.5] \\n"), "no quotes [1.5] \\n");
+    }
+
+    /// `lava-run` offline: one flow mapping per line, no list dash, maybe other stderr lines.
+    #[test]
+    fn lava_run_lines_without_the_list_dash_are_a_log() {
+        let text = "{\"dt\": \"2026-12-01T22:00:00.000000\", \"lvl\": \"info\", \"msg\": \"start\"}\n\
+                    /usr/lib/python3/dist-packages/x.py:1: DeprecationWarning: y\n\
+                    {\"dt\": \"2026-12-01T22:00:01.000000\", \"lvl\": \"target\", \"msg\": \"<<<RTBUILD-RAW-BEGIN scenario=idle>>>\"}\n";
+        assert!(super::looks_like(text));
+        let entries = super::entries(text).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[1].lvl, "target");
+        assert!(!super::looks_like("{\"a\": 1}\n"));
     }
 }

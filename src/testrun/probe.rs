@@ -9,6 +9,11 @@ use crate::plan::CpuSet;
 use crate::tune::CpuLayout;
 
 impl Probe {
+    /// Whether cyclictest's measuring (SCHED_FIFO) threads were up when this was taken.
+    pub(super) fn measuring(&self) -> bool {
+        self.cyclictest.iter().any(|t| t.policy == Some(1))
+    }
+
     /// Reads the helper's `ctpid N` and `ct|load TID|ALLOWED|STAT…|COMM` lines.
     pub(crate) fn parse(text: &str) -> Probe {
         let mut probe = Probe::default();

@@ -128,22 +128,25 @@ impl Run<'_> {
         }
         let text = std::fs::read_to_string(&stdout).unwrap_or_default();
         self.record.scenarios[index].raw_files.push(raw);
-        match crate::ftrace::rtla::breach(&text) {
-            Some((cpu, latency_us)) => {
+        // A stop on the thread or the IRQ latency, or (rtla 6.1) a stop with no analysis: the
+        // output and rtla's own trace are kept either way, never nothing.
+        match crate::ftrace::rtla::stop(&text) {
+            Some(stop) => {
                 let file = format!("trace-{name}.txt");
                 let _ = std::fs::write(self.req.out.join(&file), &text);
-                if let Some(trace) = self.helper(&["fetch", &self.state, "timerlat_trace.txt"]) {
-                    let _ = std::fs::write(
-                        self.req.out.join(format!("trace-{name}.timerlat.txt")),
-                        trace,
-                    );
+                let timerlat = format!("trace-{name}.timerlat.txt");
+                let kept = self.helper(&["fetch", &self.state, "timerlat_trace.txt"]).is_some_and(
+                    |trace| std::fs::write(self.req.out.join(&timerlat), trace).is_ok(),
+                );
+                let mut explanation = crate::ftrace::rtla::explanation(&text);
+                if stop.kind == crate::ftrace::rtla::StopKind::Unanalysed && !kept {
+                    explanation.push_str(" (but rtla saved no timerlat_trace.txt)");
                 }
-                let explanation = crate::ftrace::rtla::explanation(&text);
                 self.ui.status("Spike", format!("{name}: {explanation}"));
                 self.record.scenarios[index].trace = Some(TraceRecord {
                     file,
-                    cpu: Some(cpu),
-                    latency_us: Some(latency_us),
+                    cpu: stop.cpu,
+                    latency_us: stop.latency_us,
                     tid: None,
                     explanation: Some(explanation),
                 });

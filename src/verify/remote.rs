@@ -37,6 +37,46 @@ fn text(bytes: Vec<u8>) -> String {
     String::from_utf8_lossy(&bytes).trim().to_string()
 }
 
+/// The running kernel's configuration: `/proc/config.gz` when the kernel carries it
+/// (`CONFIG_IKCONFIG_PROC`), else `/boot/config-$(uname -r)`, where distribution kernels (Debian's
+/// `linux-image-*-rt-*` among them) install it. Neither found: a note, options not checked.
+fn read_config(target: &SshTarget, evidence: &mut Evidence) -> Result<(), VerifyError> {
+    let mut tried = vec!["/proc/config.gz".to_string()];
+    // The release names a file in /boot: refuse one that could point anywhere else.
+    let boot = |target: &SshTarget| -> Result<Option<String>, VerifyError> {
+        let release = remote(target, &["uname", "-r"])?.map(text);
+        Ok(release.filter(|r| release_ok(r)).map(|r| format!("/boot/config-{r}")))
+    };
+    let mut path = "/proc/config.gz".to_string();
+    let mut bytes = remote(target, &["cat", &path])?.filter(|b| !b.is_empty());
+    if bytes.is_none()
+        && let Some(boot_path) = boot(target)?
+    {
+        bytes = remote(target, &["cat", &boot_path])?.filter(|b| !b.is_empty());
+        tried.push(boot_path.clone());
+        path = boot_path;
+    }
+    if let Some(bytes) = bytes {
+        match KernelConfig::read(bytes.as_slice()) {
+            Ok(config) => evidence.config = Some(Found::new(config, path)),
+            Err(e) => evidence.notes.push(format!("{path} is unreadable: {e}")),
+        }
+        return Ok(());
+    }
+    evidence.notes.push(format!(
+        "no kernel configuration on the target ({} missing; CONFIG_IKCONFIG_PROC off); options not checked",
+        tried.join(", ")
+    ));
+    Ok(())
+}
+
+/// A kernel release as `uname -r` prints it: one file-name-safe word.
+fn release_ok(release: &str) -> bool {
+    !release.is_empty()
+        && !release.starts_with('.')
+        && release.bytes().all(|b| b.is_ascii_alphanumeric() || b"._+-~".contains(&b))
+}
+
 /// Evidence read from a running target.
 pub(super) fn evidence(target: &SshTarget) -> Result<Evidence, VerifyError> {
     let mut evidence = Evidence::new("live target");
@@ -45,15 +85,7 @@ pub(super) fn evidence(target: &SshTarget) -> Result<Evidence, VerifyError> {
         message: "`uname -v` failed; is it a Linux system?".to_string(),
     })?;
     evidence.version = Some(Found::new(text(version), "uname -v"));
-    match remote(target, &["cat", "/proc/config.gz"])? {
-        Some(bytes) if !bytes.is_empty() => match KernelConfig::read(bytes.as_slice()) {
-            Ok(config) => evidence.config = Some(Found::new(config, "/proc/config.gz")),
-            Err(e) => evidence.notes.push(format!("/proc/config.gz is unreadable: {e}")),
-        },
-        _ => evidence.notes.push(
-            "/proc/config.gz is missing (CONFIG_IKCONFIG_PROC off); options not checked".into(),
-        ),
-    }
+    read_config(target, &mut evidence)?;
     if let Some(cmdline) = remote(target, &["cat", "/proc/cmdline"])? {
         evidence.cmdline = Some(Found::new(text(cmdline), "/proc/cmdline"));
     }
@@ -75,4 +107,19 @@ pub(super) fn evidence(target: &SshTarget) -> Result<Evidence, VerifyError> {
     let tools: Vec<&str> = TOOLS.iter().map(|(_, t)| *t).collect();
     evidence.packages = Some(Found::new(installed, format!("{} on PATH", tools.join(", "))));
     Ok(evidence)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::release_ok;
+
+    #[test]
+    fn a_release_is_one_file_name_word() {
+        for good in ["6.1.0-41-rt-amd64", "6.18.0+rt", "5.15.0~rc1"] {
+            assert!(release_ok(good), "{good}");
+        }
+        for bad in ["", "../../etc/shadow", "6.1 x", "..", "a/b", ".hidden", "6.1\n"] {
+            assert!(!release_ok(bad), "{bad:?}");
+        }
+    }
 }

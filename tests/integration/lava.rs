@@ -449,7 +449,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
 }
 
 /// This machine's online CPUs as a catalog board: the last CPU is the RT CPU.
-fn host_board(dir: &Path) -> (u32, String) {
+pub(crate) fn host_board(dir: &Path) -> (u32, String) {
     let online = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let last: u32 = online.trim().rsplit([',', '-']).next().unwrap().parse().unwrap();
     assert!(last >= 1, "the LAVA step test needs two CPUs (one RT, one housekeeping)");
@@ -486,7 +486,7 @@ fn entry(lvl: &str, msg: &str) -> String {
 }
 
 /// The parts of a report scenario that must not depend on where the output was read from.
-fn comparable(scenario: &Value) -> Value {
+pub(crate) fn comparable(scenario: &Value) -> Value {
     let mut s = scenario.clone();
     let obj = s.as_object_mut().unwrap();
     for key in ["files", "warnings", "notes"] {
@@ -502,7 +502,7 @@ fn comparable(scenario: &Value) -> Value {
 /// Runs the test steps of `root/job.yaml` here as LAVA runs them on the board (one script,
 /// `set -e` and `set -x`), with the FAKE `lava-test-case` (recording into `root/cases.txt`)
 /// and `rtbuild-tune.sh`, `$TMPDIR` in `root/tmp`; returns the console output.
-fn run_job_steps(root: &Path) -> String {
+pub(crate) fn run_job_steps(root: &Path) -> String {
     let job: Value =
         serde_yaml::from_str(&fs::read_to_string(root.join("job.yaml")).unwrap()).unwrap();
     let test = job["actions"].as_array().unwrap().last().unwrap().clone();
