@@ -105,6 +105,7 @@ struct Context<'a> {
     patches: Vec<&'a str>,
     settings: Vec<String>,
     local_conf: String,
+    cve_check: bool,
 }
 
 /// Renders the kas file, the plan file and the layer for `plan`.
@@ -184,6 +185,7 @@ fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
         patches: plan.patches.iter().map(|p| p.name.as_str()).collect(),
         settings: plan.rt_fragment.iter().map(ToString::to_string).collect(),
         local_conf: String::new(),
+        cve_check: plan.cve_check,
     }
 }
 
