@@ -30,6 +30,8 @@ mod testrun_abort;
 mod testrun_trace;
 mod tune_cli;
 mod upstream;
+mod spdx_fixture;
 mod verify;
 mod verify_kconfig;
 mod verify_remote;
+mod verify_shipped;
