@@ -164,8 +164,9 @@ pub(super) struct ReadArchive {
     pub others: Vec<String>,
 }
 
-/// Reads `path` (a `.tar.zst`), hashing every file and keeping files named in `keep` in memory.
-pub(super) fn read(path: &Path, keep: &[&str]) -> Result<ReadArchive, BundleError> {
+/// Reads `path` (a `.tar.zst`), hashing every file and keeping in memory the files whose
+/// archive path `keep` accepts.
+pub(super) fn read(path: &Path, keep: &dyn Fn(&str) -> bool) -> Result<ReadArchive, BundleError> {
     let bad = |message: String| BundleError::NotABundle { path: path.to_path_buf(), message };
     let file = std::fs::File::open(path)
         .map_err(|source| BundleError::Read { path: path.to_path_buf(), source })?;
@@ -178,7 +179,7 @@ pub(super) fn read(path: &Path, keep: &[&str]) -> Result<ReadArchive, BundleErro
         match entry.header().entry_type() {
             tar::EntryType::Directory => out.dirs.push(name),
             tar::EntryType::Regular => {
-                let wanted = keep.iter().any(|k| name.ends_with(&format!("/{k}")));
+                let wanted = keep(&name);
                 let mut reader = HashingReader::new(&mut entry);
                 let bytes = if wanted {
                     let mut buf = Vec::new();

@@ -34,8 +34,16 @@ pub(crate) struct BundleArgs {
     /// Archive mtime and fallback build time, seconds since 1970.
     #[arg(long, value_name = "SECONDS", env = "SOURCE_DATE_EPOCH")]
     pub source_date_epoch: Option<String>,
+    /// The resolved kas configuration of the build (`kas dump --resolve-refs --resolve-local
+    /// --resolve-env`) [default: <dir>/kas-dump.yml, which `rtbuild image --bundle` writes].
+    #[arg(long, value_name = "FILE")]
+    pub kas_dump: Option<PathBuf>,
+    /// An `rtbuild test` result folder of this image: its run.json (and report) go into the
+    /// bundle, after checking that the run measured this kernel.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub measurement: Option<PathBuf>,
     /// Re-read BUNDLE (.tar.zst) and fail on any missing, extra or changed file.
-    #[arg(long, value_name = "BUNDLE", conflicts_with_all = ["image", "verify_report", "allow_unverified"])]
+    #[arg(long, value_name = "BUNDLE", conflicts_with_all = ["image", "verify_report", "allow_unverified", "kas_dump", "measurement"])]
     pub check: Option<PathBuf>,
 }
 
@@ -103,6 +111,12 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         allow_unverified: args.allow_unverified,
         cmdline: plan.map(|p| p.cmdline),
         source_date_epoch: epoch,
+        verify_file: verify_report.clone(),
+        kas_dump: args.kas_dump.clone().map(|p| absolute(&p)).or_else(|| {
+            let left = gen_dir.as_ref()?.join(bundle::KAS_DUMP_FILE);
+            left.is_file().then_some(left)
+        }),
+        measurement: args.measurement.clone().map(|p| absolute(&p)),
     };
     bundle::verify_record(&request).map_err(input)?;
     bundle::find_qcomflash(&request.build_dir, &request.machine, &request.image).map_err(input)?;
@@ -136,6 +150,17 @@ fn check(archive: &std::path::Path, ui: &Ui) -> anyhow::Result<Exit> {
             let path = if p.path.is_empty() { String::new() } else { format!("{} ", p.path) };
             ui.out(format!("{:<10} {path}{}", p.kind, p.detail));
         }
+    }
+    if let Some(counts) = &report.unpatched_cves
+        && !ui.json()
+    {
+        let total: usize = counts.values().sum();
+        let by: Vec<String> = ["critical", "high", "medium", "low", "none", "unknown"]
+            .iter()
+            .filter_map(|s| counts.get(*s).map(|n| format!("{s} {n}")))
+            .collect();
+        let by = if by.is_empty() { String::new() } else { format!(" ({})", by.join(", ")) };
+        ui.out(format!("unpatched CVEs: {total}{by}"));
     }
     if report.passed {
         ui.status("Checked", format!("{} files match the manifest", report.files));

@@ -8,6 +8,7 @@
 //! | `run.json` | [`run_json::RunRecord`] | `test` | `report` |
 //! | `report --json` | [`report_json::Report`] | `report` | `report --baseline` |
 //! | SPDX 3 image SBOM / VEX | [`spdx_json::SpdxFile`] | oe-core `create-spdx`, `sbom-cve-check` | `verify`, `bundle` |
+//! | kas provenance statement | [`provenance_json::Statement`] | `kas build --provenance` | `bundle` |
 //! | cyclictest `--json` | [`cyclictest_json::CyclictestJson`] | cyclictest | `report`, `test` |
 //!
 //! rtbuild's own files carry a `schema` number. [`read_json`] checks it before anything else:
@@ -17,6 +18,7 @@
 
 pub(crate) mod cyclictest_json;
 pub(crate) mod plan_json;
+pub(crate) mod provenance_json;
 pub(crate) mod report_json;
 pub(crate) mod run_json;
 pub(crate) mod spdx_json;

@@ -143,7 +143,7 @@ pub(crate) fn image(
     let expected = followed.as_ref().unwrap_or(plan).expectations();
     let result = run::build(&job, runner, ui)?;
     run::report(&result, ui);
-    let after = after_build(&result, &job, &expected, options.post, ui)?;
+    let after = after_build(&result, &job, &expected, options.post, runner, ui)?;
     Ok(ImageOutcome::Built { result, after })
 }
 
