@@ -9,6 +9,7 @@
 mod archive;
 mod check;
 mod deploy;
+mod diff;
 mod error;
 mod manifest;
 mod release;
@@ -17,10 +18,10 @@ mod sources;
 
 pub(crate) use check::check;
 pub(crate) use deploy::find as find_qcomflash;
+pub(crate) use diff::diff;
 pub(crate) use error::BundleError;
 pub(crate) use manifest::{
-    BuildTime, BundleManifest, FileEntry, KernelInfo, MANIFEST_FORMAT, ReleaseRecord,
-    VerifyRecord,
+    BuildTime, BundleManifest, FileEntry, KernelInfo, MANIFEST_FORMAT, ReleaseRecord, VerifyRecord,
 };
 pub(crate) use release::KAS_DUMP_FILE;
 pub(crate) use sources::VerifySummary;
@@ -207,6 +208,14 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
     })
 }
 
+/// Refuses a `--measurement` that did not measure this image's kernel; callers may call it
+/// early to fail before anything else runs ([`create`] checks again).
+pub(crate) fn check_measurement(request: &BundleRequest) -> Result<(), BundleError> {
+    let Some(run_dir) = &request.measurement else { return Ok(()) };
+    let version = request.verify.as_ref().and_then(|v| v.kernel_version.as_deref());
+    release::measurement(&mut Vec::new(), run_dir, version)
+}
+
 /// The release evidence of `request` (see [`release`]).
 fn release_files(
     request: &BundleRequest,
@@ -223,7 +232,8 @@ fn release_files(
     if let Some(kas_file) = &request.kas_file {
         let lock = crate::lock::lock_path_for(kas_file);
         if lock.is_file() {
-            let name = lock.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name =
+                lock.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             release::add(&mut out, release::ROLE_LOCK, &lock, &name, None)?;
         }
         let plan = kas_file.with_file_name(plan_json::FILE);

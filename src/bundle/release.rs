@@ -63,7 +63,13 @@ pub(super) fn add(
     let (size, sha256) = archive::hash_file(path)?;
     let inside = format!("{RELEASE_DIR}/{name}");
     out.push(Packed {
-        record: ReleaseRecord { role: role.into(), path: inside, size, sha256: sha256.clone(), subject },
+        record: ReleaseRecord {
+            role: role.into(),
+            path: inside,
+            size,
+            sha256: sha256.clone(),
+            subject,
+        },
         source: Source::File { path: path.to_path_buf(), sha256 },
     });
     Ok(())
@@ -111,11 +117,17 @@ mod tests {
         let deploy = dir.path().join("deploy");
         std::fs::create_dir_all(&deploy).unwrap();
         std::fs::write(deploy.join("img-m.rootfs-20260101.spdx.json"), "{}").unwrap();
-        std::os::unix::fs::symlink("img-m.rootfs-20260101.spdx.json", deploy.join("img-m.rootfs.spdx.json"))
-            .unwrap();
+        std::os::unix::fs::symlink(
+            "img-m.rootfs-20260101.spdx.json",
+            deploy.join("img-m.rootfs.spdx.json"),
+        )
+        .unwrap();
         std::fs::write(dir.path().join("secret"), "x").unwrap();
-        std::os::unix::fs::symlink("../secret", deploy.join("img-m.rootfs.sbom-cve-check.spdx.json"))
-            .unwrap();
+        std::os::unix::fs::symlink(
+            "../secret",
+            deploy.join("img-m.rootfs.sbom-cve-check.spdx.json"),
+        )
+        .unwrap();
         let (_, name) = deployed(&deploy, "img-m.rootfs.spdx.json").unwrap();
         assert_eq!(name, "img-m.rootfs-20260101.spdx.json");
         assert!(deployed(&deploy, "img-m.rootfs.sbom-cve-check.spdx.json").is_none());
@@ -142,16 +154,19 @@ pub(super) fn measurement(
         return Err(bad("not a regular file of at most 64 MiB".into()));
     }
     let text = std::fs::read_to_string(&run_json).map_err(|e| bad(e.to_string()))?;
-    let record = crate::formats::run_json::RunRecord::parse(&text).map_err(|e| bad(e.to_string()))?;
+    let record =
+        crate::formats::run_json::RunRecord::parse(&text).map_err(|e| bad(e.to_string()))?;
     let uname = record.fingerprint.as_ref().map(|f| f.uname.clone()).unwrap_or_default();
     let Some(version) = kernel_version else {
         return Err(bad("the verify result names no kernel version to compare the run with; \
-                        verify the deployed image first".into()));
+                        verify the deployed image first"
+            .into()));
     };
     let release = version.split_whitespace().next().unwrap_or_default();
     let uts = version.find('#').map_or("", |at| version[at..].trim());
     let tokens: Vec<&str> = uname.split_whitespace().collect();
-    if release.is_empty() || !tokens.contains(&release) || (!uts.is_empty() && !uname.contains(uts)) {
+    if release.is_empty() || !tokens.contains(&release) || (!uts.is_empty() && !uname.contains(uts))
+    {
         return Err(bad(format!(
             "the run measured `{uname}`, not this image's kernel {release} {uts}"
         )));
@@ -177,7 +192,8 @@ pub(super) fn provenance(
     if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
         return Ok(());
     }
-    let bytes = std::fs::read(&path).map_err(|source| BundleError::Read { path: path.clone(), source })?;
+    let bytes =
+        std::fs::read(&path).map_err(|source| BundleError::Read { path: path.clone(), source })?;
     let statement = crate::formats::provenance_json::Statement::parse(&bytes)
         .map_err(|message| BundleError::Provenance { path: path.clone(), message })?;
     add(out, ROLE_PROVENANCE, &path, "kas-build.provenance.json", None)?;

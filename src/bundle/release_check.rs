@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::archive::ReadEntry;
 use super::manifest::BundleManifest;
-use super::release::{ROLE_KAS_DUMP, ROLE_LOCK, ROLE_PROVENANCE, ROLE_VEX, RELEASE_DIR};
+use super::release::{RELEASE_DIR, ROLE_KAS_DUMP, ROLE_LOCK, ROLE_PROVENANCE, ROLE_VEX};
 use crate::formats::provenance_json::Statement;
 use crate::formats::spdx_json::SpdxFile;
 
@@ -27,7 +27,8 @@ pub(super) struct ReleaseCheck {
 /// The archive members kept in memory for these checks: the release documents, not the
 /// artifacts (a qcomflash tarball is large and only its sha256 matters).
 pub(super) fn keeps(name: &str) -> bool {
-    name.contains(&format!("/{RELEASE_DIR}/")) && !name.contains(&format!("/{RELEASE_DIR}/artifacts/"))
+    name.contains(&format!("/{RELEASE_DIR}/"))
+        && !name.contains(&format!("/{RELEASE_DIR}/artifacts/"))
 }
 
 /// Checks `manifest`'s release files against the archive's `files` (path inside the top
@@ -139,7 +140,8 @@ fn lock_covers_dump(lock_path: &str, lock: &[u8], dump: &[u8]) -> Vec<Found> {
         )));
     }
     if !moved.is_empty() {
-        found.push(problem(format!("pins other commits than the build used: {}", moved.join(", "))));
+        found
+            .push(problem(format!("pins other commits than the build used: {}", moved.join(", "))));
     }
     found
 }
@@ -157,7 +159,9 @@ mod tests {
             "header:\n  version: 14\nrepos:\n  oe-core:\n    url: https://x/oe-core\n    commit: {C1}\n  \
              meta-qcom:\n    url: https://x/meta-qcom\n    commit: {C2}\n  rtbuild:\n    layers:\n      meta-rtbuild:\n"
         );
-        let lock = format!("header:\n  version: 14\noverrides:\n  repos:\n    oe-core:\n      commit: {C1}\n");
+        let lock = format!(
+            "header:\n  version: 14\noverrides:\n  repos:\n    oe-core:\n      commit: {C1}\n"
+        );
         let found = lock_covers_dump("release/x.lock.yml", lock.as_bytes(), dump.as_bytes());
         assert_eq!(found.len(), 1);
         assert_eq!(
@@ -168,7 +172,10 @@ mod tests {
             "header:\n  version: 14\noverrides:\n  repos:\n    oe-core:\n      commit: {C2}\n    meta-qcom:\n      commit: {C2}\n"
         );
         let found = lock_covers_dump("l", lock.as_bytes(), dump.as_bytes());
-        assert_eq!(found[0].detail, format!("pins other commits than the build used: oe-core (lock {C2}, build {C1})"));
+        assert_eq!(
+            found[0].detail,
+            format!("pins other commits than the build used: oe-core (lock {C2}, build {C1})")
+        );
         let lock = format!(
             "header:\n  version: 14\noverrides:\n  repos:\n    oe-core:\n      commit: {C1}\n    meta-qcom:\n      commit: {C2}\n"
         );
@@ -237,6 +244,10 @@ mod provenance_tests {
                 "subject gone.tar.gz is not a file of the bundle",
             ]
         );
-        assert!(found.iter().all(|f| f.kind == "provenance" && f.path == "release/kas-build.provenance.json"));
+        assert!(
+            found
+                .iter()
+                .all(|f| f.kind == "provenance" && f.path == "release/kas-build.provenance.json")
+        );
     }
 }

@@ -9,6 +9,7 @@
 //! | `report --json` | [`report_json::Report`] | `report` | `report --baseline` |
 //! | SPDX 3 image SBOM / VEX | [`spdx_json::SpdxFile`] | oe-core `create-spdx`, `sbom-cve-check` | `verify`, `bundle` |
 //! | kas provenance statement | [`provenance_json::Statement`] | `kas build --provenance` | `bundle` |
+//! | `bundle --diff --json` | [`bundle_diff_json::BundleDiff`] | `bundle --diff` | (people, CI) |
 //! | cyclictest `--json` | [`cyclictest_json::CyclictestJson`] | cyclictest | `report`, `test` |
 //!
 //! rtbuild's own files carry a `schema` number. [`read_json`] checks it before anything else:
@@ -16,6 +17,7 @@
 //! version than this rtbuild knows is refused with a message saying to upgrade. Unknown fields
 //! are ignored, so a newer rtbuild may add fields within a version.
 
+pub(crate) mod bundle_diff_json;
 pub(crate) mod cyclictest_json;
 pub(crate) mod plan_json;
 pub(crate) mod provenance_json;

@@ -160,7 +160,9 @@ impl SpdxFile {
 fn bare_value(value: &str) -> bool {
     matches!(value, "y" | "m" | "n")
         || (!value.is_empty() && value.trim_start_matches('-').bytes().all(|b| b.is_ascii_digit()))
-        || value.strip_prefix("0x").is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        || value
+            .strip_prefix("0x")
+            .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@ use crate::bundle::BundleOutcome;
 use crate::exit::InputError;
 use crate::kasrun::after::{self, Verified};
 use crate::kasrun::command::{self, BuildSpec};
-use crate::runner::{Runner, check_status};
 use crate::kasrun::report::{BuildResult, BuildStatus};
 use crate::kasrun::run::BuildJob;
 use crate::plan::Expectations;
+use crate::runner::{Runner, check_status};
 use crate::ui::Ui;
 
 /// The post-build steps that apply to one build.

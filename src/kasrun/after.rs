@@ -35,7 +35,9 @@ pub(crate) enum AfterError {
     Verify(#[from] VerifyError),
     #[error(transparent)]
     Bundle(#[from] BundleError),
-    #[error("cannot keep the resolved kas configuration: {0}; check that kas can read the build's repos")]
+    #[error(
+        "cannot keep the resolved kas configuration: {0}; check that kas can read the build's repos"
+    )]
     Dump(String),
     #[error("cannot write {}: {source}; make sure you may write to that folder", .path.display())]
     Write {

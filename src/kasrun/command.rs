@@ -237,7 +237,13 @@ mod tests {
         let cmd = kas_build(Path::new("kas"), &layout(), &dirs(), &spec);
         assert_eq!(
             cmd.argv(),
-            ["kas", "build", "--provenance", "mode=max", "/w/rtbuild/m/m-rt.yml:/w/rtbuild/m/caches.yml"]
+            [
+                "kas",
+                "build",
+                "--provenance",
+                "mode=max",
+                "/w/rtbuild/m/m-rt.yml:/w/rtbuild/m/caches.yml"
+            ]
         );
     }
 

@@ -27,7 +27,9 @@ pub(super) fn is_build_dir(dir: &Path) -> bool {
 /// children (and those of `dir/build`, kas's default build folder).
 fn tmp_dirs(dir: &Path) -> Vec<PathBuf> {
     let is_tmp = |d: &Path| {
-        d.join("work").is_dir() || d.join("work-shared").is_dir() || d.join("deploy/images").is_dir()
+        d.join("work").is_dir()
+            || d.join("work-shared").is_dir()
+            || d.join("deploy/images").is_dir()
     };
     if is_tmp(dir) {
         return vec![dir.to_path_buf()];

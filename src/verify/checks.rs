@@ -164,7 +164,8 @@ mod tests {
     #[test]
     fn a_plan_for_rtla_requires_both_tracers_even_when_its_option_list_lacks_them() {
         let mut evidence = Evidence::new("kernel config");
-        let config = KernelConfig::parse(b"CONFIG_PREEMPT_RT=y\nCONFIG_OSNOISE_TRACER=y\n").unwrap();
+        let config =
+            KernelConfig::parse(b"CONFIG_PREEMPT_RT=y\nCONFIG_OSNOISE_TRACER=y\n").unwrap();
         evidence.config = Some(Found::new(config, ".config"));
         let mut plan = expectations();
         let checks = run(&evidence, Some(&plan));

@@ -104,7 +104,8 @@ pub(super) fn warnings(
     kernel_source: Option<&Path>,
     fragments: &[PathBuf],
 ) -> Vec<Warning> {
-    let mut known: Vec<Fragment> = fragments.iter().filter_map(|p| read_fragment(p, None)).collect();
+    let mut known: Vec<Fragment> =
+        fragments.iter().filter_map(|p| read_fragment(p, None)).collect();
     if let Some(src) = kernel_source {
         known.extend(source_fragments(src));
     }

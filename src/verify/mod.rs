@@ -17,9 +17,9 @@ mod error;
 mod evidence;
 mod fat;
 mod files;
-mod latency;
 pub(crate) mod junit;
 pub(crate) mod kconfig_check;
+mod latency;
 mod remote;
 mod report;
 

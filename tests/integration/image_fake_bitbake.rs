@@ -524,8 +524,12 @@ fn image_with_fake_bitbake_provenance_bundle_binds_the_release_evidence() {
         &std::fs::read(out.join("build/attestation/kas-build.provenance.json")).unwrap(),
     )
     .unwrap();
-    let mut names: Vec<&str> =
-        statement["subject"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let mut names: Vec<&str> = statement["subject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     names.sort();
     assert_eq!(
         names,

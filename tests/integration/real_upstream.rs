@@ -169,7 +169,10 @@ fn real_bitbake_parses_the_generated_layer_for_two_boards_with_different_rt_cpus
     assert!(vars["INHERIT"].split_whitespace().any(|c| c == "create-spdx"));
     // --analyzer rtla: both tracers in rtbuild's fragment and in the plan verify reads.
     let fragment = std::fs::read_to_string(
-        kas_b.parent().unwrap().join("meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg"),
+        kas_b
+            .parent()
+            .unwrap()
+            .join("meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg"),
     )
     .unwrap();
     for option in ["CONFIG_TIMERLAT_TRACER=y", "CONFIG_OSNOISE_TRACER=y"] {

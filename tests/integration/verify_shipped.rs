@@ -11,7 +11,8 @@ use crate::verify::{RT_CONFIG, test_built_image};
 
 const DEPLOY: &str = "build/tmp/deploy/images/rb3gen2-core-kit";
 const STEM: &str = "qcom-multimedia-image-rb3gen2-core-kit.rootfs";
-const B_CONFIG: &str = "build/tmp/work/rb3gen2_core_kit-qcom-linux/linux-qcom-rt/6.18.37/build/.config";
+const B_CONFIG: &str =
+    "build/tmp/work/rb3gen2_core_kit-qcom-linux/linux-qcom-rt/6.18.37/build/.config";
 /// What an earlier cold build left in `${B}`: no PREEMPT_RT.
 const OLD_CONFIG: &str = "CONFIG_EXPERT=y\nCONFIG_PREEMPT=y\n# CONFIG_PREEMPT_RT is not set\n";
 
@@ -28,7 +29,8 @@ fn deploy_qcomflash(test: Test, config: &str) -> Test {
     let image = test_built_image(config.as_bytes(), "#1 SMP PREEMPT_RT Tue Jul 1 2026");
     let folder = format!("{STEM}-20260701120000.qcomflash");
     let test = test.file(&format!("{DEPLOY}/{folder}/vmlinux"), image);
-    std::os::unix::fs::symlink(&folder, test.path().join(format!("{DEPLOY}/{STEM}.qcomflash"))).unwrap();
+    std::os::unix::fs::symlink(&folder, test.path().join(format!("{DEPLOY}/{STEM}.qcomflash")))
+        .unwrap();
     test
 }
 
@@ -46,9 +48,9 @@ fn check<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 }
 
 fn notes(json: &serde_json::Value) -> Vec<String> {
-    report(json)["notes"].as_array().map_or_else(Vec::new, |n| {
-        n.iter().map(|v| v.as_str().unwrap().to_string()).collect()
-    })
+    report(json)["notes"]
+        .as_array()
+        .map_or_else(Vec::new, |n| n.iter().map(|v| v.as_str().unwrap().to_string()).collect())
 }
 
 #[test]
@@ -85,12 +87,16 @@ fn without_ikconfig_the_image_sboms_kernel_config_is_read() {
     image.extend_from_slice(b"Linux version 6.18.37-rt (oe@b) #1 SMP PREEMPT_RT Tue Jul 1\n\0");
     let folder = format!("{STEM}-20260701120000.qcomflash");
     let test = build_folder(Test::new()).file(&format!("{DEPLOY}/{folder}/vmlinux"), image);
-    std::os::unix::fs::symlink(&folder, test.path().join(format!("{DEPLOY}/{STEM}.qcomflash"))).unwrap();
+    std::os::unix::fs::symlink(&folder, test.path().join(format!("{DEPLOY}/{STEM}.qcomflash")))
+        .unwrap();
     let sbom = test.path().join(format!("{DEPLOY}/{STEM}-20260701120000.spdx.json"));
     let spec = Spec { kernel_config: spdx_fixture::config_pairs(RT_CONFIG), ..Spec::default() };
     spdx_fixture::make(&spec, &sbom, None);
-    std::os::unix::fs::symlink(sbom.file_name().unwrap(), test.path().join(format!("{DEPLOY}/{STEM}.spdx.json")))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        sbom.file_name().unwrap(),
+        test.path().join(format!("{DEPLOY}/{STEM}.spdx.json")),
+    )
+    .unwrap();
     let run = test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run();
     let json = run.ignore_stderr().success().json();
     let rt = check(&json, "CONFIG_PREEMPT_RT");
@@ -106,7 +112,8 @@ fn a_qcomflash_kernel_without_any_config_does_not_fall_back_on_the_stale_config(
     image.extend_from_slice(b"Linux version 6.18.37-rt (oe@b) #1 SMP PREEMPT_RT Tue Jul 1\n\0");
     let folder = format!("{STEM}-20260701120000.qcomflash");
     let test = build_folder(Test::new()).file(&format!("{DEPLOY}/{folder}/vmlinux"), image);
-    std::os::unix::fs::symlink(&folder, test.path().join(format!("{DEPLOY}/{STEM}.qcomflash"))).unwrap();
+    std::os::unix::fs::symlink(&folder, test.path().join(format!("{DEPLOY}/{STEM}.qcomflash")))
+        .unwrap();
     let run = test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run();
     let json = run.ignore_stderr().success().json();
     assert_eq!(check(&json, "requested options")["status"], "skip");
@@ -132,10 +139,20 @@ fn latency_killers_are_warnings_naming_the_kernels_debug_config() {
             .find(|w| w["check"] == symbol)
             .unwrap_or_else(|| panic!("no warning for {symbol}: {warnings:#?}"))
     };
-    for symbol in ["CONFIG_PROVE_LOCKING", "CONFIG_DEBUG_OBJECTS", "CONFIG_SLUB_DEBUG_ON", "CONFIG_KASAN", "CONFIG_DEBUG_ATOMIC_SLEEP", "CONFIG_DEBUG_KMEMLEAK"] {
+    for symbol in [
+        "CONFIG_PROVE_LOCKING",
+        "CONFIG_DEBUG_OBJECTS",
+        "CONFIG_SLUB_DEBUG_ON",
+        "CONFIG_KASAN",
+        "CONFIG_DEBUG_ATOMIC_SLEEP",
+        "CONFIG_DEBUG_KMEMLEAK",
+    ] {
         let w = named(symbol);
         assert_eq!(w["found"], "y");
-        assert!(w["reason"].as_str().unwrap().ends_with("set by kernel/configs/debug.config"), "{w}");
+        assert!(
+            w["reason"].as_str().unwrap().ends_with("set by kernel/configs/debug.config"),
+            "{w}"
+        );
     }
     // Messages and the tracers rtla needs are not latency killers.
     for symbol in ["CONFIG_PRINTK_TIME", "CONFIG_FTRACE", "CONFIG_DEBUG_INFO"] {
@@ -144,7 +161,5 @@ fn latency_killers_are_warnings_naming_the_kernels_debug_config() {
     // Warnings do not fail the verdict; the table shows them.
     let test = deploy_qcomflash(Test::new(), &config);
     let run = test.args(["verify", "build", "--machine", "rb3gen2-core-kit"]).run();
-    run.ignore_stderr().success().stdout_contains(
-        "warning: CONFIG_KASAN=y in ",
-    );
+    run.ignore_stderr().success().stdout_contains("warning: CONFIG_KASAN=y in ");
 }
