@@ -135,8 +135,11 @@ fn latency(a: &Side, b: &Side) -> Option<Vec<LatencyChange>> {
     )
 }
 
-/// Scenario → (max, p99.9), µs.
-fn measured(side: &Side) -> Option<BTreeMap<String, (Option<f64>, Option<f64>)>> {
+/// A scenario's (max, p99.9), µs.
+type Latency = (Option<f64>, Option<f64>);
+
+/// Scenario → its latency.
+fn measured(side: &Side) -> Option<BTreeMap<String, Latency>> {
     let path = |name: &str| {
         side.manifest
             .release

@@ -107,38 +107,6 @@ pub(super) fn image_documents(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_deploy_link_is_followed_inside_the_folder_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let deploy = dir.path().join("deploy");
-        std::fs::create_dir_all(&deploy).unwrap();
-        std::fs::write(deploy.join("img-m.rootfs-20260101.spdx.json"), "{}").unwrap();
-        std::os::unix::fs::symlink(
-            "img-m.rootfs-20260101.spdx.json",
-            deploy.join("img-m.rootfs.spdx.json"),
-        )
-        .unwrap();
-        std::fs::write(dir.path().join("secret"), "x").unwrap();
-        std::os::unix::fs::symlink(
-            "../secret",
-            deploy.join("img-m.rootfs.sbom-cve-check.spdx.json"),
-        )
-        .unwrap();
-        let (_, name) = deployed(&deploy, "img-m.rootfs.spdx.json").unwrap();
-        assert_eq!(name, "img-m.rootfs-20260101.spdx.json");
-        assert!(deployed(&deploy, "img-m.rootfs.sbom-cve-check.spdx.json").is_none());
-        let mut out = Vec::new();
-        image_documents(&mut out, &deploy, "img-m.rootfs").unwrap();
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].record.path, "release/img-m.rootfs-20260101.spdx.json");
-        assert_eq!(out[0].record.subject.as_deref(), Some("img-m.rootfs.spdx.json"));
-    }
-}
-
 /// The `rtbuild test` result folder of `--measurement`: its `run.json` (and `report.json`,
 /// `report.html` when `rtbuild report` left them), refused unless the run measured this
 /// image's kernel (`uname -a` carries the release and the version string verify found).
@@ -207,4 +175,36 @@ pub(super) fn provenance(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deploy_link_is_followed_inside_the_folder_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let deploy = dir.path().join("deploy");
+        std::fs::create_dir_all(&deploy).unwrap();
+        std::fs::write(deploy.join("img-m.rootfs-20260101.spdx.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(
+            "img-m.rootfs-20260101.spdx.json",
+            deploy.join("img-m.rootfs.spdx.json"),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("secret"), "x").unwrap();
+        std::os::unix::fs::symlink(
+            "../secret",
+            deploy.join("img-m.rootfs.sbom-cve-check.spdx.json"),
+        )
+        .unwrap();
+        let (_, name) = deployed(&deploy, "img-m.rootfs.spdx.json").unwrap();
+        assert_eq!(name, "img-m.rootfs-20260101.spdx.json");
+        assert!(deployed(&deploy, "img-m.rootfs.sbom-cve-check.spdx.json").is_none());
+        let mut out = Vec::new();
+        image_documents(&mut out, &deploy, "img-m.rootfs").unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].record.path, "release/img-m.rootfs-20260101.spdx.json");
+        assert_eq!(out[0].record.subject.as_deref(), Some("img-m.rootfs.spdx.json"));
+    }
 }
