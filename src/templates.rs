@@ -1,8 +1,11 @@
 //! The one minijinja environment, over every template in `templates/` (compiled into the
-//! binary): the kas file and the layer (`render`), and the tuning script (`tune`).
+//! binary): the kas file and the layer (`render`), the tuning script (`tune`) and the HTML
+//! report (`report`).
 //!
-//! Values are typed and validated before they reach a template, so nothing is escaped here
-//! (YAML scalars go through `tojson` in the templates); an undefined variable is an error.
+//! Values are typed and validated before they reach a template, so nothing is escaped in the
+//! text templates (YAML scalars go through `tojson`); the HTML report is auto-escaped as HTML
+//! (only the SVG charts, drawn by rtbuild, are marked `safe`). An undefined variable is an
+//! error.
 
 use std::sync::LazyLock;
 
@@ -16,11 +19,38 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("bbappend", include_str!("../templates/bbappend.j2")),
     ("rt-fragment.cfg", include_str!("../templates/rt-fragment.cfg.j2")),
     ("rtbuild-tune.sh", include_str!("../templates/rtbuild-tune.sh.j2")),
+    ("report.html", include_str!("../templates/report.html.j2")),
 ];
 
 static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
     let mut env = Environment::new();
-    env.set_auto_escape_callback(|_| AutoEscape::None);
+    // HTML pages are escaped as HTML; every other template holds checked values only.
+    env.set_auto_escape_callback(|name| {
+        if name.ends_with(".html") { AutoEscape::Html } else { AutoEscape::None }
+    });
+    // HTML escaping of `& < > " '` only: minijinja's own also escapes `/`, which turns every
+    // path and command line in the page source into `&#x2f;` soup.
+    env.set_formatter(|out, state, value| {
+        if matches!(state.auto_escape(), AutoEscape::Html) && !value.is_safe() {
+            let text = value.to_string();
+            let mut escaped = String::with_capacity(text.len());
+            for c in text.chars() {
+                match c {
+                    '&' => escaped.push_str("&amp;"),
+                    '<' => escaped.push_str("&lt;"),
+                    '>' => escaped.push_str("&gt;"),
+                    '"' => escaped.push_str("&quot;"),
+                    '\'' => escaped.push_str("&#39;"),
+                    c => escaped.push(c),
+                }
+            }
+            out.write_str(&escaped).map_err(|_| {
+                minijinja::Error::new(minijinja::ErrorKind::WriteFailure, "cannot write")
+            })
+        } else {
+            minijinja::escape_formatter(out, state, value)
+        }
+    });
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     for (name, source) in TEMPLATES {
         env.add_template(name, source)

@@ -47,28 +47,6 @@ pub(super) fn iso_datetime(datetime: &str) -> String {
     format!("{}-{}-{}T{}:{}:{}Z", &d[0..4], &d[4..6], &d[6..8], &d[8..10], &d[10..12], &d[12..14])
 }
 
-/// Seconds since 1970 → `YYYY-MM-DDThh:mm:ssZ` (UTC), without a date library.
-pub(super) fn iso_from_epoch(epoch: i64) -> String {
-    let days = epoch.div_euclid(86_400);
-    let secs = epoch.rem_euclid(86_400);
-    // Howard Hinnant's civil-from-days algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
 /// The kernel version and `.config` of the newest linux-qcom-rt build under
 /// `tmp*/work/*/linux-qcom-rt/<version>/build/.config`, when the build folder still has it.
 pub(super) fn kernel_config(build_dir: &Path) -> Option<(String, PathBuf)> {
@@ -107,9 +85,6 @@ mod tests {
     #[test]
     fn dates() {
         assert_eq!(iso_datetime("20261129234448"), "2026-11-29T23:44:48Z");
-        assert_eq!(iso_from_epoch(0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso_from_epoch(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(iso_from_epoch(951_782_400), "2000-02-29T00:00:00Z");
     }
 
     #[test]

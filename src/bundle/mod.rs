@@ -134,7 +134,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
             source: "qcomflash folder name".into(),
         }),
         (None, Some(epoch)) => Some(BuildTime {
-            value: deploy::iso_from_epoch(epoch),
+            value: crate::base::iso_from_epoch(epoch),
             source: "SOURCE_DATE_EPOCH".into(),
         }),
         (None, None) => None,

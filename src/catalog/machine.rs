@@ -34,6 +34,10 @@ pub struct Machine {
     /// Published reference latencies, when the vendor gives them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<Reference>,
+    /// How Qualcomm's LAVA lab names and flashes the board; absent when the lab's test plans
+    /// do not list it (`rtbuild lava` then uses the machine name and the flasher deploy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lava: Option<super::LavaProfile>,
 }
 
 /// A group of identical cores.

@@ -406,6 +406,7 @@ impl ConfMachine {
                 machine_features: self.machine_features.clone(),
                 latency_requirement_us: None,
                 reference: None,
+                lava: None,
             },
         }
     }

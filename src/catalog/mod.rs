@@ -2,9 +2,11 @@
 //! plus any `*.yaml` in a user folder (`--machines-dir` or `RTBUILD_MACHINES_DIR`), which may add
 //! boards or replace shipped ones.
 
+mod lava_profile;
 mod machine;
 pub(crate) mod meta_qcom;
 
+pub(crate) use lava_profile::{Deploy, LavaProfile, QdlStage, lava_name};
 pub(crate) use machine::{Machine, RtDefaults};
 
 use std::collections::BTreeMap;
@@ -231,6 +233,9 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     if !name_ok(&machine.name) || !machine.aliases.iter().all(|a| name_ok(a)) {
         return Err(invalid("name and aliases may hold only letters, digits, `-` and `_`".into()));
     }
+    if let Some(problem) = machine.lava.as_ref().and_then(LavaProfile::problem) {
+        return Err(invalid(problem));
+    }
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if !digits(&machine.rt.rcu_expedited) || !digits(&machine.rt.cpuidle_off) {
         return Err(invalid("rt.rcu_expedited and rt.cpuidle_off must be digits or empty".into()));
@@ -250,6 +255,38 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A user's machine file whose `lava:` section would put something other than plain
+    /// names into a job (or a postprocess shell step) is refused when the catalog loads.
+    #[test]
+    fn a_bad_lava_profile_is_refused() {
+        let shipped = EMBEDDED.iter().find(|(f, _)| *f == "qcs8300-ride-sx.yaml").unwrap().1;
+        assert!(parse(Path::new("ok.yaml"), shipped).unwrap().lava.is_some());
+        for (from, to, why) in [
+            ("device_type: monaco-ride", "device_type: \"a b\"", "lava.device_type must be"),
+            (
+                "flasher_device_type: qcs8300-ride-sx",
+                "flasher_device_type: \"x;reboot\"",
+                "flasher_device_type must be",
+            ),
+            (
+                "firehose: prog_firehose_ddr.elf",
+                "firehose: ../../etc/passwd",
+                "needs lava.firehose",
+            ),
+            ("path: sail_nor", "path: ../up", "each lava.qdl_stages entry"),
+            ("rawprogram: [rawprogram0.xml]", "rawprogram: []", "each lava.qdl_stages entry"),
+            ("boot_prompt: \"root@monaco-ride\"", "boot_prompt: \"\"", "lava.boot_prompt must be"),
+            ("deploy: qdl", "deploy: flasher", "belong to deploy qdl"),
+            ("deploy: qdl", "deploy: usb", "unknown variant `usb`"),
+        ] {
+            assert!(shipped.contains(from), "{from}");
+            let text = shipped.replacen(from, to, 1);
+            let err = parse(Path::new("m.yaml"), &text).unwrap_err().to_string();
+            assert!(err.starts_with("machine file m.yaml is not valid: "), "{err}");
+            assert!(err.contains(why), "{to}: {err}");
+        }
+    }
 
     #[test]
     fn every_shipped_board_loads() {

@@ -21,9 +21,19 @@ pub(crate) struct LavaArgs {
     /// *.qcomflash.tar.gz), where the LAVA dispatcher can download it.
     #[arg(long, value_name = "URL")]
     pub bundle_url: String,
-    /// LAVA device type [default: the machine name, as lava-test-plans names meta-qcom boards].
+    /// LAVA device type [default: the one Qualcomm's lab uses for the board (the catalog's
+    /// `lava.device_type`, from lava-test-plans), else the machine name].
     #[arg(long, value_name = "T")]
     pub device_type: Option<String>,
+    /// How the lab flashes the board: `qdl` (EDL, one qdl boot per storage stage) or
+    /// `flasher` (a download and the lab's flasher script) [default: the catalog's
+    /// `lava.deploy`, else flasher].
+    #[arg(long, value_name = "qdl|flasher")]
+    pub deploy: Option<String>,
+    /// The image the bundle holds; its qcomflash folder is IMAGE-MACHINE [default:
+    /// qcom-multimedia-image; core-image-base with nodistro].
+    #[arg(long, value_name = "NAME")]
+    pub image: Option<String>,
     /// LAVA device tags the board must have, comma-separated.
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub tags: Vec<String>,
@@ -59,8 +69,22 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         .threshold_us
         .or(plan.machine.latency_requirement_us)
         .unwrap_or(DEFAULT_THRESHOLD_US as u64);
+    let deploy = args
+        .deploy
+        .as_deref()
+        .map(str::parse::<crate::catalog::Deploy>)
+        .transpose()
+        .map_err(InputError::msg)?;
+    let lab = lava::Lab::resolve(
+        &machine,
+        plan.machine.lava.as_ref(),
+        args.device_type.as_deref(),
+        deploy,
+    )
+    .map_err(|e| input(e.into()))?;
     let request = JobRequest {
-        device_type: args.device_type.clone().unwrap_or_else(|| machine.clone()),
+        image: args.image.clone().unwrap_or_else(|| distro.default_image().to_string()),
+        lab,
         machine,
         distro,
         bundle,

@@ -10,6 +10,8 @@
 //! | SPDX 3 image SBOM / VEX | [`spdx_json::SpdxFile`] | oe-core `create-spdx`, `sbom-cve-check` | `verify`, `bundle` |
 //! | kas provenance statement | [`provenance_json::Statement`] | `kas build --provenance` | `bundle` |
 //! | `bundle --diff --json` | [`bundle_diff_json::BundleDiff`] | `bundle --diff` | (people, CI) |
+//! | `report --junit`, `verify.junit.xml` | [`junit_xml::TestSuites`] | `report`, `image` | CI (Jenkins, GitLab) |
+//! | `rtbuild lava` job | [`lava_job::Job`] | `lava` | LAVA |
 //! | cyclictest `--json` | [`cyclictest_json::CyclictestJson`] | cyclictest | `report`, `test` |
 //!
 //! rtbuild's own files carry a `schema` number. [`read_json`] checks it before anything else:
@@ -19,6 +21,8 @@
 
 pub(crate) mod bundle_diff_json;
 pub(crate) mod cyclictest_json;
+pub(crate) mod junit_xml;
+pub(crate) mod lava_job;
 pub(crate) mod plan_json;
 pub(crate) mod provenance_json;
 pub(crate) mod report_json;

@@ -138,6 +138,12 @@ pub(crate) struct ScenarioReport {
     /// The other rt-tests programs of the scenario, each with its own verdict.
     #[serde(default)]
     pub tests: Vec<TestReport>,
+    /// When the scenario started (Unix seconds) and how long it ran, from `run.json`; absent
+    /// for a raw file or a LAVA log, which do not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
 }
 
 /// One rt-tests program in one scenario.

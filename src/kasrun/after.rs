@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::BuildPaths;
 use crate::bundle::{self, BundleError, BundleOutcome, BundleRequest, VerifySummary};
+use crate::formats::junit_xml::Timing;
 use crate::formats::{self, verify_json::VerifyFile};
 use crate::plan::Expectations;
 use crate::verify::{self, Report, VerifyError};
@@ -39,12 +40,8 @@ pub(crate) enum AfterError {
         "cannot keep the resolved kas configuration: {0}; check that kas can read the build's repos"
     )]
     Dump(String),
-    #[error("cannot write {}: {source}; make sure you may write to that folder", .path.display())]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Write(#[from] crate::write::WriteError),
 }
 
 /// Verifies the build folder against `expected` and writes `verify.json`.
@@ -52,15 +49,19 @@ pub(crate) fn verify_build(
     layout: &BuildPaths,
     expected: &Expectations,
 ) -> Result<Verified, AfterError> {
+    let started = std::time::Instant::now();
+    let started_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs());
     let report = verify::verify_build_dir(&layout.build_dir, expected)?;
+    let timing = Timing { started_unix, elapsed_s: Some(started.elapsed().as_secs_f64()) };
     let file = layout.out.join(VERIFY_FILE);
     let verdict = VerifyFile::new(vec![report], Vec::new());
     let text = formats::to_json(&verdict).unwrap_or_default();
-    std::fs::write(&file, text)
-        .map_err(|source| AfterError::Write { path: file.clone(), source })?;
-    let junit = layout.out.join(VERIFY_JUNIT_FILE);
-    std::fs::write(&junit, verify::junit::render(&verdict.reports))
-        .map_err(|source| AfterError::Write { path: junit, source })?;
+    crate::write::write_atomic(&file, text.as_bytes(), false)?;
+    let junit = verify::junit::render(&verdict.reports, &expected.machine, timing);
+    crate::write::write_atomic(&layout.out.join(VERIFY_JUNIT_FILE), junit.as_bytes(), false)?;
     Ok(Verified { verdict, file })
 }
 

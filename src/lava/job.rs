@@ -18,9 +18,13 @@
 
 use std::collections::BTreeMap;
 
-use serde_yaml::{Mapping, Value};
-
 use super::markers;
+use crate::catalog::{Deploy, LavaProfile, QdlStage, lava_name};
+use crate::formats::lava_job::{
+    Action, ActionTimeouts, AutoLogin, Boot, ContextValue, Definition, Deploy as DeployAction,
+    Docker, Image, Job, Minutes, Postprocess, QcomflashImage, Run, Seconds, TestAction,
+    TestDefinition, TestMetadata, Timeouts,
+};
 use crate::plan::Distro;
 use crate::quote;
 use crate::rttests::{Kind, Program};
@@ -29,6 +33,15 @@ use crate::testrun::{
 };
 use crate::tune::CpuLayout;
 
+/// The prompt lava-test-plans adds after the board's own: any root shell.
+const GENERIC_PROMPT: &str = "root@(.*):[/~]#";
+/// lava-test-plans' qdl timeouts: the deploy, and each flashing stage.
+const QDL_DEPLOY_MIN: u64 = 20;
+const QDL_BOOT_MIN: u64 = 15;
+/// lava-test-plans' `context:` for meta-qcom boards: the console gets 10 ms between characters.
+const TEST_CHARACTER_DELAY: u64 = 10;
+/// Where qdl applies LAVA's overlay (the test shell and definitions) in `rootfs.img`.
+const QDL_OVERLAY_PATH: &str = "/home";
 /// One job may hold a board this long at most (7 days).
 pub(crate) const MAX_JOB_HOURS: u64 = 168;
 /// Minutes for downloading the bundle, flashing it and booting (lava-test-plans allows 5, 12
@@ -64,16 +77,21 @@ pub(crate) enum JobError {
     TooLong { duration: String, scenarios: usize, hours: u64 },
     #[error("--scenario lists no scenario; pass e.g. --scenario idle,stress")]
     NoScenario,
+    #[error(
+        "--deploy qdl needs the board's qdl stages, and the catalog has no qdl profile for `{0}`; pass --deploy flasher, or add a `lava:` section with `deploy: qdl` to its machine file (--machines-dir)"
+    )]
+    NoQdlProfile(String),
+    #[error("bad --image `{0}`; use an image recipe name (letters, digits, `-`, `_`, `.`)")]
+    Image(String),
 }
 
-/// A bundle URL LAVA can download, with the compression LAVA undoes.
+/// A bundle URL LAVA can download. The lab receives the file as it is (no `compression:`:
+/// LAVA would otherwise hand the flasher a decompressed `.tar` instead of the archive).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BundleUrl {
     pub url: String,
-    /// `zstd`, `gz` or `xz`.
-    pub compression: &'static str,
-    /// The file name LAVA gives the download once decompressed (`….tar`).
-    pub unpacked: String,
+    /// The file name (`downloads://NAME` after the download).
+    pub file: String,
 }
 
 impl BundleUrl {
@@ -99,23 +117,78 @@ impl BundleUrl {
         }
         let path = path.split(['?', '#']).next().unwrap_or_default();
         let file = path.rsplit('/').next().unwrap_or_default();
-        let (stem, compression) = [(".tar.zst", "zstd"), (".tar.gz", "gz"), (".tar.xz", "xz")]
+        let stem = [".tar.zst", ".tar.gz", ".tar.xz"]
             .iter()
-            .find_map(|(ext, comp)| file.strip_suffix(ext).map(|stem| (stem, *comp)))
+            .find_map(|ext| file.strip_suffix(ext))
             .ok_or_else(|| bad("its file is not a .tar.zst, .tar.gz or .tar.xz archive"))?;
         if stem.is_empty() {
             return Err(bad("it names no file"));
         }
-        Ok(BundleUrl { url: text.to_string(), compression, unpacked: format!("{stem}.tar") })
+        if !lava_name(file) {
+            return Err(bad(
+                "its file name holds characters other than letters, digits, `-`, `_` and `.`",
+            ));
+        }
+        Ok(BundleUrl { url: text.to_string(), file: file.to_string() })
+    }
+}
+
+/// Where and how the lab flashes and boots the board: the catalog's [`LavaProfile`] with the
+/// `--device-type`/`--deploy` overrides applied.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Lab {
+    pub device_type: String,
+    pub deploy: Deploy,
+    /// qdl: the firehose programmer and the stages (from the profile).
+    pub firehose: String,
+    pub qdl_stages: Vec<QdlStage>,
+    /// Prompts after login, the profile's first.
+    pub prompts: Vec<String>,
+    /// flasher: the board name `flash.settings` gives the lab's flasher.
+    pub flasher_device_type: String,
+}
+
+impl Lab {
+    /// The lab's view of `machine`: its profile (else the machine name, the flasher and the
+    /// `root@<machine>` prompt), then the overrides.
+    pub(crate) fn resolve(
+        machine: &str,
+        profile: Option<&LavaProfile>,
+        device_type: Option<&str>,
+        deploy: Option<Deploy>,
+    ) -> Result<Lab, JobError> {
+        let device_type = device_type
+            .map(str::to_string)
+            .or_else(|| profile.map(|p| p.device_type.clone()))
+            .unwrap_or_else(|| machine.to_string());
+        let deploy = deploy.or(profile.map(|p| p.deploy)).unwrap_or(Deploy::Flasher);
+        let qdl = profile.filter(|p| p.deploy == Deploy::Qdl);
+        if deploy == Deploy::Qdl && qdl.is_none() {
+            return Err(JobError::NoQdlProfile(machine.to_string()));
+        }
+        let prompt = profile.map_or_else(|| format!("root@{machine}"), |p| p.boot_prompt.clone());
+        Ok(Lab {
+            firehose: qdl.and_then(|p| p.firehose.clone()).unwrap_or_default(),
+            qdl_stages: qdl.map(|p| p.qdl_stages.clone()).unwrap_or_default(),
+            prompts: vec![prompt, GENERIC_PROMPT.to_string()],
+            flasher_device_type: profile
+                .and_then(|p| p.flasher_device_type.clone())
+                .unwrap_or_else(|| device_type.clone()),
+            device_type,
+            deploy,
+        })
     }
 }
 
 /// Everything a job needs, validated by the caller except what [`render`] checks.
 #[derive(Debug, Clone)]
 pub(crate) struct JobRequest {
-    /// The catalog machine name (the image's host name, so the shell prompt is `root@<name>`).
+    /// The catalog machine name (the image's host name).
     pub machine: String,
-    pub device_type: String,
+    /// The image the bundle holds (its qcomflash folder is `<image>-<machine>`).
+    pub image: String,
+    /// How the lab names, flashes and boots the board.
+    pub lab: Lab,
     pub distro: Distro,
     pub bundle: BundleUrl,
     /// RT and housekeeping CPUs; cyclictest measures the RT CPUs.
@@ -124,12 +197,6 @@ pub(crate) struct JobRequest {
     pub measurement: Measurement,
     pub threshold_us: u64,
     pub tags: Vec<String>,
-}
-
-fn lava_name(text: &str) -> bool {
-    !text.is_empty()
-        && text.len() <= 200
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
 impl JobRequest {
@@ -199,15 +266,18 @@ impl JobRequest {
     }
 
     fn job_minutes(&self) -> u64 {
-        DOWNLOAD_MIN + FLASH_MIN + BOOT_MIN + self.test_minutes()
+        overhead_minutes(&self.lab) + self.test_minutes()
     }
 
     pub(crate) fn validate(&self) -> Result<(), JobError> {
         if self.measurement.scenarios.is_empty() {
             return Err(JobError::NoScenario);
         }
-        if !lava_name(&self.device_type) {
-            return Err(JobError::DeviceType(self.device_type.chars().take(80).collect()));
+        if !lava_name(&self.lab.device_type) {
+            return Err(JobError::DeviceType(self.lab.device_type.chars().take(80).collect()));
+        }
+        if !lava_name(&self.image) {
+            return Err(JobError::Image(self.image.chars().take(80).collect()));
         }
         if let Some(tag) = self.tags.iter().find(|t| !lava_name(t)) {
             return Err(JobError::Tag(tag.chars().take(80).collect()));
@@ -221,6 +291,19 @@ impl JobRequest {
         .map(drop)
     }
 }
+
+/// Minutes to flash and boot before the tests: lava-test-plans' qdl deploy, one boot per
+/// stage and as long again for the login; or rtbuild's download, flasher and boot.
+fn overhead_minutes(lab: &Lab) -> u64 {
+    match lab.deploy {
+        Deploy::Qdl => QDL_DEPLOY_MIN + 2 * QDL_BOOT_MIN * lab.qdl_stages.len() as u64,
+        Deploy::Flasher => DOWNLOAD_MIN + FLASH_MIN + BOOT_MIN,
+    }
+}
+
+/// The most any board's flashing and boot takes (qdl with two stages), for the limit and for
+/// the CI job that waits for a LAVA job.
+const MAX_OVERHEAD_MIN: u64 = QDL_DEPLOY_MIN + 4 * QDL_BOOT_MIN;
 
 /// Minutes one scenario may take: `seconds` of tests, a second of load warm-up, two minutes
 /// to stop the load, and ten seconds per process to start it and print its results.
@@ -267,7 +350,7 @@ fn minutes_within_limit(
     scenarios: usize,
 ) -> Result<u64, JobError> {
     let test = SETUP_MIN + scenario_minutes * scenarios as u64;
-    let minutes = DOWNLOAD_MIN + FLASH_MIN + BOOT_MIN + test;
+    let minutes = MAX_OVERHEAD_MIN + test;
     if minutes > MAX_JOB_HOURS * 60 {
         return Err(JobError::TooLong {
             duration: duration.chars().take(40).collect(),
@@ -278,25 +361,26 @@ fn minutes_within_limit(
     Ok(minutes)
 }
 
-/// `key: value` pairs in order (LAVA readers expect `device_type` and `job_name` first).
-fn map<const N: usize>(pairs: [(&str, Value); N]) -> Value {
-    let mut m = Mapping::new();
-    for (k, v) in pairs {
-        m.insert(Value::from(k), v);
-    }
-    Value::Mapping(m)
-}
-
-fn minutes(n: u64) -> Value {
-    map([("minutes", Value::from(n.max(1)))])
-}
-
-fn strings(items: &[String]) -> Value {
-    Value::Sequence(items.iter().map(|s| Value::from(s.as_str())).collect())
-}
-
 /// The job definition as YAML text (deterministic).
 pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
+    let job = job(req)?;
+    let scenarios: Vec<String> =
+        req.measurement.scenarios.iter().map(ToString::to_string).collect();
+    let tests: Vec<&str> = req.measurement.tests.iter().map(|p| p.name()).collect();
+    Ok(format!(
+        "# LAVA job generated by `rtbuild lava` for {} ({} deploy): flash the bundle, boot,\n\
+         # verify the RT tuning, run {} under {}.\n\
+         # Read the log back with `rtbuild report` (`lavacli jobs logs --raw ID`).\n{}",
+        req.machine,
+        req.lab.deploy.name(),
+        tests.join(", "),
+        scenarios.join(", "),
+        job.to_yaml()
+    ))
+}
+
+/// The job: the lab's deploy and boot for the board, then rtbuild's test.
+pub(crate) fn job(req: &JobRequest) -> Result<Job, JobError> {
     req.validate()?;
     let scenario_list: Vec<String> =
         req.measurement.scenarios.iter().map(ToString::to_string).collect();
@@ -305,207 +389,221 @@ pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
         Length::Loops(l) => format!("{l} loops"),
     };
     let test_list: Vec<&str> = req.measurement.tests.iter().map(|p| p.name()).collect();
-    let job_name = format!(
-        "rtbuild RT latency on {}: {} under {} ({} each)",
-        req.machine,
-        test_list.join(", "),
-        scenario_list.join(", "),
-        length
-    );
-    let mut top = vec![
-        ("device_type", Value::from(req.device_type.as_str())),
-        ("job_name", Value::from(job_name)),
-        (
-            "timeouts",
-            map([
-                ("job", minutes(req.job_minutes())),
-                ("connection", minutes(2)),
-                // The tests are silent while they measure, and a scenario prints its results
-                // test by test: the test shell waits at most a whole scenario for a line.
-                ("connections", map([("lava-test-shell", minutes(req.scenario_minutes() + 5))])),
-                ("actions", map([("finalize", map([("seconds", Value::from(60))]))])),
-            ]),
-        ),
-        ("priority", Value::from("medium")),
-        ("visibility", Value::from("public")),
+    let text = |s: &str| ContextValue::Text(s.to_string());
+    let metadata = [
+        ("rtbuild.machine", text(&req.machine)),
+        ("rtbuild.image", text(&req.image)),
+        ("rtbuild.distro", text(req.distro.name())),
+        ("rtbuild.bundle", text(&req.bundle.url)),
+        ("rtbuild.scenarios", text(&scenario_list.join(","))),
+        ("rtbuild.duration", text(&req.measurement.duration_text)),
+        ("rtbuild.rt-cpus", text(&req.layout.rt.to_string())),
+        ("rtbuild.threshold-us", ContextValue::Number(req.threshold_us)),
+        ("rtbuild.tests", text(&test_list.join(","))),
+        ("rtbuild.noise-us", ContextValue::Number(req.measurement.noise_us)),
     ];
-    if !req.tags.is_empty() {
-        top.push(("tags", strings(&req.tags)));
-    }
-    top.push((
-        "metadata",
-        map([
-            ("rtbuild.machine", Value::from(req.machine.as_str())),
-            ("rtbuild.distro", Value::from(req.distro.name())),
-            ("rtbuild.bundle", Value::from(req.bundle.url.as_str())),
-            ("rtbuild.scenarios", Value::from(scenario_list.join(","))),
-            ("rtbuild.duration", Value::from(req.measurement.duration_text.as_str())),
-            ("rtbuild.rt-cpus", Value::from(req.layout.rt.to_string())),
-            ("rtbuild.threshold-us", Value::from(req.threshold_us)),
-            ("rtbuild.tests", Value::from(test_list.join(","))),
-            ("rtbuild.noise-us", Value::from(req.measurement.noise_us)),
-        ]),
-    ));
-    top.push(("actions", Value::Sequence(vec![download(req), flash(req), boot(req), test(req)])));
-    let mut m = Mapping::new();
-    for (k, v) in top {
-        m.insert(Value::from(k), v);
-    }
-    let body = serde_yaml::to_string(&Value::Mapping(m)).unwrap_or_default();
-    Ok(format!(
-        "# LAVA job generated by `rtbuild lava` for {}: flash the bundle, boot, verify the RT tuning,\n\
-         # run {} under {}. Read the log back with `rtbuild report` (`lavacli jobs logs --raw ID`).\n{body}",
-        req.machine,
-        test_list.join(", "),
-        scenario_list.join(", ")
-    ))
-}
-
-fn download(req: &JobRequest) -> Value {
-    map([(
-        "deploy",
-        map([
-            ("timeout", minutes(DOWNLOAD_MIN)),
-            ("to", Value::from("downloads")),
-            (
-                "images",
-                map([(
-                    "flasher",
-                    map([
-                        ("url", Value::from(req.bundle.url.as_str())),
-                        ("compression", Value::from(req.bundle.compression)),
-                    ]),
-                )]),
-            ),
-            (
-                "postprocess",
-                map([(
-                    "docker",
-                    map([
-                        ("image", Value::from(POSTPROCESS_IMAGE)),
-                        (
-                            "steps",
-                            strings(&[format!(
-                                "echo DEVICE_TYPE={} > flash.settings",
-                                quote::sh(&req.device_type)
-                            )]),
-                        ),
-                    ]),
-                )]),
-            ),
-        ]),
-    )])
-}
-
-fn flash(req: &JobRequest) -> Value {
-    map([(
-        "deploy",
-        map([
-            ("timeout", minutes(FLASH_MIN)),
-            ("to", Value::from("flasher")),
-            (
-                "images",
-                map([
-                    (
-                        "image",
-                        map([("url", Value::from(format!("downloads://{}", req.bundle.unpacked)))]),
-                    ),
-                    ("settings", map([("url", Value::from("downloads://flash.settings"))])),
-                ]),
-            ),
-        ]),
-    )])
-}
-
-fn boot(req: &JobRequest) -> Value {
-    // meta-qcom's test workflow logs in as root, with a password on the qcom-distro flavours.
-    let login = match req.distro {
-        Distro::Nodistro => {
-            map([("login_prompt", Value::from("login:")), ("username", Value::from("root"))])
-        }
-        Distro::QcomDistro | Distro::QcomDistroKvm => map([
-            ("login_prompt", Value::from("login:")),
-            ("username", Value::from("root")),
-            ("password_prompt", Value::from("Password")),
-            ("password", Value::from("oelinux123")),
-        ]),
+    let mut actions = match req.lab.deploy {
+        Deploy::Qdl => qdl_actions(req),
+        Deploy::Flasher => flasher_actions(req),
     };
-    map([(
-        "boot",
-        map([
-            ("timeout", minutes(BOOT_MIN)),
-            ("method", Value::from("minimal")),
-            ("auto_login", login),
-            ("prompts", strings(&[format!("root@{}", req.machine)])),
-        ]),
-    )])
-}
-
-fn test(req: &JobRequest) -> Value {
-    let definition = map([
-        ("from", Value::from("inline")),
-        ("name", Value::from(DEFINITION)),
-        ("path", Value::from(format!("inline/{DEFINITION}.yaml"))),
-        (
-            "repository",
-            map([
-                (
-                    "metadata",
-                    map([
-                        ("format", Value::from("Lava-Test Test Definition 1.0")),
-                        ("name", Value::from(DEFINITION)),
-                        (
-                            "description",
-                            Value::from(
-                                "PREEMPT_RT check, rtbuild-tune.sh verify, and the rt-tests programs of `rtbuild lava --tests` under each load scenario (rtbuild)",
-                            ),
-                        ),
-                    ]),
-                ),
-                ("run", map([("steps", strings(&steps(req)))])),
-            ]),
+    actions.push(Action::boot(login_boot(req)));
+    actions.push(Action::test(test(req)));
+    Ok(Job {
+        device_type: req.lab.device_type.clone(),
+        job_name: format!(
+            "rtbuild RT latency on {}: {} under {} ({} each)",
+            req.machine,
+            test_list.join(", "),
+            scenario_list.join(", "),
+            length
         ),
-    ]);
-    map([(
-        "test",
-        map([
-            ("timeout", minutes(req.test_minutes())),
-            ("definitions", Value::Sequence(vec![definition])),
-        ]),
-    )])
+        timeouts: Timeouts {
+            job: Minutes::of(req.job_minutes()),
+            connection: Minutes::of(2),
+            // The tests are silent while they measure, and a scenario prints its results test
+            // by test: the test shell waits at most a whole scenario for a line.
+            connections: [("lava-test-shell".to_string(), Minutes::of(req.scenario_minutes() + 5))]
+                .into(),
+            actions: ActionTimeouts { finalize: Seconds { seconds: 60 } },
+        },
+        priority: "medium".to_string(),
+        visibility: "public".to_string(),
+        tags: req.tags.clone(),
+        context: [("test_character_delay".to_string(), ContextValue::Number(TEST_CHARACTER_DELAY))]
+            .into(),
+        metadata: metadata.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        actions,
+    })
 }
 
-/// The test definition's shell steps. Each step is one line (LAVA writes the steps into one
-/// script, in order); scenario steps run in a subshell so that nothing fails the script early.
+/// The qcomflash folder inside the bundle (meta-qcom's and `rtbuild bundle`'s alike).
+fn image_dir(req: &JobRequest) -> String {
+    format!("{}-{}", req.image, req.machine)
+}
+
+/// lava-test-plans' qdl deploy: the archive as it is, LAVA's overlay applied to the rootfs
+/// image; then one qdl boot per storage stage.
+fn qdl_actions(req: &JobRequest) -> Vec<Action> {
+    let dir = image_dir(req);
+    let mut actions = vec![Action::deploy(DeployAction::Qdl {
+        rootfs_image: format!("{dir}/rootfs.img"),
+        overlay_path: QDL_OVERLAY_PATH.to_string(),
+        qcomflash: QcomflashImage { url: req.bundle.url.clone(), apply_overlay: true },
+        timeout: Minutes::of(QDL_DEPLOY_MIN),
+    })];
+    for stage in &req.lab.qdl_stages {
+        actions.push(Action::boot(Boot::Qdl {
+            firehose_program: req.lab.firehose.clone(),
+            rawprogram: stage.rawprogram.join(" "),
+            patch: stage.patch.join(" "),
+            path: if stage.path.is_empty() { dir.clone() } else { format!("{dir}/{}", stage.path) },
+            storage: stage.storage.clone(),
+            debug: true,
+            timeout: Minutes::of(QDL_BOOT_MIN),
+        }));
+    }
+    actions
+}
+
+/// lava-test-plans' flasher deploy: download the archive unchanged; a postprocess step writes
+/// `flash.settings` (the LAVA overlay, where it goes, the board); the lab's flasher flashes it.
+fn flasher_actions(req: &JobRequest) -> Vec<Action> {
+    let steps = vec![
+        "export IMAGE_PATH=$PWD".to_string(),
+        "cp overlay*.tar.gz overlay.tar.gz".to_string(),
+        "echo \"OVERLAY=overlay.tar.gz\" >> $IMAGE_PATH/flash.settings".to_string(),
+        "echo \"OVERLAY_PATH=/\" >> $IMAGE_PATH/flash.settings".to_string(),
+        format!(
+            "echo \"DEVICE_TYPE={}\" >> $IMAGE_PATH/flash.settings",
+            req.lab.flasher_device_type
+        ),
+        "cat $IMAGE_PATH/flash.settings".to_string(),
+    ];
+    let download = |name: &str| Image { url: format!("downloads://{name}") };
+    vec![
+        Action::deploy(DeployAction::Downloads {
+            timeout: Minutes::of(DOWNLOAD_MIN),
+            images: [("flasher".to_string(), Image { url: req.bundle.url.clone() })].into(),
+            postprocess: Some(Postprocess {
+                docker: Docker { image: POSTPROCESS_IMAGE.to_string(), steps },
+            }),
+        }),
+        Action::deploy(DeployAction::Flasher {
+            timeout: Minutes::of(FLASH_MIN),
+            images: [
+                ("image".to_string(), download(&req.bundle.file)),
+                ("settings".to_string(), download("flash.settings")),
+                ("overlay".to_string(), download("overlay.tar.gz")),
+            ]
+            .into(),
+        }),
+    ]
+}
+
+/// Power on and log in: as root, with a password on the qcom-distro flavours (as meta-qcom's
+/// test workflow passes it to lava-test-plans), waiting for the lab's prompts.
+fn login_boot(req: &JobRequest) -> Boot {
+    let password = match req.distro {
+        Distro::Nodistro => None,
+        Distro::QcomDistro | Distro::QcomDistroKvm => {
+            Some(("Password".to_string(), "oelinux123".to_string()))
+        }
+    };
+    let minutes = match req.lab.deploy {
+        Deploy::Qdl => QDL_BOOT_MIN * req.lab.qdl_stages.len() as u64,
+        Deploy::Flasher => BOOT_MIN,
+    };
+    Boot::Minimal {
+        timeout: Minutes::of(minutes),
+        auto_login: AutoLogin {
+            login_prompt: "login:".to_string(),
+            username: "root".to_string(),
+            password_prompt: password.as_ref().map(|p| p.0.clone()),
+            password: password.map(|p| p.1),
+        },
+        prompts: req.lab.prompts.clone(),
+    }
+}
+
+fn test(req: &JobRequest) -> TestAction {
+    let definition = Definition {
+        from: "inline".to_string(),
+        name: DEFINITION.to_string(),
+        path: format!("inline/{DEFINITION}.yaml"),
+        repository: TestDefinition {
+            metadata: TestMetadata {
+                format: "Lava-Test Test Definition 1.0".to_string(),
+                name: DEFINITION.to_string(),
+                description: "PREEMPT_RT check, rtbuild-tune.sh verify, and the rt-tests programs \
+                              of `rtbuild lava --tests` under each load scenario (rtbuild)"
+                    .to_string(),
+                maintainer: vec!["rtbuild".to_string()],
+                os: vec!["openembedded".to_string()],
+                devices: vec![req.lab.device_type.clone()],
+                scope: vec!["performance".to_string(), "preempt-rt".to_string()],
+            },
+            run: Run { steps: steps(req) },
+        },
+    };
+    TestAction { timeout: Minutes::of(req.test_minutes()), definitions: vec![definition] }
+}
+
+/// The script's name in the test definition's folder on the board.
+pub(crate) const SCRIPT: &str = "rtbuild-rt.sh";
+/// Ends the script's here-document (a line the script itself never holds).
+const SCRIPT_END: &str = "RTBUILD_SCRIPT_END";
+
+/// The test definition's steps: write the [`script`] beside the definition (a quoted
+/// here-document, so nothing in it is expanded on the way), then run it with `sh`.
 pub(crate) fn steps(req: &JobRequest) -> Vec<String> {
+    vec![
+        format!("cat > {SCRIPT} <<'{SCRIPT_END}'\n{}{SCRIPT_END}", script(req)),
+        format!("sh ./{SCRIPT}"),
+    ]
+}
+
+/// The POSIX shell script the board runs (shellcheck-clean): the RUN marker, the PREEMPT_RT
+/// and tuning checks, then one function per scenario, each run in a subshell so that nothing
+/// fails the script early.
+pub(crate) fn script(req: &JobRequest) -> String {
     let scenario_list: Vec<String> =
         req.measurement.scenarios.iter().map(ToString::to_string).collect();
-    let mut steps = vec![
-        // LAVA's run script traces every command; the raw outputs are easier to read without.
-        "set +x".to_string(),
-        format!(
-            "echo '{} machine={} threshold_us={} noise_us={} rt_cpus={} tests={} scenarios={} duration={}{}'",
-            markers::RUN,
-            req.machine,
-            req.threshold_us,
-            req.measurement.noise_us,
-            req.layout.rt,
-            req.measurement.tests.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
-            scenario_list.join(","),
-            req.measurement.duration_text,
-            markers::CLOSE
-        ),
-        "lava-test-case preempt-rt --shell grep -qx 1 /sys/kernel/realtime".to_string(),
-        "lava-test-case rtbuild-tune-verify --shell rtbuild-tune.sh verify".to_string(),
-    ];
-    steps.extend(req.measurement.scenarios.iter().map(|s| scenario_step(req, *s)));
-    steps
+    let mut out = format!(
+        "#!/bin/sh\n\
+         # rtbuild-rt: generated by `rtbuild lava` for {machine}. Runs {tests} under {scenarios};\n\
+         # prints each raw output between markers for `rtbuild report` and reports one\n\
+         # lava-test-case per test and scenario.\n\
+         # LAVA's run script traces every command; the raw outputs are easier to read without.\n\
+         set +x\n\
+         echo '{run} machine={machine} threshold_us={threshold} noise_us={noise} rt_cpus={rt} tests={tests} scenarios={scenarios} duration={duration}{close}'\n\
+         lava-test-case preempt-rt --shell grep -qx 1 /sys/kernel/realtime\n\
+         lava-test-case rtbuild-tune-verify --shell rtbuild-tune.sh verify\n",
+        run = markers::RUN,
+        machine = req.machine,
+        threshold = req.threshold_us,
+        noise = req.measurement.noise_us,
+        rt = req.layout.rt,
+        tests = req.measurement.tests.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
+        scenarios = scenario_list.join(","),
+        duration = req.measurement.duration_text,
+        close = markers::CLOSE,
+    );
+    for scenario in &req.measurement.scenarios {
+        let name = scenario.to_string();
+        let function = format!("scenario_{}", name.replace('-', "_"));
+        out.push_str(&format!("\n# Scenario {name}.\n{function}() {{\n"));
+        for part in scenario_parts(req, *scenario) {
+            out.push_str(&format!("  {part}\n"));
+        }
+        out.push_str(&format!("}}\n( {function} )\n"));
+    }
+    out
 }
 
-/// One scenario as one subshell: start the load, run each test in the order `rtbuild test`
-/// runs them, print every raw output between markers right after it ends, report one
-/// `lava-test-case` per test, stop the load.
-fn scenario_step(req: &JobRequest, scenario: Scenario) -> String {
+/// One scenario's commands, one a line: start the load, run each test in the order
+/// `rtbuild test` runs them, print every raw output between markers right after it ends,
+/// report one `lava-test-case` per test, stop the load.
+fn scenario_parts(req: &JobRequest, scenario: Scenario) -> Vec<String> {
     let name = scenario.to_string();
     let json = format!("{name}.json");
     let commands = req.commands(scenario, &json);
@@ -534,10 +632,13 @@ fn scenario_step(req: &JobRequest, scenario: Scenario) -> String {
         parts.extend(program_parts(req, &suite, &name, *program));
     }
     if !commands.load.is_empty() {
+        // Word splitting of the PID list is wanted here.
+        parts.push("# shellcheck disable=SC2086".into());
         parts.push("kill $loads 2>/dev/null".into());
+        parts.push("# shellcheck disable=SC2086".into());
         parts.push("wait $loads 2>/dev/null".into());
     }
-    format!("({})", parts.join("; "))
+    parts
 }
 
 /// Prints `file` between the begin and end markers of `fields` (`scenario=… test=… run=…`),
@@ -660,16 +761,24 @@ fn program_parts(req: &JobRequest, suite: &Suite<'_>, name: &str, program: Progr
     }
     // Only a kernel with the hwlat tracer can run hwlatdetect; without it the test is skipped
     // and the log says so.
-    let skipped = format!(
-        "echo '{} scenario={name} test={program} reason=no-hwlat-tracer{}'; lava-test-case {case} --result skip",
-        markers::SKIPPED,
-        markers::CLOSE
-    );
-    vec![
+    let skipped = [
+        format!(
+            "echo '{} scenario={name} test={program} reason=no-hwlat-tracer{}'",
+            markers::SKIPPED,
+            markers::CLOSE
+        ),
+        format!("lava-test-case {case} --result skip"),
+    ];
+    let mut parts = vec![
         "hw=no".to_string(),
         "for t in /sys/kernel/tracing /sys/kernel/debug/tracing; do if [ -r \"$t/available_tracers\" ]; then if grep -qw hwlat \"$t/available_tracers\"; then hw=yes; fi; break; fi; done".to_string(),
-        format!("if [ \"$hw\" = yes ]; then {}; else {skipped}; fi", run.join("; ")),
-    ]
+        "if [ \"$hw\" = yes ]; then".to_string(),
+    ];
+    parts.extend(run.iter().map(|line| format!("  {line}")));
+    parts.push("else".to_string());
+    parts.extend(skipped.iter().map(|line| format!("  {line}")));
+    parts.push("fi".to_string());
+    parts
 }
 
 #[cfg(test)]
@@ -682,7 +791,8 @@ mod tests {
         let online = CpuSet::range(0, 8);
         JobRequest {
             machine: "rb3gen2-core-kit".into(),
-            device_type: "rb3gen2-core-kit".into(),
+            image: "qcom-multimedia-image".into(),
+            lab: Lab::resolve("rb3gen2-core-kit", None, None, None).unwrap(),
             distro: Distro::QcomDistroKvm,
             bundle: BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst")
                 .unwrap(),
@@ -708,11 +818,11 @@ mod tests {
     #[test]
     fn bundle_urls() {
         let ok = BundleUrl::parse("https://h.example/x/rt-bundle.tar.zst?sig=a%2Fb").unwrap();
-        assert_eq!((ok.compression, ok.unpacked.as_str()), ("zstd", "rt-bundle.tar"));
+        assert_eq!(ok.file, "rt-bundle.tar.zst");
         let gz =
             BundleUrl::parse("http://h:8080/core-image-base-iq-9075-evk.rootfs.qcomflash.tar.gz")
                 .unwrap();
-        assert_eq!(gz.unpacked, "core-image-base-iq-9075-evk.rootfs.qcomflash.tar");
+        assert_eq!(gz.file, "core-image-base-iq-9075-evk.rootfs.qcomflash.tar.gz");
         for (bad, why) in [
             ("rt.tar.zst", "not an http"),
             ("ftp://h/rt.tar.zst", "not an http"),
@@ -731,8 +841,8 @@ mod tests {
     #[test]
     fn steps_use_the_test_command_builder() {
         let req = request();
-        let steps = steps(&req);
-        let stress = steps.last().unwrap();
+        let script = script(&req);
+        let stress = &script[script.find("scenario_stress()").unwrap()..];
         let measure = req.measure();
         let spec = CommandSpec {
             measure: &measure,
@@ -767,7 +877,7 @@ mod tests {
             .test_args
             .insert(Program::Hackbench, crate::rttests::options::parse("hackbench=-p").unwrap().1);
         req.measurement.scenarios = vec![Scenario::Hackbench];
-        let step = steps(&req).pop().unwrap();
+        let step = script(&req);
         let suite = req.suite();
         let mut at = Vec::new();
         for program in
@@ -834,6 +944,154 @@ mod tests {
             render(&req).unwrap_err().to_string(),
             "4 scenario(s) of --duration 2d make a LAVA job of 194 h, longer than the 168 h one \
              job may hold a board; pass a shorter --duration, fewer --tests or fewer --scenario per job"
+        );
+    }
+
+    /// The lab's facts for each catalog board, written by hand from qualcomm-linux/
+    /// lava-test-plans a20c74e (`projects/meta-qcom/devices/<machine>` and the `devices/*`
+    /// file it extends; `include/qdl.jinja2` for the action shapes): device type, firehose,
+    /// stages as (storage, path, rawprogram, patch), the board's prompt. Boards the lab does not
+    /// list get the machine name, the flasher and `root@<machine>`.
+    #[test]
+    fn every_catalog_board_gets_the_labs_device_type_qdl_stages_and_prompt() {
+        let six_raw = "rawprogram0.xml rawprogram1.xml rawprogram2.xml rawprogram3.xml \
+                       rawprogram4.xml rawprogram5.xml";
+        let six_patch = "patch0.xml patch1.xml patch2.xml patch3.xml patch4.xml patch5.xml";
+        let ufs = ("ufs", "", six_raw, six_patch);
+        let sail = ("spinor", "/sail_nor", "rawprogram0.xml", "patch0.xml");
+        let ddr = "prog_firehose_ddr.elf";
+        type Stage<'a> = (&'a str, &'a str, &'a str, &'a str);
+        let qdl: &[(&str, &str, &str, Vec<Stage<'_>>, &str)] = &[
+            ("rb3gen2-core-kit", "qcs6490-rb3gen2", ddr, vec![ufs], "root@rb3gen2"),
+            ("iq-9075-evk", "lemans-evk", ddr, vec![sail, ufs], "root@lemans-evk"),
+            ("qcs8300-ride-sx", "monaco-ride", ddr, vec![sail, ufs], "root@monaco-ride"),
+            ("iq-8275-evk", "monaco-evk", ddr, vec![sail, ufs], "root@monaco-evk"),
+            ("qcs615-ride", "qcs615-ride", ddr, vec![ufs], "root@qcs615-ride"),
+            ("qcs9100-ride-sx", "qcs9100-ride", ddr, vec![sail, ufs], "root@qcs9100-ride"),
+            (
+                "iq-x7181-evk",
+                "hamoa-iot-evk",
+                "xbl_s_devprg_ns.melf",
+                vec![
+                    ("spinor", "/spinor", "rawprogram0.xml", "patch0.xml"),
+                    ("ufs", "", "rawprogram0.xml rawprogram1.xml", "patch0.xml patch1.xml"),
+                ],
+                "root@hamoa-iot-evk",
+            ),
+        ];
+        let catalog = crate::catalog::Catalog::embedded();
+        let job_for = |machine: &str| {
+            let profile = catalog.lookup(machine).unwrap().machine.lava.clone();
+            let mut req = request();
+            req.machine = machine.to_string();
+            req.lab = Lab::resolve(machine, profile.as_ref(), None, None).unwrap();
+            job(&req).unwrap()
+        };
+        for (machine, device_type, firehose, stages, prompt) in qdl {
+            let job = job_for(machine);
+            assert_eq!(job.device_type, *device_type, "{machine}");
+            assert_eq!(
+                job.context,
+                [("test_character_delay".to_string(), ContextValue::Number(10))].into()
+            );
+            let dir = format!("qcom-multimedia-image-{machine}");
+            let mut want = vec![Action::deploy(DeployAction::Qdl {
+                rootfs_image: format!("{dir}/rootfs.img"),
+                overlay_path: "/home".into(),
+                qcomflash: QcomflashImage {
+                    url: "https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst".into(),
+                    apply_overlay: true,
+                },
+                timeout: Minutes::of(20),
+            })];
+            for (storage, path, rawprogram, patch) in stages {
+                want.push(Action::boot(Boot::Qdl {
+                    firehose_program: firehose.to_string(),
+                    rawprogram: rawprogram.to_string(),
+                    patch: patch.to_string(),
+                    path: format!("{dir}{path}"),
+                    storage: storage.to_string(),
+                    debug: true,
+                    timeout: Minutes::of(15),
+                }));
+            }
+            want.push(Action::boot(Boot::Minimal {
+                timeout: Minutes::of(15 * stages.len() as u64),
+                auto_login: AutoLogin {
+                    login_prompt: "login:".into(),
+                    username: "root".into(),
+                    password_prompt: Some("Password".into()),
+                    password: Some("oelinux123".into()),
+                },
+                prompts: vec![prompt.to_string(), "root@(.*):[/~]#".into()],
+            }));
+            assert_eq!(job.actions[..want.len()], want[..], "{machine}");
+            assert!(matches!(job.actions.last(), Some(Action::Test { .. })), "{machine}");
+            assert_eq!(job.actions.len(), want.len() + 1, "{machine}");
+        }
+        for machine in ["iq-615-evk", "qcm6490-idp"] {
+            let job = job_for(machine);
+            assert_eq!(job.device_type, machine);
+            let Action::Boot { boot: Boot::Minimal { prompts, .. } } = &job.actions[2] else {
+                panic!("{machine}: {:?}", job.actions[2]);
+            };
+            assert_eq!(prompts, &[format!("root@{machine}"), "root@(.*):[/~]#".to_string()]);
+            assert!(matches!(
+                job.actions[1],
+                Action::Deploy { deploy: DeployAction::Flasher { .. } }
+            ));
+        }
+    }
+
+    /// `--deploy flasher` on a qdl board: lava-test-plans' flasher deploy (the download as it
+    /// is, no `compression:`; `flash.settings` with the overlay and the board).
+    #[test]
+    fn the_flasher_deploy_hands_the_archive_over_unchanged() {
+        let catalog = crate::catalog::Catalog::embedded();
+        let profile = catalog.lookup("qcs8300-ride-sx").unwrap().machine.lava.clone();
+        let mut req = request();
+        req.machine = "qcs8300-ride-sx".into();
+        req.bundle = BundleUrl::parse(
+            "https://h.example/qcom-multimedia-image-qcs8300-ride-sx.rootfs.qcomflash.tar.gz",
+        )
+        .unwrap();
+        req.lab =
+            Lab::resolve(&req.machine, profile.as_ref(), None, Some(Deploy::Flasher)).unwrap();
+        let job = job(&req).unwrap();
+        assert_eq!(job.device_type, "monaco-ride");
+        let Action::Deploy { deploy: DeployAction::Downloads { images, postprocess, .. } } =
+            &job.actions[0]
+        else {
+            panic!("{:?}", job.actions[0]);
+        };
+        assert_eq!(images["flasher"].url, req.bundle.url);
+        let steps = &postprocess.as_ref().unwrap().docker.steps;
+        assert_eq!(
+            steps[1..5],
+            [
+                "cp overlay*.tar.gz overlay.tar.gz",
+                "echo \"OVERLAY=overlay.tar.gz\" >> $IMAGE_PATH/flash.settings",
+                "echo \"OVERLAY_PATH=/\" >> $IMAGE_PATH/flash.settings",
+                // lava-test-plans' flasher_device_type for this board.
+                "echo \"DEVICE_TYPE=qcs8300-ride-sx\" >> $IMAGE_PATH/flash.settings",
+            ]
+        );
+        let Action::Deploy { deploy: DeployAction::Flasher { images, .. } } = &job.actions[1]
+        else {
+            panic!("{:?}", job.actions[1]);
+        };
+        assert_eq!(
+            images["image"].url,
+            "downloads://qcom-multimedia-image-qcs8300-ride-sx.rootfs.qcomflash.tar.gz"
+        );
+        assert_eq!(images["overlay"].url, "downloads://overlay.tar.gz");
+        assert!(!render(&req).unwrap().contains("compression"));
+        // --device-type wins over the profile; --deploy qdl needs a profile with stages.
+        let lab = Lab::resolve("x", profile.as_ref(), Some("my-type"), None).unwrap();
+        assert_eq!((lab.device_type.as_str(), lab.deploy), ("my-type", Deploy::Qdl));
+        assert_eq!(
+            Lab::resolve("iq-615-evk", None, None, Some(Deploy::Qdl)).unwrap_err(),
+            JobError::NoQdlProfile("iq-615-evk".into())
         );
     }
 

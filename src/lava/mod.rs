@@ -12,5 +12,5 @@ pub(crate) mod job;
 pub(crate) mod log;
 pub(crate) mod markers;
 
-pub(crate) use job::{BundleUrl, JobRequest, render};
+pub(crate) use job::{BundleUrl, JobRequest, Lab, render};
 pub(crate) use log::LogError;

@@ -3,6 +3,7 @@
 //! spikes stay visible), one stepped curve per thread/CPU, and the threshold as a red line.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::judge::fmt;
 use crate::formats::report_json::ThreadReport;
@@ -28,15 +29,41 @@ const AXIS_LIMIT_US: f64 = 1e15;
 /// when samples overflowed it, marked as a dashed line); when that is far beyond where most
 /// samples lie, the x axis is logarithmic so the bulk and the tail both stay readable.
 pub(crate) fn latency_svg(threads: &[ThreadReport], threshold_us: f64) -> Option<String> {
-    let drawn: Vec<&ThreadReport> = threads.iter().filter(|t| !t.buckets.is_empty()).collect();
+    let series: Vec<(String, &ThreadReport)> =
+        threads.iter().map(|t| (series_label(t), t)).collect();
+    chart_svg(&series, threshold_us)
+}
+
+/// One curve of an overlay chart: a scenario's thread on one CPU.
+pub(crate) struct Series<'a> {
+    pub name: String,
+    pub thread: &'a ThreadReport,
+}
+
+/// The chart of one CPU across scenarios (one curve per scenario, named after it).
+pub(crate) fn overlay_svg(series: &[Series<'_>], threshold_us: f64) -> Option<String> {
+    let labelled: Vec<(String, &ThreadReport)> = series
+        .iter()
+        .map(|s| {
+            let max = s.thread.max_us.map_or_else(|| "?".to_string(), fmt);
+            (format!("{}: max {max} µs", s.name), s.thread)
+        })
+        .collect();
+    chart_svg(&labelled, threshold_us)
+}
+
+fn chart_svg(series: &[(String, &ThreadReport)], threshold_us: f64) -> Option<String> {
+    let drawn: Vec<(String, &ThreadReport)> =
+        series.iter().filter(|(_, t)| !t.buckets.is_empty()).cloned().collect();
     if drawn.is_empty() {
         return None;
     }
     let on_axis = |v: f64| if v.is_nan() { 0.0 } else { v.clamp(0.0, AXIS_LIMIT_US) };
-    let filled = || drawn.iter().flat_map(|t| t.buckets.iter().filter(|b| b.1 > 0));
+    let threads: Vec<&ThreadReport> = drawn.iter().map(|(_, t)| *t).collect();
+    let filled = || threads.iter().flat_map(|t| t.buckets.iter().filter(|b| b.1 > 0));
     let top = filled().map(|b| on_axis(b.0)).fold(0.0, f64::max);
     let threshold_us = on_axis(threshold_us);
-    let overflow = overflow_mark(&drawn).map(|(limit, n)| (on_axis(limit), n));
+    let overflow = overflow_mark(&threads).map(|(limit, n)| (on_axis(limit), n));
     let right = top.max(threshold_us).max(overflow.map_or(0.0, |o| o.0));
     let x_max = (right * 1.05 + 1.0).ceil();
     let median = weighted_median(filled().map(|b| (on_axis(b.0), b.1)));
@@ -49,7 +76,7 @@ pub(crate) fn latency_svg(threads: &[ThreadReport], threshold_us: f64) -> Option
         Ok(()) => svg,
         Err(message) => format!(
             "<p class=\"warn\">chart could not be drawn: {}</p>",
-            super::junit::escape(&message)
+            super::xml_escape::escape(&message)
         ),
     })
 }
@@ -88,7 +115,7 @@ fn weighted_median(buckets: impl Iterator<Item = (f64, u64)> + Clone) -> f64 {
 /// The lowest x a logarithmic axis shows; steps below it are drawn at it.
 const LOG_X_FLOOR: f64 = 0.5;
 
-fn draw(svg: &mut String, threads: &[&ThreadReport], plot: &Plot) -> Result<(), String> {
+fn draw(svg: &mut String, threads: &[(String, &ThreadReport)], plot: &Plot) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let root = SVGBackend::with_string(svg, (860, 400)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
@@ -110,18 +137,24 @@ fn draw(svg: &mut String, threads: &[&ThreadReport], plot: &Plot) -> Result<(), 
                 .y_desc("Number of samples")
                 .draw()
                 .map_err(|e| err(&e))?;
-            for (i, thread) in threads.iter().enumerate() {
+            for (i, (label, thread)) in threads.iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
+                // One outline per run of filled bins: empty bins draw nothing (no line along
+                // the floor that would read as data).
+                let mut segments = steps(&thread.buckets).into_iter();
+                let first = segments.next().unwrap_or_default();
                 $chart
-                    .draw_series(LineSeries::new(
-                        fit(steps(&thread.buckets)),
-                        color.stroke_width(1),
-                    ))
+                    .draw_series(LineSeries::new(fit(first), color.stroke_width(1)))
                     .map_err(|e| err(&e))?
-                    .label(series_label(thread))
+                    .label(label.as_str())
                     .legend(move |(x, y)| {
                         PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                     });
+                for segment in segments {
+                    $chart
+                        .draw_series(LineSeries::new(fit(segment), color.stroke_width(1)))
+                        .map_err(|e| err(&e))?;
+                }
             }
             let threshold = plot.threshold_us.max(x_floor);
             $chart
@@ -143,11 +176,28 @@ fn draw(svg: &mut String, threads: &[&ThreadReport], plot: &Plot) -> Result<(), 
                         ))
                         .map_err(|e| err(&e))?;
                 }
+                // Below the legend (upper right), beside the line on the side with room: to
+                // its right when the line is in the left part of the chart, else to its left.
+                let along = if plot.log_x {
+                    (limit_x / x_floor).ln() / (plot.x_max / x_floor).ln()
+                } else {
+                    limit_x / plot.x_max
+                };
+                let label = format!("{count} samples ≥ {} µs (overflow)", fmt(limit));
+                let (text, anchor) = if along < 0.6 {
+                    (format!("  {label}"), HPos::Left)
+                } else {
+                    (format!("{label}  "), HPos::Right)
+                };
+                let font = ("sans-serif", 13)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(anchor, VPos::Center));
                 $chart
                     .draw_series(std::iter::once(Text::new(
-                        format!("{count} samples ≥ {} µs (overflow)", fmt(limit)),
-                        (limit_x, plot.y_max / 3.0),
-                        ("sans-serif", 13).into_font().color(&BLACK),
+                        text,
+                        (limit_x, (plot.y_max / 0.8).powf(0.45) * 0.8),
+                        font,
                     )))
                     .map_err(|e| err(&e))?;
             }
@@ -203,28 +253,32 @@ fn series_label(thread: &ThreadReport) -> String {
     }
 }
 
-/// A stepped outline of 1 µs bins (gnuplot `histeps`), dropping to the floor across gaps.
-fn steps(buckets: &[(f64, u64)]) -> Vec<(f64, f64)> {
+/// Stepped outlines of 1 µs bins (gnuplot `histeps`), one per run of adjacent non-empty
+/// bins, each rising from and falling back to the floor; empty bins and gaps draw nothing.
+fn steps(buckets: &[(f64, u64)]) -> Vec<Vec<(f64, f64)>> {
     const FLOOR: f64 = 0.8;
-    let mut points = Vec::with_capacity(buckets.len() * 4);
+    let mut segments: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut previous: Option<f64> = None;
-    for (value, count) in buckets {
+    for (value, count) in buckets.iter().filter(|b| b.1 > 0) {
         let value = if value.is_nan() { 0.0 } else { value.clamp(0.0, AXIS_LIMIT_US) };
         let (left, right, y) = (value - 0.5, value + 0.5, *count as f64);
-        if previous.is_none_or(|p| (p - left).abs() > 1e-9) {
-            if let Some(p) = previous {
-                points.push((p, FLOOR));
+        let adjacent = previous.is_some_and(|p| (p - left).abs() <= 1e-9);
+        if !adjacent {
+            if let Some(segment) = segments.last_mut() {
+                segment.push((previous.unwrap_or(left), FLOOR));
             }
-            points.push((left, FLOOR));
+            segments.push(vec![(left, FLOOR)]);
         }
-        points.push((left, y));
-        points.push((right, y));
+        if let Some(segment) = segments.last_mut() {
+            segment.push((left, y));
+            segment.push((right, y));
+        }
         previous = Some(right);
     }
-    if let Some(p) = previous {
-        points.push((p, FLOOR));
+    if let (Some(segment), Some(p)) = (segments.last_mut(), previous) {
+        segment.push((p, FLOOR));
     }
-    points
+    segments
 }
 
 #[cfg(test)]
@@ -273,7 +327,26 @@ mod tests {
         };
         let svg = latency_svg(&[thread], 100.0).unwrap();
         assert!(svg.contains("Latency (µs, logarithmic)"), "{svg}");
-        assert!(svg.contains("7 samples ≥ 4000 µs (overflow)"), "{svg}");
+        // The line is at the right edge: the label ends at it, inside the chart, and sits
+        // below the legend (which is drawn in the upper right).
+        let label = svg.lines().position(|l| l.contains("7 samples ≥ 4000 µs (overflow)"));
+        let tag = &svg.lines().nth(label.expect("overflow label") - 1).unwrap_or_default();
+        assert!(tag.contains("text-anchor=\"end\""), "{tag}");
+    }
+
+    /// Empty bins are not data: they draw no line, and runs of filled bins are separate
+    /// outlines rising from the floor.
+    #[test]
+    fn empty_bins_draw_nothing() {
+        let segments = steps(&[(1.0, 5), (2.0, 0), (3.0, 0), (10.0, 2), (11.0, 3)]);
+        assert_eq!(
+            segments,
+            [
+                vec![(0.5, 0.8), (0.5, 5.0), (1.5, 5.0), (1.5, 0.8)],
+                vec![(9.5, 0.8), (9.5, 2.0), (10.5, 2.0), (10.5, 3.0), (11.5, 3.0), (11.5, 0.8)],
+            ]
+        );
+        assert!(steps(&[(4.0, 0)]).is_empty());
     }
 
     /// Issue 13 item 4: `report h2-idle.txt --threshold-us 1.72e308 --html x.html` never ended.

@@ -45,9 +45,14 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
             report.thread = Some(thread.index);
             report.cpu = thread.cpu;
             report.file = several.then(|| name.clone());
-            let who = match &report.file {
-                Some(file) => format!("thread {} ({file})", thread.index),
+            // Named as the chart's legend names it: by CPU when the output says which.
+            let base = match thread.cpu {
+                Some(cpu) => format!("CPU{cpu} (thread {})", thread.index),
                 None => format!("thread {}", thread.index),
+            };
+            let who = match &report.file {
+                Some(file) => format!("{base} ({file})"),
+                None => base,
             };
             thread_reasons(&who, &report, threshold_us, &mut reasons);
             if thread.missing_cycles > 0 {
@@ -98,6 +103,8 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
         cyclictest: true,
         cyclictest_reasons: Vec::new(),
         tests: Vec::new(),
+        started_unix: None,
+        elapsed_s: None,
     }
 }
 

@@ -1,77 +1,39 @@
-//! `--junit FILE`: JUnit XML for CI, one test case per test and scenario (cyclictest, oslat,
-//! …) at its limit; a FAIL carries every reason, a test that could not run is `<skipped>`. All text is XML-escaped (characters XML cannot hold become U+FFFD).
-
-use std::fmt::Write;
+//! `--junit FILE`: JUnit XML for CI ([`crate::formats::junit_xml`], the shape Jenkins' xunit
+//! plugin accepts): one suite per input and scenario, named `rtbuild.report.<machine>.<scenario>`
+//! with the scenario's start and duration from `run.json`; one test case per test (cyclictest,
+//! oslat, …) at its limit. A FAIL carries every reason, a test that could not run is `<skipped>`,
+//! a spike's explanation is the case's `<system-out>`.
 
 use super::judge::fmt;
+use crate::formats::junit_xml::{Failure, Skipped, TestCase, TestSuite, TestSuites, Timing};
 use crate::formats::report_json::{Report, ScenarioReport, Verdict};
 use crate::rttests::Kind;
 
 pub(crate) fn render(report: &Report) -> String {
-    let cases: Vec<Vec<Case>> = report
+    let machine = report.machine.as_deref().unwrap_or("unknown-machine");
+    let suites = report
         .inputs
         .iter()
-        .map(|input| input.scenarios.iter().flat_map(|s| cases(s, report, &input.path)).collect())
+        .flat_map(|input| {
+            input.scenarios.iter().map(move |s| {
+                let name = suite_name("report", machine, &s.name);
+                let timing = Timing { started_unix: s.started_unix, elapsed_s: s.elapsed_s };
+                let cases =
+                    cases(s, report, &input.path).into_iter().map(|c| c.junit(&name)).collect();
+                TestSuite::new(name, timing, cases)
+            })
+        })
         .collect();
-    let total: usize = cases.iter().map(Vec::len).sum();
-    let failures = cases.iter().flatten().filter(|c| !c.reasons.is_empty()).count();
-    let skipped = cases.iter().flatten().filter(|c| c.skipped.is_some()).count();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"rtbuild report\" tests=\"{total}\" failures=\"{failures}\" skipped=\"{skipped}\">"
-    );
-    for (input, cases) in report.inputs.iter().zip(&cases) {
-        let failed = cases.iter().filter(|c| !c.reasons.is_empty()).count();
-        let skipped = cases.iter().filter(|c| c.skipped.is_some()).count();
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" skipped=\"{skipped}\">",
-            escape(&input.path),
-            cases.len()
-        );
-        for case in cases {
-            let _ = write!(
-                out,
-                "    <testcase classname=\"rtbuild.report.{}\" name=\"{}\"",
-                escape(&case.class),
-                escape(&case.name)
-            );
-            // A spike's explanation is what CI users read first next to a failure.
-            let output = if case.output.is_empty() {
-                String::new()
-            } else {
-                format!("\n      <system-out>{}</system-out>", escape(&case.output.join("\n")))
-            };
-            if let Some(why) = &case.skipped {
-                let _ = writeln!(
-                    out,
-                    ">\n      <skipped message=\"{}\"/>{output}\n    </testcase>",
-                    escape(why)
-                );
-            } else if case.reasons.is_empty() && output.is_empty() {
-                out.push_str("/>\n");
-            } else if case.reasons.is_empty() {
-                let _ = writeln!(out, ">{output}\n    </testcase>");
-            } else {
-                let _ = writeln!(
-                    out,
-                    ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>{output}\n    </testcase>",
-                    escape(&case.reasons[0]),
-                    case.kind,
-                    escape(&case.reasons.join("\n"))
-                );
-            }
-        }
-        out.push_str("  </testsuite>\n");
-    }
-    out.push_str("</testsuites>\n");
-    out
+    TestSuites::new("rtbuild report", suites).to_xml()
+}
+
+/// `rtbuild.<command>.<machine>.<scenario>`, the name of a suite and the class of its cases.
+pub(crate) fn suite_name(command: &str, machine: &str, scenario: &str) -> String {
+    format!("rtbuild.{command}.{machine}.{scenario}")
 }
 
 /// One JUnit test case: one test in one scenario.
 struct Case {
-    class: String,
     name: String,
     kind: &'static str,
     reasons: Vec<String>,
@@ -89,7 +51,6 @@ fn cases(s: &ScenarioReport, report: &Report, input: &str) -> Vec<Case> {
         let reasons =
             if s.tests.is_empty() { s.reasons.clone() } else { s.cyclictest_reasons.clone() };
         cases.push(Case {
-            class: "cyclictest".into(),
             name: format!("{}: cyclictest: max latency <= {} us", s.name, fmt(report.threshold_us)),
             kind: "latency",
             reasons,
@@ -123,7 +84,6 @@ fn cases(s: &ScenarioReport, report: &Report, input: &str) -> Vec<Case> {
             Kind::Correctness | Kind::Load => ("passes".to_string(), "correctness"),
         };
         cases.push(Case {
-            class: t.test.clone(),
             name: format!("{}: {}: {what}", s.name, t.test),
             kind,
             reasons: if t.verdict == Verdict::Fail { t.reasons.clone() } else { Vec::new() },
@@ -134,30 +94,18 @@ fn cases(s: &ScenarioReport, report: &Report, input: &str) -> Vec<Case> {
     cases
 }
 
-/// Escapes text for XML attributes and content.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
+impl Case {
+    fn junit(self, class: &str) -> TestCase {
+        let failure = (!self.reasons.is_empty()).then(|| Failure {
+            message: self.reasons[0].clone(),
+            kind: Some(self.kind.to_string()),
+            text: self.reasons.join("\n"),
+        });
+        TestCase {
+            failure,
+            skipped: self.skipped.map(|message| Skipped { message }),
+            system_out: (!self.output.is_empty()).then(|| self.output.join("\n")),
+            ..TestCase::passed(class, self.name)
         }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escape_handles_markup_quotes_and_control_characters() {
-        assert_eq!(escape("a<b>&\"c'\u{1}\n"), "a&lt;b&gt;&amp;&quot;c&apos;\u{FFFD}\n");
     }
 }

@@ -19,6 +19,7 @@ mod suite;
 pub(crate) mod summary;
 mod system;
 pub(crate) mod text;
+mod xml_escape;
 
 pub(crate) use crate::formats::report_json::{
     InputReport, Report, SCHEMA, ScenarioReport, Verdict,
@@ -162,7 +163,11 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
             .map(|input| InputReport {
                 path: input.path.display().to_string(),
                 kind: input.kind.to_string(),
-                scenarios: input.scenarios.iter().map(|s| scenario(s, limits)).collect(),
+                scenarios: input
+                    .scenarios
+                    .iter()
+                    .map(|s| timed(scenario(s, limits), input.run_json.as_ref()))
+                    .collect(),
                 fingerprint: input
                     .run_json
                     .as_ref()
@@ -205,6 +210,18 @@ fn scenario(
         report.tests.push(judged);
     }
     report.verdict = Verdict::from_reasons(&report.reasons);
+    report
+}
+
+/// When the scenario ran and for how long, from its `run.json` record.
+fn timed(
+    mut report: ScenarioReport,
+    run: Option<&crate::formats::run_json::RunRecord>,
+) -> ScenarioReport {
+    if let Some(record) = run.and_then(|r| r.scenarios.iter().find(|s| s.name == report.name)) {
+        report.started_unix = Some(record.started_unix).filter(|&s| s > 0);
+        report.elapsed_s = Some(record.elapsed_s).filter(|e| e.is_finite() && *e > 0.0);
+    }
     report
 }
 

@@ -7,6 +7,20 @@ use serde_json::Value;
 
 use super::InputReport;
 
+/// The fingerprint fields [`facts`] shows (the HTML report lists the others after them).
+pub(super) const SHOWN: &[&str] = &[
+    "cpu_model",
+    "board",
+    "uname",
+    "preempt",
+    "realtime",
+    "isolated",
+    "nohz_full",
+    "cpufreq",
+    "thermal",
+    "throttling",
+];
+
 /// `(label, value)` lines for one input; empty when it has no fingerprint.
 pub(super) fn facts(input: &InputReport) -> Vec<(String, String)> {
     let mut lines = Vec::new();

@@ -146,7 +146,10 @@ fn summary_only_input_has_no_percentiles() {
 #[test]
 fn zero_cycles_breaktrace_and_invalid_runs_fail() {
     let r = report(&["cyclictest-2.4-json-nan-zero-cycles.json"], None);
-    assert_eq!(r.reasons, ["cyclictest-2.4-json-nan-zero-cycles: thread 1: no samples recorded"]);
+    assert_eq!(
+        r.reasons,
+        ["cyclictest-2.4-json-nan-zero-cycles: CPU6 (thread 1): no samples recorded"]
+    );
     assert_eq!(scenario(&r).threads[0].cpu, Some(7));
     let r = report(&["cyclictest-2.4-hist-h5-breaktrace.txt"], Some(1000.0));
     assert_eq!(
@@ -382,7 +385,11 @@ fn rt_tests_outputs_get_one_verdict_each_against_their_own_limit() {
     );
     assert!(!report.inputs[0].scenarios[0].cyclictest);
     let junit = junit::render(&report);
-    assert!(junit.contains("tests=\"3\" failures=\"1\" skipped=\"0\""), "{junit}");
+    assert!(junit.contains("tests=\"3\" failures=\"1\" errors=\"0\">"), "{junit}");
+    assert!(
+        junit.contains("<testsuite name=\"rtbuild.report.unknown-machine.oslat-2.4-json-cpu1\""),
+        "{junit}"
+    );
     assert!(
         junit.contains(
             "name=\"oslat-2.4-json-cpu1: oslat: max OS noise &lt;= 30 us on every RT CPU\""

@@ -1,69 +1,52 @@
-//! JUnit XML of a verification, for CI test tabs: one test suite per verified source, one test
-//! case per check; a failed check carries what was expected, what was found and where, a
-//! skipped check says why. `rtbuild image` writes it beside `verify.json`.
-
-use std::fmt::Write;
+//! JUnit XML of a verification, for CI test tabs ([`crate::formats::junit_xml`], the shape
+//! Jenkins' xunit plugin accepts): one suite per verified source, named
+//! `rtbuild.verify.<machine>.<source kind>`, one test case per check; a failed check carries
+//! what was expected, what was found and where, a skipped check says why. `rtbuild image`
+//! writes it beside `verify.json`.
 
 use super::{CheckStatus, Report};
-use crate::report::junit::escape;
+use crate::formats::junit_xml::{Failure, Skipped, TestCase, TestSuite, TestSuites, Timing};
+use crate::report::junit::suite_name;
 
-pub(crate) fn render(reports: &[Report]) -> String {
-    let count =
-        |status| reports.iter().flat_map(|r| &r.checks).filter(|c| c.status == status).count();
-    let tests: usize = reports.iter().map(|r| r.checks.len()).sum();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"rtbuild verify\" tests=\"{tests}\" failures=\"{}\" skipped=\"{}\">",
-        count(CheckStatus::Fail),
-        count(CheckStatus::Skip)
-    );
-    for report in reports {
-        let failed = report.failures().count();
-        let skipped = report.checks.iter().filter(|c| c.status == CheckStatus::Skip).count();
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"{} ({})\" tests=\"{}\" failures=\"{failed}\" skipped=\"{skipped}\">",
-            escape(&report.source),
-            escape(&report.kind),
-            report.checks.len()
-        );
-        for check in &report.checks {
-            let _ = write!(
-                out,
-                "    <testcase classname=\"rtbuild.verify\" name=\"{}\"",
-                escape(&check.check)
-            );
-            let detail = format!(
-                "expected {}; found {}; from {}{}",
-                check.expected,
-                check.found,
-                check.from,
-                check.reason.as_ref().map_or(String::new(), |r| format!("; {r}"))
-            );
-            match check.status {
-                CheckStatus::Pass => out.push_str("/>\n"),
-                CheckStatus::Fail => {
-                    let _ = writeln!(
-                        out,
-                        ">\n      <failure message=\"{}\">{}</failure>\n    </testcase>",
-                        escape(&format!("{} is not as planned", check.check)),
-                        escape(&detail)
+/// The JUnit file of `reports`, verified for `machine` at `timing`.
+pub(crate) fn render(reports: &[Report], machine: &str, timing: Timing) -> String {
+    let suites = reports
+        .iter()
+        .map(|report| {
+            let name = suite_name("verify", machine, &report.kind.replace(' ', "-"));
+            let cases = report
+                .checks
+                .iter()
+                .map(|check| {
+                    let detail = format!(
+                        "expected {}; found {}; from {}{}",
+                        check.expected,
+                        check.found,
+                        check.from,
+                        check.reason.as_ref().map_or(String::new(), |r| format!("; {r}"))
                     );
-                }
-                CheckStatus::Skip => {
-                    let _ = writeln!(
-                        out,
-                        ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        escape(&detail)
-                    );
-                }
-            }
-        }
-        out.push_str("  </testsuite>\n");
-    }
-    out.push_str("</testsuites>\n");
-    out
+                    let passed = TestCase::passed(&name, check.check.clone());
+                    match check.status {
+                        CheckStatus::Pass => passed,
+                        CheckStatus::Fail => TestCase {
+                            failure: Some(Failure {
+                                message: format!("{} is not as planned", check.check),
+                                kind: None,
+                                text: detail,
+                            }),
+                            system_out: Some(format!("source: {}", report.source)),
+                            ..passed
+                        },
+                        CheckStatus::Skip => {
+                            TestCase { skipped: Some(Skipped { message: detail }), ..passed }
+                        }
+                    }
+                })
+                .collect();
+            TestSuite::new(name, timing, cases)
+        })
+        .collect();
+    TestSuites::new("rtbuild verify", suites).to_xml()
 }
 
 #[cfg(test)]
@@ -78,16 +61,30 @@ mod tests {
             Check::new("cmdline isolcpus", false, "isolcpus=7", "<missing>", "cmdline.txt"),
             Check::skip("package rt-tests", "installed", "unknown", "no package manifest"),
         ];
-        let xml =
-            render(&[Report::new("rtbuild/x/build".into(), "build folder".into(), checks, vec![])]);
-        assert!(xml.contains("tests=\"3\" failures=\"1\" skipped=\"1\""), "{xml}");
+        let reports =
+            [Report::new("rtbuild/x/build".into(), "build folder".into(), checks, vec![])];
+        let timing = Timing { started_unix: Some(1_700_000_000), elapsed_s: Some(0.25) };
+        let xml = render(&reports, "rb3gen2-core-kit", timing);
         assert!(
-            xml.contains("<testcase classname=\"rtbuild.verify\" name=\"CONFIG_PREEMPT_RT\"/>")
+            xml.contains(
+                "<testsuite name=\"rtbuild.verify.rb3gen2-core-kit.build-folder\" tests=\"3\" \
+                 failures=\"1\" errors=\"0\" skipped=\"1\" time=\"0.250\" \
+                 timestamp=\"2023-11-14T22:13:20Z\">"
+            ),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(
+                "<testcase name=\"CONFIG_PREEMPT_RT\" \
+                 classname=\"rtbuild.verify.rb3gen2-core-kit.build-folder\"/>"
+            ),
+            "{xml}"
         );
         assert!(
             xml.contains("expected isolcpus=7; found &lt;missing&gt;; from cmdline.txt"),
             "{xml}"
         );
+        assert!(xml.contains("<system-out>source: rtbuild/x/build</system-out>"), "{xml}");
         assert!(xml.contains("<skipped message="), "{xml}");
     }
 }

@@ -25,6 +25,26 @@ pub(crate) fn data(name: &str) -> PathBuf {
     project_root().join("tests/data").join(name)
 }
 
+/// Validates the JUnit file at `path` with the real xmllint against the Jenkins xunit plugin's
+/// `junit-10.xsd` (shipped in `tests/data/`): what Jenkins accepts, not what looks right.
+pub(crate) fn assert_junit_valid(path: &Path) {
+    let out = Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(data("junit-10.xsd"))
+        .arg(path)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run xmllint ({e}); .ci/setup installs it (Debian package libxml2-utils)")
+        });
+    assert!(
+        out.status.success(),
+        "{} fails junit-10.xsd:\n{}\n{}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(path).unwrap_or_default()
+    );
+}
+
 /// The Python venv `.ci/setup` creates (kas 5.5, bitbake-setup 2.19.0): `$RTBUILD_VENV`, else
 /// `<project>/.venv`. Tests that need it fail with a clear message when it is missing.
 pub(crate) fn venv() -> PathBuf {

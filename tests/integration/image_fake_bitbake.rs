@@ -430,9 +430,19 @@ fn image_with_fake_bitbake_that_drops_preempt_rt_fails_verification() {
     .unwrap();
     assert_eq!(verdict["passed"], false);
     // The same verdict as JUnit, for CI test reports: the failed check carries its evidence.
-    let junit =
-        std::fs::read_to_string(project.out("rb3gen2-core-kit").join("verify.junit.xml")).unwrap();
-    assert!(junit.contains("name=\"CONFIG_PREEMPT_RT\">"), "{junit}");
+    let junit_path = project.out("rb3gen2-core-kit").join("verify.junit.xml");
+    crate::harness::assert_junit_valid(&junit_path);
+    let junit = std::fs::read_to_string(&junit_path).unwrap();
+    assert!(
+        junit.contains(
+            "<testcase name=\"CONFIG_PREEMPT_RT\" \
+             classname=\"rtbuild.verify.rb3gen2-core-kit.build-folder\">"
+        ),
+        "{junit}"
+    );
+    let suite = "<testsuite name=\"rtbuild.verify.rb3gen2-core-kit.build-folder\" tests=\"";
+    assert!(junit.contains(suite), "{junit}");
+    assert!(junit.contains(" time=\"") && junit.contains(" timestamp=\"20"), "{junit}");
     assert!(junit.contains("<failure message=\"CONFIG_PREEMPT_RT is not as planned\">"), "{junit}");
     // The image was built, so its path is still the result on stdout.
     assert!(run.stdout().ends_with(".rootfs.qcomflash\n"), "{}", run.stdout());

@@ -117,12 +117,11 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
         json["inputs"][0]["fingerprint"]["uname"],
         "Linux rb3 6.6.52-rt43 #1 SMP PREEMPT_RT aarch64"
     );
+    crate::harness::assert_junit_valid(&run.path().join("out/junit.xml"));
     let xml = std::fs::read_to_string(run.path().join("out/junit.xml")).unwrap();
-    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\" skipped=\"0\">"), "{xml}");
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\" errors=\"0\">"), "{xml}");
     assert!(
-        xml.contains(
-            "name=\"idle &lt;&amp;&quot;&apos;&gt;: cyclictest: max latency &lt;= 300 us\""
-        ),
+        xml.contains("name=\"idle &lt;&amp;&quot;'&gt;: cyclictest: max latency &lt;= 300 us\""),
         "{xml}"
     );
     assert!(
@@ -258,7 +257,16 @@ fn html_summary_first_and_fits_1280_px_in_chromium() {
     assert!(!html.contains("&quot;irq&quot;") && !html.contains("{&quot;"), "no raw JSON");
     assert!(html.contains("--json=results/raw/idle.json"), "commands name the kept file");
     assert!(!html.contains("/tmp/rtbuild-test."), "no deleted state paths");
-    assert!(html.contains("<th class=\"l\">isolated</th><td class=\"w\">none</td>"));
+    // One System table: the fingerprint merged into it, nothing empty or null.
+    assert!(html.contains("<th class=\"l\">isolated CPUs</th><td class=\"w\">none</td>"));
+    assert!(!html.contains("System fingerprint"), "one System section");
+    let system = &html[html.find("id=\"system\"").expect("system section")..];
+    let system = &system[..system.find("</section>").unwrap()];
+    assert!(!system.contains(">null<") && !system.contains("<td class=\"w\"></td>"), "{system}");
+    // One chart per CPU with every scenario on it, before the scenario sections.
+    let overlay = html.find("<section id=\"overlay\">").expect("overlay charts");
+    assert!(html[overlay..].contains("<figcaption>CPU1: every scenario</figcaption>"));
+    assert!(overlay < html.find("idle</h2>").unwrap());
     // The spike sits in its scenario's section, before the next scenario, with its excerpt.
     let spike =
         html.find("<h3 class=\"spike\">Spike: 61 µs on CPU 1 (ftrace)</h3>").expect("spike");

@@ -103,6 +103,7 @@ fn check_traced(dir: &Path) -> Value {
     let page = fs::read_to_string(&html).unwrap();
     assert!(page.contains("<h3 class=\"spike\">Spike: "), "no spike section");
     assert!(page.contains("hit latency threshold ("), "no trace excerpt");
+    crate::harness::assert_junit_valid(&dir.join("junit.xml"));
     let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
     assert!(junit.contains("<system-out>spike: "), "{junit}");
     assert!(junit.contains("(trace-idle.txt): "), "{junit}");

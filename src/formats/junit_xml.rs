@@ -1,0 +1,230 @@
+//! JUnit XML, as the Jenkins xunit plugin's `junit-10.xsd` defines it (a copy is in
+//! `tests/data/junit-10.xsd`, and the tests validate every JUnit file rtbuild writes against
+//! it): `report --junit` and `verify.junit.xml`.
+//!
+//! The shape the schema allows and nothing more: `<testsuites>` carries `name`, `tests`,
+//! `failures`, `errors` and `time` (not `skipped`: the schema refuses it there); each
+//! `<testsuite>` has the required `name`, `tests`, `failures`, `errors`, plus `skipped`, `time`
+//! (seconds, three decimals) and `timestamp` (UTC, ISO 8601); each `<testcase>` has `name`,
+//! `classname` and at most one `<failure>` or `<skipped>`, then its `<system-out>`.
+//!
+//! Serialized by quick-xml's serde support, which escapes markup; characters XML 1.0 cannot
+//! hold at all (most control characters) become U+FFFD.
+
+use serde::Serialize;
+
+/// The whole file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename = "testsuites")]
+pub(crate) struct TestSuites {
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@tests")]
+    pub tests: usize,
+    #[serde(rename = "@failures")]
+    pub failures: usize,
+    #[serde(rename = "@errors")]
+    pub errors: usize,
+    #[serde(rename = "@time", skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(rename = "testsuite")]
+    pub suites: Vec<TestSuite>,
+}
+
+/// When a suite ran and for how long, when that is known.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Timing {
+    pub started_unix: Option<u64>,
+    pub elapsed_s: Option<f64>,
+}
+
+/// One suite: `rtbuild.<command>.<machine>.<scenario>`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct TestSuite {
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@tests")]
+    pub tests: usize,
+    #[serde(rename = "@failures")]
+    pub failures: usize,
+    #[serde(rename = "@errors")]
+    pub errors: usize,
+    #[serde(rename = "@skipped")]
+    pub skipped: usize,
+    #[serde(rename = "@time", skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(rename = "@timestamp", skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    #[serde(rename = "testcase")]
+    pub cases: Vec<TestCase>,
+}
+
+/// One test case; `failure` and `skipped` exclude each other.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct TestCase {
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@classname")]
+    pub classname: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<Skipped>,
+    #[serde(rename = "system-out", skip_serializing_if = "Option::is_none")]
+    pub system_out: Option<String>,
+}
+
+/// Why a case failed: the first reason as `message`, every reason as the text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Failure {
+    #[serde(rename = "@message")]
+    pub message: String,
+    #[serde(rename = "@type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(rename = "$text")]
+    pub text: String,
+}
+
+/// Why a case did not run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Skipped {
+    #[serde(rename = "@message")]
+    pub message: String,
+}
+
+impl TestCase {
+    /// A case that passed.
+    pub(crate) fn passed(classname: &str, name: String) -> TestCase {
+        TestCase {
+            name,
+            classname: classname.to_string(),
+            failure: None,
+            skipped: None,
+            system_out: None,
+        }
+    }
+}
+
+impl TestSuite {
+    /// A suite of `cases`, its counts taken from them.
+    pub(crate) fn new(name: String, timing: Timing, cases: Vec<TestCase>) -> TestSuite {
+        TestSuite {
+            tests: cases.len(),
+            failures: cases.iter().filter(|c| c.failure.is_some()).count(),
+            errors: 0,
+            skipped: cases.iter().filter(|c| c.skipped.is_some()).count(),
+            time: timing.elapsed_s.map(seconds),
+            timestamp: timing
+                .started_unix
+                .and_then(|s| i64::try_from(s).ok())
+                .map(crate::base::iso_from_epoch),
+            name,
+            cases,
+        }
+    }
+}
+
+impl TestSuites {
+    /// The file, its totals taken from the suites.
+    pub(crate) fn new(name: &str, suites: Vec<TestSuite>) -> TestSuites {
+        let times: Option<Vec<f64>> =
+            suites.iter().map(|s| s.time.as_deref().and_then(|t| t.parse::<f64>().ok())).collect();
+        TestSuites {
+            name: name.to_string(),
+            tests: suites.iter().map(|s| s.tests).sum(),
+            failures: suites.iter().map(|s| s.failures).sum(),
+            errors: suites.iter().map(|s| s.errors).sum(),
+            time: times.filter(|t| !t.is_empty()).map(|t| seconds(t.iter().sum())),
+            suites,
+        }
+    }
+
+    /// The XML document, with its declaration and a final newline.
+    pub(crate) fn to_xml(&self) -> String {
+        let mut body = String::new();
+        let mut serializer = quick_xml::se::Serializer::new(&mut body);
+        serializer.indent(' ', 2);
+        // Every field is a string or a number: serializing cannot fail.
+        let _ = self.serialize(serializer);
+        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        out.extend(body.chars().map(xml_char));
+        out.push('\n');
+        out
+    }
+}
+
+/// Seconds in the schema's `SUREFIRE_TIME` form: digits, a point, three decimals.
+fn seconds(value: f64) -> String {
+    format!("{:.3}", if value.is_finite() { value.max(0.0) } else { 0.0 })
+}
+
+/// A character XML 1.0 can hold, else U+FFFD (markup itself never has such characters, so
+/// this is safe on the serialized text).
+fn xml_char(c: char) -> char {
+    match c {
+        '\t' | '\n' | '\r' => c,
+        c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => '\u{FFFD}',
+        c => c,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failing(name: &str, reason: &str) -> TestCase {
+        TestCase {
+            failure: Some(Failure {
+                message: reason.to_string(),
+                kind: Some("latency".to_string()),
+                text: reason.to_string(),
+            }),
+            ..TestCase::passed("rtbuild.report.m.idle", name.to_string())
+        }
+    }
+
+    #[test]
+    fn counts_times_and_the_shape_the_schema_allows() {
+        let suite = TestSuite::new(
+            "rtbuild.report.m.idle".to_string(),
+            Timing { started_unix: Some(1_700_000_000), elapsed_s: Some(61.25) },
+            vec![
+                TestCase::passed("rtbuild.report.m.idle", "ok".to_string()),
+                failing("late", "max 120 us > 100 us"),
+                TestCase {
+                    skipped: Some(Skipped { message: "not installed".to_string() }),
+                    ..TestCase::passed("rtbuild.report.m.idle", "oslat".to_string())
+                },
+            ],
+        );
+        let xml = TestSuites::new("rtbuild report", vec![suite]).to_xml();
+        assert_eq!(
+            xml,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <testsuites name=\"rtbuild report\" tests=\"3\" failures=\"1\" errors=\"0\" time=\"61.250\">\n\
+             \x20 <testsuite name=\"rtbuild.report.m.idle\" tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\" time=\"61.250\" timestamp=\"2023-11-14T22:13:20Z\">\n\
+             \x20   <testcase name=\"ok\" classname=\"rtbuild.report.m.idle\"/>\n\
+             \x20   <testcase name=\"late\" classname=\"rtbuild.report.m.idle\">\n\
+             \x20     <failure message=\"max 120 us &gt; 100 us\" type=\"latency\">max 120 us &gt; 100 us</failure>\n\
+             \x20   </testcase>\n\
+             \x20   <testcase name=\"oslat\" classname=\"rtbuild.report.m.idle\">\n\
+             \x20     <skipped message=\"not installed\"/>\n\
+             \x20   </testcase>\n\
+             \x20 </testsuite>\n\
+             </testsuites>\n"
+        );
+    }
+
+    #[test]
+    fn markup_and_control_characters_cannot_break_the_document() {
+        let case = failing("a<b>&\"c'", "bad\u{1}byte </failure>");
+        let xml = TestSuites::new(
+            "x",
+            vec![TestSuite::new("s".to_string(), Timing::default(), vec![case])],
+        )
+        .to_xml();
+        assert!(xml.contains("name=\"a&lt;b&gt;&amp;&quot;c'\""), "{xml}");
+        assert!(xml.contains(">bad\u{FFFD}byte &lt;/failure&gt;</failure>"), "{xml}");
+        assert!(!xml.contains("time="), "no timing, no time attribute: {xml}");
+    }
+}
