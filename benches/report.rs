@@ -1,11 +1,20 @@
 //! Benchmark for `rtbuild report` (not a test; prints figures, gates nothing).
 //!
-//! Generates a realistic `-v` log (8 threads, 1 ms interval, cyclictest's `%8d:%8lu:%8ld` lines
-//! drained in 10 ms batches, latencies around 5-30 µs with rare spikes up to a few ms) of at
-//! least `RTBUILD_BENCH_MB` MB (default 1024) in a temp folder, then times, in one run:
-//! - `rtbuild report --json` on it: throughput (MB/s) and peak RSS;
-//! - a straightforward awk max/histogram script on the same file: the same figures;
-//! - `rtbuild report` on a `-h 1000` histogram and on a `--json` file: wall time in ms.
+//! Generates two `-v` logs of at least `RTBUILD_BENCH_MB` MB each (default 1024) in a temp
+//! folder, both 8 threads at 1 ms in cyclictest's `%8d:%8lu:%8ld` layout drained in 10-sample
+//! batches: the long-standing bench log (latencies mostly 5-30 µs, a tail to ~100 µs, rare
+//! spikes to ~3 ms), and a second realistic one (5-30 µs, one sample in 10 000 a spike of
+//! 100 µs-5 ms). Then, in one run and side by side for each log:
+//! - `rtbuild report --json`: throughput (MB/s) and peak RSS;
+//! - a straightforward awk max/histogram script and `wc -l` on the same file;
+//! - with `RTBUILD_BENCH_BASELINE=PATH` another rtbuild binary (an older build) too, and
+//!   whether its JSON output is byte for byte the same;
+//! - with `RTBUILD_BENCH_KEEP=DIR` the logs are written to DIR and kept;
+//!
+//! and `rtbuild report` on a `-h 1000` histogram and on a `--json` file (wall time in ms).
+//! Last, when cyclictest can run here (root), a 20 s `rtbuild test --local` on the last CPU:
+//! the helper calls rtbuild made while measuring, per second (each one short `sh` on the
+//! target).
 //!
 //! Run: `cargo bench --bench report` (needs GNU time at /usr/bin/time for peak RSS).
 
@@ -59,13 +68,27 @@ fn push_padded(out: &mut Vec<u8>, value: u64, width: usize) {
     out.extend(digits[..len].iter().rev());
 }
 
-fn generate_verbose(path: &Path, min_bytes: u64) -> std::io::Result<u64> {
+/// A latency model: the next sample in µs.
+type Latency = fn(&mut Rng) -> u64;
+
+/// The latency model of the second log: 5-30 µs, a spike of 100 µs-5 ms one time in 10 000.
+fn latency_second(rng: &mut Rng) -> u64 {
+    let r = rng.next();
+    if r % 10_000 == 0 { 100 + (r >> 20) % 4900 } else { 5 + (r >> 24) % 26 }
+}
+
+fn generate_verbose(
+    path: &Path,
+    min_bytes: u64,
+    seed: u64,
+    latency: Latency,
+) -> std::io::Result<u64> {
     let mut file = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     file.write_all(b"Max CPUs = 8\nOnline CPUs = 8\n# /dev/cpu_dma_latency set to 0us\n")?;
     for t in 0..THREADS {
         writeln!(file, "Thread {t} Interval: 1000")?;
     }
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut rng = Rng(seed);
     let mut written = 0u64;
     let mut cycle = 0u64;
     let mut line = Vec::with_capacity(64 * 1024);
@@ -77,7 +100,7 @@ fn generate_verbose(path: &Path, min_bytes: u64) -> std::io::Result<u64> {
                 line.push(b':');
                 push_padded(&mut line, c, 8);
                 line.push(b':');
-                push_padded(&mut line, rng.latency(), 8);
+                push_padded(&mut line, latency(&mut rng), 8);
                 line.push(b'\n');
             }
         }
@@ -173,43 +196,126 @@ fn timed(cmd: Cmd) -> (f64, u64, String) {
 const AWK: &str = r#"{ t = $1 + 0; v = $3 + 0; n[t]++; h[t, v]++; if (v > m[t]) m[t] = v }
 END { for (t in n) print "thread", t, "samples", n[t], "max", m[t] }"#;
 
+/// One figure row: name, MB/s, seconds, peak RSS in MB, and a note.
+fn row(name: &str, size_mb: f64, (secs, rss, _): &(f64, u64, String), note: &str) {
+    println!(
+        "  {name:<22} {:8.1} MB/s  {secs:6.2} s  peak RSS {:6.1} MB  {note}",
+        size_mb / secs,
+        *rss as f64 / 1024.0
+    );
+}
+
+/// Times everything on one `-v` log, side by side.
+fn bench_log(rtbuild: &str, baseline: Option<&str>, path: &Path, size_mb: f64) {
+    let report =
+        |bin: &str| Cmd::new(bin).args(["--json", "report", "--threshold-us", "100000"]).arg(path);
+    let new = timed(report(rtbuild));
+    let json: serde_json::Value = serde_json::from_str(&new.2).unwrap_or_default();
+    let all = &json["inputs"][0]["scenarios"][0]["all"];
+    row(
+        "rtbuild report",
+        size_mb,
+        &new,
+        &format!(
+            "(samples {}, p99.99 {} µs, max {} µs)",
+            all["samples"], all["p9999_us"], all["max_us"]
+        ),
+    );
+    if let Some(old) = baseline {
+        let before = timed(report(old));
+        let same = if before.2 == new.2 { "same JSON output" } else { "JSON OUTPUT DIFFERS" };
+        row("baseline rtbuild", size_mb, &before, same);
+        println!("  speed-up over baseline: {:.2}x", before.0 / new.0);
+    }
+    let awk = timed(Cmd::new("awk").args(["-F:", AWK]).arg(path));
+    let awk_max =
+        awk.2.lines().filter_map(|l| l.split_whitespace().nth(5)?.parse::<u64>().ok()).max();
+    row("awk max/histogram", size_mb, &awk, &format!("(max {awk_max:?} µs)"));
+    let wc = timed(Cmd::new("wc").arg("-l").arg(path));
+    row(
+        "wc -l",
+        size_mb,
+        &wc,
+        &format!("({} lines)", wc.2.split_whitespace().next().unwrap_or("?")),
+    );
+    println!("  rtbuild is {:.1}x awk and {:.2}x wc -l", awk.0 / new.0, wc.0 / new.0);
+}
+
+/// A short local `rtbuild test` on the last CPU: the helper calls while measuring per second.
+fn helper_wakeups(rtbuild: &str, dir: &Path) {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let last = online.trim().rsplit([',', '-']).next().unwrap_or("0").to_string();
+    if last == "0" {
+        println!("helper wakeups: skipped (one CPU online: nothing to measure on)");
+        return;
+    }
+    let out = dir.join("test-run");
+    let run = Cmd::new(rtbuild)
+        .args(["test", "--local", "--rt-cpus", &last, "--scenario", "idle", "--duration", "20s"])
+        .args(["--histogram-us", "200000", "--out"])
+        .arg(&out);
+    if let Err(err) = output_unchecked(&run) {
+        println!("helper wakeups: skipped ({err})");
+        return;
+    }
+    let record: serde_json::Value = std::fs::read_to_string(out.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let own = &record["rtbuild_cpus"];
+    match (own["helper_calls_measuring"].as_u64(), own["measuring_s"].as_f64()) {
+        (Some(calls), Some(secs)) if secs > 0.0 => println!(
+            "helper while measuring (plain log): {calls} calls in {secs:.1} s = {:.2}/s; rtbuild allowed on CPUs {}, helper on {}",
+            calls as f64 / secs,
+            own["rtbuild"],
+            own["helper"]
+        ),
+        _ => println!(
+            "helper wakeups: skipped (the test run did not measure; is this root with cyclictest installed?)"
+        ),
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; nothing to parse.
     let mb: u64 =
         std::env::var("RTBUILD_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(1024);
+    let baseline = std::env::var("RTBUILD_BENCH_BASELINE").ok();
     let rtbuild = env!("CARGO_BIN_EXE_rtbuild");
     let dir = tempfile::Builder::new().prefix("rtbuild-bench").tempdir().expect("temp dir");
-    let verbose = dir.path().join("verbose.log");
-    let t0 = Instant::now();
-    let bytes = generate_verbose(&verbose, mb << 20).expect("write the -v log");
-    let size_mb = bytes as f64 / (1 << 20) as f64;
+    // RTBUILD_BENCH_KEEP=DIR writes the -v logs there and keeps them (to time other tools on).
+    let keep = std::env::var_os("RTBUILD_BENCH_KEEP").map(std::path::PathBuf::from);
+    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "generated {size_mb:.0} MB -v log ({} threads, 1 ms) in {:.1} s",
-        THREADS,
-        t0.elapsed().as_secs_f64()
+        "load average at start: {} (CPUs: {})",
+        loadavg.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+        std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-
-    let report =
-        Cmd::new(rtbuild).args(["--json", "report", "--threshold-us", "100000"]).arg(&verbose);
-    let (secs, rss, out) = timed(report);
-    let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
-    let samples = &json["inputs"][0]["scenarios"][0]["all"]["samples"];
-    let max = &json["inputs"][0]["scenarios"][0]["all"]["max_us"];
-    println!(
-        "rtbuild report  -v: {:8.1} MB/s  {secs:6.2} s  peak RSS {:6.1} MB  (samples {samples}, max {max} µs)",
-        size_mb / secs,
-        rss as f64 / 1024.0
-    );
-
-    let (awk_secs, awk_rss, awk_out) = timed(Cmd::new("awk").args(["-F:", AWK]).arg(&verbose));
-    let awk_max =
-        awk_out.lines().filter_map(|l| l.split_whitespace().nth(5)?.parse::<u64>().ok()).max();
-    println!(
-        "awk max/histogram: {:8.1} MB/s  {awk_secs:6.2} s  peak RSS {:6.1} MB  (max {awk_max:?} µs)",
-        size_mb / awk_secs,
-        awk_rss as f64 / 1024.0
-    );
-    println!("speed-up: {:.1}x awk", awk_secs / secs);
+    let logs: [(&str, u64, Latency); 2] = [
+        (
+            "bench -v log (8 threads, tail to 100 µs, spikes to 3 ms)",
+            0x2545_f491_4f6c_dd1d,
+            Rng::latency,
+        ),
+        (
+            "second -v log (8 threads, 5-30 µs, 1 in 10 000 a spike)",
+            0x9e37_79b9_7f4a_7c15,
+            latency_second,
+        ),
+    ];
+    for (i, (name, seed, latency)) in logs.into_iter().enumerate() {
+        let path = keep.as_deref().unwrap_or(dir.path()).join(format!("verbose-{i}.log"));
+        let t0 = Instant::now();
+        let bytes = generate_verbose(&path, mb << 20, seed, latency).expect("write the -v log");
+        let size_mb = bytes as f64 / (1 << 20) as f64;
+        println!("{name}: {size_mb:.0} MB, written in {:.1} s", t0.elapsed().as_secs_f64());
+        // Warm the page cache, so every reader below starts from the same place.
+        let _ = timed(Cmd::new("wc").arg("-l").arg(&path));
+        bench_log(rtbuild, baseline.as_deref(), &path, size_mb);
+        if keep.is_none() {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 
     let hist = dir.path().join("hist.txt");
     generate_histogram(&hist).expect("write histogram");
@@ -226,4 +332,5 @@ fn main() {
             rss as f64 / 1024.0
         );
     }
+    helper_wakeups(rtbuild, dir.path());
 }

@@ -51,6 +51,12 @@ pub(crate) enum GenerateError {
     Write(#[from] write::WriteError),
     #[error(transparent)]
     Lock(#[from] crate::lock::LockError),
+    /// `--out` is a dangling symlink, a device, or on `/proc` or `/sys`.
+    #[error(transparent)]
+    Output(#[from] crate::base::output::OutputError),
+    /// Another rtbuild writes into the same folder.
+    #[error(transparent)]
+    Busy(#[from] write::folder_lock::Busy),
 }
 
 impl crate::exit::ErrorCode for GenerateError {
@@ -74,8 +80,18 @@ pub(crate) fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generat
     if let Some(file) = out.ancestors().find(|p| p.exists()).filter(|p| !p.is_dir()) {
         return Err(GenerateError::OutIsFile { out: out.clone(), file: file.to_path_buf() });
     }
+    crate::base::output::check_folder("--out", &out)?;
     let layout = layout_for(&out)?;
     let tree = render::render(plan, &layout)?;
+    // One writer per folder: a second generate into it is refused, not interleaved.
+    let _only_writer = match options.write.dry_run {
+        true => None,
+        false => {
+            let io = |source| write::WriteError::Io { path: out.clone(), source };
+            std::fs::create_dir_all(&out).map_err(io)?;
+            Some(write::folder_lock::lock(&out).map_err(io)??)
+        }
+    };
     let mut report = write::apply(&tree, &out, options.write)?;
     // The kas file includes its lock (so the lock wins over meta-qcom's): it must exist. A lock
     // already there is the user's and is kept as it is.

@@ -29,7 +29,19 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
     };
     let ui = Ui::new(cli.global.ui_options());
-    match cli.command.run(&ui) {
+    // SIGINT, SIGTERM and SIGHUP alike, for every command: a foreground child (an ssh step)
+    // gets the signal and is waited for, and rtbuild exits 130 (README, "Exit codes").
+    crate::runner::signals::install_default();
+    let result = cli.command.run(&ui);
+    let result = match result {
+        // The signal ended the step that was running; say so, whatever that step reported.
+        _ if crate::runner::signals::interrupted() => match result {
+            Err(err) if classify(&err) == Exit::Interrupted => Err(err),
+            _ => Err(crate::exit::Interrupted.into()),
+        },
+        other => other,
+    };
+    match result {
         Ok(exit) => exit.into(),
         Err(err) => {
             let exit = classify(&err);

@@ -2,8 +2,10 @@
 //! other module of the crate (so nothing above can form an import loop through them).
 
 mod cpu_set;
+pub(crate) mod input;
 mod latency;
 mod layer_names;
+pub(crate) mod output;
 pub(crate) mod paths;
 mod programs;
 mod utc;

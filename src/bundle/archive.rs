@@ -137,7 +137,7 @@ impl<R: Read> Read for HashingReader<R> {
 /// sha256 and size of a file, streamed.
 pub(super) fn hash_file(path: &Path) -> Result<(u64, String), BundleError> {
     let read_err = |source| BundleError::Read { path: path.to_path_buf(), source };
-    let file = std::fs::File::open(path).map_err(read_err)?;
+    let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
     let mut reader = HashingReader::new(file);
     std::io::copy(&mut reader, &mut std::io::sink()).map_err(read_err)?;
     let size = reader.bytes;
@@ -164,12 +164,21 @@ pub(super) struct ReadArchive {
     pub others: Vec<String>,
 }
 
-/// Reads `path` (a `.tar.zst`), hashing every file and keeping in memory the files whose
-/// archive path `keep` accepts.
-pub(super) fn read(path: &Path, keep: &dyn Fn(&str) -> bool) -> Result<ReadArchive, BundleError> {
+/// The most a metadata member (`manifest.json`, `SHA256SUMS`) read into memory may hold: a
+/// manifest of a few hundred files is a few tens of KB.
+pub(super) const MAX_KEPT: u64 = 8 << 20;
+/// The most a release document (SBOM, VEX, provenance, resolved config) read into memory may
+/// hold: an image SBOM with every file listed is tens of MB.
+pub(super) const MAX_KEPT_RELEASE: u64 = 256 << 20;
+
+/// Reads `path` (a `.tar.zst`), hashing every file and keeping in memory the files for which
+/// `keep` gives a size limit (each at most that, else [`BundleError::MemberTooBig`]).
+pub(super) fn read(
+    path: &Path,
+    keep: &dyn Fn(&str) -> Option<u64>,
+) -> Result<ReadArchive, BundleError> {
     let bad = |message: String| BundleError::NotABundle { path: path.to_path_buf(), message };
-    let file = std::fs::File::open(path)
-        .map_err(|source| BundleError::Read { path: path.to_path_buf(), source })?;
+    let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
     let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| bad(e.to_string()))?;
     let mut archive = tar::Archive::new(decoder);
     let mut out = ReadArchive::default();
@@ -181,9 +190,19 @@ pub(super) fn read(path: &Path, keep: &dyn Fn(&str) -> bool) -> Result<ReadArchi
             tar::EntryType::Regular => {
                 let wanted = keep(&name);
                 let mut reader = HashingReader::new(&mut entry);
-                let bytes = if wanted {
+                let bytes = if let Some(limit) = wanted {
                     let mut buf = Vec::new();
-                    reader.read_to_end(&mut buf).map_err(|e| bad(e.to_string()))?;
+                    (&mut reader)
+                        .take(limit + 1)
+                        .read_to_end(&mut buf)
+                        .map_err(|e| bad(e.to_string()))?;
+                    if buf.len() as u64 > limit {
+                        return Err(BundleError::MemberTooBig {
+                            path: path.to_path_buf(),
+                            member: name,
+                            limit,
+                        });
+                    }
                     Some(buf)
                 } else {
                     std::io::copy(&mut reader, &mut std::io::sink())

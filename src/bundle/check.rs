@@ -34,13 +34,21 @@ pub(crate) struct BundleCheck {
 /// Checks the archive at `path`. An unreadable or corrupt archive is a failed check, not an error;
 /// only a missing file is an error.
 pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
-    if !path.is_file() {
-        let message = if path.is_dir() {
-            "it is a folder; pass the .tar.zst archive `rtbuild bundle` wrote"
-        } else {
-            "no such file"
-        };
-        return Err(BundleError::NotABundle { path: path.to_path_buf(), message: message.into() });
+    use crate::base::input::{self, InputError};
+    match input::check_file(path) {
+        Ok(()) => {}
+        Err(InputError::Folder { .. }) => {
+            let message = "it is a folder; pass the .tar.zst archive `rtbuild bundle` wrote";
+            return Err(BundleError::NotABundle {
+                path: path.to_path_buf(),
+                message: message.into(),
+            });
+        }
+        Err(InputError::Missing { .. }) => {
+            let message = "no such file".to_string();
+            return Err(BundleError::NotABundle { path: path.to_path_buf(), message });
+        }
+        Err(other) => return Err(BundleError::Input(other)),
     }
     let mut problems = Vec::new();
     let mut unpatched = None;
@@ -48,11 +56,17 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
         problems.push(CheckProblem { kind, path: path.to_string(), detail })
     };
     let keep = |name: &str| {
-        [MANIFEST_FILE, SUMS_FILE].iter().any(|k| name.ends_with(&format!("/{k}")))
-            || super::release_check::keeps(name)
+        if [MANIFEST_FILE, SUMS_FILE].iter().any(|k| name.ends_with(&format!("/{k}"))) {
+            Some(archive::MAX_KEPT)
+        } else {
+            super::release_check::keeps(name).then_some(archive::MAX_KEPT_RELEASE)
+        }
     };
     let read = match archive::read(path, &keep) {
         Ok(read) => read,
+        Err(refused @ (BundleError::MemberTooBig { .. } | BundleError::Input(_))) => {
+            return Err(refused);
+        }
         Err(e) => {
             problem("archive", "", e.to_string());
             return Ok(done(path, 0, problems));
@@ -120,11 +134,22 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
             problem(found.kind, &found.path, found.detail);
         }
         unpatched = release.unpatched;
-        if let (Some(inside), Ok(beside)) = (&manifest_bytes, std::fs::read(manifest_beside(path)))
-            && *inside != beside
+        // The copy beside the archive is optional; one that is there but cannot be read (a
+        // FIFO, `/dev/zero`, too big) is a failed check, never a match.
+        let beside = manifest_beside(path);
+        if let Some(inside) = &manifest_bytes
+            && beside.symlink_metadata().is_ok()
         {
-            let name = manifest_beside(path).display().to_string();
-            problem("manifest", &name, "differs from the manifest inside the archive".into());
+            let name = beside.display().to_string();
+            match input::read(&beside, archive::MAX_KEPT) {
+                Ok(bytes) if bytes == *inside => {}
+                Ok(_) => problem(
+                    "manifest",
+                    &name,
+                    "differs from the manifest inside the archive".into(),
+                ),
+                Err(err) => problem("manifest", &name, err.to_string()),
+            }
         }
     }
     match files.get(SUMS_FILE).and_then(|e| e.bytes.as_deref()) {

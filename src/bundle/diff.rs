@@ -27,7 +27,11 @@ impl Side {
             });
         }
         let keep = |name: &str| {
-            name.ends_with(&format!("/{MANIFEST_FILE}")) || super::release_check::keeps(name)
+            if name.ends_with(&format!("/{MANIFEST_FILE}")) {
+                Some(archive::MAX_KEPT)
+            } else {
+                super::release_check::keeps(name).then_some(archive::MAX_KEPT_RELEASE)
+            }
         };
         let read = archive::read(path, &keep)?;
         let files: BTreeMap<String, ReadEntry> = read

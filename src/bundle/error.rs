@@ -52,6 +52,22 @@ pub(crate) enum BundleError {
         path.display(),
         crate::ui::with_fix(.message, "pass a .tar.zst made by `rtbuild bundle`"))]
     NotABundle { path: PathBuf, message: String },
+    #[error("{}: member `{}` is over {} MiB, more than any rtbuild bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
+        path.display(), member, limit >> 20)]
+    MemberTooBig { path: PathBuf, member: String, limit: u64 },
+    #[error(
+        "{} is a symlink to `{}`, outside the qcomflash folder and the deploy folder; a release holds only what the build produced: remove the link, or pass --follow-external-links",
+        link.display(), target.display()
+    )]
+    ExternalLink { link: PathBuf, target: PathBuf },
+    #[error(
+        "{} (`{}`) is not readable by the build user (uid {uid}, owner of the qcomflash folder); a release holds only what the build produced: remove it from the qcomflash folder",
+        path.display(), target.display()
+    )]
+    NotBuildReadable { path: PathBuf, target: PathBuf, uid: u32 },
+    /// A FIFO, device, socket, folder, dangling symlink or too big a file given as input.
+    #[error(transparent)]
+    Input(crate::base::input::InputError),
 }
 
 impl BundleError {
@@ -66,6 +82,10 @@ impl BundleError {
                 | BundleError::Measurement { .. }
                 | BundleError::SourceDateEpoch { .. }
                 | BundleError::NotABundle { .. }
+                | BundleError::MemberTooBig { .. }
+                | BundleError::Input(_)
+                | BundleError::ExternalLink { .. }
+                | BundleError::NotBuildReadable { .. }
         )
     }
 }

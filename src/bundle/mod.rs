@@ -11,6 +11,7 @@ mod check;
 mod deploy;
 mod diff;
 mod error;
+mod links;
 mod manifest;
 mod release;
 mod release_check;
@@ -65,6 +66,8 @@ pub(crate) struct BundleRequest {
     pub kas_dump: Option<PathBuf>,
     /// `--measurement RUN_DIR`: an `rtbuild test` result folder of this image.
     pub measurement: Option<PathBuf>,
+    /// `--follow-external-links`: pack what a symlink outside the build points at.
+    pub follow_external_links: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -82,9 +85,15 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
     let qcomflash = deploy::find(&request.build_dir, &request.machine, &request.image)?;
     let mut payload = BTreeMap::new();
     let mut files = Vec::new();
+    let confinement = links::Confinement::new(
+        &qcomflash.folder,
+        &deploy::deploy_dir(&request.build_dir, &request.machine),
+        request.follow_external_links,
+    )?;
     for entry in walkdir::WalkDir::new(&qcomflash.folder).follow_links(true).sort_by_file_name() {
         let entry = entry
             .map_err(|e| BundleError::Read { path: qcomflash.folder.clone(), source: e.into() })?;
+        confinement.check(entry.path())?;
         if !entry.file_type().is_file() {
             continue;
         }
@@ -266,11 +275,12 @@ pub(crate) fn plan_defaults(kas_file: &Path) -> Result<Option<PlanDefaults>, Bun
     let Some(path) = kas_file.parent().map(|dir| dir.join(plan_json::FILE)) else {
         return Ok(None);
     };
-    if !path.exists() {
+    if path.symlink_metadata().is_err() {
         return Ok(None);
     }
     let bad = |message: String| BundleError::PlanFile { path: path.clone(), message };
-    let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
+    let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
+        .map_err(|e| bad(e.to_string()))?;
     let plan = PlanFile::parse(&text).map_err(|e| bad(e.to_string()))?;
     Ok(Some(PlanDefaults {
         image: plan.image,

@@ -31,7 +31,8 @@ impl VerifySummary {
     /// Reads a verify report, checking its schema.
     pub(crate) fn read(path: &Path) -> Result<VerifySummary, BundleError> {
         let bad = |message: String| BundleError::VerifyReport { path: path.to_path_buf(), message };
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
+            .map_err(|e| bad(e.to_string()))?;
         let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
         if !doc.get("passed").is_some_and(serde_json::Value::is_boolean) {
             return Err(bad("no boolean `passed` field".into()));
@@ -119,7 +120,7 @@ fn local_repo(kas_file: &Path) -> Option<RepoRecord> {
 /// The lock file beside the kas file, verbatim.
 pub(super) fn lock(kas_file: Option<&Path>) -> Option<LockRecord> {
     let path = lock_path_for(kas_file?);
-    let content = std::fs::read_to_string(&path).ok()?;
+    let content = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT).ok()?;
     let file = path.file_name()?.to_string_lossy().into_owned();
     Some(LockRecord { file, content })
 }

@@ -143,8 +143,11 @@ impl MetaQcom {
     /// collection, and `conf/machine/`.
     pub fn open(dir: &Path) -> Result<MetaQcom, MetaQcomError> {
         let not = |missing| MetaQcomError::NotMetaQcom { dir: dir.to_path_buf(), missing };
-        let layer = std::fs::read_to_string(dir.join("conf/layer.conf"))
-            .map_err(|_| not("conf/layer.conf"))?;
+        let layer = crate::base::input::read_to_string(
+            &dir.join("conf/layer.conf"),
+            crate::base::input::TEXT_LIMIT,
+        )
+        .map_err(|_| not("conf/layer.conf"))?;
         let collection = layer.lines().any(|line| {
             let line = line.trim();
             line.starts_with("BBFILE_COLLECTIONS")
@@ -238,8 +241,11 @@ impl MetaQcom {
 
     fn read(&self, file: &Path, state: &mut State, depth: usize) -> Result<(), MetaQcomError> {
         let path = self.dir.join(file);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|source| MetaQcomError::Read { path: path.clone(), source })?;
+        let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
+            .map_err(|err| MetaQcomError::Read {
+                path: path.clone(),
+                source: std::io::Error::other(err.to_string()),
+            })?;
         for (index, raw) in text.lines().enumerate() {
             let line = raw.trim();
             if let Some(name) = line.strip_prefix("#@NAME:") {

@@ -37,6 +37,9 @@ pub enum CatalogError {
         "alias `{alias}` of `{machine}` ({file}) is also {clash} ({other_file}); rename or remove one of them"
     )]
     AliasClash { alias: String, machine: String, file: String, clash: String, other_file: String },
+    /// A FIFO, device, dangling symlink or too big a file among the machine files.
+    #[error("machine file {message}")]
+    NotAFile { message: String },
     #[error("cannot read machine folder {}: {source}; check the folder given to --machines-dir (or RTBUILD_MACHINES_DIR)", .path.display())]
     Read {
         path: PathBuf,
@@ -107,8 +110,8 @@ impl Catalog {
             .collect();
         let mut user: BTreeMap<String, PathBuf> = BTreeMap::new();
         for path in files {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|source| CatalogError::Read { path: path.clone(), source })?;
+            let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
+                .map_err(|err| CatalogError::NotAFile { message: err.to_string() })?;
             let machine = parse(&path, &text)?;
             if let Some(first) = user.get(&machine.name) {
                 return Err(CatalogError::DuplicateName {

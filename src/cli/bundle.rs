@@ -42,6 +42,10 @@ pub(crate) struct BundleArgs {
     /// bundle, after checking that the run measured this kernel.
     #[arg(long, value_name = "RUN_DIR")]
     pub measurement: Option<PathBuf>,
+    /// Pack the target of a symlink in the qcomflash folder that points outside it and outside
+    /// the deploy folder (refused by default: a release holds only what the build produced).
+    #[arg(long)]
+    pub follow_external_links: bool,
     /// Re-read BUNDLE (.tar.zst) and fail on any missing, extra or changed file.
     #[arg(long, value_name = "BUNDLE", conflicts_with_all = ["image", "verify_report", "allow_unverified", "kas_dump", "measurement"])]
     pub check: Option<PathBuf>,
@@ -125,6 +129,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
             left.is_file().then_some(left)
         }),
         measurement: args.measurement.clone().map(|p| absolute(&p)),
+        follow_external_links: args.follow_external_links,
     };
     bundle::verify_record(&request).map_err(input)?;
     bundle::check_measurement(&request).map_err(input)?;

@@ -32,6 +32,7 @@ pub(crate) struct ImageArgs {
 }
 
 pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let started = std::time::Instant::now();
     signals::install();
     let plan = args.plan.plan()?;
     let request = args.plan.request()?;
@@ -49,7 +50,7 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
         lock: args.lock,
         replan,
     };
-    let (result, after) = match crate::image::image(&plan, &options, &System, ui)? {
+    let built = match crate::image::image(&plan, &options, &System, ui)? {
         ImageOutcome::Planned(dry_run) => {
             if ui.json() {
                 ui.out_json(&dry_run)?;
@@ -58,11 +59,18 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
             }
             return Ok(Exit::Ok);
         }
-        ImageOutcome::Built { result, after } => (result, after),
+        ImageOutcome::Built { result, after, kas_secs } => (result, after, kas_secs),
     };
+    let (result, after, kas_secs) = built;
+    // rtbuild's own time: everything this command did outside kas (planning, generating,
+    // preflight, reading the build's output, verifying, bundling).
+    let overhead = (started.elapsed().as_secs_f64() - kas_secs).max(0.0);
+    let rtbuild_overhead_s = (overhead * 1000.0).round() / 1000.0;
+    ui.detail(format!("rtbuild's own time outside kas: {rtbuild_overhead_s:.2} s"));
     if ui.json() {
         ui.out_json(&ImageOutput {
             build: &result,
+            rtbuild_overhead_s,
             verify: after.verified.as_ref(),
             bundle: after.bundle.as_ref(),
         })?;
@@ -86,6 +94,8 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
 struct ImageOutput<'a> {
     #[serde(flatten)]
     build: &'a BuildResult,
+    /// Seconds this command spent outside kas (issue 27: under 1 s on a warm run).
+    rtbuild_overhead_s: f64,
     verify: Option<&'a Verified>,
     bundle: Option<&'a BundleOutcome>,
 }

@@ -96,6 +96,8 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let text = lava::render(&request).map_err(|e| input(e.into()))?;
     match &args.out {
         Some(path) => {
+            crate::base::output::check_file("--out", path)
+                .map_err(|e| crate::exit::InputError(e.into()))?;
             crate::write::write_atomic(path, text.as_bytes(), false)?;
             ui.status("Wrote", format!("{} (LAVA job for {})", path.display(), request.machine));
             if ui.json() {

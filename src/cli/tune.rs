@@ -117,6 +117,7 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
             Some(plan) => CpuLayout::from_plan(plan),
             None => args.cpus.layout_offline()?.0,
         };
+        crate::base::output::check_folder("--emit", dir).map_err(|e| InputError(e.into()))?;
         let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));
         let path = tune::emit(dir, &script).with_context(|| {
             format!(

@@ -166,7 +166,8 @@ fn cpu_plan(plan: &PlanArgs, rt: &str) -> anyhow::Result<Expectations> {
 
 fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
     let bad = |message: String| VerifyError::PlanFile { path: path.to_path_buf(), message };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
+        .map_err(VerifyError::Input)?;
     PlanFile::parse(&text).map_err(|e| bad(e.to_string()))
 }
 
@@ -201,6 +202,11 @@ fn sources(args: &VerifyArgs) -> anyhow::Result<Vec<Source>> {
     sources.extend(args.kernel_image.iter().cloned().map(Source::Image));
     sources.extend(args.qcomflash.iter().cloned().map(Source::Qcomflash));
     sources.extend(args.deb.iter().cloned().map(Source::Deb));
+    if let Some(config) = &args.ssh_config {
+        // ssh reads it whole: a FIFO would hang it, `/dev/zero` grow it without end.
+        crate::base::input::check_file(config)
+            .map_err(|err| InputError::msg(format!("--ssh-config {err}")))?;
+    }
     for url in &args.target {
         let target = SshTarget::parse(url)?.with_ssh_config(args.ssh_config.clone());
         sources.push(Source::Target(target));

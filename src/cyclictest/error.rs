@@ -30,8 +30,10 @@ pub enum ParseErrorKind {
 /// A parse error together with the file it came from.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    #[error("cannot read {}: {cause}; check the path", path.display())]
-    Open { path: PathBuf, cause: std::io::Error },
+    /// Missing, unreadable, or not a regular file (a FIFO, a device, a folder, a dangling
+    /// symlink); the message names the path and what it is.
+    #[error("{message}")]
+    Open { path: PathBuf, message: String },
     #[error("{}:{}: {}", path.display(), error.line, error.kind)]
     Parse { path: PathBuf, error: ParseError },
 }

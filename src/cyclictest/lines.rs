@@ -4,6 +4,10 @@
 
 use std::io::BufRead;
 
+/// The longest line kept: far above any cyclictest line (a histogram row of 4096 threads is
+/// under 30 KiB), far below what would let a file without newlines fill memory.
+pub(super) const MAX_LINE: usize = 256 << 10;
+
 /// Receives the lines of a reader. `N` is the length (without `\n`) of the lines offered to
 /// [`LineSink::fast`] first: a complete line of exactly `N` bytes is handed over without
 /// searching for its newline; `fast` must reject any line holding a `\n` (it may see bytes
@@ -16,6 +20,10 @@ pub(super) trait LineSink<const N: usize> {
     /// Every line `fast` did not take: 1-based number, bytes without `\n` or a trailing
     /// `\r`, and whether it ended with a newline (only the last line may not).
     fn line(&mut self, line_no: u64, line: &[u8], complete: bool);
+
+    /// Line `line_no` was longer than [`MAX_LINE`] (`bytes` long, without its `\n`) and was
+    /// skipped, never held in memory.
+    fn too_long(&mut self, _line_no: u64, _bytes: u64) {}
 }
 
 struct Each<F>(F);
@@ -26,7 +34,8 @@ impl<F: FnMut(u64, &[u8], bool)> LineSink<0> for Each<F> {
     }
 }
 
-/// Calls `each(line_number, line, complete)` for every line of `reader` (see [`LineSink::line`]).
+/// Calls `each(line_number, line, complete)` for every line of `reader` (see [`LineSink::line`]);
+/// a line longer than 256 KiB is skipped (its number is not handed out).
 pub fn for_each_line<R, F>(reader: R, each: F) -> std::io::Result<()>
 where
     R: BufRead,
@@ -35,7 +44,8 @@ where
     read_lines(reader, &mut Each(each))
 }
 
-/// Streams every line of `reader` into `sink`.
+/// Streams every line of `reader` into `sink`; lines longer than [`MAX_LINE`] go to
+/// [`LineSink::too_long`], so memory stays bounded whatever the input.
 pub(super) fn read_lines<const N: usize, R, S>(mut reader: R, sink: &mut S) -> std::io::Result<()>
 where
     R: BufRead,
@@ -43,6 +53,8 @@ where
 {
     let mut line_no = 0u64;
     let mut carry: Vec<u8> = Vec::new();
+    // Inside an over-long line: its bytes so far.
+    let mut skipping: Option<u64> = None;
     loop {
         let buf = match reader.fill_buf() {
             Ok(buf) => buf,
@@ -50,7 +62,10 @@ where
             Err(err) => return Err(err),
         };
         if buf.is_empty() {
-            if !carry.is_empty() {
+            if let Some(bytes) = skipping {
+                line_no += 1;
+                sink.too_long(line_no, bytes);
+            } else if !carry.is_empty() {
                 line_no += 1;
                 sink.line(line_no, trim_cr(&carry), false);
             }
@@ -58,17 +73,28 @@ where
         }
         let len = buf.len();
         let mut start = 0;
-        if !carry.is_empty() {
+        if skipping.is_some() || !carry.is_empty() {
+            let held = skipping.unwrap_or(carry.len() as u64);
             match memchr::memchr(b'\n', buf) {
                 Some(end) => {
-                    carry.extend_from_slice(&buf[..end]);
                     line_no += 1;
-                    sink.line(line_no, trim_cr(&carry), true);
+                    if skipping.is_some() || carry.len() + end > MAX_LINE {
+                        sink.too_long(line_no, held + end as u64);
+                    } else {
+                        carry.extend_from_slice(&buf[..end]);
+                        sink.line(line_no, trim_cr(&carry), true);
+                    }
                     carry.clear();
+                    skipping = None;
                     start = end + 1;
                 }
                 None => {
-                    carry.extend_from_slice(buf);
+                    if skipping.is_some() || carry.len() + len > MAX_LINE {
+                        skipping = Some(held + len as u64);
+                        carry.clear();
+                    } else {
+                        carry.extend_from_slice(buf);
+                    }
                     reader.consume(len);
                     continue;
                 }
@@ -87,10 +113,18 @@ where
             }
             let Some(end) = memchr::memchr(b'\n', &buf[start..]) else { break };
             line_no += 1;
-            sink.line(line_no, trim_cr(&buf[start..start + end]), true);
+            if end > MAX_LINE {
+                sink.too_long(line_no, end as u64);
+            } else {
+                sink.line(line_no, trim_cr(&buf[start..start + end]), true);
+            }
             start += end + 1;
         }
-        carry.extend_from_slice(&buf[start..]);
+        if len - start > MAX_LINE {
+            skipping = Some((len - start) as u64);
+        } else {
+            carry.extend_from_slice(&buf[start..]);
+        }
         reader.consume(len);
     }
 }

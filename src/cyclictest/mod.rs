@@ -22,6 +22,8 @@
 //! # Ok::<(), rtbuild::cyclictest::FileError>(())
 //! ```
 
+#[cfg(test)]
+mod chunked;
 mod error;
 mod hist;
 mod json;
@@ -48,8 +50,10 @@ const BUFFER: usize = 1 << 20;
 
 /// Parses the cyclictest output in `path`, whatever its format.
 pub fn parse_file(path: &Path) -> Result<Run, FileError> {
-    let file = std::fs::File::open(path)
-        .map_err(|cause| FileError::Open { path: path.to_path_buf(), cause })?;
+    // Opened without blocking and checked to be a regular file: a FIFO or `/dev/zero` is
+    // refused here, never read.
+    let (file, _) = crate::base::input::open(path)
+        .map_err(|err| FileError::Open { path: path.to_path_buf(), message: err.to_string() })?;
     parse(std::io::BufReader::with_capacity(BUFFER, file))
         .map_err(|error| FileError::Parse { path: path.to_path_buf(), error })
 }

@@ -190,7 +190,7 @@ fn file_errors_name_the_file() {
         )
     );
     let missing = parse_file(&dir.path().join("missing")).unwrap_err().to_string();
-    assert!(missing.starts_with("cannot read "), "{missing}");
+    assert!(missing.ends_with("missing` does not exist; check the path"), "{missing}");
 }
 
 #[test]

@@ -6,11 +6,16 @@
 use std::io::BufRead;
 
 use super::MAX_THREADS;
+#[cfg(test)]
+use super::chunked;
 use super::error::{ParseError, ParseErrorKind};
 use super::hist::HistBlock;
+use super::lines::MAX_LINE;
 use super::lines::{LineSink, read_lines};
 use super::model::{Format, Histogram, Run, Unit};
 use super::summary::{self, TLine};
+#[cfg(test)]
+use super::verbose::Cycles;
 use super::verbose::{self, VerboseCounts};
 
 #[derive(Debug, Default)]
@@ -27,17 +32,63 @@ struct TextParser {
     last_line: u64,
 }
 
-/// Parses any text cyclictest output.
+/// Parses any text cyclictest output in one pass, line by line (lines over
+/// [`MAX_LINE`] are skipped, so memory stays bounded).
 pub(super) fn parse_text(reader: impl BufRead) -> Result<Run, ParseError> {
     let mut parser = TextParser::default();
-    if let Err(err) = read_lines(reader, &mut parser) {
-        return Err(ParseError { line: parser.last_line + 1, kind: ParseErrorKind::Io(err) });
+    let read = read_lines(reader, &mut parser);
+    parser.end(read)
+}
+
+/// The same, for the chunked reader's tests: the reference it is checked against.
+#[cfg(test)]
+pub(super) fn parse_text_one_pass(reader: impl BufRead) -> Result<Run, ParseError> {
+    parse_text(reader)
+}
+
+/// The chunked reader with `workers` threads, `chunk`-byte reads and lines of at most
+/// `max_line` bytes (small values cut tiny inputs into many chunks in the tests).
+#[cfg(test)]
+pub(super) fn parse_text_chunked(
+    reader: impl BufRead,
+    workers: usize,
+    chunk: usize,
+    max_line: usize,
+) -> Result<Run, ParseError> {
+    let mut parser = TextParser::default();
+    let read = chunked::read_with(reader, &mut parser, workers, chunk, max_line);
+    parser.end(read)
+}
+
+/// The chunked reader with its own settings (one worker per CPU, 1 MiB chunks).
+#[cfg(test)]
+pub(super) fn parse_text_chunked_default(reader: impl BufRead) -> Result<Run, ParseError> {
+    let mut parser = TextParser::default();
+    let read = chunked::read(reader, &mut parser);
+    parser.end(read)
+}
+
+#[cfg(test)]
+impl chunked::Lines for TextParser {
+    fn line(&mut self, line_no: u64, line: &[u8], complete: bool) {
+        LineSink::line(self, line_no, line, complete);
     }
-    if let Some(err) = parser.error.take() {
-        return Err(err);
+
+    fn too_long(&mut self, line_no: u64, bytes: u64) {
+        LineSink::too_long(self, line_no, bytes);
     }
-    let last_line = parser.last_line;
-    parser.finish(last_line)
+
+    fn cycles(&mut self, thread: u64, cycles: &Cycles) {
+        self.verbose.then_cycles(thread, cycles);
+    }
+
+    fn counts(&mut self, counts: VerboseCounts) {
+        self.verbose.add_counts(counts);
+    }
+
+    fn read_up_to(&mut self, line_no: u64) {
+        self.last_line = line_no;
+    }
 }
 
 impl LineSink<{ verbose::FIXED }> for TextParser {
@@ -60,9 +111,36 @@ impl LineSink<{ verbose::FIXED }> for TextParser {
             self.parse_line(line_no, line, complete);
         }
     }
+
+    fn too_long(&mut self, line_no: u64, bytes: u64) {
+        self.last_line = line_no;
+        if self.error.is_none() {
+            self.unknown += 1;
+            self.run.warn(
+                Some(line_no),
+                format!(
+                    "line ignored: {bytes} bytes long, longer than any cyclictest line (lines over {} KiB are skipped unread)",
+                    MAX_LINE >> 10
+                ),
+            );
+        }
+    }
 }
 
 impl TextParser {
+    /// The run, or the first error: a read failure (at the line after the last one read), a
+    /// bad line, or nothing recognised.
+    fn end(mut self, read: std::io::Result<()>) -> Result<Run, ParseError> {
+        if let Err(err) = read {
+            return Err(ParseError { line: self.last_line + 1, kind: ParseErrorKind::Io(err) });
+        }
+        if let Some(err) = self.error.take() {
+            return Err(err);
+        }
+        let last_line = self.last_line;
+        self.finish(last_line)
+    }
+
     fn parse_line(&mut self, no: u64, line: &[u8], complete: bool) {
         if let Some(sample) = verbose::parse_line(line) {
             if !complete {

@@ -139,8 +139,50 @@ struct Counts {
     dense: Vec<u64>,
     sparse: BTreeMap<u64, u64>,
     samples: u64,
-    last_cycle: Option<u64>,
+    cycles: Cycles,
+}
+
+/// One thread's cycle numbers in file order: the first and last seen and the cycles missing
+/// between them. Two parts of a file join exactly ([`Cycles::then`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Cycles {
+    first: Option<u64>,
+    last: Option<u64>,
     missing: u64,
+}
+
+impl Cycles {
+    /// The next sample's cycle number.
+    #[inline]
+    pub(super) fn see(&mut self, cycle: u64) {
+        if let Some(last) = self.last
+            && cycle > last + 1
+        {
+            self.missing = self.missing.saturating_add(cycle - last - 1);
+        }
+        if self.first.is_none() {
+            self.first = Some(cycle);
+        }
+        self.last = Some(cycle);
+    }
+
+    #[cfg(test)]
+    /// No cycle seen yet.
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    #[cfg(test)]
+    /// Continues with `later`, the same thread's cycles in the part of the file that follows:
+    /// the result is what one pass over both parts gives.
+    pub(super) fn then(&mut self, later: &Cycles) {
+        if let Some(first) = later.first {
+            self.see(first);
+            self.missing = self.missing.saturating_add(later.missing);
+            self.last = later.last;
+        }
+    }
 }
 
 /// Accumulates `-v` samples per thread.
@@ -153,21 +195,28 @@ pub(super) struct VerboseCounts {
 }
 
 impl VerboseCounts {
-    /// Counts one sample; `thread` must already be range-checked by the caller.
+    /// Counts one sample in file order; `thread` must already be range-checked by the caller.
     #[inline]
     pub(super) fn add(&mut self, sample: Sample) {
-        self.lines += 1;
-        let index = sample.thread as usize;
+        self.counts_of(sample.thread).cycles.see(sample.cycle);
+        self.count(sample);
+    }
+
+    #[inline]
+    fn counts_of(&mut self, thread: u64) -> &mut Counts {
+        let index = thread as usize;
         if index >= self.threads.len() {
             self.threads.resize_with(index + 1, || None);
         }
-        let counts = self.threads[index].get_or_insert_with(Counts::default);
-        if let Some(last) = counts.last_cycle
-            && sample.cycle > last + 1
-        {
-            counts.missing = counts.missing.saturating_add(sample.cycle - last - 1);
-        }
-        counts.last_cycle = Some(sample.cycle);
+        self.threads[index].get_or_insert_with(Counts::default)
+    }
+
+    /// Counts one sample's latency, leaving its cycle number to the caller (a chunk of the file
+    /// read out of order keeps its cycles apart and joins them with [`Self::then_cycles`]).
+    #[inline]
+    pub(super) fn count(&mut self, sample: Sample) {
+        self.lines += 1;
+        let counts = self.counts_of(sample.thread);
         let Ok(value) = u64::try_from(sample.latency) else {
             self.negative += 1;
             return;
@@ -181,6 +230,34 @@ impl VerboseCounts {
             counts.dense[slot] += 1;
         } else {
             *counts.sparse.entry(value).or_insert(0) += 1;
+        }
+    }
+
+    #[cfg(test)]
+    /// Appends `cycles`, thread `thread`'s cycle numbers in the part of the file after
+    /// everything added so far.
+    pub(super) fn then_cycles(&mut self, thread: u64, cycles: &Cycles) {
+        self.counts_of(thread).cycles.then(cycles);
+    }
+
+    #[cfg(test)]
+    /// Adds the latency counts of `other` (cycle numbers are joined by [`Self::then_cycles`]).
+    pub(super) fn add_counts(&mut self, other: VerboseCounts) {
+        self.negative += other.negative;
+        self.lines += other.lines;
+        for (index, theirs) in other.threads.into_iter().enumerate() {
+            let Some(theirs) = theirs else { continue };
+            let ours = self.counts_of(index as u64);
+            ours.samples += theirs.samples;
+            if ours.dense.len() < theirs.dense.len() {
+                ours.dense.resize(theirs.dense.len(), 0);
+            }
+            for (slot, count) in theirs.dense.iter().enumerate() {
+                ours.dense[slot] += count;
+            }
+            for (value, count) in theirs.sparse {
+                *ours.sparse.entry(value).or_insert(0) += count;
+            }
         }
     }
 
@@ -201,7 +278,7 @@ impl VerboseCounts {
                 histogram.add(value, count);
             }
             let mut thread = Thread::new(index as u32);
-            thread.missing_cycles = counts.missing;
+            thread.missing_cycles = counts.cycles.missing;
             thread.histogram = Some(histogram);
             thread.histogram_from_samples = true;
             out.push(thread);
@@ -283,6 +360,17 @@ mod tests {
         assert_eq!(threads.len(), 1);
         assert_eq!(threads[0].index, 2);
         assert_eq!(threads[0].missing_cycles, 2);
+        // The same cycles cut in two and joined give the same gaps.
+        let (mut first, mut second) = (Cycles::default(), Cycles::default());
+        for cycle in [0, 1] {
+            first.see(cycle);
+        }
+        for cycle in [4, 5, 9] {
+            second.see(cycle);
+        }
+        first.then(&second);
+        first.then(&Cycles::default());
+        assert_eq!((first.first, first.last, first.missing), (Some(0), Some(9), 5));
         let h = threads[0].histogram.as_ref().unwrap();
         assert_eq!(
             h.buckets.iter().map(|(v, c)| (*v, *c)).collect::<Vec<_>>(),

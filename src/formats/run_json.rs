@@ -57,7 +57,32 @@ pub(crate) struct RunRecord {
     /// `--trace-above-us`: the kernel tracing rtbuild set up, and whether it was put back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracing: Option<Tracing>,
+    /// Where rtbuild's own processes were allowed to run while it measured; null in files
+    /// written before rtbuild kept off the measured CPUs.
+    pub rtbuild_cpus: Option<OwnCpus>,
     pub scenarios: Vec<ScenarioRecord>,
+}
+
+/// Where rtbuild's own processes (not cyclictest's measuring threads, not the load) were
+/// allowed to run: the housekeeping CPUs that are not measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct OwnCpus {
+    /// The CPUs rtbuild confined itself and its helper to (`Cpus_allowed_list` syntax).
+    pub pinned_to: String,
+    /// The union of every rtbuild thread's `Cpus_allowed_list`, read back after pinning, for
+    /// a local run; null over ssh (rtbuild then runs on another machine than the one measured).
+    pub rtbuild: Option<String>,
+    /// The on-target helper's own `Cpus_allowed_list` as its first probe of each scenario saw
+    /// it (the union over the scenarios); null before a probe.
+    pub helper: Option<String>,
+    /// Why rtbuild could not confine itself, when it could not.
+    pub problem: Option<String>,
+    /// Helper calls rtbuild made while cyclictest measured (the progress display's status
+    /// requests and the probes), and the seconds measured: their ratio is the helper's
+    /// wakeup rate on the target.
+    pub helper_calls_measuring: u64,
+    pub measuring_s: f64,
 }
 
 /// The ftrace recording of `--trace-above-us` on the target.
@@ -345,6 +370,9 @@ pub(crate) struct Probe {
     pub cyclictest_pid: Option<u32>,
     pub cyclictest: Vec<Task>,
     pub load: Vec<Task>,
+    /// The helper shell that took the probe (rtbuild's own, on the target).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub helper: Option<Task>,
 }
 
 /// A run length: seconds (`-D`) or a loop count (`-l`).

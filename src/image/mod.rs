@@ -62,8 +62,9 @@ pub(crate) struct Replan {
 pub(crate) enum ImageOutcome {
     /// `--dry-run`: the files that would change were reported; nothing ran.
     Planned(DryRun),
-    /// kas ran: the build's result (failed and interrupted builds too) and what ran after it.
-    Built { result: BuildResult, after: After },
+    /// kas ran: the build's result (failed and interrupted builds too), what ran after it,
+    /// and the seconds kas itself took (the checkout that follows meta-qcom and the build).
+    Built { result: BuildResult, after: After, kas_secs: f64 },
 }
 
 /// Why the pipeline stopped before a build result. Each variant keeps the stage's own error
@@ -132,10 +133,12 @@ pub(crate) fn image(
     if dry_run {
         return Ok(ImageOutcome::Planned(DryRun::of(&job)));
     }
+    let checkout_started = std::time::Instant::now();
     let followed = match &options.replan {
         Some(replan) => follow_meta_qcom(plan, &job, replan, runner, ui)?,
         None => None,
     };
+    let checkout_secs = checkout_started.elapsed().as_secs_f64();
     let job = match &followed {
         Some(followed) => prepare(followed, &options.output, &options.setup, ui)?,
         None => job,
@@ -144,7 +147,8 @@ pub(crate) fn image(
     let result = run::build(&job, runner, ui)?;
     run::report(&result, ui);
     let after = after_build(&result, &job, &expected, options.post, runner, ui)?;
-    Ok(ImageOutcome::Built { result, after })
+    let kas_secs = checkout_secs + result.duration_secs;
+    Ok(ImageOutcome::Built { result, after, kas_secs })
 }
 
 /// Once kas has checked meta-qcom out (and before BitBake runs), compares the board's machine

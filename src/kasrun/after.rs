@@ -87,6 +87,8 @@ pub(crate) fn bundle_build(
         verify_file: Some(verified.file.clone()),
         kas_dump: Some(layout.out.join(bundle::KAS_DUMP_FILE)).filter(|p| p.is_file()),
         measurement: None,
+        // `image --bundle` packs only what the build produced.
+        follow_external_links: false,
     };
     Ok(bundle::create(&request)?)
 }

@@ -8,6 +8,10 @@ use std::io::{self, BufRead, BufReader, Read};
 use super::compress::Compression;
 use super::{Line, LineError, Setting, Symbol, Value, parse_line};
 
+/// A kernel config is at most this big once decompressed (a full one is about 300 KB): a
+/// `.config.gz/.xz/.zst` that inflates to more is refused, as a config inside an image is.
+pub(crate) const MAX_CONFIG: u64 = 16 << 20;
+
 /// What a config says about one symbol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum State<'a> {
@@ -56,6 +60,12 @@ pub(crate) enum ConfigError {
     NoSettings,
     #[error("cannot read {format} data: {cause}; the file is truncated or corrupt")]
     Corrupt { format: &'static str, cause: io::Error },
+    #[error(
+        "the config is over {} MiB{}, more than any kernel config (a decompression bomb?); pass the kernel's .config",
+        MAX_CONFIG >> 20,
+        if *.compressed { " once decompressed" } else { "" }
+    )]
+    TooBig { compressed: bool },
     #[error("{0}")]
     Io(io::Error),
 }
@@ -71,16 +81,19 @@ impl KernelConfig {
         let format = Compression::detect(head);
         let corrupt = |source| ConfigError::Corrupt { format: format.name(), cause: source };
         let decoder = format.decoder(input).map_err(corrupt)?;
+        let compressed = format != Compression::None;
         let config = KernelConfig::read_plain(BufReader::new(decoder)).map_err(|e| match e {
-            ConfigError::Io(source) if format != Compression::None => corrupt(source),
-            ConfigError::Empty if format != Compression::None => ConfigError::NoSettings,
+            ConfigError::Io(source) if compressed => corrupt(source),
+            ConfigError::Empty if compressed => ConfigError::NoSettings,
+            ConfigError::TooBig { .. } => ConfigError::TooBig { compressed },
             other => other,
         })?;
         Ok(config)
     }
 
-    /// Reads an uncompressed config, one line at a time.
-    pub(crate) fn read_plain(mut input: impl BufRead) -> Result<KernelConfig, ConfigError> {
+    /// Reads an uncompressed config, one line at a time, at most [`MAX_CONFIG`] bytes of it.
+    pub(crate) fn read_plain(input: impl BufRead) -> Result<KernelConfig, ConfigError> {
+        let mut input = input.take(MAX_CONFIG + 1);
         use sha2::Digest;
         let mut settings = BTreeMap::new();
         let mut digest = sha2::Sha256::new();
@@ -101,6 +114,9 @@ impl KernelConfig {
                 Ok(Line::Blank | Line::Comment) => {}
                 Err(source) => return Err(ConfigError::BadLine { line, cause: source }),
             }
+        }
+        if input.limit() == 0 {
+            return Err(ConfigError::TooBig { compressed: false });
         }
         if line == 0 {
             return Err(ConfigError::Empty);
@@ -218,5 +234,22 @@ mod tests {
         let err = KernelConfig::read(&gz[..gz.len() - 12]).unwrap_err();
         assert!(err.to_string().contains("gzip data"), "{err}");
         assert!(err.to_string().contains("truncated or corrupt"), "{err}");
+    }
+
+    /// Issue 23 item 5: a `.config.zst` of 134 KB that inflates to 4 GiB of newlines ran for
+    /// minutes; now reading stops at 16 MiB, compressed or not.
+    #[test]
+    fn a_config_over_16_mib_is_refused_compressed_or_plain() {
+        // One long comment line keeps the test fast; the cap counts bytes, not lines.
+        let mut big = b"CONFIG_PREEMPT_RT=y\n# ".to_vec();
+        big.resize(MAX_CONFIG as usize - 1, b'x');
+        big.push(b'\n');
+        assert!(KernelConfig::read(big.as_slice()).unwrap().is_preempt_rt(), "16 MiB is read");
+        big.insert(0, b'\n');
+        let err = KernelConfig::read(gzip(&big).as_slice()).unwrap_err();
+        assert!(matches!(err, ConfigError::TooBig { compressed: true }), "{err}");
+        assert!(err.to_string().starts_with("the config is over 16 MiB once decompressed"));
+        let err = KernelConfig::read(big.as_slice()).unwrap_err();
+        assert!(matches!(err, ConfigError::TooBig { compressed: false }), "{err}");
     }
 }

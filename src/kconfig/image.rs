@@ -7,8 +7,10 @@
 //! config from the gzip/xz/zstd payload inside), and UKIs (PE files whose `.linux` section holds
 //! the kernel and `.cmdline` the command line). Used by `verify` for image sources.
 
-use super::compress::{self, Compression, GZIP_MAGIC, XZ_MAGIC, ZSTD_MAGIC};
-use super::config::{ConfigError, KernelConfig};
+use std::time::Duration;
+
+use super::compress::{Budget, BudgetError, Compression, GZIP_MAGIC, XZ_MAGIC, ZSTD_MAGIC};
+use super::config::{ConfigError, KernelConfig, MAX_CONFIG};
 use super::pe;
 
 /// The IKCONFIG start marker, followed directly by the gzip stream.
@@ -17,11 +19,14 @@ pub(crate) const IKCFG_START: &[u8] = b"IKCFG_ST";
 pub(crate) const IKCFG_END: &[u8] = b"IKCFG_ED";
 
 /// Decompressed kernels are at most this big (a 6.x arm64 `Image` is about 40 MB).
-const MAX_KERNEL: u64 = 512 << 20;
-/// Embedded configs are at most this big once decompressed (a full config is about 300 KB).
-const MAX_CONFIG: u64 = 16 << 20;
+const MAX_KERNEL: u64 = 256 << 20;
 /// How many compressed-payload candidates to try in one file before giving up.
 const MAX_CANDIDATES: usize = 64;
+/// How deep layers may nest (UKI → zboot → gzip payload → IKCONFIG is three).
+const MAX_LAYERS: usize = 4;
+/// What one input may cost in total, over every layer: bytes decompressed, and time.
+pub(crate) const BUDGET_BYTES: u64 = 512 << 20;
+pub(crate) const BUDGET_TIME: Duration = Duration::from_secs(20);
 
 /// Everything found in a kernel image.
 #[derive(Debug, Default)]
@@ -47,67 +52,105 @@ pub(crate) enum ImageError {
         "the embedded config (IKCONFIG at offset {offset:#x}) is unreadable: {cause}; the image is truncated or corrupt, pass its .config instead"
     )]
     BadIkconfig { offset: usize, cause: ConfigError },
+    #[error(
+        "gave up after decompressing {} MiB or {} s, more than any kernel image needs: the file nests compressed data (a decompression bomb?); pass the kernel .config instead",
+        .total >> 20, .time.as_secs()
+    )]
+    Spent { total: u64, time: Duration },
 }
 
-/// Looks through `data` (a whole image file) for the config, version and command line.
+impl ImageError {
+    fn from_budget(format: Compression, error: BudgetError) -> ImageError {
+        match error {
+            BudgetError::Corrupt(cause) => ImageError::Corrupt { format: format.name(), cause },
+            BudgetError::Spent { total, time } => ImageError::Spent { total, time },
+        }
+    }
+}
+
+/// Looks through `data` (a whole image file) for the config, version and command line, within
+/// the default budget ([`BUDGET_BYTES`], [`BUDGET_TIME`]).
 pub(crate) fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
+    inspect_within(data, &mut Budget::new(BUDGET_BYTES, BUDGET_TIME))
+}
+
+/// [`inspect`], spending `budget` (which the caller may share with other members of the same
+/// input, as the UKIs of one `efi.bin`).
+pub(crate) fn inspect_within(data: &[u8], budget: &mut Budget) -> Result<ImageInfo, ImageError> {
     // A file that is itself compressed (Image.gz) must decompress cleanly.
     let format = Compression::detect(data);
+    let mut info = ImageInfo::default();
     if format != Compression::None {
-        let inner = compress::decompress(format, data, MAX_KERNEL)
-            .map_err(|cause| ImageError::Corrupt { format: format.name(), cause })?;
-        let mut info = ImageInfo::default();
+        let inner = budget
+            .decompress(format, data, MAX_KERNEL)
+            .map_err(|e| ImageError::from_budget(format, e))?;
         let mut layers = vec![format!("{} payload at 0x0", format.name())];
-        scan(&inner, &mut info, &mut layers)?;
+        scan(&inner, &mut info, &mut layers, budget)?;
         return Ok(info);
     }
-    let mut info = ImageInfo::default();
-    scan(data, &mut info, &mut Vec::new())?;
+    scan(data, &mut info, &mut Vec::new(), budget)?;
     Ok(info)
 }
 
-/// Searches `data`, reached through `layers`, and the compressed payloads inside it.
-fn scan(data: &[u8], info: &mut ImageInfo, layers: &mut Vec<String>) -> Result<(), ImageError> {
+/// Searches `data`, reached through `layers`, and the compressed payloads inside it. Returns
+/// whether `data` (or what it holds) is a kernel: a config or a version string was found in it.
+fn scan(
+    data: &[u8],
+    info: &mut ImageInfo,
+    layers: &mut Vec<String>,
+    budget: &mut Budget,
+) -> Result<bool, ImageError> {
+    if layers.len() > MAX_LAYERS {
+        return Ok(false);
+    }
     if let Some(sections) = pe::sections(data) {
         if info.cmdline.is_none() {
             info.cmdline = uki_cmdline(data);
         }
-        if let Some(linux) = sections.get(".linux") {
+        // A section lies inside its file, after the headers: one as big as the file is forged
+        // (and scanning it would scan the same bytes again, forever).
+        if let Some(linux) = sections.get(".linux").filter(|s| s.len() < data.len()) {
             layers.push("UKI .linux section".to_string());
-            return scan(linux, info, layers);
+            let found = scan(linux, info, layers, budget)?;
+            layers.pop();
+            return Ok(found);
         }
     }
+    let mut found = false;
     if info.config.is_none() {
-        info.config = ikconfig(data)?;
+        info.config = ikconfig_within(data, budget)?;
         if info.config.is_some() {
             info.config_layers = layers.clone();
+            found = true;
         }
     }
     if info.version.is_none() {
         info.version = bzimage_version(data).or_else(|| banner_version(data));
         if info.version.is_some() {
             info.version_layers = layers.clone();
+            found = true;
         }
     }
-    if info.config.is_some() || layers.len() >= 3 {
-        return Ok(());
+    if info.config.is_some() || layers.len() >= MAX_LAYERS - 1 {
+        return Ok(found);
     }
-    // No config in the plain bytes: look inside compressed payloads (Image.gz, bzImage).
+    // No config in the plain bytes: look inside compressed payloads (Image.gz, bzImage). The
+    // first stream that decompresses is the kernel or nothing: a second one is not looked for.
     for (offset, format) in payload_candidates(data) {
-        let Ok(inner) = compress::decompress(format, &data[offset..], MAX_KERNEL) else {
-            continue;
+        let inner = match budget.decompress(format, &data[offset..], MAX_KERNEL) {
+            Ok(inner) => inner,
+            Err(BudgetError::Corrupt(_)) => continue,
+            Err(spent) => return Err(ImageError::from_budget(format, spent)),
         };
         if inner.len() < 4096 {
             continue;
         }
         layers.push(format!("{} payload at {offset:#x}", format.name()));
-        scan(&inner, info, layers)?;
+        found |= scan(&inner, info, layers, budget)?;
         layers.pop();
-        if info.config.is_some() {
-            break;
-        }
+        break;
     }
-    Ok(())
+    Ok(found)
 }
 
 /// Whether `data` is a unified kernel image (a PE file with a `.linux` section).
@@ -123,7 +166,7 @@ pub(crate) fn uki_cmdline(data: &[u8]) -> Option<String> {
 }
 
 /// The config between `IKCFG_ST` and `IKCFG_ED`, if the image has one.
-pub(crate) fn ikconfig(data: &[u8]) -> Result<Option<KernelConfig>, ImageError> {
+fn ikconfig_within(data: &[u8], budget: &mut Budget) -> Result<Option<KernelConfig>, ImageError> {
     let mut from = 0;
     while let Some(pos) = find(&data[from..], IKCFG_START).map(|p| p + from) {
         let start = pos + IKCFG_START.len();
@@ -131,11 +174,16 @@ pub(crate) fn ikconfig(data: &[u8]) -> Result<Option<KernelConfig>, ImageError> 
         // only a marker followed by gzip magic is the real thing.
         if data[start..].starts_with(GZIP_MAGIC) {
             let end = find(&data[start..], IKCFG_END).map_or(data.len(), |e| start + e);
-            let text = compress::decompress(Compression::Gzip, &data[start..end], MAX_CONFIG)
-                .map_err(|source| ImageError::BadIkconfig {
-                    offset: pos,
-                    cause: ConfigError::Corrupt { format: "gzip", cause: source },
-                })?;
+            let text = match budget.decompress(Compression::Gzip, &data[start..end], MAX_CONFIG) {
+                Ok(text) => text,
+                Err(BudgetError::Corrupt(source)) => {
+                    return Err(ImageError::BadIkconfig {
+                        offset: pos,
+                        cause: ConfigError::Corrupt { format: "gzip", cause: source },
+                    });
+                }
+                Err(spent) => return Err(ImageError::from_budget(Compression::Gzip, spent)),
+            };
             let config = KernelConfig::parse(&text)
                 .map_err(|source| ImageError::BadIkconfig { offset: pos, cause: source })?;
             return Ok(Some(config));
@@ -281,5 +329,67 @@ mod tests {
         let info = inspect(b"just some bytes, no kernel here").unwrap();
         assert!(info.config.is_none() && info.version.is_none());
         assert!(!version_is_rt("#1 SMP PREEMPT_DYNAMIC Thu"));
+    }
+
+    /// Issue 23 item 1 (`tests/data/reproducers/uki-linux-covers-file.efi`): a PE file whose
+    /// `.linux` section is the whole file made the scan call itself until the stack overflowed.
+    #[test]
+    fn a_uki_whose_linux_section_covers_the_file_is_not_scanned_again() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/reproducers/uki-linux-covers-file.efi"
+        );
+        let data = std::fs::read(path).unwrap();
+        assert_eq!(data.len(), 4096);
+        assert_eq!(pe::sections(&data).unwrap()[".linux"].len(), 4096, "the reproducer holds");
+        let info = inspect(&data).unwrap();
+        assert!(info.config.is_none() && info.version.is_none());
+        // UKIs nested in UKIs, each one a little smaller: the depth limit ends it.
+        let mut nested = gzip(&kernel());
+        for _ in 0..200 {
+            nested = pe::build(&[(".linux", &nested)]);
+        }
+        let info = inspect(&nested).unwrap();
+        assert!(info.config.is_none(), "200 levels deep is not looked into");
+        let mut shallow = gzip(&kernel());
+        for _ in 0..2 {
+            shallow = pe::build(&[(".linux", &shallow)]);
+        }
+        assert!(inspect(&shallow).unwrap().config.is_some(), "two UKI levels are read");
+    }
+
+    /// Issue 23 item 2: 64 streams that are not a kernel are not all decompressed: the first
+    /// one ends the search, and every level spends one shared budget.
+    #[test]
+    fn nested_payloads_share_one_budget_and_stop_at_the_first_non_kernel_stream() {
+        let zeros = gzip(&vec![0u8; 64 << 10]);
+        let mut file = b"noise before the payloads".to_vec();
+        for _ in 0..64 {
+            file.extend_from_slice(&zeros);
+        }
+        // All 64 would need 4 MiB; the first one is 64 KiB.
+        let mut budget = Budget::new(1 << 20, Duration::from_secs(60));
+        let info = inspect_within(&file, &mut budget).unwrap();
+        assert!(info.config.is_none() && info.version.is_none());
+        // Nested: a stream of 64 streams of 8 MiB of zeros each, in a stream of those; the
+        // budget of the whole input runs out in the second level.
+        let inner = gzip(&vec![0u8; 8 << 20]);
+        let mut level = Vec::new();
+        for _ in 0..64 {
+            level.extend_from_slice(&inner);
+        }
+        let mut outer = b"x".repeat(100);
+        for _ in 0..64 {
+            outer.extend_from_slice(&gzip(&level));
+        }
+        let mut budget = Budget::new(4 << 20, Duration::from_secs(60));
+        assert!(matches!(
+            inspect_within(&outer, &mut budget),
+            Err(ImageError::Spent { total, .. }) if total == 4 << 20
+        ));
+        // The kernel inside a payload is still found with the default budget.
+        let mut bz = b"setup code, no magic".repeat(50);
+        bz.extend_from_slice(&gzip(&kernel()));
+        assert!(inspect(&bz).unwrap().config.is_some());
     }
 }

@@ -9,7 +9,7 @@ pub(crate) mod image;
 mod pe;
 pub(crate) mod tree;
 
-pub(crate) use config::{ConfigError, KernelConfig, State};
+pub(crate) use config::{ConfigError, KernelConfig, MAX_CONFIG, State};
 
 use std::fmt;
 

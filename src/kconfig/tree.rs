@@ -245,7 +245,8 @@ impl Reader {
         if too_big {
             return;
         }
-        let Ok(bytes) = std::fs::read(&path) else { return };
+        // Opened without blocking, checked again on the descriptor: a FIFO swapped in is skipped.
+        let Ok(bytes) = crate::base::input::read(&path, MAX_FILE_BYTES) else { return };
         self.tree.files += 1;
         let text = String::from_utf8_lossy(&bytes);
         let depth = self.blocks.len();

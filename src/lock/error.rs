@@ -6,12 +6,9 @@ use crate::runner::RunError;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum LockError {
-    #[error("cannot read lock file {}: {source}; check the path", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// A FIFO, device, folder, dangling symlink or too big a file.
+    #[error(transparent)]
+    Input(crate::base::input::InputError),
     #[error("lock file {} is not valid YAML: {message}; fix it, or write it again with `rtbuild lock`", path.display())]
     Yaml { path: PathBuf, message: String },
     #[error("lock file {} {problem}; {fix}", path.display())]
@@ -85,7 +82,7 @@ impl LockError {
     pub(crate) fn is_input(&self) -> bool {
         matches!(
             self,
-            LockError::Read { .. }
+            LockError::Input(_)
                 | LockError::Yaml { .. }
                 | LockError::Shape { .. }
                 | LockError::BadCommit { .. }

@@ -13,6 +13,9 @@ use serde_yaml::Value;
 use super::LockError;
 use crate::plan::values::CommitId;
 
+/// A lock file is at most this big (one of 20 repositories is 2 KB).
+const MAX_LOCK: u64 = 4 << 20;
+
 /// Which of the two layouts a lock file used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -55,11 +58,11 @@ impl LockFile {
 
     /// Reads and validates the lock file at `path`.
     pub(crate) fn read(path: &Path) -> Result<LockFile, LockError> {
-        if !path.exists() {
+        if path.symlink_metadata().is_err() {
             return Err(LockError::NoLock { path: path.to_path_buf() });
         }
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| LockError::Read { path: path.to_path_buf(), source })?;
+        // A lock is a few KB; a FIFO or `/dev/zero` is refused, never read.
+        let text = crate::base::input::read_to_string(path, MAX_LOCK).map_err(LockError::Input)?;
         LockFile::parse(&text, path)
     }
 

@@ -38,7 +38,9 @@ pub(crate) fn write_placeholder(path: &Path) -> Result<bool, LockError> {
 /// True when `path` is a lock without pins (the placeholder, or a lock with an empty
 /// `overrides: repos:`): there is nothing to keep from it.
 pub(crate) fn is_placeholder(path: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(path) else { return false };
+    let Ok(text) = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT) else {
+        return false;
+    };
     let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { return false };
     doc.get("repos").is_none()
         && doc

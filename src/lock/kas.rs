@@ -90,7 +90,10 @@ pub(super) fn parse_dump(text: &str, work_dir: &Path) -> Result<Vec<BuildRepo>, 
 /// The names under `repos:` of one kas file (no includes followed), for name checks when kas
 /// is not run.
 pub(crate) fn declared_repos(kas_file: &Path) -> Vec<String> {
-    let Ok(text) = std::fs::read_to_string(kas_file) else { return Vec::new() };
+    let Ok(text) = crate::base::input::read_to_string(kas_file, crate::base::input::TEXT_LIMIT)
+    else {
+        return Vec::new();
+    };
     let Ok(serde_yaml::Value::Mapping(top)) = serde_yaml::from_str::<serde_yaml::Value>(&text)
     else {
         return Vec::new();

@@ -207,7 +207,10 @@ pub(super) fn includes_its_lock(kas_file: &Path) -> bool {
     else {
         return false;
     };
-    let Ok(text) = std::fs::read_to_string(kas_file) else { return false };
+    let Ok(text) = crate::base::input::read_to_string(kas_file, crate::base::input::TEXT_LIMIT)
+    else {
+        return false;
+    };
     let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { return false };
     let includes = doc.get("header").and_then(|h| h.get("includes")).and_then(|i| i.as_sequence());
     includes.into_iter().flatten().filter_map(|i| i.as_str()).any(|include| {

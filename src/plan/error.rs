@@ -80,12 +80,9 @@ pub enum PlanError {
         "two inputs are both named {name} ({first} and {second}); rename one, the layer keeps files by name"
     )]
     DuplicateName { name: String, first: PathBuf, second: PathBuf },
-    #[error("cannot read {path}: {source}; check that it exists and is readable")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// A fragment or patch that is a FIFO, a device, a folder, a dangling symlink or too big.
+    #[error("{what} {message}")]
+    NotAFile { what: &'static str, message: String },
     #[error(
         "--cmdline {arg}: rtbuild derives `{key}=` from --rt-cpus so the boot arguments stay consistent; use --rt-cpus"
     )]

@@ -34,8 +34,16 @@ fn file_name(path: &Path) -> Result<LayerFileName, PlanError> {
     Ok(LayerFileName::new(&name)?)
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, PlanError> {
-    std::fs::read(path).map_err(|source| PlanError::Read { path: path.to_path_buf(), source })
+/// Reads a fragment or patch (`what`), refusing what is not a regular file by what it is.
+fn read(path: &Path, what: &'static str) -> Result<Vec<u8>, PlanError> {
+    use crate::base::input;
+    input::read(path, input::TEXT_LIMIT)
+        .map_err(|err| PlanError::NotAFile { what, message: err.to_string() })
+}
+
+/// Whether nothing at all is at `path` (a dangling symlink is something: [`read`] names it).
+fn absent(path: &Path) -> bool {
+    path.symlink_metadata().is_err()
 }
 
 pub(super) fn read_fragments(paths: &[PathBuf]) -> Result<Vec<Fragment>, PlanError> {
@@ -46,11 +54,11 @@ fn read_fragment(path: &Path) -> Result<Fragment, PlanError> {
     if path.extension().is_none_or(|e| e != "cfg") {
         return Err(PlanError::FragmentNotCfg { path: path.to_path_buf() });
     }
-    if !path.is_file() {
+    if absent(path) {
         return Err(PlanError::FragmentMissing { path: path.to_path_buf() });
     }
     let name = file_name(path)?;
-    let contents = read(path)?;
+    let contents = read(path, "fragment")?;
     let text = String::from_utf8_lossy(&contents);
     let mut settings = Vec::new();
     for (index, raw) in text.lines().enumerate() {
@@ -83,11 +91,11 @@ fn read_patch(path: &Path) -> Result<Patch, PlanError> {
     if path.extension().is_none_or(|e| e != "patch" && e != "diff") {
         return Err(PlanError::PatchName { path: path.to_path_buf() });
     }
-    if !path.is_file() {
+    if absent(path) {
         return Err(PlanError::PatchMissing { path: path.to_path_buf() });
     }
     let name = file_name(path)?;
-    let contents = read(path)?;
+    let contents = read(path, "patch")?;
     let text = String::from_utf8_lossy(&contents);
     let has_headers =
         text.lines().any(|l| l.starts_with("--- ")) && text.lines().any(|l| l.starts_with("+++ "));

@@ -54,7 +54,9 @@ impl PlanRequest {
     /// Reads a project file. Relative paths in it are relative to the file's folder.
     pub fn from_project_file(path: &Path) -> Result<PlanRequest, PlanError> {
         let err = |message: String| PlanError::ProjectFile { path: path.to_path_buf(), message };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        // A FIFO or device named rtbuild.yaml is refused by what it is, never read.
+        let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
+            .map_err(|e| err(e.to_string()))?;
         let mut request: PlanRequest = serde_yaml::from_str(&text)
             .map_err(|e| err(format!("{e}; see README.md, \"Project file\"")))?;
         let base = path.parent().unwrap_or(Path::new("."));

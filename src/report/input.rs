@@ -101,11 +101,11 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
 
 fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     let json_path = dir.join(run_json::FILE);
-    if !json_path.is_file() {
+    if json_path.symlink_metadata().is_err() {
         return Err(ReportError::NoRunJson { dir: dir.to_path_buf() });
     }
-    let text = std::fs::read_to_string(&json_path)
-        .map_err(|cause| ReportError::Read { path: json_path.clone(), cause })?;
+    // A FIFO, a device or a link to one is refused, never read.
+    let text = crate::base::input::read_to_string(&json_path, crate::base::input::TEXT_LIMIT)?;
     let run_json = RunRecord::parse(&text)
         .map_err(|cause| ReportError::RunJson { path: json_path.clone(), cause })?;
     if run_json.scenarios.is_empty() {
@@ -164,7 +164,8 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
 /// Whether the file starts like a LAVA job log (a YAML list of `{dt, lvl, msg}` entries).
 pub(super) fn is_lava_log(path: &Path) -> bool {
     use std::io::Read;
-    let Ok(file) = std::fs::File::open(path) else { return false };
+    // Not a regular file: the reader that follows names what it is.
+    let Ok((file, _)) = crate::base::input::open(path) else { return false };
     let mut head = Vec::with_capacity(4096);
     if file.take(4096).read_to_end(&mut head).is_err() {
         return false;

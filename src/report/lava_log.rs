@@ -15,10 +15,12 @@ use crate::plan::CpuSet;
 use crate::rttests::Program;
 use crate::rttests::output::{self, Outcome};
 
+/// A job log is at most this big (a day of histograms is a few MB).
+const MAX_LOG: u64 = 256 << 20;
+
 /// Reads the log at `path`; `nsecs` as for raw cyclictest files.
 pub(super) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|cause| ReportError::Read { path: path.to_path_buf(), cause })?;
+    let text = crate::base::input::read_to_string(path, MAX_LOG)?;
     let log = crate::lava::log::parse(&text)
         .map_err(|cause| ReportError::LavaLog { path: path.to_path_buf(), cause })?;
     let tests: Vec<Program> = log.tests.iter().filter_map(|t| t.parse().ok()).collect();

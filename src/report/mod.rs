@@ -43,8 +43,9 @@ pub(crate) fn threshold_is_sensible(value: f64) -> bool {
 pub(crate) enum ReportError {
     #[error(transparent)]
     Parse(#[from] crate::cyclictest::FileError),
-    #[error("cannot read {}: {cause}; check the path", path.display())]
-    Read { path: PathBuf, cause: std::io::Error },
+    /// A FIFO, device, folder, dangling symlink, missing or too big a file.
+    #[error(transparent)]
+    Input(#[from] crate::base::input::InputError),
     #[error("{} has no run.json; pass an `rtbuild test` result folder or the cyclictest output files themselves", dir.display())]
     NoRunJson { dir: PathBuf },
     #[error("{} is not a valid run.json: {cause}; see docs/report.md for the fields read", path.display())]
@@ -237,7 +238,7 @@ fn add_reference(report: &mut Report, machine: &Machine) {
 /// A baseline is an earlier `rtbuild report --json`, or anything `rtbuild report` reads.
 fn load_baseline(path: &Path, threshold_us: f64, nsecs: bool) -> Result<Report, ReportError> {
     if path.is_file()
-        && let Ok(text) = std::fs::read_to_string(path)
+        && let Ok(text) = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
         && value.get("schema").is_some()
     {

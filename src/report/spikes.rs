@@ -43,13 +43,14 @@ fn spike(dir: &Path, scenario: &str, trace: &TraceRecord, analyzer: &str) -> Spi
         );
         return spike;
     }
-    let text = match std::fs::read_to_string(dir.join(file)) {
-        Ok(text) => text,
-        Err(err) => {
-            spike.explanation = format!("the kept trace {} cannot be read: {err}", trace.file);
-            return spike;
-        }
-    };
+    let text =
+        match crate::base::input::read_to_string(&dir.join(file), crate::base::input::TEXT_LIMIT) {
+            Ok(text) => text,
+            Err(err) => {
+                spike.explanation = format!("the kept trace {} cannot be read: {err}", trace.file);
+                return spike;
+            }
+        };
     if analyzer == "rtla" {
         spike.explanation = crate::ftrace::rtla::explanation(&text);
         spike.excerpt = text.lines().map(str::to_string).collect();

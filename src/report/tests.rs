@@ -230,7 +230,8 @@ fn an_unusable_file_in_a_result_folder_fails_only_its_scenario() {
     assert_eq!(r.reasons.len(), 2, "{:?}", r.reasons);
     assert!(r.reasons[0].starts_with("stress: invalid run: "), "{:?}", r.reasons);
     assert!(r.reasons[0].contains("stress.txt"), "{:?}", r.reasons);
-    assert!(r.reasons[1].starts_with("full: invalid run: cannot read "), "{:?}", r.reasons);
+    assert!(r.reasons[1].starts_with("full: invalid run: `"), "{:?}", r.reasons);
+    assert!(r.reasons[1].ends_with("full.txt` does not exist; check the path"), "{:?}", r.reasons);
 }
 
 #[test]

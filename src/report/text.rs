@@ -25,8 +25,37 @@ const HEADER: [&str; 13] = [
     ">thr",
 ];
 
-/// The whole report as text for the terminal.
+/// The whole report as text for the terminal. Every string in it that came from input (file
+/// and scenario names, `run.json` fields, error messages quoting files, trace explanations) is
+/// shown with its control characters escaped (`\n`, `\u{1b}`), so an input can neither forge
+/// a line (a `PASS` row) nor drive the terminal (clear the screen).
 pub(crate) fn render(report: &Report) -> String {
+    match escaped(report) {
+        Some(clean) => render_clean(&clean),
+        // Not expected; escape what is not a line break, so the terminal stays safe.
+        None => render_clean(report)
+            .chars()
+            .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
+            .collect(),
+    }
+}
+
+/// `report` with the control characters of every string escaped.
+fn escaped(report: &Report) -> Option<Report> {
+    fn walk(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::String(text) => *text = crate::ui::escape_controls(text),
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            serde_json::Value::Object(fields) => fields.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut value = serde_json::to_value(report).ok()?;
+    walk(&mut value);
+    serde_json::from_value(value).ok()
+}
+
+fn render_clean(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -80,6 +80,8 @@ impl Outcome {
 pub(crate) enum OutputError {
     #[error("cannot read {}: {cause}", path.display())]
     Read { path: std::path::PathBuf, cause: std::io::Error },
+    #[error(transparent)]
+    Input(crate::base::input::InputError),
     #[error("{} is larger than {} MiB, too large for {program} output; pass the program's own output file", path.display(), MAX_BYTES >> 20)]
     TooLarge { path: std::path::PathBuf, program: Program },
     #[error("{} is not valid {program} JSON: {cause}", path.display())]
@@ -92,8 +94,7 @@ pub(crate) enum OutputError {
 /// `hint` (the test that wrote it) or the file name (`pmqtest.txt`).
 pub(crate) fn sniff(path: &Path, hint: Option<Program>) -> Result<Sniffed, OutputError> {
     use std::io::Read;
-    let file = std::fs::File::open(path)
-        .map_err(|cause| OutputError::Read { path: path.into(), cause })?;
+    let (file, _) = crate::base::input::open(path).map_err(OutputError::Input)?;
     let mut head = Vec::new();
     file.take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
@@ -175,14 +176,12 @@ fn is_pair_result(line: &str) -> bool {
 
 /// Reads a whole output of `program` (from [`sniff`]).
 pub(crate) fn read(path: &Path, program: Program, json: bool) -> Result<Outcome, OutputError> {
-    let size = std::fs::metadata(path)
-        .map_err(|cause| OutputError::Read { path: path.into(), cause })?
-        .len();
-    if size > MAX_BYTES {
-        return Err(OutputError::TooLarge { path: path.into(), program });
-    }
-    let bytes =
-        std::fs::read(path).map_err(|cause| OutputError::Read { path: path.into(), cause })?;
+    let bytes = crate::base::input::read(path, MAX_BYTES).map_err(|err| match err {
+        crate::base::input::InputError::TooBig { .. } => {
+            OutputError::TooLarge { path: path.into(), program }
+        }
+        other => OutputError::Input(other),
+    })?;
     let text = String::from_utf8_lossy(&bytes);
     let outcome = if json {
         parse_json(&text, program).map_err(|cause| OutputError::Json {

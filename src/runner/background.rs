@@ -11,13 +11,9 @@ use super::{Cmd, RunError};
 /// Runs `cmd` to completion with `stdin` as its input, capturing stdout and stderr, whatever
 /// the exit status.
 pub fn output_with_stdin(cmd: &Cmd, stdin: &[u8]) -> Result<Output, RunError> {
-    cmd.to_duct()
-        .stdin_bytes(stdin.to_vec())
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked()
-        .run()
-        .map_err(|source| cmd.spawn_error(source))
+    let expression =
+        cmd.to_duct().stdin_bytes(stdin.to_vec()).stdout_capture().stderr_capture().unchecked();
+    super::wait_in_foreground(cmd, &expression)
 }
 
 /// Runs `cmd` with `stdin` as its input for at most `limit`, killing it then. Its stdout when
@@ -32,6 +28,7 @@ pub fn stdout_within(cmd: &Cmd, stdin: &[u8], limit: Duration) -> Option<Vec<u8>
         .unchecked()
         .start()
         .ok()?;
+    let _passed_on = super::signals::Foreground::new(&handle.pids());
     match handle.wait_timeout(limit) {
         Ok(Some(output)) if output.status.success() => Some(output.stdout.clone()),
         Ok(Some(_)) | Err(_) => None,

@@ -68,13 +68,16 @@ pub fn check_status(cmd: &Cmd, output: Output) -> Result<Output, RunError> {
 
 /// Runs `cmd` to completion and returns its output whatever the exit status.
 pub fn output_unchecked(cmd: &Cmd) -> Result<Output, RunError> {
-    cmd.to_duct()
-        .stdout_capture()
-        .stderr_capture()
-        .stdin_null()
-        .unchecked()
-        .run()
-        .map_err(|source| cmd.spawn_error(source))
+    let expression = cmd.to_duct().stdout_capture().stderr_capture().stdin_null().unchecked();
+    wait_in_foreground(cmd, &expression)
+}
+
+/// Starts `expression` and waits for it, passing a signal rtbuild receives meanwhile on to it
+/// (see [`signals::Foreground`]): an ssh step never outlives rtbuild.
+fn wait_in_foreground(cmd: &Cmd, expression: &duct::Expression) -> Result<Output, RunError> {
+    let handle = expression.start().map_err(|source| cmd.spawn_error(source))?;
+    let _passed_on = signals::Foreground::new(&handle.pids());
+    handle.into_output().map_err(|source| cmd.spawn_error(source))
 }
 
 /// `exit code 3`, or `signal 9` when the process was killed.

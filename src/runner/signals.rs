@@ -1,7 +1,14 @@
-//! Ctrl-C and SIGTERM while rtbuild drives long-running tools (kas, BitBake).
+//! Ctrl-C, SIGTERM and SIGHUP while rtbuild drives other programs (kas, BitBake, ssh).
 //!
-//! [`install`] replaces the default "die at once" behaviour for SIGINT and SIGTERM with a
-//! watcher thread: each signal is counted and forwarded to the process groups of the children
+//! Every command starts with [`install_default`]: SIGINT, SIGTERM and SIGHUP are all handled
+//! alike. A signal that comes while a foreground child runs (an ssh step of `verify`, `tune`
+//! or `test --target`: see [`Foreground`]) is passed on to that child (SIGTERM, then SIGKILL
+//! for a second signal), rtbuild waits for it to end and exits 130; one that comes while no
+//! child runs ends rtbuild at once with 130. A stage that stops cleanly by itself (`test`'s run
+//! loop) takes the signals over with [`defer_to_owner`].
+//!
+//! [`install`] (the build commands) replaces that with a watcher thread that keeps rtbuild
+//! running: each signal is counted and forwarded to the process groups of the children
 //! that are running and of all their descendants (see [`Forward`]; kas starts BitBake in a
 //! group of its own). The first signal is passed on as it came (BitBake stops cleanly), the
 //! second as SIGTERM, any further one as SIGKILL; when the children do not stop on their own,
@@ -14,7 +21,7 @@
 //! [`sweep_orphans`] stops them and reaps them, so no orphan survives a build.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -27,18 +34,23 @@ static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 static INSTALLED: OnceLock<bool> = OnceLock::new();
 /// When the first signal came.
 static FIRST: OnceLock<Instant> = OnceLock::new();
+/// Children rtbuild waits on in the foreground (pids), which a signal is passed on to.
+static FOREGROUND: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// Set by [`install`]: a signal never ends rtbuild by itself (the build stops cleanly).
+static KEEP_RUNNING: AtomicBool = AtomicBool::new(false);
+/// Set by [`defer_to_owner`]: a stage handles the signals itself.
+static DEFERRED: AtomicBool = AtomicBool::new(false);
 
-/// Starts forwarding SIGINT/SIGTERM to registered children and makes rtbuild a subreaper.
-/// Safe to call more than once; returns false when the handlers could not be installed (the
-/// default behaviour then stays: a signal ends rtbuild).
-pub fn install() -> bool {
+/// The signals rtbuild handles, all alike.
+const HANDLED: [i32; 3] =
+    [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP];
+
+/// The handling every command starts with (see the module comment). Returns false when the
+/// handlers could not be installed (a signal then ends rtbuild as by default).
+pub fn install_default() -> bool {
     *INSTALLED.get_or_init(|| {
         let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
-        let signals = signal_hook::iterator::Signals::new([
-            signal_hook::consts::SIGINT,
-            signal_hook::consts::SIGTERM,
-        ]);
-        let Ok(mut signals) = signals else {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new(HANDLED) else {
             return false;
         };
         std::thread::Builder::new()
@@ -47,11 +59,117 @@ pub fn install() -> bool {
                 for raw in signals.forever() {
                     let _ = FIRST.set(Instant::now());
                     let count = SIGNALS.fetch_add(1, Ordering::SeqCst) + 1;
-                    forward(escalate(raw, count));
+                    on_signal(raw, count);
                 }
             })
             .is_ok()
     })
+}
+
+/// What one signal does: forward it to the build's process groups, pass it on to the
+/// foreground children, or end rtbuild when nothing runs.
+fn on_signal(raw: i32, count: usize) {
+    forward(escalate(raw, count));
+    if DEFERRED.load(Ordering::SeqCst) {
+        return;
+    }
+    let children: Vec<i32> =
+        FOREGROUND.lock().map(|c| c.iter().copied().collect()).unwrap_or_default();
+    let signal = if count == 1 { Signal::TERM } else { Signal::KILL };
+    for pid in children.iter().filter_map(|p| Pid::from_raw(*p)) {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
+    let groups = GROUPS.lock().map(|g| g.len()).unwrap_or(0);
+    if children.is_empty() && groups == 0 && !KEEP_RUNNING.load(Ordering::SeqCst) {
+        // Nothing runs that could be left behind: stop now, as the default action would, but
+        // with the documented code.
+        std::process::exit(130);
+    }
+}
+
+/// A stage that stops cleanly on a signal by itself (`test`'s run loop) takes the signals
+/// over: from now on they are neither passed to foreground children nor end rtbuild here.
+pub fn defer_to_owner() {
+    DEFERRED.store(true, Ordering::SeqCst);
+}
+
+/// While alive, a signal rtbuild receives is passed on to the foreground child `pids`.
+#[derive(Debug)]
+pub struct Foreground {
+    pids: Vec<i32>,
+}
+
+impl Foreground {
+    pub fn new(pids: &[u32]) -> Foreground {
+        let pids: Vec<i32> = pids.iter().filter_map(|p| i32::try_from(*p).ok()).collect();
+        if let Ok(mut set) = FOREGROUND.lock() {
+            set.extend(&pids);
+        }
+        // A signal that came while the child was being started reaches it too.
+        if interrupted() && !DEFERRED.load(Ordering::SeqCst) {
+            for pid in pids.iter().filter_map(|p| Pid::from_raw(*p)) {
+                let _ = rustix::process::kill_process(pid, Signal::TERM);
+            }
+        }
+        Foreground { pids }
+    }
+}
+
+impl Drop for Foreground {
+    fn drop(&mut self) {
+        if let Ok(mut set) = FOREGROUND.lock() {
+            for pid in &self.pids {
+                set.remove(pid);
+            }
+        }
+    }
+}
+
+/// Waits up to `limit` until no process descends from rtbuild any more (reaping what it may),
+/// then kills and reaps what is left: so rtbuild exits only after cyclictest, its load and
+/// every helper shell are gone.
+pub fn wait_for_descendants(limit: Duration) {
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let reap_any = || while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {};
+    let alive = || -> Vec<i32> {
+        descendants(me).into_iter().map(|(pid, _)| pid).filter(|pid| !is_zombie(*pid)).collect()
+    };
+    let deadline = Instant::now() + limit;
+    loop {
+        reap_any();
+        let left = alive();
+        if left.is_empty() {
+            return;
+        }
+        if Instant::now() >= deadline {
+            for pid in left.iter().filter_map(|p| Pid::from_raw(*p)) {
+                let _ = rustix::process::kill_process(pid, Signal::KILL);
+            }
+            let until = Instant::now() + Duration::from_secs(2);
+            while Instant::now() < until && !alive().is_empty() {
+                reap_any();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `/proc/<pid>/stat` shows a zombie (exited, not yet reaped).
+fn is_zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rfind(')').is_some_and(|at| stat[at + 1..].trim_start().starts_with('Z'))
+    })
+}
+
+/// Starts forwarding SIGINT/SIGTERM/SIGHUP to registered children and makes rtbuild a
+/// subreaper; a signal never ends rtbuild by itself (the build stops cleanly and returns
+/// [`crate::exit::Interrupted`]). Safe to call more than once; returns false when the handlers
+/// could not be installed (the default behaviour then stays: a signal ends rtbuild).
+pub fn install() -> bool {
+    KEEP_RUNNING.store(true, Ordering::SeqCst);
+    install_default()
 }
 
 /// True once the user asked rtbuild to stop (Ctrl-C or SIGTERM).
@@ -68,6 +186,7 @@ pub fn interrupted_for() -> Option<Duration> {
 fn escalate(raw: i32, count: usize) -> Signal {
     match count {
         1 if raw == signal_hook::consts::SIGTERM => Signal::TERM,
+        1 if raw == signal_hook::consts::SIGHUP => Signal::HUP,
         1 => Signal::INT,
         2 => Signal::TERM,
         _ => Signal::KILL,

@@ -8,6 +8,7 @@ use super::judge::Ending;
 use super::length::human;
 use super::probe::Probe;
 use super::session::Run;
+use crate::plan::CpuSet;
 use crate::runner::{Background, start_in_own_group};
 
 impl Run<'_> {
@@ -20,20 +21,25 @@ impl Run<'_> {
         stdout: &std::path::Path,
         stderr: &std::path::Path,
     ) -> Result<Background, String> {
-        let cmd = self.req.host.sh(args);
+        let cmd = self.req.host.sh(self.pinned(args));
         start_in_own_group(&cmd, HELPER.as_bytes(), stdout, stderr)
             .map_err(|err| format!("could not start `{cmd}`: {err}"))
     }
 
-    /// One look at cyclictest's threads and the load, if cyclictest is still there to see.
-    fn probe(&self) -> Option<Probe> {
-        let probe = Probe::parse(&self.helper(&["probe", &self.state.clone()])?);
+    /// One look at cyclictest's threads, the load and the helper itself, if cyclictest is
+    /// still there to see; with `status` cyclictest is also asked for its current figures (one
+    /// helper call serves the progress display and the check).
+    fn probe(&self, status: bool) -> Option<Probe> {
+        let state = self.state.clone();
+        let args: &[&str] =
+            if status { &["probe", &state, "--status"] } else { &["probe", &state] };
+        let probe = Probe::parse(&self.helper(args)?);
         (!probe.cyclictest.is_empty()).then_some(probe)
     }
 
     /// Runs cyclictest, probing it once and showing progress, until it ends or a stop signal.
     pub(super) fn measure(
-        &self,
+        &mut self,
         name: &str,
         argv: &[String],
         expected_s: u64,
@@ -56,6 +62,8 @@ impl Run<'_> {
         let mut probes: Vec<Probe> = Vec::new();
         let mut last_note = Instant::now();
         let mut ending = Ending::Completed;
+        // Helper calls while cyclictest measures: the first probe, then one per progress tick.
+        let mut calls = 0u64;
         loop {
             if handle.finished().is_some() {
                 break;
@@ -72,7 +80,8 @@ impl Run<'_> {
             }
             let elapsed = started.elapsed();
             if probes.is_empty() && elapsed >= probe_at {
-                probes.extend(self.probe());
+                calls += 1;
+                probes.extend(self.probe(false));
             }
             bar.set_position(elapsed.as_secs().min(expected_s));
             // Plain logs get about a hundred progress lines per scenario at most.
@@ -80,8 +89,8 @@ impl Run<'_> {
                 Duration::from_secs(if self.ui.fancy() { 5 } else { (expected_s / 100).max(60) });
             if last_note.elapsed() >= every {
                 last_note = Instant::now();
-                probes.extend(self.probe());
-                let _ = self.helper(&["status", &self.state.clone()]);
+                calls += 1;
+                probes.extend(self.probe(true));
                 std::thread::sleep(Duration::from_millis(200));
                 let max = current_max(&req.out.join(format!("raw/{name}.stderr.txt")))
                     .map_or(String::new(), |m| format!(", current max {m} µs"));
@@ -97,11 +106,24 @@ impl Run<'_> {
             std::thread::sleep(Duration::from_millis(100));
         }
         bar.finish_and_clear();
+        self.note_own_cpus(&probes, calls, started.elapsed().as_secs_f64());
         let status = handle.finished();
         if ending == Ending::Completed && status.is_some_and(|s| req.host.connection_lost(&s)) {
             ending = Ending::ConnectionLost;
         }
         (ending, status.and_then(|s| s.code()), probes)
+    }
+
+    /// Records where the helper ran (its first probe's view) and how often it was called.
+    fn note_own_cpus(&mut self, probes: &[Probe], calls: u64, seconds: f64) {
+        let Some(own) = self.record.rtbuild_cpus.as_mut() else { return };
+        own.helper_calls_measuring += calls;
+        own.measuring_s = ((own.measuring_s + seconds) * 10.0).round() / 10.0;
+        if let Some(seen) = probes.iter().find_map(|p| p.helper.as_ref()) {
+            let seen = CpuSet::parse(&seen.allowed).unwrap_or_default();
+            let known = own.helper.as_deref().and_then(|h| CpuSet::parse(h).ok());
+            own.helper = Some(known.map_or(seen.clone(), |k| k.union(&seen)).to_string());
+        }
     }
 }
 

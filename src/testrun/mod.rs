@@ -13,6 +13,7 @@ mod judge;
 mod length;
 mod measure;
 mod measurement;
+mod own_cpus;
 mod preflight;
 mod probe;
 mod program;

@@ -102,6 +102,20 @@ trace_restore() {
     return 0
 }
 
+# `--pin CPUS SUBCOMMAND …`: the helper first confines itself to CPUS (the housekeeping CPUs
+# that are not measured), so it and everything it starts stay off the measured CPUs. What the
+# kernel allowed is visible in the probe's `helper` line.
+if [ "${1:-}" = --pin ] && [ $# -ge 2 ]; then
+    taskset -pc "$2" $$ >/dev/null 2>&1 || echo "rtbuild-test helper: could not pin itself to CPUs $2 (taskset)" >&2
+    shift 2
+fi
+
+# The CPUs an ordinary process gets (PID 1's mask: the kernel leaves isolcpus= CPUs out of it),
+# for loads left to the kernel's isolation: the helper's own pinned mask must not narrow them.
+default_cpus() {
+    sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/1/status 2>/dev/null
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case $cmd in
@@ -194,7 +208,12 @@ case $cmd in
         shift 3
         state_ok "$state" || exit 3
         if [ "$cpus" = - ]; then
-            setsid "$@" </dev/null >"$state/load-$name.log" 2>&1 &
+            wide=$(default_cpus)
+            if [ -n "$wide" ]; then
+                setsid taskset -c "$wide" "$@" </dev/null >"$state/load-$name.log" 2>&1 &
+            else
+                setsid "$@" </dev/null >"$state/load-$name.log" 2>&1 &
+            fi
         else
             setsid taskset -c "$cpus" "$@" </dev/null >"$state/load-$name.log" 2>&1 &
         fi
@@ -230,8 +249,15 @@ case $cmd in
         echo "hwlat unknown"
         ;;
     probe)
+        # probe STATE [--status]: cyclictest's threads, the load and this helper itself; with
+        # --status it first asks cyclictest for its current T: lines (as `status` does), so one
+        # call serves both the progress display and the check.
         state=$1
         state_ok "$state" || exit 3
+        if [ "${2:-}" = --status ] && pid=$(running_cyclictest "$state"); then
+            kill -USR1 "$pid" 2>/dev/null
+        fi
+        describe_task helper "/proc/$$"
         if [ -f "$state/cyclictest.pid" ]; then
             pid=$(cat "$state/cyclictest.pid")
             echo "ctpid $pid"

@@ -58,7 +58,8 @@ pub(super) fn prepare(
     let missing: Vec<&str> = text
         .lines()
         .filter_map(|l| l.strip_prefix("missing "))
-        .filter(|tool| *tool == "cyclictest" || load_tools.contains(tool))
+        // taskset always: the helper pins itself off the measured CPUs with it.
+        .filter(|tool| ["cyclictest", "taskset"].contains(tool) || load_tools.contains(tool))
         .collect();
     let cleanup = || {
         let _ = host.run_script(HELPER, ["cleanup", &state]);

@@ -33,10 +33,24 @@ impl Probe {
             match kind {
                 "ct" => probe.cyclictest.push(task),
                 "load" => probe.load.push(task),
+                "helper" => probe.helper = Some(task),
                 _ => {}
             }
         }
         probe
+    }
+
+    /// Why the helper that took the probe could run outside `pinned_to` (the CPUs rtbuild
+    /// keeps its own processes to), if it could.
+    pub(crate) fn helper_problem(&self, pinned_to: &CpuSet) -> Option<String> {
+        let helper = self.helper.as_ref()?;
+        let allowed = CpuSet::parse(&helper.allowed).unwrap_or_default();
+        (!allowed.is_subset(pinned_to)).then(|| {
+            format!(
+                "rtbuild's helper on the target may run on CPUs {}, not only on CPUs {pinned_to} away from the measured ones (taskset could not pin it)",
+                helper.allowed
+            )
+        })
     }
 
     /// Why the probe shows a run that does not measure what it should: one SCHED_FIFO 99
@@ -176,5 +190,23 @@ mod tests {
                 "no load process was running while cyclictest measured"
             ]
         );
+    }
+
+    #[test]
+    fn a_helper_outside_its_cpus_is_named() {
+        let pinned = CpuSet::parse("0-1").unwrap();
+        let at =
+            |allowed: &str| Probe::parse(&format!("helper 42|{allowed}|{}|sh\n", stat(0, 0, 0)));
+        assert_eq!(at("0-1").helper.as_ref().map(|t| t.tid), Some(42));
+        assert_eq!(at("0-1").helper_problem(&pinned), None);
+        assert_eq!(at("1").helper_problem(&pinned), None);
+        assert_eq!(
+            at("0-3").helper_problem(&pinned).as_deref(),
+            Some(
+                "rtbuild's helper on the target may run on CPUs 0-3, not only on CPUs 0-1 away from the measured ones (taskset could not pin it)"
+            )
+        );
+        // A probe without the helper's line (an older helper) says nothing.
+        assert_eq!(Probe::default().helper_problem(&pinned), None);
     }
 }

@@ -10,8 +10,9 @@ use super::judge::Ending;
 use super::preflight::{self, Prepared};
 use super::scenario::Scenario;
 use super::signals::{Emergency, StopFlag};
-use super::{HELPER, OutError, TestRequest};
-use crate::formats::run_json::{self, RunRecord, ScenarioRecord, Settings, Tuning};
+use super::{HELPER, OutError, TestRequest, own_cpus};
+use crate::formats::run_json::{self, OwnCpus, RunRecord, ScenarioRecord, Settings, Tuning};
+use crate::plan::CpuSet;
 use crate::tune::{self, Action, Host};
 use crate::ui::Ui;
 
@@ -37,6 +38,8 @@ pub(super) struct Run<'a> {
     pub(super) state: String,
     pub(super) stop: StopFlag,
     pub(super) record: RunRecord,
+    /// The CPUs rtbuild's own processes keep to (the helper is told with `--pin`).
+    pub(super) own_cpus: CpuSet,
 }
 
 /// Runs every scenario of `req`. Input problems (bad output folder, missing tools or
@@ -69,6 +72,7 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
     load_tools.extend(req.measurement.tests.iter().map(|p| p.name()));
     load_tools.sort_unstable();
     load_tools.dedup();
+    let own = keep_off_measured_cpus(req, ui);
     let Prepared { state } = preflight::prepare(&req.host, &load_tools, req.apply_tuning)
         .map_err(|e| crate::exit::InputError(e.into()))?;
     let tracing = match req.trace {
@@ -137,9 +141,11 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
         fingerprint: None,
         interrupts: Default::default(),
         tracing,
+        rtbuild_cpus: Some(own),
         scenarios: Vec::new(),
     };
-    let mut run = Run { req, ui, state, stop, record };
+    let own_cpus = own_cpus::allowed_set(&req.layout, &req.measure_cpus);
+    let mut run = Run { req, ui, state, stop, record, own_cpus };
     let result = run.all();
     run.finish();
     result
@@ -152,8 +158,16 @@ impl Run<'_> {
         }
     }
 
+    /// `--pin CPUS ARGS…`: the helper's arguments, led by the CPUs it must confine itself to.
+    pub(super) fn pinned<S: AsRef<str>>(&self, args: &[S]) -> Vec<String> {
+        let mut all = vec!["--pin".to_string(), self.own_cpus.to_string()];
+        all.extend(args.iter().map(|a| a.as_ref().to_string()));
+        all
+    }
+
+    /// Runs one helper subcommand on the target, pinned off the measured CPUs.
     pub(super) fn helper(&self, args: &[&str]) -> Option<String> {
-        let out = self.req.host.run_script(HELPER, args).ok()?;
+        let out = self.req.host.run_script(HELPER, self.pinned(args)).ok()?;
         out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
@@ -267,6 +281,22 @@ impl Run<'_> {
         let _ = std::fs::write(self.req.out.join(&file), &text);
         Some(Sections::parse(&text))
     }
+}
+
+/// Confines a local rtbuild (every thread, and so all it starts from now on) to the CPUs
+/// [`own_cpus::allowed_set`] leaves it, and says where it may run. Over ssh only the helper
+/// is pinned (by itself, on the target): rtbuild runs on another machine.
+fn keep_off_measured_cpus(req: &TestRequest, ui: &Ui) -> OwnCpus {
+    let cpus = own_cpus::allowed_set(&req.layout, &req.measure_cpus);
+    let mut record = OwnCpus { pinned_to: cpus.to_string(), ..OwnCpus::default() };
+    if req.host == Host::Local {
+        if let Err(err) = own_cpus::pin_this_process(&cpus) {
+            ui.warn(format!("{err}; rtbuild may run on the measured CPUs"));
+            record.problem = Some(err.to_string());
+        }
+        record.rtbuild = own_cpus::this_process_allowed().map(|c| c.to_string());
+    }
+    record
 }
 
 /// The run's state, outcome and verdict: `invalid` when any scenario is invalid or the run did

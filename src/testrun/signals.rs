@@ -44,6 +44,9 @@ pub(super) struct StopFlag(Arc<AtomicBool>);
 impl StopFlag {
     /// Installs the handlers. Failing to install them only loses the clean abort.
     pub(super) fn install(emergency: Emergency) -> StopFlag {
+        // The run loop stops cleanly by itself: the runner no longer ends rtbuild or its
+        // foreground children on a signal.
+        crate::runner::signals::defer_to_owner();
         let stop = Arc::new(AtomicBool::new(false));
         // Set when the second signal's clean-up starts: a third signal then exits at once.
         let cleaning = Arc::new(AtomicBool::new(false));
@@ -69,6 +72,8 @@ impl StopFlag {
                     },
                 );
                 let _ = done_rx.recv_timeout(EMERGENCY_LIMIT);
+                // Exit only once cyclictest, the load and every helper `sh` are gone.
+                crate::runner::signals::wait_for_descendants(Duration::from_secs(5));
                 std::process::exit(130);
             }
         });

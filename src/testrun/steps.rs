@@ -261,7 +261,11 @@ impl Run<'_> {
         }
         let pinned = !unpinned;
         for probe in &probes {
-            for problem in probe.problems(&req.layout, &req.measure_cpus, !loads.is_empty(), pinned)
+            let own = probe.helper_problem(&self.own_cpus);
+            for problem in probe
+                .problems(&req.layout, &req.measure_cpus, !loads.is_empty(), pinned)
+                .into_iter()
+                .chain(own)
             {
                 if !reasons.contains(&problem) {
                     reasons.push(problem);

@@ -13,8 +13,22 @@ use super::error::VerifyError;
 use super::evidence::{Evidence, Found};
 use super::{fat, files};
 
-/// Members are at most this big once decompressed (a vmlinux with debug info can be large).
-const MAX_MEMBER: u64 = 1 << 30;
+/// A kernel config member is at most this big (a full config is about 300 KB), as inside images.
+const MAX_CONFIG_MEMBER: u64 = crate::kconfig::MAX_CONFIG;
+/// A kernel image or `efi.bin` member is at most this big once decompressed.
+const MAX_IMAGE_MEMBER: u64 = 512 << 20;
+
+/// What a wanted archive member is: a name for its kind (only the first member of each kind
+/// is read) and the most it may hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Wanted {
+    kind: &'static str,
+    limit: u64,
+}
+
+const CONFIG: Wanted = Wanted { kind: "kernel config", limit: MAX_CONFIG_MEMBER };
+const IMAGE: Wanted = Wanted { kind: "kernel image", limit: MAX_IMAGE_MEMBER };
+const EFI_BIN: Wanted = Wanted { kind: "efi.bin", limit: MAX_IMAGE_MEMBER };
 
 /// The members of an `ar` archive: name and bytes.
 fn ar_members(data: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
@@ -54,10 +68,16 @@ pub(super) fn deb_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyE
         .ok_or_else(|| bad("it has no data.tar member".to_string()))?;
     let wanted = |member: &str| {
         let file = member.trim_start_matches("./");
-        file.starts_with("boot/config-")
-            || file.starts_with("boot/vmlinuz-")
+        if file.starts_with("boot/config-") {
+            Some(CONFIG)
+        } else if file.starts_with("boot/vmlinuz-")
             || file.starts_with("boot/vmlinux-")
             || file.starts_with("boot/Image")
+        {
+            Some(IMAGE)
+        } else {
+            None
+        }
     };
     let found = tar_members(tar, wanted).map_err(|e| bad(format!("{name}: {e}")))?;
     let mut evidence =
@@ -81,8 +101,12 @@ pub(super) fn qcomflash_tarball_evidence(
         message,
     };
     let base = |m: &str| m.rsplit('/').next().unwrap_or_default().to_string();
-    let found =
-        tar_members(data, |m| ["vmlinux", "efi.bin"].contains(&base(m).as_str())).map_err(bad)?;
+    let found = tar_members(data, |m| match base(m).as_str() {
+        "vmlinux" => Some(IMAGE),
+        "efi.bin" => Some(EFI_BIN),
+        _ => None,
+    })
+    .map_err(bad)?;
     let member = |name: &str| {
         found
             .iter()
@@ -131,9 +155,11 @@ fn qcomflash_evidence(
 ) -> Result<Option<Evidence>, VerifyError> {
     let uki = efi.as_ref().and_then(|(from, data)| {
         let fs = fat::Fat::open(data)?;
+        // One file in memory at a time: the first that is a UKI is kept.
         let file = fs
-            .files(|p| p.to_ascii_lowercase().ends_with(".efi"))
+            .entries(|p| p.to_ascii_lowercase().ends_with(".efi"))
             .into_iter()
+            .map(|entry| fs.read(entry))
             .find(|f| image::is_uki(&f.data))?;
         Some((format!("{from} → {}", file.path), file.data))
     });
@@ -182,24 +208,39 @@ fn pick(
     Ok(None)
 }
 
-/// The members of a (possibly compressed) tar stream whose names `wanted` accepts.
+/// The members of a (possibly compressed) tar stream whose names `wanted` accepts, the first
+/// of each kind; one larger than its kind's limit is refused, never read whole.
 fn tar_members(
     data: &[u8],
-    wanted: impl Fn(&str) -> bool,
+    wanted: impl Fn(&str) -> Option<Wanted>,
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
     let format = Compression::detect(data);
     let decoder = format.decoder(data).map_err(|e| e.to_string())?;
     let mut archive = tar::Archive::new(decoder);
     let mut found = Vec::new();
+    let mut read_kinds = Vec::new();
     let corrupt = |e: std::io::Error| format!("cannot read the {} tar stream: {e}", format.name());
     for entry in archive.entries().map_err(corrupt)? {
         let entry = entry.map_err(corrupt)?;
         let name = entry.path().map_err(corrupt)?.to_string_lossy().into_owned();
-        if entry.header().entry_type().is_file() && wanted(&name) {
-            let mut bytes = Vec::new();
-            entry.take(MAX_MEMBER).read_to_end(&mut bytes).map_err(corrupt)?;
-            found.push((name, bytes));
+        if !entry.header().entry_type().is_file() {
+            continue;
         }
+        let Some(want) = wanted(&name).filter(|w| !read_kinds.contains(&w.kind)) else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        entry.take(want.limit + 1).read_to_end(&mut bytes).map_err(corrupt)?;
+        if bytes.len() as u64 > want.limit {
+            return Err(format!(
+                "member `{}` is over {} MiB, more than any {} is (a decompression bomb?)",
+                name,
+                want.limit >> 20,
+                want.kind
+            ));
+        }
+        read_kinds.push(want.kind);
+        found.push((name, bytes));
     }
     Ok(found)
 }

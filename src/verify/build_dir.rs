@@ -126,16 +126,14 @@ pub(super) fn evidence(
         evidence.fragments = recipe_fragments(workdir);
     }
     if let Some(manifest) = find_manifest(&tmps, expected) {
-        let text = std::fs::read_to_string(&manifest)
-            .map_err(|source| VerifyError::Unreadable { path: manifest.clone(), cause: source })?;
+        let text = files::read_text(&manifest)?;
         evidence.packages =
             Some(Found::new(manifest_packages(&text), manifest.display().to_string()));
     }
     for name in BITBAKE_ENV_FILES {
         let path = dir.join(name);
         if path.is_file() {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|source| VerifyError::Unreadable { path: path.clone(), cause: source })?;
+            let text = files::read_text(&path)?;
             if let Some(value) = bitbake_var(&text, "KERNEL_CMDLINE_EXTRA") {
                 let from = format!("KERNEL_CMDLINE_EXTRA in {}", path.display());
                 evidence.cmdline = Some(Found::new(value, from));

@@ -4,6 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
+use crate::base::input::InputError;
 use crate::kconfig::ConfigError;
 use crate::kconfig::image::ImageError;
 
@@ -38,6 +39,20 @@ pub(crate) enum VerifyError {
     PlanFile { path: PathBuf, message: String },
     #[error("target {target}: {message}")]
     Target { target: String, message: String },
+    /// A FIFO, device, socket, dangling symlink or too big a file.
+    #[error(transparent)]
+    Input(InputError),
+}
+
+impl VerifyError {
+    /// An input file that cannot be read; missing and folder keep `verify`'s own hints.
+    pub(crate) fn from_input(error: InputError) -> VerifyError {
+        match error {
+            InputError::Missing { path } => VerifyError::Missing { path },
+            InputError::Folder { path } => VerifyError::Folder { path },
+            other => VerifyError::Input(other),
+        }
+    }
 }
 
 /// Always the user's input (exit 2).

@@ -1,9 +1,14 @@
 //! A read-only FAT12/16/32 reader, just enough to find the unified kernel images in a qcomflash
 //! `efi.bin` (the ESP image holding systemd-boot and the UKI under `EFI/Linux/`), so the UKI's
 //! `.cmdline` can be checked. Long file names are read; nothing is ever written.
+//!
+//! The image may be hostile: a cluster chain that loops ends at the first cluster it repeats,
+//! no file is bigger than the image, and everything read (directories and files) together is
+//! at most the image's size, as in any real FAT where no two files share a cluster.
 
-/// Files are at most this big (a UKI with an initramfs is well under it).
-const MAX_FILE: usize = 512 << 20;
+use std::cell::Cell;
+use std::collections::HashSet;
+
 /// At most this many directory entries are visited, so a corrupt image cannot loop forever.
 const MAX_ENTRIES: usize = 10_000;
 
@@ -24,12 +29,21 @@ pub(super) struct Fat<'a> {
     root_bytes: usize,
     root_cluster: u32,
     data_start: usize,
+    /// Bytes that may still be read, over every directory and file: the image's size.
+    budget: Cell<usize>,
 }
 
 /// One file found in the file system: its path and bytes.
 pub(super) struct File {
     pub path: String,
     pub data: Vec<u8>,
+}
+
+/// A file's directory entry: its path, first cluster and size, not yet read.
+pub(super) struct Entry {
+    pub path: String,
+    cluster: u32,
+    size: usize,
 }
 
 fn u16_at(data: &[u8], at: usize) -> Option<usize> {
@@ -79,6 +93,7 @@ impl<'a> Fat<'a> {
             root_bytes: root_sectors * sector,
             root_cluster: if kind == Kind::Fat32 { u32_at(data, 44)? as u32 } else { 0 },
             data_start: data_sector * sector,
+            budget: Cell::new(data.len()),
         })
     }
 
@@ -96,29 +111,34 @@ impl<'a> Fat<'a> {
         (value >= 2 && value < end).then_some(value as u32)
     }
 
-    /// The bytes of a cluster chain, at most `limit` of them.
+    /// The bytes of a cluster chain, at most `limit` of them and never more than the image
+    /// still allows; a chain that comes back to a cluster it passed ends there.
     fn chain(&self, first: u32, limit: usize) -> Vec<u8> {
+        let limit = limit.min(self.data.len()).min(self.budget.get());
         let mut out = Vec::new();
         let mut cluster = Some(first).filter(|c| *c >= 2);
-        let mut steps = 0;
+        let mut seen = HashSet::new();
         while let Some(c) = cluster {
+            if !seen.insert(c) {
+                break;
+            }
             let start = self.data_start + (c as usize - 2) * self.cluster_bytes;
             let Some(bytes) = self.data.get(start..start + self.cluster_bytes) else { break };
-            out.extend_from_slice(bytes);
-            steps += 1;
-            if out.len() >= limit || steps > self.data.len() / self.cluster_bytes {
+            out.extend_from_slice(&bytes[..bytes.len().min(limit - out.len())]);
+            if out.len() >= limit {
                 break;
             }
             cluster = self.next(c);
         }
-        out.truncate(limit);
+        self.budget.set(self.budget.get() - out.len());
         out
     }
 
-    /// Every file, with its path (`EFI/Linux/uki.efi`), up to a few thousand entries.
-    pub(super) fn files(&self, wanted: impl Fn(&str) -> bool) -> Vec<File> {
+    /// Every file `wanted` accepts, with its path (`EFI/Linux/uki.efi`), up to a few thousand
+    /// entries; read each with [`Fat::read`].
+    pub(super) fn entries(&self, wanted: impl Fn(&str) -> bool) -> Vec<Entry> {
         let root = match self.kind {
-            Kind::Fat32 => self.chain(self.root_cluster, MAX_FILE),
+            Kind::Fat32 => self.chain(self.root_cluster, 4 << 20),
             _ => self
                 .data
                 .get(self.root_start..self.root_start + self.root_bytes)
@@ -126,9 +146,21 @@ impl<'a> Fat<'a> {
                 .to_vec(),
         };
         let mut found = Vec::new();
-        let mut walk = Walk { budget: MAX_ENTRIES, seen: std::collections::HashSet::new() };
+        let mut walk = Walk { budget: MAX_ENTRIES, seen: HashSet::new() };
         self.walk(&root, "", &wanted, &mut found, &mut walk, 0);
         found
+    }
+
+    /// A file's bytes (fewer when its chain ends early, loops, or the image's budget is spent).
+    pub(super) fn read(&self, entry: Entry) -> File {
+        let data = self.chain(entry.cluster, entry.size);
+        File { path: entry.path, data }
+    }
+
+    /// Every file `wanted` accepts, read (for tests; callers read one at a time).
+    #[cfg(test)]
+    fn files(&self, wanted: impl Fn(&str) -> bool) -> Vec<File> {
+        self.entries(wanted).into_iter().map(|e| self.read(e)).collect()
     }
 
     fn walk(
@@ -136,7 +168,7 @@ impl<'a> Fat<'a> {
         dir: &[u8],
         prefix: &str,
         wanted: &dyn Fn(&str) -> bool,
-        found: &mut Vec<File>,
+        found: &mut Vec<Entry>,
         walk: &mut Walk,
         depth: usize,
     ) {
@@ -175,8 +207,7 @@ impl<'a> Fat<'a> {
                     self.walk(&sub, &format!("{path}/"), wanted, found, walk, depth + 1);
                 }
             } else if wanted(&path) {
-                let size = u32_at(entry, 28).unwrap_or(0).min(MAX_FILE);
-                found.push(File { path, data: self.chain(cluster, size) });
+                found.push(Entry { path, cluster, size: u32_at(entry, 28).unwrap_or(0) });
             }
         }
     }
@@ -185,7 +216,7 @@ impl<'a> Fat<'a> {
 /// What a directory walk may still do: entries left, and directory clusters already read.
 struct Walk {
     budget: usize,
-    seen: std::collections::HashSet<u32>,
+    seen: HashSet<u32>,
 }
 
 fn short_name(entry: &[u8]) -> String {
@@ -247,6 +278,54 @@ mod tests {
         data
     }
 
+    /// Issue 23 item 3: `count` root entries named `Fnnnn.EFI`, each 4 GiB long, whose cluster
+    /// chains all loop on cluster 2, in a FAT12 image of 1 MiB.
+    fn looping_chains(count: usize) -> Vec<u8> {
+        let root_sectors = (count * 32).div_ceil(512);
+        let mut data = vec![0u8; 1 << 20];
+        data[11..13].copy_from_slice(&512u16.to_le_bytes());
+        data[13] = 1;
+        data[14..16].copy_from_slice(&1u16.to_le_bytes());
+        data[16] = 1;
+        data[17..19].copy_from_slice(&(count as u16).to_le_bytes());
+        data[19..21].copy_from_slice(&2048u16.to_le_bytes());
+        data[22..24].copy_from_slice(&8u16.to_le_bytes());
+        data[510..512].copy_from_slice(&[0x55, 0xaa]);
+        data[512 + 3] = 0x02; // cluster 2 → cluster 2
+        let root = (1 + 8) * 512;
+        for i in 0..count {
+            let at = root + i * 32;
+            data[at..at + 11].copy_from_slice(format!("F{i:04}   EFI").as_bytes());
+            data[at + 11] = 0x20;
+            data[at + 26..at + 28].copy_from_slice(&2u16.to_le_bytes());
+            data[at + 28..at + 32].copy_from_slice(&u32::MAX.to_le_bytes());
+        }
+        let first = root + root_sectors * 512;
+        data[first..first + 4].copy_from_slice(b"loop");
+        data
+    }
+
+    #[test]
+    fn looping_cluster_chains_end_and_reads_stay_within_the_image() {
+        let image = looping_chains(2000);
+        let fs = Fat::open(&image).unwrap();
+        let entries = fs.entries(|p| p.ends_with(".EFI"));
+        assert_eq!(entries.len(), 2000);
+        assert_eq!(entries[0].path, "F0000.EFI");
+        let mut total = 0;
+        for entry in entries {
+            let file = fs.read(entry);
+            assert!(file.data.len() <= 512, "the loop ends after one cluster");
+            total += file.data.len();
+        }
+        assert_eq!(total, 2000 * 512);
+        // 9,000 of them aborted on allocation: now the image's own size bounds the whole read.
+        let image = looping_chains(9000);
+        let fs = Fat::open(&image).unwrap();
+        let total: usize = fs.files(|_| true).iter().map(|f| f.data.len()).sum();
+        assert!(total <= image.len(), "{total}");
+    }
+
     #[test]
     fn a_directory_that_loops_is_read_once() {
         let image = looping_image();
@@ -277,9 +356,8 @@ mod tests {
             data[22..24].copy_from_slice(&(next(&mut state) % 3).to_le_bytes()[..2]);
             let Some(fs) = Fat::open(&data) else { continue };
             opened += 1;
-            for file in fs.files(|_| true) {
-                assert!(file.data.len() <= MAX_FILE);
-            }
+            let total: usize = fs.files(|_| true).iter().map(|f| f.data.len()).sum();
+            assert!(total <= data.len(), "read {total} bytes from a {}-byte image", data.len());
         }
         assert!(opened > 100, "only {opened} random file systems got past open()");
     }

@@ -4,6 +4,8 @@
 use std::io::Read;
 use std::path::Path;
 
+use crate::base::input;
+
 use crate::kconfig::compress::Compression;
 use crate::kconfig::{KernelConfig, image};
 
@@ -19,15 +21,12 @@ pub(super) enum FileKind {
     Tarball,
 }
 
-/// Reads a whole file, with an error naming it.
+/// A source file is at most this big (a vmlinux with debug info, a qcomflash tarball).
+const MAX_SOURCE: u64 = 1 << 30;
+
+/// Reads a whole source file (a regular file, at most [`MAX_SOURCE`]), with an error naming it.
 pub(super) fn read(path: &Path) -> Result<Vec<u8>, VerifyError> {
-    if path.is_dir() {
-        return Err(VerifyError::Folder { path: path.to_path_buf() });
-    }
-    let data = std::fs::read(path).map_err(|source| match source.kind() {
-        std::io::ErrorKind::NotFound => VerifyError::Missing { path: path.to_path_buf() },
-        _ => VerifyError::Unreadable { path: path.to_path_buf(), cause: source },
-    })?;
+    let data = input::read(path, MAX_SOURCE).map_err(VerifyError::from_input)?;
     if data.is_empty() {
         return Err(VerifyError::Empty { path: path.to_path_buf() });
     }
@@ -66,6 +65,12 @@ fn looks_like_config(head: &[u8]) -> bool {
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     lines.next().is_some_and(|first| first.starts_with('#') || first.starts_with("CONFIG_"))
         && text.contains("CONFIG_")
+}
+
+/// A text file of the source (an image manifest, a `bitbake -e` dump), at most
+/// [`input::TEXT_LIMIT`].
+pub(super) fn read_text(path: &Path) -> Result<String, VerifyError> {
+    input::read_to_string(path, input::TEXT_LIMIT).map_err(VerifyError::from_input)
 }
 
 /// A kernel config file (plain, gzip, xz or zstd).

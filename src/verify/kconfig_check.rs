@@ -53,8 +53,8 @@ fn requested(check: &KconfigCheck) -> Result<Vec<Setting>, KconfigCheckError> {
     let mut merged: Vec<Setting> = Vec::new();
     let mut all = Vec::new();
     for path in &check.fragments {
-        let text = std::fs::read_to_string(path)
-            .map_err(|cause| VerifyError::Unreadable { path: path.clone(), cause })?;
+        let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
+            .map_err(VerifyError::Input)?;
         for (n, line) in text.lines().enumerate() {
             match parse_line(line) {
                 Ok(Line::Setting(setting)) => all.push(setting),
@@ -166,8 +166,8 @@ pub(crate) fn run(
         runner::run_captured(&cmd)?;
     }
     let path = out.join(".config");
-    let data = std::fs::read(&path)
-        .map_err(|cause| VerifyError::Unreadable { path: path.clone(), cause })?;
+    let data = crate::base::input::read(&path, crate::base::input::TEXT_LIMIT)
+        .map_err(VerifyError::Input)?;
     let config = KernelConfig::read(data.as_slice())
         .map_err(|cause| VerifyError::Config { path: path.clone(), cause })?;
     let from = match check.out {

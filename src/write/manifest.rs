@@ -30,9 +30,9 @@ impl GeneratedManifest {
 
     /// Reads a manifest; a missing file is an empty manifest.
     pub(crate) fn load(path: &Path) -> Result<GeneratedManifest, String> {
-        match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(GeneratedManifest::default()),
+        match super::current(path) {
+            Ok(Some(bytes)) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
+            Ok(None) => Ok(GeneratedManifest::default()),
             Err(e) => Err(e.to_string()),
         }
     }

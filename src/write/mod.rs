@@ -3,6 +3,7 @@
 //! so their mtime stays and BitBake's parse cache stays valid. A manifest of what rtbuild wrote
 //! (`rtbuild-manifest.json`, path → sha256) tells generated files from hand edits.
 
+pub(crate) mod folder_lock;
 mod manifest;
 mod stage;
 
@@ -179,9 +180,16 @@ fn decide(
     let mut files = Vec::new();
     for (relative, bytes) in tree.iter() {
         let path = out.join(relative);
-        let change = match std::fs::read(&path) {
-            Ok(current) if current == bytes => Change::Unchanged,
-            Ok(current) => {
+        let change = match current(&path) {
+            Ok(None) => Change::Create,
+            Ok(Some(current)) if current == bytes => Change::Unchanged,
+            Err(crate::base::input::InputError::Unreadable { cause, .. }) => {
+                return Err(WriteError::Io { path, source: cause });
+            }
+            // A FIFO, device or folder where rtbuild writes a file: not rtbuild's.
+            Err(_) if force => Change::Update,
+            Err(_) => return Err(WriteError::Foreign { path }),
+            Ok(Some(current)) => {
                 match old.hash_of(relative) {
                     Some(hash) if hash == manifest::sha256(&current) => {}
                     _ if force => {}
@@ -190,8 +198,6 @@ fn decide(
                 }
                 Change::Update
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Change::Create,
-            Err(source) => return Err(WriteError::Io { path, source }),
         };
         files.push((relative.to_path_buf(), change));
     }
@@ -200,13 +206,12 @@ fn decide(
             continue;
         }
         let path = out.join(relative);
-        match std::fs::read(&path) {
-            Ok(current) if force || manifest::sha256(&current) == hash => {
+        match current(&path) {
+            Ok(Some(current)) if force || manifest::sha256(&current) == hash => {
                 files.push((relative.to_path_buf(), Change::Remove));
             }
-            Ok(_) => return Err(WriteError::HandEdited { path }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(WriteError::Io { path, source }),
+            Ok(None) => {}
+            Ok(Some(_)) | Err(_) => return Err(WriteError::HandEdited { path }),
         }
     }
     files.sort_by(|a, b| a.0.cmp(&b.0));
@@ -225,6 +230,17 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> Resul
     let temp = temp_beside(path, bytes, executable)?;
     temp.persist(path).map_err(|e| WriteError::Io { path: path.to_path_buf(), source: e.error })?;
     Ok(())
+}
+
+/// The bytes at `path` in an output folder, `None` when nothing (or a dangling link) is there.
+/// A FIFO, a device or a folder is never read (it would block or never end): an error.
+pub(super) fn current(path: &Path) -> Result<Option<Vec<u8>>, crate::base::input::InputError> {
+    use crate::base::input::{self, InputError};
+    match input::read(path, input::TEXT_LIMIT) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(InputError::Missing { .. } | InputError::DanglingLink { .. }) => Ok(None),
+        Err(other) => Err(other),
+    }
 }
 
 /// Removes folders left empty by a removal, up to (not including) `top`.

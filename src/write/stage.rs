@@ -112,13 +112,14 @@ fn commit_one(
 ) -> Result<(), WriteError> {
     match op {
         Op::Write { path, .. } => {
-            let old = match std::fs::read(path) {
-                Ok(bytes) => {
+            // A FIFO or device replaced with --force is not kept for a rollback (it would
+            // never be read to the end).
+            let old = match super::current(path).ok().flatten() {
+                Some(bytes) => {
                     let mode = std::fs::metadata(path).map_err(io(path))?.permissions().mode();
                     Some(Old { bytes, mode })
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(source) => return Err(WriteError::Io { path: path.clone(), source }),
+                None => None,
             };
             rename(&temp, path).map_err(io(path))?;
             // The temp file is now the target; it must not be deleted.

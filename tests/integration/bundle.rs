@@ -320,7 +320,7 @@ fn bad_bundle_inputs_are_clear_errors() {
         ),
         (
             &["--verify-report", "missing.json"],
-            "cannot read verify report missing.json: No such file or directory (os error 2); pass the file `rtbuild verify --json` wrote",
+            "cannot read verify report missing.json: `missing.json` does not exist; check the path",
         ),
         (
             &["--allow-unverified", "--source-date-epoch", "yesterday"],
@@ -654,4 +654,76 @@ fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
         .arg_path(&new)
         .run()
         .usage_error("nothing.tar.zst is not a bundle rtbuild can read: no such file; pass a .tar.zst made by `rtbuild bundle`");
+}
+
+/// Issue 23 item 6: the manifest beside the archive as a link to `/dev/zero` (or a FIFO) was
+/// read until it failed, the failure ignored, and the check said "match", exit 0. A read
+/// failure is never a match.
+#[test]
+fn check_fails_when_the_manifest_beside_cannot_be_read() {
+    let build = Build::new();
+    let archive = build.bundle("out");
+    let beside = build.root().join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json"));
+    for (kind, said) in
+        [("zero", "is a character device, not a file"), ("fifo", "is a FIFO, not a file")]
+    {
+        std::fs::remove_file(&beside).unwrap();
+        match kind {
+            "zero" => std::os::unix::fs::symlink("/dev/zero", &beside).unwrap(),
+            _ => rustix::fs::mkfifoat(
+                rustix::fs::CWD,
+                &beside,
+                rustix::fs::Mode::from_raw_mode(0o644),
+            )
+            .unwrap(),
+        }
+        let run = build
+            .rtbuild(["bundle", "--check", archive.to_str().unwrap()])
+            .within_secs(30)
+            .run()
+            .ignore_stderr()
+            .code_is(1);
+        let out = run.stdout();
+        assert!(out.starts_with("manifest ") && out.contains(said), "{kind}: {out}");
+    }
+}
+
+/// Issue 23 item 7: a symlink in the qcomflash folder to a file outside the build (the
+/// adversarial pass used `/etc/shadow`) was followed and packed as `secret.img`. Refused now,
+/// naming the link and its target, unless `--follow-external-links`; a link into the deploy
+/// folder is fine; a file the build user cannot read is never packed.
+#[test]
+fn bundle_refuses_links_out_of_the_build_and_files_the_build_user_cannot_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let build = Build::new();
+    let deploy = build.root().join(format!("work/build/tmp/deploy/images/{MACHINE}"));
+    let q = deploy.join(format!("{TOP}.rootfs-{DATETIME}.qcomflash"));
+    write(&deploy.join("Image-extra.bin"), "in the deploy folder\n");
+    std::os::unix::fs::symlink("../Image-extra.bin", q.join("extra.bin")).unwrap();
+    let secret = build.root().join("secret");
+    write(&secret, "root:$y$hash\n");
+    std::os::unix::fs::symlink(&secret, q.join("secret.img")).unwrap();
+    let args = ["bundle", "--machine", MACHINE, "--out", "out", "--verify-report", "passed.json"];
+    build.rtbuild(args).run().code_is(2).stdout_is("").stderr_contains(&format!(
+        "\nerror: {} is a symlink to `{}`, outside the qcomflash folder and the deploy folder; a release \
+         holds only what the build produced: remove the link, or pass --follow-external-links",
+        q.join("secret.img").display(),
+        secret.display()
+    ));
+    assert!(!build.root().join("out").exists(), "nothing written");
+    // Followed on request: packed and listed.
+    let run = build.rtbuild(args).args(["--follow-external-links"]).run().ignore_stderr().success();
+    let listed = run.stdout();
+    let manifest = std::fs::read_to_string(
+        build.root().join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json")),
+    )
+    .unwrap();
+    assert!(manifest.contains("\"secret.img\"") && manifest.contains("\"extra.bin\""), "{listed}");
+    // Not readable by its owner, the build user: never packed, followed or not.
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o040)).unwrap();
+    std::fs::remove_dir_all(build.root().join("out")).unwrap();
+    let run =
+        build.rtbuild(args).args(["--follow-external-links"]).run().ignore_stderr().code_is(2);
+    assert!(run.stderr().contains("is not readable by the build user"), "{}", run.stderr());
+    assert!(!build.root().join("out").exists(), "nothing written");
 }

@@ -282,3 +282,264 @@ fn a_catalog_that_isolates_cpu_0_is_refused_when_it_loads() {
         catalog_refusal(&[("one.yaml", board("one-cpu", "", "1", "0-1"))], &["machines"]);
     assert!(line.contains("rt.rt_cpus and rt.housekeeping overlap"), "{line}");
 }
+
+/// The special files of issue 23 items 6 and 12, each made at `path`.
+#[derive(Debug, Clone, Copy)]
+enum Special {
+    Fifo,
+    DevZero,
+    Folder,
+    Socket,
+    DanglingLink,
+}
+
+impl Special {
+    const ALL: [Special; 5] =
+        [Special::Fifo, Special::DevZero, Special::Folder, Special::Socket, Special::DanglingLink];
+
+    /// Makes the special file; the socket's listener must live as long as the test runs.
+    fn make(self, path: &std::path::Path) -> Option<std::os::unix::net::UnixListener> {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        match self {
+            Special::Fifo => {
+                rustix::fs::mkfifoat(rustix::fs::CWD, path, rustix::fs::Mode::from_raw_mode(0o644))
+                    .unwrap();
+            }
+            Special::DevZero => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+            Special::Folder => std::fs::create_dir(path).unwrap(),
+            Special::Socket => return Some(std::os::unix::net::UnixListener::bind(path).unwrap()),
+            Special::DanglingLink => std::os::unix::fs::symlink("gone", path).unwrap(),
+        }
+        None
+    }
+
+    /// What the one error line says the file is.
+    fn said(self) -> &'static str {
+        match self {
+            Special::Fifo => "is a FIFO, not a file",
+            Special::DevZero => "is a character device, not a file",
+            Special::Folder => "folder",
+            Special::Socket => "is a socket, not a file",
+            Special::DanglingLink => "is a symlink to `gone`, which does not exist",
+        }
+    }
+}
+
+/// Issue 23 items 6 and 12: every command that takes a file argument, given each special file
+/// kind (a FIFO hung them forever, `/dev/zero` was read until 4.2 GB), refuses it in one line
+/// naming what it is, exit 2, at once. `@` is the special file, named as the flag needs.
+#[test]
+fn every_file_argument_refuses_each_special_file_kind() {
+    let lock = "header:\n  version: 14\noverrides:\n  repos:\n    oe-core:\n      commit: \
+                0123456789012345678901234567890123456789\n";
+    let kas = "rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml";
+    let cases: &[(&[&str], &str)] = &[
+        (&["verify", "@"], "kernel"),
+        (&["verify", "--kernel-config", "@"], "kernel.config"),
+        (&["verify", "--kernel-image", "@"], "Image"),
+        (&["verify", "--deb", "@"], "linux.deb"),
+        (&["verify", "--plan", "@", "good.config"], "rtbuild-plan.json"),
+        (&["verify", "--target", "ssh://root@127.0.0.1:9", "--ssh-config", "@"], "ssh_config"),
+        (&["report", "@"], "cyclictest.txt"),
+        (&["report", "--baseline", "@", "h2.txt"], "baseline.json"),
+        (&["bundle", "--check", "@"], "b.tar.zst"),
+        (
+            &["bundle", "--machine", "rb3gen2-core-kit", "--image", "x", "--verify-report", "@"],
+            "v.json",
+        ),
+        (&["lock", "--diff", "@", "good.lock.yml"], "old.lock.yml"),
+        (&["lock", "--diff", "good.lock.yml", "@"], "new.lock.yml"),
+        (
+            &["lock", "--check", "--machine", "rb3gen2-core-kit"],
+            "rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.lock.yml",
+        ),
+        (
+            &["generate", "--machine", "rb3gen2-core-kit", "--out", "o", "--fragment", "@"],
+            "user.cfg",
+        ),
+        (&["generate", "--machine", "rb3gen2-core-kit", "--out", "o", "--patch", "@"], "fix.patch"),
+        (&["generate", "--project", "@"], "project.yaml"),
+        (&["generate", "--machine", "rb3gen2-core-kit", "--out", "o"], "rtbuild.yaml"),
+        (&["test", "--target", "ssh://root@127.0.0.1:9", "--ssh-config", "@"], "ssh_config"),
+        (
+            &["tune", "--verify", "--target", "ssh://root@127.0.0.1:9", "--ssh-config", "@"],
+            "ssh_config",
+        ),
+    ];
+    let h2 =
+        std::fs::read(crate::harness::project_root().join("tests/data/reproducers/h2-idle.txt"))
+            .unwrap();
+    for (args, name) in cases {
+        for special in Special::ALL {
+            let test = Test::new()
+                .file("good.config", "CONFIG_PREEMPT_RT=y\n")
+                .file("good.lock.yml", lock)
+                .file("h2.txt", &h2)
+                .file(kas, "header:\n  version: 14\n");
+            let _socket = special.make(&test.path().join(name));
+            let args: Vec<&str> = args.iter().map(|a| if *a == "@" { *name } else { a }).collect();
+            let run = test.args(&args).within_secs(30).run().code_is(2).stdout_is("");
+            let stderr = run.stderr();
+            let line = stderr.trim_end();
+            assert!(
+                line.starts_with("error: ") && !line.contains('\n'),
+                "{args:?} on {special:?}: not one error line: {stderr}"
+            );
+            let base = name.rsplit('/').next().unwrap();
+            assert!(
+                line.contains(special.said()) && line.contains(base),
+                "{args:?} on {special:?}: {line}"
+            );
+        }
+    }
+}
+
+/// Issue 23 item 6: files a `run.json` names (`files`, `scenarios[].trace.file`) and the
+/// `run.json` itself, as special files: the report names what each is and never blocks.
+#[test]
+fn report_names_special_files_in_a_result_folder() {
+    let run_json = r#"{"threshold_us": 100, "scenarios": [{"name": "idle", "files": ["raw/idle.txt"],
+        "trace": {"file": "raw/idle.trace", "cpu": 0, "latency_us": 200}}]}"#;
+    let h2 =
+        std::fs::read(crate::harness::project_root().join("tests/data/reproducers/h2-idle.txt"))
+            .unwrap();
+    for special in Special::ALL {
+        // run.json itself.
+        let test = Test::new();
+        let _socket = special.make(&test.path().join("res/run.json"));
+        let run = test.args(["report", "res"]).within_secs(30).run().code_is(2).stdout_is("");
+        let line = run.stderr();
+        assert!(line.contains(special.said()) && line.contains("run.json"), "{special:?}: {line}");
+        assert_eq!(line.lines().count(), 1, "{line}");
+        // A cyclictest output it names: that scenario fails, naming the file.
+        let test = Test::new().file("res/run.json", run_json);
+        let _socket = special.make(&test.path().join("res/raw/idle.txt"));
+        let run = test.args(["report", "res"]).within_secs(30).run().ignore_stderr().code_is(1);
+        let out = run.stdout();
+        assert!(out.contains(special.said()) && out.contains("idle.txt"), "{special:?}: {out}");
+        // The kept trace of a spike: the report still ends, saying the trace cannot be read.
+        let test = Test::new().file("res/run.json", run_json).file("res/raw/idle.txt", &h2);
+        let _socket = special.make(&test.path().join("res/raw/idle.trace"));
+        let run = test.args(["report", "--json", "res"]).within_secs(30).run().ignore_stderr();
+        assert!(matches!(run.code(), 0 | 1), "{special:?}: {}", run.stderr());
+        let explanation = run.json()["spikes"][0]["explanation"].as_str().unwrap().to_string();
+        assert!(
+            explanation.starts_with("the kept trace raw/idle.trace cannot be read: ")
+                && explanation.contains(special.said()),
+            "{special:?}: {explanation}"
+        );
+    }
+}
+
+/// Issue 23 item 11: outputs that cannot be written are input errors, exit 2, one error line
+/// saying what the path is: `tune --emit /dev/null` printed a second `caused by` line and
+/// exited 1; `lava --out` on a folder, `generate --out /proc/sys/kernel` and `generate --out`
+/// on a dangling symlink exited 1.
+#[test]
+fn outputs_that_cannot_be_written_are_refused_as_input() {
+    let test = Test::new().file("existing/.keep", "");
+    std::os::unix::fs::symlink("nowhere", test.path().join("dangling")).unwrap();
+    let dir = test.path().to_path_buf();
+    let cases: [(&[&str], String); 4] = [
+        (
+            &["tune", "--emit", "/dev/null", "--machine", "rb3gen2-core-kit"],
+            "--emit `/dev/null`: `/dev/null` is a character device, not a folder; pass a folder \
+             (it is created when missing)"
+                .to_string(),
+        ),
+        (
+            &[
+                "lava",
+                "--machine",
+                "rb3gen2-core-kit",
+                "--bundle-url",
+                "https://x/b.tar.zst",
+                "--out",
+                "existing",
+            ],
+            "--out `existing` is a folder; pass the name of a file to write".to_string(),
+        ),
+        (
+            &["generate", "--machine", "rb3gen2-core-kit", "--out", "/proc/sys/kernel"],
+            "--out `/proc/sys/kernel` is on procfs (/proc), a kernel file system where rtbuild \
+             cannot write files; pass a folder on disk"
+                .to_string(),
+        ),
+        (
+            &["generate", "--machine", "rb3gen2-core-kit", "--out", "dangling"],
+            format!(
+                "--out `{}` is a symlink to `nowhere`, which does not exist; fix the link or \
+                 pass another path",
+                dir.join("dangling").display()
+            ),
+        ),
+    ];
+    for (args, message) in cases {
+        let run = Test::new()
+            .cwd(&dir)
+            .args(args)
+            .run()
+            .code_is(2)
+            .stdout_is("")
+            .stderr_contains(&format!("error: {message}\n"));
+        let errors = run.stderr().lines().filter(|l| !l.starts_with("  ")).count();
+        assert_eq!(errors, 1, "{args:?}: {}", run.stderr());
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["dangling", "existing"], "nothing written");
+}
+
+/// Issue 23 item 11: two `generate` runs into one folder sometimes both reported success with
+/// one losing its writes. The folder is locked while a run writes: a second one is refused,
+/// exit 2, naming the holder (here the test itself holds the lock, as a running generate does).
+#[test]
+fn a_second_generate_into_a_locked_folder_is_refused_naming_the_holder() {
+    let test = Test::new().file("o/.keep", "");
+    let held = std::fs::File::open(test.path().join("o")).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let out = test.path().join("o");
+    let run = test
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--out", "o"])
+        .run()
+        .code_is(2)
+        .stdout_is("")
+        .stderr_contains(&format!(
+            "error: output folder {} is being written by another rtbuild (pid {}); wait for it \
+             to finish, or pass another --out\n",
+            out.display(),
+            std::process::id()
+        ));
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "nothing written: {}", run.stderr());
+    drop(held);
+    Test::new()
+        .cwd(out.parent().unwrap())
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--out", "o"])
+        .run()
+        .ignore_stderr()
+        .ignore_stdout()
+        .success();
+}
+
+/// A FIFO or a link to `/dev/zero` where `generate` writes its kas file was read to compare
+/// it with the new one (a hang, or memory without end); now it is a file rtbuild did not write.
+#[test]
+fn generate_does_not_read_a_special_file_in_its_output_folder() {
+    for special in [Special::Fifo, Special::DevZero] {
+        let test = Test::new();
+        let kas = test.path().join("o/rb3gen2-core-kit-rt.yml");
+        let _none = special.make(&kas);
+        test.args(["generate", "--machine", "rb3gen2-core-kit", "--out", "o"])
+            .within_secs(30)
+            .run()
+            .code_is(2)
+            .stdout_is("")
+            .stderr_contains(&format!(
+                "error: {} exists and was not generated by rtbuild; move it away or pass --force to overwrite it\n",
+                kas.display()
+            ));
+    }
+}

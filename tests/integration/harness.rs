@@ -69,6 +69,7 @@ pub(crate) struct Test {
     cwd: Option<PathBuf>,
     user: Option<Unprivileged>,
     limit_secs: Option<u64>,
+    limit_mib: Option<u64>,
 }
 
 /// The unprivileged account `.ci/setup` creates for tests that must not run as root (BitBake's
@@ -126,6 +127,7 @@ impl Test {
             cwd: None,
             user: None,
             limit_secs: None,
+            limit_mib: None,
         }
     }
 
@@ -140,6 +142,13 @@ impl Test {
     /// inputs that once made it hang, so a regression fails instead of stalling the suite.
     pub(crate) fn within_secs(mut self, secs: u64) -> Test {
         self.limit_secs = Some(secs);
+        self
+    }
+
+    /// Runs rtbuild with its address space limited to `mib` MiB (`prlimit --as`): an input that
+    /// makes it allocate more aborts it (exit 134), so a bomb regression fails the test.
+    pub(crate) fn within_memory_mib(mut self, mib: u64) -> Test {
+        self.limit_mib = Some(mib);
         self
     }
 
@@ -198,6 +207,11 @@ impl Test {
         let mut argv: Vec<OsString> = Vec::new();
         if let Some(secs) = self.limit_secs {
             argv.extend(["timeout", "--kill-after=5", &secs.to_string()].map(OsString::from));
+        }
+        if let Some(mib) = self.limit_mib {
+            argv.push("prlimit".into());
+            argv.push(format!("--as={}", mib << 20).into());
+            argv.push("--".into());
         }
         if let Some(user) = self.user {
             user.own(self.dir.path());

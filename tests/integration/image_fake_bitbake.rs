@@ -199,6 +199,7 @@ fn image_with_fake_bitbake_builds_and_reports_artifacts() {
 #[test]
 fn image_with_fake_bitbake_json_and_pass_through_options() {
     let project = Project::new("ok");
+    let started = std::time::Instant::now();
     let run = project
         .image(
             "iq-9075-evk",
@@ -224,6 +225,13 @@ fn image_with_fake_bitbake_json_and_pass_through_options() {
     assert_eq!(json["status"], "succeeded");
     assert_eq!(json["tasks"]["attempted"], 14);
     assert_eq!(json["sstate"]["match_percent"], 80);
+    // rtbuild's own time outside kas: present, a number of seconds, and part of the whole
+    // (kas's own `duration_secs` is the rest); never judged as a speed here.
+    let overhead = json["rtbuild_overhead_s"].as_f64().expect("rtbuild_overhead_s");
+    let kas = json["duration_secs"].as_f64().unwrap();
+    assert!(overhead >= 0.0 && overhead.is_finite(), "{overhead}");
+    let whole = started.elapsed().as_secs_f64();
+    assert!(overhead + kas <= whole, "overhead {overhead} s + kas {kas} s > the run's {whole} s");
     let caches = std::fs::read_to_string(project.out("iq-9075-evk").join("caches.yml")).unwrap();
     assert!(caches.contains("    BB_SIGNATURE_HANDLER = \"OEBasicHash\"\n"), "{caches}");
     assert!(caches.contains("    PRSERV_HOST = \"prserv.example.com:8585\"\n"), "{caches}");

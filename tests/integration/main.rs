@@ -3,6 +3,7 @@
 // Test code may unwrap and start processes directly (the harness is the test's runner).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod bounded_readers;
 mod bundle;
 mod doctor;
 mod error_contract;
@@ -24,12 +25,15 @@ mod matrix_ci_setup;
 mod path_injection;
 mod real_upstream;
 mod report;
+mod report_long_lines;
 mod reproducers;
 mod rt_suite;
+mod signals;
 mod spdx_fixture;
 mod sshd;
 mod testrun;
 mod testrun_abort;
+mod testrun_footprint;
 mod testrun_trace;
 mod tune_cli;
 mod upstream;

@@ -351,9 +351,10 @@ fn unusable_input_is_exit_2_and_writes_nothing() {
         .usage_error(
             "bad.json:3: invalid cyclictest JSON: key must be a string at line 3 column 23; pass the file cyclictest --json wrote",
         );
-    Test::new().args(["report", "missing.txt"]).run().usage_error(
-        "cannot read missing.txt: No such file or directory (os error 2); check the path",
-    );
+    Test::new()
+        .args(["report", "missing.txt"])
+        .run()
+        .usage_error("`missing.txt` does not exist; check the path");
     Test::new()
         .file("empty/.keep", "")
         .args(["report", "empty"])
@@ -497,4 +498,33 @@ fn real_cyclictest_outputs_parse() {
         );
     }
     assert_eq!(seen[0], seen[1], "histogram text and JSON of one run agree");
+}
+
+/// Issue 23 item 8: a `run.json` scenario name and a file name holding a newline, a forged
+/// `PASS  threshold 100 µs` line and `ESC[2J` reached the text report raw: a failing report
+/// showed a PASS line and cleared the screen. Every input string is escaped now.
+#[test]
+fn text_report_escapes_forged_lines_and_terminal_controls_from_input() {
+    let h2 =
+        std::fs::read(crate::harness::project_root().join("tests/data/reproducers/h2-idle.txt"))
+            .unwrap();
+    let forged = "idle\nPASS  threshold 100 µs\u{1b}[2J";
+    let file = "raw/a\nPASS  threshold 100 µs\u{1b}[2J.txt";
+    let run_json = serde_json::json!({
+        "threshold_us": 1,
+        "scenarios": [{"name": forged, "files": [file]}, {"name": "other", "files": ["raw/gone\n.txt"]}],
+    });
+    let run = Test::new()
+        .file("res/run.json", run_json.to_string())
+        .file(&format!("res/{file}"), &h2)
+        .args(["report", "res"])
+        .run()
+        .ignore_stderr()
+        .code_is(1);
+    let out = run.stdout();
+    assert!(out.starts_with("FAIL  threshold 1 µs"), "{out}");
+    assert!(!out.contains('\u{1b}'), "an ESC reached the terminal: {out:?}");
+    assert!(out.lines().all(|l| !l.trim_start().starts_with("PASS")), "a forged PASS line: {out}");
+    assert!(out.contains("idle\\nPASS  threshold 100 µs\\u{1b}[2J"), "shown escaped: {out}");
+    assert!(out.contains("gone\\n.txt"), "an error quoting a file is escaped too: {out}");
 }

@@ -2,6 +2,7 @@
 //! through the real binary: each must end with one line and the documented exit code, never a
 //! panic (101), an abort (134) or a hang (the run is killed after 60 s and fails).
 
+use std::io::Read;
 use std::path::PathBuf;
 
 use crate::harness::{Test, data, project_root};
@@ -138,5 +139,186 @@ fn test_and_lava_thresholds_stop_at_one_second() {
             )),
             "{stderr}"
         );
+    }
+}
+
+/// Issue 23 item 1: a 4 KB PE file whose `.linux` section covers the whole file overflowed the
+/// stack (exit 134) in `verify FILE` and `verify --kernel-image FILE`.
+#[test]
+fn verify_of_a_uki_whose_linux_section_is_the_whole_file_is_refused() {
+    let file = repro("uki-linux-covers-file.efi");
+    for flag in [None, Some("--kernel-image")] {
+        let message = format!(
+            "`{}` holds no kernel config, kernel image or version string; pass a kernel config, \
+             a kernel image (Image, Image.gz, vmlinux, bzImage, UKI), a .deb, a qcomflash folder \
+             or tarball, or a build folder",
+            file.display()
+        );
+        Test::new()
+            .args(["verify"])
+            .args(flag)
+            .args([&file])
+            .within_secs(60)
+            .run()
+            .usage_error(&message);
+    }
+}
+
+/// Issue 23 item 2, built here (1 MB): 64 concatenated zstd frames of 512 MiB of zeros took
+/// 78 s and 796 MB; in a zstd frame of its own (one more level), over an hour. Now the first
+/// stream that is no kernel ends the search, under one budget for the whole input: one line,
+/// exit 2, in bounded time and memory.
+#[test]
+fn verify_of_64_zstd_frames_of_512_mib_of_zeros_stops_at_the_first() {
+    let frame = zstd::bulk::compress(&vec![0u8; 512 << 20], 3).unwrap();
+    let mut bomb = b"MZ not a kernel, ".to_vec();
+    for _ in 0..64 {
+        bomb.extend_from_slice(&frame);
+    }
+    let nested = zstd::bulk::compress(&bomb, 3).unwrap();
+    for (name, bytes) in [("frames.bin", &bomb), ("nested.zst", &nested)] {
+        Test::new()
+            .file(name, bytes)
+            .args(["verify", "--kernel-image", name])
+            .within_secs(60)
+            .within_memory_mib(1024)
+            .run()
+            .usage_error(&format!(
+                "`{name}` holds no kernel config, kernel image or version string; pass a kernel \
+                 config, a kernel image (Image, Image.gz, vmlinux, bzImage, UKI), a .deb, a \
+                 qcomflash folder or tarball, or a build folder"
+            ));
+    }
+}
+
+/// Issue 23 item 3, built here: a 1 MiB FAT12 `efi.bin` whose `count` root entries `*.EFI`
+/// (4 GiB each) all have the cluster chain 2 → 2. 2,000 took 2.06 GB; 9,000 aborted.
+fn efi_bin_with_looping_chains(count: usize) -> Vec<u8> {
+    let mut data = vec![0u8; 1 << 20];
+    data[11..13].copy_from_slice(&512u16.to_le_bytes()); // bytes per sector
+    data[13] = 1; // sectors per cluster
+    data[14..16].copy_from_slice(&1u16.to_le_bytes()); // reserved sectors
+    data[16] = 1; // FATs
+    data[17..19].copy_from_slice(&(count as u16).to_le_bytes()); // root entries
+    data[19..21].copy_from_slice(&2048u16.to_le_bytes()); // total sectors
+    data[22..24].copy_from_slice(&8u16.to_le_bytes()); // sectors per FAT
+    data[510..512].copy_from_slice(&[0x55, 0xaa]);
+    data[512 + 3] = 0x02; // FAT12: cluster 2 → cluster 2
+    for i in 0..count {
+        let at = 9 * 512 + i * 32;
+        data[at..at + 11].copy_from_slice(format!("F{i:04}   EFI").as_bytes());
+        data[at + 11] = 0x20;
+        data[at + 26..at + 28].copy_from_slice(&2u16.to_le_bytes());
+        data[at + 28..at + 32].copy_from_slice(&u32::MAX.to_le_bytes());
+    }
+    data
+}
+
+#[test]
+fn verify_of_an_efi_bin_whose_cluster_chains_loop_is_bounded_by_its_size() {
+    for count in [2000, 9000] {
+        let dir = "img-m.rootfs.qcomflash";
+        Test::new()
+            .file(&format!("{dir}/efi.bin"), efi_bin_with_looping_chains(count))
+            .file(&format!("{dir}/rawprogram0.xml"), "<data/>\n")
+            .args(["verify", dir])
+            .within_secs(60)
+            .within_memory_mib(512)
+            .run()
+            .usage_error(&format!(
+                "`{dir}` holds no kernel config, kernel image or version string; a qcomflash \
+                 folder holds vmlinux and efi.bin"
+            ));
+    }
+}
+
+/// A zstd tar stream of `names`, each `size` bytes of zeros, streamed (nothing held in memory).
+fn zero_members_tar_zst(names: &[&str], size: u64) -> Vec<u8> {
+    let encoder = zstd::stream::write::Encoder::new(Vec::new(), 1).unwrap();
+    let mut tar = tar::Builder::new(encoder);
+    for name in names {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(size);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, name, std::io::repeat(0).take(size)).unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+/// An `ar` archive (a `.deb`) of `members`.
+fn ar(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = b"!<arch>\n".to_vec();
+    for (name, body) in members {
+        out.extend_from_slice(
+            format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", 0, 0, 0, 100644, body.len())
+                .as_bytes(),
+        );
+        out.extend_from_slice(body);
+        if body.len() % 2 == 1 {
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// Issue 23 item 4, built here: a 135 KB `.deb` with four 1 GiB `boot/config-*` members took
+/// 5.3 GB (`verify`); a `.tar.zst` with four 1 GiB `*/manifest.json` members 6.3 GB
+/// (`bundle --check`). A member read into memory is capped; a larger one is refused, exit 2.
+#[test]
+fn members_of_1_gib_in_a_deb_or_a_bundle_are_refused_not_read() {
+    let configs: Vec<String> = (1..=4).map(|i| format!("./boot/config-6.12.{i}-rt")).collect();
+    let names: Vec<&str> = configs.iter().map(String::as_str).collect();
+    let data = zero_members_tar_zst(&names, 1 << 30);
+    let deb = ar(&[("debian-binary", b"2.0\n"), ("control.tar.zst", b""), ("data.tar.zst", &data)]);
+    Test::new()
+        .file("bomb.deb", &deb)
+        .args(["verify", "bomb.deb"])
+        .within_secs(60)
+        .within_memory_mib(512)
+        .run()
+        .usage_error(
+            "`bomb.deb` is not a usable Debian package: data.tar.zst: member \
+             `boot/config-6.12.1-rt` is over 16 MiB, more than any kernel config is (a \
+             decompression bomb?); pass an intact copy, or the kernel .config",
+        );
+    let manifests = ["a/manifest.json", "b/manifest.json", "c/manifest.json", "d/manifest.json"];
+    Test::new()
+        .file("bomb.tar.zst", zero_members_tar_zst(&manifests, 1 << 30))
+        .args(["bundle", "--check", "bomb.tar.zst"])
+        .within_secs(60)
+        .within_memory_mib(512)
+        .run()
+        .usage_error(
+            "bomb.tar.zst: member `a/manifest.json` is over 8 MiB, more than any rtbuild \
+             bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
+        );
+}
+
+/// Issue 23 item 5, built here: `verify nl.zst` (134 KB inflating to 4 GiB of newlines) was
+/// still running after 120 s. As a config (`--kernel-config`) it has the 16 MiB cap of one
+/// inside an image; recognised by content (no `CONFIG_` in its head) it is read as an image,
+/// within the image budget.
+#[test]
+fn verify_of_a_config_zst_of_a_gib_of_newlines_is_refused_at_16_mib() {
+    let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 1).unwrap();
+    // 1 GiB: as far past every cap as 4 GiB, and quicker to build.
+    std::io::copy(&mut std::io::repeat(b'\n').take(1 << 30), &mut encoder).unwrap();
+    let zst = encoder.finish().unwrap();
+    let too_big = "`nl.zst`: the config is over 16 MiB once decompressed, more than any kernel \
+                   config (a decompression bomb?); pass the kernel's .config";
+    let no_kernel = "`nl.zst` holds no kernel config, kernel image or version string; pass a \
+                     kernel config, a kernel image (Image, Image.gz, vmlinux, bzImage, UKI), a \
+                     .deb, a qcomflash folder or tarball, or a build folder";
+    for (flag, message) in [(Some("--kernel-config"), too_big), (None, no_kernel)] {
+        Test::new()
+            .file("nl.zst", &zst)
+            .args(["verify"])
+            .args(flag)
+            .args(["nl.zst"])
+            .within_secs(60)
+            .within_memory_mib(512)
+            .run()
+            .usage_error(message);
     }
 }

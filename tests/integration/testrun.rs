@@ -388,6 +388,11 @@ fn remote_run_over_ssh_with_host_key_checking() {
     for s in json["scenarios"].as_array().unwrap() {
         check_scenario(&dir, s, 1, &housekeeping_without(1));
     }
+    // Over ssh the helper pins itself (taskset) on the target; rtbuild runs elsewhere.
+    let own = &json["rtbuild_cpus"];
+    assert_eq!(own["pinned_to"], housekeeping_without(1), "{own}");
+    assert_eq!(own["helper"], housekeeping_without(1), "{own}");
+    assert!(own["rtbuild"].is_null(), "{own}");
 
     // tune runs over the same path; verify only reads, so the real machine is not changed.
     let verify = Test::new()
@@ -630,13 +635,13 @@ fn cpu_list(cpus: &[u64]) -> String {
 }
 
 /// The housekeeping CPUs rtbuild picks when `rt` is the only RT CPU: every other online one.
-fn housekeeping_without(rt: u64) -> String {
+pub(crate) fn housekeeping_without(rt: u64) -> String {
     let others: Vec<u64> = online_cpus().into_iter().filter(|c| *c != rt).collect();
     cpu_list(&others)
 }
 
 /// This machine's online CPUs, as the kernel lists them (tests never assume a count).
-fn online_cpus() -> Vec<u64> {
+pub(crate) fn online_cpus() -> Vec<u64> {
     let text = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let mut cpus = Vec::new();
     for part in text.trim().split(',') {

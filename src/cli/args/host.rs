@@ -37,6 +37,11 @@ impl HostArgs {
         }
         match &self.target {
             Some(url) => {
+                if let Some(config) = &self.ssh_config {
+                    // ssh reads it whole: a FIFO would hang it, `/dev/zero` grow it without end.
+                    crate::base::input::check_file(config)
+                        .map_err(|err| InputError::msg(format!("--ssh-config {err}")))?;
+                }
                 let target = SshTarget::parse(url)?.with_ssh_config(self.ssh_config.clone());
                 Ok(Some(Host::Ssh(target)))
             }

@@ -102,7 +102,9 @@ impl PlanArgs {
         };
         let project = match &self.project {
             Some(path) => Some(path.clone()),
-            None => Some(PathBuf::from(PROJECT_FILE)).filter(|p| p.is_file()),
+            // Anything named rtbuild.yaml counts (a FIFO or a dangling link is refused when
+            // read, not skipped without a word).
+            None => Some(PathBuf::from(PROJECT_FILE)).filter(|p| p.symlink_metadata().is_ok()),
         };
         Ok(match project {
             Some(path) => PlanRequest::from_project_file(&absolute(&path))?.overridden_by(flags),

@@ -1,0 +1,250 @@
+//! The chunked reader gives exactly what one pass over the lines gives (the single-threaded
+//! reader it replaced, kept as the reference), on every golden file and on generated logs cut
+//! at every kind of border; and on generated `-v` logs, what a deliberately plain count of the
+//! same lines gives. Over-long lines are skipped in bounded memory by both readers alike.
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, Read};
+
+use super::super::text::{parse_text_chunked, parse_text_chunked_default, parse_text_one_pass};
+use super::super::{ParseError, ParseErrorKind, Run};
+use super::MAX_LINE;
+
+/// Both readers over `input`, as `Debug` text (`ParseError` holds an `io::Error`).
+fn both(input: &[u8], workers: usize, chunk: usize) -> (String, String) {
+    let one = parse_text_one_pass(BufReader::with_capacity(4096, input));
+    let max_line = MAX_LINE.min(chunk.saturating_sub(1)).max(1);
+    let chunked = parse_text_chunked(input, workers, chunk, max_line);
+    (format!("{one:?}"), format!("{chunked:?}"))
+}
+
+fn assert_same(name: &str, input: &[u8]) {
+    let longest = input.split(|b| *b == b'\n').map(<[u8]>::len).max().unwrap_or(0);
+    for workers in [1, 2, 3] {
+        for chunk in [longest + 2, longest + 7, 1000, 4099, 1 << 20] {
+            if chunk <= longest + 1 {
+                continue;
+            }
+            let (one, chunked) = both(input, workers, chunk);
+            assert_eq!(one, chunked, "{name}: {workers} workers, {chunk}-byte chunks");
+        }
+    }
+}
+
+#[test]
+fn every_golden_file_parses_the_same_as_in_one_pass() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("cyclictest-") || !name.ends_with(".txt") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        // Guard: the golden must parse (or this test compares two identical errors).
+        assert!(parse_text_one_pass(&bytes[..]).is_ok(), "{name}");
+        assert_same(&name, &bytes);
+        let default = parse_text_chunked_default(&bytes[..]);
+        assert_eq!(format!("{default:?}"), format!("{:?}", parse_text_one_pass(&bytes[..])));
+        seen += 1;
+    }
+    assert!(seen >= 13, "only {seen} cyclictest text goldens found");
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn latency(&mut self) -> i64 {
+        let r = self.next();
+        match r % 1000 {
+            0 => 70_000 + (r >> 20) as i64 % 900_000,
+            1..=5 => 200 + (r >> 20) as i64 % 3000,
+            6 => -((r >> 20) as i64 % 5) - 1,
+            _ => 5 + (r >> 20) as i64 % 26,
+        }
+    }
+}
+
+/// How much besides cyclictest's own fixed-width lines a generated log holds.
+#[derive(Clone, Copy, PartialEq)]
+enum Mix {
+    /// Only `%8d:%8lu:%8ld` lines (a rare negative latency included).
+    Clean,
+    /// Also cycle gaps, short and SMI-count sample lines and CRLF.
+    Samples,
+    /// Also `T:` lines and lines that are not cyclictest's.
+    Everything,
+}
+
+/// A `-v` log like cyclictest's (threads in 10-sample batches), with more mixed in by `mix`.
+fn verbose_log(seed: u64, threads: u64, batches: u64, mix: Mix) -> Vec<u8> {
+    let mixed = mix != Mix::Clean;
+    let mut rng = Rng(seed);
+    let mut out = b"# /dev/cpu_dma_latency set to 0us\n".to_vec();
+    for t in 0..threads {
+        out.extend(format!("Thread {t} Interval: 1000\n").bytes());
+    }
+    let mut cycle = vec![0u64; threads as usize];
+    for _ in 0..batches {
+        for t in 0..threads {
+            for _ in 0..10 {
+                let c = &mut cycle[t as usize];
+                if mixed && rng.next() % 97 == 0 {
+                    *c += 1 + rng.next() % 5;
+                }
+                let v = rng.latency();
+                let kinds = match mix {
+                    Mix::Clean => 0,
+                    Mix::Samples => 3,
+                    Mix::Everything => 5,
+                };
+                let pick = rng.next() % 50;
+                let line = match if pick < kinds { pick } else { 99 } {
+                    0 => format!("{t}:{c}:{v}\n"),
+                    1 => format!("{t:8}:{c:8}:{v:8}       0\n"),
+                    2 => format!("{t:8}:{c:8}:{v:8}\r\n"),
+                    3 => "T: 0 ( 2475) P:99 I:1000 C:   1000 Min:      5 Act:    9 Avg:   11 Max:      40\n".to_string(),
+                    4 => "garbage line\n".to_string(),
+                    _ => format!("{t:8}:{c:8}:{v:8}\n"),
+                };
+                out.extend(line.bytes());
+                *c += 1;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn generated_logs_parse_the_same_as_in_one_pass() {
+    for (seed, threads, mix) in
+        [(1, 8, Mix::Clean), (2, 3, Mix::Samples), (3, 1, Mix::Everything), (4, 8, Mix::Everything)]
+    {
+        let log = verbose_log(seed, threads, 40, mix);
+        assert_same(&format!("seed {seed}"), &log);
+        // Cut off in the middle of a line, and with a histogram after the samples.
+        assert_same(&format!("seed {seed} cut"), &log[..log.len() - 5]);
+        let mut with_hist = log.clone();
+        with_hist.extend(b"# Histogram\n000005 000010\t000003\n# Total: 000000010 000000003\n");
+        with_hist.extend(b"# Max Latencies: 00030 00031\n");
+        assert_same(&format!("seed {seed} -v -h"), &with_hist);
+    }
+}
+
+/// The plain reference: split lines, split fields, count.
+#[derive(Debug, Default, PartialEq)]
+struct Plain {
+    counts: BTreeMap<u64, BTreeMap<u64, u64>>,
+    missing: BTreeMap<u64, u64>,
+    max: BTreeMap<u64, u64>,
+    negative: u64,
+}
+
+fn plain_count(log: &[u8]) -> Plain {
+    let mut plain = Plain::default();
+    let mut last: BTreeMap<u64, u64> = BTreeMap::new();
+    for line in String::from_utf8_lossy(log).lines() {
+        let fields: Vec<&str> = line.split(':').map(str::trim).collect();
+        let [t, c, v] = fields[..] else { continue };
+        let v = v.split_whitespace().next().unwrap_or("");
+        let (Ok(t), Ok(c), Ok(v)) = (t.parse::<u64>(), c.parse::<u64>(), v.parse::<i64>()) else {
+            continue;
+        };
+        if let Some(&l) = last.get(&t)
+            && c > l + 1
+        {
+            *plain.missing.entry(t).or_default() += c - l - 1;
+        }
+        plain.missing.entry(t).or_default();
+        last.insert(t, c);
+        if v < 0 {
+            plain.negative += 1;
+            continue;
+        }
+        *plain.counts.entry(t).or_default().entry(v as u64).or_default() += 1;
+        let max = plain.max.entry(t).or_default();
+        *max = (*max).max(v as u64);
+    }
+    plain
+}
+
+fn from_run(run: &Run) -> Plain {
+    let mut plain = Plain::default();
+    for t in &run.threads {
+        let h = t.histogram.as_ref().unwrap();
+        let index = u64::from(t.index);
+        plain.counts.insert(index, h.buckets.clone());
+        plain.missing.insert(index, t.missing_cycles);
+        plain.max.insert(index, t.max().unwrap());
+    }
+    plain.negative = run
+        .warnings
+        .iter()
+        .find_map(|w| {
+            w.message.split(' ').next()?.parse().ok().filter(|_| w.message.contains("negative"))
+        })
+        .unwrap_or(0);
+    plain
+}
+
+#[test]
+fn generated_verbose_logs_agree_with_a_plain_count() {
+    // No `T:` lines here: cyclictest's own max in them would stand for the counted one.
+    for (seed, threads, mix) in [(11, 8, Mix::Clean), (12, 4, Mix::Samples), (13, 2, Mix::Samples)]
+    {
+        let log = verbose_log(seed, threads, 300, mix);
+        let want = plain_count(&log);
+        assert!(want.negative > 0 && want.counts.len() == threads as usize, "{seed}");
+        for (workers, chunk) in [(2, 4096), (3, 777), (1, 1 << 20)] {
+            let run = parse_text_chunked(&log[..], workers, chunk, 700).unwrap();
+            assert_eq!(from_run(&run), want, "seed {seed}, {workers} workers, {chunk} bytes");
+        }
+    }
+}
+
+/// `n` bytes of `x`, produced as they are read (never held whole).
+struct Endless(u64);
+
+impl Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = (buf.len() as u64).min(self.0) as usize;
+        buf[..n].fill(b'x');
+        self.0 -= n as u64;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_file_without_newlines_is_skipped_not_collected() {
+    let bytes = 64u64 << 20;
+    for result in [
+        parse_text_chunked(BufReader::new(Endless(bytes)), 2, 1 << 20, MAX_LINE),
+        parse_text_one_pass(BufReader::new(Endless(bytes))),
+    ] {
+        // Nothing but the one over-long line: no cyclictest output.
+        let err: ParseError = result.unwrap_err();
+        assert!(err.line == 1 && matches!(err.kind, ParseErrorKind::Empty), "{err:?}");
+    }
+    // Between real lines, it is one warning with its line number; the rest still counts.
+    let long = format!("{}\n", "y".repeat(MAX_LINE + 10));
+    let input = format!("       0:       0:      10\n{long}       0:       1:      12\n{long}");
+    let (one, chunked) = both(input.as_bytes(), 2, 1 << 20);
+    assert_eq!(one, chunked);
+    let run = parse_text_chunked(input.as_bytes(), 2, 1 << 20, MAX_LINE).unwrap();
+    assert_eq!(run.threads[0].samples(), 2);
+    let warnings: Vec<(Option<u64>, &str)> =
+        run.warnings.iter().map(|w| (w.line, w.message.as_str())).collect();
+    let want = format!(
+        "line ignored: {} bytes long, longer than any cyclictest line (lines over 256 KiB are skipped unread)",
+        MAX_LINE + 10
+    );
+    assert_eq!(warnings, [(Some(2), want.as_str()), (Some(4), want.as_str())]);
+}
