@@ -7,6 +7,7 @@
 mod base;
 mod bundle;
 mod catalog;
+mod ci;
 mod cli;
 pub mod cyclictest;
 pub mod digest;

@@ -47,6 +47,11 @@ impl Ui {
     }
 
     /// `--json` was given: print machine-readable results on stdout and nothing else there.
+    /// `--quiet`: errors and warnings only.
+    pub(crate) fn quiet(&self) -> bool {
+        self.quiet
+    }
+
     pub(crate) fn json(&self) -> bool {
         self.json
     }

@@ -77,6 +77,14 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let image = match (&args.image, &plan) {
         (Some(image), _) => image.clone(),
         (None, Some(plan)) => plan.image.clone(),
+        (None, None) if gen_dir.as_ref().is_some_and(|d| !d.is_dir()) => {
+            let dir = gen_dir.as_deref().unwrap_or(std::path::Path::new("."));
+            return Err(InputError::msg(format!(
+                "nothing is built for {machine} (no {}); run `rtbuild image --machine {machine}` first, or pass --dir DIR where it generated",
+                dir.display()
+            ))
+            .into());
+        }
         (None, None) => {
             return Err(InputError::msg(
                 "no --image and no rtbuild-plan.json to read it from; pass --image NAME",

@@ -4,10 +4,11 @@
 
 use clap::{Args, ValueEnum};
 
-use super::args::{CacheArgs, PlanArgs};
+use super::args::{CacheArgs, CatalogArgs, MachineArgs, PlanArgs};
+use crate::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::exit::{Exit, InputError};
 use crate::kasrun::caches::MirrorUrl;
-use crate::kasrun::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
+use crate::quote;
 use crate::tune::CpuLayout;
 use crate::ui::Ui;
 
@@ -17,7 +18,10 @@ pub(crate) enum Format {
     Github,
 }
 
+/// The jobs take their board and distro from the matrix: kas's KAS_MACHINE and KAS_DISTRO in
+/// this shell are no flags of `ci`.
 #[derive(Debug, Args)]
+#[command(mut_arg("machine", |arg| arg.env(None)), mut_arg("distro", |arg| arg.env(None)))]
 pub(crate) struct CiArgs {
     /// Pipeline syntax to print.
     #[arg(long, value_enum)]
@@ -59,6 +63,10 @@ pub(crate) struct CiArgs {
     /// rtbuild binary, or `crates` (this version from crates.io, once it is published there).
     #[arg(long, value_name = "SOURCE")]
     pub rtbuild_from: String,
+    /// SHA-256 of the binary --rtbuild-from downloads (64 hex digits, as `sha256sum` prints);
+    /// required for a binary URL: the pipeline's first job checks it before anything runs it.
+    #[arg(long, value_name = "HEX")]
+    pub rtbuild_sha256: Option<String>,
     #[command(flatten)]
     pub caches: CacheArgs,
     /// Machine catalog options (the machines are checked against it).
@@ -67,6 +75,18 @@ pub(crate) struct CiArgs {
 }
 
 pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let text = pipeline_text(&args)?;
+    if ui.json() {
+        ui.out_json(&serde_json::json!({ "format": format!("{:?}", args.format).to_lowercase(), "pipeline": text }))?;
+    } else {
+        ui.out(text.trim_end());
+    }
+    Ok(Exit::Ok)
+}
+
+/// The pipeline `args` ask for, every flag checked (exit 2 on bad input).
+pub(super) fn pipeline_text(args: &CiArgs) -> anyhow::Result<String> {
+    let flags = job_flags(&args.plan)?;
     let distros = if args.distros.is_empty() {
         vec![None]
     } else {
@@ -102,13 +122,20 @@ pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
     };
     // Validated above (exit 2 on a bad value); the jobs get the flags as typed.
     let _ = caches;
-    let install = Install::parse(&args.rtbuild_from, env!("CARGO_PKG_VERSION"))
-        .map_err(|e| InputError(e.into()))?;
+    let install = Install::parse(
+        &args.rtbuild_from,
+        args.rtbuild_sha256.as_deref(),
+        env!("CARGO_PKG_VERSION"),
+    )
+    .map_err(|e| InputError(e.into()))?;
     let lock = args.lock.as_deref().map(lock_in_repo).transpose()?;
-    let lava = args.lava.then(|| lava_stage(&args, &layouts)).transpose()?;
+    let lava = args.lava.then(|| lava_stage(args, &layouts)).transpose()?;
     let pipeline = Pipeline {
         machines,
         distros: distro_names,
+        plan_flags: flags.image,
+        catalog_flags: flags.catalog,
+        cpu_flags: flags.cpus,
         cache_flags: args.caches.flags(),
         runner_cache,
         bundle: args.bundle,
@@ -116,16 +143,157 @@ pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
         install,
         lava,
     };
-    let text = match args.format {
+    Ok(match args.format {
         Format::Gitlab => render_gitlab(&pipeline),
         Format::Github => render_github(&pipeline),
-    };
-    if ui.json() {
-        ui.out_json(&serde_json::json!({ "format": format!("{:?}", args.format).to_lowercase(), "pipeline": text }))?;
-    } else {
-        ui.out(text.trim_end());
+    })
+}
+
+/// The plan flags again, as the jobs' `rtbuild` commands take them.
+struct JobFlags {
+    /// For `rtbuild image`: every plan flag given to `ci`.
+    image: Vec<String>,
+    /// For every command that looks a machine up (`image`, `lock`, `lava`): `--machines-dir`.
+    catalog: Vec<String>,
+    /// For `rtbuild lava`: the RT and housekeeping CPUs the image isolates.
+    cpus: Vec<String>,
+}
+
+/// Each plan flag of `ci` either reaches the jobs or is refused (exit 2): a flag that is taken
+/// and dropped builds a kernel other than the one asked for. Files are passed as paths in the
+/// repository, where the jobs find them. The destructuring names every field, so a flag added
+/// to [`PlanArgs`] does not compile until it is handled here.
+fn job_flags(plan: &PlanArgs) -> anyhow::Result<JobFlags> {
+    let PlanArgs {
+        machine: MachineArgs { name, catalog: CatalogArgs { machines_dir } },
+        rt_cpus,
+        housekeeping,
+        fragments,
+        configs,
+        patches,
+        cmdline,
+        no_nohz_full,
+        distro,
+        image: image_recipe,
+        meta_qcom_url,
+        meta_qcom_branch,
+        meta_qcom_commit,
+        dl_dir,
+        sstate_dir,
+        meta_qcom,
+        analyzer,
+        cve_check,
+        project,
+    } = plan;
+    let refuse =
+        |message: String| -> anyhow::Result<JobFlags> { Err(InputError::msg(message).into()) };
+    if let Some(name) = name {
+        return refuse(format!(
+            "rtbuild ci builds the boards of --machines; pass --machines {} instead of --machine",
+            quote::sh(name)
+        ));
     }
-    Ok(Exit::Ok)
+    if let Some(distro) = distro {
+        return refuse(format!(
+            "rtbuild ci builds the distros of --distros; pass --distros {} instead of --distro",
+            quote::sh(distro)
+        ));
+    }
+    if dl_dir.is_some() || sstate_dir.is_some() {
+        return refuse(
+            "rtbuild ci sets DL_DIR and SSTATE_DIR for each job; pass --runner-cache DIR (downloads and sstate beneath it) instead of --dl-dir/--sstate-dir".to_string(),
+        );
+    }
+    let mut catalog = Vec::new();
+    if let Some(dir) = machines_dir {
+        catalog.extend(flag("--machines-dir", &in_repo("--machines-dir", dir, Kind::Dir)?));
+    }
+    let mut cpus = Vec::new();
+    for (name, value) in [("--rt-cpus", rt_cpus), ("--housekeeping", housekeeping)] {
+        if let Some(value) = value {
+            cpus.extend(flag(name, value));
+        }
+    }
+    let mut image = catalog.clone();
+    if let Some(file) = project {
+        image.extend(flag("--project", &in_repo("--project", file, Kind::File)?));
+    }
+    if let Some(dir) = meta_qcom {
+        image.extend(flag("--meta-qcom", &in_repo("--meta-qcom", dir, Kind::Dir)?));
+    }
+    image.extend(cpus.iter().cloned());
+    for file in fragments {
+        image.extend(flag("--fragment", &in_repo("--fragment", file, Kind::File)?));
+    }
+    for value in configs {
+        image.extend(flag("--config", value));
+    }
+    for file in patches {
+        image.extend(flag("--patch", &in_repo("--patch", file, Kind::File)?));
+    }
+    for value in cmdline {
+        image.extend(flag("--cmdline", value));
+    }
+    if *no_nohz_full {
+        image.push("--no-nohz-full".to_string());
+    }
+    if let Some(analyzer) = analyzer {
+        image.extend(flag("--analyzer", analyzer));
+    }
+    if *cve_check {
+        image.push("--cve-check".to_string());
+    }
+    for (name, value) in [
+        ("--image", image_recipe.as_deref()),
+        ("--meta-qcom-url", meta_qcom_url.as_deref()),
+        ("--meta-qcom-branch", meta_qcom_branch.as_deref()),
+        ("--meta-qcom-commit", meta_qcom_commit.as_deref()),
+    ] {
+        if let Some(value) = value {
+            image.extend(flag(name, value));
+        }
+    }
+    Ok(JobFlags { image, catalog, cpus })
+}
+
+fn flag(name: &str, value: &str) -> [String; 2] {
+    [name.to_string(), value.to_string()]
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Dir,
+}
+
+/// A file or folder the jobs read from the checkout: a plain relative path (no `..`) that is
+/// there now, in the repository the pipeline runs in.
+fn in_repo(flag: &str, path: &std::path::Path, kind: Kind) -> anyhow::Result<String> {
+    let text = path.to_string_lossy();
+    let plain = !text.is_empty()
+        && path.is_relative()
+        && !path.components().any(|c| matches!(c, std::path::Component::ParentDir))
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./+@".contains(c));
+    let what = if kind == Kind::File { "file" } else { "folder" };
+    if !plain {
+        return Err(InputError::msg(format!(
+            "bad {flag} `{}`: the CI jobs read it from their checkout; pass the {what}'s path inside the repository, relative to its top (letters, digits, `-_./+@`)",
+            text.chars().take(80).collect::<String>().escape_debug()
+        ))
+        .into());
+    }
+    let meta = std::fs::symlink_metadata(path);
+    let ok = match kind {
+        Kind::File => meta.as_ref().is_ok_and(std::fs::Metadata::is_file),
+        Kind::Dir => meta.as_ref().is_ok_and(std::fs::Metadata::is_dir),
+    };
+    if !ok {
+        return Err(InputError::msg(format!(
+            "{flag} {text}: no such {what} in this repository; run rtbuild ci at the top of the repository the pipeline checks out, and pass a {what} in it"
+        ))
+        .into());
+    }
+    Ok(text.into_owned())
 }
 
 /// `--lock FILE`: a readable lock, named by a plain relative path (the jobs run in the checkout).

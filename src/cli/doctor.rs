@@ -21,7 +21,7 @@ pub(crate) struct DoctorArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// The kas program to check [default: `kas` on PATH].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", env = "RTBUILD_KAS")]
     pub kas: Option<PathBuf>,
     /// Check for a build through kas-container with docker or podman instead of on the host.
     #[arg(long, value_name = "ENGINE", num_args = 0..=1, default_missing_value = "auto")]

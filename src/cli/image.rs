@@ -29,6 +29,10 @@ pub(crate) struct ImageArgs {
     /// `<machine>-rt.lock.yml`, where kas reads it; no copying between repositories.
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
+    /// kas work folder (the repo checkouts; the build folder is its `build/`, as `bundle` and
+    /// `lock` look for it) [default: the parent of the generated folder, `rtbuild/`].
+    #[arg(long, value_name = "DIR", env = "KAS_WORK_DIR")]
+    pub work_dir: Option<PathBuf>,
 }
 
 pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
@@ -43,8 +47,10 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
         Some(_) => None,
         None => Some(Replan { request, catalog: args.plan.catalog()? }),
     };
+    let mut output = args.output.options();
+    output.work_dir = args.work_dir.as_deref().map(super::args::absolute);
     let options = ImageOptions {
-        output: args.output.options(),
+        output,
         setup: BuildSetup { launch, spec, caches },
         post,
         lock: args.lock,

@@ -38,7 +38,7 @@ pub(crate) struct LavaArgs {
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub tags: Vec<String>,
     /// Distro the bundle was built with (sets the login: root, with a password on qcom-distro).
-    #[arg(long, default_value = "qcom-distro-kvm")]
+    #[arg(long, default_value = "qcom-distro-kvm", env = "KAS_DISTRO")]
     pub distro: String,
     /// A scenario fails its LAVA test case above this many µs [default: the machine's
     /// requirement, else 100]; 1 to 1000000, as `rtbuild report` accepts.

@@ -4,7 +4,11 @@
 mod args;
 mod bundle;
 mod ci;
+#[cfg(test)]
+mod ci_tests;
+mod completions;
 mod doctor;
+mod examples;
 mod generate;
 mod image;
 mod kconfig_check;
@@ -37,8 +41,9 @@ pub(crate) struct Cli {
     pub command: Command,
 }
 
-/// Flags every subcommand takes.
+/// Flags every subcommand takes, listed under their own heading in every `--help`.
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalArgs {
     /// Print machine-readable JSON on stdout instead of tables.
     #[arg(long, global = true)]
@@ -72,38 +77,60 @@ impl GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// List the machine catalog, or show one machine.
+    #[command(after_long_help = examples::MACHINES)]
     Machines(machines::MachinesArgs),
     /// Generate the kas file and BitBake layer for an RT build, and nothing else.
+    #[command(after_long_help = examples::GENERATE)]
     Generate(generate::GenerateArgs),
     /// Check that this host can build: user, locale, HOSTTOOLS, python3, git, kas, disk, limits,
     /// repositories; each problem with its fix. Exit 0 ready, 2 not ready.
+    #[command(after_long_help = examples::DOCTOR)]
     Doctor(doctor::DoctorArgs),
     /// Generate, then build the image with kas and BitBake: progress, full log, summary.
+    #[command(after_long_help = examples::IMAGE)]
     Image(image::ImageArgs),
     /// Open `kas shell` on the configuration `rtbuild image` builds (or run one command in it).
+    #[command(after_long_help = examples::SHELL)]
     Shell(shell::ShellArgs),
     /// Build several machines (and distros) in one work folder, sharing downloads and sstate.
+    #[command(after_long_help = examples::MATRIX)]
     Matrix(matrix::MatrixArgs),
     /// Print a GitLab CI or GitHub Actions pipeline that runs the build matrix.
+    #[command(after_long_help = examples::CI)]
     Ci(ci::CiArgs),
     /// Create a Python venv with the pinned kas, for users who have none.
+    #[command(after_long_help = examples::SETUP)]
     Setup(setup::SetupArgs),
     /// Print a LAVA job that flashes a bundle on a farm board and measures it like `rtbuild test`.
+    #[command(after_long_help = examples::LAVA)]
     Lava(lava::LavaArgs),
     /// Tune the RT CPUs at run time: write rtbuild-tune.sh, or apply, verify or revert it.
+    #[command(after_long_help = examples::TUNE)]
     Tune(tune::TuneArgs),
     /// Measure latency with cyclictest under load scenarios and check that each run is valid.
+    #[command(after_long_help = examples::TEST)]
     Test(test::TestArgs),
     /// Prove a kernel is the PREEMPT_RT kernel the plan asked for (config, cmdline, rt-tests).
+    #[command(after_long_help = examples::VERIFY)]
     Verify(verify::VerifyArgs),
     /// Merge fragments into a kernel tree's defconfig and report options olddefconfig drops.
+    #[command(after_long_help = examples::KCONFIG_CHECK)]
     KconfigCheck(kconfig_check::KconfigCheckArgs),
     /// Statistics, PASS/FAIL verdict and HTML/JUnit/JSON reports for cyclictest results.
+    #[command(after_long_help = examples::REPORT)]
     Report(report::ReportArgs),
     /// Pin every repo of a build to a full commit, check checkouts, compare or update locks.
+    #[command(after_long_help = examples::LOCK)]
     Lock(lock::LockArgs),
     /// Pack a build's qcomflash output into one flashable archive with a manifest, or check one.
+    #[command(after_long_help = examples::BUNDLE)]
     Bundle(bundle::BundleArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_long_help = examples::COMPLETIONS)]
+    Completions(completions::CompletionsArgs),
+    /// Write man pages: rtbuild.1 and one page per subcommand (rtbuild-image.1, …).
+    #[command(after_long_help = examples::MAN)]
+    ManPages(completions::ManArgs),
 }
 
 impl Command {
@@ -125,6 +152,8 @@ impl Command {
             Command::Report(args) => report::run(args, ui),
             Command::Lock(args) => lock::run(args, ui),
             Command::Bundle(args) => bundle::run(args, ui),
+            Command::Completions(args) => completions::completions(args, ui),
+            Command::ManPages(args) => completions::man(args, ui),
         }
     }
 }

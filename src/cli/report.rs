@@ -13,7 +13,8 @@ use crate::ui::Ui;
 #[command(mut_arg("machine", |arg| arg
     .help("Machine whose published reference numbers to compare against (see `rtbuild machines`)")
     .value_name("NAME")
-    .short(None)))]
+    .short(None)
+    .env(None)))]
 pub(crate) struct ReportArgs {
     /// cyclictest outputs (any format, detected by content) or `rtbuild test` result folders.
     #[arg(value_name = "INPUT", required = true)]
@@ -66,7 +67,8 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
     }
     if ui.json() {
         ui.out_json(&report)?;
-    } else {
+    } else if !(ui.quiet() && (args.html.is_some() || args.junit.is_some())) {
+        // With -q and a report file, the file is the report: the exit code gives the verdict.
         ui.out(report::text::render(&report));
     }
     Ok(Exit::from_pass(report.verdict == Verdict::Pass))

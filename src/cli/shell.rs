@@ -1,6 +1,8 @@
 //! `rtbuild shell`: `kas shell` on the configuration `rtbuild image` builds (the flags mapped
 //! onto [`crate::image::shell`], which says how `-c CMD` reaches the user's shell).
 
+use std::path::PathBuf;
+
 use clap::Args;
 
 use super::args::{BuildArgs, OutputArgs, PlanArgs};
@@ -21,13 +23,18 @@ pub(crate) struct ShellArgs {
     /// e.g. "bitbake -e linux-qcom-rt | grep ^KERNEL_CMDLINE" (run by your shell, as typed).
     #[arg(short = 'c', long = "command", value_name = "CMD")]
     pub command: Option<String>,
+    /// kas work folder, as `rtbuild image --work-dir` uses it [default: the parent of the
+    /// generated folder, `rtbuild/`].
+    #[arg(long, value_name = "DIR", env = "KAS_WORK_DIR")]
+    pub work_dir: Option<PathBuf>,
 }
 
 pub(super) fn run(args: ShellArgs, ui: &Ui) -> anyhow::Result<Exit> {
     signals::install();
     let plan = args.plan.plan()?;
     let setup = args.build.setup(&args.plan.request()?, args.output.dry_run)?;
-    let output = args.output.options();
+    let mut output = args.output.options();
+    output.work_dir = args.work_dir.as_deref().map(super::args::absolute);
     match shell(&plan, &output, &setup, args.command.as_deref(), &System, ui)? {
         ShellOutcome::Planned(cmd) => {
             ui.out(&cmd);

@@ -81,6 +81,14 @@ pub(crate) fn one_line(err: &clap::Error, args: &[OsString]) -> Option<String> {
         Some(s) => format!("did you mean '{s}'? {help}"),
         None => fix,
     };
+    // `rtbuild machines NAME`: a board's name where the subcommand goes.
+    let word = string(err, ContextKind::InvalidSubcommand);
+    let fix = match (command.as_str(), word) {
+        ("rtbuild machines", Some(name)) if kind == ErrorKind::InvalidSubcommand => {
+            format!("to show one machine, run `rtbuild machines show {name}`")
+        }
+        _ => fix,
+    };
     Some(escape_controls(&format!("{what}; {fix}")))
 }
 
@@ -171,6 +179,10 @@ mod tests {
             (
                 &["imag"],
                 "unrecognized subcommand 'imag'; did you mean 'image'? see `rtbuild --help`",
+            ),
+            (
+                &["machines", "rb3gen2-core-kit"],
+                "unrecognized subcommand 'rb3gen2-core-kit'; to show one machine, run `rtbuild machines show rb3gen2-core-kit`",
             ),
             (
                 &["report", "--threshold-us", "7\nx", "f"],

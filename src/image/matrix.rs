@@ -74,6 +74,7 @@ pub(crate) fn matrix(
         };
         let output = OutputOptions {
             out: Some(options.work.join(&name)),
+            work_dir: None,
             write: WriteOptions { force: false, dry_run: options.dry_run },
         };
         ui.status("Cell", format!("{} / {}", cell.machine, cell.distro));

@@ -20,6 +20,9 @@ use crate::write::WriteOptions;
 pub(crate) struct OutputOptions {
     /// The output folder [default: `rtbuild/<machine>`].
     pub out: Option<PathBuf>,
+    /// kas's work folder (`KAS_WORK_DIR`; the build folder is its `build/`) [default: the
+    /// output folder's parent, the build folder `<out>/build`].
+    pub work_dir: Option<PathBuf>,
     pub write: WriteOptions,
 }
 
@@ -61,7 +64,10 @@ pub(crate) fn prepare(
     // folder (and with it the work and build folders), DL_DIR and SSTATE_DIR from the
     // environment too.
     let out = build_path::check("output folder", &options.out)?;
-    let work = out.parent().map_or_else(|| out.clone(), Path::to_path_buf);
+    let work = match &output.work_dir {
+        Some(dir) => build_path::check("kas work folder", dir)?,
+        None => out.parent().map_or_else(|| out.clone(), Path::to_path_buf),
+    };
     let dirs = CacheDirs::resolve(
         plan.dl_dir.as_ref().map(|p| p.as_path()),
         plan.sstate_dir.as_ref().map(|p| p.as_path()),
@@ -79,7 +85,10 @@ pub(crate) fn prepare(
     if signals::interrupted() {
         return Err(Interrupted.into());
     }
-    let layout = BuildPaths::new(&generated.out, &generated.kas_file);
+    let mut layout = BuildPaths::new(&generated.out, &generated.kas_file);
+    if output.work_dir.is_some() {
+        layout = layout.in_work(&work);
+    }
     command::check_paths(&layout).map_err(|e| ImageError::Input(InputError(e.into())))?;
     for warning in setup.caches.warnings(&dirs, &caches::fs_type) {
         ui.warn(warning);

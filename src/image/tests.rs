@@ -24,6 +24,7 @@ fn options(out: &Path) -> ImageOptions {
     ImageOptions {
         output: OutputOptions {
             out: Some(out.to_path_buf()),
+            work_dir: None,
             write: WriteOptions { force: false, dry_run: true },
         },
         setup: BuildSetup { launch, spec: BuildSpec::default(), caches: CacheSettings::default() },

@@ -11,7 +11,6 @@
 
 pub(crate) mod after;
 pub(crate) mod caches;
-pub(crate) mod ci;
 pub(crate) mod command;
 mod display;
 pub(crate) mod events;

@@ -37,6 +37,13 @@ impl BuildPaths {
         }
     }
 
+    /// The same build in the work folder `work` (`KAS_WORK_DIR`): kas clones there and builds
+    /// in its `build/`, where `rtbuild bundle` and `rtbuild lock` look when KAS_WORK_DIR is set.
+    pub(crate) fn in_work(self, work: &Path) -> BuildPaths {
+        let build_dir = work.join("build");
+        BuildPaths { work: work.to_path_buf(), log: build_dir.join(LOG_FILE), build_dir, ..self }
+    }
+
     /// kas's config argument: the generated file, then the caches include.
     pub(crate) fn kas_config(&self) -> String {
         format!("{}:{}", self.kas_file.display(), self.caches_file.display())

@@ -656,6 +656,16 @@ fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
         .usage_error("nothing.tar.zst is not a bundle rtbuild can read: no such file; pass a .tar.zst made by `rtbuild bundle`");
 }
 
+#[test]
+fn bundle_with_nothing_built_says_to_run_image_first() {
+    let test = Test::new();
+    let dir = test.path().join("rtbuild/rb3gen2-core-kit");
+    test.args(["bundle", "--machine", "qcs6490-rb3gen2"]).run().code_is(2).stderr_is(&format!(
+        "error: nothing is built for rb3gen2-core-kit (no {}); run `rtbuild image --machine rb3gen2-core-kit` first, or pass --dir DIR where it generated\n",
+        dir.display()
+    ));
+}
+
 /// Issue 23 item 6: the manifest beside the archive as a link to `/dev/zero` (or a FIFO) was
 /// read until it failed, the failure ignored, and the check said "match", exit 0. A read
 /// failure is never a match.

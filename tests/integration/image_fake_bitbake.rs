@@ -61,7 +61,9 @@ fail)
 esac
 # The kernel .config: what merge_config.sh would make of the generated layer's fragments.
 mkdir -p "$work/build"
-cat ../meta-rtbuild/recipes-kernel/linux/*/*.cfg > "$work/build/.config"
+# The generated layer, where kas's bblayers.conf puts it (`${TOPDIR}/…` is the build folder).
+layer=$(grep -o '[^ "]*/meta-rtbuild' conf/bblayers.conf | head -n 1 | sed "s|\${TOPDIR}|$PWD|")
+cat "${layer:-../meta-rtbuild}"/recipes-kernel/linux/*/*.cfg > "$work/build/.config"
 if [ "$mode" = drop-rt ]; then
     sed -i 's/^CONFIG_PREEMPT_RT=y$/# CONFIG_PREEMPT_RT is not set/' "$work/build/.config"
 fi
@@ -748,4 +750,82 @@ fn image_with_fake_bitbake_follows_meta_qcoms_conf_when_it_differs_from_the_cata
     let plan: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("rtbuild-plan.json")).unwrap()).unwrap();
     assert_eq!(plan["rt_cpus"], "5");
+}
+
+#[test]
+fn image_with_fake_bitbake_then_bundle_and_lock_follow_kas_work_dir_and_kas_machine() {
+    // kas's rule for every command: the environment is honoured, a flag wins.
+    let project = Project::new("ok");
+    let proj = project.root.join("proj");
+    let work = project.root.join("kaswork");
+    std::fs::create_dir_all(&work).unwrap();
+    Unprivileged::get().own(&work);
+    let mut args: Vec<String> = vec!["image".into(), "--plain".into()];
+    args.extend(["--meta-qcom-url".into(), project.fixtures.url("meta-qcom")]);
+    Test::new()
+        .unprivileged()
+        .cwd(&proj)
+        .path_prepend(venv().join("bin"))
+        .env("KAS_WORK_DIR", &work)
+        .env("KAS_MACHINE", "qcs6490-rb3gen2")
+        .args(args)
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
+    // kas cloned into KAS_WORK_DIR and BitBake built in its build/.
+    assert!(work.join("meta-qcom/.git").exists(), "no checkout in KAS_WORK_DIR");
+    assert!(work.join("build/tmp/deploy/images/rb3gen2-core-kit").is_dir());
+    assert!(work.join("build/rtbuild-image.log").is_file());
+    assert!(!proj.join("rtbuild/rb3gen2-core-kit/build").exists(), "built in the wrong folder");
+    assert!(!proj.join("rtbuild/meta-qcom").exists(), "cloned in the wrong folder");
+    let bundled = Test::new()
+        .unprivileged()
+        .cwd(&proj)
+        .env("KAS_WORK_DIR", &work)
+        .env("KAS_MACHINE", "rb3gen2-core-kit")
+        .args(["bundle"])
+        .run()
+        .success()
+        .stderr_contains("using the verify result");
+    let archive = std::path::PathBuf::from(bundled.stdout().lines().next().unwrap_or_default());
+    assert!(archive.starts_with(proj.join("rtbuild/rb3gen2-core-kit/bundle")), "{archive:?}");
+    Test::new()
+        .unprivileged()
+        .cwd(&proj)
+        .path_prepend(venv().join("bin"))
+        .env("KAS_WORK_DIR", &work)
+        // A flag wins over the environment.
+        .env("KAS_MACHINE", "iq-9075-evk")
+        .args(["lock", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
+    let lock = proj.join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.lock.yml");
+    let text = std::fs::read_to_string(&lock).unwrap();
+    assert!(text.contains("meta-qcom:"), "{text}");
+}
+
+#[test]
+fn image_takes_distro_target_task_and_kas_from_kas_environment_and_a_flag_wins() {
+    let project = Project::new("ok");
+    let run = project
+        .image("rb3gen2-core-kit", &["--dry-run", "--distro", "qcom-distro"])
+        .env("KAS_DISTRO", "nodistro")
+        .env("KAS_TARGET", "linux-qcom-rt u-boot")
+        .env("KAS_TASK", "compile")
+        .env("RTBUILD_KAS", "/opt/kas-from-env/bin/kas")
+        .run()
+        .success();
+    let text = run.stdout();
+    assert!(
+        text.contains(
+            "/opt/kas-from-env/bin/kas build --target linux-qcom-rt --target u-boot --task compile"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml"), "{text}");
+    let generated = run.stderr();
+    assert!(!generated.contains("nodistro"), "the --distro flag wins: {generated}");
 }

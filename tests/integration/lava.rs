@@ -233,6 +233,10 @@ fn flag_help(command: &str) -> std::collections::BTreeMap<String, String> {
     let mut flags = std::collections::BTreeMap::new();
     let mut current: Option<(String, String)> = None;
     for line in text.lines() {
+        // The Examples section after the flags is no flag's help.
+        if line.starts_with("Examples:") {
+            break;
+        }
         let trimmed = line.trim_start();
         // Flags start within the first 6 columns; wrapped help lines are indented further.
         let indent = line.len() - trimmed.len();

@@ -252,3 +252,32 @@ fn bad_meta_qcom_input_is_one_line_and_exit_2() {
         .run()
         .usage_error("--meta-qcom lists every machine; drop `show NAME`, or drop --meta-qcom");
 }
+
+#[test]
+fn completions_and_man_pages_come_from_the_command_line_definition() {
+    let run = Test::new().args(["completions", "bash"]).run().success();
+    assert!(run.stdout().contains("_rtbuild()"), "{}", run.stdout());
+    assert!(run.stdout().contains("--rtbuild-from"), "ci's flags complete");
+    Test::new().args(["completions", "tcsh"]).run().code_is(2).stderr_is(
+        "error: invalid value 'tcsh' for '<SHELL>'; did you mean 'zsh'? see `rtbuild completions --help`\n",
+    );
+    let test = Test::new();
+    let out = test.path().join("man1");
+    let run = test
+        .args(["man-pages", "--out-dir", out.to_str().unwrap()])
+        .run()
+        .success()
+        .stderr_contains("rtbuild-image.1");
+    assert_eq!(run.stdout().trim_end(), out.display().to_string());
+    for page in ["rtbuild.1", "rtbuild-image.1", "rtbuild-ci.1", "rtbuild-man-pages.1"] {
+        let text = std::fs::read_to_string(out.join(page)).unwrap_or_default();
+        assert!(text.contains(".SH"), "{page}: {text}");
+    }
+}
+
+#[test]
+fn machines_with_a_board_name_suggests_machines_show() {
+    Test::new().args(["machines", "rb3gen2-core-kit"]).run().code_is(2).stderr_is(
+        "error: unrecognized subcommand 'rb3gen2-core-kit'; to show one machine, run `rtbuild machines show rb3gen2-core-kit`\n",
+    );
+}

@@ -5,6 +5,7 @@
 
 mod bounded_readers;
 mod bundle;
+mod ci_lint;
 mod doctor;
 mod error_contract;
 mod fixtures;

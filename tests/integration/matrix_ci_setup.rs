@@ -120,16 +120,20 @@ fn ci_pipelines_run_the_matrix_with_shared_cache_settings() {
         let text = ci(format);
         assert_eq!(text, ci(format), "{format} output is not deterministic");
         let yaml: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
-        assert!(!yaml.is_null());
-        assert!(text.contains("[\"rb3gen2-core-kit\", \"iq-9075-evk\"]"), "{text}");
-        assert!(text.contains("[\"qcom-distro\", \"nodistro\"]"), "{text}");
+        let matrix = match format {
+            "gitlab" => yaml["rtbuild-image"]["parallel"]["matrix"][0].clone(),
+            _ => yaml["jobs"]["image"]["strategy"]["matrix"].clone(),
+        };
+        let get = |upper: &str| {
+            let node = matrix.get(upper).or_else(|| matrix.get(upper.to_lowercase())).unwrap();
+            strings(node)
+        };
+        assert_eq!(get("MACHINE"), ["rb3gen2-core-kit", "iq-9075-evk"], "{text}");
+        assert_eq!(get("DISTRO"), ["qcom-distro", "nodistro"], "{text}");
         assert!(text.contains("--hashserv hashserv.example.com:8686"), "{text}");
         assert!(text.contains("/srv/rtbuild/sstate-cache"), "{text}");
     }
 }
-
-/// A lock in kas's `overrides: repos:` form, as meta-qcom's ci/base.lock.yml is written.
-const LOCK: &str = "header:\n    version: 14\noverrides:\n    repos:\n        meta-qcom:\n            commit: 0123456789abcdef0123456789abcdef01234567\n";
 
 /// `rtbuild ci` for one board; rtbuild comes from a git repository unless `extra` says otherwise.
 fn pipeline(format: &str, extra: &[&str]) -> (String, serde_yaml::Value) {
@@ -150,6 +154,9 @@ fn pipeline(format: &str, extra: &[&str]) -> (String, serde_yaml::Value) {
     (text, yaml)
 }
 
+/// A lock in kas's `overrides: repos:` form, as meta-qcom's ci/base.lock.yml is written.
+const LOCK: &str = "header:\n    version: 14\noverrides:\n    repos:\n        meta-qcom:\n            commit: 0123456789abcdef0123456789abcdef01234567\n";
+
 fn strings(v: &serde_yaml::Value) -> Vec<String> {
     v.as_sequence().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
 }
@@ -166,14 +173,36 @@ const ARTIFACTS: [&str; 8] = [
 ];
 
 #[test]
-fn gitlab_pipeline_builds_in_kas_image_keeps_caches_and_artifacts_and_tests_on_lava() {
-    let (text, yaml) = pipeline("gitlab", &["--lava", "--lock", "ci/rt.lock.yml"]);
+fn gitlab_pipeline_builds_rtbuild_once_and_each_lava_job_needs_only_its_own_build() {
+    let (text, yaml) = pipeline(
+        "gitlab",
+        &[
+            "--lava",
+            "--lock",
+            "ci/rt.lock.yml",
+            "--machines",
+            "iq-9075-evk",
+            "--distros",
+            "qcom-distro,nodistro",
+        ],
+    );
+    assert_eq!(strings(&yaml["stages"]), ["prepare", "build", "test"]);
+    // One job builds rtbuild and hands the binary on; nothing else compiles it.
+    let binary = &yaml["rtbuild-binary"];
+    assert_eq!(binary["stage"], "prepare");
+    assert_eq!(strings(&binary["artifacts"]["paths"]), [".rtbuild-tools/bin/rtbuild"]);
+    assert_eq!(text.matches("cargo install --locked --root").count(), 1, "{text}");
     let base = &yaml[".rtbuild"];
     assert_eq!(base["image"]["name"], "ghcr.io/siemens/kas/kas:5.5");
+    assert_eq!(
+        strings(&base["before_script"]),
+        ["export PATH=\"$CI_PROJECT_DIR/.rtbuild-tools/bin:$PATH\"", "rtbuild --version"]
+    );
     // The image's own user (builder) runs the jobs: nothing switches to root.
     assert!(!text.contains("--user root") && !text.contains("USER_ID"), "{text}");
     let build = &yaml["rtbuild-image"];
     assert_eq!(build["extends"], ".rtbuild");
+    assert_eq!(build["needs"][0]["job"], "rtbuild-binary");
     assert_eq!(build["variables"]["DL_DIR"], "$CI_PROJECT_DIR/.rtbuild-cache/downloads");
     assert_eq!(build["variables"]["SSTATE_DIR"], "$CI_PROJECT_DIR/.rtbuild-cache/sstate-cache");
     assert_eq!(strings(&build["cache"]["paths"]), [".rtbuild-cache/"]);
@@ -191,63 +220,136 @@ fn gitlab_pipeline_builds_in_kas_image_keeps_caches_and_artifacts_and_tests_on_l
         assert!(paths.contains(&want.to_string()), "{want}: {paths:?}");
     }
     assert_eq!(build["artifacts"]["reports"]["junit"], "rtbuild/$MACHINE/verify.junit.xml");
-    let lava = &yaml["rtbuild-lava"];
-    assert_eq!(lava["stage"], "test");
-    assert_eq!(lava["needs"][0]["job"], "rtbuild-image");
-    let script = strings(&lava["script"]).join("\n");
-    for want in [
-        "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat bundle-url-$MACHINE-$DISTRO.txt)\" --scenario idle,stress --duration smoke --tests cyclictest --out lava-job.yaml",
-        "--uri \"$LAVA_URL\" --username \"$LAVA_USER\" --token \"$LAVA_TOKEN\"",
-        "job=$(lavacli jobs submit lava-job.yaml)",
-        "lavacli jobs wait \"$job\"",
-        "lavacli jobs logs --raw \"$job\" > lava-log.yaml",
-        "rtbuild report lava-log.yaml --junit lava-junit.xml",
+    for (machine, distro) in [
+        ("rb3gen2-core-kit", "qcom-distro"),
+        ("rb3gen2-core-kit", "nodistro"),
+        ("iq-9075-evk", "qcom-distro"),
+        ("iq-9075-evk", "nodistro"),
     ] {
-        assert!(script.contains(want), "{want}: {script}");
+        let lava = &yaml[format!("rtbuild-lava-{machine}-{distro}").as_str()];
+        assert_eq!(lava["stage"], "test", "{text}");
+        assert_eq!(lava["variables"]["MACHINE"], machine);
+        assert_eq!(lava["variables"]["DISTRO"], distro);
+        // This cell's build only: its own bundle, and a failed board holds no other back.
+        let needs = lava["needs"].as_sequence().unwrap();
+        assert_eq!(needs.len(), 2);
+        assert_eq!(needs[0]["job"], "rtbuild-binary");
+        assert_eq!(needs[1]["job"], "rtbuild-image");
+        let cell = &needs[1]["parallel"]["matrix"][0];
+        assert_eq!(
+            (cell["MACHINE"].as_str(), cell["DISTRO"].as_str()),
+            (Some(machine), Some(distro))
+        );
+        let script = strings(&lava["script"]).join("\n");
+        for want in [
+            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat \"bundle-url-$MACHINE-$DISTRO.txt\")\" --scenario idle,stress --duration smoke --tests cyclictest --out lava-job.yaml",
+            "> \"$HOME/.config/lavacli.yaml\"",
+            "job=$(lavacli jobs submit lava-job.yaml)",
+            "lavacli jobs wait \"$job\"",
+            "lavacli jobs logs --raw \"$job\" > lava-log.yaml",
+            "rtbuild report lava-log.yaml --junit lava-junit.xml",
+        ] {
+            assert!(script.contains(want), "{want}: {script}");
+        }
+        // The token goes into lavacli's config file, never onto a command line.
+        assert!(!script.contains("--token") && !script.contains("identities add"), "{script}");
+        assert_eq!(lava["artifacts"]["reports"]["junit"], "lava-junit.xml");
     }
-    assert_eq!(lava["artifacts"]["reports"]["junit"], "lava-junit.xml");
-    assert_eq!(strings(&yaml["stages"]), ["build", "test"]);
 }
 
 #[test]
-fn github_workflow_builds_as_the_build_user_keeps_caches_and_artifacts_and_tests_on_lava() {
+fn github_workflow_works_beside_the_checkout_and_each_lava_leg_waits_for_its_own_board() {
     let (text, yaml) = pipeline("github", &["--lava", "--lava-duration", "10m"]);
+    assert_eq!(yaml["permissions"]["contents"], "read");
+    assert_eq!(
+        yaml["concurrency"]["cancel-in-progress"],
+        "${{ github.event_name == 'pull_request' }}"
+    );
+    assert!(yaml["on"].get("pull_request").is_some(), "{text}");
     let job = &yaml["jobs"]["image"];
+    assert_eq!(job["needs"][0], "rtbuild");
     assert_eq!(job["container"]["image"], "ghcr.io/siemens/kas/kas:5.5");
     assert!(
         job["defaults"]["run"]["shell"].as_str().unwrap().contains("-u builder bash"),
         "{text}"
     );
-    assert_eq!(job["env"]["DL_DIR"], "${{ github.workspace }}/.rtbuild-cache/downloads");
-    assert_eq!(job["env"]["SSTATE_DIR"], "${{ github.workspace }}/.rtbuild-cache/sstate-cache");
     let steps = job["steps"].as_sequence().unwrap();
     let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
-    assert_eq!(uses, ["actions/checkout@v4", "actions/cache@v4", "actions/upload-artifact@v4"]);
-    let cache = steps.iter().find(|s| s["uses"] == "actions/cache@v4").unwrap();
-    assert_eq!(cache["with"]["path"], ".rtbuild-cache");
+    assert_eq!(
+        uses,
+        [
+            "actions/checkout@v6",
+            "actions/download-artifact@v7",
+            "actions/cache@v6",
+            "actions/upload-artifact@v6",
+            "actions/upload-artifact@v6"
+        ]
+    );
+    assert_eq!(steps[0]["with"]["persist-credentials"], "false");
+    // Nothing the build user writes is inside the checkout: no chown of the workspace.
+    assert!(!text.contains("chown -R builder:builder \"$GITHUB_WORKSPACE\""), "{text}");
+    let prepare = steps[1]["run"].as_str().unwrap();
+    assert!(
+        prepare.contains("work=\"$(dirname \"$GITHUB_WORKSPACE\")/rtbuild-work\""),
+        "{prepare}"
+    );
+    assert!(prepare.contains("echo \"KAS_WORK_DIR=$work/kas\" >> \"$GITHUB_ENV\""), "{prepare}");
+    let cache = steps.iter().find(|s| s["uses"] == "actions/cache@v6").unwrap();
+    assert_eq!(cache["with"]["path"], "${{ env.RTBUILD_WORK }}/cache");
     let build = steps.iter().find(|s| s["name"] == "Build, verify, bundle").unwrap();
     let script = build["run"].as_str().unwrap();
-    assert!(script.contains("rtbuild lock --machine \"$MACHINE\""), "pins what it built: {script}");
-    let upload = steps.iter().find(|s| s["uses"] == "actions/upload-artifact@v4").unwrap();
+    assert!(script.contains("--out \"$RTBUILD_WORK/out/$MACHINE\""), "{script}");
+    assert!(
+        script.contains("rtbuild lock --machine \"$MACHINE\" --dir \"$RTBUILD_WORK/out/$MACHINE\""),
+        "pins what it built: {script}"
+    );
+    // No workflow expression inside any script.
+    for step in
+        yaml["jobs"].as_mapping().unwrap().values().flat_map(|j| j["steps"].as_sequence().unwrap())
+    {
+        if let Some(run) = step["run"].as_str() {
+            assert!(!run.contains("${{"), "{run}");
+        }
+    }
+    let upload = steps.iter().find(|s| s["name"] == "Keep the results").unwrap();
     assert_eq!(upload["if"], "always()");
     let paths = upload["with"]["path"].as_str().unwrap();
-    for want in ARTIFACTS {
-        let want = want
-            .replace("$MACHINE", "${{ matrix.machine }}")
-            .replace("$DISTRO", "${{ matrix.distro }}");
-        assert!(paths.lines().any(|l| l == want), "{want}: {paths}");
-    }
+    assert!(
+        paths.lines().any(|l| l == "${{ env.KAS_WORK_DIR }}/build/rtbuild-image.log"),
+        "{paths}"
+    );
+    assert!(
+        paths
+            .lines()
+            .any(|l| l == "${{ env.RTBUILD_WORK }}/out/${{ matrix.machine }}/verify.junit.xml"),
+        "{paths}"
+    );
+    let handed = steps.iter().find(|s| s["if"] == "success()").unwrap();
+    assert_eq!(handed["with"]["name"], "bundle-${{ matrix.machine }}-${{ matrix.distro }}");
     let lava = &yaml["jobs"]["lava"];
-    assert_eq!(lava["needs"], "image");
+    assert_eq!(strings(&lava["needs"]), ["rtbuild", "image"]);
+    // A failed board fails its own leg (its bundle is missing); the others still run.
+    assert_eq!(lava["if"], "${{ !cancelled() }}");
+    assert_eq!(lava["strategy"]["fail-fast"], false);
     assert_eq!(lava["env"]["LAVA_TOKEN"], "${{ secrets.LAVA_TOKEN }}");
-    let run = lava["steps"]
-        .as_sequence()
-        .unwrap()
+    let lava_steps = lava["steps"].as_sequence().unwrap();
+    let fetch = lava_steps
         .iter()
-        .find_map(|s| s["run"].as_str().filter(|r| r.contains("lavacli jobs submit")));
-    let run = run.unwrap_or_else(|| panic!("no LAVA step: {text}"));
-    assert!(run.contains("--duration 10m --tests cyclictest --out lava-job.yaml"), "{run}");
-    assert!(run.contains("rtbuild report lava-log.yaml"), "{run}");
+        .find(|s| s["with"]["name"] == "bundle-${{ matrix.machine }}-${{ matrix.distro }}");
+    assert!(fetch.is_some(), "{text}");
+    let run: String = lava_steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(
+        run.contains("--duration 10m --tests cyclictest --out \"$RTBUILD_WORK/out/lava-job.yaml\""),
+        "{run}"
+    );
+    assert!(run.contains("> \"$HOME/.config/lavacli.yaml\""), "{run}");
+    assert!(!run.contains("--token"), "{run}");
+    assert!(run.contains("rtbuild report \"$RTBUILD_WORK/out/lava-log.yaml\""), "{run}");
+    // Job `rtbuild` builds rtbuild once and hands it on.
+    let rtbuild = &yaml["jobs"]["rtbuild"];
+    let last = rtbuild["steps"].as_sequence().unwrap().last().unwrap();
+    assert_eq!(last["with"]["name"], "rtbuild-binary");
+    assert_eq!(text.matches("cargo install --locked --root").count(), 1, "{text}");
 }
 
 #[test]
@@ -261,7 +363,7 @@ fn ci_lava_jobs_run_the_chosen_rt_tests_and_wait_long_enough_for_them() {
     };
     let (_, cyclictest_only) = minutes(&[]);
     let (text, suite) = minutes(&["--lava-tests", "cyclictest,oslat,pi_stress"]);
-    assert!(text.contains("--tests oslat,cyclictest,pi_stress --out lava-job.yaml"), "{text}");
+    assert!(text.contains("--tests oslat,cyclictest,pi_stress --out"), "{text}");
     // oslat (on each RT CPU) and pi_stress run 10 minutes each after cyclictest's 10, in both
     // scenarios: the CI job waits at least that much longer.
     assert!(suite >= cyclictest_only + 2 * 2 * 10, "{cyclictest_only} -> {suite}");
@@ -277,55 +379,74 @@ fn ci_lava_jobs_run_the_chosen_rt_tests_and_wait_long_enough_for_them() {
 }
 
 #[test]
-fn ci_install_step_puts_rtbuild_on_path_from_a_binary_url_and_skips_a_present_one() {
+fn ci_install_job_checks_a_downloaded_binary_and_leaves_it_for_the_other_jobs() {
     let test = Test::new();
-    let home = test.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
+    let work = test.path().join("job");
+    std::fs::create_dir_all(&work).unwrap();
     let binary = crate::harness::rtbuild_bin();
-    let install_lines = |from: &str| {
-        let (_, yaml) = pipeline("gitlab", &["--rtbuild-from", from]);
-        strings(&yaml[".rtbuild"]["before_script"]).join("\n")
+    let sum = {
+        use sha2::Digest;
+        let bytes = std::fs::read(&binary).unwrap();
+        sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
-    // FAKE cargo and curl-for-rustup would show up here if the skip did not work.
+    let install_lines = |from: &str, sha: Option<&str>| {
+        let mut extra = vec!["--rtbuild-from", from];
+        if let Some(sha) = sha {
+            extra.extend(["--rtbuild-sha256", sha]);
+        }
+        let (_, yaml) = pipeline("gitlab", &extra);
+        strings(&yaml["rtbuild-binary"]["script"]).join("\n")
+    };
+    // A RECORDING FAKE cargo (no network here for a real build) shows what the job runs.
     let fake = test.path().join("fake");
-    for tool in ["cargo", "rustup"] {
-        write_executable(
-            &fake.join(tool),
-            "#!/bin/sh\n# FAKE\necho \"$0 $*\" >> \"$HOME/called\"\nexit 9\n",
-        );
-    }
+    write_executable(
+        &fake.join("cargo"),
+        "#!/bin/sh\n# FAKE\necho \"cargo $*\" >> \"$HOME/called\"\nexit 9\n",
+    );
     let bash = |script: &str| {
         std::process::Command::new("bash")
             .args(["-e", "-c", script])
-            .env("HOME", &home)
+            .current_dir(&work)
+            .env("HOME", &work)
             .env("PATH", format!("{}:/usr/bin:/bin", fake.display()))
             .output()
             .unwrap()
     };
-    let out = bash(&install_lines(&format!("file://{}", binary.display())));
+    let url = format!("file://{}", binary.display());
+    let out = bash(&install_lines(&url, Some(&sum)));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(stdout.trim_end(), format!("rtbuild {}", env!("CARGO_PKG_VERSION")));
-    assert!(home.join(".local/bin/rtbuild").is_file());
-    // The crates.io install finds this very version already installed and does nothing.
-    let out = bash(&install_lines("crates"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        !home.join("called").exists(),
-        "cargo ran: {}",
-        std::fs::read_to_string(home.join("called")).unwrap()
-    );
-    // From the repository's own copy of rtbuild's source: a RECORDING FAKE cargo (no network
-    // here for a real build) shows the install command the job runs.
+    assert!(stdout.ends_with(&format!("rtbuild {}\n", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    assert!(work.join(".rtbuild-tools/bin/rtbuild").is_file());
+    // A binary that is not the one named by its checksum never runs.
+    std::fs::remove_dir_all(work.join(".rtbuild-tools")).unwrap();
+    let wrong = "0".repeat(64);
+    let out = bash(&install_lines(&url, Some(&wrong)));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAILED"), "{out:?}");
+    // A binary URL without its checksum is refused.
+    let run = Test::new()
+        .args(["ci", "--format", "gitlab", "--machines", "iq-9075-evk", "--rtbuild-from", &url])
+        .run()
+        .code_is(2);
+    assert!(run.stderr().contains("pass --rtbuild-sha256 HEX"), "{}", run.stderr());
+    // From the repository's own copy of rtbuild's source, into the tools folder.
     write_executable(
         &fake.join("cargo"),
-        "#!/bin/sh\n# FAKE\necho \"cargo $*\" >> \"$HOME/called\"\n",
+        "#!/bin/sh\n# FAKE\necho \"cargo $*\" >> \"$HOME/called\"\nmkdir -p .rtbuild-tools/bin && cp \"$RTBUILD_BIN\" .rtbuild-tools/bin/rtbuild\n",
     );
-    let out = bash(&install_lines("path:tools/rtbuild"));
+    let out = std::process::Command::new("bash")
+        .args(["-e", "-c", &install_lines("path:tools/rtbuild", None)])
+        .current_dir(&work)
+        .env("HOME", &work)
+        .env("RTBUILD_BIN", &binary)
+        .env("PATH", format!("{}:/usr/bin:/bin", fake.display()))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(
-        std::fs::read_to_string(home.join("called")).unwrap(),
-        "cargo install --locked --path tools/rtbuild\n"
+        std::fs::read_to_string(work.join("called")).unwrap(),
+        "cargo install --locked --root .rtbuild-tools --path tools/rtbuild\n"
     );
 }
 

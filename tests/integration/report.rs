@@ -500,6 +500,17 @@ fn real_cyclictest_outputs_parse() {
     assert_eq!(seen[0], seen[1], "histogram text and JSON of one run agree");
 }
 
+#[test]
+fn quiet_with_a_report_file_prints_no_report_text() {
+    let input = golden("cyclictest-2.4-verbose-2threads.txt");
+    let args = ["report", &input, "--threshold-us", "300", "--junit", "junit.xml", "-q"];
+    let run = Test::new().args(args).run().success().stdout_is("").stderr_is("");
+    assert!(std::fs::read_to_string(run.path().join("junit.xml")).unwrap().contains("<testsuite"));
+    // Without a report file, -q still prints the report: it is the only output.
+    let run = Test::new().args(["report", &input, "--threshold-us", "300", "-q"]).run().success();
+    assert!(run.stdout().starts_with("PASS"), "{}", run.stdout());
+}
+
 /// Issue 23 item 8: a `run.json` scenario name and a file name holding a newline, a forged
 /// `PASS  threshold 100 µs` line and `ESC[2J` reached the text report raw: a failing report
 /// showed a PASS line and cleared the screen. Every input string is escaped now.

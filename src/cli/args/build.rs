@@ -16,13 +16,14 @@ use crate::kasrun::command::BuildSpec;
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct BuildArgs {
     /// The kas program to use [default: `kas` on PATH].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", env = "RTBUILD_KAS")]
     pub kas: Option<PathBuf>,
-    /// Recipe to build instead of the image, e.g. linux-qcom-rt; repeatable.
-    #[arg(long = "target", value_name = "RECIPE")]
+    /// Recipe to build instead of the image, e.g. linux-qcom-rt; repeatable (KAS_TARGET: the
+    /// recipes separated by spaces, as kas reads it).
+    #[arg(long = "target", value_name = "RECIPE", env = "KAS_TARGET", value_delimiter = ' ')]
     pub targets: Vec<String>,
     /// BitBake task to run, e.g. compile or populate_sdk [default: build].
-    #[arg(long, value_name = "TASK")]
+    #[arg(long, value_name = "TASK", env = "KAS_TASK")]
     pub task: Option<String>,
     /// Extra BitBake options, separated by spaces, e.g. "-k -DD" (not a shell: no quoting).
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]

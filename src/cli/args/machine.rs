@@ -14,7 +14,13 @@ use crate::catalog::Catalog;
 #[derive(Debug, Clone, Default, Args)]
 pub(crate) struct MachineArgs {
     /// Board to build for (see `rtbuild machines`); aliases such as qcs6490-rb3gen2 work.
-    #[arg(id = "machine", long = "machine", short = 'm', value_name = "MACHINE")]
+    #[arg(
+        id = "machine",
+        long = "machine",
+        short = 'm',
+        value_name = "MACHINE",
+        env = "KAS_MACHINE"
+    )]
     pub name: Option<String>,
     #[command(flatten)]
     pub catalog: CatalogArgs,
@@ -89,6 +95,57 @@ mod tests {
         let reference =
             "Machine whose published reference numbers to compare against (see `rtbuild machines`)";
         assert_eq!(machine_flag("report"), (None, "NAME".into(), reference.into()));
+    }
+
+    /// kas's own variables (and RTBUILD_KAS, the kas program) mean the same flag in every
+    /// command that has it; `ci` (whose jobs take them from the matrix) and report's reference
+    /// machine are the exceptions.
+    #[test]
+    fn kas_environment_variables_mean_one_flag_everywhere() {
+        let cli = Cli::command();
+        let want = [
+            ("machine", "KAS_MACHINE"),
+            ("distro", "KAS_DISTRO"),
+            ("targets", "KAS_TARGET"),
+            ("task", "KAS_TASK"),
+            ("kas", "RTBUILD_KAS"),
+            ("work_dir", "KAS_WORK_DIR"),
+        ];
+        let mut seen = Vec::new();
+        for sub in cli.get_subcommands() {
+            for arg in sub.get_arguments() {
+                let Some((id, env)) = want.iter().find(|(id, _)| arg.get_id() == *id) else {
+                    continue;
+                };
+                let exempt = matches!(
+                    (sub.get_name(), *id),
+                    ("ci" | "report", "machine") | ("ci", "distro")
+                );
+                let got = arg.get_env().and_then(|e| e.to_str());
+                if exempt {
+                    assert_eq!(got, None, "{} --{id}", sub.get_name());
+                } else {
+                    assert_eq!(got, Some(*env), "{} --{id}", sub.get_name());
+                    seen.push(format!("{} {id}", sub.get_name()));
+                }
+            }
+        }
+        for must in [
+            "image kas",
+            "lock kas",
+            "doctor kas",
+            "image work_dir",
+            "shell work_dir",
+            "lock work_dir",
+            "bundle work_dir",
+            "image targets",
+            "image task",
+            "lava distro",
+            "image distro",
+            "tune machine",
+        ] {
+            assert!(seen.iter().any(|s| s == must), "{must}: {seen:?}");
+        }
     }
 
     #[test]

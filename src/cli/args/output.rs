@@ -26,6 +26,7 @@ impl OutputArgs {
     pub(crate) fn options(&self) -> OutputOptions {
         OutputOptions {
             out: self.out.clone(),
+            work_dir: None,
             write: WriteOptions { force: self.force, dry_run: self.dry_run },
         }
     }

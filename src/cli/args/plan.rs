@@ -37,7 +37,7 @@ pub(crate) struct PlanArgs {
     #[arg(long)]
     pub no_nohz_full: bool,
     /// meta-qcom distro flavour: nodistro, qcom-distro or qcom-distro-kvm [default: qcom-distro-kvm].
-    #[arg(long)]
+    #[arg(long, env = "KAS_DISTRO")]
     pub distro: Option<String>,
     /// Image to build [default: qcom-multimedia-image; core-image-base with nodistro].
     #[arg(long)]

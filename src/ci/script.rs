@@ -1,0 +1,199 @@
+//! The jobs' shell steps, the same for both CIs except for where the files go ([`Places`]).
+//! `$MACHINE`, `$DISTRO`, `$DL_DIR` and `$SSTATE_DIR` come from the job's variables.
+
+use super::{LavaStage, Pipeline};
+use crate::quote;
+
+/// One step of a job: a name (a GitHub step's name) and its shell lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Step {
+    pub name: &'static str,
+    pub lines: Vec<String>,
+}
+
+/// Where a job's files are. GitLab keeps them in the checkout (`rtbuild image`'s own layout);
+/// on GitHub's self-hosted runners they live beside the checkout under `$RTBUILD_WORK`, so no
+/// file of the build user's is left where the next `actions/checkout` cleans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Places {
+    Checkout,
+    BesideCheckout,
+}
+
+/// The results folder beside the checkout (GitHub), as the shell and as the workflow see it.
+pub(super) const RESULTS_SHELL: &str = "$RTBUILD_WORK/out";
+
+impl Places {
+    /// A result file as one shell word (`name` may hold `$MACHINE`/`$DISTRO`).
+    pub(super) fn file(self, name: &str) -> String {
+        match self {
+            Places::Checkout if name.contains('$') => format!("\"{name}\""),
+            Places::Checkout => name.to_string(),
+            Places::BesideCheckout => format!("\"{RESULTS_SHELL}/{name}\""),
+        }
+    }
+
+    /// The generated folder of `$MACHINE`, as `rtbuild image --out` and `lock --dir` take it.
+    fn out_flag(self, flag: &str) -> Option<String> {
+        match self {
+            Places::Checkout => None,
+            Places::BesideCheckout => Some(format!("{flag} {}", self.file("$MACHINE"))),
+        }
+    }
+}
+
+/// The generated folder of a cell relative to the results folder (`rtbuild/$MACHINE` in the
+/// checkout, `$MACHINE` beside it).
+pub(super) fn out_dir(places: Places) -> &'static str {
+    match places {
+        Places::Checkout => "rtbuild/$MACHINE",
+        Places::BesideCheckout => "$MACHINE",
+    }
+}
+
+/// Where the build job leaves the published bundle's URL for the LAVA job (one per cell: two
+/// distros of one machine share the machine's folder).
+pub(super) const BUNDLE_URL_FILE: &str = "bundle-url-$MACHINE-$DISTRO.txt";
+/// `rtbuild image --json`'s output of a cell.
+pub(super) const IMAGE_JSON: &str = "rtbuild-$MACHINE-$DISTRO.json";
+/// kas's work folder beside the checkout; `rtbuild image` builds in its `build/`.
+pub(super) const KAS_WORK: &str = "$KAS_WORK_DIR";
+/// The LAVA job's files.
+pub(super) const LAVA_FILES: [&str; 4] =
+    ["lava-job.yaml", "lava-log.yaml", "lava-junit.xml", "lava-report.html"];
+
+impl Pipeline {
+    /// The build job's steps; `run_id` is the shell word naming this pipeline run.
+    pub(super) fn build_steps(&self, places: Places, run_id: &str) -> Vec<Step> {
+        let out = |name: &str| places.file(&format!("{}/{name}", out_dir(places)));
+        let mut image = vec![
+            "rtbuild image --plain --json".to_string(),
+            "--machine \"$MACHINE\" --distro \"$DISTRO\"".to_string(),
+            "--dl-dir \"$DL_DIR\" --sstate-dir \"$SSTATE_DIR\"".to_string(),
+        ];
+        image.extend(places.out_flag("--out"));
+        image.extend(self.plan_flags.iter().map(|f| quote::sh(f)));
+        if let Some(lock) = &self.lock {
+            image.push(format!("--lock {}", quote::sh(lock)));
+        }
+        if self.bundling() {
+            image.push("--bundle".to_string());
+        }
+        image.extend(self.cache_flags.iter().map(|f| quote::sh(f)));
+        image.push(format!("> {}", places.file(IMAGE_JSON)));
+        let mut build = vec!["mkdir -p \"$DL_DIR\" \"$SSTATE_DIR\"".to_string(), image.join(" ")];
+        if self.lock.is_none() {
+            // Pin what was built: every repo at the commit the build used.
+            let mut lock = vec!["rtbuild lock --machine \"$MACHINE\"".to_string()];
+            lock.extend(places.out_flag("--dir"));
+            lock.extend(self.catalog_flags.iter().map(|f| quote::sh(f)));
+            build.push(lock.join(" "));
+        }
+        let mut steps = vec![Step {
+            name: if self.bundling() { "Build, verify, bundle" } else { "Build, verify" },
+            lines: build,
+        }];
+        if self.bundling() {
+            steps.push(Step {
+                name: "Checksums of the bundle",
+                lines: vec![format!(
+                    "(cd {} && sha256sum -- *.tar.zst *.manifest.json > SHA256SUMS)",
+                    out("bundle")
+                )],
+            });
+        }
+        if self.lava.is_some() {
+            // The LAVA lab downloads the bundle: publish it where the lab can reach it.
+            steps.push(Step {
+                name: "Publish the bundle for the LAVA lab",
+                lines: vec![format!(
+                    "bundle=$(ls {}/*.tar.zst) && dest=\"{run_id}/$MACHINE-$DISTRO/$(basename \"$bundle\")\" && curl --fail --silent --show-error --upload-file \"$bundle\" \"$RTBUILD_BUNDLE_UPLOAD_URL/$dest\" && echo \"${{RTBUILD_BUNDLE_BASE_URL:-$RTBUILD_BUNDLE_UPLOAD_URL}}/$dest\" > {}",
+                    out("bundle"),
+                    places.file(BUNDLE_URL_FILE)
+                )],
+            });
+        }
+        steps
+    }
+
+    /// The LAVA job's steps: make the job, hand lavacli its identity in its own config file
+    /// (never on a command line, where `ps` shows it), submit, wait, fetch the log, judge it.
+    pub(super) fn lava_steps(&self, lava: &LavaStage, places: Places) -> Vec<Step> {
+        let file = |name: &str| places.file(name);
+        let job = format!(
+            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\"{} --bundle-url \"$(cat {})\" --scenario {} --duration {} --tests {} --out {}",
+            self.catalog_flags
+                .iter()
+                .chain(&self.cpu_flags)
+                .map(|f| format!(" {}", quote::sh(f)))
+                .collect::<String>(),
+            file(BUNDLE_URL_FILE),
+            quote::sh(&lava.scenarios),
+            quote::sh(&lava.duration),
+            quote::sh(&lava.tests),
+            file(LAVA_FILES[0]),
+        );
+        vec![
+            Step {
+                name: "Install lavacli",
+                lines: vec!["sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lavacli".to_string()],
+            },
+            Step { name: "The LAVA job", lines: vec![job] },
+            Step {
+                name: "lavacli's identity",
+                // printf is the shell's own: the token is in no process's arguments.
+                lines: vec![
+                    "umask 077 && mkdir -p \"$HOME/.config\"".to_string(),
+                    "printf 'default:\\n  uri: \"%s\"\\n  username: \"%s\"\\n  token: \"%s\"\\n' \"$LAVA_URL\" \"$LAVA_USER\" \"$LAVA_TOKEN\" > \"$HOME/.config/lavacli.yaml\"".to_string(),
+                ],
+            },
+            Step {
+                name: "Flash and measure on the LAVA farm",
+                lines: vec![
+                    format!("job=$(lavacli jobs submit {}) && echo \"LAVA job $job\"", file(LAVA_FILES[0])),
+                    "lavacli jobs wait \"$job\"".to_string(),
+                    format!("lavacli jobs logs --raw \"$job\" > {}", file(LAVA_FILES[1])),
+                ],
+            },
+            Step {
+                name: "Verdict and reports",
+                // Exit 1 on a FAIL verdict (and 2 when the log holds no result): the job fails.
+                lines: vec![format!(
+                    "rtbuild report {} --junit {} --html {}",
+                    file(LAVA_FILES[1]),
+                    file(LAVA_FILES[2]),
+                    file(LAVA_FILES[3])
+                )],
+            },
+        ]
+    }
+
+    /// The files each build job keeps, relative to the results folder (or under
+    /// `$KAS_WORK_DIR/`, beside the checkout).
+    pub(super) fn artifacts(&self, places: Places) -> Vec<String> {
+        let out = out_dir(places);
+        let log = match places {
+            Places::Checkout => format!("{out}/build/rtbuild-image.log"),
+            // `rtbuild image` builds in $KAS_WORK_DIR/build when KAS_WORK_DIR is set.
+            Places::BesideCheckout => format!("{KAS_WORK}/build/rtbuild-image.log"),
+        };
+        let mut paths = vec![
+            IMAGE_JSON.to_string(),
+            log,
+            format!("{out}/verify.json"),
+            format!("{out}/verify.junit.xml"),
+            format!("{out}/$MACHINE-rt.lock.yml"),
+        ];
+        if self.bundling() {
+            paths.extend([
+                format!("{out}/bundle/*.tar.zst"),
+                format!("{out}/bundle/*.manifest.json"),
+                format!("{out}/bundle/SHA256SUMS"),
+            ]);
+        }
+        if self.lava.is_some() {
+            paths.push(BUNDLE_URL_FILE.to_string());
+        }
+        paths
+    }
+}

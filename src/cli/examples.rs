@@ -1,0 +1,106 @@
+//! The Examples section of each subcommand's long help (`rtbuild CMD --help`): the README's
+//! main journeys, one command line each.
+
+pub(super) const MACHINES: &str = "\
+Examples:
+  rtbuild machines                               # the catalog
+  rtbuild machines show qcs6490-rb3gen2          # one board (aliases work)
+  rtbuild machines --meta-qcom ../meta-qcom      # compared with a meta-qcom checkout";
+
+pub(super) const GENERATE: &str = "\
+Examples:
+  rtbuild generate --machine qcs6490-rb3gen2
+  rtbuild generate --machine rb3gen2-core-kit --rt-cpus 6-7 --fragment extra.cfg \\
+        --cmdline threadirqs";
+
+pub(super) const DOCTOR: &str = "\
+Examples:
+  rtbuild doctor --machine rb3gen2-core-kit
+  rtbuild doctor --machine rb3gen2-core-kit --container";
+
+pub(super) const IMAGE: &str = "\
+Examples:
+  rtbuild image --machine qcs6490-rb3gen2                        # generate, build, verify
+  rtbuild image --machine rb3gen2-core-kit --bundle              # and pack a flashable bundle
+  rtbuild image --machine rb3gen2-core-kit --lock release-lock.yml \\
+        --sstate-mirror https://sstate.example.com/all
+  rtbuild image --machine rb3gen2-core-kit --target linux-qcom-rt --task compile
+  KAS_WORK_DIR=/srv/kas rtbuild image --machine rb3gen2-core-kit   # kas works elsewhere";
+
+pub(super) const SHELL: &str = "\
+Examples:
+  rtbuild shell --machine rb3gen2-core-kit
+  rtbuild shell --machine rb3gen2-core-kit --command 'bitbake -e linux-qcom-rt'";
+
+pub(super) const MATRIX: &str = "\
+Examples:
+  rtbuild matrix --machines rb3gen2-core-kit,iq-9075-evk --distro qcom-distro,nodistro
+  rtbuild matrix --machines rb3gen2-core-kit,iq-9075-evk --dry-run";
+
+pub(super) const CI: &str = "\
+Examples:
+  rtbuild ci --format gitlab --machines rb3gen2-core-kit,iq-9075-evk \\
+        --rtbuild-from path:tools/rtbuild > .gitlab-ci.yml
+  rtbuild ci --format github --machines rb3gen2-core-kit --rtbuild-from crates --lava \\
+        > .github/workflows/rtbuild.yml
+  rtbuild ci --format gitlab --machines rb3gen2-core-kit --rt-cpus 6-7 \\
+        --fragment ci/extra.cfg --rtbuild-from path:tools/rtbuild";
+
+pub(super) const SETUP: &str = "\
+Examples:
+  rtbuild setup                  # a venv with the pinned kas
+  rtbuild setup --dry-run";
+
+pub(super) const LAVA: &str = "\
+Examples:
+  rtbuild lava --machine qcs6490-rb3gen2 --out job.yaml \\
+        --bundle-url https://files.example.com/rb3.tar.zst
+  lavacli jobs submit job.yaml
+  rtbuild report log.yaml --html report.html";
+
+pub(super) const TUNE: &str = "\
+Examples:
+  rtbuild tune --machine rb3gen2-core-kit --target ssh://root@board --apply  # or --revert
+  rtbuild tune --machine rb3gen2-core-kit --emit out/            # write rtbuild-tune.sh";
+
+pub(super) const TEST: &str = "\
+Examples:
+  rtbuild test --machine rb3gen2-core-kit --target ssh://root@board --tune \\
+        --scenario idle,stress --duration 24h
+  rtbuild test --local --rt-cpus 1 --scenario idle,stress --duration 10s   # any Linux";
+
+pub(super) const VERIFY: &str = "\
+Examples:
+  rtbuild verify --machine rb3gen2-core-kit rtbuild/rb3gen2-core-kit/build   # a build folder
+  rtbuild verify /proc/config.gz                                             # any config
+  rtbuild verify --machine iq-8275-evk --target ssh://root@board              # a live target";
+
+pub(super) const KCONFIG_CHECK: &str = "\
+Examples:
+  rtbuild kconfig-check --kernel-src /usr/src/linux-source-6.12 --fragment extra.cfg";
+
+pub(super) const REPORT: &str = "\
+Examples:
+  rtbuild report results/ --html report.html --junit junit.xml
+  rtbuild report results/ --threshold-us 100 --baseline last-week/
+  rtbuild report lava-log.yaml --json";
+
+pub(super) const LOCK: &str = "\
+Examples:
+  rtbuild lock --machine rb3gen2-core-kit                 # pin what was built
+  rtbuild lock --machine rb3gen2-core-kit --check
+  rtbuild lock --diff old.lock.yml new.lock.yml";
+
+pub(super) const BUNDLE: &str = "\
+Examples:
+  rtbuild image --machine rb3gen2-core-kit && rtbuild bundle --machine rb3gen2-core-kit
+  rtbuild bundle --check rtbuild/rb3gen2-core-kit/bundle/*.tar.zst";
+
+pub(super) const COMPLETIONS: &str = "\
+Examples:
+  rtbuild completions bash > /usr/share/bash-completion/completions/rtbuild
+  rtbuild completions zsh > \"${fpath[1]}/_rtbuild\"";
+
+pub(super) const MAN: &str = "\
+Examples:
+  rtbuild man-pages --out-dir /usr/share/man/man1     # rtbuild.1, rtbuild-image.1, …";
