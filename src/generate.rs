@@ -142,6 +142,9 @@ pub(crate) fn generate_and_report(
     options: &GenerateOptions,
     ui: &Ui,
 ) -> Result<Generated, GenerateError> {
+    for warning in &plan.warnings {
+        ui.warn(warning);
+    }
     if let Some(alias) = &plan.alias {
         ui.note(format!("`{alias}` is an alias of `{}`", plan.machine.name));
     }

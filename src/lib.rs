@@ -16,6 +16,7 @@ mod exit;
 mod formats;
 mod ftrace;
 mod generate;
+mod history;
 mod image;
 mod kas_yaml;
 mod kasrun;

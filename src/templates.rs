@@ -1,9 +1,9 @@
 //! The one minijinja environment, over every template in `templates/` (compiled into the
-//! binary): the kas file and the layer (`render`), the tuning script (`tune`) and the HTML
-//! report (`report`).
+//! binary): the kas file and the layer (`render`), the tuning script (`tune`), the HTML
+//! report (`report`) and the history trend page (`history`).
 //!
 //! Values are typed and validated before they reach a template, so nothing is escaped in the
-//! text templates (YAML scalars go through `tojson`); the HTML report is auto-escaped as HTML
+//! text templates (YAML scalars go through `tojson`); the HTML pages are auto-escaped as HTML
 //! (only the SVG charts, drawn by rtbuild, are marked `safe`). An undefined variable is an
 //! error.
 
@@ -20,6 +20,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("rt-fragment.cfg", include_str!("../templates/rt-fragment.cfg.j2")),
     ("rtbuild-tune.sh", include_str!("../templates/rtbuild-tune.sh.j2")),
     ("report.html", include_str!("../templates/report.html.j2")),
+    ("history.html", include_str!("../templates/history.html.j2")),
 ];
 
 static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
@@ -82,5 +83,14 @@ mod tests {
     fn an_unknown_template_or_an_undefined_variable_is_an_error() {
         assert!(super::render("nope", &()).is_err());
         assert!(super::render("rt-fragment.cfg", &()).is_err());
+    }
+
+    #[test]
+    fn html_templates_escape_and_the_others_do_not() {
+        let env = &*super::ENVIRONMENT;
+        let html = env.template_from_named_str("x.html", "{{ v }}").unwrap();
+        assert_eq!(html.render(minijinja::context! { v => "<a&\"" }).unwrap(), "&lt;a&amp;&quot;");
+        let plain = env.template_from_named_str("x.sh", "{{ v }}").unwrap();
+        assert_eq!(plain.render(minijinja::context! { v => "<a&" }).unwrap(), "<a&");
     }
 }

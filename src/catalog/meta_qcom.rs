@@ -534,6 +534,30 @@ pub(crate) fn compare(
     Ok(out)
 }
 
+/// The kernel arguments meta-qcom's kas `files` (relative to the checkout `dir`) append to
+/// `KERNEL_CMDLINE_EXTRA` (`KERNEL_CMDLINE_EXTRA:append = " qcom_scm.download_mode=1"` in
+/// `ci/base.yml`), as (file, argument), read through `base::input` (a regular file of at most
+/// 1 MiB); one that is missing, larger or unreadable adds nothing.
+pub(crate) fn cmdline_appends(dir: &std::path::Path, files: &[&str]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for file in files {
+        let Ok(text) = crate::base::input::read_to_string(&dir.join(file), 1 << 20) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Some((name, value)) = line.trim().split_once('=') else { continue };
+            if !name.trim().starts_with("KERNEL_CMDLINE_EXTRA:append") {
+                continue;
+            }
+            let value = value.trim().trim_matches('"');
+            for arg in value.split_whitespace().filter(|a| !a.contains("${")) {
+                out.push(((*file).to_string(), arg.to_string()));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

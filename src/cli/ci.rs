@@ -171,6 +171,7 @@ fn job_flags(plan: &PlanArgs) -> anyhow::Result<JobFlags> {
         fragments,
         configs,
         patches,
+        includes,
         cmdline,
         no_nohz_full,
         distro,
@@ -230,6 +231,9 @@ fn job_flags(plan: &PlanArgs) -> anyhow::Result<JobFlags> {
     }
     for file in patches {
         image.extend(flag("--patch", &in_repo("--patch", file, Kind::File)?));
+    }
+    for value in includes {
+        image.extend(flag("--include", value));
     }
     for value in cmdline {
         image.extend(flag("--cmdline", value));

@@ -300,6 +300,7 @@ fn handling(id: &str) -> Option<Handling> {
         "fragments" => reaches(&["--fragment", "tests/data/ci/extra.cfg"], &[]),
         "configs" => reaches(&["--config", "CONFIG_LOCALVERSION=\"-rt $(id) `id`\""], &[]),
         "patches" => reaches(&["--patch", "tests/data/ci/fix.patch"], &[]),
+        "includes" => reaches(&["--include", "ci/performance.yml"], &[]),
         "cmdline" => reaches(&["--cmdline", "threadirqs"], &[]),
         "no_nohz_full" => reaches(&["--no-nohz-full"], &[]),
         "analyzer" => reaches(&["--analyzer", "rtla"], &[]),

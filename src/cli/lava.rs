@@ -69,6 +69,8 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         .threshold_us
         .or(plan.machine.latency_requirement_us)
         .unwrap_or(DEFAULT_THRESHOLD_US as u64);
+    let layout = CpuLayout::from_plan(&plan);
+    m.check_main_cpu(&layout.housekeeping).map_err(InputError::msg)?;
     let deploy = args
         .deploy
         .as_deref()
@@ -88,7 +90,7 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         machine,
         distro,
         bundle,
-        layout: CpuLayout::from_plan(&plan),
+        layout,
         measurement: m,
         threshold_us,
         tags: args.tags.iter().map(|t| t.trim().to_string()).collect(),

@@ -10,6 +10,7 @@ mod completions;
 mod doctor;
 mod examples;
 mod generate;
+mod history;
 mod image;
 mod kconfig_check;
 mod lava;
@@ -125,6 +126,9 @@ pub(crate) enum Command {
     /// Pack a build's qcomflash output into one flashable archive with a manifest, or check one.
     #[command(after_long_help = examples::BUNDLE)]
     Bundle(bundle::BundleArgs),
+    /// Latency history keyed by build identity: record runs, list, compare, check, trend page.
+    #[command(after_long_help = examples::HISTORY)]
+    History(history::HistoryArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_long_help = examples::COMPLETIONS)]
     Completions(completions::CompletionsArgs),
@@ -152,6 +156,7 @@ impl Command {
             Command::Report(args) => report::run(args, ui),
             Command::Lock(args) => lock::run(args, ui),
             Command::Bundle(args) => bundle::run(args, ui),
+            Command::History(args) => history::run(args, ui),
             Command::Completions(args) => completions::completions(args, ui),
             Command::ManPages(args) => completions::man(args, ui),
         }

@@ -41,6 +41,14 @@ pub(crate) struct ReportArgs {
     /// Write JUnit XML (one test case per test and scenario) to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Compare each input with the recent valid runs of its machine, scenario and test in this
+    /// history database (`sqlite:PATH` or `postgres://…`, as `rtbuild history`); exit 1 on a
+    /// REGRESSION. The inputs are not recorded (`rtbuild history add` does that).
+    #[arg(long, value_name = "URL")]
+    pub history: Option<String>,
+    /// With --history: how much worse than the baseline max or p99.9 is a regression, %.
+    #[arg(long, value_name = "PCT", default_value_t = crate::history::regression::DEFAULT_PCT, requires = "history")]
+    pub regression_pct: f64,
 }
 
 pub(super) fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
@@ -71,5 +79,18 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
         // With -q and a report file, the file is the report: the exit code gives the verdict.
         ui.out(report::text::render(&report));
     }
-    Ok(Exit::from_pass(report.verdict == Verdict::Pass))
+    let mut passed = report.verdict == Verdict::Pass;
+    if let Some(url) = &args.history {
+        let location = crate::history::location::Location::parse(url)?;
+        let checks = crate::history::check_report(&location, &options, args.regression_pct)?;
+        for check in &checks {
+            // On stderr with --json, so stdout stays one JSON document.
+            let text = crate::history::regression::render(check);
+            for line in text.lines() {
+                if ui.json() { ui.warn(line) } else { ui.out(line) }
+            }
+        }
+        passed &= checks.iter().all(|c| c.verdict == "PASS" || c.verdict == "NO-BASELINE");
+    }
+    Ok(Exit::from_pass(passed))
 }

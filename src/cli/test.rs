@@ -116,6 +116,7 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
         .into());
     };
     let layout: CpuLayout = args.cpus.layout_on(plan.as_ref(), &host)?;
+    m.check_main_cpu(&layout.housekeeping).map_err(InputError::msg)?;
     let measure_cpus = match args.measure_cpus.as_deref() {
         None => layout.rt.clone(),
         Some(text) => measure_cpus(text, &host)?,

@@ -82,6 +82,10 @@ pub(crate) struct TuneArgs {
     /// Console log level to set in /proc/sys/kernel/printk (0-7).
     #[arg(long, value_name = "LEVEL", default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=7))]
     pub printk: u8,
+    /// Also set vm.overcommit_memory=2 (no memory overcommit, as the RK3562J guide does), saved
+    /// and restored by --revert like every knob.
+    #[arg(long)]
+    pub overcommit_never: bool,
 }
 
 impl TuneArgs {
@@ -96,6 +100,7 @@ impl TuneArgs {
         TuneOptions {
             cpuidle_off: self.cpuidle_off || from_machine.cpuidle_off,
             printk: Some(self.printk),
+            overcommit_never: self.overcommit_never,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! | SPDX 3 image SBOM / VEX | [`spdx_json::SpdxFile`] | oe-core `create-spdx`, `sbom-cve-check` | `verify`, `bundle` |
 //! | kas provenance statement | [`provenance_json::Statement`] | `kas build --provenance` | `bundle` |
 //! | `bundle --diff --json` | [`bundle_diff_json::BundleDiff`] | `bundle --diff` | (people, CI) |
+//! | `history list --json`, history rows | [`history_json::HistoryRun`] | `history add` | `history` |
 //! | `report --junit`, `verify.junit.xml` | [`junit_xml::TestSuites`] | `report`, `image` | CI (Jenkins, GitLab) |
 //! | `rtbuild lava` job | [`lava_job::Job`] | `lava` | LAVA |
 //! | cyclictest `--json` | [`cyclictest_json::CyclictestJson`] | cyclictest | `report`, `test` |
@@ -21,6 +22,7 @@
 
 pub(crate) mod bundle_diff_json;
 pub(crate) mod cyclictest_json;
+pub(crate) mod history_json;
 pub(crate) mod junit_xml;
 pub(crate) mod lava_job;
 pub(crate) mod plan_json;

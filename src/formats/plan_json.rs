@@ -63,6 +63,9 @@ pub struct Expectations {
     /// The build runs oe-core's sbom-cve-check (`--cve-check`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cve_check: bool,
+    /// `--include`: the meta-qcom kas files the build includes besides rtbuild's own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub includes: Vec<String>,
 }
 
 /// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).

@@ -29,6 +29,28 @@ impl std::fmt::Display for Verdict {
     }
 }
 
+/// One row of the Qualcomm guide's "RT test results" table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ResultRow {
+    /// The machine (else the board model, else the target) and its RT cores.
+    pub device: String,
+    /// os-release's distribution and the image name, `-` when the target did not say.
+    pub distro_and_image: String,
+    /// The scenario, with its label (`system-load (load on the measured CPUs, no isolation)`).
+    pub use_case: String,
+    pub min_us: Option<f64>,
+    pub avg_us: Option<f64>,
+    pub max_us: Option<f64>,
+}
+
+/// Whether a result folder's run applied rtbuild's tuning and reverted it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct TuningState {
+    pub input: String,
+    pub applied: bool,
+    pub reverted: bool,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Report {
@@ -47,6 +69,13 @@ pub(crate) struct Report {
     /// One row per scenario and CPU (the seeds' tables), then any published reference rows.
     #[serde(default)]
     pub summary: Vec<SummaryRow>,
+    /// The Qualcomm guide's results table: one row per scenario of each result folder, in the
+    /// guide's columns (Device, Distro and image, use case, min/avg/max latency µs).
+    #[serde(default)]
+    pub results: Vec<ResultRow>,
+    /// Per result folder: whether `--tune` applied the tuning and reverted it afterwards.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tuning: Vec<TuningState>,
     pub inputs: Vec<InputReport>,
     /// One entry per breach of `rtbuild test --trace-above-us`, explained from its kept trace.
     #[serde(default)]
@@ -107,6 +136,9 @@ pub(crate) struct InputReport {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ScenarioReport {
     pub name: String,
+    /// `run.json`'s scenario label (`load on the measured CPUs, no isolation`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
     /// Facts that do not change the verdict (short run, reference comparison, …).

@@ -162,6 +162,10 @@ pub(crate) struct Tuning {
 #[serde(default)]
 pub(crate) struct ScenarioRecord {
     pub name: String,
+    /// What every output shows beside this scenario's figures so it is never compared with an
+    /// isolated run as if alike: `load on the measured CPUs, no isolation` for `system-load`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// `running`, `done`, `interrupted` or `connection-lost`.
     pub state: String,
     pub started_unix: u64,
@@ -194,6 +198,10 @@ pub(crate) struct ScenarioRecord {
     pub load_cpu_percent: Option<f64>,
     /// Why the run cannot be trusted; empty when it is valid.
     pub invalid_reasons: Vec<String>,
+    /// What a reader of the figures must know that does not make the run invalid (samples
+    /// above the histogram: the percentiles above it are bounds, the max is cyclictest's own).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The highest latency of any thread, µs.
     pub max_us: Option<i64>,
     /// Every test of `--tests` other than cyclictest, in the order run.
@@ -258,6 +266,10 @@ pub(crate) struct ThreadSummary {
     pub avg_us: Option<f64>,
     pub max_us: i64,
     pub overflows: u64,
+    /// The thread's interval (cyclictest's `I:`), µs: `-i` for pinned threads, longer for each
+    /// further unpinned thread (`--threads N --unpinned`, cyclictest's default distance).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_us: Option<u32>,
 }
 
 /// The fingerprint's short fields, for `run.json`.
@@ -285,6 +297,55 @@ pub(crate) struct Fingerprint {
     pub thermal: Vec<Thermal>,
     /// Throttling counters (x86 `thermal_throttle`, cooling-device `stats/total_trans`).
     pub throttling: Vec<Counter>,
+    /// The target's `/etc/os-release` (else `/usr/lib/os-release`), key by key, unquoted.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub os_release: BTreeMap<String, String>,
+    /// The image name: os-release's `IMAGE_NAME`, else `/etc/buildinfo`'s, when present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_name: Option<String>,
+    /// `/etc/buildinfo` (Yocto's image-buildinfo), line by line, when present.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub buildinfo: Vec<String>,
+    /// The first line of `/etc/version` (the image's build stamp), when present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_version: Option<String>,
+    /// `uname -r` and `uname -v`: which kernel build ran.
+    pub kernel_release: String,
+    pub kernel_version: String,
+    /// Each devfreq device's governor (L3, LLCC, DDR on Qualcomm boards), beside cpufreq.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devfreq: Vec<Devfreq>,
+    /// A running URM (`urm.service`), which re-tunes knobs when cyclictest starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urm: Option<String>,
+}
+
+/// One devfreq device's governor and current frequency (Hz, as devfreq reports it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Devfreq {
+    pub device: String,
+    pub governor: Option<String>,
+    pub cur_hz: Option<u64>,
+}
+
+impl Fingerprint {
+    /// The Qualcomm guide's "Distro and image": os-release's name and version, then the image.
+    pub(crate) fn distro_and_image(&self) -> Option<String> {
+        let distro = self.os_release.get("PRETTY_NAME").cloned().or_else(|| {
+            let name = self.os_release.get("NAME")?;
+            Some(match self.os_release.get("VERSION_ID") {
+                Some(v) => format!("{name} {v}"),
+                None => name.clone(),
+            })
+        });
+        match (distro, &self.image_name) {
+            (Some(d), Some(i)) => Some(format!("{d}, {i}")),
+            (Some(d), None) => Some(d),
+            (None, Some(i)) => Some(i.clone()),
+            (None, None) => None,
+        }
+    }
 }
 
 /// One CPU's frequency (kHz, as cpufreq reports it) and governor.

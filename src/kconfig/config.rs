@@ -157,6 +157,11 @@ impl KernelConfig {
     }
 
     /// Whether `CONFIG_PREEMPT_RT=y`.
+    /// Every symbol the config sets or leaves unset, sorted.
+    pub(crate) fn symbols(&self) -> impl Iterator<Item = &str> {
+        self.settings.keys().map(Symbol::as_str)
+    }
+
     #[cfg(test)]
     pub(crate) fn is_preempt_rt(&self) -> bool {
         self.state("CONFIG_PREEMPT_RT") == State::Set(&Value::Yes)

@@ -201,11 +201,7 @@ pub(crate) struct JobRequest {
 
 impl JobRequest {
     fn measure(&self) -> Measure {
-        Measure {
-            interval_us: self.measurement.interval_us,
-            histogram_us: self.measurement.histogram_us,
-            length: self.measurement.span.length,
-        }
+        self.measurement.measure()
     }
 
     /// Seconds each measurement runs (`--duration`).
@@ -809,6 +805,8 @@ mod tests {
                 tests: vec![Program::Cyclictest],
                 test_args: BTreeMap::new(),
                 noise_us: 20,
+                main_cpu: None,
+                threads: crate::testrun::Threads::PerCpu,
             },
             threshold_us: 100,
             tags: vec![],

@@ -89,6 +89,11 @@ pub enum PlanError {
     ReservedCmdline { arg: String, key: String },
     #[error("project file {path}: {message}")]
     ProjectFile { path: PathBuf, message: String },
+    #[error(
+        "--include `{}`: not a meta-qcom kas file; name one of meta-qcom's ci/*.yml files, e.g. --include ci/performance.yml",
+        .0.escape_debug()
+    )]
+    Include(String),
 }
 
 /// Always the user's input (exit 2).

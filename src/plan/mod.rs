@@ -74,6 +74,10 @@ pub struct Plan {
     pub patches: Vec<Patch>,
     /// Extra kernel command-line arguments (`--cmdline`).
     pub cmdline: Vec<CmdlineArg>,
+    /// `--include`: meta-qcom kas files included after rtbuild's own, each once.
+    pub includes: Vec<String>,
+    /// Warnings about the plan the user should see (a `--cmdline` meta-qcom already sets).
+    pub warnings: Vec<String>,
     pub dl_dir: Option<ConfPath>,
     pub sstate_dir: Option<ConfPath>,
     /// Where the machine's defaults came from when a meta-qcom checkout was consulted.
@@ -168,6 +172,18 @@ impl Plan {
                 Ok(arg)
             })
             .collect::<Result<Vec<_>, PlanError>>()?;
+        let mut includes: Vec<String> = Vec::new();
+        let own: Vec<&str> =
+            [Some(machine.kas_file.as_str()), distro.kas_file(), Some(KERNEL_KAS_FILE)]
+                .into_iter()
+                .flatten()
+                .collect();
+        for file in &request.includes {
+            let file = include_file(file)?;
+            if !own.contains(&file.as_str()) && !includes.contains(&file) {
+                includes.push(file);
+            }
+        }
         let dl_dir = request.dl_dir.as_deref().map(|p| ConfPath::new("DL_DIR", p)).transpose()?;
         let sstate_dir =
             request.sstate_dir.as_deref().map(|p| ConfPath::new("SSTATE_DIR", p)).transpose()?;
@@ -184,12 +200,41 @@ impl Plan {
             fragments,
             patches,
             cmdline,
+            includes,
+            warnings: Vec::new(),
             dl_dir,
             sstate_dir,
             machine_defaults: None,
             rtla,
             cve_check: request.cve_check.unwrap_or(false),
         })
+    }
+
+    /// The meta-qcom kas files the generated kas file includes, in order.
+    pub fn kas_includes(&self) -> Vec<&str> {
+        let mut files = vec![self.machine.kas_file.as_str()];
+        files.extend(self.distro.kas_file());
+        files.push(KERNEL_KAS_FILE);
+        files.extend(self.includes.iter().map(String::as_str));
+        files
+    }
+
+    /// Drops each `--cmdline` argument that an included meta-qcom file (`file`, `arg`) already
+    /// appends to `KERNEL_CMDLINE_EXTRA`, so it is never written twice, with a warning naming it.
+    pub(crate) fn drop_cmdline_set_by(&mut self, appended: &[(String, String)]) {
+        let warnings = &mut self.warnings;
+        self.cmdline.retain(|arg| {
+            let text = arg.to_string();
+            match appended.iter().find(|(_, a)| *a == text) {
+                Some((file, _)) => {
+                    warnings.push(format!(
+                        "--cmdline {text} is already set by meta-qcom's {file}; not adding it twice"
+                    ));
+                    false
+                }
+                None => true,
+            }
+        });
     }
 
     /// Every kernel option the build asked for, with the value that must end up in `.config`:
@@ -252,6 +297,7 @@ impl Plan {
             machine_defaults: self.machine_defaults.clone(),
             analyzer: self.rtla.then(|| "rtla".to_string()),
             cve_check: self.cve_check,
+            includes: self.includes.clone(),
         }
     }
 }
@@ -293,6 +339,22 @@ pub(crate) fn cpu_plan_expectations(
         machine_defaults: None,
         analyzer: None,
         cve_check: false,
+        includes: Vec::new(),
+    }
+}
+
+/// `--include`: a meta-qcom kas file, `ci/NAME.yml`, named as in the repository (no `..`, no
+/// absolute path, plain characters), so it can only ever name a file of meta-qcom's `ci/`.
+fn include_file(text: &str) -> Result<String, PlanError> {
+    let name = text.trim().strip_prefix("ci/").unwrap_or("");
+    let plain = !name.is_empty()
+        && name.ends_with(".yml")
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if plain {
+        Ok(format!("ci/{name}"))
+    } else {
+        Err(PlanError::Include(text.chars().take(80).collect()))
     }
 }
 

@@ -22,6 +22,9 @@ pub struct PlanRequest {
     pub patches: Vec<PathBuf>,
     #[serde(default)]
     pub cmdline: Vec<String>,
+    /// `--include`: meta-qcom kas files (`ci/performance.yml`) included after rtbuild's.
+    #[serde(default)]
+    pub includes: Vec<String>,
     /// `Some(false)` is `--no-nohz-full`.
     pub nohz_full: Option<bool>,
     pub distro: Option<String>,
@@ -88,6 +91,7 @@ impl PlanRequest {
             configs: pick_list(flags.configs, self.configs),
             patches: pick_list(flags.patches, self.patches),
             cmdline: pick_list(flags.cmdline, self.cmdline),
+            includes: pick_list(flags.includes, self.includes),
             nohz_full: pick(flags.nohz_full, self.nohz_full),
             distro: pick(flags.distro, self.distro),
             image: pick(flags.image, self.image),

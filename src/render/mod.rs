@@ -12,9 +12,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::formats::{self, plan_json::PlanFile};
-use crate::plan::{
-    IMAGE_PACKAGES, KERNEL_KAS_FILE, KERNEL_RECIPE, KERNEL_VERSION, LAYER_SERIES, Plan,
-};
+use crate::plan::{IMAGE_PACKAGES, KERNEL_RECIPE, KERNEL_VERSION, LAYER_SERIES, Plan};
 use crate::tree::Tree;
 
 pub(crate) use crate::base::RT_FRAGMENT_NAME;
@@ -150,9 +148,7 @@ fn template_error(name: &'static str) -> impl Fn(minijinja::Error) -> RenderErro
 }
 
 fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
-    let mut includes = vec![plan.machine.kas_file.as_str()];
-    includes.extend(plan.distro.kas_file());
-    includes.push(KERNEL_KAS_FILE);
+    let includes = plan.kas_includes();
     let rt = plan.rt_cpus.to_string();
     let mut cmdline_extra = Vec::new();
     if plan.nohz_full {

@@ -36,6 +36,10 @@ struct Page<'a> {
     machine: Option<&'a str>,
     reasons: &'a [String],
     summary: Vec<SummaryView<'a>>,
+    /// The Qualcomm guide's results table (Device, Distro and image, use case, min/avg/max).
+    results: Vec<[String; 6]>,
+    /// Per result folder: whether rtbuild's tuning was applied and reverted.
+    tuning: Vec<(String, &'static str)>,
     overlays: Vec<Overlay>,
     inputs: Vec<InputView<'a>>,
     version: &'static str,
@@ -78,6 +82,8 @@ struct Interrupts {
 #[derive(Serialize)]
 struct ScenarioView<'a> {
     name: &'a str,
+    /// `load on the measured CPUs, no isolation` for system-load.
+    label: Option<&'a str>,
     verdict: String,
     fail_reasons: &'a [String],
     cyclictest: bool,
@@ -128,6 +134,33 @@ pub(crate) fn render(report: &Report) -> String {
         machine: report.machine.as_deref(),
         reasons: &report.reasons,
         summary: report.summary.iter().map(summary_view).collect(),
+        results: report
+            .results
+            .iter()
+            .map(|r| {
+                let cell = |v: Option<f64>| v.map_or_else(|| DASH.to_string(), fmt);
+                [
+                    r.device.clone(),
+                    r.distro_and_image.clone(),
+                    r.use_case.clone(),
+                    cell(r.min_us),
+                    cell(r.avg_us),
+                    cell(r.max_us),
+                ]
+            })
+            .collect(),
+        tuning: report
+            .tuning
+            .iter()
+            .map(|t| {
+                let state = match (t.applied, t.reverted) {
+                    (true, true) => "applied for the run, then reverted",
+                    (true, false) => "applied for the run, NOT reverted",
+                    (false, _) => "not applied by rtbuild (the target's own state was measured)",
+                };
+                (t.input.clone(), state)
+            })
+            .collect(),
         overlays: overlays(report),
         inputs: report.inputs.iter().map(|input| input_view(input, report)).collect(),
         version: env!("CARGO_PKG_VERSION"),
@@ -272,6 +305,7 @@ fn scenario_view<'a>(
     }
     ScenarioView {
         name: &s.name,
+        label: s.label.as_deref(),
         verdict: s.verdict.to_string(),
         fail_reasons: if s.verdict == Verdict::Fail { &s.reasons } else { &[] },
         cyclictest: s.cyclictest,

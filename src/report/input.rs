@@ -25,6 +25,8 @@ pub(crate) struct TestInput {
 #[derive(Debug)]
 pub(crate) struct ScenarioInput {
     pub name: String,
+    /// `run.json`'s scenario label (`system-load`: load on the measured CPUs, no isolation).
+    pub label: Option<String>,
     pub runs: Vec<(PathBuf, Run)>,
     pub invalid_reasons: Vec<String>,
     pub commands: Vec<String>,
@@ -65,6 +67,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             run_json: None,
             scenarios: vec![ScenarioInput {
                 name,
+                label: None,
                 runs: Vec::new(),
                 invalid_reasons: Vec::new(),
                 commands: outcome.cmdline.iter().cloned().collect(),
@@ -88,6 +91,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
         run_json: None,
         scenarios: vec![ScenarioInput {
             name,
+            label: None,
             commands: run.cmdline.iter().cloned().collect(),
             runs: vec![(path.to_path_buf(), run)],
             invalid_reasons: Vec::new(),
@@ -144,6 +148,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         }
         scenarios.push(ScenarioInput {
             name: scenario.name.clone(),
+            label: scenario.label.clone(),
             runs,
             invalid_reasons,
             commands,
@@ -162,7 +167,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
 }
 
 /// Whether the file starts like a LAVA job log (a YAML list of `{dt, lvl, msg}` entries).
-pub(super) fn is_lava_log(path: &Path) -> bool {
+pub(crate) fn is_lava_log(path: &Path) -> bool {
     use std::io::Read;
     // Not a regular file: the reader that follows names what it is.
     let Ok((file, _)) = crate::base::input::open(path) else { return false };

@@ -61,6 +61,16 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
                     thread.missing_cycles
                 ));
             }
+            if let (Some(h), Some(max)) = (&thread.histogram, report.max_us)
+                && h.overflows > 0
+            {
+                notes.push(crate::base::overflow_note(
+                    &who,
+                    h.overflows,
+                    h.overflow_floor(),
+                    fmt(max),
+                ));
+            }
             if thread.spikes > 0 {
                 notes.push(format!("{who}: {} `--spike` samples recorded", thread.spikes));
             }
@@ -87,6 +97,7 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
     }
     ScenarioReport {
         name: input.name.clone(),
+        label: None,
         verdict: Verdict::from_reasons(&reasons),
         reasons,
         notes,

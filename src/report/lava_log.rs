@@ -140,6 +140,7 @@ fn scenario(
         .map(|program| test_input(path, name, program, &outputs, &skipped, rt))
         .collect();
     ScenarioInput {
+        label: None,
         name: name.to_string(),
         runs,
         invalid_reasons,

@@ -28,6 +28,7 @@ pub(crate) use crate::formats::report_json::{
 use std::path::{Path, PathBuf};
 
 use crate::catalog::Machine;
+use crate::formats::run_json::RunRecord;
 
 pub(crate) use crate::base::DEFAULT_THRESHOLD_US;
 
@@ -97,6 +98,14 @@ pub(crate) struct Options {
 
 /// Reads every input and builds the report.
 pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
+    build_with_runs(options).map(|(report, _)| report)
+}
+
+/// [`build`], with each input's `run.json` in input order (for a LAVA log: the machine and
+/// threshold it printed; `None` for a raw file): `rtbuild history` records both.
+pub(crate) fn build_with_runs(
+    options: &Options,
+) -> Result<(Report, Vec<Option<RunRecord>>), ReportError> {
     // A bad --threshold-us is refused before any input is read.
     if let Some(value) = options.threshold_us.filter(|t| !threshold_is_sensible(*t)) {
         return Err(ReportError::Threshold { value, from: "--threshold-us".to_string() });
@@ -159,6 +168,18 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
         machine: machine.as_ref().map(|m| m.name.clone()),
         baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
         summary: Vec::new(),
+        results: results_table(&inputs, &[]),
+        tuning: inputs
+            .iter()
+            .filter_map(|i| {
+                let t = i.run_json.as_ref()?.tuning.as_ref()?;
+                Some(crate::formats::report_json::TuningState {
+                    input: i.path.display().to_string(),
+                    applied: t.applied,
+                    reverted: t.reverted,
+                })
+            })
+            .collect(),
         inputs: inputs
             .iter()
             .map(|input| InputReport {
@@ -193,7 +214,44 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
     }
     finish(&mut report);
     report.summary = summary::rows(&report, machine.as_ref());
-    Ok(report)
+    report.results = results_table(&inputs, &report.inputs);
+    Ok((report, inputs.into_iter().map(|input| input.run_json).collect()))
+}
+
+/// The Qualcomm guide's table, from each result folder's `run.json` and its judged scenarios.
+fn results_table(
+    inputs: &[input::Input],
+    judged: &[InputReport],
+) -> Vec<crate::formats::report_json::ResultRow> {
+    let mut rows = Vec::new();
+    for (input, report) in inputs.iter().zip(judged) {
+        let Some(run) = &input.run_json else { continue };
+        let fingerprint = run.fingerprint.as_ref();
+        let name = run
+            .machine
+            .clone()
+            .or_else(|| fingerprint.and_then(|f| f.board.clone()))
+            .unwrap_or_else(|| run.target.clone());
+        let device =
+            if run.rt_cpus.is_empty() { name } else { format!("{name}, RT core: {}", run.rt_cpus) };
+        let distro = fingerprint
+            .and_then(crate::formats::run_json::Fingerprint::distro_and_image)
+            .unwrap_or_else(|| "-".to_string());
+        for s in &report.scenarios {
+            rows.push(crate::formats::report_json::ResultRow {
+                device: device.clone(),
+                distro_and_image: distro.clone(),
+                use_case: match &s.label {
+                    Some(label) => format!("{} ({label})", s.name),
+                    None => s.name.clone(),
+                },
+                min_us: s.all.min_us,
+                avg_us: s.all.avg_us,
+                max_us: s.all.max_us,
+            });
+        }
+    }
+    rows
 }
 
 /// One scenario: cyclictest's figures and verdict (when it measured), then each other test's;
@@ -203,6 +261,10 @@ fn scenario(
     limits: crate::rttests::verdict::Limits,
 ) -> ScenarioReport {
     let mut report = judge::judge(input, limits.latency_us);
+    if let Some(label) = &input.label {
+        report.label = Some(label.clone());
+        report.notes.insert(0, format!("{label}: not comparable with a run on isolated CPUs"));
+    }
     report.cyclictest = input.cyclictest;
     report.cyclictest_reasons = report.reasons.clone();
     for test in &input.tests {

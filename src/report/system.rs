@@ -31,6 +31,32 @@ pub(super) fn facts(input: &InputReport) -> Vec<(String, String)> {
             lines.push((label.to_string(), text(key).to_string()));
         }
     }
+    let distro = fp.get("os_release").and_then(|o| o.get("PRETTY_NAME")).and_then(Value::as_str);
+    for (label, value) in [
+        ("distro", distro.unwrap_or("")),
+        ("image", text("image_name")),
+        ("image version", text("image_version")),
+        ("uname -r", text("kernel_release")),
+        ("uname -v", text("kernel_version")),
+        ("URM", text("urm")),
+    ] {
+        if !value.is_empty() {
+            lines.push((label.to_string(), value.to_string()));
+        }
+    }
+    if let Some(devices) = fp.get("devfreq").and_then(Value::as_array) {
+        let value: Vec<String> = devices
+            .iter()
+            .map(|d| {
+                let name = d.get("device").and_then(Value::as_str).unwrap_or("?");
+                let governor = d.get("governor").and_then(Value::as_str).unwrap_or("?");
+                format!("{name} {governor}")
+            })
+            .collect();
+        if !value.is_empty() {
+            lines.push(("devfreq".into(), value.join(", ")));
+        }
+    }
     if let Some(preempt) = fp.get("preempt").and_then(Value::as_array) {
         let set: Vec<&str> =
             preempt.iter().filter_map(Value::as_str).filter(|l| !l.starts_with('#')).collect();

@@ -345,6 +345,7 @@ fn statistics_never_panic_on_mutated_inputs() {
         let Ok(run) = crate::cyclictest::parse(&input[..]) else { continue };
         let scenario = input::ScenarioInput {
             name: "fuzz".to_string(),
+            label: None,
             runs: vec![(PathBuf::from("fuzz.txt"), run)],
             invalid_reasons: Vec::new(),
             commands: Vec::new(),
@@ -402,4 +403,81 @@ fn rt_tests_outputs_get_one_verdict_each_against_their_own_limit() {
     assert!(!html.contains("Latency histogram (cyclictest)"));
     let text = text::render(&report);
     assert!(text.contains("  oslat  FAIL     CPU 1 max 19103"), "{text}");
+}
+
+/// One verdict word: every golden cyclictest `--json` run, judged by `rtbuild test` and recorded
+/// as it records it, then read back by `rtbuild report`, gets the same verdict at every threshold
+/// (`pass` is PASS; `fail` is FAIL on the max alone; `invalid` is FAIL with `invalid run:`
+/// reasons). Samples above the histogram (the Qualcomm guide's `-h 100`) are a note in both.
+#[test]
+fn test_and_report_agree_on_every_golden_run_folder() {
+    // Each golden run as `rtbuild test` would have asked for it: measured CPUs, -h, cycles.
+    let runs: &[(&str, &str, u32, u64)] = &[
+        ("cyclictest-2.4-json-1thread-cpu1.json", "1", 100_000, 3000),
+        ("cyclictest-2.4-json-2threads-overflow.json", "0-1", 1000, 5000),
+        ("cyclictest-2.4-json-hist-h50.json", "0-1", 50, 2000),
+        ("cyclictest-2.4-json-nan-zero-cycles.json", "6-7", 20, 17),
+        ("cyclictest-2.4-json-no-hist.json", "0-1", 0, 2000),
+    ];
+    let listed: Vec<String> = std::fs::read_dir(data(""))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("cyclictest-") && n.ends_with(".json"))
+        .collect();
+    for name in &listed {
+        assert!(runs.iter().any(|r| r.0 == name), "{name} is a golden run: add it here");
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (file, cpus, histogram, cycles) in runs {
+        let json = std::fs::read_to_string(data(file)).unwrap();
+        for threshold in [50_u64, 100, 300, 1000, 5000] {
+            let cpus = crate::plan::CpuSet::parse(cpus).unwrap();
+            let (scenario, word) = crate::testrun::judge_finished_run(
+                "golden", &json, &cpus, *histogram, *cycles, threshold,
+            );
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir(dir.path().join("raw")).unwrap();
+            std::fs::write(dir.path().join("raw/golden.json"), &json).unwrap();
+            let record = crate::formats::run_json::RunRecord {
+                schema: crate::formats::run_json::SCHEMA,
+                threshold_us: Some(threshold as f64),
+                verdict: Some(word.to_string()),
+                scenarios: vec![scenario.clone()],
+                ..Default::default()
+            };
+            record.write(dir.path()).unwrap();
+            let r =
+                build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
+                    .unwrap();
+            let invalid = r.reasons.iter().any(|x| x.contains("invalid run:"));
+            let agree = match word {
+                "pass" => r.verdict == Verdict::Pass,
+                "fail" => r.verdict == Verdict::Fail && !invalid,
+                "invalid" => r.verdict == Verdict::Fail && invalid,
+                other => panic!("verdict word {other}"),
+            };
+            assert!(agree, "{file} at {threshold} µs: test says {word}, report {:?}", r.reasons);
+            seen.insert(word);
+            // An overflow is never what makes `test` call a run invalid.
+            assert!(
+                !scenario.invalid_reasons.iter().any(|x| x.contains("histogram")),
+                "{file}: {:?}",
+                scenario.invalid_reasons
+            );
+            let notes = &scenario_of(&r).notes;
+            if scenario.threads.iter().any(|t| t.overflows > 0) {
+                assert!(
+                    scenario.notes.iter().all(|n| n.contains("are bounds"))
+                        && notes.iter().any(|n| n.contains("are bounds")),
+                    "{file}: {:?} / {notes:?}",
+                    scenario.notes
+                );
+            }
+        }
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["fail", "invalid", "pass"]);
+}
+
+fn scenario_of(report: &Report) -> &ScenarioReport {
+    &report.inputs[0].scenarios[0]
 }

@@ -69,6 +69,10 @@ fn render_clean(report: &Report) -> String {
         out.push('\n');
         out.push_str(&summary_table(&report.summary));
     }
+    if !report.results.is_empty() {
+        out.push_str("\nResults (the Qualcomm guide's table)\n");
+        out.push_str(&results_table(&report.results));
+    }
     for input in &report.inputs {
         let facts = super::system::facts(input);
         if facts.is_empty() {
@@ -156,7 +160,14 @@ pub(crate) fn summary_table(rows: &[SummaryRow]) -> String {
 }
 
 fn scenario_text(out: &mut String, s: &ScenarioReport) {
-    let _ = writeln!(out, "{}  {}  (latencies in µs)", s.verdict, s.name);
+    match &s.label {
+        Some(label) => {
+            let _ = writeln!(out, "{}  {} ({label})  (latencies in µs)", s.verdict, s.name);
+        }
+        None => {
+            let _ = writeln!(out, "{}  {}  (latencies in µs)", s.verdict, s.name);
+        }
+    }
     if s.cyclictest {
         cyclictest_table(out, s);
     }
@@ -252,4 +263,49 @@ fn row(label: String, t: &ThreadReport) -> Vec<String> {
         t.overflows.to_string(),
         t.over_threshold.map_or_else(|| "?".to_string(), |n| n.to_string()),
     ]
+}
+
+/// The Qualcomm guide's columns: Device, Distro and image, use case, min/avg/max latency (µs).
+pub(crate) fn results_table(rows: &[crate::formats::report_json::ResultRow]) -> String {
+    let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.device.clone(),
+                r.distro_and_image.clone(),
+                r.use_case.clone(),
+                cell(r.min_us),
+                cell(r.avg_us),
+                cell(r.max_us),
+            ]
+        })
+        .collect();
+    let header = [
+        "Device",
+        "Distro and image",
+        "use case",
+        "Minimum latency (µs)",
+        "Avg latency (µs)",
+        "Max latency (µs)",
+    ];
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &body {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<String>, out: &mut String| {
+        let padded: Vec<String> =
+            cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}", w = *w)).collect();
+        out.push_str("  ");
+        out.push_str(padded.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(header.iter().map(|h| h.to_string()).collect(), &mut out);
+    for row in body {
+        line(row, &mut out);
+    }
+    out
 }

@@ -99,7 +99,8 @@ pub(crate) fn sniff(path: &Path, hint: Option<Program>) -> Result<Sniffed, Outpu
     file.take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(|cause| OutputError::Read { path: path.into(), cause })?;
-    let text = String::from_utf8_lossy(&head);
+    let full = head.len() == SNIFF_BYTES;
+    let text = whole_lines(&head, full);
     let from_name = || {
         let name = path.file_name()?.to_string_lossy().into_owned();
         Program::ALL
@@ -111,6 +112,17 @@ pub(crate) fn sniff(path: &Path, hint: Option<Program>) -> Result<Sniffed, Outpu
         Some((program, json)) if program != Program::Cyclictest => Sniffed::Other { program, json },
         _ => Sniffed::Cyclictest,
     })
+}
+
+/// The complete lines of a file's first bytes: when the read stopped at [`SNIFF_BYTES`] (`cut`),
+/// the line that runs past it is dropped, so a `T:` line cut before its ` I:` can never make a
+/// cyclictest output look like signaltest's. A head with no line end is kept whole.
+fn whole_lines(head: &[u8], cut: bool) -> std::borrow::Cow<'_, str> {
+    let end = match head.iter().rposition(|b| *b == b'\n') {
+        Some(at) if cut => at + 1,
+        _ => head.len(),
+    };
+    String::from_utf8_lossy(&head[..end])
 }
 
 /// The program and format of an output's beginning.
@@ -125,7 +137,7 @@ fn detect(head: &str, hint: Option<Program>) -> Option<(Program, bool)> {
         });
         return Some((program.or(hint)?, true));
     }
-    let has = |s: &str| head.contains(s);
+    let has = |s: &str| memchr::memmem::find(head.as_bytes(), s.as_bytes()).is_some();
     let program = if has("Counter Freq:") || has("(including overflows)") {
         Program::Oslat
     } else if has("deadline thread") || has("Creating cpuset") || has("Tested at ") {
@@ -157,15 +169,25 @@ fn detect(head: &str, hint: Option<Program>) -> Option<(Program, bool)> {
             ) => p,
             _ => return None,
         }
-    } else if head.lines().any(|l| l.trim_start().starts_with("T:") && !l.contains(" I:"))
-        && head.lines().any(|l| l.contains(" P:") && l.contains(" C:"))
-    {
-        // signaltest's `T:` lines are cyclictest's without the interval.
+    } else if is_signaltest(head) {
         Program::Signaltest
     } else {
         return hint.filter(|p| *p != Program::Cyclictest).map(|p| (p, false));
     };
     Some((program, false))
+}
+
+/// signaltest's `T:` lines are cyclictest's without the interval: the head is signaltest's only
+/// when that explains every `T:` line in it. One `T:` line with ` I:` is cyclictest's (signaltest
+/// never prints an interval), wherever the other lines were cut.
+fn is_signaltest(head: &str) -> bool {
+    let mut thread_lines = head.lines().map(str::trim_start).filter(|l| l.starts_with("T:"));
+    let mut any = false;
+    let all_without_interval = thread_lines.all(|l| {
+        any |= l.contains(" P:") && l.contains(" C:");
+        !l.contains(" I:")
+    });
+    any && all_without_interval
 }
 
 /// `#1 -> #0, Min    1, Cur    6, Avg    4, Max 1231`

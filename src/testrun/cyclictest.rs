@@ -13,17 +13,35 @@ use crate::tune::CpuLayout;
 /// cyclictest's histogram is capped at this many µs (`HIST_MAX`).
 pub(crate) const HIST_MAX_US: u32 = 1_000_000;
 
+/// How cyclictest's measurement threads are placed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Threads {
+    /// One thread per measured CPU, pinned there (`-a CPUS -t N -d 0`), rtbuild's default.
+    #[default]
+    PerCpu,
+    /// `--threads N --unpinned`: `-t N` without `-a`, as the RK3588 guide's
+    /// `cyclictest -c 0 -m -t 8 -p 99` runs them: cyclictest itself places thread k on CPU
+    /// k mod (online CPUs). With a histogram (`-h`, which rtbuild always sets) cyclictest runs
+    /// every thread at `-i` (its distance is 0), so the `I:` of each thread is `-i`.
+    Unpinned(u32),
+}
+
 /// What the measurement is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub(crate) struct Measure {
     pub interval_us: u32,
     pub histogram_us: u32,
     pub length: Length,
+    /// `--main-cpu`: the housekeeping CPU of cyclictest's main thread [default: the last one].
+    pub main_cpu: Option<u32>,
+    pub threads: Threads,
 }
 
-/// The argv: memory locked, SCHED_FIFO 99, one thread per measured CPU pinned there, the main
-/// (reporting) thread moved to a housekeeping CPU, a histogram, JSON results, quiet output,
-/// equal intervals for every thread, the run length, then the user's checked `extra` options.
+/// The argv: memory locked, SCHED_FIFO 99, one thread per measured CPU pinned there (or
+/// `--threads N --unpinned`), the main (reporting) thread moved to a housekeeping CPU, a
+/// histogram, JSON results, quiet output, equal intervals for pinned threads, the run length,
+/// then the user's checked `extra` options.
 pub(super) fn argv(
     layout: &CpuLayout,
     cpus: &CpuSet,
@@ -31,29 +49,30 @@ pub(super) fn argv(
     json_path: &str,
     extra: &[String],
 ) -> Vec<String> {
-    let threads = cpus.len();
-    let main_cpu = layout.housekeeping.iter().last().unwrap_or(0);
-    let mut argv: Vec<String> = [
-        "cyclictest",
-        "-m",
-        "-p",
-        "99",
-        "-a",
-        &cpus.to_string(),
-        "-t",
-        &threads.to_string(),
-        &format!("--mainaffinity={main_cpu}"),
-        "-i",
-        &measure.interval_us.to_string(),
-        "-h",
-        &measure.histogram_us.to_string(),
-        "-q",
-        &format!("--json={json_path}"),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    if threads > 1 {
+    let main_cpu =
+        measure.main_cpu.unwrap_or_else(|| layout.housekeeping.iter().last().unwrap_or(0));
+    let (placement, threads): (Vec<String>, usize) = match measure.threads {
+        Threads::PerCpu => (vec!["-a".into(), cpus.to_string()], cpus.len()),
+        Threads::Unpinned(n) => (Vec::new(), n as usize),
+    };
+    let mut argv: Vec<String> =
+        ["cyclictest", "-m", "-p", "99"].iter().map(|s| s.to_string()).chain(placement).collect();
+    argv.extend(
+        [
+            "-t",
+            &threads.to_string(),
+            &format!("--mainaffinity={main_cpu}"),
+            "-i",
+            &measure.interval_us.to_string(),
+            "-h",
+            &measure.histogram_us.to_string(),
+            "-q",
+            &format!("--json={json_path}"),
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    if threads > 1 && measure.threads == Threads::PerCpu {
         argv.extend(["-d".into(), "0".into()]);
     }
     match measure.length {
@@ -84,8 +103,10 @@ pub(super) struct Thread {
 
 impl Thread {
     /// Samples above the histogram's range: cyclictest's JSON leaves them out of the buckets.
+    /// Without a histogram (no `-h`) nothing overflowed.
     pub(super) fn overflows(&self) -> u64 {
-        let counted: u64 = self.histogram.iter().flat_map(|h| h.values()).sum();
+        let Some(histogram) = &self.histogram else { return 0 };
+        let counted: u64 = histogram.values().sum();
         self.cycles.saturating_sub(counted)
     }
 }
@@ -135,15 +156,26 @@ mod tests {
     fn one_thread_per_rt_cpu_and_the_main_thread_on_housekeeping() {
         let online = CpuSet::range(0, 8);
         let layout = CpuLayout::new(&online, &CpuSet::parse("6-7").unwrap(), None, "t").unwrap();
-        let measure =
-            Measure { interval_us: 1000, histogram_us: 1000, length: Length::Seconds(10) };
+        let measure = Measure {
+            interval_us: 1000,
+            histogram_us: 1000,
+            length: Length::Seconds(10),
+            main_cpu: None,
+            threads: Threads::PerCpu,
+        };
         assert_eq!(
             argv(&layout, &layout.rt, &measure, "/tmp/x/idle.json", &[]).join(" "),
             "cyclictest -m -p 99 -a 6-7 -t 2 --mainaffinity=5 -i 1000 -h 1000 -q \
              --json=/tmp/x/idle.json -d 0 -D 10"
         );
         let layout = CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap();
-        let measure = Measure { interval_us: 200, histogram_us: 400, length: Length::Loops(100) };
+        let measure = Measure {
+            interval_us: 200,
+            histogram_us: 400,
+            length: Length::Loops(100),
+            main_cpu: None,
+            threads: Threads::PerCpu,
+        };
         let extra = ["--spike=250".to_string(), "-x".to_string()];
         let line = argv(&layout, &layout.rt, &measure, "j", &extra).join(" ");
         assert!(line.ends_with(
@@ -155,10 +187,43 @@ mod tests {
     fn measuring_every_cpu_puts_one_thread_on_each_cpu_0_included() {
         let online = CpuSet::range(0, 4);
         let layout = CpuLayout::new(&online, &CpuSet::parse("3").unwrap(), None, "t").unwrap();
-        let measure = Measure { interval_us: 100, histogram_us: 800, length: Length::Seconds(600) };
+        let measure = Measure {
+            interval_us: 100,
+            histogram_us: 800,
+            length: Length::Seconds(600),
+            main_cpu: None,
+            threads: Threads::PerCpu,
+        };
         assert_eq!(
             argv(&layout, &online, &measure, "j", &[]).join(" "),
             "cyclictest -m -p 99 -a 0-3 -t 4 --mainaffinity=2 -i 100 -h 800 -q --json=j -d 0 -D 600"
+        );
+    }
+
+    #[test]
+    fn the_guides_main_cpu_loops_and_unpinned_threads() {
+        // IQ-8275: `cyclictest -a 3 -t 1 -m -l 100000000 -i 1000 -p 99 -h 100 --mainaffinity 2`.
+        let online = CpuSet::range(0, 8);
+        let layout = CpuLayout::new(&online, &CpuSet::parse("3").unwrap(), None, "t").unwrap();
+        let mut measure = Measure {
+            interval_us: 1000,
+            histogram_us: 100,
+            length: Length::Loops(100_000_000),
+            main_cpu: Some(2),
+            threads: Threads::PerCpu,
+        };
+        assert_eq!(
+            argv(&layout, &layout.rt, &measure, "j", &[]).join(" "),
+            "cyclictest -m -p 99 -a 3 -t 1 --mainaffinity=2 -i 1000 -h 100 -q --json=j -l 100000000"
+        );
+        // RK3588: `cyclictest -c 0 -m -t 8 -p 99 -D 600`: no -a, no -d 0 (default distance).
+        measure.threads = Threads::Unpinned(8);
+        measure.main_cpu = None;
+        measure.length = Length::Seconds(600);
+        let extra = ["-c".to_string(), "0".to_string()];
+        assert_eq!(
+            argv(&layout, &layout.rt, &measure, "j", &extra).join(" "),
+            "cyclictest -m -p 99 -t 8 --mainaffinity=7 -i 1000 -h 100 -q --json=j -D 600 -c 0"
         );
     }
 

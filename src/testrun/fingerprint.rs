@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 pub(super) use crate::formats::run_json::{
-    Counter, CounterChange, CpuFreq, Fingerprint, IrqDelta, Thermal, ThermalChange,
+    Counter, CounterChange, CpuFreq, Devfreq, Fingerprint, IrqDelta, Thermal, ThermalChange,
 };
 use crate::plan::CpuSet;
 
@@ -65,7 +65,31 @@ impl Sections {
             cpufreq: self.get("cpufreq").lines().filter_map(CpuFreq::parse).collect(),
             thermal: self.thermal(),
             throttling: self.throttling(),
+            os_release: os_release(self.get("os_release")),
+            image_name: None,
+            buildinfo: self
+                .get("buildinfo")
+                .lines()
+                .map(|l| l.trim().to_string())
+                .filter(|l| !l.is_empty())
+                .collect(),
+            image_version: Some(self.line("image_version")).filter(|v| !v.is_empty()),
+            kernel_release: self.key("kernel", "release"),
+            kernel_version: self.key("kernel", "version"),
+            devfreq: self.get("devfreq").lines().filter_map(devfreq).collect(),
+            urm: Some(self.line("urm")).filter(|u| !u.is_empty()),
         }
+        .with_image_name()
+    }
+
+    /// `KEY value` in section `name`.
+    fn key(&self, name: &str, key: &str) -> String {
+        self.get(name)
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+            .unwrap_or("")
+            .trim()
+            .to_string()
     }
 
     /// Thermal zones: `thermal_zoneN MILLIDEGREES TYPE` lines.
@@ -248,6 +272,48 @@ pub(super) fn landed_on(before: &str, after: &str, rt: &CpuSet) -> Vec<IrqDelta>
     }
     deltas.sort_by(|a, b| b.count.cmp(&a.count).then(a.irq.cmp(&b.irq)));
     deltas
+}
+
+/// `KEY=value` / `KEY="value"` lines of os-release; comments and junk skipped.
+fn os_release(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|line| {
+            let (key, value) = line.trim().split_once('=')?;
+            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return None;
+            }
+            let value = value.trim();
+            let value = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+                .unwrap_or(value);
+            Some((key.to_string(), value.chars().filter(|c| !c.is_control()).take(200).collect()))
+        })
+        .collect()
+}
+
+/// `DEVICE GOVERNOR CUR_HZ` (`-` when unknown).
+fn devfreq(line: &str) -> Option<Devfreq> {
+    let mut words = line.split_whitespace();
+    let device = words.next()?.to_string();
+    let known = |w: Option<&str>| w.filter(|w| *w != "-").map(str::to_string);
+    let governor = known(words.next());
+    let cur_hz = known(words.next()).and_then(|w| w.parse().ok());
+    Some(Devfreq { device, governor, cur_hz })
+}
+
+impl Fingerprint {
+    /// The image name: os-release's `IMAGE_NAME`, else the `IMAGE_NAME = …` line of buildinfo.
+    fn with_image_name(mut self) -> Fingerprint {
+        self.image_name = self.os_release.get("IMAGE_NAME").cloned().or_else(|| {
+            self.buildinfo.iter().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == "IMAGE_NAME").then(|| v.trim().to_string())
+            })
+        });
+        self
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use crate::rttests::Program;
 use crate::rttests::options::Checked;
 
+use super::cyclictest::{Measure, Threads};
 use super::{CustomLoad, Scenario, Span};
 
 /// The measurement flags, checked: every value a command line is built from.
@@ -31,4 +32,33 @@ pub(crate) struct Measurement {
     pub test_args: BTreeMap<Program, Checked>,
     /// `--noise-us`: oslat's (and hwlatdetect's) limit.
     pub noise_us: u64,
+    /// `--main-cpu`: cyclictest's main thread, checked to be a housekeeping CPU by the command
+    /// that knows the layout [default: the last housekeeping CPU].
+    pub main_cpu: Option<u32>,
+    /// `--threads N --unpinned`, else one pinned thread per measured CPU.
+    pub threads: Threads,
+}
+
+impl Measurement {
+    /// What cyclictest's command line is built from.
+    pub(crate) fn measure(&self) -> Measure {
+        Measure {
+            interval_us: self.interval_us,
+            histogram_us: self.histogram_us,
+            length: self.span.length,
+            main_cpu: self.main_cpu,
+            threads: self.threads,
+        }
+    }
+
+    /// `--main-cpu` must be a housekeeping CPU: the main thread wakes up to print and would
+    /// disturb an RT CPU's measurement.
+    pub(crate) fn check_main_cpu(&self, housekeeping: &crate::plan::CpuSet) -> Result<(), String> {
+        match self.main_cpu {
+            Some(cpu) if !housekeeping.contains(cpu) => Err(format!(
+                "--main-cpu {cpu} is not a housekeeping CPU ({housekeeping}); pass one of {housekeeping} (the guides keep cyclictest's main thread off the measured CPUs)"
+            )),
+            _ => Ok(()),
+        }
+    }
 }

@@ -196,6 +196,32 @@ case $cmd in
             [ -r "$c/stats/total_trans" ] || continue
             echo "${c##*/}($(cat "$c/type" 2>/dev/null | tr -c 'A-Za-z0-9_.\n-' _))/total_trans $(cat "$c/stats/total_trans")"
         done
+        # The build the target runs (the Qualcomm guide's "Distro and image" column): os-release,
+        # and the image files Yocto images carry when present, bounded, never read as headers.
+        echo "=== os_release"
+        for f in "$root/etc/os-release" "$root/usr/lib/os-release"; do
+            [ -f "$f" ] && { head -c 4096 "$f" | sed 's/^===/ ===/'; echo; break; }
+        done
+        echo "=== buildinfo"
+        [ -f "$root/etc/buildinfo" ] && head -c 4096 "$root/etc/buildinfo" | sed 's/^===/ ===/'
+        echo "=== image_version"
+        [ -f "$root/etc/version" ] && head -c 256 "$root/etc/version" | head -n 1
+        echo "=== kernel"
+        echo "release $(uname -r)"
+        echo "version $(uname -v)"
+        echo "=== devfreq"
+        # DEVICE GOVERNOR CUR_HZ: the L3, LLCC and DDR scaling next to cpufreq
+        for d in "$root"/sys/class/devfreq/*; do
+            [ -r "$d/governor" ] || continue
+            g=$(cat "$d/governor" 2>/dev/null) || g=-
+            c=$(cat "$d/cur_freq" 2>/dev/null) || c=-
+            echo "${d##*/} ${g:--} ${c:--}"
+        done
+        echo "=== urm"
+        # Qualcomm's userspace resource manager re-tunes when cyclictest starts.
+        if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet urm.service 2>/dev/null; then
+            echo "urm.service active"
+        fi
         echo "=== interrupts"
         cat /proc/interrupts
         echo "=== softirqs"

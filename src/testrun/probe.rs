@@ -2,6 +2,8 @@
 //! thread and each load process with its allowed CPUs, current CPU, policy and RT priority
 //! (`/proc/<pid>/task/<tid>/stat` fields 39-41, `Cpus_allowed_list`).
 
+use super::cyclictest::Threads;
+use super::scenario::LoadPlace;
 pub(super) use crate::formats::run_json::{Probe, Task};
 use crate::plan::CpuSet;
 use crate::tune::CpuLayout;
@@ -61,8 +63,9 @@ impl Probe {
         &self,
         layout: &CpuLayout,
         measured: &CpuSet,
+        threads: Threads,
         has_load: bool,
-        pinned_load: bool,
+        place: LoadPlace,
     ) -> Vec<String> {
         let mut problems = Vec::new();
         let allowed = |t: &Task| CpuSet::parse(&t.allowed).unwrap_or_default();
@@ -72,13 +75,21 @@ impl Probe {
         } else {
             let workers: Vec<&Task> =
                 self.cyclictest.iter().filter(|t| t.policy == Some(1)).collect();
-            if workers.len() != measured.len() {
+            let wanted = match threads {
+                Threads::PerCpu => measured.len(),
+                Threads::Unpinned(n) => n as usize,
+            };
+            if workers.len() != wanted {
                 problems.push(format!(
-                    "{} cyclictest threads ran SCHED_FIFO, expected {} (one per measured CPU)",
+                    "{} cyclictest threads ran SCHED_FIFO, expected {wanted} ({})",
                     workers.len(),
-                    measured.len()
+                    match threads {
+                        Threads::PerCpu => "one per measured CPU",
+                        Threads::Unpinned(_) => "--threads",
+                    }
                 ));
             }
+            let pinned = threads == Threads::PerCpu;
             let mut covered = CpuSet::default();
             for w in &workers {
                 if w.rt_priority != Some(99) {
@@ -88,7 +99,7 @@ impl Probe {
                     ));
                 }
                 let cpus = allowed(w);
-                if cpus.len() != 1 || !cpus.is_subset(measured) {
+                if pinned && (cpus.len() != 1 || !cpus.is_subset(measured)) {
                     problems.push(format!(
                         "cyclictest thread {} may run on CPUs {}, not on one measured CPU of {measured}",
                         w.tid, w.allowed
@@ -105,7 +116,7 @@ impl Probe {
                     ));
                 }
             }
-            if workers.len() == measured.len() && covered != *measured {
+            if pinned && workers.len() == measured.len() && covered != *measured {
                 problems.push(format!(
                     "cyclictest threads covered CPUs {covered}, not every measured CPU {measured}"
                 ));
@@ -116,7 +127,13 @@ impl Probe {
                 problems.push("no load process was running while cyclictest measured".into());
             }
             for task in &self.load {
-                if pinned_load && !allowed(task).is_subset(&layout.housekeeping) {
+                if place == LoadPlace::Everywhere {
+                    // `system-load` loads the measured CPUs on purpose.
+                    continue;
+                }
+                if place == LoadPlace::Housekeeping
+                    && !allowed(task).is_subset(&layout.housekeeping)
+                {
                     problems.push(format!(
                         "load process {} ({}) may run on CPUs {}, outside housekeeping CPUs {}",
                         task.tid, task.name, task.allowed, layout.housekeeping
@@ -164,7 +181,10 @@ mod tests {
         assert_eq!(probe.cyclictest.len(), 3);
         assert_eq!(probe.cyclictest[1].cpu, Some(2));
         assert_eq!(probe.cyclictest[2].name, "cyclic|test");
-        assert_eq!(probe.problems(&layout, &layout.rt, true, true), Vec::<String>::new());
+        assert_eq!(
+            probe.problems(&layout, &layout.rt, Threads::PerCpu, true, LoadPlace::Housekeeping),
+            Vec::<String>::new()
+        );
 
         let bad = format!(
             "ctpid 10\nct 10|0-3|{}|cyclictest\nct 11|2|{}|cyclictest\nload 20|0-3|{}|stress-ng\n",
@@ -172,7 +192,13 @@ mod tests {
             stat(2, 80, 1),
             stat(3, 0, 0)
         );
-        let problems = Probe::parse(&bad).problems(&layout, &layout.rt, true, true);
+        let problems = Probe::parse(&bad).problems(
+            &layout,
+            &layout.rt,
+            Threads::PerCpu,
+            true,
+            LoadPlace::Housekeeping,
+        );
         assert_eq!(
             problems,
             [
@@ -184,7 +210,13 @@ mod tests {
             ]
         );
         assert_eq!(
-            Probe::default().problems(&layout, &layout.rt, true, true),
+            Probe::default().problems(
+                &layout,
+                &layout.rt,
+                Threads::PerCpu,
+                true,
+                LoadPlace::Housekeeping
+            ),
             [
                 "cyclictest was not seen running; its threads could not be checked",
                 "no load process was running while cyclictest measured"

@@ -2,6 +2,8 @@
 //! `idle` (no load), `stress` (Qualcomm: one `stress-ng --cpu 1 --cpu-load N` pinned per
 //! housekeeping CPU), `stress-isolated` (RK3562J: full unpinned load, the kernel's isolation
 //! alone keeps it off the RT CPUs), `full` (RK3588/Phytium: cpu + io + vm on the housekeeping CPUs),
+//! `system-load` (RK3588/RK3562J "full load": stress-ng on every CPU, the measured ones included,
+//! no isolation needed; labelled [`SYSTEM_LOAD_LABEL`] wherever it is shown),
 //! `custom` (the user's own `--load-cmd`, pinned to the housekeeping CPUs unless
 //! `--load-unpinned`), `hackbench` (Qualcomm's RT kit: rt-tests' hackbench scheduler/IPC load
 //! on the housekeeping CPUs; built in [`crate::testrun`] so that `--test-args hackbench=…`
@@ -26,11 +28,29 @@ pub(crate) enum Scenario {
     Full,
     Custom,
     Hackbench,
+    SystemLoad,
+}
+
+/// How a `system-load` result is labelled in every output, so it is never compared with an
+/// isolated run as if alike.
+pub(crate) const SYSTEM_LOAD_LABEL: &str = "load on the measured CPUs, no isolation";
+
+/// Where a scenario's load may run, and so what its validity checks expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LoadPlace {
+    /// Pinned to the housekeeping CPUs (`taskset`).
+    Housekeeping,
+    /// Unpinned: only the kernel's isolation keeps it off the RT CPUs, which must be isolated.
+    Isolated,
+    /// On every CPU, the measured ones included, by design (`system-load`).
+    Everywhere,
 }
 
 /// A scenario name that rtbuild does not know.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scenario `{0}`; use idle, stress, stress-isolated, full, custom or hackbench")]
+#[error(
+    "unknown scenario `{0}`; use idle, stress, stress-isolated, full, system-load, custom or hackbench"
+)]
 pub(crate) struct UnknownScenario(pub String);
 
 impl FromStr for Scenario {
@@ -43,6 +63,7 @@ impl FromStr for Scenario {
             "full" => Ok(Scenario::Full),
             "custom" => Ok(Scenario::Custom),
             "hackbench" => Ok(Scenario::Hackbench),
+            "system-load" => Ok(Scenario::SystemLoad),
             other => Err(UnknownScenario(other.chars().take(40).collect())),
         }
     }
@@ -57,6 +78,7 @@ impl fmt::Display for Scenario {
             Scenario::Full => "full",
             Scenario::Custom => "custom",
             Scenario::Hackbench => "hackbench",
+            Scenario::SystemLoad => "system-load",
         })
     }
 }
@@ -92,11 +114,22 @@ pub(crate) struct CustomLoad {
 impl Scenario {
     /// Whether the load may run anywhere, kept off the RT CPUs by the kernel's isolation alone.
     pub(crate) fn unpinned_load(self, custom: Option<&CustomLoad>) -> bool {
+        self.load_place(custom) == LoadPlace::Isolated
+    }
+
+    /// Where this scenario's load runs.
+    pub(crate) fn load_place(self, custom: Option<&CustomLoad>) -> LoadPlace {
         match self {
-            Scenario::StressIsolated => true,
-            Scenario::Custom => custom.is_some_and(|c| !c.pinned),
-            _ => false,
+            Scenario::StressIsolated => LoadPlace::Isolated,
+            Scenario::Custom if custom.is_some_and(|c| !c.pinned) => LoadPlace::Isolated,
+            Scenario::SystemLoad => LoadPlace::Everywhere,
+            _ => LoadPlace::Housekeeping,
         }
+    }
+
+    /// The label every output shows beside this scenario's figures, when it needs one.
+    pub(crate) fn label(self) -> Option<&'static str> {
+        (self == Scenario::SystemLoad).then_some(SYSTEM_LOAD_LABEL)
     }
 
     /// The load generators of this scenario; they stop by themselves after `timeout_s`
@@ -160,6 +193,24 @@ impl Scenario {
                 .collect(),
             // Built by the run, with the user's `--test-args hackbench=…`.
             Scenario::Hackbench => Vec::new(),
+            // RK3588's `stress-ng -c 8 --io 2 --vm 1 --vm-bytes 1024M`, sized to the target.
+            Scenario::SystemLoad => {
+                let all = layout.cpus.len().to_string();
+                vec![Load {
+                    name: "system".into(),
+                    cpus: None,
+                    argv: stress(&s(&[
+                        "--cpu",
+                        &all,
+                        "--io",
+                        "2",
+                        "--vm",
+                        "1",
+                        "--vm-bytes",
+                        "10%",
+                    ])),
+                }]
+            }
             Scenario::Full => vec![Load {
                 name: "full".into(),
                 cpus: Some(layout.housekeeping.clone()),
@@ -268,7 +319,7 @@ mod tests {
         assert_eq!(list, [Scenario::Idle, Scenario::Stress, Scenario::Full]);
         assert_eq!(
             parse_list("idle,$(reboot)").unwrap_err().to_string(),
-            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated, full, custom or hackbench"
+            "unknown scenario `$(reboot)`; use idle, stress, stress-isolated, full, system-load, custom or hackbench"
         );
     }
 }

@@ -301,7 +301,7 @@ fn keep_off_measured_cpus(req: &TestRequest, ui: &Ui) -> OwnCpus {
 
 /// The run's state, outcome and verdict: `invalid` when any scenario is invalid or the run did
 /// not complete, else `fail` when a thread's max exceeds `threshold_us`, else `pass`.
-fn conclude(
+pub(super) fn conclude(
     ending: Ending,
     scenarios: &[ScenarioRecord],
     threshold_us: u64,
@@ -339,7 +339,8 @@ mod tests {
         assert_eq!(conclude(Ending::Completed, &ok, 100), ("finished", Finished::Pass, "pass"));
         assert_eq!(conclude(Ending::Completed, &ok, 90), ("finished", Finished::Pass, "pass"));
         assert_eq!(conclude(Ending::Completed, &ok, 89), ("finished", Finished::Fail, "fail"));
-        let bad = [scenario(40, &["thread 0: 2 samples above the histogram"]), scenario(900, &[])];
+        let bad =
+            [scenario(40, &["thread 0 completed 30 of 3000 expected cycles"]), scenario(900, &[])];
         assert_eq!(
             conclude(Ending::Completed, &bad, 100),
             ("finished", Finished::Invalid, "invalid")

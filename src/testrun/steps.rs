@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use super::cyclictest::Measure;
 use super::fingerprint::landed_on;
 use super::judge::{self, Ending};
 use super::length::human;
@@ -16,11 +15,7 @@ impl Run<'_> {
     pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
         let req = self.req;
         let name = scenario.to_string();
-        let measure = Measure {
-            interval_us: req.measurement.interval_us,
-            histogram_us: req.measurement.histogram_us,
-            length: req.measurement.span.length,
-        };
+        let measure = req.measurement.measure();
         let expected_s = measure.length.seconds(measure.interval_us);
         let json_remote = format!("{}/{name}.json", self.state);
         let custom = req.measurement.custom_load.as_ref();
@@ -59,6 +54,7 @@ impl Run<'_> {
         let started = Instant::now();
         self.record.scenarios.push(ScenarioRecord {
             name: name.clone(),
+            label: scenario.label().map(str::to_string),
             state: "running".into(),
             started_unix: super::now_unix(),
             commands: has_ct
@@ -86,6 +82,12 @@ impl Run<'_> {
                     self.ui.warn(format!(
                         "the kernel on {} is not PREEMPT_RT (/sys/kernel/realtime is not 1): {}",
                         req.host, summary.uname
+                    ));
+                }
+                if let Some(urm) = &summary.urm {
+                    self.ui.warn(format!(
+                        "{} on {} re-tunes governors, IRQ and workqueue affinities and cpuidle when cyclictest starts, which may change knobs rtbuild saved; stop it for the run (systemctl stop urm.service) for a measurement of rtbuild's tuning alone",
+                        urm, req.host
                     ));
                 }
                 self.record.fingerprint = Some(summary);
@@ -128,6 +130,10 @@ impl Run<'_> {
                     Scenario::Custom => format!(
                         "{name}: the --load-cmd load pinned to CPUs {}",
                         req.layout.housekeeping
+                    ),
+                    Scenario::SystemLoad => format!(
+                        "{name}: stress-ng on every CPU ({})",
+                        super::scenario::SYSTEM_LOAD_LABEL
                     ),
                     Scenario::Hackbench => {
                         format!("{name}: hackbench pinned to CPUs {}", req.layout.housekeeping)
@@ -259,11 +265,17 @@ impl Run<'_> {
         if has_ct && probes.is_empty() && ending == Ending::Completed && !broke {
             reasons.push("cyclictest ended before it could be observed".into());
         }
-        let pinned = !unpinned;
+        let place = scenario.load_place(custom);
         for probe in &probes {
             let own = probe.helper_problem(&self.own_cpus);
             for problem in probe
-                .problems(&req.layout, &req.measure_cpus, !loads.is_empty(), pinned)
+                .problems(
+                    &req.layout,
+                    &req.measure_cpus,
+                    req.measurement.threads,
+                    !loads.is_empty(),
+                    place,
+                )
                 .into_iter()
                 .chain(own)
             {
@@ -323,6 +335,8 @@ impl Run<'_> {
             json: read("json").as_deref(),
             stderr: &read("stderr.txt").unwrap_or_default(),
             measure_cpus: &req.measure_cpus,
+            threads: req.measurement.threads,
+            interval_us: req.measurement.interval_us,
             histogram_us: req.measurement.histogram_us,
             expected_cycles: self.record.scenarios[index].expected_cycles,
             status,
@@ -333,6 +347,7 @@ impl Run<'_> {
         let s = &mut self.record.scenarios[index];
         s.max_us = judged.threads.iter().map(|t| t.max_us).max();
         s.threads = judged.threads;
+        s.notes = judged.notes;
         judged.reasons
     }
 
@@ -352,6 +367,10 @@ impl Run<'_> {
             format!("{} device interrupt sources on RT CPUs", device.len())
         };
         let verdict = if s.invalid_reasons.is_empty() { "valid" } else { "INVALID" };
+        let verdict = match &s.label {
+            Some(label) => format!("{verdict} ({label})"),
+            None => verdict.to_string(),
+        };
         self.ui.status(
             "Measured",
             format!(
@@ -365,6 +384,9 @@ impl Run<'_> {
         }
         for reason in &s.invalid_reasons {
             self.ui.warn(format!("{}: {reason}", s.name));
+        }
+        for note in &s.notes {
+            self.ui.note(format!("{}: {note}", s.name));
         }
     }
 }

@@ -11,7 +11,7 @@ const fn opt(short: Option<char>, long: &'static str, value: Value, rule: Use) -
 use Use::{Allowed, Reserved};
 use Value::{None as No, Optional, Required};
 
-const THREADS: &str = "rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST";
+const THREADS: &str = "rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST, or pass --threads N --unpinned for N unpinned threads";
 
 /// cyclictest as `rtbuild test` runs it.
 pub(crate) static CYCLICTEST: Program = Program {
@@ -61,17 +61,12 @@ pub(crate) static CYCLICTEST: Program = Program {
         ),
         opt(None, "laptop", No, Allowed),
         opt(None, "latency", Required, Allowed),
-        opt(
-            Some('l'),
-            "loops",
-            Required,
-            Reserved("pass --duration instead (or --duration osadl)"),
-        ),
+        opt(Some('l'), "loops", Required, Reserved("pass --loops N instead (or --duration)")),
         opt(
             None,
             "mainaffinity",
             Required,
-            Reserved("rtbuild keeps cyclictest's main thread on a housekeeping CPU"),
+            Reserved("pass --main-cpu N (a housekeeping CPU) instead"),
         ),
         opt(Some('m'), "mlockall", No, Allowed),
         opt(Some('M'), "refresh_on_max", No, Allowed),

@@ -41,7 +41,7 @@ fn options_rtbuild_sets_are_refused_with_the_flag_to_use() {
         ),
         (
             "-Sp90",
-            "--cyclictest-args: `-S` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST",
+            "--cyclictest-args: `-S` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST, or pass --threads N --unpinned for N unpinned threads",
         ),
         (
             "-mp90",
@@ -49,11 +49,11 @@ fn options_rtbuild_sets_are_refused_with_the_flag_to_use() {
         ),
         (
             "-t 8",
-            "--cyclictest-args: `-t` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST",
+            "--cyclictest-args: `-t` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST, or pass --threads N --unpinned for N unpinned threads",
         ),
         (
             "-a0",
-            "--cyclictest-args: `-a` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST",
+            "--cyclictest-args: `-a` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST, or pass --threads N --unpinned for N unpinned threads",
         ),
         (
             "--json=/tmp/x",
@@ -66,7 +66,7 @@ fn options_rtbuild_sets_are_refused_with_the_flag_to_use() {
         ),
         (
             "--threads",
-            "--cyclictest-args: `--threads` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST",
+            "--cyclictest-args: `--threads` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST, or pass --threads N --unpinned for N unpinned threads",
         ),
     ];
     for (text, want) in cases {

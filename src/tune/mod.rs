@@ -122,11 +122,14 @@ pub struct TuneOptions {
     pub cpuidle_off: bool,
     /// Console log level written to `/proc/sys/kernel/printk` (0-7), `None` leaves it alone.
     pub printk: Option<u8>,
+    /// Set `vm.overcommit_memory=2` (no overcommit; RK3562J guide), saved and reverted like
+    /// every knob. Opt-in: a board whose programs rely on overcommit may fail allocations.
+    pub overcommit_never: bool,
 }
 
 impl Default for TuneOptions {
     fn default() -> TuneOptions {
-        TuneOptions { cpuidle_off: false, printk: Some(1) }
+        TuneOptions { cpuidle_off: false, printk: Some(1), overcommit_never: false }
     }
 }
 
@@ -170,6 +173,7 @@ pub fn render_script(machine: &str, layout: &CpuLayout, options: &TuneOptions) -
         hk_mask => layout.housekeeping.to_mask(),
         cpuidle_off => u8::from(options.cpuidle_off),
         printk => options.printk.map(|p| p.min(7).to_string()).unwrap_or_default(),
+        overcommit_never => u8::from(options.overcommit_never),
     };
     match crate::templates::render("rtbuild-tune.sh", &ctx) {
         Ok(text) => text,

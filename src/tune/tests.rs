@@ -68,7 +68,7 @@ impl Fake {
         let all_online = CpuSet::range(0, count);
         let layout =
             CpuLayout::new(&all_online, &CpuSet::parse(rt).unwrap(), None, "test").unwrap();
-        let options = TuneOptions { cpuidle_off: true, printk: Some(1) };
+        let options = TuneOptions { cpuidle_off: true, printk: Some(1), overcommit_never: false };
         let script = root.join("rtbuild-tune.sh");
         fs::write(&script, render_script("test-board", &layout, &options)).unwrap();
         Fake { dir, script, count }
@@ -331,4 +331,34 @@ fn a_test_run_with_its_own_state_file_keeps_the_boot_time_tuning() {
         assert_eq!(fake.run_args(&["apply", bad]).0, 2, "{bad}");
     }
     assert_eq!(fake.snapshot(), before);
+}
+
+/// `vm.overcommit_memory=2` (RK3562J guide) is opt-in: absent from the default script, and with
+/// `overcommit_never` applied, verified and reverted by dash like every other knob.
+#[test]
+fn overcommit_never_is_opt_in_and_reverted() {
+    let fake = Fake::new(4, "3");
+    fs::create_dir_all(fake.root().join("proc/sys/vm")).unwrap();
+    fake.write("proc/sys/vm/overcommit_memory", "0");
+    // The default script leaves it alone.
+    let (code, out) = fake.run("apply");
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(fake.read("proc/sys/vm/overcommit_memory"), "0");
+    assert_eq!(fake.run("revert").0, 0);
+    let layout =
+        CpuLayout::new(&CpuSet::range(0, 4), &CpuSet::parse("3").unwrap(), None, "t").unwrap();
+    let options = TuneOptions { overcommit_never: true, ..TuneOptions::default() };
+    fs::write(&fake.script, render_script("test-board", &layout, &options)).unwrap();
+    let (code, out) = fake.run("apply");
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(fake.read("proc/sys/vm/overcommit_memory"), "2");
+    assert_eq!(fake.run("verify").0, 0);
+    fake.write("proc/sys/vm/overcommit_memory", "1");
+    let (code, out) = fake.run("verify");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("overcommit_memory"), "{out}");
+    fake.write("proc/sys/vm/overcommit_memory", "2");
+    let (code, out) = fake.run("revert");
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(fake.read("proc/sys/vm/overcommit_memory"), "0");
 }

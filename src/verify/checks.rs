@@ -154,6 +154,7 @@ mod tests {
             machine_defaults: None,
             analyzer: None,
             cve_check: false,
+            includes: Vec::new(),
         }
     }
 

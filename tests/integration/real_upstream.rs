@@ -282,3 +282,76 @@ fn machines_meta_qcom_reads_the_real_checkout() {
     let open_fw = status("rb3gen2-core-kit-open-fw");
     assert_eq!(open_fw["sources"]["QCOM_RT_CPU"]["file"], "conf/machine/rb3gen2-core-kit.conf");
 }
+
+/// The Qualcomm guide's build (seed 002): `--include ci/performance.yml` over the real meta-qcom
+/// checkout is included after rtbuild's own files and recorded in rtbuild-plan.json, and the
+/// guide's `--cmdline qcom_scm.download_mode=1`, which the real `ci/base.yml` already appends,
+/// is warned about and written once (by meta-qcom), never twice.
+#[test]
+fn include_performance_yml_and_a_cmdline_meta_qcom_already_sets() {
+    let up = upstream();
+    let dir = test_dir();
+    let qcom = dir.path().join("meta-qcom");
+    up.checkout("meta-qcom", &qcom);
+    assert!(
+        up.file("meta-qcom", "ci/base.yml").contains("qcom_scm.download_mode=1"),
+        "the real ci/base.yml appends it"
+    );
+    let out = dir.path().join("out");
+    let run = Test::new()
+        .args(["generate", "--machine", "iq-8275-evk", "--meta-qcom"])
+        .arg_path(&qcom)
+        .args(["--include", "ci/performance.yml", "--include", "ci/performance.yml"])
+        .args(["--cmdline", "qcom_scm.download_mode=1", "--cmdline", "threadirqs", "--out"])
+        .arg_path(&out)
+        .run()
+        .ignore_stdout()
+        .success();
+    assert!(
+        run.stderr().contains(
+            "warning: --cmdline qcom_scm.download_mode=1 is already set by meta-qcom's ci/base.yml; not adding it twice"
+        ),
+        "{}",
+        run.stderr()
+    );
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("rtbuild-plan.json")).unwrap()).unwrap();
+    assert_eq!(plan["includes"], serde_json::json!(["ci/performance.yml"]));
+    let kas_name = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with("-rt.yml"))
+        .unwrap();
+    let kas = std::fs::read_to_string(out.join(&kas_name)).unwrap();
+    assert_eq!(kas.matches("file: \"ci/performance.yml\"").count(), 1, "{kas}");
+    let kernel = kas.find("ci/linux-qcom-rt-6.18.yml").unwrap();
+    assert!(kas.find("ci/performance.yml").unwrap() > kernel, "after rtbuild's own: {kas}");
+    let everything: String = walk(&out);
+    assert!(!everything.contains("download_mode"), "written by meta-qcom only");
+    assert!(everything.contains("threadirqs"), "the other --cmdline stays");
+    // Anything but a meta-qcom ci/*.yml is refused.
+    for bad in ["../etc/passwd.yml", "/abs/ci/x.yml", "ci/$(id).yml", "ci/x.yaml", "ci/../x.yml"] {
+        Test::new()
+            .args(["generate", "--machine", "iq-8275-evk", "--include", bad, "--out", "bad"])
+            .run()
+            .usage_error(&format!(
+                "--include `{}`: not a meta-qcom kas file; name one of meta-qcom's ci/*.yml files, e.g. --include ci/performance.yml",
+                bad.escape_debug()
+            ))
+            .nothing_written("bad");
+    }
+}
+
+/// Every file under `dir`, concatenated.
+fn walk(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            text.push_str(&walk(&path));
+        } else {
+            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    text
+}

@@ -407,7 +407,7 @@ fn baseline_regression_fails() {
         .stdout_contains("regression against the baseline: max 2213 µs (was 245 µs)");
 }
 
-fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
+pub(crate) fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
     Command::new("timeout")
         .arg("120")
         .arg("/usr/bin/chromium")
@@ -498,6 +498,50 @@ fn real_cyclictest_outputs_parse() {
         );
     }
     assert_eq!(seen[0], seen[1], "histogram text and JSON of one run agree");
+}
+
+/// The RK3588 guide's `cyclictest -c 0 -m -t 8 -p 99 -D 600` live screen (a real 8-thread capture,
+/// its redraw screens repeated past 64 KiB), started at successive bytes (a capture cut at its
+/// start, as `tail -c` leaves it), so the 64 KiB boundary falls on every part of a screen, among
+/// them `T:` lines cut before ` I:`: always cyclictest, eight threads, in the summary.
+#[test]
+fn live_screen_cut_at_64_kib_is_read_as_cyclictest() {
+    let golden = std::fs::read(data("cyclictest-2.4-live-ansi-8threads-unpinned.txt")).unwrap();
+    let first = golden.windows(4).position(|w| w == b"\x1b[10").unwrap();
+    let (start, screens) = golden.split_at(first);
+    let mut out = start.to_vec();
+    while out.len() < 66000 + screens.len() {
+        out.extend_from_slice(screens);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rk3588.txt");
+    let mut cuts_before_interval = 0;
+    // One redraw screen is 10 lines (~730 bytes); a step prime to the line length covers it.
+    for shift in (0..760).step_by(19) {
+        let body = &out[shift..];
+        let head = &body[..65536];
+        let last = &head[head.iter().rposition(|b| *b == b'\n').unwrap() + 1..];
+        cuts_before_interval +=
+            usize::from(last.starts_with(b"T:") && !last.windows(3).any(|w| w == b" I:"));
+        std::fs::write(&path, body).unwrap();
+        let run = Test::new()
+            .args(["--json", "report", &path.display().to_string()])
+            .run()
+            .code_is(1)
+            .ignore_stderr();
+        let report = run.json();
+        let scenario = &report["inputs"][0]["scenarios"][0];
+        assert_eq!(scenario["tests"], serde_json::json!([]), "shift {shift}: no signaltest");
+        let samples: Vec<u64> = scenario["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["samples"].as_u64().unwrap())
+            .collect();
+        // The golden's last screen: `C:` of threads 0..7.
+        assert_eq!(samples, [1985, 1326, 994, 797, 664, 570, 499, 443], "shift {shift}");
+    }
+    assert!(cuts_before_interval > 2, "boundaries cut `T:` lines before ` I:`");
 }
 
 #[test]

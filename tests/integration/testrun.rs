@@ -19,7 +19,7 @@ pub(crate) fn run_json(dir: &Path) -> Value {
 
 /// Reasons that depend on how this shared VM happened to schedule (lost cycles, spikes above
 /// the histogram): tolerated, since tests never judge latency.
-fn latency_dependent(reason: &str) -> bool {
+pub(crate) fn latency_dependent(reason: &str) -> bool {
     reason.contains("expected cycles") || reason.contains("histogram")
 }
 
@@ -205,7 +205,7 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["--rt-cpus", "1", "--cyclictest-args", "-t 8"],
-            "--cyclictest-args: `-t` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST",
+            "--cyclictest-args: `-t` conflicts with what rtbuild sets: rtbuild runs one thread per measured CPU, pinned there; choose the CPUs with --measure-cpus all|LIST, or pass --threads N --unpinned for N unpinned threads",
         ),
         (
             &["--rt-cpus", "1", "--cyclictest-args", "--bogus"],
@@ -216,8 +216,24 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
             "--cyclictest-args: `$(reboot)` only means something to a shell, and rtbuild runs the program without one; pass one program and its arguments (wrap a pipeline in a script on the target)",
         ),
         (
+            &["--rt-cpus", "1", "--housekeeping", "0", "--main-cpu", "1"],
+            "--main-cpu 1 is not a housekeeping CPU (0); pass one of 0 (the guides keep cyclictest's main thread off the measured CPUs)",
+        ),
+        (
+            &["--rt-cpus", "1", "--cyclictest-args", "-l 1000"],
+            "--cyclictest-args: `-l` conflicts with what rtbuild sets; pass --loops N instead (or --duration)",
+        ),
+        (
+            &["--rt-cpus", "1", "--cyclictest-args", "--json=/tmp/x.json"],
+            "--cyclictest-args: `--json` conflicts with what rtbuild sets: rtbuild writes cyclictest's JSON into the result folder; remove `--json` from --cyclictest-args",
+        ),
+        (
+            &["--rt-cpus", "1", "--cyclictest-args", "-D 600"],
+            "--cyclictest-args: `-D` conflicts with what rtbuild sets; pass --duration instead (bare seconds like 600 work, as with -D)",
+        ),
+        (
             &["--scenario", "idle,bogus"],
-            "unknown scenario `bogus`; use idle, stress, stress-isolated, full, custom or hackbench",
+            "unknown scenario `bogus`; use idle, stress, stress-isolated, full, system-load, custom or hackbench",
         ),
         (
             &["--duration", "10x"],

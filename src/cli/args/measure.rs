@@ -59,6 +59,21 @@ pub(crate) struct MeasureArgs {
     /// options; a value for an option rtbuild sets (-D, -p, -i) replaces rtbuild's.
     #[arg(long, value_name = "NAME=OPTIONS", allow_hyphen_values = true)]
     pub test_args: Vec<String>,
+    /// Run cyclictest for N loops per thread (its -l N, as the Qualcomm guide's -l 100000000)
+    /// instead of --duration.
+    #[arg(long, value_name = "N", conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..=10_000_000_000))]
+    pub loops: Option<u64>,
+    /// The housekeeping CPU of cyclictest's main thread (its --mainaffinity, as the guides'
+    /// --mainaffinity 6 or 2) [default: the last housekeeping CPU].
+    #[arg(long, value_name = "CPU", value_parser = clap::value_parser!(u32).range(0..4096))]
+    pub main_cpu: Option<u32>,
+    /// Run N cyclictest threads the scheduler places (its -t N without -a, at its default
+    /// distance), as the RK3588 guide's `cyclictest -c 0 -m -t 8 -p 99`; needs --unpinned.
+    #[arg(long, value_name = "N", requires = "unpinned", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub threads: Option<u32>,
+    /// With --threads: leave cyclictest's threads unpinned (reported per thread, not per CPU).
+    #[arg(long, requires = "threads")]
+    pub unpinned: bool,
     /// oslat's (and hwlatdetect's) limit: fail when an RT CPU sees OS noise above this many µs.
     #[arg(long, value_name = "US", default_value_t = crate::rttests::DEFAULT_NOISE_US, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub noise_us: u64,
@@ -74,7 +89,10 @@ impl MeasureArgs {
             .map(|text| custom_load(text, !self.load_unpinned))
             .transpose()?;
         let scenarios = scenario_list(self.scenario.as_deref(), custom_load.as_ref())?;
-        let span = Span::parse(&self.duration).map_err(|e| input(e.into()))?;
+        let mut span = Span::parse(&self.duration).map_err(|e| input(e.into()))?;
+        if let Some(loops) = self.loops {
+            span = Span { length: testrun::Length::Loops(loops), interval_us: None };
+        }
         let cyclictest_args = match &self.cyclictest_args {
             Some(text) => {
                 crate::toolargs::CYCLICTEST.check_text(text).map_err(|e| input(e.into()))?
@@ -95,6 +113,11 @@ impl MeasureArgs {
             tests,
             test_args,
             noise_us: self.noise_us,
+            main_cpu: self.main_cpu,
+            threads: match self.threads {
+                Some(n) if self.unpinned => testrun::Threads::Unpinned(n),
+                _ => testrun::Threads::PerCpu,
+            },
         })
     }
 }

@@ -30,6 +30,10 @@ pub(crate) struct PlanArgs {
     /// Kernel patch to apply to linux-qcom-rt; repeatable.
     #[arg(long = "patch", value_name = "FILE.patch")]
     pub patches: Vec<PathBuf>,
+    /// A meta-qcom kas file to include after rtbuild's, e.g. `ci/performance.yml` (the
+    /// Qualcomm guide's `performance_…` builds); repeatable, recorded in rtbuild-plan.json.
+    #[arg(long = "include", value_name = "ci/FILE.yml")]
+    pub includes: Vec<String>,
     /// Extra kernel command-line argument, e.g. `threadirqs`; repeatable.
     #[arg(long = "cmdline", value_name = "ARG")]
     pub cmdline: Vec<String>,
@@ -88,6 +92,7 @@ impl PlanArgs {
             configs: self.configs.clone(),
             patches: self.patches.clone(),
             cmdline: self.cmdline.clone(),
+            includes: self.includes.clone(),
             nohz_full: self.no_nohz_full.then_some(false),
             distro: self.distro.clone(),
             image: self.image.clone(),
@@ -123,7 +128,12 @@ impl PlanArgs {
             Some(dir) => {
                 let meta =
                     crate::catalog::meta_qcom::MetaQcom::open(dir).map_err(meta_qcom_error)?;
-                Plan::following(&request, &self.catalog()?, &meta)
+                let mut plan = Plan::following(&request, &self.catalog()?, &meta)?;
+                let mut files = vec!["ci/base.yml"];
+                files.extend(plan.kas_includes());
+                let appended = crate::catalog::meta_qcom::cmdline_appends(dir, &files);
+                plan.drop_cmdline_set_by(&appended);
+                Ok(plan)
             }
             None => Plan::new(&request, &self.catalog()?),
         }

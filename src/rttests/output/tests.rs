@@ -211,3 +211,52 @@ fn nan_averages_and_cut_files() {
         )
     );
 }
+
+/// The RK3588 guide's `cyclictest -c 0 -m -t 8 -p 99 -D 600` live screen, longer than the sniff:
+/// the real capture's header and first screen, then its redraw screens repeated.
+fn long_live_screen() -> (Vec<u8>, usize) {
+    let golden = std::fs::read(data("cyclictest-2.4-live-ansi-8threads-unpinned.txt")).unwrap();
+    let redraw = |b: &[u8]| b.windows(4).position(|w| w == b"\x1b[10").unwrap();
+    let first = redraw(&golden);
+    let (start, screens) = golden.split_at(first);
+    let screen = redraw(&screens[1..]) + 1;
+    let mut out = start.to_vec();
+    while out.len() < SNIFF_BYTES + 4 * screens.len() {
+        out.extend_from_slice(screens);
+    }
+    (out, screen)
+}
+
+#[test]
+fn a_line_cut_at_the_sniff_boundary_never_changes_the_format() {
+    let (stream, screen) = long_live_screen();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rk3588-cyclictest.txt");
+    // Every position of the 64 KiB boundary within one whole screen (each byte of every `T:` line).
+    let mut cut_before_interval = 0;
+    for shift in 0..=screen {
+        let body = &stream[shift..];
+        let at = &body[..SNIFF_BYTES];
+        let last_line = &at[at.iter().rposition(|b| *b == b'\n').unwrap() + 1..];
+        if last_line.starts_with(b"T:") && !last_line.windows(3).any(|w| w == b" I:") {
+            cut_before_interval += 1;
+        }
+        std::fs::write(&path, body).unwrap();
+        assert_eq!(sniff(&path, None).unwrap(), Sniffed::Cyclictest, "shifted by {shift} bytes");
+    }
+    assert!(cut_before_interval > 8, "the shifts cut `T:` lines before ` I:`");
+    // signaltest's own output is still signaltest's, also when its head is cut mid-line.
+    let signaltest = std::fs::read(data("signaltest-2.4-text-cpu1.txt")).unwrap();
+    let mut long = Vec::new();
+    while long.len() < SNIFF_BYTES + signaltest.len() {
+        long.extend_from_slice(&signaltest);
+    }
+    for shift in 0..signaltest.len() {
+        std::fs::write(&path, &long[shift..]).unwrap();
+        assert_eq!(
+            sniff(&path, None).unwrap(),
+            Sniffed::Other { program: Program::Signaltest, json: false },
+            "signaltest shifted by {shift} bytes"
+        );
+    }
+}

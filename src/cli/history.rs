@@ -1,0 +1,260 @@
+//! `rtbuild history add|list|show|compare|report`: the latency history keyed by build identity.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use crate::base::parse_date;
+use crate::exit::{Exit, InputError};
+use crate::formats::history_json::{HistoryList, SCHEMA};
+use crate::history::add::{AddRequest, add};
+use crate::history::location::Location;
+use crate::history::store::{Filter, Store};
+use crate::history::{self, HistoryError, compare, regression};
+use crate::ui::Ui;
+
+#[derive(Debug, Args)]
+pub(crate) struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HistoryCommand {
+    /// Record runs (`rtbuild test` result folders, LAVA job logs), each once.
+    Add(AddArgs),
+    /// The recorded runs, a line each, oldest first.
+    List(ListArgs),
+    /// The recorded runs with their build identity and per-CPU figures.
+    Show(ShowArgs),
+    /// Two runs, two bundles or two kernel releases: change in max and p99.9, inputs that differ.
+    Compare(CompareArgs),
+    /// Write the trend page: max and p99.9 over time per board and scenario.
+    Report(TrendArgs),
+}
+
+/// `--db`, for every history command.
+#[derive(Debug, Args)]
+pub(crate) struct DbArgs {
+    /// The history database: `sqlite:PATH` or `postgres://USER@HOST/DB` [default:
+    /// $XDG_DATA_HOME/rtbuild/history.sqlite].
+    #[arg(long, value_name = "URL", env = "RTBUILD_DB", hide_env_values = true)]
+    pub db: Option<String>,
+}
+
+impl DbArgs {
+    pub(crate) fn location(&self) -> Result<Location, HistoryError> {
+        match &self.db {
+            Some(url) => Location::parse(url),
+            None => Location::default_file(
+                std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
+                std::env::var_os("HOME").map(PathBuf::from),
+            )
+            .ok_or(HistoryError::NoDefault),
+        }
+    }
+
+    fn open(&self) -> Result<Store, HistoryError> {
+        Store::open(&self.location()?)
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AddArgs {
+    /// `rtbuild test` result folders or LAVA job logs (what `rtbuild report` reads).
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<PathBuf>,
+    /// The bundle the runs measured (its .manifest.json, or the .tar.zst beside it): records
+    /// the bundle, lock and kernel config digests and the repositories.
+    #[arg(long, value_name = "FILE")]
+    pub bundle: Option<PathBuf>,
+    /// Compare each run with the recent valid runs of its machine, scenario and test; exit 1
+    /// on a REGRESSION.
+    #[arg(long)]
+    pub check: bool,
+    /// With --check: how much worse than the baseline max or p99.9 is a regression, %.
+    #[arg(long, value_name = "PCT", default_value_t = regression::DEFAULT_PCT, requires = "check")]
+    pub regression_pct: f64,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FilterArgs {
+    /// Only runs of this machine.
+    #[arg(long, value_name = "M")]
+    pub machine: Option<String>,
+    /// Only runs with this scenario (and only its figures).
+    #[arg(long, value_name = "S")]
+    pub scenario: Option<String>,
+    /// Only runs started at or after DATE (`YYYY-MM-DD` or `YYYY-MM-DDThh:mm:ssZ`, UTC).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+}
+
+impl FilterArgs {
+    fn filter(&self) -> Result<Filter, InputError> {
+        let since_unix = match &self.since {
+            Some(date) => Some(parse_date(date).ok_or_else(|| {
+                InputError::msg(format!(
+                    "--since {date:?} is not a date; pass YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC)"
+                ))
+            })?),
+            None => None,
+        };
+        Ok(Filter { machine: self.machine.clone(), scenario: self.scenario.clone(), since_unix })
+    }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    /// Only this run (a digest, or its first characters).
+    #[arg(value_name = "RUN")]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompareArgs {
+    /// A run (digest prefix or result folder), a bundle (digest prefix or manifest) or a
+    /// kernel release.
+    #[arg(value_name = "A")]
+    pub a: String,
+    /// The same for the other side.
+    #[arg(value_name = "B")]
+    pub b: String,
+    /// Kernel .config files at hand: those whose sha256 is a side's config digest are read to
+    /// name the options that differ.
+    #[arg(long = "config", value_name = "FILE")]
+    pub configs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TrendArgs {
+    /// Write the page (self-contained HTML) to FILE.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub html: PathBuf,
+    /// Only this machine.
+    #[arg(long, value_name = "M")]
+    pub machine: Option<String>,
+    /// How much worse than the baseline max or p99.9 a point must be to be marked, %.
+    #[arg(long, value_name = "PCT", default_value_t = regression::DEFAULT_PCT)]
+    pub regression_pct: f64,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub(super) fn run(args: HistoryArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    match args.command {
+        HistoryCommand::Add(args) => run_add(args, ui),
+        HistoryCommand::List(args) => {
+            let filter = args.filter.filter()?;
+            let runs = args.db.open()?.runs(&filter)?;
+            if ui.json() {
+                ui.out_json(&HistoryList { schema: SCHEMA.to_string(), runs })?;
+            } else {
+                ui.out(history::text::list(&runs));
+            }
+            Ok(Exit::Ok)
+        }
+        HistoryCommand::Show(args) => {
+            let filter = args.filter.filter()?;
+            let mut runs = args.db.open()?.runs(&filter)?;
+            if let Some(key) = &args.run {
+                let side = compare::select(&runs, key, None)?;
+                runs = side.runs;
+            }
+            if ui.json() {
+                ui.out_json(&HistoryList { schema: SCHEMA.to_string(), runs })?;
+            } else {
+                ui.out(history::text::show(&runs));
+            }
+            Ok(Exit::Ok)
+        }
+        HistoryCommand::Compare(args) => run_compare(args, ui),
+        HistoryCommand::Report(args) => run_trend(args, ui),
+    }
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn run_add(args: AddArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let location = args.db.location()?;
+    let mut store = Store::open(&location)?;
+    let request = AddRequest {
+        runs: args.runs,
+        bundle: args.bundle,
+        check_pct: args.check.then_some(args.regression_pct),
+        now_unix: now_unix(),
+    };
+    let added = add(&mut store, &request)?;
+    let passed = added.iter().all(|a| {
+        a.check.as_ref().is_none_or(|c| c.verdict == "PASS" || c.verdict == "NO-BASELINE")
+    });
+    if ui.json() {
+        ui.out_json(&added)?;
+    } else {
+        for entry in &added {
+            let verb = if entry.new { "Recorded" } else { "Known" };
+            ui.status(
+                verb,
+                format!(
+                    "{} {} ({}) in {}",
+                    compare::short(&entry.digest),
+                    entry.verdict,
+                    entry.source,
+                    store.shown()
+                ),
+            );
+            if let Some(check) = &entry.check {
+                ui.out(regression::render(check).trim_end());
+            }
+        }
+    }
+    Ok(Exit::from_pass(passed))
+}
+
+fn run_compare(args: CompareArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let mut store = args.db.open()?;
+    let all = store.runs(&Filter::default())?;
+    let (a, b) = (compare::resolve(&all, &args.a)?, compare::resolve(&all, &args.b)?);
+    let configs = args
+        .configs
+        .iter()
+        .map(|path| compare::read_config(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let comparison = compare::compare(&a, &b, &configs);
+    if ui.json() {
+        ui.out_json(&comparison)?;
+    } else {
+        ui.out(history::text::compare(&comparison));
+    }
+    Ok(Exit::Ok)
+}
+
+fn run_trend(args: TrendArgs, ui: &Ui) -> anyhow::Result<Exit> {
+    let mut store = args.db.open()?;
+    let filter = Filter { machine: args.machine.clone(), ..Filter::default() };
+    let runs = store.runs(&filter)?;
+    let page = history::trend::render(&runs, args.regression_pct)?;
+    crate::write::write_atomic(&args.html, page.as_bytes(), false)?;
+    ui.status("Wrote", args.html.display());
+    Ok(Exit::Ok)
+}

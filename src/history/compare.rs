@@ -1,0 +1,242 @@
+//! `history compare A B`: two runs, two bundles or two kernel releases side by side. Per
+//! machine, scenario, test and CPU the change in max and p99.9 (each side's worst over its
+//! valid runs; invalid runs are named and left out), and which build inputs differ.
+
+use std::collections::BTreeMap;
+
+use super::HistoryError;
+use crate::formats::history_json::{
+    CompareRow, CompareSide, Comparison, HistoryResult, HistoryRun, InputChange, SCHEMA,
+};
+use crate::kconfig::KernelConfig;
+
+/// The runs one side of a comparison names.
+#[derive(Debug, Clone)]
+pub(crate) struct Side {
+    pub selected: String,
+    pub runs: Vec<HistoryRun>,
+}
+
+/// Shortest digest prefix accepted for a run or a bundle.
+const MIN_PREFIX: usize = 6;
+
+/// A side as the user named it: a result folder or LAVA log (read, and matched to its record),
+/// a bundle manifest or archive, or what [`select`] takes.
+pub(crate) fn resolve(all: &[HistoryRun], key: &str) -> Result<Side, HistoryError> {
+    let path = std::path::Path::new(key);
+    if path.is_dir() || (path.is_file() && crate::report::input::is_lava_log(path)) {
+        let run = super::record::read(path, None)?;
+        return select(all, key, Some(run));
+    }
+    if path.is_file() {
+        let bundle = super::bundle_identity::read(path)?;
+        return select(all, &bundle.digest, None);
+    }
+    select(all, key, None)
+}
+
+/// Selects `key` among `all`: a run digest (prefix), a bundle digest (prefix), or a kernel
+/// release. `extra` is a run read from disk (a result folder passed as A or B), matched by
+/// digest or used as it is.
+pub(crate) fn select(
+    all: &[HistoryRun],
+    key: &str,
+    from_disk: Option<HistoryRun>,
+) -> Result<Side, HistoryError> {
+    if let Some(run) = from_disk {
+        let stored = all.iter().find(|r| r.digest == run.digest).cloned();
+        let run = stored.unwrap_or(run);
+        return Ok(Side { selected: format!("run {}", short(&run.digest)), runs: vec![run] });
+    }
+    let hex = key.len() >= MIN_PREFIX && key.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex {
+        let key = key.to_ascii_lowercase();
+        let runs: Vec<&HistoryRun> = all.iter().filter(|r| r.digest.starts_with(&key)).collect();
+        match runs.as_slice() {
+            [run] => {
+                return Ok(Side {
+                    selected: format!("run {}", short(&run.digest)),
+                    runs: vec![(*run).clone()],
+                });
+            }
+            [] => {}
+            _ => return Err(HistoryError::Ambiguous(key)),
+        }
+        let bundles: Vec<HistoryRun> = all
+            .iter()
+            .filter(|r| r.bundle_digest.as_deref().is_some_and(|d| d.starts_with(&key)))
+            .cloned()
+            .collect();
+        if !bundles.is_empty() {
+            return Ok(Side { selected: format!("bundle {}", short(&key)), runs: bundles });
+        }
+    }
+    let releases: Vec<HistoryRun> =
+        all.iter().filter(|r| r.kernel_release.as_deref() == Some(key)).cloned().collect();
+    if !releases.is_empty() {
+        return Ok(Side { selected: format!("kernel release {key}"), runs: releases });
+    }
+    Err(HistoryError::NotFound(key.to_string()))
+}
+
+/// The first 12 characters of a digest, as shown.
+pub(crate) fn short(digest: &str) -> &str {
+    &digest[..digest.len().min(12)]
+}
+
+type Key = (Option<String>, String, String, Option<u32>);
+
+/// Each side's worst max and p99.9 per machine, scenario, test and CPU (valid rows only).
+fn worst(runs: &[HistoryRun]) -> BTreeMap<Key, (Option<f64>, Option<f64>)> {
+    let mut out: BTreeMap<Key, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    for run in runs.iter().filter(|r| r.valid) {
+        for row in run.results.iter().filter(|r| r.valid) {
+            let entry = out
+                .entry((run.machine.clone(), row.scenario.clone(), row.test.clone(), row.cpu))
+                .or_default();
+            entry.0 = higher(entry.0, row.max_us);
+            entry.1 = higher(entry.1, row.p999_us);
+        }
+    }
+    out
+}
+
+fn higher(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// (b − a) / a in %, when both are known and a is above 0.
+pub(crate) fn change_pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if a > 0.0 => Some((b - a) / a * 100.0),
+        _ => None,
+    }
+}
+
+/// Compares the two sides; `configs` are kernel configs at hand, matched to the runs' config
+/// digests to name the options that differ.
+pub(crate) fn compare(a: &Side, b: &Side, configs: &[KernelConfig]) -> Comparison {
+    let (worst_a, worst_b) = (worst(&a.runs), worst(&b.runs));
+    let rows = worst_a
+        .iter()
+        .filter_map(|(key, (a_max, a_p999))| {
+            let (b_max, b_p999) = worst_b.get(key)?;
+            Some(CompareRow {
+                machine: key.0.clone(),
+                scenario: key.1.clone(),
+                test: key.2.clone(),
+                cpu: key.3,
+                a_max_us: *a_max,
+                b_max_us: *b_max,
+                max_change_pct: change_pct(*a_max, *b_max),
+                a_p999_us: *a_p999,
+                b_p999_us: *b_p999,
+                p999_change_pct: change_pct(*a_p999, *b_p999),
+            })
+        })
+        .collect();
+    let changed_inputs = match (newest(&a.runs), newest(&b.runs)) {
+        (Some(old), Some(new)) => changed_inputs(old, new, configs),
+        _ => Vec::new(),
+    };
+    Comparison { schema: SCHEMA.to_string(), a: side(a), b: side(b), rows, changed_inputs }
+}
+
+fn side(side: &Side) -> CompareSide {
+    CompareSide {
+        selected: side.selected.clone(),
+        runs: side.runs.iter().map(|r| r.digest.clone()).collect(),
+        invalid_runs: side.runs.iter().filter(|r| !r.valid).map(|r| r.digest.clone()).collect(),
+    }
+}
+
+/// The most recent run (by start time).
+pub(crate) fn newest(runs: &[HistoryRun]) -> Option<&HistoryRun> {
+    runs.iter().max_by_key(|r| (r.started_unix.unwrap_or(0), r.digest.clone()))
+}
+
+/// The build and tuning inputs that differ from `old` to `new`.
+pub(crate) fn changed_inputs(
+    old: &HistoryRun,
+    new: &HistoryRun,
+    configs: &[KernelConfig],
+) -> Vec<InputChange> {
+    let mut changes = Vec::new();
+    let mut field = |input: &str, a: &Option<String>, b: &Option<String>| {
+        if a != b {
+            changes.push(InputChange { input: input.to_string(), a: a.clone(), b: b.clone() });
+        }
+    };
+    field("kernel_release", &old.kernel_release, &new.kernel_release);
+    field("kernel_version", &old.kernel_version, &new.kernel_version);
+    field("kernel_config_digest", &old.kernel_config_digest, &new.kernel_config_digest);
+    field("lock_digest", &old.lock_digest, &new.lock_digest);
+    field("bundle_digest", &old.bundle_digest, &new.bundle_digest);
+    field("boot_args", &old.inputs.boot_args, &new.inputs.boot_args);
+    let repos = |run: &HistoryRun| -> BTreeMap<String, String> {
+        run.inputs.repos.iter().map(|r| (r.name.clone(), r.commit.clone())).collect()
+    };
+    let (repos_a, repos_b) = (repos(old), repos(new));
+    let names: std::collections::BTreeSet<&String> = repos_a.keys().chain(repos_b.keys()).collect();
+    for name in names {
+        field(&format!("repo {name}"), &repos_a.get(name).cloned(), &repos_b.get(name).cloned());
+    }
+    let only = |these: &[String], those: &[String]| -> Vec<String> {
+        these.iter().filter(|f| !those.contains(f)).cloned().collect()
+    };
+    let (gone, added) = (
+        only(&old.inputs.tuning, &new.inputs.tuning),
+        only(&new.inputs.tuning, &old.inputs.tuning),
+    );
+    if !gone.is_empty() || !added.is_empty() {
+        let list = |facts: Vec<String>| (!facts.is_empty()).then(|| facts.join(", "));
+        changes.push(InputChange { input: "tuning".to_string(), a: list(gone), b: list(added) });
+    }
+    let config = |digest: &Option<String>| {
+        digest.as_ref().and_then(|d| configs.iter().find(|c| c.sha256() == d))
+    };
+    if old.kernel_config_digest != new.kernel_config_digest
+        && let (Some(a), Some(b)) =
+            (config(&old.kernel_config_digest), config(&new.kernel_config_digest))
+    {
+        let symbols: std::collections::BTreeSet<&str> = a.symbols().chain(b.symbols()).collect();
+        for symbol in symbols {
+            let (was, is) = (a.state(symbol), b.state(symbol));
+            if was != is {
+                changes.push(InputChange {
+                    input: symbol.to_string(),
+                    a: Some(was.describe()),
+                    b: Some(is.describe()),
+                });
+            }
+        }
+    }
+    changes
+}
+
+/// A row's figure by metric name.
+pub(crate) fn figure(row: &HistoryResult, metric: &str) -> Option<f64> {
+    match metric {
+        "max" => row.max_us,
+        _ => row.p999_us,
+    }
+}
+
+/// A kernel config is a few MB; anything larger is not one.
+const MAX_CONFIG_BYTES: u64 = 64 << 20;
+
+/// Reads a `--config FILE` (plain or compressed, like `/proc/config.gz`).
+pub(crate) fn read_config(path: &std::path::Path) -> Result<KernelConfig, HistoryError> {
+    use std::io::Read;
+    let bad =
+        |message: String| HistoryError::Input(format!("--config {}: {message}", path.display()));
+    let meta = std::fs::metadata(path).map_err(|e| bad(format!("{e}; check the path")))?;
+    if !meta.is_file() {
+        return Err(bad("not a regular file; pass a kernel .config".to_string()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| bad(format!("{e}; check the path")))?;
+    KernelConfig::read(file.take(MAX_CONFIG_BYTES)).map_err(|e| bad(e.to_string()))
+}

@@ -1,0 +1,97 @@
+//! The history schema, as numbered migrations applied in order on first use. Table
+//! `rtbuild_schema` holds one row per applied migration; a database with a migration this
+//! rtbuild does not know is refused (it was written by a newer rtbuild).
+//!
+//! A migration, once released, never changes: a new column is a new migration.
+
+use super::backend::{Backend, DbError};
+
+/// Each migration's statements, migration 1 first.
+const MIGRATIONS: &[&str] = &[
+    // 1: runs and their per-scenario, test and CPU results.
+    "CREATE TABLE runs (
+        digest TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        added_unix BIGINT NOT NULL,
+        machine TEXT,
+        target TEXT,
+        kernel_release TEXT,
+        kernel_version TEXT,
+        kernel_config_digest TEXT,
+        lock_digest TEXT,
+        bundle_digest TEXT,
+        tuning_fingerprint TEXT,
+        started_unix BIGINT,
+        duration_s DOUBLE PRECISION,
+        threshold_us DOUBLE PRECISION NOT NULL,
+        verdict TEXT NOT NULL,
+        valid BIGINT NOT NULL,
+        reasons TEXT NOT NULL,
+        inputs TEXT NOT NULL
+    );
+    CREATE INDEX runs_by_machine ON runs (machine, started_unix);
+    CREATE TABLE results (
+        run_digest TEXT NOT NULL REFERENCES runs (digest),
+        position BIGINT NOT NULL,
+        scenario TEXT NOT NULL,
+        test TEXT NOT NULL,
+        cpu BIGINT,
+        samples BIGINT,
+        min_us DOUBLE PRECISION,
+        avg_us DOUBLE PRECISION,
+        p99_us DOUBLE PRECISION,
+        p999_us DOUBLE PRECISION,
+        max_us DOUBLE PRECISION,
+        overflows BIGINT,
+        verdict TEXT NOT NULL,
+        valid BIGINT NOT NULL,
+        reasons TEXT NOT NULL,
+        PRIMARY KEY (run_digest, position)
+    );",
+];
+
+/// The schema version this rtbuild writes and reads.
+pub(crate) const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// What [`migrate`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Schema {
+    /// At [`LATEST`] (after applying the missing migrations).
+    Current,
+    /// Written by a newer rtbuild: the version found.
+    Newer(i64),
+}
+
+/// Brings the schema to [`LATEST`] inside one transaction that no other rtbuild migrates in at
+/// the same time; changes nothing in a newer database.
+pub(crate) fn migrate(db: &mut dyn Backend) -> Result<Schema, DbError> {
+    db.begin_write()?;
+    let applied = (|| {
+        db.lock_schema()?;
+        db.batch("CREATE TABLE IF NOT EXISTS rtbuild_schema (version BIGINT PRIMARY KEY)")?;
+        let rows = db.query("SELECT MAX(version) FROM rtbuild_schema", &[])?;
+        let found = rows.first().and_then(|row| row.first()).and_then(|v| v.int()).unwrap_or(0);
+        if found > LATEST {
+            return Ok(Schema::Newer(found));
+        }
+        for (at, statements) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+            db.batch(statements)?;
+            db.execute(
+                "INSERT INTO rtbuild_schema (version) VALUES ($1)",
+                &[(at as i64 + 1).into()],
+            )?;
+        }
+        Ok(Schema::Current)
+    })();
+    match applied {
+        Ok(schema) => {
+            db.batch("COMMIT")?;
+            Ok(schema)
+        }
+        Err(err) => {
+            let _ = db.batch("ROLLBACK");
+            Err(err)
+        }
+    }
+}

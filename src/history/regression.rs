@@ -1,0 +1,188 @@
+//! `history add --check` and `report --history`: a run against the recent valid runs of the
+//! same machine, scenario and test. The baseline of each figure is the median over the newest
+//! [`BASELINE_RUNS`] such runs (started before this one); a figure regresses when it exceeds
+//! the baseline by more than `regression_pct`, or is over the threshold where the baseline was
+//! not. Invalid runs are never part of a baseline, and an invalid run is not compared.
+
+use super::compare::{changed_inputs, figure, short};
+use crate::formats::history_json::{Finding, HistoryRun, RegressionCheck};
+
+/// How many earlier valid runs form a baseline.
+pub(crate) const BASELINE_RUNS: usize = 5;
+
+/// The default `--regression-pct`.
+pub(crate) const DEFAULT_PCT: f64 = 20.0;
+
+/// The metrics compared.
+const METRICS: [&str; 2] = ["max", "p99.9"];
+
+/// Checks `run` against `history` (which may contain `run` itself; it is skipped).
+pub(crate) fn check(run: &HistoryRun, history: &[HistoryRun], pct: f64) -> RegressionCheck {
+    let mut out = RegressionCheck {
+        run: run.digest.clone(),
+        machine: run.machine.clone(),
+        regression_pct: pct,
+        threshold_us: run.threshold_us,
+        ..RegressionCheck::default()
+    };
+    if !run.valid {
+        out.verdict = "INVALID".to_string();
+        return out;
+    }
+    let earlier: Vec<&HistoryRun> = history
+        .iter()
+        .filter(|h| {
+            h.digest != run.digest
+                && h.valid
+                && h.machine == run.machine
+                && match (h.started_unix, run.started_unix) {
+                    (Some(then), Some(now)) => then <= now,
+                    _ => true,
+                }
+        })
+        .collect();
+    let mut baseline_runs: Vec<&HistoryRun> = Vec::new();
+    for row in run.results.iter().filter(|r| r.valid) {
+        // The newest earlier runs that measured this scenario and test validly.
+        let mut with: Vec<&HistoryRun> = earlier
+            .iter()
+            .copied()
+            .filter(|h| {
+                h.results
+                    .iter()
+                    .any(|r| r.valid && r.scenario == row.scenario && r.test == row.test)
+            })
+            .collect();
+        with.sort_by_key(|h| std::cmp::Reverse((h.started_unix.unwrap_or(0), h.digest.clone())));
+        with.truncate(BASELINE_RUNS);
+        for h in &with {
+            if !baseline_runs.iter().any(|b| b.digest == h.digest) {
+                baseline_runs.push(h);
+            }
+        }
+        for metric in METRICS {
+            let Some(current) = figure(row, metric) else { continue };
+            let mut values: Vec<f64> = with
+                .iter()
+                .flat_map(|h| &h.results)
+                .filter(|r| {
+                    r.valid && r.scenario == row.scenario && r.test == row.test && r.cpu == row.cpu
+                })
+                .filter_map(|r| figure(r, metric))
+                .collect();
+            let Some(baseline) = median(&mut values) else { continue };
+            let over_pct = current > baseline * (1.0 + pct / 100.0);
+            let crosses = current > run.threshold_us && baseline <= run.threshold_us;
+            if over_pct || crosses {
+                out.findings.push(Finding {
+                    scenario: row.scenario.clone(),
+                    test: row.test.clone(),
+                    cpu: row.cpu,
+                    metric: metric.to_string(),
+                    current_us: current,
+                    baseline_us: baseline,
+                    change_pct: if baseline > 0.0 {
+                        (current - baseline) / baseline * 100.0
+                    } else {
+                        0.0
+                    },
+                    crosses_threshold: crosses,
+                    baseline_runs: with.iter().map(|h| h.digest.clone()).collect(),
+                });
+            }
+        }
+    }
+    baseline_runs
+        .sort_by_key(|h| std::cmp::Reverse((h.started_unix.unwrap_or(0), h.digest.clone())));
+    if let Some(newest) = baseline_runs.first() {
+        out.changed_inputs = changed_inputs(newest, run, &[]);
+    }
+    out.baseline_runs = baseline_runs.iter().map(|h| h.digest.clone()).collect();
+    out.verdict = if out.baseline_runs.is_empty() {
+        "NO-BASELINE"
+    } else if out.findings.is_empty() {
+        "PASS"
+    } else {
+        "REGRESSION"
+    }
+    .to_string();
+    out
+}
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 })
+}
+
+/// The check as text: one `REGRESSION` line per finding, naming the baseline runs, then the
+/// inputs that changed.
+pub(crate) fn render(check: &RegressionCheck) -> String {
+    let machine = check.machine.as_deref().unwrap_or("unknown machine");
+    let run = short(&check.run);
+    let mut out = String::new();
+    match check.verdict.as_str() {
+        "INVALID" => {
+            out.push_str(&format!("INVALID run {run} ({machine}): not compared with the history\n"))
+        }
+        "NO-BASELINE" => out.push_str(&format!(
+            "NO-BASELINE run {run} ({machine}): no earlier valid run of this machine, scenario and test\n"
+        )),
+        _ => {}
+    }
+    for f in &check.findings {
+        let cpu = f.cpu.map_or_else(|| "all CPUs".to_string(), |c| format!("CPU {c}"));
+        let runs: Vec<&str> = f.baseline_runs.iter().map(|d| short(d)).collect();
+        let mut why = Vec::new();
+        if f.change_pct > check.regression_pct {
+            why.push(format!("more than +{} %", check.regression_pct));
+        }
+        if f.crosses_threshold {
+            why.push(format!("crosses the {} µs threshold", number(check.threshold_us)));
+        }
+        let why = why.join(", ");
+        out.push_str(&format!(
+            "REGRESSION {machine} {} {} {cpu}: {} {} µs, baseline {} µs ({:+.1} %: {why}); baseline runs {}\n",
+            f.scenario,
+            f.test,
+            f.metric,
+            number(f.current_us),
+            number(f.baseline_us),
+            f.change_pct,
+            runs.join(", "),
+        ));
+    }
+    if check.verdict == "PASS" {
+        out.push_str(&format!(
+            "PASS run {run} ({machine}): within +{} % of {} baseline run(s)\n",
+            check.regression_pct,
+            check.baseline_runs.len()
+        ));
+    }
+    if check.verdict == "REGRESSION" {
+        if check.changed_inputs.is_empty() {
+            out.push_str("changed inputs: none recorded\n");
+        }
+        for change in &check.changed_inputs {
+            out.push_str(&format!(
+                "changed input {}: {} → {}\n",
+                change.input,
+                change.a.as_deref().unwrap_or("unknown"),
+                change.b.as_deref().unwrap_or("unknown")
+            ));
+        }
+    }
+    out
+}
+
+/// `45`, `45.5`: as few digits as the figure needs.
+pub(crate) fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value:.1}")
+    }
+}

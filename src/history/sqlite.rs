@@ -1,0 +1,89 @@
+//! The embedded backend: one SQLite file (rusqlite, SQLite compiled in). Writers take the
+//! database's write lock at `BEGIN IMMEDIATE` and wait up to [`BUSY`] for each other.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::types::{Value as SqlValue, ValueRef};
+
+use super::backend::{Backend, DbError, Value};
+
+/// How long a writer waits for another one before giving up.
+const BUSY: Duration = Duration::from_secs(120);
+
+pub(crate) struct Sqlite {
+    connection: rusqlite::Connection,
+}
+
+impl Sqlite {
+    /// Opens (or creates) the file. Its folder must exist.
+    pub(crate) fn open(path: &Path) -> Result<Sqlite, DbError> {
+        let connection = rusqlite::Connection::open(path).map_err(error)?;
+        connection.busy_timeout(BUSY).map_err(error)?;
+        Ok(Sqlite { connection })
+    }
+}
+
+fn error(err: rusqlite::Error) -> DbError {
+    DbError(err.to_string())
+}
+
+fn to_sql(value: &Value) -> SqlValue {
+    match value {
+        Value::Int(Some(v)) => SqlValue::Integer(*v),
+        Value::Real(Some(v)) => SqlValue::Real(*v),
+        Value::Text(Some(v)) => SqlValue::Text(v.clone()),
+        Value::Int(None) | Value::Real(None) | Value::Text(None) => SqlValue::Null,
+    }
+}
+
+fn from_sql(value: ValueRef<'_>) -> Value {
+    match value {
+        ValueRef::Null => Value::Int(None),
+        ValueRef::Integer(v) => Value::Int(Some(v)),
+        ValueRef::Real(v) => Value::Real(Some(v)),
+        ValueRef::Text(v) | ValueRef::Blob(v) => {
+            Value::Text(Some(String::from_utf8_lossy(v).into_owned()))
+        }
+    }
+}
+
+impl Backend for Sqlite {
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.connection.execute_batch(sql).map_err(error)
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
+        let params: Vec<SqlValue> = params.iter().map(to_sql).collect();
+        let changed = self
+            .connection
+            .execute(sql, rusqlite::params_from_iter(params.iter()))
+            .map_err(error)?;
+        Ok(changed as u64)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, DbError> {
+        let params: Vec<SqlValue> = params.iter().map(to_sql).collect();
+        let mut statement = self.connection.prepare(sql).map_err(error)?;
+        let columns = statement.column_count();
+        let mut rows = statement.query(rusqlite::params_from_iter(params.iter())).map_err(error)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(error)? {
+            let mut values = Vec::with_capacity(columns);
+            for column in 0..columns {
+                values.push(from_sql(row.get_ref(column).map_err(error)?));
+            }
+            out.push(values);
+        }
+        Ok(out)
+    }
+
+    fn begin_write(&mut self) -> Result<(), DbError> {
+        self.batch("BEGIN IMMEDIATE")
+    }
+
+    fn lock_schema(&mut self) -> Result<(), DbError> {
+        // BEGIN IMMEDIATE already holds the only write lock.
+        Ok(())
+    }
+}

@@ -1,0 +1,267 @@
+//! The history store over either backend: opened with its schema migrated, runs added in one
+//! transaction each (once per content digest), and read back filtered.
+
+use super::HistoryError;
+use super::backend::{Backend, DbError, Value};
+use super::location::Location;
+use super::migrations::{self, Schema};
+use crate::formats::history_json::{HistoryResult, HistoryRun};
+
+/// Which runs to read.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Filter {
+    pub machine: Option<String>,
+    /// Keep runs with this scenario, and only its results.
+    pub scenario: Option<String>,
+    /// Runs that started at or after this Unix time.
+    pub since_unix: Option<i64>,
+}
+
+pub(crate) struct Store {
+    db: Box<dyn Backend>,
+    shown: String,
+}
+
+const RUN_COLUMNS: &str = "digest, source, kind, added_unix, machine, target, kernel_release, \
+     kernel_version, kernel_config_digest, lock_digest, bundle_digest, tuning_fingerprint, \
+     started_unix, duration_s, threshold_us, verdict, valid, reasons, inputs";
+
+const RESULT_COLUMNS: &str = "scenario, test, cpu, samples, min_us, avg_us, p99_us, p999_us, \
+     max_us, overflows, verdict, valid, reasons";
+
+impl Store {
+    /// Opens the database (creating an SQLite file and its folder) and applies the missing
+    /// migrations; a database from a newer rtbuild is refused.
+    pub(crate) fn open(location: &Location) -> Result<Store, HistoryError> {
+        let shown = location.shown();
+        let open_error = |message: String| HistoryError::Open { db: shown.clone(), message };
+        let mut db: Box<dyn Backend> = match location {
+            Location::Sqlite(path) => {
+                if let Ok(meta) = std::fs::metadata(path)
+                    && !meta.is_file()
+                {
+                    return Err(open_error("it is not a regular file".to_string()));
+                }
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(|e| {
+                        open_error(format!("cannot create {}: {e}", parent.display()))
+                    })?;
+                }
+                Box::new(super::sqlite::Sqlite::open(path).map_err(|e| open_error(e.0))?)
+            }
+            Location::Postgres(url) => {
+                Box::new(super::postgres::Postgres::connect(url).map_err(|e| open_error(e.0))?)
+            }
+        };
+        match migrations::migrate(db.as_mut()).map_err(|e| open_error(e.0))? {
+            Schema::Current => Ok(Store { db, shown }),
+            Schema::Newer(found) => {
+                Err(HistoryError::Newer { db: shown, found, latest: migrations::LATEST })
+            }
+        }
+    }
+
+    /// The database as it may be shown.
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    fn failed(&self, err: DbError) -> HistoryError {
+        HistoryError::Db { db: self.shown.clone(), message: err.0 }
+    }
+
+    /// Records `run` unless a run with its digest is recorded; whether it was new.
+    pub(crate) fn add(&mut self, run: &HistoryRun) -> Result<bool, HistoryError> {
+        self.db.begin_write().map_err(|e| self.failed(e))?;
+        let added = insert(self.db.as_mut(), run);
+        let end = if added.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = self.db.batch(end);
+        let added = added.map_err(|e| self.failed(e))?;
+        ended.map_err(|e| self.failed(e))?;
+        Ok(added)
+    }
+
+    /// The runs `filter` selects, oldest first (by start time, then digest).
+    pub(crate) fn runs(&mut self, filter: &Filter) -> Result<Vec<HistoryRun>, HistoryError> {
+        let mut clauses = Vec::new();
+        let mut params: Vec<Value> = Vec::new();
+        if let Some(machine) = &filter.machine {
+            params.push(machine.as_str().into());
+            clauses.push(format!("machine = ${}", params.len()));
+        }
+        if let Some(since) = filter.since_unix {
+            params.push(since.into());
+            clauses.push(format!("started_unix >= ${}", params.len()));
+        }
+        if let Some(scenario) = &filter.scenario {
+            params.push(scenario.as_str().into());
+            clauses.push(format!(
+                "EXISTS (SELECT 1 FROM results WHERE results.run_digest = runs.digest AND results.scenario = ${})",
+                params.len()
+            ));
+        }
+        let mut sql = format!("SELECT {RUN_COLUMNS} FROM runs");
+        if !clauses.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(&clauses.join(" AND "));
+        }
+        sql.push_str(" ORDER BY COALESCE(started_unix, 0), digest");
+        let rows = self.db.query(&sql, &params).map_err(|e| self.failed(e))?;
+        let mut runs: Vec<HistoryRun> = rows.iter().map(|row| run_from_row(row)).collect();
+        for run in &mut runs {
+            let results = self
+                .db
+                .query(
+                    &format!(
+                        "SELECT {RESULT_COLUMNS} FROM results WHERE run_digest = $1 ORDER BY position"
+                    ),
+                    &[run.digest.as_str().into()],
+                )
+                .map_err(|e| self.failed(e))?;
+            run.results = results.iter().map(|row| result_from_row(row)).collect();
+            if let Some(scenario) = &filter.scenario {
+                run.results.retain(|r| &r.scenario == scenario);
+            }
+        }
+        Ok(runs)
+    }
+
+    /// How many runs and result rows the database holds.
+    #[cfg(test)]
+    pub(crate) fn counts(&mut self) -> Result<(i64, i64), HistoryError> {
+        let count = |db: &mut dyn Backend, table: &str| -> Result<i64, DbError> {
+            let rows = db.query(&format!("SELECT COUNT(*) FROM {table}"), &[])?;
+            Ok(rows.first().and_then(|r| r.first()).and_then(Value::int).unwrap_or(0))
+        };
+        let runs = count(self.db.as_mut(), "runs").map_err(|e| self.failed(e))?;
+        let results = count(self.db.as_mut(), "results").map_err(|e| self.failed(e))?;
+        Ok((runs, results))
+    }
+}
+
+fn insert(db: &mut dyn Backend, run: &HistoryRun) -> Result<bool, DbError> {
+    let params: Vec<Value> = vec![
+        run.digest.as_str().into(),
+        run.source.as_str().into(),
+        run.kind.as_str().into(),
+        run.added_unix.into(),
+        run.machine.as_deref().into(),
+        run.target.as_deref().into(),
+        run.kernel_release.as_deref().into(),
+        run.kernel_version.as_deref().into(),
+        run.kernel_config_digest.as_deref().into(),
+        run.lock_digest.as_deref().into(),
+        run.bundle_digest.as_deref().into(),
+        run.tuning_fingerprint.as_deref().into(),
+        run.started_unix.into(),
+        run.duration_s.into(),
+        Some(run.threshold_us).into(),
+        run.verdict.as_str().into(),
+        i64::from(run.valid).into(),
+        json(&run.reasons).as_str().into(),
+        json(&run.inputs).as_str().into(),
+    ];
+    let placeholders: Vec<String> = (1..=params.len()).map(|n| format!("${n}")).collect();
+    let changed = db.execute(
+        &format!(
+            "INSERT INTO runs ({RUN_COLUMNS}) VALUES ({}) ON CONFLICT (digest) DO NOTHING",
+            placeholders.join(", ")
+        ),
+        &params,
+    )?;
+    if changed == 0 {
+        return Ok(false);
+    }
+    for (position, r) in run.results.iter().enumerate() {
+        let params: Vec<Value> = vec![
+            run.digest.as_str().into(),
+            (position as i64).into(),
+            r.scenario.as_str().into(),
+            r.test.as_str().into(),
+            r.cpu.map(i64::from).into(),
+            r.samples.map(|v| v as i64).into(),
+            r.min_us.into(),
+            r.avg_us.into(),
+            r.p99_us.into(),
+            r.p999_us.into(),
+            r.max_us.into(),
+            r.overflows.map(|v| v as i64).into(),
+            r.verdict.as_str().into(),
+            i64::from(r.valid).into(),
+            json(&r.reasons).as_str().into(),
+        ];
+        let placeholders: Vec<String> = (1..=params.len()).map(|n| format!("${n}")).collect();
+        db.execute(
+            &format!(
+                "INSERT INTO results (run_digest, position, {RESULT_COLUMNS}) VALUES ({})",
+                placeholders.join(", ")
+            ),
+            &params,
+        )?;
+    }
+    Ok(true)
+}
+
+/// A JSON text column.
+fn json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+fn text(row: &[Value], at: usize) -> String {
+    row.get(at).and_then(Value::text).unwrap_or_default()
+}
+
+fn optional_text(row: &[Value], at: usize) -> Option<String> {
+    row.get(at).and_then(Value::text)
+}
+
+fn int(row: &[Value], at: usize) -> Option<i64> {
+    row.get(at).and_then(Value::int)
+}
+
+fn real(row: &[Value], at: usize) -> Option<f64> {
+    row.get(at).and_then(Value::real)
+}
+
+fn run_from_row(row: &[Value]) -> HistoryRun {
+    HistoryRun {
+        digest: text(row, 0),
+        source: text(row, 1),
+        kind: text(row, 2),
+        added_unix: int(row, 3).unwrap_or(0),
+        machine: optional_text(row, 4),
+        target: optional_text(row, 5),
+        kernel_release: optional_text(row, 6),
+        kernel_version: optional_text(row, 7),
+        kernel_config_digest: optional_text(row, 8),
+        lock_digest: optional_text(row, 9),
+        bundle_digest: optional_text(row, 10),
+        tuning_fingerprint: optional_text(row, 11),
+        started_unix: int(row, 12),
+        duration_s: real(row, 13),
+        threshold_us: real(row, 14).unwrap_or(0.0),
+        verdict: text(row, 15),
+        valid: int(row, 16) == Some(1),
+        reasons: serde_json::from_str(&text(row, 17)).unwrap_or_default(),
+        inputs: serde_json::from_str(&text(row, 18)).unwrap_or_default(),
+        results: Vec::new(),
+    }
+}
+
+fn result_from_row(row: &[Value]) -> HistoryResult {
+    HistoryResult {
+        scenario: text(row, 0),
+        test: text(row, 1),
+        cpu: int(row, 2).and_then(|v| u32::try_from(v).ok()),
+        samples: int(row, 3).and_then(|v| u64::try_from(v).ok()),
+        min_us: real(row, 4),
+        avg_us: real(row, 5),
+        p99_us: real(row, 6),
+        p999_us: real(row, 7),
+        max_us: real(row, 8),
+        overflows: int(row, 9).and_then(|v| u64::try_from(v).ok()),
+        verdict: text(row, 10),
+        valid: int(row, 11) == Some(1),
+        reasons: serde_json::from_str(&text(row, 12)).unwrap_or_default(),
+    }
+}

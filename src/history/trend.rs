@@ -1,0 +1,252 @@
+//! `history report --html`: the long-term trend page. Per machine, scenario and test, the
+//! worst max and p99.9 over the run's CPUs against time (log y axis), the threshold as a line,
+//! each point a link to its run's build identity in the table below it, regressions
+//! ([`super::regression`]) ringed, invalid runs drawn apart and never joined to the line.
+//!
+//! Figures and positions are computed here; `templates/history.html.j2` lays them out, with
+//! HTML auto-escaping.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::compare::short;
+use super::regression::{self, number};
+use crate::base::iso_from_epoch;
+use crate::formats::history_json::HistoryRun;
+
+/// The plot area inside the SVG, px.
+const WIDTH: f64 = 1100.0;
+const HEIGHT: f64 = 300.0;
+const LEFT: f64 = 60.0;
+const TOP: f64 = 16.0;
+
+#[derive(Debug, Serialize)]
+struct Page {
+    runs: usize,
+    series: Vec<Series>,
+    version: &'static str,
+    width: f64,
+    height: f64,
+    left: f64,
+    top: f64,
+    svg_width: f64,
+    svg_height: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Series {
+    id: String,
+    machine: String,
+    scenario: String,
+    test: String,
+    threshold_us: String,
+    threshold_y: Option<f64>,
+    max_line: String,
+    p999_line: String,
+    points: Vec<Point>,
+    y_ticks: Vec<Tick>,
+    x_ticks: Vec<Tick>,
+    regressions: usize,
+    invalid: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct Point {
+    anchor: String,
+    digest: String,
+    date: String,
+    x: f64,
+    max_y: Option<f64>,
+    p999_y: Option<f64>,
+    max_us: String,
+    p999_us: String,
+    valid: bool,
+    regression: bool,
+    kernel_release: String,
+    lock: String,
+    bundle: String,
+    config: String,
+    verdict: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Tick {
+    at: f64,
+    label: String,
+    /// SVG `text-anchor`: the first and last date stay inside the chart.
+    anchor: &'static str,
+}
+
+type Key = (String, String, String);
+
+/// The page for `runs` (all runs of the machines shown).
+pub(crate) fn render(runs: &[HistoryRun], pct: f64) -> Result<String, minijinja::Error> {
+    let mut by_series: BTreeMap<Key, Vec<&HistoryRun>> = BTreeMap::new();
+    for run in runs {
+        let machine = run.machine.clone().unwrap_or_else(|| "unknown machine".to_string());
+        for row in &run.results {
+            let key = (machine.clone(), row.scenario.clone(), row.test.clone());
+            let list = by_series.entry(key).or_default();
+            if !list.iter().any(|r| r.digest == run.digest) {
+                list.push(run);
+            }
+        }
+    }
+    let series = by_series
+        .into_iter()
+        .enumerate()
+        .filter_map(|(at, (key, list))| series(at, &key, &list, runs, pct))
+        .collect();
+    let page = Page {
+        runs: runs.len(),
+        series,
+        version: env!("CARGO_PKG_VERSION"),
+        width: WIDTH,
+        height: HEIGHT,
+        left: LEFT,
+        top: TOP,
+        svg_width: LEFT + WIDTH + 20.0,
+        svg_height: TOP + HEIGHT + 40.0,
+    };
+    crate::templates::render("history.html", &page)
+}
+
+/// A run's worst figure over its valid (or, for an invalid run, all) rows of the series;
+/// unknown when a CPU's figure is (a p99.9 among overflowed samples), never the best of the rest.
+fn worst(run: &HistoryRun, key: &Key, metric: &str) -> Option<f64> {
+    let figures: Vec<Option<f64>> = run
+        .results
+        .iter()
+        .filter(|r| r.scenario == key.1 && r.test == key.2 && (r.valid || !run.valid))
+        .map(|r| super::compare::figure(r, metric))
+        .collect();
+    if figures.iter().any(Option::is_none) {
+        return None;
+    }
+    figures.into_iter().flatten().reduce(f64::max)
+}
+
+fn when(run: &HistoryRun) -> i64 {
+    run.started_unix.unwrap_or(run.added_unix)
+}
+
+fn series(
+    at: usize,
+    key: &Key,
+    list: &[&HistoryRun],
+    all: &[HistoryRun],
+    pct: f64,
+) -> Option<Series> {
+    let mut list = list.to_vec();
+    list.sort_by_key(|r| (when(r), r.digest.clone()));
+    let figures: Vec<(Option<f64>, Option<f64>)> =
+        list.iter().map(|r| (worst(r, key, "max"), worst(r, key, "p99.9"))).collect();
+    let threshold = list.last().map(|r| r.threshold_us).filter(|t| *t > 0.0);
+    let values: Vec<f64> = figures
+        .iter()
+        .flat_map(|(a, b)| [*a, *b])
+        .flatten()
+        .chain(threshold)
+        .filter(|v| *v > 0.0)
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    // Log y from the decade below the lowest figure to the decade above the highest.
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min).log10().floor();
+    let high =
+        values.iter().copied().fold(f64::NEG_INFINITY, f64::max).log10().ceil().max(low + 1.0);
+    let y = |v: f64| -> Option<f64> {
+        (v > 0.0).then(|| TOP + HEIGHT - (v.log10() - low) / (high - low) * HEIGHT)
+    };
+    let (first, last) = (when(list[0]), when(list[list.len() - 1]));
+    let span = (last - first).max(1) as f64;
+    let x = |t: i64| -> f64 {
+        if list.len() == 1 { LEFT + WIDTH / 2.0 } else { LEFT + (t - first) as f64 / span * WIDTH }
+    };
+    let machine_runs: Vec<HistoryRun> =
+        all.iter().filter(|r| r.machine == list[0].machine).cloned().collect();
+    let points: Vec<Point> = list
+        .iter()
+        .zip(&figures)
+        .map(|(run, (max, p999))| {
+            let regression = run.valid
+                && regression::check(run, &machine_runs, pct)
+                    .findings
+                    .iter()
+                    .any(|f| f.scenario == key.1 && f.test == key.2);
+            Point {
+                anchor: format!("s{at}-{}", short(&run.digest)),
+                digest: run.digest.clone(),
+                date: iso_from_epoch(when(run)),
+                x: round(x(when(run))),
+                max_y: max.and_then(y).map(round),
+                p999_y: p999.and_then(y).map(round),
+                max_us: max.map_or_else(|| "-".to_string(), number),
+                p999_us: p999.map_or_else(|| "-".to_string(), number),
+                valid: run.valid,
+                regression,
+                kernel_release: run.kernel_release.clone().unwrap_or_else(|| "-".to_string()),
+                lock: run.lock_digest.as_deref().map_or("-", short).to_string(),
+                bundle: run.bundle_digest.as_deref().map_or("-", short).to_string(),
+                config: run.kernel_config_digest.as_deref().map_or("-", short).to_string(),
+                verdict: run.verdict.clone(),
+            }
+        })
+        .collect();
+    let line = |pick: fn(&Point) -> Option<f64>| -> String {
+        points
+            .iter()
+            .filter(|p| p.valid)
+            .filter_map(|p| pick(p).map(|y| format!("{},{}", p.x, y)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let y_ticks = (low as i32..=high as i32)
+        .flat_map(|decade| [1.0, 2.0, 5.0].map(|m| m * 10f64.powi(decade)))
+        .filter(|v| v.log10() <= high + 1e-9)
+        .filter_map(|v| y(v).map(|at| Tick { at: round(at), label: number(v), anchor: "end" }))
+        .collect();
+    // Dates, with the hour when the runs lie within a few days.
+    let label = |t: i64| {
+        let iso = iso_from_epoch(t);
+        if span < 4.0 * 86_400.0 { iso[..16].replace('T', " ") } else { iso[..10].to_string() }
+    };
+    let x_ticks = if list.len() == 1 {
+        vec![Tick { at: round(x(first)), label: label(first), anchor: "middle" }]
+    } else {
+        let mut ticks: Vec<Tick> = Vec::new();
+        for i in 0..=4 {
+            let t = first + (span as i64) * i / 4;
+            let anchor = match i {
+                0 => "start",
+                4 => "end",
+                _ => "middle",
+            };
+            if ticks.last().is_none_or(|last| last.label != label(t)) {
+                ticks.push(Tick { at: round(x(t)), label: label(t), anchor });
+            }
+        }
+        ticks
+    };
+    Some(Series {
+        id: format!("s{at}"),
+        machine: key.0.clone(),
+        scenario: key.1.clone(),
+        test: key.2.clone(),
+        threshold_us: threshold.map_or_else(|| "-".to_string(), number),
+        threshold_y: threshold.and_then(y).map(round),
+        max_line: line(|p| p.max_y),
+        p999_line: line(|p| p.p999_y),
+        regressions: points.iter().filter(|p| p.regression).count(),
+        invalid: points.iter().filter(|p| !p.valid).count(),
+        points,
+        y_ticks,
+        x_ticks,
+    })
+}
+
+fn round(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}

@@ -1,0 +1,272 @@
+//! Each seed guide's own measurement, run through `rtbuild test` with the real cyclictest and
+//! stress-ng at short durations: the recorded argv is the guide's command line (plus what rtbuild
+//! always adds: `--mainaffinity`, `-q`, `--json`, the histogram), each scenario is valid, the
+//! verdict word follows the recorded maximum (never INVALID for samples above the histogram), and
+//! `rtbuild report` on the folder gives the same verdict and one summary row per thread. Behaviour
+//! only, never latency values; no CPU count is assumed.
+
+use serde_json::Value;
+
+use crate::harness::Test;
+use crate::testrun::{latency_dependent, measuring, online_cpus, run_json};
+
+/// The strings of a JSON array.
+fn strings(value: &Value) -> Vec<&str> {
+    value.as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect()
+}
+
+/// Whether `argv` holds `pair` as neighbours (`-l`, `300`).
+fn has(argv: &[&str], pair: &[&str]) -> bool {
+    argv.windows(pair.len()).any(|w| w == pair)
+}
+
+/// Every scenario valid (only this VM's scheduling may cost cycles), the verdict word the max
+/// gives, and `report` agreeing on the folder with one summary row per recorded thread.
+fn check_verdict_and_report(run: &crate::harness::Run, threshold: u64) -> Value {
+    let dir = run.path().join("res");
+    let json = run_json(&dir);
+    let mut over = false;
+    for s in json["scenarios"].as_array().unwrap() {
+        let reasons = strings(&s["invalid_reasons"]);
+        assert!(reasons.iter().all(|r| latency_dependent(r)), "{}: {reasons:?}", s["name"]);
+        over |= s["max_us"].as_u64().unwrap() > threshold;
+        for t in s["threads"].as_array().unwrap() {
+            if t["overflows"].as_u64().unwrap() > 0 {
+                assert!(s["notes"].to_string().contains("are bounds"), "{s}");
+            }
+        }
+    }
+    let lost_cycles = json["scenarios"].to_string().contains("expected cycles");
+    let word = json["verdict"].as_str().unwrap();
+    match word {
+        "invalid" => assert!(lost_cycles, "invalid only for lost cycles: {json}"),
+        "fail" => assert!(over, "{json}"),
+        "pass" => assert!(!over, "{json}"),
+        other => panic!("verdict {other}"),
+    }
+    assert_eq!(run.code(), if word == "pass" { 0 } else { 1 });
+    let report =
+        Test::new().args(["--json", "report", &dir.display().to_string()]).run().ignore_stderr();
+    assert_eq!(report.code(), run.code(), "report and test exit alike");
+    let r = report.json();
+    assert_eq!(r["verdict"], if word == "pass" { "PASS" } else { "FAIL" }, "{r}");
+    let rows = r["summary"].as_array().unwrap();
+    for s in json["scenarios"].as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        let mine = rows.iter().filter(|row| row["scenario"] == name).count();
+        assert_eq!(mine, s["threads"].as_array().unwrap().len(), "{name}: {rows:?}");
+    }
+    json
+}
+
+/// Qualcomm (seeds 000/002): `cyclictest -a 3 -t 1 -m -l 100000000 -i 1000 -p 99 -h 100
+/// --mainaffinity 2` (IQ-8275), idle and with one `stress-ng --cpu 1 --cpu-load` pinned per
+/// housekeeping CPU, at 3000 loops instead of 100 million.
+#[test]
+fn qualcomm_guide_commands_run_as_written() {
+    let _one_at_a_time = measuring();
+    let rt = *online_cpus().last().unwrap();
+    let run = Test::new()
+        .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--scenario", "idle,stress"])
+        .args(["--loops", "3000", "--interval-us", "1000", "--histogram-us", "100"])
+        .args(["--main-cpu", "0", "--load", "60", "--out", "res"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    let json = check_verdict_and_report(&run, 100);
+    assert_eq!(json["settings"]["length"]["loops"], 3000, "{}", json["settings"]);
+    for s in json["scenarios"].as_array().unwrap() {
+        let ct = strings(&s["argv"]["cyclictest"]);
+        for pair in [
+            &["-a", &rt.to_string()][..],
+            &["-t", "1"],
+            &["-m"],
+            &["-l", "3000"],
+            &["-i", "1000"],
+            &["-p", "99"],
+            &["-h", "100"],
+            &["--mainaffinity=0"],
+        ] {
+            assert!(has(&ct, pair), "{pair:?} in {ct:?}");
+        }
+        assert!(!ct.contains(&"-D"), "{ct:?}");
+    }
+    let stress = &json["scenarios"][1]["argv"]["load"];
+    for load in stress.as_array().unwrap() {
+        let argv = strings(load);
+        assert_eq!(argv[..2], ["taskset", "-c"], "{argv:?}");
+        assert!(has(&argv, &["stress-ng", "--cpu", "1", "--cpu-load", "60"]), "{argv:?}");
+    }
+}
+
+/// RK3588 (seed 001): `cyclictest -c 0 -m -t 8 -p 99 -D 600` (eight threads cyclictest places
+/// itself) idle and under `stress-ng -c N --io 2 --vm 1` on every CPU without isolation.
+#[test]
+fn rk3588_guide_commands_run_as_written() {
+    let _one_at_a_time = measuring();
+    let rt = *online_cpus().last().unwrap();
+    let run = Test::new()
+        .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--scenario", "idle,system-load"])
+        .args(["--threads", "8", "--unpinned", "--cyclictest-args", "-c 0", "--duration", "3"])
+        .args(["--histogram-us", "100000", "--out", "res"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    let json = check_verdict_and_report(&run, 100);
+    for s in json["scenarios"].as_array().unwrap() {
+        let ct = strings(&s["argv"]["cyclictest"]);
+        for pair in [&["-c", "0"][..], &["-m"], &["-t", "8"], &["-p", "99"], &["-D", "3"]] {
+            assert!(has(&ct, pair), "{pair:?} in {ct:?}");
+        }
+        assert!(!ct.contains(&"-a") && !ct.contains(&"-d"), "unpinned, default distance: {ct:?}");
+        let threads = s["threads"].as_array().unwrap();
+        let numbers: Vec<u64> = threads.iter().map(|t| t["thread"].as_u64().unwrap()).collect();
+        assert_eq!(numbers, (0..8).collect::<Vec<_>>(), "as cyclictest numbers them");
+        assert!(threads.iter().all(|t| t["interval_us"] == 1000), "{threads:?}");
+    }
+    let system = &json["scenarios"][1];
+    assert_eq!(system["label"], "load on the measured CPUs, no isolation");
+    let load = strings(&system["argv"]["load"][0]);
+    assert_eq!(load[0], "stress-ng", "unpinned, no taskset: {load:?}");
+    assert!(has(&load, &["--io", "2", "--vm", "1"]), "{load:?}");
+    let text = Test::new()
+        .args(["report", &run.path().join("res").display().to_string()])
+        .run()
+        .ignore_stderr();
+    assert!(matches!(text.code(), 0 | 1));
+    assert!(
+        text.stdout().contains("system-load (load on the measured CPUs, no isolation)"),
+        "{}",
+        text.stdout()
+    );
+}
+
+/// RK3562J (seed 003): idle, full load without isolation, full load with CPU 3 isolated, as one
+/// command. The first two are valid anywhere; the third needs the RT CPUs isolated: valid where
+/// the kernel isolates them, else invalid for exactly that reason.
+#[test]
+fn rk3562j_three_states_run_as_one_command() {
+    let _one_at_a_time = measuring();
+    let rt = *online_cpus().last().unwrap();
+    let run = Test::new()
+        .args(["test", "--local", "--rt-cpus", &rt.to_string()])
+        .args(["--scenario", "idle,system-load,stress-isolated", "--duration", "2"])
+        .args(["--histogram-us", "800", "--out", "res"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
+    let json = run_json(&run.path().join("res"));
+    let names: Vec<&str> =
+        json["scenarios"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["idle", "system-load", "stress-isolated"]);
+    for s in &json["scenarios"].as_array().unwrap()[..2] {
+        let reasons = strings(&s["invalid_reasons"]);
+        assert!(reasons.iter().all(|r| latency_dependent(r)), "{}: {reasons:?}", s["name"]);
+    }
+    let isolated = std::fs::read_to_string("/sys/devices/system/cpu/isolated").unwrap();
+    let third = strings(&json["scenarios"][2]["invalid_reasons"]);
+    if isolated.trim().is_empty() {
+        assert!(
+            third.iter().any(|r| r.contains("needs RT CPUs") && r.contains("isolated")),
+            "{third:?}"
+        );
+        assert!(
+            third.iter().all(|r| latency_dependent(r)
+                || r.contains("isolated")
+                || r.contains("ran on RT CPU")),
+            "{third:?}"
+        );
+    }
+}
+
+/// Qualcomm's results table (seed 002): the target's os-release, image name (`IMAGE_NAME`,
+/// `/etc/buildinfo`, `/etc/version`), `uname -r`/`-v` and devfreq governors are recorded in
+/// `run.json`, and `report` shows the guide's columns in text, JSON and HTML, with the tuning
+/// state. The image files and devfreq come from a board-like tree (RTBUILD_SYSROOT; this VM
+/// has neither).
+#[test]
+fn the_target_build_is_recorded_and_shown_in_the_guides_table() {
+    let _one_at_a_time = measuring();
+    let rt = *online_cpus().last().unwrap();
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let gpu = "sysroot/sys/class/devfreq/3d00000.gpu";
+    let run = Test::new()
+        .file(
+            "sysroot/etc/os-release",
+            "NAME=\"Qualcomm Linux\"\nVERSION_ID=2.0\nPRETTY_NAME=\"Qualcomm Linux 2.0\"\n# c\n",
+        )
+        .file("sysroot/etc/buildinfo", "Build Configuration:\nIMAGE_NAME = qcom-multimedia-image\n")
+        .file("sysroot/etc/version", "20261201093000\n")
+        .file("sysroot/sys/devices/system/cpu/online", online)
+        .file(&format!("{gpu}/governor"), "performance\n")
+        .file(&format!("{gpu}/cur_freq"), "300000000\n")
+        .file("sysroot/sys/class/devfreq/soc:qcom,cpu0-llcc/governor", "bw_hwmon\n");
+    let sysroot = run.path().join("sysroot");
+    let run = run
+        .env("RTBUILD_SYSROOT", &sysroot)
+        .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--scenario", "idle"])
+        .args(["--duration", "2", "--histogram-us", "100000", "--out", "res"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
+    let dir = run.path().join("res");
+    let mut json = run_json(&dir);
+    let fp = &json["fingerprint"];
+    assert_eq!(fp["os_release"]["PRETTY_NAME"], "Qualcomm Linux 2.0");
+    assert_eq!(fp["image_name"], "qcom-multimedia-image");
+    assert_eq!(fp["image_version"], "20261201093000");
+    let uname_r = std::process::Command::new("uname").arg("-r").output().unwrap().stdout;
+    assert_eq!(fp["kernel_release"], String::from_utf8_lossy(&uname_r).trim());
+    assert!(!fp["kernel_version"].as_str().unwrap().is_empty());
+    assert_eq!(
+        fp["devfreq"],
+        serde_json::json!([
+            {"device": "3d00000.gpu", "governor": "performance", "cur_hz": 300_000_000u64},
+            {"device": "soc:qcom,cpu0-llcc", "governor": "bw_hwmon", "cur_hz": null}
+        ])
+    );
+    let folder = dir.display().to_string();
+    let code = run.code();
+    let report =
+        Test::new().args(["--json", "report", &folder]).run().ignore_stderr().code_is(code);
+    let rows = &report.json()["results"];
+    assert_eq!(rows[0]["device"], format!("local, RT core: {rt}"), "{rows}");
+    assert_eq!(rows[0]["distro_and_image"], "Qualcomm Linux 2.0, qcom-multimedia-image");
+    assert_eq!(rows[0]["use_case"], "idle");
+    assert!(rows[0]["max_us"].is_number(), "{rows}");
+    let text = Test::new().args(["report", &folder]).run().ignore_stderr().code_is(code);
+    let out = text.stdout();
+    let header = out.lines().find(|l| l.starts_with("  Device ")).expect(&out);
+    let columns: Vec<&str> = header.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+    assert_eq!(
+        columns,
+        [
+            "Device",
+            "Distro and image",
+            "use case",
+            "Minimum latency (µs)",
+            "Avg latency (µs)",
+            "Max latency (µs)"
+        ]
+    );
+    assert!(
+        text.stdout().contains("  devfreq        3d00000.gpu performance"),
+        "{}",
+        text.stdout()
+    );
+    // The HTML says whether the tuning was applied and reverted.
+    json["tuning"] = serde_json::json!({"applied": true, "reverted": true});
+    std::fs::write(dir.join("run.json"), json.to_string()).unwrap();
+    let html = run.path().join("r.html");
+    Test::new()
+        .args(["report", &folder, "--html", &html.display().to_string()])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .code_is(code);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<th class=\"l\">Distro and image</th>"), "{page}");
+    assert!(page.contains("applied for the run, then reverted"), "{page}");
+}

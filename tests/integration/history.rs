@@ -1,0 +1,710 @@
+//! `rtbuild history`: the same tests against the embedded SQLite file and a private PostgreSQL
+//! server (started per test as the unprivileged test user, Unix socket only; see
+//! [`crate::pg_server`]). Golden runs are `rtbuild test` result folders made here from the real
+//! cyclictest 2.4 outputs in tests/data, so every figure is known: CPU 1 of
+//! `cyclictest-2.4-json-1thread-cpu1.json` has max 477 µs and p99.9 379 µs, CPU 1 of
+//! `cyclictest-2.4-json-2threads-overflow.json` max 3000 µs (as `rtbuild report` reads them).
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::{Test, data};
+use crate::pg_server::PgServer;
+
+/// A history database for one test.
+struct Db {
+    url: String,
+    /// Where the golden runs are written.
+    dir: tempfile::TempDir,
+    server: Option<PgServer>,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+impl Db {
+    fn new(kind: Kind) -> Db {
+        let dir = tempfile::Builder::new().prefix("rtbuild-history").tempdir().unwrap();
+        match kind {
+            Kind::Sqlite => Db {
+                url: format!("sqlite:{}", dir.path().join("db/history.sqlite").display()),
+                dir,
+                server: None,
+            },
+            Kind::Postgres => {
+                let server = PgServer::start();
+                Db { url: server.url(), dir, server: Some(server) }
+            }
+        }
+    }
+
+    /// `rtbuild ARGS… --db URL`.
+    fn rtbuild(&self, args: &[&str]) -> Test {
+        Test::new().args(args).args(["--db", &self.url])
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Runs SQL straight on the database (what a newer rtbuild would have written).
+    fn sql(&self, statement: &str) {
+        match &self.server {
+            None => {
+                let file = self.url.strip_prefix("sqlite:").unwrap();
+                let db = rusqlite::Connection::open(file).unwrap();
+                db.execute_batch(statement).unwrap();
+            }
+            Some(server) => {
+                let mut client = ::postgres::Config::new()
+                    .host_path(server.socket_dir())
+                    .user(crate::harness::TEST_USER)
+                    .dbname("postgres")
+                    .connect(::postgres::NoTls)
+                    .unwrap();
+                client.batch_execute(statement).unwrap();
+            }
+        }
+    }
+
+    /// The first column of the first row of `query`, as text.
+    fn scalar(&self, query: &str) -> String {
+        match &self.server {
+            None => {
+                let file = self.url.strip_prefix("sqlite:").unwrap();
+                let db = rusqlite::Connection::open(file).unwrap();
+                db.query_row(query, [], |row| row.get::<_, i64>(0)).unwrap().to_string()
+            }
+            Some(server) => {
+                let mut client = ::postgres::Config::new()
+                    .host_path(server.socket_dir())
+                    .user(crate::harness::TEST_USER)
+                    .dbname("postgres")
+                    .connect(::postgres::NoTls)
+                    .unwrap();
+                client.query_one(query, &[]).unwrap().get::<_, i64>(0).to_string()
+            }
+        }
+    }
+
+    /// A golden result folder: one scenario per `(name, tests/data file)`, started at
+    /// `started`, on `uname`; `invalid` marks every scenario invalid.
+    fn run(
+        &self,
+        name: &str,
+        started: u64,
+        scenarios: &[(&str, &str)],
+        invalid: Option<&str>,
+    ) -> String {
+        self.run_on(name, started, scenarios, invalid, "6.6.52-rt43", "isolcpus=1 nohz_full=1")
+    }
+
+    fn run_on(
+        &self,
+        name: &str,
+        started: u64,
+        scenarios: &[(&str, &str)],
+        invalid: Option<&str>,
+        release: &str,
+        cmdline: &str,
+    ) -> String {
+        let dir = self.path(name);
+        std::fs::create_dir_all(dir.join("raw")).unwrap();
+        let mut list = Vec::new();
+        for (scenario, file) in scenarios {
+            let raw = format!("raw/{}.json", scenario.replace(['/', ' ', '\'', ';'], "_"));
+            std::fs::copy(data(file), dir.join(&raw)).unwrap();
+            list.push(serde_json::json!({
+                "name": scenario, "state": "done", "files": [raw], "elapsed_s": 60.0,
+                "invalid_reasons": invalid.map(|r| vec![r]).unwrap_or_default(),
+            }));
+        }
+        let run_json = serde_json::json!({
+            "machine": "rb3gen2-core-kit",
+            "target": "ssh://root@rb3",
+            "rt_cpus": "1",
+            "housekeeping": "0",
+            "threshold_us": 1000,
+            "started_unix": started,
+            "state": "finished",
+            "fingerprint": {
+                "uname": format!("Linux rb3 {release} #1 SMP PREEMPT_RT Tue Oct  1 00:00:00 UTC 2024 aarch64 GNU/Linux"),
+                "cmdline": cmdline, "isolated": "1", "nohz_full": "1", "realtime": true,
+                "governors": ["policy0 performance"]
+            },
+            "scenarios": list,
+        });
+        std::fs::write(dir.join("run.json"), run_json.to_string()).unwrap();
+        dir.display().to_string()
+    }
+
+    /// `history list --json`.
+    fn list(&self, filters: &[&str]) -> Vec<serde_json::Value> {
+        let run = self.rtbuild(&["--json", "history", "list"]).args(filters).run().success();
+        let json = run.json();
+        assert_eq!(json["schema"], "rtbuild-history/1");
+        json["runs"].as_array().unwrap().clone()
+    }
+}
+
+const CPU1: &str = "cyclictest-2.4-json-1thread-cpu1.json";
+const WORSE: &str = "cyclictest-2.4-json-2threads-overflow.json";
+
+/// Each test, once per backend.
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[test] fn $name() { super::$name(super::Kind::Sqlite) })*
+        }
+        mod postgres {
+            $(#[test] fn $name() { super::$name(super::Kind::Postgres) })*
+        }
+    };
+}
+
+both!(
+    add_records_every_field_and_a_second_add_records_nothing,
+    eight_concurrent_adds_lose_and_duplicate_nothing,
+    invalid_runs_are_stored_and_shown_invalid,
+    compare_gives_the_change_and_the_inputs_that_differ,
+    check_flags_a_regression_against_the_valid_runs_only,
+    an_empty_database_is_migrated_on_first_use,
+    a_database_from_a_newer_rtbuild_is_refused,
+    sql_in_a_scenario_name_is_stored_as_text,
+);
+
+fn add_records_every_field_and_a_second_add_records_nothing(kind: Kind) {
+    let db = Db::new(kind);
+    let first = db.run("first", 1_796_000_000, &[("stress", CPU1)], None);
+    let second = db.run("second", 1_796_086_400, &[("idle", CPU1), ("stress", WORSE)], None);
+    db.rtbuild(&["history", "add", &first, &second])
+        .run()
+        .success()
+        .stderr_contains(&format!("FAIL ({second}) in {}\n", db.url))
+        .stderr_contains("    Recorded ");
+    let runs = db.list(&[]);
+    assert_eq!(runs.len(), 2);
+    let run = &runs[0];
+    assert_eq!(run["source"], first.as_str());
+    assert_eq!(run["kind"], "result-folder");
+    assert_eq!(run["machine"], "rb3gen2-core-kit");
+    assert_eq!(run["target"], "ssh://root@rb3");
+    assert_eq!(run["kernel_release"], "6.6.52-rt43");
+    assert_eq!(run["kernel_version"], "#1 SMP PREEMPT_RT Tue Oct 1 00:00:00 UTC 2024");
+    assert_eq!(run["started_unix"], 1_796_000_000);
+    assert_eq!(run["duration_s"], 60.0);
+    assert_eq!(run["threshold_us"], 1000.0);
+    assert_eq!(run["verdict"], "PASS");
+    assert_eq!(run["valid"], true);
+    assert_eq!(run["inputs"]["boot_args"], "isolcpus=1 nohz_full=1");
+    assert!(run["inputs"]["tuning"].as_array().unwrap().contains(&"isolated 1".into()));
+    assert_eq!(run["tuning_fingerprint"].as_str().unwrap().len(), 64);
+    assert_eq!(run["digest"].as_str().unwrap().len(), 64);
+    let row = &run["results"][0];
+    assert_eq!(
+        (&row["scenario"], &row["test"], &row["cpu"], &row["samples"]),
+        (&"stress".into(), &"cyclictest".into(), &1.into(), &3000.into())
+    );
+    assert_eq!((row["max_us"].as_f64(), row["p999_us"].as_f64()), (Some(477.0), Some(379.0)));
+    assert_eq!((row["overflows"].as_u64(), row["verdict"].as_str()), (Some(0), Some("PASS")));
+    for key in ["min_us", "avg_us", "p99_us"] {
+        assert!(row[key].as_f64().is_some(), "{key}: {row}");
+    }
+    // The second run: two scenarios, CPU 0 and 1 in `stress`, FAIL over 1000 µs.
+    assert_eq!(runs[1]["verdict"], "FAIL");
+    assert_eq!(runs[1]["results"].as_array().unwrap().len(), 3);
+
+    // The same run again (even copied elsewhere) is known by its content digest.
+    let copy = db.path("copy");
+    copy_dir(Path::new(&first), &copy);
+    db.rtbuild(&["history", "add", &first, copy.to_str().unwrap()])
+        .run()
+        .success()
+        .stderr_contains("       Known ");
+    assert_eq!(db.list(&[]).len(), 2);
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM results"), "4");
+    // Filters.
+    assert_eq!(db.list(&["--scenario", "idle"]).len(), 1);
+    assert_eq!(db.list(&["--since", "2026-11-30T12:00:00Z"]).len(), 1);
+    assert_eq!(db.list(&["--machine", "qcs6490-rb3gen2"]).len(), 0);
+    db.rtbuild(&["history", "list"]).run().success().stdout_contains(
+        "2026-11-30T00:53:20Z  rb3gen2-core-kit  6.6.52-rt43  -       PASS     477\n",
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn eight_concurrent_adds_lose_and_duplicate_nothing(kind: Kind) {
+    let db = Db::new(kind);
+    let common = db.run("common", 1_795_000_000, &[("idle", CPU1)], None);
+    let runs: Vec<String> = (0..8)
+        .map(|i| db.run(&format!("run{i}"), 1_796_000_000 + i, &[("idle", CPU1)], None))
+        .collect();
+    // Eight rtbuild processes at once, each adding the common run and its own, on a database
+    // none of them has created yet.
+    std::thread::scope(|scope| {
+        for run in &runs {
+            let (db, common) = (&db, &common);
+            scope.spawn(move || {
+                db.rtbuild(&["history", "add", common, run]).run().success().ignore_stderr();
+            });
+        }
+    });
+    let listed = db.list(&[]);
+    assert_eq!(listed.len(), 9, "{listed:?}");
+    let mut sources: Vec<&str> = listed.iter().map(|r| r["source"].as_str().unwrap()).collect();
+    sources.sort();
+    let mut want: Vec<&str> = runs.iter().map(String::as_str).chain([common.as_str()]).collect();
+    want.sort();
+    assert_eq!(sources, want);
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM results"), "9");
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM rtbuild_schema"), "1");
+}
+
+fn invalid_runs_are_stored_and_shown_invalid(kind: Kind) {
+    let db = Db::new(kind);
+    let good = db.run("good", 1_796_000_000, &[("stress", CPU1)], None);
+    let bad = db.run("bad", 1_796_086_400, &[("stress", WORSE)], Some("only 991 of 60000 cycles"));
+    db.rtbuild(&["history", "add", &good, &bad]).run().success().ignore_stderr();
+    let runs = db.list(&[]);
+    assert_eq!(
+        (runs[1]["verdict"].as_str(), runs[1]["valid"].as_bool()),
+        (Some("INVALID"), Some(false))
+    );
+    assert_eq!(runs[1]["reasons"][0], "stress: invalid run: only 991 of 60000 cycles");
+    assert_eq!(runs[1]["results"][0]["valid"], false);
+    // The list shows no worst case for it; show marks its rows.
+    db.rtbuild(&["history", "list"])
+        .run()
+        .success()
+        .stdout_contains("  INVALID  -\n")
+        .stdout_contains("  PASS     477\n");
+    db.rtbuild(&["history", "show", &runs[1]["digest"].as_str().unwrap()[..10]])
+        .run()
+        .success()
+        .stdout_contains("  stress    cyclictest  1    3334     9    14.5  14   -      3000  11         INVALID\n");
+}
+
+/// Writes a bundle manifest as `rtbuild bundle` does, with the given build inputs.
+fn manifest(db: &Db, name: &str, commit: &str, config_sha256: &str, lock: &str) -> String {
+    let manifest = serde_json::json!({
+        "format": 1, "rtbuild_version": "0.1.0", "machine": "rb3gen2-core-kit",
+        "image": "qcom-multimedia-image", "qcomflash": "qcom-multimedia-image-rb3gen2-core-kit.rootfs-20261201.qcomflash",
+        "build_time": null,
+        "kernel": {"version": "6.6.52-rt43", "cmdline": "console=ttyMSM0", "cmdline_source": "rtbuild-plan.json", "config_sha256": config_sha256},
+        "verify": {"status": "passed", "allowed_unverified": false, "checks": []},
+        "repos": [{"name": "meta-qcom", "url": "https://github.com/qualcomm-linux/meta-qcom", "branch": "master", "commit": commit, "dirty": false},
+                  {"name": "poky", "url": null, "branch": null, "commit": "1111111111111111111111111111111111111111", "dirty": false}],
+        "lock": {"file": "rb3.lock.yml", "content": lock},
+        "flash_command": ["qdl", "prog_firehose_ddr.elf", "rawprogram*.xml", "patch*.xml"],
+        "files": []
+    });
+    let path = db.path(&format!("{name}.qcomflash.manifest.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn compare_gives_the_change_and_the_inputs_that_differ(kind: Kind) {
+    let db = Db::new(kind);
+    let (config_a, config_b) = (
+        "CONFIG_PREEMPT_RT=y\nCONFIG_HZ=250\n# CONFIG_NO_HZ_FULL is not set\n",
+        "CONFIG_PREEMPT_RT=y\nCONFIG_HZ=1000\nCONFIG_NO_HZ_FULL=y\n",
+    );
+    std::fs::write(db.path("a.config"), config_a).unwrap();
+    std::fs::write(db.path("b.config"), config_b).unwrap();
+    let old_commit = "a".repeat(40);
+    let new_commit = "b".repeat(40);
+    let bundle_a = manifest(&db, "a", &old_commit, &sha256_hex(config_a.as_bytes()), "lock: a\n");
+    let bundle_b = manifest(&db, "b", &new_commit, &sha256_hex(config_b.as_bytes()), "lock: b\n");
+    let old =
+        db.run_on("old", 1_796_000_000, &[("stress", CPU1)], None, "6.6.52-rt43", "isolcpus=1");
+    let new = db.run_on(
+        "new",
+        1_796_086_400,
+        &[("stress", WORSE)],
+        None,
+        "6.6.60-rt46",
+        "isolcpus=1 nohz_full=1",
+    );
+    db.rtbuild(&["history", "add", &old, "--bundle", &bundle_a]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &new, "--bundle", &bundle_b]).run().success().ignore_stderr();
+    let runs = db.list(&[]);
+    assert_eq!(runs[0]["kernel_config_digest"], sha256_hex(config_a.as_bytes()));
+    assert_eq!(runs[0]["lock_digest"], sha256_hex(b"lock: a\n"));
+    let bundle_bytes = std::fs::read(&bundle_a).unwrap();
+    assert_eq!(runs[0]["bundle_digest"], sha256_hex(&bundle_bytes));
+    // Two kernel releases, two bundles (by manifest) and two runs (by digest) compare alike.
+    let expected_row = "rb3gen2-core-kit  stress    cyclictest  1    477    3000   +528.9 %  379      -        -\n";
+    for (a, b) in [
+        ("6.6.52-rt43".to_string(), "6.6.60-rt46".to_string()),
+        (bundle_a.clone(), bundle_b.clone()),
+        (runs[0]["digest"].as_str().unwrap()[..8].to_string(), new.clone()),
+    ] {
+        let configs =
+            ["a.config", "b.config"].map(|c| format!("--config={}", db.path(c).display()));
+        db.rtbuild(&["history", "compare", &a, &b])
+            .args(configs)
+            .run()
+            .success()
+            .stdout_contains(expected_row)
+            .stdout_contains("  kernel_release: 6.6.52-rt43 → 6.6.60-rt46\n")
+            .stdout_contains("  boot_args: isolcpus=1 → isolcpus=1 nohz_full=1\n")
+            .stdout_contains(&format!("  repo meta-qcom: {old_commit} → {new_commit}\n"))
+            .stdout_contains("  CONFIG_HZ: 250 → 1000\n")
+            .stdout_contains("  CONFIG_NO_HZ_FULL: not set → y\n");
+    }
+    let json = db
+        .rtbuild(&["--json", "history", "compare", "6.6.52-rt43", "6.6.60-rt46"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(json["rows"][0]["max_change_pct"].as_f64().map(|p| p.round()), Some(529.0));
+    let inputs: Vec<&str> = json["changed_inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["input"].as_str().unwrap())
+        .collect();
+    assert!(inputs.contains(&"lock_digest") && !inputs.contains(&"repo poky"), "{inputs:?}");
+    db.rtbuild(&["history", "compare", "6.1.0", "6.6.60-rt46"]).run().usage_error(
+        "no recorded run, bundle or kernel release matches `6.1.0`; see `rtbuild history list`",
+    );
+}
+
+fn check_flags_a_regression_against_the_valid_runs_only(kind: Kind) {
+    let db = Db::new(kind);
+    let base1 = db.run("base1", 1_796_000_000, &[("stress", CPU1)], None);
+    let base2 = db.run("base2", 1_796_010_000, &[("stress", CPU1)], None);
+    // An invalid run with the worse figures: stored, never part of the baseline.
+    let invalid = db.run("invalid", 1_796_020_000, &[("stress", WORSE)], Some("throttled"));
+    db.rtbuild(&["history", "add", &base1, &base2, &invalid]).run().success().ignore_stderr();
+    let digests: Vec<String> =
+        db.list(&[]).iter().map(|r| r["digest"].as_str().unwrap()[..12].to_string()).collect();
+
+    let same = db.run("same", 1_796_030_000, &[("stress", CPU1)], None);
+    db.rtbuild(&["history", "add", "--check", &same])
+        .run()
+        .success()
+        .ignore_stderr()
+        .stdout_contains("PASS run ")
+        .stdout_contains("(rb3gen2-core-kit): within +20 % of 2 baseline run(s)\n");
+
+    let worse = db.run_on(
+        "worse",
+        1_796_040_000,
+        &[("stress", WORSE)],
+        None,
+        "6.6.60-rt46",
+        "isolcpus=1 nohz_full=1",
+    );
+    // `report --history` compares without recording.
+    Test::new()
+        .args(["report", &worse, "--history", &db.url])
+        .run()
+        .code_is(1)
+        .stdout_contains("REGRESSION rb3gen2-core-kit stress cyclictest CPU 1: max 3000 µs, baseline 477 µs (+528.9 %: more than +20 %, crosses the 1000 µs threshold); baseline runs ");
+    assert_eq!(db.list(&[]).len(), 4, "report --history records nothing");
+    let run = db
+        .rtbuild(&["history", "add", "--check", "--regression-pct", "50", &worse])
+        .run()
+        .code_is(1)
+        .ignore_stderr();
+    let out = run.stdout();
+    let line = out.lines().find(|l| l.starts_with("REGRESSION ")).expect(&out);
+    assert!(line.contains("(+528.9 %: more than +50 %, crosses the 1000 µs threshold)"), "{line}");
+    // The baseline: the valid runs, newest first (`same`, base2, base1); the invalid one is
+    // left out.
+    let listed = db.list(&[]);
+    let same_digest = &listed[3]["digest"].as_str().unwrap()[..12];
+    assert_eq!(
+        line.split("baseline runs ").nth(1),
+        Some(format!("{same_digest}, {}, {}", digests[1], digests[0]).as_str()),
+        "{line}"
+    );
+    assert!(out.ends_with("changed input kernel_release: 6.6.52-rt43 → 6.6.60-rt46\n"), "{out}");
+    assert!(!out.contains("boot_args"), "the boot arguments did not change: {out}");
+}
+
+fn an_empty_database_is_migrated_on_first_use(kind: Kind) {
+    let db = Db::new(kind);
+    db.rtbuild(&["history", "list"]).run().success().stdout_is("no runs recorded\n");
+    assert_eq!(db.scalar("SELECT MAX(version) FROM rtbuild_schema"), "1");
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM runs"), "0");
+}
+
+fn a_database_from_a_newer_rtbuild_is_refused(kind: Kind) {
+    let db = Db::new(kind);
+    db.rtbuild(&["history", "list"]).run().success().stdout_is("no runs recorded\n");
+    db.sql("INSERT INTO rtbuild_schema (version) VALUES (2)");
+    let run = db.run("r", 1_796_000_000, &[("stress", CPU1)], None);
+    let shown = db.url.clone();
+    db.rtbuild(&["history", "add", &run]).run().usage_error(&format!(
+        "the history database {shown} has schema version 2, but this rtbuild knows up to 1; upgrade rtbuild"
+    ));
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM runs"), "0", "nothing written");
+}
+
+fn sql_in_a_scenario_name_is_stored_as_text(kind: Kind) {
+    let db = Db::new(kind);
+    let name = "idle'); DROP TABLE runs; --";
+    let run = db.run("inject", 1_796_000_000, &[(name, CPU1)], None);
+    db.rtbuild(&["history", "add", &run]).run().success().ignore_stderr();
+    let runs = db.list(&["--scenario", name]);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["results"][0]["scenario"], name);
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM runs"), "1");
+}
+
+#[test]
+fn an_unreachable_server_is_one_error_line_without_the_password() {
+    let gone = tempfile::tempdir().unwrap();
+    let url =
+        format!("postgresql://lab:hunter2@/rt?host={}", gone.path().join("nothing").display());
+    let run = Test::new()
+        .args(["history", "list", "--db", &url])
+        .within_secs(60)
+        .run()
+        .code_is(2)
+        .stdout_is("");
+    let stderr = run.stderr();
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: cannot open the history database postgresql://lab:***@/rt?host={}: error connecting to server",
+            gone.path().join("nothing").display()
+        )),
+        "{stderr}"
+    );
+    // The same from RTBUILD_DB.
+    let run = Test::new()
+        .args(["history", "list"])
+        .env("RTBUILD_DB", &url)
+        .run()
+        .code_is(2)
+        .stdout_is("");
+    assert!(!run.stderr().contains("hunter2") && run.stderr().contains("lab:***@"));
+}
+
+#[test]
+fn bad_history_input_is_one_error_line() {
+    Test::new()
+        .args(["history", "list", "--db", "mysql://u:pw@h/db"])
+        .run()
+        .usage_error("--db mysql://u:***@h/db: it is neither `sqlite:PATH` nor `postgres://…`; pass `sqlite:PATH` or `postgres://USER@HOST/DB`");
+    Test::new()
+        .args(["history", "list", "--since", "last week", "--db", "sqlite:h.db"])
+        .run()
+        .usage_error(
+            "--since \"last week\" is not a date; pass YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC)",
+        );
+    let test = Test::new().file("notes.txt", "hello\n");
+    let notes = test.path().join("notes.txt");
+    test.args(["history", "add"])
+        .arg_path(&notes)
+        .args(["--db", "sqlite:h.db"])
+        .run()
+        .usage_error(&format!(
+            "{} is neither an `rtbuild test` result folder nor a LAVA job log; pass what `rtbuild report` reads",
+            notes.display()
+        ));
+    // A FIFO (or folder) where the database file should be is refused, not opened.
+    let test = Test::new();
+    let fifo = test.path().join("fifo.sqlite");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    test.args(["history", "list", "--db", &format!("sqlite:{}", fifo.display())])
+        .within_secs(30)
+        .run()
+        .usage_error(&format!(
+            "cannot open the history database sqlite:{}: it is not a regular file; check --db (or RTBUILD_DB) and that the server is running",
+            fifo.display()
+        ));
+    // A FIFO as the run is refused without waiting for a writer.
+    let test = Test::new();
+    let fifo = test.path().join("run.fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    test.args(["history", "add"])
+        .arg_path(&fifo)
+        .args(["--db", "sqlite:h.db"])
+        .within_secs(30)
+        .run()
+        .usage_error(&format!(
+            "{} is neither an `rtbuild test` result folder nor a LAVA job log; pass what `rtbuild report` reads",
+            fifo.display()
+        ));
+    Test::new()
+        .args(["history", "add", "--check", "--regression-pct=-5", "--db", "sqlite:h.db", "."])
+        .run()
+        .usage_error(
+            "--regression-pct -5 is not usable; pass a percentage of 0 or more, such as 20",
+        );
+}
+
+#[test]
+fn the_default_database_is_under_xdg_data_home() {
+    let test = Test::new();
+    let data_home = test.path().join("data");
+    let dir = test.path().join("r");
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::copy(data(CPU1), dir.join("raw/stress.json")).unwrap();
+    std::fs::write(
+        dir.join("run.json"),
+        r#"{"machine":"rb3gen2-core-kit","scenarios":[{"name":"stress","files":["raw/stress.json"]}]}"#,
+    )
+    .unwrap();
+    let want = data_home.join("rtbuild/history.sqlite");
+    let run = test
+        .args(["history", "add"])
+        .arg_path(&dir)
+        .env("XDG_DATA_HOME", &data_home)
+        .run()
+        .success()
+        .stderr_contains(&format!("in sqlite:{}\n", want.display()));
+    assert!(want.is_file());
+    drop(run);
+}
+
+/// The trend page: per board and scenario a log-scale chart with the threshold line, every
+/// point linked to its run's build identity, the regression ringed and the invalid run crossed
+/// out; text from run.json escaped; no script or external resource. Its width is read in real
+/// headless Chromium at 1280 px, and a screenshot is taken.
+#[test]
+fn the_trend_page_marks_regressions_and_invalid_runs_and_fits_1280_px_in_chromium() {
+    let db = Db::new(Kind::Sqlite);
+    let base1 = db.run("base1", 1_796_000_000, &[("stress", CPU1), ("idle <b>&", CPU1)], None);
+    let base2 = db.run("base2", 1_796_086_400, &[("stress", CPU1)], None);
+    let invalid = db.run("invalid", 1_796_172_800, &[("stress", WORSE)], Some("throttled"));
+    let worse = db.run("worse", 1_796_259_200, &[("stress", WORSE)], None);
+    let bundle = manifest(&db, "b", &"c".repeat(40), &"d".repeat(64), "lock: x\n");
+    db.rtbuild(&["history", "add", &base1, &base2, &invalid]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &worse, "--bundle", &bundle]).run().success().ignore_stderr();
+    let page = db.path("trend.html");
+    db.rtbuild(&["history", "report", "--html", page.to_str().unwrap()])
+        .run()
+        .success()
+        .stderr_is(&format!("       Wrote {}\n", page.display()));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for external in ["<script", "<link", "src=", "@import", "url("] {
+        assert!(!html.contains(external), "self-contained: found {external}");
+    }
+    assert!(
+        html.contains("<h2>rb3gen2-core-kit · idle &lt;b&gt;&amp; · cyclictest</h2>"),
+        "escaped"
+    );
+    let stress =
+        html.find("<h2>rb3gen2-core-kit · stress · cyclictest</h2>").expect("stress series");
+    let section = &html[stress..];
+    assert!(section.contains("threshold 1000 µs"));
+    assert!(section.contains("<line class=\"threshold\""));
+    assert!(section.contains("1 regression(s)") && section.contains("1 invalid run(s)"));
+    assert_eq!(section.matches("<circle class=\"regression\"").count(), 1);
+    // The invalid run's max; its p99.9 lies among overflowed samples (CPU 1), so it has none.
+    assert_eq!(section.matches("<path class=\"invalid\"").count(), 1);
+    // Each point links to its table row, which names the build.
+    let runs = db.list(&[]);
+    let worse_short = &runs[3]["digest"].as_str().unwrap()[..12];
+    let anchor = format!("href=\"#s1-{worse_short}\"");
+    assert!(section.contains(&anchor), "{anchor}");
+    let row_at =
+        section.find(&format!("<tr id=\"s1-{worse_short}\" class=\"regression\">")).expect("row");
+    let row = &section[row_at..section[row_at..].find("</tr>").unwrap() + row_at];
+    assert!(row.contains(&runs[3]["bundle_digest"].as_str().unwrap()[..12]), "{row}");
+    assert!(
+        row.contains("dddddddddddd") && row.contains("6.6.52-rt43") && row.contains("REGRESSION"),
+        "{row}"
+    );
+    // The invalid run is not on the line: the max line has the three valid points only.
+    let line_at = section.find("<polyline class=\"max\" points=\"").unwrap();
+    let points = section[line_at..].split('"').nth(3).unwrap();
+    assert_eq!(points.split(' ').count(), 3, "{points}");
+    // p99.9 is unknown for `worse` too: not drawn as the best CPU's 14 µs.
+    let line_at = section.find("<polyline class=\"p999\" points=\"").unwrap();
+    assert_eq!(section[line_at..].split('"').nth(3).unwrap().split(' ').count(), 2);
+
+    let probe = html.replace(
+        "</body>",
+        "<script>document.body.setAttribute('data-width', document.documentElement.scrollWidth)</script></body>",
+    );
+    let probe_path = db.path("probe.html");
+    std::fs::write(&probe_path, probe).unwrap();
+    let profile = db.path("chromium-profile");
+    let dom = crate::report::chromium(
+        &["--window-size=1280,900", "--dump-dom", &format!("file://{}", probe_path.display())],
+        &profile,
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let width: u32 = dom
+        .split("data-width=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no width in the DOM: {dom}"));
+    assert!(width > 0 && width <= 1280, "the page is {width} px wide in a 1280 px window");
+    let shot = std::env::var_os("RTBUILD_TREND_SHOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| db.path("trend.png"));
+    crate::report::chromium(
+        &[
+            "--window-size=1280,1400",
+            &format!("--screenshot={}", shot.display()),
+            &format!("file://{}", page.display()),
+        ],
+        &profile,
+    );
+    let png = std::fs::read(&shot).expect("chromium wrote a screenshot");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "screenshot has content");
+}
+
+/// A LAVA job log of an `rtbuild lava` job (the console lines `lavacli jobs logs --raw` gives,
+/// with rtbuild's markers around the real cyclictest JSON) is recorded like a result folder.
+#[test]
+fn a_lava_job_log_is_recorded_like_a_result_folder() {
+    let db = Db::new(Kind::Sqlite);
+    let entry = |msg: &str| {
+        format!(
+            "- {{\"dt\": \"2026-11-30T14:00:00.000000\", \"lvl\": \"target\", \"msg\": {}}}\n",
+            serde_json::to_string(msg).unwrap()
+        )
+    };
+    let mut log = entry(
+        "<<<RTBUILD-RUN machine=rb3gen2-core-kit threshold_us=800 scenarios=stress duration=1m>>>",
+    );
+    log.push_str(&entry("<<<RTBUILD-RAW-BEGIN scenario=stress format=json>>>"));
+    for line in std::fs::read_to_string(data(CPU1)).unwrap().lines() {
+        log.push_str(&entry(line));
+    }
+    log.push_str(&entry("<<<RTBUILD-RAW-END scenario=stress exit=0>>>"));
+    let path = db.path("lava-job-1234.yaml");
+    std::fs::write(&path, log).unwrap();
+    db.rtbuild(&["history", "add", path.to_str().unwrap()]).run().success().ignore_stderr();
+    let runs = db.list(&[]);
+    let run = &runs[0];
+    assert_eq!(
+        (run["kind"].as_str(), run["machine"].as_str()),
+        (Some("lava-log"), Some("rb3gen2-core-kit"))
+    );
+    assert_eq!(run["threshold_us"], 800.0);
+    let row = &run["results"][0];
+    assert_eq!(
+        (row["scenario"].as_str(), row["cpu"].as_u64(), row["max_us"].as_f64()),
+        (Some("stress"), Some(1), Some(477.0))
+    );
+    assert_eq!(row["p999_us"].as_f64(), Some(379.0));
+}
