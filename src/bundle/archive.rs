@@ -167,10 +167,16 @@ pub(super) struct ReadArchive {
 /// The most a metadata member (`manifest.json`, `SHA256SUMS`) read into memory may hold: a
 /// manifest of a few hundred files is a few tens of KB.
 pub(super) const MAX_KEPT: u64 = 8 << 20;
+/// The most a release document (SBOM, VEX, provenance, resolved config) read into memory may
+/// hold: an image SBOM with every file listed is tens of MB.
+pub(super) const MAX_KEPT_RELEASE: u64 = 256 << 20;
 
-/// Reads `path` (a `.tar.zst`), hashing every file and keeping files named in `keep` in memory
-/// (each at most [`MAX_KEPT`], else [`BundleError::MemberTooBig`]).
-pub(super) fn read(path: &Path, keep: &[&str]) -> Result<ReadArchive, BundleError> {
+/// Reads `path` (a `.tar.zst`), hashing every file and keeping in memory the files for which
+/// `keep` gives a size limit (each at most that, else [`BundleError::MemberTooBig`]).
+pub(super) fn read(
+    path: &Path,
+    keep: &dyn Fn(&str) -> Option<u64>,
+) -> Result<ReadArchive, BundleError> {
     let bad = |message: String| BundleError::NotABundle { path: path.to_path_buf(), message };
     let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
     let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| bad(e.to_string()))?;
@@ -182,19 +188,19 @@ pub(super) fn read(path: &Path, keep: &[&str]) -> Result<ReadArchive, BundleErro
         match entry.header().entry_type() {
             tar::EntryType::Directory => out.dirs.push(name),
             tar::EntryType::Regular => {
-                let wanted = keep.iter().any(|k| name.ends_with(&format!("/{k}")));
+                let wanted = keep(&name);
                 let mut reader = HashingReader::new(&mut entry);
-                let bytes = if wanted {
+                let bytes = if let Some(limit) = wanted {
                     let mut buf = Vec::new();
                     (&mut reader)
-                        .take(MAX_KEPT + 1)
+                        .take(limit + 1)
                         .read_to_end(&mut buf)
                         .map_err(|e| bad(e.to_string()))?;
-                    if buf.len() as u64 > MAX_KEPT {
+                    if buf.len() as u64 > limit {
                         return Err(BundleError::MemberTooBig {
                             path: path.to_path_buf(),
                             member: name,
-                            limit: MAX_KEPT,
+                            limit,
                         });
                     }
                     Some(buf)

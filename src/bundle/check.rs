@@ -26,6 +26,9 @@ pub(crate) struct BundleCheck {
     pub passed: bool,
     pub files: usize,
     pub problems: Vec<CheckProblem>,
+    /// Unpatched (VEX `affected`) CVEs by CVSS severity, when the bundle carries a VEX.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unpatched_cves: Option<std::collections::BTreeMap<String, usize>>,
 }
 
 /// Checks the archive at `path`. An unreadable or corrupt archive is a failed check, not an error;
@@ -48,10 +51,18 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
         Err(other) => return Err(BundleError::Input(other)),
     }
     let mut problems = Vec::new();
+    let mut unpatched = None;
     let mut problem = |kind, path: &str, detail: String| {
         problems.push(CheckProblem { kind, path: path.to_string(), detail })
     };
-    let read = match archive::read(path, &[MANIFEST_FILE, SUMS_FILE]) {
+    let keep = |name: &str| {
+        if [MANIFEST_FILE, SUMS_FILE].iter().any(|k| name.ends_with(&format!("/{k}"))) {
+            Some(archive::MAX_KEPT)
+        } else {
+            super::release_check::keeps(name).then_some(archive::MAX_KEPT_RELEASE)
+        }
+    };
+    let read = match archive::read(path, &keep) {
         Ok(read) => read,
         Err(refused @ (BundleError::MemberTooBig { .. } | BundleError::Input(_))) => {
             return Err(refused);
@@ -118,6 +129,11 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
                 problem("extra", name, "in the archive, not in the manifest".into());
             }
         }
+        let release = super::release_check::check(m, &files);
+        for found in release.problems {
+            problem(found.kind, &found.path, found.detail);
+        }
+        unpatched = release.unpatched;
         // The copy beside the archive is optional; one that is there but cannot be read (a
         // FIFO, `/dev/zero`, too big) is a failed check, never a match.
         let beside = manifest_beside(path);
@@ -161,12 +177,20 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
             }
         },
     }
-    Ok(done(path, files.len(), problems))
+    let mut report = done(path, files.len(), problems);
+    report.unpatched_cves = unpatched;
+    Ok(report)
 }
 
 fn done(path: &Path, files: usize, mut problems: Vec<CheckProblem>) -> BundleCheck {
     // One line per file: a changed file also fails SHA256SUMS, say it once.
     let mut seen = std::collections::BTreeSet::new();
     problems.retain(|p| p.path.is_empty() || seen.insert(p.path.clone()));
-    BundleCheck { archive: path.to_path_buf(), passed: problems.is_empty(), files, problems }
+    BundleCheck {
+        archive: path.to_path_buf(),
+        passed: problems.is_empty(),
+        files,
+        problems,
+        unpatched_cves: None,
+    }
 }

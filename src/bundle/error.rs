@@ -28,6 +28,10 @@ pub(crate) enum BundleError {
     VerifyReport { path: PathBuf, message: String },
     #[error("cannot read {}: {message}; run `rtbuild generate` again to rewrite it", path.display())]
     PlanFile { path: PathBuf, message: String },
+    #[error("cannot bundle {}: {message}; pass the result folder of an `rtbuild test` run on this image", path.display())]
+    Measurement { path: PathBuf, message: String },
+    #[error("cannot read the provenance statement {}: {message}; run the build again with --provenance", path.display())]
+    Provenance { path: PathBuf, message: String },
     #[error("{} changed while it was being bundled; bundle again when the build is done", path.display())]
     Changed { path: PathBuf },
     #[error("`{value}` is not a valid SOURCE_DATE_EPOCH; use whole seconds since 1970")]
@@ -75,6 +79,7 @@ impl BundleError {
                 | BundleError::Unverified
                 | BundleError::VerifyReport { .. }
                 | BundleError::PlanFile { .. }
+                | BundleError::Measurement { .. }
                 | BundleError::SourceDateEpoch { .. }
                 | BundleError::NotABundle { .. }
                 | BundleError::MemberTooBig { .. }

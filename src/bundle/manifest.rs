@@ -24,6 +24,25 @@ pub(crate) struct BundleManifest {
     pub flash_command: Vec<String>,
     /// Every file of the bundle except `manifest.json` and `SHA256SUMS`, sorted by path.
     pub files: Vec<FileEntry>,
+    /// The release evidence under `release/` (SBOM, VEX, provenance, resolved configuration,
+    /// lock, plan, verify verdict, measurement), each also in `files`, sorted by path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub release: Vec<ReleaseRecord>,
+}
+
+/// One file of the release evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ReleaseRecord {
+    /// `sbom`, `vex`, `cve-summary`, `provenance`, `provenance-subject`, `resolved-config`,
+    /// `lock`, `plan`, `verify`, `measurement`.
+    pub role: String,
+    /// Path inside the bundle's top folder.
+    pub path: String,
+    pub size: u64,
+    pub sha256: String,
+    /// The name the provenance statement gives this file (a kas artifact), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

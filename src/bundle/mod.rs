@@ -9,17 +9,22 @@
 mod archive;
 mod check;
 mod deploy;
+mod diff;
 mod error;
 mod links;
 mod manifest;
+mod release;
+mod release_check;
 mod sources;
 
 pub(crate) use check::check;
 pub(crate) use deploy::find as find_qcomflash;
+pub(crate) use diff::diff;
 pub(crate) use error::BundleError;
 pub(crate) use manifest::{
-    BuildTime, BundleManifest, FileEntry, KernelInfo, MANIFEST_FORMAT, VerifyRecord,
+    BuildTime, BundleManifest, FileEntry, KernelInfo, MANIFEST_FORMAT, ReleaseRecord, VerifyRecord,
 };
+pub(crate) use release::KAS_DUMP_FILE;
 pub(crate) use sources::VerifySummary;
 
 use std::collections::BTreeMap;
@@ -55,6 +60,12 @@ pub(crate) struct BundleRequest {
     /// `SOURCE_DATE_EPOCH`: the archive mtime, and the build time when the qcomflash folder
     /// name has none.
     pub source_date_epoch: Option<i64>,
+    /// The verify report file the verdict came from (packed as `release/verify.json`).
+    pub verify_file: Option<PathBuf>,
+    /// `kas dump --resolve-refs --resolve-local --resolve-env` of the build.
+    pub kas_dump: Option<PathBuf>,
+    /// `--measurement RUN_DIR`: an `rtbuild test` result folder of this image.
+    pub measurement: Option<PathBuf>,
     /// `--follow-external-links`: pack what a symlink outside the build points at.
     pub follow_external_links: bool,
 }
@@ -138,6 +149,18 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         (None, None) => None,
     };
 
+    let release = release_files(request, &from_verify.and_then(|v| v.kernel_version.clone()))?;
+    for packed in &release {
+        files.push(FileEntry {
+            path: packed.record.path.clone(),
+            size: packed.record.size,
+            sha256: packed.record.sha256.clone(),
+        });
+        payload.insert(packed.record.path.clone(), packed.source.clone());
+    }
+    let mut release: Vec<ReleaseRecord> = release.into_iter().map(|p| p.record).collect();
+    release.sort_by(|a, b| a.path.cmp(&b.path));
+
     let top = format!("{}-{}", request.image, request.machine);
     let mut manifest = BundleManifest {
         format: MANIFEST_FORMAT,
@@ -152,6 +175,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         lock: sources::lock(request.kas_file.as_deref()),
         flash_command: manifest::flash_command(),
         files,
+        release,
     };
     let readme = manifest::readme(&manifest, &top).into_bytes();
     manifest.files.push(FileEntry {
@@ -191,6 +215,49 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         archive_bytes,
         manifest,
     })
+}
+
+/// Refuses a `--measurement` that did not measure this image's kernel; callers may call it
+/// early to fail before anything else runs ([`create`] checks again).
+pub(crate) fn check_measurement(request: &BundleRequest) -> Result<(), BundleError> {
+    let Some(run_dir) = &request.measurement else { return Ok(()) };
+    let version = request.verify.as_ref().and_then(|v| v.kernel_version.as_deref());
+    release::measurement(&mut Vec::new(), run_dir, version)
+}
+
+/// The release evidence of `request` (see [`release`]).
+fn release_files(
+    request: &BundleRequest,
+    kernel_version: &Option<String>,
+) -> Result<Vec<release::Packed>, BundleError> {
+    let deploy = deploy::deploy_dir(&request.build_dir, &request.machine);
+    let stem = format!("{}-{}.rootfs", request.image, request.machine);
+    let mut out = Vec::new();
+    release::image_documents(&mut out, &deploy, &stem)?;
+    release::provenance(&mut out, &request.build_dir, &deploy)?;
+    if let Some(dump) = &request.kas_dump {
+        release::add(&mut out, release::ROLE_KAS_DUMP, dump, release::KAS_DUMP_FILE, None)?;
+    }
+    if let Some(kas_file) = &request.kas_file {
+        let lock = crate::lock::lock_path_for(kas_file);
+        if lock.is_file() {
+            let name =
+                lock.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            release::add(&mut out, release::ROLE_LOCK, &lock, &name, None)?;
+        }
+        let plan = kas_file.with_file_name(plan_json::FILE);
+        if plan.is_file() {
+            release::add(&mut out, release::ROLE_PLAN, &plan, plan_json::FILE, None)?;
+        }
+    }
+    if let Some(verify) = &request.verify_file {
+        let name = crate::formats::verify_json::FILE;
+        release::add(&mut out, release::ROLE_VERIFY, verify, name, None)?;
+    }
+    if let Some(run_dir) = &request.measurement {
+        release::measurement(&mut out, run_dir, kernel_version.as_deref())?;
+    }
+    Ok(out)
 }
 
 /// What `rtbuild-plan.json` beside a generated kas file says about a bundle: the image to take

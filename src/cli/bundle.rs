@@ -34,18 +34,34 @@ pub(crate) struct BundleArgs {
     /// Archive mtime and fallback build time, seconds since 1970.
     #[arg(long, value_name = "SECONDS", env = "SOURCE_DATE_EPOCH")]
     pub source_date_epoch: Option<String>,
+    /// The resolved kas configuration of the build (`kas dump --resolve-refs --resolve-local
+    /// --resolve-env`) [default: <dir>/kas-dump.yml, which `rtbuild image --bundle` writes].
+    #[arg(long, value_name = "FILE")]
+    pub kas_dump: Option<PathBuf>,
+    /// An `rtbuild test` result folder of this image: its run.json (and report) go into the
+    /// bundle, after checking that the run measured this kernel.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub measurement: Option<PathBuf>,
     /// Pack the target of a symlink in the qcomflash folder that points outside it and outside
     /// the deploy folder (refused by default: a release holds only what the build produced).
     #[arg(long)]
     pub follow_external_links: bool,
     /// Re-read BUNDLE (.tar.zst) and fail on any missing, extra or changed file.
-    #[arg(long, value_name = "BUNDLE", conflicts_with_all = ["image", "verify_report", "allow_unverified"])]
+    #[arg(long, value_name = "BUNDLE", conflicts_with_all = ["image", "verify_report", "allow_unverified", "kas_dump", "measurement"])]
     pub check: Option<PathBuf>,
+    /// Compare two bundles (OLD NEW): repos and commits, kernel config options, packages,
+    /// CVEs fixed and new, boot arguments, and per-scenario latency when both carry a
+    /// measurement.
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["check", "image", "verify_report", "allow_unverified", "kas_dump", "measurement"])]
+    pub diff: Vec<PathBuf>,
 }
 
 pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
     if let Some(archive) = &args.check {
         return check(archive, ui);
+    }
+    if let [old, new] = args.diff.as_slice() {
+        return diff(old, new, ui);
     }
     let machine = args.dirs.machine_name()?.ok_or_else(|| {
         InputError::msg(
@@ -115,9 +131,16 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         allow_unverified: args.allow_unverified,
         cmdline: plan.map(|p| p.cmdline),
         source_date_epoch: epoch,
+        verify_file: verify_report.clone(),
+        kas_dump: args.kas_dump.clone().map(|p| absolute(&p)).or_else(|| {
+            let left = gen_dir.as_ref()?.join(bundle::KAS_DUMP_FILE);
+            left.is_file().then_some(left)
+        }),
+        measurement: args.measurement.clone().map(|p| absolute(&p)),
         follow_external_links: args.follow_external_links,
     };
     bundle::verify_record(&request).map_err(input)?;
+    bundle::check_measurement(&request).map_err(input)?;
     bundle::find_qcomflash(&request.build_dir, &request.machine, &request.image).map_err(input)?;
     ui.status("Bundling", format!("{}-{}", request.image, request.machine));
     let outcome = bundle::create(&request).map_err(input)?;
@@ -150,12 +173,90 @@ fn check(archive: &std::path::Path, ui: &Ui) -> anyhow::Result<Exit> {
             ui.out(format!("{:<10} {path}{}", p.kind, p.detail));
         }
     }
+    if let Some(counts) = &report.unpatched_cves
+        && !ui.json()
+    {
+        let total: usize = counts.values().sum();
+        let by: Vec<String> = ["critical", "high", "medium", "low", "none", "unknown"]
+            .iter()
+            .filter_map(|s| counts.get(*s).map(|n| format!("{s} {n}")))
+            .collect();
+        let by = if by.is_empty() { String::new() } else { format!(" ({})", by.join(", ")) };
+        ui.out(format!("unpatched CVEs: {total}{by}"));
+    }
     if report.passed {
         ui.status("Checked", format!("{} files match the manifest", report.files));
     } else {
         ui.warn(format!("{} problems in {}", report.problems.len(), archive.display()));
     }
     Ok(Exit::from_pass(report.passed))
+}
+
+fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> anyhow::Result<Exit> {
+    let diff = bundle::diff(old, new).map_err(input)?;
+    if ui.json() {
+        ui.out_json(&diff)?;
+        return Ok(Exit::Ok);
+    }
+    let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    // Boot arguments are their own values: only the name is shown.
+    let section = |title: &str, changes: &[crate::formats::bundle_diff_json::Change]| {
+        ui.out(
+            format!("{title}: {}", if changes.is_empty() { "no change" } else { "" }).trim_end(),
+        );
+        let named = title != "boot arguments";
+        for c in changes {
+            let line = match (&c.old, &c.new, named) {
+                (None, _, false) => format!("  + {}", c.name),
+                (_, None, false) => format!("  - {}", c.name),
+                (None, _, true) => format!("  + {} {}", c.name, value(&c.new)),
+                (_, None, true) => format!("  - {} {}", c.name, value(&c.old)),
+                _ => format!("  ~ {} {} -> {}", c.name, value(&c.old), value(&c.new)),
+            };
+            ui.out(line);
+        }
+    };
+    section("repos", &diff.repos);
+    match &diff.kernel_config {
+        Some(changes) => section("kernel config", changes),
+        None => ui.out("kernel config: not in both bundles (no SBOM kernel configuration)"),
+    }
+    match &diff.packages {
+        Some(changes) => section("packages", changes),
+        None => ui.out("packages: not in both bundles (no SBOM)"),
+    }
+    match &diff.cves {
+        Some(cves) => {
+            ui.out(format!(
+                "CVEs fixed: {}",
+                if cves.fixed.is_empty() { "none".into() } else { cves.fixed.join(", ") }
+            ));
+            ui.out(format!(
+                "CVEs new: {}",
+                if cves.new.is_empty() { "none".into() } else { cves.new.join(", ") }
+            ));
+        }
+        None => ui.out("CVEs: not in both bundles (no VEX)"),
+    }
+    section("boot arguments", &diff.cmdline);
+    match &diff.latency {
+        Some(rows) => {
+            ui.out("latency (µs):");
+            let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v}"));
+            for row in rows {
+                ui.out(format!(
+                    "  {}: max {} -> {}, p99.9 {} -> {}",
+                    row.scenario,
+                    us(row.old_max_us),
+                    us(row.new_max_us),
+                    us(row.old_p999_us),
+                    us(row.new_p999_us)
+                ));
+            }
+        }
+        None => ui.out("latency: not in both bundles (no measurement)"),
+    }
+    Ok(Exit::Ok)
 }
 
 /// Input problems exit 2; a failed verification or I/O trouble exits 1.

@@ -182,6 +182,8 @@ fn job_flags(plan: &PlanArgs) -> anyhow::Result<JobFlags> {
         dl_dir,
         sstate_dir,
         meta_qcom,
+        analyzer,
+        cve_check,
         project,
     } = plan;
     let refuse =
@@ -238,6 +240,12 @@ fn job_flags(plan: &PlanArgs) -> anyhow::Result<JobFlags> {
     }
     if *no_nohz_full {
         image.push("--no-nohz-full".to_string());
+    }
+    if let Some(analyzer) = analyzer {
+        image.extend(flag("--analyzer", analyzer));
+    }
+    if *cve_check {
+        image.push("--cve-check".to_string());
     }
     for (name, value) in [
         ("--image", image_recipe.as_deref()),

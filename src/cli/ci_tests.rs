@@ -303,6 +303,8 @@ fn handling(id: &str) -> Option<Handling> {
         "includes" => reaches(&["--include", "ci/performance.yml"], &[]),
         "cmdline" => reaches(&["--cmdline", "threadirqs"], &[]),
         "no_nohz_full" => reaches(&["--no-nohz-full"], &[]),
+        "analyzer" => reaches(&["--analyzer", "rtla"], &[]),
+        "cve_check" => reaches(&["--cve-check"], &[]),
         "distro" => Some(Refused(&["--distro", "nodistro"])),
         "image" => reaches(&["--image", "core-image-base"], &[]),
         "meta_qcom_url" => {

@@ -7,6 +7,9 @@
 //! | `verify.json`, `verify --json` | [`verify_json::VerifyFile`] | `verify`, `image` | `bundle` |
 //! | `run.json` | [`run_json::RunRecord`] | `test` | `report` |
 //! | `report --json` | [`report_json::Report`] | `report` | `report --baseline` |
+//! | SPDX 3 image SBOM / VEX | [`spdx_json::SpdxFile`] | oe-core `create-spdx`, `sbom-cve-check` | `verify`, `bundle` |
+//! | kas provenance statement | [`provenance_json::Statement`] | `kas build --provenance` | `bundle` |
+//! | `bundle --diff --json` | [`bundle_diff_json::BundleDiff`] | `bundle --diff` | (people, CI) |
 //! | `history list --json`, history rows | [`history_json::HistoryRun`] | `history add` | `history` |
 //! | `report --junit`, `verify.junit.xml` | [`junit_xml::TestSuites`] | `report`, `image` | CI (Jenkins, GitLab) |
 //! | `rtbuild lava` job | [`lava_job::Job`] | `lava` | LAVA |
@@ -17,13 +20,16 @@
 //! version than this rtbuild knows is refused with a message saying to upgrade. Unknown fields
 //! are ignored, so a newer rtbuild may add fields within a version.
 
+pub(crate) mod bundle_diff_json;
 pub(crate) mod cyclictest_json;
 pub(crate) mod history_json;
 pub(crate) mod junit_xml;
 pub(crate) mod lava_job;
 pub(crate) mod plan_json;
+pub(crate) mod provenance_json;
 pub(crate) mod report_json;
 pub(crate) mod run_json;
+pub(crate) mod spdx_json;
 pub(crate) mod verify_json;
 
 use serde::de::DeserializeOwned;

@@ -56,6 +56,13 @@ pub struct Expectations {
     /// Where the machine's RT defaults came from, when a meta-qcom checkout was consulted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_defaults: Option<MachineDefaults>,
+    /// `rtla` when the plan was made for `rtla` (`--analyzer rtla`): the timerlat and osnoise
+    /// tracers are among `kernel_config`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analyzer: Option<String>,
+    /// The build runs oe-core's sbom-cve-check (`--cve-check`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cve_check: bool,
     /// `--include`: the meta-qcom kas files the build includes besides rtbuild's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub includes: Vec<String>,

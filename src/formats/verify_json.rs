@@ -154,6 +154,21 @@ impl Check {
     }
 }
 
+/// A finding that does not fail the verdict: a kernel option that costs RT latency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Warning {
+    /// The option, `CONFIG_KASAN`.
+    pub check: String,
+    /// Its value in the config (`y`, `m`).
+    pub found: String,
+    /// Where the config came from.
+    #[serde(rename = "where", default)]
+    pub from: String,
+    /// Why it matters, and the fragment that set it when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 /// Every check run against one source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Report {
@@ -177,6 +192,14 @@ pub(crate) struct Report {
     /// sha256 of the uncompressed kernel config that was checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_sha256: Option<String>,
+    /// For a build folder: the artifact the kernel facts came from (`deployed qcomflash folder
+    /// (…)`, `deployed image SBOM (…)`, `build folder .config …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_from: Option<String>,
+    /// What does not fail the verdict but must not ship (latency killers: lock debugging,
+    /// KASAN, …), one per option.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
     /// Facts worth knowing that are not checks (which of several configs was read, …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -198,6 +221,8 @@ impl Report {
             kernel_version: None,
             cmdline: None,
             config_sha256: None,
+            kernel_from: None,
+            warnings: Vec::new(),
             notes,
         }
     }

@@ -87,7 +87,7 @@ pub(crate) fn matrix(
         }
         let result = run::build(&job, runner, ui)?;
         run::report(&result, ui);
-        let after = after_build(&result, &job, &plan.expectations(), options.post, ui)?;
+        let after = after_build(&result, &job, &plan.expectations(), options.post, runner, ui)?;
         cell.status = status_name(result.status).into();
         if !after.passed {
             cell.status = "unverified".into();

@@ -146,7 +146,7 @@ pub(crate) fn image(
     let expected = followed.as_ref().unwrap_or(plan).expectations();
     let result = run::build(&job, runner, ui)?;
     run::report(&result, ui);
-    let after = after_build(&result, &job, &expected, options.post, ui)?;
+    let after = after_build(&result, &job, &expected, options.post, runner, ui)?;
     let kas_secs = checkout_secs + result.duration_secs;
     Ok(ImageOutcome::Built { result, after, kas_secs })
 }

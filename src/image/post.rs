@@ -5,10 +5,11 @@ use super::ImageError;
 use crate::bundle::BundleOutcome;
 use crate::exit::InputError;
 use crate::kasrun::after::{self, Verified};
-use crate::kasrun::command::BuildSpec;
+use crate::kasrun::command::{self, BuildSpec};
 use crate::kasrun::report::{BuildResult, BuildStatus};
 use crate::kasrun::run::BuildJob;
 use crate::plan::Expectations;
+use crate::runner::{Runner, check_status};
 use crate::ui::Ui;
 
 /// The post-build steps that apply to one build.
@@ -60,6 +61,7 @@ pub(crate) fn after_build(
     job: &BuildJob,
     expected: &Expectations,
     post: Post,
+    runner: &dyn Runner,
     ui: &Ui,
 ) -> Result<After, ImageError> {
     if result.status != BuildStatus::Succeeded || !post.verify {
@@ -80,6 +82,7 @@ pub(crate) fn after_build(
     let checks: usize = verified.verdict.reports.iter().map(|r| r.checks.len()).sum();
     ui.status("Verified", format!("{checks} checks passed ({})", verified.file.display()));
     let bundle = if post.bundle {
+        keep_resolved_config(job, runner, ui)?;
         let epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|t| t.trim().parse().ok());
         let outcome = after::bundle_build(&job.layout, expected, &verified, epoch)
             .map_err(ImageError::After)?;
@@ -89,6 +92,24 @@ pub(crate) fn after_build(
         None
     };
     Ok(After { passed: true, verified: Some(verified), bundle })
+}
+
+/// `kas dump --resolve-refs --resolve-local --resolve-env` of the build, written as
+/// `<out>/kas-dump.yml` for the bundle.
+fn keep_resolved_config(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<(), ImageError> {
+    let dump = command::in_container(
+        command::kas_dump_resolved(&job.kas, &job.layout, &job.dirs),
+        job.container,
+    );
+    ui.status("Resolving", &dump);
+    let output = runner
+        .capture(&dump)
+        .and_then(|output| check_status(&dump, output))
+        .map_err(|e| ImageError::After(after::AfterError::Dump(e.to_string())))?;
+    let file = job.layout.out.join(crate::bundle::KAS_DUMP_FILE);
+    crate::write::write_atomic(&file, &output.stdout, false)
+        .map_err(|e| ImageError::After(after::AfterError::Dump(e.to_string())))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -85,13 +85,29 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
         output_tail: vec![],
     };
     let post = Post { verify: true, bundle: false };
-    let err = after_build(&result, &job, &plan.expectations(), post, &Ui::silent()).unwrap_err();
+    let err = after_build(
+        &result,
+        &job,
+        &plan.expectations(),
+        post,
+        &crate::runner::System,
+        &Ui::silent(),
+    )
+    .unwrap_err();
     assert!(matches!(err, ImageError::After(_)), "{err:?}");
     assert!(err.to_string().starts_with("after the build: "), "{err}");
     assert_eq!(classify(&err.into()), Exit::Failed);
 
     let skipped = Post { verify: false, bundle: false };
-    let after = after_build(&result, &job, &plan.expectations(), skipped, &Ui::silent()).unwrap();
+    let after = after_build(
+        &result,
+        &job,
+        &plan.expectations(),
+        skipped,
+        &crate::runner::System,
+        &Ui::silent(),
+    )
+    .unwrap();
     assert!(after.passed && after.verified.is_none() && after.bundle.is_none());
 }
 

@@ -36,6 +36,10 @@ pub(crate) enum AfterError {
     Verify(#[from] VerifyError),
     #[error(transparent)]
     Bundle(#[from] BundleError),
+    #[error(
+        "cannot keep the resolved kas configuration: {0}; check that kas can read the build's repos"
+    )]
+    Dump(String),
     #[error(transparent)]
     Write(#[from] crate::write::WriteError),
 }
@@ -80,6 +84,9 @@ pub(crate) fn bundle_build(
         allow_unverified: false,
         cmdline: Some((expected.cmdline.join(" "), "rtbuild-plan.json (requested)".to_string())),
         source_date_epoch,
+        verify_file: Some(verified.file.clone()),
+        kas_dump: Some(layout.out.join(bundle::KAS_DUMP_FILE)).filter(|p| p.is_file()),
+        measurement: None,
         // `image --bundle` packs only what the build produced.
         follow_external_links: false,
     };

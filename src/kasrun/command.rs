@@ -20,6 +20,9 @@ pub(crate) struct BuildSpec {
     pub targets: Vec<String>,
     pub task: Option<String>,
     pub bitbake_args: Vec<String>,
+    /// `--provenance`: kas writes an in-toto SLSA v1 statement over the kas file's
+    /// `artifacts:` (`kas build --provenance mode=max`).
+    pub provenance: bool,
 }
 
 impl BuildSpec {
@@ -70,6 +73,7 @@ impl BuildSpec {
             targets: targets.to_vec(),
             task: task.map(str::to_string),
             bitbake_args: args,
+            provenance: false,
         })
     }
 }
@@ -118,10 +122,23 @@ pub(crate) fn kas_build(
     if let Some(task) = &spec.task {
         cmd = cmd.arg("--task").arg(task);
     }
+    if spec.provenance {
+        cmd = cmd.arg("--provenance").arg("mode=max");
+    }
     cmd = cmd.arg(layout.kas_config());
     if !spec.bitbake_args.is_empty() {
         cmd = cmd.arg("--").args(&spec.bitbake_args);
     }
+    kas_env(cmd, layout, dirs)
+}
+
+/// `kas dump --resolve-refs --resolve-local --resolve-env …`: the exact configuration of the
+/// build (every repo at its commit, the environment kas passed), kept in the release bundle.
+pub(crate) fn kas_dump_resolved(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs) -> Cmd {
+    let cmd = Cmd::new(kas)
+        .arg("dump")
+        .args(["--resolve-refs", "--resolve-local", "--resolve-env"])
+        .arg(layout.kas_config());
     kas_env(cmd, layout, dirs)
 }
 
@@ -211,6 +228,23 @@ mod tests {
         assert!(env.contains(&("KAS_BUILD_DIR".into(), Some("/w/rtbuild/m/build".into()))));
         assert!(env.contains(&("SSTATE_DIR".into(), Some("/w/rtbuild/sstate-cache".into()))));
         assert!(env.contains(&("KAS_TARGET".into(), None)));
+    }
+
+    #[test]
+    fn provenance_asks_kas_for_the_full_statement_before_the_config() {
+        let mut spec = BuildSpec::new(&[], None, None).unwrap();
+        spec.provenance = true;
+        let cmd = kas_build(Path::new("kas"), &layout(), &dirs(), &spec);
+        assert_eq!(
+            cmd.argv(),
+            [
+                "kas",
+                "build",
+                "--provenance",
+                "mode=max",
+                "/w/rtbuild/m/m-rt.yml:/w/rtbuild/m/caches.yml"
+            ]
+        );
     }
 
     #[test]

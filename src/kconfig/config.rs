@@ -132,6 +132,16 @@ impl KernelConfig {
         KernelConfig::read_plain(text)
     }
 
+    /// Whether both configs set the same symbols to the same values (an SBOM keeps the
+    /// settings of a `.config`, not its bytes).
+    /// `# … is not set` lines do not count: oe-core's SBOM leaves comments out.
+    pub(crate) fn same_settings(&self, other: &KernelConfig) -> bool {
+        fn on(c: &KernelConfig) -> Vec<(&Symbol, &Value)> {
+            c.settings.iter().filter(|(_, v)| **v != Value::No).collect()
+        }
+        on(self) == on(other)
+    }
+
     /// sha256 of the uncompressed config text (the `.config` file's own sha256).
     pub(crate) fn sha256(&self) -> &str {
         &self.sha256

@@ -31,6 +31,10 @@ pub enum PlanError {
         "CPU(s) {both} are both RT and housekeeping; --housekeeping must not overlap --rt-cpus"
     )]
     Overlap { both: CpuSet },
+    #[error(
+        "--analyzer `{given}` is not a trace analyzer; pass --analyzer ftrace or --analyzer rtla"
+    )]
+    Analyzer { given: String },
     #[error("no RT CPU given; pass --rt-cpus, e.g. --rt-cpus 7")]
     NoRtCpu,
     #[error(transparent)]

@@ -38,6 +38,9 @@ pub(crate) const LAYER_SERIES: &str = "wrynose";
 /// (`rtbuild-tune`, the recipe `generate` puts into the layer).
 pub(crate) const IMAGE_PACKAGES: [&str; 3] =
     ["rt-tests", "stress-ng", crate::base::TUNE_RECIPE_NAME];
+/// The tracers `rtla timerlat`/`rtla osnoise` need; meta-qcom's `rt.config` and defconfig set
+/// neither, so `--analyzer rtla` adds them to rtbuild's fragment.
+pub(crate) const RTLA_TRACERS: [&str; 2] = ["CONFIG_TIMERLAT_TRACER", "CONFIG_OSNOISE_TRACER"];
 /// Kernel command-line keys derived from the RT CPUs; users cannot set them directly.
 pub(crate) const RESERVED_CMDLINE_KEYS: [&str; 4] =
     ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"];
@@ -79,6 +82,10 @@ pub struct Plan {
     pub sstate_dir: Option<ConfPath>,
     /// Where the machine's defaults came from when a meta-qcom checkout was consulted.
     pub machine_defaults: Option<crate::catalog::meta_qcom::MachineDefaults>,
+    /// `--analyzer rtla`: the timerlat and osnoise tracers are in rtbuild's fragment.
+    pub rtla: bool,
+    /// `--cve-check`: sbom-cve-check runs on the image.
+    pub cve_check: bool,
 }
 
 impl Plan {
@@ -133,7 +140,21 @@ impl Plan {
             commit: request.meta_qcom_commit.as_deref().map(CommitId::new).transpose()?,
         };
         let nohz_full = request.nohz_full.unwrap_or(true);
-        let rt_fragment = rt_fragment(nohz_full, &request.configs)?;
+        let rtla = match request.analyzer.as_deref() {
+            None | Some("ftrace") => false,
+            Some("rtla") => true,
+            Some(other) => {
+                return Err(PlanError::Analyzer { given: values::printable(other) });
+            }
+        };
+        let mut rt_fragment = rt_fragment(nohz_full, &request.configs)?;
+        if rtla {
+            for symbol in RTLA_TRACERS {
+                if !rt_fragment.iter().any(|s| s.symbol.as_str() == symbol) {
+                    rt_fragment.push(Setting::new(symbol, Value::Yes));
+                }
+            }
+        }
         let fragments = inputs::read_fragments(&request.fragments)?;
         let patches = inputs::read_patches(&request.patches)?;
         inputs::check_unique_names(&fragments, &patches)?;
@@ -184,6 +205,8 @@ impl Plan {
             dl_dir,
             sstate_dir,
             machine_defaults: None,
+            rtla,
+            cve_check: request.cve_check.unwrap_or(false),
         })
     }
 
@@ -272,6 +295,8 @@ impl Plan {
             cmdline: self.rt_cmdline(),
             packages: IMAGE_PACKAGES.iter().map(ToString::to_string).collect(),
             machine_defaults: self.machine_defaults.clone(),
+            analyzer: self.rtla.then(|| "rtla".to_string()),
+            cve_check: self.cve_check,
             includes: self.includes.clone(),
         }
     }
@@ -312,6 +337,8 @@ pub(crate) fn cpu_plan_expectations(
         cmdline,
         packages: vec!["rt-tests".to_string()],
         machine_defaults: None,
+        analyzer: None,
+        cve_check: false,
         includes: Vec::new(),
     }
 }

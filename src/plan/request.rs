@@ -43,6 +43,11 @@ pub struct PlanRequest {
     #[serde(default)]
     pub premirrors: Vec<String>,
     pub mirror_tarballs: Option<bool>,
+    /// `--analyzer`: the trace analyzer the RT tests will use (`ftrace` or `rtla`); `rtla`
+    /// puts the timerlat and osnoise tracers in rtbuild's fragment.
+    pub analyzer: Option<String>,
+    /// `--cve-check`: oe-core's sbom-cve-check for the image.
+    pub cve_check: Option<bool>,
 }
 
 /// The project file rtbuild reads from the current folder when it exists.
@@ -100,6 +105,8 @@ impl PlanRequest {
             prserv: pick(flags.prserv, self.prserv),
             premirrors: pick_list(flags.premirrors, self.premirrors),
             mirror_tarballs: pick(flags.mirror_tarballs, self.mirror_tarballs),
+            analyzer: pick(flags.analyzer, self.analyzer),
+            cve_check: pick(flags.cve_check, self.cve_check),
         }
     }
 }

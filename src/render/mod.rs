@@ -103,6 +103,10 @@ struct Context<'a> {
     patches: Vec<&'a str>,
     settings: Vec<String>,
     local_conf: String,
+    cve_check: bool,
+    artifact_qcomflash: String,
+    artifact_sbom: String,
+    artifact_kernel: String,
 }
 
 /// Renders the kas file, the plan file and the layer for `plan`.
@@ -151,6 +155,9 @@ fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
         cmdline_extra.push(format!("nohz_full={rt}"));
     }
     cmdline_extra.extend(plan.cmdline.iter().map(ToString::to_string));
+    // kas globs artifacts relative to the build folder; `tmp*` as TMPDIR may carry a libc suffix.
+    let deploy = format!("tmp*/deploy/images/{}", plan.machine.name);
+    let stem = format!("{}-{}.rootfs", plan.image.as_str(), plan.machine.name);
     let mut fragments = vec![RT_FRAGMENT_NAME];
     fragments.extend(plan.fragments.iter().map(|f| f.name.as_str()));
     Context {
@@ -180,6 +187,10 @@ fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
         patches: plan.patches.iter().map(|p| p.name.as_str()).collect(),
         settings: plan.rt_fragment.iter().map(ToString::to_string).collect(),
         local_conf: String::new(),
+        cve_check: plan.cve_check,
+        artifact_qcomflash: format!("{deploy}/{stem}.qcomflash.tar.gz"),
+        artifact_sbom: format!("{deploy}/{stem}.spdx.json"),
+        artifact_kernel: format!("{deploy}/Image"),
     }
 }
 

@@ -50,9 +50,42 @@ fn snapshot_nodistro_with_user_inputs() {
         r.meta_qcom_commit = Some("ef0004df267743cc89d6a09bc724bc99ff541c01".into());
         r.dl_dir = Some("/srv/yocto/downloads".into());
         r.sstate_dir = Some("/srv/yocto/sstate".into());
+        r.analyzer = Some("rtla".into());
+        r.cve_check = Some(true);
     });
     let tree = rendered(&plan);
     insta::assert_snapshot!("nodistro-user-inputs", tree_text(&tree));
+}
+
+#[test]
+fn rtla_puts_both_tracers_in_the_fragment_and_the_plan_file_and_a_bad_analyzer_is_refused() {
+    let plan = plan_for("iq-8275-evk", |r| r.analyzer = Some("rtla".into()));
+    let tree = rendered(&plan);
+    let fragment = tree_text(&tree);
+    for symbol in ["CONFIG_TIMERLAT_TRACER=y", "CONFIG_OSNOISE_TRACER=y"] {
+        assert!(fragment.contains(&format!("\n{symbol}\n")), "{symbol} missing");
+    }
+    let expectations = plan.expectations();
+    let want: Vec<&str> = expectations
+        .kernel_config
+        .iter()
+        .filter(|c| c.symbol.ends_with("_TRACER"))
+        .map(|c| c.symbol.as_str())
+        .collect();
+    assert_eq!(want, ["CONFIG_TIMERLAT_TRACER", "CONFIG_OSNOISE_TRACER"]);
+    assert_eq!(plan.expectations().analyzer.as_deref(), Some("rtla"));
+    let ftrace = plan_for("iq-8275-evk", |r| r.analyzer = Some("ftrace".into()));
+    assert!(!tree_text(&rendered(&ftrace)).contains("TIMERLAT"));
+    let request = PlanRequest {
+        machine: Some("iq-8275-evk".into()),
+        analyzer: Some("perf".into()),
+        ..PlanRequest::default()
+    };
+    let err = Plan::new(&request, &Catalog::embedded()).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "--analyzer `perf` is not a trace analyzer; pass --analyzer ftrace or --analyzer rtla"
+    );
 }
 
 #[test]

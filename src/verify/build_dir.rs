@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::kconfig::KernelConfig;
 use crate::plan::{Expectations, KERNEL_RECIPE};
 
 use super::error::VerifyError;
@@ -22,10 +23,14 @@ pub(super) fn is_build_dir(dir: &Path) -> bool {
     !tmp_dirs(dir).is_empty()
 }
 
-/// `TMPDIR` candidates: `dir` itself when it has `work/` or `work-shared/`, else its `tmp*`
+/// `TMPDIR` candidates: `dir` itself when it has `work/`, `work-shared/` or `deploy/images/`, else its `tmp*`
 /// children (and those of `dir/build`, kas's default build folder).
 fn tmp_dirs(dir: &Path) -> Vec<PathBuf> {
-    let is_tmp = |d: &Path| d.join("work").is_dir() || d.join("work-shared").is_dir();
+    let is_tmp = |d: &Path| {
+        d.join("work").is_dir()
+            || d.join("work-shared").is_dir()
+            || d.join("deploy/images").is_dir()
+    };
     if is_tmp(dir) {
         return vec![dir.to_path_buf()];
     }
@@ -86,25 +91,39 @@ pub(super) fn evidence(
         }
     }
     let (work_count, shared_count) = (work.len(), shared.len());
-    let config_path =
-        newest(work).or_else(|| newest(shared)).ok_or_else(|| VerifyError::NoKernel {
-            path: dir.to_path_buf(),
-            hint: format!(
-                "looked for tmp*/work/*/{recipe}/*/build/.config and \
-             tmp*/work-shared/{}/kernel-build-artifacts/.config; has the kernel been built?",
-                machine.unwrap_or("*")
-            ),
-        })?;
-    let data = files::read(&config_path)?;
-    let mut evidence = files::config_evidence(&config_path, &data)?;
+    let dot_config = newest(work).or_else(|| newest(shared));
+    let deployed = super::deployed::evidence(&tmps, expected)?;
+    let mut evidence = match (deployed, &dot_config) {
+        (Some(deployed), config) => shipped(deployed, config.as_deref())?,
+        (None, Some(config_path)) => {
+            let data = files::read(config_path)?;
+            let mut evidence = files::config_evidence(config_path, &data)?;
+            if work_count + shared_count > 1 {
+                evidence.notes.push(format!(
+                    "{} kernel configs found; read the newest, {}",
+                    work_count + shared_count,
+                    config_path.display()
+                ));
+            }
+            evidence.kernel_from = Some(format!("build folder .config {}", config_path.display()));
+            evidence
+        }
+        (None, None) => {
+            return Err(VerifyError::NoKernel {
+                path: dir.to_path_buf(),
+                hint: format!(
+                    "looked for tmp*/deploy/images/{m}/ (qcomflash, Image, SBOM), \
+                     tmp*/work/*/{recipe}/*/build/.config and \
+                     tmp*/work-shared/{m}/kernel-build-artifacts/.config; has the kernel been built?",
+                    m = machine.unwrap_or("*")
+                ),
+            });
+        }
+    };
     evidence.kind = "build folder".to_string();
     evidence.kernel_source = newest(sources);
-    if work_count + shared_count > 1 {
-        evidence.notes.push(format!(
-            "{} kernel configs found; read the newest, {}",
-            work_count + shared_count,
-            config_path.display()
-        ));
+    if let Some(workdir) = dot_config.as_deref().and_then(Path::parent).and_then(Path::parent) {
+        evidence.fragments = recipe_fragments(workdir);
     }
     if let Some(manifest) = find_manifest(&tmps, expected) {
         let text = files::read_text(&manifest)?;
@@ -123,6 +142,67 @@ pub(super) fn evidence(
         }
     }
     Ok(evidence)
+}
+
+/// The deployed kernel's evidence, with the build folder's `.config` used only when it is
+/// proven to be that kernel's: the same config digest (or, from an SBOM, which keeps the
+/// settings but not the file, the same settings).
+fn shipped(mut deployed: Evidence, dot_config: Option<&Path>) -> Result<Evidence, VerifyError> {
+    let what = deployed
+        .config
+        .as_ref()
+        .map(|c| c.from.clone())
+        .or_else(|| deployed.version.as_ref().map(|v| v.from.clone()))
+        .unwrap_or_default();
+    deployed.kernel_from = Some(format!("deployed {} ({what})", deployed.kind));
+    let Some(path) = dot_config else { return Ok(deployed) };
+    let data = files::read(path)?;
+    let local = KernelConfig::read(data.as_slice())
+        .map_err(|source| VerifyError::Config { path: path.to_path_buf(), cause: source })?;
+    let note = match &deployed.config {
+        Some(shipped) if shipped.value.sha256() == local.sha256() => format!(
+            "the build folder's {} is the deployed kernel's (same config digest {})",
+            path.display(),
+            local.sha256()
+        ),
+        Some(shipped) if shipped.value.same_settings(&local) => format!(
+            "the build folder's {} has the settings of the deployed kernel's config",
+            path.display()
+        ),
+        Some(shipped) => format!(
+            "the build folder's {} is not the deployed kernel's config (digest {} ≠ {}): \
+             stale, not used",
+            path.display(),
+            local.sha256(),
+            shipped.value.sha256()
+        ),
+        None => format!(
+            "the deployed kernel carries no config (no IKCONFIG, no kernel configuration in the \
+             SBOM), and the build folder's {} cannot be proven to be its: not used",
+            path.display()
+        ),
+    };
+    deployed.notes.push(note);
+    Ok(deployed)
+}
+
+/// The `.cfg` fragments a kernel recipe unpacked: in its `WORKDIR`, `UNPACKDIR` (`sources/`)
+/// and their `configs/` folders, sorted.
+fn recipe_fragments(workdir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for dir in [workdir.to_path_buf(), workdir.join("sources")] {
+        for folder in [dir.clone(), dir.join("configs")] {
+            let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+            found.extend(
+                entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "cfg")),
+            );
+        }
+    }
+    found.sort();
+    found
 }
 
 /// The image manifest: `<image>-<machine>.rootfs.manifest` when the plan names them, else the

@@ -5,7 +5,7 @@
 use crate::kconfig::image::version_is_rt;
 use crate::kconfig::tree::KconfigTree;
 use crate::kconfig::{KernelConfig, State};
-use crate::plan::{CpuSet, Expectations};
+use crate::plan::{CpuSet, Expectations, RTLA_TRACERS};
 
 use super::cmdline;
 use super::deps;
@@ -23,6 +23,14 @@ pub(super) fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<C
         if let Some(expected) = expected {
             for want in expected.kernel_config.iter().filter(|w| w.symbol != PREEMPT_RT) {
                 checks.push(option_check(config, &want.symbol, &want.value, kconfig));
+            }
+            // A plan for rtla needs its tracers, even when its option list lost them.
+            if expected.analyzer.as_deref() == Some("rtla") {
+                for symbol in RTLA_TRACERS {
+                    if !expected.kernel_config.iter().any(|w| w.symbol == symbol) {
+                        checks.push(option_check(config, symbol, "y", kconfig));
+                    }
+                }
             }
         }
     }
@@ -144,12 +152,29 @@ mod tests {
             cmdline: vec!["isolcpus=6-7".into()],
             packages: vec!["rt-tests".into()],
             machine_defaults: None,
+            analyzer: None,
+            cve_check: false,
             includes: Vec::new(),
         }
     }
 
     fn status(checks: &[Check], name: &str) -> CheckStatus {
         checks.iter().find(|c| c.check == name).map(|c| c.status).unwrap()
+    }
+
+    #[test]
+    fn a_plan_for_rtla_requires_both_tracers_even_when_its_option_list_lacks_them() {
+        let mut evidence = Evidence::new("kernel config");
+        let config =
+            KernelConfig::parse(b"CONFIG_PREEMPT_RT=y\nCONFIG_OSNOISE_TRACER=y\n").unwrap();
+        evidence.config = Some(Found::new(config, ".config"));
+        let mut plan = expectations();
+        let checks = run(&evidence, Some(&plan));
+        assert!(checks.iter().all(|c| !c.check.ends_with("_TRACER")));
+        plan.analyzer = Some("rtla".into());
+        let checks = run(&evidence, Some(&plan));
+        assert_eq!(status(&checks, "CONFIG_TIMERLAT_TRACER"), CheckStatus::Fail);
+        assert_eq!(status(&checks, "CONFIG_OSNOISE_TRACER"), CheckStatus::Pass);
     }
 
     #[test]

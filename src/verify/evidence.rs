@@ -43,8 +43,14 @@ pub(crate) struct Evidence {
     /// The kernel's source tree, when the source keeps it (a build folder's
     /// `tmp*/work-shared/<machine>/kernel-source`).
     pub kernel_source: Option<PathBuf>,
+    /// The build's own kernel config fragments (`*.cfg` the recipe unpacked), to name the one
+    /// that set a latency killer.
+    pub fragments: Vec<PathBuf>,
     /// Its Kconfig files, read to explain a dropped option (see [`super::deps`]).
     pub kconfig: Option<Arc<KconfigTree>>,
+    /// Which artifact the kernel facts were read from, for a build folder: the deployed
+    /// qcomflash/UKI/Image, the image SBOM, or the build folder's `.config`.
+    pub kernel_from: Option<String>,
     pub notes: Vec<String>,
 }
 

@@ -11,6 +11,7 @@ mod archive;
 mod build_dir;
 mod checks;
 mod cmdline;
+mod deployed;
 mod deps;
 mod error;
 mod evidence;
@@ -18,6 +19,7 @@ mod fat;
 mod files;
 pub(crate) mod junit;
 pub(crate) mod kconfig_check;
+mod latency;
 mod remote;
 mod report;
 
@@ -74,6 +76,9 @@ pub(crate) fn verify_with(
     kernel_src: Option<&Path>,
 ) -> Result<Report, VerifyError> {
     let mut evidence = gather(source, expected)?;
+    if let Some(src) = kernel_src {
+        evidence.kernel_source = Some(src.to_path_buf());
+    }
     read_kconfig(&mut evidence, kernel_src);
     Ok(judge(source.name(), &evidence, expected))
 }
@@ -114,7 +119,12 @@ pub(crate) fn judge(
     expected: Option<&Expectations>,
 ) -> Report {
     let checks = checks::run(evidence, expected);
+    let warnings = evidence.config.as_ref().map_or_else(Vec::new, |config| {
+        latency::warnings(config, evidence.kernel_source.as_deref(), &evidence.fragments)
+    });
     Report {
+        warnings,
+        kernel_from: evidence.kernel_from.clone(),
         kernel_version: evidence.version.as_ref().map(|v| v.value.clone()),
         cmdline: evidence.cmdline.as_ref().map(|c| c.value.clone()),
         config_sha256: evidence.config.as_ref().map(|c| c.value.sha256().to_string()),
@@ -171,7 +181,7 @@ fn auto(path: &Path, expected: Option<&Expectations>) -> Result<Evidence, Verify
     }
     Err(VerifyError::NoKernel {
         path: path.to_path_buf(),
-        hint: "a build folder has tmp*/work or tmp*/work-shared, a qcomflash folder has vmlinux, \
+        hint: "a build folder has tmp*/work, tmp*/work-shared or tmp*/deploy/images, a qcomflash folder has vmlinux, \
                a kernel build folder has .config"
             .to_string(),
     })

@@ -31,6 +31,13 @@ impl Report {
                 text.push_str(&format!("\n  {}: {reason}", check.check));
             }
         }
+        for warning in &self.warnings {
+            let reason = warning.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+            text.push_str(&format!(
+                "\n  warning: {}={} in {}{reason}",
+                warning.check, warning.found, warning.from
+            ));
+        }
         let failed = self.failures().count();
         text.push_str(&match failed {
             0 => format!("\nverdict: PASS ({})", plural(self.checks.len(), "check")),

@@ -425,6 +425,237 @@ fn source_date_epoch_sets_every_mtime() {
     assert_eq!(m["verify"]["status"], "unverified");
 }
 
+/// A verify report for the deployed kernel, with its version string and command line.
+fn verify_report(root: &Path, name: &str, cmdline: &str) {
+    let report = serde_json::json!({
+        "passed": true,
+        "kernel_version": "6.18.37-rt (oe@b) #1 SMP PREEMPT_RT Tue Jul 1",
+        "cmdline": cmdline,
+        "reports": [{"checks": [{"check": "CONFIG_PREEMPT_RT", "status": "pass"}]}],
+    });
+    write(&root.join(name), &report.to_string());
+}
+
+/// An `rtbuild test` result folder whose target ran `uname` and measured `max` per scenario.
+fn run_dir(root: &Path, name: &str, uname: &str, max: &[(&str, i64)]) {
+    let scenarios: Vec<serde_json::Value> =
+        max.iter().map(|(s, m)| serde_json::json!({"name": s, "max_us": m})).collect();
+    let run = serde_json::json!({"schema": 1, "target": "ssh://root@rb3", "state": "finished",
+        "fingerprint": {"uname": uname}, "scenarios": scenarios});
+    write(&root.join(format!("{name}/run.json")), &run.to_string());
+}
+
+/// Deploys an SBOM and a VEX written by oe-core's SPDX model, as BitBake links them.
+fn deploy_documents(root: &Path, stamp: &str, spec: &crate::spdx_fixture::Spec) {
+    let deploy = root.join(format!("work/build/tmp/deploy/images/{MACHINE}"));
+    for doc in ["spdx.json", "sbom-cve-check.spdx.json"] {
+        let link = deploy.join(format!("{TOP}.rootfs.{doc}"));
+        let _ = std::fs::remove_file(&link);
+    }
+    let sbom = deploy.join(format!("{TOP}.rootfs-{stamp}.spdx.json"));
+    let vex = deploy.join(format!("{TOP}.rootfs-{stamp}.sbom-cve-check.spdx.json"));
+    crate::spdx_fixture::make(spec, &sbom, Some(&vex));
+    for doc in ["spdx.json", "sbom-cve-check.spdx.json"] {
+        std::os::unix::fs::symlink(
+            format!("{TOP}.rootfs-{stamp}.{doc}"),
+            deploy.join(format!("{TOP}.rootfs.{doc}")),
+        )
+        .unwrap();
+    }
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+fn vex(items: &[(&str, &str, &str)]) -> Vec<(String, (String, String))> {
+    items.iter().map(|(c, s, v)| (c.to_string(), (s.to_string(), v.to_string()))).collect()
+}
+
+/// Two releases of one board: the bundle carries the SBOM, VEX, plan, verdict, lock and a
+/// measurement checked to be of this kernel; `--diff` names what changed between them; the
+/// bundle stays byte-identical; a tampered release file is named by `--check`.
+#[test]
+fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
+    use crate::spdx_fixture::Spec;
+    let build = Build::new();
+    let root = build.root();
+    let old_spec = Spec {
+        kernel_config: pairs(&[
+            ("CONFIG_PREEMPT_RT", "y"),
+            ("CONFIG_HZ", "250"),
+            ("CONFIG_KASAN", "y"),
+        ]),
+        packages: pairs(&[("busybox", "1.36.1"), ("rt-tests", "2.8"), ("strace", "6.1")]),
+        vex: vex(&[
+            ("CVE-2026-0001", "affected", "critical"),
+            ("CVE-2026-0002", "affected", "high"),
+        ]),
+    };
+    deploy_documents(root, "20260101120000", &old_spec);
+    verify_report(root, "v-old.json", "isolcpus=7 nohz_full=7 efi=runtime");
+    let uname = "Linux rb3 6.18.37-rt #1 SMP PREEMPT_RT Tue Jul 1 aarch64 GNU/Linux";
+    run_dir(root, "run-old", uname, &[("idle", 41), ("stress", 88)]);
+    run_dir(
+        root,
+        "run-other",
+        "Linux rb3 6.18.30 #3 SMP PREEMPT Mon Jun 1 aarch64",
+        &[("idle", 9)],
+    );
+
+    let bundle = |out: &str, verify: &str, run: &str| {
+        let run = build
+            .rtbuild(["bundle", "--machine", MACHINE, "--out", out, "--verify-report", verify])
+            .args(["--measurement", run])
+            .env("SOURCE_DATE_EPOCH", "1767225600")
+            .run()
+            .ignore_stderr()
+            .success();
+        root.join(run.stdout().lines().next().unwrap())
+    };
+    // A measurement of another kernel is refused before anything is packed.
+    build
+        .rtbuild(["bundle", "--machine", MACHINE, "--out", "refused", "--verify-report", "v-old.json"])
+        .args(["--measurement", "run-other"])
+        .run()
+        .usage_error(&format!(
+            "cannot bundle {}: the run measured `Linux rb3 6.18.30 #3 SMP PREEMPT Mon Jun 1 aarch64`, \
+             not this image's kernel 6.18.37-rt #1 SMP PREEMPT_RT Tue Jul 1; pass the result folder \
+             of an `rtbuild test` run on this image",
+            root.join("run-other/run.json").display()
+        ));
+    assert!(!root.join("refused").exists());
+
+    let old = bundle("old", "v-old.json", "run-old");
+    assert_eq!(
+        std::fs::read(&old).unwrap(),
+        std::fs::read(bundle("old-again", "v-old.json", "run-old")).unwrap()
+    );
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join(format!("old/{TOP}-{DATETIME}.qcomflash.manifest.json"))).unwrap(),
+    )
+    .unwrap();
+    let roles: Vec<(&str, &str)> = manifest["release"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["role"].as_str().unwrap(), r["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            (
+                "vex",
+                "release/core-image-base-rb3gen2-core-kit.rootfs-20260101120000.sbom-cve-check.spdx.json"
+            ),
+            ("sbom", "release/core-image-base-rb3gen2-core-kit.rootfs-20260101120000.spdx.json"),
+            ("measurement", "release/measurement/run.json"),
+            ("lock", "release/rb3gen2-core-kit-rt.lock.yml"),
+            ("plan", "release/rtbuild-plan.json"),
+            ("verify", "release/verify.json"),
+        ]
+    );
+    let sbom_sha = manifest["release"][1]["sha256"].as_str().unwrap();
+    let sbom_bytes = std::fs::read(root.join(format!(
+        "work/build/tmp/deploy/images/{MACHINE}/{TOP}.rootfs-20260101120000.spdx.json"
+    )))
+    .unwrap();
+    assert_eq!(sbom_sha, sha256(&sbom_bytes));
+    build
+        .rtbuild(["bundle", "--check"])
+        .arg_path(&old)
+        .run()
+        .stderr_contains("files match the manifest")
+        .success()
+        .stdout_is("unpatched CVEs: 2 (critical 1, high 1)\n");
+
+    // The next release: the kernel config, packages, CVEs, a repo, the command line and the
+    // latency all moved.
+    let new_spec = Spec {
+        kernel_config: pairs(&[
+            ("CONFIG_PREEMPT_RT", "y"),
+            ("CONFIG_HZ", "1000"),
+            ("CONFIG_NO_HZ_FULL", "y"),
+        ]),
+        packages: pairs(&[("busybox", "1.37.0"), ("rt-tests", "2.8"), ("stress-ng", "0.18.06")]),
+        vex: vex(&[
+            ("CVE-2026-0001", "fixed", "critical"),
+            ("CVE-2026-0002", "affected", "high"),
+            ("CVE-2026-0003", "affected", "medium"),
+        ]),
+    };
+    deploy_documents(root, "20260201120000", &new_spec);
+    verify_report(root, "v-new.json", "isolcpus=7 nohz_full=7 efi=runtime threadirqs");
+    run_dir(root, "run-new", uname, &[("idle", 38), ("stress", 120)]);
+    write(&root.join("work/oe-core/NEWS"), "next\n");
+    git_commit_all(&root.join("work/oe-core"), "oe-core next");
+    let new = bundle("new", "v-new.json", "run-new");
+
+    let json = build
+        .rtbuild(["--json", "bundle", "--diff"])
+        .arg_path(&old)
+        .arg_path(&new)
+        .run()
+        .ignore_stderr()
+        .success()
+        .json();
+    assert_eq!(json["schema"], 1);
+    let names = |key: &str| -> Vec<String> {
+        json[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names("repos"), ["oe-core"]);
+    assert_eq!(names("kernel_config"), ["CONFIG_HZ", "CONFIG_KASAN", "CONFIG_NO_HZ_FULL"]);
+    assert_eq!(json["kernel_config"][0]["old"], "250");
+    assert_eq!(json["kernel_config"][0]["new"], "1000");
+    assert_eq!(json["kernel_config"][1]["new"], serde_json::Value::Null);
+    assert_eq!(names("packages"), ["busybox", "strace", "stress-ng"]);
+    assert_eq!(json["cves"]["fixed"], serde_json::json!(["CVE-2026-0001"]));
+    assert_eq!(json["cves"]["new"], serde_json::json!(["CVE-2026-0003"]));
+    assert_eq!(names("cmdline"), ["threadirqs"]);
+    assert_eq!(
+        json["latency"],
+        serde_json::json!([
+            {"scenario": "idle", "old_max_us": 41.0, "new_max_us": 38.0, "old_p999_us": null, "new_p999_us": null},
+            {"scenario": "stress", "old_max_us": 88.0, "new_max_us": 120.0, "old_p999_us": null, "new_p999_us": null}
+        ])
+    );
+    let text = build.rtbuild(["bundle", "--diff"]).arg_path(&old).arg_path(&new).run().success();
+    text.stdout_contains("  ~ CONFIG_HZ 250 -> 1000\n")
+        .stdout_contains("  - CONFIG_KASAN y\n")
+        .stdout_contains("  + stress-ng 0.18.06\n")
+        .stdout_contains("CVEs fixed: CVE-2026-0001\nCVEs new: CVE-2026-0003\n")
+        .stdout_contains("boot arguments:\n  + threadirqs\n")
+        .stdout_contains("  stress: max 88 -> 120, p99.9 - -> -\n");
+
+    // A tampered SBOM inside the bundle is named.
+    let x = root.join("x");
+    std::fs::create_dir_all(&x).unwrap();
+    let tar = |args: &[&str]| {
+        assert!(Command::new("tar").args(args).current_dir(&x).status().unwrap().success());
+    };
+    tar(&["--zstd", "-xf", new.to_str().unwrap()]);
+    let sbom = x.join(format!("{TOP}/release/{TOP}.rootfs-20260201120000.spdx.json"));
+    let mut text = std::fs::read_to_string(&sbom).unwrap();
+    text = text.replace("1.37.0", "1.37.9");
+    std::fs::write(&sbom, text).unwrap();
+    tar(&["--zstd", "-cf", "bad.tar.zst", TOP]);
+    let run = build.rtbuild(["bundle", "--check", "x/bad.tar.zst"]).run().code_is(1);
+    run.stderr_contains("1 problems in x/bad.tar.zst").stdout_contains(&format!(
+        "changed    release/{TOP}.rootfs-20260201120000.spdx.json sha256 "
+    ));
+    // Diffing a file that is not a bundle is one clear line.
+    build
+        .rtbuild(["bundle", "--diff", "nothing.tar.zst"])
+        .arg_path(&new)
+        .run()
+        .usage_error("nothing.tar.zst is not a bundle rtbuild can read: no such file; pass a .tar.zst made by `rtbuild bundle`");
+}
+
 #[test]
 fn bundle_with_nothing_built_says_to_run_image_first() {
     let test = Test::new();

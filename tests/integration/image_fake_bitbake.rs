@@ -76,6 +76,19 @@ mkdir -p "$deploy/$flash"
 echo fake > "$deploy/$flash/rootfs.img"
 ln -sfn "$flash" "$deploy/$image-$machine.rootfs.qcomflash"
 (cd "$deploy" && tar -czf "$flash.tar.gz" "$flash")
+# What the tests hand in for the release (an SBOM and VEX written by oe-core's SPDX model, a
+# kernel image), deployed as BitBake does: timestamped files and IMAGE_LINK_NAME links.
+ln -sfn "$flash.tar.gz" "$deploy/$image-$machine.rootfs.qcomflash.tar.gz"
+for doc in spdx.json sbom-cve-check.spdx.json; do
+    if [ -f "@CONTROL@/$doc" ]; then
+        cp "@CONTROL@/$doc" "$deploy/$image-$machine.rootfs-$stamp.$doc"
+        ln -sfn "$image-$machine.rootfs-$stamp.$doc" "$deploy/$image-$machine.rootfs.$doc"
+    fi
+done
+if [ -f "@CONTROL@/Image" ]; then
+    cp "@CONTROL@/Image" "$deploy/Image-$stamp.bin"
+    ln -sfn "Image-$stamp.bin" "$deploy/Image"
+fi
 echo "NOTE: recipe linux-qcom-rt-6.18.37-r0: task do_compile: Succeeded"
 echo "NOTE: Running noexec task 14 of 14 (/layers/meta-qcom-distro/recipes-products/images/$image.bb:do_build)"
 echo "NOTE: Tasks Summary: Attempted 14 tasks of which 10 didn't need to be rerun and all succeeded."
@@ -456,6 +469,131 @@ fn image_with_fake_bitbake_bundle_builds_verifies_and_packs() {
     assert!(archive.is_file(), "{}", archive.display());
     assert!(archive.starts_with(project.out("rb3gen2-core-kit").join("bundle")));
     assert!(run.stderr().contains("Bundled "), "{}", run.stderr());
+}
+
+/// `rtbuild image --provenance --bundle`: real kas writes the in-toto statement over the
+/// artifacts the generated kas file declares; the bundle carries it with the SBOM and VEX
+/// (written by oe-core's own SPDX model), the resolved kas configuration, the lock, the plan
+/// and the verdict; `bundle --check` refuses the placeholder lock, passes once `rtbuild lock`
+/// pinned every repo, prints the unpatched CVEs, and names a tampered statement subject.
+#[test]
+fn image_with_fake_bitbake_provenance_bundle_binds_the_release_evidence() {
+    use crate::spdx_fixture::{self, Spec};
+    let project = Project::new("ok");
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let vex = |cve: &str, status: &str, severity: &str| {
+        (cve.to_string(), (status.to_string(), severity.to_string()))
+    };
+    let spec = Spec {
+        packages: vec![pair("busybox", "1.37.0"), pair("rt-tests", "2.8")],
+        vex: vec![
+            vex("CVE-2026-1001", "affected", "critical"),
+            vex("CVE-2026-1002", "affected", "high"),
+            vex("CVE-2026-1003", "affected", "high"),
+            vex("CVE-2026-1004", "fixed", "medium"),
+            vex("CVE-2026-1005", "not_affected", "low"),
+        ],
+        ..Spec::default()
+    };
+    spdx_fixture::make(
+        &spec,
+        &project.control.join("spdx.json"),
+        Some(&project.control.join("sbom-cve-check.spdx.json")),
+    );
+    let mut kernel = vec![7u8; 4096];
+    kernel.extend_from_slice(b"Linux version 6.18.37-rt (oe@b) #1 SMP PREEMPT_RT Tue Jul 1\n\0");
+    std::fs::write(project.control.join("Image"), kernel).unwrap();
+    Unprivileged::get().own(&project.control);
+
+    let out = project.out("rb3gen2-core-kit");
+    let run = project.image("rb3gen2-core-kit", &["--bundle", "--provenance", "--json"]).run();
+    let run = run.success().stderr_contains("Resolving ");
+    let json = run.json();
+    assert!(out.join("build/attestation/kas-build.provenance.json").is_file());
+    let dump = std::fs::read_to_string(out.join("kas-dump.yml")).unwrap();
+    assert!(dump.contains("commit:"), "kas dump --resolve-refs gave no commits:\n{dump}");
+    let archive = PathBuf::from(json["bundle"]["archive"].as_str().unwrap());
+    let manifest = &json["bundle"]["manifest"];
+    let release = manifest["release"].as_array().unwrap();
+    let role = |name: &str| -> Vec<String> {
+        release
+            .iter()
+            .filter(|r| r["role"] == name)
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let stem = "qcom-multimedia-image-rb3gen2-core-kit.rootfs-20261129211402";
+    assert_eq!(role("sbom"), [format!("release/{stem}.spdx.json")]);
+    assert_eq!(role("vex"), [format!("release/{stem}.sbom-cve-check.spdx.json")]);
+    assert_eq!(role("provenance"), ["release/kas-build.provenance.json"]);
+    assert_eq!(role("resolved-config"), ["release/kas-dump.yml"]);
+    assert_eq!(role("plan"), ["release/rtbuild-plan.json"]);
+    assert_eq!(role("verify"), ["release/verify.json"]);
+    assert_eq!(role("lock"), ["release/rb3gen2-core-kit-rt.lock.yml"]);
+    let mut subjects = role("provenance-subject");
+    subjects.sort();
+    assert_eq!(
+        subjects,
+        [
+            "release/artifacts/Image",
+            "release/artifacts/qcom-multimedia-image-rb3gen2-core-kit.rootfs.qcomflash.tar.gz"
+        ]
+    );
+    // The statement's subjects are the declared artifacts, by the names kas gives them.
+    let statement: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("build/attestation/kas-build.provenance.json")).unwrap(),
+    )
+    .unwrap();
+    let mut names: Vec<&str> = statement["subject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "Image",
+            "qcom-multimedia-image-rb3gen2-core-kit.rootfs.qcomflash.tar.gz",
+            "qcom-multimedia-image-rb3gen2-core-kit.rootfs.spdx.json"
+        ]
+    );
+
+    // The placeholder lock `generate` wrote pins nothing: refused, naming the repos.
+    let proj = project.root.join("proj");
+    let check = |archive: &Path| {
+        Test::new().unprivileged().cwd(&proj).args(["bundle", "--check"]).arg_path(archive).run()
+    };
+    let refused = check(&archive).stderr_contains("1 problems in ").code_is(1);
+    refused
+        .stdout_contains("lock       release/rb3gen2-core-kit-rt.lock.yml does not pin ")
+        .stdout_contains("oe-core")
+        .stdout_contains("of the resolved configuration; run `rtbuild lock` for this build")
+        .stdout_contains("unpatched CVEs: 3 (critical 1, high 2)");
+
+    // Pinned by `rtbuild lock`, bundled again: the check passes.
+    Test::new()
+        .unprivileged()
+        .cwd(&proj)
+        .path_prepend(venv().join("bin"))
+        .args(["lock", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
+    let bundled = Test::new()
+        .unprivileged()
+        .cwd(&proj)
+        .args(["bundle", "--machine", "rb3gen2-core-kit", "--out", "again"])
+        .run()
+        .ignore_stderr()
+        .success();
+    let again = proj.join(bundled.stdout().lines().next().unwrap());
+    check(&again)
+        .success()
+        .stdout_is("unpatched CVEs: 3 (critical 1, high 2)\n")
+        .stderr_contains("files match the manifest");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Debian's `linux-source-6.12` (installed by `.ci/setup`), for the tests that need a real
-//! kernel tree: its Kconfig files, `scripts/` and the arm64 configs, unpacked once into
+//! kernel tree: its Kconfig files, `scripts/`, the arm64 configs and `kernel/configs/`, unpacked once into
 //! `target/tmp/linux-source-6.12` (about 25 MB; xz needs about 20 s of CPU to get there). The
 //! unpacking goes to a private folder first and is renamed into place, so parallel tests and test
 //! processes never see half a tree.
@@ -21,7 +21,8 @@ fn complete(tree: &Path) -> bool {
 }
 
 fn unpack() -> PathBuf {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-source");
+    // `-2`: the subset grew (kernel/configs); an older unpacked subset lacks it.
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel-source-2");
     let tree = root.join("linux-source-6.12");
     if complete(&tree) {
         return tree;
@@ -36,6 +37,7 @@ fn unpack() -> PathBuf {
         .args(["-xJf", KERNEL_TARBALL, "--wildcards"])
         .args(["*Kconfig*", "*/Makefile*", "linux-source-6.12/scripts/*"])
         .args(["linux-source-6.12/init/*", "linux-source-6.12/include/*"])
+        .args(["linux-source-6.12/kernel/configs/*"])
         .args(["linux-source-6.12/arch/arm64/configs/*", "linux-source-6.12/arch/arm64/tools/*"])
         .current_dir(private.path())
         .output()

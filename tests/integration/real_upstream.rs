@@ -2,7 +2,8 @@
 //! over the real meta-qcom `wrynose`, openembedded-core and BitBake (the snapshot
 //! [`crate::upstream`] unpacks), as the unprivileged test user, offline. A full BitBake parse
 //! takes about 70 s on two idle cores, so only one test parses every recipe; the second board
-//! is checked with BitBake's configuration-only `bitbake -e`.
+//! is checked with BitBake's configuration-only `bitbake -e` (the global environment every
+//! image recipe starts from: the SPDX and sbom-cve-check settings are checked there).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -103,7 +104,7 @@ fn real_bitbake_parses_the_generated_layer_for_two_boards_with_different_rt_cpus
         "iq-8275-evk",
         &["--fragment", fragment.to_str().unwrap(), "--patch", patch.to_str().unwrap()],
     );
-    let kas_b = generate(dir.path(), "b", "iq-x7181-evk", &[]);
+    let kas_b = generate(dir.path(), "b", "iq-x7181-evk", &["--cve-check", "--analyzer", "rtla"]);
     let work = dir.path().join("work");
     let config = |kas: &Path| {
         format!("{}:{}", kas.display(), kas.parent().unwrap().join("offline.yml").display())
@@ -122,6 +123,11 @@ fn real_bitbake_parses_the_generated_layer_for_two_boards_with_different_rt_cpus
     ok(&out, "kas shell (iq-8275-evk): bitbake -e linux-qcom-rt");
     let vars = variables(&std::fs::read_to_string(&env_a).unwrap());
     assert_eq!(vars["PN"], "linux-qcom-rt");
+    // The SBOM carries the RT kernel's .config and its compiled sources.
+    assert_eq!(vars["SPDX_INCLUDE_KERNEL_CONFIG"], "1");
+    assert_eq!(vars["SPDX_INCLUDE_COMPILED_SOURCES"], "1");
+    // Without --cve-check, no sbom-cve-check.
+    assert!(!vars["IMAGE_CLASSES"].contains("sbom-cve-check"));
     assert_consistent(&vars, &kas_a.with_file_name("rtbuild-plan.json"), "3", "0-2,4-7");
     let src_uri: Vec<&str> = vars["SRC_URI"].split_whitespace().collect();
     for file in ["file://rtbuild-rt.cfg", "file://lab-timers.cfg", "file://0001-lab-fix.patch"] {
@@ -152,6 +158,26 @@ fn real_bitbake_parses_the_generated_layer_for_two_boards_with_different_rt_cpus
     ok(&out, "kas shell (iq-x7181-evk): bitbake -e");
     let vars = variables(&std::fs::read_to_string(&env_b).unwrap());
     assert_eq!(vars["MACHINE"], "iq-x7181-evk");
+    // --cve-check: oe-core's own fragment is in force (VEX for every CVE, the image class).
+    assert!(vars["OE_FRAGMENTS"].split_whitespace().any(|f| f == "core/yocto/sbom-cve-check"));
+    assert_eq!(vars["SPDX_INCLUDE_VEX"], "all");
+    assert!(vars["IMAGE_CLASSES"].split_whitespace().any(|c| c == "sbom-cve-check"));
+    // What the image recipe inherits (no recipe override sets these): SPDX with the kernel
+    // config, and compiled sources for the RT kernel only, not for every recipe.
+    assert_eq!(vars["SPDX_INCLUDE_KERNEL_CONFIG"], "1");
+    assert_eq!(vars["SPDX_INCLUDE_COMPILED_SOURCES"], "0");
+    assert!(vars["INHERIT"].split_whitespace().any(|c| c == "create-spdx"));
+    // --analyzer rtla: both tracers in rtbuild's fragment and in the plan verify reads.
+    let fragment = std::fs::read_to_string(
+        kas_b
+            .parent()
+            .unwrap()
+            .join("meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg"),
+    )
+    .unwrap();
+    for option in ["CONFIG_TIMERLAT_TRACER=y", "CONFIG_OSNOISE_TRACER=y"] {
+        assert!(fragment.lines().any(|l| l == option), "{option} not in {fragment}");
+    }
     assert_consistent(&vars, &kas_b.with_file_name("rtbuild-plan.json"), "11", "0-10");
 }
 

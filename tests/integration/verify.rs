@@ -40,7 +40,7 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 
 /// A kernel image built the way the kernel lays IKCONFIG out (`kernel/configs.c`): arbitrary
 /// code bytes, the version banner, `IKCFG_ST`, the gzip'd config, `IKCFG_ED`, more bytes.
-fn test_built_image(config: &[u8], uts_version: &str) -> Vec<u8> {
+pub(crate) fn test_built_image(config: &[u8], uts_version: &str) -> Vec<u8> {
     let mut image: Vec<u8> =
         (0..65_536u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
     image.extend_from_slice(
@@ -76,7 +76,7 @@ fn test_built_uki(cmdline: &str, kernel: &[u8]) -> Vec<u8> {
     data
 }
 
-const RT_CONFIG: &str = "CONFIG_EXPERT=y\nCONFIG_ARCH_SUPPORTS_RT=y\nCONFIG_PREEMPT_RT=y\n\
+pub(crate) const RT_CONFIG: &str = "CONFIG_EXPERT=y\nCONFIG_ARCH_SUPPORTS_RT=y\nCONFIG_PREEMPT_RT=y\n\
     CONFIG_NO_HZ_FULL=y\nCONFIG_CPUSETS=y\nCONFIG_RCU_EXPERT=y\nCONFIG_RCU_NOCB_CPU=y\n\
     CONFIG_IKCONFIG=y\n";
 const RB3_CMDLINE: &str = "root=PARTLABEL=rootfs rw rootwait console=ttyMSM0,115200 isolcpus=7 \
@@ -348,8 +348,8 @@ fn bad_inputs_exit_2_with_one_clear_line() {
         "`empty` is empty; pass a kernel config, kernel image, package or build folder",
     );
     Test::new().file("d/readme.txt", "hello").args(["verify", "d"]).run().usage_error(
-        "`d` holds no kernel config, kernel image or version string; a build folder has tmp*/work \
-         or tmp*/work-shared, a qcomflash folder has vmlinux, a kernel build folder has .config",
+        "`d` holds no kernel config, kernel image or version string; a build folder has tmp*/work, \
+         tmp*/work-shared or tmp*/deploy/images, a qcomflash folder has vmlinux, a kernel build folder has .config",
     );
     Test::new()
         .args(["verify", "missing.config"])
@@ -364,7 +364,7 @@ fn bad_inputs_exit_2_with_one_clear_line() {
     );
     Test::new().file("tmp/work/x", "").args(["verify", "."]).run().usage_error(
         "`.` holds no kernel config, kernel image or version string; looked for \
-         tmp*/work/*/linux-qcom-rt/*/build/.config and tmp*/work-shared/*/kernel-build-artifacts/.config; \
+         tmp*/deploy/images/*/ (qcomflash, Image, SBOM), tmp*/work/*/linux-qcom-rt/*/build/.config and tmp*/work-shared/*/kernel-build-artifacts/.config; \
          has the kernel been built?",
     );
     Test::new()

@@ -33,6 +33,11 @@ pub(crate) struct BuildArgs {
     /// pinned kas's; the work, download and sstate folders are mounted into it.
     #[arg(long, value_name = "ENGINE", num_args = 0..=1, default_missing_value = "auto")]
     pub container: Option<String>,
+    /// Have kas write a provenance statement (in-toto SLSA v1, `kas build --provenance
+    /// mode=max`) over the qcomflash tarball, the image SBOM and the kernel image the kas file
+    /// declares as artifacts; the bundle carries it.
+    #[arg(long)]
+    pub provenance: bool,
     #[command(flatten)]
     pub caches: CacheArgs,
 }
@@ -44,9 +49,10 @@ impl BuildArgs {
         &self,
         project: &crate::plan::PlanRequest,
     ) -> anyhow::Result<(BuildSpec, CacheSettings)> {
-        let spec =
+        let mut spec =
             BuildSpec::new(&self.targets, self.task.as_deref(), self.bitbake_args.as_deref())
                 .map_err(input)?;
+        spec.provenance = self.provenance;
         let caches = self.caches.over_project(project).settings().map_err(input)?;
         Ok((spec, caches))
     }

@@ -66,6 +66,16 @@ pub(crate) struct PlanArgs {
     /// differ and --rt-cpus is not given.
     #[arg(long, value_name = "DIR")]
     pub meta_qcom: Option<PathBuf>,
+    /// The trace analyzer the RT tests will use, `ftrace` or `rtla`: `rtla` adds
+    /// CONFIG_TIMERLAT_TRACER and CONFIG_OSNOISE_TRACER to rtbuild's fragment, and verify
+    /// requires them.
+    #[arg(long, value_name = "ftrace|rtla")]
+    pub analyzer: Option<String>,
+    /// Check the image for CVEs with oe-core's sbom-cve-check (the core/yocto/sbom-cve-check
+    /// fragment, with compiled sources for linux-qcom-rt so kernel CVEs are filtered by what
+    /// is compiled); the bundle carries its VEX and summary.
+    #[arg(long)]
+    pub cve_check: bool,
     /// Project file to read [default: ./rtbuild.yaml when it exists].
     #[arg(long, value_name = "FILE")]
     pub project: Option<PathBuf>,
@@ -91,6 +101,8 @@ impl PlanArgs {
             meta_qcom_commit: self.meta_qcom_commit.clone(),
             dl_dir: self.dl_dir.as_deref().map(absolute),
             sstate_dir: self.sstate_dir.as_deref().map(absolute),
+            analyzer: self.analyzer.clone(),
+            cve_check: self.cve_check.then_some(true),
             ..PlanRequest::default()
         };
         let project = match &self.project {

@@ -1,0 +1,210 @@
+//! The release evidence a bundle carries under `release/`, beside the flash files, each bound
+//! by sha256 in the manifest (`release`): the image SBOM (`${IMAGE_NAME}.spdx.json`), the
+//! sbom-cve-check VEX and summary, kas's provenance statement (and the artifacts it names
+//! that the bundle does not already hold), the resolved kas configuration (`kas dump
+//! --resolve-refs --resolve-local --resolve-env`), the lock, `rtbuild-plan.json`,
+//! `verify.json`, and an `rtbuild test` run of the image. Files are taken only when they are
+//! regular files of a bounded size; symlinks in the deploy folder are followed to their target
+//! inside it (BitBake's `IMAGE_LINK_NAME` links), never out of it.
+
+use std::path::{Path, PathBuf};
+
+use super::BundleError;
+use super::archive::{self, Source};
+use super::manifest::ReleaseRecord;
+
+/// The folder inside the bundle.
+pub(crate) const RELEASE_DIR: &str = "release";
+/// The name `rtbuild image --bundle` keeps the resolved kas configuration under, beside the
+/// generated kas file.
+pub(crate) const KAS_DUMP_FILE: &str = "kas-dump.yml";
+/// Where kas writes the provenance statement, in the build folder.
+pub(crate) const PROVENANCE_FILE: &str = "attestation/kas-build.provenance.json";
+
+/// The roles, as the manifest names them.
+pub(crate) const ROLE_SBOM: &str = "sbom";
+pub(crate) const ROLE_VEX: &str = "vex";
+pub(crate) const ROLE_CVE_SUMMARY: &str = "cve-summary";
+pub(crate) const ROLE_PROVENANCE: &str = "provenance";
+pub(crate) const ROLE_ARTIFACT: &str = "provenance-subject";
+pub(crate) const ROLE_KAS_DUMP: &str = "resolved-config";
+pub(crate) const ROLE_LOCK: &str = "lock";
+pub(crate) const ROLE_PLAN: &str = "plan";
+pub(crate) const ROLE_VERIFY: &str = "verify";
+pub(crate) const ROLE_MEASUREMENT: &str = "measurement";
+
+/// A release file is at most this big (the qcomflash tarball of a provenance subject is the
+/// largest, a few GB).
+const MAX_RELEASE_FILE: u64 = 64 << 30;
+
+/// One file to pack: its record and where its bytes come from.
+pub(super) struct Packed {
+    pub record: ReleaseRecord,
+    pub source: Source,
+}
+
+/// Adds `path` as `release/<name>` with `role`; `subject` is the name a provenance statement
+/// gives it.
+pub(super) fn add(
+    out: &mut Vec<Packed>,
+    role: &str,
+    path: &Path,
+    name: &str,
+    subject: Option<String>,
+) -> Result<(), BundleError> {
+    let meta = std::fs::metadata(path)
+        .map_err(|source| BundleError::Read { path: path.to_path_buf(), source })?;
+    if !meta.is_file() || meta.len() > MAX_RELEASE_FILE {
+        return Err(BundleError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("not a regular file of a sane size"),
+        });
+    }
+    let (size, sha256) = archive::hash_file(path)?;
+    let inside = format!("{RELEASE_DIR}/{name}");
+    out.push(Packed {
+        record: ReleaseRecord {
+            role: role.into(),
+            path: inside,
+            size,
+            sha256: sha256.clone(),
+            subject,
+        },
+        source: Source::File { path: path.to_path_buf(), sha256 },
+    });
+    Ok(())
+}
+
+/// `deploy/<link>` followed to the file it names inside `deploy`: `(real path, real name)`.
+/// `None` when missing, or when the link leaves the folder.
+pub(super) fn deployed(deploy: &Path, link: &str) -> Option<(PathBuf, String)> {
+    let path = deploy.join(link);
+    let real = std::fs::canonicalize(&path).ok()?;
+    let root = std::fs::canonicalize(deploy).ok()?;
+    if !real.starts_with(&root) || !real.is_file() {
+        return None;
+    }
+    let name = real.file_name()?.to_string_lossy().into_owned();
+    Some((real, name))
+}
+
+/// The image SBOM, the VEX and the CVE summary of `<image>-<machine>.rootfs` in `deploy`.
+pub(super) fn image_documents(
+    out: &mut Vec<Packed>,
+    deploy: &Path,
+    stem: &str,
+) -> Result<(), BundleError> {
+    for (role, suffix) in [
+        (ROLE_SBOM, ".spdx.json"),
+        (ROLE_VEX, ".sbom-cve-check.spdx.json"),
+        (ROLE_CVE_SUMMARY, ".sbom-cve-check.yocto.json"),
+    ] {
+        let link = format!("{stem}{suffix}");
+        if let Some((real, name)) = deployed(deploy, &link) {
+            add(out, role, &real, &name, Some(link))?;
+        }
+    }
+    Ok(())
+}
+
+/// The `rtbuild test` result folder of `--measurement`: its `run.json` (and `report.json`,
+/// `report.html` when `rtbuild report` left them), refused unless the run measured this
+/// image's kernel (`uname -a` carries the release and the version string verify found).
+pub(super) fn measurement(
+    out: &mut Vec<Packed>,
+    run_dir: &Path,
+    kernel_version: Option<&str>,
+) -> Result<(), BundleError> {
+    let run_json = run_dir.join(crate::formats::run_json::FILE);
+    let bad = |message: String| BundleError::Measurement { path: run_json.clone(), message };
+    let meta = std::fs::symlink_metadata(&run_json).map_err(|e| bad(e.to_string()))?;
+    if !meta.is_file() || meta.len() > 64 << 20 {
+        return Err(bad("not a regular file of at most 64 MiB".into()));
+    }
+    let text = std::fs::read_to_string(&run_json).map_err(|e| bad(e.to_string()))?;
+    let record =
+        crate::formats::run_json::RunRecord::parse(&text).map_err(|e| bad(e.to_string()))?;
+    let uname = record.fingerprint.as_ref().map(|f| f.uname.clone()).unwrap_or_default();
+    let Some(version) = kernel_version else {
+        return Err(bad("the verify result names no kernel version to compare the run with; \
+                        verify the deployed image first"
+            .into()));
+    };
+    let release = version.split_whitespace().next().unwrap_or_default();
+    let uts = version.find('#').map_or("", |at| version[at..].trim());
+    let tokens: Vec<&str> = uname.split_whitespace().collect();
+    if release.is_empty() || !tokens.contains(&release) || (!uts.is_empty() && !uname.contains(uts))
+    {
+        return Err(bad(format!(
+            "the run measured `{uname}`, not this image's kernel {release} {uts}"
+        )));
+    }
+    add(out, ROLE_MEASUREMENT, &run_json, "measurement/run.json", None)?;
+    for name in ["report.json", "report.html"] {
+        let path = run_dir.join(name);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            add(out, ROLE_MEASUREMENT, &path, &format!("measurement/{name}"), None)?;
+        }
+    }
+    Ok(())
+}
+
+/// kas's provenance statement in the build folder, and every subject it names that the bundle
+/// does not already carry (taken from the deploy folder by name).
+pub(super) fn provenance(
+    out: &mut Vec<Packed>,
+    build_dir: &Path,
+    deploy: &Path,
+) -> Result<(), BundleError> {
+    let path = build_dir.join(PROVENANCE_FILE);
+    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
+    let bytes =
+        std::fs::read(&path).map_err(|source| BundleError::Read { path: path.clone(), source })?;
+    let statement = crate::formats::provenance_json::Statement::parse(&bytes)
+        .map_err(|message| BundleError::Provenance { path: path.clone(), message })?;
+    add(out, ROLE_PROVENANCE, &path, "kas-build.provenance.json", None)?;
+    for subject in &statement.subject {
+        if out.iter().any(|p| p.record.subject.as_deref() == Some(subject.name.as_str())) {
+            continue;
+        }
+        if let Some((real, _)) = deployed(deploy, &subject.name) {
+            let name = format!("artifacts/{}", subject.name);
+            add(out, ROLE_ARTIFACT, &real, &name, Some(subject.name.clone()))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deploy_link_is_followed_inside_the_folder_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let deploy = dir.path().join("deploy");
+        std::fs::create_dir_all(&deploy).unwrap();
+        std::fs::write(deploy.join("img-m.rootfs-20260101.spdx.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(
+            "img-m.rootfs-20260101.spdx.json",
+            deploy.join("img-m.rootfs.spdx.json"),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("secret"), "x").unwrap();
+        std::os::unix::fs::symlink(
+            "../secret",
+            deploy.join("img-m.rootfs.sbom-cve-check.spdx.json"),
+        )
+        .unwrap();
+        let (_, name) = deployed(&deploy, "img-m.rootfs.spdx.json").unwrap();
+        assert_eq!(name, "img-m.rootfs-20260101.spdx.json");
+        assert!(deployed(&deploy, "img-m.rootfs.sbom-cve-check.spdx.json").is_none());
+        let mut out = Vec::new();
+        image_documents(&mut out, &deploy, "img-m.rootfs").unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].record.path, "release/img-m.rootfs-20260101.spdx.json");
+        assert_eq!(out[0].record.subject.as_deref(), Some("img-m.rootfs.spdx.json"));
+    }
+}
