@@ -88,9 +88,8 @@ impl PgServer {
 
 impl Drop for PgServer {
     fn drop(&mut self) {
-        if self.pid == 0 {
-            return;
-        }
+        // pid 0: the server never started, so there is nothing to stop.
+        let 1.. = self.pid else { return };
         // A zombie (its parent has not reaped it yet) has stopped.
         let alive = |pid: u32| {
             std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
