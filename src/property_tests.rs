@@ -165,7 +165,7 @@ proptest! {
     fn report_ends_on_damaged_outputs(data in mutated(cyclictest_seeds()), threshold in 0.5f64..1e6) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.txt");
-        std::fs::write(&path, &data).unwrap();
+        crate::write::fixture(&path, &data).unwrap();
         let rendered = ends("report", move || {
             let options = crate::report::Options {
                 inputs: vec![path],
@@ -237,8 +237,8 @@ proptest! {
         prop_assert!(parsed.is_none_or(|v| v <= 2));
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        std::fs::write(dir.path().join("Kconfig"), &kconfig).unwrap();
-        std::fs::write(dir.path().join("sub/Kconfig"), &kconfig).unwrap();
+        crate::write::fixture(dir.path().join("Kconfig"), &kconfig).unwrap();
+        crate::write::fixture(dir.path().join("sub/Kconfig"), &kconfig).unwrap();
         let root = dir.path().to_path_buf();
         let files = ends("KconfigTree::read", move || {
             KconfigTree::read(&root, Some("arm64")).map(|t| t.files).unwrap_or(0)
@@ -269,7 +269,7 @@ proptest! {
         ]),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("board.yaml"), &yaml).unwrap();
+        crate::write::fixture(dir.path().join("board.yaml"), &yaml).unwrap();
         let path = dir.path().to_path_buf();
         let loaded = ends("Catalog::with_user_dir", move || {
             crate::catalog::Catalog::with_user_dir(Some(&path))

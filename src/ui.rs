@@ -15,7 +15,7 @@ pub(crate) struct UiOptions {
     pub json: bool,
     pub quiet: bool,
     pub verbose: bool,
-    /// No progress bars or redraws even on a terminal.
+    /// No progress bars or redraws even on a terminal (`--plain`, or `CI` is set).
     pub plain: bool,
 }
 
@@ -36,7 +36,7 @@ impl Ui {
             quiet: options.quiet,
             verbose: options.verbose,
             json: options.json,
-            fancy: tty && !options.plain && !options.quiet && std::env::var_os("CI").is_none(),
+            fancy: tty && !options.plain && !options.quiet,
         }
     }
 

@@ -151,10 +151,10 @@ mod tests {
     fn reads_a_regular_file_within_its_limit_only() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f");
-        std::fs::write(&file, "hello\n").unwrap();
+        crate::write::fixture(&file, "hello\n").unwrap();
         assert_eq!(read_to_string(&file, 6).unwrap(), "hello\n");
         assert!(matches!(read(&file, 5), Err(InputError::TooBig { limit: 5, .. })));
-        std::fs::write(&file, b"\xff\xfe").unwrap();
+        crate::write::fixture(&file, b"\xff\xfe").unwrap();
         assert!(matches!(read_to_string(&file, 6), Err(InputError::NotText { .. })));
     }
 

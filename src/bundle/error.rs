@@ -90,6 +90,13 @@ impl BundleError {
     }
 }
 
+impl From<crate::write::WriteError> for BundleError {
+    fn from(err: crate::write::WriteError) -> BundleError {
+        let (path, source) = err.into_io();
+        BundleError::Write { path, source }
+    }
+}
+
 impl crate::exit::ErrorCode for BundleError {
     fn exit(&self) -> crate::exit::Exit {
         use crate::exit::Exit;

@@ -73,8 +73,8 @@ mod tests {
         let deploy = dir.path().join("deploy");
         let q = deploy.join("img.qcomflash");
         std::fs::create_dir_all(&q).unwrap();
-        std::fs::write(deploy.join("Image"), b"k").unwrap();
-        std::fs::write(dir.path().join("secret"), b"s").unwrap();
+        crate::write::fixture(deploy.join("Image"), b"k").unwrap();
+        crate::write::fixture(dir.path().join("secret"), b"s").unwrap();
         std::os::unix::fs::symlink("../Image", q.join("Image")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("secret"), q.join("secret.img")).unwrap();
         let q = std::fs::canonicalize(&q).unwrap();

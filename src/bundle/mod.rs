@@ -207,7 +207,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
     let manifest_path = manifest_beside(&archive_path);
     let mtime = request.source_date_epoch.unwrap_or(0).max(0) as u64;
     archive::write(&archive_path, &top, &payload, mtime)?;
-    write_atomic(&manifest_path, &manifest_json)?;
+    crate::write::write_atomic(&manifest_path, &manifest_json, false)?;
     let archive_bytes = std::fs::metadata(&archive_path).map(|m| m.len()).unwrap_or(0);
     Ok(BundleOutcome {
         archive: archive_path,
@@ -317,13 +317,4 @@ pub(crate) fn verify_record(request: &BundleRequest) -> Result<VerifyRecord, Bun
         }),
         (None, false) => Err(BundleError::Unverified),
     }
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
-    crate::write::write_atomic(path, bytes, false).map_err(|e| match e {
-        crate::write::WriteError::Io { path, source } => BundleError::Write { path, source },
-        other => {
-            BundleError::Write { path: path.to_path_buf(), source: std::io::Error::other(other) }
-        }
-    })
 }

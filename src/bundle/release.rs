@@ -186,13 +186,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let deploy = dir.path().join("deploy");
         std::fs::create_dir_all(&deploy).unwrap();
-        std::fs::write(deploy.join("img-m.rootfs-20260101.spdx.json"), "{}").unwrap();
+        crate::write::fixture(deploy.join("img-m.rootfs-20260101.spdx.json"), "{}").unwrap();
         std::os::unix::fs::symlink(
             "img-m.rootfs-20260101.spdx.json",
             deploy.join("img-m.rootfs.spdx.json"),
         )
         .unwrap();
-        std::fs::write(dir.path().join("secret"), "x").unwrap();
+        crate::write::fixture(dir.path().join("secret"), "x").unwrap();
         std::os::unix::fs::symlink(
             "../secret",
             deploy.join("img-m.rootfs.sbom-cve-check.spdx.json"),

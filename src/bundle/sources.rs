@@ -171,7 +171,7 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            std::fs::write(&path, text).unwrap();
+            crate::write::fixture(&path, text).unwrap();
             let err = VerifySummary::read(&path).unwrap_err().to_string();
             assert!(err.contains(want), "{text}: {err}");
         }

@@ -572,7 +572,7 @@ mod tests {
         for (path, text) in all {
             let path = dir.path().join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
+            crate::write::fixture(path, text).unwrap();
         }
         dir
     }
@@ -639,8 +639,11 @@ mod tests {
         let err = MetaQcom::open(dir.path()).unwrap_err().to_string();
         assert!(err.contains("is not a meta-qcom checkout (it has no conf/layer.conf)"), "{err}");
         std::fs::create_dir_all(dir.path().join("conf")).unwrap();
-        std::fs::write(dir.path().join("conf/layer.conf"), "BBFILE_COLLECTIONS += \"other\"\n")
-            .unwrap();
+        crate::write::fixture(
+            dir.path().join("conf/layer.conf"),
+            "BBFILE_COLLECTIONS += \"other\"\n",
+        )
+        .unwrap();
         let err = MetaQcom::open(dir.path()).unwrap_err().to_string();
         assert!(err.contains("declaring BBFILE_COLLECTIONS \"qcom\""), "{err}");
     }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::PlanArgs;
+use super::args::{CacheEnvArgs, PlanArgs};
 use crate::doctor::{self, Facts, Report, Severity, Target};
 use crate::exit::Exit;
 use crate::runner::System;
@@ -26,6 +26,8 @@ pub(crate) struct DoctorArgs {
     /// Check for a build through kas-container with docker or podman instead of on the host.
     #[arg(long, value_name = "ENGINE", num_args = 0..=1, default_missing_value = "auto")]
     pub container: Option<String>,
+    #[command(flatten)]
+    pub cache_env: CacheEnvArgs,
 }
 
 pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
@@ -48,11 +50,12 @@ pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
 /// The folders and repositories to check: the machine's build when one is given (flag or
 /// `rtbuild.yaml`), else the default work folder and meta-qcom's base repositories.
 fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> anyhow::Result<Target> {
+    let env = args.cache_env.env();
     let request = args.plan.request()?;
     if request.machine.is_some() {
         let plan = args.plan.plan()?;
         let out = args.out.clone().unwrap_or_else(|| crate::generate::default_out(&plan));
-        return Ok(doctor::target_for(&plan, &out, engine));
+        return Ok(doctor::target_for(&plan, &out, engine, &env));
     }
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("rtbuild/machine"));
     let out = std::path::absolute(&out).unwrap_or(out);
@@ -60,8 +63,8 @@ fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> anyhow::Result<T
     let dirs = crate::kasrun::caches::CacheDirs::resolve(
         None,
         None,
-        std::env::var_os("DL_DIR").map(PathBuf::from),
-        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
+        env.dl_dir.clone(),
+        env.sstate_dir.clone(),
         &work,
     );
     let url = request.meta_qcom_url.unwrap_or_else(|| crate::plan::META_QCOM_URL.to_string());
@@ -71,6 +74,7 @@ fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> anyhow::Result<T
         dl_dir: dirs.dl_dir,
         sstate_dir: dirs.sstate_dir,
         container: engine,
+        kas_premirrors: env.kas_premirrors,
     })
 }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+use super::args::DataHomeArgs;
 use crate::base::parse_date;
 use crate::exit::{Exit, InputError};
 use crate::formats::history_json::{HistoryList, SCHEMA};
@@ -40,6 +41,8 @@ pub(crate) struct DbArgs {
     /// $XDG_DATA_HOME/rtbuild/history.sqlite].
     #[arg(long, value_name = "URL", env = "RTBUILD_DB", hide_env_values = true)]
     pub db: Option<String>,
+    #[command(flatten)]
+    pub data_home: DataHomeArgs,
 }
 
 impl DbArgs {
@@ -47,8 +50,8 @@ impl DbArgs {
         match &self.db {
             Some(url) => Location::parse(url),
             None => Location::default_file(
-                std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
-                std::env::var_os("HOME").map(PathBuf::from),
+                self.data_home.env_xdg_data_home.clone(),
+                self.data_home.env_home.clone(),
             )
             .ok_or(HistoryError::NoDefault),
         }

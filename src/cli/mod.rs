@@ -58,6 +58,9 @@ pub(crate) struct GlobalArgs {
     /// Plain line output: no progress bars or redraws (the default when stderr is not a terminal).
     #[arg(long, global = true)]
     pub plain: bool,
+    /// `CI`: set by CI services; their logs get plain lines. Hidden: a variable, not a flag.
+    #[arg(long, global = true, hide = true, value_name = "ANY", env = "CI")]
+    pub env_ci: Option<std::ffi::OsString>,
 }
 
 impl GlobalArgs {
@@ -67,7 +70,7 @@ impl GlobalArgs {
             json: self.json,
             quiet: self.quiet,
             verbose: self.verbose,
-            plain: self.plain,
+            plain: self.plain || self.env_ci.is_some(),
         }
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::args::DataHomeArgs;
 use crate::exit::{Exit, InputError};
 use crate::kasrun::setup;
 use crate::runner::{Runner, System};
@@ -25,6 +26,8 @@ pub(crate) struct SetupArgs {
     /// Print the commands, run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub data_home: DataHomeArgs,
 }
 
 /// `rtbuild setup --host`: run the install as root; otherwise print it for the user to run
@@ -86,8 +89,8 @@ pub(super) fn run(args: SetupArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let venv = match args.venv {
         Some(dir) => std::path::absolute(&dir).unwrap_or(dir),
         None => setup::default_venv(
-            std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
-            std::env::var_os("HOME").map(PathBuf::from),
+            args.data_home.env_xdg_data_home.clone(),
+            args.data_home.env_home.clone(),
         )
         .ok_or_else(|| InputError::msg("HOME is not set; pass --venv DIR"))?,
     };

@@ -180,7 +180,7 @@ fn bad_input_names_the_line() {
 fn file_errors_name_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("junk.txt");
-    std::fs::write(&path, "junk\n").unwrap();
+    crate::write::fixture(&path, "junk\n").unwrap();
     let err = parse_file(&path).unwrap_err().to_string();
     assert_eq!(
         err,

@@ -85,7 +85,7 @@ impl Facts {
                 .ok()
                 .and_then(|t| t.trim().parse().ok()),
             open_files: open_file_limit(),
-            kas_premirrors: std::env::var("KAS_PREMIRRORS").ok().filter(|v| !v.trim().is_empty()),
+            kas_premirrors: target.kas_premirrors.clone(),
         }
     }
 }
@@ -102,6 +102,10 @@ pub(crate) fn kas_container(kas: Option<&Path>, path: Option<&OsStr>) -> Option<
 }
 
 /// PATH plus the venv `rtbuild setup` makes, where kas is looked for last.
+// The one read of the environment outside src/cli: the program search path kas discovery
+// starts from (PATH, and the data home that holds `rtbuild setup`'s venv). It moves to the
+// command line with kas discovery's own move (issue 22 item 2).
+#[allow(clippy::disallowed_methods)]
 pub(crate) fn search_path() -> OsString {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let Some(venv) = crate::kasrun::setup::default_venv(

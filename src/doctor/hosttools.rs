@@ -246,7 +246,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conf = dir.path().join("oe-core/meta/conf/bitbake.conf");
         std::fs::create_dir_all(conf.parent().unwrap()).unwrap();
-        std::fs::write(&conf, "HOSTTOOLS += \"sh no-such-tool-rtbuild\"\n").unwrap();
+        crate::write::fixture(&conf, "HOSTTOOLS += \"sh no-such-tool-rtbuild\"\n").unwrap();
         let tools = HostTools::for_work(dir.path(), Some(OsStr::new("/bin:/usr/bin")));
         assert_eq!(tools.names, ["sh", "no-such-tool-rtbuild"]);
         assert_eq!(tools.missing, ["no-such-tool-rtbuild"]);

@@ -147,6 +147,8 @@ pub(crate) struct Target {
     pub container: Option<Engine>,
     /// The repositories kas will clone.
     pub urls: Vec<String>,
+    /// `KAS_PREMIRRORS`: kas clones through these mirrors instead of the URLs.
+    pub kas_premirrors: Option<String>,
 }
 
 /// The oldest Python BitBake 2.18 runs on (its `lib/bb/__init__.py`, oe-core's sanity check).
@@ -405,20 +407,28 @@ pub(crate) fn target_for(
     plan: &crate::plan::Plan,
     out: &std::path::Path,
     container: Option<Engine>,
+    env: &crate::kasrun::caches::CacheEnv,
 ) -> Target {
     let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
     let work = out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone());
     let dirs = crate::kasrun::caches::CacheDirs::resolve(
         plan.dl_dir.as_ref().map(|p| p.as_path()),
         plan.sstate_dir.as_ref().map(|p| p.as_path()),
-        std::env::var_os("DL_DIR").map(PathBuf::from),
-        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
+        env.dl_dir.clone(),
+        env.sstate_dir.clone(),
         &work,
     );
     let mut files = vec![plan.machine.kas_file.as_str(), crate::plan::KERNEL_KAS_FILE];
     files.extend(plan.distro.kas_file());
     let urls = repos::urls(&plan.meta_qcom.url.to_string(), &work, &files);
-    Target { work, dl_dir: dirs.dl_dir, sstate_dir: dirs.sstate_dir, container, urls }
+    Target {
+        work,
+        dl_dir: dirs.dl_dir,
+        sstate_dir: dirs.sstate_dir,
+        container,
+        urls,
+        kas_premirrors: env.kas_premirrors.clone(),
+    }
 }
 
 /// The preflight `image`, `matrix` and `shell` run before kas starts: warnings are printed, and

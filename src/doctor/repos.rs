@@ -204,12 +204,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ci = dir.path().join("meta-qcom/ci");
         std::fs::create_dir_all(&ci).unwrap();
-        std::fs::write(
+        crate::write::fixture(
             ci.join("m.yml"),
             "header:\n  version: 14\n  includes:\n    - ci/base.yml\n",
         )
         .unwrap();
-        std::fs::write(
+        crate::write::fixture(
             ci.join("base.yml"),
             "repos:\n  meta-qcom:\n  oe-core:\n    url: https://github.com/openembedded/openembedded-core\n",
         )

@@ -184,7 +184,7 @@ fn a_trace_captured_now_from_this_machines_tracefs_parses_and_its_mark_is_found(
     ] {
         let enable = dir.join("events").join(event).join("enable");
         if enable.exists() {
-            std::fs::write(enable, "1").unwrap();
+            crate::write::fixture(enable, "1").unwrap();
         }
     }
     // A shell pinned to CPU 0 sleeps twice (timer wakeups and switches land in the trace),

@@ -8,6 +8,7 @@ use super::ImageError;
 use crate::doctor::{self, Engine};
 use crate::exit::InputError;
 use crate::kasrun::BuildError;
+use crate::kasrun::caches::CacheEnv;
 use crate::kasrun::kas::Kas;
 use crate::plan::Plan;
 use crate::runner::System;
@@ -74,13 +75,19 @@ impl Launch {
 
     /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
     /// stops the command with exit 2 before anything is generated or kas is asked to build.
-    pub(crate) fn preflight(&self, plan: &Plan, out: &Path, ui: &Ui) -> Result<(), ImageError> {
+    pub(crate) fn preflight(
+        &self,
+        plan: &Plan,
+        out: &Path,
+        env: &CacheEnv,
+        ui: &Ui,
+    ) -> Result<(), ImageError> {
         if self.checked.replace(true) {
             return Ok(());
         }
         let kas =
             self.kas.clone().ok_or_else(|| BuildError::KasMissing { looked: "PATH".to_string() });
-        doctor::preflight(&doctor::target_for(plan, out, self.engine), kas, ui)?;
+        doctor::preflight(&doctor::target_for(plan, out, self.engine, env), kas, ui)?;
         Ok(())
     }
 }

@@ -17,6 +17,8 @@ use crate::ui::Ui;
 pub(crate) struct Post {
     pub verify: bool,
     pub bundle: bool,
+    /// `SOURCE_DATE_EPOCH` as the environment gives it, for the bundle.
+    pub source_date_epoch: Option<i64>,
 }
 
 impl Post {
@@ -41,7 +43,7 @@ impl Post {
                 "partial build (--target, --task or --bitbake-args): the result is not verified",
             );
         }
-        Ok(Post { verify: !no_verify && !partial, bundle })
+        Ok(Post { verify: !no_verify && !partial, bundle, source_date_epoch: None })
     }
 }
 
@@ -83,8 +85,7 @@ pub(crate) fn after_build(
     ui.status("Verified", format!("{checks} checks passed ({})", verified.file.display()));
     let bundle = if post.bundle {
         keep_resolved_config(job, runner, ui)?;
-        let epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|t| t.trim().parse().ok());
-        let outcome = after::bundle_build(&job.layout, expected, &verified, epoch)
+        let outcome = after::bundle_build(&job.layout, expected, &verified, post.source_date_epoch)
             .map_err(ImageError::After)?;
         ui.status("Bundled", outcome.archive.display());
         Some(outcome)
@@ -122,10 +123,22 @@ mod tests {
         let whole = BuildSpec::default();
         let partial = BuildSpec::new(&["linux-qcom-rt".into()], None, None).unwrap();
         let post = |no_verify, bundle, spec: &BuildSpec| Post::decide(no_verify, bundle, spec, &ui);
-        assert_eq!(post(false, false, &whole).unwrap(), Post { verify: true, bundle: false });
-        assert_eq!(post(true, false, &whole).unwrap(), Post { verify: false, bundle: false });
-        assert_eq!(post(false, true, &whole).unwrap(), Post { verify: true, bundle: true });
-        assert_eq!(post(false, false, &partial).unwrap(), Post { verify: false, bundle: false });
+        assert_eq!(
+            post(false, false, &whole).unwrap(),
+            Post { verify: true, bundle: false, source_date_epoch: None }
+        );
+        assert_eq!(
+            post(true, false, &whole).unwrap(),
+            Post { verify: false, bundle: false, source_date_epoch: None }
+        );
+        assert_eq!(
+            post(false, true, &whole).unwrap(),
+            Post { verify: true, bundle: true, source_date_epoch: None }
+        );
+        assert_eq!(
+            post(false, false, &partial).unwrap(),
+            Post { verify: false, bundle: false, source_date_epoch: None }
+        );
         let err = post(false, true, &partial).unwrap_err();
         assert_eq!(crate::stage_errors::classify(&err.into()), crate::exit::Exit::Usage);
     }

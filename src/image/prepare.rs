@@ -71,15 +71,15 @@ pub(crate) fn prepare(
     let dirs = CacheDirs::resolve(
         plan.dl_dir.as_ref().map(|p| p.as_path()),
         plan.sstate_dir.as_ref().map(|p| p.as_path()),
-        std::env::var_os("DL_DIR").map(PathBuf::from),
-        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
+        setup.caches.env.dl_dir.clone(),
+        setup.caches.env.sstate_dir.clone(),
         &work,
     );
     build_path::check("DL_DIR", &dirs.dl_dir)?;
     build_path::check("SSTATE_DIR", &dirs.sstate_dir)?;
     if !dry_run {
         check_writable(&out)?;
-        setup.launch.preflight(plan, &out, ui)?;
+        setup.launch.preflight(plan, &out, &setup.caches.env, ui)?;
     }
     let generated = generate::generate_and_report(plan, &options, ui)?;
     if signals::interrupted() {

@@ -28,7 +28,7 @@ fn options(out: &Path) -> ImageOptions {
             write: WriteOptions { force: false, dry_run: true },
         },
         setup: BuildSetup { launch, spec: BuildSpec::default(), caches: CacheSettings::default() },
-        post: Post { verify: true, bundle: false },
+        post: Post { verify: true, bundle: false, source_date_epoch: None },
         lock: None,
         replan: None,
     }
@@ -84,7 +84,7 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
         artifacts: None,
         output_tail: vec![],
     };
-    let post = Post { verify: true, bundle: false };
+    let post = Post { verify: true, bundle: false, source_date_epoch: None };
     let err = after_build(
         &result,
         &job,
@@ -98,7 +98,7 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
     assert!(err.to_string().starts_with("after the build: "), "{err}");
     assert_eq!(classify(&err.into()), Exit::Failed);
 
-    let skipped = Post { verify: false, bundle: false };
+    let skipped = Post { verify: false, bundle: false, source_date_epoch: None };
     let after = after_build(
         &result,
         &job,

@@ -101,6 +101,18 @@ pub(crate) struct CacheSettings {
     pub premirrors: Vec<MirrorUrl>,
     /// `BB_GENERATE_MIRROR_TARBALLS = "1"`: DL_DIR can then serve as a premirror for others.
     pub mirror_tarballs: bool,
+    /// The environment's caches (not written anywhere: BitBake gets them from kas).
+    pub env: CacheEnv,
+}
+
+/// What the environment kas honours says about the caches: `DL_DIR` and `SSTATE_DIR` (kas
+/// forwards both to BitBake) and `KAS_PREMIRRORS` (kas clones through them). The command line
+/// reads them (clap `env =`) and passes them in; nothing below it reads the environment.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct CacheEnv {
+    pub dl_dir: Option<PathBuf>,
+    pub sstate_dir: Option<PathBuf>,
+    pub kas_premirrors: Option<String>,
 }
 
 /// The folders BitBake shares between builds.

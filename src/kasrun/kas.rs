@@ -112,7 +112,7 @@ mod tests {
     fn old_kas_is_refused_with_the_install_command() {
         let dir = tempfile::tempdir().unwrap();
         let kas = dir.path().join("kas");
-        std::fs::write(&kas, "").unwrap();
+        crate::write::fixture(&kas, "").unwrap();
         let runner = Recorder::new("kas 4.0 (configuration format version 14)", 0);
         let err = find(Some(&kas), None, &runner).unwrap_err();
         let text = err.to_string();

@@ -63,6 +63,14 @@ impl BuildError {
     }
 }
 
+/// The shared atomic writer's failures are an unwritable output folder.
+impl From<crate::write::WriteError> for BuildError {
+    fn from(err: crate::write::WriteError) -> BuildError {
+        let (path, source) = err.into_io();
+        BuildError::Unwritable { path, source }
+    }
+}
+
 impl crate::exit::ErrorCode for BuildError {
     fn exit(&self) -> crate::exit::Exit {
         use crate::exit::Exit;

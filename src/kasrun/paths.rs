@@ -92,7 +92,7 @@ mod tests {
     #[test]
     fn a_file_in_the_way_is_reported_before_anything_is_written() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("blocker"), "x").unwrap();
+        crate::write::fixture(dir.path().join("blocker"), "x").unwrap();
         let err = check_writable(&dir.path().join("blocker/m")).unwrap_err().to_string();
         assert!(
             err.starts_with(&format!(

@@ -224,7 +224,7 @@ mod tests {
             d.join("img-m.rootfs.qcomflash"),
         )
         .unwrap();
-        std::fs::write(d.join("img-m.rootfs-20261129211402.qcomflash.tar.gz"), b"").unwrap();
+        crate::write::fixture(d.join("img-m.rootfs-20261129211402.qcomflash.tar.gz"), b"").unwrap();
         let found = Artifacts::find(d, "img", "m");
         assert_eq!(found.qcomflash, Some(d.join("img-m.rootfs.qcomflash")));
         assert_eq!(
@@ -239,7 +239,8 @@ mod tests {
     fn failure_report_names_task_recipe_and_log_tail() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log.do_compile.1234");
-        std::fs::write(&log, "make: *** [Makefile:2] Error 1\n| error: 'x' undeclared\n").unwrap();
+        crate::write::fixture(&log, "make: *** [Makefile:2] Error 1\n| error: 'x' undeclared\n")
+            .unwrap();
         let mut tracker = Tracker::new();
         for line in [
             "ERROR: linux-qcom-rt-6.18.37-r0 do_compile: oe_runmake failed".to_string(),

@@ -1,7 +1,7 @@
 //! Running one build: write `caches.yml`, run `kas build` with BitBake's output streamed into
 //! the tracker, the display and the log file, then collect the result.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use super::caches::{CacheDirs, CacheSettings};
@@ -43,7 +43,7 @@ impl BuildJob {
             return Ok(false);
         }
         if !dry_run {
-            write_atomic(path, text.as_bytes())?;
+            crate::write::write_atomic(path, text.as_bytes(), false)?;
         }
         Ok(true)
     }
@@ -57,17 +57,6 @@ impl BuildJob {
             deploy.join(format!("{stem}.qcomflash.tar.gz")),
         ]
     }
-}
-
-/// The shared atomic writer, its failures reported as an unwritable build folder.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BuildError> {
-    crate::write::write_atomic(path, bytes, false).map_err(|e| BuildError::Unwritable {
-        path: path.to_path_buf(),
-        source: match e {
-            crate::write::WriteError::Io { source, .. } => source,
-            other => std::io::Error::other(other.to_string()),
-        },
-    })
 }
 
 /// oe-core sanity.bbclass's warning when SSTATE_DIR is outside the build folder but the hash
@@ -206,6 +195,7 @@ mod tests {
     use super::*;
     use crate::kasrun::caches::CacheDirs;
     use crate::runner::Recorder;
+    use std::path::Path;
 
     fn job(dir: &Path) -> BuildJob {
         let out = dir.join("rtbuild/m");

@@ -445,7 +445,7 @@ mod tests {
         for (name, text) in files {
             let path = dir.path().join(name);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
+            crate::write::fixture(path, text).unwrap();
         }
         let tree = KconfigTree::read(dir.path(), arch).unwrap();
         (dir, tree)

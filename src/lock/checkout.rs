@@ -160,7 +160,7 @@ mod tests {
     use git2::Signature;
 
     fn commit(repo: &Repository, who: &Signature<'_>, message: &str, file: &str) -> Oid {
-        std::fs::write(repo.workdir().unwrap().join(file), message).unwrap();
+        crate::write::fixture(repo.workdir().unwrap().join(file), message).unwrap();
         let mut index = repo.index().unwrap();
         index.add_path(Path::new(file)).unwrap();
         index.write().unwrap();

@@ -69,6 +69,13 @@ pub(crate) enum LockError {
     },
 }
 
+impl From<crate::write::WriteError> for LockError {
+    fn from(err: crate::write::WriteError) -> LockError {
+        let (path, source) = err.into_io();
+        LockError::Write { path, source }
+    }
+}
+
 impl crate::exit::ErrorCode for LockError {
     fn exit(&self) -> crate::exit::Exit {
         use crate::exit::Exit;

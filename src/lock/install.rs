@@ -31,7 +31,8 @@ pub(crate) fn write_placeholder(path: &Path) -> Result<bool, LockError> {
     if path.exists() {
         return Ok(false);
     }
-    write_text(path, &LockFile::new(BTreeMap::new()).to_kas_yaml(PLACEHOLDER))?;
+    let text = LockFile::new(BTreeMap::new()).to_kas_yaml(PLACEHOLDER);
+    crate::write::write_atomic(path, text.as_bytes(), false)?;
     Ok(true)
 }
 
@@ -94,16 +95,7 @@ pub(crate) fn install(source: &Path, kas_file: &Path) -> Result<InstallOutcome, 
 
 /// Writes `lock` in kas's form to `path` atomically (temp file in the same folder, then rename).
 pub(super) fn write_lock(path: &Path, lock: &LockFile) -> Result<(), LockError> {
-    write_text(path, &lock.to_kas_yaml(COMMENT))
-}
-
-fn write_text(path: &Path, text: &str) -> Result<(), LockError> {
-    crate::write::write_atomic(path, text.as_bytes(), false).map_err(|e| match e {
-        crate::write::WriteError::Io { path, source } => LockError::Write { path, source },
-        other => {
-            LockError::Write { path: path.to_path_buf(), source: std::io::Error::other(other) }
-        }
-    })
+    Ok(crate::write::write_atomic(path, lock.to_kas_yaml(COMMENT).as_bytes(), false)?)
 }
 
 #[cfg(test)]
@@ -120,9 +112,9 @@ mod tests {
     fn installs_full_form_as_overrides_keeping_branch_and_url() {
         let dir = tempfile::tempdir().unwrap();
         let kas = dir.path().join("m-rt.yml");
-        std::fs::write(&kas, "header:\n  version: 14\nrepos:\n  rtbuild:\n").unwrap();
+        crate::write::fixture(&kas, "header:\n  version: 14\nrepos:\n  rtbuild:\n").unwrap();
         let src = dir.path().join("lock.yml");
-        std::fs::write(
+        crate::write::fixture(
             &src,
             "repos:\n  meta-qcom: {branch: wrynose, commit: ef0004df267743cc89d6a09bc724bc99ff541c01, url: https://github.com/qualcomm-linux/meta-qcom}\n",
         )
@@ -143,8 +135,11 @@ mod tests {
         let err = LockFile::read(&path).unwrap_err().to_string();
         assert!(err.ends_with("pins no repos; run `rtbuild lock` to pin every repo"), "{err}");
         let sha = "ef0004df267743cc89d6a09bc724bc99ff541c01";
-        std::fs::write(&path, format!("overrides:\n  repos:\n    oe-core: {{commit: {sha}}}\n"))
-            .unwrap();
+        crate::write::fixture(
+            &path,
+            format!("overrides:\n  repos:\n    oe-core: {{commit: {sha}}}\n"),
+        )
+        .unwrap();
         assert!(!is_placeholder(&path));
         assert!(!write_placeholder(&path).unwrap());
         assert!(std::fs::read_to_string(&path).unwrap().contains(sha));
@@ -154,9 +149,9 @@ mod tests {
     fn bad_source_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let kas = dir.path().join("m-rt.yml");
-        std::fs::write(&kas, "header:\n  version: 14\n").unwrap();
+        crate::write::fixture(&kas, "header:\n  version: 14\n").unwrap();
         let src = dir.path().join("lock.yml");
-        std::fs::write(
+        crate::write::fixture(
             &src,
             "repos:\n  openembedded-core: {commit: ef0004df267743cc89d6a09bc724bc99ff541c01}\n",
         )

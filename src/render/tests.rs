@@ -36,10 +36,13 @@ fn snapshot_every_catalog_board() {
 fn snapshot_nodistro_with_user_inputs() {
     let dir = tempfile::tempdir().unwrap();
     let frag = dir.path().join("extra.cfg");
-    std::fs::write(&frag, "# user fragment\nCONFIG_HZ_1000=y\n# CONFIG_DEBUG_PREEMPT is not set\n")
-        .unwrap();
+    crate::write::fixture(
+        &frag,
+        "# user fragment\nCONFIG_HZ_1000=y\n# CONFIG_DEBUG_PREEMPT is not set\n",
+    )
+    .unwrap();
     let patch = dir.path().join("0001-fix.patch");
-    std::fs::write(&patch, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
+    crate::write::fixture(&patch, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n").unwrap();
     let plan = plan_for("qcs6490-rb3gen2", |r| {
         r.distro = Some("nodistro".into());
         r.rt_cpus = Some("6,7".into());

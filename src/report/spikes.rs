@@ -120,7 +120,7 @@ mod tests {
         let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/ftrace-6.18-x86-breach-61us-softirq-rcu.txt");
         std::fs::copy(golden, dir.path().join("trace-idle.txt")).unwrap();
-        std::fs::write(dir.path().join("trace-none.txt"), "# tracer: nop\n").unwrap();
+        crate::write::fixture(dir.path().join("trace-none.txt"), "# tracer: nop\n").unwrap();
         let input = folder(
             dir.path(),
             &[

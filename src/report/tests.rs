@@ -161,7 +161,7 @@ fn zero_cycles_breaktrace_and_invalid_runs_fail() {
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("idle.json")).unwrap();
-    std::fs::write(
+    crate::write::fixture(
         dir.path().join("run.json"),
         r#"{"threshold_us": 5000, "machine": "qcs6490-rb3gen2", "scenarios": [{"name": "idle", "files": ["idle.json"],
             "invalid_reasons": ["only 1998 of 120000 cycles"]}], "fingerprint": {"uname": "6.6-rt"}}"#,
@@ -184,7 +184,7 @@ fn baseline_regressions_fail_and_name_the_figure() {
     let dir = tempfile::tempdir().unwrap();
     let before = report(&["cyclictest-2.4-verbose-2threads.txt"], Some(5000.0));
     let before_path = dir.path().join("before.json");
-    std::fs::write(&before_path, serde_json::to_string(&before).unwrap()).unwrap();
+    crate::write::fixture(&before_path, serde_json::to_string(&before).unwrap()).unwrap();
     let options = Options {
         inputs: vec![data("cyclictest-2.4-hist-h50-2threads.txt")],
         threshold_us: Some(5000.0),
@@ -212,8 +212,8 @@ fn baseline_regressions_fail_and_name_the_figure() {
 fn an_unusable_file_in_a_result_folder_fails_only_its_scenario() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("idle.json")).unwrap();
-    std::fs::write(dir.path().join("stress.txt"), b"\x00\xffjunk\n").unwrap();
-    std::fs::write(
+    crate::write::fixture(dir.path().join("stress.txt"), b"\x00\xffjunk\n").unwrap();
+    crate::write::fixture(
         dir.path().join("run.json"),
         r#"{"threshold_us": 5000, "scenarios": [{"name": "idle", "files": ["idle.json"]},
             {"name": "stress", "files": ["stress.txt"]}, {"name": "full", "files": ["full.txt"]}]}"#,
@@ -253,7 +253,7 @@ fn bad_folders_are_input_errors() {
     let err = build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
         .unwrap_err();
     assert!(err.to_string().ends_with("has no run.json; pass an `rtbuild test` result folder or the cyclictest output files themselves"));
-    std::fs::write(
+    crate::write::fixture(
         dir.path().join("run.json"),
         r#"{"scenarios": [{"name": "x", "files": ["../etc/passwd"]}]}"#,
     )
@@ -290,7 +290,7 @@ fn unusable_thresholds_are_refused_from_the_flag_and_from_run_json() {
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(data("cyclictest-2.4-quiet-2threads.txt"), dir.path().join("idle.txt")).unwrap();
-    std::fs::write(
+    crate::write::fixture(
         dir.path().join("run.json"),
         r#"{"threshold_us": 1.72e308, "scenarios": [{"name": "idle", "files": ["idle.txt"]}]}"#,
     )
@@ -308,7 +308,7 @@ fn unusable_thresholds_are_refused_from_the_flag_and_from_run_json() {
 fn absurd_numbers_do_not_overflow() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("huge.txt");
-    std::fs::write(
+    crate::write::fixture(
         &path,
         "# Histogram\n000000 9999999999999999999\t1\n000001 9999999999999999999\t1\n\
          18446744073709551615 9999999999999999999\t1\n# Min Latencies: 0 0\n\
@@ -437,7 +437,7 @@ fn test_and_report_agree_on_every_golden_run_folder() {
             );
             let dir = tempfile::tempdir().unwrap();
             std::fs::create_dir(dir.path().join("raw")).unwrap();
-            std::fs::write(dir.path().join("raw/golden.json"), &json).unwrap();
+            crate::write::fixture(dir.path().join("raw/golden.json"), &json).unwrap();
             let record = crate::formats::run_json::RunRecord {
                 schema: crate::formats::run_json::SCHEMA,
                 threshold_us: Some(threshold as f64),

@@ -162,7 +162,7 @@ T: 0 ( 6330) P:99 I:1000 C:   1503 Min:      6 Act:   12 Avg:   25 Max:    2873\
 T: 0 ( 6330) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      40\n\
 T: 1 ( 6331) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      52\n\
 #---------------------------\n";
-        std::fs::write(&path, text).unwrap();
+        crate::write::fixture(&path, text).unwrap();
         assert_eq!(current_max(&path), Some(52));
         assert_eq!(current_max(&dir.path().join("none")), None);
     }

@@ -105,7 +105,7 @@ impl Run<'_> {
             if let Some(json) = &invocation.json {
                 let file_name = json.rsplit('/').next().unwrap_or_default().to_string();
                 if let Some(text) = self.helper(&["fetch", &self.state.clone(), &file_name]) {
-                    let _ = std::fs::write(req.out.join(format!("{stem}.json")), text);
+                    self.keep_for(index, &format!("{stem}.json"), text);
                 }
             }
             let raw: Vec<String> = ["json", "txt", "stderr.txt"]

@@ -147,14 +147,37 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> anyhow::Result<Finished> {
     let own_cpus = own_cpus::allowed_set(&req.layout, &req.measure_cpus);
     let mut run = Run { req, ui, state, stop, record, own_cpus };
     let result = run.all();
-    run.finish();
-    result
+    // The record is the run's evidence: one that cannot be written fails the run (exit 1),
+    // whatever was measured.
+    let saved = run.finish();
+    match (result, saved) {
+        (Ok(_), Err(err)) => Err(err.into()),
+        (result, _) => result,
+    }
 }
 
 impl Run<'_> {
     pub(super) fn save(&self) {
         if let Err(err) = super::record::write(&self.req.out, &self.record) {
             self.ui.warn(err.to_string());
+        }
+    }
+
+    /// Keeps a result file at `relative` under the output folder (through the one writer). One
+    /// that cannot be written is a warning; the reason is returned for the caller to record.
+    pub(super) fn keep(&self, relative: &str, bytes: impl AsRef<[u8]>) -> Result<(), String> {
+        let path = self.req.out.join(relative);
+        crate::write::write_atomic(&path, bytes.as_ref(), false).map_err(|err| {
+            self.ui.warn(err.to_string());
+            lost(relative)
+        })
+    }
+
+    /// [`Run::keep`] for a file of scenario `index`: one that cannot be written makes the
+    /// scenario invalid, so a run whose evidence is lost never passes.
+    pub(super) fn keep_for(&mut self, index: usize, relative: &str, bytes: impl AsRef<[u8]>) {
+        if let Err(reason) = self.keep(relative, bytes) {
+            self.record.scenarios[index].invalid_reasons.push(reason);
         }
     }
 
@@ -198,7 +221,7 @@ impl Run<'_> {
 
     /// Reverts tuning, removes the target's state folder and writes the final record; runs
     /// whatever happened before.
-    fn finish(&mut self) {
+    fn finish(&mut self) -> Result<(), crate::write::WriteError> {
         if let Some(tuning) = &self.record.tuning
             && tuning.applied
         {
@@ -220,7 +243,7 @@ impl Run<'_> {
         }
         self.trace_restore();
         let _ = self.helper(&["cleanup", &self.state.clone()]);
-        self.save();
+        super::record::write(&self.req.out, &self.record)
     }
 
     /// Without `--tune`: records which knobs are not tuned (read only; the boot-time service's
@@ -228,10 +251,8 @@ impl Run<'_> {
     fn tune_check(&mut self, script: &str) {
         match tune::run_script(&self.req.host, script, Action::Verify, None) {
             Ok(verify) => {
-                let _ = std::fs::write(
-                    self.req.out.join("tune-verify.txt"),
-                    verify.lines.join("\n") + "\n",
-                );
+                // Informational (the problems are in the record): a warning when lost.
+                let _ = self.keep("tune-verify.txt", verify.lines.join("\n") + "\n");
                 if !verify.ok {
                     self.ui.warn(format!(
                         "{} knobs are not tuned on {} (see tune-verify.txt); pass --tune, or install the rtbuild-tune service (`rtbuild tune --help`)",
@@ -260,7 +281,8 @@ impl Run<'_> {
             refused_irqs: apply.refused.len(),
             ..Tuning::default()
         };
-        std::fs::write(self.req.out.join("tune-apply.txt"), apply.lines.join("\n") + "\n")?;
+        let path = self.req.out.join("tune-apply.txt");
+        crate::write::write_atomic(&path, (apply.lines.join("\n") + "\n").as_bytes(), false)?;
         let verify = tune::run_script(&self.req.host, script, Action::Verify, Some(TUNE_STATE))?;
         tuning.verify_problems = verify.problems.clone();
         if !verify.ok {
@@ -278,7 +300,8 @@ impl Run<'_> {
     pub(super) fn fingerprint(&self, name: &str, when: &str) -> Option<Sections> {
         let text = self.helper(&["fingerprint"])?;
         let file = format!("fingerprint/{name}-{when}.txt");
-        let _ = std::fs::write(self.req.out.join(&file), &text);
+        // The parsed sections go into the record; the text file is a copy: a warning when lost.
+        let _ = self.keep(&file, &text);
         Some(Sections::parse(&text))
     }
 }
@@ -301,6 +324,11 @@ fn keep_off_measured_cpus(req: &TestRequest, ui: &Ui) -> OwnCpus {
 
 /// The run's state, outcome and verdict: `invalid` when any scenario is invalid or the run did
 /// not complete, else `fail` when a thread's max exceeds `threshold_us`, else `pass`.
+/// The invalid reason of a scenario whose result file `relative` could not be written.
+pub(super) fn lost(relative: &str) -> String {
+    format!("{relative} could not be written, so the scenario's evidence is incomplete")
+}
+
 pub(super) fn conclude(
     ending: Ending,
     scenarios: &[ScenarioRecord],

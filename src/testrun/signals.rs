@@ -98,7 +98,10 @@ fn abort(job: &Emergency) {
             if let Some(name) = &running
                 && !output.is_empty()
             {
-                let _ = std::fs::write(job.out.join(format!("raw/{name}.json")), output);
+                let path = job.out.join(format!("raw/{name}.json"));
+                if let Err(err) = crate::write::write_atomic(&path, &output, false) {
+                    say(&err.to_string());
+                }
             }
         }
         None => say(&format!(
@@ -165,7 +168,7 @@ mod tests {
                 {"name": "stress", "state": "running", "invalid_reasons": []}
             ]
         });
-        std::fs::write(dir.path().join(record::FILE), run.to_string()).unwrap();
+        crate::write::fixture(dir.path().join(record::FILE), run.to_string()).unwrap();
         assert_eq!(running_scenario(dir.path()).as_deref(), Some("stress"));
         mark_interrupted(dir.path()).unwrap();
         let text = std::fs::read_to_string(dir.path().join(record::FILE)).unwrap();
@@ -181,7 +184,7 @@ mod tests {
     fn a_scenario_name_that_is_not_a_plain_word_is_not_used_as_a_file_name() {
         let dir = tempfile::tempdir().unwrap();
         let run = serde_json::json!({"scenarios": [{"name": "../x", "state": "running"}]});
-        std::fs::write(dir.path().join(record::FILE), run.to_string()).unwrap();
+        crate::write::fixture(dir.path().join(record::FILE), run.to_string()).unwrap();
         assert_eq!(running_scenario(dir.path()), None);
     }
 }

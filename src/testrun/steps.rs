@@ -221,7 +221,7 @@ impl Run<'_> {
         } else if let Some(text) =
             self.helper(&["fetch", &self.state.clone(), &format!("{name}.json")])
         {
-            let _ = std::fs::write(req.out.join(&json_local), text);
+            self.keep_for(index, &json_local, text);
         }
         let raw: Vec<String> = ["json", "hist.txt", "stderr.txt"]
             .iter()

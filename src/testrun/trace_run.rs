@@ -133,11 +133,13 @@ impl Run<'_> {
         match crate::ftrace::rtla::stop(&text) {
             Some(stop) => {
                 let file = format!("trace-{name}.txt");
-                let _ = std::fs::write(self.req.out.join(&file), &text);
+                self.keep_for(index, &file, &text);
                 let timerlat = format!("trace-{name}.timerlat.txt");
-                let kept = self.helper(&["fetch", &self.state, "timerlat_trace.txt"]).is_some_and(
-                    |trace| std::fs::write(self.req.out.join(&timerlat), trace).is_ok(),
-                );
+                let trace = self.helper(&["fetch", &self.state, "timerlat_trace.txt"]);
+                let kept = match trace {
+                    Some(trace) => self.keep(&timerlat, trace).is_ok(),
+                    None => false,
+                };
                 let mut explanation = crate::ftrace::rtla::explanation(&text);
                 if stop.kind == crate::ftrace::rtla::StopKind::Unanalysed && !kept {
                     explanation.push_str(" (but rtla saved no timerlat_trace.txt)");

@@ -140,17 +140,11 @@ impl TuneOptions {
     }
 }
 
-/// Writes `script` to `dir/rtbuild-tune.sh` (mode 0755) through a temporary file and a rename,
+/// Writes `script` to `dir/rtbuild-tune.sh` (mode 0755) through [`crate::write::write_atomic`],
 /// so an existing script is replaced whole or not at all.
 pub fn emit(dir: &std::path::Path, script: &str) -> std::io::Result<std::path::PathBuf> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(dir)?;
     let path = dir.join(SCRIPT_NAME);
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(script.as_bytes())?;
-    tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o755))?;
-    tmp.persist(&path).map_err(|e| e.error)?;
+    crate::write::write_atomic(&path, script.as_bytes(), true).map_err(|e| e.into_io().1)?;
     Ok(path)
 }
 

@@ -38,7 +38,7 @@ impl Fake {
         let put = |rel: &str, text: &str| {
             let path = root.join(rel);
             fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(path, format!("{text}\n")).unwrap();
+            crate::write::fixture(path, format!("{text}\n")).unwrap();
         };
         put("proc/sys/kernel/timer_migration", "1");
         put("proc/sys/kernel/sched_rt_runtime_us", "950000");
@@ -76,7 +76,7 @@ impl Fake {
             CpuLayout::new(&all_online, &CpuSet::parse(rt).unwrap(), None, "test").unwrap();
         let options = TuneOptions { cpuidle_off: true, printk: Some(1), overcommit_never: false };
         let script = root.join("rtbuild-tune.sh");
-        fs::write(&script, render_script("test-board", &layout, &options)).unwrap();
+        crate::write::fixture(&script, render_script("test-board", &layout, &options)).unwrap();
         Fake { dir, script, count }
     }
 
@@ -89,7 +89,7 @@ impl Fake {
     }
 
     fn write(&self, rel: &str, text: &str) {
-        fs::write(self.root().join(rel), format!("{text}\n")).unwrap();
+        crate::write::fixture(self.root().join(rel), format!("{text}\n")).unwrap();
     }
 
     /// Runs the script with dash; returns (exit code, stdout).
@@ -354,7 +354,7 @@ fn overcommit_never_is_opt_in_and_reverted() {
     let layout =
         CpuLayout::new(&CpuSet::range(0, 4), &CpuSet::parse("3").unwrap(), None, "t").unwrap();
     let options = TuneOptions { overcommit_never: true, ..TuneOptions::default() };
-    fs::write(&fake.script, render_script("test-board", &layout, &options)).unwrap();
+    crate::write::fixture(&fake.script, render_script("test-board", &layout, &options)).unwrap();
     let (code, out) = fake.run("apply");
     assert_eq!(code, 0, "{out}");
     assert_eq!(fake.read("proc/sys/vm/overcommit_memory"), "2");
@@ -400,7 +400,7 @@ fn an_old_state_file_naming_a_knob_twice_restores_the_first_saved_value() {
     fake.write("sys/devices/virtual/workqueue/writeback/cpumask", "1");
     let root = fake.root().display().to_string();
     fs::create_dir_all(fake.root().join("run")).unwrap();
-    fs::write(
+    crate::write::fixture(
         fake.root().join("run/rtbuild-tune.state"),
         format!(
             "{root}/sys/devices/virtual/workqueue/writeback/cpumask\t3\n\

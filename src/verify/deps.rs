@@ -310,7 +310,7 @@ mod tests {
 
     fn tree(kconfig: &str) -> (tempfile::TempDir, KconfigTree) {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("Kconfig"), kconfig).unwrap();
+        crate::write::fixture(dir.path().join("Kconfig"), kconfig).unwrap();
         let tree = KconfigTree::read(dir.path(), None).unwrap();
         (dir, tree)
     }

@@ -158,8 +158,10 @@ pub(crate) fn run(
     let extra = (!check.configs.is_empty()).then(|| out.join("rtbuild-requested.cfg"));
     if let Some(extra) = &extra {
         let text: String = check.configs.iter().map(|s| format!("{s}\n")).collect();
-        std::fs::write(extra, text)
-            .map_err(|cause| VerifyError::Unreadable { path: extra.clone(), cause })?;
+        crate::write::write_atomic(extra, text.as_bytes(), false).map_err(|e| {
+            let (path, cause) = e.into_io();
+            VerifyError::Unreadable { path, cause }
+        })?;
     }
     for cmd in commands(check, out, extra.as_deref()) {
         on_command(&cmd);

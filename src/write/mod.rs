@@ -91,6 +91,19 @@ impl WriteError {
     pub(crate) fn is_input(&self) -> bool {
         !matches!(self, WriteError::Io { .. })
     }
+
+    /// The file and the I/O failure, for a stage that words "cannot write" its own way (a
+    /// conflict with a hand edit, which only [`apply`] reports, becomes an I/O error).
+    pub(crate) fn into_io(self) -> (PathBuf, std::io::Error) {
+        match self {
+            WriteError::Io { path, source } => (path, source),
+            WriteError::HandEdited { ref path }
+            | WriteError::Foreign { ref path }
+            | WriteError::GeneratedManifest { ref path, .. } => {
+                (path.clone(), std::io::Error::other(self.to_string()))
+            }
+        }
+    }
 }
 
 /// A synced temp file in `path`'s folder (which must exist) holding `bytes` with the final
@@ -223,7 +236,8 @@ fn executable(relative: &Path) -> bool {
 }
 
 /// Writes `bytes` to `path` through a temp file in the same folder and a rename, so readers
-/// see the old file or the new one, never half of one.
+/// see the old file or the new one, never half of one. The one way rtbuild writes a file
+/// (clippy denies `std::fs::write` everywhere else); `executable` gives mode 0755, else 0644.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> Result<(), WriteError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -252,6 +266,13 @@ fn remove_empty_parents(path: &Path, top: &Path) {
         }
         dir = d.parent();
     }
+}
+
+/// A test writes a fixture file (the one place tests may write without [`write_atomic`]).
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+pub(crate) fn fixture(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> std::io::Result<()> {
+    std::fs::write(path, contents)
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ fn changed_input_updates_and_stale_files_are_removed() {
 fn hand_edits_are_refused_without_force_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     apply(&tree(&[("a", "1\n"), ("b", "1\n")]), dir.path(), WriteOptions::default()).unwrap();
-    std::fs::write(dir.path().join("b"), "edited\n").unwrap();
+    crate::write::fixture(dir.path().join("b"), "edited\n").unwrap();
     let err = apply(&tree(&[("a", "2\n"), ("b", "2\n")]), dir.path(), WriteOptions::default())
         .unwrap_err();
     assert!(matches!(&err, WriteError::HandEdited { path } if path.ends_with("b")), "{err}");
@@ -61,7 +61,7 @@ fn hand_edits_are_refused_without_force_and_nothing_is_written() {
 #[test]
 fn foreign_files_are_not_overwritten() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a"), "mine\n").unwrap();
+    crate::write::fixture(dir.path().join("a"), "mine\n").unwrap();
     let err = apply(&tree(&[("a", "gen\n")]), dir.path(), WriteOptions::default()).unwrap_err();
     assert!(matches!(err, WriteError::Foreign { .. }));
 }
@@ -153,7 +153,7 @@ fn a_folder_that_cannot_be_created_stops_before_anything_changes() {
     apply(&tree(&[("a", "1\n")]), dir.path(), WriteOptions::default()).unwrap();
     let before = snapshot(dir.path());
     // `a` is a file, so `a/b` cannot be created; `c` sorts after it and would be written.
-    std::fs::write(dir.path().join("blocker"), "mine\n").unwrap();
+    crate::write::fixture(dir.path().join("blocker"), "mine\n").unwrap();
     let before_with_blocker = snapshot(dir.path());
     let err = apply(
         &tree(&[("a", "2\n"), ("blocker/x", "y\n"), ("c", "3\n")]),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::CacheArgs;
+use super::{CacheArgs, CacheEnvArgs};
 use crate::exit::InputError;
 use crate::image::{BuildSetup, Launch};
 use crate::kasrun::BuildError;
@@ -40,6 +40,8 @@ pub(crate) struct BuildArgs {
     pub provenance: bool,
     #[command(flatten)]
     pub caches: CacheArgs,
+    #[command(flatten)]
+    pub cache_env: CacheEnvArgs,
 }
 
 impl BuildArgs {
@@ -53,7 +55,8 @@ impl BuildArgs {
             BuildSpec::new(&self.targets, self.task.as_deref(), self.bitbake_args.as_deref())
                 .map_err(input)?;
         spec.provenance = self.provenance;
-        let caches = self.caches.over_project(project).settings().map_err(input)?;
+        let mut caches = self.caches.over_project(project).settings().map_err(input)?;
+        caches.env = self.cache_env.env();
         Ok((spec, caches))
     }
 

@@ -1,10 +1,40 @@
 //! The shared-cache flags (`--sstate-mirror`, `--hashserv`, `--prserv`, `--premirror`,
 //! `--mirror-tarballs`), shared by `image`, `matrix`, `shell` and `ci`.
 
+use std::ffi::OsString;
+use std::path::PathBuf;
+
 use clap::Args;
 
 use crate::kasrun::BuildError;
-use crate::kasrun::caches::{CacheSettings, Hashserv, HostPort, MirrorUrl};
+use crate::kasrun::caches::{CacheEnv, CacheSettings, Hashserv, HostPort, MirrorUrl};
+
+/// The caches' environment (`DL_DIR`, `SSTATE_DIR`, `KAS_PREMIRRORS`), read here and nowhere
+/// else. Hidden: these are variables kas reads, not flags a person types.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct CacheEnvArgs {
+    #[arg(long, hide = true, value_name = "DIR", env = "DL_DIR")]
+    pub env_dl_dir: Option<PathBuf>,
+    #[arg(long, hide = true, value_name = "DIR", env = "SSTATE_DIR")]
+    pub env_sstate_dir: Option<PathBuf>,
+    #[arg(long, hide = true, value_name = "URLS", env = "KAS_PREMIRRORS")]
+    pub env_kas_premirrors: Option<OsString>,
+}
+
+impl CacheEnvArgs {
+    /// The values (a `KAS_PREMIRRORS` that is blank or not UTF-8 is none).
+    pub(crate) fn env(&self) -> CacheEnv {
+        CacheEnv {
+            dl_dir: self.env_dl_dir.clone(),
+            sstate_dir: self.env_sstate_dir.clone(),
+            kas_premirrors: self
+                .env_kas_premirrors
+                .clone()
+                .and_then(|v| v.into_string().ok())
+                .filter(|v| !v.trim().is_empty()),
+        }
+    }
+}
 
 /// Shared caches beyond this machine.
 #[derive(Debug, Clone, Default, Args)]
@@ -79,6 +109,7 @@ impl CacheArgs {
                 .map(|u| MirrorUrl::parse("--premirror", u))
                 .collect::<Result<_, _>>()?,
             mirror_tarballs: self.mirror_tarballs,
+            env: Default::default(),
         })
     }
 }

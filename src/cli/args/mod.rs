@@ -5,6 +5,7 @@ mod build;
 mod build_dirs;
 mod caches;
 mod cpus;
+mod data_home;
 mod host;
 mod machine;
 mod measure;
@@ -14,8 +15,9 @@ mod post;
 
 pub(crate) use build::BuildArgs;
 pub(crate) use build_dirs::BuildDirs;
-pub(crate) use caches::CacheArgs;
+pub(crate) use caches::{CacheArgs, CacheEnvArgs};
 pub(crate) use cpus::CpuArgs;
+pub(crate) use data_home::DataHomeArgs;
 pub(crate) use host::HostArgs;
 pub(crate) use machine::{CatalogArgs, MachineArgs};
 pub(crate) use measure::MeasureArgs;

@@ -8,7 +8,7 @@ use crate::kasrun::command::BuildSpec;
 use crate::ui::Ui;
 
 /// What happens after a successful build.
-#[derive(Debug, Clone, Copy, Default, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub(crate) struct PostArgs {
     /// Do not verify the kernel config, command line and packages against the plan after the
     /// build (verification runs by default and fails the build when a check fails).
@@ -17,11 +17,19 @@ pub(crate) struct PostArgs {
     /// Build, verify, then pack the qcomflash output into a bundle under <out>/bundle/.
     #[arg(long)]
     pub bundle: bool,
+    /// `SOURCE_DATE_EPOCH` for the bundle's archive mtime and fallback build time (ignored
+    /// when it is not a number). Hidden: the variable reproducible builds set, not a flag.
+    #[arg(long, hide = true, value_name = "SECONDS", env = "SOURCE_DATE_EPOCH")]
+    pub env_source_date_epoch: Option<std::ffi::OsString>,
 }
 
 impl PostArgs {
     /// The post-build steps for a build of `spec` (see [`Post::decide`]).
     pub(crate) fn decide(&self, spec: &BuildSpec, ui: &Ui) -> anyhow::Result<Post> {
-        Ok(Post::decide(self.no_verify, self.bundle, spec, ui)?)
+        let epoch = self.env_source_date_epoch.as_ref().and_then(|t| t.to_str());
+        Ok(Post {
+            source_date_epoch: epoch.and_then(|t| t.trim().parse().ok()),
+            ..Post::decide(self.no_verify, self.bundle, spec, ui)?
+        })
     }
 }

@@ -194,7 +194,7 @@ fn nan_averages_and_cut_files() {
     assert_eq!(reasons(&outcome, LIMITS), ["thread 0 (CPU 1): no samples recorded"]);
     let dir = tempfile::tempdir().unwrap();
     let cut = dir.path().join("oslat.json");
-    std::fs::write(
+    crate::write::fixture(
         &cut,
         "{\n  \"file_version\": 1,\n  \"cmdline:\": \"oslat -c 1\",\n  \"thread\": {\n",
     )
@@ -202,7 +202,7 @@ fn nan_averages_and_cut_files() {
     let err = read(&cut, Program::Oslat, true).unwrap_err().to_string();
     assert!(err.starts_with(&format!("{} is not valid oslat JSON: ", cut.display())), "{err}");
     let empty = dir.path().join("pmqtest.txt");
-    std::fs::write(&empty, "nothing here\n").unwrap();
+    crate::write::fixture(&empty, "nothing here\n").unwrap();
     assert_eq!(
         read(&empty, Program::Pmqtest, false).unwrap_err().to_string(),
         format!(
@@ -241,7 +241,7 @@ fn a_line_cut_at_the_sniff_boundary_never_changes_the_format() {
         if last_line.starts_with(b"T:") && !last_line.windows(3).any(|w| w == b" I:") {
             cut_before_interval += 1;
         }
-        std::fs::write(&path, body).unwrap();
+        crate::write::fixture(&path, body).unwrap();
         assert_eq!(sniff(&path, None).unwrap(), Sniffed::Cyclictest, "shifted by {shift} bytes");
     }
     assert!(cut_before_interval > 8, "the shifts cut `T:` lines before ` I:`");
@@ -252,7 +252,7 @@ fn a_line_cut_at_the_sniff_boundary_never_changes_the_format() {
         long.extend_from_slice(&signaltest);
     }
     for shift in 0..signaltest.len() {
-        std::fs::write(&path, &long[shift..]).unwrap();
+        crate::write::fixture(&path, &long[shift..]).unwrap();
         assert_eq!(
             sniff(&path, None).unwrap(),
             Sniffed::Other { program: Program::Signaltest, json: false },
