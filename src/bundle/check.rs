@@ -94,7 +94,7 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
 
     let manifest_bytes = files.get(MANIFEST_FILE).and_then(|e| e.bytes.clone());
     let manifest: Option<BundleManifest> =
-        manifest_bytes.as_ref().and_then(|b| serde_json::from_slice(b).ok());
+        manifest_bytes.as_ref().and_then(|b| BundleManifest::parse(b).ok());
     match (&manifest_bytes, &manifest) {
         (None, _) => problem("missing", MANIFEST_FILE, "the bundle has no manifest".into()),
         (Some(_), None) => {

@@ -42,7 +42,7 @@ impl Side {
         let manifest = files
             .get(MANIFEST_FILE)
             .and_then(|e| e.bytes.as_deref())
-            .and_then(|b| serde_json::from_slice::<BundleManifest>(b).ok())
+            .and_then(|b| BundleManifest::parse(b).ok())
             .ok_or_else(|| BundleError::NotABundle {
                 path: path.to_path_buf(),
                 message: "it has no readable manifest.json".into(),

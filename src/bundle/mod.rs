@@ -22,7 +22,7 @@ pub(crate) use deploy::find as find_qcomflash;
 pub(crate) use diff::diff;
 pub(crate) use error::BundleError;
 pub(crate) use manifest::{
-    BuildTime, BundleManifest, FileEntry, KernelInfo, MANIFEST_FORMAT, ReleaseRecord, VerifyRecord,
+    BuildTime, BundleManifest, FileEntry, KernelInfo, MANIFEST_SCHEMA, ReleaseRecord, VerifyRecord,
 };
 pub(crate) use release::KAS_DUMP_FILE;
 pub(crate) use sources::VerifySummary;
@@ -163,7 +163,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
 
     let top = format!("{}-{}", request.image, request.machine);
     let mut manifest = BundleManifest {
-        format: MANIFEST_FORMAT,
+        schema: MANIFEST_SCHEMA,
         rtbuild_version: env!("CARGO_PKG_VERSION").to_string(),
         machine: request.machine.clone(),
         image: request.image.clone(),

@@ -5,10 +5,7 @@ use std::path::Path;
 
 use super::BundleError;
 use super::manifest::{LockRecord, RepoRecord};
-use crate::formats::{
-    self,
-    verify_json::{Check, CheckStatus, Report, VerifyFile},
-};
+use crate::formats::verify_json::{Check, CheckStatus, Report, VerifyFile};
 use crate::lock::{Checkout, LockFile, lock_path_for};
 
 /// The local repo's name in the generated kas file (the folder holding it).
@@ -33,12 +30,7 @@ impl VerifySummary {
         let bad = |message: String| BundleError::VerifyReport { path: path.to_path_buf(), message };
         let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
             .map_err(|e| bad(e.to_string()))?;
-        let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-        if !doc.get("passed").is_some_and(serde_json::Value::is_boolean) {
-            return Err(bad("no boolean `passed` field".into()));
-        }
-        formats::check_schema::<VerifyFile>(&doc).map_err(|e| bad(e.to_string()))?;
-        let file: VerifyFile = serde_json::from_value(doc).map_err(|e| bad(e.to_string()))?;
+        let file = VerifyFile::parse(&text).map_err(|e| bad(e.to_string()))?;
         Ok(VerifySummary::from_file(&file))
     }
 

@@ -54,10 +54,13 @@ pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> anyhow::Result<Exit> {
         configs,
         out: args.out.as_deref().map(absolute),
     };
-    let report = kconfig_check::run(&check, |cmd| ui.detail(cmd)).map_err(|e| match e {
-        KconfigCheckError::Input(e) => anyhow::Error::new(e),
-        KconfigCheckError::Run(e) => anyhow::Error::new(e),
-    })?;
+    let report =
+        kconfig_check::run(&check, |cmd| ui.detail(cmd), &crate::runner::System).map_err(|e| {
+            match e {
+                KconfigCheckError::Input(e) => anyhow::Error::new(e),
+                KconfigCheckError::Run(e) => anyhow::Error::new(e),
+            }
+        })?;
     if ui.json() {
         ui.out_json(&report)?;
     } else {

@@ -87,7 +87,7 @@ pub(super) fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
         }
     }
     ui.status("Locking", request.kas.kas_file.display());
-    let outcome = lock::pin(&request).map_err(input_or_not)?;
+    let outcome = lock::pin(&request, &crate::runner::System).map_err(input_or_not)?;
     for change in &outcome.repos {
         if change.dirty {
             ui.warn(format!(

@@ -67,7 +67,12 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let mut errors: Vec<(String, anyhow::Error)> = Vec::new();
     for source in &sources {
         ui.detail(format!("verifying {}", source.name()));
-        match verify::verify_with(source, expected.as_ref(), args.kernel_src.as_deref()) {
+        match verify::verify_with(
+            source,
+            expected.as_ref(),
+            args.kernel_src.as_deref(),
+            &crate::runner::System,
+        ) {
             Ok(report) => reports.push(report),
             Err(err) => errors.push((source.name(), err.into())),
         }

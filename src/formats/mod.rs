@@ -9,6 +9,8 @@
 //! | `report --json` | [`report_json::Report`] | `report` | `report --baseline` |
 //! | SPDX 3 image SBOM / VEX | [`spdx_json::SpdxFile`] | oe-core `create-spdx`, `sbom-cve-check` | `verify`, `bundle` |
 //! | kas provenance statement | [`provenance_json::Statement`] | `kas build --provenance` | `bundle` |
+//! | `rtbuild-manifest.json` | [`generated_manifest_json::GeneratedManifest`] | `generate` | `generate` (hand edits) |
+//! | bundle `manifest.json` | [`bundle_manifest_json::BundleManifest`] | `bundle` | `bundle --check`/`--diff`, `history add` |
 //! | `bundle --diff --json` | [`bundle_diff_json::BundleDiff`] | `bundle --diff` | (people, CI) |
 //! | `history list --json`, history rows | [`history_json::HistoryRun`] | `history add` | `history` |
 //! | `report --junit`, `verify.junit.xml` | [`junit_xml::TestSuites`] | `report`, `image` | CI (Jenkins, GitLab) |
@@ -21,7 +23,9 @@
 //! are ignored, so a newer rtbuild may add fields within a version.
 
 pub(crate) mod bundle_diff_json;
+pub(crate) mod bundle_manifest_json;
 pub(crate) mod cyclictest_json;
+pub(crate) mod generated_manifest_json;
 pub(crate) mod history_json;
 pub(crate) mod junit_xml;
 pub(crate) mod lava_job;
@@ -47,6 +51,8 @@ pub(crate) enum FormatError {
     UnknownReport { expected: &'static str },
     #[error("`schema` must be a whole number, not {found}")]
     BadSchema { found: String },
+    #[error("no boolean `{field}` field")]
+    NoBoolean { field: &'static str },
 }
 
 /// One of rtbuild's versioned files.

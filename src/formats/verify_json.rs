@@ -54,10 +54,15 @@ impl VerifyFile {
         }
     }
 
-    /// Reads a verdict, checking its schema.
-    #[cfg(test)]
+    /// Reads a verdict: it must carry a boolean `passed` (the verdict itself), then its schema
+    /// is checked.
     pub(crate) fn parse(text: &str) -> Result<VerifyFile, super::FormatError> {
-        super::read_json(text)
+        let value: serde_json::Value = serde_json::from_str(text)?;
+        if !value.get("passed").is_some_and(serde_json::Value::is_boolean) {
+            return Err(super::FormatError::NoBoolean { field: "passed" });
+        }
+        super::check_schema::<VerifyFile>(&value)?;
+        Ok(serde_json::from_value(value)?)
     }
 
     /// Every check of every report.

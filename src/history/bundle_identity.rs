@@ -42,7 +42,7 @@ pub(crate) fn read(path: &Path) -> Result<BundleIdentity, HistoryError> {
     if bytes.len() as u64 > MAX_MANIFEST_BYTES {
         return Err(bad(format!("{} is larger than 16 MiB", manifest_path.display())));
     }
-    let manifest: BundleManifest = serde_json::from_slice(&bytes)
+    let manifest = BundleManifest::parse(&bytes)
         .map_err(|e| bad(format!("not an rtbuild bundle manifest ({e})")))?;
     Ok(BundleIdentity {
         digest: crate::digest::sha256_hex(&bytes),

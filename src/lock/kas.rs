@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::LockError;
-use crate::runner::{Cmd, run_captured};
+use crate::runner::{Cmd, Runner, check_status};
 
 /// Where kas runs: the kas file, its work folder, and the kas program.
 #[derive(Debug, Clone)]
@@ -40,7 +40,10 @@ impl BuildRepo {
 }
 
 /// Runs `kas dump` and returns the build's repos, sorted by name.
-pub(crate) fn kas_dump(config: &KasConfig) -> Result<Vec<BuildRepo>, LockError> {
+pub(crate) fn kas_dump(
+    config: &KasConfig,
+    runner: &dyn Runner,
+) -> Result<Vec<BuildRepo>, LockError> {
     if !config.kas_file.is_file() {
         return Err(LockError::NoKasFile { path: config.kas_file.clone() });
     }
@@ -54,7 +57,8 @@ pub(crate) fn kas_dump(config: &KasConfig) -> Result<Vec<BuildRepo>, LockError> 
         .arg(&kas_file)
         .env("KAS_WORK_DIR", &config.work_dir)
         .cwd(&config.work_dir);
-    let output = run_captured(&cmd).map_err(LockError::Kas)?;
+    let output =
+        runner.capture(&cmd).and_then(|o| check_status(&cmd, o)).map_err(LockError::Kas)?;
     parse_dump(&String::from_utf8_lossy(&output.stdout), &config.work_dir)
 }
 
@@ -123,5 +127,26 @@ mod tests {
         assert_eq!(repos[1].path, Path::new("/w/oe-core"));
         assert!(!repos[2].is_remote());
         assert!(parse_dump("[]", Path::new("/w")).is_err());
+    }
+
+    #[test]
+    fn kas_dump_runs_through_the_runner_it_is_given_recording_fake() {
+        let dir = tempfile::tempdir().unwrap();
+        let kas_file = dir.path().join("m-rt.yml");
+        crate::write::fixture(&kas_file, "header:\n  version: 14\n").unwrap();
+        let work = dir.path().join("work");
+        let config = KasConfig {
+            kas_file: kas_file.clone(),
+            work_dir: work.clone(),
+            kas_program: "my-kas".into(),
+        };
+        let dump = r#"{"repos":{"oe-core":{"url":"file:///s/oe-core"}}}"#;
+        let runner = crate::runner::Recorder::new(dump, 0);
+        let repos = kas_dump(&config, &runner).unwrap();
+        assert_eq!(repos[0].path, work.join("oe-core"));
+        let argv = ["my-kas", "dump", "--format", "json", kas_file.to_str().unwrap()];
+        assert_eq!(runner.argvs(), [argv.map(String::from).to_vec()]);
+        let failing = crate::runner::Recorder::new("", 1);
+        assert!(matches!(kas_dump(&config, &failing), Err(LockError::Kas(_))));
     }
 }

@@ -18,7 +18,7 @@ use super::install::{is_placeholder, write_lock};
 use super::kas::{KasConfig, kas_dump};
 use super::{Checkout, CommitSummary, LockError, LockFile, Pin, install::lock_path_for};
 use crate::plan::values::CommitId;
-use crate::runner::{Cmd, run_captured};
+use crate::runner::{Cmd, Runner, check_status};
 
 /// Where an updated pin moves to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,25 +74,29 @@ pub(crate) struct Shadowed {
 }
 
 /// Writes or updates the lock beside `request.kas.kas_file`.
-pub(crate) fn pin(request: &PinRequest) -> Result<PinOutcome, LockError> {
+pub(crate) fn pin(request: &PinRequest, runner: &dyn Runner) -> Result<PinOutcome, LockError> {
     let kas_file = &request.kas.kas_file;
     if !kas_file.is_file() {
         return Err(LockError::NoKasFile { path: kas_file.clone() });
     }
     let lock_path = lock_path_for(kas_file);
     match &request.update {
-        None => create(request, &lock_path),
-        Some((names, to)) => update(request, &lock_path, names, *to),
+        None => create(request, &lock_path, runner),
+        Some((names, to)) => update(request, &lock_path, names, *to, runner),
     }
 }
 
-fn create(request: &PinRequest, lock_path: &Path) -> Result<PinOutcome, LockError> {
+fn create(
+    request: &PinRequest,
+    lock_path: &Path,
+    runner: &dyn Runner,
+) -> Result<PinOutcome, LockError> {
     let old = if lock_path.exists() && !is_placeholder(lock_path) {
         Some(LockFile::read(lock_path)?)
     } else {
         None
     };
-    let repos = kas_dump(&request.kas)?;
+    let repos = kas_dump(&request.kas, runner)?;
     let mut pins = BTreeMap::new();
     let mut changes = Vec::new();
     let mut local_repos = Vec::new();
@@ -134,6 +138,7 @@ fn update(
     lock_path: &Path,
     names: &[String],
     to: UpdateTo,
+    runner: &dyn Runner,
 ) -> Result<PinOutcome, LockError> {
     let old = LockFile::read(lock_path)?;
     for name in names {
@@ -166,7 +171,9 @@ fn update(
                     })?;
                 if fetch {
                     let cmd = Cmd::new("git").arg("-C").arg(&path).args(["fetch", "-q", "origin"]);
-                    run_captured(&cmd)
+                    runner
+                        .capture(&cmd)
+                        .and_then(|o| check_status(&cmd, o))
                         .map_err(|source| LockError::Fetch { repo: name.clone(), source })?;
                 }
                 branch_tip(&repo, &branch).ok_or(LockError::NoBranch {

@@ -9,7 +9,9 @@ mod stream;
 
 pub use background::{Background, output_with_stdin, start_in_own_group, stdout_within};
 pub use cmd::Cmd;
-pub use seam::{Recorded, Recorder, Runner, System};
+#[cfg(test)]
+pub use seam::{Recorded, Recorder};
+pub use seam::{Runner, System};
 pub use stream::{Finished, run_interactive, run_streaming};
 
 use std::path::PathBuf;

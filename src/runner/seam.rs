@@ -1,9 +1,9 @@
 //! The [`Runner`] seam: stages that drive tools take `&dyn Runner`, so tests can swap the real
-//! [`System`] runner for a [`Recorder`] that notes each command line and replays canned output.
+//! [`System`] runner for a `Recorder` (compiled into unit tests only) that notes each command
+//! line and replays canned output.
 
 use std::path::Path;
 use std::process::Output;
-use std::sync::Mutex;
 
 use super::{Cmd, Finished, RunError};
 
@@ -49,6 +49,7 @@ impl Runner for System {
 }
 
 /// One command a [`Recorder`] was asked to run.
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
     pub cmd: Cmd,
@@ -56,16 +57,18 @@ pub struct Recorded {
 }
 
 /// A fake runner: records commands and answers each with the same canned output and exit code.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct Recorder {
     pub output: String,
     pub code: i32,
-    pub calls: Mutex<Vec<Recorded>>,
+    pub calls: std::sync::Mutex<Vec<Recorded>>,
 }
 
+#[cfg(test)]
 impl Recorder {
     pub fn new(output: &str, code: i32) -> Recorder {
-        Recorder { output: output.to_string(), code, calls: Mutex::new(Vec::new()) }
+        Recorder { output: output.to_string(), code, calls: std::sync::Mutex::new(Vec::new()) }
     }
 
     /// The argv of every command run so far.
@@ -80,6 +83,7 @@ impl Recorder {
     }
 }
 
+#[cfg(test)]
 impl Runner for Recorder {
     fn stream(
         &self,

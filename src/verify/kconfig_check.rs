@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::kconfig::tree::KconfigTree;
 use crate::kconfig::{KernelConfig, Line, Setting, parse_line};
-use crate::runner::{self, Cmd, RunError};
+use crate::runner::{self, Cmd, RunError, Runner};
 
 use super::checks::option_check;
 use super::error::VerifyError;
@@ -114,6 +114,7 @@ pub(crate) fn commands(
 pub(crate) fn run(
     check: &KconfigCheck,
     on_command: impl Fn(&Cmd),
+    runner: &dyn Runner,
 ) -> Result<Report, KconfigCheckError> {
     let src = &check.kernel_src;
     if !src.is_dir() {
@@ -165,7 +166,7 @@ pub(crate) fn run(
     }
     for cmd in commands(check, out, extra.as_deref()) {
         on_command(&cmd);
-        runner::run_captured(&cmd)?;
+        runner::check_status(&cmd, runner.capture(&cmd)?)?;
     }
     let path = out.join(".config");
     let data = crate::base::input::read(&path, crate::base::input::TEXT_LIMIT)

@@ -30,6 +30,7 @@ pub(crate) use report::{CheckStatus, Report};
 use std::path::{Path, PathBuf};
 
 use crate::plan::Expectations;
+use crate::runner::Runner;
 use crate::target::SshTarget;
 
 /// Where the kernel to verify comes from. [`Source::Auto`] is recognised by content.
@@ -64,8 +65,9 @@ impl Source {
 pub(crate) fn verify(
     source: &Source,
     expected: Option<&Expectations>,
+    runner: &dyn Runner,
 ) -> Result<Report, VerifyError> {
-    verify_with(source, expected, None)
+    verify_with(source, expected, None, runner)
 }
 
 /// [`verify`], explaining a dropped option from the Kconfig files of `kernel_src` (`--kernel-src`)
@@ -74,8 +76,9 @@ pub(crate) fn verify_with(
     source: &Source,
     expected: Option<&Expectations>,
     kernel_src: Option<&Path>,
+    runner: &dyn Runner,
 ) -> Result<Report, VerifyError> {
-    let mut evidence = gather(source, expected)?;
+    let mut evidence = gather(source, expected, runner)?;
     if let Some(src) = kernel_src {
         evidence.kernel_source = Some(src.to_path_buf());
     }
@@ -107,9 +110,9 @@ fn read_kconfig(evidence: &mut Evidence, kernel_src: Option<&Path>) {
 }
 
 /// The entry point for the build driver: verifies a BitBake build folder (`TOPDIR` or
-/// `TMPDIR`) against the plan that produced it.
+/// `TMPDIR`) against the plan that produced it. Only files are read (no process starts).
 pub(crate) fn verify_build_dir(dir: &Path, expected: &Expectations) -> Result<Report, VerifyError> {
-    verify(&Source::BuildDir(dir.to_path_buf()), Some(expected))
+    verify(&Source::BuildDir(dir.to_path_buf()), Some(expected), &crate::runner::System)
 }
 
 /// Turns gathered evidence into a report.
@@ -132,13 +135,14 @@ pub(crate) fn judge(
     }
 }
 
-/// Reads what `source` shows.
+/// Reads what `source` shows; a live target through `runner` (ssh).
 pub(crate) fn gather(
     source: &Source,
     expected: Option<&Expectations>,
+    runner: &dyn Runner,
 ) -> Result<Evidence, VerifyError> {
     match source {
-        Source::Target(target) => remote::evidence(target),
+        Source::Target(target) => remote::evidence(target, runner),
         Source::BuildDir(dir) => build_dir::evidence(dir, expected),
         Source::Qcomflash(path) if path.is_dir() => archive::qcomflash_dir_evidence(path),
         Source::Qcomflash(path) => archive::qcomflash_tarball_evidence(path, &files::read(path)?),

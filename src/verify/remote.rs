@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use crate::kconfig::KernelConfig;
-use crate::runner::{self, last_lines};
+use crate::runner::{Runner, last_lines};
 use crate::target::SshTarget;
 
 use super::error::VerifyError;
@@ -15,9 +15,14 @@ use super::evidence::{Evidence, Found, sysfs_cpus};
 const TOOLS: [(&str, &str); 2] = [("rt-tests", "cyclictest"), ("stress-ng", "stress-ng")];
 
 /// Runs `argv` on the target; `Ok(None)` when it ran but failed (a missing file).
-fn remote(target: &SshTarget, argv: &[&str]) -> Result<Option<Vec<u8>>, VerifyError> {
+fn remote(
+    target: &SshTarget,
+    runner: &dyn Runner,
+    argv: &[&str],
+) -> Result<Option<Vec<u8>>, VerifyError> {
     let cmd = target.command(argv);
-    let output = runner::output_unchecked(&cmd)
+    let output = runner
+        .capture(&cmd)
         .map_err(|e| VerifyError::Target { target: target.to_string(), message: e.to_string() })?;
     match output.status.code() {
         Some(0) => Ok(Some(output.stdout)),
@@ -40,19 +45,23 @@ fn text(bytes: Vec<u8>) -> String {
 /// The running kernel's configuration: `/proc/config.gz` when the kernel carries it
 /// (`CONFIG_IKCONFIG_PROC`), else `/boot/config-$(uname -r)`, where distribution kernels (Debian's
 /// `linux-image-*-rt-*` among them) install it. Neither found: a note, options not checked.
-fn read_config(target: &SshTarget, evidence: &mut Evidence) -> Result<(), VerifyError> {
+fn read_config(
+    target: &SshTarget,
+    runner: &dyn Runner,
+    evidence: &mut Evidence,
+) -> Result<(), VerifyError> {
     let mut tried = vec!["/proc/config.gz".to_string()];
     // The release names a file in /boot: refuse one that could point anywhere else.
     let boot = |target: &SshTarget| -> Result<Option<String>, VerifyError> {
-        let release = remote(target, &["uname", "-r"])?.map(text);
+        let release = remote(target, runner, &["uname", "-r"])?.map(text);
         Ok(release.filter(|r| release_ok(r)).map(|r| format!("/boot/config-{r}")))
     };
     let mut path = "/proc/config.gz".to_string();
-    let mut bytes = remote(target, &["cat", &path])?.filter(|b| !b.is_empty());
+    let mut bytes = remote(target, runner, &["cat", &path])?.filter(|b| !b.is_empty());
     if bytes.is_none()
         && let Some(boot_path) = boot(target)?
     {
-        bytes = remote(target, &["cat", &boot_path])?.filter(|b| !b.is_empty());
+        bytes = remote(target, runner, &["cat", &boot_path])?.filter(|b| !b.is_empty());
         tried.push(boot_path.clone());
         path = boot_path;
     }
@@ -78,20 +87,20 @@ fn release_ok(release: &str) -> bool {
 }
 
 /// Evidence read from a running target.
-pub(super) fn evidence(target: &SshTarget) -> Result<Evidence, VerifyError> {
+pub(super) fn evidence(target: &SshTarget, runner: &dyn Runner) -> Result<Evidence, VerifyError> {
     let mut evidence = Evidence::new("live target");
-    let version = remote(target, &["uname", "-v"])?.ok_or_else(|| VerifyError::Target {
+    let version = remote(target, runner, &["uname", "-v"])?.ok_or_else(|| VerifyError::Target {
         target: target.to_string(),
         message: "`uname -v` failed; is it a Linux system?".to_string(),
     })?;
     evidence.version = Some(Found::new(text(version), "uname -v"));
-    read_config(target, &mut evidence)?;
-    if let Some(cmdline) = remote(target, &["cat", "/proc/cmdline"])? {
+    read_config(target, runner, &mut evidence)?;
+    if let Some(cmdline) = remote(target, runner, &["cat", "/proc/cmdline"])? {
         evidence.cmdline = Some(Found::new(text(cmdline), "/proc/cmdline"));
     }
     let sysfs = |file: &str| -> Result<Option<Found<crate::plan::CpuSet>>, VerifyError> {
         let path = format!("/sys/devices/system/cpu/{file}");
-        Ok(remote(target, &["cat", &path])?
+        Ok(remote(target, runner, &["cat", &path])?
             .and_then(|bytes| sysfs_cpus(&text(bytes)))
             .map(|set| Found::new(set, path)))
     };
@@ -100,7 +109,7 @@ pub(super) fn evidence(target: &SshTarget) -> Result<Evidence, VerifyError> {
     evidence.possible_cpus = sysfs("possible")?;
     let mut installed = BTreeSet::new();
     for (package, tool) in TOOLS {
-        if remote(target, &["sh", "-c", &format!("command -v {tool}")])?.is_some() {
+        if remote(target, runner, &["sh", "-c", &format!("command -v {tool}")])?.is_some() {
             installed.insert(package.to_string());
         }
     }
@@ -111,7 +120,19 @@ pub(super) fn evidence(target: &SshTarget) -> Result<Evidence, VerifyError> {
 
 #[cfg(test)]
 mod tests {
-    use super::release_ok;
+    use super::*;
+
+    #[test]
+    fn a_target_is_read_through_the_runner_it_is_given_recording_fake() {
+        let target = SshTarget::parse("ssh://root@board.example").unwrap();
+        let runner = crate::runner::Recorder::new("", 255);
+        let err = evidence(&target, &runner).unwrap_err().to_string();
+        assert!(err.contains("ssh failed"), "{err}");
+        let argvs = runner.argvs();
+        assert_eq!(argvs.len(), 1, "{argvs:?}");
+        assert_eq!(argvs[0][0], "ssh");
+        assert_eq!(argvs[0].last().map(String::as_str), Some("uname -v"), "{argvs:?}");
+    }
 
     #[test]
     fn a_release_is_one_file_name_word() {

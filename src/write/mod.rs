@@ -137,7 +137,7 @@ pub(crate) fn apply(
     options: WriteOptions,
 ) -> Result<WriteReport, WriteError> {
     let manifest_path = out.join(MANIFEST_FILE);
-    let old = match GeneratedManifest::load(&manifest_path) {
+    let old = match manifest::load(&manifest_path) {
         Ok(old) => old,
         Err(_) if options.force => GeneratedManifest::default(),
         Err(message) => return Err(WriteError::GeneratedManifest { path: manifest_path, message }),
@@ -146,7 +146,7 @@ pub(crate) fn apply(
     if options.dry_run {
         return Ok(plan);
     }
-    let new = GeneratedManifest::of(tree);
+    let new = manifest::of(tree);
     let manifest_json = new.to_json();
     let manifest = (new != old || !manifest_path.exists()).then_some(manifest_json.as_bytes());
     stage::apply(ops(tree, out, &plan, manifest))?;

@@ -141,9 +141,9 @@ fn a_failure_at_any_rename_leaves_every_file_as_it_was() {
 
 /// The ops [`apply`] would hand to the stager for `tree`, manifest last.
 fn ops_for<'a>(t: &'a Tree, out: &Path) -> Vec<stage::Op<'a>> {
-    let old = GeneratedManifest::load(&out.join(MANIFEST_FILE)).unwrap();
+    let old = super::manifest::load(&out.join(MANIFEST_FILE)).unwrap();
     let plan = decide(t, out, &old, false).unwrap();
-    let json: &'static str = Box::leak(GeneratedManifest::of(t).to_json().into_boxed_str());
+    let json: &'static str = Box::leak(super::manifest::of(t).to_json().into_boxed_str());
     ops(t, out, &plan, Some(json.as_bytes()))
 }
 
