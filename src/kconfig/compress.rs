@@ -46,10 +46,9 @@ impl Compression {
             Compression::None => Box::new(input),
             Compression::Gzip => Box::new(flate2::read::GzDecoder::new(input)),
             Compression::Xz => Box::new(liblzma::read::XzDecoder::new(input)),
-            Compression::Zstd => Box::new(
-                ruzstd::decoding::StreamingDecoder::new(input)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?,
-            ),
+            // One frame; libzstd refuses a frame whose window is over 128 MiB (its default
+            // limit), so a hostile header cannot make it allocate more.
+            Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(input)?.single_frame()),
         })
     }
 }
@@ -141,6 +140,21 @@ mod tests {
         let mut budget = Budget::new(1 << 20, std::time::Duration::from_secs(60));
         assert_eq!(budget.decompress(Compression::Gzip, &bytes, 1 << 20).unwrap(), b"CONFIG_X=y\n");
         assert!(budget.decompress(Compression::Gzip, &bytes[..bytes.len() / 2], 1 << 20).is_err());
+    }
+
+    #[test]
+    fn zstd_reads_one_frame_and_refuses_a_corrupt_one() {
+        let frame = zstd::bulk::compress(b"CONFIG_X=y\n", 1).unwrap();
+        let mut two = frame.clone();
+        two.extend(zstd::bulk::compress(b"CONFIG_Y=y\n", 1).unwrap());
+        assert_eq!(Compression::detect(&two), Compression::Zstd);
+        let mut budget = Budget::new(1 << 20, std::time::Duration::from_secs(60));
+        assert_eq!(budget.decompress(Compression::Zstd, &two, 1 << 20).unwrap(), b"CONFIG_X=y\n");
+        let cut = &frame[..frame.len() - 3];
+        assert!(matches!(
+            budget.decompress(Compression::Zstd, cut, 1 << 20),
+            Err(BudgetError::Corrupt(_))
+        ));
     }
 
     #[test]
