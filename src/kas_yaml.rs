@@ -26,15 +26,14 @@ pub(crate) fn generated(ctx: &impl Serialize) -> Result<String, minijinja::Error
 /// there are none), under `comment`. Each line must already be checked: it is written as it is
 /// inside a literal block.
 pub(crate) fn local_conf_include(comment: &str, id: &str, lines: &[String]) -> String {
-    let mut text = comment_block(comment);
-    text.push_str(&header());
-    if !lines.is_empty() {
-        text.push_str(&format!("local_conf_header:\n  {id}: |\n"));
-        for line in lines {
-            text.push_str(&format!("    {line}\n"));
-        }
-    }
-    text
+    let ctx = minijinja::context! {
+        comment => comment_block(comment),
+        kas_version => KAS_FORMAT_VERSION,
+        id => id,
+        lines => lines.to_vec(),
+    };
+    // The template compiles (a test renders every one) and its values are strings.
+    crate::templates::render("kas-include.yml", &ctx).unwrap_or_default()
 }
 
 /// A lock file in kas's own form (`overrides: repos:`, what `kas lock` writes), `repos`
@@ -57,11 +56,6 @@ pub(crate) fn lock_file<P: Serialize>(comment: &str, repos: &BTreeMap<String, P>
         Doc { header: Header { version: KAS_FORMAT_VERSION }, overrides: Overrides { repos } };
     let body = serde_yaml::to_string(&doc).unwrap_or_default();
     comment_block(comment) + &body
-}
-
-/// `header:` with the format version and nothing else.
-fn header() -> String {
-    format!("header:\n  version: {KAS_FORMAT_VERSION}\n")
 }
 
 /// `comment` as YAML comment lines: `# text`, and `#` alone for an empty line.

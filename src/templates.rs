@@ -1,5 +1,5 @@
 //! The one minijinja environment, over every template in `templates/` (compiled into the
-//! binary): the kas file and the layer (`render`), the tuning script (`tune`), the HTML
+//! binary): the kas file, its `caches.yml` include and the layer (`render`), the tuning script (`tune`), the HTML
 //! report (`report`) and the history trend page (`history`).
 //!
 //! Values are typed and validated before they reach a template, so nothing is escaped in the
@@ -14,6 +14,7 @@ use serde::Serialize;
 
 const TEMPLATES: &[(&str, &str)] = &[
     ("kas.yml", include_str!("../templates/kas.yml.j2")),
+    ("kas-include.yml", include_str!("../templates/kas-include.yml.j2")),
     ("local.conf", include_str!("../templates/local.conf.j2")),
     ("layer.conf", include_str!("../templates/layer.conf.j2")),
     ("bbappend", include_str!("../templates/bbappend.j2")),
