@@ -9,14 +9,17 @@ use crate::kasrun::BuildPaths;
 use crate::kasrun::caches::{CacheDirs, CacheSettings};
 use crate::kasrun::command::BuildSpec;
 use crate::kasrun::report::BuildStatus;
+use crate::kasrun::run::BuildJob;
 use crate::runner::Recorder;
 use crate::stage_errors::classify;
 use crate::write::WriteOptions;
 
+fn request() -> PlanRequest {
+    PlanRequest { machine: Some("rb3gen2-core-kit".into()), ..PlanRequest::default() }
+}
+
 fn plan() -> Plan {
-    let request =
-        PlanRequest { machine: Some("rb3gen2-core-kit".into()), ..PlanRequest::default() };
-    Plan::new(&request, &Catalog::embedded()).expect("valid plan")
+    Plan::new(&request(), &Catalog::embedded()).expect("valid plan")
 }
 
 fn options(out: &Path) -> ImageOptions {
@@ -30,7 +33,7 @@ fn options(out: &Path) -> ImageOptions {
         setup: BuildSetup { launch, spec: BuildSpec::default(), caches: CacheSettings::default() },
         post: Post { verify: true, bundle: false },
         lock: None,
-        replan: None,
+        meta_qcom: MetaQcomSource::Checkout,
     }
 }
 
@@ -39,7 +42,8 @@ fn a_dry_run_plans_the_build_runs_nothing_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rtbuild/rb3gen2-core-kit");
     let runner = Recorder::new("", 0);
-    let outcome = image(&plan(), &options(&out), &runner, &Ui::silent()).unwrap();
+    let outcome =
+        image(&request(), &Catalog::embedded(), &options(&out), &runner, &Ui::silent()).unwrap();
     let ImageOutcome::Planned(dry_run) = outcome else { panic!("a dry run built: {outcome:?}") };
     assert!(runner.argvs().is_empty(), "a dry run ran {:?}", runner.argvs());
     assert!(!out.exists(), "a dry run wrote {}", out.display());
