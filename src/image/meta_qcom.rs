@@ -171,10 +171,15 @@ fn checkout(
         caches_file: pins,
     };
     let launch = &options.setup.launch;
-    let cmd = command::in_container(
-        command::kas_checkout(&launch.program, &paths, &site.dirs),
-        launch.engine,
-    );
+    // Only the repositories: meta-qcom alone has no oe-init-build-env to set up, and the
+    // build writes its own bblayers.conf and local.conf.
+    let checkout = command::kas_checkout(&launch.program, &paths, &site.dirs).args([
+        "--skip",
+        "setup_environ",
+        "--skip",
+        "write_bbconfig",
+    ]);
+    let cmd = command::in_container(checkout, launch.engine);
     ui.status("Checking out", &cmd);
     if let Err(err) = runner.capture(&cmd).and_then(|output| check_status(&cmd, output)) {
         ui.detail(format!("kas checkout failed ({err}); kas build will report it"));
