@@ -137,3 +137,37 @@ fn each_image_error_exits_with_its_stage_errors_code() {
         assert_eq!(classify(&err.into()), exit);
     }
 }
+
+/// A plan error keeps its own exit code through the pipeline's error (it used to be erased
+/// into anyhow and exit 1 unless found further down the chain): bad input exits 2, a meta-qcom
+/// file that cannot be read exits 1.
+#[test]
+fn a_plan_error_carries_its_own_exit_code() {
+    use crate::catalog::meta_qcom::MetaQcomError;
+    use crate::exit::ErrorCode;
+    use crate::plan::PlanError;
+    let unreadable = MetaQcomError::Read {
+        path: "/m/conf/machine/x.conf".into(),
+        source: std::io::Error::other("EIO"),
+    };
+    let cases = [
+        (ImageError::Plan(PlanError::NoMachine), Exit::Usage),
+        (ImageError::Plan(PlanError::Include("ci/$(id).yml".into())), Exit::Usage),
+        (ImageError::Plan(PlanError::MetaQcom(unreadable)), Exit::Failed),
+    ];
+    for (err, exit) in cases {
+        assert_eq!(err.exit(), exit, "{err}");
+    }
+    let mut request = request();
+    request.machine = None;
+    let err = image(
+        &request,
+        &Catalog::embedded(),
+        &options(Path::new("/o")),
+        &Recorder::new("", 0),
+        &Ui::silent(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ImageError::Plan(PlanError::NoMachine)), "{err:?}");
+    assert_eq!(err.exit(), Exit::Usage);
+}

@@ -61,20 +61,20 @@ impl Settings {
         let fragments = inputs::read_fragments(&request.fragments)?;
         let patches = inputs::read_patches(&request.patches)?;
         inputs::check_unique_names(&fragments, &patches)?;
-        let cmdline = request
-            .cmdline
-            .iter()
-            .map(|arg| {
-                let arg = CmdlineArg::new(arg)?;
-                if RESERVED_CMDLINE_KEYS.contains(&arg.key()) {
-                    return Err(PlanError::ReservedCmdline {
-                        key: arg.key().into(),
-                        arg: arg.to_string(),
-                    });
-                }
-                Ok(arg)
-            })
-            .collect::<Result<Vec<_>, PlanError>>()?;
+        let mut cmdline: Vec<CmdlineArg> = Vec::new();
+        for text in &request.cmdline {
+            let arg = CmdlineArg::new(text)?;
+            if RESERVED_CMDLINE_KEYS.contains(&arg.key()) {
+                return Err(PlanError::ReservedCmdline {
+                    key: arg.key().into(),
+                    arg: arg.to_string(),
+                });
+            }
+            // An argument given twice is written once.
+            if !cmdline.contains(&arg) {
+                cmdline.push(arg);
+            }
+        }
         let mut includes: Vec<Include> = Vec::new();
         for text in &request.includes {
             let found = include::check(text)?;
@@ -100,5 +100,31 @@ impl Settings {
             rtla,
             cve_check: request.cve_check.unwrap_or(false),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(cmdline: &[&str], includes: &[&str]) -> PlanRequest {
+        PlanRequest {
+            cmdline: cmdline.iter().map(ToString::to_string).collect(),
+            includes: includes.iter().map(ToString::to_string).collect(),
+            ..PlanRequest::default()
+        }
+    }
+
+    #[test]
+    fn a_cmdline_argument_or_include_given_twice_is_kept_once_in_order() {
+        let settings = Settings::new(&request(
+            &["threadirqs", "nosmt", "threadirqs"],
+            &["ci/performance.yml", "ci/debug.yml", "ci/performance.yml"],
+        ))
+        .unwrap();
+        let args: Vec<String> = settings.cmdline.iter().map(ToString::to_string).collect();
+        assert_eq!(args, ["threadirqs", "nosmt"]);
+        let includes: Vec<String> = settings.includes.iter().map(Include::recorded).collect();
+        assert_eq!(includes, ["ci/performance.yml", "ci/debug.yml"]);
     }
 }
