@@ -292,7 +292,9 @@ mod properties {
                 Err(e) => prop_assert!(e.to_string().starts_with("bad --rootfs-url `")),
             }
             match kernel_args(&v, &[]) {
-                Ok(words) => prop_assert!(words.iter().all(|w| !w.is_empty() && w.chars().all(word_char))),
+                Ok(words) => {
+                    prop_assert!(words.iter().all(|w| !w.is_empty() && w.chars().all(word_char)));
+                }
                 Err(e) => prop_assert!(e.to_string().starts_with("bad --kernel-args: ")),
             }
         }
