@@ -1162,6 +1162,52 @@ mod tests {
         );
     }
 
+    /// `--deploy qemu`: LAVA's `qemu` device type whatever board the profile names, the board's
+    /// prompt, the files QEMU boots, and the board job's test action unchanged.
+    #[test]
+    fn a_qemu_job_boots_the_files_and_runs_the_board_jobs_test() {
+        let catalog = crate::catalog::Catalog::embedded();
+        let profile = catalog.lookup("iq-9075-evk").unwrap().machine.lava.clone();
+        let lab = Lab::resolve("iq-9075-evk", profile.as_ref(), None, Some(Deploy::Qemu)).unwrap();
+        assert_eq!(
+            (lab.device_type.as_str(), lab.prompts[0].as_str()),
+            ("qemu", "root@lemans-evk")
+        );
+        let lab = Lab::resolve("x", profile.as_ref(), Some("qemu-rt"), Some(Deploy::Qemu)).unwrap();
+        assert_eq!(lab.device_type, "qemu-rt");
+
+        let mut req = request();
+        let mut board_test = test(&req);
+        req.lab = Lab::resolve("rb3gen2-core-kit", None, None, Some(Deploy::Qemu)).unwrap();
+        assert_eq!(job(&req).unwrap_err(), JobError::QemuNeedsFiles);
+        let url = |flag, u| super::super::qemu::ImageUrl::parse(flag, u).unwrap();
+        req.artifacts = Artifacts::Qemu(QemuImages {
+            kernel: url("--kernel-url", "file:///l/vmlinuz"),
+            initrd: None,
+            rootfs: url("--rootfs-url", "file:///l/rootfs.ext4"),
+            kernel_args: vec!["root=/dev/vda".into()],
+            arch: super::super::qemu::Arch::Amd64,
+            cpus: 8,
+            login: true,
+        });
+        let job = job(&req).unwrap();
+        assert_eq!(job.device_type, "qemu");
+        assert!(matches!(job.actions[0], Action::Deploy { deploy: DeployAction::Tmpfs { .. } }));
+        let Action::Boot { boot: Boot::Qemu { auto_login: Some(login), prompts, .. } } =
+            &job.actions[1]
+        else {
+            panic!("{:?}", job.actions[1]);
+        };
+        assert_eq!(login.username, "root");
+        assert_eq!(prompts[0], "root@rb3gen2-core-kit");
+        board_test.definitions[0].repository.metadata.devices = vec!["qemu".into()];
+        assert_eq!(job.actions[2], Action::test(board_test));
+        assert_eq!(job.actions.len(), 3);
+        // A board deploy with QEMU files is refused the other way round.
+        req.lab = Lab::resolve("rb3gen2-core-kit", None, None, None).unwrap();
+        assert_eq!(super::job(&req).unwrap_err(), JobError::BoardNeedsBundle("flasher"));
+    }
+
     #[test]
     fn output_is_deterministic() {
         assert_eq!(render(&request()).unwrap(), render(&request()).unwrap());
