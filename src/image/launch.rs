@@ -82,12 +82,22 @@ impl Launch {
         env: &CacheEnv,
         ui: &Ui,
     ) -> Result<(), ImageError> {
+        self.preflight_of(|| doctor::target_for(plan, out, self.engine, env), ui)
+    }
+
+    /// The preflight for the build `target` makes, before its plan exists (the meta-qcom
+    /// checkout runs after it).
+    pub(crate) fn preflight_of(
+        &self,
+        target: impl FnOnce() -> doctor::Target,
+        ui: &Ui,
+    ) -> Result<(), ImageError> {
         if self.checked.replace(true) {
             return Ok(());
         }
         let kas =
             self.kas.clone().ok_or_else(|| BuildError::KasMissing { looked: "PATH".to_string() });
-        doctor::preflight(&doctor::target_for(plan, out, self.engine, env), kas, ui)?;
+        doctor::preflight(&target(), kas, ui)?;
         Ok(())
     }
 }
