@@ -11,6 +11,7 @@ pub(crate) mod matrix;
 mod post;
 mod prepare;
 pub(crate) mod shell;
+pub(crate) mod verify_bundle;
 
 use std::path::{Path, PathBuf};
 
@@ -18,15 +19,15 @@ pub(crate) use dry_run::DryRun;
 pub(crate) use launch::{Launch, container_engine};
 pub(crate) use post::{After, Post, after_build};
 pub(crate) use prepare::{BuildSetup, OutputOptions, prepare};
+use verify_bundle::AfterError;
 
 use crate::catalog::Catalog;
 use crate::catalog::meta_qcom::MetaQcom;
 use crate::doctor::NotReady;
 use crate::exit::{ErrorCode, Exit, InputError, Interrupted};
 use crate::generate::GenerateError;
+use crate::kas::command;
 use crate::kasrun::BuildError;
-use crate::kasrun::after::AfterError;
-use crate::kasrun::command;
 use crate::kasrun::report::BuildResult;
 use crate::kasrun::run::{self, BuildJob};
 use crate::lock::LockError;
