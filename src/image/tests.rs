@@ -114,7 +114,6 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
 #[test]
 fn each_image_error_exits_with_its_stage_errors_code() {
     use crate::exit::{ErrorCode, InputError, Interrupted};
-    use crate::kasrun::BuildError;
     let cases = [
         (ImageError::Interrupted(Interrupted), Exit::Interrupted),
         (ImageError::Input(InputError::msg("bad --lock")), Exit::Usage),
