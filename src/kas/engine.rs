@@ -81,4 +81,12 @@ mod tests {
             "{err}"
         );
     }
+
+    #[test]
+    fn container_requests_are_none_an_engine_or_refused() {
+        assert_eq!(Engine::requested(None, None), Ok(None));
+        assert_eq!(Engine::requested(Some("docker"), None), Ok(Some(Engine::Docker)));
+        let err = Engine::requested(Some("dock\ner"), None).unwrap_err();
+        assert!(err.starts_with("unknown container engine `dock\\ner`;"), "{err}");
+    }
 }

@@ -45,3 +45,34 @@ impl Launcher {
         Ok(Launcher { program, engine: None, kas: None })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Recorder;
+
+    #[test]
+    fn without_a_container_a_missing_kas_is_an_error_except_in_a_dry_run_recording_fake() {
+        let runner = Recorder::new("", 0);
+        let missing = Path::new("/nonexistent/kas");
+        let err = Launcher::find(Some(missing), None, false, &runner).unwrap_err();
+        assert!(matches!(err, KasError::Missing { .. }), "{err}");
+        let dry = Launcher::find(Some(missing), None, true, &runner).unwrap();
+        assert_eq!((dry.program.as_path(), dry.engine, dry.kas), (missing, None, None));
+        assert!(runner.argvs().is_empty(), "a missing kas is not run: {:?}", runner.argvs());
+    }
+
+    #[test]
+    fn a_container_build_runs_kas_container_without_a_host_kas_recording_fake() {
+        let runner = Recorder::new("", 0);
+        let launcher = Launcher::find(
+            Some(Path::new("/nonexistent/kas")),
+            Some(Engine::Podman),
+            false,
+            &runner,
+        )
+        .unwrap();
+        assert_eq!((launcher.engine, launcher.kas), (Some(Engine::Podman), None));
+        assert!(launcher.program.ends_with("kas-container"), "{}", launcher.program.display());
+    }
+}
