@@ -21,7 +21,7 @@ mod script;
 
 pub(crate) use install::Install;
 
-use crate::kasrun::kas::PINNED_KAS;
+use crate::kas::PINNED_KAS;
 
 /// kas's container image for the pinned kas version.
 pub(crate) fn kas_image() -> String {

@@ -102,7 +102,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
     };
     // `--verify-report`, else the verdict `rtbuild image` left beside the generated files.
     let verify_report = args.verify_report.clone().or_else(|| {
-        let left = gen_dir.as_ref()?.join(crate::kasrun::after::VERIFY_FILE);
+        let left = gen_dir.as_ref()?.join(crate::image::verify_bundle::VERIFY_FILE);
         left.is_file().then_some(left)
     });
     let verify = match &verify_report {

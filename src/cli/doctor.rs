@@ -31,8 +31,8 @@ pub(crate) struct DoctorArgs {
 pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
     let engine = crate::image::container_engine(args.container.as_deref())?;
     let target = target(&args, engine)?;
-    let path = doctor::facts::search_path();
-    let kas = doctor::facts::find_kas(args.kas.as_deref(), &System);
+    let path = crate::kas::find::search_path();
+    let kas = crate::kas::find::find_kas(args.kas.as_deref(), &System);
     let facts = Facts::gather(&target, kas, Some(&path), &System);
     let report = doctor::run(&facts, &target, false);
     if ui.json() {
@@ -47,7 +47,7 @@ pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
 
 /// The folders and repositories to check: the machine's build when one is given (flag or
 /// `rtbuild.yaml`), else the default work folder and meta-qcom's base repositories.
-fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> anyhow::Result<Target> {
+fn target(args: &DoctorArgs, engine: Option<crate::kas::Engine>) -> anyhow::Result<Target> {
     let request = args.plan.request()?;
     if request.machine.is_some() {
         let plan = args.plan.plan()?;
@@ -57,7 +57,7 @@ fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> anyhow::Result<T
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("rtbuild/machine"));
     let out = std::path::absolute(&out).unwrap_or(out);
     let work = out.parent().map(PathBuf::from).unwrap_or(out.clone());
-    let dirs = crate::kasrun::caches::CacheDirs::resolve(
+    let dirs = crate::kas::CacheDirs::resolve(
         None,
         None,
         std::env::var_os("DL_DIR").map(PathBuf::from),

@@ -3,7 +3,6 @@ use std::path::PathBuf;
 use super::host_packages::Os;
 use super::hosttools::HostTools;
 use super::*;
-use crate::kasrun::kas::Kas;
 
 /// A host where everything is fine; each test breaks one thing.
 fn ready_host() -> Facts {
@@ -86,7 +85,7 @@ fn locale_python_git_and_kas_problems() {
         locales: vec!["C".into(), "POSIX".into()],
         python: Some("3.8.10".into()),
         git: None,
-        kas: Err(crate::kasrun::BuildError::KasMissing { looked: "PATH".into() }),
+        kas: Err(KasError::Missing { looked: "PATH".into() }),
         ..ready_host()
     };
     let problems = only_problems(&facts, &target());
@@ -168,11 +167,4 @@ fn versions_compare_numerically() {
     assert!(version_at_least("2.39.2.windows.1", &MIN_GIT));
     assert!(!version_at_least("1.8.3", &MIN_GIT));
     assert!(!version_at_least("garbage", &[3, 9]));
-}
-
-#[test]
-fn unknown_engines_are_refused_by_name() {
-    assert_eq!(Engine::parse("podman"), Ok(Engine::Podman));
-    let err = Engine::parse("lxc").unwrap_err();
-    assert!(err.starts_with("unknown container engine `lxc`; use --container docker or"), "{err}");
 }
