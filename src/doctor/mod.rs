@@ -404,10 +404,16 @@ impl crate::exit::ErrorCode for NotReady {
 pub(crate) fn target_for(
     plan: &crate::plan::Plan,
     out: &std::path::Path,
+    work_dir: Option<&std::path::Path>,
     container: Option<Engine>,
 ) -> Target {
     let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    let work = out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone());
+    // kas's work folder: `KAS_WORK_DIR` when the build is given one, else the output folder's
+    // parent (where `rtbuild image` lets kas clone), as the build itself resolves it.
+    let work = match work_dir {
+        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
+        None => out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone()),
+    };
     let dirs = crate::kasrun::caches::CacheDirs::resolve(
         plan.dl_dir.as_ref().map(|p| p.as_path()),
         plan.sstate_dir.as_ref().map(|p| p.as_path()),

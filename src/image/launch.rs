@@ -74,13 +74,19 @@ impl Launch {
 
     /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
     /// stops the command with exit 2 before anything is generated or kas is asked to build.
-    pub(crate) fn preflight(&self, plan: &Plan, out: &Path, ui: &Ui) -> Result<(), ImageError> {
+    pub(crate) fn preflight(
+        &self,
+        plan: &Plan,
+        out: &Path,
+        work_dir: Option<&Path>,
+        ui: &Ui,
+    ) -> Result<(), ImageError> {
         if self.checked.replace(true) {
             return Ok(());
         }
         let kas =
             self.kas.clone().ok_or_else(|| BuildError::KasMissing { looked: "PATH".to_string() });
-        doctor::preflight(&doctor::target_for(plan, out, self.engine), kas, ui)?;
+        doctor::preflight(&doctor::target_for(plan, out, work_dir, self.engine), kas, ui)?;
         Ok(())
     }
 }

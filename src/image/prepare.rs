@@ -79,7 +79,7 @@ pub(crate) fn prepare(
     build_path::check("SSTATE_DIR", &dirs.sstate_dir)?;
     if !dry_run {
         check_writable(&out)?;
-        setup.launch.preflight(plan, &out, ui)?;
+        setup.launch.preflight(plan, &out, output.work_dir.as_deref(), ui)?;
     }
     let generated = generate::generate_and_report(plan, &options, ui)?;
     if signals::interrupted() {

@@ -46,6 +46,65 @@ fn matrix_with_fake_bitbake_shares_caches_continues_past_a_failure_and_tabulates
     }
 }
 
+/// Issue 25 item 8: `matrix --work-dir DIR` (and KAS_WORK_DIR, a flag winning) is kas's work
+/// folder for every cell: kas clones there, every cell builds in `DIR/build` (where `bundle`
+/// then finds it with the same KAS_WORK_DIR), downloads and sstate default beneath it. One
+/// build folder holds one distro: several distros with a work dir are refused, exit 2.
+#[test]
+fn matrix_with_fake_bitbake_builds_every_cell_in_kas_work_dir_and_bundle_follows() {
+    let project = Project::new("ok");
+    let proj = project.root.join("proj");
+    let work = project.root.join("kaswork");
+    std::fs::create_dir_all(&work).unwrap();
+    crate::harness::Unprivileged::get().own(&work);
+    let flag = work.display().to_string();
+    let run = matrix(&project, &["--work-dir", &flag])
+        .env("KAS_WORK_DIR", project.root.join("elsewhere"))
+        .run()
+        .ignore_stderr()
+        .success();
+    let table = run.stdout();
+    assert_eq!(table.matches("succeeded").count(), 2, "{table}");
+    assert!(work.join("meta-qcom/.git").exists(), "no checkout in the work folder");
+    for machine in ["rb3gen2-core-kit", "iq-9075-evk"] {
+        assert!(work.join(format!("build/tmp/deploy/images/{machine}")).is_dir(), "{machine}");
+        assert!(!proj.join(format!("rtbuild/{machine}/build")).exists(), "{machine}: wrong folder");
+        // The generated files stay in --work's per-machine folders.
+        assert!(proj.join(format!("rtbuild/{machine}/{machine}-rt.yml")).is_file(), "{machine}");
+        let env = project.recorded(&format!("env.{machine}"));
+        assert!(env.contains(&format!("DL_DIR={}\n", work.join("downloads").display())), "{env}");
+        assert!(env.contains(&format!("SSTATE_DIR={}\n", work.join("sstate-cache").display())));
+    }
+    assert!(!project.root.join("elsewhere").exists(), "the flag wins over KAS_WORK_DIR");
+    assert!(
+        table.contains(&work.join("build/tmp/deploy/images/").display().to_string()),
+        "{table}"
+    );
+    Test::new()
+        .unprivileged()
+        .cwd(&proj)
+        .env("KAS_WORK_DIR", &work)
+        .args(["bundle", "--machine", "iq-9075-evk"])
+        .run()
+        .stderr_contains("using the verify result")
+        .success()
+        .stdout_contains("rtbuild/iq-9075-evk/bundle/");
+
+    let run = matrix(&project, &["--distro", "qcom-distro,nodistro"])
+        .env("KAS_WORK_DIR", &work)
+        .run()
+        .code_is(2)
+        .stdout_is("");
+    let line = run.stderr();
+    assert!(
+        line.starts_with("error: --work-dir ")
+            && line.contains("(or KAS_WORK_DIR) puts every cell in one build folder")
+            && line.contains("; run one matrix per distro")
+            && line.lines().count() == 1,
+        "{line}"
+    );
+}
+
 #[test]
 fn matrix_with_fake_bitbake_fail_fast_skips_the_rest_and_json_lists_cells() {
     let project = Project::new("fail");
