@@ -385,7 +385,7 @@ fn every_file_argument_refuses_each_special_file_kind() {
                 // A kernel tree kconfig-check accepts: the fragment is read before it runs.
                 .file("ksrc/scripts/kconfig/merge_config.sh", "")
                 .file("ksrc/arch/arm64/Kconfig", "")
-                .file("boards/good.yaml", &board("good-board", "", "1", "0"));
+                .file("boards/good.yaml", board("good-board", "", "1", "0"));
             let _socket = special.make(&test.path().join(name));
             let args: Vec<&str> = args.iter().map(|a| if *a == "@" { *name } else { a }).collect();
             let run = test.args(&args).within_secs(30).run().code_is(2).stdout_is("");
