@@ -219,7 +219,7 @@ case $cmd in
         # IKCONFIG's /proc/config.gz, else the distro's /boot/config-$(uname -r). An empty
         # digest (a reader that failed half-way) is no digest.
         empty=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
-        sum= from=
+        sum='' from=''
         if [ -r /proc/config.gz ] && zcat /proc/config.gz >/dev/null 2>&1; then
             sum=$(zcat /proc/config.gz 2>/dev/null | sha256sum 2>/dev/null) && from=/proc/config.gz
         fi
