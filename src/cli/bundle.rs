@@ -140,7 +140,9 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         follow_external_links: args.follow_external_links,
     };
     bundle::verify_record(&request).map_err(input)?;
-    bundle::check_measurement(&request).map_err(input)?;
+    for warning in bundle::check_measurement(&request).map_err(input)? {
+        ui.warn(warning);
+    }
     bundle::find_qcomflash(&request.build_dir, &request.machine, &request.image).map_err(input)?;
     ui.status("Bundling", format!("{}-{}", request.image, request.machine));
     let outcome = bundle::create(&request).map_err(input)?;

@@ -20,6 +20,10 @@ pub(crate) struct DoctorArgs {
     /// Output folder, as for `rtbuild image` [default: rtbuild/<machine>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// kas work folder, as for `rtbuild image` (`KAS_WORK_DIR`) [default: the parent of the
+    /// output folder].
+    #[arg(long, value_name = "DIR", env = "KAS_WORK_DIR")]
+    pub work_dir: Option<PathBuf>,
     /// The kas program to check [default: `kas` on PATH].
     #[arg(long, value_name = "PATH", env = "RTBUILD_KAS")]
     pub kas: Option<PathBuf>,
@@ -52,11 +56,14 @@ fn target(args: &DoctorArgs, engine: Option<crate::kas::Engine>) -> anyhow::Resu
     if request.machine.is_some() {
         let plan = args.plan.plan()?;
         let out = args.out.clone().unwrap_or_else(|| crate::generate::default_out(&plan));
-        return Ok(doctor::target_for(&plan, &out, engine));
+        return Ok(doctor::target_for(&plan, &out, args.work_dir.as_deref(), engine));
     }
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("rtbuild/machine"));
     let out = std::path::absolute(&out).unwrap_or(out);
-    let work = out.parent().map(PathBuf::from).unwrap_or(out.clone());
+    let work = match &args.work_dir {
+        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+        None => out.parent().map(PathBuf::from).unwrap_or(out.clone()),
+    };
     let dirs = crate::kas::CacheDirs::resolve(
         None,
         None,

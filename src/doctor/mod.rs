@@ -374,6 +374,7 @@ impl crate::exit::ErrorCode for NotReady {
 pub(crate) fn target_for(
     plan: &crate::plan::Plan,
     out: &std::path::Path,
+    work_dir: Option<&std::path::Path>,
     container: Option<Engine>,
 ) -> Target {
     let mut files = vec![plan.machine.kas_file.as_str(), crate::plan::KERNEL_KAS_FILE];
@@ -383,6 +384,7 @@ pub(crate) fn target_for(
         sstate_dir: plan.sstate_dir.as_ref().map(|p| p.as_path()),
         kas_files: &files,
         meta_qcom_url: plan.meta_qcom.url.as_str(),
+        work_dir,
     };
     target(&build, out, container)
 }
@@ -395,6 +397,8 @@ pub(crate) struct Build<'a> {
     /// already checked out).
     pub kas_files: &'a [&'a str],
     pub meta_qcom_url: &'a str,
+    /// kas's work folder (`--work-dir`, `KAS_WORK_DIR`), when the build is given one.
+    pub work_dir: Option<&'a std::path::Path>,
 }
 
 /// The folders and repositories `build` into `out` uses.
@@ -404,7 +408,12 @@ pub(crate) fn target(
     container: Option<Engine>,
 ) -> Target {
     let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    let work = out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone());
+    // kas's work folder: `KAS_WORK_DIR` when the build is given one, else the output folder's
+    // parent (where `rtbuild image` lets kas clone), as the build itself resolves it.
+    let work = match build.work_dir {
+        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
+        None => out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone()),
+    };
     let dirs = crate::kas::CacheDirs::resolve(
         build.dl_dir,
         build.sstate_dir,

@@ -168,3 +168,18 @@ fn versions_compare_numerically() {
     assert!(!version_at_least("1.8.3", &MIN_GIT));
     assert!(!version_at_least("garbage", &[3, 9]));
 }
+
+/// The preflight measures the folders the build uses: with a kas work folder (`--work-dir`,
+/// KAS_WORK_DIR) that folder, not the output folder's parent.
+#[test]
+fn the_preflight_target_follows_the_kas_work_dir() {
+    let request = crate::plan::PlanRequest {
+        machine: Some("rb3gen2-core-kit".into()),
+        ..crate::plan::PlanRequest::default()
+    };
+    let plan = crate::plan::Plan::new(&request, &crate::catalog::Catalog::embedded()).unwrap();
+    let out = std::path::Path::new("/w/proj/rtbuild/rb3gen2-core-kit");
+    assert_eq!(target_for(&plan, out, None, None).work, std::path::Path::new("/w/proj/rtbuild"));
+    let work = std::path::Path::new("/big/kas");
+    assert_eq!(target_for(&plan, out, Some(work), None).work, work);
+}

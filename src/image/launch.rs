@@ -45,8 +45,14 @@ impl Launch {
 
     /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
     /// stops the command with exit 2 before anything is generated or kas is asked to build.
-    pub(crate) fn preflight(&self, plan: &Plan, out: &Path, ui: &Ui) -> Result<(), ImageError> {
-        self.preflight_of(|| doctor::target_for(plan, out, self.launcher.engine), ui)
+    pub(crate) fn preflight(
+        &self,
+        plan: &Plan,
+        out: &Path,
+        work_dir: Option<&Path>,
+        ui: &Ui,
+    ) -> Result<(), ImageError> {
+        self.preflight_of(|| doctor::target_for(plan, out, work_dir, self.launcher.engine), ui)
     }
 
     /// The preflight for the build `target` makes, before its plan exists (the meta-qcom

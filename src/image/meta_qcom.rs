@@ -77,6 +77,7 @@ pub(crate) fn resolve(
                 sstate_dir: settings.sstate_dir.as_ref().map(|p| p.as_path()),
                 kas_files: &files,
                 meta_qcom_url: settings.meta_qcom.url.as_str(),
+                work_dir: options.output.work_dir.as_deref(),
             };
             let launch = &options.setup.launch;
             launch.preflight_of(

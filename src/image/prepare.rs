@@ -100,7 +100,7 @@ pub(crate) fn prepare(
         site(&options.out, output, plan.dl_dir.as_ref(), plan.sstate_dir.as_ref())?;
     if !dry_run {
         check_writable(&out)?;
-        setup.launch.preflight(plan, &out, ui)?;
+        setup.launch.preflight(plan, &out, output.work_dir.as_deref(), ui)?;
     }
     let generated = generate::generate_and_report(plan, &options, ui)?;
     if signals::interrupted() {
