@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::args::DataHomeArgs;
 use crate::exit::{Exit, InputError};
-use crate::kasrun::setup;
+use crate::kas::{find::default_venv, setup};
 use crate::runner::{Runner, System};
 use crate::ui::Ui;
 
@@ -88,11 +88,10 @@ pub(super) fn run(args: SetupArgs, ui: &Ui) -> anyhow::Result<Exit> {
     }
     let venv = match args.venv {
         Some(dir) => std::path::absolute(&dir).unwrap_or(dir),
-        None => setup::default_venv(
-            args.data_home.env_xdg_data_home.clone(),
-            args.data_home.env_home.clone(),
-        )
-        .ok_or_else(|| InputError::msg("HOME is not set; pass --venv DIR"))?,
+        None => {
+            default_venv(args.data_home.env_xdg_data_home.clone(), args.data_home.env_home.clone())
+                .ok_or_else(|| InputError::msg("HOME is not set; pass --venv DIR"))?
+        }
     };
     if args.dry_run {
         for cmd in setup::commands(&args.python, &venv) {
