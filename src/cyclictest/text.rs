@@ -216,6 +216,7 @@ impl TextParser {
                 thread.reported_min = Some(s.min);
                 thread.reported_avg = Some(s.avg as f64);
                 thread.reported_max = Some(s.max);
+                thread.reported_act = s.act;
             }
             Ok(TLine::Spike(s)) if s.thread < MAX_THREADS => {
                 self.run.saw(Format::Spike);

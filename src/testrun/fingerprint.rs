@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 pub(super) use crate::formats::run_json::{
-    Counter, CounterChange, CpuFreq, Devfreq, Fingerprint, IrqDelta, Thermal, ThermalChange,
+    BootFacts, Counter, CounterChange, CpuFreq, Devfreq, Fingerprint, IrqDelta, Thermal, ThermalChange,
 };
 use crate::plan::CpuSet;
 
@@ -78,6 +78,7 @@ impl Sections {
             kernel_version: self.key("kernel", "version"),
             devfreq: self.get("devfreq").lines().filter_map(devfreq).collect(),
             urm: Some(self.line("urm")).filter(|u| !u.is_empty()),
+            boot: Some(boot_facts(self.get("boot_flow"))),
         }
         .with_image_name()
     }
@@ -291,6 +292,24 @@ fn os_release(text: &str) -> BTreeMap<String, String> {
             Some((key.to_string(), value.chars().filter(|c| !c.is_control()).take(200).collect()))
         })
         .collect()
+}
+
+/// The `boot_flow` section: `kvm`, `efi`, `hypervisor COMPATIBLE` lines.
+fn boot_facts(text: &str) -> BootFacts {
+    let mut facts = BootFacts::default();
+    for line in text.lines().map(str::trim) {
+        match line {
+            "kvm" => facts.kvm = true,
+            "efi" => facts.efi = true,
+            _ => {
+                if let Some(compatible) = line.strip_prefix("hypervisor ") {
+                    facts.hypervisor = Some(compatible.split_whitespace().collect::<Vec<_>>().join(" "))
+                        .filter(|c| !c.is_empty());
+                }
+            }
+        }
+    }
+    facts
 }
 
 /// `DEVICE GOVERNOR CUR_HZ` (`-` when unknown).
