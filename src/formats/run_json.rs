@@ -355,6 +355,15 @@ impl BootFacts {
     }
 }
 
+/// One devfreq device's governor and current frequency (Hz, as devfreq reports it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Devfreq {
+    pub device: String,
+    pub governor: Option<String>,
+    pub cur_hz: Option<u64>,
+}
+
 impl Fingerprint {
     /// The Qualcomm guide's "Distro and image": os-release's name and version, then the image.
     pub(crate) fn distro_and_image(&self) -> Option<String> {

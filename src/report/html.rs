@@ -316,7 +316,11 @@ fn scenario_view<'a>(
         })
         .collect();
     if s.threads.len() > 1 {
-        percentiles.push(with_intervals(percentile_row("all".to_string(), &s.all), &s.all, intervals));
+        percentiles.push(with_intervals(
+            percentile_row("all".to_string(), &s.all),
+            &s.all,
+            intervals,
+        ));
     }
     ScenarioView {
         name: &s.name,
@@ -402,7 +406,8 @@ fn test_view(t: &crate::formats::report_json::TestReport) -> TestView<'_> {
 /// `row` with the `I`/`Act` cells after `cpu` when the table shows them (`-` as [`DASH`]).
 fn with_intervals(mut row: Vec<String>, t: &ThreadReport, intervals: bool) -> Vec<String> {
     if intervals {
-        let cells = super::text::interval_cells(t).map(|c| if c == "-" { DASH.to_string() } else { c });
+        let cells =
+            super::text::interval_cells(t).map(|c| if c == "-" { DASH.to_string() } else { c });
         row.splice(2..2, cells);
     }
     row

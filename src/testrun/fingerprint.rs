@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 pub(super) use crate::formats::run_json::{
-    BootFacts, Counter, CounterChange, CpuFreq, Devfreq, Fingerprint, IrqDelta, Thermal, ThermalChange,
+    BootFacts, Counter, CounterChange, CpuFreq, Devfreq, Fingerprint, IrqDelta, Thermal,
+    ThermalChange,
 };
 use crate::plan::CpuSet;
 
@@ -303,8 +304,9 @@ fn boot_facts(text: &str) -> BootFacts {
             "efi" => facts.efi = true,
             _ => {
                 if let Some(compatible) = line.strip_prefix("hypervisor ") {
-                    facts.hypervisor = Some(compatible.split_whitespace().collect::<Vec<_>>().join(" "))
-                        .filter(|c| !c.is_empty());
+                    facts.hypervisor =
+                        Some(compatible.split_whitespace().collect::<Vec<_>>().join(" "))
+                            .filter(|c| !c.is_empty());
                 }
             }
         }
@@ -438,5 +440,29 @@ ERR:          0\n";
         assert_eq!(fp.preempt, ["CONFIG_PREEMPT_RT=y"]);
         assert_eq!(sections.isolated().to_string(), "2-3");
         assert_eq!(sections.get("interrupts"), "CPU0\n");
+    }
+}
+
+#[cfg(test)]
+mod boot_flow_tests {
+    use super::*;
+
+    /// The helper's `boot_flow` section as a Qualcomm KVM image, a Gunyah board and a PC write
+    /// it (the Gunyah `compatible` as the device tree binding names it), and the Boot Flow word
+    /// the results table shows for each.
+    #[test]
+    fn boot_facts_give_the_guides_boot_flow_word() {
+        let kvm = boot_facts("kvm\nefi\n");
+        assert_eq!(kvm, BootFacts { kvm: true, efi: true, hypervisor: None });
+        assert_eq!(kvm.flow().as_deref(), Some("KVM"));
+        let gunyah = boot_facts("efi\nhypervisor gunyah-hypervisor-1.0 gunyah-hypervisor \n");
+        assert_eq!(gunyah.hypervisor.as_deref(), Some("gunyah-hypervisor-1.0 gunyah-hypervisor"));
+        assert_eq!(gunyah.flow().as_deref(), Some("Gunyah"));
+        let other = boot_facts("hypervisor xen,xen-4.17 xen,xen\n");
+        assert_eq!(other.flow().as_deref(), Some("xen,xen-4.17"));
+        let plain = boot_facts("efi\n");
+        assert_eq!((plain.efi, plain.flow()), (true, None));
+        assert_eq!(boot_facts(""), BootFacts::default());
+        assert_eq!(boot_facts("hypervisor   \n").hypervisor, None);
     }
 }

@@ -629,7 +629,10 @@ fn per_thread_interval_act_and_boot_flow_in_json_text_and_chromium() {
     assert_eq!(json["results"][0]["boot_flow"], "KVM");
 
     let text = Test::new()
-        .file("results/idle/cyclictest.txt", std::fs::read(data("cyclictest-2.4-live-ansi-8threads-unpinned.txt")).unwrap())
+        .file(
+            "results/idle/cyclictest.txt",
+            std::fs::read(data("cyclictest-2.4-live-ansi-8threads-unpinned.txt")).unwrap(),
+        )
         .file("results/run.json", run_json.to_string())
         .args(["report", "results", "--threshold-us", "100000"])
         .run()
@@ -667,7 +670,10 @@ fn per_thread_interval_act_and_boot_flow_in_json_text_and_chromium() {
         "{dom}"
     );
     assert!(dom.contains("<th>cpu</th><th title=\"cyclictest's I: the thread's interval\">I (µs)</th><th title=\"cyclictest's Act: the last cycle's latency\">Act</th><th>samples</th>"), "{dom}");
-    assert!(dom.contains("<td class=\"l\">4</td><td>–</td><td>3000</td><td>96</td><td>664</td>"), "{dom}");
+    assert!(
+        dom.contains("<td class=\"l\">4</td><td>–</td><td>3000</td><td>96</td><td>664</td>"),
+        "{dom}"
+    );
 }
 
 /// A file without `T:` lines (`-v` samples) keeps the table it always had: no I/Act columns;
