@@ -64,18 +64,19 @@ fn field8(raw: u64) -> (u64, u64) {
     // Digits become 0..=9 and spaces 0x10; every byte must then be below 0x20.
     let x = raw ^ (0x30 * ONES);
     let high = x & (0xE0 * ONES);
-    // 0xFF in each byte that is not a digit (bit 4 set); it must be exactly 0x10 (a space).
-    let spaces = ((x >> 4) & ONES) * 0xFF;
-    let not_space = x & spaces & (0x0F * ONES);
-    // The digits, spaces as 0: each must be at most 9.
-    let digits = x & !spaces;
-    let over_nine = (digits + 0x06 * ONES) & (0x10 * ONES);
-    // Spaces only lead (the low bytes: a run of 0xFF from the bottom), and not all eight.
-    let not_leading = spaces & spaces.wrapping_add(1);
-    let no_digit = u64::from(spaces == u64::MAX);
-    let bad = high | not_space | over_nine | not_leading | no_digit;
-    // Eight decimal digits to a number, pairwise (first digit is the most significant).
-    let v = digits.wrapping_mul(10).wrapping_add(digits >> 8) & (0x00FF * 0x0001_0001_0001_0001);
+    // Bit 4 marks the bytes that are not digits (they must be spaces, 0x10 exactly).
+    let spaces = x & (0x10 * ONES);
+    let low = x & (0x0F * ONES);
+    // A low nibble must be at most 9 in a digit and 0 in a space: adding 6 (digit) or 15
+    // (space) carries into bit 4 exactly when it is too big.
+    let too_big = (low + 0x06 * ONES + (spaces >> 4) * 9) & (0x10 * ONES);
+    // Spaces only lead (the low bytes): no space right after a digit; and not all eight.
+    let after_digit = spaces & !((spaces << 8) | 0x10);
+    let no_digit = u64::from(spaces == 0x10 * ONES);
+    let bad = high | too_big | after_digit | no_digit;
+    // Eight decimal digits to a number, pairwise (first digit is the most significant); the
+    // spaces' low nibbles are 0.
+    let v = low.wrapping_mul(10).wrapping_add(low >> 8) & (0x00FF * 0x0001_0001_0001_0001);
     let v = v.wrapping_mul(100).wrapping_add(v >> 16) & 0x0000_FFFF_0000_FFFF;
     let v = v.wrapping_mul(10_000).wrapping_add(v >> 32) & 0xFFFF_FFFF;
     (v, bad)

@@ -219,7 +219,7 @@ case $cmd in
         # The Qualcomm guide's "Boot Flow": `kvm` when Linux is the KVM host (qcom-distro-kvm's
         # xbl_config_kvm.elf hands it EL2, so /dev/kvm exists), `efi` when UEFI booted it, and
         # the device tree's hypervisor node (a hypervisor below Linux) when there is one.
-        [ -c "$root/dev/kvm" ] && echo "kvm"
+        [ -e "$root/dev/kvm" ] && echo "kvm"
         [ -d "$root/sys/firmware/efi" ] && echo "efi"
         f="$root/sys/firmware/devicetree/base/hypervisor/compatible"
         [ -r "$f" ] && echo "hypervisor $(head -c 200 "$f" | tr -c 'A-Za-z0-9,._-' ' ')"
