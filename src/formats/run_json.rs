@@ -326,6 +326,41 @@ pub(crate) struct Fingerprint {
     /// A running URM (`urm.service`), which re-tunes knobs when cyclictest starts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub urm: Option<String>,
+    /// What the target's boot says about its boot flow (the Qualcomm guide's "Boot Flow");
+    /// absent in records from before rtbuild read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boot: Option<BootFacts>,
+}
+
+/// Facts about how the target booted, read on the target while the fingerprint is taken.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct BootFacts {
+    /// `/dev/kvm` exists: Linux owns EL2 as the KVM host (meta-qcom's `qcom-distro-kvm`
+    /// images ship `xbl_config_kvm.elf` for this).
+    pub kvm: bool,
+    /// `/sys/firmware/efi` exists: UEFI firmware started the kernel.
+    pub efi: bool,
+    /// The device tree's `/hypervisor` node `compatible`: a hypervisor runs below Linux.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hypervisor: Option<String>,
+}
+
+impl BootFacts {
+    /// The guide's "Boot Flow" word: `KVM` when Linux is the KVM host, `Gunyah` when the device
+    /// tree's hypervisor node is Qualcomm's Gunyah (`gunyah-hypervisor…`), else that node's
+    /// first `compatible` as written; `None` when nothing is known, so the Device cell gets no
+    /// Boot Flow line rather than a guess.
+    pub(crate) fn flow(&self) -> Option<String> {
+        if self.kvm {
+            return Some("KVM".to_string());
+        }
+        let compatible = self.hypervisor.as_deref()?;
+        if compatible.contains("gunyah") {
+            return Some("Gunyah".to_string());
+        }
+        compatible.split_whitespace().next().map(str::to_string)
+    }
 }
 
 /// One devfreq device's governor and current frequency (Hz, as devfreq reports it).

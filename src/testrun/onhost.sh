@@ -233,6 +233,14 @@ case $cmd in
             echo "config_sha256 $sum"
             echo "config_source $from"
         fi
+        echo "=== boot_flow"
+        # The Qualcomm guide's "Boot Flow": `kvm` when Linux is the KVM host (qcom-distro-kvm's
+        # xbl_config_kvm.elf hands it EL2, so /dev/kvm exists), `efi` when UEFI booted it, and
+        # the device tree's hypervisor node (a hypervisor below Linux) when there is one.
+        [ -e "$root/dev/kvm" ] && echo "kvm"
+        [ -d "$root/sys/firmware/efi" ] && echo "efi"
+        f="$root/sys/firmware/devicetree/base/hypervisor/compatible"
+        [ -r "$f" ] && echo "hypervisor $(head -c 200 "$f" | tr -c 'A-Za-z0-9,._-' ' ')"
         echo "=== devfreq"
         # DEVICE GOVERNOR CUR_HZ: the L3, LLCC and DDR scaling next to cpufreq
         for d in "$root"/sys/class/devfreq/*; do
