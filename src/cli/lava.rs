@@ -10,7 +10,6 @@ use crate::exit::{Exit, InputError};
 use crate::lava::{self, BundleUrl, JobRequest};
 use crate::plan::Distro;
 use crate::report::DEFAULT_THRESHOLD_US;
-use crate::tune::CpuLayout;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -69,7 +68,7 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         .threshold_us
         .or(plan.machine.latency_requirement_us)
         .unwrap_or(DEFAULT_THRESHOLD_US as u64);
-    let layout = CpuLayout::from_plan(&plan);
+    let layout = plan.layout.clone();
     m.check_main_cpu(&layout.housekeeping).map_err(InputError::msg)?;
     let deploy = args
         .deploy
