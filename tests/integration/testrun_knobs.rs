@@ -195,7 +195,8 @@ fn test_tune_overcommit_never_sets_reads_back_and_reverts_the_knob() {
         .args(["--histogram-us", "200000", "--max-us", "1000000", "--out", "res"])
         .args(["--tune", "--overcommit-never"])
         .run()
-        .ignore_stdout();
+        .ignore_stdout()
+        .ignore_stderr();
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
     let dir = run.path().join("res");
     let json = run_json(&dir);
@@ -215,7 +216,8 @@ fn test_tune_overcommit_never_sets_reads_back_and_reverts_the_knob() {
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "2s"])
         .args(["--histogram-us", "200000", "--max-us", "1000000", "--out", "res", "--tune"])
         .run()
-        .ignore_stdout();
+        .ignore_stdout()
+        .ignore_stderr();
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
     let dir = run.path().join("res");
     let json = run_json(&dir);
