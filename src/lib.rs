@@ -19,6 +19,7 @@ mod generate;
 mod history;
 mod host;
 mod image;
+mod kas;
 mod kas_yaml;
 mod kasrun;
 mod kconfig;

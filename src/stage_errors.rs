@@ -22,6 +22,7 @@ const STAGE_ERRORS: &[CodeOf] = &[
     code_of::<crate::verify::VerifyError>,
     code_of::<crate::bundle::BundleError>,
     code_of::<crate::history::HistoryError>,
+    code_of::<crate::kas::KasError>,
     code_of::<crate::kasrun::BuildError>,
     code_of::<crate::doctor::NotReady>,
     code_of::<crate::image::ImageError>,

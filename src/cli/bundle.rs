@@ -102,7 +102,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
     };
     // `--verify-report`, else the verdict `rtbuild image` left beside the generated files.
     let verify_report = args.verify_report.clone().or_else(|| {
-        let left = gen_dir.as_ref()?.join(crate::kasrun::after::VERIFY_FILE);
+        let left = gen_dir.as_ref()?.join(crate::image::verify_bundle::VERIFY_FILE);
         left.is_file().then_some(left)
     });
     let verify = match &verify_report {
@@ -140,7 +140,9 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         follow_external_links: args.follow_external_links,
     };
     bundle::verify_record(&request).map_err(input)?;
-    bundle::check_measurement(&request).map_err(input)?;
+    for warning in bundle::check_measurement(&request).map_err(input)? {
+        ui.warn(warning);
+    }
     bundle::find_qcomflash(&request.build_dir, &request.machine, &request.image).map_err(input)?;
     ui.status("Bundling", format!("{}-{}", request.image, request.machine));
     let outcome = bundle::create(&request).map_err(input)?;

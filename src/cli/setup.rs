@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::exit::{Exit, InputError};
-use crate::kasrun::setup;
+use crate::kas::{find::default_venv, setup};
 use crate::runner::{Runner, System};
 use crate::ui::Ui;
 
@@ -85,7 +85,7 @@ pub(super) fn run(args: SetupArgs, ui: &Ui) -> anyhow::Result<Exit> {
     }
     let venv = match args.venv {
         Some(dir) => std::path::absolute(&dir).unwrap_or(dir),
-        None => setup::default_venv(
+        None => default_venv(
             std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
             std::env::var_os("HOME").map(PathBuf::from),
         )
