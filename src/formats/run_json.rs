@@ -50,6 +50,9 @@ pub(crate) struct RunRecord {
     /// `pass`, `fail` or `invalid`; null while running.
     pub verdict: Option<String>,
     pub tuning: Option<Tuning>,
+    /// `--stop-urm`: what became of the URM service rtbuild stopped for the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urm_stop: Option<UrmStop>,
     /// The first fingerprint taken (each scenario keeps its own too).
     pub fingerprint: Option<Fingerprint>,
     /// Per scenario, the interrupts that reached the RT CPUs (as in each scenario).
@@ -146,6 +149,21 @@ pub(crate) struct Settings {
     pub analyzer: Option<String>,
 }
 
+/// `--stop-urm`: Qualcomm's URM (`urm.service`) re-tunes knobs when cyclictest starts, so it
+/// is stopped for the run and started again afterwards (also after Ctrl-C or a failure).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct UrmStop {
+    /// The service asked about: `urm.service`.
+    pub service: String,
+    /// It was active and rtbuild stopped it; false when it was not running (nothing to do).
+    pub stopped: bool,
+    /// It was started again after the run and reads back active.
+    pub restored: bool,
+    /// What went wrong stopping or starting it, if anything.
+    pub problem: Option<String>,
+}
+
 /// The run-time tuning: applied for the run and reverted afterwards (`--tune`), or only
 /// checked (`applied: false`: `verify_problems` lists the knobs that were not tuned).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -156,6 +174,10 @@ pub(crate) struct Tuning {
     pub refused_irqs: usize,
     pub verify_problems: Vec<String>,
     pub reverted: bool,
+    /// `--overcommit-never`: `vm.overcommit_memory=2` was part of the tuning (set, read back
+    /// and reverted like every knob).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub overcommit_never: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
