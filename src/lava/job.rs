@@ -19,7 +19,7 @@
 use std::collections::BTreeMap;
 
 use super::markers;
-use super::qemu::QemuImages;
+use super::qemu::{QemuError, QemuImages};
 use crate::base::CpuLayout;
 use crate::catalog::{Deploy, LavaProfile, QdlStage, lava_name};
 use crate::formats::lava_job::{
@@ -84,14 +84,8 @@ pub(crate) enum JobError {
     NoQdlProfile(String),
     #[error("bad --image `{0}`; use an image recipe name (letters, digits, `-`, `_`, `.`)")]
     Image(String),
-    #[error(
-        "bad {flag} `{url}`: {why}; pass a file:///ABSOLUTE/PATH on the dispatcher or an http(s) URL, whose file name is letters, digits, `-`, `_`, `.`"
-    )]
-    ImageUrl { flag: &'static str, url: String, why: &'static str },
-    #[error(
-        "bad --kernel-args: {0}; pass kernel arguments made of letters, digits and `-_.,=:/+@`, separated by spaces"
-    )]
-    KernelArgs(String),
+    #[error(transparent)]
+    Qemu(#[from] QemuError),
     #[error("bad --prompt `{0}`; pass printable ASCII, at most 200 characters")]
     Prompt(String),
     #[error(

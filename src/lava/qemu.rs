@@ -11,9 +11,21 @@
 
 use std::collections::BTreeMap;
 
-use super::job::JobError;
 use crate::catalog::lava_name;
 use crate::formats::lava_job::{AutoLogin, Boot, ContextValue, Deploy, Minutes, QemuImage};
+
+/// Bad `--deploy qemu` input: the files' URLs and the kernel arguments.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum QemuError {
+    #[error(
+        "bad {flag} `{url}`: {why}; pass a file:///ABSOLUTE/PATH on the dispatcher or an http(s) URL, whose file name is letters, digits, `-`, `_`, `.`"
+    )]
+    ImageUrl { flag: &'static str, url: String, why: &'static str },
+    #[error(
+        "bad --kernel-args: {0}; pass kernel arguments made of letters, digits and `-_.,=:/+@`, separated by spaces"
+    )]
+    KernelArgs(String),
+}
 
 /// Minutes to download (or copy) the files, and to boot to the prompt under emulation.
 pub(crate) const DEPLOY_MIN: u64 = 10;
@@ -33,8 +45,8 @@ pub(crate) struct ImageUrl {
 }
 
 impl ImageUrl {
-    pub(crate) fn parse(flag: &'static str, text: &str) -> Result<ImageUrl, JobError> {
-        let bad = |why| JobError::ImageUrl { flag, url: text.chars().take(80).collect(), why };
+    pub(crate) fn parse(flag: &'static str, text: &str) -> Result<ImageUrl, QemuError> {
+        let bad = |why| QemuError::ImageUrl { flag, url: text.chars().take(80).collect(), why };
         let path = if let Some(path) = text.strip_prefix("file://") {
             if !path.starts_with('/') {
                 return Err(bad("a file:// URL needs an absolute path (file:///…)"));
@@ -91,19 +103,19 @@ impl ImageUrl {
 }
 
 /// The kernel command line: `--kernel-args` words, then the RT arguments of the plan.
-pub(crate) fn kernel_args(given: &str, rt: &[String]) -> Result<Vec<String>, JobError> {
+pub(crate) fn kernel_args(given: &str, rt: &[String]) -> Result<Vec<String>, QemuError> {
     if let Some(c) = given.chars().find(|c| *c != ' ' && !word_char(*c)) {
-        return Err(JobError::KernelArgs(format!("it holds `{}`", c.escape_debug())));
+        return Err(QemuError::KernelArgs(format!("it holds `{}`", c.escape_debug())));
     }
     let given: Vec<&str> = given.split(' ').filter(|w| !w.is_empty()).collect();
     if given.is_empty() {
-        return Err(JobError::KernelArgs("it is empty".into()));
+        return Err(QemuError::KernelArgs("it is empty".into()));
     }
     let words: Vec<String> =
         given.into_iter().chain(rt.iter().map(String::as_str)).map(str::to_string).collect();
     // The plan's RT arguments are checked CPU lists and names; check them all the same.
     if let Some(w) = words.iter().find(|w| w.len() > 200 || !w.chars().all(word_char)) {
-        return Err(JobError::KernelArgs(format!(
+        return Err(QemuError::KernelArgs(format!(
             "`{}` is not a kernel argument",
             w.escape_debug()
         )));
