@@ -92,7 +92,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
     )?;
     for entry in walkdir::WalkDir::new(&qcomflash.folder).follow_links(true).sort_by_file_name() {
         let entry = entry
-            .map_err(|e| BundleError::Read { path: qcomflash.folder.clone(), source: e.into() })?;
+            .map_err(|e| BundleError::Read { path: qcomflash.folder.clone(), cause: e.into() })?;
         confinement.check(entry.path())?;
         if !entry.file_type().is_file() {
             continue;
@@ -202,7 +202,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
     };
     let out = &request.out_dir;
     std::fs::create_dir_all(out)
-        .map_err(|source| BundleError::Write { path: out.clone(), source })?;
+        .map_err(|source| BundleError::Write { path: out.clone(), cause: source })?;
     let archive_path = out.join(format!("{stem}.tar.zst"));
     let manifest_path = manifest_beside(&archive_path);
     let mtime = request.source_date_epoch.unwrap_or(0).max(0) as u64;
@@ -321,9 +321,11 @@ pub(crate) fn verify_record(request: &BundleRequest) -> Result<VerifyRecord, Bun
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BundleError> {
     crate::write::write_atomic(path, bytes, false).map_err(|e| match e {
-        crate::write::WriteError::Io { path, source } => BundleError::Write { path, source },
+        crate::write::WriteError::Io { path, cause: source } => {
+            BundleError::Write { path, cause: source }
+        }
         other => {
-            BundleError::Write { path: path.to_path_buf(), source: std::io::Error::other(other) }
+            BundleError::Write { path: path.to_path_buf(), cause: std::io::Error::other(other) }
         }
     })
 }

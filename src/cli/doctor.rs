@@ -28,7 +28,7 @@ pub(crate) struct DoctorArgs {
     pub container: Option<String>,
 }
 
-pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let engine = crate::image::container_engine(args.container.as_deref())?;
     let target = target(&args, engine)?;
     let path = doctor::facts::search_path();
@@ -47,7 +47,7 @@ pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
 
 /// The folders and repositories to check: the machine's build when one is given (flag or
 /// `rtbuild.yaml`), else the default work folder and meta-qcom's base repositories.
-fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> anyhow::Result<Target> {
+fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> crate::error::Result<Target> {
     let request = args.plan.request()?;
     if request.machine.is_some() {
         let plan = args.plan.plan()?;

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use super::ImageError;
 use crate::doctor::{self, Engine};
-use crate::exit::InputError;
 use crate::kasrun::BuildError;
 use crate::kasrun::kas::Kas;
 use crate::plan::Plan;
@@ -21,9 +20,7 @@ pub(crate) fn container_engine(request: Option<&str>) -> Result<Option<Engine>, 
         Some("auto") => {
             Ok(Some(doctor::facts::pick_engine(None, Some(&doctor::facts::search_path()))))
         }
-        Some(name) => {
-            Ok(Some(Engine::parse(name).map_err(|e| ImageError::Input(InputError::msg(e)))?))
-        }
+        Some(name) => Ok(Some(Engine::parse(name).map_err(ImageError::Engine)?)),
     }
 }
 

@@ -3,7 +3,6 @@
 
 use super::ImageError;
 use crate::bundle::BundleOutcome;
-use crate::exit::InputError;
 use crate::kasrun::after::{self, Verified};
 use crate::kasrun::command::{self, BuildSpec};
 use crate::kasrun::report::{BuildResult, BuildStatus};
@@ -32,9 +31,7 @@ impl Post {
         let partial =
             !spec.targets.is_empty() || spec.task.is_some() || !spec.bitbake_args.is_empty();
         if partial && bundle {
-            return Err(ImageError::Input(InputError::msg(
-                "--bundle needs the whole image; drop --target, --task and --bitbake-args",
-            )));
+            return Err(ImageError::BundleNeedsWholeImage);
         }
         if partial && !no_verify {
             ui.note(
@@ -127,6 +124,6 @@ mod tests {
         assert_eq!(post(false, true, &whole).unwrap(), Post { verify: true, bundle: true });
         assert_eq!(post(false, false, &partial).unwrap(), Post { verify: false, bundle: false });
         let err = post(false, true, &partial).unwrap_err();
-        assert_eq!(crate::stage_errors::classify(&err.into()), crate::exit::Exit::Usage);
+        assert_eq!(crate::exit::ErrorCode::exit(&err), crate::exit::Exit::Usage);
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{ImageError, Launch};
-use crate::exit::{InputError, Interrupted};
+use crate::exit::Interrupted;
 use crate::generate::{self, GenerateOptions};
 use crate::kasrun::caches::{self, CacheDirs, CacheSettings};
 use crate::kasrun::command::{self, BuildSpec};
@@ -89,7 +89,7 @@ pub(crate) fn prepare(
     if output.work_dir.is_some() {
         layout = layout.in_work(&work);
     }
-    command::check_paths(&layout).map_err(|e| ImageError::Input(InputError(e.into())))?;
+    command::check_paths(&layout)?;
     for warning in setup.caches.warnings(&dirs, &caches::fs_type) {
         ui.warn(warning);
     }

@@ -10,7 +10,6 @@ use crate::kasrun::caches::{CacheDirs, CacheSettings};
 use crate::kasrun::command::BuildSpec;
 use crate::kasrun::report::BuildStatus;
 use crate::runner::Recorder;
-use crate::stage_errors::classify;
 use crate::write::WriteOptions;
 
 fn plan() -> Plan {
@@ -96,7 +95,7 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
     .unwrap_err();
     assert!(matches!(err, ImageError::After(_)), "{err:?}");
     assert!(err.to_string().starts_with("after the build: "), "{err}");
-    assert_eq!(classify(&err.into()), Exit::Failed);
+    assert_eq!(crate::exit::ErrorCode::exit(&err), Exit::Failed);
 
     let skipped = Post { verify: false, bundle: false };
     let after = after_build(
@@ -113,11 +112,11 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
 
 #[test]
 fn each_image_error_exits_with_its_stage_errors_code() {
-    use crate::exit::{ErrorCode, InputError, Interrupted};
+    use crate::exit::{ErrorCode, Interrupted};
     use crate::kasrun::BuildError;
     let cases = [
         (ImageError::Interrupted(Interrupted), Exit::Interrupted),
-        (ImageError::Input(InputError::msg("bad --lock")), Exit::Usage),
+        (ImageError::BundleNeedsWholeImage, Exit::Usage),
         (ImageError::Build(BuildError::KasMissing { looked: "PATH".into() }), Exit::Failed),
         (
             ImageError::Build(BuildError::BadToken {
@@ -130,6 +129,5 @@ fn each_image_error_exits_with_its_stage_errors_code() {
     ];
     for (err, exit) in cases {
         assert_eq!(err.exit(), exit, "{err}");
-        assert_eq!(classify(&err.into()), exit);
     }
 }

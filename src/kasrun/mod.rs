@@ -46,12 +46,8 @@ pub(crate) enum BuildError {
     BadSetting { flag: &'static str, value: String, expected: &'static str },
     #[error("bad {flag} `{value}`; {expected}")]
     BadToken { flag: &'static str, value: String, expected: &'static str },
-    #[error("cannot write {}: {source}; choose a writable output folder with --out", .path.display())]
-    Unwritable {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot write {}: {cause}; choose a writable output folder with --out", .path.display())]
+    Unwritable { path: PathBuf, cause: std::io::Error },
     #[error(transparent)]
     Run(#[from] crate::runner::RunError),
 }

@@ -71,8 +71,10 @@ impl BuildPaths {
 /// Fails early, before anything is generated, when `out` cannot be created or written: its
 /// nearest existing ancestor must be a folder rtbuild can create files in.
 pub(crate) fn check_writable(out: &Path) -> Result<(), super::BuildError> {
-    let unwritable =
-        |path: &Path, source| super::BuildError::Unwritable { path: path.to_path_buf(), source };
+    let unwritable = |path: &Path, source| super::BuildError::Unwritable {
+        path: path.to_path_buf(),
+        cause: source,
+    };
     let Some(existing) = out.ancestors().find(|p| p.exists()) else { return Ok(()) };
     if !existing.is_dir() {
         let source = std::io::Error::new(std::io::ErrorKind::NotADirectory, "a file is in the way");

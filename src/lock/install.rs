@@ -99,10 +99,10 @@ pub(super) fn write_lock(path: &Path, lock: &LockFile) -> Result<(), LockError> 
 
 fn write_text(path: &Path, text: &str) -> Result<(), LockError> {
     crate::write::write_atomic(path, text.as_bytes(), false).map_err(|e| match e {
-        crate::write::WriteError::Io { path, source } => LockError::Write { path, source },
-        other => {
-            LockError::Write { path: path.to_path_buf(), source: std::io::Error::other(other) }
+        crate::write::WriteError::Io { path, cause: source } => {
+            LockError::Write { path, cause: source }
         }
+        other => LockError::Write { path: path.to_path_buf(), cause: std::io::Error::other(other) },
     })
 }
 

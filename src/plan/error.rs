@@ -9,6 +9,14 @@ use crate::kconfig::LineError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
+    #[error("no machine given; pass --machine NAME (see `rtbuild machines`)")]
+    NoMachine,
+    /// The machine is not in the catalog, or the catalog cannot be read.
+    #[error(transparent)]
+    Catalog(#[from] crate::catalog::CatalogError),
+    /// The meta-qcom checkout the plan follows cannot be used.
+    #[error(transparent)]
+    MetaQcom(#[from] crate::catalog::meta_qcom::MetaQcomError),
     #[error(transparent)]
     CpuList(#[from] CpuListError),
     #[error(
@@ -41,14 +49,8 @@ pub enum PlanError {
     Distro(#[from] UnknownDistro),
     #[error(transparent)]
     Value(#[from] ValueError),
-    #[error(
-        "--config `{text}` is not a kernel option: {source}; write it like CONFIG_NO_HZ_FULL=y"
-    )]
-    Config {
-        text: String,
-        #[source]
-        source: LineError,
-    },
+    #[error("--config `{text}` is not a kernel option: {cause}; write it like CONFIG_NO_HZ_FULL=y")]
+    Config { text: String, cause: LineError },
     #[error("--config asks for both {first} and {second}; keep one")]
     ConfigConflict { first: String, second: String },
     #[error("{what} asks for {setting}, but an RT build needs CONFIG_PREEMPT_RT=y; remove it")]
@@ -59,13 +61,8 @@ pub enum PlanError {
         "fragment {path} must end in .cfg: meta-qcom merges only *.cfg files from SRC_URI; rename it"
     )]
     FragmentNotCfg { path: PathBuf },
-    #[error("fragment {path}:{line}: {source}; fix that line of the fragment")]
-    FragmentLine {
-        path: PathBuf,
-        line: usize,
-        #[source]
-        source: LineError,
-    },
+    #[error("fragment {path}:{line}: {cause}; fix that line of the fragment")]
+    FragmentLine { path: PathBuf, line: usize, cause: LineError },
     #[error("fragment {path} sets no kernel option; add CONFIG_<NAME>=<value> lines or drop it")]
     FragmentEmpty { path: PathBuf },
     #[error("patch {path} does not exist; check the path given to --patch")]
@@ -96,9 +93,13 @@ pub enum PlanError {
     Include(String),
 }
 
-/// Always the user's input (exit 2).
+/// The user's input (exit 2), except a meta-qcom checkout the system cannot read.
 impl crate::exit::ErrorCode for PlanError {
     fn exit(&self) -> crate::exit::Exit {
-        crate::exit::Exit::Usage
+        match self {
+            PlanError::Catalog(e) => e.exit(),
+            PlanError::MetaQcom(e) => e.exit(),
+            _ => crate::exit::Exit::Usage,
+        }
     }
 }

@@ -91,14 +91,10 @@ pub struct Plan {
 impl Plan {
     /// Validates `request` against the catalog and reads the fragment and patch files it names.
     /// Nothing is written; any error leaves the disk as it was.
-    pub fn new(request: &PlanRequest, catalog: &Catalog) -> Result<Plan, anyhow::Error> {
-        let name = request.machine.as_deref().ok_or_else(|| {
-            crate::exit::InputError::msg(
-                "no machine given; pass --machine NAME (see `rtbuild machines`)",
-            )
-        })?;
+    pub fn new(request: &PlanRequest, catalog: &Catalog) -> Result<Plan, PlanError> {
+        let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
         let found = catalog.lookup(name)?;
-        Ok(Plan::for_machine(request, found.machine, found.alias)?)
+        Plan::for_machine(request, found.machine, found.alias)
     }
 
     /// Like [`Plan::new`], with a meta-qcom checkout consulted: a machine only meta-qcom knows
@@ -109,12 +105,8 @@ impl Plan {
         request: &PlanRequest,
         catalog: &Catalog,
         meta_qcom: &crate::catalog::meta_qcom::MetaQcom,
-    ) -> Result<Plan, anyhow::Error> {
-        let name = request.machine.as_deref().ok_or_else(|| {
-            crate::exit::InputError::msg(
-                "no machine given; pass --machine NAME (see `rtbuild machines`)",
-            )
-        })?;
+    ) -> Result<Plan, PlanError> {
+        let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
         let follow = request.rt_cpus.is_none();
         let (machine, alias, defaults) =
             crate::catalog::meta_qcom::resolve(name, catalog, meta_qcom, follow)?;
@@ -421,7 +413,7 @@ fn rt_fragment(nohz_full: bool, configs: &[String]) -> Result<Vec<Setting>, Plan
     let mut given: Vec<Setting> = Vec::new();
     for text in configs {
         let setting = Setting::parse_request(text)
-            .map_err(|source| PlanError::Config { text: values::printable(text), source })?;
+            .map_err(|source| PlanError::Config { text: values::printable(text), cause: source })?;
         if let Some(previous) = given.iter().find(|s| s.symbol == setting.symbol) {
             if previous.value != setting.value {
                 return Err(PlanError::ConfigConflict {

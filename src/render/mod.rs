@@ -64,12 +64,8 @@ pub(crate) fn bbappend_path() -> PathBuf {
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum RenderError {
-    #[error("bug in rtbuild: template {name} failed: {source}; please report it")]
-    Template {
-        name: &'static str,
-        #[source]
-        source: minijinja::Error,
-    },
+    #[error("bug in rtbuild: template {name} failed: {cause}; please report it")]
+    Template { name: &'static str, cause: minijinja::Error },
     #[error("bug in rtbuild: the rendered kas file is not valid YAML: {0}; please report it")]
     Yaml(String),
 }
@@ -144,7 +140,7 @@ fn template(name: &'static str, ctx: &Context<'_>) -> Result<String, RenderError
 }
 
 fn template_error(name: &'static str) -> impl Fn(minijinja::Error) -> RenderError {
-    move |source| RenderError::Template { name, source }
+    move |source| RenderError::Template { name, cause: source }
 }
 
 fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {

@@ -4,7 +4,7 @@
 use clap::Args;
 
 use super::MachineArgs;
-use crate::exit::InputError;
+use crate::error::Refusal;
 use crate::plan::{CpuSet, Plan, PlanRequest};
 use crate::tune::{self, CpuLayout, Host};
 
@@ -26,22 +26,22 @@ pub(crate) struct CpuArgs {
 
 impl CpuArgs {
     /// `--rt-cpus` (required here) and `--housekeeping`, parsed.
-    fn given_sets(&self) -> anyhow::Result<(CpuSet, Option<CpuSet>)> {
+    fn given_sets(&self) -> crate::error::Result<(CpuSet, Option<CpuSet>)> {
         let rt = self.rt_cpus.as_deref().ok_or(tune::LayoutError::NoRtCpu)?;
-        let rt = CpuSet::parse(rt).map_err(|e| InputError(e.into()))?;
+        let rt = CpuSet::parse(rt).map_err(Refusal::CpuList)?;
         let hk = self
             .housekeeping
             .as_deref()
             .map(CpuSet::parse)
             .transpose()
-            .map_err(|e| InputError(e.into()))?;
+            .map_err(Refusal::CpuList)?;
         Ok((rt, hk))
     }
 
     /// The layout from `--rt-cpus`/`--housekeeping` alone, with no board to ask: without
     /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
     /// the housekeeping set was guessed this way).
-    pub(crate) fn layout_offline(&self) -> anyhow::Result<(CpuLayout, bool)> {
+    pub(crate) fn layout_offline(&self) -> crate::error::Result<(CpuLayout, bool)> {
         let (rt, hk) = self.given_sets()?;
         let top = rt.iter().chain(hk.iter().flat_map(CpuSet::iter)).max().unwrap_or(0);
         let cpus = CpuSet::range(0, top + 1);
@@ -50,7 +50,7 @@ impl CpuArgs {
     }
 
     /// The machine's plan, when --machine was given.
-    pub(crate) fn plan(&self) -> anyhow::Result<Option<Plan>> {
+    pub(crate) fn plan(&self) -> crate::error::Result<Option<Plan>> {
         let Some(machine) = &self.machine.name else { return Ok(None) };
         let request = PlanRequest {
             machine: Some(machine.clone()),
@@ -63,7 +63,11 @@ impl CpuArgs {
 
     /// The layout on `host`: the plan's (its RT CPUs must be online there), or the one the
     /// flags describe against the host's online CPUs.
-    pub(crate) fn layout_on(&self, plan: Option<&Plan>, host: &Host) -> anyhow::Result<CpuLayout> {
+    pub(crate) fn layout_on(
+        &self,
+        plan: Option<&Plan>,
+        host: &Host,
+    ) -> crate::error::Result<CpuLayout> {
         let online = host.online_cpus()?;
         let place = host.to_string();
         let (rt, hk) = match plan {

@@ -6,8 +6,6 @@ use clap::Args;
 
 use super::MachineArgs;
 use crate::catalog::Catalog;
-use crate::catalog::meta_qcom::MetaQcomError;
-use crate::exit::InputError;
 use crate::plan::{PROJECT_FILE, Plan, PlanRequest};
 
 /// Machine and build options. Each can also be set in `rtbuild.yaml` (same names); flags win.
@@ -83,7 +81,7 @@ pub(crate) struct PlanArgs {
 
 impl PlanArgs {
     /// The request these flags make, over the project file's.
-    pub(crate) fn request(&self) -> anyhow::Result<PlanRequest> {
+    pub(crate) fn request(&self) -> crate::error::Result<PlanRequest> {
         let flags = PlanRequest {
             machine: self.machine.name.clone(),
             rt_cpus: self.rt_cpus.clone(),
@@ -117,17 +115,16 @@ impl PlanArgs {
         })
     }
 
-    pub(crate) fn catalog(&self) -> anyhow::Result<Catalog> {
+    pub(crate) fn catalog(&self) -> crate::error::Result<Catalog> {
         self.machine.catalog()
     }
 
     /// Validates everything into a plan.
-    pub(crate) fn plan(&self) -> anyhow::Result<Plan> {
+    pub(crate) fn plan(&self) -> crate::error::Result<Plan> {
         let request = self.request()?;
         match &self.meta_qcom {
             Some(dir) => {
-                let meta =
-                    crate::catalog::meta_qcom::MetaQcom::open(dir).map_err(meta_qcom_error)?;
+                let meta = crate::catalog::meta_qcom::MetaQcom::open(dir)?;
                 let mut plan = Plan::following(&request, &self.catalog()?, &meta)?;
                 let mut files = vec!["ci/base.yml"];
                 files.extend(plan.kas_includes());
@@ -135,7 +132,7 @@ impl PlanArgs {
                 plan.drop_cmdline_set_by(&appended);
                 Ok(plan)
             }
-            None => Plan::new(&request, &self.catalog()?),
+            None => Ok(Plan::new(&request, &self.catalog()?)?),
         }
     }
 }
@@ -143,9 +140,4 @@ impl PlanArgs {
 /// `path` made absolute against the current folder (no symlink resolution).
 pub(crate) fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// A bad meta-qcom folder or machine conf is the user's input (exit 2).
-pub(crate) fn meta_qcom_error(err: MetaQcomError) -> anyhow::Error {
-    if err.is_input() { InputError(err.into()).into() } else { err.into() }
 }

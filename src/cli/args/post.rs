@@ -21,7 +21,7 @@ pub(crate) struct PostArgs {
 
 impl PostArgs {
     /// The post-build steps for a build of `spec` (see [`Post::decide`]).
-    pub(crate) fn decide(&self, spec: &BuildSpec, ui: &Ui) -> anyhow::Result<Post> {
+    pub(crate) fn decide(&self, spec: &BuildSpec, ui: &Ui) -> crate::error::Result<Post> {
         Ok(Post::decide(self.no_verify, self.bundle, spec, ui)?)
     }
 }
