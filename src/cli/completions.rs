@@ -48,7 +48,7 @@ pub(super) fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
 }
 
 pub(super) fn man(args: ManArgs, ui: &Ui) -> crate::error::Result<Exit> {
-    let pages = pages().map_err(crate::error::Error::ManPages)?;
+    let pages = pages().map_err(crate::error::Kind::ManPages)?;
     for (name, text) in &pages {
         let path = args.out_dir.join(name);
         crate::write::write_atomic(&path, text, false)?;

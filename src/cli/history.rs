@@ -251,7 +251,7 @@ fn run_trend(args: TrendArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let filter = Filter { machine: args.machine.clone(), ..Filter::default() };
     let runs = store.runs(&filter)?;
     let page = history::trend::render(&runs, args.regression_pct)
-        .map_err(crate::error::Error::TrendPage)?;
+        .map_err(crate::error::Kind::TrendPage)?;
     crate::write::write_atomic(&args.html, page.as_bytes(), false)?;
     ui.status("Wrote", args.html.display());
     Ok(Exit::Ok)

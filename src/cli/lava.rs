@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{CpuArgs, MeasureArgs};
-use crate::error::{Error, Refusal};
+use crate::error::{Kind, Refusal};
 use crate::exit::Exit;
 use crate::lava::{self, BundleUrl, JobRequest};
 use crate::plan::Distro;
@@ -105,7 +105,7 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         }
         None if ui.json() => {
             ui.out_json(&serde_json::json!({
-                "job": serde_yaml::from_str::<serde_json::Value>(&text).map_err(Error::LavaYaml)?
+                "job": serde_yaml::from_str::<serde_json::Value>(&text).map_err(Kind::LavaYaml)?
             }))?;
         }
         None => ui.out(text.trim_end()),

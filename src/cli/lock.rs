@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::args::BuildDirs;
-use crate::error::{Error, Refusal};
+use crate::error::{Kind, Refusal};
 use crate::exit::Exit;
 use crate::lock::{self, KasConfig, LockError, LockFile, PinRequest, UpdateTo};
 use crate::ui::Ui;
@@ -165,7 +165,7 @@ fn diff(old: &Path, new: &Path, work_dir: &Path, ui: &Ui) -> crate::error::Resul
     let old_lock = LockFile::read(old)?;
     let new_lock = LockFile::read(new)?;
     let diff =
-        lock::diff((&old_lock, old), (&new_lock, new), work_dir).map_err(Error::CompareLocks)?;
+        lock::diff((&old_lock, old), (&new_lock, new), work_dir).map_err(Kind::CompareLocks)?;
     if ui.json() {
         ui.out_json(&diff)?;
         return Ok(Exit::Ok);

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::error::{Error, Refusal};
+use crate::error::{Error, Kind, Refusal};
 use crate::exit::Exit;
 use crate::kasrun::setup;
 use crate::runner::{Runner, System};
@@ -61,7 +61,8 @@ fn host(dry_run: bool, ui: &Ui) -> crate::error::Result<Exit> {
         ui.status("Running", cmd);
         let finished = System.interactive(cmd)?;
         if !finished.success() {
-            let failed = Error::HostSetup { command: cmd.to_string(), how: finished.describe() };
+            let failed: Error =
+                Kind::HostSetup { command: cmd.to_string(), how: finished.describe() }.into();
             ui.error(&failed, failed.code());
             return Ok(Exit::Failed);
         }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{CpuArgs, HostArgs};
-use crate::error::{Error, Refusal};
+use crate::error::{Kind, Refusal};
 use crate::exit::Exit;
 use crate::plan::Plan;
 use crate::tune::{self, Action, CpuLayout, TuneOptions};
@@ -122,7 +122,7 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
         crate::base::output::check_folder("--emit", dir).map_err(Refusal::Output)?;
         let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));
         let path = tune::emit(dir, &script)
-            .map_err(|cause| Error::Emit { path: dir.join(tune::SCRIPT_NAME), cause })?;
+            .map_err(|cause| Kind::Emit { path: dir.join(tune::SCRIPT_NAME), cause })?;
         if ui.json() {
             ui.out_json(&serde_json::json!({ "script": path }))?;
         } else {

@@ -1,9 +1,10 @@
 //! The one error a command ends with, and the exit code it ends rtbuild with.
 //!
-//! Every command returns `Result<Exit, Error>`. Each variant holds one stage's own error and is
-//! shown as that error (`transparent`): [`Error::code`] reads the exit code off the variant
-//! (each stage error says its own with [`ErrorCode`]), as just's `Error::code()` does. Nothing
-//! is type-erased, so no code is looked for down a chain of causes.
+//! Every command returns `Result<Exit, Error>`. An [`Error`] is one [`Kind`], boxed so the
+//! `Result` stays small. Each kind holds one stage's own error and is shown as that error
+//! (`transparent`): [`Error::code`] reads the exit code off the kind (each stage error says its
+//! own with [`ErrorCode`]), as just's `Error::code()` does. Nothing is type-erased, so no code
+//! is looked for down a chain of causes.
 //!
 //! A wrapper is either `transparent` or a prefix of its own with the cause as its `#[source]`,
 //! never both: [`crate::ui::Ui::error`] prints every cause under the message, so a message that
@@ -20,8 +21,70 @@ pub(crate) use refusal::Refusal;
 
 use crate::exit::{ErrorCode, Exit, Interrupted};
 
+/// The error a command ends with.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum Error {
+#[error(transparent)]
+pub(crate) struct Error(Box<Kind>);
+
+impl Error {
+    /// The code this error ends rtbuild with.
+    pub(crate) fn code(&self) -> Exit {
+        self.0.code()
+    }
+
+    /// What went wrong.
+    #[cfg(test)]
+    pub(crate) fn kind(&self) -> &Kind {
+        &self.0
+    }
+}
+
+impl From<Kind> for Error {
+    fn from(kind: Kind) -> Error {
+        Error(Box::new(kind))
+    }
+}
+
+/// `?` turns each stage's error into an [`Error`] through its [`Kind`].
+macro_rules! from_kind {
+    ($($error:ty),* $(,)?) => {
+        $(impl From<$error> for Error {
+            fn from(error: $error) -> Error {
+                Error(Box::new(Kind::from(error)))
+            }
+        })*
+    };
+}
+
+from_kind!(
+    Refusal,
+    Interrupted,
+    crate::plan::PlanError,
+    crate::plan::values::ValueError,
+    crate::catalog::CatalogError,
+    crate::catalog::meta_qcom::MetaQcomError,
+    crate::target::TargetError,
+    crate::tune::LayoutError,
+    crate::generate::GenerateError,
+    crate::write::WriteError,
+    crate::lock::LockError,
+    crate::verify::VerifyError,
+    crate::verify::kconfig_check::KconfigCheckError,
+    crate::bundle::BundleError,
+    crate::history::HistoryError,
+    crate::kasrun::BuildError,
+    crate::doctor::NotReady,
+    crate::image::ImageError,
+    crate::testrun::TestError,
+    crate::runner::RunError,
+    crate::tune::HostError,
+    crate::tune::TuneRunError,
+    serde_json::Error,
+);
+
+/// What went wrong: one stage's error, or a failure of the command layer itself.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Kind {
     /// Flags or values the command layer refuses (exit 2).
     #[error(transparent)]
     Refusal(#[from] Refusal),
@@ -90,38 +153,38 @@ pub(crate) enum Error {
     HostSetup { command: String, how: String },
 }
 
-impl Error {
+impl Kind {
     /// The code this error ends rtbuild with.
     pub(crate) fn code(&self) -> Exit {
         match self {
-            Error::Refusal(_) => Exit::Usage,
-            Error::Interrupted(e) => e.exit(),
-            Error::Plan(e) => e.exit(),
-            Error::Value(e) => e.exit(),
-            Error::Catalog(e) => e.exit(),
-            Error::MetaQcom(e) => e.exit(),
-            Error::Target(e) => e.exit(),
-            Error::Layout(e) => e.exit(),
-            Error::Generate(e) => e.exit(),
-            Error::Write(e) => e.exit(),
-            Error::Lock(e) | Error::CompareLocks(e) => e.exit(),
-            Error::Verify(e) => e.exit(),
-            Error::KconfigCheck(e) => e.exit(),
-            Error::Bundle(e) => e.exit(),
-            Error::History(e) => e.exit(),
-            Error::Build(e) => e.exit(),
-            Error::NotReady(e) => e.exit(),
-            Error::Image(e) => e.exit(),
-            Error::Test(e) => e.exit(),
-            Error::Run(_)
-            | Error::Host(_)
-            | Error::Tune(_)
-            | Error::TrendPage(_)
-            | Error::Emit { .. }
-            | Error::ManPages(_)
-            | Error::Json(_)
-            | Error::LavaYaml(_)
-            | Error::HostSetup { .. } => Exit::Failed,
+            Kind::Refusal(_) => Exit::Usage,
+            Kind::Interrupted(e) => e.exit(),
+            Kind::Plan(e) => e.exit(),
+            Kind::Value(e) => e.exit(),
+            Kind::Catalog(e) => e.exit(),
+            Kind::MetaQcom(e) => e.exit(),
+            Kind::Target(e) => e.exit(),
+            Kind::Layout(e) => e.exit(),
+            Kind::Generate(e) => e.exit(),
+            Kind::Write(e) => e.exit(),
+            Kind::Lock(e) | Kind::CompareLocks(e) => e.exit(),
+            Kind::Verify(e) => e.exit(),
+            Kind::KconfigCheck(e) => e.exit(),
+            Kind::Bundle(e) => e.exit(),
+            Kind::History(e) => e.exit(),
+            Kind::Build(e) => e.exit(),
+            Kind::NotReady(e) => e.exit(),
+            Kind::Image(e) => e.exit(),
+            Kind::Test(e) => e.exit(),
+            Kind::Run(_)
+            | Kind::Host(_)
+            | Kind::Tune(_)
+            | Kind::TrendPage(_)
+            | Kind::Emit { .. }
+            | Kind::ManPages(_)
+            | Kind::Json(_)
+            | Kind::LavaYaml(_)
+            | Kind::HostSetup { .. } => Exit::Failed,
         }
     }
 }

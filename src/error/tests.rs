@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::error::Error as _;
 use std::path::PathBuf;
 
-use super::{Error, Refusal};
+use super::{Error, Kind, Refusal};
 use crate::base::CpuListError;
 use crate::base::input::InputError;
 use crate::base::output::OutputError;
@@ -89,6 +89,10 @@ fn json() -> serde_json::Error {
     serde_json::from_str::<serde_json::Value>("{").unwrap_err()
 }
 
+fn yaml() -> serde_yaml::Error {
+    serde_yaml::from_str::<serde_yaml::Value>("a: [").unwrap_err()
+}
+
 fn lock_io() -> LockError {
     LockError::Write { path: p("a.lock.yml"), cause: io() }
 }
@@ -107,7 +111,14 @@ fn samples() -> Vec<(Error, Exit)> {
     // PlanError: the user's input, except what a catalog or meta-qcom says of itself.
     let plan = [
         (PlanError::NoMachine, U),
-        (PlanError::Catalog(CatalogError::NotAFile { message: "x".into() }), U),
+        (
+            PlanError::Catalog(CatalogError::Unknown {
+                name: "x".into(),
+                close: vec![],
+                known: vec![],
+            }),
+            U,
+        ),
         (PlanError::MetaQcom(MetaQcomError::Read { path: p("conf"), cause: io() }), F),
         (PlanError::CpuList(cpu_list()), U),
         (PlanError::RtCpuOutside { machine: "m".into(), outside: cpus("9"), all: cpus("0-7") }, U),
@@ -159,7 +170,7 @@ fn samples() -> Vec<(Error, Exit)> {
             clash: "n".into(),
             other_file: "y".into(),
         },
-        CatalogError::NotAFile { message: "x".into() },
+        CatalogError::NotAFile { message: "x is a FIFO, not a file; pass a regular file".into() },
         // An unreadable --machines-dir is the folder the user named: exit 2.
         CatalogError::Read { path: p("boards"), cause: io() },
     ];
@@ -224,7 +235,7 @@ fn samples() -> Vec<(Error, Exit)> {
         (GenerateError::UnsafeLayerPath { out: p("o"), path: "a\nb".into() }, U),
         (GenerateError::UnsafePath(value()), U),
         (GenerateError::OutIsFile { out: p("o"), file: p("o/x") }, U),
-        (GenerateError::Render(RenderError::Yaml("bad".into())), U),
+        (GenerateError::Render(RenderError::Yaml(yaml())), U),
         (GenerateError::Write(WriteError::Io { path: p("o/x"), cause: io() }), F),
         (GenerateError::Lock(LockError::NoLock { path: p("x") }), U),
         (GenerateError::Output(OutputError::IsAFolder { flag: "--out", path: p("o") }), U),
@@ -264,8 +275,8 @@ fn samples() -> Vec<(Error, Exit)> {
     for (e, code) in lock {
         add(e.into(), code);
     }
-    add(Error::CompareLocks(LockError::NoLock { path: p("l") }), U);
-    add(Error::CompareLocks(LockError::Kas(run())), F);
+    add(Kind::CompareLocks(LockError::NoLock { path: p("l") }).into(), U);
+    add(Kind::CompareLocks(LockError::Kas(run())).into(), F);
 
     for e in verify_errors() {
         add(e.into(), U);
@@ -308,6 +319,7 @@ fn samples() -> Vec<(Error, Exit)> {
         (HistoryError::Newer { db: "x".into(), found: 3, latest: 2 }, U),
         (HistoryError::Db { db: "x".into(), message: "bad".into() }, F),
         (HistoryError::Input("bad".into()), U),
+        (HistoryError::Report(crate::report::ReportError::Input(input())), U),
         (HistoryError::Bundle { path: p("b"), message: "bad".into() }, U),
         (HistoryError::NotFound("x".into()), U),
         (HistoryError::Ambiguous("x".into()), U),
@@ -418,12 +430,16 @@ fn samples() -> Vec<(Error, Exit)> {
         add(e.into(), F);
     }
 
-    add(Error::TrendPage(minijinja()), F);
-    add(Error::Emit { path: p("d/rtbuild-tune.sh"), cause: io() }, F);
-    add(Error::ManPages(io()), F);
-    add(Error::Json(json()), F);
-    add(Error::LavaYaml(serde_yaml::from_str::<serde_yaml::Value>("a: [").unwrap_err()), F);
-    add(Error::HostSetup { command: "apt-get install x".into(), how: "exit status 100".into() }, F);
+    add(Kind::TrendPage(minijinja()).into(), F);
+    add(Kind::Emit { path: p("d/rtbuild-tune.sh"), cause: io() }.into(), F);
+    add(Kind::ManPages(io()).into(), F);
+    add(Kind::Json(json()).into(), F);
+    add(Kind::LavaYaml(yaml()).into(), F);
+    add(
+        Kind::HostSetup { command: "apt-get install x".into(), how: "exit status 100".into() }
+            .into(),
+        F,
+    );
 
     for e in refusals() {
         add(e.into(), U);
@@ -545,47 +561,47 @@ fn refusals() -> Vec<Refusal> {
 /// `Type::Variant` of `err` and of the stage error it holds. The matches name every variant
 /// (no `_`), so a new one does not compile until it is named here.
 fn variant(err: &Error) -> String {
-    let (ty, name): (&str, &str) = match err {
-        Error::Refusal(e) => ("Refusal", refusal(e)),
-        Error::Interrupted(_) => ("Interrupted", "Interrupted"),
-        Error::Plan(e) => ("PlanError", plan(e)),
-        Error::Value(_) => ("ValueError", "ValueError"),
-        Error::Catalog(e) => ("CatalogError", catalog(e)),
-        Error::MetaQcom(e) => ("MetaQcomError", meta_qcom(e)),
-        Error::Target(e) => ("TargetError", target(e)),
-        Error::Layout(e) => ("LayoutError", layout(e)),
-        Error::Generate(e) => ("GenerateError", generate(e)),
-        Error::Write(e) => ("WriteError", write(e)),
-        Error::Lock(e) => ("LockError", lock(e)),
-        Error::CompareLocks(_) => ("Error", "CompareLocks"),
-        Error::Verify(e) => ("VerifyError", verify(e)),
-        Error::KconfigCheck(e) => match e {
+    let (ty, name): (&str, &str) = match err.kind() {
+        Kind::Refusal(e) => ("Refusal", refusal(e)),
+        Kind::Interrupted(_) => ("Interrupted", "Interrupted"),
+        Kind::Plan(e) => ("PlanError", plan(e)),
+        Kind::Value(_) => ("ValueError", "ValueError"),
+        Kind::Catalog(e) => ("CatalogError", catalog(e)),
+        Kind::MetaQcom(e) => ("MetaQcomError", meta_qcom(e)),
+        Kind::Target(e) => ("TargetError", target(e)),
+        Kind::Layout(e) => ("LayoutError", layout(e)),
+        Kind::Generate(e) => ("GenerateError", generate(e)),
+        Kind::Write(e) => ("WriteError", write(e)),
+        Kind::Lock(e) => ("LockError", lock(e)),
+        Kind::CompareLocks(_) => ("Kind", "CompareLocks"),
+        Kind::Verify(e) => ("VerifyError", verify(e)),
+        Kind::KconfigCheck(e) => match e {
             KconfigCheckError::Input(_) => ("KconfigCheckError", "Input"),
             KconfigCheckError::Run(_) => ("KconfigCheckError", "Run"),
         },
-        Error::Bundle(e) => ("BundleError", bundle(e)),
-        Error::History(e) => ("HistoryError", history(e)),
-        Error::Build(e) => ("BuildError", build(e)),
-        Error::NotReady(_) => ("NotReady", "NotReady"),
-        Error::Image(e) => ("ImageError", image(e)),
-        Error::Test(e) => ("TestError", test(e)),
-        Error::Run(e) => ("RunError", run_error(e)),
-        Error::Host(e) => match e {
+        Kind::Bundle(e) => ("BundleError", bundle(e)),
+        Kind::History(e) => ("HistoryError", history(e)),
+        Kind::Build(e) => ("BuildError", build(e)),
+        Kind::NotReady(_) => ("NotReady", "NotReady"),
+        Kind::Image(e) => ("ImageError", image(e)),
+        Kind::Test(e) => ("TestError", test(e)),
+        Kind::Run(e) => ("RunError", run_error(e)),
+        Kind::Host(e) => match e {
             HostError::Run(_) => ("HostError", "Run"),
             HostError::Unreachable { .. } => ("HostError", "Unreachable"),
             HostError::Online { .. } => ("HostError", "Online"),
         },
-        Error::Tune(e) => match e {
+        Kind::Tune(e) => match e {
             TuneRunError::Run(_) => ("TuneRunError", "Run"),
             TuneRunError::Connection { .. } => ("TuneRunError", "Connection"),
             TuneRunError::Script { .. } => ("TuneRunError", "Script"),
         },
-        Error::TrendPage(_) => ("Error", "TrendPage"),
-        Error::Emit { .. } => ("Error", "Emit"),
-        Error::ManPages(_) => ("Error", "ManPages"),
-        Error::Json(_) => ("Error", "Json"),
-        Error::LavaYaml(_) => ("Error", "LavaYaml"),
-        Error::HostSetup { .. } => ("Error", "HostSetup"),
+        Kind::TrendPage(_) => ("Kind", "TrendPage"),
+        Kind::Emit { .. } => ("Kind", "Emit"),
+        Kind::ManPages(_) => ("Kind", "ManPages"),
+        Kind::Json(_) => ("Kind", "Json"),
+        Kind::LavaYaml(_) => ("Kind", "LavaYaml"),
+        Kind::HostSetup { .. } => ("Kind", "HostSetup"),
     };
     format!("{ty}::{name}")
 }
@@ -752,6 +768,7 @@ fn history(e: &HistoryError) -> &'static str {
         HistoryError::Newer { .. } => "Newer",
         HistoryError::Db { .. } => "Db",
         HistoryError::Input(_) => "Input",
+        HistoryError::Report(_) => "Report",
         HistoryError::Bundle { .. } => "Bundle",
         HistoryError::NotFound(_) => "NotFound",
         HistoryError::Ambiguous(_) => "Ambiguous",
@@ -900,7 +917,7 @@ fn every_variant_has_a_sample() {
         ("VerifyError", 11),
         ("KconfigCheckError", 2),
         ("BundleError", 17),
-        ("HistoryError", 9),
+        ("HistoryError", 10),
         ("BuildError", 7),
         ("NotReady", 1),
         ("ImageError", 10),
@@ -908,7 +925,7 @@ fn every_variant_has_a_sample() {
         ("RunError", 4),
         ("HostError", 3),
         ("TuneRunError", 3),
-        ("Error", 7),
+        ("Kind", 7),
     ]
     .into_iter()
     .collect();

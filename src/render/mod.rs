@@ -67,7 +67,9 @@ pub(crate) enum RenderError {
     #[error("bug in rtbuild: template {name} failed: {cause}; please report it")]
     Template { name: &'static str, cause: minijinja::Error },
     #[error("bug in rtbuild: the rendered kas file is not valid YAML: {0}; please report it")]
-    Yaml(String),
+    Yaml(serde_yaml::Error),
+    #[error("bug in rtbuild: rtbuild-plan.json could not be written: {0}; please report it")]
+    PlanJson(serde_json::Error),
 }
 
 /// Everything the templates see, built from the plan.
@@ -112,12 +114,11 @@ pub(crate) fn render(plan: &Plan, layout: &LayerPlacement) -> Result<Tree, Rende
     let mut tree = Tree::new();
 
     let kas = crate::kas_yaml::generated(&ctx).map_err(template_error("kas.yml"))?;
-    serde_yaml::from_str::<serde_yaml::Value>(&kas)
-        .map_err(|e| RenderError::Yaml(e.to_string()))?;
+    serde_yaml::from_str::<serde_yaml::Value>(&kas).map_err(RenderError::Yaml)?;
     tree.insert(kas_file_name(plan), kas);
 
-    let expectations = formats::to_json(&PlanFile::new(plan.expectations()))
-        .map_err(|e| RenderError::Yaml(e.to_string()))?;
+    let expectations =
+        formats::to_json(&PlanFile::new(plan.expectations())).map_err(RenderError::PlanJson)?;
     tree.insert(PLAN_FILE, expectations);
 
     tree.insert(format!("{LAYER_DIR}/conf/layer.conf"), template("layer.conf", &ctx)?);

@@ -180,7 +180,7 @@ fn decide(
             Ok(None) => Change::Create,
             Ok(Some(current)) if current == bytes => Change::Unchanged,
             Err(crate::base::input::InputError::Unreadable { cause, .. }) => {
-                return Err(WriteError::Io { path, cause: cause });
+                return Err(WriteError::Io { path, cause });
             }
             // A FIFO, device or folder where rtbuild writes a file: not rtbuild's.
             Err(_) if force => Change::Update,
