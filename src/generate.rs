@@ -41,6 +41,11 @@ pub(crate) enum GenerateError {
     #[error(transparent)]
     UnsafePath(#[from] ValueError),
     #[error(
+        "--include {}: kas reads local includes from the repository holding the kas file, {}, and this file is outside it; move the file into {}, or put the output folder (--out) in the git work tree that holds the file",
+        .file.display(), .repo.display(), .repo.display()
+    )]
+    IncludeOutside { file: PathBuf, repo: PathBuf },
+    #[error(
         "output folder {} cannot be used: {} is a file, not a folder; pass --out a folder (it is created when missing)",
         .out.display(), .file.display()
     )]
@@ -82,7 +87,8 @@ pub(crate) fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generat
     }
     crate::base::output::check_folder("--out", &out)?;
     let layout = layout_for(&out)?;
-    let tree = render::render(plan, &layout)?;
+    let local = local_includes(plan, &out)?;
+    let tree = render::render_including(plan, &layout, &local)?;
     // One writer per folder: a second generate into it is refused, not interleaved.
     let _only_writer = match options.write.dry_run {
         true => None,
@@ -127,6 +133,20 @@ pub(crate) fn layout_for(out: &Path) -> Result<LayerPlacement, GenerateError> {
         return Err(GenerateError::UnsafeLayerPath { out: out.to_path_buf(), path });
     }
     Ok(LayerPlacement { layer_in_repo: path })
+}
+
+/// Each local `--include` by its path inside the repository kas reads the kas file from (the
+/// git work tree around `out`, or `out` itself outside git): kas resolves a local include from
+/// there and refuses one outside it.
+pub(crate) fn local_includes(plan: &Plan, out: &Path) -> Result<Vec<String>, GenerateError> {
+    let repo = git_top(out).unwrap_or_else(|| real_path(out));
+    crate::plan::include::local_paths(&plan.includes)
+        .into_iter()
+        .map(|file| match file.strip_prefix(&repo) {
+            Ok(inside) => Ok(inside.to_string_lossy().into_owned()),
+            Err(_) => Err(GenerateError::IncludeOutside { file, repo: repo.clone() }),
+        })
+        .collect()
 }
 
 /// The top of the git work tree holding `path`, if any.

@@ -13,6 +13,9 @@ pub enum Deploy {
     Qdl,
     /// A download, then the lab's own flasher script (`flash.settings` names the board).
     Flasher,
+    /// No board: LAVA boots a kernel, an initrd and a root file system image under QEMU (a
+    /// smoke job for the image's RT mechanics; latencies under emulation mean nothing).
+    Qemu,
 }
 
 impl Deploy {
@@ -20,6 +23,7 @@ impl Deploy {
         match self {
             Deploy::Qdl => "qdl",
             Deploy::Flasher => "flasher",
+            Deploy::Qemu => "qemu",
         }
     }
 }
@@ -30,7 +34,10 @@ impl std::str::FromStr for Deploy {
         match text {
             "qdl" => Ok(Deploy::Qdl),
             "flasher" => Ok(Deploy::Flasher),
-            _ => Err(format!("unknown --deploy `{}`; use qdl or flasher", text.escape_debug())),
+            "qemu" => Ok(Deploy::Qemu),
+            _ => {
+                Err(format!("unknown --deploy `{}`; use qdl, flasher or qemu", text.escape_debug()))
+            }
         }
     }
 }
@@ -120,7 +127,7 @@ impl LavaProfile {
                     }
                 }
             }
-            Deploy::Flasher => {
+            Deploy::Flasher | Deploy::Qemu => {
                 if self.firehose.is_some() || !self.qdl_stages.is_empty() {
                     return Some("lava.firehose and lava.qdl_stages belong to deploy qdl".into());
                 }

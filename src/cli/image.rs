@@ -8,7 +8,7 @@ use clap::Args;
 use super::args::{BuildArgs, OutputArgs, PlanArgs, PostArgs};
 use crate::bundle::BundleOutcome;
 use crate::exit::{Exit, Interrupted};
-use crate::image::{BuildSetup, ImageOptions, ImageOutcome, Replan};
+use crate::image::{BuildSetup, ImageOptions, ImageOutcome, MetaQcomSource};
 use crate::kasrun::after::Verified;
 use crate::kasrun::report::{BuildResult, BuildStatus};
 use crate::runner::{System, signals};
@@ -38,15 +38,16 @@ pub(crate) struct ImageArgs {
 pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let started = std::time::Instant::now();
     signals::install();
-    let plan = args.plan.plan()?;
+    // rtbuild.yaml and the catalog are read once; the pipeline makes the plan.
     let request = args.plan.request()?;
+    let catalog = args.plan.catalog()?;
+    let meta_qcom = match args.plan.meta_qcom()? {
+        Some(meta) => MetaQcomSource::Given(meta),
+        None => MetaQcomSource::Checkout,
+    };
     let (spec, caches) = args.build.validate(&request)?;
     let post = args.post.decide(&spec, ui)?;
     let launch = args.build.launch(args.output.dry_run)?;
-    let replan = match args.plan.meta_qcom {
-        Some(_) => None,
-        None => Some(Replan { request, catalog: args.plan.catalog()? }),
-    };
     let mut output = args.output.options();
     output.work_dir = args.work_dir.as_deref().map(super::args::absolute);
     let options = ImageOptions {
@@ -54,9 +55,9 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::error::Result<Exit> {
         setup: BuildSetup { launch, spec, caches },
         post,
         lock: args.lock,
-        replan,
+        meta_qcom,
     };
-    let built = match crate::image::image(&plan, &options, &System, ui)? {
+    let built = match crate::image::image(&request, &catalog, &options, &System, ui)? {
         ImageOutcome::Planned(dry_run) => {
             if ui.json() {
                 ui.out_json(&dry_run)?;

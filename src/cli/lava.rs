@@ -1,14 +1,17 @@
-//! `rtbuild lava`: a LAVA job definition that flashes a bundle on a farm board and runs the
-//! same measurement `rtbuild test` runs; `rtbuild report` reads its log.
+//! `rtbuild lava`: a LAVA job definition that flashes a bundle on a farm board (or, with
+//! `--deploy qemu`, boots a kernel and root file system under QEMU) and runs the same
+//! measurement `rtbuild test` runs; `rtbuild report` reads its log.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::args::{CpuArgs, MeasureArgs};
+use crate::catalog::Deploy;
 use crate::error::{Kind, Refusal};
 use crate::exit::Exit;
-use crate::lava::{self, BundleUrl, JobRequest};
+use crate::lava::qemu::{self, Arch, ImageUrl, QemuImages};
+use crate::lava::{self, Artifacts, BundleUrl, JobError, JobRequest};
 use crate::plan::Distro;
 use crate::report::DEFAULT_THRESHOLD_US;
 use crate::tune::CpuLayout;
@@ -19,18 +22,43 @@ pub(crate) struct LavaArgs {
     #[command(flatten)]
     pub cpus: CpuArgs,
     /// URL of the bundle to flash: `rtbuild bundle`'s *.tar.zst (or a meta-qcom
-    /// *.qcomflash.tar.gz), where the LAVA dispatcher can download it.
+    /// *.qcomflash.tar.gz), where the LAVA dispatcher can download it (every deploy but qemu).
     #[arg(long, value_name = "URL")]
-    pub bundle_url: String,
+    pub bundle_url: Option<String>,
     /// LAVA device type [default: the one Qualcomm's lab uses for the board (the catalog's
     /// `lava.device_type`, from lava-test-plans), else the machine name].
     #[arg(long, value_name = "T")]
     pub device_type: Option<String>,
     /// How the lab flashes the board: `qdl` (EDL, one qdl boot per storage stage) or
-    /// `flasher` (a download and the lab's flasher script) [default: the catalog's
-    /// `lava.deploy`, else flasher].
-    #[arg(long, value_name = "qdl|flasher")]
+    /// `flasher` (a download and the lab's flasher script); or `qemu`: no board, LAVA boots
+    /// --kernel-url, --initrd-url and --rootfs-url under QEMU (device type `qemu`), a smoke
+    /// job whose latencies mean nothing [default: the catalog's `lava.deploy`, else flasher].
+    #[arg(long, value_name = "qdl|flasher|qemu")]
     pub deploy: Option<String>,
+    /// qemu: the kernel to boot (file:///PATH on the dispatcher, or http(s)://).
+    #[arg(long, value_name = "URL")]
+    pub kernel_url: Option<String>,
+    /// qemu: the initrd, if the kernel needs one (file:///PATH or http(s)://).
+    #[arg(long, value_name = "URL")]
+    pub initrd_url: Option<String>,
+    /// qemu: the root file system, a raw ext4 image (the guest's /dev/vda; .gz, .xz, .zst and
+    /// .bz2 are decompressed by LAVA).
+    #[arg(long, value_name = "URL")]
+    pub rootfs_url: Option<String>,
+    /// qemu: the kernel command line; rtbuild appends the machine's RT arguments (isolcpus,
+    /// nohz_full, rcu_nocbs, irqaffinity, …) [default: console=ttyS0,115200 root=/dev/vda rw].
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    pub kernel_args: Option<String>,
+    /// qemu: the guest's architecture (LAVA's `arch`) [default: amd64].
+    #[arg(long, value_name = "amd64|arm64")]
+    pub arch: Option<String>,
+    /// qemu: the console is already a root shell; boot without logging in.
+    #[arg(long)]
+    pub no_login: bool,
+    /// The shell prompt to wait for after boot, before the generic `root@…` one [default: the
+    /// catalog's `lava.boot_prompt`, else root@MACHINE].
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
+    pub prompt: Option<String>,
     /// The image the bundle holds; its qcomflash folder is IMAGE-MACHINE [default:
     /// qcom-multimedia-image; core-image-base with nodistro].
     #[arg(long, value_name = "NAME")]
@@ -53,7 +81,6 @@ pub(crate) struct LavaArgs {
 }
 
 pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
-    let bundle = BundleUrl::parse(&args.bundle_url).map_err(Refusal::Job)?;
     let m = args.measure.check()?;
     let distro: Distro = args.distro.parse().map_err(Refusal::Distro)?;
     if args.cpus.machine.name.is_none() {
@@ -73,19 +100,26 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         .map(str::parse::<crate::catalog::Deploy>)
         .transpose()
         .map_err(Refusal::Deploy)?;
-    let lab = lava::Lab::resolve(
+    let mut lab = lava::Lab::resolve(
         &machine,
         plan.machine.lava.as_ref(),
         args.device_type.as_deref(),
         deploy,
     )
     .map_err(Refusal::Job)?;
+    if let Some(prompt) = &args.prompt {
+        lab = lab.with_prompt(prompt).map_err(Refusal::Job)?;
+    }
+    let arch: Arch = args.arch.as_deref().unwrap_or("amd64").parse().map_err(Refusal::Arch)?;
+    let artifacts =
+        artifacts(&args, lab.deploy, &plan.rt_cmdline(), layout.cpus.iter().max(), arch)
+            .map_err(Refusal::Job)?;
     let request = JobRequest {
         image: args.image.clone().unwrap_or_else(|| distro.default_image().to_string()),
         lab,
         machine,
         distro,
-        bundle,
+        artifacts,
         layout,
         measurement: m,
         threshold_us,
@@ -111,4 +145,46 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         None => ui.out(text.trim_end()),
     }
     Ok(Exit::Ok)
+}
+
+/// The bundle the board flashes, or the files QEMU boots, from the flags `deploy` takes.
+fn artifacts(
+    args: &LavaArgs,
+    deploy: Deploy,
+    rt_cmdline: &[String],
+    last_cpu: Option<u32>,
+    arch: Arch,
+) -> Result<Artifacts, JobError> {
+    let qemu_flags = args.kernel_url.is_some()
+        || args.initrd_url.is_some()
+        || args.rootfs_url.is_some()
+        || args.kernel_args.is_some()
+        || args.arch.is_some()
+        || args.no_login;
+    if deploy != Deploy::Qemu {
+        return match (&args.bundle_url, qemu_flags) {
+            (Some(url), false) => Ok(Artifacts::Bundle(BundleUrl::parse(url)?)),
+            _ => Err(JobError::BoardNeedsBundle(deploy.name())),
+        };
+    }
+    let (Some(kernel), Some(rootfs), None) = (&args.kernel_url, &args.rootfs_url, &args.bundle_url)
+    else {
+        return Err(JobError::QemuNeedsFiles);
+    };
+    Ok(Artifacts::Qemu(QemuImages {
+        kernel: ImageUrl::parse("--kernel-url", kernel)?,
+        initrd: args
+            .initrd_url
+            .as_deref()
+            .map(|u| ImageUrl::parse("--initrd-url", u))
+            .transpose()?,
+        rootfs: ImageUrl::parse("--rootfs-url", rootfs)?,
+        kernel_args: qemu::kernel_args(
+            args.kernel_args.as_deref().unwrap_or(qemu::DEFAULT_KERNEL_ARGS),
+            rt_cmdline,
+        )?,
+        arch,
+        cpus: last_cpu.map_or(1, |c| c + 1),
+        login: !args.no_login,
+    }))
 }

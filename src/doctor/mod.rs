@@ -406,18 +406,43 @@ pub(crate) fn target_for(
     out: &std::path::Path,
     container: Option<Engine>,
 ) -> Target {
+    let mut files = vec![plan.machine.kas_file.as_str(), crate::plan::KERNEL_KAS_FILE];
+    files.extend(plan.distro.kas_file());
+    let build = Build {
+        dl_dir: plan.dl_dir.as_ref().map(|p| p.as_path()),
+        sstate_dir: plan.sstate_dir.as_ref().map(|p| p.as_path()),
+        kas_files: &files,
+        meta_qcom_url: plan.meta_qcom.url.as_str(),
+    };
+    target(&build, out, container)
+}
+
+/// What [`target`] needs to know about a build before its plan is made.
+pub(crate) struct Build<'a> {
+    pub dl_dir: Option<&'a std::path::Path>,
+    pub sstate_dir: Option<&'a std::path::Path>,
+    /// meta-qcom's kas files the build includes (their repos are checked when meta-qcom is
+    /// already checked out).
+    pub kas_files: &'a [&'a str],
+    pub meta_qcom_url: &'a str,
+}
+
+/// The folders and repositories `build` into `out` uses.
+pub(crate) fn target(
+    build: &Build<'_>,
+    out: &std::path::Path,
+    container: Option<Engine>,
+) -> Target {
     let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
     let work = out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone());
     let dirs = crate::kasrun::caches::CacheDirs::resolve(
-        plan.dl_dir.as_ref().map(|p| p.as_path()),
-        plan.sstate_dir.as_ref().map(|p| p.as_path()),
+        build.dl_dir,
+        build.sstate_dir,
         std::env::var_os("DL_DIR").map(PathBuf::from),
         std::env::var_os("SSTATE_DIR").map(PathBuf::from),
         &work,
     );
-    let mut files = vec![plan.machine.kas_file.as_str(), crate::plan::KERNEL_KAS_FILE];
-    files.extend(plan.distro.kas_file());
-    let urls = repos::urls(&plan.meta_qcom.url.to_string(), &work, &files);
+    let urls = repos::urls(build.meta_qcom_url, &work, build.kas_files);
     Target { work, dl_dir: dirs.dl_dir, sstate_dir: dirs.sstate_dir, container, urls }
 }
 

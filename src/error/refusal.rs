@@ -49,6 +49,9 @@ pub(crate) enum Refusal {
     /// `--deploy` names no way to flash (the catalog says why).
     #[error("{0}")]
     Deploy(String),
+    /// `--arch` names no QEMU architecture (the LAVA job says which it knows).
+    #[error("{0}")]
+    Arch(String),
 
     // lock
     #[error("a lock FILE is read only with --check; use --machine to write one")]

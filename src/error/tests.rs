@@ -152,6 +152,12 @@ fn samples() -> Vec<(Error, Exit)> {
         (PlanError::ReservedCmdline { arg: "isolcpus=3".into(), key: "isolcpus".into() }, U),
         (PlanError::ProjectFile { path: p("rtbuild.yaml"), message: "bad key".into() }, U),
         (PlanError::Include("ci/x.yml".into()), U),
+        (PlanError::IncludeName { path: "x.txt".into() }, U),
+        (
+            PlanError::IncludeNotAFile { message: "`x.yml` does not exist; check the path".into() },
+            U,
+        ),
+        (PlanError::IncludeNotKas { path: "x.yml".into(), reason: "no header".into() }, U),
     ];
     for (e, code) in plan {
         add(e.into(), code);
@@ -235,6 +241,7 @@ fn samples() -> Vec<(Error, Exit)> {
         (GenerateError::UnsafeLayerPath { out: p("o"), path: "a\nb".into() }, U),
         (GenerateError::UnsafePath(value()), U),
         (GenerateError::OutIsFile { out: p("o"), file: p("o/x") }, U),
+        (GenerateError::IncludeOutside { file: p("/x.yml"), repo: p("/r") }, U),
         (GenerateError::Render(RenderError::Yaml(yaml())), U),
         (GenerateError::Write(WriteError::Io { path: p("o/x"), cause: io() }), F),
         (GenerateError::Lock(LockError::NoLock { path: p("x") }), U),
@@ -508,6 +515,7 @@ fn refusals() -> Vec<Refusal> {
         Refusal::Duration(crate::testrun::BadDuration("x".into())),
         Refusal::MainCpu("--main-cpu 3 is not a housekeeping CPU (0-2); pass one of 0-2".into()),
         Refusal::Deploy("unknown --deploy `x`; use qdl or flasher".into()),
+        Refusal::Arch("x".parse::<crate::lava::qemu::Arch>().unwrap_err()),
         Refusal::LockFileWithoutCheck,
         Refusal::LockNeedsMachine,
         Refusal::CheckNeedsLock,
@@ -636,6 +644,9 @@ fn plan(e: &PlanError) -> &'static str {
         PlanError::ReservedCmdline { .. } => "ReservedCmdline",
         PlanError::ProjectFile { .. } => "ProjectFile",
         PlanError::Include(_) => "Include",
+        PlanError::IncludeName { .. } => "IncludeName",
+        PlanError::IncludeNotAFile { .. } => "IncludeNotAFile",
+        PlanError::IncludeNotKas { .. } => "IncludeNotKas",
     }
 }
 
@@ -685,6 +696,7 @@ fn generate(e: &GenerateError) -> &'static str {
         GenerateError::UnsafeLayerPath { .. } => "UnsafeLayerPath",
         GenerateError::UnsafePath(_) => "UnsafePath",
         GenerateError::OutIsFile { .. } => "OutIsFile",
+        GenerateError::IncludeOutside { .. } => "IncludeOutside",
         GenerateError::Render(_) => "Render",
         GenerateError::Write(_) => "Write",
         GenerateError::Lock(_) => "Lock",
@@ -842,6 +854,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::Duration(_) => "Duration",
         Refusal::MainCpu(_) => "MainCpu",
         Refusal::Deploy(_) => "Deploy",
+        Refusal::Arch(_) => "Arch",
         Refusal::LockFileWithoutCheck => "LockFileWithoutCheck",
         Refusal::LockNeedsMachine => "LockNeedsMachine",
         Refusal::CheckNeedsLock => "CheckNeedsLock",
@@ -903,15 +916,15 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 64),
+        ("Refusal", 65),
         ("Interrupted", 1),
-        ("PlanError", 28),
+        ("PlanError", 31),
         ("ValueError", 1),
         ("CatalogError", 6),
         ("MetaQcomError", 6),
         ("TargetError", 3),
         ("LayoutError", 6),
-        ("GenerateError", 8),
+        ("GenerateError", 9),
         ("WriteError", 4),
         ("LockError", 16),
         ("VerifyError", 11),

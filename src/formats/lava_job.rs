@@ -22,12 +22,13 @@ pub(crate) struct Job {
     pub actions: Vec<Action>,
 }
 
-/// A context or metadata value: a word or a number.
+/// A context or metadata value: a word, a number, or a list of words (QEMU's `extra_options`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub(crate) enum ContextValue {
     Number(u64),
     Text(String),
+    List(Vec<String>),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -98,6 +99,19 @@ pub(crate) enum Deploy {
     /// Qualcomm's qdl deploy: the qcomflash archive, the LAVA overlay applied to
     /// `rootfs_image` at `overlay_path`.
     Qdl { rootfs_image: String, overlay_path: String, qcomflash: QcomflashImage, timeout: Minutes },
+    /// QEMU's deploy: download `images` to the dispatcher; each one's `image_arg` puts it on
+    /// the QEMU command line (`{NAME}` becomes the downloaded file).
+    Tmpfs { timeout: Minutes, images: BTreeMap<String, QemuImage> },
+}
+
+/// One file of a QEMU deploy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct QemuImage {
+    pub url: String,
+    pub image_arg: String,
+    /// How LAVA decompresses the download (`gz`, `xz`, `zstd`, `bz2`), if it is compressed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compression: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -139,6 +153,15 @@ pub(crate) enum Boot {
     },
     /// Power on and wait for the login prompt.
     Minimal { timeout: Minutes, auto_login: AutoLogin, prompts: Vec<String> },
+    /// Start QEMU with the deployed files and wait for the prompt (after logging in, unless the
+    /// console is already a shell).
+    Qemu {
+        media: String,
+        timeout: Minutes,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        auto_login: Option<AutoLogin>,
+        prompts: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

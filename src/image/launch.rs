@@ -72,12 +72,22 @@ impl Launch {
     /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
     /// stops the command with exit 2 before anything is generated or kas is asked to build.
     pub(crate) fn preflight(&self, plan: &Plan, out: &Path, ui: &Ui) -> Result<(), ImageError> {
+        self.preflight_of(|| doctor::target_for(plan, out, self.engine), ui)
+    }
+
+    /// The preflight for the build `target` makes, before its plan exists (the meta-qcom
+    /// checkout runs after it).
+    pub(crate) fn preflight_of(
+        &self,
+        target: impl FnOnce() -> doctor::Target,
+        ui: &Ui,
+    ) -> Result<(), ImageError> {
         if self.checked.replace(true) {
             return Ok(());
         }
         let kas =
             self.kas.clone().ok_or_else(|| BuildError::KasMissing { looked: "PATH".to_string() });
-        doctor::preflight(&doctor::target_for(plan, out, self.engine), kas, ui)?;
+        doctor::preflight(&target(), kas, ui)?;
         Ok(())
     }
 }

@@ -1,6 +1,8 @@
-//! The image pipeline, as `rtbuild image` runs it: prepare (check folders, preflight, generate
-//! only what changed) → kas and BitBake → verify → bundle. `matrix` runs it once per cell and
-//! `shell` opens `kas shell` on what it prepares.
+//! The image pipeline, as `rtbuild image` runs it, one way through: the request's settings
+//! checked → meta-qcom resolved (`--meta-qcom DIR`, or kas's checkout) → the plan, made once →
+//! prepare, once (check folders, preflight, generate only what changed) → kas and BitBake →
+//! verify → bundle. `matrix` runs it once per cell and `shell` opens `kas shell` on what it
+//! prepares.
 //!
 //! Commands only map their flags to [`ImageOptions`] and call [`image`], [`matrix::matrix`] or
 //! [`shell::shell`]; processes start through the [`Runner`] they are given.
@@ -8,6 +10,7 @@
 mod dry_run;
 mod launch;
 pub(crate) mod matrix;
+mod meta_qcom;
 mod post;
 mod prepare;
 pub(crate) mod shell;
@@ -16,23 +19,22 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use dry_run::DryRun;
 pub(crate) use launch::{Launch, container_engine};
+pub(crate) use meta_qcom::MetaQcomSource;
 pub(crate) use post::{After, Post, after_build};
 pub(crate) use prepare::{BuildSetup, OutputOptions, prepare};
 
 use crate::catalog::Catalog;
-use crate::catalog::meta_qcom::MetaQcom;
 use crate::doctor::NotReady;
 use crate::exit::{ErrorCode, Exit, Interrupted};
 use crate::generate::GenerateError;
 use crate::kasrun::BuildError;
 use crate::kasrun::after::AfterError;
-use crate::kasrun::command;
 use crate::kasrun::report::BuildResult;
-use crate::kasrun::run::{self, BuildJob};
+use crate::kasrun::run;
 use crate::lock::LockError;
 use crate::plan::values::ValueError;
-use crate::plan::{Plan, PlanError, PlanRequest};
-use crate::runner::{Runner, check_status, signals};
+use crate::plan::{Plan, PlanError, PlanRequest, Settings};
+use crate::runner::Runner;
 use crate::ui::Ui;
 
 /// What `rtbuild image` should do beyond the plan.
@@ -43,16 +45,8 @@ pub(crate) struct ImageOptions {
     pub post: Post,
     /// Build from this lock file, installed beside the generated kas file.
     pub lock: Option<PathBuf>,
-    /// Where the plan came from, to plan again from meta-qcom's own machine conf once kas has
-    /// checked meta-qcom out; `None` when the plan already follows a meta-qcom checkout.
-    pub replan: Option<Replan>,
-}
-
-/// The request and catalog a plan was made from.
-#[derive(Debug, Clone)]
-pub(crate) struct Replan {
-    pub request: PlanRequest,
-    pub catalog: Catalog,
+    /// Where the plan reads meta-qcom's machine conf and kas files from.
+    pub meta_qcom: MetaQcomSource,
 }
 
 /// How `rtbuild image` ended. One is returned per command, so the size difference between
@@ -114,10 +108,12 @@ impl ErrorCode for ImageError {
     }
 }
 
-/// Runs the image pipeline for `plan`. A failed or interrupted build is an outcome, not an
+/// Runs the image pipeline for `request`: its settings are checked, meta-qcom is resolved, the
+/// plan is made once and prepared once. A failed or interrupted build is an outcome, not an
 /// error.
 pub(crate) fn image(
-    plan: &Plan,
+    request: &PlanRequest,
+    catalog: &Catalog,
     options: &ImageOptions,
     runner: &dyn Runner,
     ui: &Ui,
@@ -127,69 +123,45 @@ pub(crate) fn image(
         // Read (and so check) the lock before anything is generated.
         crate::lock::LockFile::read(lock)?;
     }
-    let job = prepare(plan, &options.output, &options.setup, ui)?;
+    let settings = Settings::new(request)?;
+    let resolved = meta_qcom::resolve(request, &settings, catalog, options, runner, ui)?;
+    let plan = plan(request, settings, catalog, &resolved, ui)?;
+    let job = prepare(&plan, &options.output, &options.setup, ui)?;
     if let Some(lock) = &options.lock {
         install_lock(lock, &job.layout.kas_file, dry_run, ui)?;
     }
     if dry_run {
         return Ok(ImageOutcome::Planned(DryRun::of(&job)));
     }
-    let checkout_started = std::time::Instant::now();
-    let followed = match &options.replan {
-        Some(replan) => follow_meta_qcom(plan, &job, replan, runner, ui)?,
-        None => None,
-    };
-    let checkout_secs = checkout_started.elapsed().as_secs_f64();
-    let job = match &followed {
-        Some(followed) => prepare(followed, &options.output, &options.setup, ui)?,
-        None => job,
-    };
-    let expected = followed.as_ref().unwrap_or(plan).expectations();
+    let expected = plan.expectations();
     let result = run::build(&job, runner, ui)?;
     run::report(&result, ui);
     let after = after_build(&result, &job, &expected, options.post, runner, ui)?;
-    let kas_secs = checkout_secs + result.duration_secs;
+    let kas_secs = resolved.kas_secs + result.duration_secs;
     Ok(ImageOutcome::Built { result, after, kas_secs })
 }
 
-/// Once kas has checked meta-qcom out (and before BitBake runs), compares the board's machine
-/// conf with the plan. When meta-qcom's defaults differ from the catalog's and no `--rt-cpus`
-/// was given, the plan follows meta-qcom: the caller generates the files again and
-/// `rtbuild-plan.json` records where the defaults came from. With `--meta-qcom DIR` this was
-/// decided before generating; when the checkout fails, `kas build` reports it.
-fn follow_meta_qcom(
-    plan: &Plan,
-    job: &BuildJob,
-    replan: &Replan,
-    runner: &dyn Runner,
+/// The plan, made once from the request's settings, the catalog and meta-qcom as resolved.
+/// With kas's own checkout, the plan records where the machine's defaults came from only when
+/// it follows meta-qcom's (they differ from the catalog's and no `--rt-cpus` was given);
+/// otherwise the user is only told what meta-qcom has.
+fn plan(
+    request: &PlanRequest,
+    settings: Settings,
+    catalog: &Catalog,
+    resolved: &meta_qcom::Resolved,
     ui: &Ui,
-) -> Result<Option<Plan>, ImageError> {
-    let checkout = command::in_container(
-        command::kas_checkout(&job.kas, &job.layout, &job.dirs),
-        job.container,
-    );
-    ui.status("Checking out", &checkout);
-    if let Err(err) = runner.capture(&checkout).and_then(|output| check_status(&checkout, output)) {
-        ui.detail(format!("kas checkout failed ({err}); kas build will report it"));
-        return Ok(None);
-    }
-    if signals::interrupted() {
-        return Err(Interrupted.into());
-    }
-    let Ok(meta) = MetaQcom::open(&job.layout.work.join("meta-qcom")) else {
-        return Ok(None);
-    };
-    let followed =
-        Plan::following(&replan.request, &replan.catalog, &meta).map_err(ImageError::Plan)?;
-    if followed.machine_defaults.as_ref().is_none_or(|d| d.source != "meta-qcom") {
+) -> Result<Plan, ImageError> {
+    let mut plan = Plan::from_settings(request, settings, catalog, resolved.meta_qcom.as_ref())?;
+    let followed = plan.machine_defaults.as_ref().is_some_and(|d| d.source == "meta-qcom");
+    if resolved.checked_out && !followed {
         if let Some(note) =
-            followed.machine_defaults.as_ref().and_then(|d| d.note(&plan.machine.name, true))
+            plan.machine_defaults.take().and_then(|d| d.note(&plan.machine.name, true))
         {
             ui.note(note);
         }
-        return Ok(None);
     }
-    Ok(Some(followed))
+    Ok(plan)
 }
 
 /// Installs `lock` beside the kas file (or, with `--dry-run`, only says it would).

@@ -10,6 +10,7 @@ use crate::kasrun::caches::{self, CacheDirs, CacheSettings};
 use crate::kasrun::command::{self, BuildSpec};
 use crate::kasrun::run::BuildJob;
 use crate::kasrun::{BuildPaths, check_writable};
+use crate::plan::values::ConfPath;
 use crate::plan::{Plan, build_path};
 use crate::runner::signals;
 use crate::ui::Ui;
@@ -51,6 +52,40 @@ pub(crate) struct BuildSetup {
     pub caches: CacheSettings,
 }
 
+/// The folders a build uses, each checked: the output folder, kas's work folder, `DL_DIR` and
+/// `SSTATE_DIR`.
+pub(crate) struct Site {
+    pub out: PathBuf,
+    pub work: PathBuf,
+    pub dirs: CacheDirs,
+}
+
+/// Checks every folder kas and BitBake will see before anything is written: the output folder
+/// `out` (and with it the work and build folders), DL_DIR and SSTATE_DIR from the plan or the
+/// environment.
+pub(crate) fn site(
+    out: &Path,
+    output: &OutputOptions,
+    dl_dir: Option<&ConfPath>,
+    sstate_dir: Option<&ConfPath>,
+) -> Result<Site, ImageError> {
+    let out = build_path::check("output folder", out)?;
+    let work = match &output.work_dir {
+        Some(dir) => build_path::check("kas work folder", dir)?,
+        None => out.parent().map_or_else(|| out.clone(), Path::to_path_buf),
+    };
+    let dirs = CacheDirs::resolve(
+        dl_dir.map(|p| p.as_path()),
+        sstate_dir.map(|p| p.as_path()),
+        std::env::var_os("DL_DIR").map(PathBuf::from),
+        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
+        &work,
+    );
+    build_path::check("DL_DIR", &dirs.dl_dir)?;
+    build_path::check("SSTATE_DIR", &dirs.sstate_dir)?;
+    Ok(Site { out, work, dirs })
+}
+
 /// Generates the files and decides the job.
 pub(crate) fn prepare(
     plan: &Plan,
@@ -60,23 +95,8 @@ pub(crate) fn prepare(
 ) -> Result<BuildJob, ImageError> {
     let options = output.for_plan(plan);
     let dry_run = output.dry_run();
-    // Every folder kas and BitBake will see is checked before anything is written: the output
-    // folder (and with it the work and build folders), DL_DIR and SSTATE_DIR from the
-    // environment too.
-    let out = build_path::check("output folder", &options.out)?;
-    let work = match &output.work_dir {
-        Some(dir) => build_path::check("kas work folder", dir)?,
-        None => out.parent().map_or_else(|| out.clone(), Path::to_path_buf),
-    };
-    let dirs = CacheDirs::resolve(
-        plan.dl_dir.as_ref().map(|p| p.as_path()),
-        plan.sstate_dir.as_ref().map(|p| p.as_path()),
-        std::env::var_os("DL_DIR").map(PathBuf::from),
-        std::env::var_os("SSTATE_DIR").map(PathBuf::from),
-        &work,
-    );
-    build_path::check("DL_DIR", &dirs.dl_dir)?;
-    build_path::check("SSTATE_DIR", &dirs.sstate_dir)?;
+    let Site { out, work, dirs } =
+        site(&options.out, output, plan.dl_dir.as_ref(), plan.sstate_dir.as_ref())?;
     if !dry_run {
         check_writable(&out)?;
         setup.launch.preflight(plan, &out, ui)?;

@@ -9,13 +9,16 @@ use crate::kasrun::BuildPaths;
 use crate::kasrun::caches::{CacheDirs, CacheSettings};
 use crate::kasrun::command::BuildSpec;
 use crate::kasrun::report::BuildStatus;
+use crate::kasrun::run::BuildJob;
 use crate::runner::Recorder;
 use crate::write::WriteOptions;
 
+fn request() -> PlanRequest {
+    PlanRequest { machine: Some("rb3gen2-core-kit".into()), ..PlanRequest::default() }
+}
+
 fn plan() -> Plan {
-    let request =
-        PlanRequest { machine: Some("rb3gen2-core-kit".into()), ..PlanRequest::default() };
-    Plan::new(&request, &Catalog::embedded()).expect("valid plan")
+    Plan::new(&request(), &Catalog::embedded()).expect("valid plan")
 }
 
 fn options(out: &Path) -> ImageOptions {
@@ -29,7 +32,7 @@ fn options(out: &Path) -> ImageOptions {
         setup: BuildSetup { launch, spec: BuildSpec::default(), caches: CacheSettings::default() },
         post: Post { verify: true, bundle: false },
         lock: None,
-        replan: None,
+        meta_qcom: MetaQcomSource::Checkout,
     }
 }
 
@@ -38,7 +41,8 @@ fn a_dry_run_plans_the_build_runs_nothing_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rtbuild/rb3gen2-core-kit");
     let runner = Recorder::new("", 0);
-    let outcome = image(&plan(), &options(&out), &runner, &Ui::silent()).unwrap();
+    let outcome =
+        image(&request(), &Catalog::embedded(), &options(&out), &runner, &Ui::silent()).unwrap();
     let ImageOutcome::Planned(dry_run) = outcome else { panic!("a dry run built: {outcome:?}") };
     assert!(runner.argvs().is_empty(), "a dry run ran {:?}", runner.argvs());
     assert!(!out.exists(), "a dry run wrote {}", out.display());
@@ -130,4 +134,38 @@ fn each_image_error_exits_with_its_stage_errors_code() {
     for (err, exit) in cases {
         assert_eq!(err.exit(), exit, "{err}");
     }
+}
+
+/// A plan error keeps its own exit code through the pipeline's error (it used to be erased
+/// into anyhow and exit 1 unless found further down the chain): bad input exits 2, a meta-qcom
+/// file that cannot be read exits 1.
+#[test]
+fn a_plan_error_carries_its_own_exit_code() {
+    use crate::catalog::meta_qcom::MetaQcomError;
+    use crate::exit::ErrorCode;
+    use crate::plan::PlanError;
+    let unreadable = MetaQcomError::Read {
+        path: "/m/conf/machine/x.conf".into(),
+        cause: std::io::Error::other("EIO"),
+    };
+    let cases = [
+        (ImageError::Plan(PlanError::NoMachine), Exit::Usage),
+        (ImageError::Plan(PlanError::Include("ci/$(id).yml".into())), Exit::Usage),
+        (ImageError::Plan(PlanError::MetaQcom(unreadable)), Exit::Failed),
+    ];
+    for (err, exit) in cases {
+        assert_eq!(err.exit(), exit, "{err}");
+    }
+    let mut request = request();
+    request.machine = None;
+    let err = image(
+        &request,
+        &Catalog::embedded(),
+        &options(Path::new("/o")),
+        &Recorder::new("", 0),
+        &Ui::silent(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ImageError::Plan(PlanError::NoMachine)), "{err:?}");
+    assert_eq!(err.exit(), Exit::Usage);
 }

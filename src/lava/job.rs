@@ -19,6 +19,7 @@
 use std::collections::BTreeMap;
 
 use super::markers;
+use super::qemu::QemuImages;
 use crate::catalog::{Deploy, LavaProfile, QdlStage, lava_name};
 use crate::formats::lava_job::{
     Action, ActionTimeouts, AutoLogin, Boot, ContextValue, Definition, Deploy as DeployAction,
@@ -83,6 +84,24 @@ pub(crate) enum JobError {
     NoQdlProfile(String),
     #[error("bad --image `{0}`; use an image recipe name (letters, digits, `-`, `_`, `.`)")]
     Image(String),
+    #[error(
+        "bad {flag} `{url}`: {why}; pass a file:///ABSOLUTE/PATH on the dispatcher or an http(s) URL, whose file name is letters, digits, `-`, `_`, `.`"
+    )]
+    ImageUrl { flag: &'static str, url: String, why: &'static str },
+    #[error(
+        "bad --kernel-args: {0}; pass kernel arguments made of letters, digits and `-_.,=:/+@`, separated by spaces"
+    )]
+    KernelArgs(String),
+    #[error("bad --prompt `{0}`; pass printable ASCII, at most 200 characters")]
+    Prompt(String),
+    #[error(
+        "--deploy qemu boots files, not a bundle; pass --kernel-url and --rootfs-url (and --initrd-url) instead of --bundle-url"
+    )]
+    QemuNeedsFiles,
+    #[error(
+        "--deploy {0} flashes a bundle on a board; pass --bundle-url URL (--kernel-url, --initrd-url, --rootfs-url, --kernel-args, --arch and --no-login belong to --deploy qemu)"
+    )]
+    BoardNeedsBundle(&'static str),
 }
 
 /// A bundle URL LAVA can download. The lab receives the file as it is (no `compression:`:
@@ -157,11 +176,16 @@ impl Lab {
         device_type: Option<&str>,
         deploy: Option<Deploy>,
     ) -> Result<Lab, JobError> {
+        let deploy = deploy.or(profile.map(|p| p.deploy)).unwrap_or(Deploy::Flasher);
+        // A QEMU job needs LAVA's `qemu` device type, whatever board the profile names.
+        let profile_type =
+            profile.filter(|p| (p.deploy == Deploy::Qemu) == (deploy == Deploy::Qemu));
         let device_type = device_type
             .map(str::to_string)
-            .or_else(|| profile.map(|p| p.device_type.clone()))
-            .unwrap_or_else(|| machine.to_string());
-        let deploy = deploy.or(profile.map(|p| p.deploy)).unwrap_or(Deploy::Flasher);
+            .or_else(|| profile_type.map(|p| p.device_type.clone()))
+            .unwrap_or_else(|| {
+                if deploy == Deploy::Qemu { "qemu".to_string() } else { machine.to_string() }
+            });
         let qdl = profile.filter(|p| p.deploy == Deploy::Qdl);
         if deploy == Deploy::Qdl && qdl.is_none() {
             return Err(JobError::NoQdlProfile(machine.to_string()));
@@ -178,6 +202,27 @@ impl Lab {
             deploy,
         })
     }
+
+    /// `--prompt`: the shell prompt the boot waits for, before the generic `root@…` one.
+    pub(crate) fn with_prompt(mut self, prompt: &str) -> Result<Lab, JobError> {
+        let ok = !prompt.is_empty()
+            && prompt.len() <= 200
+            && prompt.chars().all(|c| c.is_ascii_graphic() || c == ' ');
+        if !ok {
+            return Err(JobError::Prompt(
+                prompt.chars().take(80).collect::<String>().escape_debug().to_string(),
+            ));
+        }
+        self.prompts[0] = prompt.to_string();
+        Ok(self)
+    }
+}
+
+/// What the job boots: a bundle the lab flashes on the board, or files QEMU boots.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Artifacts {
+    Bundle(BundleUrl),
+    Qemu(QemuImages),
 }
 
 /// Everything a job needs, validated by the caller except what [`render`] checks.
@@ -190,7 +235,8 @@ pub(crate) struct JobRequest {
     /// How the lab names, flashes and boots the board.
     pub lab: Lab,
     pub distro: Distro,
-    pub bundle: BundleUrl,
+    /// The bundle (qdl, flasher) or the QEMU files (qemu), as `lab.deploy` needs.
+    pub artifacts: Artifacts,
     /// RT and housekeeping CPUs; cyclictest measures the RT CPUs.
     pub layout: CpuLayout,
     /// What to measure and under which load.
@@ -269,6 +315,13 @@ impl JobRequest {
         if self.measurement.scenarios.is_empty() {
             return Err(JobError::NoScenario);
         }
+        match (&self.artifacts, self.lab.deploy) {
+            (Artifacts::Bundle(_), Deploy::Qemu) => return Err(JobError::QemuNeedsFiles),
+            (Artifacts::Qemu(_), Deploy::Qdl | Deploy::Flasher) => {
+                return Err(JobError::BoardNeedsBundle(self.lab.deploy.name()));
+            }
+            _ => {}
+        }
         if !lava_name(&self.lab.device_type) {
             return Err(JobError::DeviceType(self.lab.device_type.chars().take(80).collect()));
         }
@@ -294,6 +347,7 @@ fn overhead_minutes(lab: &Lab) -> u64 {
     match lab.deploy {
         Deploy::Qdl => QDL_DEPLOY_MIN + 2 * QDL_BOOT_MIN * lab.qdl_stages.len() as u64,
         Deploy::Flasher => DOWNLOAD_MIN + FLASH_MIN + BOOT_MIN,
+        Deploy::Qemu => super::qemu::DEPLOY_MIN + super::qemu::BOOT_MIN,
     }
 }
 
@@ -363,8 +417,12 @@ pub(crate) fn render(req: &JobRequest) -> Result<String, JobError> {
     let scenarios: Vec<String> =
         req.measurement.scenarios.iter().map(ToString::to_string).collect();
     let tests: Vec<&str> = req.measurement.tests.iter().map(|p| p.name()).collect();
+    let what = match req.lab.deploy {
+        Deploy::Qemu => "boot the images under QEMU (no board)",
+        _ => "flash the bundle, boot",
+    };
     Ok(format!(
-        "# LAVA job generated by `rtbuild lava` for {} ({} deploy): flash the bundle, boot,\n\
+        "# LAVA job generated by `rtbuild lava` for {} ({} deploy): {what},\n\
          # verify the RT tuning, run {} under {}.\n\
          # Read the log back with `rtbuild report` (`lavacli jobs logs --raw ID`).\n{}",
         req.machine,
@@ -386,21 +444,33 @@ pub(crate) fn job(req: &JobRequest) -> Result<Job, JobError> {
     };
     let test_list: Vec<&str> = req.measurement.tests.iter().map(|p| p.name()).collect();
     let text = |s: &str| ContextValue::Text(s.to_string());
-    let metadata = [
+    let mut metadata = vec![
         ("rtbuild.machine", text(&req.machine)),
         ("rtbuild.image", text(&req.image)),
         ("rtbuild.distro", text(req.distro.name())),
-        ("rtbuild.bundle", text(&req.bundle.url)),
+    ];
+    match &req.artifacts {
+        Artifacts::Bundle(bundle) => metadata.push(("rtbuild.bundle", text(&bundle.url))),
+        Artifacts::Qemu(images) => metadata.extend(images.metadata()),
+    }
+    metadata.extend([
         ("rtbuild.scenarios", text(&scenario_list.join(","))),
         ("rtbuild.duration", text(&req.measurement.duration_text)),
         ("rtbuild.rt-cpus", text(&req.layout.rt.to_string())),
         ("rtbuild.threshold-us", ContextValue::Number(req.threshold_us)),
         ("rtbuild.tests", text(&test_list.join(","))),
         ("rtbuild.noise-us", ContextValue::Number(req.measurement.noise_us)),
-    ];
-    let mut actions = match req.lab.deploy {
-        Deploy::Qdl => qdl_actions(req),
-        Deploy::Flasher => flasher_actions(req),
+    ]);
+    let (mut actions, context) = match &req.artifacts {
+        Artifacts::Bundle(bundle) => {
+            let actions = match req.lab.deploy {
+                Deploy::Flasher => flasher_actions(req, bundle),
+                _ => qdl_actions(req, bundle),
+            };
+            let delay = ContextValue::Number(TEST_CHARACTER_DELAY);
+            (actions, [("test_character_delay".to_string(), delay)].into())
+        }
+        Artifacts::Qemu(images) => (vec![Action::deploy(images.deploy())], images.context()),
     };
     actions.push(Action::boot(login_boot(req)));
     actions.push(Action::test(test(req)));
@@ -425,8 +495,7 @@ pub(crate) fn job(req: &JobRequest) -> Result<Job, JobError> {
         priority: "medium".to_string(),
         visibility: "public".to_string(),
         tags: req.tags.clone(),
-        context: [("test_character_delay".to_string(), ContextValue::Number(TEST_CHARACTER_DELAY))]
-            .into(),
+        context,
         metadata: metadata.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
         actions,
     })
@@ -439,12 +508,12 @@ fn image_dir(req: &JobRequest) -> String {
 
 /// lava-test-plans' qdl deploy: the archive as it is, LAVA's overlay applied to the rootfs
 /// image; then one qdl boot per storage stage.
-fn qdl_actions(req: &JobRequest) -> Vec<Action> {
+fn qdl_actions(req: &JobRequest, bundle: &BundleUrl) -> Vec<Action> {
     let dir = image_dir(req);
     let mut actions = vec![Action::deploy(DeployAction::Qdl {
         rootfs_image: format!("{dir}/rootfs.img"),
         overlay_path: QDL_OVERLAY_PATH.to_string(),
-        qcomflash: QcomflashImage { url: req.bundle.url.clone(), apply_overlay: true },
+        qcomflash: QcomflashImage { url: bundle.url.clone(), apply_overlay: true },
         timeout: Minutes::of(QDL_DEPLOY_MIN),
     })];
     for stage in &req.lab.qdl_stages {
@@ -463,7 +532,7 @@ fn qdl_actions(req: &JobRequest) -> Vec<Action> {
 
 /// lava-test-plans' flasher deploy: download the archive unchanged; a postprocess step writes
 /// `flash.settings` (the LAVA overlay, where it goes, the board); the lab's flasher flashes it.
-fn flasher_actions(req: &JobRequest) -> Vec<Action> {
+fn flasher_actions(req: &JobRequest, bundle: &BundleUrl) -> Vec<Action> {
     let steps = vec![
         "export IMAGE_PATH=$PWD".to_string(),
         "cp overlay*.tar.gz overlay.tar.gz".to_string(),
@@ -479,7 +548,7 @@ fn flasher_actions(req: &JobRequest) -> Vec<Action> {
     vec![
         Action::deploy(DeployAction::Downloads {
             timeout: Minutes::of(DOWNLOAD_MIN),
-            images: [("flasher".to_string(), Image { url: req.bundle.url.clone() })].into(),
+            images: [("flasher".to_string(), Image { url: bundle.url.clone() })].into(),
             postprocess: Some(Postprocess {
                 docker: Docker { image: POSTPROCESS_IMAGE.to_string(), steps },
             }),
@@ -487,7 +556,7 @@ fn flasher_actions(req: &JobRequest) -> Vec<Action> {
         Action::deploy(DeployAction::Flasher {
             timeout: Minutes::of(FLASH_MIN),
             images: [
-                ("image".to_string(), download(&req.bundle.file)),
+                ("image".to_string(), download(&bundle.file)),
                 ("settings".to_string(), download("flash.settings")),
                 ("overlay".to_string(), download("overlay.tar.gz")),
             ]
@@ -505,20 +574,18 @@ fn login_boot(req: &JobRequest) -> Boot {
             Some(("Password".to_string(), "oelinux123".to_string()))
         }
     };
-    let minutes = match req.lab.deploy {
-        Deploy::Qdl => QDL_BOOT_MIN * req.lab.qdl_stages.len() as u64,
-        Deploy::Flasher => BOOT_MIN,
+    let auto_login = AutoLogin {
+        login_prompt: "login:".to_string(),
+        username: "root".to_string(),
+        password_prompt: password.as_ref().map(|p| p.0.clone()),
+        password: password.map(|p| p.1),
     };
-    Boot::Minimal {
-        timeout: Minutes::of(minutes),
-        auto_login: AutoLogin {
-            login_prompt: "login:".to_string(),
-            username: "root".to_string(),
-            password_prompt: password.as_ref().map(|p| p.0.clone()),
-            password: password.map(|p| p.1),
-        },
-        prompts: req.lab.prompts.clone(),
-    }
+    let minutes = match (&req.artifacts, req.lab.deploy) {
+        (Artifacts::Qemu(images), _) => return images.boot(auto_login, &req.lab.prompts),
+        (_, Deploy::Qdl) => QDL_BOOT_MIN * req.lab.qdl_stages.len() as u64,
+        _ => BOOT_MIN,
+    };
+    Boot::Minimal { timeout: Minutes::of(minutes), auto_login, prompts: req.lab.prompts.clone() }
 }
 
 fn test(req: &JobRequest) -> TestAction {
@@ -790,8 +857,9 @@ mod tests {
             image: "qcom-multimedia-image".into(),
             lab: Lab::resolve("rb3gen2-core-kit", None, None, None).unwrap(),
             distro: Distro::QcomDistroKvm,
-            bundle: BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst")
-                .unwrap(),
+            artifacts: Artifacts::Bundle(
+                BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst").unwrap(),
+            ),
             layout: CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap(),
             measurement: Measurement {
                 custom_load: None,
@@ -1049,10 +1117,11 @@ mod tests {
         let profile = catalog.lookup("qcs8300-ride-sx").unwrap().machine.lava.clone();
         let mut req = request();
         req.machine = "qcs8300-ride-sx".into();
-        req.bundle = BundleUrl::parse(
+        let bundle = BundleUrl::parse(
             "https://h.example/qcom-multimedia-image-qcs8300-ride-sx.rootfs.qcomflash.tar.gz",
         )
         .unwrap();
+        req.artifacts = Artifacts::Bundle(bundle.clone());
         req.lab =
             Lab::resolve(&req.machine, profile.as_ref(), None, Some(Deploy::Flasher)).unwrap();
         let job = job(&req).unwrap();
@@ -1062,7 +1131,7 @@ mod tests {
         else {
             panic!("{:?}", job.actions[0]);
         };
-        assert_eq!(images["flasher"].url, req.bundle.url);
+        assert_eq!(images["flasher"].url, bundle.url);
         let steps = &postprocess.as_ref().unwrap().docker.steps;
         assert_eq!(
             steps[1..5],
@@ -1091,6 +1160,52 @@ mod tests {
             Lab::resolve("iq-615-evk", None, None, Some(Deploy::Qdl)).unwrap_err(),
             JobError::NoQdlProfile("iq-615-evk".into())
         );
+    }
+
+    /// `--deploy qemu`: LAVA's `qemu` device type whatever board the profile names, the board's
+    /// prompt, the files QEMU boots, and the board job's test action unchanged.
+    #[test]
+    fn a_qemu_job_boots_the_files_and_runs_the_board_jobs_test() {
+        let catalog = crate::catalog::Catalog::embedded();
+        let profile = catalog.lookup("iq-9075-evk").unwrap().machine.lava.clone();
+        let lab = Lab::resolve("iq-9075-evk", profile.as_ref(), None, Some(Deploy::Qemu)).unwrap();
+        assert_eq!(
+            (lab.device_type.as_str(), lab.prompts[0].as_str()),
+            ("qemu", "root@lemans-evk")
+        );
+        let lab = Lab::resolve("x", profile.as_ref(), Some("qemu-rt"), Some(Deploy::Qemu)).unwrap();
+        assert_eq!(lab.device_type, "qemu-rt");
+
+        let mut req = request();
+        let mut board_test = test(&req);
+        req.lab = Lab::resolve("rb3gen2-core-kit", None, None, Some(Deploy::Qemu)).unwrap();
+        assert_eq!(job(&req).unwrap_err(), JobError::QemuNeedsFiles);
+        let url = |flag, u| super::super::qemu::ImageUrl::parse(flag, u).unwrap();
+        req.artifacts = Artifacts::Qemu(QemuImages {
+            kernel: url("--kernel-url", "file:///l/vmlinuz"),
+            initrd: None,
+            rootfs: url("--rootfs-url", "file:///l/rootfs.ext4"),
+            kernel_args: vec!["root=/dev/vda".into()],
+            arch: super::super::qemu::Arch::Amd64,
+            cpus: 8,
+            login: true,
+        });
+        let job = job(&req).unwrap();
+        assert_eq!(job.device_type, "qemu");
+        assert!(matches!(job.actions[0], Action::Deploy { deploy: DeployAction::Tmpfs { .. } }));
+        let Action::Boot { boot: Boot::Qemu { auto_login: Some(login), prompts, .. } } =
+            &job.actions[1]
+        else {
+            panic!("{:?}", job.actions[1]);
+        };
+        assert_eq!(login.username, "root");
+        assert_eq!(prompts[0], "root@rb3gen2-core-kit");
+        board_test.definitions[0].repository.metadata.devices = vec!["qemu".into()];
+        assert_eq!(job.actions[2], Action::test(board_test));
+        assert_eq!(job.actions.len(), 3);
+        // A board deploy with QEMU files is refused the other way round.
+        req.lab = Lab::resolve("rb3gen2-core-kit", None, None, None).unwrap();
+        assert_eq!(super::job(&req).unwrap_err(), JobError::BoardNeedsBundle("flasher"));
     }
 
     #[test]

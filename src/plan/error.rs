@@ -5,18 +5,12 @@ use std::path::PathBuf;
 use super::distro::UnknownDistro;
 use super::values::ValueError;
 use crate::base::{CpuListError, CpuSet};
+use crate::catalog::CatalogError;
+use crate::catalog::meta_qcom::MetaQcomError;
 use crate::kconfig::LineError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("no machine given; pass --machine NAME (see `rtbuild machines`)")]
-    NoMachine,
-    /// The machine is not in the catalog, or the catalog cannot be read.
-    #[error(transparent)]
-    Catalog(#[from] crate::catalog::CatalogError),
-    /// The meta-qcom checkout the plan follows cannot be used.
-    #[error(transparent)]
-    MetaQcom(#[from] crate::catalog::meta_qcom::MetaQcomError),
     #[error(transparent)]
     CpuList(#[from] CpuListError),
     #[error(
@@ -91,13 +85,31 @@ pub enum PlanError {
         .0.escape_debug()
     )]
     Include(String),
+    #[error(
+        "--include `{path}`: a local kas file must end in .yml or .yaml; rename it, or name one of meta-qcom's ci/*.yml files"
+    )]
+    IncludeName { path: String },
+    /// A local `--include` that is missing, a FIFO, a device, a folder or too big.
+    #[error("--include {message}")]
+    IncludeNotAFile { message: String },
+    #[error(
+        "--include `{path}`: not a kas file: {reason}; pass a kas file with a `header:` that sets `version:`"
+    )]
+    IncludeNotKas { path: String, reason: String },
+    #[error("no machine given; pass --machine NAME (see `rtbuild machines`)")]
+    NoMachine,
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// The meta-qcom checkout the plan consults: a bad machine conf is the user's input, an
+    /// unreadable file is not.
+    #[error(transparent)]
+    MetaQcom(#[from] MetaQcomError),
 }
 
-/// The user's input (exit 2), except a meta-qcom checkout the system cannot read.
+/// The user's input (exit 2), except a meta-qcom file that cannot be read (exit 1).
 impl crate::exit::ErrorCode for PlanError {
     fn exit(&self) -> crate::exit::Exit {
         match self {
-            PlanError::Catalog(e) => e.exit(),
             PlanError::MetaQcom(e) => e.exit(),
             _ => crate::exit::Exit::Usage,
         }

@@ -5,19 +5,24 @@
 pub(crate) mod build_path;
 mod distro;
 mod error;
+pub(crate) mod include;
 mod inputs;
 mod request;
+mod settings;
 pub(crate) mod values;
 
 pub(crate) use crate::base::CpuSet;
 pub(crate) use crate::formats::plan_json::{ConfigExpectation, Expectations};
 pub(crate) use distro::{Distro, UnknownDistro};
 pub(crate) use error::PlanError;
+pub(crate) use include::Include;
 pub(crate) use inputs::{Fragment, Patch};
 pub(crate) use request::{PROJECT_FILE, PlanRequest};
+pub(crate) use settings::Settings;
 
 use serde::Serialize;
 
+use crate::catalog::meta_qcom::MetaQcom;
 use crate::catalog::{Catalog, Machine};
 use crate::kconfig::{Setting, Value};
 use values::{CmdlineArg, CommitId, ConfPath, GitRef, ImageName, RepoUrl};
@@ -74,8 +79,8 @@ pub struct Plan {
     pub patches: Vec<Patch>,
     /// Extra kernel command-line arguments (`--cmdline`).
     pub cmdline: Vec<CmdlineArg>,
-    /// `--include`: meta-qcom kas files included after rtbuild's own, each once.
-    pub includes: Vec<String>,
+    /// `--include`: meta-qcom and local kas files included after rtbuild's own, each once.
+    pub includes: Vec<Include>,
     /// Warnings about the plan the user should see (a `--cmdline` meta-qcom already sets).
     pub warnings: Vec<String>,
     pub dl_dir: Option<ConfPath>,
@@ -92,122 +97,100 @@ impl Plan {
     /// Validates `request` against the catalog and reads the fragment and patch files it names.
     /// Nothing is written; any error leaves the disk as it was.
     pub fn new(request: &PlanRequest, catalog: &Catalog) -> Result<Plan, PlanError> {
-        let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
-        let found = catalog.lookup(name)?;
-        Plan::for_machine(request, found.machine, found.alias)
+        Plan::from_settings(request, Settings::new(request)?, catalog, None)
     }
 
-    /// Like [`Plan::new`], with a meta-qcom checkout consulted: a machine only meta-qcom knows
-    /// is taken from its conf, and when meta-qcom's defaults differ from the catalog's and no
-    /// `--rt-cpus` was given, the plan follows meta-qcom (the board vendor's current choice).
-    /// Where the defaults came from is recorded in the plan's expectations.
+    /// Like [`Plan::new`], with a meta-qcom checkout consulted (see [`Plan::from_settings`]).
     pub fn following(
         request: &PlanRequest,
         catalog: &Catalog,
-        meta_qcom: &crate::catalog::meta_qcom::MetaQcom,
+        meta_qcom: &MetaQcom,
+    ) -> Result<Plan, PlanError> {
+        Plan::from_settings(request, Settings::new(request)?, catalog, Some(meta_qcom))
+    }
+
+    /// The plan for `request`'s machine, from its already checked `settings`, the catalog and,
+    /// when one was resolved, a meta-qcom checkout. With a checkout, a machine only meta-qcom
+    /// knows is taken from its conf; when meta-qcom's defaults differ from the catalog's and
+    /// no `--rt-cpus` was given, the plan follows meta-qcom (the board vendor's current
+    /// choice), and where the defaults came from is recorded in the plan's expectations; a
+    /// `--cmdline` argument the included meta-qcom files already append is dropped, with a
+    /// warning.
+    pub fn from_settings(
+        request: &PlanRequest,
+        settings: Settings,
+        catalog: &Catalog,
+        meta_qcom: Option<&MetaQcom>,
     ) -> Result<Plan, PlanError> {
         let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
+        let Some(meta) = meta_qcom else {
+            let found = catalog.lookup(name)?;
+            return Plan::for_machine(request, settings, found.machine, found.alias);
+        };
         let follow = request.rt_cpus.is_none();
         let (machine, alias, defaults) =
-            crate::catalog::meta_qcom::resolve(name, catalog, meta_qcom, follow)?;
-        let mut plan = Plan::for_machine(request, &machine, alias.as_deref())?;
+            crate::catalog::meta_qcom::resolve(name, catalog, meta, follow)?;
+        let mut plan = Plan::for_machine(request, settings, &machine, alias.as_deref())?;
         plan.machine_defaults = defaults;
+        let mut files = vec!["ci/base.yml"];
+        files.extend(plan.kas_includes());
+        let appended = crate::catalog::meta_qcom::cmdline_appends(&meta.dir, &files);
+        plan.drop_cmdline_set_by(&appended);
         Ok(plan)
     }
 
     fn for_machine(
         request: &PlanRequest,
+        settings: Settings,
         machine: &Machine,
         alias: Option<&str>,
     ) -> Result<Plan, PlanError> {
         let (rt_cpus, housekeeping) = cpu_split(machine, request)?;
-        let distro: Distro = match &request.distro {
-            Some(d) => d.parse()?,
-            None => Distro::QcomDistroKvm,
-        };
-        let image = ImageName::new(request.image.as_deref().unwrap_or(distro.default_image()))?;
-        let meta_qcom = RepoSpec {
-            url: RepoUrl::new(request.meta_qcom_url.as_deref().unwrap_or(META_QCOM_URL))?,
-            branch: GitRef::parse(request.meta_qcom_branch.as_deref().unwrap_or(META_QCOM_BRANCH))?,
-            commit: request.meta_qcom_commit.as_deref().map(CommitId::new).transpose()?,
-        };
-        let nohz_full = request.nohz_full.unwrap_or(true);
-        let rtla = match request.analyzer.as_deref() {
-            None | Some("ftrace") => false,
-            Some("rtla") => true,
-            Some(other) => {
-                return Err(PlanError::Analyzer { given: values::printable(other) });
-            }
-        };
-        let mut rt_fragment = rt_fragment(nohz_full, &request.configs)?;
-        if rtla {
-            for symbol in RTLA_TRACERS {
-                if !rt_fragment.iter().any(|s| s.symbol.as_str() == symbol) {
-                    rt_fragment.push(Setting::new(symbol, Value::Yes));
-                }
-            }
-        }
-        let fragments = inputs::read_fragments(&request.fragments)?;
-        let patches = inputs::read_patches(&request.patches)?;
-        inputs::check_unique_names(&fragments, &patches)?;
-        let cmdline = request
-            .cmdline
-            .iter()
-            .map(|arg| {
-                let arg = CmdlineArg::new(arg)?;
-                if RESERVED_CMDLINE_KEYS.contains(&arg.key()) {
-                    return Err(PlanError::ReservedCmdline {
-                        key: arg.key().into(),
-                        arg: arg.to_string(),
-                    });
-                }
-                Ok(arg)
-            })
-            .collect::<Result<Vec<_>, PlanError>>()?;
-        let mut includes: Vec<String> = Vec::new();
+        let distro = settings.distro;
+        // meta-qcom files rtbuild includes anyway are not included a second time.
         let own: Vec<&str> =
             [Some(machine.kas_file.as_str()), distro.kas_file(), Some(KERNEL_KAS_FILE)]
                 .into_iter()
                 .flatten()
                 .collect();
-        for file in &request.includes {
-            let file = include_file(file)?;
-            if !own.contains(&file.as_str()) && !includes.contains(&file) {
-                includes.push(file);
-            }
-        }
-        let dl_dir = request.dl_dir.as_deref().map(|p| ConfPath::new("DL_DIR", p)).transpose()?;
-        let sstate_dir =
-            request.sstate_dir.as_deref().map(|p| ConfPath::new("SSTATE_DIR", p)).transpose()?;
+        let includes = settings
+            .includes
+            .into_iter()
+            .filter(|i| !matches!(i, Include::MetaQcom(name) if own.contains(&name.as_str())))
+            .collect();
         Ok(Plan {
             machine: machine.clone(),
             alias: alias.map(str::to_string),
             rt_cpus,
             housekeeping,
-            nohz_full,
+            nohz_full: settings.nohz_full,
             distro,
-            image,
-            meta_qcom,
-            rt_fragment,
-            fragments,
-            patches,
-            cmdline,
+            image: settings.image,
+            meta_qcom: settings.meta_qcom,
+            rt_fragment: settings.rt_fragment,
+            fragments: settings.fragments,
+            patches: settings.patches,
+            cmdline: settings.cmdline,
             includes,
             warnings: Vec::new(),
-            dl_dir,
-            sstate_dir,
+            dl_dir: settings.dl_dir,
+            sstate_dir: settings.sstate_dir,
             machine_defaults: None,
-            rtla,
-            cve_check: request.cve_check.unwrap_or(false),
+            rtla: settings.rtla,
+            cve_check: settings.cve_check,
         })
     }
 
-    /// The meta-qcom kas files the generated kas file includes, in order.
+    /// The meta-qcom kas files the generated kas file includes, in order (local `--include`
+    /// files follow them; see [`Plan::includes`]).
     pub fn kas_includes(&self) -> Vec<&str> {
         let mut files = vec![self.machine.kas_file.as_str()];
         files.extend(self.distro.kas_file());
         files.push(KERNEL_KAS_FILE);
-        files.extend(self.includes.iter().map(String::as_str));
+        files.extend(self.includes.iter().filter_map(|i| match i {
+            Include::MetaQcom(name) => Some(name.as_str()),
+            Include::Local(_) => None,
+        }));
         files
     }
 
@@ -289,7 +272,7 @@ impl Plan {
             machine_defaults: self.machine_defaults.clone(),
             analyzer: self.rtla.then(|| "rtla".to_string()),
             cve_check: self.cve_check,
-            includes: self.includes.clone(),
+            includes: self.includes.iter().map(Include::recorded).collect(),
         }
     }
 }
@@ -332,21 +315,6 @@ pub(crate) fn cpu_plan_expectations(
         analyzer: None,
         cve_check: false,
         includes: Vec::new(),
-    }
-}
-
-/// `--include`: a meta-qcom kas file, `ci/NAME.yml`, named as in the repository (no `..`, no
-/// absolute path, plain characters), so it can only ever name a file of meta-qcom's `ci/`.
-fn include_file(text: &str) -> Result<String, PlanError> {
-    let name = text.trim().strip_prefix("ci/").unwrap_or("");
-    let plain = !name.is_empty()
-        && name.ends_with(".yml")
-        && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if plain {
-        Ok(format!("ci/{name}"))
-    } else {
-        Err(PlanError::Include(text.chars().take(80).collect()))
     }
 }
 
@@ -413,7 +381,7 @@ fn rt_fragment(nohz_full: bool, configs: &[String]) -> Result<Vec<Setting>, Plan
     let mut given: Vec<Setting> = Vec::new();
     for text in configs {
         let setting = Setting::parse_request(text)
-            .map_err(|source| PlanError::Config { text: values::printable(text), cause: source })?;
+            .map_err(|cause| PlanError::Config { text: values::printable(text), cause })?;
         if let Some(previous) = given.iter().find(|s| s.symbol == setting.symbol) {
             if previous.value != setting.value {
                 return Err(PlanError::ConfigConflict {

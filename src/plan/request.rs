@@ -22,7 +22,8 @@ pub struct PlanRequest {
     pub patches: Vec<PathBuf>,
     #[serde(default)]
     pub cmdline: Vec<String>,
-    /// `--include`: meta-qcom kas files (`ci/performance.yml`) included after rtbuild's.
+    /// `--include`: meta-qcom kas files (`ci/performance.yml`) or local kas files, included
+    /// after rtbuild's.
     #[serde(default)]
     pub includes: Vec<String>,
     /// `Some(false)` is `--no-nohz-full`.
@@ -72,6 +73,11 @@ impl PlanRequest {
         request.patches.iter_mut().for_each(resolve);
         request.dl_dir.iter_mut().for_each(resolve);
         request.sstate_dir.iter_mut().for_each(resolve);
+        for include in &mut request.includes {
+            if !super::include::names_meta_qcom_file(include) && Path::new(include).is_relative() {
+                *include = base.join(&*include).to_string_lossy().into_owned();
+            }
+        }
         Ok(request)
     }
 

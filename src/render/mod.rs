@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::formats::{self, plan_json::PlanFile};
-use crate::plan::{IMAGE_PACKAGES, KERNEL_RECIPE, KERNEL_VERSION, LAYER_SERIES, Plan};
+use crate::plan::{IMAGE_PACKAGES, Include, KERNEL_RECIPE, KERNEL_VERSION, LAYER_SERIES, Plan};
 use crate::tree::Tree;
 
 pub(crate) use crate::base::RT_FRAGMENT_NAME;
@@ -45,7 +45,12 @@ pub(crate) fn kas_file_name(plan: &Plan) -> String {
 
 /// The kas file's lock name for `plan` (`rb3gen2-core-kit-rt.lock.yml`), beside the kas file.
 pub(crate) fn lock_file_name(plan: &Plan) -> String {
-    format!("{}-rt.lock.yml", plan.machine.name)
+    lock_name(&plan.machine.name)
+}
+
+/// The lock name for `machine`, before its plan is made.
+pub(crate) fn lock_name(machine: &str) -> String {
+    format!("{machine}-rt.lock.yml")
 }
 
 /// The lock as the kas file's last include, relative to the repository holding the kas file
@@ -70,6 +75,16 @@ pub(crate) enum RenderError {
     Yaml(serde_yaml::Error),
     #[error("bug in rtbuild: rtbuild-plan.json could not be written: {0}; please report it")]
     PlanJson(serde_json::Error),
+    #[error("bug in rtbuild: no repository path for --include {0}; please report it")]
+    IncludePath(String),
+}
+
+/// One entry of the kas file's `header: includes:`: a meta-qcom file (`repo`), or a local kas
+/// file by its path inside the repository kas reads the kas file from.
+#[derive(Debug, Serialize)]
+struct IncludeEntry<'a> {
+    repo: Option<&'static str>,
+    file: std::borrow::Cow<'a, str>,
 }
 
 /// Everything the templates see, built from the plan.
@@ -83,7 +98,7 @@ struct Context<'a> {
     image: &'a str,
     kernel_recipe: &'static str,
     kernel_version: &'static str,
-    includes: Vec<&'a str>,
+    includes: Vec<IncludeEntry<'a>>,
     lock_include: String,
     meta_qcom_url: &'a str,
     meta_qcom_branch: &'a str,
@@ -107,9 +122,21 @@ struct Context<'a> {
     artifact_kernel: String,
 }
 
-/// Renders the kas file, the plan file and the layer for `plan`.
+/// Renders the kas file, the plan file and the layer for a `plan` without local includes.
+#[cfg(test)]
 pub(crate) fn render(plan: &Plan, layout: &LayerPlacement) -> Result<Tree, RenderError> {
+    render_including(plan, layout, &[])
+}
+
+/// Renders the kas file, the plan file and the layer for `plan`; `local` holds the path of each
+/// local `--include` inside the repository kas reads the kas file from, in the plan's order.
+pub(crate) fn render_including(
+    plan: &Plan,
+    layout: &LayerPlacement,
+    local: &[String],
+) -> Result<Tree, RenderError> {
     let mut ctx = context(plan, layout);
+    ctx.includes = include_entries(plan, local)?;
     ctx.local_conf = template("local.conf", &ctx)?;
     let mut tree = Tree::new();
 
@@ -144,8 +171,30 @@ fn template_error(name: &'static str) -> impl Fn(minijinja::Error) -> RenderErro
     move |source| RenderError::Template { name, cause: source }
 }
 
+/// The kas file's includes: rtbuild's own meta-qcom files, then every `--include` in order.
+fn include_entries<'a>(
+    plan: &'a Plan,
+    local: &'a [String],
+) -> Result<Vec<IncludeEntry<'a>>, RenderError> {
+    let meta = |file: &'a str| IncludeEntry { repo: Some("meta-qcom"), file: file.into() };
+    let mut entries: Vec<IncludeEntry<'a>> = vec![meta(plan.machine.kas_file.as_str())];
+    entries.extend(plan.distro.kas_file().map(meta));
+    entries.push(meta(crate::plan::KERNEL_KAS_FILE));
+    let mut local = local.iter();
+    for include in &plan.includes {
+        entries.push(match include {
+            Include::MetaQcom(name) => meta(name),
+            Include::Local(path) => {
+                let file =
+                    local.next().ok_or_else(|| RenderError::IncludePath(path.to_string()))?;
+                IncludeEntry { repo: None, file: file.as_str().into() }
+            }
+        });
+    }
+    Ok(entries)
+}
+
 fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
-    let includes = plan.kas_includes();
     let rt = plan.rt_cpus.to_string();
     let mut cmdline_extra = Vec::new();
     if plan.nohz_full {
@@ -166,7 +215,7 @@ fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
         image: plan.image.as_str(),
         kernel_recipe: KERNEL_RECIPE,
         kernel_version: KERNEL_VERSION,
-        includes,
+        includes: Vec::new(),
         lock_include: lock_include(plan, layout),
         meta_qcom_url: plan.meta_qcom.url.as_str(),
         meta_qcom_branch: plan.meta_qcom.branch.as_str(),

@@ -161,3 +161,121 @@ fn real_bitbake_parse_with_default_machine_settings() {
     assert!(!cmdline.contains("nohz_full"), "{cmdline}");
     assert_eq!(var(&env, "PREFERRED_PROVIDER_virtual/kernel"), "linux-qcom-rt");
 }
+
+/// `--include FILE` with a local kas file: the project folder is a git work tree holding the
+/// file and the output folder, so the generated kas file names the file by its path inside
+/// that repository (where kas resolves local includes from), and real kas merges it after
+/// rtbuild's own files; the plan records the file's path.
+#[test]
+fn real_kas_dump_merges_a_local_include_named_from_the_repository_top() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures =
+        Fixtures::create(&dir.path().join("repos"), Bitbake::Fake("#!/bin/sh\nexit 0\n"));
+    let proj = dir.path().join("proj");
+    std::fs::create_dir_all(proj.join("kas")).unwrap();
+    std::fs::write(
+        proj.join("kas/extra.yml"),
+        "header:\n  version: 14\nlocal_conf_header:\n  extra: |\n    RTBUILD_LOCAL_INCLUDE = \"1\"\n",
+    )
+    .unwrap();
+    crate::fixtures::git_commit_all(&proj, "project");
+    let url = fixtures.url("meta-qcom");
+    let run = Test::new()
+        .cwd(&proj)
+        .args(["generate", "--machine", "rb3gen2-core-kit", "--meta-qcom-url", &url])
+        .args(["--include", "kas/extra.yml", "--include", "ci/performance.yml"])
+        .args(["--out", "bsp/rtbuild/rb3"])
+        .run()
+        .ignore_stderr()
+        .success();
+    let kas_file = PathBuf::from(run.stdout().trim());
+    let text = std::fs::read_to_string(&kas_file).unwrap();
+    let local = text.find("    - \"kas/extra.yml\"\n").expect(&text);
+    assert!(local > text.find("ci/linux-qcom-rt-6.18.yml").unwrap(), "after rtbuild's own: {text}");
+    assert!(text.find("ci/performance.yml").unwrap() > local, "in the order given: {text}");
+    let plan: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(kas_file.parent().unwrap().join("rtbuild-plan.json")).unwrap(),
+    )
+    .unwrap();
+    let real = std::fs::canonicalize(proj.join("kas/extra.yml")).unwrap();
+    assert_eq!(
+        plan["includes"],
+        serde_json::json!([real.to_string_lossy(), "ci/performance.yml"]),
+        "{plan}"
+    );
+    // The fixture meta-qcom has no ci/performance.yml: dump without it, from the same file.
+    let without = text.replace("    - repo: meta-qcom\n      file: \"ci/performance.yml\"\n", "");
+    std::fs::write(&kas_file, without).unwrap();
+    let dump =
+        ok(&kas(&["dump", kas_file.to_str().unwrap()], &dir.path().join("work")), "kas dump");
+    let merged: serde_yaml::Value = serde_yaml::from_str(&dump).unwrap();
+    let extra = merged["local_conf_header"]["extra"].as_str().expect(&dump);
+    assert!(extra.contains("RTBUILD_LOCAL_INCLUDE = \"1\""), "{dump}");
+    assert!(merged["local_conf_header"]["rtbuild"].as_str().is_some(), "{dump}");
+}
+
+/// A local `--include` that kas could not read from the repository holding the kas file (here
+/// the output folder itself: no git work tree around it), or that is not a plain kas file, is
+/// refused with exit 2 on one line, and nothing is generated. File names that try to break out
+/// of the YAML string or into a shell are refused before anything is written.
+#[test]
+fn generate_refuses_bad_local_includes_on_one_line() {
+    let kas = "header:\n  version: 14\n";
+    let test = Test::new()
+        .file("outside.yml", kas)
+        .file("nokas.yml", "machine: x\n")
+        .file("notyaml.yml", "header: [\n")
+        .file("extra.txt", kas)
+        .file("folder.yml/x", "")
+        .file("big.yml", format!("{kas}# {}\n", "x".repeat(1 << 20)))
+        .file("q\"uote.yml", kas)
+        .file("$(touch pwned).yml", kas)
+        .file("new\nline.yml", kas);
+    let root = test.path().to_path_buf();
+    let fifo = root.join("fifo.yml");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let outside = std::fs::canonicalize(root.join("outside.yml")).unwrap();
+    let out = std::fs::canonicalize(&root).unwrap().join("out");
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "outside.yml",
+            format!(
+                "--include {}: kas reads local includes from the repository holding the kas file, {1}, and this file is outside it; move the file into {1}, or put the output folder (--out) in the git work tree that holds the file",
+                outside.display(),
+                out.display()
+            ),
+        ),
+        ("missing.yml", "--include `missing.yml` does not exist; check the path".into()),
+        (
+            "nokas.yml",
+            "--include `nokas.yml`: not a kas file: it has no `header:`; pass a kas file with a `header:` that sets `version:`".into(),
+        ),
+        ("notyaml.yml", "--include `notyaml.yml`: not a kas file: not YAML (".into()),
+        (
+            "extra.txt",
+            "--include `extra.txt`: a local kas file must end in .yml or .yaml; rename it, or name one of meta-qcom's ci/*.yml files".into(),
+        ),
+        ("folder.yml", "--include `folder.yml` is a folder, not a file; pass a file".into()),
+        ("fifo.yml", "--include `fifo.yml` is a FIFO, not a file; pass a regular file".into()),
+        ("big.yml", "--include `big.yml` is over 1 MiB".into()),
+        ("q\"uote.yml", "invalid --include path `".into()),
+        ("$(touch pwned).yml", "invalid --include path `".into()),
+        ("new\nline.yml", "invalid --include path `".into()),
+    ];
+    for (file, want) in cases {
+        let run = Test::new()
+            .cwd(&root)
+            .args(["generate", "--machine", "rb3gen2-core-kit", "--include", file, "--out"])
+            .arg_path(&out)
+            .run()
+            .code_is(2);
+        let stderr = run.stderr();
+        // The error is one line (a refusal found while generating follows the status line).
+        let errors: Vec<&str> =
+            stderr.lines().filter(|l| !l.starts_with("  Generating ")).collect();
+        assert_eq!(errors.len(), 1, "{file:?}: {stderr}");
+        assert!(errors[0].starts_with(&format!("error: {want}")), "{file:?}: {stderr}");
+        assert!(!out.exists(), "{file:?}: generated into {}", out.display());
+        assert!(!root.join("pwned").exists(), "{file:?} ran a shell");
+    }
+}

@@ -829,3 +829,57 @@ fn image_takes_distro_target_task_and_kas_from_kas_environment_and_a_flag_wins()
     let generated = run.stderr();
     assert!(!generated.contains("nodistro"), "the --distro flag wins: {generated}");
 }
+
+/// The main journey goes one way: kas checks meta-qcom out before the plan is made, the plan
+/// is made once from meta-qcom's own conf and prepared once (one `Generating`, each file
+/// written once), and BitBake runs once. With meta-qcom from that checkout (no `--meta-qcom
+/// DIR`), a `--cmdline` argument the included meta-qcom files already append (the fixture's
+/// `ci/base.yml` appends `qcom_scm.download_mode=1`, as the real one does) is warned about and
+/// written by meta-qcom only.
+#[test]
+fn image_with_fake_bitbake_checks_meta_qcom_out_then_plans_and_prepares_once() {
+    let project = Project::new("ok");
+    let qcom = project.fixtures.repo("meta-qcom");
+    let conf = qcom.join("conf/machine/rb3gen2-core-kit.conf");
+    let text = std::fs::read_to_string(&conf)
+        .unwrap()
+        .replace("QCOM_RT_CPU        = \"7\"", "QCOM_RT_CPU        = \"6-7\"")
+        .replace("QCOM_IRQAFF        = \"0-6\"", "QCOM_IRQAFF        = \"0-5\"")
+        .replace("QCOM_RCU_NOCBS     = \"7\"", "QCOM_RCU_NOCBS     = \"6-7\"");
+    std::fs::write(&conf, text).unwrap();
+    crate::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
+    let args = ["--cmdline", "qcom_scm.download_mode=1", "--cmdline", "threadirqs"];
+    let run = project.image("rb3gen2-core-kit", &args).run().ignore_stdout().success();
+    let stderr = run.stderr();
+    let checkout = stderr.find("Checking out").expect(&stderr);
+    let generating = stderr.find("Generating").expect(&stderr);
+    assert!(checkout < generating, "meta-qcom is resolved before the plan:\n{stderr}");
+    assert_eq!(stderr.matches("Generating").count(), 1, "prepared once:\n{stderr}");
+    assert_eq!(stderr.matches("following meta-qcom").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: --cmdline qcom_scm.download_mode=1 is already set by meta-qcom's ci/base.yml; not adding it twice"
+        ),
+        "{stderr}"
+    );
+    let out = project.out("rb3gen2-core-kit");
+    let kas = std::fs::read_to_string(out.join("rb3gen2-core-kit-rt.yml")).unwrap();
+    assert!(kas.contains("QCOM_RT_CPU:forcevariable = \"6-7\""), "{kas}");
+    assert!(!kas.contains("download_mode"), "written by meta-qcom only:\n{kas}");
+    assert!(kas.contains("threadirqs"), "{kas}");
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("rtbuild-plan.json")).unwrap()).unwrap();
+    let cmdline = plan["cmdline"].as_array().unwrap();
+    assert!(!cmdline.iter().any(|a| a == "qcom_scm.download_mode=1"), "{plan}");
+    assert_eq!(plan["machine_defaults"]["source"], "meta-qcom");
+    assert_eq!(project.recorded("argv").lines().count(), 1, "BitBake ran once");
+    // The checkout ran on a private kas file naming meta-qcom alone, removed afterwards.
+    let config = stderr[checkout..]
+        .split_whitespace()
+        .find(|w| w.contains("/meta-qcom.yml:"))
+        .expect(&stderr);
+    let private = std::path::Path::new(config.split(':').next().unwrap());
+    assert!(!private.exists(), "{} was left behind", private.display());
+    let local = std::fs::read_to_string(out.join("build/conf/local.conf")).unwrap();
+    assert!(local.contains("QCOM_RT_CPU:forcevariable = \"6-7\""), "{local}");
+}

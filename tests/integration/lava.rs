@@ -37,7 +37,7 @@ except Exception as e:
 "#;
 
 /// LAVA's verdict on a job definition: `Ok` or the schema's message.
-fn lava_schema(job: &str) -> Result<(), String> {
+pub(crate) fn lava_schema(job: &str) -> Result<(), String> {
     let mut child = Command::new("/usr/bin/python3")
         .args(["-c", VALIDATE])
         .stdin(Stdio::piped())
@@ -349,7 +349,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         ),
         (
             &["--machine", "iq-9075-evk", "--bundle-url", url, "--deploy", "fastboot"],
-            "error: unknown --deploy `fastboot`; use qdl or flasher",
+            "error: unknown --deploy `fastboot`; use qdl, flasher or qemu",
         ),
         (
             &["--machine", "iq-9075-evk", "--bundle-url", url, "--image", "img;reboot"],

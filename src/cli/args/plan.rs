@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::MachineArgs;
 use crate::catalog::Catalog;
+use crate::catalog::meta_qcom::MetaQcom;
 use crate::plan::{PROJECT_FILE, Plan, PlanRequest};
 
 /// Machine and build options. Each can also be set in `rtbuild.yaml` (same names); flags win.
@@ -28,9 +29,10 @@ pub(crate) struct PlanArgs {
     /// Kernel patch to apply to linux-qcom-rt; repeatable.
     #[arg(long = "patch", value_name = "FILE.patch")]
     pub patches: Vec<PathBuf>,
-    /// A meta-qcom kas file to include after rtbuild's, e.g. `ci/performance.yml` (the
-    /// Qualcomm guide's `performance_…` builds); repeatable, recorded in rtbuild-plan.json.
-    #[arg(long = "include", value_name = "ci/FILE.yml")]
+    /// A kas file to include after rtbuild's: one of meta-qcom's, e.g. `ci/performance.yml`
+    /// (the Qualcomm guide's `performance_…` builds), or a local kas file (`./ci/x.yml` for a
+    /// local one under a folder named ci); repeatable, recorded in rtbuild-plan.json.
+    #[arg(long = "include", value_name = "ci/FILE.yml|FILE")]
     pub includes: Vec<String>,
     /// Extra kernel command-line argument, e.g. `threadirqs`; repeatable.
     #[arg(long = "cmdline", value_name = "ARG")]
@@ -119,21 +121,19 @@ impl PlanArgs {
         self.machine.catalog()
     }
 
-    /// Validates everything into a plan.
+    /// Validates everything into a plan (consulting `--meta-qcom DIR` when given).
     pub(crate) fn plan(&self) -> crate::error::Result<Plan> {
         let request = self.request()?;
-        match &self.meta_qcom {
-            Some(dir) => {
-                let meta = crate::catalog::meta_qcom::MetaQcom::open(dir)?;
-                let mut plan = Plan::following(&request, &self.catalog()?, &meta)?;
-                let mut files = vec!["ci/base.yml"];
-                files.extend(plan.kas_includes());
-                let appended = crate::catalog::meta_qcom::cmdline_appends(dir, &files);
-                plan.drop_cmdline_set_by(&appended);
-                Ok(plan)
-            }
-            None => Ok(Plan::new(&request, &self.catalog()?)?),
-        }
+        let catalog = self.catalog()?;
+        Ok(match self.meta_qcom()? {
+            Some(meta) => Plan::following(&request, &catalog, &meta)?,
+            None => Plan::new(&request, &catalog)?,
+        })
+    }
+
+    /// The `--meta-qcom DIR` checkout, opened (and so checked), when given.
+    pub(crate) fn meta_qcom(&self) -> crate::error::Result<Option<MetaQcom>> {
+        self.meta_qcom.as_deref().map(MetaQcom::open).transpose().map_err(Into::into)
     }
 }
 
