@@ -19,6 +19,7 @@ mod ftrace;
 mod generate;
 mod history;
 mod image;
+mod kas;
 mod kas_yaml;
 mod kasrun;
 mod kconfig;

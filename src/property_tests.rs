@@ -292,7 +292,7 @@ proptest! {
                 crate::kasrun::caches::Hashserv::parse(&v).is_ok(),
                 crate::kasrun::caches::HostPort::parse("--x", &v).is_ok(),
                 crate::kasrun::caches::MirrorUrl::parse("--x", &v).is_ok(),
-                crate::kasrun::kas::KasVersion::parse(&v).is_some(),
+                crate::kas::version::KasVersion::parse(&v).is_some(),
                 crate::kasrun::events::parse(&v).is_some(),
                 crate::lava::job::BundleUrl::parse(&v).is_ok(),
             ]

@@ -7,11 +7,13 @@ mod latency;
 mod layer_names;
 pub(crate) mod output;
 pub(crate) mod paths;
+mod printable;
 mod programs;
 mod utc;
 
 pub(crate) use cpu_set::{CpuListError, CpuSet, MAX_CPUS};
 pub(crate) use latency::{DEFAULT_THRESHOLD_US, MAX_THRESHOLD_US, overflow_note};
 pub(crate) use layer_names::{RT_FRAGMENT_NAME, TUNE_RECIPE_NAME};
+pub(crate) use printable::printable;
 pub(crate) use programs::find_program;
 pub(crate) use utc::{iso_from_epoch, parse_date};

@@ -30,6 +30,10 @@ pub(crate) enum BundleError {
     PlanFile { path: PathBuf, message: String },
     #[error("cannot bundle {}: {message}; pass the result folder of an `rtbuild test` run on this image", path.display())]
     Measurement { path: PathBuf, message: String },
+    /// `--measurement` is a run of another kernel than the one that ships (exit 1: the check
+    /// that binds the evidence to the image failed).
+    #[error("cannot bundle {}: {message}; pass the result folder of an `rtbuild test` run on this image", path.display())]
+    NotThisImage { path: PathBuf, message: String },
     #[error("cannot read the provenance statement {}: {message}; run the build again with --provenance", path.display())]
     Provenance { path: PathBuf, message: String },
     #[error("{} changed while it was being bundled; bundle again when the build is done", path.display())]

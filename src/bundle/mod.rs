@@ -149,7 +149,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         (None, None) => None,
     };
 
-    let release = release_files(request, &from_verify.and_then(|v| v.kernel_version.clone()))?;
+    let release = release_files(request)?;
     for packed in &release {
         files.push(FileEntry {
             path: packed.record.path.clone(),
@@ -219,17 +219,23 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
 
 /// Refuses a `--measurement` that did not measure this image's kernel; callers may call it
 /// early to fail before anything else runs ([`create`] checks again).
-pub(crate) fn check_measurement(request: &BundleRequest) -> Result<(), BundleError> {
-    let Some(run_dir) = &request.measurement else { return Ok(()) };
-    let version = request.verify.as_ref().and_then(|v| v.kernel_version.as_deref());
-    release::measurement(&mut Vec::new(), run_dir, version)
+/// Returns the warnings to show (a measurement bound by kernel release and version only).
+pub(crate) fn check_measurement(request: &BundleRequest) -> Result<Vec<String>, BundleError> {
+    let Some(run_dir) = &request.measurement else { return Ok(Vec::new()) };
+    release::measurement(&mut Vec::new(), run_dir, shipped_kernel(request))
+}
+
+/// The shipped kernel as the verify result names it.
+fn shipped_kernel(request: &BundleRequest) -> release::ShippedKernel<'_> {
+    let verify = request.verify.as_ref();
+    release::ShippedKernel {
+        version: verify.and_then(|v| v.kernel_version.as_deref()),
+        config_sha256: verify.and_then(|v| v.config_sha256.as_deref()),
+    }
 }
 
 /// The release evidence of `request` (see [`release`]).
-fn release_files(
-    request: &BundleRequest,
-    kernel_version: &Option<String>,
-) -> Result<Vec<release::Packed>, BundleError> {
+fn release_files(request: &BundleRequest) -> Result<Vec<release::Packed>, BundleError> {
     let deploy = deploy::deploy_dir(&request.build_dir, &request.machine);
     let stem = format!("{}-{}.rootfs", request.image, request.machine);
     let mut out = Vec::new();
@@ -255,7 +261,8 @@ fn release_files(
         release::add(&mut out, release::ROLE_VERIFY, verify, name, None)?;
     }
     if let Some(run_dir) = &request.measurement {
-        release::measurement(&mut out, run_dir, kernel_version.as_deref())?;
+        // The warnings were shown by `check_measurement` before bundling started.
+        release::measurement(&mut out, run_dir, shipped_kernel(request))?;
     }
     Ok(out)
 }

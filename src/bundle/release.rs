@@ -107,25 +107,37 @@ pub(super) fn image_documents(
     Ok(())
 }
 
+/// What the shipped kernel is, as `verify` found it: the measurement must be of this one.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ShippedKernel<'a> {
+    /// `uname -r` then the `#…` version string (verify's `kernel_version`).
+    pub version: Option<&'a str>,
+    /// sha256 of its config, uncompressed (verify's `config_sha256`).
+    pub config_sha256: Option<&'a str>,
+}
+
 /// The `rtbuild test` result folder of `--measurement`: its `run.json` (and `report.json`,
 /// `report.html` when `rtbuild report` left them), refused unless the run measured this
-/// image's kernel (`uname -a` carries the release and the version string verify found).
+/// image's kernel: `uname -a` carries the release and the version string verify found, and
+/// the config digest the target recorded is the shipped config's. A run.json without a
+/// config digest (an older rtbuild, or a target with neither `/proc/config.gz` nor
+/// `/boot/config-$(uname -r)`) is bundled on the release and version alone, with a warning;
+/// the returned lines are those warnings.
 pub(super) fn measurement(
     out: &mut Vec<Packed>,
     run_dir: &Path,
-    kernel_version: Option<&str>,
-) -> Result<(), BundleError> {
+    shipped: ShippedKernel<'_>,
+) -> Result<Vec<String>, BundleError> {
     let run_json = run_dir.join(crate::formats::run_json::FILE);
     let bad = |message: String| BundleError::Measurement { path: run_json.clone(), message };
-    let meta = std::fs::symlink_metadata(&run_json).map_err(|e| bad(e.to_string()))?;
-    if !meta.is_file() || meta.len() > 64 << 20 {
-        return Err(bad("not a regular file of at most 64 MiB".into()));
-    }
-    let text = std::fs::read_to_string(&run_json).map_err(|e| bad(e.to_string()))?;
+    let other = |message: String| BundleError::NotThisImage { path: run_json.clone(), message };
+    let text = crate::base::input::read_to_string(&run_json, crate::base::input::TEXT_LIMIT)
+        .map_err(|e| bad(e.to_string()))?;
     let record =
         crate::formats::run_json::RunRecord::parse(&text).map_err(|e| bad(e.to_string()))?;
-    let uname = record.fingerprint.as_ref().map(|f| f.uname.clone()).unwrap_or_default();
-    let Some(version) = kernel_version else {
+    let fingerprint = record.fingerprint.clone().unwrap_or_default();
+    let uname = fingerprint.uname.clone();
+    let Some(version) = shipped.version else {
         return Err(bad("the verify result names no kernel version to compare the run with; \
                         verify the deployed image first"
             .into()));
@@ -135,9 +147,29 @@ pub(super) fn measurement(
     let tokens: Vec<&str> = uname.split_whitespace().collect();
     if release.is_empty() || !tokens.contains(&release) || (!uts.is_empty() && !uname.contains(uts))
     {
-        return Err(bad(format!(
-            "the run measured `{uname}`, not this image's kernel {release} {uts}"
+        return Err(other(format!(
+            "the run measured `{}`, not this image's kernel {release} {uts}",
+            printable(&uname)
         )));
+    }
+    let mut warnings = Vec::new();
+    match (&fingerprint.kernel_config_sha256, shipped.config_sha256) {
+        (Some(measured), Some(shipped)) if measured != shipped => {
+            let source = fingerprint.kernel_config_source.as_deref().unwrap_or("the target");
+            return Err(other(format!(
+                "the measured kernel's config ({}, sha256 {}) is not this image's kernel config (sha256 {shipped}, as verify found it)",
+                printable(source),
+                printable(measured)
+            )));
+        }
+        (Some(_), Some(_)) => {}
+        (None, _) => warnings.push(format!(
+            "{} records no kernel config digest (written by an older rtbuild, or the target has neither /proc/config.gz nor /boot/config-$(uname -r)): the measurement is bound to this image by kernel release and version only; run `rtbuild test` again to bind it by config too",
+            run_json.display()
+        )),
+        (Some(_), None) => warnings.push(
+            "the verify result carries no kernel config digest: the measurement is bound to this image by kernel release and version only; verify the deployed image (`rtbuild verify --json`) to compare the configs".to_string(),
+        ),
     }
     add(out, ROLE_MEASUREMENT, &run_json, "measurement/run.json", None)?;
     for name in ["report.json", "report.html"] {
@@ -146,7 +178,13 @@ pub(super) fn measurement(
             add(out, ROLE_MEASUREMENT, &path, &format!("measurement/{name}"), None)?;
         }
     }
-    Ok(())
+    Ok(warnings)
+}
+
+/// A value from run.json as one printable line (control characters escaped), at most 200
+/// characters.
+fn printable(text: &str) -> String {
+    text.chars().take(200).collect::<String>().escape_debug().to_string()
 }
 
 /// kas's provenance statement in the build folder, and every subject it names that the bundle

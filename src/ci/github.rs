@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::script::{BUNDLE_URL_FILE, KAS_WORK, LAVA_FILES, Places, Step};
+use super::script::{
+    BUNDLE_MANIFESTS, BUNDLE_URL_FILE, HISTORY_DB_VAR, KAS_WORK, LAVA_FILES, Places, Step,
+};
 use super::{BUILD_USER, Pipeline, kas_image, to_yaml};
 
 const CHECKOUT: &str = "actions/checkout@v6";
@@ -121,6 +123,16 @@ fn result_path(name: &str) -> String {
     }
     .replace("$MACHINE", "${{ matrix.machine }}")
     .replace("$DISTRO", "${{ matrix.distro }}")
+}
+
+/// What a cell's build hands its LAVA job: the bundle's URL and, for the latency history,
+/// the bundle's manifest (the build identity `history add --bundle` records).
+fn handed_to_lava(p: &Pipeline) -> String {
+    let history = p.lava.as_ref().is_some_and(|l| l.history_secret.is_some());
+    if !history {
+        return result_path(BUNDLE_URL_FILE);
+    }
+    [BUNDLE_URL_FILE, BUNDLE_MANIFESTS].iter().map(|f| format!("{}\n", result_path(f))).collect()
 }
 
 fn uses(name: &str, action: &'static str, with: &[(&'static str, String)]) -> GhStep {
@@ -314,7 +326,7 @@ pub(super) fn render(p: &Pipeline) -> String {
                 UPLOAD,
                 &[
                     ("name", "bundle-${{ matrix.machine }}-${{ matrix.distro }}".to_string()),
-                    ("path", result_path(BUNDLE_URL_FILE)),
+                    ("path", handed_to_lava(p)),
                 ],
             )
         });
@@ -357,6 +369,9 @@ pub(super) fn render(p: &Pipeline) -> String {
         job.env.insert("LAVA_URL", "${{ vars.LAVA_URL }}".to_string());
         job.env.insert("LAVA_USER", "${{ vars.LAVA_USER }}".to_string());
         job.env.insert("LAVA_TOKEN", "${{ secrets.LAVA_TOKEN }}".to_string());
+        if let Some(secret) = &lava.history_secret {
+            job.env.insert(HISTORY_DB_VAR, format!("${{{{ secrets.{secret} }}}}"));
+        }
         job
     });
 

@@ -21,7 +21,7 @@ mod script;
 
 pub(crate) use install::{BadInstall, Install};
 
-use crate::kasrun::kas::PINNED_KAS;
+use crate::kas::PINNED_KAS;
 
 /// kas's container image for the pinned kas version.
 pub(crate) fn kas_image() -> String {
@@ -41,6 +41,10 @@ pub(crate) struct LavaStage {
     pub tests: String,
     /// Minutes the CI job may wait: the LAVA job's own timeout plus queueing time.
     pub wait_minutes: u64,
+    /// The CI secret (GitHub) or masked variable (GitLab) holding the latency history's
+    /// database URL, an environment-variable name already validated: each LAVA job records
+    /// its run there and checks it for regressions.
+    pub history_secret: Option<String>,
 }
 
 /// What the pipeline runs.
@@ -117,6 +121,20 @@ impl Pipeline {
                 "from elsewhere, RTBUILD_BUNDLE_BASE_URL.".to_string(),
             ]);
         }
+        if let Some(name) = self.lava.as_ref().and_then(|l| l.history_secret.as_deref()) {
+            let kind = if kind == "github" {
+                "a repository or organisation secret"
+            } else {
+                "a masked, protected CI/CD variable"
+            };
+            lines.extend([
+                format!("Latency history: {name}, {kind}, holds the database URL"),
+                "(postgres://USER:PASSWORD@HOST/DB); each LAVA job records its run there with"
+                    .to_string(),
+                "`rtbuild history add` and fails on a REGRESSION (`rtbuild report --history`)."
+                    .to_string(),
+            ]);
+        }
         lines.iter().map(|l| format!("# {l}\n")).collect()
     }
 }
@@ -162,6 +180,7 @@ mod tests {
                 duration: "smoke".into(),
                 tests: "cyclictest".into(),
                 wait_minutes: 200,
+                history_secret: None,
             }),
         }
     }

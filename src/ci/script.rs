@@ -58,6 +58,10 @@ pub(super) const BUNDLE_URL_FILE: &str = "bundle-url-$MACHINE-$DISTRO.txt";
 pub(super) const IMAGE_JSON: &str = "rtbuild-$MACHINE-$DISTRO.json";
 /// kas's work folder beside the checkout; `rtbuild image` builds in its `build/`.
 pub(super) const KAS_WORK: &str = "$KAS_WORK_DIR";
+/// The variable `rtbuild history` reads its database URL from (`--db`'s environment).
+pub(super) const HISTORY_DB_VAR: &str = "RTBUILD_DB";
+/// The bundle's manifest under the results folder, which the LAVA job records with its run.
+pub(super) const BUNDLE_MANIFESTS: &str = "$MACHINE/bundle/*.manifest.json";
 /// The LAVA job's files.
 pub(super) const LAVA_FILES: [&str; 4] =
     ["lava-job.yaml", "lava-log.yaml", "lava-junit.xml", "lava-report.html"];
@@ -155,17 +159,47 @@ impl Pipeline {
                     format!("lavacli jobs logs --raw \"$job\" > {}", file(LAVA_FILES[1])),
                 ],
             },
-            Step {
-                name: "Verdict and reports",
-                // Exit 1 on a FAIL verdict (and 2 when the log holds no result): the job fails.
-                lines: vec![format!(
-                    "rtbuild report {} --junit {} --html {}",
-                    file(LAVA_FILES[1]),
-                    file(LAVA_FILES[2]),
-                    file(LAVA_FILES[3])
-                )],
-            },
+            self.verdict_step(lava, places),
         ]
+    }
+
+    /// The verdict and reports of the LAVA log; with a latency history, the run is checked
+    /// against the database's earlier runs (`report --history`) and then recorded in it
+    /// (`history add`), also when the verdict fails, and the step ends with the verdict.
+    fn verdict_step(&self, lava: &LavaStage, places: Places) -> Step {
+        let file = |name: &str| places.file(name);
+        // Exit 1 on a FAIL verdict (and 2 when the log holds no result): the job fails.
+        let report = format!(
+            "rtbuild report {} --junit {} --html {}",
+            file(LAVA_FILES[1]),
+            file(LAVA_FILES[2]),
+            file(LAVA_FILES[3])
+        );
+        let Some(secret) = &lava.history_secret else {
+            return Step { name: "Verdict and reports", lines: vec![report] };
+        };
+        let mut lines = Vec::new();
+        if places == Places::Checkout {
+            // GitLab: the masked variable, expanded once by this shell (never by GitLab's own
+            // variable expansion, which would read a `$` in the password as a variable).
+            lines.push(format!("export {HISTORY_DB_VAR}=\"${secret}\""));
+        }
+        lines.extend([
+            // Without the URL, `history add` would record into a file of this job's container.
+            format!(
+                "test -n \"${HISTORY_DB_VAR}\" || {{ echo \"error: the CI secret {secret} (the latency history's database URL) is empty or not set; set it in the CI settings\" >&2; exit 2; }}"
+            ),
+            "verdict=0".to_string(),
+            format!("{report} --history \"${HISTORY_DB_VAR}\" || verdict=$?"),
+            // `history add` reads the URL from RTBUILD_DB: it is on no command line.
+            format!(
+                "rtbuild history add {} --bundle \"$(ls {}/*.manifest.json)\"",
+                file(LAVA_FILES[1]),
+                places.file(&format!("{}/bundle", out_dir(places)))
+            ),
+            "exit \"$verdict\"".to_string(),
+        ]);
+        Step { name: "Verdict, reports and the latency history", lines }
     }
 
     /// The files each build job keeps, relative to the results folder (or under

@@ -92,7 +92,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     };
     // `--verify-report`, else the verdict `rtbuild image` left beside the generated files.
     let verify_report = args.verify_report.clone().or_else(|| {
-        let left = gen_dir.as_ref()?.join(crate::kasrun::after::VERIFY_FILE);
+        let left = gen_dir.as_ref()?.join(crate::image::verify_bundle::VERIFY_FILE);
         left.is_file().then_some(left)
     });
     let verify = match &verify_report {
@@ -130,7 +130,9 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
         follow_external_links: args.follow_external_links,
     };
     bundle::verify_record(&request)?;
-    bundle::check_measurement(&request)?;
+    for warning in bundle::check_measurement(&request)? {
+        ui.warn(warning);
+    }
     bundle::find_qcomflash(&request.build_dir, &request.machine, &request.image)?;
     ui.status("Bundling", format!("{}-{}", request.image, request.machine));
     let outcome = bundle::create(&request)?;

@@ -57,6 +57,12 @@ pub(crate) struct CiArgs {
     /// rt-tests programs of the LAVA jobs (as `rtbuild lava --tests`; see `rtbuild test --help`).
     #[arg(long, value_name = "LIST", default_value = "cyclictest", requires = "lava")]
     pub lava_tests: String,
+    /// With --lava: record each LAVA run in the latency history and fail on a REGRESSION.
+    /// NAME is the CI secret (GitHub) or masked variable (GitLab) holding the database URL
+    /// (`postgres://…`); the jobs pass it to `rtbuild history add` and `rtbuild report
+    /// --history` through the environment (RTBUILD_DB), never inside a script's text.
+    #[arg(long, value_name = "NAME", requires = "lava")]
+    pub history_db_secret: Option<String>,
     /// How the jobs install rtbuild (required: no source is known to work everywhere):
     /// path:DIR (rtbuild's source in the repository, e.g. a submodule; cargo install --path),
     /// git+https://HOST/REPO[#REV] (cargo install --git), the https:// or file:// URL of an
@@ -321,10 +327,26 @@ fn lava_stage(args: &CiArgs, layouts: &[CpuLayout]) -> crate::error::Result<Lava
         .map_err(Refusal::LavaJobLength)?;
         minutes = minutes.max(job);
     }
+    let history_secret = args.history_db_secret.as_deref().map(secret_name).transpose()?;
     Ok(LavaStage {
+        history_secret,
         scenarios: scenarios.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
         duration: args.lava_duration.clone(),
         tests: tests.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
         wait_minutes: minutes + 120,
     })
+}
+
+/// `--history-db-secret NAME`: a name both CIs accept for a secret or variable and a shell
+/// reads as one (`[A-Za-z_][A-Za-z0-9_]*`, not GitHub's reserved `GITHUB_…`), so it reaches
+/// the workflow expression and the script as exactly that name.
+fn secret_name(name: &str) -> crate::error::Result<String> {
+    let mut chars = name.chars();
+    let identifier = name.len() <= 128
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !identifier || name.to_ascii_uppercase().starts_with("GITHUB_") {
+        return Err(Refusal::SecretName(name.to_string()).into());
+    }
+    Ok(name.to_string())
 }

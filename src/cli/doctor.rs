@@ -20,6 +20,10 @@ pub(crate) struct DoctorArgs {
     /// Output folder, as for `rtbuild image` [default: rtbuild/<machine>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// kas work folder, as for `rtbuild image` (`KAS_WORK_DIR`) [default: the parent of the
+    /// output folder].
+    #[arg(long, value_name = "DIR", env = "KAS_WORK_DIR")]
+    pub work_dir: Option<PathBuf>,
     /// The kas program to check [default: `kas` on PATH].
     #[arg(long, value_name = "PATH", env = "RTBUILD_KAS")]
     pub kas: Option<PathBuf>,
@@ -31,8 +35,8 @@ pub(crate) struct DoctorArgs {
 pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let engine = crate::image::container_engine(args.container.as_deref())?;
     let target = target(&args, engine)?;
-    let path = doctor::facts::search_path();
-    let kas = doctor::facts::find_kas(args.kas.as_deref(), &System);
+    let path = crate::kas::find::search_path();
+    let kas = crate::kas::find::find_kas(args.kas.as_deref(), &System);
     let facts = Facts::gather(&target, kas, Some(&path), &System);
     let report = doctor::run(&facts, &target, false);
     if ui.json() {
@@ -47,17 +51,20 @@ pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::error::Result<Exit> {
 
 /// The folders and repositories to check: the machine's build when one is given (flag or
 /// `rtbuild.yaml`), else the default work folder and meta-qcom's base repositories.
-fn target(args: &DoctorArgs, engine: Option<doctor::Engine>) -> crate::error::Result<Target> {
+fn target(args: &DoctorArgs, engine: Option<crate::kas::Engine>) -> crate::error::Result<Target> {
     let request = args.plan.request()?;
     if request.machine.is_some() {
         let plan = args.plan.plan()?;
         let out = args.out.clone().unwrap_or_else(|| crate::generate::default_out(&plan));
-        return Ok(doctor::target_for(&plan, &out, engine));
+        return Ok(doctor::target_for(&plan, &out, args.work_dir.as_deref(), engine));
     }
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("rtbuild/machine"));
     let out = std::path::absolute(&out).unwrap_or(out);
-    let work = out.parent().map(PathBuf::from).unwrap_or(out.clone());
-    let dirs = crate::kasrun::caches::CacheDirs::resolve(
+    let work = match &args.work_dir {
+        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+        None => out.parent().map(PathBuf::from).unwrap_or(out.clone()),
+    };
+    let dirs = crate::kas::CacheDirs::resolve(
         None,
         None,
         std::env::var_os("DL_DIR").map(PathBuf::from),

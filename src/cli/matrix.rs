@@ -23,6 +23,12 @@ pub(crate) struct MatrixArgs {
     /// Work folder shared by every cell (each machine gets `<DIR>/<machine>/`).
     #[arg(long, value_name = "DIR", default_value = "rtbuild")]
     pub work: PathBuf,
+    /// kas work folder of every cell (`KAS_WORK_DIR`: the repo checkouts, and the build folder
+    /// is its `build/`, where `bundle` and `lock` look when KAS_WORK_DIR is set) [default:
+    /// --work, each cell building in `<work>/<machine>/build`]. Needs a single distro: one
+    /// build folder holds one distro.
+    #[arg(long, value_name = "DIR", env = "KAS_WORK_DIR")]
+    pub work_dir: Option<PathBuf>,
     /// Stop at the first failed cell.
     #[arg(long)]
     pub fail_fast: bool,
@@ -47,6 +53,11 @@ fn plans(args: &MatrixArgs) -> crate::error::Result<Vec<Plan>> {
         Some(list) => list.split(',').map(|d| Some(d.trim().to_string())).collect(),
         None => vec![None],
     };
+    if distros.len() > 1
+        && let Some(dir) = &args.work_dir
+    {
+        return Err(Refusal::WorkDirDistros { dir: dir.clone(), distros: distros.len() }.into());
+    }
     let mut plans = Vec::new();
     for distro in &distros {
         for machine in &args.machines {
@@ -67,6 +78,7 @@ pub(super) fn run(args: MatrixArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let launch = args.build.launch(args.dry_run)?;
     let options = MatrixOptions {
         work: args.work,
+        work_dir: args.work_dir.as_deref().map(super::args::absolute),
         fail_fast: args.fail_fast,
         dry_run: args.dry_run,
         setup: BuildSetup { launch, spec, caches },

@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::error::{Error, Kind, Refusal};
 use crate::exit::Exit;
-use crate::kasrun::setup;
+use crate::kas::{find::default_venv, setup};
 use crate::runner::{Runner, System};
 use crate::ui::Ui;
 
@@ -77,7 +77,7 @@ pub(super) fn run(args: SetupArgs, ui: &Ui) -> crate::error::Result<Exit> {
     }
     let venv = match args.venv {
         Some(dir) => std::path::absolute(&dir).unwrap_or(dir),
-        None => setup::default_venv(
+        None => default_venv(
             std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
             std::env::var_os("HOME").map(PathBuf::from),
         )

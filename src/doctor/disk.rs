@@ -54,6 +54,16 @@ pub(crate) fn folders(target: &Target) -> Vec<Folder> {
     .collect()
 }
 
+/// The variable a folder's role is set by, as the warning names it (`KAS_WORK_DIR /w/rtbuild`).
+fn variable(role: &str) -> &str {
+    match role {
+        "work" => "KAS_WORK_DIR",
+        "downloads" => "DL_DIR",
+        "sstate" => "SSTATE_DIR",
+        other => other,
+    }
+}
+
 /// One `disk` check over every file system the folders use.
 pub(crate) fn evaluate(folders: &[Folder]) -> Vec<Check> {
     // File system → (free, need, folders).
@@ -67,7 +77,7 @@ pub(crate) fn evaluate(folders: &[Folder]) -> Vec<Check> {
     }
     let describe = |(free, need, list): &(u64, u64, Vec<&Folder>)| {
         let names: Vec<String> =
-            list.iter().map(|f| format!("{} {}", f.role, f.path.display())).collect();
+            list.iter().map(|f| format!("{} {}", variable(f.role), f.path.display())).collect();
         format!("{} GiB free, about {need} GiB needed, for {}", free / GIB, names.join(", "))
     };
     let floor: Vec<String> =
@@ -79,7 +89,7 @@ pub(crate) fn evaluate(folders: &[Folder]) -> Vec<Check> {
                 "less than {FLOOR_GIB} GiB free, where BitBake's disk monitor stops every task: {}",
                 floor.join("; ")
             ),
-            "free space there, or put the folders elsewhere with --out, --dl-dir and --sstate-dir",
+            "free space there, or put the folders elsewhere with --work-dir (KAS_WORK_DIR), --dl-dir (DL_DIR) and --sstate-dir (SSTATE_DIR)",
         )];
     }
     let short: Vec<String> = systems.values().filter(|s| s.0 < s.1 * GIB).map(describe).collect();
@@ -90,8 +100,8 @@ pub(crate) fn evaluate(folders: &[Folder]) -> Vec<Check> {
                 "a first qcom-multimedia-image build may run out of space: {}",
                 short.join("; ")
             ),
-            "free space, or point --dl-dir/--sstate-dir at a larger disk (a warm sstate or a \
-             --target build needs much less)",
+            "free space, or point --work-dir (KAS_WORK_DIR), --dl-dir (DL_DIR) or --sstate-dir \
+             (SSTATE_DIR) at a larger disk (a warm sstate or a --target build needs much less)",
         )];
     }
     if systems.is_empty() {
@@ -125,7 +135,7 @@ mod tests {
         ];
         let check = &evaluate(&one_disk)[0];
         assert_eq!(check.status, Severity::Warning, "{check:?}");
-        assert!(check.message.contains("80 GiB free, about 90 GiB needed, for work /w/work, downloads /w/downloads, sstate /w/sstate"), "{}", check.message);
+        assert!(check.message.contains("80 GiB free, about 90 GiB needed, for KAS_WORK_DIR /w/work, DL_DIR /w/downloads, SSTATE_DIR /w/sstate"), "{}", check.message);
         let split = [
             folder("work", NEED_WORK_GIB, 60, 1),
             folder("downloads", NEED_DOWNLOADS_GIB, 40, 2),
@@ -140,10 +150,12 @@ mod tests {
         let check = &evaluate(&full)[0];
         assert_eq!(check.status, Severity::Problem);
         assert!(
-            check.message.contains("0 GiB free, about 55 GiB needed, for work /w/work"),
+            check.message.contains("0 GiB free, about 55 GiB needed, for KAS_WORK_DIR /w/work"),
             "{}",
             check.message
         );
-        assert!(!check.message.contains("sstate"), "{}", check.message);
+        assert!(!check.message.contains("SSTATE_DIR /w"), "{}", check.message);
+        let fix = check.fix.as_deref().unwrap_or_default();
+        assert!(fix.contains("--work-dir (KAS_WORK_DIR)"), "{fix}");
     }
 }

@@ -1,15 +1,15 @@
 //! Reading the host once: everything [`super::evaluate`] judges.
 
-use std::ffi::{OsStr, OsString};
-use std::path::{Path, PathBuf};
+use std::ffi::OsStr;
+use std::path::PathBuf;
 
+use super::Target;
 use super::disk::Folder;
 use super::host_packages::Os;
 use super::hosttools::HostTools;
-use super::{Engine, Target};
 use crate::base::find_program;
-use crate::kasrun::BuildError;
-use crate::kasrun::kas::{self, Kas};
+use crate::kas::engine::kas_container;
+use crate::kas::{Kas, KasError};
 use crate::runner::{Cmd, Runner};
 
 /// kas-container and the engine it would run.
@@ -31,7 +31,7 @@ pub(crate) struct Facts {
     pub python: Option<String>,
     /// `git --version` without the `git version ` prefix.
     pub git: Option<String>,
-    pub kas: Result<Kas, BuildError>,
+    pub kas: Result<Kas, KasError>,
     pub container: Option<ContainerFacts>,
     pub disks: Vec<Folder>,
     pub inotify_watches: Option<u64>,
@@ -46,7 +46,7 @@ impl Facts {
     /// are looked up on.
     pub(crate) fn gather(
         target: &Target,
-        kas: Result<Kas, BuildError>,
+        kas: Result<Kas, KasError>,
         path: Option<&OsStr>,
         runner: &dyn Runner,
     ) -> Facts {
@@ -93,41 +93,4 @@ impl Facts {
 fn open_file_limit() -> Option<(u64, Option<u64>)> {
     let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
     Some((limit.current?, limit.maximum))
-}
-
-/// kas-container: beside the kas in use (it ships in the same wheel), else on `path`.
-pub(crate) fn kas_container(kas: Option<&Path>, path: Option<&OsStr>) -> Option<PathBuf> {
-    let beside = kas.and_then(Path::parent).map(|dir| dir.join("kas-container"));
-    beside.filter(|p| p.is_file()).or_else(|| find_program("kas-container", path))
-}
-
-/// PATH plus the venv `rtbuild setup` makes, where kas is looked for last.
-pub(crate) fn search_path() -> OsString {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let Some(venv) = crate::kasrun::setup::default_venv(
-        std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
-        std::env::var_os("HOME").map(PathBuf::from),
-    ) else {
-        return path;
-    };
-    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    dirs.push(venv.join("bin"));
-    std::env::join_paths(dirs).unwrap_or(path)
-}
-
-/// The kas `--kas` names, else the one on [`search_path`].
-pub(crate) fn find_kas(explicit: Option<&Path>, runner: &dyn Runner) -> Result<Kas, BuildError> {
-    kas::find(explicit, Some(&search_path()), runner)
-}
-
-/// For a container build, the engine: the one asked for, else docker when installed, else
-/// podman (kas-container's own order).
-pub(crate) fn pick_engine(asked: Option<Engine>, path: Option<&OsStr>) -> Engine {
-    asked.unwrap_or_else(|| {
-        if find_program("docker", path).is_none() && find_program("podman", path).is_some() {
-            Engine::Podman
-        } else {
-            Engine::Docker
-        }
-    })
 }

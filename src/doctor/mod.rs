@@ -23,8 +23,8 @@ use serde::Serialize;
 pub(crate) use facts::Facts;
 
 #[cfg(test)]
-use crate::kasrun::kas::KasVersion;
-use crate::kasrun::kas::PINNED_KAS;
+use crate::kas::version::KasVersion;
+use crate::kas::{Engine, Kas, KasError, PINNED_KAS};
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -103,36 +103,6 @@ impl Report {
 
     pub(crate) fn warnings(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| c.status == Severity::Warning)
-    }
-}
-
-/// The container engines `--container` accepts (kas-container's `KAS_CONTAINER_ENGINE`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Engine {
-    Docker,
-    Podman,
-}
-
-impl Engine {
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Engine::Docker => "docker",
-            Engine::Podman => "podman",
-        }
-    }
-
-    /// `docker`, `podman`; anything else is refused with the accepted names.
-    pub(crate) fn parse(value: &str) -> Result<Engine, String> {
-        match value {
-            "docker" => Ok(Engine::Docker),
-            "podman" => Ok(Engine::Podman),
-            other => Err(format!(
-                "unknown container engine `{}`; use --container docker or --container podman \
-                 (or --container alone to use whichever is installed)",
-                crate::kasrun::caches::printable(other)
-            )),
-        }
     }
 }
 
@@ -310,7 +280,7 @@ fn container(facts: &Facts, engine: Engine) -> Check {
         return Check::problem(
             "container",
             "kas-container was not found beside kas nor on PATH",
-            format!("{} (kas-container ships with kas)", crate::kasrun::kas::install_hint()),
+            format!("{} (kas-container ships with kas)", crate::kas::install_hint()),
         );
     };
     if !container.engine_found {
@@ -404,6 +374,7 @@ impl crate::exit::ErrorCode for NotReady {
 pub(crate) fn target_for(
     plan: &crate::plan::Plan,
     out: &std::path::Path,
+    work_dir: Option<&std::path::Path>,
     container: Option<Engine>,
 ) -> Target {
     let mut files = vec![plan.machine.kas_file.as_str(), crate::plan::KERNEL_KAS_FILE];
@@ -413,6 +384,7 @@ pub(crate) fn target_for(
         sstate_dir: plan.sstate_dir.as_ref().map(|p| p.as_path()),
         kas_files: &files,
         meta_qcom_url: plan.meta_qcom.url.as_str(),
+        work_dir,
     };
     target(&build, out, container)
 }
@@ -425,6 +397,8 @@ pub(crate) struct Build<'a> {
     /// already checked out).
     pub kas_files: &'a [&'a str],
     pub meta_qcom_url: &'a str,
+    /// kas's work folder (`--work-dir`, `KAS_WORK_DIR`), when the build is given one.
+    pub work_dir: Option<&'a std::path::Path>,
 }
 
 /// The folders and repositories `build` into `out` uses.
@@ -434,8 +408,13 @@ pub(crate) fn target(
     container: Option<Engine>,
 ) -> Target {
     let out = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    let work = out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone());
-    let dirs = crate::kasrun::caches::CacheDirs::resolve(
+    // kas's work folder: `KAS_WORK_DIR` when the build is given one, else the output folder's
+    // parent (where `rtbuild image` lets kas clone), as the build itself resolves it.
+    let work = match build.work_dir {
+        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
+        None => out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone()),
+    };
+    let dirs = crate::kas::CacheDirs::resolve(
         build.dl_dir,
         build.sstate_dir,
         std::env::var_os("DL_DIR").map(PathBuf::from),
@@ -450,10 +429,10 @@ pub(crate) fn target(
 /// any problem stops the command with [`NotReady`] (exit 2) before anything is generated.
 pub(crate) fn preflight(
     target: &Target,
-    kas: Result<crate::kasrun::kas::Kas, crate::kasrun::BuildError>,
+    kas: Result<Kas, KasError>,
     ui: &crate::ui::Ui,
 ) -> Result<(), NotReady> {
-    let path = facts::search_path();
+    let path = crate::kas::find::search_path();
     let facts = Facts::gather(target, kas, Some(&path), &crate::runner::System);
     let report = run(&facts, target, true);
     for warning in report.warnings() {

@@ -3,7 +3,6 @@ use std::path::PathBuf;
 use super::host_packages::Os;
 use super::hosttools::HostTools;
 use super::*;
-use crate::kasrun::kas::Kas;
 
 /// A host where everything is fine; each test breaks one thing.
 fn ready_host() -> Facts {
@@ -86,7 +85,7 @@ fn locale_python_git_and_kas_problems() {
         locales: vec!["C".into(), "POSIX".into()],
         python: Some("3.8.10".into()),
         git: None,
-        kas: Err(crate::kasrun::BuildError::KasMissing { looked: "PATH".into() }),
+        kas: Err(KasError::Missing { looked: "PATH".into() }),
         ..ready_host()
     };
     let problems = only_problems(&facts, &target());
@@ -170,9 +169,17 @@ fn versions_compare_numerically() {
     assert!(!version_at_least("garbage", &[3, 9]));
 }
 
+/// The preflight measures the folders the build uses: with a kas work folder (`--work-dir`,
+/// KAS_WORK_DIR) that folder, not the output folder's parent.
 #[test]
-fn unknown_engines_are_refused_by_name() {
-    assert_eq!(Engine::parse("podman"), Ok(Engine::Podman));
-    let err = Engine::parse("lxc").unwrap_err();
-    assert!(err.starts_with("unknown container engine `lxc`; use --container docker or"), "{err}");
+fn the_preflight_target_follows_the_kas_work_dir() {
+    let request = crate::plan::PlanRequest {
+        machine: Some("rb3gen2-core-kit".into()),
+        ..crate::plan::PlanRequest::default()
+    };
+    let plan = crate::plan::Plan::new(&request, &crate::catalog::Catalog::embedded()).unwrap();
+    let out = std::path::Path::new("/w/proj/rtbuild/rb3gen2-core-kit");
+    assert_eq!(target_for(&plan, out, None, None).work, std::path::Path::new("/w/proj/rtbuild"));
+    let work = std::path::Path::new("/big/kas");
+    assert_eq!(target_for(&plan, out, Some(work), None).work, work);
 }

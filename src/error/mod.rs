@@ -73,6 +73,7 @@ from_kind!(
     crate::bundle::BundleError,
     crate::history::HistoryError,
     crate::kasrun::BuildError,
+    crate::kas::KasError,
     crate::doctor::NotReady,
     crate::image::ImageError,
     crate::testrun::TestError,
@@ -121,6 +122,8 @@ pub(crate) enum Kind {
     History(#[from] crate::history::HistoryError),
     #[error(transparent)]
     Build(#[from] crate::kasrun::BuildError),
+    #[error(transparent)]
+    Kas(#[from] crate::kas::KasError),
     #[error(transparent)]
     NotReady(#[from] crate::doctor::NotReady),
     #[error(transparent)]
@@ -173,6 +176,7 @@ impl Kind {
             Kind::Bundle(e) => e.exit(),
             Kind::History(e) => e.exit(),
             Kind::Build(e) => e.exit(),
+            Kind::Kas(e) => e.exit(),
             Kind::NotReady(e) => e.exit(),
             Kind::Image(e) => e.exit(),
             Kind::Test(e) => e.exit(),

@@ -106,6 +106,11 @@ pub(crate) enum Refusal {
         first_80(.0)
     )]
     LockNotInRepo(PathBuf),
+    #[error(
+        "bad --history-db-secret `{}`: not a CI secret name; pass the name of the secret or masked variable that holds the database URL (letters, digits and `_`, not starting with a digit or GITHUB_), e.g. RTBUILD_HISTORY_DB",
+        .0.chars().take(80).collect::<String>().escape_debug()
+    )]
+    SecretName(String),
     #[error("--lava-scenario: {0}")]
     LavaScenario(crate::testrun::UnknownScenario),
     #[error(
@@ -141,6 +146,11 @@ pub(crate) enum Refusal {
     MetaQcomWithShow,
 
     // matrix
+    #[error(
+        "--work-dir {} (or KAS_WORK_DIR) puts every cell in one build folder, which holds one distro, but --distro lists {distros}; run one matrix per distro, each with its own --work-dir, or leave --work-dir and KAS_WORK_DIR unset (each distro's cells then build in their own folders)",
+        crate::quote::sh(&.dir.to_string_lossy())
+    )]
+    WorkDirDistros { dir: PathBuf, distros: usize },
     #[error(
         "matrix takes --machines A,B,…, not --machine; pass --machines with a comma-separated list"
     )]

@@ -22,8 +22,9 @@ use crate::exit::{Exit, Interrupted};
 use crate::generate::GenerateError;
 use crate::history::HistoryError;
 use crate::image::ImageError;
+use crate::image::verify_bundle::AfterError;
+use crate::kas::KasError;
 use crate::kasrun::BuildError;
-use crate::kasrun::after::AfterError;
 use crate::kconfig::{ConfigError, LineError};
 use crate::lock::LockError;
 use crate::plan::PlanError;
@@ -300,6 +301,7 @@ fn samples() -> Vec<(Error, Exit)> {
     let bundle = [
         (BundleError::NoQcomflash { path: p("d") }, U),
         (BundleError::EmptyQcomflash { path: p("d") }, F),
+        (BundleError::NotThisImage { path: p("run"), message: "another kernel".into() }, F),
         (BundleError::Unverified, U),
         (BundleError::VerifyFailed { failed: "PREEMPT_RT".into() }, F),
         (BundleError::VerifyReport { path: p("v"), message: "bad".into() }, U),
@@ -339,6 +341,22 @@ fn samples() -> Vec<(Error, Exit)> {
     for (e, code) in build_errors() {
         add(e.into(), code);
     }
+    let kas = [
+        (KasError::Missing { looked: "PATH".into() }, F),
+        (KasError::Broken { program: p("kas"), detail: "x".into() }, F),
+        (
+            KasError::TooOld {
+                program: p("kas"),
+                version: crate::kas::version::KasVersion { major: 4, minor: 0 },
+            },
+            F,
+        ),
+        (KasError::BadToken { flag: "--out", value: "a:b".into(), expected: "no colon" }, U),
+        (KasError::Run(run()), F),
+    ];
+    for (e, code) in kas {
+        add(e.into(), code);
+    }
 
     let problem = Problem { check: "disk", message: "3 GB free".into(), fix: "free 50 GB".into() };
     add(NotReady { problems: vec![problem] }.into(), U);
@@ -359,13 +377,12 @@ fn samples() -> Vec<(Error, Exit)> {
         (ImageError::Generate(GenerateError::OutIsFile { out: p("o"), file: p("o/x") }), U),
         (ImageError::Lock(LockError::NoLock { path: p("l") }), U),
         (ImageError::Lock(lock_io()), F),
-        (ImageError::Build(BuildError::KasMissing { looked: "PATH".into() }), F),
+        (ImageError::Build(KasError::Missing { looked: "PATH".into() }.into()), F),
         (
-            ImageError::Build(BuildError::BadToken {
-                flag: "--out",
-                value: "a:b".into(),
-                expected: "drop the colon",
-            }),
+            ImageError::Build(
+                KasError::BadToken { flag: "--out", value: "a:b".into(), expected: "no colon" }
+                    .into(),
+            ),
             U,
         ),
         // After a build ran, anything that stops verification fails the build.
@@ -475,17 +492,16 @@ fn verify_errors() -> Vec<VerifyError> {
 
 fn build_errors() -> Vec<(BuildError, Exit)> {
     vec![
-        (BuildError::KasMissing { looked: "PATH".into() }, F),
-        (BuildError::KasBroken { program: p("kas"), detail: "x".into() }, F),
+        (BuildError::Kas(KasError::Missing { looked: "PATH".into() }), F),
         (
-            BuildError::KasTooOld {
-                program: p("kas"),
-                version: crate::kasrun::kas::KasVersion { major: 4, minor: 0 },
-            },
-            F,
+            BuildError::Kas(KasError::BadToken {
+                flag: "--out",
+                value: "a:b".into(),
+                expected: "x",
+            }),
+            U,
         ),
         (BuildError::BadSetting { flag: "--task", value: "x".into(), expected: "a task" }, U),
-        (BuildError::BadToken { flag: "--out", value: "a:b".into(), expected: "no colon" }, U),
         (BuildError::Unwritable { path: p("o"), cause: io() }, F),
         (BuildError::Run(run()), F),
     ]
@@ -531,6 +547,8 @@ fn refusals() -> Vec<Refusal> {
         Refusal::LockNotInRepo(p("/a.lock")),
         Refusal::LavaScenario(crate::testrun::UnknownScenario("x".into())),
         Refusal::LavaCustom,
+        Refusal::SecretName("1DB".into()),
+        Refusal::WorkDirDistros { dir: p("w"), distros: 2 },
         Refusal::LavaTests(crate::rttests::parse_list("nope").unwrap_err()),
         Refusal::LavaDuration(crate::testrun::BadDuration("x".into())),
         Refusal::LavaJobLength(crate::lava::job::JobError::Image("a b".into())),
@@ -590,6 +608,7 @@ fn variant(err: &Error) -> String {
         Kind::Bundle(e) => ("BundleError", bundle(e)),
         Kind::History(e) => ("HistoryError", history(e)),
         Kind::Build(e) => ("BuildError", build(e)),
+        Kind::Kas(e) => ("KasError", kas(e)),
         Kind::NotReady(_) => ("NotReady", "NotReady"),
         Kind::Image(e) => ("ImageError", image(e)),
         Kind::Test(e) => ("TestError", test(e)),
@@ -755,6 +774,7 @@ fn bundle(e: &BundleError) -> &'static str {
     match e {
         BundleError::NoQcomflash { .. } => "NoQcomflash",
         BundleError::EmptyQcomflash { .. } => "EmptyQcomflash",
+        BundleError::NotThisImage { .. } => "NotThisImage",
         BundleError::Unverified => "Unverified",
         BundleError::VerifyFailed { .. } => "VerifyFailed",
         BundleError::VerifyReport { .. } => "VerifyReport",
@@ -790,13 +810,20 @@ fn history(e: &HistoryError) -> &'static str {
 
 fn build(e: &BuildError) -> &'static str {
     match e {
-        BuildError::KasMissing { .. } => "KasMissing",
-        BuildError::KasBroken { .. } => "KasBroken",
-        BuildError::KasTooOld { .. } => "KasTooOld",
+        BuildError::Kas(_) => "Kas",
         BuildError::BadSetting { .. } => "BadSetting",
-        BuildError::BadToken { .. } => "BadToken",
         BuildError::Unwritable { .. } => "Unwritable",
         BuildError::Run(_) => "Run",
+    }
+}
+
+fn kas(e: &KasError) -> &'static str {
+    match e {
+        KasError::Missing { .. } => "Missing",
+        KasError::Broken { .. } => "Broken",
+        KasError::TooOld { .. } => "TooOld",
+        KasError::BadToken { .. } => "BadToken",
+        KasError::Run(_) => "Run",
     }
 }
 
@@ -870,6 +897,8 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::LockNotInRepo(_) => "LockNotInRepo",
         Refusal::LavaScenario(_) => "LavaScenario",
         Refusal::LavaCustom => "LavaCustom",
+        Refusal::SecretName(_) => "SecretName",
+        Refusal::WorkDirDistros { .. } => "WorkDirDistros",
         Refusal::LavaTests(_) => "LavaTests",
         Refusal::LavaDuration(_) => "LavaDuration",
         Refusal::LavaJobLength(_) => "LavaJobLength",
@@ -916,7 +945,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 65),
+        ("Refusal", 67),
         ("Interrupted", 1),
         ("PlanError", 31),
         ("ValueError", 1),
@@ -929,9 +958,10 @@ fn every_variant_has_a_sample() {
         ("LockError", 16),
         ("VerifyError", 11),
         ("KconfigCheckError", 2),
-        ("BundleError", 17),
+        ("BundleError", 18),
         ("HistoryError", 10),
-        ("BuildError", 7),
+        ("BuildError", 4),
+        ("KasError", 5),
         ("NotReady", 1),
         ("ImageError", 10),
         ("TestError", 6),

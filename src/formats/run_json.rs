@@ -312,6 +312,14 @@ pub(crate) struct Fingerprint {
     /// `uname -r` and `uname -v`: which kernel build ran.
     pub kernel_release: String,
     pub kernel_version: String,
+    /// sha256 of the running kernel's config, uncompressed (as `rtbuild verify` digests it;
+    /// `bundle --measurement` compares the two); absent when the target exposes no config,
+    /// and in files written before rtbuild recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_config_sha256: Option<String>,
+    /// Where that config was read: `/proc/config.gz` or `/boot/config-<release>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_config_source: Option<String>,
     /// Each devfreq device's governor (L3, LLCC, DDR on Qualcomm boards), beside cpufreq.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub devfreq: Vec<Devfreq>,
@@ -476,5 +484,30 @@ impl RunRecord {
     /// Reads a `run.json`, checking its schema.
     pub(crate) fn parse(text: &str) -> Result<RunRecord, super::FormatError> {
         super::read_json(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run.json written before the kernel config digest was recorded is read, with no digest.
+    #[test]
+    fn an_older_run_json_without_the_config_digest_is_read() {
+        let old = r#"{"schema": 1, "target": "ssh://root@rb3", "state": "finished",
+            "fingerprint": {"uname": "Linux rb3 6.18.37-rt #1 SMP PREEMPT_RT", "kernel_release": "6.18.37-rt"},
+            "scenarios": []}"#;
+        let record = RunRecord::parse(old).unwrap();
+        let fp = record.fingerprint.unwrap();
+        assert_eq!(fp.kernel_release, "6.18.37-rt");
+        assert_eq!((fp.kernel_config_sha256, fp.kernel_config_source), (None, None));
+        let sha = "0".repeat(64);
+        let new = old.replace(
+            r#""kernel_release": "6.18.37-rt"}"#,
+            &format!(r#""kernel_release": "6.18.37-rt", "kernel_config_sha256": "{sha}", "kernel_config_source": "/proc/config.gz"}}"#),
+        );
+        let fp = RunRecord::parse(&new).unwrap().fingerprint.unwrap();
+        assert_eq!(fp.kernel_config_sha256.as_deref(), Some(sha.as_str()));
+        assert_eq!(fp.kernel_config_source.as_deref(), Some("/proc/config.gz"));
     }
 }

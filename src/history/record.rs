@@ -51,7 +51,8 @@ pub(crate) fn from_report(
         target: run_json.map(|r| r.target.clone()).filter(|t| !t.is_empty()),
         kernel_release,
         kernel_version,
-        kernel_config_digest: None,
+        // The config the target ran, as `rtbuild test` digested it there.
+        kernel_config_digest: fingerprint.and_then(|f| f.kernel_config_sha256.clone()),
         lock_digest: None,
         bundle_digest: None,
         tuning_fingerprint: (!tuning.is_empty())
@@ -76,7 +77,9 @@ pub(crate) fn from_report(
     if let Some(bundle) = bundle {
         run.bundle_digest = Some(bundle.digest.clone());
         run.lock_digest = bundle.lock_digest.clone();
-        run.kernel_config_digest = bundle.kernel_config_digest.clone();
+        if run.kernel_config_digest.is_none() {
+            run.kernel_config_digest = bundle.kernel_config_digest.clone();
+        }
         run.inputs.repos = bundle.repos.clone();
         if run.inputs.boot_args.is_none() {
             run.inputs.boot_args = bundle.kernel_cmdline.clone();

@@ -20,6 +20,9 @@ pub(crate) struct MatrixOptions {
     /// Work folder shared by every cell (each cell gets `<work>/<machine>/`, or
     /// `<work>/<machine>-<distro>/` when the cells have several distros).
     pub work: PathBuf,
+    /// kas's work folder of every cell (`KAS_WORK_DIR`; the build folder is its `build/`)
+    /// [default: `work`, each cell building in its own output folder].
+    pub work_dir: Option<PathBuf>,
     /// Stop at the first failed cell.
     pub fail_fast: bool,
     /// Plan each cell and print its command; build nothing.
@@ -74,7 +77,7 @@ pub(crate) fn matrix(
         };
         let output = OutputOptions {
             out: Some(options.work.join(&name)),
-            work_dir: None,
+            work_dir: options.work_dir.clone(),
             write: WriteOptions { force: false, dry_run: options.dry_run },
         };
         ui.status("Cell", format!("{} / {}", cell.machine, cell.distro));

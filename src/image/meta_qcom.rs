@@ -12,8 +12,9 @@ use super::{ImageError, ImageOptions};
 use crate::catalog::Catalog;
 use crate::catalog::meta_qcom::MetaQcom;
 use crate::exit::Interrupted;
-use crate::kasrun::command;
-use crate::kasrun::{BuildPaths, check_writable};
+use crate::kas::BuildPaths;
+use crate::kas::command;
+use crate::kasrun::check_writable;
 use crate::plan::{PlanError, PlanRequest, Settings};
 use crate::runner::{Runner, check_status, signals};
 use crate::ui::Ui;
@@ -76,9 +77,13 @@ pub(crate) fn resolve(
                 sstate_dir: settings.sstate_dir.as_ref().map(|p| p.as_path()),
                 kas_files: &files,
                 meta_qcom_url: settings.meta_qcom.url.as_str(),
+                work_dir: options.output.work_dir.as_deref(),
             };
             let launch = &options.setup.launch;
-            launch.preflight_of(|| crate::doctor::target(&build, &site.out, launch.engine), ui)?;
+            launch.preflight_of(
+                || crate::doctor::target(&build, &site.out, launch.launcher.engine),
+                ui,
+            )?;
             let lock = match &options.lock {
                 Some(lock) => Some(lock.clone()),
                 None => Some(site.out.join(crate::render::lock_name(&machine.name)))
@@ -173,13 +178,13 @@ fn checkout(
     let launch = &options.setup.launch;
     // Only the repositories: meta-qcom alone has no oe-init-build-env to set up, and the
     // build writes its own bblayers.conf and local.conf.
-    let checkout = command::kas_checkout(&launch.program, &paths, &site.dirs).args([
+    let checkout = command::kas_checkout(&launch.launcher.program, &paths, &site.dirs).args([
         "--skip",
         "setup_environ",
         "--skip",
         "write_bbconfig",
     ]);
-    let cmd = command::in_container(checkout, launch.engine);
+    let cmd = command::in_container(checkout, launch.launcher.engine);
     ui.status("Checking out", &cmd);
     if let Err(err) = runner.capture(&cmd).and_then(|output| check_status(&cmd, output)) {
         ui.detail(format!("kas checkout failed ({err}); kas build will report it"));

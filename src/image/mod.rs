@@ -14,6 +14,7 @@ mod meta_qcom;
 mod post;
 mod prepare;
 pub(crate) mod shell;
+pub(crate) mod verify_bundle;
 
 use std::path::{Path, PathBuf};
 
@@ -22,13 +23,13 @@ pub(crate) use launch::{Launch, container_engine};
 pub(crate) use meta_qcom::MetaQcomSource;
 pub(crate) use post::{After, Post, after_build};
 pub(crate) use prepare::{BuildSetup, OutputOptions, prepare};
+use verify_bundle::AfterError;
 
 use crate::catalog::Catalog;
 use crate::doctor::NotReady;
 use crate::exit::{ErrorCode, Exit, Interrupted};
 use crate::generate::GenerateError;
 use crate::kasrun::BuildError;
-use crate::kasrun::after::AfterError;
 use crate::kasrun::report::BuildResult;
 use crate::kasrun::run;
 use crate::lock::LockError;

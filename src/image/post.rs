@@ -2,9 +2,9 @@
 //! build), then pack it into a bundle when asked.
 
 use super::ImageError;
+use super::verify_bundle::{self, Verified};
 use crate::bundle::BundleOutcome;
-use crate::kasrun::after::{self, Verified};
-use crate::kasrun::command::{self, BuildSpec};
+use crate::kas::command::{self, BuildSpec};
 use crate::kasrun::report::{BuildResult, BuildStatus};
 use crate::kasrun::run::BuildJob;
 use crate::plan::Expectations;
@@ -64,13 +64,13 @@ pub(crate) fn after_build(
     if result.status != BuildStatus::Succeeded || !post.verify {
         return Ok(After { passed: true, ..After::default() });
     }
-    let verified = after::verify_build(&job.layout, expected).map_err(ImageError::After)?;
+    let verified = verify_bundle::verify_build(&job.layout, expected).map_err(ImageError::After)?;
     if !verified.verdict.passed {
         ui.warn(format!(
             "the build of {} for {} does not match the plan",
             result.image, result.machine
         ));
-        for line in after::failed_checks(&verified) {
+        for line in verify_bundle::failed_checks(&verified) {
             ui.status("", line);
         }
         ui.note(format!("verdict: {}", verified.file.display()));
@@ -81,7 +81,7 @@ pub(crate) fn after_build(
     let bundle = if post.bundle {
         keep_resolved_config(job, runner, ui)?;
         let epoch = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|t| t.trim().parse().ok());
-        let outcome = after::bundle_build(&job.layout, expected, &verified, epoch)
+        let outcome = verify_bundle::bundle_build(&job.layout, expected, &verified, epoch)
             .map_err(ImageError::After)?;
         ui.status("Bundled", outcome.archive.display());
         Some(outcome)
@@ -102,10 +102,10 @@ fn keep_resolved_config(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<
     let output = runner
         .capture(&dump)
         .and_then(|output| check_status(&dump, output))
-        .map_err(|e| ImageError::After(after::AfterError::Dump(e.to_string())))?;
+        .map_err(|e| ImageError::After(verify_bundle::AfterError::Dump(e.to_string())))?;
     let file = job.layout.out.join(crate::bundle::KAS_DUMP_FILE);
     crate::write::write_atomic(&file, &output.stdout, false)
-        .map_err(|e| ImageError::After(after::AfterError::Dump(e.to_string())))?;
+        .map_err(|e| ImageError::After(verify_bundle::AfterError::Dump(e.to_string())))?;
     Ok(())
 }
 

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use super::{ImageError, Launch};
 use crate::exit::Interrupted;
 use crate::generate::{self, GenerateOptions};
-use crate::kasrun::caches::{self, CacheDirs, CacheSettings};
-use crate::kasrun::command::{self, BuildSpec};
+use crate::kas::command::{self, BuildSpec};
+use crate::kas::{BuildPaths, CacheDirs};
+use crate::kasrun::caches::{self, CacheSettings};
+use crate::kasrun::check_writable;
 use crate::kasrun::run::BuildJob;
-use crate::kasrun::{BuildPaths, check_writable};
 use crate::plan::values::ConfPath;
 use crate::plan::{Plan, build_path};
 use crate::runner::signals;
@@ -99,7 +100,7 @@ pub(crate) fn prepare(
         site(&options.out, output, plan.dl_dir.as_ref(), plan.sstate_dir.as_ref())?;
     if !dry_run {
         check_writable(&out)?;
-        setup.launch.preflight(plan, &out, ui)?;
+        setup.launch.preflight(plan, &out, output.work_dir.as_deref(), ui)?;
     }
     let generated = generate::generate_and_report(plan, &options, ui)?;
     if signals::interrupted() {
@@ -109,19 +110,19 @@ pub(crate) fn prepare(
     if output.work_dir.is_some() {
         layout = layout.in_work(&work);
     }
-    command::check_paths(&layout)?;
+    command::check_paths(&layout).map_err(crate::kasrun::BuildError::from)?;
     for warning in setup.caches.warnings(&dirs, &caches::fs_type) {
         ui.warn(warning);
     }
     let job = BuildJob {
         machine: plan.machine.name.clone(),
         image: plan.image.to_string(),
-        kas: setup.launch.program.clone(),
+        kas: setup.launch.launcher.program.clone(),
         layout,
         dirs,
         caches: setup.caches.clone(),
         spec: setup.spec.clone(),
-        container: setup.launch.engine,
+        container: setup.launch.launcher.engine,
     };
     if job.write_caches(dry_run)? {
         let verb = if dry_run { "Would write" } else { "Wrote" };

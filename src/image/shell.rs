@@ -7,7 +7,8 @@
 
 use super::{BuildSetup, ImageError, OutputOptions, prepare};
 use crate::exit::Interrupted;
-use crate::kasrun::{BuildError, command};
+use crate::kas::command;
+use crate::kasrun::BuildError;
 use crate::plan::Plan;
 use crate::runner::{Cmd, Runner};
 use crate::ui::Ui;

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use super::*;
 use crate::exit::Exit;
-use crate::kasrun::BuildPaths;
-use crate::kasrun::caches::{CacheDirs, CacheSettings};
-use crate::kasrun::command::BuildSpec;
+use crate::kas::command::BuildSpec;
+use crate::kas::{BuildPaths, CacheDirs, KasError};
+use crate::kasrun::caches::CacheSettings;
 use crate::kasrun::report::BuildStatus;
 use crate::kasrun::run::BuildJob;
 use crate::runner::Recorder;
@@ -117,17 +117,19 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
 #[test]
 fn each_image_error_exits_with_its_stage_errors_code() {
     use crate::exit::{ErrorCode, Interrupted};
-    use crate::kasrun::BuildError;
     let cases = [
         (ImageError::Interrupted(Interrupted), Exit::Interrupted),
         (ImageError::BundleNeedsWholeImage, Exit::Usage),
-        (ImageError::Build(BuildError::KasMissing { looked: "PATH".into() }), Exit::Failed),
+        (ImageError::Build(KasError::Missing { looked: "PATH".into() }.into()), Exit::Failed),
         (
-            ImageError::Build(BuildError::BadToken {
-                flag: "--out",
-                value: "a:b".into(),
-                expected: "drop the colon",
-            }),
+            ImageError::Build(
+                KasError::BadToken {
+                    flag: "--out",
+                    value: "a:b".into(),
+                    expected: "drop the colon",
+                }
+                .into(),
+            ),
             Exit::Usage,
         ),
     ];

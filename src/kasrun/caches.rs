@@ -1,19 +1,20 @@
-//! Shared build caches: where downloads and sstate live, and the BitBake settings for sstate
-//! mirrors, hash equivalence, the PR service and download premirrors.
+//! Shared build caches: the BitBake settings for sstate mirrors, hash equivalence, the PR
+//! service and download premirrors (where downloads and sstate live is
+//! [`crate::kas::CacheDirs`]).
 //!
-//! `DL_DIR` and `SSTATE_DIR` reach BitBake through the environment (kas forwards both), so one
-//! default pair is shared by every machine in a work folder. The other settings are written to
-//! `caches.yml`, a kas include with its own `local_conf_header` id, composed on kas's command
-//! line after the generated kas file (`<machine>-rt.yml:caches.yml`). Every value is checked
-//! before it is written: nothing the user types can end a BitBake string or add a line.
+//! The settings are written to `caches.yml`, a kas include with its own `local_conf_header`
+//! id, composed on kas's command line after the generated kas file
+//! (`<machine>-rt.yml:caches.yml`). Every value is checked before it is written: nothing the
+//! user types can end a BitBake string or add a line.
 
 use std::path::{Path, PathBuf};
 
-use super::BuildError;
+use super::error::BuildError;
+use crate::base::printable;
+use crate::kas::CacheDirs;
 
-/// The kas include rtbuild writes beside the generated kas file.
-pub(crate) const CACHES_FILE: &str = "caches.yml";
-/// Its `local_conf_header` id (after the generated `rtbuild` block in kas's alphabetical order).
+/// The `local_conf_header` id of `caches.yml` (after the generated `rtbuild` block in kas's
+/// alphabetical order).
 pub(crate) const HEADER_ID: &str = "rtbuild-caches";
 
 /// `--hashserv`.
@@ -101,35 +102,6 @@ pub(crate) struct CacheSettings {
     pub premirrors: Vec<MirrorUrl>,
     /// `BB_GENERATE_MIRROR_TARBALLS = "1"`: DL_DIR can then serve as a premirror for others.
     pub mirror_tarballs: bool,
-}
-
-/// The folders BitBake shares between builds.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct CacheDirs {
-    pub dl_dir: PathBuf,
-    pub sstate_dir: PathBuf,
-}
-
-impl CacheDirs {
-    /// First the plan's (flag or project file), then the environment kas honours, then the
-    /// shared defaults beside the per-machine folders in `work`.
-    pub(crate) fn resolve(
-        plan_dl: Option<&Path>,
-        plan_sstate: Option<&Path>,
-        env_dl: Option<PathBuf>,
-        env_sstate: Option<PathBuf>,
-        work: &Path,
-    ) -> CacheDirs {
-        let pick = |plan: Option<&Path>, env: Option<PathBuf>, default: &str| {
-            plan.map(Path::to_path_buf)
-                .or(env.filter(|p| p.is_absolute()))
-                .unwrap_or_else(|| work.join(default))
-        };
-        CacheDirs {
-            dl_dir: pick(plan_dl, env_dl, "downloads"),
-            sstate_dir: pick(plan_sstate, env_sstate, "sstate-cache"),
-        }
-    }
 }
 
 impl CacheSettings {
@@ -248,11 +220,6 @@ pub(crate) fn fs_type(path: &Path) -> Option<String> {
         .filter(|(point, _)| probe.starts_with(point))
         .max_by_key(|(point, _)| point.as_os_str().len())
         .map(|(_, kind)| kind)
-}
-
-/// `text` with control characters escaped, for error messages.
-pub(crate) fn printable(text: &str) -> String {
-    text.escape_debug().to_string()
 }
 
 #[cfg(test)]

@@ -112,20 +112,3 @@ fn risky_combinations_warn() {
             .starts_with("an sstate mirror with a local hash-equivalence")
     );
 }
-
-#[test]
-fn cache_dirs_prefer_plan_then_environment_then_shared_defaults() {
-    let work = Path::new("/w/rtbuild");
-    let d = CacheDirs::resolve(None, None, None, None, work);
-    assert_eq!(
-        (d.dl_dir.as_path(), d.sstate_dir.as_path()),
-        (Path::new("/w/rtbuild/downloads"), Path::new("/w/rtbuild/sstate-cache"))
-    );
-    let d = CacheDirs::resolve(None, None, Some("/env/dl".into()), Some("relative".into()), work);
-    assert_eq!(
-        (d.dl_dir.as_path(), d.sstate_dir.as_path()),
-        (Path::new("/env/dl"), Path::new("/w/rtbuild/sstate-cache"))
-    );
-    let d = CacheDirs::resolve(Some(Path::new("/p/dl")), None, Some("/env/dl".into()), None, work);
-    assert_eq!(d.dl_dir, Path::new("/p/dl"));
-}

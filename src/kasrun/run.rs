@@ -4,13 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::caches::{CacheDirs, CacheSettings};
-use super::command::{self, BuildSpec};
+use super::caches::CacheSettings;
 use super::display::Display;
+use super::error::BuildError;
 use super::report::{Artifacts, BuildResult, BuildStatus};
 use super::tracker::Tracker;
-use super::{BuildError, BuildPaths};
 use crate::exit::Exit;
+use crate::kas::command::{self, BuildSpec};
+use crate::kas::{BuildPaths, CacheDirs, Engine};
 use crate::runner::{Cmd, Runner};
 use crate::ui::Ui;
 
@@ -25,7 +26,7 @@ pub(crate) struct BuildJob {
     pub caches: CacheSettings,
     pub spec: BuildSpec,
     /// Run through kas-container with this engine instead of kas on the host.
-    pub container: Option<crate::doctor::Engine>,
+    pub container: Option<Engine>,
 }
 
 impl BuildJob {
@@ -214,7 +215,6 @@ pub(crate) fn report(result: &BuildResult, ui: &Ui) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kasrun::caches::CacheDirs;
     use crate::runner::Recorder;
 
     fn job(dir: &Path) -> BuildJob {

@@ -76,6 +76,8 @@ impl Sections {
             image_version: Some(self.line("image_version")).filter(|v| !v.is_empty()),
             kernel_release: self.key("kernel", "release"),
             kernel_version: self.key("kernel", "version"),
+            kernel_config_sha256: self.config_digest().map(|(sha, _)| sha),
+            kernel_config_source: self.config_digest().map(|(_, source)| source),
             devfreq: self.get("devfreq").lines().filter_map(devfreq).collect(),
             urm: Some(self.line("urm")).filter(|u| !u.is_empty()),
         }
@@ -90,6 +92,19 @@ impl Sections {
             .unwrap_or("")
             .trim()
             .to_string()
+    }
+
+    /// The kernel config's digest and where the helper read it, when both are well-formed:
+    /// 64 lowercase hex digits, and `/proc/config.gz` or `/boot/config-<release>`.
+    fn config_digest(&self) -> Option<(String, String)> {
+        let sha = self.key("kernel", "config_sha256");
+        let source = self.key("kernel", "config_source");
+        let hex = sha.len() == 64
+            && sha.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        let release = self.key("kernel", "release");
+        let known = source == "/proc/config.gz"
+            || (!release.is_empty() && source == format!("/boot/config-{release}"));
+        (hex && known).then_some((sha, source))
     }
 
     /// Thermal zones: `thermal_zoneN MILLIDEGREES TYPE` lines.
@@ -419,5 +434,36 @@ ERR:          0\n";
         assert_eq!(fp.preempt, ["CONFIG_PREEMPT_RT=y"]);
         assert_eq!(sections.isolated().to_string(), "2-3");
         assert_eq!(sections.get("interrupts"), "CPU0\n");
+    }
+
+    #[test]
+    fn the_kernel_config_digest_is_taken_only_when_well_formed() {
+        let sha = "a".repeat(64);
+        let kernel = |digest: &str, source: &str| {
+            Sections::parse(&format!(
+                "=== kernel\nrelease 6.1.0-rt\nversion #1 SMP PREEMPT_RT\nconfig_sha256 {digest}\nconfig_source {source}\n"
+            ))
+            .summary()
+        };
+        let fp = kernel(&sha, "/boot/config-6.1.0-rt");
+        assert_eq!(fp.kernel_config_sha256.as_deref(), Some(sha.as_str()));
+        assert_eq!(fp.kernel_config_source.as_deref(), Some("/boot/config-6.1.0-rt"));
+        assert_eq!(kernel(&sha, "/proc/config.gz").kernel_config_sha256.as_deref(), Some(&*sha));
+        for (digest, source) in [
+            (&*sha, "/boot/config-6.6.0"),
+            (&*sha, "/etc/passwd"),
+            (&sha[1..], "/proc/config.gz"),
+            (&"A".repeat(64), "/proc/config.gz"),
+            (&"g".repeat(64), "/proc/config.gz"),
+        ] {
+            let fp = kernel(digest, source);
+            assert_eq!(fp.kernel_config_sha256, None, "{digest} {source}");
+            assert_eq!(fp.kernel_config_source, None, "{digest} {source}");
+        }
+        // A target that exposes no config: no digest, and none in run.json.
+        let none = Sections::parse("=== kernel\nrelease 6.1.0-rt\n").summary();
+        assert_eq!(none.kernel_config_sha256, None);
+        let json = serde_json::to_string(&none).unwrap();
+        assert!(!json.contains("kernel_config_sha256"), "{json}");
     }
 }

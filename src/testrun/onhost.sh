@@ -215,6 +215,24 @@ case $cmd in
         echo "=== kernel"
         echo "release $(uname -r)"
         echo "version $(uname -v)"
+        # sha256 of the running kernel's config, uncompressed (what `rtbuild verify` digests):
+        # IKCONFIG's /proc/config.gz, else the distro's /boot/config-$(uname -r). An empty
+        # digest (a reader that failed half-way) is no digest.
+        empty=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+        sum='' from=''
+        if [ -r /proc/config.gz ] && zcat /proc/config.gz >/dev/null 2>&1; then
+            sum=$(zcat /proc/config.gz 2>/dev/null | sha256sum 2>/dev/null) && from=/proc/config.gz
+        fi
+        if [ -z "${sum%% *}" ] || [ "${sum%% *}" = "$empty" ]; then
+            sum=
+            f="/boot/config-$(uname -r)"
+            [ -f "$f" ] && [ -r "$f" ] && sum=$(sha256sum <"$f" 2>/dev/null) && from=$f
+        fi
+        sum=${sum%% *}
+        if [ -n "$sum" ] && [ "$sum" != "$empty" ]; then
+            echo "config_sha256 $sum"
+            echo "config_source $from"
+        fi
         echo "=== devfreq"
         # DEVICE GOVERNOR CUR_HZ: the L3, LLCC and DDR scaling next to cpufreq
         for d in "$root"/sys/class/devfreq/*; do

@@ -112,7 +112,10 @@ fn abort(job: &Emergency) {
     say(
         "the tuning of --tune (if any) was not reverted; reboot the target or run the test again to restore it",
     );
-    drop(frozen);
+    // `run.json` stays frozen until the process exits: dropping the guard here let the run
+    // loop's blocked write land while rtbuild waited for its children, putting back the
+    // scenario as `running` or `done` over what was just marked interrupted.
+    std::mem::forget(frozen);
 }
 
 /// The name of the scenario `run.json` shows running, if any.

@@ -518,10 +518,12 @@ fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
         .rtbuild(["bundle", "--machine", MACHINE, "--out", "refused", "--verify-report", "v-old.json"])
         .args(["--measurement", "run-other"])
         .run()
-        .usage_error(&format!(
-            "cannot bundle {}: the run measured `Linux rb3 6.18.30 #3 SMP PREEMPT Mon Jun 1 aarch64`, \
+        .code_is(1)
+        .stdout_is("")
+        .stderr_is(&format!(
+            "error: cannot bundle {}: the run measured `Linux rb3 6.18.30 #3 SMP PREEMPT Mon Jun 1 aarch64`, \
              not this image's kernel 6.18.37-rt #1 SMP PREEMPT_RT Tue Jul 1; pass the result folder \
-             of an `rtbuild test` run on this image",
+             of an `rtbuild test` run on this image\n",
             root.join("run-other/run.json").display()
         ));
     assert!(!root.join("refused").exists());
@@ -736,4 +738,177 @@ fn bundle_refuses_links_out_of_the_build_and_files_the_build_user_cannot_read() 
         build.rtbuild(args).args(["--follow-external-links"]).run().ignore_stderr().code_is(2);
     assert!(run.stderr().contains("is not readable by the build user"), "{}", run.stderr());
     assert!(!build.root().join("out").exists(), "nothing written");
+}
+
+/// Debian's RT kernel config, uncompressed, and its sha256 computed here.
+fn debian_config(flavour: &str) -> (Vec<u8>, String) {
+    let path = format!("/usr/src/linux-config-6.12/config.amd64_{flavour}_amd64.xz");
+    let xz = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}; run `bash .ci/setup`"));
+    let mut config = Vec::new();
+    std::io::Read::read_to_end(&mut liblzma::read::XzDecoder::new(xz.as_slice()), &mut config)
+        .unwrap();
+    let sha = sha256(&config);
+    (config, sha)
+}
+
+/// An `rtbuild test` result folder whose target recorded `config` (sha256, source) beside
+/// `uname`, as `rtbuild test` writes the fingerprint.
+fn run_dir_with_config(root: &Path, name: &str, uname: &str, config: Option<(&str, &str)>) {
+    let mut fingerprint = serde_json::json!({"uname": uname});
+    if let Some((sha, source)) = config {
+        fingerprint["kernel_config_sha256"] = sha.into();
+        fingerprint["kernel_config_source"] = source.into();
+    }
+    let run = serde_json::json!({"schema": 1, "target": "ssh://root@rb3", "state": "finished",
+        "fingerprint": fingerprint, "scenarios": [{"name": "idle", "max_us": 40}]});
+    write(&root.join(format!("{name}/run.json")), &run.to_string());
+}
+
+/// Issue 26 point 5: `--measurement` is bound to the shipped kernel by its config digest too.
+/// The verify report is the real `rtbuild verify --json` of Debian's RT config (its
+/// `config_sha256` is verify's own), with the deployed kernel's version string added; the
+/// run.json digests are computed here from the config files. A run of the same release and
+/// version whose config differs is refused (exit 1, one line, nothing written); a run.json
+/// without a digest (older rtbuild, or a target with no readable config) is bundled on
+/// release and version alone, with a warning that says so.
+#[test]
+fn a_measurement_must_have_run_the_kernel_config_that_ships() {
+    let build = Build::new();
+    let root = build.root();
+    let (_, rt_sha) = debian_config("rt");
+    let (_, other_sha) = debian_config("none");
+    let run = build
+        .rtbuild(["--json", "verify", "--machine", MACHINE, "--kernel-config"])
+        .arg_path(Path::new("/usr/src/linux-config-6.12/config.amd64_rt_amd64.xz"))
+        .run()
+        .ignore_stderr()
+        .success();
+    let mut report = run.json();
+    assert_eq!(report["config_sha256"], rt_sha.as_str(), "verify digests the uncompressed config");
+    let version = "6.18.37-rt (oe@b) #1 SMP PREEMPT_RT Tue Jul 1";
+    report["kernel_version"] = version.into();
+    write(&root.join("v.json"), &report.to_string());
+    let uname = "Linux rb3 6.18.37-rt #1 SMP PREEMPT_RT Tue Jul 1 aarch64 GNU/Linux";
+    run_dir_with_config(root, "run-same", uname, Some((&rt_sha, "/proc/config.gz")));
+    run_dir_with_config(root, "run-rebuilt", uname, Some((&other_sha, "/proc/config.gz")));
+    run_dir_with_config(root, "run-old", uname, None);
+    let bundle = |out: &str, run: &str| {
+        build
+            .rtbuild(["bundle", "--machine", MACHINE, "--out", out, "--verify-report", "v.json"])
+            .args(["--measurement", run])
+            .run()
+    };
+
+    let same = bundle("same", "run-same").success();
+    assert!(!same.stderr().contains("config digest"), "{}", same.stderr());
+    let archive = root.join(same.stdout().lines().next().unwrap());
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join(format!("same/{TOP}-{DATETIME}.qcomflash.manifest.json")))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["kernel"]["config_sha256"], rt_sha.as_str());
+    let measured = manifest["release"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "measurement")
+        .expect("the measurement is bound in the manifest");
+    assert_eq!(
+        measured["sha256"],
+        sha256(&std::fs::read(root.join("run-same/run.json")).unwrap()).as_str()
+    );
+    build.rtbuild(["bundle", "--check"]).arg_path(&archive).run().ignore_stderr().success();
+
+    bundle("rebuilt", "run-rebuilt").code_is(1).stdout_is("").stderr_is(&format!(
+        "error: cannot bundle {}: the measured kernel's config (/proc/config.gz, sha256 {other_sha}) is not this image's kernel config (sha256 {rt_sha}, as verify found it); pass the result folder of an `rtbuild test` run on this image\n",
+        root.join("run-rebuilt/run.json").display()
+    ));
+    assert!(!root.join("rebuilt").exists(), "nothing written on a mismatch");
+
+    let old = bundle("old", "run-old").success().ignore_stdout();
+    let warning = old.stderr();
+    assert!(
+        warning.contains(&format!(
+            "{} records no kernel config digest",
+            root.join("run-old/run.json").display()
+        )) && warning.contains("bound to this image by kernel release and version only"),
+        "{warning}"
+    );
+}
+
+/// Issue 26 point 2: the summary sbom-cve-check writes beside the VEX
+/// (`${IMAGE_NAME}.sbom-cve-check.yocto.json`, its `yocto-cve-check-manifest` export, linked
+/// by `IMAGE_LINK_NAME`) is bundled under `release/` and bound by sha256; `--check` names it
+/// when it is changed. The fixture has the shape oe-core's cve-check JSON has (`version`,
+/// `package[]` with `name`, `version`, `products`, `issue[]` of `id`, `status`, scores).
+#[test]
+fn the_sbom_cve_check_summary_is_bundled_and_checked() {
+    let build = Build::new();
+    let root = build.root();
+    let deploy = root.join(format!("work/build/tmp/deploy/images/{MACHINE}"));
+    let real = format!("{TOP}.rootfs-20260101120000.sbom-cve-check.yocto.json");
+    let summary = serde_json::json!({
+        "version": "1",
+        "package": [
+            {"name": "busybox", "layer": "meta", "version": "1.37.0",
+             "products": [{"product": "busybox", "cvesInRecord": "Yes"}],
+             "issue": [
+                {"id": "CVE-2026-0101", "status": "Unpatched", "link": "https://nvd.nist.gov/vuln/detail/CVE-2026-0101",
+                 "summary": "heap overflow in a fixture", "scorev2": "0.0", "scorev3": "9.8", "scorev4": "0.0",
+                 "modified": "2026-01-01T00:00:00", "vector": "NETWORK", "vectorString": "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H",
+                 "detail": "version-in-range"},
+                {"id": "CVE-2026-0102", "status": "Patched", "link": "https://nvd.nist.gov/vuln/detail/CVE-2026-0102",
+                 "summary": "fixed in a fixture", "scorev2": "0.0", "scorev3": "5.5", "scorev4": "0.0",
+                 "modified": "2026-01-01T00:00:00", "vector": "LOCAL", "vectorString": "CVSS:3.1/AV:L/AC:L/PR:L/UI:N/S:U/C:N/I:N/A:H",
+                 "detail": "fix-file-included"}
+             ]},
+            {"name": "linux-qcom-rt", "layer": "meta-qcom", "version": "6.18.37",
+             "products": [{"product": "linux_kernel", "cvesInRecord": "Yes"}], "issue": []}
+        ]
+    });
+    let text = serde_json::to_string_pretty(&summary).unwrap();
+    write(&deploy.join(&real), &text);
+    std::os::unix::fs::symlink(
+        &real,
+        deploy.join(format!("{TOP}.rootfs.sbom-cve-check.yocto.json")),
+    )
+    .unwrap();
+    let archive = build.bundle("out");
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(root.join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json"))).unwrap(),
+    )
+    .unwrap();
+    let entry = manifest["release"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "cve-summary")
+        .unwrap_or_else(|| panic!("no cve-summary in {manifest:#}"));
+    assert_eq!(entry["path"], format!("release/{real}").as_str());
+    assert_eq!(entry["sha256"], sha256(text.as_bytes()).as_str());
+    build
+        .rtbuild(["bundle", "--check"])
+        .arg_path(&archive)
+        .run()
+        .stderr_contains("files match the manifest")
+        .success()
+        .ignore_stdout();
+    // Marking the unpatched CVE patched inside the bundle is named by --check.
+    let x = root.join("x");
+    std::fs::create_dir_all(&x).unwrap();
+    let tar = |args: &[&str]| {
+        assert!(Command::new("tar").args(args).current_dir(&x).status().unwrap().success());
+    };
+    tar(&["--zstd", "-xf", archive.to_str().unwrap()]);
+    let inside = x.join(format!("{TOP}/release/{real}"));
+    let changed = std::fs::read_to_string(&inside).unwrap().replace("Unpatched", "Patched");
+    std::fs::write(&inside, changed).unwrap();
+    tar(&["--zstd", "-cf", "bad.tar.zst", TOP]);
+    build
+        .rtbuild(["bundle", "--check", "x/bad.tar.zst"])
+        .run()
+        .code_is(1)
+        .stderr_contains("1 problems in x/bad.tar.zst")
+        .stdout_contains(&format!("changed    release/{real} sha256 "));
 }

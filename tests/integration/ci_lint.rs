@@ -22,6 +22,7 @@ const SHAPES: &[&[&str]] = &[
         "--distros",
         "qcom-distro,nodistro",
     ],
+    &["--rtbuild-from", "path:.", "--lava", "--history-db-secret", "RTBUILD_HISTORY_DB"],
 ];
 
 fn pipelines(format: &str, dir: &Path) -> Vec<PathBuf> {

@@ -402,3 +402,35 @@ fn setup_host_as_a_user_prints_the_root_commands_and_runs_nothing() {
         "note: not root: run these commands as root (e.g. with sudo), then `rtbuild doctor`\n",
     );
 }
+
+/// Issue 25 item 8: the disk check names each folder by the variable that sets it and measures
+/// the kas work folder the build will use: `--work-dir`, else KAS_WORK_DIR (a flag wins).
+#[test]
+fn the_disk_check_names_kas_work_dir_and_follows_it() {
+    let disk = |test: Test| -> String {
+        let run = test.run().ignore_stderr();
+        assert!(matches!(run.code(), 0 | 2), "doctor: {}", run.stderr());
+        let json = run.json();
+        let check = json["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "disk")
+            .unwrap_or_else(|| panic!("no disk check: {json:#}"))
+            .clone();
+        check["message"].as_str().unwrap().to_string()
+    };
+    let base = ["--json", "doctor", "--machine", "rb3gen2-core-kit"];
+    let test = Test::new();
+    let flag = test.path().join("big/kas");
+    let env = test.path().join("env/kas");
+    let message =
+        disk(test.args(base).args(["--work-dir"]).arg_path(&flag).env("KAS_WORK_DIR", &env));
+    assert!(message.contains(&format!("KAS_WORK_DIR {}", flag.display())), "{message}");
+    assert!(message.contains(&format!("DL_DIR {}", flag.join("downloads").display())), "{message}");
+    assert!(message.contains("SSTATE_DIR "), "{message}");
+    let test = Test::new();
+    let env = test.path().join("env/kas");
+    let message = disk(test.args(base).env("KAS_WORK_DIR", &env));
+    assert!(message.contains(&format!("KAS_WORK_DIR {}", env.display())), "{message}");
+}

@@ -365,6 +365,12 @@ fn every_file_argument_refuses_each_special_file_kind() {
             &["tune", "--verify", "--target", "ssh://root@127.0.0.1:9", "--ssh-config", "@"],
             "ssh_config",
         ),
+        (&["kconfig-check", "--kernel-src", "ksrc", "--fragment", "@"], "rt.cfg"),
+        // A special file among a catalog folder's boards.
+        (&["machines", "--machines-dir", "boards"], "boards/evil.yaml"),
+        (&["lock", "--install", "@", "--machine", "rb3gen2-core-kit"], "new.lock.yml"),
+        (&["image", "--machine", "rb3gen2-core-kit", "--lock", "@", "--dry-run"], "pin.lock.yml"),
+        (&["image", "--machine", "rb3gen2-core-kit", "--lock", "@"], "pin.lock.yml"),
     ];
     let h2 =
         std::fs::read(crate::harness::project_root().join("tests/data/reproducers/h2-idle.txt"))
@@ -375,7 +381,11 @@ fn every_file_argument_refuses_each_special_file_kind() {
                 .file("good.config", "CONFIG_PREEMPT_RT=y\n")
                 .file("good.lock.yml", lock)
                 .file("h2.txt", &h2)
-                .file(kas, "header:\n  version: 14\n");
+                .file(kas, "header:\n  version: 14\n")
+                // A kernel tree kconfig-check accepts: the fragment is read before it runs.
+                .file("ksrc/scripts/kconfig/merge_config.sh", "")
+                .file("ksrc/arch/arm64/Kconfig", "")
+                .file("boards/good.yaml", board("good-board", "", "1", "0"));
             let _socket = special.make(&test.path().join(name));
             let args: Vec<&str> = args.iter().map(|a| if *a == "@" { *name } else { a }).collect();
             let run = test.args(&args).within_secs(30).run().code_is(2).stdout_is("");

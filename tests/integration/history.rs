@@ -708,3 +708,27 @@ fn a_lava_job_log_is_recorded_like_a_result_folder() {
     );
     assert_eq!(row["p999_us"].as_f64(), Some(379.0));
 }
+
+/// The kernel config digest `rtbuild test` recorded on the target is the run's config digest in
+/// the history (it is what ran); a bundle's fills it only for runs that recorded none.
+#[test]
+fn the_measured_kernel_config_digest_is_recorded() {
+    let db = Db::new(Kind::Sqlite);
+    let measured = "1".repeat(64);
+    let with = db.run("measured", 1_764_000_000, &[("idle", CPU1)], None);
+    let path = Path::new(&with).join("run.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    json["fingerprint"]["kernel_config_sha256"] = measured.as_str().into();
+    json["fingerprint"]["kernel_config_source"] = "/proc/config.gz".into();
+    std::fs::write(&path, json.to_string()).unwrap();
+    let without = db.run("older", 1_764_000_100, &[("idle", CPU1)], None);
+    let shipped = "2".repeat(64);
+    let bundle = manifest(&db, "rel", &"a".repeat(40), &shipped, "lock\n");
+    for run in [&with, &without] {
+        db.rtbuild(&["history", "add", run, "--bundle", &bundle]).run().success().ignore_stderr();
+    }
+    let runs = db.list(&[]);
+    assert_eq!(runs[0]["kernel_config_digest"], measured.as_str(), "{:#}", runs[0]);
+    assert_eq!(runs[1]["kernel_config_digest"], shipped.as_str(), "{:#}", runs[1]);
+}

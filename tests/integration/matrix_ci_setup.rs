@@ -46,6 +46,65 @@ fn matrix_with_fake_bitbake_shares_caches_continues_past_a_failure_and_tabulates
     }
 }
 
+/// Issue 25 item 8: `matrix --work-dir DIR` (and KAS_WORK_DIR, a flag winning) is kas's work
+/// folder for every cell: kas clones there, every cell builds in `DIR/build` (where `bundle`
+/// then finds it with the same KAS_WORK_DIR), downloads and sstate default beneath it. One
+/// build folder holds one distro: several distros with a work dir are refused, exit 2.
+#[test]
+fn matrix_with_fake_bitbake_builds_every_cell_in_kas_work_dir_and_bundle_follows() {
+    let project = Project::new("ok");
+    let proj = project.root.join("proj");
+    let work = project.root.join("kaswork");
+    std::fs::create_dir_all(&work).unwrap();
+    crate::harness::Unprivileged::get().own(&work);
+    let flag = work.display().to_string();
+    let run = matrix(&project, &["--work-dir", &flag])
+        .env("KAS_WORK_DIR", project.root.join("elsewhere"))
+        .run()
+        .ignore_stderr()
+        .success();
+    let table = run.stdout();
+    assert_eq!(table.matches("succeeded").count(), 2, "{table}");
+    assert!(work.join("meta-qcom/.git").exists(), "no checkout in the work folder");
+    for machine in ["rb3gen2-core-kit", "iq-9075-evk"] {
+        assert!(work.join(format!("build/tmp/deploy/images/{machine}")).is_dir(), "{machine}");
+        assert!(!proj.join(format!("rtbuild/{machine}/build")).exists(), "{machine}: wrong folder");
+        // The generated files stay in --work's per-machine folders.
+        assert!(proj.join(format!("rtbuild/{machine}/{machine}-rt.yml")).is_file(), "{machine}");
+        let env = project.recorded(&format!("env.{machine}"));
+        assert!(env.contains(&format!("DL_DIR={}\n", work.join("downloads").display())), "{env}");
+        assert!(env.contains(&format!("SSTATE_DIR={}\n", work.join("sstate-cache").display())));
+    }
+    assert!(!project.root.join("elsewhere").exists(), "the flag wins over KAS_WORK_DIR");
+    assert!(
+        table.contains(&work.join("build/tmp/deploy/images/").display().to_string()),
+        "{table}"
+    );
+    Test::new()
+        .unprivileged()
+        .cwd(&proj)
+        .env("KAS_WORK_DIR", &work)
+        .args(["bundle", "--machine", "iq-9075-evk"])
+        .run()
+        .stderr_contains("using the verify result")
+        .success()
+        .stdout_contains("rtbuild/iq-9075-evk/bundle/");
+
+    let run = matrix(&project, &["--distro", "qcom-distro,nodistro"])
+        .env("KAS_WORK_DIR", &work)
+        .run()
+        .code_is(2)
+        .stdout_is("");
+    let line = run.stderr();
+    assert!(
+        line.starts_with("error: --work-dir ")
+            && line.contains("(or KAS_WORK_DIR) puts every cell in one build folder")
+            && line.contains("; run one matrix per distro")
+            && line.lines().count() == 1,
+        "{line}"
+    );
+}
+
 #[test]
 fn matrix_with_fake_bitbake_fail_fast_skips_the_rest_and_json_lists_cells() {
     let project = Project::new("fail");
@@ -553,4 +612,171 @@ fn setup_dry_run_prints_the_commands() {
         run.stdout(),
         "python3 -m venv /opt/kas\n/opt/kas/bin/pip install --disable-pip-version-check --quiet kas==5.5\n"
     );
+}
+
+/// A LAVA job log as `lavacli jobs logs --raw` gives it: rtbuild's markers around the real
+/// cyclictest 2.4 JSON of `file` (tests/data), one scenario `stress`, threshold 800 µs.
+fn lava_log(file: &str) -> String {
+    let entry = |msg: &str| {
+        format!(
+            "- {{\"dt\": \"2026-11-30T14:00:00.000000\", \"lvl\": \"target\", \"msg\": {}}}\n",
+            serde_json::to_string(msg).unwrap()
+        )
+    };
+    let mut log = entry(
+        "<<<RTBUILD-RUN machine=rb3gen2-core-kit threshold_us=800 scenarios=stress duration=1m>>>",
+    );
+    log.push_str(&entry("<<<RTBUILD-RAW-BEGIN scenario=stress format=json>>>"));
+    for line in std::fs::read_to_string(crate::harness::data(file)).unwrap().lines() {
+        log.push_str(&entry(line));
+    }
+    log.push_str(&entry("<<<RTBUILD-RAW-END scenario=stress exit=0>>>"));
+    log
+}
+
+/// A bundle manifest as `rtbuild bundle` writes it beside the archive.
+const MANIFEST: &str = r#"{"format": 1, "rtbuild_version": "0.1.0", "machine": "rb3gen2-core-kit",
+  "image": "qcom-multimedia-image", "qcomflash": "qcom-multimedia-image-rb3gen2-core-kit.rootfs-20261201.qcomflash",
+  "build_time": null,
+  "kernel": {"version": "6.6.52-rt43", "cmdline": "console=ttyMSM0", "cmdline_source": "rtbuild-plan.json", "config_sha256": "abc"},
+  "verify": {"status": "passed", "allowed_unverified": false, "checks": []},
+  "repos": [{"name": "meta-qcom", "url": "https://github.com/qualcomm-linux/meta-qcom", "branch": "master", "commit": "0123456789abcdef0123456789abcdef01234567", "dirty": false}],
+  "lock": null, "flash_command": ["qdl"], "files": []}"#;
+
+/// Runs `script` with bash -e (as both CIs run a step) in `dir`, the real rtbuild on PATH.
+fn run_step(script: &str, dir: &std::path::Path, env: &[(&str, &str)]) -> std::process::Output {
+    let bin = crate::harness::rtbuild_bin();
+    let mut cmd = std::process::Command::new("bash");
+    cmd.args(["-e", "-c", script])
+        .current_dir(dir)
+        .env_remove("RTBUILD_DB")
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()))
+        .env("HOME", dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// The runs the history at `url` holds, oldest first.
+fn history_runs(url: &str) -> Vec<serde_json::Value> {
+    let run = Test::new().args(["--json", "history", "list", "--db", url]).run().success();
+    run.json()["runs"].as_array().unwrap().clone()
+}
+
+/// Issue 28 item 4: `ci --history-db-secret NAME`. Each LAVA job's verdict step, taken from
+/// the generated pipeline and run by bash with the real rtbuild, a LAVA log and a SQLite
+/// history at the URL the secret holds: the run is checked against the earlier runs
+/// (`report --history`), then recorded with the bundle's manifest (`history add`, the URL
+/// from the environment only); a FAIL is recorded too and fails the step; a secret that is not
+/// set is one error line, exit 2, with nothing recorded. GitHub passes the secret through the
+/// job's `env:` and no script holds it.
+#[test]
+fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("db/history.sqlite").display());
+    let manifest_sha = {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(MANIFEST.as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+
+    // GitLab: the masked variable, read by the job's shell.
+    let (text, yaml) = pipeline("gitlab", &["--lava", "--history-db-secret", "LAB_HISTORY_DB"]);
+    assert!(text.contains("LAB_HISTORY_DB, a masked, protected CI/CD variable"), "{text}");
+    let job = &yaml["rtbuild-lava-rb3gen2-core-kit-qcom-distro-kvm"];
+    let script = strings(&job["script"]);
+    let from = script.iter().position(|l| l.starts_with("export RTBUILD_DB=")).expect(&text);
+    assert_eq!(script[from], "export RTBUILD_DB=\"$LAB_HISTORY_DB\"");
+    assert!(script[..from].iter().any(|l| l.contains("lavacli jobs logs --raw")), "{text}");
+    let step = script[from..].join("\n");
+    let gitlab = dir.path().join("gitlab");
+    crate::fixtures::write(
+        &gitlab.join("rtbuild/rb3gen2-core-kit/bundle/b.manifest.json"),
+        MANIFEST,
+    );
+    let env = [("MACHINE", "rb3gen2-core-kit"), ("DISTRO", "qcom-distro-kvm")];
+    let with_secret = |extra: &[(&'static str, &str)]| -> Vec<(&str, String)> {
+        env.iter().chain(extra).map(|(k, v)| (*k, v.to_string())).collect()
+    };
+    let run = |log: &str, vars: &[(&str, String)]| {
+        std::fs::write(gitlab.join("lava-log.yaml"), log).unwrap();
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        run_step(&step, &gitlab, &vars)
+    };
+    let out = run(
+        &lava_log("cyclictest-2.4-json-1thread-cpu1.json"),
+        &with_secret(&[("LAB_HISTORY_DB", &url)]),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("NO-BASELINE"), "the history was consulted: {stdout}{stderr}");
+    assert!(gitlab.join("lava-junit.xml").is_file() && gitlab.join("lava-report.html").is_file());
+    let runs = history_runs(&url);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["kind"], "lava-log");
+    assert_eq!(runs[0]["bundle_digest"], manifest_sha.as_str(), "{:#}", runs[0]);
+
+    // A FAIL (3000 µs over the 800 µs threshold) fails the step and is recorded all the same.
+    let fail = lava_log("cyclictest-2.4-json-2threads-overflow.json");
+    let out = run(&fail, &with_secret(&[("LAB_HISTORY_DB", &url)]));
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(history_runs(&url).len(), 2);
+
+    // The secret is not set: one line, exit 2, nothing recorded (never a file in the job).
+    let out = run(&fail, &with_secret(&[]));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: the CI secret LAB_HISTORY_DB (the latency history's database URL) is empty or not set; set it in the CI settings\n"
+    );
+    assert_eq!(history_runs(&url).len(), 2);
+
+    // GitHub: the secret reaches the job's environment as RTBUILD_DB, never a script.
+    let (text, yaml) = pipeline("github", &["--lava", "--history-db-secret", "LAB_HISTORY_DB"]);
+    let job = &yaml["jobs"]["lava"];
+    assert_eq!(job["env"]["RTBUILD_DB"], "${{ secrets.LAB_HISTORY_DB }}");
+    assert_eq!(text.matches("secrets.LAB_HISTORY_DB").count(), 1, "{text}");
+    let handed = yaml["jobs"]["image"]["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Hand the bundle to this cell's LAVA job")
+        .unwrap();
+    assert!(
+        handed["with"]["path"].as_str().unwrap().contains("/bundle/*.manifest.json"),
+        "the manifest goes to the LAVA job: {handed:?}"
+    );
+    let step = job["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "Verdict, reports and the latency history")
+        .expect(&text)["run"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let work = dir.path().join("github");
+    let results = work.join("out");
+    crate::fixtures::write(&results.join("rb3gen2-core-kit/bundle/b.manifest.json"), MANIFEST);
+    std::fs::write(
+        results.join("lava-log.yaml"),
+        lava_log("cyclictest-2.4-json-1thread-cpu1.json"),
+    )
+    .unwrap();
+    let tools = work.join("tools/bin");
+    std::fs::create_dir_all(&tools).unwrap();
+    std::os::unix::fs::symlink(crate::harness::rtbuild_bin(), tools.join("rtbuild")).unwrap();
+    let work_text = work.display().to_string();
+    let vars = [
+        ("MACHINE", "rb3gen2-core-kit"),
+        ("DISTRO", "qcom-distro-kvm"),
+        ("RTBUILD_WORK", work_text.as_str()),
+        ("RTBUILD_DB", url.as_str()),
+    ];
+    let out = run_step(&step, &work, &vars);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // The same log as the first GitLab run: known already, recorded once.
+    assert_eq!(history_runs(&url).len(), 2);
 }

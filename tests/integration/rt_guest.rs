@@ -208,6 +208,23 @@ fn test_with_tune_on_an_isolated_rt_cpu_is_valid_and_reverts() {
         }
     }
     assert_eq!(scenarios[2]["name"], "stress-isolated");
+    // The kernel config the run measured (issue 26 point 5): the guest has no
+    // /proc/config.gz, so its /boot config, digested here by the test from the bytes it reads.
+    let release = guest.sh("uname -r").trim().to_string();
+    let boot_config = format!("/boot/config-{release}");
+    let config = guest.sh(&format!("cat {boot_config}"));
+    assert!(config.contains("CONFIG_PREEMPT_RT=y"), "not the RT kernel's config");
+    let sha = {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(config.as_bytes());
+        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    for fingerprint in
+        std::iter::once(&json["fingerprint"]).chain(scenarios.iter().map(|s| &s["fingerprint"]))
+    {
+        assert_eq!(fingerprint["kernel_config_sha256"], sha.as_str(), "{fingerprint:#}");
+        assert_eq!(fingerprint["kernel_config_source"], boot_config.as_str(), "{fingerprint:#}");
+    }
     assert_eq!(knob_map(&guest.knobs()), before, "test --tune must give back every knob");
     // Nothing of the run is left on the guest.
     let left = guest.sh("ps -eo comm | grep -cE '^(cyclictest|stress-ng)' || true");

@@ -135,6 +135,39 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
     let verify = fs::read_to_string(dir.join("tune-verify.txt")).unwrap();
     assert!(verify.contains(" /proc/sys/kernel/timer_migration "), "{verify}");
     assert!(json["fingerprint"]["uname"].is_string());
+    // The running kernel's config digest (issue 26 point 5), computed here from what this
+    // host exposes: /proc/config.gz uncompressed, else /boot/config-$(uname -r), else none.
+    let release = json["fingerprint"]["kernel_release"].as_str().unwrap().to_string();
+    let sha = |bytes: &[u8]| {
+        use sha2::Digest;
+        sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let want = match fs::read("/proc/config.gz") {
+        Ok(gz) => {
+            let mut config = Vec::new();
+            std::io::Read::read_to_end(
+                &mut flate2::read::GzDecoder::new(gz.as_slice()),
+                &mut config,
+            )
+            .unwrap();
+            Some((sha(&config), "/proc/config.gz".to_string()))
+        }
+        Err(_) => {
+            let boot = format!("/boot/config-{release}");
+            fs::read(&boot).ok().map(|bytes| (sha(&bytes), boot))
+        }
+    };
+    let got = (
+        &json["fingerprint"]["kernel_config_sha256"],
+        &json["fingerprint"]["kernel_config_source"],
+    );
+    match &want {
+        Some((digest, source)) => assert_eq!(
+            (got.0.as_str(), got.1.as_str()),
+            (Some(digest.as_str()), Some(source.as_str()))
+        ),
+        None => assert!(got.0.is_null() && got.1.is_null(), "{got:?}"),
+    }
 
     // The result folder is what `rtbuild report` reads (issue 7).
     let report = Test::new().args(["report", "--json"]).args([&dir]).run();

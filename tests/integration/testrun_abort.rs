@@ -8,9 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::fixtures::write_executable;
 use crate::harness::{rtbuild_bin, wait_for};
 use crate::sshd::Sshd;
 use crate::testrun::{alive, measuring, processes_with_args, run_json, unsafe_kill};
+use crate::testrun_trace::tracing_settings;
 use crate::tune_cli::fake_tree;
 
 #[test]
@@ -111,4 +113,92 @@ fn double_interrupt(host: &[String], root: &Path, tmp: &Path) {
     assert!(json["scenarios"].as_array().unwrap().len() == 1, "idle must not start: {json}");
     let kept = std::fs::read_to_string(out.join("raw/stress.json")).unwrap_or_default();
     assert!(kept.contains("\"thread\""), "the scenario's JSON was not kept: {kept:?}\n{stderr}");
+}
+
+/// A RECORDING FAKE load (scenario `custom`): it appends a line to MARK when rtbuild's
+/// clean-up after the first Ctrl-C asks it to stop (SIGTERM to its process group), and keeps
+/// running, so the clean-up is still waiting for it when the test sends the second Ctrl-C.
+const FAKE_LOAD_RECORDING_SIGTERM: &str = "#!/bin/sh\n\
+# RECORDING FAKE load: records the clean-up's SIGTERM in $1, and does not stop for it.\n\
+trap 'echo cleanup-started >> \"$1\"' TERM\n\
+while :; do sleep 0.1; done\n";
+
+/// Issue 23 item 9, made deterministic: the second Ctrl-C arrives while rtbuild is still
+/// cleaning up after the first (its helper `sh` is waiting for the load to stop, which the
+/// recording fake load refuses). rtbuild exits 130 only when no cyclictest, helper `sh` or load
+/// it started is left, and the tracing settings `--trace-above-us` changed read back as they
+/// were before the run.
+#[test]
+fn a_second_ctrl_c_during_the_first_ones_clean_up_leaves_nothing_running_fake_load_recording_sigterm()
+ {
+    let _one_at_a_time = measuring();
+    let before = tracing_settings();
+    let tmp = tempfile::tempdir().unwrap();
+    let load = tmp.path().join("fake-load-recording-sigterm");
+    write_executable(&load, FAKE_LOAD_RECORDING_SIGTERM);
+    let mark = tmp.path().join("cleanup-started");
+    let (load_arg, mark_arg) = (load.display().to_string(), mark.display().to_string());
+    let out = tmp.path().join("res");
+    let mut child = Command::new(rtbuild_bin())
+        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "custom,idle"])
+        .args(["--load-cmd", &format!("{load_arg} {mark_arg}"), "--duration", "60s"])
+        .args(["--histogram-us", "200000", "--trace-above-us", "1000000", "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let loads = wait_for("the run never started measuring", Duration::from_secs(60), || {
+        let found = processes_with_args("sh", &[&load_arg, &mark_arg]);
+        (!found.is_empty() && out.join("raw/custom.hist.txt").exists()).then_some(found)
+    });
+    let state = state_dir(&out);
+    let state_arg = state.display().to_string();
+    let json_arg = format!("--json={}", state.join("custom.json").display());
+    let cyclictest = wait_for("cyclictest never started", Duration::from_secs(60), || {
+        Some(processes_with_args("cyclictest", &[&json_arg])).filter(|found| !found.is_empty())
+    });
+    assert_ne!(tracing_settings(), before, "tracing was not set up while measuring");
+
+    unsafe_kill(child.id(), "INT");
+    // The clean-up has begun once the load got its SIGTERM; it now waits for the load.
+    wait_for(
+        "the first Ctrl-C's clean-up never asked the load to stop",
+        Duration::from_secs(60),
+        || mark.exists().then_some(()),
+    );
+    let helpers = processes_with_args("sh", &[&state_arg]);
+    assert!(!helpers.is_empty(), "no helper sh was cleaning up when the second Ctrl-C came");
+    unsafe_kill(child.id(), "INT");
+    let deadline = Instant::now() + Duration::from_secs(45);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("rtbuild did not exit within 45 s of the second Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted again: killing cyclictest and the load"), "{stderr}");
+
+    // Checked at once after the exit: nothing rtbuild started outlives it.
+    for pid in loads.iter().chain(&cyclictest).chain(&helpers) {
+        assert!(!alive(u64::from(*pid)), "process {pid} left running\n{stderr}");
+    }
+    assert!(processes_with_args("sh", &[&load_arg, &mark_arg]).is_empty(), "{stderr}");
+    assert!(processes_with_args("cyclictest", &[&json_arg]).is_empty(), "{stderr}");
+    assert!(processes_with_args("sh", &[&state_arg]).is_empty(), "{stderr}");
+    assert!(!state.exists(), "{} left behind\n{stderr}", state.display());
+    assert_eq!(tracing_settings(), before, "tracing not restored\n{stderr}");
+    let json = run_json(&out);
+    assert_eq!(json["state"], "interrupted", "{json}");
+    assert_eq!(json["verdict"], "invalid", "{json}");
+    assert_eq!(json["scenarios"].as_array().unwrap().len(), 1, "idle must not start: {json}");
+    // The run loop, unblocked once the abort finished, must not write its own state over it.
+    assert_eq!(json["scenarios"][0]["state"], "interrupted", "{json}");
 }

@@ -8,9 +8,9 @@ use clap::Args;
 use super::CacheArgs;
 use crate::error::Refusal;
 use crate::image::{BuildSetup, Launch};
+use crate::kas::command::BuildSpec;
 use crate::kasrun::BuildError;
 use crate::kasrun::caches::CacheSettings;
-use crate::kasrun::command::BuildSpec;
 
 /// How to run kas and BitBake (shared by `image` and `matrix`).
 #[derive(Debug, Clone, Default, Args)]
@@ -51,7 +51,7 @@ impl BuildArgs {
     ) -> crate::error::Result<(BuildSpec, CacheSettings)> {
         let mut spec =
             BuildSpec::new(&self.targets, self.task.as_deref(), self.bitbake_args.as_deref())
-                .map_err(input)?;
+                .map_err(|e| input(e.into()))?;
         spec.provenance = self.provenance;
         let caches = self.caches.over_project(project).settings().map_err(input)?;
         Ok((spec, caches))

@@ -4,7 +4,7 @@
 use clap::Args;
 
 use crate::image::Post;
-use crate::kasrun::command::BuildSpec;
+use crate::kas::command::BuildSpec;
 use crate::ui::Ui;
 
 /// What happens after a successful build.

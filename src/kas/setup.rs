@@ -1,24 +1,14 @@
 //! `rtbuild setup`: a Python venv with the pinned kas, for users who have none. Two commands,
-//! `python3 -m venv DIR` and `DIR/bin/pip install kas==X`, then a version check.
+//! `python3 -m venv DIR` and `DIR/bin/pip install kas==X`, then a version check. The venv's
+//! default place is [`find::default_venv`], where kas is looked for last.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::BuildError;
-use super::kas::{self, Kas, PINNED_KAS};
+use super::error::KasError;
+use super::find::{self, Kas};
+use super::version::PINNED_KAS;
 use crate::runner::{Cmd, Runner};
 use crate::ui::Ui;
-
-/// Where `rtbuild setup` puts the venv by default: `$XDG_DATA_HOME/rtbuild/kas-venv`, else
-/// `~/.local/share/rtbuild/kas-venv`.
-pub(crate) fn default_venv(
-    xdg_data_home: Option<PathBuf>,
-    home: Option<PathBuf>,
-) -> Option<PathBuf> {
-    let base = xdg_data_home
-        .filter(|p| p.is_absolute())
-        .or_else(|| home.map(|h| h.join(".local/share")))?;
-    Some(base.join("rtbuild/kas-venv"))
-}
 
 /// The commands that create the venv.
 pub(crate) fn commands(python: &Path, venv: &Path) -> Vec<Cmd> {
@@ -36,9 +26,9 @@ pub(crate) fn setup(
     venv: &Path,
     runner: &dyn Runner,
     ui: &Ui,
-) -> Result<Kas, BuildError> {
+) -> Result<Kas, KasError> {
     let kas_path = venv.join("bin/kas");
-    if let Ok(found) = kas::find(Some(&kas_path), None, runner)
+    if let Ok(found) = find::find(Some(&kas_path), None, runner)
         && found.version.to_string() == PINNED_KAS
     {
         ui.status("Fresh", format!("kas {} in {}", found.version, venv.display()));
@@ -48,7 +38,7 @@ pub(crate) fn setup(
         ui.status("Running", &cmd);
         let out = runner.capture(&cmd)?;
         if !out.status.success() {
-            return Err(BuildError::Run(crate::runner::RunError::Status {
+            return Err(KasError::Run(crate::runner::RunError::Status {
                 cmd: cmd.to_string(),
                 status: crate::runner::describe_status(&out.status),
                 tail: crate::runner::last_lines(&String::from_utf8_lossy(&out.stderr), 20),
@@ -56,25 +46,12 @@ pub(crate) fn setup(
             }));
         }
     }
-    kas::find(Some(&kas_path), None, runner)
+    find::find(Some(&kas_path), None, runner)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn default_venv_follows_xdg_then_home() {
-        assert_eq!(
-            default_venv(Some("/x".into()), Some("/h".into())),
-            Some("/x/rtbuild/kas-venv".into())
-        );
-        assert_eq!(
-            default_venv(Some("rel".into()), Some("/h".into())),
-            Some("/h/.local/share/rtbuild/kas-venv".into())
-        );
-        assert_eq!(default_venv(None, None), None);
-    }
 
     #[test]
     fn commands_pin_kas_and_use_no_shell() {

@@ -1,16 +1,16 @@
-//! After a successful build: verify the result against the plan ([`crate::verify`]), keep the
-//! verdict beside the generated files (`verify.json`, the shape `rtbuild verify --json`
-//! prints), and on request pack the verified qcomflash output into a bundle
-//! ([`crate::bundle`]).
+//! The post-build steps [`super::post`] runs after a successful build: verify the result
+//! against the plan ([`crate::verify`]), keep the verdict beside the generated files
+//! (`verify.json`, the shape `rtbuild verify --json` prints), and on request pack the verified
+//! qcomflash output into a bundle ([`crate::bundle`]).
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::BuildPaths;
 use crate::bundle::{self, BundleError, BundleOutcome, BundleRequest, VerifySummary};
 use crate::formats::junit_xml::Timing;
 use crate::formats::{self, verify_json::VerifyFile};
+use crate::kas::BuildPaths;
 use crate::plan::Expectations;
 use crate::verify::{self, Report, VerifyError};
 

@@ -1,13 +1,18 @@
 //! Where a build's files live. The work folder (`rtbuild/` by default) holds what machines
 //! share: the repositories kas clones, `downloads/` and `sstate-cache/`. Each machine's output
 //! folder (`rtbuild/<machine>/`) holds the generated files, `caches.yml` and `build/`.
+//!
+//! `DL_DIR` and `SSTATE_DIR` reach BitBake through the environment (kas forwards both), so one
+//! default pair ([`CacheDirs`]) is shared by every machine in a work folder.
 
 use std::path::{Path, PathBuf};
 
-use super::caches::CACHES_FILE;
+/// The kas include of shared-cache settings rtbuild writes beside the generated kas file,
+/// composed on kas's command line after it (`<machine>-rt.yml:caches.yml`).
+pub(crate) const CACHES_FILE: &str = "caches.yml";
 
 /// The log of the last `rtbuild image` run, inside the build folder.
-pub(super) const LOG_FILE: &str = "rtbuild-image.log";
+const LOG_FILE: &str = "rtbuild-image.log";
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub(crate) struct BuildPaths {
@@ -68,23 +73,33 @@ impl BuildPaths {
     }
 }
 
-/// Fails early, before anything is generated, when `out` cannot be created or written: its
-/// nearest existing ancestor must be a folder rtbuild can create files in.
-pub(crate) fn check_writable(out: &Path) -> Result<(), super::BuildError> {
-    let unwritable = |path: &Path, source| super::BuildError::Unwritable {
-        path: path.to_path_buf(),
-        cause: source,
-    };
-    let Some(existing) = out.ancestors().find(|p| p.exists()) else { return Ok(()) };
-    if !existing.is_dir() {
-        let source = std::io::Error::new(std::io::ErrorKind::NotADirectory, "a file is in the way");
-        return Err(unwritable(existing, source));
+/// The folders BitBake shares between builds.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct CacheDirs {
+    pub dl_dir: PathBuf,
+    pub sstate_dir: PathBuf,
+}
+
+impl CacheDirs {
+    /// First the plan's (flag or project file), then the environment kas honours, then the
+    /// shared defaults beside the per-machine folders in `work`.
+    pub(crate) fn resolve(
+        plan_dl: Option<&Path>,
+        plan_sstate: Option<&Path>,
+        env_dl: Option<PathBuf>,
+        env_sstate: Option<PathBuf>,
+        work: &Path,
+    ) -> CacheDirs {
+        let pick = |plan: Option<&Path>, env: Option<PathBuf>, default: &str| {
+            plan.map(Path::to_path_buf)
+                .or(env.filter(|p| p.is_absolute()))
+                .unwrap_or_else(|| work.join(default))
+        };
+        CacheDirs {
+            dl_dir: pick(plan_dl, env_dl, "downloads"),
+            sstate_dir: pick(plan_sstate, env_sstate, "sstate-cache"),
+        }
     }
-    tempfile::Builder::new()
-        .prefix(".rtbuild-write-test")
-        .tempfile_in(existing)
-        .map(drop)
-        .map_err(|source| unwritable(existing, source))
 }
 
 #[cfg(test)]
@@ -92,18 +107,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_file_in_the_way_is_reported_before_anything_is_written() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("blocker"), "x").unwrap();
-        let err = check_writable(&dir.path().join("blocker/m")).unwrap_err().to_string();
-        assert!(
-            err.starts_with(&format!(
-                "cannot write {}/blocker: a file is in the way",
-                dir.path().display()
-            )),
-            "{err}"
+    fn cache_dirs_prefer_plan_then_environment_then_shared_defaults() {
+        let work = Path::new("/w/rtbuild");
+        let d = CacheDirs::resolve(None, None, None, None, work);
+        assert_eq!(
+            (d.dl_dir.as_path(), d.sstate_dir.as_path()),
+            (Path::new("/w/rtbuild/downloads"), Path::new("/w/rtbuild/sstate-cache"))
         );
-        check_writable(&dir.path().join("new/m")).unwrap();
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let d =
+            CacheDirs::resolve(None, None, Some("/env/dl".into()), Some("relative".into()), work);
+        assert_eq!(
+            (d.dl_dir.as_path(), d.sstate_dir.as_path()),
+            (Path::new("/env/dl"), Path::new("/w/rtbuild/sstate-cache"))
+        );
+        let d =
+            CacheDirs::resolve(Some(Path::new("/p/dl")), None, Some("/env/dl".into()), None, work);
+        assert_eq!(d.dl_dir, Path::new("/p/dl"));
     }
 }

@@ -7,8 +7,11 @@
 
 use std::path::Path;
 
-use super::caches::{CacheDirs, printable};
-use super::{BuildError, BuildPaths};
+use super::engine::Engine;
+use super::error::KasError;
+use super::paths::{BuildPaths, CacheDirs};
+use super::version::PINNED_KAS;
+use crate::base::printable;
 use crate::runner::Cmd;
 
 /// kas variables rtbuild decides itself; the user's values would silently change the build.
@@ -31,13 +34,13 @@ impl BuildSpec {
         targets: &[String],
         task: Option<&str>,
         bitbake_args: Option<&str>,
-    ) -> Result<BuildSpec, BuildError> {
+    ) -> Result<BuildSpec, KasError> {
         for target in targets {
             let ok = !target.is_empty()
                 && !target.starts_with('-')
                 && target.chars().all(|c| c.is_ascii_alphanumeric() || "-_.+:".contains(c));
             if !ok {
-                return Err(BuildError::BadToken {
+                return Err(KasError::BadToken {
                     flag: "--target",
                     value: printable(target),
                     expected: "a recipe name such as qcom-multimedia-image (letters, digits, -_.+:)",
@@ -49,7 +52,7 @@ impl BuildSpec {
             let ok =
                 !bare.is_empty() && bare.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !ok {
-                return Err(BuildError::BadToken {
+                return Err(KasError::BadToken {
                     flag: "--task",
                     value: printable(task),
                     expected: "a task name such as compile or do_populate_sdk",
@@ -61,7 +64,7 @@ impl BuildSpec {
         for arg in &args {
             let ok = arg.chars().all(|c| !c.is_control() && !"'\"`$\\;&|<>".contains(c));
             if !ok {
-                return Err(BuildError::BadToken {
+                return Err(KasError::BadToken {
                     flag: "--bitbake-args",
                     value: printable(arg),
                     expected: "BitBake options separated by spaces, without quotes or shell \
@@ -79,10 +82,10 @@ impl BuildSpec {
 }
 
 /// Paths kas splits on `:` cannot hold one.
-pub(crate) fn check_paths(layout: &BuildPaths) -> Result<(), BuildError> {
+pub(crate) fn check_paths(layout: &BuildPaths) -> Result<(), KasError> {
     for path in [&layout.kas_file, &layout.caches_file] {
         if path.to_string_lossy().contains(':') {
-            return Err(BuildError::BadToken {
+            return Err(KasError::BadToken {
                 flag: "--out",
                 value: printable(&path.to_string_lossy()),
                 expected: "kas splits its config argument on `:`; use a folder without `:`",
@@ -151,11 +154,11 @@ pub(crate) fn kas_checkout(kas: &Path, layout: &BuildPaths, dirs: &CacheDirs) ->
 /// The same command through kas-container: `program` is kas-container, which takes kas's
 /// arguments and mounts `KAS_WORK_DIR`, `KAS_BUILD_DIR`, `DL_DIR` and `SSTATE_DIR` into the kas
 /// image; the engine and the image version (the pinned kas's) are chosen here, not guessed.
-pub(crate) fn in_container(cmd: Cmd, engine: Option<crate::doctor::Engine>) -> Cmd {
+pub(crate) fn in_container(cmd: Cmd, engine: Option<Engine>) -> Cmd {
     match engine {
-        Some(engine) => cmd
-            .env("KAS_CONTAINER_ENGINE", engine.name())
-            .env("KAS_IMAGE_VERSION", super::kas::PINNED_KAS),
+        Some(engine) => {
+            cmd.env("KAS_CONTAINER_ENGINE", engine.name()).env("KAS_IMAGE_VERSION", PINNED_KAS)
+        }
         None => cmd,
     }
 }

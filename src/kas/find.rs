@@ -1,0 +1,115 @@
+//! Finding kas (`--kas`, PATH, then the venv `rtbuild setup` makes) and checking its version
+//! before anything is built.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use super::error::KasError;
+use super::version::{KasVersion, MIN_KAS};
+use crate::runner::{Cmd, Runner};
+
+/// A kas that answered `--version` with a supported release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Kas {
+    pub program: PathBuf,
+    pub version: KasVersion,
+}
+
+/// The kas to use: `explicit` (`--kas PATH`), else `kas` on `path`. Checks the version.
+pub(crate) fn find(
+    explicit: Option<&Path>,
+    path: Option<&OsStr>,
+    runner: &dyn Runner,
+) -> Result<Kas, KasError> {
+    let program = match explicit {
+        Some(p) if p.is_file() => p.to_path_buf(),
+        Some(p) => return Err(KasError::Missing { looked: p.display().to_string() }),
+        None => crate::base::find_program("kas", path)
+            .ok_or_else(|| KasError::Missing { looked: "PATH".to_string() })?,
+    };
+    let output = runner
+        .capture(&Cmd::new(&program).arg("--version"))
+        .map_err(|e| KasError::Broken { program: program.clone(), detail: e.to_string() })?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let version = KasVersion::parse(&text).ok_or_else(|| KasError::Broken {
+        program: program.clone(),
+        detail: format!("`--version` printed {:?}", text.trim()),
+    })?;
+    if version < MIN_KAS {
+        return Err(KasError::TooOld { program, version });
+    }
+    Ok(Kas { program, version })
+}
+
+/// Where `rtbuild setup` puts the venv by default: `$XDG_DATA_HOME/rtbuild/kas-venv`, else
+/// `~/.local/share/rtbuild/kas-venv`.
+pub(crate) fn default_venv(
+    xdg_data_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Option<PathBuf> {
+    let base = xdg_data_home
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".local/share")))?;
+    Some(base.join("rtbuild/kas-venv"))
+}
+
+/// PATH plus the venv `rtbuild setup` makes, where kas is looked for last.
+pub(crate) fn search_path() -> OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let Some(venv) = default_venv(
+        std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
+        std::env::var_os("HOME").map(PathBuf::from),
+    ) else {
+        return path;
+    };
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    dirs.push(venv.join("bin"));
+    std::env::join_paths(dirs).unwrap_or(path)
+}
+
+/// The kas `--kas` names, else the one on [`search_path`].
+pub(crate) fn find_kas(explicit: Option<&Path>, runner: &dyn Runner) -> Result<Kas, KasError> {
+    find(explicit, Some(&search_path()), runner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Recorder;
+
+    #[test]
+    fn default_venv_follows_xdg_then_home() {
+        assert_eq!(
+            default_venv(Some("/x".into()), Some("/h".into())),
+            Some("/x/rtbuild/kas-venv".into())
+        );
+        assert_eq!(
+            default_venv(Some("rel".into()), Some("/h".into())),
+            Some("/h/.local/share/rtbuild/kas-venv".into())
+        );
+        assert_eq!(default_venv(None, None), None);
+    }
+
+    #[test]
+    fn old_kas_is_refused_with_the_install_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let kas = dir.path().join("kas");
+        std::fs::write(&kas, "").unwrap();
+        let runner = Recorder::new("kas 4.0 (configuration format version 14)", 0);
+        let err = find(Some(&kas), None, &runner).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("kas 4.0 is too old; rtbuild needs kas 4.8 or newer"), "{text}");
+        assert!(text.contains("pip install kas==5.5"), "{text}");
+    }
+
+    #[test]
+    fn missing_kas_names_what_was_searched() {
+        let runner = Recorder::new("", 0);
+        let err = find(None, Some(OsStr::new("/nonexistent")), &runner).unwrap_err();
+        assert!(err.to_string().starts_with("kas was not found on PATH; install it with"), "{err}");
+    }
+}

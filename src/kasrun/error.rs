@@ -1,0 +1,37 @@
+//! Why a build could not be started or run.
+
+use std::path::PathBuf;
+
+use crate::kas::KasError;
+
+/// Why a build could not be started or run. Input problems (`BadSetting`, and kas's
+/// `BadToken`) exit 2; the rest exit 1.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BuildError {
+    #[error(transparent)]
+    Kas(#[from] KasError),
+    #[error("bad {flag} `{value}`; expected {expected}")]
+    BadSetting { flag: &'static str, value: String, expected: &'static str },
+    #[error("cannot write {}: {cause}; choose a writable output folder with --out", .path.display())]
+    Unwritable { path: PathBuf, cause: std::io::Error },
+    #[error(transparent)]
+    Run(#[from] crate::runner::RunError),
+}
+
+impl BuildError {
+    /// True when the user's input, not the system, is at fault.
+    pub(crate) fn is_input(&self) -> bool {
+        match self {
+            BuildError::Kas(e) => e.is_input(),
+            BuildError::BadSetting { .. } => true,
+            BuildError::Unwritable { .. } | BuildError::Run(_) => false,
+        }
+    }
+}
+
+impl crate::exit::ErrorCode for BuildError {
+    fn exit(&self) -> crate::exit::Exit {
+        use crate::exit::Exit;
+        if self.is_input() { Exit::Usage } else { Exit::Failed }
+    }
+}
