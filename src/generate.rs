@@ -178,7 +178,7 @@ pub(crate) fn generate_and_report(
         "Generating",
         format!(
             "{} (RT CPUs {}, housekeeping {}, {}, {})",
-            plan.machine.name, plan.rt_cpus, plan.housekeeping, plan.distro, plan.image
+            plan.machine.name, plan.layout.rt, plan.layout.housekeeping, plan.distro, plan.image
         ),
     );
     let generated = generate(plan, options)?;

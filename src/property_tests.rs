@@ -285,7 +285,7 @@ proptest! {
         let v = value.clone();
         let results = ends("value parsers", move || {
             [
-                crate::target::SshTarget::parse(&v).is_ok(),
+                crate::host::SshTarget::parse(&v).is_ok(),
                 crate::plan::values::GitRef::parse(&v).is_ok(),
                 crate::testrun::Span::parse(&v).is_ok(),
                 crate::testrun::parse_list(&v).is_ok(),

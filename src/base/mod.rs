@@ -1,6 +1,8 @@
 //! The bottom of the house: small shared types that every stage uses and that depend on no
-//! other module of the crate (so nothing above can form an import loop through them).
+//! other module of the crate but `exit`, which imports nothing (so nothing above can form an
+//! import loop through them).
 
+mod cpu_layout;
 mod cpu_set;
 pub(crate) mod input;
 mod latency;
@@ -11,6 +13,7 @@ mod printable;
 mod programs;
 mod utc;
 
+pub(crate) use cpu_layout::{Board, CpuLayout, LayoutError};
 pub(crate) use cpu_set::{CpuListError, CpuSet, MAX_CPUS};
 pub(crate) use latency::{DEFAULT_THRESHOLD_US, MAX_THRESHOLD_US, overflow_note};
 pub(crate) use layer_names::{RT_FRAGMENT_NAME, TUNE_RECIPE_NAME};

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// How the lab flashes the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Deploy {
+pub(crate) enum Deploy {
     /// LAVA's `qdl` deploy and boot: the qcomflash archive flashed over EDL with Qualcomm's
     /// `qdl`, one boot action per storage stage.
     Qdl,
@@ -19,7 +19,7 @@ pub enum Deploy {
 }
 
 impl Deploy {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Deploy::Qdl => "qdl",
             Deploy::Flasher => "flasher",
@@ -45,7 +45,7 @@ impl std::str::FromStr for Deploy {
 /// The lab's view of one board.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LavaProfile {
+pub(crate) struct LavaProfile {
     /// The LAVA device type the lab's boards are registered as.
     pub device_type: String,
     pub deploy: Deploy,
@@ -66,7 +66,7 @@ pub struct LavaProfile {
 /// One qdl flashing stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct QdlStage {
+pub(crate) struct QdlStage {
     /// `ufs`, `spinor`, `emmc`, …
     pub storage: String,
     /// The sub-folder of the qcomflash folder holding this stage's files; empty for the folder.

@@ -7,7 +7,7 @@ use crate::base::CpuSet;
 /// One board of the catalog.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Machine {
+pub(crate) struct Machine {
     /// The kas/BitBake `MACHINE` name, as meta-qcom names it today.
     pub name: String,
     pub description: String,
@@ -43,7 +43,7 @@ pub struct Machine {
 /// A group of identical cores.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Cluster {
+pub(crate) struct Cluster {
     pub name: String,
     pub cpus: CpuSet,
     pub core: String,
@@ -52,7 +52,7 @@ pub struct Cluster {
 /// The RT settings meta-qcom's machine conf assigns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RtDefaults {
+pub(crate) struct RtDefaults {
     /// `QCOM_RT_CPU` (and `QCOM_RCU_NOCBS`).
     pub rt_cpus: CpuSet,
     /// `QCOM_IRQAFF`.
@@ -66,14 +66,14 @@ pub struct RtDefaults {
 /// Latencies the vendor published for the board.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Reference {
+pub(crate) struct Reference {
     pub source: String,
     pub results: Vec<ReferenceResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ReferenceResult {
+pub(crate) struct ReferenceResult {
     pub scenario: String,
     pub min_us: u64,
     pub avg_us: u64,
@@ -82,12 +82,12 @@ pub struct ReferenceResult {
 
 impl Machine {
     /// Every CPU of the board.
-    pub fn all_cpus(&self) -> CpuSet {
+    pub(crate) fn all_cpus(&self) -> CpuSet {
         CpuSet::range(0, self.cpus)
     }
 
     /// The published worst case for `scenario`, if any.
-    pub fn reference_max_us(&self, scenario: &str) -> Option<u64> {
+    pub(crate) fn reference_max_us(&self, scenario: &str) -> Option<u64> {
         self.reference.as_ref()?.results.iter().find(|r| r.scenario == scenario).map(|r| r.max_us)
     }
 }

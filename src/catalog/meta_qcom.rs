@@ -23,7 +23,7 @@ pub(crate) const RT_VARIABLES: [&str; 5] =
 const MAX_DEPTH: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
-pub enum MetaQcomError {
+pub(crate) enum MetaQcomError {
     #[error(
         "{} is not a meta-qcom checkout (it has no {}); pass the folder kas checked meta-qcom out to, e.g. rtbuild/meta-qcom",
         .dir.display(), .missing
@@ -55,7 +55,7 @@ pub enum MetaQcomError {
 
 impl MetaQcomError {
     /// Every one of these is a problem with what the user pointed at.
-    pub fn is_input(&self) -> bool {
+    pub(crate) fn is_input(&self) -> bool {
         !matches!(self, MetaQcomError::Read { .. })
     }
 }
@@ -69,7 +69,7 @@ impl crate::exit::ErrorCode for MetaQcomError {
 
 /// Where one value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Source {
+pub(crate) struct Source {
     pub variable: &'static str,
     /// The file, relative to the meta-qcom folder.
     pub file: PathBuf,
@@ -82,7 +82,7 @@ pub struct Source {
 
 /// One machine conf's RT settings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ConfMachine {
+pub(crate) struct ConfMachine {
     pub name: String,
     /// `conf/machine/<name>.conf`, relative to the meta-qcom folder.
     pub conf: PathBuf,
@@ -102,13 +102,13 @@ pub(crate) use crate::formats::plan_json::{Difference, MachineDefaults};
 
 /// A meta-qcom checkout.
 #[derive(Debug, Clone)]
-pub struct MetaQcom {
+pub(crate) struct MetaQcom {
     pub dir: PathBuf,
 }
 
 impl MachineDefaults {
     /// What to tell the user about these defaults, if anything.
-    pub fn note(&self, machine: &str, rt_cpus_given: bool) -> Option<String> {
+    pub(crate) fn note(&self, machine: &str, rt_cpus_given: bool) -> Option<String> {
         let conf = self.conf.display();
         if !self.in_catalog {
             return Some(format!(
@@ -137,7 +137,7 @@ impl MachineDefaults {
 impl MetaQcom {
     /// Checks that `dir` looks like meta-qcom: `conf/layer.conf` declaring the `qcom`
     /// collection, and `conf/machine/`.
-    pub fn open(dir: &Path) -> Result<MetaQcom, MetaQcomError> {
+    pub(crate) fn open(dir: &Path) -> Result<MetaQcom, MetaQcomError> {
         let not = |missing| MetaQcomError::NotMetaQcom { dir: dir.to_path_buf(), missing };
         let layer = crate::base::input::read_to_string(
             &dir.join("conf/layer.conf"),
@@ -159,7 +159,7 @@ impl MetaQcom {
     }
 
     /// Every machine conf that sets `QCOM_RT_CPU`, by name.
-    pub fn machines(&self) -> Result<Vec<ConfMachine>, MetaQcomError> {
+    pub(crate) fn machines(&self) -> Result<Vec<ConfMachine>, MetaQcomError> {
         let folder = self.dir.join("conf/machine");
         let read = |source| MetaQcomError::Read { path: folder.clone(), cause: source };
         let mut names: Vec<String> = std::fs::read_dir(&folder)
@@ -181,7 +181,7 @@ impl MetaQcom {
 
     /// The RT settings of `conf/machine/<name>.conf`, or `None` when there is no such conf or
     /// it sets no `QCOM_RT_CPU`.
-    pub fn machine(&self, name: &str) -> Result<Option<ConfMachine>, MetaQcomError> {
+    pub(crate) fn machine(&self, name: &str) -> Result<Option<ConfMachine>, MetaQcomError> {
         let valid = !name.is_empty()
             && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
         let conf = PathBuf::from(format!("conf/machine/{name}.conf"));
@@ -343,7 +343,7 @@ impl State {
 
 impl ConfMachine {
     /// The fields where this conf and the catalog's `machine` disagree.
-    pub fn differences(&self, machine: &Machine) -> Vec<Difference> {
+    pub(crate) fn differences(&self, machine: &Machine) -> Vec<Difference> {
         let mut out = Vec::new();
         let mut check = |field: &str, variable: &str, catalog: String, meta_qcom: String| {
             if catalog != meta_qcom {
@@ -381,7 +381,7 @@ impl ConfMachine {
 
     /// The catalog's `machine` with this conf's RT settings, or (for a machine only meta-qcom
     /// knows) a machine made from the conf: its CPU count is what the CPU lists imply.
-    pub fn to_machine(&self, machine: Option<&Machine>) -> Machine {
+    pub(crate) fn to_machine(&self, machine: Option<&Machine>) -> Machine {
         let rt = RtDefaults {
             rt_cpus: self.rt_cpus.clone(),
             housekeeping: self.housekeeping.clone(),
@@ -414,7 +414,7 @@ impl ConfMachine {
     }
 
     /// One more than the highest CPU any list names (meta-qcom never states CPU counts).
-    pub fn implied_cpus(&self) -> u32 {
+    pub(crate) fn implied_cpus(&self) -> u32 {
         let all = self.rt_cpus.union(&self.housekeeping).union(&self.rcu_nocbs);
         all.iter().max().map_or(1, |cpu| cpu + 1)
     }

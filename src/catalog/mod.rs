@@ -26,7 +26,7 @@ const EMBEDDED: &[(&str, &str)] = &[
 ];
 
 #[derive(Debug, thiserror::Error)]
-pub enum CatalogError {
+pub(crate) enum CatalogError {
     #[error("unknown machine `{name}`; {}", suggestion(.close, .known))]
     Unknown { name: String, close: Vec<String>, known: Vec<String> },
     #[error("machine file {path} is not valid: {message}; fix the file or remove it")]
@@ -61,7 +61,7 @@ fn suggestion(close: &[String], known: &[String]) -> String {
 
 /// The result of looking a name up: the machine, and the alias used, if any.
 #[derive(Debug, Clone, Copy)]
-pub struct Lookup<'a> {
+pub(crate) struct Lookup<'a> {
     pub machine: &'a Machine,
     /// `Some(alias)` when the name given was an alias of `machine`.
     pub alias: Option<&'a str>,
@@ -69,13 +69,13 @@ pub struct Lookup<'a> {
 
 /// All known boards, by canonical name.
 #[derive(Debug, Clone)]
-pub struct Catalog {
+pub(crate) struct Catalog {
     machines: BTreeMap<String, Machine>,
 }
 
 impl Catalog {
     /// The boards shipped with rtbuild.
-    pub fn embedded() -> Catalog {
+    pub(crate) fn embedded() -> Catalog {
         let mut machines = BTreeMap::new();
         for (file, text) in EMBEDDED {
             let machine = parse(Path::new(file), text)
@@ -86,7 +86,7 @@ impl Catalog {
     }
 
     /// The shipped boards plus every `*.yaml` in `dir`, which win over shipped ones by name.
-    pub fn with_user_dir(dir: Option<&Path>) -> Result<Catalog, CatalogError> {
+    pub(crate) fn with_user_dir(dir: Option<&Path>) -> Result<Catalog, CatalogError> {
         let mut catalog = Catalog::embedded();
         let Some(dir) = dir else { return Ok(catalog) };
         let read_err = |source| CatalogError::Read { path: dir.to_path_buf(), cause: source };
@@ -155,12 +155,12 @@ impl Catalog {
         Ok(())
     }
 
-    pub fn machines(&self) -> impl Iterator<Item = &Machine> {
+    pub(crate) fn machines(&self) -> impl Iterator<Item = &Machine> {
         self.machines.values()
     }
 
     /// Finds a board by canonical name or alias.
-    pub fn lookup(&self, name: &str) -> Result<Lookup<'_>, CatalogError> {
+    pub(crate) fn lookup(&self, name: &str) -> Result<Lookup<'_>, CatalogError> {
         if let Some(machine) = self.machines.get(name) {
             return Ok(Lookup { machine, alias: None });
         }

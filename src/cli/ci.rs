@@ -4,12 +4,12 @@
 
 use clap::{Args, ValueEnum};
 
-use super::args::{CacheArgs, CatalogArgs, MachineArgs, PlanArgs};
+use super::args::{CacheArgs, CatalogArgs, CpuFlags, MachineArgs, PlanArgs};
+use crate::base::CpuLayout;
 use crate::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::error::Refusal;
 use crate::exit::Exit;
 use crate::kasrun::caches::MirrorUrl;
-use crate::tune::CpuLayout;
 use crate::ui::Ui;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -109,7 +109,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
             let plan = cell.plan()?;
             if !machines.contains(&plan.machine.name) {
                 machines.push(plan.machine.name.clone());
-                layouts.push(CpuLayout::from_plan(&plan));
+                layouts.push(plan.layout.clone());
             }
             let name = plan.distro.to_string();
             if !distro_names.contains(&name) {
@@ -172,8 +172,7 @@ struct JobFlags {
 fn job_flags(plan: &PlanArgs) -> crate::error::Result<JobFlags> {
     let PlanArgs {
         machine: MachineArgs { name, catalog: CatalogArgs { machines_dir } },
-        rt_cpus,
-        housekeeping,
+        cpus: CpuFlags { rt_cpus, housekeeping },
         fragments,
         configs,
         patches,

@@ -11,7 +11,6 @@ use clap::{CommandFactory, Parser};
 use super::ci::{CiArgs, pipeline_text};
 use super::{Cli, Command};
 use crate::plan::Plan;
-use crate::tune::CpuLayout;
 
 /// What a job's shell knows: the job's variables (`MACHINE`, `DISTRO`, `DL_DIR`, …).
 type Env = BTreeMap<&'static str, String>;
@@ -375,7 +374,7 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                     Some(Command::Lava(lava)) => {
                         assert!(args.lava, "{argv:?}");
                         let plan = lava.cpus.plan().expect("plan").expect("--machine");
-                        assert_eq!(CpuLayout::from_plan(&plan), CpuLayout::from_plan(&want));
+                        assert_eq!(plan.layout.clone(), want.layout.clone());
                         assert_eq!(lava.distro, want.distro.to_string());
                         assert_eq!(lava.measure.scenario.as_deref(), Some(&*args.lava_scenario));
                         assert_eq!(lava.measure.duration, args.lava_duration);

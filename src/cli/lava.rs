@@ -14,7 +14,6 @@ use crate::lava::qemu::{self, Arch, ImageUrl, QemuImages};
 use crate::lava::{self, Artifacts, BundleUrl, JobError, JobRequest};
 use crate::plan::Distro;
 use crate::report::DEFAULT_THRESHOLD_US;
-use crate::tune::CpuLayout;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -92,7 +91,7 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         .threshold_us
         .or(plan.machine.latency_requirement_us)
         .unwrap_or(DEFAULT_THRESHOLD_US as u64);
-    let layout = CpuLayout::from_plan(&plan);
+    let layout = plan.layout.clone();
     m.check_main_cpu(&layout.housekeeping).map_err(Refusal::MainCpu)?;
     let deploy = args
         .deploy

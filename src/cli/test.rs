@@ -6,11 +6,14 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{CpuArgs, HostArgs, MeasureArgs};
+use crate::base::CpuLayout;
 use crate::error::Refusal;
 use crate::exit::Exit;
+use crate::host::Host;
 use crate::plan::CpuSet;
+use crate::runner::System;
 use crate::testrun::{self, Finished, Measurement, TestRequest};
-use crate::tune::{self, CpuLayout, Host, TuneOptions};
+use crate::tune::{self, TuneOptions};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -35,6 +38,15 @@ pub(crate) struct TestArgs {
     /// Apply rtbuild's run-time tuning before the run and revert it afterwards (needs root).
     #[arg(long)]
     pub tune: bool,
+    /// With --tune, also set vm.overcommit_memory=2 (no memory overcommit, as the RK3562J
+    /// guide does); read back, and reverted after the run like every knob.
+    #[arg(long, requires = "tune")]
+    pub overcommit_never: bool,
+    /// Stop Qualcomm's URM (urm.service), which re-tunes knobs when cyclictest starts, for the
+    /// run, and start it again afterwards (also after Ctrl-C or a failure); recorded in
+    /// run.json. Needs root and systemd on the target; a target without URM is noted.
+    #[arg(long)]
+    pub stop_urm: bool,
     /// Result folder (must be new or empty) [default: rtbuild-test-<unix time>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -83,7 +95,7 @@ impl TraceArgs {
 
 /// `--measure-cpus`: `all` is every CPU `host` has online; a list must be online there.
 fn measure_cpus(text: &str, host: &Host) -> crate::error::Result<CpuSet> {
-    let online = host.online_cpus()?;
+    let online = host.online_cpus(&System)?;
     if text.trim() == "all" {
         return Ok(online);
     }
@@ -102,14 +114,20 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let Some(host) = args.host.host()? else {
         return Err(Refusal::NoTarget.into());
     };
-    let layout: CpuLayout = args.cpus.layout_on(plan.as_ref(), &host)?;
+    let layout: CpuLayout = args.cpus.layout_on(plan.as_ref(), &host, &System)?;
     m.check_main_cpu(&layout.housekeeping).map_err(Refusal::MainCpu)?;
     let measure_cpus = match args.measure_cpus.as_deref() {
         None => layout.rt.clone(),
         Some(text) => measure_cpus(text, &host)?,
     };
     let machine = plan.as_ref().map(|p| p.machine.name.clone());
-    let options = plan.as_ref().map(TuneOptions::for_plan).unwrap_or_default();
+    let options = TuneOptions {
+        overcommit_never: args.overcommit_never,
+        ..plan
+            .as_ref()
+            .map(|p| TuneOptions::for_machine(&p.machine.rt.cpuidle_off))
+            .unwrap_or_default()
+    };
     let tune_script =
         tune::render_script(machine.as_deref().unwrap_or("a custom target"), &layout, &options);
     let out = args.out.clone().unwrap_or_else(|| {
@@ -131,9 +149,11 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
         out: out.clone(),
         tune_script,
         apply_tuning: args.tune,
+        overcommit_never: args.overcommit_never,
+        stop_urm: args.stop_urm,
         trace,
     };
-    let finished = testrun::run(&request, ui)?;
+    let finished = testrun::run(&request, &System, ui)?;
     let verdict = match finished {
         Finished::Pass => "pass",
         Finished::Fail => "fail",

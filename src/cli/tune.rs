@@ -8,7 +8,8 @@ use super::args::{CpuArgs, HostArgs};
 use crate::error::{Kind, Refusal};
 use crate::exit::Exit;
 use crate::plan::Plan;
-use crate::tune::{self, Action, CpuLayout, TuneOptions};
+use crate::runner::System;
+use crate::tune::{self, Action, TuneOptions};
 use crate::ui::Ui;
 
 /// `--bootargs`: the kernel command line for the CPU plan, and where it goes.
@@ -17,7 +18,7 @@ fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> crate::error::Resu
         Some(plan) => (plan.rt_cmdline().join(" "), None),
         None => {
             let (layout, guessed) = match args.host.host()? {
-                Some(host) => (args.cpus.layout_on(None, &host)?, false),
+                Some(host) => (args.cpus.layout_on(None, &host, &System)?, false),
                 None => args.cpus.layout_offline()?,
             };
             let rt = &layout.rt;
@@ -96,7 +97,8 @@ impl TuneArgs {
     }
 
     fn options(&self, plan: Option<&Plan>) -> TuneOptions {
-        let from_machine = plan.map(TuneOptions::for_plan).unwrap_or_default();
+        let from_machine =
+            plan.map(|p| TuneOptions::for_machine(&p.machine.rt.cpuidle_off)).unwrap_or_default();
         TuneOptions {
             cpuidle_off: self.cpuidle_off || from_machine.cpuidle_off,
             printk: Some(self.printk),
@@ -116,7 +118,7 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
             return Err(Refusal::EmitRunsNothing.into());
         }
         let layout = match plan.as_ref() {
-            Some(plan) => CpuLayout::from_plan(plan),
+            Some(plan) => plan.layout.clone(),
             None => args.cpus.layout_offline()?.0,
         };
         crate::base::output::check_folder("--emit", dir).map_err(Refusal::Output)?;
@@ -136,7 +138,7 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let Some(host) = args.host.host()? else {
         return Err(Refusal::NoPlaceToRun(action.word()).into());
     };
-    let layout = args.cpus.layout_on(plan.as_ref(), &host)?;
+    let layout = args.cpus.layout_on(plan.as_ref(), &host, &System)?;
     let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));
     ui.status(
         "Tuning",
@@ -147,7 +149,7 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
             layout.housekeeping
         ),
     );
-    let outcome = tune::run_script(&host, &script, action, None)?;
+    let outcome = tune::run_script(&System, &host, &script, action, None)?;
     if ui.json() {
         ui.out_json(&outcome)?;
     } else {

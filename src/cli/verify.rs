@@ -9,9 +9,9 @@ use crate::error::Refusal;
 use crate::exit::{ErrorCode, Exit};
 use crate::formats::plan_json::PlanFile;
 use crate::formats::verify_json::{SourceError, VerifyFile};
-use crate::plan::{CpuSet, Expectations};
+use crate::host::SshTarget;
+use crate::plan::Expectations;
 use crate::render::PLAN_FILE;
-use crate::target::SshTarget;
 use crate::ui::Ui;
 use crate::verify::{self, Report, Source, VerifyError};
 
@@ -122,15 +122,15 @@ fn expectations(args: &VerifyArgs, ui: &Ui) -> crate::error::Result<Option<Expec
         let plan = args.plan.plan()?;
         return Ok(Some(plan.expectations()));
     }
-    if let Some(rt) = &args.plan.rt_cpus {
-        return Ok(Some(cpu_plan(&args.plan, rt)?));
+    if args.plan.cpus.rt_cpus.is_some() {
+        return Ok(Some(cpu_plan(&args.plan)?));
     }
     Ok(None)
 }
 
 /// `--rt-cpus` (and `--housekeeping`) without a machine: a board rtbuild's catalog does not
 /// know. The other plan flags describe an rtbuild build and need its machine.
-fn cpu_plan(plan: &PlanArgs, rt: &str) -> crate::error::Result<Expectations> {
+fn cpu_plan(plan: &PlanArgs) -> crate::error::Result<Expectations> {
     let build_flags = !plan.fragments.is_empty()
         || !plan.configs.is_empty()
         || !plan.patches.is_empty()
@@ -140,21 +140,11 @@ fn cpu_plan(plan: &PlanArgs, rt: &str) -> crate::error::Result<Expectations> {
     if build_flags {
         return Err(Refusal::BuildFlagsWithoutMachine.into());
     }
-    let parse = |flag: &'static str, list: &str| {
-        CpuSet::parse(list).map_err(|cause| Refusal::CpuFlag { flag, cause })
-    };
-    let rt_cpus = parse("--rt-cpus", rt)?;
-    let housekeeping =
-        plan.housekeeping.as_deref().map(|l| parse("--housekeeping", l)).transpose()?;
-    if rt_cpus.is_empty() {
-        return Err(Refusal::NoRtCpus.into());
-    }
-    if let Some(housekeeping) = &housekeeping
-        && !housekeeping.intersection(&rt_cpus).is_empty()
-    {
-        return Err(Refusal::Overlap { housekeeping: housekeeping.clone(), rt: rt_cpus }.into());
-    }
-    Ok(crate::plan::cpu_plan_expectations(rt_cpus, housekeeping, !plan.no_nohz_full))
+    // The board's CPUs are not known: the layout is checked against the lists alone, and
+    // without --housekeeping none is expected.
+    let (layout, guessed) = plan.cpus.layout_offline()?;
+    let housekeeping = (!guessed).then_some(layout.housekeeping);
+    Ok(crate::plan::cpu_plan_expectations(layout.rt, housekeeping, !plan.no_nohz_full))
 }
 
 fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
@@ -170,8 +160,8 @@ fn generated_plan(plan: &PlanArgs) -> crate::error::Result<Option<PathBuf>> {
     if plan.machine.name.is_none() {
         return Ok(None);
     }
-    let shaped = plan.rt_cpus.is_some()
-        || plan.housekeeping.is_some()
+    let shaped = plan.cpus.rt_cpus.is_some()
+        || plan.cpus.housekeeping.is_some()
         || !plan.fragments.is_empty()
         || !plan.configs.is_empty()
         || !plan.patches.is_empty()

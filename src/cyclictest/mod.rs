@@ -22,8 +22,6 @@
 //! # Ok::<(), rtbuild::cyclictest::FileError>(())
 //! ```
 
-#[cfg(test)]
-mod chunked;
 mod error;
 mod hist;
 mod json;
@@ -82,5 +80,7 @@ pub fn parse(mut reader: impl BufRead) -> Result<Run, ParseError> {
     }
 }
 
+#[cfg(test)]
+mod fast_path_tests;
 #[cfg(test)]
 mod tests;

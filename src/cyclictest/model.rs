@@ -114,6 +114,8 @@ pub struct Thread {
     pub reported_min: Option<u64>,
     pub reported_avg: Option<f64>,
     pub reported_max: Option<u64>,
+    /// The last cycle's latency when the `T:` line was printed (`Act:`).
+    pub reported_act: Option<u64>,
     /// The latency distribution (`-h`/`-H`, sparse JSON histogram, or counted from `-v` lines).
     pub histogram: Option<Histogram>,
     /// `histogram` was counted from `-v` samples (exact, nothing overflows).

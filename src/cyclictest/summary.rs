@@ -15,6 +15,8 @@ pub(super) struct Summary {
     pub interval_us: Option<u64>,
     pub cycles: u64,
     pub min: u64,
+    /// `Act:`, the latency of the thread's last cycle before the line was printed.
+    pub act: Option<u64>,
     pub avg: u64,
     pub max: u64,
     /// `Some(Ns)` when the field widths say `-N`, `Some(Us)` when they say µs.
@@ -58,6 +60,7 @@ pub(super) fn parse(line: &str) -> Result<TLine, &'static str> {
         interval_us: number("I"),
         cycles: field("C").map_err(|_| "no cycle count `C:`")?,
         min: field("Min").map_err(|_| "no `Min:`")?,
+        act: number("Act"),
         avg: field("Avg").map_err(|_| "no `Avg:`")?,
         max: field("Max").map_err(|_| "no `Max:`")?,
         unit: act_width(rest).map(|w| if w >= 8 { Unit::Ns } else { Unit::Us }),
@@ -106,13 +109,14 @@ mod tests {
             (0, Some(10443), 1995, 5, 20, 3284)
         );
         assert_eq!((s.priority, s.interval_us, s.unit), (Some(99), Some(1000), Some(Unit::Us)));
+        assert_eq!(s.act, Some(9));
         let ns =
             "T: 1 (10504) P:99 I:1000 C:   2000 Min:   7056 Act:   13390 Avg:   16096 Max:  103166";
         let TLine::Summary(s) = parse(ns).unwrap() else { panic!() };
-        assert_eq!((s.thread, s.max, s.unit), (1, 103166, Some(Unit::Ns)));
+        assert_eq!((s.thread, s.max, s.act, s.unit), (1, 103166, Some(13390), Some(Unit::Ns)));
         let squeezed = "T: 0 ( 2475) P:99 I:1000 C: 599944 Min: 2 Act: 3 Avg: 5 Max: 3059";
         let TLine::Summary(s) = parse(squeezed).unwrap() else { panic!() };
-        assert_eq!((s.tid, s.cycles, s.max), (Some(2475), 599944, 3059));
+        assert_eq!((s.tid, s.cycles, s.act, s.max), (Some(2475), 599944, Some(3), 3059));
         let wide =
             "T:12 (    0) P:99 I:1000 C:      0 Min:1000000 Act:    0 Avg:    0 Max:       0";
         let TLine::Summary(s) = parse(wide).unwrap() else { panic!() };

@@ -6,16 +6,12 @@
 use std::io::BufRead;
 
 use super::MAX_THREADS;
-#[cfg(test)]
-use super::chunked;
 use super::error::{ParseError, ParseErrorKind};
 use super::hist::HistBlock;
 use super::lines::MAX_LINE;
 use super::lines::{LineSink, read_lines};
 use super::model::{Format, Histogram, Run, Unit};
 use super::summary::{self, TLine};
-#[cfg(test)]
-use super::verbose::Cycles;
 use super::verbose::{self, VerboseCounts};
 
 #[derive(Debug, Default)]
@@ -40,69 +36,18 @@ pub(super) fn parse_text(reader: impl BufRead) -> Result<Run, ParseError> {
     parser.end(read)
 }
 
-/// The same, for the chunked reader's tests: the reference it is checked against.
-#[cfg(test)]
-pub(super) fn parse_text_one_pass(reader: impl BufRead) -> Result<Run, ParseError> {
-    parse_text(reader)
-}
-
-/// The chunked reader with `workers` threads, `chunk`-byte reads and lines of at most
-/// `max_line` bytes (small values cut tiny inputs into many chunks in the tests).
-#[cfg(test)]
-pub(super) fn parse_text_chunked(
-    reader: impl BufRead,
-    workers: usize,
-    chunk: usize,
-    max_line: usize,
-) -> Result<Run, ParseError> {
-    let mut parser = TextParser::default();
-    let read = chunked::read_with(reader, &mut parser, workers, chunk, max_line);
-    parser.end(read)
-}
-
-/// The chunked reader with its own settings (one worker per CPU, 1 MiB chunks).
-#[cfg(test)]
-pub(super) fn parse_text_chunked_default(reader: impl BufRead) -> Result<Run, ParseError> {
-    let mut parser = TextParser::default();
-    let read = chunked::read(reader, &mut parser);
-    parser.end(read)
-}
-
-#[cfg(test)]
-impl chunked::Lines for TextParser {
-    fn line(&mut self, line_no: u64, line: &[u8], complete: bool) {
-        LineSink::line(self, line_no, line, complete);
-    }
-
-    fn too_long(&mut self, line_no: u64, bytes: u64) {
-        LineSink::too_long(self, line_no, bytes);
-    }
-
-    fn cycles(&mut self, thread: u64, cycles: &Cycles) {
-        self.verbose.then_cycles(thread, cycles);
-    }
-
-    fn counts(&mut self, counts: VerboseCounts) {
-        self.verbose.add_counts(counts);
-    }
-
-    fn read_up_to(&mut self, line_no: u64) {
-        self.last_line = line_no;
-    }
-}
-
 impl LineSink<{ verbose::FIXED }> for TextParser {
-    /// The `-v` hot path: a fixed-width sample line, parsed eight bytes at a time.
+    /// The `-v` hot path: a run of fixed-width sample lines, counted in one loop.
     #[inline]
-    fn fast(&mut self, line_no: u64, line: &[u8; verbose::FIXED]) -> bool {
-        match verbose::parse_fixed(line) {
-            Some(sample) if sample.thread < MAX_THREADS && self.error.is_none() => {
-                self.last_line = line_no;
-                self.verbose.add(sample);
-                true
-            }
-            _ => false,
+    fn fast_run(&mut self, line_no: u64, buf: &[u8]) -> u64 {
+        if self.error.is_some() {
+            return 0;
         }
+        let taken = self.verbose.add_fixed_lines(buf);
+        if taken > 0 {
+            self.last_line = line_no + taken - 1;
+        }
+        taken
     }
 
     fn line(&mut self, line_no: u64, line: &[u8], complete: bool) {
@@ -216,6 +161,7 @@ impl TextParser {
                 thread.reported_min = Some(s.min);
                 thread.reported_avg = Some(s.avg as f64);
                 thread.reported_max = Some(s.max);
+                thread.reported_act = s.act;
             }
             Ok(TLine::Spike(s)) if s.thread < MAX_THREADS => {
                 self.run.saw(Format::Spike);

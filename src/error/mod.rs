@@ -63,8 +63,8 @@ from_kind!(
     crate::plan::values::ValueError,
     crate::catalog::CatalogError,
     crate::catalog::meta_qcom::MetaQcomError,
-    crate::target::TargetError,
-    crate::tune::LayoutError,
+    crate::host::TargetError,
+    crate::base::LayoutError,
     crate::generate::GenerateError,
     crate::write::WriteError,
     crate::lock::LockError,
@@ -78,7 +78,7 @@ from_kind!(
     crate::image::ImageError,
     crate::testrun::TestError,
     crate::runner::RunError,
-    crate::tune::HostError,
+    crate::host::HostError,
     crate::tune::TuneRunError,
     serde_json::Error,
 );
@@ -101,9 +101,9 @@ pub(crate) enum Kind {
     #[error(transparent)]
     MetaQcom(#[from] crate::catalog::meta_qcom::MetaQcomError),
     #[error(transparent)]
-    Target(#[from] crate::target::TargetError),
+    Target(#[from] crate::host::TargetError),
     #[error(transparent)]
-    Layout(#[from] crate::tune::LayoutError),
+    Layout(#[from] crate::base::LayoutError),
     #[error(transparent)]
     Generate(#[from] crate::generate::GenerateError),
     #[error(transparent)]
@@ -134,7 +134,7 @@ pub(crate) enum Kind {
     #[error(transparent)]
     Run(#[from] crate::runner::RunError),
     #[error(transparent)]
-    Host(#[from] crate::tune::HostError),
+    Host(#[from] crate::host::HostError),
     #[error(transparent)]
     Tune(#[from] crate::tune::TuneRunError),
     #[error("bug in rtbuild: the trend page template failed; please report it")]

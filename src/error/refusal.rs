@@ -199,10 +199,6 @@ pub(crate) enum Refusal {
     BuildFlagsWithoutMachine,
     #[error("{flag}: {cause}")]
     CpuFlag { flag: &'static str, cause: CpuListError },
-    #[error("--rt-cpus is empty; name at least one RT CPU, e.g. 3")]
-    NoRtCpus,
-    #[error("--housekeeping {housekeeping} overlaps --rt-cpus {rt}; give each CPU one role")]
-    Overlap { housekeeping: CpuSet, rt: CpuSet },
     #[error(
         "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash folder or tarball, .deb, or --target ssh://user@host"
     )]

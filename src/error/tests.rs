@@ -14,6 +14,7 @@ use super::{Error, Kind, Refusal};
 use crate::base::CpuListError;
 use crate::base::input::InputError;
 use crate::base::output::OutputError;
+use crate::base::{Board, LayoutError};
 use crate::bundle::BundleError;
 use crate::catalog::CatalogError;
 use crate::catalog::meta_qcom::MetaQcomError;
@@ -21,6 +22,7 @@ use crate::doctor::{NotReady, Problem};
 use crate::exit::{Exit, Interrupted};
 use crate::generate::GenerateError;
 use crate::history::HistoryError;
+use crate::host::{HostError, TargetError};
 use crate::image::ImageError;
 use crate::image::verify_bundle::AfterError;
 use crate::kas::KasError;
@@ -31,9 +33,8 @@ use crate::plan::PlanError;
 use crate::plan::values::ValueError;
 use crate::render::RenderError;
 use crate::runner::RunError;
-use crate::target::TargetError;
 use crate::testrun::{OutError, PreflightError, TestError, TraceError};
-use crate::tune::{HostError, LayoutError, TuneRunError};
+use crate::tune::TuneRunError;
 use crate::verify::VerifyError;
 use crate::verify::kconfig_check::KconfigCheckError;
 use crate::write::WriteError;
@@ -122,20 +123,8 @@ fn samples() -> Vec<(Error, Exit)> {
         ),
         (PlanError::MetaQcom(MetaQcomError::Read { path: p("conf"), cause: io() }), F),
         (PlanError::CpuList(cpu_list()), U),
-        (PlanError::RtCpuOutside { machine: "m".into(), outside: cpus("9"), all: cpus("0-7") }, U),
-        (
-            PlanError::HousekeepingOutside {
-                machine: "m".into(),
-                outside: cpus("9"),
-                all: cpus("0-7"),
-            },
-            U,
-        ),
-        (PlanError::CpuZeroIsolated { last: 7 }, U),
-        (PlanError::NoHousekeeping { machine: "m".into(), rt: cpus("0-7") }, U),
-        (PlanError::Overlap { both: cpus("3") }, U),
+        (PlanError::Layout(LayoutError::Overlap { both: cpus("3") }), U),
         (PlanError::Analyzer { given: "perf".into() }, U),
-        (PlanError::NoRtCpu, U),
         (PlanError::Distro(crate::plan::UnknownDistro("x".into())), U),
         (PlanError::Value(value()), U),
         (PlanError::Config { text: "CONFIG_A=maybe".into(), cause: line() }, U),
@@ -224,15 +213,15 @@ fn samples() -> Vec<(Error, Exit)> {
 
     for e in [
         LayoutError::NoRtCpu,
-        LayoutError::RtNotOnline { cpus: cpus("9"), place: "here".into(), online: cpus("0-3") },
-        LayoutError::HousekeepingNotOnline {
+        LayoutError::RtOutside { cpus: cpus("9"), board: Board::Given, all: cpus("0-3") },
+        LayoutError::CpuZero { others: cpus("1-3") },
+        LayoutError::HousekeepingOutside {
             cpus: cpus("9"),
-            place: "here".into(),
-            online: cpus("0-3"),
+            board: Board::Online("here".into()),
+            all: cpus("0-3"),
         },
-        LayoutError::CpuZero,
         LayoutError::Overlap { both: cpus("3") },
-        LayoutError::NoHousekeeping { rt: cpus("0-3") },
+        LayoutError::NoHousekeeping { rt: cpus("0-3"), board: Board::Machine("m".into()) },
     ] {
         add(e.into(), U);
     }
@@ -569,8 +558,6 @@ fn refusals() -> Vec<Refusal> {
         Refusal::NoPlaceToRun("apply"),
         Refusal::BuildFlagsWithoutMachine,
         Refusal::CpuFlag { flag: "--rt-cpus", cause: cpu_list() },
-        Refusal::NoRtCpus,
-        Refusal::Overlap { housekeeping: cpus("3"), rt: cpus("3") },
         Refusal::NothingToVerify,
         Refusal::LocalAndTarget,
         Refusal::SshConfig(input()),
@@ -639,13 +626,8 @@ fn plan(e: &PlanError) -> &'static str {
         PlanError::Catalog(_) => "Catalog",
         PlanError::MetaQcom(_) => "MetaQcom",
         PlanError::CpuList(_) => "CpuList",
-        PlanError::RtCpuOutside { .. } => "RtCpuOutside",
-        PlanError::HousekeepingOutside { .. } => "HousekeepingOutside",
-        PlanError::CpuZeroIsolated { .. } => "CpuZeroIsolated",
-        PlanError::NoHousekeeping { .. } => "NoHousekeeping",
-        PlanError::Overlap { .. } => "Overlap",
+        PlanError::Layout(_) => "Layout",
         PlanError::Analyzer { .. } => "Analyzer",
-        PlanError::NoRtCpu => "NoRtCpu",
         PlanError::Distro(_) => "Distro",
         PlanError::Value(_) => "Value",
         PlanError::Config { .. } => "Config",
@@ -702,9 +684,9 @@ fn target(e: &TargetError) -> &'static str {
 fn layout(e: &LayoutError) -> &'static str {
     match e {
         LayoutError::NoRtCpu => "NoRtCpu",
-        LayoutError::RtNotOnline { .. } => "RtNotOnline",
-        LayoutError::HousekeepingNotOnline { .. } => "HousekeepingNotOnline",
-        LayoutError::CpuZero => "CpuZero",
+        LayoutError::RtOutside { .. } => "RtOutside",
+        LayoutError::CpuZero { .. } => "CpuZero",
+        LayoutError::HousekeepingOutside { .. } => "HousekeepingOutside",
         LayoutError::Overlap { .. } => "Overlap",
         LayoutError::NoHousekeeping { .. } => "NoHousekeeping",
     }
@@ -919,8 +901,6 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::NoPlaceToRun(_) => "NoPlaceToRun",
         Refusal::BuildFlagsWithoutMachine => "BuildFlagsWithoutMachine",
         Refusal::CpuFlag { .. } => "CpuFlag",
-        Refusal::NoRtCpus => "NoRtCpus",
-        Refusal::Overlap { .. } => "Overlap",
         Refusal::NothingToVerify => "NothingToVerify",
         Refusal::LocalAndTarget => "LocalAndTarget",
         Refusal::SshConfig(_) => "SshConfig",
@@ -945,9 +925,9 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 67),
+        ("Refusal", 65),
         ("Interrupted", 1),
-        ("PlanError", 31),
+        ("PlanError", 26),
         ("ValueError", 1),
         ("CatalogError", 6),
         ("MetaQcomError", 6),

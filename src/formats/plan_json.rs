@@ -42,7 +42,7 @@ impl Versioned for PlanFile {
 /// The checkable promises of a plan, written as `rtbuild-plan.json` beside the kas file so that
 /// `verify`, `bundle`, `tune` and `test` can read them without the original flags.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Expectations {
+pub(crate) struct Expectations {
     pub machine: String,
     pub image: String,
     pub distro: String,
@@ -70,14 +70,14 @@ pub struct Expectations {
 
 /// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ConfigExpectation {
+pub(crate) struct ConfigExpectation {
     pub symbol: String,
     pub value: String,
 }
 
 /// A field where meta-qcom and the catalog disagree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Difference {
+pub(crate) struct Difference {
     /// The catalog's field (`rt.rt_cpus`, `rt.housekeeping`, …).
     pub field: String,
     pub variable: String,
@@ -88,7 +88,7 @@ pub struct Difference {
 /// Where a plan's machine defaults came from, when a meta-qcom checkout was consulted;
 /// recorded in `rtbuild-plan.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MachineDefaults {
+pub(crate) struct MachineDefaults {
     /// `meta-qcom` when the plan follows the machine conf, `catalog` when it keeps rtbuild's
     /// catalog (the conf agrees, or --rt-cpus was given).
     pub source: String,

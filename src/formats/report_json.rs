@@ -34,6 +34,11 @@ impl std::fmt::Display for Verdict {
 pub(crate) struct ResultRow {
     /// The machine (else the board model, else the target) and its RT cores.
     pub device: String,
+    /// The guide's "Boot Flow" line of the Device cell (`KVM` when Linux ran as the KVM host,
+    /// `Gunyah` under Qualcomm's hypervisor), from run.json's `fingerprint.boot`; absent when
+    /// the target's record does not tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_flow: Option<String>,
     /// os-release's distribution and the image name, `-` when the target did not say.
     pub distro_and_image: String,
     /// The scenario, with its label (`system-load (load on the measured CPUs, no isolation)`).
@@ -224,6 +229,13 @@ pub(crate) struct ThreadReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     pub cpu: Option<u32>,
+    /// The thread's interval in µs, as cyclictest's `T:` line printed it (`I:`); absent when
+    /// the output has no `T:` line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_us: Option<u64>,
+    /// The latency of the thread's last cycle when its `T:` line was printed (`Act:`), µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub act_us: Option<f64>,
     pub samples: u64,
     /// Where the percentiles come from: `histogram`, `samples` (`-v`) or `summary` (none).
     pub source: String,

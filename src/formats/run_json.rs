@@ -50,6 +50,9 @@ pub(crate) struct RunRecord {
     /// `pass`, `fail` or `invalid`; null while running.
     pub verdict: Option<String>,
     pub tuning: Option<Tuning>,
+    /// `--stop-urm`: what became of the URM service rtbuild stopped for the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub urm_stop: Option<UrmStop>,
     /// The first fingerprint taken (each scenario keeps its own too).
     pub fingerprint: Option<Fingerprint>,
     /// Per scenario, the interrupts that reached the RT CPUs (as in each scenario).
@@ -146,6 +149,21 @@ pub(crate) struct Settings {
     pub analyzer: Option<String>,
 }
 
+/// `--stop-urm`: Qualcomm's URM (`urm.service`) re-tunes knobs when cyclictest starts, so it
+/// is stopped for the run and started again afterwards (also after Ctrl-C or a failure).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct UrmStop {
+    /// The service asked about: `urm.service`.
+    pub service: String,
+    /// It was active and rtbuild stopped it; false when it was not running (nothing to do).
+    pub stopped: bool,
+    /// It was started again after the run and reads back active.
+    pub restored: bool,
+    /// What went wrong stopping or starting it, if anything.
+    pub problem: Option<String>,
+}
+
 /// The run-time tuning: applied for the run and reverted afterwards (`--tune`), or only
 /// checked (`applied: false`: `verify_problems` lists the knobs that were not tuned).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -156,6 +174,10 @@ pub(crate) struct Tuning {
     pub refused_irqs: usize,
     pub verify_problems: Vec<String>,
     pub reverted: bool,
+    /// `--overcommit-never`: `vm.overcommit_memory=2` was part of the tuning (set, read back
+    /// and reverted like every knob).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub overcommit_never: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -326,6 +348,41 @@ pub(crate) struct Fingerprint {
     /// A running URM (`urm.service`), which re-tunes knobs when cyclictest starts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub urm: Option<String>,
+    /// What the target's boot says about its boot flow (the Qualcomm guide's "Boot Flow");
+    /// absent in records from before rtbuild read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boot: Option<BootFacts>,
+}
+
+/// Facts about how the target booted, read on the target while the fingerprint is taken.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct BootFacts {
+    /// `/dev/kvm` exists: Linux owns EL2 as the KVM host (meta-qcom's `qcom-distro-kvm`
+    /// images ship `xbl_config_kvm.elf` for this).
+    pub kvm: bool,
+    /// `/sys/firmware/efi` exists: UEFI firmware started the kernel.
+    pub efi: bool,
+    /// The device tree's `/hypervisor` node `compatible`: a hypervisor runs below Linux.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hypervisor: Option<String>,
+}
+
+impl BootFacts {
+    /// The guide's "Boot Flow" word: `KVM` when Linux is the KVM host, `Gunyah` when the device
+    /// tree's hypervisor node is Qualcomm's Gunyah (`gunyah-hypervisor…`), else that node's
+    /// first `compatible` as written; `None` when nothing is known, so the Device cell gets no
+    /// Boot Flow line rather than a guess.
+    pub(crate) fn flow(&self) -> Option<String> {
+        if self.kvm {
+            return Some("KVM".to_string());
+        }
+        let compatible = self.hypervisor.as_deref()?;
+        if compatible.contains("gunyah") {
+            return Some("Gunyah".to_string());
+        }
+        compatible.split_whitespace().next().map(str::to_string)
+    }
 }
 
 /// One devfreq device's governor and current frequency (Hz, as devfreq reports it).

@@ -18,10 +18,10 @@ use serde::Serialize;
 /// A kernel config symbol, with its `CONFIG_` prefix (`CONFIG_PREEMPT_RT`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
-pub struct Symbol(String);
+pub(crate) struct Symbol(String);
 
 impl Symbol {
-    pub fn new(name: &str) -> Result<Symbol, LineError> {
+    pub(crate) fn new(name: &str) -> Result<Symbol, LineError> {
         let rest = name.strip_prefix("CONFIG_").ok_or(LineError::NoPrefix)?;
         if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(LineError::BadSymbol(name.to_string()));
@@ -29,7 +29,7 @@ impl Symbol {
         Ok(Symbol(name.to_string()))
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -42,7 +42,7 @@ impl fmt::Display for Symbol {
 
 /// The value a symbol has or is asked to have.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Value {
+pub(crate) enum Value {
     Yes,
     Module,
     /// `# CONFIG_X is not set` (or `=n` in a request).
@@ -74,18 +74,18 @@ impl Serialize for Value {
 
 /// One `symbol = value` line.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct Setting {
+pub(crate) struct Setting {
     pub symbol: Symbol,
     pub value: Value,
 }
 
 impl Setting {
-    pub fn new(symbol: &str, value: Value) -> Setting {
+    pub(crate) fn new(symbol: &str, value: Value) -> Setting {
         Setting { symbol: Symbol::new(symbol).expect("bug in rtbuild: built-in symbol"), value }
     }
 
     /// Parses a `CONFIG_X=…` request as typed on the command line (`=n` means "not set").
-    pub fn parse_request(text: &str) -> Result<Setting, LineError> {
+    pub(crate) fn parse_request(text: &str) -> Result<Setting, LineError> {
         match parse_line(text)? {
             Line::Setting(setting) => Ok(setting),
             Line::Blank | Line::Comment => Err(LineError::NotASetting),
@@ -113,7 +113,7 @@ pub(crate) enum Line {
 
 /// Why a line is not a valid config line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LineError {
+pub(crate) enum LineError {
     #[error("expected CONFIG_<NAME>=<value> or `# CONFIG_<NAME> is not set`")]
     NoPrefix,
     #[error("`{0}` is not a valid symbol name (CONFIG_ followed by letters, digits and `_`)")]

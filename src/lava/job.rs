@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 use super::markers;
 use super::qemu::QemuImages;
+use crate::base::CpuLayout;
 use crate::catalog::{Deploy, LavaProfile, QdlStage, lava_name};
 use crate::formats::lava_job::{
     Action, ActionTimeouts, AutoLogin, Boot, ContextValue, Definition, Deploy as DeployAction,
@@ -32,7 +33,6 @@ use crate::rttests::{Kind, Program};
 use crate::testrun::{
     CommandSpec, Commands, Length, Measure, Measurement, Scenario, Sequence, Suite, load_argv,
 };
-use crate::tune::CpuLayout;
 
 /// The prompt lava-test-plans adds after the board's own: any root shell.
 const GENERIC_PROMPT: &str = "root@(.*):[/~]#";
@@ -860,7 +860,13 @@ mod tests {
             artifacts: Artifacts::Bundle(
                 BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst").unwrap(),
             ),
-            layout: CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap(),
+            layout: CpuLayout::new(
+                &online,
+                &CpuSet::parse("7").unwrap(),
+                None,
+                crate::base::Board::Given,
+            )
+            .unwrap(),
             measurement: Measurement {
                 custom_load: None,
                 scenarios: vec![Scenario::Idle, Scenario::Stress],
@@ -930,9 +936,13 @@ mod tests {
     #[test]
     fn every_test_runs_with_rtbuild_tests_command_lines_in_its_order() {
         let mut req = request();
-        req.layout =
-            CpuLayout::new(&CpuSet::range(0, 8), &CpuSet::parse("6-7").unwrap(), None, "t")
-                .unwrap();
+        req.layout = CpuLayout::new(
+            &CpuSet::range(0, 8),
+            &CpuSet::parse("6-7").unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap();
         req.measurement.tests =
             crate::rttests::parse_list("cyclictest,pmqtest,oslat,rt-migrate-test,hwlatdetect")
                 .unwrap();

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 // The variants are meta-qcom's distro names (`qcom-distro`, `qcom-distro-kvm`).
 #[allow(clippy::enum_variant_names)]
-pub enum Distro {
+pub(crate) enum Distro {
     /// meta-qcom's `ci/base.yml` alone (`DISTRO = "nodistro"`, `core-image-base`).
     Nodistro,
     /// `ci/qcom-distro.yml` (meta-qcom-distro and its layers).
@@ -21,9 +21,10 @@ pub enum Distro {
 }
 
 impl Distro {
-    pub const ALL: [Distro; 3] = [Distro::Nodistro, Distro::QcomDistro, Distro::QcomDistroKvm];
+    pub(crate) const ALL: [Distro; 3] =
+        [Distro::Nodistro, Distro::QcomDistro, Distro::QcomDistroKvm];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Distro::Nodistro => "nodistro",
             Distro::QcomDistro => "qcom-distro",
@@ -33,7 +34,7 @@ impl Distro {
 
     /// The meta-qcom kas file to include, if any (nodistro comes from the machine file's
     /// own include of `ci/base.yml`).
-    pub fn kas_file(self) -> Option<&'static str> {
+    pub(crate) fn kas_file(self) -> Option<&'static str> {
         match self {
             Distro::Nodistro => None,
             Distro::QcomDistro => Some("ci/qcom-distro.yml"),
@@ -42,7 +43,7 @@ impl Distro {
     }
 
     /// The image built when none is named.
-    pub fn default_image(self) -> &'static str {
+    pub(crate) fn default_image(self) -> &'static str {
         match self {
             Distro::Nodistro => "core-image-base",
             Distro::QcomDistro | Distro::QcomDistroKvm => "qcom-multimedia-image",
@@ -59,7 +60,7 @@ impl fmt::Display for Distro {
 /// An unknown distro name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown distro `{0}`; use one of nodistro, qcom-distro, qcom-distro-kvm")]
-pub struct UnknownDistro(pub String);
+pub(crate) struct UnknownDistro(pub String);
 
 impl FromStr for Distro {
     type Err = UnknownDistro;

@@ -4,41 +4,21 @@ use std::path::PathBuf;
 
 use super::distro::UnknownDistro;
 use super::values::ValueError;
-use crate::base::{CpuListError, CpuSet};
+use crate::base::{CpuListError, LayoutError};
 use crate::catalog::CatalogError;
 use crate::catalog::meta_qcom::MetaQcomError;
 use crate::kconfig::LineError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum PlanError {
+pub(crate) enum PlanError {
     #[error(transparent)]
     CpuList(#[from] CpuListError),
-    #[error(
-        "RT CPU(s) {outside} are outside {machine}, which has CPUs {all}; pick RT CPUs from {all}"
-    )]
-    RtCpuOutside { machine: String, outside: CpuSet, all: CpuSet },
-    #[error(
-        "housekeeping CPU(s) {outside} are outside {machine}, which has CPUs {all}; pick housekeeping CPUs from {all}"
-    )]
-    HousekeepingOutside { machine: String, outside: CpuSet, all: CpuSet },
-    #[error(
-        "CPU 0 cannot be an RT CPU: it keeps boot, timekeeping and unmovable interrupts; pick RT CPUs from 1-{last}"
-    )]
-    CpuZeroIsolated { last: u32 },
-    #[error(
-        "no housekeeping CPU left: RT CPUs {rt} take every CPU of {machine}; leave at least CPU 0 out of --rt-cpus"
-    )]
-    NoHousekeeping { machine: String, rt: CpuSet },
-    #[error(
-        "CPU(s) {both} are both RT and housekeeping; --housekeeping must not overlap --rt-cpus"
-    )]
-    Overlap { both: CpuSet },
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
     #[error(
         "--analyzer `{given}` is not a trace analyzer; pass --analyzer ftrace or --analyzer rtla"
     )]
     Analyzer { given: String },
-    #[error("no RT CPU given; pass --rt-cpus, e.g. --rt-cpus 7")]
-    NoRtCpu,
     #[error(transparent)]
     Distro(#[from] UnknownDistro),
     #[error(transparent)]

@@ -11,7 +11,7 @@ use super::values::ConfPath;
 /// One `--include`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
-pub enum Include {
+pub(crate) enum Include {
     /// One of meta-qcom's own kas files, named as in the repository (`ci/performance.yml`).
     MetaQcom(String),
     /// A local kas file: its absolute path with symlinks resolved (letters, digits and
@@ -21,7 +21,7 @@ pub enum Include {
 
 impl Include {
     /// What `rtbuild-plan.json` records: the meta-qcom name, or the local file's path.
-    pub fn recorded(&self) -> String {
+    pub(crate) fn recorded(&self) -> String {
         match self {
             Include::MetaQcom(name) => name.clone(),
             Include::Local(path) => path.to_string(),

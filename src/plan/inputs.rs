@@ -11,7 +11,7 @@ use crate::kconfig::{self, Line, Setting, Value};
 
 /// A user's kernel config fragment.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Fragment {
+pub(crate) struct Fragment {
     pub name: LayerFileName,
     pub source: PathBuf,
     pub settings: Vec<Setting>,
@@ -22,7 +22,7 @@ pub struct Fragment {
 
 /// A kernel patch.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Patch {
+pub(crate) struct Patch {
     pub name: LayerFileName,
     pub source: PathBuf,
     #[serde(skip)]

@@ -12,6 +12,7 @@ mod settings;
 pub(crate) mod values;
 
 pub(crate) use crate::base::CpuSet;
+use crate::base::{Board, CpuLayout};
 pub(crate) use crate::formats::plan_json::{ConfigExpectation, Expectations};
 pub(crate) use distro::{Distro, UnknownDistro};
 pub(crate) use error::PlanError;
@@ -52,7 +53,7 @@ pub(crate) const RESERVED_CMDLINE_KEYS: [&str; 4] =
 
 /// Where meta-qcom comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RepoSpec {
+pub(crate) struct RepoSpec {
     pub url: RepoUrl,
     pub branch: GitRef,
     pub commit: Option<CommitId>,
@@ -60,14 +61,14 @@ pub struct RepoSpec {
 
 /// A validated build plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub machine: Machine,
     /// The alias the user typed, when it was not the canonical name.
     pub alias: Option<String>,
-    /// Isolated CPUs: `isolcpus`, `nohz_full`, `rcu_nocbs`, `QCOM_RT_CPU`, `QCOM_RCU_NOCBS`.
-    pub rt_cpus: CpuSet,
-    /// Everything else: `irqaffinity`, `QCOM_IRQAFF`, workqueues, load generators.
-    pub housekeeping: CpuSet,
+    /// The machine's CPUs; its RT CPUs are isolated (`isolcpus`, `nohz_full`, `rcu_nocbs`,
+    /// `QCOM_RT_CPU`, `QCOM_RCU_NOCBS`), its housekeeping CPUs do everything else
+    /// (`irqaffinity`, `QCOM_IRQAFF`, workqueues, load generators).
+    pub layout: CpuLayout,
     pub nohz_full: bool,
     pub distro: Distro,
     pub image: ImageName,
@@ -96,12 +97,12 @@ pub struct Plan {
 impl Plan {
     /// Validates `request` against the catalog and reads the fragment and patch files it names.
     /// Nothing is written; any error leaves the disk as it was.
-    pub fn new(request: &PlanRequest, catalog: &Catalog) -> Result<Plan, PlanError> {
+    pub(crate) fn new(request: &PlanRequest, catalog: &Catalog) -> Result<Plan, PlanError> {
         Plan::from_settings(request, Settings::new(request)?, catalog, None)
     }
 
     /// Like [`Plan::new`], with a meta-qcom checkout consulted (see [`Plan::from_settings`]).
-    pub fn following(
+    pub(crate) fn following(
         request: &PlanRequest,
         catalog: &Catalog,
         meta_qcom: &MetaQcom,
@@ -116,7 +117,7 @@ impl Plan {
     /// choice), and where the defaults came from is recorded in the plan's expectations; a
     /// `--cmdline` argument the included meta-qcom files already append is dropped, with a
     /// warning.
-    pub fn from_settings(
+    pub(crate) fn from_settings(
         request: &PlanRequest,
         settings: Settings,
         catalog: &Catalog,
@@ -145,7 +146,7 @@ impl Plan {
         machine: &Machine,
         alias: Option<&str>,
     ) -> Result<Plan, PlanError> {
-        let (rt_cpus, housekeeping) = cpu_split(machine, request)?;
+        let layout = cpu_split(machine, request)?;
         let distro = settings.distro;
         // meta-qcom files rtbuild includes anyway are not included a second time.
         let own: Vec<&str> =
@@ -161,8 +162,7 @@ impl Plan {
         Ok(Plan {
             machine: machine.clone(),
             alias: alias.map(str::to_string),
-            rt_cpus,
-            housekeeping,
+            layout,
             nohz_full: settings.nohz_full,
             distro,
             image: settings.image,
@@ -183,7 +183,7 @@ impl Plan {
 
     /// The meta-qcom kas files the generated kas file includes, in order (local `--include`
     /// files follow them; see [`Plan::includes`]).
-    pub fn kas_includes(&self) -> Vec<&str> {
+    pub(crate) fn kas_includes(&self) -> Vec<&str> {
         let mut files = vec![self.machine.kas_file.as_str()];
         files.extend(self.distro.kas_file());
         files.push(KERNEL_KAS_FILE);
@@ -215,7 +215,7 @@ impl Plan {
     /// Every kernel option the build asked for, with the value that must end up in `.config`:
     /// rtbuild's fragment first, then each user fragment, later ones winning (as
     /// `merge_config.sh` merges them).
-    pub fn requested_config(&self) -> Vec<Setting> {
+    pub(crate) fn requested_config(&self) -> Vec<Setting> {
         let mut merged: Vec<Setting> = Vec::new();
         let all = self.rt_fragment.iter().chain(self.fragments.iter().flat_map(|f| &f.settings));
         for setting in all {
@@ -228,11 +228,11 @@ impl Plan {
     }
 
     /// The RT boot arguments the image must carry, in meta-qcom's order, then rtbuild's.
-    pub fn rt_cmdline(&self) -> Vec<String> {
-        let rt = self.rt_cpus.to_string();
+    pub(crate) fn rt_cmdline(&self) -> Vec<String> {
+        let rt = self.layout.rt.to_string();
         let mut args = vec![
             format!("isolcpus={rt}"),
-            format!("irqaffinity={}", self.housekeeping),
+            format!("irqaffinity={}", self.layout.housekeeping),
             format!("rcu_nocbs={rt}"),
         ];
         if !self.machine.rt.rcu_expedited.is_empty() {
@@ -250,14 +250,14 @@ impl Plan {
     }
 
     /// What a finished build must show, in a form later stages can read back from disk.
-    pub fn expectations(&self) -> Expectations {
+    pub(crate) fn expectations(&self) -> Expectations {
         Expectations {
             machine: self.machine.name.clone(),
             image: self.image.to_string(),
             distro: self.distro.to_string(),
             kernel_recipe: KERNEL_RECIPE.to_string(),
-            rt_cpus: self.rt_cpus.clone(),
-            housekeeping: self.housekeeping.clone(),
+            rt_cpus: self.layout.rt.clone(),
+            housekeeping: self.layout.housekeeping.clone(),
             nohz_full: self.nohz_full,
             kernel_config: self
                 .requested_config()
@@ -321,46 +321,15 @@ pub(crate) fn cpu_plan_expectations(
 /// The machine name a bare CPU plan carries.
 pub(crate) const CUSTOM_BOARD: &str = "custom board";
 
-/// RT and housekeeping CPUs from the request, or the machine's defaults.
-fn cpu_split(machine: &Machine, request: &PlanRequest) -> Result<(CpuSet, CpuSet), PlanError> {
-    let all = machine.all_cpus();
+/// The CPU layout from the request, or the machine's defaults.
+fn cpu_split(machine: &Machine, request: &PlanRequest) -> Result<CpuLayout, PlanError> {
     let rt = match &request.rt_cpus {
         Some(list) => CpuSet::parse(list)?,
         None => machine.rt.rt_cpus.clone(),
     };
-    if rt.is_empty() {
-        return Err(PlanError::NoRtCpu);
-    }
-    let outside = rt.difference(&all);
-    if !outside.is_empty() {
-        return Err(PlanError::RtCpuOutside { machine: machine.name.clone(), outside, all });
-    }
-    if rt.contains(0) {
-        return Err(PlanError::CpuZeroIsolated { last: machine.cpus - 1 });
-    }
-    let housekeeping = match &request.housekeeping {
-        Some(list) => {
-            let hk = CpuSet::parse(list)?;
-            let outside = hk.difference(&all);
-            if !outside.is_empty() {
-                return Err(PlanError::HousekeepingOutside {
-                    machine: machine.name.clone(),
-                    outside,
-                    all,
-                });
-            }
-            let both = hk.intersection(&rt);
-            if !both.is_empty() {
-                return Err(PlanError::Overlap { both });
-            }
-            hk
-        }
-        None => all.difference(&rt),
-    };
-    if housekeeping.is_empty() {
-        return Err(PlanError::NoHousekeeping { machine: machine.name.clone(), rt });
-    }
-    Ok((rt, housekeeping))
+    let housekeeping = request.housekeeping.as_deref().map(CpuSet::parse).transpose()?;
+    let board = Board::Machine(machine.name.clone());
+    Ok(CpuLayout::new(&machine.all_cpus(), &rt, housekeeping.as_ref(), board)?)
 }
 
 /// rtbuild's fragment: what PREEMPT_RT with isolated CPUs needs, then each `--config`.

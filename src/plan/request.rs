@@ -10,7 +10,7 @@ use super::PlanError;
 /// Raw build options. `None`/empty means "use the default".
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct PlanRequest {
+pub(crate) struct PlanRequest {
     pub machine: Option<String>,
     pub rt_cpus: Option<String>,
     pub housekeeping: Option<String>,
@@ -56,7 +56,7 @@ pub(crate) const PROJECT_FILE: &str = "rtbuild.yaml";
 
 impl PlanRequest {
     /// Reads a project file. Relative paths in it are relative to the file's folder.
-    pub fn from_project_file(path: &Path) -> Result<PlanRequest, PlanError> {
+    pub(crate) fn from_project_file(path: &Path) -> Result<PlanRequest, PlanError> {
         let err = |message: String| PlanError::ProjectFile { path: path.to_path_buf(), message };
         // A FIFO or device named rtbuild.yaml is refused by what it is, never read.
         let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
@@ -82,7 +82,7 @@ impl PlanRequest {
     }
 
     /// `self` with every value that `flags` sets replaced by the flag's value: flags win.
-    pub fn overridden_by(self, flags: PlanRequest) -> PlanRequest {
+    pub(crate) fn overridden_by(self, flags: PlanRequest) -> PlanRequest {
         fn pick<T>(flag: Option<T>, file: Option<T>) -> Option<T> {
             flag.or(file)
         }

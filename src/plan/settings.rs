@@ -11,7 +11,7 @@ use crate::kconfig::{Setting, Value};
 
 /// The machine-independent half of a plan, validated.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub nohz_full: bool,
     pub distro: Distro,
     pub image: ImageName,
@@ -31,7 +31,7 @@ pub struct Settings {
 impl Settings {
     /// Checks every value of `request` that does not depend on the machine, and reads the
     /// fragment, patch and local kas files it names. Nothing is written.
-    pub fn new(request: &PlanRequest) -> Result<Settings, PlanError> {
+    pub(crate) fn new(request: &PlanRequest) -> Result<Settings, PlanError> {
         let distro: Distro = match &request.distro {
             Some(d) => d.parse()?,
             None => Distro::QcomDistroKvm,

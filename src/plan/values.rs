@@ -10,7 +10,7 @@ use serde::Serialize;
 /// A value the user typed that is not safe or not well formed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {what} `{}`; {reason}", printable(.value))]
-pub struct ValueError {
+pub(crate) struct ValueError {
     pub what: &'static str,
     pub value: String,
     pub reason: String,
@@ -43,15 +43,17 @@ macro_rules! token {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
         #[serde(transparent)]
-        pub struct $name(String);
+        pub(crate) struct $name(String);
 
         impl $name {
-            pub fn new(value: &str) -> Result<$name, ValueError> {
+            pub(crate) fn new(value: &str) -> Result<$name, ValueError> {
                 check($what, value, $allowed, $reason)?;
                 Ok($name(value.to_string()))
             }
 
-            pub fn as_str(&self) -> &str {
+            // Not every token is read back as text (the others are only displayed).
+            #[allow(dead_code)]
+            pub(crate) fn as_str(&self) -> &str {
                 &self.0
             }
         }
@@ -90,7 +92,7 @@ token!(
 
 impl GitRef {
     /// A ref must not start with `-` (it would read as an option) or contain `..`.
-    pub fn parse(value: &str) -> Result<GitRef, ValueError> {
+    pub(crate) fn parse(value: &str) -> Result<GitRef, ValueError> {
         let r = GitRef::new(value)?;
         if value.starts_with('-') || value.contains("..") || value.ends_with('/') {
             return Err(ValueError {
@@ -105,7 +107,7 @@ impl GitRef {
 
 impl CmdlineArg {
     /// The parameter name: `isolcpus` for `isolcpus=7`.
-    pub fn key(&self) -> &str {
+    pub(crate) fn key(&self) -> &str {
         self.0.split_once('=').map_or(self.0.as_str(), |(k, _)| k)
     }
 }
@@ -113,10 +115,10 @@ impl CmdlineArg {
 /// A full 40-hex-digit git commit id, lowercase.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
-pub struct CommitId(String);
+pub(crate) struct CommitId(String);
 
 impl CommitId {
-    pub fn new(value: &str) -> Result<CommitId, ValueError> {
+    pub(crate) fn new(value: &str) -> Result<CommitId, ValueError> {
         if value.len() == 40 && value.bytes().all(|b| b.is_ascii_hexdigit()) {
             Ok(CommitId(value.to_ascii_lowercase()))
         } else {
@@ -128,7 +130,7 @@ impl CommitId {
         }
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -142,10 +144,10 @@ impl fmt::Display for CommitId {
 /// A git repository URL (`https://…`, `ssh://…`, `git://…`, `file:///…`, or `user@host:path`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
-pub struct RepoUrl(String);
+pub(crate) struct RepoUrl(String);
 
 impl RepoUrl {
-    pub fn new(value: &str) -> Result<RepoUrl, ValueError> {
+    pub(crate) fn new(value: &str) -> Result<RepoUrl, ValueError> {
         check(
             "repository URL",
             value,
@@ -164,7 +166,7 @@ impl RepoUrl {
         Ok(RepoUrl(value.to_string()))
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -178,10 +180,10 @@ impl fmt::Display for RepoUrl {
 /// An absolute folder path safe to write into a BitBake assignment (`DL_DIR = "…"`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
-pub struct ConfPath(PathBuf);
+pub(crate) struct ConfPath(PathBuf);
 
 impl ConfPath {
-    pub fn new(what: &'static str, path: &Path) -> Result<ConfPath, ValueError> {
+    pub(crate) fn new(what: &'static str, path: &Path) -> Result<ConfPath, ValueError> {
         let text = path.to_string_lossy();
         check(what, &text, b"-_./+@%,", "use an absolute path of letters, digits and `-_./+@%,`")?;
         if !path.is_absolute() || text.contains("/../") || text.ends_with("/..") {
@@ -194,7 +196,7 @@ impl ConfPath {
         Ok(ConfPath(path.to_path_buf()))
     }
 
-    pub fn as_path(&self) -> &Path {
+    pub(crate) fn as_path(&self) -> &Path {
         &self.0
     }
 }
@@ -208,10 +210,10 @@ impl fmt::Display for ConfPath {
 /// A file name for the generated layer (`rt-extra.cfg`, `0001-fix.patch`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
-pub struct LayerFileName(String);
+pub(crate) struct LayerFileName(String);
 
 impl LayerFileName {
-    pub fn new(value: &str) -> Result<LayerFileName, ValueError> {
+    pub(crate) fn new(value: &str) -> Result<LayerFileName, ValueError> {
         check("file name", value, b"-_.+", "rename it to letters, digits, `-`, `_`, `.` and `+`")?;
         if value.starts_with('.') {
             return Err(ValueError {
@@ -223,7 +225,7 @@ impl LayerFileName {
         Ok(LayerFileName(value.to_string()))
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }

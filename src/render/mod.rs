@@ -158,8 +158,14 @@ pub(crate) fn render_including(
     for patch in &plan.patches {
         tree.insert(format!("{files}/{}", patch.name), patch.contents.clone());
     }
-    crate::tune::add_to_tree(&mut tree, LAYER_DIR, plan);
+    crate::tune::add_to_tree(&mut tree, LAYER_DIR, &tune_script(plan));
     Ok(tree)
+}
+
+/// The run-time tuning script for a validated plan. Pure: the same plan gives the same bytes.
+pub(crate) fn tune_script(plan: &Plan) -> String {
+    let options = crate::tune::TuneOptions::for_machine(&plan.machine.rt.cpuidle_off);
+    crate::tune::render_script(&plan.machine.name, &plan.layout, &options)
 }
 
 /// Renders the template `name` (see [`crate::templates`]).
@@ -195,7 +201,7 @@ fn include_entries<'a>(
 }
 
 fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
-    let rt = plan.rt_cpus.to_string();
+    let rt = plan.layout.rt.to_string();
     let mut cmdline_extra = Vec::new();
     if plan.nohz_full {
         cmdline_extra.push(format!("nohz_full={rt}"));
@@ -210,7 +216,7 @@ fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
         version: env!("CARGO_PKG_VERSION"),
         machine: &plan.machine.name,
         rt_cpus: rt,
-        housekeeping: plan.housekeeping.to_string(),
+        housekeeping: plan.layout.housekeeping.to_string(),
         distro: plan.distro.to_string(),
         image: plan.image.as_str(),
         kernel_recipe: KERNEL_RECIPE,

@@ -37,13 +37,22 @@ struct Page<'a> {
     reasons: &'a [String],
     summary: Vec<SummaryView<'a>>,
     /// The Qualcomm guide's results table (Device, Distro and image, use case, min/avg/max).
-    results: Vec<[String; 6]>,
+    results: Vec<ResultView>,
     /// Per result folder: whether rtbuild's tuning was applied and reverted.
     tuning: Vec<(String, &'static str)>,
     overlays: Vec<Overlay>,
     inputs: Vec<InputView<'a>>,
     version: &'static str,
     schema: &'a str,
+}
+
+/// One row of the results table: the Device cell's lines as the guide writes them (the device
+/// and its RT cores, then `Boot Flow - …` when known), then the other five cells.
+#[derive(Serialize)]
+struct ResultView {
+    device: String,
+    boot_flow: Option<String>,
+    cells: [String; 5],
 }
 
 #[derive(Serialize)]
@@ -91,6 +100,8 @@ struct ScenarioView<'a> {
     noise_charts: Vec<Option<String>>,
     tests: Vec<TestView<'a>>,
     percentiles: Vec<Vec<String>>,
+    /// The percentile table has cyclictest's `I` and `Act` columns after `cpu`.
+    intervals: bool,
     reference: Option<String>,
     checks: Vec<CheckView>,
     spikes: Vec<SpikeView<'a>>,
@@ -139,14 +150,17 @@ pub(crate) fn render(report: &Report) -> String {
             .iter()
             .map(|r| {
                 let cell = |v: Option<f64>| v.map_or_else(|| DASH.to_string(), fmt);
-                [
-                    r.device.clone(),
-                    r.distro_and_image.clone(),
-                    r.use_case.clone(),
-                    cell(r.min_us),
-                    cell(r.avg_us),
-                    cell(r.max_us),
-                ]
+                ResultView {
+                    device: r.device.clone(),
+                    boot_flow: r.boot_flow.clone(),
+                    cells: [
+                        r.distro_and_image.clone(),
+                        r.use_case.clone(),
+                        cell(r.min_us),
+                        cell(r.avg_us),
+                        cell(r.max_us),
+                    ],
+                }
             })
             .collect(),
         tuning: report
@@ -288,6 +302,7 @@ fn scenario_view<'a>(
         checks.extend(s.notes.iter().map(|n| CheckView { warn: false, text: n.clone() }));
         checks.extend(s.warnings.iter().map(|w| CheckView { warn: true, text: w.clone() }));
     }
+    let intervals = super::text::has_intervals(s);
     let mut percentiles: Vec<Vec<String>> = s
         .threads
         .iter()
@@ -297,11 +312,15 @@ fn scenario_view<'a>(
                 (_, Some(i)) => i.to_string(),
                 _ => "?".to_string(),
             };
-            percentile_row(label, t)
+            with_intervals(percentile_row(label, t), t, intervals)
         })
         .collect();
     if s.threads.len() > 1 {
-        percentiles.push(percentile_row("all".to_string(), &s.all));
+        percentiles.push(with_intervals(
+            percentile_row("all".to_string(), &s.all),
+            &s.all,
+            intervals,
+        ));
     }
     ScenarioView {
         name: &s.name,
@@ -313,6 +332,7 @@ fn scenario_view<'a>(
         noise_charts,
         tests: s.tests.iter().map(test_view).collect(),
         percentiles,
+        intervals,
         reference: s.reference_max_us.map(fmt),
         checks,
         spikes: spikes.iter().map(|sp| spike_view(sp)).collect(),
@@ -381,6 +401,16 @@ fn test_view(t: &crate::formats::report_json::TestReport) -> TestView<'_> {
         (None, Verdict::Pass) => ("PASS".to_string(), "PASS"),
     };
     TestView { test: &t.test, verdict, badge, rows, why }
+}
+
+/// `row` with the `I`/`Act` cells after `cpu` when the table shows them (`-` as [`DASH`]).
+fn with_intervals(mut row: Vec<String>, t: &ThreadReport, intervals: bool) -> Vec<String> {
+    if intervals {
+        let cells =
+            super::text::interval_cells(t).map(|c| if c == "-" { DASH.to_string() } else { c });
+        row.splice(2..2, cells);
+    }
+    row
 }
 
 fn percentile_row(label: String, t: &ThreadReport) -> Vec<String> {

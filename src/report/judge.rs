@@ -44,6 +44,8 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
             let mut report = dist.report(run.unit(), threshold_us);
             report.thread = Some(thread.index);
             report.cpu = thread.cpu;
+            report.interval_us = thread.interval_us;
+            report.act_us = thread.reported_act.map(|act| run.unit().to_us(act as f64));
             report.file = several.then(|| name.clone());
             // Named as the chart's legend names it: by CPU when the output says which.
             let base = match thread.cpu {

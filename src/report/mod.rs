@@ -234,12 +234,14 @@ fn results_table(
             .unwrap_or_else(|| run.target.clone());
         let device =
             if run.rt_cpus.is_empty() { name } else { format!("{name}, RT core: {}", run.rt_cpus) };
+        let boot_flow = fingerprint.and_then(|f| f.boot.as_ref()).and_then(|b| b.flow());
         let distro = fingerprint
             .and_then(crate::formats::run_json::Fingerprint::distro_and_image)
             .unwrap_or_else(|| "-".to_string());
         for s in &report.scenarios {
             rows.push(crate::formats::report_json::ResultRow {
                 device: device.clone(),
+                boot_flow: boot_flow.clone(),
                 distro_and_image: distro.clone(),
                 use_case: match &s.label {
                     Some(label) => format!("{} ({label})", s.name),

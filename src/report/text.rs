@@ -211,19 +211,25 @@ fn tests_text(out: &mut String, s: &ScenarioReport) {
 }
 
 fn cyclictest_table(out: &mut String, s: &ScenarioReport) {
-    let mut rows: Vec<Vec<String>> = vec![HEADER.iter().map(|h| h.to_string()).collect()];
+    let intervals = has_intervals(s);
+    let mut header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
+    if intervals {
+        header.splice(2..2, INTERVAL_HEADER.iter().map(|h| h.to_string()));
+    }
+    let columns = header.len();
+    let mut rows: Vec<Vec<String>> = vec![header];
     for t in &s.threads {
         let label = match (&t.file, t.thread) {
             (Some(file), Some(i)) => format!("{file}:{i}"),
             (None, Some(i)) => i.to_string(),
             _ => "?".to_string(),
         };
-        rows.push(row(label, t));
+        rows.push(with_intervals(row(label, t), t, intervals));
     }
     if s.threads.len() > 1 {
-        rows.push(row("all".to_string(), &s.all));
+        rows.push(with_intervals(row("all".to_string(), &s.all), &s.all, intervals));
     }
-    let widths: Vec<usize> = (0..HEADER.len())
+    let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     for r in &rows {
@@ -237,6 +243,33 @@ fn cyclictest_table(out: &mut String, s: &ScenarioReport) {
     if let Some(reference) = s.reference_max_us {
         let _ = writeln!(out, "  reference max: {} µs", fmt(reference));
     }
+}
+
+/// The columns cyclictest's `T:` line adds per thread: its interval (`I:`) and its last
+/// latency (`Act:`), both µs.
+pub(super) const INTERVAL_HEADER: [&str; 2] = ["I", "Act"];
+
+/// Whether any thread of `s` came with a `T:` line (it has `Act:`): only then does the
+/// per-thread table show the `I` and `Act` columns, as cyclictest printed them. A `-v` log's
+/// `Thread N Interval:` lines give the JSON `interval_us` alone.
+pub(super) fn has_intervals(s: &ScenarioReport) -> bool {
+    s.threads.iter().any(|t| t.act_us.is_some())
+}
+
+/// `I` and `Act` for one row, as cells (`-` when the row has none, as the `all` row).
+pub(super) fn interval_cells(t: &ThreadReport) -> [String; 2] {
+    [
+        t.interval_us.map_or_else(|| "-".to_string(), |i| i.to_string()),
+        t.act_us.map_or_else(|| "-".to_string(), fmt),
+    ]
+}
+
+/// `row` with the `I`/`Act` cells after `cpu` when the table shows them.
+fn with_intervals(mut row: Vec<String>, t: &ThreadReport, intervals: bool) -> Vec<String> {
+    if intervals {
+        row.splice(2..2, interval_cells(t));
+    }
+    row
 }
 
 fn row(label: String, t: &ThreadReport) -> Vec<String> {
@@ -271,8 +304,12 @@ pub(crate) fn results_table(rows: &[crate::formats::report_json::ResultRow]) -> 
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
+            let device = match &r.boot_flow {
+                Some(flow) => format!("{}, Boot Flow - {flow}", r.device),
+                None => r.device.clone(),
+            };
             vec![
-                r.device.clone(),
+                device,
                 r.distro_and_image.clone(),
                 r.use_case.clone(),
                 cell(r.min_us),

@@ -7,7 +7,7 @@
 
 use super::Program;
 use super::options::Checked;
-use crate::tune::CpuLayout;
+use crate::base::CpuLayout;
 
 /// cyclicdeadline's shortest deadline, µs: its 1000 µs default needs HRTICK enabled in
 /// `sched_features` ("For less than 2ms run times, you need to have HRTICK enabled").
@@ -166,7 +166,13 @@ mod tests {
     use crate::rttests::options;
 
     fn layout(rt: &str) -> CpuLayout {
-        CpuLayout::new(&CpuSet::range(0, 8), &CpuSet::parse(rt).unwrap(), None, "t").unwrap()
+        CpuLayout::new(
+            &CpuSet::range(0, 8),
+            &CpuSet::parse(rt).unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap()
     }
 
     fn lines(program: Program, rt: &str, extra: &str) -> Vec<String> {

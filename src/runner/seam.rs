@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::process::Output;
 use std::sync::Mutex;
+use std::time::Duration;
 
-use super::{Cmd, Finished, RunError};
+use super::{Background, Cmd, Finished, RunError};
 
 /// Starts processes for a stage.
 pub trait Runner {
@@ -23,6 +24,24 @@ pub trait Runner {
 
     /// Runs `cmd` to completion and captures its output, whatever its exit status.
     fn capture(&self, cmd: &Cmd) -> Result<Output, RunError>;
+
+    /// Like [`Runner::capture`], with `stdin` as its input (a script fed to `sh -s`, locally
+    /// or over ssh; see [`super::output_with_stdin`]).
+    fn feed(&self, cmd: &Cmd, stdin: &[u8]) -> Result<Output, RunError>;
+
+    /// Best-effort work that must not hang: `cmd`'s stdout when it exited 0 within `limit`
+    /// (see [`super::stdout_within`]).
+    fn within(&self, cmd: &Cmd, stdin: &[u8], limit: Duration) -> Option<Vec<u8>>;
+
+    /// Starts `cmd` in the background, in its own process group, its output going to files
+    /// (see [`super::start_in_own_group`]).
+    fn start(
+        &self,
+        cmd: &Cmd,
+        stdin: &[u8],
+        stdout: &Path,
+        stderr: &Path,
+    ) -> std::io::Result<Background>;
 }
 
 /// The real thing.
@@ -45,6 +64,24 @@ impl Runner for System {
 
     fn capture(&self, cmd: &Cmd) -> Result<Output, RunError> {
         super::output_unchecked(cmd)
+    }
+
+    fn feed(&self, cmd: &Cmd, stdin: &[u8]) -> Result<Output, RunError> {
+        super::output_with_stdin(cmd, stdin)
+    }
+
+    fn within(&self, cmd: &Cmd, stdin: &[u8], limit: Duration) -> Option<Vec<u8>> {
+        super::stdout_within(cmd, stdin, limit)
+    }
+
+    fn start(
+        &self,
+        cmd: &Cmd,
+        stdin: &[u8],
+        stdout: &Path,
+        stderr: &Path,
+    ) -> std::io::Result<Background> {
+        super::start_in_own_group(cmd, stdin, stdout, stderr)
     }
 }
 
@@ -98,12 +135,41 @@ impl Runner for Recorder {
     }
 
     fn capture(&self, cmd: &Cmd) -> Result<Output, RunError> {
-        use std::os::unix::process::ExitStatusExt;
         self.record(cmd, "capture");
-        Ok(Output {
+        Ok(self.canned())
+    }
+
+    fn feed(&self, cmd: &Cmd, _stdin: &[u8]) -> Result<Output, RunError> {
+        self.record(cmd, "feed");
+        Ok(self.canned())
+    }
+
+    fn within(&self, cmd: &Cmd, _stdin: &[u8], _limit: Duration) -> Option<Vec<u8>> {
+        self.record(cmd, "within");
+        (self.code == 0).then(|| self.output.clone().into_bytes())
+    }
+
+    /// A recorder starts nothing: the command is noted and starting it fails.
+    fn start(
+        &self,
+        cmd: &Cmd,
+        _stdin: &[u8],
+        _stdout: &Path,
+        _stderr: &Path,
+    ) -> std::io::Result<Background> {
+        self.record(cmd, "start");
+        Err(std::io::Error::other("a Recorder starts no background process"))
+    }
+}
+
+impl Recorder {
+    /// The canned output, as a finished process with the canned exit code.
+    fn canned(&self) -> Output {
+        use std::os::unix::process::ExitStatusExt;
+        Output {
             status: std::process::ExitStatus::from_raw(self.code << 8),
             stdout: self.output.clone().into_bytes(),
             stderr: Vec::new(),
-        })
+        }
     }
 }

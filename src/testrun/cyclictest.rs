@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::length::Length;
+use crate::base::CpuLayout;
 use crate::formats::cyclictest_json;
 use crate::plan::CpuSet;
-use crate::tune::CpuLayout;
 
 /// cyclictest's histogram is capped at this many µs (`HIST_MAX`).
 pub(crate) const HIST_MAX_US: u32 = 1_000_000;
@@ -155,7 +155,13 @@ mod tests {
     #[test]
     fn one_thread_per_rt_cpu_and_the_main_thread_on_housekeeping() {
         let online = CpuSet::range(0, 8);
-        let layout = CpuLayout::new(&online, &CpuSet::parse("6-7").unwrap(), None, "t").unwrap();
+        let layout = CpuLayout::new(
+            &online,
+            &CpuSet::parse("6-7").unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap();
         let measure = Measure {
             interval_us: 1000,
             histogram_us: 1000,
@@ -168,7 +174,9 @@ mod tests {
             "cyclictest -m -p 99 -a 6-7 -t 2 --mainaffinity=5 -i 1000 -h 1000 -q \
              --json=/tmp/x/idle.json -d 0 -D 10"
         );
-        let layout = CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap();
+        let layout =
+            CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, crate::base::Board::Given)
+                .unwrap();
         let measure = Measure {
             interval_us: 200,
             histogram_us: 400,
@@ -186,7 +194,9 @@ mod tests {
     #[test]
     fn measuring_every_cpu_puts_one_thread_on_each_cpu_0_included() {
         let online = CpuSet::range(0, 4);
-        let layout = CpuLayout::new(&online, &CpuSet::parse("3").unwrap(), None, "t").unwrap();
+        let layout =
+            CpuLayout::new(&online, &CpuSet::parse("3").unwrap(), None, crate::base::Board::Given)
+                .unwrap();
         let measure = Measure {
             interval_us: 100,
             histogram_us: 800,
@@ -204,7 +214,9 @@ mod tests {
     fn the_guides_main_cpu_loops_and_unpinned_threads() {
         // IQ-8275: `cyclictest -a 3 -t 1 -m -l 100000000 -i 1000 -p 99 -h 100 --mainaffinity 2`.
         let online = CpuSet::range(0, 8);
-        let layout = CpuLayout::new(&online, &CpuSet::parse("3").unwrap(), None, "t").unwrap();
+        let layout =
+            CpuLayout::new(&online, &CpuSet::parse("3").unwrap(), None, crate::base::Board::Given)
+                .unwrap();
         let mut measure = Measure {
             interval_us: 1000,
             histogram_us: 100,

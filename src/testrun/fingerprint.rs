@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 pub(super) use crate::formats::run_json::{
-    Counter, CounterChange, CpuFreq, Devfreq, Fingerprint, IrqDelta, Thermal, ThermalChange,
+    BootFacts, Counter, CounterChange, CpuFreq, Devfreq, Fingerprint, IrqDelta, Thermal,
+    ThermalChange,
 };
 use crate::plan::CpuSet;
 
@@ -80,6 +81,7 @@ impl Sections {
             kernel_config_source: self.config_digest().map(|(_, source)| source),
             devfreq: self.get("devfreq").lines().filter_map(devfreq).collect(),
             urm: Some(self.line("urm")).filter(|u| !u.is_empty()),
+            boot: Some(boot_facts(self.get("boot_flow"))),
         }
         .with_image_name()
     }
@@ -308,6 +310,25 @@ fn os_release(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The `boot_flow` section: `kvm`, `efi`, `hypervisor COMPATIBLE` lines.
+fn boot_facts(text: &str) -> BootFacts {
+    let mut facts = BootFacts::default();
+    for line in text.lines().map(str::trim) {
+        match line {
+            "kvm" => facts.kvm = true,
+            "efi" => facts.efi = true,
+            _ => {
+                if let Some(compatible) = line.strip_prefix("hypervisor ") {
+                    facts.hypervisor =
+                        Some(compatible.split_whitespace().collect::<Vec<_>>().join(" "))
+                            .filter(|c| !c.is_empty());
+                }
+            }
+        }
+    }
+    facts
+}
+
 /// `DEVICE GOVERNOR CUR_HZ` (`-` when unknown).
 fn devfreq(line: &str) -> Option<Devfreq> {
     let mut words = line.split_whitespace();
@@ -465,5 +486,29 @@ ERR:          0\n";
         assert_eq!(none.kernel_config_sha256, None);
         let json = serde_json::to_string(&none).unwrap();
         assert!(!json.contains("kernel_config_sha256"), "{json}");
+    }
+}
+
+#[cfg(test)]
+mod boot_flow_tests {
+    use super::*;
+
+    /// The helper's `boot_flow` section as a Qualcomm KVM image, a Gunyah board and a PC write
+    /// it (the Gunyah `compatible` as the device tree binding names it), and the Boot Flow word
+    /// the results table shows for each.
+    #[test]
+    fn boot_facts_give_the_guides_boot_flow_word() {
+        let kvm = boot_facts("kvm\nefi\n");
+        assert_eq!(kvm, BootFacts { kvm: true, efi: true, hypervisor: None });
+        assert_eq!(kvm.flow().as_deref(), Some("KVM"));
+        let gunyah = boot_facts("efi\nhypervisor gunyah-hypervisor-1.0 gunyah-hypervisor \n");
+        assert_eq!(gunyah.hypervisor.as_deref(), Some("gunyah-hypervisor-1.0 gunyah-hypervisor"));
+        assert_eq!(gunyah.flow().as_deref(), Some("Gunyah"));
+        let other = boot_facts("hypervisor xen,xen-4.17 xen,xen\n");
+        assert_eq!(other.flow().as_deref(), Some("xen,xen-4.17"));
+        let plain = boot_facts("efi\n");
+        assert_eq!((plain.efi, plain.flow()), (true, None));
+        assert_eq!(boot_facts(""), BootFacts::default());
+        assert_eq!(boot_facts("hypervisor   \n").hypervisor, None);
     }
 }

@@ -129,7 +129,7 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tune::CpuLayout;
+    use crate::base::CpuLayout;
 
     fn data(name: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
@@ -141,8 +141,13 @@ mod tests {
     }
 
     fn judged_with(json: Option<&str>, status: Option<i32>, expected: u64) -> Judged {
-        let layout =
-            CpuLayout::new(&CpuSet::range(0, 2), &CpuSet::parse("1").unwrap(), None, "t").unwrap();
+        let layout = CpuLayout::new(
+            &CpuSet::range(0, 2),
+            &CpuSet::parse("1").unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap();
         judge(&Inputs {
             json,
             stderr: "Unable to change scheduling policy!\nProbably missing capabilities\n",

@@ -9,7 +9,7 @@ use super::length::human;
 use super::probe::Probe;
 use super::session::Run;
 use crate::plan::CpuSet;
-use crate::runner::{Background, start_in_own_group};
+use crate::runner::Background;
 
 impl Run<'_> {
     /// Starts the on-host helper with `args` in its own process group (so Ctrl-C reaches the
@@ -22,7 +22,8 @@ impl Run<'_> {
         stderr: &std::path::Path,
     ) -> Result<Background, String> {
         let cmd = self.req.host.sh(self.pinned(args));
-        start_in_own_group(&cmd, HELPER.as_bytes(), stdout, stderr)
+        self.runner
+            .start(&cmd, HELPER.as_bytes(), stdout, stderr)
             .map_err(|err| format!("could not start `{cmd}`: {err}"))
     }
 

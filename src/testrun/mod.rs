@@ -4,7 +4,7 @@
 //! histogram are a note: the max is exact), and which interrupts still reached the RT CPUs.
 //!
 //! Pipeline position: reads the same CPU layout as `tune` (a catalog plan, or `--rt-cpus` on any
-//! Linux target) → runs on a [`crate::tune::Host`] → writes a result folder (`run.json`, raw
+//! Linux target) → runs on a [`crate::host::Host`] → writes a result folder (`run.json`, raw
 //! cyclictest outputs, fingerprints) for `rtbuild report`.
 
 mod cyclictest;
@@ -41,8 +41,9 @@ pub(crate) use trace::{Analyzer, TraceError, TraceRequest};
 
 use std::path::PathBuf;
 
+use crate::base::CpuLayout;
+use crate::host::Host;
 use crate::plan::CpuSet;
-use crate::tune::{CpuLayout, Host};
 
 /// Seconds since 1970, for the record.
 pub(crate) fn now_unix() -> u64 {
@@ -115,6 +116,10 @@ pub(crate) struct TestRequest {
     pub tune_script: String,
     /// Apply the tuning before the run and revert it afterwards (`--tune`).
     pub apply_tuning: bool,
+    /// `--overcommit-never` (with `--tune`): the script sets `vm.overcommit_memory=2`.
+    pub overcommit_never: bool,
+    /// `--stop-urm`: stop an active `urm.service` for the run and start it again afterwards.
+    pub stop_urm: bool,
     /// `--trace-above-us` (and `--analyzer`): keep and explain the trace of the first breach.
     pub trace: Option<TraceRequest>,
 }

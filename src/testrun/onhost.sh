@@ -108,6 +108,24 @@ trace_restore() {
     return 0
 }
 
+# The service manager's word on Qualcomm's userspace resource manager, which re-tunes knobs
+# when cyclictest starts.
+urm_active() {
+    command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet urm.service 2>/dev/null
+}
+
+# Starts urm.service again when `urm-stop` stopped it for the run (its marker in the state
+# folder), and reads it back: every way out of a run (the end, cleanup, abort) calls this.
+urm_restore() {
+    [ -f "$1/urm.stopped" ] || return 0
+    if systemctl start urm.service 2>/dev/null && urm_active; then
+        rm -f "$1/urm.stopped"
+        echo "urm started"
+    else
+        echo "urm failed to start again"
+    fi
+}
+
 # `--pin CPUS SUBCOMMAND …`: the helper first confines itself to CPUS (the housekeeping CPUs
 # that are not measured), so it and everything it starts stay off the measured CPUs. What the
 # kernel allowed is visible in the probe's `helper` line.
@@ -233,6 +251,14 @@ case $cmd in
             echo "config_sha256 $sum"
             echo "config_source $from"
         fi
+        echo "=== boot_flow"
+        # The Qualcomm guide's "Boot Flow": `kvm` when Linux is the KVM host (qcom-distro-kvm's
+        # xbl_config_kvm.elf hands it EL2, so /dev/kvm exists), `efi` when UEFI booted it, and
+        # the device tree's hypervisor node (a hypervisor below Linux) when there is one.
+        [ -e "$root/dev/kvm" ] && echo "kvm"
+        [ -d "$root/sys/firmware/efi" ] && echo "efi"
+        f="$root/sys/firmware/devicetree/base/hypervisor/compatible"
+        [ -r "$f" ] && echo "hypervisor $(head -c 200 "$f" | tr -c 'A-Za-z0-9,._-' ' ')"
         echo "=== devfreq"
         # DEVICE GOVERNOR CUR_HZ: the L3, LLCC and DDR scaling next to cpufreq
         for d in "$root"/sys/class/devfreq/*; do
@@ -243,7 +269,7 @@ case $cmd in
         done
         echo "=== urm"
         # Qualcomm's userspace resource manager re-tunes when cyclictest starts.
-        if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet urm.service 2>/dev/null; then
+        if urm_active; then
             echo "urm.service active"
         fi
         echo "=== interrupts"
@@ -417,8 +443,10 @@ case $cmd in
         if pid=$(running_program "$state"); then
             kill -KILL "$pid" 2>/dev/null
         fi
-        # The tracing settings --trace-above-us changed go back before the state folder goes.
+        # The tracing settings --trace-above-us changed go back before the state folder goes,
+        # and so does a urm.service --stop-urm stopped.
         trace_restore "$state" >/dev/null
+        urm_restore "$state" >/dev/null
         if [ $# -ge 2 ]; then
             case $2 in
                 */* | .*) ;;
@@ -559,9 +587,31 @@ case $cmd in
         state_ok "$state" || exit 3
         trace_restore "$state"
         ;;
+    urm-stop)
+        # urm-stop STATE: `--stop-urm`. Stops an active urm.service for the run; the marker
+        # written first makes every way out of the run start it again.
+        state=$1
+        state_ok "$state" || exit 3
+        if ! urm_active; then
+            echo "urm inactive"
+            exit 0
+        fi
+        : >"$state/urm.stopped"
+        if systemctl stop urm.service 2>/dev/null && ! urm_active; then
+            echo "urm stopped"
+        else
+            echo "urm failed to stop"
+        fi
+        ;;
+    urm-start)
+        state=$1
+        state_ok "$state" || exit 3
+        urm_restore "$state"
+        ;;
     cleanup)
         state=$1
         state_ok "$state" && trace_restore "$state" >/dev/null
+        state_ok "$state" && urm_restore "$state" >/dev/null
         state_ok "$state" && rm -rf "$state"
         ;;
     *)

@@ -8,8 +8,8 @@
 use rustix::process::Pid;
 use rustix::thread::{CpuSet as KernelCpuSet, sched_setaffinity};
 
+use crate::base::CpuLayout;
 use crate::plan::CpuSet;
-use crate::tune::CpuLayout;
 
 /// The CPUs rtbuild's own processes may use: the housekeeping CPUs that are not measured.
 /// When `--measure-cpus` covers every housekeeping CPU nothing is left; then the housekeeping
@@ -82,8 +82,13 @@ mod tests {
     use super::*;
 
     fn layout(online: &str, rt: &str) -> CpuLayout {
-        CpuLayout::new(&CpuSet::parse(online).unwrap(), &CpuSet::parse(rt).unwrap(), None, "t")
-            .unwrap()
+        CpuLayout::new(
+            &CpuSet::parse(online).unwrap(),
+            &CpuSet::parse(rt).unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap()
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! run needs there. Problems are input errors (exit 2) that say what is missing.
 
 use super::HELPER;
-use crate::tune::Host;
+use crate::host::Host;
+use crate::runner::Runner;
 
 /// The target cannot run the test as asked.
 #[derive(Debug, thiserror::Error)]
@@ -34,13 +35,14 @@ pub(super) struct Prepared {
 /// run's loads need beyond cyclictest (stress-ng, taskset, setsid, timeout, the `--load-cmd`
 /// program); empty when only `idle` runs.
 pub(super) fn prepare(
+    runner: &dyn Runner,
     host: &Host,
     load_tools: &[&str],
     tune: bool,
 ) -> Result<Prepared, PreflightError> {
     let fail = |detail: String| PreflightError::Prepare { host: host.to_string(), detail };
     let args: Vec<&str> = std::iter::once("prepare").chain(load_tools.iter().copied()).collect();
-    let out = host.run_script(HELPER, &args).map_err(|e| fail(e.to_string()))?;
+    let out = host.run_script(runner, HELPER, &args).map_err(|e| fail(e.to_string()))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -62,7 +64,7 @@ pub(super) fn prepare(
         .filter(|tool| ["cyclictest", "taskset"].contains(tool) || load_tools.contains(tool))
         .collect();
     let cleanup = || {
-        let _ = host.run_script(HELPER, ["cleanup", &state]);
+        let _ = host.run_script(runner, HELPER, ["cleanup", &state]);
     };
     if !missing.is_empty() {
         cleanup();

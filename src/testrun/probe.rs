@@ -4,9 +4,9 @@
 
 use super::cyclictest::Threads;
 use super::scenario::LoadPlace;
+use crate::base::CpuLayout;
 pub(super) use crate::formats::run_json::{Probe, Task};
 use crate::plan::CpuSet;
-use crate::tune::CpuLayout;
 
 impl Probe {
     /// Whether cyclictest's measuring (SCHED_FIFO) threads were up when this was taken.
@@ -172,9 +172,13 @@ mod tests {
 
     #[test]
     fn a_correct_run_has_no_problems_and_a_wrong_one_names_each() {
-        let layout =
-            CpuLayout::new(&CpuSet::range(0, 4), &CpuSet::parse("2-3").unwrap(), None, "t")
-                .unwrap();
+        let layout = CpuLayout::new(
+            &CpuSet::range(0, 4),
+            &CpuSet::parse("2-3").unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap();
         let good = format!(
             "ctpid 10\nct 10|1|{}|cyclictest\nct 11|2|{}|cyclictest\nct 12|3|{}|cyclic|test\nload 20|0|{}|stress-ng\n",
             stat(1, 0, 0),

@@ -15,9 +15,9 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use super::cyclictest::{self, Measure};
+use crate::base::CpuLayout;
 use crate::formats::run_json::Commands;
 use crate::plan::CpuSet;
-use crate::tune::CpuLayout;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -276,7 +276,8 @@ mod tests {
 
     fn layout() -> CpuLayout {
         let online = CpuSet::range(0, 8);
-        CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, "t").unwrap()
+        CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, crate::base::Board::Given)
+            .unwrap()
     }
 
     #[test]

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::scenario::{CustomLoad, LOAD_MARGIN_S, Load, Scenario};
+use crate::base::CpuLayout;
 use crate::rttests::Program;
 use crate::rttests::argv::{self, Invocation, Setup};
 use crate::rttests::options::Checked;
-use crate::tune::CpuLayout;
 
 /// The programs of `--tests` in a scenario: those listed before cyclictest (oslat always
 /// first, on undisturbed RT CPUs), cyclictest when listed, then the rest.
@@ -142,9 +142,13 @@ mod tests {
 
     #[test]
     fn the_total_counts_each_per_cpu_run_and_a_users_duration() {
-        let layout =
-            CpuLayout::new(&CpuSet::range(0, 4), &CpuSet::parse("2-3").unwrap(), None, "t")
-                .unwrap();
+        let layout = CpuLayout::new(
+            &CpuSet::range(0, 4),
+            &CpuSet::parse("2-3").unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap();
         let mut test_args = BTreeMap::new();
         test_args.insert(Program::Oslat, options::parse("oslat=-D 2m").unwrap().1);
         let tests = [Program::Oslat, Program::Cyclictest, Program::Pmqtest];

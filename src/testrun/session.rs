@@ -9,14 +9,21 @@ use super::preflight::{self, Prepared};
 use super::scenario::Scenario;
 use super::signals::{Emergency, StopFlag};
 use super::{HELPER, OutError, TestError, TestRequest, own_cpus};
-use crate::formats::run_json::{self, OwnCpus, RunRecord, ScenarioRecord, Settings, Tuning};
+use crate::formats::run_json::{
+    self, OwnCpus, RunRecord, ScenarioRecord, Settings, Tuning, UrmStop,
+};
+use crate::host::Host;
 use crate::plan::CpuSet;
-use crate::tune::{self, Action, Host};
+use crate::runner::Runner;
+use crate::tune::{self, Action};
 use crate::ui::Ui;
 
 /// The state file (under `/run`) of the tuning `--tune` applies: separate from the boot-time
 /// service's, so reverting after a test restores exactly what was there before the test.
 const TUNE_STATE: &str = "rtbuild-test-tune.state";
+
+/// Qualcomm's userspace resource manager, which `--stop-urm` stops for the run.
+const URM_SERVICE: &str = "urm.service";
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +39,7 @@ pub(crate) enum Finished {
 
 pub(super) struct Run<'a> {
     pub(super) req: &'a TestRequest,
+    pub(super) runner: &'a dyn Runner,
     pub(super) ui: &'a Ui,
     pub(super) state: String,
     pub(super) stop: StopFlag,
@@ -40,9 +48,10 @@ pub(super) struct Run<'a> {
     pub(super) own_cpus: CpuSet,
 }
 
-/// Runs every scenario of `req`. Input problems (bad output folder, missing tools or
+/// Runs every scenario of `req`, every process on the target started through `runner`. Input
+/// problems (bad output folder, missing tools or
 /// privileges) are errors before anything is written.
-pub(crate) fn run(req: &TestRequest, ui: &Ui) -> Result<Finished, TestError> {
+pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Finished, TestError> {
     if req.out.exists() && !req.out.is_dir() {
         return Err(OutError::File(req.out.clone()).into());
     }
@@ -71,16 +80,18 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> Result<Finished, TestError> {
     load_tools.sort_unstable();
     load_tools.dedup();
     let own = keep_off_measured_cpus(req, ui);
-    let Prepared { state } = preflight::prepare(&req.host, &load_tools, req.apply_tuning)?;
+    let Prepared { state } = preflight::prepare(runner, &req.host, &load_tools, req.apply_tuning)?;
     let tracing = match req.trace {
-        Some(trace) => match super::trace::setup(&req.host, &state, &req.measure_cpus, trace) {
-            Ok(tracing) => Some(tracing),
-            Err(err) => {
-                // Puts back whatever the setup changed, then removes the state folder.
-                let _ = req.host.run_script(HELPER, ["cleanup", &state]);
-                return Err(err.into());
+        Some(trace) => {
+            match super::trace::setup(runner, &req.host, &state, &req.measure_cpus, trace) {
+                Ok(tracing) => Some(tracing),
+                Err(err) => {
+                    // Puts back whatever the setup changed, then removes the state folder.
+                    let _ = req.host.run_script(runner, HELPER, ["cleanup", &state]);
+                    return Err(err.into());
+                }
             }
-        },
+        }
         None => None,
     };
     for dir in ["raw", "fingerprint"] {
@@ -131,6 +142,7 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> Result<Finished, TestError> {
         state: "running".into(),
         verdict: None,
         tuning: None,
+        urm_stop: None,
         fingerprint: None,
         interrupts: Default::default(),
         tracing,
@@ -138,7 +150,7 @@ pub(crate) fn run(req: &TestRequest, ui: &Ui) -> Result<Finished, TestError> {
         scenarios: Vec::new(),
     };
     let own_cpus = own_cpus::allowed_set(&req.layout, &req.measure_cpus);
-    let mut run = Run { req, ui, state, stop, record, own_cpus };
+    let mut run = Run { req, runner, ui, state, stop, record, own_cpus };
     let result = run.all();
     run.finish();
     result
@@ -160,12 +172,15 @@ impl Run<'_> {
 
     /// Runs one helper subcommand on the target, pinned off the measured CPUs.
     pub(super) fn helper(&self, args: &[&str]) -> Option<String> {
-        let out = self.req.host.run_script(HELPER, self.pinned(args)).ok()?;
+        let out = self.req.host.run_script(self.runner, HELPER, self.pinned(args)).ok()?;
         out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     fn all(&mut self) -> Result<Finished, TestError> {
         self.save();
+        if self.req.stop_urm {
+            self.urm_stop();
+        }
         if self.req.apply_tuning {
             self.tune_apply(&self.req.tune_script)?;
         } else {
@@ -196,7 +211,13 @@ impl Run<'_> {
             && tuning.applied
         {
             let script = &self.req.tune_script;
-            match tune::run_script(&self.req.host, script, Action::Revert, Some(TUNE_STATE)) {
+            match tune::run_script(
+                self.runner,
+                &self.req.host,
+                script,
+                Action::Revert,
+                Some(TUNE_STATE),
+            ) {
                 Ok(outcome) if outcome.ok => {
                     self.ui.status("Reverted", "the tuning rtbuild applied");
                     if let Some(t) = self.record.tuning.as_mut() {
@@ -211,15 +232,69 @@ impl Run<'_> {
                 Err(err) => self.ui.warn(format!("could not revert the tuning: {err}")),
             }
         }
+        self.urm_restore();
         self.trace_restore();
         let _ = self.helper(&["cleanup", &self.state.clone()]);
         self.save();
     }
 
+    /// `--stop-urm`: stops an active `urm.service` for the run (the helper marks its state
+    /// folder, so cleanup and a second Ctrl-C start it again too).
+    fn urm_stop(&mut self) {
+        let reply = self.helper(&["urm-stop", &self.state.clone()]);
+        let mut urm = UrmStop { service: URM_SERVICE.into(), ..UrmStop::default() };
+        match reply.as_deref().map(str::trim) {
+            Some("urm stopped") => {
+                self.ui
+                    .status("Stopped", format!("{URM_SERVICE} on {} for the run", self.req.host));
+                urm.stopped = true;
+            }
+            Some("urm inactive") => {
+                self.ui.note(format!(
+                    "--stop-urm: {URM_SERVICE} is not running on {}; nothing to stop",
+                    self.req.host
+                ));
+            }
+            other => {
+                let problem = format!(
+                    "could not stop {URM_SERVICE} on {}{}",
+                    self.req.host,
+                    other.map_or(String::new(), |o| format!(" ({o})"))
+                );
+                self.ui
+                    .warn(format!("{problem}; it may change knobs rtbuild saved during the run"));
+                // The helper's marker is there: the end of the run tries to start it again.
+                urm.stopped = true;
+                urm.problem = Some(problem);
+            }
+        }
+        self.record.urm_stop = Some(urm);
+        self.save();
+    }
+
+    /// Starts `urm.service` again when [`Run::urm_stop`] stopped it, and records whether it
+    /// reads back active.
+    fn urm_restore(&mut self) {
+        let Some(urm) = self.record.urm_stop.as_ref().filter(|u| u.stopped) else { return };
+        let host = self.req.host.to_string();
+        let reply = self.helper(&["urm-start", &self.state.clone()]);
+        let restored = reply.as_deref().map(str::trim) == Some("urm started");
+        let mut urm = urm.clone();
+        urm.restored = restored;
+        if restored {
+            self.ui.status("Restarted", format!("{URM_SERVICE} on {host}"));
+        } else {
+            let problem = format!("could not start {URM_SERVICE} again on {host}");
+            self.ui.warn(format!("{problem}; start it by hand (systemctl start {URM_SERVICE})"));
+            urm.problem = Some(urm.problem.map_or(problem.clone(), |p| format!("{p}; {problem}")));
+        }
+        self.record.urm_stop = Some(urm);
+    }
+
     /// Without `--tune`: records which knobs are not tuned (read only; the boot-time service's
     /// state file tells which IRQs refused).
     fn tune_check(&mut self, script: &str) {
-        match tune::run_script(&self.req.host, script, Action::Verify, None) {
+        match tune::run_script(self.runner, &self.req.host, script, Action::Verify, None) {
             Ok(verify) => {
                 let _ = std::fs::write(
                     self.req.out.join("tune-verify.txt"),
@@ -246,9 +321,11 @@ impl Run<'_> {
     fn tune_apply(&mut self, script: &str) -> Result<(), TestError> {
         self.ui
             .status("Tuning", format!("{} (saved values are restored afterwards)", self.req.host));
-        let apply = tune::run_script(&self.req.host, script, Action::Apply, Some(TUNE_STATE))?;
+        let apply =
+            tune::run_script(self.runner, &self.req.host, script, Action::Apply, Some(TUNE_STATE))?;
         let mut tuning = Tuning {
             applied: true,
+            overcommit_never: self.req.overcommit_never,
             apply_problems: apply.problems.clone(),
             refused_irqs: apply.refused.len(),
             ..Tuning::default()
@@ -256,7 +333,13 @@ impl Run<'_> {
         let path = self.req.out.join("tune-apply.txt");
         std::fs::write(&path, apply.lines.join("\n") + "\n")
             .map_err(|cause| TestError::Save { path, cause })?;
-        let verify = tune::run_script(&self.req.host, script, Action::Verify, Some(TUNE_STATE))?;
+        let verify = tune::run_script(
+            self.runner,
+            &self.req.host,
+            script,
+            Action::Verify,
+            Some(TUNE_STATE),
+        )?;
         tuning.verify_problems = verify.problems.clone();
         if !verify.ok {
             self.ui.warn(format!(

@@ -20,7 +20,8 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use super::{HELPER, record};
 use crate::formats::run_json::RunRecord;
-use crate::tune::Host;
+use crate::host::Host;
+use crate::runner::Runner;
 use crate::ui::Ui;
 
 /// The longest the second signal's clean-up may take before rtbuild exits anyway.
@@ -131,8 +132,10 @@ fn running_scenario(out: &Path) -> Option<String> {
 
 /// Runs the helper with `args`, killing it after a bound; its stdout, or `None` when it did
 /// not finish cleanly.
+/// It always runs on the real system, whatever runner the run used: it must kill what a real
+/// run started, from a signal thread that outlives the run's borrows.
 fn run_bounded(host: &Host, args: &[String]) -> Option<Vec<u8>> {
-    crate::runner::stdout_within(
+    crate::runner::System.within(
         &host.sh(args),
         HELPER.as_bytes(),
         EMERGENCY_LIMIT - Duration::from_secs(5),

@@ -86,7 +86,7 @@ impl Run<'_> {
                 }
                 if let Some(urm) = &summary.urm {
                     self.ui.warn(format!(
-                        "{} on {} re-tunes governors, IRQ and workqueue affinities and cpuidle when cyclictest starts, which may change knobs rtbuild saved; stop it for the run (systemctl stop urm.service) for a measurement of rtbuild's tuning alone",
+                        "{} on {} re-tunes governors, IRQ and workqueue affinities and cpuidle when cyclictest starts, which may change knobs rtbuild saved; pass --stop-urm to stop it for the run (rtbuild starts it again afterwards) for a measurement of rtbuild's tuning alone",
                         urm, req.host
                     ));
                 }

@@ -7,8 +7,8 @@
 //! restore too).
 
 use crate::formats::run_json::Tracing;
+use crate::host::Host;
 use crate::plan::CpuSet;
-use crate::tune::Host;
 
 /// Who explains the spike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -78,6 +78,7 @@ pub(crate) enum TraceError {
 
 /// Saves the target's tracing settings in `state` and starts recording the events on `cpus`.
 pub(super) fn setup(
+    runner: &dyn crate::runner::Runner,
     host: &Host,
     state: &str,
     cpus: &CpuSet,
@@ -88,7 +89,7 @@ pub(super) fn setup(
     let mut args = vec!["trace-setup", state, &mask, &kb, request.analyzer.name()];
     args.extend(EVENTS);
     let out = host
-        .run_script(super::HELPER, &args)
+        .run_script(runner, super::HELPER, &args)
         .map_err(|e| TraceError::Setup { host: host.to_string(), detail: e.to_string() })?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if let Some(why) = text.lines().find_map(|l| l.strip_prefix("unavailable ")) {

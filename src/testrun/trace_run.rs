@@ -174,7 +174,8 @@ impl Run<'_> {
             return;
         }
         let Some(tracing) = self.record.tracing.as_mut() else { return };
-        let Ok(out) = self.req.host.run_script(super::HELPER, ["trace-restore", &self.state])
+        let Ok(out) =
+            self.req.host.run_script(self.runner, super::HELPER, ["trace-restore", &self.state])
         else {
             self.ui.warn(format!(
                 "could not reach {} to restore its tracing settings; check tracing_on, buffer_size_kb, tracing_cpumask and set_event in {}",

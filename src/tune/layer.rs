@@ -15,7 +15,7 @@ const UNIT: &str = include_str!(
 );
 
 /// The recipe files, as (path relative to the layer root, bytes), with `script` (from
-/// [`super::render_for_plan`]) placed where the recipe fetches it.
+/// [`super::render_script`]) placed where the recipe fetches it.
 pub fn layer_files(script: &str) -> Vec<(String, Vec<u8>)> {
     vec![
         (format!("{RECIPE_DIR}/{RECIPE_NAME}_1.0.bb"), RECIPE.as_bytes().to_vec()),
@@ -24,10 +24,10 @@ pub fn layer_files(script: &str) -> Vec<(String, Vec<u8>)> {
     ]
 }
 
-/// Adds the recipe, unit and `plan`'s rendered script to `tree` under `layer_dir` (e.g.
+/// Adds the recipe, unit and the rendered `script` to `tree` under `layer_dir` (e.g.
 /// `meta-rtbuild`). The caller also puts [`RECIPE_NAME`] in the image's `IMAGE_INSTALL`.
-pub fn add_to_tree(tree: &mut crate::tree::Tree, layer_dir: &str, plan: &crate::plan::Plan) {
-    for (path, bytes) in layer_files(&super::render_for_plan(plan)) {
+pub fn add_to_tree(tree: &mut crate::tree::Tree, layer_dir: &str, script: &str) {
+    for (path, bytes) in layer_files(script) {
         tree.insert(format!("{layer_dir}/{path}"), bytes);
     }
 }

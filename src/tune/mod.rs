@@ -1,119 +1,19 @@
-//! Run-time tuning of the RT CPUs: renders `rtbuild-tune.sh` (apply / verify / revert) from the
-//! CPU layout of a [`Plan`], ships the boot-time recipe that runs it, and runs it on a target.
+//! Run-time tuning of the RT CPUs: renders `rtbuild-tune.sh` (apply / verify / revert) from a
+//! [`CpuLayout`], ships the boot-time recipe that runs it, and runs it on a [`Host`].
 //!
-//! Pipeline position: `plan` → **tune** (pure rendering) → `generate` copies the script and the
-//! static recipe into the generated layer; `rtbuild tune` and `rtbuild test --tune` run it live.
+//! Pipeline position: a leaf. It knows a CPU layout (`base`), a target (`target`) and the
+//! runner, nothing of plans or tests: `render` puts the script and the static recipe into the
+//! generated layer; `rtbuild tune` and `rtbuild test --tune` run it live.
 
-mod host;
 mod layer;
 mod run;
 
-pub use host::{Host, HostError};
 pub use layer::{RECIPE_NAME, SCRIPT_NAME, add_to_tree, layer_files};
 pub use run::{Action, Outcome, TuneRunError, run_script};
 
 use minijinja::context;
 
-use crate::base::CpuSet;
-use crate::plan::Plan;
-
-/// The CPU layout tuning needs, checked: RT and housekeeping CPUs are disjoint, non-empty and
-/// within `cpus`, and CPU 0 does housekeeping.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CpuLayout {
-    /// Every CPU of the machine (`0..count`).
-    pub cpus: CpuSet,
-    pub rt: CpuSet,
-    pub housekeeping: CpuSet,
-}
-
-/// A CPU layout that cannot be tuned or tested.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LayoutError {
-    #[error("no RT CPU given; pass --rt-cpus LIST (e.g. --rt-cpus 7) or --machine NAME")]
-    NoRtCpu,
-    #[error(
-        "RT CPU {cpus} is not online on {place} (online: {online}); pick RT CPUs from {online}"
-    )]
-    RtNotOnline { cpus: CpuSet, place: String, online: CpuSet },
-    #[error(
-        "housekeeping CPU {cpus} is not online on {place} (online: {online}); pick housekeeping CPUs from {online}"
-    )]
-    HousekeepingNotOnline { cpus: CpuSet, place: String, online: CpuSet },
-    #[error("CPU 0 cannot be an RT CPU: the kernel keeps boot-time work there; use CPUs 1 and up")]
-    CpuZero,
-    #[error("CPUs {both} are both RT and housekeeping CPUs; give each CPU one role")]
-    Overlap { both: CpuSet },
-    #[error(
-        "no housekeeping CPU is left beside RT CPUs {rt}; keep at least one CPU for the system"
-    )]
-    NoHousekeeping { rt: CpuSet },
-}
-
-/// Always the user's input (exit 2).
-impl crate::exit::ErrorCode for LayoutError {
-    fn exit(&self) -> crate::exit::Exit {
-        crate::exit::Exit::Usage
-    }
-}
-
-impl CpuLayout {
-    /// The layout of a validated plan.
-    pub fn from_plan(plan: &Plan) -> CpuLayout {
-        CpuLayout {
-            cpus: plan.machine.all_cpus(),
-            rt: plan.rt_cpus.clone(),
-            housekeeping: plan.housekeeping.clone(),
-        }
-    }
-
-    /// Checks `rt` and `housekeeping` (default: every other CPU of `online`) against the CPUs
-    /// `place` (a target name, for messages) has online.
-    pub fn new(
-        online: &CpuSet,
-        rt: &CpuSet,
-        housekeeping: Option<&CpuSet>,
-        place: &str,
-    ) -> Result<CpuLayout, LayoutError> {
-        if rt.is_empty() {
-            return Err(LayoutError::NoRtCpu);
-        }
-        if rt.contains(0) {
-            return Err(LayoutError::CpuZero);
-        }
-        let off = rt.difference(online);
-        if !off.is_empty() {
-            return Err(LayoutError::RtNotOnline {
-                cpus: off,
-                place: place.into(),
-                online: online.clone(),
-            });
-        }
-        let housekeeping = match housekeeping {
-            Some(hk) => {
-                let off = hk.difference(online);
-                if !off.is_empty() {
-                    return Err(LayoutError::HousekeepingNotOnline {
-                        cpus: off,
-                        place: place.into(),
-                        online: online.clone(),
-                    });
-                }
-                let both = hk.intersection(rt);
-                if !both.is_empty() {
-                    return Err(LayoutError::Overlap { both });
-                }
-                hk.clone()
-            }
-            None => online.difference(rt),
-        };
-        if housekeeping.is_empty() {
-            return Err(LayoutError::NoHousekeeping { rt: rt.clone() });
-        }
-        let count = online.iter().max().map_or(0, |m| m + 1);
-        Ok(CpuLayout { cpus: CpuSet::range(0, count), rt: rt.clone(), housekeeping })
-    }
-}
+use crate::base::CpuLayout;
 
 /// Optional knobs of the script.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,9 +34,10 @@ impl Default for TuneOptions {
 }
 
 impl TuneOptions {
-    /// The options a catalog machine asks for (`cpuidle_off: "1"` disables idle states).
-    pub fn for_plan(plan: &Plan) -> TuneOptions {
-        TuneOptions { cpuidle_off: plan.machine.rt.cpuidle_off == "1", ..TuneOptions::default() }
+    /// The options a catalog machine asks for: its `rt.cpuidle_off` (`"1"` disables idle
+    /// states).
+    pub fn for_machine(cpuidle_off: &str) -> TuneOptions {
+        TuneOptions { cpuidle_off: cpuidle_off == "1", ..TuneOptions::default() }
     }
 }
 
@@ -152,11 +53,6 @@ pub fn emit(dir: &std::path::Path, script: &str) -> std::io::Result<std::path::P
     tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o755))?;
     tmp.persist(&path).map_err(|e| e.error)?;
     Ok(path)
-}
-
-/// The script for a validated plan. Pure: the same plan gives the same bytes.
-pub fn render_for_plan(plan: &Plan) -> String {
-    render_script(&plan.machine.name, &CpuLayout::from_plan(plan), &TuneOptions::for_plan(plan))
 }
 
 /// Renders `rtbuild-tune.sh`. Every value that reaches the script is a CPU list or mask printed

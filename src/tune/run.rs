@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use super::Host;
-use crate::runner::{RunError, describe_status, last_lines};
+use crate::host::Host;
+use crate::runner::{RunError, Runner, describe_status, last_lines};
 
 /// What to do with the tuning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -57,10 +57,11 @@ fn tail(stderr: &str) -> String {
     if t.is_empty() { String::new() } else { format!(": {t}") }
 }
 
-/// Runs `action` of `script` on `host`, keeping saved values in `/run/<state>` (default
+/// Runs `action` of `script` on `host` through `runner`, keeping saved values in `/run/<state>` (default
 /// `rtbuild-tune.state`, shared with the boot-time service). Exit 0 and 1 are reports (1 = a
 /// knob failed); any other status means the script did not run.
 pub fn run_script(
+    runner: &dyn Runner,
     host: &Host,
     script: &str,
     action: Action,
@@ -68,7 +69,7 @@ pub fn run_script(
 ) -> Result<Outcome, TuneRunError> {
     let mut args = vec![action.word()];
     args.extend(state);
-    let out = host.run_script(script, args)?;
+    let out = host.run_script(runner, script, args)?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if host.connection_lost(&out.status) {
         return Err(TuneRunError::Connection { host: host.to_string(), stderr });

@@ -29,8 +29,8 @@ pub(crate) use report::{CheckStatus, Report};
 
 use std::path::{Path, PathBuf};
 
+use crate::host::SshTarget;
 use crate::plan::Expectations;
-use crate::target::SshTarget;
 
 /// Where the kernel to verify comes from. [`Source::Auto`] is recognised by content.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::host::SshTarget;
 use crate::kconfig::KernelConfig;
 use crate::runner::{self, last_lines};
-use crate::target::SshTarget;
 
 use super::error::VerifyError;
 use super::evidence::{Evidence, Found, sysfs_cpus};

@@ -170,7 +170,7 @@ const BAD_INPUTS: &[Bad] = &[
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--rt-cpus", "1-7", "--housekeeping", "0-1"],
         files: &[],
-        error: "CPU(s) 1 are both RT and housekeeping; --housekeeping must not overlap --rt-cpus",
+        error: "CPU(s) 1 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--rt-cpus", "0-7"],

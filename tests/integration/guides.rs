@@ -201,7 +201,10 @@ fn the_target_build_is_recorded_and_shown_in_the_guides_table() {
         .file("sysroot/sys/devices/system/cpu/online", online)
         .file(&format!("{gpu}/governor"), "performance\n")
         .file(&format!("{gpu}/cur_freq"), "300000000\n")
-        .file("sysroot/sys/class/devfreq/soc:qcom,cpu0-llcc/governor", "bw_hwmon\n");
+        .file("sysroot/sys/class/devfreq/soc:qcom,cpu0-llcc/governor", "bw_hwmon\n")
+        // A qcom-distro-kvm image: Linux is the KVM host (/dev/kvm), booted by UEFI.
+        .file("sysroot/dev/kvm", "")
+        .file("sysroot/sys/firmware/efi/fw_platform_size", "64\n");
     let sysroot = run.path().join("sysroot");
     let run = run
         .env("RTBUILD_SYSROOT", &sysroot)
@@ -227,12 +230,14 @@ fn the_target_build_is_recorded_and_shown_in_the_guides_table() {
             {"device": "soc:qcom,cpu0-llcc", "governor": "bw_hwmon", "cur_hz": null}
         ])
     );
+    assert_eq!(fp["boot"], serde_json::json!({"kvm": true, "efi": true}));
     let folder = dir.display().to_string();
     let code = run.code();
     let report =
         Test::new().args(["--json", "report", &folder]).run().ignore_stderr().code_is(code);
     let rows = &report.json()["results"];
     assert_eq!(rows[0]["device"], format!("local, RT core: {rt}"), "{rows}");
+    assert_eq!(rows[0]["boot_flow"], "KVM", "{rows}");
     assert_eq!(rows[0]["distro_and_image"], "Qualcomm Linux 2.0, qcom-multimedia-image");
     assert_eq!(rows[0]["use_case"], "idle");
     assert!(rows[0]["max_us"].is_number(), "{rows}");
@@ -268,5 +273,8 @@ fn the_target_build_is_recorded_and_shown_in_the_guides_table() {
         .code_is(code);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<th class=\"l\">Distro and image</th>"), "{page}");
+    let device =
+        format!("local, RT core: {rt}<br><span class=\"boot-flow\">Boot Flow - KVM</span>");
+    assert!(page.contains(&device), "{page}");
     assert!(page.contains("applied for the run, then reverted"), "{page}");
 }

@@ -830,6 +830,28 @@ fn image_takes_distro_target_task_and_kas_from_kas_environment_and_a_flag_wins()
     assert!(!generated.contains("nodistro"), "the --distro flag wins: {generated}");
 }
 
+/// Issue 27: rtbuild's own time outside kas on a warm run (the project generated, kas's repos
+/// checked out), with real kas and the FAKE bitbake, as `image --json` reports it in
+/// `rtbuild_overhead_s`. The figures are printed for the README (`--nocapture`), never judged
+/// as a speed: the test checks only that each is a part of its run's whole time.
+#[test]
+fn image_overhead_outside_kas_on_warm_runs_with_fake_bitbake_is_reported() {
+    let project = Project::new("ok");
+    project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().ignore_stderr().success();
+    let mut figures = Vec::new();
+    for _ in 0..3 {
+        let started = std::time::Instant::now();
+        let run = project.image("rb3gen2-core-kit", &["--json"]).run().ignore_stderr().success();
+        let whole = started.elapsed().as_secs_f64();
+        let json = run.json();
+        let overhead = json["rtbuild_overhead_s"].as_f64().expect("rtbuild_overhead_s");
+        let kas = json["duration_secs"].as_f64().unwrap();
+        assert!(overhead >= 0.0 && overhead + kas <= whole, "{overhead} + {kas} > {whole}");
+        figures.push((overhead, kas, whole));
+    }
+    eprintln!("warm rtbuild image (overhead s, kas s, whole s): {figures:?}");
+}
+
 /// The main journey goes one way: kas checks meta-qcom out before the plan is made, the plan
 /// is made once from meta-qcom's own conf and prepared once (one `Generating`, each file
 /// written once), and BitBake runs once. With meta-qcom from that checkout (no `--meta-qcom

@@ -43,6 +43,7 @@ mod sshd;
 mod testrun;
 mod testrun_abort;
 mod testrun_footprint;
+mod testrun_knobs;
 mod testrun_trace;
 mod tune_cli;
 mod upstream;

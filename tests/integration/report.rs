@@ -583,3 +583,119 @@ fn text_report_escapes_forged_lines_and_terminal_controls_from_input() {
     assert!(out.contains("idle\\nPASS  threshold 100 µs\\u{1b}[2J"), "shown escaped: {out}");
     assert!(out.contains("gone\\n.txt"), "an error quoting a file is escaped too: {out}");
 }
+
+/// Issue 24: the RK3588 guide's eight unpinned threads (`cyclictest -c 0 -m -t 8 -p 99 -D 600`,
+/// a real live capture) reported per thread with cyclictest's own `I:` and `Act:` columns, and a
+/// result folder whose target booted as the KVM host gets the Qualcomm table's "Boot Flow - KVM"
+/// line in its Device cell: JSON, text, and HTML read back from headless Chromium. The expected
+/// values are read off the golden file's last screen by hand.
+#[test]
+fn per_thread_interval_act_and_boot_flow_in_json_text_and_chromium() {
+    let live = std::fs::read(data("cyclictest-2.4-live-ansi-8threads-unpinned.txt")).unwrap();
+    let run_json = serde_json::json!({
+        "machine": "rb3gen2-core-kit", "rt_cpus": "7",
+        "scenarios": [{"name": "idle", "files": ["idle/cyclictest.txt"], "invalid_reasons": []}],
+        "fingerprint": {"uname": "Linux rb3 6.18.0-rt #1 SMP PREEMPT_RT aarch64",
+                        "os_release": {"PRETTY_NAME": "Qualcomm Linux 2.0"},
+                        "boot": {"kvm": true, "efi": true}}
+    });
+    let run = Test::new()
+        .file("results/idle/cyclictest.txt", live)
+        .file("results/run.json", run_json.to_string())
+        .args(["--json", "report", "results", "--threshold-us", "100000", "--html", "r.html"])
+        .run()
+        .ignore_stderr()
+        .success();
+    let json = run.json();
+    let threads = json["inputs"][0]["scenarios"][0]["threads"].as_array().unwrap().clone();
+    let got: Vec<(u64, f64)> = threads
+        .iter()
+        .map(|t| (t["interval_us"].as_u64().unwrap(), t["act_us"].as_f64().unwrap()))
+        .collect();
+    let want = [
+        (1000, 28.0),
+        (1500, 31.0),
+        (2000, 19.0),
+        (2500, 37.0),
+        (3000, 96.0),
+        (3500, 25.0),
+        (4000, 94.0),
+        (4500, 39.0),
+    ];
+    assert_eq!(got, want, "{threads:?}");
+    let all = &json["inputs"][0]["scenarios"][0]["all"];
+    assert!(all.get("interval_us").is_none() && all.get("act_us").is_none(), "{all}");
+    assert_eq!(json["results"][0]["device"], "rb3gen2-core-kit, RT core: 7");
+    assert_eq!(json["results"][0]["boot_flow"], "KVM");
+
+    let text = Test::new()
+        .file(
+            "results/idle/cyclictest.txt",
+            std::fs::read(data("cyclictest-2.4-live-ansi-8threads-unpinned.txt")).unwrap(),
+        )
+        .file("results/run.json", run_json.to_string())
+        .args(["report", "results", "--threshold-us", "100000"])
+        .run()
+        .ignore_stderr()
+        .success();
+    let out = text.stdout();
+    let header = out.lines().find(|l| l.trim_start().starts_with("thread  cpu")).expect(&out);
+    let columns: Vec<&str> = header.split_whitespace().take(5).collect();
+    assert_eq!(columns, ["thread", "cpu", "I", "Act", "samples"], "{out}");
+    let row4: Vec<&str> = out
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("4"))
+        .expect(&out)
+        .split_whitespace()
+        .take(5)
+        .collect();
+    assert_eq!(row4, ["4", "-", "3000", "96", "664"], "{out}");
+    let all_row: Vec<&str> = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("all "))
+        .expect(&out)
+        .split_whitespace()
+        .take(4)
+        .collect();
+    assert_eq!(all_row, ["all", "-", "-", "-"], "{out}");
+    let device = out.lines().find(|l| l.starts_with("  rb3gen2-core-kit")).expect(&out);
+    assert!(device.starts_with("  rb3gen2-core-kit, RT core: 7, Boot Flow - KVM  "), "{out}");
+
+    let html = run.path().join("r.html");
+    let url = format!("file://{}", html.display());
+    let dom = chromium(&["--dump-dom", &url], &run.path().join("chromium-profile"));
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains("<td class=\"l\">rb3gen2-core-kit, RT core: 7<br><span class=\"boot-flow\">Boot Flow - KVM</span></td>"),
+        "{dom}"
+    );
+    assert!(dom.contains("<th>cpu</th><th title=\"cyclictest's I: the thread's interval\">I (µs)</th><th title=\"cyclictest's Act: the last cycle's latency\">Act</th><th>samples</th>"), "{dom}");
+    assert!(
+        dom.contains("<td class=\"l\">4</td><td>–</td><td>3000</td><td>96</td><td>664</td>"),
+        "{dom}"
+    );
+}
+
+/// A file without `T:` lines (`-v` samples) keeps the table it always had: no I/Act columns;
+/// its JSON has the `Thread 0 Interval: 1000` line's `interval_us` and no `act_us`; a run.json
+/// without `fingerprint.boot` gets no Boot Flow.
+#[test]
+fn verbose_samples_have_no_interval_columns_and_no_boot_flow() {
+    let run = result_folder(Test::new(), "idle", "x")
+        .args(["--json", "report", "results"])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    let thread = &json["inputs"][0]["scenarios"][0]["threads"][0];
+    assert_eq!(thread["interval_us"], 1000, "{thread}");
+    assert!(thread.get("act_us").is_none(), "{thread}");
+    assert!(json["results"][0].get("boot_flow").is_none(), "{}", json["results"]);
+    let text = Test::new()
+        .args(["report", &golden("cyclictest-2.4-verbose-2threads.txt"), "--threshold-us", "300"])
+        .run()
+        .code_is(0)
+        .ignore_stderr();
+    let out = text.stdout();
+    let header = out.lines().find(|l| l.trim_start().starts_with("thread")).expect(&out);
+    assert!(header.split_whitespace().all(|c| c != "I" && c != "Act"), "{out}");
+}

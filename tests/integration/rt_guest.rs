@@ -333,3 +333,103 @@ fn rtla_on_the_rt_guest_keeps_its_trace_when_it_prints_no_analysis() {
     assert!(matches!(report.code(), 0 | 1));
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
 }
+
+/// A recording fake service manager on the guest (it runs tini, not systemd): `systemctl`
+/// first on root's PATH, one unit `urm.service` whose state is a file; every call is logged.
+/// Removed again when dropped, whatever the test did.
+struct GuestFakeSystemctl<'a> {
+    guest: &'a lab::Guest,
+}
+
+const GUEST_FAKE_SYSTEMCTL: &str = "/usr/local/sbin/systemctl";
+
+impl<'a> GuestFakeSystemctl<'a> {
+    fn install(guest: &'a lab::Guest) -> GuestFakeSystemctl<'a> {
+        guest.sh("mkdir -p /usr/local/sbin && cat >/usr/local/sbin/systemctl <<'EOF'\n\
+             #!/bin/sh\n\
+             echo \"$*\" >>/tmp/fake-systemctl.log\n\
+             case \"$1\" in\n\
+             is-active) [ \"$(cat /tmp/fake-urm.state)\" = active ] ;;\n\
+             stop) echo inactive >/tmp/fake-urm.state ;;\n\
+             start) echo active >/tmp/fake-urm.state ;;\n\
+             *) exit 1 ;;\n\
+             esac\n\
+             EOF\n\
+             chmod 755 /usr/local/sbin/systemctl && echo active >/tmp/fake-urm.state && \
+             rm -f /tmp/fake-systemctl.log");
+        let fake = GuestFakeSystemctl { guest };
+        assert_eq!(fake.guest.sh("command -v systemctl").trim(), GUEST_FAKE_SYSTEMCTL);
+        fake
+    }
+
+    fn changes(&self) -> Vec<String> {
+        self.guest
+            .sh("cat /tmp/fake-systemctl.log 2>/dev/null || true")
+            .lines()
+            .filter(|l| !l.starts_with("is-active"))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+impl Drop for GuestFakeSystemctl<'_> {
+    fn drop(&mut self) {
+        // No assertion here: this may run while a failed assertion unwinds.
+        let port = self.guest.url().rsplit(':').next().unwrap_or_default().to_string();
+        let _ = std::process::Command::new("ssh")
+            .arg("-F")
+            .arg(self.guest.ssh_config())
+            .args(["-p", &port, "root@127.0.0.1", "--"])
+            .arg("rm -f /usr/local/sbin/systemctl /tmp/fake-urm.state /tmp/fake-systemctl.log")
+            .output();
+    }
+}
+
+/// Issue 24 item 7 on the real RT kernel: `test --tune --overcommit-never --stop-urm` over ssh
+/// sets vm.overcommit_memory=2 with the tuning, reads it back, reverts it, and stops URM for the
+/// run and starts it again (URM through a recording fake service manager: the guest has none).
+#[test]
+fn test_tune_overcommit_never_and_stop_urm_on_the_rt_guest_with_a_fake_service_manager() {
+    let guest = guest();
+    let _one = exclusive();
+    let before = knob_map(&guest.knobs());
+    let overcommit_before = guest.sh("cat /proc/sys/vm/overcommit_memory").trim().to_string();
+    assert_ne!(overcommit_before, "2", "the guest starts with overcommit allowed");
+    let fake = GuestFakeSystemctl::install(guest);
+    let run = Test::new()
+        .args(["test", "--tune", "--overcommit-never", "--stop-urm", "--scenario", "idle"])
+        .args(machine_args())
+        .args(guest.target_args())
+        .args(["--duration", "10s", "--out", "res"])
+        .args(WIDE)
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    let dir = run.path().join("res");
+    let json = run_json(&dir);
+    assert_eq!(json["state"], "finished", "{json:#}\n{}", run.stderr());
+    let tuning = &json["tuning"];
+    assert_eq!(tuning["applied"], true, "{tuning:#}");
+    assert_eq!(tuning["overcommit_never"], true, "{tuning:#}");
+    assert_eq!(tuning["reverted"], true, "{tuning:#}\n{}", run.stderr());
+    let problems = tuning["verify_problems"].as_array().unwrap();
+    assert!(!problems.iter().any(|p| p.as_str().unwrap().contains("overcommit")), "{tuning:#}");
+    let apply = fs::read_to_string(dir.join("tune-apply.txt")).unwrap();
+    assert!(
+        apply.contains(&format!("set /proc/sys/vm/overcommit_memory 2 (was {overcommit_before})")),
+        "{apply}"
+    );
+    assert_eq!(guest.sh("cat /proc/sys/vm/overcommit_memory").trim(), overcommit_before);
+    assert_eq!(knob_map(&guest.knobs()), before, "test --tune must give back every knob");
+    assert_eq!(
+        json["urm_stop"],
+        serde_json::json!({
+            "service": "urm.service", "stopped": true, "restored": true, "problem": null
+        }),
+        "{}",
+        run.stderr()
+    );
+    assert_eq!(fake.changes(), ["stop urm.service", "start urm.service"]);
+    assert_eq!(guest.sh("cat /tmp/fake-urm.state").trim(), "active");
+    assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
+}

@@ -213,7 +213,12 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
     let offline = (online_cpus().last().unwrap() + 1).to_string();
     let offline_args = ["--rt-cpus", offline.as_str()];
     let offline_message = format!(
-        "RT CPU {offline} is not online on this machine (online: {online}); pick RT CPUs from {online}"
+        "RT CPU(s) {offline} are outside this machine, which has CPUs {online} online; pick RT CPUs from {online}"
+    );
+    let others: Vec<u64> = online_cpus().into_iter().filter(|&c| c != 0).collect();
+    let others = if others.is_empty() { "CPU 1 up".to_string() } else { cpu_list(&others) };
+    let cpu_zero_message = format!(
+        "CPU 0 cannot be an RT CPU: it keeps boot, timekeeping and unmovable interrupts; pick RT CPUs from {others}"
     );
     let mut cases: Vec<(&[&str], &str)> = vec![
         (
@@ -272,24 +277,21 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
             &["--duration", "10x"],
             "bad duration `10x`; use seconds (600) or a time like 30s, 10m, 2h, 24h or 1d, or smoke, osadl or soak",
         ),
-        (
-            &["--rt-cpus", "0"],
-            "CPU 0 cannot be an RT CPU: the kernel keeps boot-time work there; use CPUs 1 and up",
-        ),
+        (&["--rt-cpus", "0"], &cpu_zero_message),
         (&offline_args, &offline_message),
         (
             &["--rt-cpus", "1", "--housekeeping", "1"],
-            "CPUs 1 are both RT and housekeeping CPUs; give each CPU one role",
+            "CPU(s) 1 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
         ),
         (
             &["--rt-cpus", "1-3,x"],
-            "malformed CPU list `1-3,x`: `x` is not a CPU number; write it like `7`, `6,7` or `0-2,4-7`",
+            "--rt-cpus: malformed CPU list `1-3,x`: `x` is not a CPU number; write it like `7`, `6,7` or `0-2,4-7`",
         ),
     ];
     // rb3gen2-core-kit's RT CPU is 7: refused wherever CPU 7 is offline (on a larger machine
     // the case above covers the same refusal).
     let machine_message = format!(
-        "RT CPU 7 is not online on this machine (online: {online}); pick RT CPUs from {online}"
+        "RT CPU(s) 7 are outside this machine, which has CPUs {online} online; pick RT CPUs from {online}"
     );
     if !online_cpus().contains(&7) {
         cases.push((&["--machine", "rb3gen2-core-kit"], &machine_message));

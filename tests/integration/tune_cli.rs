@@ -101,11 +101,11 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
     let cases: [(&[&str], &str); 8] = [
         (
             &["tune", "--local", "--rt-cpus", "0", "--verify"],
-            "CPU 0 cannot be an RT CPU: the kernel keeps boot-time work there; use CPUs 1 and up",
+            "CPU 0 cannot be an RT CPU: it keeps boot, timekeeping and unmovable interrupts; pick RT CPUs from 1-3",
         ),
         (
             &["tune", "--local", "--rt-cpus", "6", "--verify"],
-            "RT CPU 6 is not online on this machine (online: 0-3); pick RT CPUs from 0-3",
+            "RT CPU(s) 6 are outside this machine, which has CPUs 0-3 online; pick RT CPUs from 0-3",
         ),
         (
             &["tune", "--local", "--verify"],
@@ -117,11 +117,11 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["tune", "--rt-cpus", "0", "--bootargs"],
-            "CPU 0 cannot be an RT CPU: the kernel keeps boot-time work there; use CPUs 1 and up",
+            "CPU 0 cannot be an RT CPU: it keeps boot, timekeeping and unmovable interrupts; pick RT CPUs from CPU 1 up",
         ),
         (
             &["tune", "--rt-cpus", "2", "--housekeeping", "2", "--emit", "out"],
-            "CPUs 2 are both RT and housekeeping CPUs; give each CPU one role",
+            "CPU(s) 2 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
         ),
         (
             &["tune", "--bootargs"],

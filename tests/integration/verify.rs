@@ -645,7 +645,13 @@ fn a_bare_cpu_plan_refuses_build_flags_and_overlapping_cpus() {
         .file("config", RT_CONFIG)
         .args(["verify", "config", "--rt-cpus", "2-3", "--housekeeping", "0-2"])
         .run()
-        .usage_error("--housekeeping 0-2 overlaps --rt-cpus 2-3; give each CPU one role");
+        .usage_error("CPU(s) 2 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)");
+    // The same layout rules as everywhere (one validator): CPU 0 is never an RT CPU.
+    Test::new()
+        .file("config", RT_CONFIG)
+        .args(["verify", "config", "--rt-cpus", "0"])
+        .run()
+        .usage_error("CPU 0 cannot be an RT CPU: it keeps boot, timekeeping and unmovable interrupts; pick RT CPUs from CPU 1 up");
     let run = Test::new()
         .file("config", RT_CONFIG)
         .args(["verify", "config", "--rt-cpus", "3x"])

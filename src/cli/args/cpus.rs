@@ -1,12 +1,56 @@
-//! `--machine`, `--rt-cpus`, `--housekeeping`: the CPU layout of the board that is tuned or
-//! measured, shared by `tune`, `test` and `lava`.
+//! `--rt-cpus` and `--housekeeping` ([`CpuFlags`], declared here once for every command that
+//! takes a CPU layout), and `--machine` with them ([`CpuArgs`]): the CPU layout of the board
+//! that is tuned or measured, shared by `tune`, `test` and `lava`. The layout itself is checked
+//! by [`CpuLayout::new`], never here.
 
 use clap::Args;
 
 use super::MachineArgs;
+use crate::base::{Board, CpuLayout, LayoutError};
 use crate::error::Refusal;
+use crate::host::Host;
 use crate::plan::{CpuSet, Plan, PlanRequest};
-use crate::tune::{self, CpuLayout, Host};
+use crate::runner::Runner;
+
+/// The two CPU lists, as typed.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct CpuFlags {
+    /// RT CPUs, isolated and measured, e.g. `7`, `6,7` or `6-7` [default: the machine's];
+    /// required without --machine where there is no plan to take them from.
+    #[arg(long, value_name = "LIST")]
+    pub rt_cpus: Option<String>,
+    /// Housekeeping CPUs (IRQs, workqueues, load) [default: every other CPU of the machine, or
+    /// of the target's online CPUs].
+    #[arg(long, value_name = "LIST")]
+    pub housekeeping: Option<String>,
+}
+
+impl CpuFlags {
+    /// Both lists parsed, each error naming its flag; `None` where a flag was not given.
+    pub(crate) fn parsed(&self) -> crate::error::Result<(Option<CpuSet>, Option<CpuSet>)> {
+        let parse = |flag: &'static str, list: &Option<String>| {
+            list.as_deref()
+                .map(CpuSet::parse)
+                .transpose()
+                .map_err(|cause| Refusal::CpuFlag { flag, cause })
+        };
+        Ok((parse("--rt-cpus", &self.rt_cpus)?, parse("--housekeeping", &self.housekeeping)?))
+    }
+
+    /// `--rt-cpus` (required here) and `--housekeeping`, parsed.
+    fn given_sets(&self) -> crate::error::Result<(CpuSet, Option<CpuSet>)> {
+        let (rt, hk) = self.parsed()?;
+        Ok((rt.ok_or(LayoutError::NoRtCpu)?, hk))
+    }
+
+    /// The layout from the lists alone, with no board to ask ([`CpuLayout::given`]): without
+    /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
+    /// the housekeeping set was guessed this way).
+    pub(crate) fn layout_offline(&self) -> crate::error::Result<(CpuLayout, bool)> {
+        let (rt, hk) = self.given_sets()?;
+        Ok((CpuLayout::given(&rt, hk.as_ref())?, hk.is_none()))
+    }
+}
 
 /// The CPU layout flags shared by `tune`, `test` and `lava`.
 #[derive(Debug, Clone, Default, Args)]
@@ -16,37 +60,14 @@ use crate::tune::{self, CpuLayout, Host};
 pub(crate) struct CpuArgs {
     #[command(flatten)]
     pub machine: MachineArgs,
-    /// RT CPUs, e.g. `7` or `6-7` [default: the machine's]; required without --machine.
-    #[arg(long, value_name = "LIST")]
-    pub rt_cpus: Option<String>,
-    /// Housekeeping CPUs [default: every other CPU of the machine, or the target's online CPUs].
-    #[arg(long, value_name = "LIST")]
-    pub housekeeping: Option<String>,
+    #[command(flatten)]
+    pub cpus: CpuFlags,
 }
 
 impl CpuArgs {
-    /// `--rt-cpus` (required here) and `--housekeeping`, parsed.
-    fn given_sets(&self) -> crate::error::Result<(CpuSet, Option<CpuSet>)> {
-        let rt = self.rt_cpus.as_deref().ok_or(tune::LayoutError::NoRtCpu)?;
-        let rt = CpuSet::parse(rt).map_err(Refusal::CpuList)?;
-        let hk = self
-            .housekeeping
-            .as_deref()
-            .map(CpuSet::parse)
-            .transpose()
-            .map_err(Refusal::CpuList)?;
-        Ok((rt, hk))
-    }
-
-    /// The layout from `--rt-cpus`/`--housekeeping` alone, with no board to ask: without
-    /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
-    /// the housekeeping set was guessed this way).
+    /// The layout from `--rt-cpus`/`--housekeeping` alone (see [`CpuFlags::layout_offline`]).
     pub(crate) fn layout_offline(&self) -> crate::error::Result<(CpuLayout, bool)> {
-        let (rt, hk) = self.given_sets()?;
-        let top = rt.iter().chain(hk.iter().flat_map(CpuSet::iter)).max().unwrap_or(0);
-        let cpus = CpuSet::range(0, top + 1);
-        let layout = CpuLayout::new(&cpus, &rt, hk.as_ref(), "the given CPU list")?;
-        Ok((layout, hk.is_none()))
+        self.cpus.layout_offline()
     }
 
     /// The machine's plan, when --machine was given.
@@ -54,8 +75,8 @@ impl CpuArgs {
         let Some(machine) = &self.machine.name else { return Ok(None) };
         let request = PlanRequest {
             machine: Some(machine.clone()),
-            rt_cpus: self.rt_cpus.clone(),
-            housekeeping: self.housekeeping.clone(),
+            rt_cpus: self.cpus.rt_cpus.clone(),
+            housekeeping: self.cpus.housekeeping.clone(),
             ..PlanRequest::default()
         };
         Ok(Some(Plan::new(&request, &self.machine.catalog()?)?))
@@ -67,17 +88,17 @@ impl CpuArgs {
         &self,
         plan: Option<&Plan>,
         host: &Host,
+        runner: &dyn Runner,
     ) -> crate::error::Result<CpuLayout> {
-        let online = host.online_cpus()?;
-        let place = host.to_string();
+        let online = host.online_cpus(runner)?;
         let (rt, hk) = match plan {
-            Some(plan) => (plan.rt_cpus.clone(), Some(plan.housekeeping.clone())),
-            None => self.given_sets()?,
+            Some(plan) => (plan.layout.rt.clone(), Some(plan.layout.housekeeping.clone())),
+            None => self.cpus.given_sets()?,
         };
-        let layout = CpuLayout::new(&online, &rt, hk.as_ref(), &place)?;
+        let layout = CpuLayout::new(&online, &rt, hk.as_ref(), Board::Online(host.to_string()))?;
         Ok(match plan {
             // Keep the machine's CPU count: the target's online set may be smaller.
-            Some(plan) => CpuLayout { cpus: plan.machine.all_cpus(), ..layout },
+            Some(plan) => layout.with_cpus(plan.layout.cpus.clone()),
             None => layout,
         })
     }

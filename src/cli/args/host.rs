@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::error::Refusal;
-use crate::target::SshTarget;
-use crate::tune::Host;
+use crate::host::Host;
+use crate::host::SshTarget;
 
 /// Where on-target work runs, shared by `tune` and `test`.
 #[derive(Debug, Clone, Default, Args)]

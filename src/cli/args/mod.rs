@@ -15,7 +15,7 @@ mod post;
 pub(crate) use build::BuildArgs;
 pub(crate) use build_dirs::BuildDirs;
 pub(crate) use caches::CacheArgs;
-pub(crate) use cpus::CpuArgs;
+pub(crate) use cpus::{CpuArgs, CpuFlags};
 pub(crate) use host::HostArgs;
 pub(crate) use machine::{CatalogArgs, MachineArgs};
 pub(crate) use measure::MeasureArgs;

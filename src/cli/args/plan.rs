@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::MachineArgs;
+use super::{CpuFlags, MachineArgs};
 use crate::catalog::Catalog;
 use crate::catalog::meta_qcom::MetaQcom;
 use crate::plan::{PROJECT_FILE, Plan, PlanRequest};
@@ -14,12 +14,8 @@ use crate::plan::{PROJECT_FILE, Plan, PlanRequest};
 pub(crate) struct PlanArgs {
     #[command(flatten)]
     pub machine: MachineArgs,
-    /// CPUs to isolate for RT work, e.g. `7`, `6,7` or `6-7` [default: the machine's].
-    #[arg(long, value_name = "LIST")]
-    pub rt_cpus: Option<String>,
-    /// Housekeeping CPUs (IRQs, workqueues, load) [default: every CPU that is not an RT CPU].
-    #[arg(long, value_name = "LIST")]
-    pub housekeeping: Option<String>,
+    #[command(flatten)]
+    pub cpus: CpuFlags,
     /// Extra kernel config fragment (`.cfg`), merged after rtbuild's; repeatable.
     #[arg(long = "fragment", value_name = "FILE.cfg")]
     pub fragments: Vec<PathBuf>,
@@ -86,8 +82,8 @@ impl PlanArgs {
     pub(crate) fn request(&self) -> crate::error::Result<PlanRequest> {
         let flags = PlanRequest {
             machine: self.machine.name.clone(),
-            rt_cpus: self.rt_cpus.clone(),
-            housekeeping: self.housekeeping.clone(),
+            rt_cpus: self.cpus.rt_cpus.clone(),
+            housekeeping: self.cpus.housekeeping.clone(),
             fragments: self.fragments.clone(),
             configs: self.configs.clone(),
             patches: self.patches.clone(),

@@ -1,38 +1,32 @@
-//! The chunked reader gives exactly what one pass over the lines gives (the single-threaded
-//! reader it replaced, kept as the reference), on every golden file and on generated logs cut
-//! at every kind of border; and on generated `-v` logs, what a deliberately plain count of the
-//! same lines gives. Over-long lines are skipped in bounded memory by both readers alike.
+//! The `-v` hot path (runs of fixed-width lines counted straight from the reader's buffer)
+//! gives exactly what the general line-by-line path gives: every golden file and generated logs
+//! read through buffers of every size (a 1-byte buffer sends every line through the general
+//! path), and generated `-v` logs agree with a deliberately plain count of the same lines.
+//! Over-long lines are skipped in bounded memory.
 
 use std::collections::BTreeMap;
 use std::io::{BufReader, Read};
 
-use super::super::text::{parse_text_chunked, parse_text_chunked_default, parse_text_one_pass};
-use super::super::{ParseError, ParseErrorKind, Run};
-use super::MAX_LINE;
+use super::lines::MAX_LINE;
+use super::text::parse_text;
+use super::{ParseError, ParseErrorKind, Run};
 
-/// Both readers over `input`, as `Debug` text (`ParseError` holds an `io::Error`).
-fn both(input: &[u8], workers: usize, chunk: usize) -> (String, String) {
-    let one = parse_text_one_pass(BufReader::with_capacity(4096, input));
-    let max_line = MAX_LINE.min(chunk.saturating_sub(1)).max(1);
-    let chunked = parse_text_chunked(input, workers, chunk, max_line);
-    (format!("{one:?}"), format!("{chunked:?}"))
+/// `input` read through a `capacity`-byte buffer, as `Debug` text (`ParseError` holds an
+/// `io::Error`).
+fn parsed(input: &[u8], capacity: usize) -> String {
+    format!("{:?}", parse_text(BufReader::with_capacity(capacity, input)))
 }
 
+/// Every buffer size gives what the 1-byte buffer (no line is ever whole in it) gives.
 fn assert_same(name: &str, input: &[u8]) {
-    let longest = input.split(|b| *b == b'\n').map(<[u8]>::len).max().unwrap_or(0);
-    for workers in [1, 2, 3] {
-        for chunk in [longest + 2, longest + 7, 1000, 4099, 1 << 20] {
-            if chunk <= longest + 1 {
-                continue;
-            }
-            let (one, chunked) = both(input, workers, chunk);
-            assert_eq!(one, chunked, "{name}: {workers} workers, {chunk}-byte chunks");
-        }
+    let reference = parsed(input, 1);
+    for capacity in [26, 27, 28, 53, 54, 1000, 4099, 1 << 20] {
+        assert_eq!(parsed(input, capacity), reference, "{name}: {capacity}-byte buffer");
     }
 }
 
 #[test]
-fn every_golden_file_parses_the_same_as_in_one_pass() {
+fn every_golden_file_parses_the_same_through_every_buffer_size() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -43,10 +37,8 @@ fn every_golden_file_parses_the_same_as_in_one_pass() {
         }
         let bytes = std::fs::read(&path).unwrap();
         // Guard: the golden must parse (or this test compares two identical errors).
-        assert!(parse_text_one_pass(&bytes[..]).is_ok(), "{name}");
+        assert!(parse_text(&bytes[..]).is_ok(), "{name}");
         assert_same(&name, &bytes);
-        let default = parse_text_chunked_default(&bytes[..]);
-        assert_eq!(format!("{default:?}"), format!("{:?}", parse_text_one_pass(&bytes[..])));
         seen += 1;
     }
     assert!(seen >= 13, "only {seen} cyclictest text goldens found");
@@ -124,7 +116,7 @@ fn verbose_log(seed: u64, threads: u64, batches: u64, mix: Mix) -> Vec<u8> {
 }
 
 #[test]
-fn generated_logs_parse_the_same_as_in_one_pass() {
+fn generated_logs_parse_the_same_through_every_buffer_size() {
     for (seed, threads, mix) in
         [(1, 8, Mix::Clean), (2, 3, Mix::Samples), (3, 1, Mix::Everything), (4, 8, Mix::Everything)]
     {
@@ -203,9 +195,9 @@ fn generated_verbose_logs_agree_with_a_plain_count() {
         let log = verbose_log(seed, threads, 300, mix);
         let want = plain_count(&log);
         assert!(want.negative > 0 && want.counts.len() == threads as usize, "{seed}");
-        for (workers, chunk) in [(2, 4096), (3, 777), (1, 1 << 20)] {
-            let run = parse_text_chunked(&log[..], workers, chunk, 700).unwrap();
-            assert_eq!(from_run(&run), want, "seed {seed}, {workers} workers, {chunk} bytes");
+        for capacity in [1, 777, 4096, 1 << 20] {
+            let run = parse_text(BufReader::with_capacity(capacity, &log[..])).unwrap();
+            assert_eq!(from_run(&run), want, "seed {seed}, {capacity}-byte buffer");
         }
     }
 }
@@ -225,20 +217,14 @@ impl Read for Endless {
 #[test]
 fn a_file_without_newlines_is_skipped_not_collected() {
     let bytes = 64u64 << 20;
-    for result in [
-        parse_text_chunked(BufReader::new(Endless(bytes)), 2, 1 << 20, MAX_LINE),
-        parse_text_one_pass(BufReader::new(Endless(bytes))),
-    ] {
-        // Nothing but the one over-long line: no cyclictest output.
-        let err: ParseError = result.unwrap_err();
-        assert!(err.line == 1 && matches!(err.kind, ParseErrorKind::Empty), "{err:?}");
-    }
+    // Nothing but the one over-long line: no cyclictest output.
+    let err: ParseError = parse_text(BufReader::new(Endless(bytes))).unwrap_err();
+    assert!(err.line == 1 && matches!(err.kind, ParseErrorKind::Empty), "{err:?}");
     // Between real lines, it is one warning with its line number; the rest still counts.
     let long = format!("{}\n", "y".repeat(MAX_LINE + 10));
     let input = format!("       0:       0:      10\n{long}       0:       1:      12\n{long}");
-    let (one, chunked) = both(input.as_bytes(), 2, 1 << 20);
-    assert_eq!(one, chunked);
-    let run = parse_text_chunked(input.as_bytes(), 2, 1 << 20, MAX_LINE).unwrap();
+    assert_same("long lines", input.as_bytes());
+    let run = parse_text(input.as_bytes()).unwrap();
     assert_eq!(run.threads[0].samples(), 2);
     let warnings: Vec<(Option<u64>, &str)> =
         run.warnings.iter().map(|w| (w.line, w.message.as_str())).collect();

@@ -1,4 +1,4 @@
-//! Where on-target work runs: this machine, or a remote Linux target over the system `ssh`.
+//! [`SshTarget`]: a remote Linux target reached with the system `ssh`.
 //!
 //! Remote commands are built as argv vectors; the single string `ssh` hands to the remote shell
 //! is made with [`crate::quote::sh_join`], so no argument can break out of its quotes.

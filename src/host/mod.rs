@@ -1,12 +1,20 @@
-//! [`Host`]: where an on-target script runs. Scripts are static text sent on the standard input
-//! of `sh -s`; the only things that vary are positional arguments, quoted one by one for the
-//! remote shell by [`SshTarget::command`]. Nothing is pasted into a shell string.
+//! The target: where on-target work runs, this machine or a remote Linux target over the
+//! system `ssh` ([`Host`]; the flags are `--local`/`--target`). `tune` and `test` both run
+//! their scripts here. (The folder is not called `target`, the name of cargo's build output,
+//! which ignore files and code search skip.)
+//!
+//! Scripts are static text sent on the standard input of `sh -s`; the only things that vary
+//! are positional arguments, quoted one by one for the remote shell by [`SshTarget::command`]
+//! (with [`crate::quote::sh_join`]). Nothing is pasted into a shell string.
+
+mod ssh;
+
+pub(crate) use ssh::{SshTarget, TargetError};
 
 use std::fmt;
 
 use crate::base::CpuSet;
-use crate::runner::{Cmd, RunError, last_lines};
-use crate::target::SshTarget;
+use crate::runner::{Cmd, RunError, Runner, last_lines};
 
 /// A host could not be asked about itself.
 #[derive(Debug, thiserror::Error)]
@@ -47,20 +55,26 @@ impl Host {
         }
     }
 
-    /// Runs `script` with `args` and returns its output, whatever the exit status.
-    pub fn run_script<I, S>(&self, script: &str, args: I) -> Result<std::process::Output, RunError>
+    /// Runs `script` with `args` through `runner` and returns its output, whatever the exit
+    /// status.
+    pub fn run_script<I, S>(
+        &self,
+        runner: &dyn Runner,
+        script: &str,
+        args: I,
+    ) -> Result<std::process::Output, RunError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        crate::runner::output_with_stdin(&self.sh(args), script.as_bytes())
+        runner.feed(&self.sh(args), script.as_bytes())
     }
 
     /// The CPUs the host has online (`/sys/devices/system/cpu/online`, under `RTBUILD_SYSROOT`
     /// when it is set locally).
-    pub fn online_cpus(&self) -> Result<CpuSet, HostError> {
+    pub fn online_cpus(&self, runner: &dyn Runner) -> Result<CpuSet, HostError> {
         let script = "cat \"${RTBUILD_SYSROOT:-}/sys/devices/system/cpu/online\"\n";
-        let out = self.run_script(script, std::iter::empty::<&str>())?;
+        let out = self.run_script(runner, script, std::iter::empty::<&str>())?;
         let text = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
             return Err(HostError::Unreachable {
@@ -103,7 +117,22 @@ mod tests {
 
     #[test]
     fn local_scripts_run_without_a_shell_string() {
-        let out = Host::Local.run_script("printf '%s|' \"$@\"", ["a b", "$(echo x)"]).unwrap();
+        let out = Host::Local
+            .run_script(&crate::runner::System, "printf '%s|' \"$@\"", ["a b", "$(echo x)"])
+            .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "a b|$(echo x)|");
+    }
+
+    /// A script goes to the runner as `sh -s -- ARGS` with the script on stdin: a recording
+    /// runner sees the argv and answers, so nothing runs.
+    #[test]
+    fn a_script_goes_through_the_runner_recorded_by_a_fake() {
+        let recorder = crate::runner::Recorder::new("0-3\n", 0);
+        let host = Host::Ssh(SshTarget::parse("ssh://root@board").unwrap());
+        assert_eq!(host.online_cpus(&recorder).unwrap(), CpuSet::parse("0-3").unwrap());
+        let argvs = recorder.argvs();
+        assert_eq!(argvs.len(), 1);
+        assert_eq!(argvs[0].first().map(String::as_str), Some("ssh"));
+        assert_eq!(argvs[0].last().map(String::as_str), Some("sh -s --"));
     }
 }
