@@ -93,7 +93,7 @@ pub(crate) fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generat
     let _only_writer = match options.write.dry_run {
         true => None,
         false => {
-            let io = |source| write::WriteError::Io { path: out.clone(), source };
+            let io = |source| write::WriteError::Io { path: out.clone(), cause: source };
             std::fs::create_dir_all(&out).map_err(io)?;
             Some(write::folder_lock::lock(&out).map_err(io)??)
         }

@@ -9,7 +9,6 @@ use clap::Parser;
 
 use crate::cli::Cli;
 use crate::exit::Exit;
-use crate::stage_errors::classify;
 use crate::ui::Ui;
 
 /// Runs rtbuild with `args` (the first one is the program name) and returns its exit code.
@@ -36,7 +35,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let result = match result {
         // The signal ended the step that was running; say so, whatever that step reported.
         _ if crate::runner::signals::interrupted() => match result {
-            Err(err) if classify(&err) == Exit::Interrupted => Err(err),
+            Err(err) if err.code() == Exit::Interrupted => Err(err),
             _ => Err(crate::exit::Interrupted.into()),
         },
         other => other,
@@ -44,7 +43,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     match result {
         Ok(exit) => exit.into(),
         Err(err) => {
-            let exit = classify(&err);
+            let exit = err.code();
             ui.error(&err, exit);
             exit.into()
         }

@@ -85,21 +85,20 @@ impl Ui {
         }
     }
 
-    /// Prints the error that ended the command: `error: <message>`, then each cause indented.
-    /// A refusal of input (exit 2) stays on its line: control characters the input carried (a
-    /// newline in a flag value, a path, a project-file key) are shown escaped, so they cannot
-    /// forge or split lines. Tool failures keep their multi-line log tails.
+    /// Prints the error that ended the command: `error: <message>`, then each cause it names
+    /// as its source, indented (a message never quotes its own source, so nothing is said
+    /// twice). A refusal of input (exit 2) stays on its line: control characters the input
+    /// carried (a newline in a flag value, a path, a project-file key) are shown escaped, so
+    /// they cannot forge or split lines. Tool failures keep their multi-line log tails.
     /// `exit` is the code the error ends rtbuild with.
-    pub(crate) fn error(&self, err: &anyhow::Error, exit: crate::exit::Exit) {
+    pub(crate) fn error(&self, err: &(dyn std::error::Error + 'static), exit: crate::exit::Exit) {
         let input = exit == crate::exit::Exit::Usage;
         let part = |text: String| if input { escape_controls(&text) } else { text };
         let mut text = format!("error: {}", part(err.to_string()));
-        for cause in err.chain().skip(1) {
-            // Messages that already quote their cause are not repeated.
-            let cause = part(cause.to_string());
-            if !text.contains(&cause) {
-                text.push_str(&format!("\n  caused by: {cause}"));
-            }
+        let mut cause = err.source();
+        while let Some(next) = cause {
+            text.push_str(&format!("\n  caused by: {}", part(next.to_string())));
+            cause = next.source();
         }
         self.stderr(&text);
     }
@@ -112,7 +111,7 @@ impl Ui {
     }
 
     /// Serialises `value` as pretty JSON on stdout.
-    pub(crate) fn out_json(&self, value: &impl Serialize) -> anyhow::Result<()> {
+    pub(crate) fn out_json(&self, value: &impl Serialize) -> Result<(), serde_json::Error> {
         let text = serde_json::to_string_pretty(value)?;
         self.out(text);
         Ok(())

@@ -31,7 +31,7 @@ pub(super) fn write(
     files: &BTreeMap<String, Source>,
     mtime: u64,
 ) -> Result<(), BundleError> {
-    let write_err = |source| BundleError::Write { path: out.to_path_buf(), source };
+    let write_err = |source| BundleError::Write { path: out.to_path_buf(), cause: source };
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let tmp = tempfile::Builder::new()
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
@@ -65,7 +65,7 @@ pub(super) fn write(
                 tar.append_data(&mut header, &path, bytes.as_slice()).map_err(write_err)?;
             }
             Some(Source::File { path: source, sha256 }) => {
-                let read_err = |e| BundleError::Read { path: source.clone(), source: e };
+                let read_err = |e| BundleError::Read { path: source.clone(), cause: e };
                 let file = std::fs::File::open(source).map_err(read_err)?;
                 let size = file.metadata().map_err(read_err)?.len();
                 header.set_entry_type(tar::EntryType::Regular);
@@ -136,7 +136,7 @@ impl<R: Read> Read for HashingReader<R> {
 
 /// sha256 and size of a file, streamed.
 pub(super) fn hash_file(path: &Path) -> Result<(u64, String), BundleError> {
-    let read_err = |source| BundleError::Read { path: path.to_path_buf(), source };
+    let read_err = |source| BundleError::Read { path: path.to_path_buf(), cause: source };
     let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
     let mut reader = HashingReader::new(file);
     std::io::copy(&mut reader, &mut std::io::sink()).map_err(read_err)?;

@@ -40,18 +40,10 @@ pub(crate) enum BundleError {
     Changed { path: PathBuf },
     #[error("`{value}` is not a valid SOURCE_DATE_EPOCH; use whole seconds since 1970")]
     SourceDateEpoch { value: String },
-    #[error("cannot read {}: {source}; check that it exists and is readable", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot write {}: {source}; make sure you may write to that folder", path.display())]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read {}: {cause}; check that it exists and is readable", path.display())]
+    Read { path: PathBuf, cause: std::io::Error },
+    #[error("cannot write {}: {cause}; make sure you may write to that folder", path.display())]
+    Write { path: PathBuf, cause: std::io::Error },
     #[error("{} is not a bundle rtbuild can read: {}",
         path.display(),
         crate::ui::with_fix(.message, "pass a .tar.zst made by `rtbuild bundle`"))]
@@ -97,7 +89,7 @@ impl BundleError {
 impl From<crate::write::WriteError> for BundleError {
     fn from(err: crate::write::WriteError) -> BundleError {
         let (path, source) = err.into_io();
-        BundleError::Write { path, source }
+        BundleError::Write { path, cause: source }
     }
 }
 

@@ -24,7 +24,7 @@ impl Confinement {
         deploy: &Path,
         follow_external: bool,
     ) -> Result<Confinement, BundleError> {
-        let read = |source| BundleError::Read { path: qcomflash.to_path_buf(), source };
+        let read = |source| BundleError::Read { path: qcomflash.to_path_buf(), cause: source };
         let owner = std::fs::metadata(qcomflash).map_err(read)?;
         let mut roots = vec![qcomflash.to_path_buf()];
         roots.extend(std::fs::canonicalize(deploy).ok());
@@ -33,7 +33,7 @@ impl Confinement {
 
     /// Checks one entry of the qcomflash folder (a file or folder, reached through links).
     pub(super) fn check(&self, path: &Path) -> Result<(), BundleError> {
-        let read = |source| BundleError::Read { path: path.to_path_buf(), source };
+        let read = |source| BundleError::Read { path: path.to_path_buf(), cause: source };
         let target = std::fs::canonicalize(path).map_err(read)?;
         if !self.follow_external && !self.roots.iter().any(|root| target.starts_with(root)) {
             return Err(BundleError::ExternalLink { link: path.to_path_buf(), target });

@@ -92,7 +92,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
     )?;
     for entry in walkdir::WalkDir::new(&qcomflash.folder).follow_links(true).sort_by_file_name() {
         let entry = entry
-            .map_err(|e| BundleError::Read { path: qcomflash.folder.clone(), source: e.into() })?;
+            .map_err(|e| BundleError::Read { path: qcomflash.folder.clone(), cause: e.into() })?;
         confinement.check(entry.path())?;
         if !entry.file_type().is_file() {
             continue;
@@ -202,7 +202,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
     };
     let out = &request.out_dir;
     std::fs::create_dir_all(out)
-        .map_err(|source| BundleError::Write { path: out.clone(), source })?;
+        .map_err(|source| BundleError::Write { path: out.clone(), cause: source })?;
     let archive_path = out.join(format!("{stem}.tar.zst"));
     let manifest_path = manifest_beside(&archive_path);
     let mtime = request.source_date_epoch.unwrap_or(0).max(0) as u64;

@@ -53,11 +53,11 @@ pub(super) fn add(
     subject: Option<String>,
 ) -> Result<(), BundleError> {
     let meta = std::fs::metadata(path)
-        .map_err(|source| BundleError::Read { path: path.to_path_buf(), source })?;
+        .map_err(|source| BundleError::Read { path: path.to_path_buf(), cause: source })?;
     if !meta.is_file() || meta.len() > MAX_RELEASE_FILE {
         return Err(BundleError::Read {
             path: path.to_path_buf(),
-            source: std::io::Error::other("not a regular file of a sane size"),
+            cause: std::io::Error::other("not a regular file of a sane size"),
         });
     }
     let (size, sha256) = archive::hash_file(path)?;
@@ -198,8 +198,8 @@ pub(super) fn provenance(
     if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
         return Ok(());
     }
-    let bytes =
-        std::fs::read(&path).map_err(|source| BundleError::Read { path: path.clone(), source })?;
+    let bytes = std::fs::read(&path)
+        .map_err(|source| BundleError::Read { path: path.clone(), cause: source })?;
     let statement = crate::formats::provenance_json::Statement::parse(&bytes)
         .map_err(|message| BundleError::Provenance { path: path.clone(), message })?;
     add(out, ROLE_PROVENANCE, &path, "kas-build.provenance.json", None)?;

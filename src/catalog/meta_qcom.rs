@@ -39,12 +39,8 @@ pub(crate) enum MetaQcomError {
         .conf.display()
     )]
     BadNumber { conf: PathBuf, line: usize, variable: String, value: String },
-    #[error("cannot read {}: {source}", .path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read {}: {cause}", .path.display())]
+    Read { path: PathBuf, cause: std::io::Error },
     #[error(
         "machine `{name}` is neither in rtbuild's catalog nor a machine conf with QCOM_RT_CPU in {}; see `rtbuild machines --meta-qcom {}`",
         .dir.display(), .dir.display()
@@ -165,7 +161,7 @@ impl MetaQcom {
     /// Every machine conf that sets `QCOM_RT_CPU`, by name.
     pub(crate) fn machines(&self) -> Result<Vec<ConfMachine>, MetaQcomError> {
         let folder = self.dir.join("conf/machine");
-        let read = |source| MetaQcomError::Read { path: folder.clone(), source };
+        let read = |source| MetaQcomError::Read { path: folder.clone(), cause: source };
         let mut names: Vec<String> = std::fs::read_dir(&folder)
             .map_err(read)?
             .filter_map(Result::ok)
@@ -244,7 +240,7 @@ impl MetaQcom {
         let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
             .map_err(|err| MetaQcomError::Read {
                 path: path.clone(),
-                source: std::io::Error::other(err.to_string()),
+                cause: std::io::Error::other(err.to_string()),
             })?;
         for (index, raw) in text.lines().enumerate() {
             let line = raw.trim();

@@ -40,12 +40,8 @@ pub(crate) enum CatalogError {
     /// A FIFO, device, dangling symlink or too big a file among the machine files.
     #[error("machine file {message}")]
     NotAFile { message: String },
-    #[error("cannot read machine folder {}: {source}; check the folder given to --machines-dir (or RTBUILD_MACHINES_DIR)", .path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read machine folder {}: {cause}; check the folder given to --machines-dir (or RTBUILD_MACHINES_DIR)", .path.display())]
+    Read { path: PathBuf, cause: std::io::Error },
 }
 
 /// Always the user's input (exit 2).
@@ -93,7 +89,7 @@ impl Catalog {
     pub(crate) fn with_user_dir(dir: Option<&Path>) -> Result<Catalog, CatalogError> {
         let mut catalog = Catalog::embedded();
         let Some(dir) = dir else { return Ok(catalog) };
-        let read_err = |source| CatalogError::Read { path: dir.to_path_buf(), source };
+        let read_err = |source| CatalogError::Read { path: dir.to_path_buf(), cause: source };
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(read_err)?
             .filter_map(|entry| entry.ok().map(|e| e.path()))

@@ -19,7 +19,7 @@ mod gitlab;
 mod install;
 mod script;
 
-pub(crate) use install::Install;
+pub(crate) use install::{BadInstall, Install};
 
 use crate::kas::PINNED_KAS;
 

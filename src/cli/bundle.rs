@@ -7,7 +7,8 @@ use clap::Args;
 
 use super::args::{BuildDirs, absolute};
 use crate::bundle::{self, BundleError, BundleRequest, VerifySummary};
-use crate::exit::{Exit, InputError};
+use crate::error::Refusal;
+use crate::exit::Exit;
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -56,40 +57,29 @@ pub(crate) struct BundleArgs {
     pub diff: Vec<PathBuf>,
 }
 
-pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if let Some(archive) = &args.check {
         return check(archive, ui);
     }
     if let [old, new] = args.diff.as_slice() {
         return diff(old, new, ui);
     }
-    let machine = args.dirs.machine_name()?.ok_or_else(|| {
-        InputError::msg(
-            "--machine is required to make a bundle; pass --machine NAME (see `rtbuild machines`)",
-        )
-    })?;
+    let machine = args.dirs.machine_name()?.ok_or(Refusal::BundleNeedsMachine)?;
     let kas_file = args.dirs.kas_file()?;
     let gen_dir = kas_file.as_ref().and_then(|k| k.parent().map(PathBuf::from));
     let plan = match kas_file.as_deref() {
-        Some(kas_file) => bundle::plan_defaults(kas_file).map_err(input)?,
+        Some(kas_file) => bundle::plan_defaults(kas_file)?,
         None => None,
     };
     let image = match (&args.image, &plan) {
         (Some(image), _) => image.clone(),
         (None, Some(plan)) => plan.image.clone(),
         (None, None) if gen_dir.as_ref().is_some_and(|d| !d.is_dir()) => {
-            let dir = gen_dir.as_deref().unwrap_or(std::path::Path::new("."));
-            return Err(InputError::msg(format!(
-                "nothing is built for {machine} (no {}); run `rtbuild image --machine {machine}` first, or pass --dir DIR where it generated",
-                dir.display()
-            ))
-            .into());
+            let dir = gen_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+            return Err(Refusal::NothingBuilt { machine, dir }.into());
         }
         (None, None) => {
-            return Err(InputError::msg(
-                "no --image and no rtbuild-plan.json to read it from; pass --image NAME",
-            )
-            .into());
+            return Err(Refusal::NoImage.into());
         }
     };
     let epoch = match &args.source_date_epoch {
@@ -97,7 +87,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         Some(text) => Some(
             text.trim()
                 .parse::<i64>()
-                .map_err(|_| input(BundleError::SourceDateEpoch { value: text.clone() }))?,
+                .map_err(|_| BundleError::SourceDateEpoch { value: text.clone() })?,
         ),
     };
     // `--verify-report`, else the verdict `rtbuild image` left beside the generated files.
@@ -110,7 +100,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
             if args.verify_report.is_none() {
                 ui.note(format!("using the verify result {}", path.display()));
             }
-            Some(VerifySummary::read(path).map_err(input)?)
+            Some(VerifySummary::read(path)?)
         }
         None => None,
     };
@@ -139,13 +129,13 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
         measurement: args.measurement.clone().map(|p| absolute(&p)),
         follow_external_links: args.follow_external_links,
     };
-    bundle::verify_record(&request).map_err(input)?;
-    for warning in bundle::check_measurement(&request).map_err(input)? {
+    bundle::verify_record(&request)?;
+    for warning in bundle::check_measurement(&request)? {
         ui.warn(warning);
     }
-    bundle::find_qcomflash(&request.build_dir, &request.machine, &request.image).map_err(input)?;
+    bundle::find_qcomflash(&request.build_dir, &request.machine, &request.image)?;
     ui.status("Bundling", format!("{}-{}", request.image, request.machine));
-    let outcome = bundle::create(&request).map_err(input)?;
+    let outcome = bundle::create(&request)?;
     if outcome.manifest.verify.allowed_unverified {
         ui.warn(format!(
             "bundled with --allow-unverified (verify: {}); the manifest says so",
@@ -165,8 +155,8 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn check(archive: &std::path::Path, ui: &Ui) -> anyhow::Result<Exit> {
-    let report = bundle::check(archive).map_err(input)?;
+fn check(archive: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
+    let report = bundle::check(archive)?;
     if ui.json() {
         ui.out_json(&report)?;
     } else {
@@ -194,8 +184,8 @@ fn check(archive: &std::path::Path, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::from_pass(report.passed))
 }
 
-fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> anyhow::Result<Exit> {
-    let diff = bundle::diff(old, new).map_err(input)?;
+fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
+    let diff = bundle::diff(old, new)?;
     if ui.json() {
         ui.out_json(&diff)?;
         return Ok(Exit::Ok);
@@ -259,9 +249,4 @@ fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> anyhow::Result
         None => ui.out("latency: not in both bundles (no measurement)"),
     }
     Ok(Exit::Ok)
-}
-
-/// Input problems exit 2; a failed verification or I/O trouble exits 1.
-fn input(err: BundleError) -> anyhow::Error {
-    if err.is_input() { InputError(err.into()).into() } else { err.into() }
 }

@@ -7,9 +7,9 @@ use clap::{Args, ValueEnum};
 use super::args::{CacheArgs, CatalogArgs, CpuFlags, MachineArgs, PlanArgs};
 use crate::base::CpuLayout;
 use crate::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
-use crate::exit::{Exit, InputError};
+use crate::error::Refusal;
+use crate::exit::Exit;
 use crate::kasrun::caches::MirrorUrl;
-use crate::quote;
 use crate::ui::Ui;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -80,7 +80,7 @@ pub(crate) struct CiArgs {
     pub plan: PlanArgs,
 }
 
-pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: CiArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let text = pipeline_text(&args)?;
     if ui.json() {
         ui.out_json(&serde_json::json!({ "format": format!("{:?}", args.format).to_lowercase(), "pipeline": text }))?;
@@ -91,7 +91,7 @@ pub(super) fn run(args: CiArgs, ui: &Ui) -> anyhow::Result<Exit> {
 }
 
 /// The pipeline `args` ask for, every flag checked (exit 2 on bad input).
-pub(super) fn pipeline_text(args: &CiArgs) -> anyhow::Result<String> {
+pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
     let flags = job_flags(&args.plan)?;
     let distros = if args.distros.is_empty() {
         vec![None]
@@ -117,12 +117,12 @@ pub(super) fn pipeline_text(args: &CiArgs) -> anyhow::Result<String> {
             }
         }
     }
-    let caches = args.caches.settings().map_err(|e| InputError(e.into()))?;
+    let caches = args.caches.settings().map_err(Refusal::BuildSetting)?;
     let runner_cache = match &args.runner_cache {
         Some(dir) => Some(
             MirrorUrl::parse("--runner-cache", &format!("file://{}", dir.display()))
                 .map(|_| dir.display().to_string())
-                .map_err(|e| InputError(e.into()))?,
+                .map_err(Refusal::BuildSetting)?,
         ),
         None => None,
     };
@@ -133,7 +133,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> anyhow::Result<String> {
         args.rtbuild_sha256.as_deref(),
         env!("CARGO_PKG_VERSION"),
     )
-    .map_err(|e| InputError(e.into()))?;
+    .map_err(Refusal::Install)?;
     let lock = args.lock.as_deref().map(lock_in_repo).transpose()?;
     let lava = args.lava.then(|| lava_stage(args, &layouts)).transpose()?;
     let pipeline = Pipeline {
@@ -169,7 +169,7 @@ struct JobFlags {
 /// and dropped builds a kernel other than the one asked for. Files are passed as paths in the
 /// repository, where the jobs find them. The destructuring names every field, so a flag added
 /// to [`PlanArgs`] does not compile until it is handled here.
-fn job_flags(plan: &PlanArgs) -> anyhow::Result<JobFlags> {
+fn job_flags(plan: &PlanArgs) -> crate::error::Result<JobFlags> {
     let PlanArgs {
         machine: MachineArgs { name, catalog: CatalogArgs { machines_dir } },
         cpus: CpuFlags { rt_cpus, housekeeping },
@@ -191,24 +191,14 @@ fn job_flags(plan: &PlanArgs) -> anyhow::Result<JobFlags> {
         cve_check,
         project,
     } = plan;
-    let refuse =
-        |message: String| -> anyhow::Result<JobFlags> { Err(InputError::msg(message).into()) };
     if let Some(name) = name {
-        return refuse(format!(
-            "rtbuild ci builds the boards of --machines; pass --machines {} instead of --machine",
-            quote::sh(name)
-        ));
+        return Err(Refusal::CiMachine(name.clone()).into());
     }
     if let Some(distro) = distro {
-        return refuse(format!(
-            "rtbuild ci builds the distros of --distros; pass --distros {} instead of --distro",
-            quote::sh(distro)
-        ));
+        return Err(Refusal::CiDistro(distro.clone()).into());
     }
     if dl_dir.is_some() || sstate_dir.is_some() {
-        return refuse(
-            "rtbuild ci sets DL_DIR and SSTATE_DIR for each job; pass --runner-cache DIR (downloads and sstate beneath it) instead of --dl-dir/--sstate-dir".to_string(),
-        );
+        return Err(Refusal::CiCacheDirs.into());
     }
     let mut catalog = Vec::new();
     if let Some(dir) = machines_dir {
@@ -277,7 +267,7 @@ enum Kind {
 
 /// A file or folder the jobs read from the checkout: a plain relative path (no `..`) that is
 /// there now, in the repository the pipeline runs in.
-fn in_repo(flag: &str, path: &std::path::Path, kind: Kind) -> anyhow::Result<String> {
+fn in_repo(flag: &'static str, path: &std::path::Path, kind: Kind) -> crate::error::Result<String> {
     let text = path.to_string_lossy();
     let plain = !text.is_empty()
         && path.is_relative()
@@ -285,11 +275,7 @@ fn in_repo(flag: &str, path: &std::path::Path, kind: Kind) -> anyhow::Result<Str
         && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./+@".contains(c));
     let what = if kind == Kind::File { "file" } else { "folder" };
     if !plain {
-        return Err(InputError::msg(format!(
-            "bad {flag} `{}`: the CI jobs read it from their checkout; pass the {what}'s path inside the repository, relative to its top (letters, digits, `-_./+@`)",
-            text.chars().take(80).collect::<String>().escape_debug()
-        ))
-        .into());
+        return Err(Refusal::NotInRepo { flag, path: path.to_path_buf(), what }.into());
     }
     let meta = std::fs::symlink_metadata(path);
     let ok = match kind {
@@ -297,48 +283,36 @@ fn in_repo(flag: &str, path: &std::path::Path, kind: Kind) -> anyhow::Result<Str
         Kind::Dir => meta.as_ref().is_ok_and(std::fs::Metadata::is_dir),
     };
     if !ok {
-        return Err(InputError::msg(format!(
-            "{flag} {text}: no such {what} in this repository; run rtbuild ci at the top of the repository the pipeline checks out, and pass a {what} in it"
-        ))
-        .into());
+        return Err(Refusal::MissingInRepo { flag, path: path.to_path_buf(), what }.into());
     }
     Ok(text.into_owned())
 }
 
 /// `--lock FILE`: a readable lock, named by a plain relative path (the jobs run in the checkout).
-fn lock_in_repo(path: &std::path::Path) -> anyhow::Result<String> {
+fn lock_in_repo(path: &std::path::Path) -> crate::error::Result<String> {
     let text = path.to_string_lossy();
     let plain = !text.is_empty()
         && path.is_relative()
         && !path.components().any(|c| matches!(c, std::path::Component::ParentDir))
         && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_./+@".contains(c));
     if !plain {
-        return Err(InputError::msg(format!(
-            "bad --lock `{}`; pass the lock file's path inside the repository, relative to its top (letters, digits, `-_./+@`)",
-            text.chars().take(80).collect::<String>()
-        ))
-        .into());
+        return Err(Refusal::LockNotInRepo(path.to_path_buf()).into());
     }
-    crate::lock::LockFile::read(path).map_err(|e| InputError(e.into()))?;
+    crate::lock::LockFile::read(path).map_err(Refusal::LockFile)?;
     Ok(text.into_owned())
 }
 
 /// `--lava-scenario`/`--lava-duration`/`--lava-tests`, checked as `rtbuild lava` checks them,
 /// and how long the CI job may wait for the longest LAVA job (its timeout on the machine with
 /// the most RT CPUs, plus two hours in the queue).
-fn lava_stage(args: &CiArgs, layouts: &[CpuLayout]) -> anyhow::Result<LavaStage> {
-    let scenarios = crate::testrun::parse_list(&args.lava_scenario)
-        .map_err(|e| InputError::msg(format!("--lava-scenario: {e}")))?;
+fn lava_stage(args: &CiArgs, layouts: &[CpuLayout]) -> crate::error::Result<LavaStage> {
+    let scenarios =
+        crate::testrun::parse_list(&args.lava_scenario).map_err(Refusal::LavaScenario)?;
     if scenarios.contains(&crate::testrun::Scenario::Custom) {
-        return Err(InputError::msg(
-            "--lava-scenario: `custom` needs a --load-cmd, which CI jobs do not take; use idle, stress, stress-isolated or full",
-        )
-        .into());
+        return Err(Refusal::LavaCustom.into());
     }
-    let tests = crate::rttests::parse_list(&args.lava_tests)
-        .map_err(|e| InputError::msg(format!("--lava-tests: {e}")))?;
-    let span = crate::testrun::Span::parse(&args.lava_duration)
-        .map_err(|e| InputError::msg(format!("--lava-duration: {e}")))?;
+    let tests = crate::rttests::parse_list(&args.lava_tests).map_err(Refusal::LavaTests)?;
+    let span = crate::testrun::Span::parse(&args.lava_duration).map_err(Refusal::LavaDuration)?;
     let mut minutes = 0;
     for layout in layouts {
         let job = crate::lava::job::job_minutes(
@@ -349,7 +323,7 @@ fn lava_stage(args: &CiArgs, layouts: &[CpuLayout]) -> anyhow::Result<LavaStage>
             &tests,
             scenarios.len(),
         )
-        .map_err(|e| InputError::msg(format!("--lava-duration: {e}")))?;
+        .map_err(Refusal::LavaJobLength)?;
         minutes = minutes.max(job);
     }
     let history_secret = args.history_db_secret.as_deref().map(secret_name).transpose()?;
@@ -365,17 +339,13 @@ fn lava_stage(args: &CiArgs, layouts: &[CpuLayout]) -> anyhow::Result<LavaStage>
 /// `--history-db-secret NAME`: a name both CIs accept for a secret or variable and a shell
 /// reads as one (`[A-Za-z_][A-Za-z0-9_]*`, not GitHub's reserved `GITHUB_…`), so it reaches
 /// the workflow expression and the script as exactly that name.
-fn secret_name(name: &str) -> anyhow::Result<String> {
+fn secret_name(name: &str) -> crate::error::Result<String> {
     let mut chars = name.chars();
     let identifier = name.len() <= 128
         && chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !identifier || name.to_ascii_uppercase().starts_with("GITHUB_") {
-        return Err(InputError::msg(format!(
-            "bad --history-db-secret `{}`: not a CI secret name; pass the name of the secret or masked variable that holds the database URL (letters, digits and `_`, not starting with a digit or GITHUB_), e.g. RTBUILD_HISTORY_DB",
-            name.chars().take(80).collect::<String>().escape_debug()
-        ))
-        .into());
+        return Err(Refusal::SecretName(name.to_string()).into());
     }
     Ok(name.to_string())
 }

@@ -23,7 +23,7 @@ pub(crate) struct ManArgs {
     pub out_dir: PathBuf,
 }
 
-pub(super) fn completions(args: CompletionsArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn completions(args: CompletionsArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let mut text = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "rtbuild", &mut text);
     ui.out(String::from_utf8_lossy(&text).trim_end());
@@ -31,7 +31,7 @@ pub(super) fn completions(args: CompletionsArgs, ui: &Ui) -> anyhow::Result<Exit
 }
 
 /// The pages: `rtbuild.1` for the program, `rtbuild-<sub>.1` for each subcommand.
-pub(super) fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+pub(super) fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     let mut cli = Cli::command();
     cli.build();
     let mut pages = Vec::new();
@@ -47,8 +47,8 @@ pub(super) fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     Ok(pages)
 }
 
-pub(super) fn man(args: ManArgs, ui: &Ui) -> anyhow::Result<Exit> {
-    let pages = pages()?;
+pub(super) fn man(args: ManArgs, ui: &Ui) -> crate::error::Result<Exit> {
+    let pages = pages().map_err(crate::error::Kind::ManPages)?;
     for (name, text) in &pages {
         let path = args.out_dir.join(name);
         crate::write::write_atomic(&path, text, false)?;

@@ -34,7 +34,7 @@ pub(crate) struct DoctorArgs {
     pub cache_env: CacheEnvArgs,
 }
 
-pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let engine = crate::image::container_engine(args.container.as_deref())?;
     let target = target(&args, engine)?;
     let path = crate::kas::find::search_path();
@@ -53,7 +53,7 @@ pub(super) fn run(args: DoctorArgs, ui: &Ui) -> anyhow::Result<Exit> {
 
 /// The folders and repositories to check: the machine's build when one is given (flag or
 /// `rtbuild.yaml`), else the default work folder and meta-qcom's base repositories.
-fn target(args: &DoctorArgs, engine: Option<crate::kas::Engine>) -> anyhow::Result<Target> {
+fn target(args: &DoctorArgs, engine: Option<crate::kas::Engine>) -> crate::error::Result<Target> {
     let env = args.cache_env.env();
     let request = args.plan.request()?;
     if request.machine.is_some() {

@@ -15,7 +15,7 @@ pub(crate) struct GenerateArgs {
     pub output: OutputArgs,
 }
 
-pub(super) fn run(args: GenerateArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: GenerateArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let plan = args.plan.plan()?;
     let options = args.output.options().for_plan(&plan);
     let generated = generate::generate_and_report(&plan, &options, ui)?;

@@ -6,7 +6,8 @@ use clap::{Args, Subcommand};
 
 use super::args::DataHomeArgs;
 use crate::base::parse_date;
-use crate::exit::{Exit, InputError};
+use crate::error::Refusal;
+use crate::exit::Exit;
 use crate::formats::history_json::{HistoryList, SCHEMA};
 use crate::history::add::{AddRequest, add};
 use crate::history::location::Location;
@@ -96,13 +97,9 @@ pub(crate) struct FilterArgs {
 }
 
 impl FilterArgs {
-    fn filter(&self) -> Result<Filter, InputError> {
+    fn filter(&self) -> Result<Filter, Refusal> {
         let since_unix = match &self.since {
-            Some(date) => Some(parse_date(date).ok_or_else(|| {
-                InputError::msg(format!(
-                    "--since {date:?} is not a date; pass YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC)"
-                ))
-            })?),
+            Some(date) => Some(parse_date(date).ok_or_else(|| Refusal::Since(date.clone()))?),
             None => None,
         };
         Ok(Filter { machine: self.machine.clone(), scenario: self.scenario.clone(), since_unix })
@@ -160,7 +157,7 @@ pub(crate) struct TrendArgs {
     pub db: DbArgs,
 }
 
-pub(super) fn run(args: HistoryArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: HistoryArgs, ui: &Ui) -> crate::error::Result<Exit> {
     match args.command {
         HistoryCommand::Add(args) => run_add(args, ui),
         HistoryCommand::List(args) => {
@@ -198,7 +195,7 @@ fn now_unix() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-fn run_add(args: AddArgs, ui: &Ui) -> anyhow::Result<Exit> {
+fn run_add(args: AddArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let location = args.db.location()?;
     let mut store = Store::open(&location)?;
     let request = AddRequest {
@@ -234,7 +231,7 @@ fn run_add(args: AddArgs, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::from_pass(passed))
 }
 
-fn run_compare(args: CompareArgs, ui: &Ui) -> anyhow::Result<Exit> {
+fn run_compare(args: CompareArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let mut store = args.db.open()?;
     let all = store.runs(&Filter::default())?;
     let (a, b) = (compare::resolve(&all, &args.a)?, compare::resolve(&all, &args.b)?);
@@ -252,11 +249,12 @@ fn run_compare(args: CompareArgs, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn run_trend(args: TrendArgs, ui: &Ui) -> anyhow::Result<Exit> {
+fn run_trend(args: TrendArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let mut store = args.db.open()?;
     let filter = Filter { machine: args.machine.clone(), ..Filter::default() };
     let runs = store.runs(&filter)?;
-    let page = history::trend::render(&runs, args.regression_pct)?;
+    let page = history::trend::render(&runs, args.regression_pct)
+        .map_err(crate::error::Kind::TrendPage)?;
     crate::write::write_atomic(&args.html, page.as_bytes(), false)?;
     ui.status("Wrote", args.html.display());
     Ok(Exit::Ok)

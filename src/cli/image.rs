@@ -35,7 +35,7 @@ pub(crate) struct ImageArgs {
     pub work_dir: Option<PathBuf>,
 }
 
-pub(super) fn run(args: ImageArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let started = std::time::Instant::now();
     signals::install();
     // rtbuild.yaml and the catalog are read once; the pipeline makes the plan.

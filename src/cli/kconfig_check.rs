@@ -6,10 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::absolute;
-use crate::exit::{Exit, InputError};
+use crate::error::Refusal;
+use crate::exit::Exit;
 use crate::kconfig::Setting;
 use crate::ui::Ui;
-use crate::verify::kconfig_check::{self, KconfigCheck, KconfigCheckError};
+use crate::verify::kconfig_check::{self, KconfigCheck};
 
 #[derive(Debug, Args)]
 pub(crate) struct KconfigCheckArgs {
@@ -33,17 +34,13 @@ pub(crate) struct KconfigCheckArgs {
     pub out: Option<PathBuf>,
 }
 
-pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let configs = args
         .configs
         .iter()
         .map(|text| {
-            Setting::parse_request(text).map_err(|e| {
-                InputError::msg(format!(
-                    "--config `{}` is not a kernel option: {e}; write it like CONFIG_EXPERT=y",
-                    text.escape_debug()
-                ))
-            })
+            Setting::parse_request(text)
+                .map_err(|cause| Refusal::KconfigOption { text: text.clone(), cause })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let check = KconfigCheck {
@@ -54,13 +51,7 @@ pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> anyhow::Result<Exit> {
         configs,
         out: args.out.as_deref().map(absolute),
     };
-    let report =
-        kconfig_check::run(&check, |cmd| ui.detail(cmd), &crate::runner::System).map_err(|e| {
-            match e {
-                KconfigCheckError::Input(e) => anyhow::Error::new(e),
-                KconfigCheckError::Run(e) => anyhow::Error::new(e),
-            }
-        })?;
+    let report = kconfig_check::run(&check, |cmd| ui.detail(cmd), &crate::runner::System)?;
     if ui.json() {
         ui.out_json(&report)?;
     } else {

@@ -8,7 +8,8 @@ use clap::Args;
 
 use super::args::{CpuArgs, MeasureArgs};
 use crate::catalog::Deploy;
-use crate::exit::{Exit, InputError};
+use crate::error::{Kind, Refusal};
+use crate::exit::Exit;
 use crate::lava::qemu::{self, Arch, ImageUrl, QemuImages};
 use crate::lava::{self, Artifacts, BundleUrl, JobError, JobRequest};
 use crate::plan::Distro;
@@ -78,16 +79,11 @@ pub(crate) struct LavaArgs {
     pub out: Option<PathBuf>,
 }
 
-pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
-    let input = |e: anyhow::Error| InputError(e);
+pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let m = args.measure.check()?;
-    let distro: Distro =
-        args.distro.parse().map_err(|e: crate::plan::UnknownDistro| input(e.into()))?;
+    let distro: Distro = args.distro.parse().map_err(Refusal::Distro)?;
     if args.cpus.machine.name.is_none() {
-        return Err(InputError::msg(
-            "rtbuild lava needs --machine NAME, the board the lab flashes; see `rtbuild machines` for the names",
-        )
-        .into());
+        return Err(Refusal::LavaNeedsMachine.into());
     }
     let Some(plan) = args.cpus.plan()? else { unreachable!("--machine was checked above") };
     let machine = plan.machine.name.clone();
@@ -96,27 +92,27 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         .or(plan.machine.latency_requirement_us)
         .unwrap_or(DEFAULT_THRESHOLD_US as u64);
     let layout = plan.layout.clone();
-    m.check_main_cpu(&layout.housekeeping).map_err(InputError::msg)?;
+    m.check_main_cpu(&layout.housekeeping).map_err(Refusal::MainCpu)?;
     let deploy = args
         .deploy
         .as_deref()
         .map(str::parse::<crate::catalog::Deploy>)
         .transpose()
-        .map_err(InputError::msg)?;
+        .map_err(Refusal::Deploy)?;
     let mut lab = lava::Lab::resolve(
         &machine,
         plan.machine.lava.as_ref(),
         args.device_type.as_deref(),
         deploy,
     )
-    .map_err(|e| input(e.into()))?;
+    .map_err(Refusal::Job)?;
     if let Some(prompt) = &args.prompt {
-        lab = lab.with_prompt(prompt).map_err(|e| input(e.into()))?;
+        lab = lab.with_prompt(prompt).map_err(Refusal::Job)?;
     }
-    let arch: Arch = args.arch.as_deref().unwrap_or("amd64").parse().map_err(InputError::msg)?;
+    let arch: Arch = args.arch.as_deref().unwrap_or("amd64").parse().map_err(Refusal::Arch)?;
     let artifacts =
         artifacts(&args, lab.deploy, &plan.rt_cmdline(), layout.cpus.iter().max(), arch)
-            .map_err(|e| input(e.into()))?;
+            .map_err(Refusal::Job)?;
     let request = JobRequest {
         image: args.image.clone().unwrap_or_else(|| distro.default_image().to_string()),
         lab,
@@ -128,11 +124,10 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
         threshold_us,
         tags: args.tags.iter().map(|t| t.trim().to_string()).collect(),
     };
-    let text = lava::render(&request).map_err(|e| input(e.into()))?;
+    let text = lava::render(&request).map_err(Refusal::Job)?;
     match &args.out {
         Some(path) => {
-            crate::base::output::check_file("--out", path)
-                .map_err(|e| crate::exit::InputError(e.into()))?;
+            crate::base::output::check_file("--out", path).map_err(Refusal::Output)?;
             crate::write::write_atomic(path, text.as_bytes(), false)?;
             ui.status("Wrote", format!("{} (LAVA job for {})", path.display(), request.machine));
             if ui.json() {
@@ -142,9 +137,9 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> anyhow::Result<Exit> {
             }
         }
         None if ui.json() => {
-            ui.out_json(
-                &serde_json::json!({ "job": serde_yaml::from_str::<serde_json::Value>(&text)? }),
-            )?;
+            ui.out_json(&serde_json::json!({
+                "job": serde_yaml::from_str::<serde_json::Value>(&text).map_err(Kind::LavaYaml)?
+            }))?;
         }
         None => ui.out(text.trim_end()),
     }

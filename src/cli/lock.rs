@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::Args;
 
 use super::args::BuildDirs;
-use crate::exit::{Exit, InputError};
+use crate::error::{Kind, Refusal};
+use crate::exit::Exit;
 use crate::lock::{self, KasConfig, LockError, LockFile, PinRequest, UpdateTo};
 use crate::ui::Ui;
 
@@ -43,7 +43,7 @@ pub(crate) struct LockArgs {
     pub file: Option<PathBuf>,
 }
 
-pub(super) fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if let Some(files) = &args.diff {
         return diff(&files[0], &files[1], &args.dirs.work_dir()?, ui);
     }
@@ -54,16 +54,9 @@ pub(super) fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
         return install(source, &args, ui);
     }
     if args.file.is_some() {
-        return Err(InputError::msg(
-            "a lock FILE is read only with --check; use --machine to write one",
-        )
-        .into());
+        return Err(Refusal::LockFileWithoutCheck.into());
     }
-    let kas_file = args.dirs.kas_file()?.ok_or_else(|| {
-        InputError::msg(
-            "--machine is required to write a lock; or pass --check FILE or --diff OLD NEW",
-        )
-    })?;
+    let kas_file = args.dirs.kas_file()?.ok_or(Refusal::LockNeedsMachine)?;
     let update = args.update.clone().map(|names| {
         let to = if args.from_checkout {
             UpdateTo::Checkout
@@ -78,16 +71,15 @@ pub(super) fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
     };
     if let Some((names, _)) = &request.update {
         // Fail on bad input before saying anything.
-        let current =
-            LockFile::read(&lock::lock_path_for(&request.kas.kas_file)).map_err(input_or_not)?;
+        let current = LockFile::read(&lock::lock_path_for(&request.kas.kas_file))?;
         if let Some(name) = names.iter().find(|n| !current.repos.contains_key(*n)) {
             let known = current.repos.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>();
             let err = LockError::UnknownUpdate { repo: name.clone(), known: known.join(", ") };
-            return Err(input_or_not(err));
+            return Err(err.into());
         }
     }
     ui.status("Locking", request.kas.kas_file.display());
-    let outcome = lock::pin(&request, &crate::runner::System).map_err(input_or_not)?;
+    let outcome = lock::pin(&request, &crate::runner::System)?;
     for change in &outcome.repos {
         if change.dirty {
             ui.warn(format!(
@@ -130,21 +122,21 @@ pub(super) fn run(args: LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn check(args: &LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
+fn check(args: &LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let path = match (&args.file, args.dirs.kas_file()?) {
         (Some(file), _) => file.clone(),
         (None, Some(kas_file)) => lock::lock_path_for(&kas_file),
         (None, None) => {
-            return Err(InputError::msg("--check needs --machine or a lock FILE; pass --machine NAME or the lock file to check").into());
+            return Err(Refusal::CheckNeedsLock.into());
         }
     };
-    let lock = LockFile::read(&path).map_err(input_or_not)?;
+    let lock = LockFile::read(&path)?;
     let mut known: Vec<String> = checked_out(&args.dirs.work_dir()?);
     if let Some(kas_file) = args.dirs.kas_file()? {
         known.extend(lock::declared_repos(&kas_file));
     }
-    lock::validate_names(&lock, &lock::known_with(known), &path).map_err(input_or_not)?;
-    let report = lock::check(&lock, &path, &args.dirs.work_dir()?).map_err(input_or_not)?;
+    lock::validate_names(&lock, &lock::known_with(known), &path)?;
+    let report = lock::check(&lock, &path, &args.dirs.work_dir()?)?;
     if ui.json() {
         ui.out_json(&report)?;
     } else {
@@ -169,11 +161,11 @@ fn check(args: &LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::from_pass(report.passed))
 }
 
-fn diff(old: &Path, new: &Path, work_dir: &Path, ui: &Ui) -> anyhow::Result<Exit> {
-    let old_lock = LockFile::read(old).map_err(input_or_not)?;
-    let new_lock = LockFile::read(new).map_err(input_or_not)?;
-    let diff = lock::diff((&old_lock, old), (&new_lock, new), work_dir)
-        .context("cannot compare the locks")?;
+fn diff(old: &Path, new: &Path, work_dir: &Path, ui: &Ui) -> crate::error::Result<Exit> {
+    let old_lock = LockFile::read(old)?;
+    let new_lock = LockFile::read(new)?;
+    let diff =
+        lock::diff((&old_lock, old), (&new_lock, new), work_dir).map_err(Kind::CompareLocks)?;
     if ui.json() {
         ui.out_json(&diff)?;
         return Ok(Exit::Ok);
@@ -215,11 +207,9 @@ fn checked_out(work_dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn install(source: &Path, args: &LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
-    let kas_file = args.dirs.kas_file()?.ok_or_else(|| {
-        InputError::msg("--install needs --machine (the build to install the lock for)")
-    })?;
-    let outcome = lock::install(source, &kas_file).map_err(input_or_not)?;
+fn install(source: &Path, args: &LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
+    let kas_file = args.dirs.kas_file()?.ok_or(Refusal::InstallNeedsMachine)?;
+    let outcome = lock::install(source, &kas_file)?;
     ui.status(
         if outcome.written { "Installed" } else { "Unchanged" },
         format!("{} repos pinned in {}", outcome.repos, outcome.lock_file.display()),
@@ -230,9 +220,4 @@ fn install(source: &Path, args: &LockArgs, ui: &Ui) -> anyhow::Result<Exit> {
         ui.out(outcome.lock_file.display());
     }
     Ok(Exit::Ok)
-}
-
-/// Input problems (bad lock file, unknown repo, missing generated file) exit 2.
-fn input_or_not(err: LockError) -> anyhow::Error {
-    if err.is_input() { InputError(err.into()).into() } else { err.into() }
 }

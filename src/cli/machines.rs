@@ -6,9 +6,10 @@ use clap::{Args, Subcommand};
 
 use crate::catalog::meta_qcom::{self, CatalogMatch, MetaQcom};
 
-use super::args::{CatalogArgs, meta_qcom_error};
+use super::args::CatalogArgs;
 use crate::catalog::{Catalog, Machine};
-use crate::exit::{Exit, InputError};
+use crate::error::Refusal;
+use crate::exit::Exit;
 use crate::table::table;
 use crate::ui::Ui;
 
@@ -34,14 +35,11 @@ pub(crate) enum MachinesAction {
     },
 }
 
-pub(super) fn run(args: MachinesArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: MachinesArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let catalog = args.catalog.catalog()?;
     if let Some(dir) = &args.meta_qcom {
         if args.action.is_some() {
-            return Err(InputError::msg(
-                "--meta-qcom lists every machine; drop `show NAME`, or drop --meta-qcom",
-            )
-            .into());
+            return Err(Refusal::MetaQcomWithShow.into());
         }
         return from_meta_qcom(dir, &catalog, ui);
     }
@@ -58,10 +56,10 @@ pub(super) fn run(args: MachinesArgs, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn list(catalog: &Catalog, ui: &Ui) -> anyhow::Result<()> {
+fn list(catalog: &Catalog, ui: &Ui) -> crate::error::Result<()> {
     if ui.json() {
         let machines: Vec<&Machine> = catalog.machines().collect();
-        return ui.out_json(&machines);
+        return Ok(ui.out_json(&machines)?);
     }
     let rows: Vec<[String; 6]> = catalog
         .machines()
@@ -81,10 +79,8 @@ fn list(catalog: &Catalog, ui: &Ui) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> anyhow::Result<Exit> {
-    let compared = MetaQcom::open(dir)
-        .and_then(|meta| meta_qcom::compare(&meta, catalog))
-        .map_err(meta_qcom_error)?;
+fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> crate::error::Result<Exit> {
+    let compared = MetaQcom::open(dir).and_then(|meta| meta_qcom::compare(&meta, catalog))?;
     if ui.json() {
         ui.out_json(&compared)?;
         return Ok(Exit::Ok);
@@ -137,9 +133,9 @@ fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> anyhow::
     Ok(Exit::Ok)
 }
 
-fn show(machine: &Machine, ui: &Ui) -> anyhow::Result<()> {
+fn show(machine: &Machine, ui: &Ui) -> crate::error::Result<()> {
     if ui.json() {
-        return ui.out_json(machine);
+        return Ok(ui.out_json(machine)?);
     }
     let mut lines = vec![
         format!("{} — {}", machine.name, machine.description),

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{BuildArgs, PlanArgs, PostArgs};
-use crate::exit::{Exit, InputError, Interrupted};
+use crate::error::Refusal;
+use crate::exit::{Exit, Interrupted};
 use crate::image::BuildSetup;
 use crate::image::matrix::{MatrixOptions, matrix, table};
 use crate::plan::Plan;
@@ -44,9 +45,9 @@ pub(crate) struct MatrixArgs {
 }
 
 /// The cells' plans, all validated before the first build.
-fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
+fn plans(args: &MatrixArgs) -> crate::error::Result<Vec<Plan>> {
     if args.plan.machine.name.is_some() {
-        return Err(InputError::msg("matrix takes --machines A,B,…, not --machine; pass --machines with a comma-separated list").into());
+        return Err(Refusal::MatrixMachine.into());
     }
     let distros: Vec<Option<String>> = match &args.plan.distro {
         Some(list) => list.split(',').map(|d| Some(d.trim().to_string())).collect(),
@@ -55,12 +56,7 @@ fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
     if distros.len() > 1
         && let Some(dir) = &args.work_dir
     {
-        return Err(InputError::msg(format!(
-            "--work-dir {} (or KAS_WORK_DIR) puts every cell in one build folder, which holds one distro, but --distro lists {}; run one matrix per distro, each with its own --work-dir, or leave --work-dir and KAS_WORK_DIR unset (each distro's cells then build in their own folders)",
-            crate::quote::sh(&dir.to_string_lossy()),
-            distros.len()
-        ))
-        .into());
+        return Err(Refusal::WorkDirDistros { dir: dir.clone(), distros: distros.len() }.into());
     }
     let mut plans = Vec::new();
     for distro in &distros {
@@ -74,7 +70,7 @@ fn plans(args: &MatrixArgs) -> anyhow::Result<Vec<Plan>> {
     Ok(plans)
 }
 
-pub(super) fn run(args: MatrixArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: MatrixArgs, ui: &Ui) -> crate::error::Result<Exit> {
     signals::install();
     let plans = plans(&args)?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;

@@ -141,7 +141,7 @@ pub(crate) enum Command {
 }
 
 impl Command {
-    pub(crate) fn run(self, ui: &Ui) -> anyhow::Result<Exit> {
+    pub(crate) fn run(self, ui: &Ui) -> crate::error::Result<Exit> {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),

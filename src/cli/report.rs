@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::MachineArgs;
-use crate::exit::{Exit, InputError};
+use crate::error::Refusal;
+use crate::exit::Exit;
 use crate::report::{self, Options, Verdict};
 use crate::ui::Ui;
 
@@ -51,7 +52,7 @@ pub(crate) struct ReportArgs {
     pub regression_pct: f64,
 }
 
-pub(super) fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let machine = args.machine.lookup()?;
     let options = Options {
         inputs: args.inputs.clone(),
@@ -61,7 +62,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> anyhow::Result<Exit> {
         nsecs: args.nsecs,
         noise_us: args.noise_us,
     };
-    let report = report::build(&options).map_err(|err| InputError(err.into()))?;
+    let report = report::build(&options).map_err(Refusal::Report)?;
     for warning in report.inputs.iter().flat_map(|i| &i.scenarios).flat_map(|s| &s.warnings) {
         ui.warn(warning);
     }

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::DataHomeArgs;
-use crate::exit::{Exit, InputError};
+use crate::error::{Error, Kind, Refusal};
+use crate::exit::Exit;
 use crate::kas::{find::default_venv, setup};
 use crate::runner::{Runner, System};
 use crate::ui::Ui;
@@ -32,17 +33,12 @@ pub(crate) struct SetupArgs {
 
 /// `rtbuild setup --host`: run the install as root; otherwise print it for the user to run
 /// with sudo (rtbuild never calls sudo itself).
-fn host(dry_run: bool, ui: &Ui) -> anyhow::Result<Exit> {
+fn host(dry_run: bool, ui: &Ui) -> crate::error::Result<Exit> {
     use crate::doctor::host_packages::{Os, setup_commands};
     let os = Os::detect(&std::fs::read_to_string("/etc/os-release").unwrap_or_default());
     let cmds = setup_commands(os);
     if cmds.is_empty() {
-        return Err(InputError::msg(
-            "/etc/os-release names neither a Debian/Ubuntu nor a Fedora family distribution; \
-             install the Yocto Project's build-host packages for it by hand, then run \
-             `rtbuild doctor`",
-        )
-        .into());
+        return Err(Refusal::UnknownHostOs.into());
     }
     let root = rustix::process::getuid().is_root();
     if dry_run || !root {
@@ -68,13 +64,9 @@ fn host(dry_run: bool, ui: &Ui) -> anyhow::Result<Exit> {
         ui.status("Running", cmd);
         let finished = System.interactive(cmd)?;
         if !finished.success() {
-            ui.error(
-                &anyhow::Error::msg(format!(
-                    "`{cmd}` failed ({}); fix what it printed and run `rtbuild setup --host` again",
-                    finished.describe()
-                )),
-                Exit::Failed,
-            );
+            let failed: Error =
+                Kind::HostSetup { command: cmd.to_string(), how: finished.describe() }.into();
+            ui.error(&failed, failed.code());
             return Ok(Exit::Failed);
         }
     }
@@ -82,7 +74,7 @@ fn host(dry_run: bool, ui: &Ui) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-pub(super) fn run(args: SetupArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: SetupArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if args.host {
         return host(args.dry_run, ui);
     }
@@ -90,7 +82,7 @@ pub(super) fn run(args: SetupArgs, ui: &Ui) -> anyhow::Result<Exit> {
         Some(dir) => std::path::absolute(&dir).unwrap_or(dir),
         None => {
             default_venv(args.data_home.env_xdg_data_home.clone(), args.data_home.env_home.clone())
-                .ok_or_else(|| InputError::msg("HOME is not set; pass --venv DIR"))?
+                .ok_or(Refusal::NoHome)?
         }
     };
     if args.dry_run {

@@ -29,7 +29,7 @@ pub(crate) struct ShellArgs {
     pub work_dir: Option<PathBuf>,
 }
 
-pub(super) fn run(args: ShellArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: ShellArgs, ui: &Ui) -> crate::error::Result<Exit> {
     signals::install();
     let plan = args.plan.plan()?;
     let setup = args.build.setup(&args.plan.request()?, args.output.dry_run)?;

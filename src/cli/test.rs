@@ -7,7 +7,8 @@ use clap::Args;
 
 use super::args::{CpuArgs, HostArgs, MeasureArgs};
 use crate::base::CpuLayout;
-use crate::exit::{Exit, InputError};
+use crate::error::Refusal;
+use crate::exit::Exit;
 use crate::host::Host;
 use crate::plan::CpuSet;
 use crate::runner::System;
@@ -76,59 +77,45 @@ pub(crate) struct TraceArgs {
 impl TraceArgs {
     /// The checked request: cyclictest must run, and its options must leave -b and
     /// --tracemark to rtbuild.
-    fn check(&self, m: &Measurement) -> anyhow::Result<Option<testrun::TraceRequest>> {
+    fn check(&self, m: &Measurement) -> crate::error::Result<Option<testrun::TraceRequest>> {
         let Some(above_us) = self.trace_above_us else { return Ok(None) };
         if let Some(option) = m.cyclictest_args.iter().find(|a| {
             ["-b", "--tracemark"].contains(&a.as_str())
                 || a.starts_with("--breaktrace")
                 || (a.starts_with("-b") && !a.starts_with("--"))
         }) {
-            return Err(InputError::msg(format!(
-                "--cyclictest-args `{option}` conflicts with --trace-above-us, which sets -b and --tracemark itself; drop it from --cyclictest-args"
-            ))
-            .into());
+            return Err(Refusal::TraceConflict(option.clone()).into());
         }
         if !m.tests.contains(&crate::rttests::Program::Cyclictest) {
-            return Err(InputError::msg(
-                "--trace-above-us traces cyclictest's breach, but --tests has no cyclictest; add cyclictest to --tests or drop --trace-above-us",
-            )
-            .into());
+            return Err(Refusal::TraceWithoutCyclictest.into());
         }
         Ok(Some(testrun::TraceRequest { above_us, analyzer: self.analyzer }))
     }
 }
 
 /// `--measure-cpus`: `all` is every CPU `host` has online; a list must be online there.
-fn measure_cpus(text: &str, host: &Host) -> anyhow::Result<CpuSet> {
+fn measure_cpus(text: &str, host: &Host) -> crate::error::Result<CpuSet> {
     let online = host.online_cpus(&System)?;
     if text.trim() == "all" {
         return Ok(online);
     }
-    let cpus = CpuSet::parse(text).map_err(|e| {
-        InputError::msg(format!("--measure-cpus: {e}; or pass `all` for every online CPU"))
-    })?;
+    let cpus = CpuSet::parse(text).map_err(Refusal::MeasureCpus)?;
     let off = cpus.difference(&online);
     if !off.is_empty() {
-        return Err(InputError::msg(format!(
-            "--measure-cpus: CPU {off} is not online on {host} (online: {online}); pick CPUs from {online}, or pass `all`"
-        ))
-        .into());
+        return Err(Refusal::MeasureCpusOffline { off, host: host.to_string(), online }.into());
     }
     Ok(cpus)
 }
 
-pub(super) fn run(args: TestArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let m = args.measure.check()?;
     let trace = args.trace.check(&m)?;
     let plan = args.cpus.plan()?;
     let Some(host) = args.host.host()? else {
-        return Err(InputError::msg(
-            "no target given; pass --local or --target ssh://USER@HOST[:PORT]",
-        )
-        .into());
+        return Err(Refusal::NoTarget.into());
     };
     let layout: CpuLayout = args.cpus.layout_on(plan.as_ref(), &host, &System)?;
-    m.check_main_cpu(&layout.housekeeping).map_err(InputError::msg)?;
+    m.check_main_cpu(&layout.housekeeping).map_err(Refusal::MainCpu)?;
     let measure_cpus = match args.measure_cpus.as_deref() {
         None => layout.rt.clone(),
         Some(text) => measure_cpus(text, &host)?,

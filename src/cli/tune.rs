@@ -2,18 +2,18 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::Args;
 
 use super::args::{CpuArgs, HostArgs};
-use crate::exit::{Exit, InputError};
+use crate::error::{Kind, Refusal};
+use crate::exit::Exit;
 use crate::plan::Plan;
 use crate::runner::System;
 use crate::tune::{self, Action, TuneOptions};
 use crate::ui::Ui;
 
 /// `--bootargs`: the kernel command line for the CPU plan, and where it goes.
-fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> anyhow::Result<Exit> {
+fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> crate::error::Result<Exit> {
     let (line, note) = match plan {
         Some(plan) => (plan.rt_cmdline().join(" "), None),
         None => {
@@ -107,7 +107,7 @@ impl TuneArgs {
     }
 }
 
-pub(super) fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let plan = args.cpus.plan()?;
     let machine = plan.as_ref().map_or("a custom target", |p| p.machine.name.as_str()).to_string();
     if args.bootargs {
@@ -115,23 +115,16 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
     }
     if let Some(dir) = &args.emit {
         if args.action().is_some() {
-            return Err(InputError::msg(
-                "--emit writes the script and runs nothing; drop --apply/--verify/--revert",
-            )
-            .into());
+            return Err(Refusal::EmitRunsNothing.into());
         }
         let layout = match plan.as_ref() {
             Some(plan) => plan.layout.clone(),
             None => args.cpus.layout_offline()?.0,
         };
-        crate::base::output::check_folder("--emit", dir).map_err(|e| InputError(e.into()))?;
+        crate::base::output::check_folder("--emit", dir).map_err(Refusal::Output)?;
         let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));
-        let path = tune::emit(dir, &script).with_context(|| {
-            format!(
-                "could not write {}; make sure you may write to that folder",
-                dir.join(tune::SCRIPT_NAME).display()
-            )
-        })?;
+        let path = tune::emit(dir, &script)
+            .map_err(|cause| Kind::Emit { path: dir.join(tune::SCRIPT_NAME), cause })?;
         if ui.json() {
             ui.out_json(&serde_json::json!({ "script": path }))?;
         } else {
@@ -140,17 +133,10 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> anyhow::Result<Exit> {
         return Ok(Exit::Ok);
     }
     let Some(action) = args.action() else {
-        return Err(InputError::msg(
-            "nothing to do; pass --emit DIR, or --apply, --verify or --revert with --local or --target",
-        )
-        .into());
+        return Err(Refusal::NothingToDo.into());
     };
     let Some(host) = args.host.host()? else {
-        return Err(InputError::msg(format!(
-            "--{} needs a place to run; pass --local or --target ssh://USER@HOST[:PORT]",
-            action.word()
-        ))
-        .into());
+        return Err(Refusal::NoPlaceToRun(action.word()).into());
     };
     let layout = args.cpus.layout_on(plan.as_ref(), &host, &System)?;
     let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::args::PlanArgs;
-use crate::exit::{Exit, InputError};
+use crate::error::Refusal;
+use crate::exit::{ErrorCode, Exit};
 use crate::formats::plan_json::PlanFile;
 use crate::formats::verify_json::{SourceError, VerifyFile};
 use crate::host::SshTarget;
@@ -55,16 +56,16 @@ pub(crate) struct VerifyArgs {
     pub plan: PlanArgs,
 }
 
-pub(super) fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
+pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let expected = expectations(&args, ui)?;
     let sources = sources(&args)?;
     if let Some(dir) = &args.kernel_src {
-        crate::kconfig::tree::check_root(dir).map_err(|err| InputError(err.into()))?;
+        crate::kconfig::tree::check_root(dir).map_err(Refusal::KernelTree)?;
     }
     let mut reports = Vec::new();
     // An unusable source does not hide the verdicts of the others: every report is printed,
     // then every error, and the run exits 2.
-    let mut errors: Vec<(String, anyhow::Error)> = Vec::new();
+    let mut errors: Vec<(String, VerifyError)> = Vec::new();
     for source in &sources {
         ui.detail(format!("verifying {}", source.name()));
         match verify::verify_with(
@@ -74,7 +75,7 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
             &crate::runner::System,
         ) {
             Ok(report) => reports.push(report),
-            Err(err) => errors.push((source.name(), err.into())),
+            Err(err) => errors.push((source.name(), err)),
         }
     }
     let passed = errors.is_empty() && reports.iter().all(|r| r.passed);
@@ -98,9 +99,9 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
     }
     if let Some((_, last)) = errors.pop() {
         for (_, err) in &errors {
-            ui.error(err, crate::stage_errors::classify(err));
+            ui.error(err, err.exit());
         }
-        return Err(last);
+        return Err(last.into());
     }
     Ok(Exit::from_pass(passed))
 }
@@ -109,7 +110,7 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> anyhow::Result<Exit> {
 /// `rtbuild generate` wrote under `rtbuild/<machine>/` in the current folder (what the build
 /// was asked for, fragments and `--config` flags included); or the plan the flags describe
 /// when any other plan flag is given; or none.
-fn expectations(args: &VerifyArgs, ui: &Ui) -> anyhow::Result<Option<Expectations>> {
+fn expectations(args: &VerifyArgs, ui: &Ui) -> crate::error::Result<Option<Expectations>> {
     if let Some(path) = &args.plan_file {
         return Ok(Some(read_plan(path)?));
     }
@@ -134,7 +135,7 @@ fn expectations(args: &VerifyArgs, ui: &Ui) -> anyhow::Result<Option<Expectation
 
 /// `--rt-cpus` (and `--housekeeping`) without a machine: a board rtbuild's catalog does not
 /// know. The other plan flags describe an rtbuild build and need its machine.
-fn cpu_plan(plan: &PlanArgs) -> anyhow::Result<Expectations> {
+fn cpu_plan(plan: &PlanArgs) -> crate::error::Result<Expectations> {
     let build_flags = !plan.fragments.is_empty()
         || !plan.configs.is_empty()
         || !plan.patches.is_empty()
@@ -142,12 +143,7 @@ fn cpu_plan(plan: &PlanArgs) -> anyhow::Result<Expectations> {
         || plan.distro.is_some()
         || plan.image.is_some();
     if build_flags {
-        return Err(InputError::msg(
-            "--fragment, --config, --patch, --cmdline, --distro and --image describe an rtbuild \
-             build; pass --machine (or --plan FILE) with them, or only --rt-cpus and \
-             --housekeeping for another board",
-        )
-        .into());
+        return Err(Refusal::BuildFlagsWithoutMachine.into());
     }
     // The board's CPUs are not known: the layout is checked against the lists alone, and
     // without --housekeeping none is expected.
@@ -165,7 +161,7 @@ fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
 
 /// `rtbuild/<machine>/rtbuild-plan.json` when `--machine` is the only flag that shapes the
 /// plan and the file exists; any other plan flag means the user describes the plan.
-fn generated_plan(plan: &PlanArgs) -> anyhow::Result<Option<PathBuf>> {
+fn generated_plan(plan: &PlanArgs) -> crate::error::Result<Option<PathBuf>> {
     if plan.machine.name.is_none() {
         return Ok(None);
     }
@@ -187,7 +183,7 @@ fn generated_plan(plan: &PlanArgs) -> anyhow::Result<Option<PathBuf>> {
     Ok(path.is_file().then_some(path))
 }
 
-fn sources(args: &VerifyArgs) -> anyhow::Result<Vec<Source>> {
+fn sources(args: &VerifyArgs) -> crate::error::Result<Vec<Source>> {
     let mut sources: Vec<Source> = args.sources.iter().cloned().map(Source::Auto).collect();
     sources.extend(args.build_dir.iter().cloned().map(Source::BuildDir));
     sources.extend(args.kernel_config.iter().cloned().map(Source::Config));
@@ -196,19 +192,14 @@ fn sources(args: &VerifyArgs) -> anyhow::Result<Vec<Source>> {
     sources.extend(args.deb.iter().cloned().map(Source::Deb));
     if let Some(config) = &args.ssh_config {
         // ssh reads it whole: a FIFO would hang it, `/dev/zero` grow it without end.
-        crate::base::input::check_file(config)
-            .map_err(|err| InputError::msg(format!("--ssh-config {err}")))?;
+        crate::base::input::check_file(config).map_err(Refusal::SshConfig)?;
     }
     for url in &args.target {
         let target = SshTarget::parse(url)?.with_ssh_config(args.ssh_config.clone());
         sources.push(Source::Target(target));
     }
     if sources.is_empty() {
-        return Err(InputError::msg(
-            "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash \
-             folder or tarball, .deb, or --target ssh://user@host",
-        )
-        .into());
+        return Err(Refusal::NothingToVerify.into());
     }
     Ok(sources)
 }

@@ -13,8 +13,9 @@ pub struct ParseError {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ParseErrorKind {
+    /// The message names the cause, so it is not also a source (it would print twice).
     #[error("read failed: {0}; check that the file is readable")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error(
         "no cyclictest output found (no `T:` lines, histogram, `-v` samples or JSON); pass a file cyclictest wrote"
     )]
@@ -25,6 +26,12 @@ pub enum ParseErrorKind {
     JsonNoThreads,
     #[error("thread index {0} is out of range (at most {max}); the file is corrupt", max = super::MAX_THREADS - 1)]
     ThreadIndex(u64),
+}
+
+impl From<std::io::Error> for ParseErrorKind {
+    fn from(cause: std::io::Error) -> ParseErrorKind {
+        ParseErrorKind::Io(cause)
+    }
 }
 
 /// A parse error together with the file it came from.

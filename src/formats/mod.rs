@@ -41,7 +41,7 @@ use serde::de::DeserializeOwned;
 /// A file of rtbuild's own that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FormatError {
-    #[error("{0}")]
+    #[error(transparent)]
     Json(#[from] serde_json::Error),
     #[error(
         "`schema` is {found}, but this rtbuild reads {file} up to schema {supported}; upgrade rtbuild"

@@ -534,7 +534,7 @@ impl RunRecord {
     pub(crate) fn write(&self, dir: &Path) -> Result<(), WriteError> {
         let path = dir.join(FILE);
         let text = super::to_json(self)
-            .map_err(|e| WriteError::Io { path: path.clone(), source: e.into() })?;
+            .map_err(|e| WriteError::Io { path: path.clone(), cause: e.into() })?;
         crate::write::write_atomic(&path, text.as_bytes(), false)
     }
 

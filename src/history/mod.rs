@@ -47,6 +47,9 @@ pub(crate) enum HistoryError {
     Db { db: String, message: String },
     #[error("{0}")]
     Input(String),
+    /// A run `rtbuild report` cannot read.
+    #[error(transparent)]
+    Report(crate::report::ReportError),
     #[error("{path}: {message}; pass the bundle's .manifest.json (or the .tar.zst beside it)", path = .path.display())]
     Bundle { path: PathBuf, message: String },
     #[error("no recorded run, bundle or kernel release matches `{0}`; see `rtbuild history list`")]
@@ -77,8 +80,7 @@ pub(crate) fn check_report(
     let mut checks = Vec::new();
     for input in &options.inputs {
         let one = crate::report::Options { inputs: vec![input.clone()], ..options.clone() };
-        let (report, runs) = crate::report::build_with_runs(&one)
-            .map_err(|err| HistoryError::Input(err.to_string()))?;
+        let (report, runs) = crate::report::build_with_runs(&one).map_err(HistoryError::Report)?;
         let run = record::from_report(
             &input.display().to_string(),
             &report,

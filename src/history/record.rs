@@ -22,8 +22,7 @@ pub(crate) fn read(
         )));
     }
     let options = crate::report::Options { inputs: vec![path.to_path_buf()], ..Default::default() };
-    let (report, runs) = crate::report::build_with_runs(&options)
-        .map_err(|err| HistoryError::Input(err.to_string()))?;
+    let (report, runs) = crate::report::build_with_runs(&options).map_err(HistoryError::Report)?;
     let run_json = runs.into_iter().next().flatten();
     Ok(from_report(&path.display().to_string(), &report, run_json.as_ref(), bundle))
 }

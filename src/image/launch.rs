@@ -7,7 +7,6 @@ use std::path::Path;
 
 use super::ImageError;
 use crate::doctor;
-use crate::exit::InputError;
 use crate::kas::{Engine, KasError, Launcher, find::search_path};
 use crate::kasrun::caches::CacheEnv;
 use crate::plan::Plan;
@@ -17,8 +16,7 @@ use crate::ui::Ui;
 /// The container engine `--container` asks for: none, the one named, or (`auto`) the one
 /// installed. An unknown engine is an input error.
 pub(crate) fn container_engine(request: Option<&str>) -> Result<Option<Engine>, ImageError> {
-    Engine::requested(request, Some(&search_path()))
-        .map_err(|e| ImageError::Input(InputError::msg(e)))
+    Engine::requested(request, Some(&search_path())).map_err(ImageError::Engine)
 }
 
 /// The kas launcher of a command, and whether its preflight ran.

@@ -138,7 +138,7 @@ fn checkout(
 ) -> Result<Option<MetaQcom>, ImageError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| crate::kasrun::BuildError::Unwritable { path, source }
+        move |cause| crate::kasrun::BuildError::Unwritable { path, cause }
     };
     std::fs::create_dir_all(&site.work).map_err(io(&site.work))?;
     let private = tempfile::Builder::new()

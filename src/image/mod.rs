@@ -27,7 +27,7 @@ use verify_bundle::AfterError;
 
 use crate::catalog::Catalog;
 use crate::doctor::NotReady;
-use crate::exit::{ErrorCode, Exit, InputError, Interrupted};
+use crate::exit::{ErrorCode, Exit, Interrupted};
 use crate::generate::GenerateError;
 use crate::kasrun::BuildError;
 use crate::kasrun::report::BuildResult;
@@ -62,46 +62,48 @@ pub(crate) enum ImageOutcome {
     Built { result: BuildResult, after: After, kas_secs: f64 },
 }
 
-/// Why the pipeline stopped before a build result. Each variant keeps the stage's own error
-/// as its source and its exit code (input problems exit 2, the rest 1).
+/// Why the pipeline stopped before a build result. Each variant is the stage's own error,
+/// shown as it is, with its exit code (input problems exit 2, the rest 1).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ImageError {
-    /// A flag, file or setting that cannot be used.
+    #[error("--bundle needs the whole image; drop --target, --task and --bitbake-args")]
+    BundleNeedsWholeImage,
+    /// `--container` names no engine rtbuild knows (the message says which it knows).
     #[error("{0}")]
-    Input(#[source] InputError),
+    Engine(String),
     /// A folder kas or BitBake would see is not usable.
-    #[error("{0}")]
+    #[error(transparent)]
     Path(#[from] ValueError),
     /// The host is not ready to build (the preflight's report was printed).
-    #[error("{0}")]
+    #[error(transparent)]
     NotReady(#[from] NotReady),
-    #[error("{0}")]
+    #[error(transparent)]
     Plan(#[from] PlanError),
-    #[error("{0}")]
+    #[error(transparent)]
     Generate(#[from] GenerateError),
-    #[error("{0}")]
+    #[error(transparent)]
     Lock(#[from] LockError),
-    #[error("{0}")]
+    #[error(transparent)]
     Build(#[from] BuildError),
     /// The build succeeded and could not be verified or bundled. The cause is not a source:
     /// after a build ran, anything that stops verification fails the build (exit 1).
     #[error("after the build: {0}")]
     After(AfterError),
-    #[error("{0}")]
+    #[error(transparent)]
     Interrupted(#[from] Interrupted),
 }
 
 impl ErrorCode for ImageError {
     fn exit(&self) -> Exit {
         match self {
-            ImageError::Input(e) => e.exit(),
+            ImageError::BundleNeedsWholeImage | ImageError::Engine(_) => Exit::Usage,
             ImageError::Path(e) => e.exit(),
+            ImageError::Plan(e) => e.exit(),
             ImageError::NotReady(e) => e.exit(),
             ImageError::Generate(e) => e.exit(),
             ImageError::Lock(e) => e.exit(),
             ImageError::Build(e) => e.exit(),
             ImageError::Interrupted(e) => e.exit(),
-            ImageError::Plan(e) => e.exit(),
             ImageError::After(_) => Exit::Failed,
         }
     }

@@ -4,7 +4,6 @@
 use super::ImageError;
 use super::verify_bundle::{self, Verified};
 use crate::bundle::BundleOutcome;
-use crate::exit::InputError;
 use crate::kas::command::{self, BuildSpec};
 use crate::kasrun::report::{BuildResult, BuildStatus};
 use crate::kasrun::run::BuildJob;
@@ -34,9 +33,7 @@ impl Post {
         let partial =
             !spec.targets.is_empty() || spec.task.is_some() || !spec.bitbake_args.is_empty();
         if partial && bundle {
-            return Err(ImageError::Input(InputError::msg(
-                "--bundle needs the whole image; drop --target, --task and --bitbake-args",
-            )));
+            return Err(ImageError::BundleNeedsWholeImage);
         }
         if partial && !no_verify {
             ui.note(
@@ -141,6 +138,6 @@ mod tests {
             Post { verify: false, bundle: false, source_date_epoch: None }
         );
         let err = post(false, true, &partial).unwrap_err();
-        assert_eq!(crate::stage_errors::classify(&err.into()), crate::exit::Exit::Usage);
+        assert_eq!(crate::exit::ErrorCode::exit(&err), crate::exit::Exit::Usage);
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{ImageError, Launch};
-use crate::exit::{InputError, Interrupted};
+use crate::exit::Interrupted;
 use crate::generate::{self, GenerateOptions};
 use crate::kas::command::{self, BuildSpec};
 use crate::kas::{BuildPaths, CacheDirs};
@@ -116,7 +116,7 @@ pub(crate) fn prepare(
     if output.work_dir.is_some() {
         layout = layout.in_work(&work);
     }
-    command::check_paths(&layout).map_err(|e| ImageError::Input(InputError(e.into())))?;
+    command::check_paths(&layout).map_err(crate::kasrun::BuildError::from)?;
     for warning in setup.caches.warnings(&dirs, &caches::fs_type) {
         ui.warn(warning);
     }

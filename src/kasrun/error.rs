@@ -12,12 +12,8 @@ pub(crate) enum BuildError {
     Kas(#[from] KasError),
     #[error("bad {flag} `{value}`; expected {expected}")]
     BadSetting { flag: &'static str, value: String, expected: &'static str },
-    #[error("cannot write {}: {source}; choose a writable output folder with --out", .path.display())]
-    Unwritable {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot write {}: {cause}; choose a writable output folder with --out", .path.display())]
+    Unwritable { path: PathBuf, cause: std::io::Error },
     #[error(transparent)]
     Run(#[from] crate::runner::RunError),
 }
@@ -37,7 +33,7 @@ impl BuildError {
 impl From<crate::write::WriteError> for BuildError {
     fn from(err: crate::write::WriteError) -> BuildError {
         let (path, source) = err.into_io();
-        BuildError::Unwritable { path, source }
+        BuildError::Unwritable { path, cause: source }
     }
 }
 

@@ -78,8 +78,10 @@ pub(crate) fn build(
     runner: &dyn Runner,
     ui: &Ui,
 ) -> Result<BuildResult, BuildError> {
-    std::fs::create_dir_all(&job.layout.build_dir)
-        .map_err(|source| BuildError::Unwritable { path: job.layout.build_dir.clone(), source })?;
+    std::fs::create_dir_all(&job.layout.build_dir).map_err(|source| BuildError::Unwritable {
+        path: job.layout.build_dir.clone(),
+        cause: source,
+    })?;
     let cmd = job.command();
     ui.status("Running", &cmd);
     ui.note(format!("full log: {}", job.layout.log.display()));
@@ -133,6 +135,17 @@ pub(crate) fn build(
     })
 }
 
+/// The line a failed build ends with (a failed build is an outcome, not an error rtbuild
+/// returns: it is printed as one).
+#[derive(Debug, thiserror::Error)]
+#[error("build of {image} for {machine} failed after {took} ({how})")]
+struct BuildFailed {
+    image: String,
+    machine: String,
+    took: String,
+    how: String,
+}
+
 /// Prints a finished build's outcome on stderr (the result itself goes to stdout).
 pub(crate) fn report(result: &BuildResult, ui: &Ui) {
     match result.status {
@@ -164,16 +177,13 @@ pub(crate) fn report(result: &BuildResult, ui: &Ui) {
             ui.status("Log", result.log.display());
         }
         BuildStatus::Failed => {
-            ui.error(
-                &anyhow::Error::msg(format!(
-                    "build of {} for {} failed after {} ({})",
-                    result.image,
-                    result.machine,
-                    super::report::duration(result.duration_secs),
-                    result.exit.as_deref().unwrap_or("failed")
-                )),
-                Exit::Failed,
-            );
+            let failed = BuildFailed {
+                image: result.image.clone(),
+                machine: result.machine.clone(),
+                took: super::report::duration(result.duration_secs),
+                how: result.exit.clone().unwrap_or_else(|| "failed".into()),
+            };
+            ui.error(&failed, Exit::Failed);
             for line in result.failure_lines() {
                 ui.status("", line);
             }

@@ -8,7 +8,7 @@ use super::error::BuildError;
 /// nearest existing ancestor must be a folder rtbuild can create files in.
 pub(crate) fn check_writable(out: &Path) -> Result<(), BuildError> {
     let unwritable =
-        |path: &Path, source| BuildError::Unwritable { path: path.to_path_buf(), source };
+        |path: &Path, cause| BuildError::Unwritable { path: path.to_path_buf(), cause };
     let Some(existing) = out.ancestors().find(|p| p.exists()) else { return Ok(()) };
     if !existing.is_dir() {
         let source = std::io::Error::new(std::io::ErrorKind::NotADirectory, "a file is in the way");

@@ -89,8 +89,11 @@ pub(crate) fn check(
                     problems.push(Problem::Dirty);
                 }
                 branch = branch.or(checkout.branch);
-                let git =
-                    |source| LockError::Git { repo: name.clone(), path: path.clone(), source };
+                let git = |source| LockError::Git {
+                    repo: name.clone(),
+                    path: path.clone(),
+                    cause: source,
+                };
                 let repo = Repository::open(&path).map_err(git)?;
                 let oid = commit_to_oid(&pin.commit).map_err(git)?;
                 match (on_branch(&repo, branch.as_deref(), oid), &branch) {

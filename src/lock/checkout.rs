@@ -46,7 +46,7 @@ impl Checkout {
         if !path.join(".git").exists() {
             return Ok(None);
         }
-        let git = |source| LockError::Git { repo: name.into(), path: path.into(), source };
+        let git = |source| LockError::Git { repo: name.into(), path: path.into(), cause: source };
         let repo = Repository::open(path).map_err(git)?;
         let head = repo.head().map_err(git)?;
         let head_oid = head.peel_to_commit().map_err(git)?.id();

@@ -38,13 +38,8 @@ pub(crate) enum LockError {
         path.display()
     )]
     NotCheckedOut { repo: String, path: PathBuf },
-    #[error("git failed on `{repo}` ({}): {source}; check that the checkout is a healthy git repository", path.display())]
-    Git {
-        repo: String,
-        path: PathBuf,
-        #[source]
-        source: git2::Error,
-    },
+    #[error("git failed on `{repo}` ({}): {cause}; check that the checkout is a healthy git repository", path.display())]
+    Git { repo: String, path: PathBuf, cause: git2::Error },
     #[error("repo `{repo}` has no branch to update from; {fix}")]
     NoBranch { repo: String, fix: &'static str },
     #[error(
@@ -61,18 +56,14 @@ pub(crate) enum LockError {
         "`kas dump` printed something rtbuild cannot read: {message}; use kas 5.5 (`rtbuild setup`)"
     )]
     KasOutput { message: String },
-    #[error("cannot write {}: {source}; make sure you may write to that folder", path.display())]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot write {}: {cause}; make sure you may write to that folder", path.display())]
+    Write { path: PathBuf, cause: std::io::Error },
 }
 
 impl From<crate::write::WriteError> for LockError {
     fn from(err: crate::write::WriteError) -> LockError {
         let (path, source) = err.into_io();
-        LockError::Write { path, source }
+        LockError::Write { path, cause: source }
     }
 }
 

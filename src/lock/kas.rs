@@ -49,7 +49,7 @@ pub(crate) fn kas_dump(
     }
     // kas wants an existing work folder.
     std::fs::create_dir_all(&config.work_dir)
-        .map_err(|source| LockError::Write { path: config.work_dir.clone(), source })?;
+        .map_err(|source| LockError::Write { path: config.work_dir.clone(), cause: source })?;
     // kas runs in the work folder: hand it an absolute path.
     let kas_file = std::path::absolute(&config.kas_file).unwrap_or(config.kas_file.clone());
     let cmd = Cmd::new(&config.kas_program)

@@ -159,7 +159,7 @@ fn update(
         }
         let checkout = checkout
             .ok_or_else(|| LockError::NotCheckedOut { repo: name.clone(), path: path.clone() })?;
-        let git = |source| LockError::Git { repo: name.clone(), path: path.clone(), source };
+        let git = |source| LockError::Git { repo: name.clone(), path: path.clone(), cause: source };
         let repo = Repository::open(&path).map_err(git)?;
         let new_oid = match to {
             UpdateTo::Checkout => commit_to_oid(&checkout.commit).map_err(git)?,

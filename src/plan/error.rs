@@ -23,14 +23,8 @@ pub(crate) enum PlanError {
     Distro(#[from] UnknownDistro),
     #[error(transparent)]
     Value(#[from] ValueError),
-    #[error(
-        "--config `{text}` is not a kernel option: {source}; write it like CONFIG_NO_HZ_FULL=y"
-    )]
-    Config {
-        text: String,
-        #[source]
-        source: LineError,
-    },
+    #[error("--config `{text}` is not a kernel option: {cause}; write it like CONFIG_NO_HZ_FULL=y")]
+    Config { text: String, cause: LineError },
     #[error("--config asks for both {first} and {second}; keep one")]
     ConfigConflict { first: String, second: String },
     #[error("{what} asks for {setting}, but an RT build needs CONFIG_PREEMPT_RT=y; remove it")]
@@ -41,13 +35,8 @@ pub(crate) enum PlanError {
         "fragment {path} must end in .cfg: meta-qcom merges only *.cfg files from SRC_URI; rename it"
     )]
     FragmentNotCfg { path: PathBuf },
-    #[error("fragment {path}:{line}: {source}; fix that line of the fragment")]
-    FragmentLine {
-        path: PathBuf,
-        line: usize,
-        #[source]
-        source: LineError,
-    },
+    #[error("fragment {path}:{line}: {cause}; fix that line of the fragment")]
+    FragmentLine { path: PathBuf, line: usize, cause: LineError },
     #[error("fragment {path} sets no kernel option; add CONFIG_<NAME>=<value> lines or drop it")]
     FragmentEmpty { path: PathBuf },
     #[error("patch {path} does not exist; check the path given to --patch")]

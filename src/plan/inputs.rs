@@ -65,7 +65,7 @@ fn read_fragment(path: &Path) -> Result<Fragment, PlanError> {
         let line = kconfig::parse_line(raw).map_err(|source| PlanError::FragmentLine {
             path: path.to_path_buf(),
             line: index + 1,
-            source,
+            cause: source,
         })?;
         if let Line::Setting(setting) = line {
             if setting.symbol.as_str() == "CONFIG_PREEMPT_RT" && setting.value != Value::Yes {

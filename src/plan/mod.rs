@@ -350,7 +350,7 @@ fn rt_fragment(nohz_full: bool, configs: &[String]) -> Result<Vec<Setting>, Plan
     let mut given: Vec<Setting> = Vec::new();
     for text in configs {
         let setting = Setting::parse_request(text)
-            .map_err(|source| PlanError::Config { text: values::printable(text), source })?;
+            .map_err(|cause| PlanError::Config { text: values::printable(text), cause })?;
         if let Some(previous) = given.iter().find(|s| s.symbol == setting.symbol) {
             if previous.value != setting.value {
                 return Err(PlanError::ConfigConflict {

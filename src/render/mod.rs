@@ -69,14 +69,14 @@ pub(crate) fn bbappend_path() -> PathBuf {
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum RenderError {
-    #[error("bug in rtbuild: template {name} failed: {source}; please report it")]
-    Template {
-        name: &'static str,
-        #[source]
-        source: minijinja::Error,
-    },
+    #[error("bug in rtbuild: template {name} failed: {cause}; please report it")]
+    Template { name: &'static str, cause: minijinja::Error },
     #[error("bug in rtbuild: the rendered kas file is not valid YAML: {0}; please report it")]
-    Yaml(String),
+    Yaml(serde_yaml::Error),
+    #[error("bug in rtbuild: rtbuild-plan.json could not be written: {0}; please report it")]
+    PlanJson(serde_json::Error),
+    #[error("bug in rtbuild: no repository path for --include {0}; please report it")]
+    IncludePath(String),
 }
 
 /// One entry of the kas file's `header: includes:`: a meta-qcom file (`repo`), or a local kas
@@ -141,12 +141,11 @@ pub(crate) fn render_including(
     let mut tree = Tree::new();
 
     let kas = crate::kas_yaml::generated(&ctx).map_err(template_error("kas.yml"))?;
-    serde_yaml::from_str::<serde_yaml::Value>(&kas)
-        .map_err(|e| RenderError::Yaml(e.to_string()))?;
+    serde_yaml::from_str::<serde_yaml::Value>(&kas).map_err(RenderError::Yaml)?;
     tree.insert(kas_file_name(plan), kas);
 
-    let expectations = formats::to_json(&PlanFile::new(plan.expectations()))
-        .map_err(|e| RenderError::Yaml(e.to_string()))?;
+    let expectations =
+        formats::to_json(&PlanFile::new(plan.expectations())).map_err(RenderError::PlanJson)?;
     tree.insert(PLAN_FILE, expectations);
 
     tree.insert(format!("{LAYER_DIR}/conf/layer.conf"), template("layer.conf", &ctx)?);
@@ -175,7 +174,7 @@ fn template(name: &'static str, ctx: &Context<'_>) -> Result<String, RenderError
 }
 
 fn template_error(name: &'static str) -> impl Fn(minijinja::Error) -> RenderError {
-    move |source| RenderError::Template { name, source }
+    move |source| RenderError::Template { name, cause: source }
 }
 
 /// The kas file's includes: rtbuild's own meta-qcom files, then every `--include` in order.
@@ -192,9 +191,8 @@ fn include_entries<'a>(
         entries.push(match include {
             Include::MetaQcom(name) => meta(name),
             Include::Local(path) => {
-                let file = local.next().ok_or_else(|| {
-                    RenderError::Yaml(format!("no repository path for --include {path}"))
-                })?;
+                let file =
+                    local.next().ok_or_else(|| RenderError::IncludePath(path.to_string()))?;
                 IncludeEntry { repo: None, file: file.as_str().into() }
             }
         });

@@ -114,7 +114,7 @@ impl Cmd {
                 hint: "install it or put it on PATH".to_string(),
             }
         } else {
-            RunError::Spawn { cmd: self.to_string(), source }
+            RunError::Spawn { cmd: self.to_string(), cause: source }
         }
     }
 }

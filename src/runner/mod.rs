@@ -22,18 +22,10 @@ use std::process::Output;
 pub enum RunError {
     #[error("`{program}` was not found on PATH; {hint}")]
     NotFound { program: String, hint: String },
-    #[error("could not start `{cmd}`: {source}; check that it is installed and on PATH")]
-    Spawn {
-        cmd: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot write the log file {}: {source}; choose a writable build folder", path.display())]
-    Log {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("could not start `{cmd}`: {cause}; check that it is installed and on PATH")]
+    Spawn { cmd: String, cause: std::io::Error },
+    #[error("cannot write the log file {}: {cause}; choose a writable build folder", path.display())]
+    Log { path: PathBuf, cause: std::io::Error },
     #[error("`{cmd}` failed with {status}{}", tail_block(.tail))]
     Status { cmd: String, status: String, tail: String, log: Option<PathBuf> },
 }

@@ -178,7 +178,7 @@ fn wait(handle: &duct::ReaderHandle, cmd: &Cmd) -> Result<std::process::ExitStat
 }
 
 fn wait_error(cmd: &Cmd, source: std::io::Error) -> RunError {
-    RunError::Spawn { cmd: cmd.to_string(), source }
+    RunError::Spawn { cmd: cmd.to_string(), cause: source }
 }
 
 fn open_log(path: &Path) -> Result<std::fs::File, RunError> {
@@ -188,7 +188,7 @@ fn open_log(path: &Path) -> Result<std::fs::File, RunError> {
         }
         std::fs::File::create(path)
     };
-    open().map_err(|source| RunError::Log { path: path.to_path_buf(), source })
+    open().map_err(|source| RunError::Log { path: path.to_path_buf(), cause: source })
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! cyclictest outputs, fingerprints) for `rtbuild report`.
 
 mod cyclictest;
+mod error;
 mod fingerprint;
 mod judge;
 mod length;
@@ -28,13 +29,15 @@ mod trace_run;
 
 pub(crate) use crate::formats::run_json::{Commands, FILE as RUN_FILE};
 pub(crate) use cyclictest::{HIST_MAX_US, Measure, Threads};
-pub(crate) use length::{Length, Span};
+pub(crate) use error::TestError;
+pub(crate) use length::{BadDuration, Length, Span};
 pub(crate) use measurement::Measurement;
+pub(crate) use preflight::PreflightError;
 pub(crate) use program::placement;
-pub(crate) use scenario::{CommandSpec, CustomLoad, Scenario, parse_list};
+pub(crate) use scenario::{CommandSpec, CustomLoad, Scenario, UnknownScenario, parse_list};
 pub(crate) use sequence::{Sequence, Suite, load_argv};
 pub(crate) use session::{Finished, run};
-pub(crate) use trace::{Analyzer, TraceRequest};
+pub(crate) use trace::{Analyzer, TraceError, TraceRequest};
 
 use std::path::PathBuf;
 

@@ -3,14 +3,12 @@
 //! `run.json` after every step. Ctrl-C or a lost connection stops the load, reverts the tuning
 //! and keeps what was measured.
 
-use anyhow::Context;
-
 use super::fingerprint::Sections;
 use super::judge::Ending;
 use super::preflight::{self, Prepared};
 use super::scenario::Scenario;
 use super::signals::{Emergency, StopFlag};
-use super::{HELPER, OutError, TestRequest, own_cpus};
+use super::{HELPER, OutError, TestError, TestRequest, own_cpus};
 use crate::formats::run_json::{
     self, OwnCpus, RunRecord, ScenarioRecord, Settings, Tuning, UrmStop,
 };
@@ -53,14 +51,14 @@ pub(super) struct Run<'a> {
 /// Runs every scenario of `req`, every process on the target started through `runner`. Input
 /// problems (bad output folder, missing tools or
 /// privileges) are errors before anything is written.
-pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> anyhow::Result<Finished> {
+pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Finished, TestError> {
     if req.out.exists() && !req.out.is_dir() {
-        return Err(crate::exit::InputError(OutError::File(req.out.clone()).into()).into());
+        return Err(OutError::File(req.out.clone()).into());
     }
     if req.out.exists()
         && std::fs::read_dir(&req.out).map(|mut d| d.next().is_some()).unwrap_or(true)
     {
-        return Err(crate::exit::InputError(OutError::NotEmpty(req.out.clone()).into()).into());
+        return Err(OutError::NotEmpty(req.out.clone()).into());
     }
     let mut load_tools: Vec<&str> = Vec::new();
     for scenario in &req.measurement.scenarios {
@@ -82,8 +80,7 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> anyhow::Re
     load_tools.sort_unstable();
     load_tools.dedup();
     let own = keep_off_measured_cpus(req, ui);
-    let Prepared { state } = preflight::prepare(runner, &req.host, &load_tools, req.apply_tuning)
-        .map_err(|e| crate::exit::InputError(e.into()))?;
+    let Prepared { state } = preflight::prepare(runner, &req.host, &load_tools, req.apply_tuning)?;
     let tracing = match req.trace {
         Some(trace) => {
             match super::trace::setup(runner, &req.host, &state, &req.measure_cpus, trace) {
@@ -91,19 +88,15 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> anyhow::Re
                 Err(err) => {
                     // Puts back whatever the setup changed, then removes the state folder.
                     let _ = req.host.run_script(runner, HELPER, ["cleanup", &state]);
-                    return Err(crate::exit::InputError(err.into()).into());
+                    return Err(err.into());
                 }
             }
         }
         None => None,
     };
     for dir in ["raw", "fingerprint"] {
-        std::fs::create_dir_all(req.out.join(dir)).with_context(|| {
-            format!(
-                "could not create {}; make sure you may write there, or pass another --out",
-                req.out.join(dir).display()
-            )
-        })?;
+        std::fs::create_dir_all(req.out.join(dir))
+            .map_err(|cause| TestError::CreateDir { path: req.out.join(dir), cause })?;
     }
     let stop = StopFlag::install(Emergency {
         host: req.host.clone(),
@@ -206,7 +199,7 @@ impl Run<'_> {
         out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    fn all(&mut self) -> anyhow::Result<Finished> {
+    fn all(&mut self) -> Result<Finished, TestError> {
         self.save();
         if self.req.stop_urm {
             self.urm_stop();
@@ -346,7 +339,7 @@ impl Run<'_> {
         self.save();
     }
 
-    fn tune_apply(&mut self, script: &str) -> anyhow::Result<()> {
+    fn tune_apply(&mut self, script: &str) -> Result<(), TestError> {
         self.ui
             .status("Tuning", format!("{} (saved values are restored afterwards)", self.req.host));
         let apply =

@@ -36,8 +36,18 @@ pub(crate) struct KconfigCheck {
 pub(crate) enum KconfigCheckError {
     #[error(transparent)]
     Input(#[from] VerifyError),
-    #[error("{0}")]
+    #[error(transparent)]
     Run(#[from] RunError),
+}
+
+/// A file that cannot be used is the user's input (exit 2); a tool that failed is not (exit 1).
+impl crate::exit::ErrorCode for KconfigCheckError {
+    fn exit(&self) -> crate::exit::Exit {
+        match self {
+            KconfigCheckError::Input(e) => crate::exit::ErrorCode::exit(e),
+            KconfigCheckError::Run(_) => crate::exit::Exit::Failed,
+        }
+    }
 }
 
 fn input(path: &Path, what: &'static str, message: impl Into<String>) -> KconfigCheckError {

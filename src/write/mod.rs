@@ -69,14 +69,10 @@ pub(crate) enum WriteError {
     #[error("{} is not valid ({message}); delete it, or pass --force to regenerate everything", .path.display())]
     GeneratedManifest { path: PathBuf, message: String },
     #[error(
-        "cannot write {}: {source}; nothing was changed, make sure you may write to that folder",
+        "cannot write {}: {cause}; nothing was changed, make sure you may write to that folder",
         .path.display()
     )]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, cause: std::io::Error },
 }
 
 impl crate::exit::ErrorCode for WriteError {
@@ -96,7 +92,7 @@ impl WriteError {
     /// conflict with a hand edit, which only [`apply`] reports, becomes an I/O error).
     pub(crate) fn into_io(self) -> (PathBuf, std::io::Error) {
         match self {
-            WriteError::Io { path, source } => (path, source),
+            WriteError::Io { path, cause } => (path, cause),
             WriteError::HandEdited { ref path }
             | WriteError::Foreign { ref path }
             | WriteError::GeneratedManifest { ref path, .. } => {
@@ -126,7 +122,7 @@ fn temp_beside(
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
-    move |source| WriteError::Io { path: path.to_path_buf(), source }
+    move |source| WriteError::Io { path: path.to_path_buf(), cause: source }
 }
 
 /// Writes `tree` under `out`: checks every file, stages every change, then swaps them in; a
@@ -197,7 +193,7 @@ fn decide(
             Ok(None) => Change::Create,
             Ok(Some(current)) if current == bytes => Change::Unchanged,
             Err(crate::base::input::InputError::Unreadable { cause, .. }) => {
-                return Err(WriteError::Io { path, source: cause });
+                return Err(WriteError::Io { path, cause });
             }
             // A FIFO, device or folder where rtbuild writes a file: not rtbuild's.
             Err(_) if force => Change::Update,
@@ -242,7 +238,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> Resul
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let temp = temp_beside(path, bytes, executable)?;
-    temp.persist(path).map_err(|e| WriteError::Io { path: path.to_path_buf(), source: e.error })?;
+    temp.persist(path).map_err(|e| WriteError::Io { path: path.to_path_buf(), cause: e.error })?;
     Ok(())
 }
 

@@ -96,7 +96,7 @@ fn create_dirs(dir: &Path, created: &mut Vec<PathBuf>) -> Result<(), WriteError>
     for d in missing.into_iter().rev() {
         if let Some(file) = d.parent().filter(|p| p.exists() && !p.is_dir()) {
             let source = std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a folder");
-            return Err(WriteError::Io { path: file.to_path_buf(), source });
+            return Err(WriteError::Io { path: file.to_path_buf(), cause: source });
         }
         std::fs::create_dir(d).map_err(io(d))?;
         created.push(d.to_path_buf());

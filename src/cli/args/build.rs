@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{CacheArgs, CacheEnvArgs};
-use crate::exit::InputError;
+use crate::error::Refusal;
 use crate::image::{BuildSetup, Launch};
 use crate::kas::command::BuildSpec;
 use crate::kasrun::BuildError;
@@ -50,7 +50,7 @@ impl BuildArgs {
     pub(crate) fn validate(
         &self,
         project: &crate::plan::PlanRequest,
-    ) -> anyhow::Result<(BuildSpec, CacheSettings)> {
+    ) -> crate::error::Result<(BuildSpec, CacheSettings)> {
         let mut spec =
             BuildSpec::new(&self.targets, self.task.as_deref(), self.bitbake_args.as_deref())
                 .map_err(|e| input(e.into()))?;
@@ -61,7 +61,7 @@ impl BuildArgs {
     }
 
     /// What runs the build: kas, or kas-container with `--container` (see [`Launch::find`]).
-    pub(crate) fn launch(&self, dry_run: bool) -> anyhow::Result<Launch> {
+    pub(crate) fn launch(&self, dry_run: bool) -> crate::error::Result<Launch> {
         Ok(Launch::find(self.kas.as_deref(), self.container.as_deref(), dry_run)?)
     }
 
@@ -71,13 +71,13 @@ impl BuildArgs {
         &self,
         project: &crate::plan::PlanRequest,
         dry_run: bool,
-    ) -> anyhow::Result<BuildSetup> {
+    ) -> crate::error::Result<BuildSetup> {
         let (spec, caches) = self.validate(project)?;
         Ok(BuildSetup { launch: self.launch(dry_run)?, spec, caches })
     }
 }
 
 /// A bad setting is the user's input (exit 2).
-fn input(err: BuildError) -> anyhow::Error {
-    InputError(err.into()).into()
+fn input(err: BuildError) -> Refusal {
+    Refusal::BuildSetting(err)
 }

@@ -29,12 +29,12 @@ pub(crate) struct BuildDirs {
 
 impl BuildDirs {
     /// The machine's catalog name (aliases resolved), when `--machine` was given.
-    pub(crate) fn machine_name(&self) -> anyhow::Result<Option<String>> {
+    pub(crate) fn machine_name(&self) -> crate::error::Result<Option<String>> {
         Ok(self.machine.lookup()?.map(|machine| machine.name))
     }
 
     /// The generated folder, `--dir` or `rtbuild/<machine>`; `None` without either.
-    pub(crate) fn out_dir(&self) -> anyhow::Result<Option<PathBuf>> {
+    pub(crate) fn out_dir(&self) -> crate::error::Result<Option<PathBuf>> {
         if let Some(dir) = &self.dir {
             return Ok(Some(absolute(dir)));
         }
@@ -43,14 +43,14 @@ impl BuildDirs {
     }
 
     /// The generated kas file, `<dir>/<machine>-rt.yml`; `None` without `--machine`.
-    pub(crate) fn kas_file(&self) -> anyhow::Result<Option<PathBuf>> {
+    pub(crate) fn kas_file(&self) -> crate::error::Result<Option<PathBuf>> {
         let Some(machine) = self.machine_name()? else { return Ok(None) };
         let Some(dir) = self.out_dir()? else { return Ok(None) };
         Ok(Some(dir.join(format!("{machine}-rt.yml"))))
     }
 
     /// Where kas keeps the checkouts: as `rtbuild image` arranges it unless told otherwise.
-    pub(crate) fn work_dir(&self) -> anyhow::Result<PathBuf> {
+    pub(crate) fn work_dir(&self) -> crate::error::Result<PathBuf> {
         if let Some(dir) = &self.work_dir {
             return Ok(absolute(dir));
         }
@@ -60,7 +60,7 @@ impl BuildDirs {
 
     /// The build folder holding `tmp/deploy/images/`: `<work dir>/build` (kas's own default)
     /// when a work folder is given, else `<generated folder>/build` as `rtbuild image` uses it.
-    pub(crate) fn build_dir(&self) -> anyhow::Result<PathBuf> {
+    pub(crate) fn build_dir(&self) -> crate::error::Result<PathBuf> {
         match (&self.work_dir, self.out_dir()?) {
             (None, Some(out)) => Ok(out.join("build")),
             _ => Ok(self.work_dir()?.join("build")),

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::MachineArgs;
 use crate::base::{Board, CpuLayout, LayoutError};
-use crate::exit::InputError;
+use crate::error::Refusal;
 use crate::host::Host;
 use crate::plan::{CpuSet, Plan, PlanRequest};
 use crate::runner::Runner;
@@ -27,18 +27,18 @@ pub(crate) struct CpuFlags {
 
 impl CpuFlags {
     /// Both lists parsed, each error naming its flag; `None` where a flag was not given.
-    pub(crate) fn parsed(&self) -> anyhow::Result<(Option<CpuSet>, Option<CpuSet>)> {
-        let parse = |flag: &str, list: &Option<String>| {
+    pub(crate) fn parsed(&self) -> crate::error::Result<(Option<CpuSet>, Option<CpuSet>)> {
+        let parse = |flag: &'static str, list: &Option<String>| {
             list.as_deref()
                 .map(CpuSet::parse)
                 .transpose()
-                .map_err(|err| InputError::msg(format!("{flag}: {err}")))
+                .map_err(|cause| Refusal::CpuFlag { flag, cause })
         };
         Ok((parse("--rt-cpus", &self.rt_cpus)?, parse("--housekeeping", &self.housekeeping)?))
     }
 
     /// `--rt-cpus` (required here) and `--housekeeping`, parsed.
-    fn given_sets(&self) -> anyhow::Result<(CpuSet, Option<CpuSet>)> {
+    fn given_sets(&self) -> crate::error::Result<(CpuSet, Option<CpuSet>)> {
         let (rt, hk) = self.parsed()?;
         Ok((rt.ok_or(LayoutError::NoRtCpu)?, hk))
     }
@@ -46,7 +46,7 @@ impl CpuFlags {
     /// The layout from the lists alone, with no board to ask ([`CpuLayout::given`]): without
     /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
     /// the housekeeping set was guessed this way).
-    pub(crate) fn layout_offline(&self) -> anyhow::Result<(CpuLayout, bool)> {
+    pub(crate) fn layout_offline(&self) -> crate::error::Result<(CpuLayout, bool)> {
         let (rt, hk) = self.given_sets()?;
         Ok((CpuLayout::given(&rt, hk.as_ref())?, hk.is_none()))
     }
@@ -66,12 +66,12 @@ pub(crate) struct CpuArgs {
 
 impl CpuArgs {
     /// The layout from `--rt-cpus`/`--housekeeping` alone (see [`CpuFlags::layout_offline`]).
-    pub(crate) fn layout_offline(&self) -> anyhow::Result<(CpuLayout, bool)> {
+    pub(crate) fn layout_offline(&self) -> crate::error::Result<(CpuLayout, bool)> {
         self.cpus.layout_offline()
     }
 
     /// The machine's plan, when --machine was given.
-    pub(crate) fn plan(&self) -> anyhow::Result<Option<Plan>> {
+    pub(crate) fn plan(&self) -> crate::error::Result<Option<Plan>> {
         let Some(machine) = &self.machine.name else { return Ok(None) };
         let request = PlanRequest {
             machine: Some(machine.clone()),
@@ -89,7 +89,7 @@ impl CpuArgs {
         plan: Option<&Plan>,
         host: &Host,
         runner: &dyn Runner,
-    ) -> anyhow::Result<CpuLayout> {
+    ) -> crate::error::Result<CpuLayout> {
         let online = host.online_cpus(runner)?;
         let (rt, hk) = match plan {
             Some(plan) => (plan.layout.rt.clone(), Some(plan.layout.housekeeping.clone())),

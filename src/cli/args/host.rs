@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::exit::InputError;
+use crate::error::Refusal;
 use crate::host::Host;
 use crate::host::SshTarget;
 
@@ -25,12 +25,9 @@ pub(crate) struct HostArgs {
 
 impl HostArgs {
     /// The host, or `None` when neither --local nor --target was given.
-    pub(crate) fn host(&self) -> anyhow::Result<Option<Host>> {
+    pub(crate) fn host(&self) -> crate::error::Result<Option<Host>> {
         if self.local && self.target.is_some() {
-            return Err(InputError::msg(
-                "--local and --target name two places to run; pass one of them",
-            )
-            .into());
+            return Err(Refusal::LocalAndTarget.into());
         }
         if self.local {
             return Ok(Some(Host::Local));
@@ -39,8 +36,7 @@ impl HostArgs {
             Some(url) => {
                 if let Some(config) = &self.ssh_config {
                     // ssh reads it whole: a FIFO would hang it, `/dev/zero` grow it without end.
-                    crate::base::input::check_file(config)
-                        .map_err(|err| InputError::msg(format!("--ssh-config {err}")))?;
+                    crate::base::input::check_file(config).map_err(Refusal::SshConfig)?;
                 }
                 let target = SshTarget::parse(url)?.with_ssh_config(self.ssh_config.clone());
                 Ok(Some(Host::Ssh(target)))

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 
-use crate::exit::InputError;
+use crate::error::Refusal;
 use crate::rttests::Program;
 use crate::rttests::options::Checked;
 use crate::testrun::{self, CustomLoad, HIST_MAX_US, Measurement, Scenario, Span};
@@ -80,26 +80,23 @@ pub(crate) struct MeasureArgs {
 }
 
 impl MeasureArgs {
-    /// Checks every flag; bad input is an [`InputError`] naming the flag and the fix.
-    pub(crate) fn check(&self) -> anyhow::Result<Measurement> {
-        let input = |e: anyhow::Error| InputError(e);
+    /// Checks every flag; bad input is a [`Refusal`] naming the flag and the fix.
+    pub(crate) fn check(&self) -> crate::error::Result<Measurement> {
         let custom_load = self
             .load_cmd
             .as_deref()
             .map(|text| custom_load(text, !self.load_unpinned))
             .transpose()?;
         let scenarios = scenario_list(self.scenario.as_deref(), custom_load.as_ref())?;
-        let mut span = Span::parse(&self.duration).map_err(|e| input(e.into()))?;
+        let mut span = Span::parse(&self.duration).map_err(Refusal::Duration)?;
         if let Some(loops) = self.loops {
             span = Span { length: testrun::Length::Loops(loops), interval_us: None };
         }
         let cyclictest_args = match &self.cyclictest_args {
-            Some(text) => {
-                crate::toolargs::CYCLICTEST.check_text(text).map_err(|e| input(e.into()))?
-            }
+            Some(text) => crate::toolargs::CYCLICTEST.check_text(text).map_err(Refusal::Options)?,
             None => Vec::new(),
         };
-        let tests = crate::rttests::parse_list(&self.tests).map_err(|e| input(e.into()))?;
+        let tests = crate::rttests::parse_list(&self.tests).map_err(Refusal::Tests)?;
         let test_args = test_args(&self.test_args, &tests, &scenarios)?;
         Ok(Measurement {
             scenarios,
@@ -123,20 +120,13 @@ impl MeasureArgs {
 }
 
 /// `--load-cmd`: split without a shell; the program must be a plain name or path.
-fn custom_load(text: &str, pinned: bool) -> anyhow::Result<CustomLoad> {
-    let argv = crate::toolargs::split("--load-cmd", text).map_err(|e| InputError(e.into()))?;
+fn custom_load(text: &str, pinned: bool) -> crate::error::Result<CustomLoad> {
+    let argv = crate::toolargs::split("--load-cmd", text).map_err(Refusal::Words)?;
     let Some(program) = argv.first() else {
-        return Err(InputError::msg(
-            "--load-cmd is empty; pass the load's program and arguments, e.g. --load-cmd \"stress-ng -c 4\"",
-        )
-        .into());
+        return Err(Refusal::EmptyLoadCmd.into());
     };
     if program.is_empty() || program.starts_with('-') || program.chars().any(char::is_control) {
-        return Err(InputError::msg(format!(
-            "--load-cmd: `{}` is not a program name; start with the program, e.g. --load-cmd \"stress-ng -c 4\"",
-            program.escape_debug()
-        ))
-        .into());
+        return Err(Refusal::NotAProgram(program.clone()).into());
     }
     Ok(CustomLoad { argv, pinned })
 }
@@ -146,18 +136,12 @@ fn custom_load(text: &str, pinned: bool) -> anyhow::Result<CustomLoad> {
 fn scenario_list(
     text: Option<&str>,
     custom_load: Option<&CustomLoad>,
-) -> anyhow::Result<Vec<Scenario>> {
+) -> crate::error::Result<Vec<Scenario>> {
     let text = text.unwrap_or(if custom_load.is_some() { "idle,custom" } else { "idle,stress" });
-    let scenarios = testrun::parse_list(text).map_err(|e| InputError(e.into()))?;
+    let scenarios = testrun::parse_list(text).map_err(Refusal::Scenario)?;
     match (scenarios.contains(&Scenario::Custom), custom_load.is_some()) {
-        (true, false) => Err(InputError::msg(
-            "scenario `custom` runs the --load-cmd load; pass --load-cmd \"stress-ng …\" (or drop custom)",
-        )
-        .into()),
-        (false, true) => Err(InputError::msg(
-            "--load-cmd is the load of scenario `custom`; add custom to --scenario",
-        )
-        .into()),
+        (true, false) => Err(Refusal::CustomWithoutLoad.into()),
+        (false, true) => Err(Refusal::LoadWithoutCustom.into()),
         _ => Ok(scenarios),
     }
 }
@@ -168,28 +152,19 @@ fn test_args(
     values: &[String],
     tests: &[Program],
     scenarios: &[Scenario],
-) -> anyhow::Result<BTreeMap<Program, Checked>> {
+) -> crate::error::Result<BTreeMap<Program, Checked>> {
     let mut by_program = BTreeMap::new();
     for value in values {
         let (program, checked) =
-            crate::rttests::options::parse(value).map_err(|e| InputError(e.into()))?;
+            crate::rttests::options::parse(value).map_err(Refusal::TestArgs)?;
         if program != Program::Hackbench && !tests.contains(&program) {
-            return Err(InputError::msg(format!(
-                "--test-args {program}: {program} is not in --tests; add it there or drop these options"
-            ))
-            .into());
+            return Err(Refusal::TestArgsNotRun(program).into());
         }
         if program == Program::Hackbench && !scenarios.contains(&Scenario::Hackbench) {
-            return Err(InputError::msg(
-                "--test-args hackbench: no hackbench scenario runs; add hackbench to --scenario or drop these options",
-            )
-            .into());
+            return Err(Refusal::HackbenchNotRun.into());
         }
         if by_program.insert(program, checked).is_some() {
-            return Err(InputError::msg(format!(
-                "--test-args {program} is given twice; put all of {program}'s options in one value"
-            ))
-            .into());
+            return Err(Refusal::TestArgsTwice(program).into());
         }
     }
     Ok(by_program)

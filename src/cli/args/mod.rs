@@ -22,5 +22,5 @@ pub(crate) use host::HostArgs;
 pub(crate) use machine::{CatalogArgs, MachineArgs};
 pub(crate) use measure::MeasureArgs;
 pub(crate) use output::OutputArgs;
-pub(crate) use plan::{PlanArgs, absolute, meta_qcom_error};
+pub(crate) use plan::{PlanArgs, absolute};
 pub(crate) use post::PostArgs;

@@ -6,8 +6,7 @@ use clap::Args;
 
 use super::{CpuFlags, MachineArgs};
 use crate::catalog::Catalog;
-use crate::catalog::meta_qcom::{MetaQcom, MetaQcomError};
-use crate::exit::InputError;
+use crate::catalog::meta_qcom::MetaQcom;
 use crate::plan::{PROJECT_FILE, Plan, PlanRequest};
 
 /// Machine and build options. Each can also be set in `rtbuild.yaml` (same names); flags win.
@@ -80,7 +79,7 @@ pub(crate) struct PlanArgs {
 
 impl PlanArgs {
     /// The request these flags make, over the project file's.
-    pub(crate) fn request(&self) -> anyhow::Result<PlanRequest> {
+    pub(crate) fn request(&self) -> crate::error::Result<PlanRequest> {
         let flags = PlanRequest {
             machine: self.machine.name.clone(),
             rt_cpus: self.cpus.rt_cpus.clone(),
@@ -114,12 +113,12 @@ impl PlanArgs {
         })
     }
 
-    pub(crate) fn catalog(&self) -> anyhow::Result<Catalog> {
+    pub(crate) fn catalog(&self) -> crate::error::Result<Catalog> {
         self.machine.catalog()
     }
 
     /// Validates everything into a plan (consulting `--meta-qcom DIR` when given).
-    pub(crate) fn plan(&self) -> anyhow::Result<Plan> {
+    pub(crate) fn plan(&self) -> crate::error::Result<Plan> {
         let request = self.request()?;
         let catalog = self.catalog()?;
         Ok(match self.meta_qcom()? {
@@ -129,20 +128,12 @@ impl PlanArgs {
     }
 
     /// The `--meta-qcom DIR` checkout, opened (and so checked), when given.
-    pub(crate) fn meta_qcom(&self) -> anyhow::Result<Option<MetaQcom>> {
-        self.meta_qcom
-            .as_deref()
-            .map(|dir| MetaQcom::open(dir).map_err(meta_qcom_error))
-            .transpose()
+    pub(crate) fn meta_qcom(&self) -> crate::error::Result<Option<MetaQcom>> {
+        self.meta_qcom.as_deref().map(MetaQcom::open).transpose().map_err(Into::into)
     }
 }
 
 /// `path` made absolute against the current folder (no symlink resolution).
 pub(crate) fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// A bad meta-qcom folder or machine conf is the user's input (exit 2).
-pub(crate) fn meta_qcom_error(err: MetaQcomError) -> anyhow::Error {
-    if err.is_input() { InputError(err.into()).into() } else { err.into() }
 }

@@ -25,7 +25,7 @@ pub(crate) struct PostArgs {
 
 impl PostArgs {
     /// The post-build steps for a build of `spec` (see [`Post::decide`]).
-    pub(crate) fn decide(&self, spec: &BuildSpec, ui: &Ui) -> anyhow::Result<Post> {
+    pub(crate) fn decide(&self, spec: &BuildSpec, ui: &Ui) -> crate::error::Result<Post> {
         let epoch = self.env_source_date_epoch.as_ref().and_then(|t| t.to_str());
         Ok(Post {
             source_date_epoch: epoch.and_then(|t| t.trim().parse().ok()),

@@ -1,0 +1,242 @@
+//! [`Refusal`]: input the command layer itself refuses (exit 2): flags that do not go together,
+//! a flag a command needs, a value checked against another. Each is one line,
+//! `<what>; <how to fix>`; a variant that names a stage's error keeps it as a typed field.
+//!
+//! A stage error that is input only where a command uses it (a CPU list, a `--out` folder, a
+//! `--cyclictest-args` value) is held here too, shown as it is.
+
+use std::path::{Path, PathBuf};
+
+use crate::base::CpuListError;
+use crate::plan::CpuSet;
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Refusal {
+    // Stage errors that are the user's input where the command layer meets them.
+    #[error(transparent)]
+    CpuList(#[from] CpuListError),
+    #[error(transparent)]
+    Output(#[from] crate::base::output::OutputError),
+    #[error(transparent)]
+    BuildSetting(crate::kasrun::BuildError),
+    #[error(transparent)]
+    Install(#[from] crate::ci::BadInstall),
+    #[error(transparent)]
+    LockFile(crate::lock::LockError),
+    #[error(transparent)]
+    KernelTree(#[from] crate::kconfig::tree::NotKernelSource),
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
+    #[error(transparent)]
+    Distro(#[from] crate::plan::UnknownDistro),
+    #[error(transparent)]
+    Job(#[from] crate::lava::job::JobError),
+    #[error(transparent)]
+    Words(#[from] crate::toolargs::WordsError),
+    #[error(transparent)]
+    Options(#[from] crate::toolargs::OptionError),
+    #[error(transparent)]
+    Tests(#[from] crate::rttests::TestsError),
+    #[error(transparent)]
+    TestArgs(#[from] crate::rttests::options::TestArgsError),
+    #[error(transparent)]
+    Scenario(#[from] crate::testrun::UnknownScenario),
+    #[error(transparent)]
+    Duration(#[from] crate::testrun::BadDuration),
+    /// `--main-cpu` is not a housekeeping CPU (the measurement says why).
+    #[error("{0}")]
+    MainCpu(String),
+    /// `--deploy` names no way to flash (the catalog says why).
+    #[error("{0}")]
+    Deploy(String),
+    /// `--arch` names no QEMU architecture (the LAVA job says which it knows).
+    #[error("{0}")]
+    Arch(String),
+
+    // lock
+    #[error("a lock FILE is read only with --check; use --machine to write one")]
+    LockFileWithoutCheck,
+    #[error("--machine is required to write a lock; or pass --check FILE or --diff OLD NEW")]
+    LockNeedsMachine,
+    #[error(
+        "--check needs --machine or a lock FILE; pass --machine NAME or the lock file to check"
+    )]
+    CheckNeedsLock,
+    #[error("--install needs --machine (the build to install the lock for)")]
+    InstallNeedsMachine,
+
+    // bundle
+    #[error("--machine is required to make a bundle; pass --machine NAME (see `rtbuild machines`)")]
+    BundleNeedsMachine,
+    #[error(
+        "nothing is built for {machine} (no {}); run `rtbuild image --machine {machine}` first, or pass --dir DIR where it generated",
+        .dir.display()
+    )]
+    NothingBuilt { machine: String, dir: PathBuf },
+    #[error("no --image and no rtbuild-plan.json to read it from; pass --image NAME")]
+    NoImage,
+
+    // ci
+    #[error(
+        "rtbuild ci builds the boards of --machines; pass --machines {} instead of --machine",
+        crate::quote::sh(.0)
+    )]
+    CiMachine(String),
+    #[error(
+        "rtbuild ci builds the distros of --distros; pass --distros {} instead of --distro",
+        crate::quote::sh(.0)
+    )]
+    CiDistro(String),
+    #[error(
+        "rtbuild ci sets DL_DIR and SSTATE_DIR for each job; pass --runner-cache DIR (downloads and sstate beneath it) instead of --dl-dir/--sstate-dir"
+    )]
+    CiCacheDirs,
+    #[error(
+        "bad {flag} `{}`: the CI jobs read it from their checkout; pass the {what}'s path inside the repository, relative to its top (letters, digits, `-_./+@`)",
+        first_80(.path).escape_debug()
+    )]
+    NotInRepo { flag: &'static str, path: PathBuf, what: &'static str },
+    #[error(
+        "{flag} {}: no such {what} in this repository; run rtbuild ci at the top of the repository the pipeline checks out, and pass a {what} in it",
+        .path.to_string_lossy()
+    )]
+    MissingInRepo { flag: &'static str, path: PathBuf, what: &'static str },
+    #[error(
+        "bad --lock `{}`; pass the lock file's path inside the repository, relative to its top (letters, digits, `-_./+@`)",
+        first_80(.0)
+    )]
+    LockNotInRepo(PathBuf),
+    #[error(
+        "bad --history-db-secret `{}`: not a CI secret name; pass the name of the secret or masked variable that holds the database URL (letters, digits and `_`, not starting with a digit or GITHUB_), e.g. RTBUILD_HISTORY_DB",
+        .0.chars().take(80).collect::<String>().escape_debug()
+    )]
+    SecretName(String),
+    #[error("--lava-scenario: {0}")]
+    LavaScenario(crate::testrun::UnknownScenario),
+    #[error(
+        "--lava-scenario: `custom` needs a --load-cmd, which CI jobs do not take; use idle, stress, stress-isolated or full"
+    )]
+    LavaCustom,
+    #[error("--lava-tests: {0}")]
+    LavaTests(crate::rttests::TestsError),
+    #[error("--lava-duration: {0}")]
+    LavaDuration(crate::testrun::BadDuration),
+    #[error("--lava-duration: {0}")]
+    LavaJobLength(crate::lava::job::JobError),
+
+    // history
+    #[error("--since {0:?} is not a date; pass YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC)")]
+    Since(String),
+
+    // kconfig-check
+    #[error(
+        "--config `{}` is not a kernel option: {cause}; write it like CONFIG_EXPERT=y",
+        .text.escape_debug()
+    )]
+    KconfigOption { text: String, cause: crate::kconfig::LineError },
+
+    // lava
+    #[error(
+        "rtbuild lava needs --machine NAME, the board the lab flashes; see `rtbuild machines` for the names"
+    )]
+    LavaNeedsMachine,
+
+    // machines
+    #[error("--meta-qcom lists every machine; drop `show NAME`, or drop --meta-qcom")]
+    MetaQcomWithShow,
+
+    // matrix
+    #[error(
+        "--work-dir {} (or KAS_WORK_DIR) puts every cell in one build folder, which holds one distro, but --distro lists {distros}; run one matrix per distro, each with its own --work-dir, or leave --work-dir and KAS_WORK_DIR unset (each distro's cells then build in their own folders)",
+        crate::quote::sh(&.dir.to_string_lossy())
+    )]
+    WorkDirDistros { dir: PathBuf, distros: usize },
+    #[error(
+        "matrix takes --machines A,B,…, not --machine; pass --machines with a comma-separated list"
+    )]
+    MatrixMachine,
+
+    // setup
+    #[error(
+        "/etc/os-release names neither a Debian/Ubuntu nor a Fedora family distribution; install the Yocto Project's build-host packages for it by hand, then run `rtbuild doctor`"
+    )]
+    UnknownHostOs,
+    #[error("HOME is not set; pass --venv DIR")]
+    NoHome,
+
+    // test
+    #[error(
+        "--cyclictest-args `{0}` conflicts with --trace-above-us, which sets -b and --tracemark itself; drop it from --cyclictest-args"
+    )]
+    TraceConflict(String),
+    #[error(
+        "--trace-above-us traces cyclictest's breach, but --tests has no cyclictest; add cyclictest to --tests or drop --trace-above-us"
+    )]
+    TraceWithoutCyclictest,
+    #[error("--measure-cpus: {0}; or pass `all` for every online CPU")]
+    MeasureCpus(CpuListError),
+    #[error(
+        "--measure-cpus: CPU {off} is not online on {host} (online: {online}); pick CPUs from {online}, or pass `all`"
+    )]
+    MeasureCpusOffline { off: CpuSet, host: String, online: CpuSet },
+    #[error("no target given; pass --local or --target ssh://USER@HOST[:PORT]")]
+    NoTarget,
+
+    // tune
+    #[error("--emit writes the script and runs nothing; drop --apply/--verify/--revert")]
+    EmitRunsNothing,
+    #[error(
+        "nothing to do; pass --emit DIR, or --apply, --verify or --revert with --local or --target"
+    )]
+    NothingToDo,
+    #[error("--{0} needs a place to run; pass --local or --target ssh://USER@HOST[:PORT]")]
+    NoPlaceToRun(&'static str),
+
+    // verify
+    #[error(
+        "--fragment, --config, --patch, --cmdline, --distro and --image describe an rtbuild build; pass --machine (or --plan FILE) with them, or only --rt-cpus and --housekeeping for another board"
+    )]
+    BuildFlagsWithoutMachine,
+    #[error("{flag}: {cause}")]
+    CpuFlag { flag: &'static str, cause: CpuListError },
+    #[error(
+        "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash folder or tarball, .deb, or --target ssh://user@host"
+    )]
+    NothingToVerify,
+
+    // --local / --target
+    #[error("--local and --target name two places to run; pass one of them")]
+    LocalAndTarget,
+    #[error("--ssh-config {0}")]
+    SshConfig(crate::base::input::InputError),
+
+    // --load-cmd, --scenario, --test-args
+    #[error(
+        "--load-cmd is empty; pass the load's program and arguments, e.g. --load-cmd \"stress-ng -c 4\""
+    )]
+    EmptyLoadCmd,
+    #[error(
+        "--load-cmd: `{}` is not a program name; start with the program, e.g. --load-cmd \"stress-ng -c 4\"",
+        .0.escape_debug()
+    )]
+    NotAProgram(String),
+    #[error(
+        "scenario `custom` runs the --load-cmd load; pass --load-cmd \"stress-ng …\" (or drop custom)"
+    )]
+    CustomWithoutLoad,
+    #[error("--load-cmd is the load of scenario `custom`; add custom to --scenario")]
+    LoadWithoutCustom,
+    #[error("--test-args {0}: {0} is not in --tests; add it there or drop these options")]
+    TestArgsNotRun(crate::rttests::Program),
+    #[error(
+        "--test-args hackbench: no hackbench scenario runs; add hackbench to --scenario or drop these options"
+    )]
+    HackbenchNotRun,
+    #[error("--test-args {0} is given twice; put all of {0}'s options in one value")]
+    TestArgsTwice(crate::rttests::Program),
+}
+
+/// The first 80 characters of `path`, as the refusals quote a path that may be anything.
+fn first_80(path: &Path) -> String {
+    path.to_string_lossy().chars().take(80).collect()
+}
