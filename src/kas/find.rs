@@ -21,12 +21,40 @@ pub(crate) fn find(
     path: Option<&OsStr>,
     runner: &dyn Runner,
 ) -> Result<Kas, KasError> {
-    let program = match explicit {
-        Some(p) if p.is_file() => p.to_path_buf(),
-        Some(p) => return Err(KasError::Missing { looked: p.display().to_string() }),
-        None => crate::base::find_program("kas", path)
-            .ok_or_else(|| KasError::Missing { looked: "PATH".to_string() })?,
+    let program = locate(explicit, path)?;
+    let version = answered_version(&program, runner)?;
+    supported(program, version)
+}
+
+/// Like [`find`], but a pip-installed kas's version is read from its package
+/// ([`super::installed`]) instead of a Python start: for the build commands, where `kas
+/// --version` was most of rtbuild's own time (issue 27). `rtbuild doctor` runs kas.
+pub(crate) fn find_for_build(
+    explicit: Option<&Path>,
+    path: Option<&OsStr>,
+    runner: &dyn Runner,
+) -> Result<Kas, KasError> {
+    let program = locate(explicit, path)?;
+    let version = match super::installed::declared_version(&program) {
+        Some(version) => version,
+        None => answered_version(&program, runner)?,
     };
+    supported(program, version)
+}
+
+/// `explicit` (`--kas PATH`), else `kas` on `path`.
+fn locate(explicit: Option<&Path>, path: Option<&OsStr>) -> Result<PathBuf, KasError> {
+    match explicit {
+        Some(p) if p.is_file() => Ok(p.to_path_buf()),
+        Some(p) => Err(KasError::Missing { looked: p.display().to_string() }),
+        None => crate::base::find_program("kas", path)
+            .ok_or_else(|| KasError::Missing { looked: "PATH".to_string() }),
+    }
+}
+
+/// The release `program --version` names.
+fn answered_version(program: &Path, runner: &dyn Runner) -> Result<KasVersion, KasError> {
+    let program = program.to_path_buf();
     let output = runner
         .capture(&Cmd::new(&program).arg("--version"))
         .map_err(|e| KasError::Broken { program: program.clone(), detail: e.to_string() })?;
@@ -35,10 +63,14 @@ pub(crate) fn find(
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    let version = KasVersion::parse(&text).ok_or_else(|| KasError::Broken {
+    KasVersion::parse(&text).ok_or_else(|| KasError::Broken {
         program: program.clone(),
         detail: format!("`--version` printed {:?}", text.trim()),
-    })?;
+    })
+}
+
+/// `program` when its `version` is one rtbuild supports.
+fn supported(program: PathBuf, version: KasVersion) -> Result<Kas, KasError> {
     if version < MIN_KAS {
         return Err(KasError::TooOld { program, version });
     }
@@ -78,6 +110,14 @@ pub(crate) fn search_path() -> OsString {
 /// The kas `--kas` names, else the one on [`search_path`].
 pub(crate) fn find_kas(explicit: Option<&Path>, runner: &dyn Runner) -> Result<Kas, KasError> {
     find(explicit, Some(&search_path()), runner)
+}
+
+/// The kas a build runs ([`find_for_build`]): `--kas`, else the one on [`search_path`].
+pub(crate) fn find_kas_for_build(
+    explicit: Option<&Path>,
+    runner: &dyn Runner,
+) -> Result<Kas, KasError> {
+    find_for_build(explicit, Some(&search_path()), runner)
 }
 
 #[cfg(test)]

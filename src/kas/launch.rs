@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::engine::{Engine, kas_container};
 use super::error::KasError;
-use super::find::{Kas, find_kas, search_path};
+use super::find::{Kas, find_kas_for_build, search_path};
 use crate::runner::Runner;
 
 /// The program that runs kas's commands, and the container engine when it is kas-container.
@@ -26,7 +26,7 @@ impl Launcher {
         dry_run: bool,
         runner: &dyn Runner,
     ) -> Result<Launcher, KasError> {
-        let found = find_kas(kas, runner);
+        let found = find_kas_for_build(kas, runner);
         let program = match (engine, found) {
             (Some(_), found) => {
                 let host_kas = found.as_ref().ok().map(|k| k.program.clone());

@@ -3,7 +3,8 @@
 //! here, and the image pipeline strings both together.
 //!
 //! 1. [`find::find`] finds kas (`--kas`, PATH, or the venv [`setup`] makes) and checks its
-//!    version against the releases [`version`] knows;
+//!    version against the releases [`version`] knows (for a build, a pip-installed kas's
+//!    version is read from its package by [`installed`], without a Python start);
 //! 2. [`engine::Engine`] and [`Launcher`] decide whether kas runs on the host or through
 //!    kas-container with docker or podman;
 //! 3. [`paths::BuildPaths`] and [`paths::CacheDirs`] place the folders kas works in
@@ -15,6 +16,7 @@ pub(crate) mod command;
 pub(crate) mod engine;
 mod error;
 pub(crate) mod find;
+mod installed;
 mod launch;
 pub(crate) mod paths;
 pub(crate) mod setup;
