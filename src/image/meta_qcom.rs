@@ -91,9 +91,8 @@ pub(crate) fn resolve(
                 None => Some(site.out.join(crate::render::lock_name(&machine.name)))
                     .filter(|p| p.is_file()),
             };
-            let started = std::time::Instant::now();
-            let meta_qcom = checkout(settings, &site, lock.as_deref(), options, runner, ui)?;
-            let kas_secs = started.elapsed().as_secs_f64();
+            let (meta_qcom, kas_secs) =
+                checkout(settings, &site, lock.as_deref(), options, runner, ui)?;
             Ok(Resolved { meta_qcom, checked_out: true, kas_secs })
         }
     }
@@ -127,7 +126,9 @@ struct Repo<'a> {
 
 /// `kas checkout` of meta-qcom into the work folder, over the lock the build will use (the
 /// `--lock` file or the one beside the kas file), from a private folder that is removed after;
-/// the build folder is not touched. `None` when the checkout fails or holds no meta-qcom.
+/// the build folder is not touched. `None` when the checkout fails or holds no meta-qcom;
+/// with the seconds kas itself ran (only the `kas checkout` process: writing its files and
+/// opening the checkout are rtbuild's own time).
 fn checkout(
     settings: &Settings,
     site: &Site,
@@ -135,7 +136,7 @@ fn checkout(
     options: &ImageOptions,
     runner: &dyn Runner,
     ui: &Ui,
-) -> Result<Option<MetaQcom>, ImageError> {
+) -> Result<(Option<MetaQcom>, f64), ImageError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |cause| crate::kasrun::BuildError::Unwritable { path, cause }
@@ -188,14 +189,17 @@ fn checkout(
     ]);
     let cmd = command::in_container(checkout, launch.launcher.engine);
     ui.status("Checking out", &cmd);
-    if let Err(err) = runner.capture(&cmd).and_then(|output| check_status(&cmd, output)) {
+    let started = std::time::Instant::now();
+    let ran = runner.capture(&cmd).and_then(|output| check_status(&cmd, output));
+    let kas_secs = started.elapsed().as_secs_f64();
+    if let Err(err) = ran {
         ui.detail(format!("kas checkout failed ({err}); kas build will report it"));
-        return Ok(None);
+        return Ok((None, kas_secs));
     }
     if signals::interrupted() {
         return Err(Interrupted.into());
     }
-    Ok(MetaQcom::open(&checkout_dir(&site.work)).ok())
+    Ok((MetaQcom::open(&checkout_dir(&site.work)).ok(), kas_secs))
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), ImageError> {

@@ -58,7 +58,8 @@ pub(crate) enum ImageOutcome {
     /// `--dry-run`: the files that would change were reported; nothing ran.
     Planned(DryRun),
     /// kas ran: the build's result (failed and interrupted builds too), what ran after it,
-    /// and the seconds kas itself took (the checkout that follows meta-qcom and the build).
+    /// and the seconds kas itself took (the checkout that follows meta-qcom, the build and the
+    /// bundle's `kas dump`).
     Built { result: BuildResult, after: After, kas_secs: f64 },
 }
 
@@ -138,7 +139,7 @@ pub(crate) fn image(
     let result = run::build(&job, runner, ui)?;
     run::report(&result, ui);
     let after = after_build(&result, &job, &expected, options.post, runner, ui)?;
-    let kas_secs = resolved.kas_secs + result.duration_secs;
+    let kas_secs = resolved.kas_secs + result.duration_secs + after.kas_secs;
     Ok(ImageOutcome::Built { result, after, kas_secs })
 }
 

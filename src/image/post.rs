@@ -51,6 +51,8 @@ pub(crate) struct After {
     pub passed: bool,
     pub verified: Option<Verified>,
     pub bundle: Option<BundleOutcome>,
+    /// Seconds kas ran after the build (`kas dump` for the bundle): kas's time, not rtbuild's.
+    pub kas_secs: f64,
 }
 
 /// After a successful build: verify against the plan (a failed check fails the build), then
@@ -76,12 +78,13 @@ pub(crate) fn after_build(
             ui.status("", line);
         }
         ui.note(format!("verdict: {}", verified.file.display()));
-        return Ok(After { passed: false, verified: Some(verified), bundle: None });
+        return Ok(After { passed: false, verified: Some(verified), ..After::default() });
     }
     let checks: usize = verified.verdict.reports.iter().map(|r| r.checks.len()).sum();
     ui.status("Verified", format!("{checks} checks passed ({})", verified.file.display()));
+    let mut kas_secs = 0.0;
     let bundle = if post.bundle {
-        keep_resolved_config(job, runner, ui)?;
+        kas_secs = keep_resolved_config(job, runner, ui)?;
         let outcome =
             verify_bundle::bundle_build(&job.layout, expected, &verified, post.source_date_epoch)
                 .map_err(ImageError::After)?;
@@ -90,25 +93,27 @@ pub(crate) fn after_build(
     } else {
         None
     };
-    Ok(After { passed: true, verified: Some(verified), bundle })
+    Ok(After { passed: true, verified: Some(verified), bundle, kas_secs })
 }
 
 /// `kas dump --resolve-refs --resolve-local --resolve-env` of the build, written as
-/// `<out>/kas-dump.yml` for the bundle.
-fn keep_resolved_config(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<(), ImageError> {
+/// `<out>/kas-dump.yml` for the bundle. Returns the seconds kas ran.
+fn keep_resolved_config(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<f64, ImageError> {
     let dump = command::in_container(
         command::kas_dump_resolved(&job.kas, &job.layout, &job.dirs),
         job.container,
     );
     ui.status("Resolving", &dump);
-    let output = runner
-        .capture(&dump)
+    let started = std::time::Instant::now();
+    let ran = runner.capture(&dump);
+    let kas_secs = started.elapsed().as_secs_f64();
+    let output = ran
         .and_then(|output| check_status(&dump, output))
         .map_err(|e| ImageError::After(verify_bundle::AfterError::Dump(e.to_string())))?;
     let file = job.layout.out.join(crate::bundle::KAS_DUMP_FILE);
     crate::write::write_atomic(&file, &output.stdout, false)
         .map_err(|e| ImageError::After(verify_bundle::AfterError::Dump(e.to_string())))?;
-    Ok(())
+    Ok(kas_secs)
 }
 
 #[cfg(test)]
