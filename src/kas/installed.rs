@@ -93,9 +93,9 @@ mod tests {
         crate::write::fixture(&python, "").unwrap();
         set_executable(&python);
         let kas = dir.path().join("bin/kas");
-        crate::write::fixture(&kas, &format!("#!{}\n{SCRIPT}", python.display())).unwrap();
+        crate::write::fixture(&kas, format!("#!{}\n{SCRIPT}", python.display())).unwrap();
         let package = dir.path().join("lib/python3.11/site-packages/kas/__version__.py");
-        crate::write::fixture(&package, &format!("\"\"\"doc\"\"\"\n{version_line}\n")).unwrap();
+        crate::write::fixture(&package, format!("\"\"\"doc\"\"\"\n{version_line}\n")).unwrap();
         (dir, kas)
     }
 
@@ -145,8 +145,7 @@ mod tests {
         // A script that does not run kas (a wrapper, a fake printing a version).
         let (dir, kas) = venv("__version__ = '5.5'");
         let python = dir.path().join("bin/python3");
-        crate::write::fixture(&kas, &format!("#!{}\nprint('kas 5.5')\n", python.display()))
-            .unwrap();
+        crate::write::fixture(&kas, format!("#!{}\nprint('kas 5.5')\n", python.display())).unwrap();
         assert_eq!(declared_version(&kas), None);
         crate::write::fixture(&kas, "#!/bin/sh\necho kas 5.5\n").unwrap();
         assert_eq!(declared_version(&kas), None);
