@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::{Background, Cmd, Finished, RunError};
 
 /// Starts processes for a stage.
-pub trait Runner {
+pub(crate) trait Runner {
     /// Runs `cmd`, streaming each output line to `on_line` and to `log` (see
     /// [`super::run_streaming`]).
     fn stream(
@@ -46,7 +46,7 @@ pub trait Runner {
 
 /// The real thing.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct System;
+pub(crate) struct System;
 
 impl Runner for System {
     fn stream(
@@ -88,28 +88,28 @@ impl Runner for System {
 /// One command a [`Recorder`] was asked to run.
 #[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded {
-    pub cmd: Cmd,
-    pub kind: &'static str,
+pub(crate) struct Recorded {
+    pub(crate) cmd: Cmd,
+    pub(crate) kind: &'static str,
 }
 
 /// A fake runner: records commands and answers each with the same canned output and exit code.
 #[cfg(test)]
 #[derive(Debug, Default)]
-pub struct Recorder {
-    pub output: String,
-    pub code: i32,
-    pub calls: std::sync::Mutex<Vec<Recorded>>,
+pub(crate) struct Recorder {
+    pub(crate) output: String,
+    pub(crate) code: i32,
+    pub(crate) calls: std::sync::Mutex<Vec<Recorded>>,
 }
 
 #[cfg(test)]
 impl Recorder {
-    pub fn new(output: &str, code: i32) -> Recorder {
+    pub(crate) fn new(output: &str, code: i32) -> Recorder {
         Recorder { output: output.to_string(), code, calls: std::sync::Mutex::new(Vec::new()) }
     }
 
     /// The argv of every command run so far.
-    pub fn argvs(&self) -> Vec<Vec<String>> {
+    pub(crate) fn argvs(&self) -> Vec<Vec<String>> {
         self.calls.lock().map(|c| c.iter().map(|r| r.cmd.argv()).collect()).unwrap_or_default()
     }
 

@@ -14,7 +14,7 @@ use super::{Cmd, RunError};
 
 /// How a child process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// The exit code, when it exited.
     pub code: Option<i32>,
     /// The signal that killed it, when it was killed.
@@ -24,16 +24,17 @@ pub struct Finished {
 }
 
 impl Finished {
-    pub fn exited(code: i32) -> Finished {
+    #[cfg(test)]
+    pub(crate) fn exited(code: i32) -> Finished {
         Finished { code: Some(code), signal: None, interrupted: false }
     }
 
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         self.code == Some(0) && !self.interrupted
     }
 
     /// `exit code 2`, `signal 15`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match (self.code, self.signal) {
             (Some(code), _) => format!("exit code {code}"),
             (None, Some(signal)) => format!("signal {signal}"),
@@ -63,7 +64,7 @@ const KILL_AFTER: Duration = Duration::from_secs(45);
 /// end, invalid UTF-8 replaced) and appending each line to `log` when given. The child gets its
 /// own process group; signals rtbuild receives are forwarded to it (call
 /// [`signals::install`] first). Any exit status is returned, not an error.
-pub fn run_streaming(
+pub(crate) fn run_streaming(
     cmd: &Cmd,
     log: Option<&Path>,
     on_line: &mut dyn FnMut(&str),
@@ -141,7 +142,7 @@ pub fn run_streaming(
 /// Runs `cmd` attached to the terminal (stdin, stdout and stderr inherited), for interactive
 /// tools such as `kas shell`. The child stays in rtbuild's process group so the terminal's
 /// Ctrl-C reaches it directly; rtbuild only waits.
-pub fn run_interactive(cmd: &Cmd) -> Result<Finished, RunError> {
+pub(crate) fn run_interactive(cmd: &Cmd) -> Result<Finished, RunError> {
     let output = cmd.to_duct().unchecked().run().map_err(|source| cmd.spawn_error(source))?;
     signals::sweep_orphans(ORPHAN_GRACE_INTERRUPTED);
     Ok(Finished::from_status(&output.status))

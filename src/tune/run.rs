@@ -8,14 +8,14 @@ use crate::runner::{RunError, Runner, describe_status, last_lines};
 /// What to do with the tuning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Action {
+pub(crate) enum Action {
     Apply,
     Verify,
     Revert,
 }
 
 impl Action {
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Action::Apply => "apply",
             Action::Verify => "verify",
@@ -26,7 +26,7 @@ impl Action {
 
 /// The script's report: one line per knob (`set`, `keep`, `ok`, `mismatch`, `refused`, …).
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub action: Action,
     /// Every knob held (verify), was set (apply) or was restored (revert). Refused IRQs do not
     /// count against it.
@@ -40,7 +40,7 @@ pub struct Outcome {
 
 /// The script could not be run at all.
 #[derive(Debug, thiserror::Error)]
-pub enum TuneRunError {
+pub(crate) enum TuneRunError {
     #[error(transparent)]
     Run(#[from] RunError),
     #[error(
@@ -60,7 +60,7 @@ fn tail(stderr: &str) -> String {
 /// Runs `action` of `script` on `host` through `runner`, keeping saved values in `/run/<state>` (default
 /// `rtbuild-tune.state`, shared with the boot-time service). Exit 0 and 1 are reports (1 = a
 /// knob failed); any other status means the script did not run.
-pub fn run_script(
+pub(crate) fn run_script(
     runner: &dyn Runner,
     host: &Host,
     script: &str,

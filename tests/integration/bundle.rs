@@ -384,7 +384,7 @@ fn bundle_reads_real_verify_json() {
     let mut config = Vec::new();
     std::io::Read::read_to_end(&mut liblzma::read::XzDecoder::new(xz.as_slice()), &mut config)
         .unwrap();
-    assert_eq!(m["kernel"]["config_sha256"], rtbuild::digest::sha256_hex(&config).as_str());
+    assert_eq!(m["kernel"]["config_sha256"], crate::fixtures::sha256_hex(&config).as_str());
     assert!(
         m["verify"]["checks"].as_array().unwrap().iter().any(|c| c["check"] == "CONFIG_PREEMPT_RT")
     );

@@ -194,3 +194,9 @@ pub(crate) fn git_commit_all(dir: &Path, message: &str) {
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", message]);
 }
+
+/// Lowercase hex SHA-256 of `bytes`, computed here with the `sha2` crate (not by rtbuild).
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}

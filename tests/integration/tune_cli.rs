@@ -188,13 +188,15 @@ print(json.dumps({v: d.getVar(v) for v in ["SRC_URI", "S", "SYSTEMD_SERVICE", "S
     assert_eq!(vars["SYSTEMD_AUTO_ENABLE"], "enable");
     assert_eq!(words("FILES"), "/usr/lib/systemd/system/rtbuild-tune.service");
 
-    // do_install, run for real on the files `generate` puts beside the recipe.
+    // do_install, run for real on the files `generate` puts beside the recipe: the unit shipped
+    // in the layer's `files/` and a stand-in for the rendered script.
     fs::create_dir_all(&unpack).unwrap();
-    for (path, bytes) in rtbuild::tune::layer_files("#!/bin/sh\necho tuned\n") {
-        if let Some(name) = path.strip_prefix("recipes-rt/rtbuild-tune/files/") {
-            fs::write(unpack.join(name), bytes).unwrap();
-        }
+    let files = recipe.parent().unwrap().join("files");
+    for entry in fs::read_dir(&files).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), unpack.join(entry.file_name())).unwrap();
     }
+    fs::write(unpack.join("rtbuild-tune.sh"), "#!/bin/sh\necho tuned\n").unwrap();
     let install = std::process::Command::new("sh")
         .args(["-ec", vars["do_install"].as_str().unwrap()])
         .output()

@@ -526,7 +526,7 @@ fn an_unusable_source_still_prints_the_other_reports() {
 #[test]
 fn json_carries_config_sha256_and_kernel_version() {
     let config = debian_config_text("rt");
-    let sha = rtbuild::digest::sha256_hex(&config);
+    let sha = crate::fixtures::sha256_hex(&config);
     let test = Test::new().file("Image", test_built_image(&config, "#1 SMP PREEMPT_RT x"));
     let run = test
         .args(["--json", "verify", "Image"])
