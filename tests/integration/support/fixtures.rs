@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::harness::{project_root, venv};
+use crate::support::harness::{project_root, venv};
 
 /// Machines of the fixture meta-qcom, with their hard QCOM_* assignments (from meta-qcom's
 /// machine confs): name, RT CPU, IRQ affinity.
