@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{CacheEnvArgs, PlanArgs};
-use crate::doctor::{self, Facts, Report, Severity, Target};
+use crate::doctor::{self, DoctorReport, Facts, Severity, Target};
 use crate::exit::Exit;
 use crate::runner::System;
 use crate::ui::Ui;
@@ -87,7 +87,7 @@ fn target(args: &DoctorArgs, engine: Option<crate::kas::Engine>) -> crate::error
 
 /// One line per check (`ok`, `warning`, `problem`), the fix under each that has one, then the
 /// verdict.
-fn lines(report: &Report) -> Vec<String> {
+fn lines(report: &DoctorReport) -> Vec<String> {
     let mut lines = Vec::new();
     for check in &report.checks {
         let status = match check.status {

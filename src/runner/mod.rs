@@ -12,7 +12,7 @@ pub use cmd::Cmd;
 #[cfg(test)]
 pub use seam::{Recorded, Recorder};
 pub use seam::{Runner, System};
-pub use stream::{Finished, run_interactive, run_streaming};
+pub use stream::{ChildExit, run_interactive, run_streaming};
 
 use std::path::PathBuf;
 use std::process::Output;

@@ -9,7 +9,7 @@ mod layer;
 mod run;
 
 pub use layer::{RECIPE_NAME, SCRIPT_NAME, add_to_tree, layer_files};
-pub use run::{Action, Outcome, TuneRunError, run_script};
+pub use run::{Action, TuneOutcome, TuneRunError, run_script};
 
 use minijinja::context;
 
