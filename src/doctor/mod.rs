@@ -439,14 +439,15 @@ pub(crate) fn target(
 }
 
 /// The preflight `image`, `matrix` and `shell` run before kas starts: warnings are printed, and
-/// any problem stops the command with [`NotReady`] (exit 2) before anything is generated.
+/// any problem stops the command with [`NotReady`] (exit 2) before anything is generated; programs are
+/// looked for on `search_path`.
 pub(crate) fn preflight(
     target: &Target,
     kas: Result<Kas, KasError>,
+    search_path: &std::ffi::OsStr,
     ui: &crate::ui::Ui,
 ) -> Result<(), NotReady> {
-    let path = crate::kas::find::search_path();
-    let facts = Facts::gather(target, kas, Some(&path), &crate::runner::System);
+    let facts = Facts::gather(target, kas, Some(search_path), &crate::runner::System);
     let report = run(&facts, target, true);
     for warning in report.warnings() {
         ui.warn(warning.line());
