@@ -12,7 +12,7 @@ pub(crate) use cmd::Cmd;
 #[cfg(test)]
 pub(crate) use seam::Recorder;
 pub(crate) use seam::{Runner, System};
-pub(crate) use stream::{Finished, run_interactive, run_streaming};
+pub(crate) use stream::{ChildExit, run_interactive, run_streaming};
 
 use std::path::PathBuf;
 use std::process::Output;

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use super::{Background, Cmd, Finished, RunError};
+use super::{Background, ChildExit, Cmd, RunError};
 
 /// Starts processes for a stage.
 pub(crate) trait Runner {
@@ -17,10 +17,10 @@ pub(crate) trait Runner {
         cmd: &Cmd,
         log: Option<&Path>,
         on_line: &mut dyn FnMut(&str),
-    ) -> Result<Finished, RunError>;
+    ) -> Result<ChildExit, RunError>;
 
     /// Runs `cmd` on the user's terminal.
-    fn interactive(&self, cmd: &Cmd) -> Result<Finished, RunError>;
+    fn interactive(&self, cmd: &Cmd) -> Result<ChildExit, RunError>;
 
     /// Runs `cmd` to completion and captures its output, whatever its exit status.
     fn capture(&self, cmd: &Cmd) -> Result<Output, RunError>;
@@ -54,11 +54,11 @@ impl Runner for System {
         cmd: &Cmd,
         log: Option<&Path>,
         on_line: &mut dyn FnMut(&str),
-    ) -> Result<Finished, RunError> {
+    ) -> Result<ChildExit, RunError> {
         super::run_streaming(cmd, log, on_line)
     }
 
-    fn interactive(&self, cmd: &Cmd) -> Result<Finished, RunError> {
+    fn interactive(&self, cmd: &Cmd) -> Result<ChildExit, RunError> {
         super::run_interactive(cmd)
     }
 
@@ -127,15 +127,15 @@ impl Runner for Recorder {
         cmd: &Cmd,
         _log: Option<&Path>,
         on_line: &mut dyn FnMut(&str),
-    ) -> Result<Finished, RunError> {
+    ) -> Result<ChildExit, RunError> {
         self.record(cmd, "stream");
         self.output.lines().for_each(on_line);
-        Ok(Finished::exited(self.code))
+        Ok(ChildExit::exited(self.code))
     }
 
-    fn interactive(&self, cmd: &Cmd) -> Result<Finished, RunError> {
+    fn interactive(&self, cmd: &Cmd) -> Result<ChildExit, RunError> {
         self.record(cmd, "interactive");
-        Ok(Finished::exited(self.code))
+        Ok(ChildExit::exited(self.code))
     }
 
     fn capture(&self, cmd: &Cmd) -> Result<Output, RunError> {

@@ -26,7 +26,7 @@ impl Action {
 
 /// The script's report: one line per knob (`set`, `keep`, `ok`, `mismatch`, `refused`, …).
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Outcome {
+pub(crate) struct TuneOutcome {
     pub action: Action,
     /// Every knob held (verify), was set (apply) or was restored (revert). Refused IRQs do not
     /// count against it.
@@ -66,7 +66,7 @@ pub(crate) fn run_script(
     script: &str,
     action: Action,
     state: Option<&str>,
-) -> Result<Outcome, TuneRunError> {
+) -> Result<TuneOutcome, TuneRunError> {
     let mut args = vec![action.word()];
     args.extend(state);
     let out = host.run_script(runner, script, args)?;
@@ -86,7 +86,7 @@ pub(crate) fn run_script(
     let lines: Vec<String> =
         String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
     let starts = |l: &String, words: &[&str]| words.iter().any(|w| l.starts_with(&format!("{w} ")));
-    Ok(Outcome {
+    Ok(TuneOutcome {
         action,
         ok: code == Some(0),
         problems: lines.iter().filter(|l| starts(l, &["mismatch", "fail"])).cloned().collect(),
