@@ -445,7 +445,7 @@ fn test_and_report_agree_on_every_golden_run_folder() {
                 scenarios: vec![scenario.clone()],
                 ..Default::default()
             };
-            record.write(dir.path()).unwrap();
+            crate::write::fixture(dir.path().join("run.json"), record.to_text().unwrap()).unwrap();
             let r =
                 build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
                     .unwrap();
