@@ -86,10 +86,6 @@ impl CpuSet {
         self.0.is_subset(&other.0)
     }
 
-    pub(crate) fn is_disjoint(&self, other: &CpuSet) -> bool {
-        self.0.is_disjoint(&other.0)
-    }
-
     pub(crate) fn difference(&self, other: &CpuSet) -> CpuSet {
         CpuSet(self.0.difference(&other.0).copied().collect())
     }
