@@ -198,6 +198,7 @@ fn samples() -> Vec<(Error, Exit)> {
             U,
         ),
         (MetaQcomError::Read { path: p("m.conf"), cause: io() }, F),
+        (MetaQcomError::Unreadable { path: p("m.conf"), cause: input() }, F),
         (MetaQcomError::UnknownMachine { name: "x".into(), dir: p("d") }, U),
         (MetaQcomError::NoKasFile { name: "x".into(), dir: p("d") }, U),
     ];
@@ -394,6 +395,7 @@ fn samples() -> Vec<(Error, Exit)> {
         (TestError::Out(OutError::NotEmpty(p("o"))), U),
         (TestError::Out(OutError::File(p("o"))), U),
         (TestError::Preflight(PreflightError::Prepare { host: "h".into(), detail: "x".into() }), U),
+        (TestError::Preflight(PreflightError::Unreachable { host: "h".into(), cause: run() }), U),
         (TestError::Preflight(PreflightError::Missing { host: "h".into(), tools: "x".into() }), U),
         (
             TestError::Preflight(PreflightError::Privileges {
@@ -484,6 +486,7 @@ fn verify_errors() -> Vec<VerifyError> {
         },
         VerifyError::Target { target: "ssh://h".into(), message: "bad".into() },
         VerifyError::TargetRun { target: "ssh://h".into(), cause: run() },
+        VerifyError::Spdx { path: p("k"), cause: json() },
         VerifyError::Input(input()),
     ]
 }
@@ -682,6 +685,7 @@ fn meta_qcom(e: &MetaQcomError) -> &'static str {
         MetaQcomError::BadCpuList { .. } => "BadCpuList",
         MetaQcomError::BadNumber { .. } => "BadNumber",
         MetaQcomError::Read { .. } => "Read",
+        MetaQcomError::Unreadable { .. } => "Unreadable",
         MetaQcomError::UnknownMachine { .. } => "UnknownMachine",
         MetaQcomError::NoKasFile { .. } => "NoKasFile",
     }
@@ -764,6 +768,7 @@ fn verify(e: &VerifyError) -> &'static str {
         VerifyError::PlanFile { .. } => "PlanFile",
         VerifyError::Target { .. } => "Target",
         VerifyError::TargetRun { .. } => "TargetRun",
+        VerifyError::Spdx { .. } => "Spdx",
         VerifyError::Input(_) => "Input",
     }
 }
@@ -948,13 +953,13 @@ fn every_variant_has_a_sample() {
         ("PlanError", 27),
         ("ValueError", 1),
         ("CatalogError", 7),
-        ("MetaQcomError", 6),
+        ("MetaQcomError", 7),
         ("TargetError", 3),
         ("LayoutError", 6),
         ("GenerateError", 9),
         ("WriteError", 4),
         ("LockError", 17),
-        ("VerifyError", 12),
+        ("VerifyError", 13),
         ("KconfigCheckError", 2),
         ("BundleError", 20),
         ("HistoryError", 10),
