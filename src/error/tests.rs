@@ -149,6 +149,7 @@ fn samples() -> Vec<(Error, Exit)> {
             U,
         ),
         (PlanError::IncludeNotKas { path: "x.yml".into(), reason: "no header".into() }, U),
+        (PlanError::IncludeUnreadable { cause: input() }, U),
     ];
     for (e, code) in plan {
         add(e.into(), code);
@@ -663,6 +664,7 @@ fn plan(e: &PlanError) -> &'static str {
         PlanError::Include(_) => "Include",
         PlanError::IncludeName { .. } => "IncludeName",
         PlanError::IncludeNotAFile { .. } => "IncludeNotAFile",
+        PlanError::IncludeUnreadable { .. } => "IncludeUnreadable",
         PlanError::IncludeNotKas { .. } => "IncludeNotKas",
     }
 }
@@ -950,7 +952,7 @@ fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
         ("Refusal", 65),
         ("Interrupted", 1),
-        ("PlanError", 27),
+        ("PlanError", 28),
         ("ValueError", 1),
         ("CatalogError", 7),
         ("MetaQcomError", 7),

@@ -74,6 +74,9 @@ pub(crate) enum PlanError {
     /// A local `--include` that is missing, a FIFO, a device, a folder or too big.
     #[error("--include {message}")]
     IncludeNotAFile { message: String },
+    /// A local `--include` that cannot be read as text (missing, a FIFO, a folder, too big).
+    #[error("--include {}", super::include::one_line(&.cause.to_string()))]
+    IncludeUnreadable { cause: crate::base::input::InputError },
     #[error(
         "--include `{path}`: not a kas file: {reason}; pass a kas file with a `header:` that sets `version:`"
     )]
