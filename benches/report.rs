@@ -25,7 +25,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use rtbuild::runner::{Cmd, output_unchecked};
+use std::process::Command;
 
 const THREADS: u64 = 8;
 const BATCH: u64 = 10;
@@ -171,11 +171,11 @@ fn generate_json(path: &Path) -> std::io::Result<()> {
 }
 
 /// Runs `cmd` under GNU time; returns (seconds, peak RSS in KB, stdout).
-fn timed(cmd: Cmd) -> (f64, u64, String) {
-    let argv = cmd.argv();
-    let wrapped = Cmd::new("/usr/bin/time").args(["-f", "rtbuild-bench %e %M"]).args(argv);
+fn timed(cmd: &mut Command) -> (f64, u64, String) {
+    let mut wrapped = Command::new("/usr/bin/time");
+    wrapped.args(["-f", "rtbuild-bench %e %M"]).arg(cmd.get_program()).args(cmd.get_args());
     let start = Instant::now();
-    let out = match output_unchecked(&wrapped) {
+    let out = match wrapped.output() {
         Ok(out) => out,
         Err(err) => {
             eprintln!("bench: {err}");
@@ -207,9 +207,12 @@ fn row(name: &str, size_mb: f64, (secs, rss, _): &(f64, u64, String), note: &str
 
 /// Times everything on one `-v` log, side by side.
 fn bench_log(rtbuild: &str, baseline: Option<&str>, path: &Path, size_mb: f64) {
-    let report =
-        |bin: &str| Cmd::new(bin).args(["--json", "report", "--threshold-us", "100000"]).arg(path);
-    let new = timed(report(rtbuild));
+    let report = |bin: &str| {
+        let mut cmd = Command::new(bin);
+        cmd.args(["--json", "report", "--threshold-us", "100000"]).arg(path);
+        cmd
+    };
+    let new = timed(&mut report(rtbuild));
     let json: serde_json::Value = serde_json::from_str(&new.2).unwrap_or_default();
     let all = &json["inputs"][0]["scenarios"][0]["all"];
     row(
@@ -222,16 +225,16 @@ fn bench_log(rtbuild: &str, baseline: Option<&str>, path: &Path, size_mb: f64) {
         ),
     );
     if let Some(old) = baseline {
-        let before = timed(report(old));
+        let before = timed(&mut report(old));
         let same = if before.2 == new.2 { "same JSON output" } else { "JSON OUTPUT DIFFERS" };
         row("baseline rtbuild", size_mb, &before, same);
         println!("  speed-up over baseline: {:.2}x", before.0 / new.0);
     }
-    let awk = timed(Cmd::new("awk").args(["-F:", AWK]).arg(path));
+    let awk = timed(Command::new("awk").args(["-F:", AWK]).arg(path));
     let awk_max =
         awk.2.lines().filter_map(|l| l.split_whitespace().nth(5)?.parse::<u64>().ok()).max();
     row("awk max/histogram", size_mb, &awk, &format!("(max {awk_max:?} µs)"));
-    let wc = timed(Cmd::new("wc").arg("-l").arg(path));
+    let wc = timed(Command::new("wc").arg("-l").arg(path));
     row(
         "wc -l",
         size_mb,
@@ -250,11 +253,12 @@ fn helper_wakeups(rtbuild: &str, dir: &Path) {
         return;
     }
     let out = dir.join("test-run");
-    let run = Cmd::new(rtbuild)
+    let run = Command::new(rtbuild)
         .args(["test", "--local", "--rt-cpus", &last, "--scenario", "idle", "--duration", "20s"])
         .args(["--histogram-us", "200000", "--out"])
-        .arg(&out);
-    if let Err(err) = output_unchecked(&run) {
+        .arg(&out)
+        .output();
+    if let Err(err) = run {
         println!("helper wakeups: skipped ({err})");
         return;
     }
@@ -310,7 +314,7 @@ fn main() {
         let size_mb = bytes as f64 / (1 << 20) as f64;
         println!("{name}: {size_mb:.0} MB, written in {:.1} s", t0.elapsed().as_secs_f64());
         // Warm the page cache, so every reader below starts from the same place.
-        let _ = timed(Cmd::new("wc").arg("-l").arg(&path));
+        let _ = timed(Command::new("wc").arg("-l").arg(&path));
         bench_log(rtbuild, baseline.as_deref(), &path, size_mb);
         if keep.is_none() {
             let _ = std::fs::remove_file(&path);
@@ -324,7 +328,7 @@ fn main() {
     for (name, path) in [("-h 1000 histogram, 8 threads", &hist), ("--json, 8 threads", &json_file)]
     {
         let (secs, rss, _) = timed(
-            Cmd::new(rtbuild).args(["--json", "report", "--threshold-us", "100000"]).arg(path),
+            Command::new(rtbuild).args(["--json", "report", "--threshold-us", "100000"]).arg(path),
         );
         println!(
             "rtbuild report {name}: {:.0} ms, peak RSS {:.1} MB",

@@ -2,30 +2,17 @@
 //! the result to an exit code.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
-
-use crate::cli::Cli;
 use crate::exit::Exit;
 use crate::ui::Ui;
 
 /// Runs rtbuild with `args` (the first one is the program name) and returns its exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     let args: Vec<OsString> = args.into_iter().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match crate::cli::parse(&args) {
         Ok(cli) => cli,
-        Err(err) => {
-            if let Some(line) = crate::cli::usage_error_line(&err, &args) {
-                let mut stderr = std::io::stderr().lock();
-                let _ = writeln!(stderr, "error: {line}");
-                return ExitCode::from(Exit::Usage.code());
-            }
-            // Help and version go to stdout, as clap prints them.
-            let _ = err.print();
-            return ExitCode::from(if err.use_stderr() { Exit::Usage.code() } else { 0 });
-        }
+        Err(exit) => return exit,
     };
     let ui = Ui::new(cli.global.ui_options());
     // SIGINT, SIGTERM and SIGHUP alike, for every command: a foreground child (an ssh step)

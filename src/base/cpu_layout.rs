@@ -10,7 +10,7 @@ use super::CpuSet;
 /// RT and housekeeping CPUs, checked: the RT CPUs are not empty and leave CPU 0 alone, both
 /// sets lie within `cpus` and are disjoint, and at least one housekeeping CPU is left.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct CpuLayout {
+pub(crate) struct CpuLayout {
     /// Every CPU of the board (`0..count`).
     pub cpus: CpuSet,
     pub rt: CpuSet,
@@ -19,7 +19,7 @@ pub struct CpuLayout {
 
 /// Where the CPUs a layout is checked against come from, for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Board {
+pub(crate) enum Board {
     /// A catalog (or meta-qcom) machine: every CPU it has.
     Machine(String),
     /// A live target (`this machine`, `ssh://…`): the CPUs it has online.
@@ -50,7 +50,7 @@ impl fmt::Display for Board {
 
 /// A CPU layout that cannot be built, tuned or measured. Always the user's input (exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LayoutError {
+pub(crate) enum LayoutError {
     #[error("no RT CPU given; pass --rt-cpus LIST (e.g. --rt-cpus 7) or --machine NAME")]
     NoRtCpu,
     #[error("RT CPU(s) {cpus} are outside {}; pick RT CPUs from {all}", .board.with(.all))]
@@ -88,7 +88,7 @@ impl crate::exit::ErrorCode for LayoutError {
 impl CpuLayout {
     /// Checks `rt` and `housekeeping` (default: every other CPU of `all`) against `all`, the
     /// CPUs of `board`. The checks run in one order, so one input always gets one message.
-    pub fn new(
+    pub(crate) fn new(
         all: &CpuSet,
         rt: &CpuSet,
         housekeeping: Option<&CpuSet>,
@@ -132,14 +132,17 @@ impl CpuLayout {
     /// The layout from the lists alone, with no board to ask ([`Board::Given`]): the board is
     /// taken to have CPUs 0 up to the highest CPU named. Without `housekeeping`, every other
     /// CPU of that range is one.
-    pub fn given(rt: &CpuSet, housekeeping: Option<&CpuSet>) -> Result<CpuLayout, LayoutError> {
+    pub(crate) fn given(
+        rt: &CpuSet,
+        housekeeping: Option<&CpuSet>,
+    ) -> Result<CpuLayout, LayoutError> {
         let top = rt.iter().chain(housekeeping.iter().flat_map(|hk| hk.iter())).max().unwrap_or(0);
         CpuLayout::new(&CpuSet::range(0, top + 1), rt, housekeeping, Board::Given)
     }
 
     /// The same layout on a board with `cpus` (a catalog machine seen on a target whose
     /// online set is smaller keeps the machine's CPU count).
-    pub fn with_cpus(self, cpus: CpuSet) -> CpuLayout {
+    pub(crate) fn with_cpus(self, cpus: CpuSet) -> CpuLayout {
         CpuLayout { cpus, ..self }
     }
 }

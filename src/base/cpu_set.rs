@@ -13,26 +13,26 @@ pub(crate) const MAX_CPUS: u32 = 4096;
 /// A CPU list that is not well formed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed CPU list `{input}`: {reason}; write it like `7`, `6,7` or `0-2,4-7`")]
-pub struct CpuListError {
+pub(crate) struct CpuListError {
     pub input: String,
     pub reason: String,
 }
 
 /// A non-empty or empty set of CPU numbers, kept sorted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CpuSet(BTreeSet<u32>);
+pub(crate) struct CpuSet(BTreeSet<u32>);
 
 impl CpuSet {
     /// CPUs `start..end`.
-    pub fn range(start: u32, end: u32) -> CpuSet {
+    pub(crate) fn range(start: u32, end: u32) -> CpuSet {
         CpuSet((start..end).collect())
     }
 
-    pub fn from_cpus(cpus: impl IntoIterator<Item = u32>) -> CpuSet {
+    pub(crate) fn from_cpus(cpus: impl IntoIterator<Item = u32>) -> CpuSet {
         CpuSet(cpus.into_iter().collect())
     }
 
-    pub fn parse(input: &str) -> Result<CpuSet, CpuListError> {
+    pub(crate) fn parse(input: &str) -> Result<CpuSet, CpuListError> {
         let fail = |reason: &str| CpuListError { input: input.to_string(), reason: reason.into() };
         let text = input.trim();
         if text.is_empty() {
@@ -66,49 +66,41 @@ impl CpuSet {
         Ok(CpuSet(set))
     }
 
-    pub fn contains(&self, cpu: u32) -> bool {
+    pub(crate) fn contains(&self, cpu: u32) -> bool {
         self.0.contains(&cpu)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().copied()
     }
 
-    pub fn first(&self) -> Option<u32> {
-        self.0.first().copied()
-    }
-
-    pub fn is_subset(&self, other: &CpuSet) -> bool {
+    pub(crate) fn is_subset(&self, other: &CpuSet) -> bool {
         self.0.is_subset(&other.0)
     }
 
-    pub fn is_disjoint(&self, other: &CpuSet) -> bool {
-        self.0.is_disjoint(&other.0)
-    }
-
-    pub fn difference(&self, other: &CpuSet) -> CpuSet {
+    pub(crate) fn difference(&self, other: &CpuSet) -> CpuSet {
         CpuSet(self.0.difference(&other.0).copied().collect())
     }
 
-    pub fn union(&self, other: &CpuSet) -> CpuSet {
+    pub(crate) fn union(&self, other: &CpuSet) -> CpuSet {
         CpuSet(self.0.union(&other.0).copied().collect())
     }
 
-    pub fn intersection(&self, other: &CpuSet) -> CpuSet {
+    pub(crate) fn intersection(&self, other: &CpuSet) -> CpuSet {
         CpuSet(self.0.intersection(&other.0).copied().collect())
     }
 
     /// The kernel's hex cpumask format: 32-bit words, most significant first, separated by
     /// commas, leading zero words dropped (`7f`, `f7`, `ffffffff,ffffffff`).
-    pub fn to_mask(&self) -> String {
+    pub(crate) fn to_mask(&self) -> String {
         let Some(&max) = self.0.last() else { return "0".to_string() };
         let words = (max / 32 + 1) as usize;
         let mut bits = vec![0u32; words];
@@ -123,7 +115,8 @@ impl CpuSet {
     }
 
     /// Parses a kernel cpumask (`7f`, `00000000,000000ff`), as read from sysfs or procfs.
-    pub fn from_mask(mask: &str) -> Result<CpuSet, CpuListError> {
+    #[cfg(test)]
+    pub(crate) fn from_mask(mask: &str) -> Result<CpuSet, CpuListError> {
         let fail = |reason: &str| CpuListError { input: mask.to_string(), reason: reason.into() };
         let mut set = BTreeSet::new();
         let words: Vec<&str> = mask.trim().split(',').collect();

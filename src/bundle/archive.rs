@@ -19,7 +19,7 @@ pub(crate) const ZSTD_LEVEL: i32 = 3;
 
 /// Where an entry's bytes come from.
 #[derive(Debug, Clone)]
-pub(super) enum Source {
+pub(super) enum EntryContent {
     File { path: PathBuf, sha256: String },
     Bytes(Vec<u8>),
 }
@@ -28,7 +28,7 @@ pub(super) enum Source {
 pub(super) fn write(
     out: &Path,
     top: &str,
-    files: &BTreeMap<String, Source>,
+    files: &BTreeMap<String, EntryContent>,
     mtime: u64,
 ) -> Result<(), BundleError> {
     let write_err = |source| BundleError::Write { path: out.to_path_buf(), cause: source };
@@ -58,13 +58,13 @@ pub(super) fn write(
                 header.set_size(0);
                 tar.append_data(&mut header, &path, std::io::empty()).map_err(write_err)?;
             }
-            Some(Source::Bytes(bytes)) => {
+            Some(EntryContent::Bytes(bytes)) => {
                 header.set_entry_type(tar::EntryType::Regular);
                 header.set_mode(0o644);
                 header.set_size(bytes.len() as u64);
                 tar.append_data(&mut header, &path, bytes.as_slice()).map_err(write_err)?;
             }
-            Some(Source::File { path: source, sha256 }) => {
+            Some(EntryContent::File { path: source, sha256 }) => {
                 let read_err = |e| BundleError::Read { path: source.clone(), cause: e };
                 let file = std::fs::File::open(source).map_err(read_err)?;
                 let size = file.metadata().map_err(read_err)?.len();
@@ -92,8 +92,8 @@ pub(super) fn write(
 /// folder.
 fn entries<'a>(
     top: &str,
-    files: &'a BTreeMap<String, Source>,
-) -> BTreeMap<String, Option<&'a Source>> {
+    files: &'a BTreeMap<String, EntryContent>,
+) -> BTreeMap<String, Option<&'a EntryContent>> {
     let mut all = BTreeMap::new();
     all.insert(format!("{top}/"), None);
     for (path, source) in files {

@@ -152,7 +152,8 @@ fn measured(side: &Side) -> Option<BTreeMap<String, Latency>> {
             .map(|r| r.path.clone())
     };
     if let Some(report) = path("/report.json").and_then(|p| side.release_bytes(&p)) {
-        let report: crate::formats::report_json::Report = serde_json::from_slice(report).ok()?;
+        let report: crate::formats::report_json::LatencyReport =
+            serde_json::from_slice(report).ok()?;
         let mut out = BTreeMap::new();
         for scenario in report.inputs.iter().flat_map(|i| &i.scenarios) {
             out.insert(scenario.name.clone(), (scenario.all.max_us, scenario.all.p999_us));

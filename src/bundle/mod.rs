@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::formats::plan_json::{self, PlanFile};
-use archive::Source;
+use archive::EntryContent;
 use serde::Serialize;
 
 /// Names rtbuild adds to the bundle's top folder.
@@ -108,7 +108,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         }
         let (size, sha256) = archive::hash_file(entry.path())?;
         files.push(FileEntry { path: relative.clone(), size, sha256: sha256.clone() });
-        payload.insert(relative, Source::File { path: entry.path().to_path_buf(), sha256 });
+        payload.insert(relative, EntryContent::File { path: entry.path().to_path_buf(), sha256 });
     }
     if files.is_empty() {
         return Err(BundleError::EmptyQcomflash { path: qcomflash.folder });
@@ -184,7 +184,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         sha256: archive::sha256_hex(&readme),
     });
     manifest.files.sort_by(|a, b| a.path.cmp(&b.path));
-    payload.insert(README_FILE.into(), Source::Bytes(readme));
+    payload.insert(README_FILE.into(), EntryContent::Bytes(readme));
     let manifest_json = manifest.to_json().into_bytes();
     let mut summed = manifest.files.clone();
     summed.push(FileEntry {
@@ -193,8 +193,9 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         sha256: archive::sha256_hex(&manifest_json),
     });
     summed.sort_by(|a, b| a.path.cmp(&b.path));
-    payload.insert(SUMS_FILE.into(), Source::Bytes(manifest::sha256sums(&summed).into_bytes()));
-    payload.insert(MANIFEST_FILE.into(), Source::Bytes(manifest_json.clone()));
+    payload
+        .insert(SUMS_FILE.into(), EntryContent::Bytes(manifest::sha256sums(&summed).into_bytes()));
+    payload.insert(MANIFEST_FILE.into(), EntryContent::Bytes(manifest_json.clone()));
 
     let stem = match &qcomflash.datetime {
         Some(dt) => format!("{top}-{dt}.qcomflash"),

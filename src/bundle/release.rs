@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::BundleError;
-use super::archive::{self, Source};
+use super::archive::{self, EntryContent};
 use super::manifest::ReleaseRecord;
 
 /// The folder inside the bundle.
@@ -40,7 +40,7 @@ const MAX_RELEASE_FILE: u64 = 64 << 30;
 /// One file to pack: its record and where its bytes come from.
 pub(super) struct Packed {
     pub record: ReleaseRecord,
-    pub source: Source,
+    pub source: EntryContent,
 }
 
 /// Adds `path` as `release/<name>` with `role`; `subject` is the name a provenance statement
@@ -70,7 +70,7 @@ pub(super) fn add(
             sha256: sha256.clone(),
             subject,
         },
-        source: Source::File { path: path.to_path_buf(), sha256 },
+        source: EntryContent::File { path: path.to_path_buf(), sha256 },
     });
     Ok(())
 }

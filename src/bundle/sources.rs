@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::BundleError;
 use super::manifest::{LockRecord, RepoRecord};
-use crate::formats::verify_json::{Check, CheckStatus, Report, VerifyFile};
+use crate::formats::verify_json::{Check, CheckStatus, VerifyFile, VerifyReport};
 use crate::lock::{Checkout, LockFile, lock_path_for};
 
 /// The local repo's name in the generated kas file (the folder holding it).
@@ -35,7 +35,7 @@ impl VerifySummary {
     pub(crate) fn from_file(file: &VerifyFile) -> VerifySummary {
         // A fact at the top level, else from the first report that carries it (`rtbuild
         // verify --json` puts it at the top only when every report agrees).
-        let fact = |top: &Option<String>, field: fn(&Report) -> Option<&str>| {
+        let fact = |top: &Option<String>, field: fn(&VerifyReport) -> Option<&str>| {
             top.clone().or_else(|| file.reports.iter().find_map(field).map(str::to_string))
         };
         VerifySummary {

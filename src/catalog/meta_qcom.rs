@@ -71,7 +71,7 @@ impl crate::exit::ErrorCode for MetaQcomError {
 
 /// Where one value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct Source {
+pub(crate) struct ValueOrigin {
     pub variable: &'static str,
     /// The file, relative to the meta-qcom folder.
     pub file: PathBuf,
@@ -97,7 +97,7 @@ pub(crate) struct ConfMachine {
     pub rcu_expedited: String,
     pub cpuidle_off: String,
     /// Where each `QCOM_*` value came from, by variable.
-    pub sources: BTreeMap<&'static str, Source>,
+    pub sources: BTreeMap<&'static str, ValueOrigin>,
 }
 
 pub(crate) use crate::formats::plan_json::{Difference, MachineDefaults};
@@ -290,9 +290,9 @@ impl<'a> Assignment<'a> {
 
 #[derive(Default)]
 struct State {
-    values: BTreeMap<String, Source>,
+    values: BTreeMap<String, ValueOrigin>,
     /// `??=` defaults, used only when nothing else assigns.
-    defaults: BTreeMap<String, Source>,
+    defaults: BTreeMap<String, ValueOrigin>,
     description: Option<String>,
     soc_family: Option<String>,
     features: Vec<String>,
@@ -314,7 +314,7 @@ impl State {
             _ => {}
         }
         let Some(variable) = RT_VARIABLES.iter().find(|v| **v == a.name) else { return };
-        let source = Source {
+        let source = ValueOrigin {
             variable,
             file: file.to_path_buf(),
             line,
@@ -335,7 +335,7 @@ impl State {
         }
     }
 
-    fn value(&self, name: &str) -> Option<&Source> {
+    fn value(&self, name: &str) -> Option<&ValueOrigin> {
         self.values.get(name).or_else(|| self.defaults.get(name))
     }
 }
@@ -494,7 +494,7 @@ pub(crate) struct Compared {
     pub catalog_name: Option<String>,
     pub differences: Vec<Difference>,
     pub conf: PathBuf,
-    pub sources: BTreeMap<&'static str, Source>,
+    pub sources: BTreeMap<&'static str, ValueOrigin>,
     /// Where `cpus` came from: `catalog`, or `implied` by the CPU lists.
     pub cpus_source: &'static str,
 }

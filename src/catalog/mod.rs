@@ -209,25 +209,24 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     if machine.latency_requirement_us.is_some_and(|us| us == 0 || us > max_us) {
         return Err(invalid(format!("latency_requirement_us must be 1 to {max_us}")));
     }
+    // The one CPU-layout check (`base::CpuLayout`), worded for the machine file's fields.
     let all = machine.all_cpus();
-    if !machine.rt.rt_cpus.is_subset(&all) || !machine.rt.housekeeping.is_subset(&all) {
-        return Err(invalid(format!("rt CPUs and housekeeping must be within {all}")));
-    }
     let rt = &machine.rt;
-    if rt.rt_cpus.is_empty() || rt.housekeeping.is_empty() {
-        return Err(invalid(
-            "rt.rt_cpus and rt.housekeeping must each name at least one CPU".into(),
-        ));
-    }
-    if rt.rt_cpus.contains(0) {
-        return Err(invalid(
-            "rt.rt_cpus isolates CPU 0, which must stay a housekeeping CPU (it keeps boot, timekeeping and unmovable interrupts)".into(),
-        ));
-    }
-    if !rt.rt_cpus.is_disjoint(&rt.housekeeping) {
-        return Err(invalid(
-            "rt.rt_cpus and rt.housekeeping overlap (a CPU is one or the other)".into(),
-        ));
+    let board = crate::base::Board::Machine(machine.name.clone());
+    if let Err(e) = crate::base::CpuLayout::new(&all, &rt.rt_cpus, Some(&rt.housekeeping), board) {
+        use crate::base::LayoutError as L;
+        return Err(invalid(match e {
+            L::RtOutside { .. } | L::HousekeepingOutside { .. } => {
+                format!("rt CPUs and housekeeping must be within {all}")
+            }
+            L::NoRtCpu | L::NoHousekeeping { .. } => {
+                "rt.rt_cpus and rt.housekeeping must each name at least one CPU".into()
+            }
+            L::CpuZero { .. } => "rt.rt_cpus isolates CPU 0, which must stay a housekeeping CPU (it keeps boot, timekeeping and unmovable interrupts)".into(),
+            L::Overlap { .. } => {
+                "rt.rt_cpus and rt.housekeeping overlap (a CPU is one or the other)".into()
+            }
+        }));
     }
     let name_ok = |s: &str| {
         !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{CacheEnvArgs, PlanArgs};
-use crate::doctor::{self, Facts, Report, Severity, Target};
+use super::args::{CacheEnvArgs, PlanArgs, SearchEnvArgs};
+use crate::doctor::{self, DoctorReport, Facts, Severity, Target};
 use crate::exit::Exit;
 use crate::runner::System;
 use crate::ui::Ui;
@@ -32,13 +32,16 @@ pub(crate) struct DoctorArgs {
     pub container: Option<String>,
     #[command(flatten)]
     pub cache_env: CacheEnvArgs,
+    #[command(flatten)]
+    pub search_env: SearchEnvArgs,
 }
 
 pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::error::Result<Exit> {
-    let engine = crate::image::container_engine(args.container.as_deref())?;
+    let search_env = args.search_env.env();
+    let engine = crate::image::container_engine(args.container.as_deref(), &search_env)?;
     let target = target(&args, engine)?;
-    let path = crate::kas::find::search_path();
-    let kas = crate::kas::find::find_kas(args.kas.as_deref(), &System);
+    let path = search_env.search_path();
+    let kas = crate::kas::find::find_kas(args.kas.as_deref(), &search_env, &System);
     let facts = Facts::gather(&target, kas, Some(&path), &System);
     let report = doctor::run(&facts, &target, false);
     if ui.json() {
@@ -87,7 +90,7 @@ fn target(args: &DoctorArgs, engine: Option<crate::kas::Engine>) -> crate::error
 
 /// One line per check (`ok`, `warning`, `problem`), the fix under each that has one, then the
 /// verdict.
-fn lines(report: &Report) -> Vec<String> {
+fn lines(report: &DoctorReport) -> Vec<String> {
     let mut lines = Vec::new();
     for check in &report.checks {
         let status = match check.status {

@@ -30,7 +30,22 @@ use clap::{Args, Parser, Subcommand};
 use crate::exit::Exit;
 use crate::ui::Ui;
 
-pub(crate) use usage_error::one_line as usage_error_line;
+/// Parses `args` (the first one is the program name) into the command to run. On help,
+/// `--version` or bad input, clap's text or the one-line usage error is printed here and the
+/// exit code to end with is returned instead.
+pub(crate) fn parse(args: &[std::ffi::OsString]) -> Result<Cli, std::process::ExitCode> {
+    use std::io::Write;
+    Cli::try_parse_from(args).map_err(|err| {
+        if let Some(line) = usage_error::one_line(&err, args) {
+            let mut stderr = std::io::stderr().lock();
+            let _ = writeln!(stderr, "error: {line}");
+            return std::process::ExitCode::from(Exit::Usage.code());
+        }
+        // Help and version go to stdout, as clap prints them.
+        let _ = err.print();
+        std::process::ExitCode::from(if err.use_stderr() { Exit::Usage.code() } else { 0 })
+    })
+}
 
 /// Build, verify, release, tune and test Qualcomm Linux PREEMPT_RT images.
 #[derive(Debug, Parser)]

@@ -12,7 +12,7 @@ use crate::exit::Exit;
 use crate::host::Host;
 use crate::plan::CpuSet;
 use crate::runner::System;
-use crate::testrun::{self, Finished, Measurement, TestRequest};
+use crate::testrun::{self, Measurement, RunEnd, TestRequest};
 use crate::tune::{self, TuneOptions};
 use crate::ui::Ui;
 
@@ -71,7 +71,25 @@ pub(crate) struct TraceArgs {
         default_value = "ftrace",
         requires = "trace_above_us"
     )]
-    pub analyzer: testrun::Analyzer,
+    pub analyzer: AnalyzerArg,
+}
+
+/// `--analyzer`'s values, mapped onto [`testrun::Analyzer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AnalyzerArg {
+    /// rtbuild records ftrace events during cyclictest and explains the breach itself.
+    Ftrace,
+    /// rtla timerlat's auto-analysis (needs the timerlat tracer and rtla on the target).
+    Rtla,
+}
+
+impl From<AnalyzerArg> for testrun::Analyzer {
+    fn from(arg: AnalyzerArg) -> testrun::Analyzer {
+        match arg {
+            AnalyzerArg::Ftrace => testrun::Analyzer::Ftrace,
+            AnalyzerArg::Rtla => testrun::Analyzer::Rtla,
+        }
+    }
 }
 
 impl TraceArgs {
@@ -89,7 +107,7 @@ impl TraceArgs {
         if !m.tests.contains(&crate::rttests::Program::Cyclictest) {
             return Err(Refusal::TraceWithoutCyclictest.into());
         }
-        Ok(Some(testrun::TraceRequest { above_us, analyzer: self.analyzer }))
+        Ok(Some(testrun::TraceRequest { above_us, analyzer: self.analyzer.into() }))
     }
 }
 
@@ -155,11 +173,11 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
     };
     let finished = testrun::run(&request, &System, ui)?;
     let verdict = match finished {
-        Finished::Pass => "pass",
-        Finished::Fail => "fail",
-        Finished::Invalid => "invalid",
-        Finished::Interrupted => "interrupted",
-        Finished::ConnectionLost => "connection lost",
+        RunEnd::Pass => "pass",
+        RunEnd::Fail => "fail",
+        RunEnd::Invalid => "invalid",
+        RunEnd::Interrupted => "interrupted",
+        RunEnd::ConnectionLost => "connection lost",
     };
     if ui.json() {
         let text = std::fs::read_to_string(out.join(testrun::RUN_FILE)).unwrap_or_default();
@@ -177,8 +195,8 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
         ui.out(out.display());
     }
     Ok(match finished {
-        Finished::Pass => Exit::Ok,
-        Finished::Interrupted => Exit::Interrupted,
+        RunEnd::Pass => Exit::Ok,
+        RunEnd::Interrupted => Exit::Interrupted,
         _ => Exit::Failed,
     })
 }

@@ -13,7 +13,7 @@ use crate::host::SshTarget;
 use crate::plan::Expectations;
 use crate::render::PLAN_FILE;
 use crate::ui::Ui;
-use crate::verify::{self, Report, Source, VerifyError};
+use crate::verify::{self, KernelSource, VerifyError, VerifyReport};
 
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {
@@ -86,7 +86,7 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::error::Result<Exit> {
             .collect();
         ui.out_json(&VerifyFile::new(reports.clone(), errors))?;
     } else if !reports.is_empty() {
-        let tables: Vec<String> = reports.iter().map(Report::to_table).collect();
+        let tables: Vec<String> = reports.iter().map(VerifyReport::to_table).collect();
         ui.out(tables.join("\n\n"));
         for report in &reports {
             for note in &report.notes {
@@ -183,20 +183,21 @@ fn generated_plan(plan: &PlanArgs) -> crate::error::Result<Option<PathBuf>> {
     Ok(path.is_file().then_some(path))
 }
 
-fn sources(args: &VerifyArgs) -> crate::error::Result<Vec<Source>> {
-    let mut sources: Vec<Source> = args.sources.iter().cloned().map(Source::Auto).collect();
-    sources.extend(args.build_dir.iter().cloned().map(Source::BuildDir));
-    sources.extend(args.kernel_config.iter().cloned().map(Source::Config));
-    sources.extend(args.kernel_image.iter().cloned().map(Source::Image));
-    sources.extend(args.qcomflash.iter().cloned().map(Source::Qcomflash));
-    sources.extend(args.deb.iter().cloned().map(Source::Deb));
+fn sources(args: &VerifyArgs) -> crate::error::Result<Vec<KernelSource>> {
+    let mut sources: Vec<KernelSource> =
+        args.sources.iter().cloned().map(KernelSource::Auto).collect();
+    sources.extend(args.build_dir.iter().cloned().map(KernelSource::BuildDir));
+    sources.extend(args.kernel_config.iter().cloned().map(KernelSource::Config));
+    sources.extend(args.kernel_image.iter().cloned().map(KernelSource::Image));
+    sources.extend(args.qcomflash.iter().cloned().map(KernelSource::Qcomflash));
+    sources.extend(args.deb.iter().cloned().map(KernelSource::Deb));
     if let Some(config) = &args.ssh_config {
         // ssh reads it whole: a FIFO would hang it, `/dev/zero` grow it without end.
         crate::base::input::check_file(config).map_err(Refusal::SshConfig)?;
     }
     for url in &args.target {
         let target = SshTarget::parse(url)?.with_ssh_config(args.ssh_config.clone());
-        sources.push(Source::Target(target));
+        sources.push(KernelSource::Target(target));
     }
     if sources.is_empty() {
         return Err(Refusal::NothingToVerify.into());
@@ -209,16 +210,16 @@ mod tests {
     use super::*;
     use crate::formats::verify_json::agreed;
 
-    fn report(version: Option<&str>) -> Report {
-        Report {
+    fn report(version: Option<&str>) -> VerifyReport {
+        VerifyReport {
             kernel_version: version.map(str::to_string),
-            ..Report::new("s".into(), "kernel image".into(), Vec::new(), Vec::new())
+            ..VerifyReport::new("s".into(), "kernel image".into(), Vec::new(), Vec::new())
         }
     }
 
     #[test]
     fn top_level_kernel_facts_only_when_the_reports_agree() {
-        fn v(r: &Report) -> Option<&str> {
+        fn v(r: &VerifyReport) -> Option<&str> {
             r.kernel_version.as_deref()
         }
         assert_eq!(agreed(&[], v), None);

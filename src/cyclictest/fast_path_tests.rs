@@ -9,7 +9,7 @@ use std::io::{BufReader, Read};
 
 use super::lines::MAX_LINE;
 use super::text::parse_text;
-use super::{ParseError, ParseErrorKind, Run};
+use super::{ParseError, ParseErrorKind, ResultFile};
 
 /// `input` read through a `capacity`-byte buffer, as `Debug` text (`ParseError` holds an
 /// `io::Error`).
@@ -168,7 +168,7 @@ fn plain_count(log: &[u8]) -> Plain {
     plain
 }
 
-fn from_run(run: &Run) -> Plain {
+fn from_run(run: &ResultFile) -> Plain {
     let mut plain = Plain::default();
     for t in &run.threads {
         let h = t.histogram.as_ref().unwrap();

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{Break, Format, Histogram, Run};
+use super::model::{Break, Format, Histogram, ResultFile};
 
 /// Overflow cycle numbers kept per thread.
 const KEEP_CYCLES: usize = 64;
@@ -135,7 +135,7 @@ impl HistBlock {
     }
 
     /// Moves the block into `run`; `line` is where the block started, for warnings.
-    pub(super) fn finish(self, run: &mut Run, line: u64) {
+    pub(super) fn finish(self, run: &mut ResultFile, line: u64) {
         let full = self.totals.is_some() && self.contiguous;
         run.saw(if full { Format::HistogramFull } else { Format::HistogramSparse });
         if self.max.is_none() {

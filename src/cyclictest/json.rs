@@ -1,17 +1,17 @@
 //! `--json=FILE` output, read through its one type ([`cyclictest_json::CyclictestJson`], which
-//! also repairs cyclictest's `nan` and unescaped strings) into a [`Run`].
+//! also repairs cyclictest's `nan` and unescaped strings) into a [`ResultFile`].
 
 use std::io::{BufRead, Read};
 
 use super::MAX_THREADS;
 use super::error::{ParseError, ParseErrorKind};
-use super::model::{Format, Histogram, Run, Unit};
+use super::model::{Format, Histogram, ResultFile, Unit};
 use crate::formats::cyclictest_json;
 
 /// Larger JSON than this is not a cyclictest file (a 1 ns histogram of 1 s is ~20 MB).
 const MAX_JSON: u64 = 512 << 20;
 
-pub(super) fn parse_json(reader: impl BufRead) -> Result<Run, ParseError> {
+pub(super) fn parse_json(reader: impl BufRead) -> Result<ResultFile, ParseError> {
     let mut bytes = Vec::new();
     reader
         .take(MAX_JSON + 1)
@@ -22,7 +22,7 @@ pub(super) fn parse_json(reader: impl BufRead) -> Result<Run, ParseError> {
     }
     let json = cyclictest_json::parse(&bytes)
         .map_err(|err| json_error(err.line() as u64, err.to_string()))?;
-    let mut run = Run::default();
+    let mut run = ResultFile::default();
     run.saw(Format::Json);
     run.cmdline = json.cmdline;
     run.version = json.rt_test_version;

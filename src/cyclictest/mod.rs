@@ -3,14 +3,14 @@
 //! `rtbuild test`.
 //!
 //! Entry points:
-//! - [`parse_file`]`(path) -> Result<Run, FileError>`: open, detect, parse; errors name the
+//! - [`parse_file`]`(path) -> Result<ResultFile, FileError>`: open, detect, parse; errors name the
 //!   file and line.
 //! - [`parse`]`(reader)`: the same for any `BufRead`.
 //!
 //! Formats (see `docs/report.md`): `--json` (first non-blank byte is `{`), and in one text pass
 //! `-v` samples, `-q` / live `T:` lines (ANSI redraws: the last block counts), `-h`/`-H`
 //! histograms (full rows with `# Total:` before rt-tests 2.7, sparse rows after), `--spike`
-//! lines and `# Break` lines. A [`Run`] lists the formats seen, one [`Thread`] per measurement
+//! lines and `# Break` lines. A [`ResultFile`] lists the formats seen, one [`Thread`] per measurement
 //! thread (cycles, cyclictest's min/avg/max, the histogram with its overflow count) and the
 //! warnings for lines it had to skip.
 //!
@@ -34,7 +34,7 @@ mod verbose;
 pub use error::{FileError, ParseError, ParseErrorKind};
 pub use json::histogram_size;
 pub use lines::for_each_line;
-pub use model::{Break, Format, Histogram, MAX_WARNINGS, Run, Thread, Unit, Warning};
+pub use model::{Break, Format, Histogram, MAX_WARNINGS, ResultFile, Thread, Unit, Warning};
 pub use verbose::{Sample, parse_line as parse_verbose_line};
 
 use std::io::BufRead;
@@ -47,7 +47,7 @@ pub const MAX_THREADS: u64 = 4096;
 const BUFFER: usize = 1 << 20;
 
 /// Parses the cyclictest output in `path`, whatever its format.
-pub fn parse_file(path: &Path) -> Result<Run, FileError> {
+pub fn parse_file(path: &Path) -> Result<ResultFile, FileError> {
     // Opened without blocking and checked to be a regular file: a FIFO or `/dev/zero` is
     // refused here, never read.
     let (file, _) = crate::base::input::open(path)
@@ -57,7 +57,7 @@ pub fn parse_file(path: &Path) -> Result<Run, FileError> {
 }
 
 /// Parses cyclictest output from `reader`, detecting the format from its content.
-pub fn parse(mut reader: impl BufRead) -> Result<Run, ParseError> {
+pub fn parse(mut reader: impl BufRead) -> Result<ResultFile, ParseError> {
     let first = loop {
         let buf = match reader.fill_buf() {
             Ok(buf) => buf,

@@ -1,4 +1,4 @@
-//! The shared data model every cyclictest parser fills in and the report reads: one [`Run`] per
+//! The shared data model every cyclictest parser fills in and the report reads: one [`ResultFile`] per
 //! file, one [`Thread`] per measurement thread, each with what cyclictest itself reported and,
 //! when the output carries one, the latency distribution as a [`Histogram`].
 
@@ -170,7 +170,7 @@ pub struct Warning {
 
 /// Everything one cyclictest output file says.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Run {
+pub struct ResultFile {
     /// The kinds of output seen, in a stable order (a file may hold several, e.g. `-v -h`).
     pub formats: Vec<Format>,
     pub unit: Option<Unit>,
@@ -187,10 +187,10 @@ pub struct Run {
     pub warnings_not_kept: u64,
 }
 
-/// How many warnings a [`Run`] keeps.
+/// How many warnings a [`ResultFile`] keeps.
 pub const MAX_WARNINGS: usize = 20;
 
-impl Run {
+impl ResultFile {
     /// The unit, µs unless the output said otherwise.
     pub fn unit(&self) -> Unit {
         self.unit.unwrap_or(Unit::Us)

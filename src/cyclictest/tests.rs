@@ -10,7 +10,7 @@ fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
-fn golden(name: &str) -> Run {
+fn golden(name: &str) -> ResultFile {
     parse_file(&data(name)).unwrap_or_else(|err| panic!("{err}"))
 }
 

@@ -10,13 +10,13 @@ use super::error::{ParseError, ParseErrorKind};
 use super::hist::HistBlock;
 use super::lines::MAX_LINE;
 use super::lines::{LineSink, read_lines};
-use super::model::{Format, Histogram, Run, Unit};
+use super::model::{Format, Histogram, ResultFile, Unit};
 use super::summary::{self, TLine};
 use super::verbose::{self, VerboseCounts};
 
 #[derive(Debug, Default)]
 struct TextParser {
-    run: Run,
+    run: ResultFile,
     verbose: VerboseCounts,
     hist: Option<(HistBlock, u64)>,
     /// Inside the bucket rows of a histogram block.
@@ -30,7 +30,7 @@ struct TextParser {
 
 /// Parses any text cyclictest output in one pass, line by line (lines over
 /// [`MAX_LINE`] are skipped, so memory stays bounded).
-pub(super) fn parse_text(reader: impl BufRead) -> Result<Run, ParseError> {
+pub(super) fn parse_text(reader: impl BufRead) -> Result<ResultFile, ParseError> {
     let mut parser = TextParser::default();
     let read = read_lines(reader, &mut parser);
     parser.end(read)
@@ -75,7 +75,7 @@ impl LineSink<{ verbose::FIXED }> for TextParser {
 impl TextParser {
     /// The run, or the first error: a read failure (at the line after the last one read), a
     /// bad line, or nothing recognised.
-    fn end(mut self, read: std::io::Result<()>) -> Result<Run, ParseError> {
+    fn end(mut self, read: std::io::Result<()>) -> Result<ResultFile, ParseError> {
         if let Err(err) = read {
             return Err(ParseError { line: self.last_line + 1, kind: ParseErrorKind::Io(err) });
         }
@@ -188,7 +188,7 @@ impl TextParser {
             if let Some((block, start)) = self.hist.take() {
                 self.run
                     .warn(Some(no), "a second histogram starts here; only the last one is used");
-                block.finish(&mut Run::default(), start);
+                block.finish(&mut ResultFile::default(), start);
             }
             self.hist = Some((HistBlock::new(), no));
             self.in_rows = true;
@@ -212,7 +212,7 @@ impl TextParser {
         self.run.warn(Some(no), format!("line ignored: {what}"));
     }
 
-    fn finish(mut self, last_line: u64) -> Result<Run, ParseError> {
+    fn finish(mut self, last_line: u64) -> Result<ResultFile, ParseError> {
         let mut run = std::mem::take(&mut self.run);
         if let Some((block, start)) = self.hist.take() {
             let has_rows = block.has_data();

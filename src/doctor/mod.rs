@@ -81,14 +81,14 @@ pub(crate) struct Problem {
 
 /// `rtbuild doctor --json`: `{"ready", "problems": [{check, message, fix}], "checks": [...]}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct Report {
+pub(crate) struct DoctorReport {
     pub ready: bool,
     pub problems: Vec<Problem>,
     pub checks: Vec<Check>,
 }
 
-impl Report {
-    pub(crate) fn new(checks: Vec<Check>) -> Report {
+impl DoctorReport {
+    pub(crate) fn new(checks: Vec<Check>) -> DoctorReport {
         let problems: Vec<Problem> = checks
             .iter()
             .filter(|c| c.status == Severity::Problem)
@@ -98,7 +98,7 @@ impl Report {
                 fix: c.fix.clone().unwrap_or_default(),
             })
             .collect();
-        Report { ready: problems.is_empty(), problems, checks }
+        DoctorReport { ready: problems.is_empty(), problems, checks }
     }
 
     pub(crate) fn warnings(&self) -> impl Iterator<Item = &Check> {
@@ -349,13 +349,13 @@ pub(crate) fn version_at_least(version: &str, min: &[u32]) -> bool {
 
 /// Every check: the local ones, then the repositories unless a local check already failed and
 /// `stop_early` is set (the preflight stops in well under a second when, say, it runs as root).
-pub(crate) fn run(facts: &Facts, target: &Target, stop_early: bool) -> Report {
+pub(crate) fn run(facts: &Facts, target: &Target, stop_early: bool) -> DoctorReport {
     let mut checks = evaluate(facts, target);
     let failed = checks.iter().any(|c| c.status == Severity::Problem);
     if !(failed && stop_early) {
         checks.push(repos::check(&target.urls, facts.kas_premirrors.as_deref()));
     }
-    Report::new(checks)
+    DoctorReport::new(checks)
 }
 
 /// The host is not ready: each problem becomes one `error: <message>; <fix>` line (exit 2).
@@ -439,14 +439,15 @@ pub(crate) fn target(
 }
 
 /// The preflight `image`, `matrix` and `shell` run before kas starts: warnings are printed, and
-/// any problem stops the command with [`NotReady`] (exit 2) before anything is generated.
+/// any problem stops the command with [`NotReady`] (exit 2) before anything is generated; programs are
+/// looked for on `search_path`.
 pub(crate) fn preflight(
     target: &Target,
     kas: Result<Kas, KasError>,
+    search_path: &std::ffi::OsStr,
     ui: &crate::ui::Ui,
 ) -> Result<(), NotReady> {
-    let path = crate::kas::find::search_path();
-    let facts = Facts::gather(target, kas, Some(&path), &crate::runner::System);
+    let facts = Facts::gather(target, kas, Some(search_path), &crate::runner::System);
     let report = run(&facts, target, true);
     for warning in report.warnings() {
         ui.warn(warning.line());

@@ -41,7 +41,7 @@ fn only_problems(facts: &Facts, target: &Target) -> Vec<String> {
 #[test]
 fn a_ready_host_has_no_problem() {
     assert_eq!(only_problems(&ready_host(), &target()), Vec::<String>::new());
-    let report = Report::new(evaluate(&ready_host(), &target()));
+    let report = DoctorReport::new(evaluate(&ready_host(), &target()));
     assert!(report.ready);
     let ids: Vec<&str> = report.checks.iter().map(|c| c.check).collect();
     assert_eq!(
@@ -100,7 +100,7 @@ fn locale_python_git_and_kas_problems() {
 fn low_limits_are_warnings_not_problems() {
     let facts =
         Facts { inotify_watches: Some(8192), open_files: Some((256, Some(4096))), ..ready_host() };
-    let report = Report::new(evaluate(&facts, &target()));
+    let report = DoctorReport::new(evaluate(&facts, &target()));
     assert!(report.ready);
     let warnings: Vec<String> = report.warnings().map(Check::line).collect();
     assert_eq!(
@@ -147,7 +147,7 @@ fn container_builds_check_kas_container_and_the_engine_not_host_tools() {
 #[test]
 fn json_shape_is_ready_problems_checks() {
     let facts = Facts { uid: 0, ..ready_host() };
-    let report = Report::new(evaluate(&facts, &target()));
+    let report = DoctorReport::new(evaluate(&facts, &target()));
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["ready"], false);
     assert_eq!(json["problems"][0]["check"], "user");

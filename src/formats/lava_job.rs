@@ -193,7 +193,7 @@ pub(crate) struct Definition {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct TestDefinition {
     pub metadata: TestMetadata,
-    pub run: Run,
+    pub run: RunSteps,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -208,7 +208,7 @@ pub(crate) struct TestMetadata {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Run {
+pub(crate) struct RunSteps {
     pub steps: Vec<String>,
 }
 

@@ -6,7 +6,7 @@
 //! | `rtbuild-plan.json` | [`plan_json::PlanFile`] | `generate` | `verify`, `bundle`, `image` |
 //! | `verify.json`, `verify --json` | [`verify_json::VerifyFile`] | `verify`, `image` | `bundle` |
 //! | `run.json` | [`run_json::RunRecord`] | `test` | `report` |
-//! | `report --json` | [`report_json::Report`] | `report` | `report --baseline` |
+//! | `report --json` | [`report_json::LatencyReport`] | `report` | `report --baseline` |
 //! | SPDX 3 image SBOM / VEX | [`spdx_json::SpdxFile`] | oe-core `create-spdx`, `sbom-cve-check` | `verify`, `bundle` |
 //! | kas provenance statement | [`provenance_json::Statement`] | `kas build --provenance` | `bundle` |
 //! | `rtbuild-manifest.json` | [`generated_manifest_json::GeneratedManifest`] | `generate` | `generate` (hand edits) |

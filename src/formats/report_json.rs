@@ -58,7 +58,7 @@ pub(crate) struct TuningState {
 
 /// The whole report.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Report {
+pub(crate) struct LatencyReport {
     pub schema: String,
     pub verdict: Verdict,
     /// Every reason for a FAIL, each prefixed with its scenario.
@@ -288,9 +288,11 @@ pub(crate) struct SummaryRow {
     pub source: String,
 }
 
-impl Report {
+impl LatencyReport {
     /// Reads an earlier `rtbuild report --json` document, refusing another schema.
-    pub(crate) fn from_value(value: serde_json::Value) -> Result<Report, super::FormatError> {
+    pub(crate) fn from_value(
+        value: serde_json::Value,
+    ) -> Result<LatencyReport, super::FormatError> {
         if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
             return Err(super::FormatError::UnknownReport { expected: SCHEMA });
         }

@@ -6,12 +6,10 @@
 //! fields `rtbuild report` needs is read too.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::Versioned;
-use crate::write::WriteError;
 
 /// The schema this rtbuild writes.
 pub(crate) const SCHEMA: u32 = 1;
@@ -529,13 +527,9 @@ impl Versioned for RunRecord {
 }
 
 impl RunRecord {
-    /// Writes the record to `dir/run.json` through a temporary file and a rename, so a reader
-    /// (or a crash) never sees half of it.
-    pub(crate) fn write(&self, dir: &Path) -> Result<(), WriteError> {
-        let path = dir.join(FILE);
-        let text = super::to_json(self)
-            .map_err(|e| WriteError::Io { path: path.clone(), cause: e.into() })?;
-        crate::write::write_atomic(&path, text.as_bytes(), false)
+    /// The record as `run.json`'s text (pretty JSON, one trailing newline).
+    pub(crate) fn to_text(&self) -> Result<String, serde_json::Error> {
+        super::to_json(self)
     }
 
     /// Reads a `run.json`, checking its schema.

@@ -46,15 +46,15 @@ fn run_json_round_trips_through_its_one_type() {
 
 #[test]
 fn verify_file_round_trips_and_agrees_on_kernel_facts() {
-    use verify_json::{Check, Report, VerifyFile};
-    let mut a = Report::new(
+    use verify_json::{Check, VerifyFile, VerifyReport};
+    let mut a = VerifyReport::new(
         "a".into(),
         "kernel image".into(),
         vec![Check::new("x", true, "y", "y", "f")],
         Vec::new(),
     );
     a.kernel_version = Some("#1 PREEMPT_RT".into());
-    let b = Report::new(
+    let b = VerifyReport::new(
         "b".into(),
         "kernel config".into(),
         vec![Check::new("z", false, "y", "n", "g")],

@@ -26,7 +26,7 @@ pub(crate) struct VerifyFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_sha256: Option<String>,
     #[serde(default)]
-    pub reports: Vec<Report>,
+    pub reports: Vec<VerifyReport>,
     /// Sources that could not be read at all (the run exits 2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<SourceError>,
@@ -42,7 +42,7 @@ pub(crate) struct SourceError {
 impl VerifyFile {
     /// The verdict over `reports` (and `errors`): the kernel facts are set where every report
     /// that has one agrees.
-    pub(crate) fn new(reports: Vec<Report>, errors: Vec<SourceError>) -> VerifyFile {
+    pub(crate) fn new(reports: Vec<VerifyReport>, errors: Vec<SourceError>) -> VerifyFile {
         VerifyFile {
             schema: SCHEMA,
             passed: errors.is_empty() && reports.iter().all(|r| r.passed),
@@ -78,8 +78,8 @@ impl Versioned for VerifyFile {
 
 /// The value every report that has one agrees on; none when they differ or none has it.
 pub(crate) fn agreed(
-    reports: &[Report],
-    field: impl Fn(&Report) -> Option<&str>,
+    reports: &[VerifyReport],
+    field: impl Fn(&VerifyReport) -> Option<&str>,
 ) -> Option<String> {
     let mut values = reports.iter().filter_map(field);
     let first = values.next()?;
@@ -176,7 +176,7 @@ pub(crate) struct Warning {
 
 /// Every check run against one source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Report {
+pub(crate) struct VerifyReport {
     /// The source as given (a path or `ssh://…`).
     #[serde(default)]
     pub source: String,
@@ -210,15 +210,15 @@ pub(crate) struct Report {
     pub notes: Vec<String>,
 }
 
-impl Report {
+impl VerifyReport {
     pub(crate) fn new(
         source: String,
         kind: String,
         checks: Vec<Check>,
         notes: Vec<String>,
-    ) -> Report {
+    ) -> VerifyReport {
         let passed = checks.iter().all(|c| c.status != CheckStatus::Fail);
-        Report {
+        VerifyReport {
             source,
             kind,
             passed,

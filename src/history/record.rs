@@ -7,7 +7,7 @@ use std::path::Path;
 use super::HistoryError;
 use super::bundle_identity::BundleIdentity;
 use crate::formats::history_json::{BuildInputs, HistoryResult, HistoryRun, INVALID};
-use crate::formats::report_json::{Report, ScenarioReport, ThreadReport, Verdict};
+use crate::formats::report_json::{LatencyReport, ScenarioReport, ThreadReport, Verdict};
 use crate::formats::run_json::RunRecord;
 
 /// Reads RUN (a result folder or a LAVA job log) as `report` does, and records it.
@@ -31,7 +31,7 @@ pub(crate) fn read(
 /// added and the bundle's identity.
 pub(crate) fn from_report(
     source: &str,
-    report: &Report,
+    report: &LatencyReport,
     run_json: Option<&RunRecord>,
     bundle: Option<&BundleIdentity>,
 ) -> HistoryRun {

@@ -18,7 +18,7 @@ use crate::runner::{Cmd, RunError, Runner, last_lines};
 
 /// A host could not be asked about itself.
 #[derive(Debug, thiserror::Error)]
-pub enum HostError {
+pub(crate) enum HostError {
     #[error(transparent)]
     Run(#[from] RunError),
     #[error(
@@ -34,7 +34,7 @@ pub enum HostError {
 
 /// This machine, or a remote Linux target over `ssh`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Host {
+pub(crate) enum Host {
     Local,
     Ssh(SshTarget),
 }
@@ -42,7 +42,7 @@ pub enum Host {
 impl Host {
     /// `sh -s -- ARGS…` here, or `ssh … -- sh -s -- ARGS…` on the target. The script goes on
     /// stdin (see [`Host::run_script`]).
-    pub fn sh<I, S>(&self, args: I) -> Cmd
+    pub(crate) fn sh<I, S>(&self, args: I) -> Cmd
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
@@ -57,7 +57,7 @@ impl Host {
 
     /// Runs `script` with `args` through `runner` and returns its output, whatever the exit
     /// status.
-    pub fn run_script<I, S>(
+    pub(crate) fn run_script<I, S>(
         &self,
         runner: &dyn Runner,
         script: &str,
@@ -72,7 +72,7 @@ impl Host {
 
     /// The CPUs the host has online (`/sys/devices/system/cpu/online`, under `RTBUILD_SYSROOT`
     /// when it is set locally).
-    pub fn online_cpus(&self, runner: &dyn Runner) -> Result<CpuSet, HostError> {
+    pub(crate) fn online_cpus(&self, runner: &dyn Runner) -> Result<CpuSet, HostError> {
         let script = "cat \"${RTBUILD_SYSROOT:-}/sys/devices/system/cpu/online\"\n";
         let out = self.run_script(runner, script, std::iter::empty::<&str>())?;
         let text = String::from_utf8_lossy(&out.stdout);
@@ -89,7 +89,7 @@ impl Host {
     }
 
     /// ssh exits 255 when it could not connect or the connection dropped.
-    pub fn connection_lost(&self, status: &std::process::ExitStatus) -> bool {
+    pub(crate) fn connection_lost(&self, status: &std::process::ExitStatus) -> bool {
         matches!(self, Host::Ssh(_)) && status.code() == Some(255)
     }
 }

@@ -11,7 +11,7 @@ use crate::runner::Cmd;
 
 /// A target given as `ssh://user@host[:port]` could not be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum TargetError {
+pub(crate) enum TargetError {
     #[error("target `{0}` is not an ssh URL; write it as ssh://user@host[:port]")]
     NotSsh(String),
     #[error(
@@ -31,7 +31,7 @@ impl crate::exit::ErrorCode for TargetError {
 
 /// A remote target reached with the system `ssh`, host-key checking left on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SshTarget {
+pub(crate) struct SshTarget {
     pub user: Option<String>,
     pub host: String,
     pub port: Option<u16>,
@@ -41,7 +41,7 @@ pub struct SshTarget {
 
 impl SshTarget {
     /// Parses `ssh://[user@]host[:port]`.
-    pub fn parse(url: &str) -> Result<SshTarget, TargetError> {
+    pub(crate) fn parse(url: &str) -> Result<SshTarget, TargetError> {
         let rest =
             url.strip_prefix("ssh://").ok_or_else(|| TargetError::NotSsh(url.to_string()))?;
         let rest = rest.strip_suffix('/').unwrap_or(rest);
@@ -81,14 +81,14 @@ impl SshTarget {
         })
     }
 
-    pub fn with_ssh_config(mut self, file: Option<PathBuf>) -> SshTarget {
+    pub(crate) fn with_ssh_config(mut self, file: Option<PathBuf>) -> SshTarget {
         self.ssh_config = file;
         self
     }
 
     /// `ssh … -- 'argv0' 'argv1' …`: runs `argv` on the target, each argument quoted for the
     /// remote shell. `BatchMode` makes a missing key fail at once instead of prompting.
-    pub fn command<I, S>(&self, argv: I) -> Cmd
+    pub(crate) fn command<I, S>(&self, argv: I) -> Cmd
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
@@ -97,7 +97,7 @@ impl SshTarget {
     }
 
     /// `ssh …` with every option but the remote command.
-    pub fn ssh_base(&self) -> Cmd {
+    pub(crate) fn ssh_base(&self) -> Cmd {
         let mut cmd = Cmd::new("ssh");
         if let Some(config) = &self.ssh_config {
             cmd = cmd.arg("-F").arg(config);

@@ -3,43 +3,50 @@
 //! command.
 
 use std::cell::Cell;
+use std::ffi::OsString;
 use std::path::Path;
 
 use super::ImageError;
 use crate::doctor;
-use crate::kas::{Engine, KasError, Launcher, find::search_path};
+use crate::kas::{Engine, KasError, Launcher, find::SearchEnv};
 use crate::kasrun::caches::CacheEnv;
 use crate::plan::Plan;
 use crate::runner::System;
 use crate::ui::Ui;
 
 /// The container engine `--container` asks for: none, the one named, or (`auto`) the one
-/// installed. An unknown engine is an input error.
-pub(crate) fn container_engine(request: Option<&str>) -> Result<Option<Engine>, ImageError> {
-    Engine::requested(request, Some(&search_path())).map_err(ImageError::Engine)
+/// installed (on `env`'s search path). An unknown engine is an input error.
+pub(crate) fn container_engine(
+    request: Option<&str>,
+    env: &SearchEnv,
+) -> Result<Option<Engine>, ImageError> {
+    Engine::requested(request, Some(&env.search_path())).map_err(ImageError::Engine)
 }
 
 /// The kas launcher of a command, and whether its preflight ran.
 #[derive(Debug, Clone)]
 pub(crate) struct Launch {
     pub launcher: Launcher,
+    /// Where programs were looked for, which the preflight checks again.
+    search_path: OsString,
     /// The preflight ran (once per command, before the first build).
     checked: Cell<bool>,
 }
 
 impl Launch {
-    /// kas (`kas`, the program given, or the one on PATH), or kas-container with a `container`
-    /// engine. Without a container a missing or too old kas is an error, except in a dry run
+    /// kas (`kas`, the program given, or the one on `env`'s search path), or kas-container with
+    /// a `container` engine. Without a container a missing or too old kas is an error, except in a dry run
     /// (nothing runs).
     pub(crate) fn find(
         kas: Option<&Path>,
         container: Option<&str>,
         dry_run: bool,
+        env: &SearchEnv,
     ) -> Result<Launch, ImageError> {
-        let engine = container_engine(container)?;
-        let launcher = Launcher::find(kas, engine, dry_run, &System)
+        let engine = container_engine(container, env)?;
+        let launcher = Launcher::find(kas, engine, dry_run, env, &System)
             .map_err(|e| ImageError::Build(e.into()))?;
-        Ok(Launch { launcher, checked: Cell::new(false) })
+        Ok(Launch { launcher, search_path: env.search_path(), checked: Cell::new(false) })
     }
 
     /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
@@ -70,7 +77,7 @@ impl Launch {
             .kas
             .clone()
             .ok_or_else(|| KasError::Missing { looked: "PATH".to_string() });
-        doctor::preflight(&target(), kas, ui)?;
+        doctor::preflight(&target(), kas, &self.search_path, ui)?;
         Ok(())
     }
 }

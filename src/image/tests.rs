@@ -22,7 +22,13 @@ fn plan() -> Plan {
 }
 
 fn options(out: &Path) -> ImageOptions {
-    let launch = Launch::find(Some(Path::new("/nonexistent/kas")), None, true).unwrap();
+    let launch = Launch::find(
+        Some(Path::new("/nonexistent/kas")),
+        None,
+        true,
+        &crate::kas::find::SearchEnv::default(),
+    )
+    .unwrap();
     ImageOptions {
         output: OutputOptions {
             out: Some(out.to_path_buf()),

@@ -12,7 +12,7 @@ use crate::formats::junit_xml::Timing;
 use crate::formats::{self, verify_json::VerifyFile};
 use crate::kas::BuildPaths;
 use crate::plan::Expectations;
-use crate::verify::{self, Report, VerifyError};
+use crate::verify::{self, VerifyError, VerifyReport};
 
 /// The verdict file's name in the output folder.
 pub(crate) use crate::formats::verify_json::FILE as VERIFY_FILE;
@@ -99,7 +99,7 @@ pub(crate) fn failed_checks(verified: &Verified) -> Vec<String> {
         .verdict
         .reports
         .iter()
-        .flat_map(Report::failures)
+        .flat_map(VerifyReport::failures)
         .map(|c| {
             let reason = c.reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
             format!("{}: expected {}, found {}{reason}", c.check, c.expected, c.found)

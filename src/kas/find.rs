@@ -57,27 +57,35 @@ pub(crate) fn default_venv(
     Some(base.join("rtbuild/kas-venv"))
 }
 
-/// PATH plus the venv `rtbuild setup` makes, where kas is looked for last.
-// The one read of the environment outside src/cli: the program search path kas discovery
-// starts from (PATH, and the data home that holds `rtbuild setup`'s venv). Left for the lead:
-// pass it in from the command line like the other variables.
-#[allow(clippy::disallowed_methods)]
-pub(crate) fn search_path() -> OsString {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let Some(venv) = default_venv(
-        std::env::var_os("XDG_DATA_HOME").map(PathBuf::from),
-        std::env::var_os("HOME").map(PathBuf::from),
-    ) else {
-        return path;
-    };
-    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    dirs.push(venv.join("bin"));
-    std::env::join_paths(dirs).unwrap_or(path)
+/// The variables kas discovery starts from, read by the cli (clap `env =`) and passed in:
+/// `PATH`, and the data home that holds the venv `rtbuild setup` makes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SearchEnv {
+    pub path: Option<OsString>,
+    pub xdg_data_home: Option<PathBuf>,
+    pub home: Option<PathBuf>,
 }
 
-/// The kas `--kas` names, else the one on [`search_path`].
-pub(crate) fn find_kas(explicit: Option<&Path>, runner: &dyn Runner) -> Result<Kas, KasError> {
-    find(explicit, Some(&search_path()), runner)
+impl SearchEnv {
+    /// `PATH` plus the venv `rtbuild setup` makes, where kas is looked for last.
+    pub(crate) fn search_path(&self) -> OsString {
+        let path = self.path.clone().unwrap_or_default();
+        let Some(venv) = default_venv(self.xdg_data_home.clone(), self.home.clone()) else {
+            return path;
+        };
+        let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+        dirs.push(venv.join("bin"));
+        std::env::join_paths(dirs).unwrap_or(path)
+    }
+}
+
+/// The kas `--kas` names, else the one on [`SearchEnv::search_path`].
+pub(crate) fn find_kas(
+    explicit: Option<&Path>,
+    env: &SearchEnv,
+    runner: &dyn Runner,
+) -> Result<Kas, KasError> {
+    find(explicit, Some(&env.search_path()), runner)
 }
 
 #[cfg(test)]
@@ -96,6 +104,24 @@ mod tests {
             Some("/h/.local/share/rtbuild/kas-venv".into())
         );
         assert_eq!(default_venv(None, None), None);
+    }
+
+    #[test]
+    fn search_path_is_the_given_path_then_the_setup_venv() {
+        let env = SearchEnv {
+            path: Some("/a/bin:/b/bin".into()),
+            xdg_data_home: Some("/data".into()),
+            home: Some("/home/u".into()),
+        };
+        assert_eq!(env.search_path(), OsString::from("/a/bin:/b/bin:/data/rtbuild/kas-venv/bin"));
+        let home_only = SearchEnv { xdg_data_home: None, ..env.clone() };
+        assert_eq!(
+            home_only.search_path(),
+            OsString::from("/a/bin:/b/bin:/home/u/.local/share/rtbuild/kas-venv/bin")
+        );
+        let no_home = SearchEnv { path: Some("/a/bin".into()), xdg_data_home: None, home: None };
+        assert_eq!(no_home.search_path(), OsString::from("/a/bin"));
+        assert_eq!(SearchEnv::default().search_path(), OsString::new());
     }
 
     #[test]

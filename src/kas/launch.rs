@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::engine::{Engine, kas_container};
 use super::error::KasError;
-use super::find::{Kas, find_kas, search_path};
+use super::find::{Kas, SearchEnv, find_kas};
 use crate::runner::Runner;
 
 /// The program that runs kas's commands, and the container engine when it is kas-container.
@@ -17,20 +17,21 @@ pub(crate) struct Launcher {
 }
 
 impl Launcher {
-    /// kas (`kas`, the program given, or the one on [`search_path`]), or kas-container with a
+    /// kas (`kas`, the program given, or the one on [`SearchEnv::search_path`]), or kas-container with a
     /// container `engine`. Without a container a missing or too old kas is an error, except in
     /// a dry run (nothing runs).
     pub(crate) fn find(
         kas: Option<&Path>,
         engine: Option<Engine>,
         dry_run: bool,
+        env: &SearchEnv,
         runner: &dyn Runner,
     ) -> Result<Launcher, KasError> {
-        let found = find_kas(kas, runner);
+        let found = find_kas(kas, env, runner);
         let program = match (engine, found) {
             (Some(_), found) => {
                 let host_kas = found.as_ref().ok().map(|k| k.program.clone());
-                let program = kas_container(host_kas.as_deref(), Some(&search_path()))
+                let program = kas_container(host_kas.as_deref(), Some(&env.search_path()))
                     .unwrap_or_else(|| PathBuf::from("kas-container"));
                 return Ok(Launcher { program, engine, kas: found.ok() });
             }
@@ -55,9 +56,11 @@ mod tests {
     fn without_a_container_a_missing_kas_is_an_error_except_in_a_dry_run_recording_fake() {
         let runner = Recorder::new("", 0);
         let missing = Path::new("/nonexistent/kas");
-        let err = Launcher::find(Some(missing), None, false, &runner).unwrap_err();
+        let err =
+            Launcher::find(Some(missing), None, false, &SearchEnv::default(), &runner).unwrap_err();
         assert!(matches!(err, KasError::Missing { .. }), "{err}");
-        let dry = Launcher::find(Some(missing), None, true, &runner).unwrap();
+        let dry =
+            Launcher::find(Some(missing), None, true, &SearchEnv::default(), &runner).unwrap();
         assert_eq!((dry.program.as_path(), dry.engine, dry.kas), (missing, None, None));
         assert!(runner.argvs().is_empty(), "a missing kas is not run: {:?}", runner.argvs());
     }
@@ -69,6 +72,7 @@ mod tests {
             Some(Path::new("/nonexistent/kas")),
             Some(Engine::Podman),
             false,
+            &SearchEnv::default(),
             &runner,
         )
         .unwrap();

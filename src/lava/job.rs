@@ -24,7 +24,7 @@ use crate::base::CpuLayout;
 use crate::catalog::{Deploy, LavaProfile, QdlStage, lava_name};
 use crate::formats::lava_job::{
     Action, ActionTimeouts, AutoLogin, Boot, ContextValue, Definition, Deploy as DeployAction,
-    Docker, Image, Job, Minutes, Postprocess, QcomflashImage, Run, Seconds, TestAction,
+    Docker, Image, Job, Minutes, Postprocess, QcomflashImage, RunSteps, Seconds, TestAction,
     TestDefinition, TestMetadata, Timeouts,
 };
 use crate::plan::Distro;
@@ -599,7 +599,7 @@ fn test(req: &JobRequest) -> TestAction {
                 devices: vec![req.lab.device_type.clone()],
                 scope: vec!["performance".to_string(), "preempt-rt".to_string()],
             },
-            run: Run { steps: steps(req) },
+            run: RunSteps { steps: steps(req) },
         },
     };
     TestAction { timeout: Minutes::of(req.test_minutes()), definitions: vec![definition] }

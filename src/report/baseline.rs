@@ -4,7 +4,7 @@
 //! the scenario.
 
 use super::judge::fmt;
-use crate::formats::report_json::{Regression, Report, ScenarioReport};
+use crate::formats::report_json::{LatencyReport, Regression, ScenarioReport};
 
 /// Relative and absolute tolerance before a change counts as a regression.
 const RELATIVE: f64 = 0.10;
@@ -12,7 +12,7 @@ const ABSOLUTE_US: f64 = 1.0;
 
 /// Marks regressions in `current` against `baseline` (scenarios matched by name; a single
 /// scenario on both sides is matched whatever its name).
-pub(super) fn compare(current: &mut Report, baseline: &Report) {
+pub(super) fn compare(current: &mut LatencyReport, baseline: &LatencyReport) {
     let old: Vec<&ScenarioReport> = baseline.inputs.iter().flat_map(|i| &i.scenarios).collect();
     let count: usize = current.inputs.iter().map(|i| i.scenarios.len()).sum();
     for scenario in current.inputs.iter_mut().flat_map(|i| &mut i.scenarios) {

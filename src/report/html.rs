@@ -11,7 +11,7 @@ use super::chart::{Series, latency_svg, overlay_svg};
 use super::judge::fmt;
 use super::summary;
 use crate::formats::report_json::{
-    InputReport, Report, ScenarioReport, Spike, ThreadReport, Verdict,
+    InputReport, LatencyReport, ScenarioReport, Spike, ThreadReport, Verdict,
 };
 use crate::rttests::Kind;
 
@@ -136,7 +136,7 @@ struct SpikeView<'a> {
 const DASH: &str = "–";
 
 /// The HTML page for `report`.
-pub(crate) fn render(report: &Report) -> String {
+pub(crate) fn render(report: &LatencyReport) -> String {
     let page = Page {
         style: STYLE,
         verdict: report.verdict.to_string(),
@@ -203,7 +203,7 @@ fn summary_view(row: &summary::SummaryRow) -> SummaryView<'_> {
 
 /// One chart per CPU with every scenario that measured it (idle against stress, the
 /// comparison the RT guides make), when there is more than one scenario to compare.
-fn overlays(report: &Report) -> Vec<Overlay> {
+fn overlays(report: &LatencyReport) -> Vec<Overlay> {
     let scenarios: Vec<&ScenarioReport> =
         report.inputs.iter().flat_map(|i| &i.scenarios).filter(|s| s.cyclictest).collect();
     if scenarios.len() < 2 {
@@ -228,7 +228,7 @@ fn overlays(report: &Report) -> Vec<Overlay> {
         .collect()
 }
 
-fn input_view<'a>(input: &'a InputReport, report: &'a Report) -> InputView<'a> {
+fn input_view<'a>(input: &'a InputReport, report: &'a LatencyReport) -> InputView<'a> {
     let folder = input.kind == "result-folder";
     InputView {
         scenarios: input
@@ -250,7 +250,7 @@ fn input_view<'a>(input: &'a InputReport, report: &'a Report) -> InputView<'a> {
 
 fn scenario_view<'a>(
     s: &'a ScenarioReport,
-    report: &Report,
+    report: &LatencyReport,
     folder: bool,
     spikes: &[&'a Spike],
 ) -> ScenarioView<'a> {

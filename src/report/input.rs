@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cyclictest::{self, Run};
+use crate::cyclictest::{self, ResultFile};
 use crate::formats::run_json::{self, RunRecord};
 use crate::rttests::Program;
-use crate::rttests::output::{self, Outcome, Sniffed};
+use crate::rttests::output::{self, ProgramOutput, Sniffed};
 
 use super::ReportError;
 
@@ -15,7 +15,7 @@ use super::ReportError;
 #[derive(Debug)]
 pub(crate) struct TestInput {
     pub program: Program,
-    pub outcomes: Vec<(PathBuf, Outcome)>,
+    pub outcomes: Vec<(PathBuf, ProgramOutput)>,
     pub invalid_reasons: Vec<String>,
     pub commands: Vec<String>,
     pub skipped: Option<String>,
@@ -27,7 +27,7 @@ pub(crate) struct ScenarioInput {
     pub name: String,
     /// `run.json`'s scenario label (`system-load`: load on the measured CPUs, no isolation).
     pub label: Option<String>,
-    pub runs: Vec<(PathBuf, Run)>,
+    pub runs: Vec<(PathBuf, ResultFile)>,
     pub invalid_reasons: Vec<String>,
     pub commands: Vec<String>,
     /// Whether cyclictest measured in this scenario (a run may have used other tests only).
@@ -259,7 +259,7 @@ fn in_folder(command: &str, dir: &Path) -> String {
 }
 
 /// Parses one file; `nsecs` sets nanoseconds where the content does not give the unit.
-fn parse(path: &Path, nsecs: bool) -> Result<Run, ReportError> {
+fn parse(path: &Path, nsecs: bool) -> Result<ResultFile, ReportError> {
     let mut run = cyclictest::parse_file(path)?;
     if nsecs && run.unit.is_none() {
         run.unit = Some(cyclictest::Unit::Ns);

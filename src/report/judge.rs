@@ -2,7 +2,7 @@
 //! threshold, and every reason for a FAIL is listed (latency over the threshold, unknown
 //! maximum, no samples, an invalid run, a breaktrace stop, a failed cyclictest).
 
-use crate::cyclictest::Run;
+use crate::cyclictest::ResultFile;
 
 use super::input::ScenarioInput;
 use super::stats::Distribution;
@@ -121,7 +121,7 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
     }
 }
 
-fn file_info(path: &std::path::Path, run: &Run) -> FileInfo {
+fn file_info(path: &std::path::Path, run: &ResultFile) -> FileInfo {
     FileInfo {
         path: path.display().to_string(),
         formats: run
@@ -143,7 +143,7 @@ fn file_info(path: &std::path::Path, run: &Run) -> FileInfo {
     }
 }
 
-fn run_reasons(run: &Run, reasons: &mut Vec<String>) {
+fn run_reasons(run: &ResultFile, reasons: &mut Vec<String>) {
     if let Some(b) = run.breaktrace {
         let thread = b.thread.map_or_else(|| "?".to_string(), |t| t.to_string());
         let value = b.value.map_or_else(|| "?".to_string(), |v| v.to_string());

@@ -6,10 +6,10 @@
 
 use super::judge::fmt;
 use crate::formats::junit_xml::{Failure, Skipped, TestCase, TestSuite, TestSuites, Timing};
-use crate::formats::report_json::{Report, ScenarioReport, Verdict};
+use crate::formats::report_json::{LatencyReport, ScenarioReport, Verdict};
 use crate::rttests::Kind;
 
-pub(crate) fn render(report: &Report) -> String {
+pub(crate) fn render(report: &LatencyReport) -> String {
     let machine = report.machine.as_deref().unwrap_or("unknown-machine");
     let suites = report
         .inputs
@@ -44,7 +44,7 @@ struct Case {
 
 /// cyclictest's case (when it measured), then one per other test, named
 /// `SCENARIO: TEST: what passing means`.
-fn cases(s: &ScenarioReport, report: &Report, input: &str) -> Vec<Case> {
+fn cases(s: &ScenarioReport, report: &LatencyReport, input: &str) -> Vec<Case> {
     let mut cases = Vec::new();
     if s.cyclictest {
         // Invalid-run reasons of the scenario belong to cyclictest's case (they are its run's).

@@ -13,7 +13,7 @@ use crate::formats::run_json::RunRecord;
 use crate::lava::log::{LavaLog, RawOutput, Skipped};
 use crate::plan::CpuSet;
 use crate::rttests::Program;
-use crate::rttests::output::{self, Outcome};
+use crate::rttests::output::{self, ProgramOutput};
 
 /// A job log is at most this big (a day of histograms is a few MB).
 const MAX_LOG: u64 = 256 << 20;
@@ -219,7 +219,7 @@ fn test_input(
         if program.writes_json() && !has_json {
             invalid.push(format!("{label} wrote no JSON results, so it did not measure"));
         }
-        let mut merged: Option<Outcome> = None;
+        let mut merged: Option<ProgramOutput> = None;
         for block in blocks.iter().filter(|b| b.raw.trim() != "") {
             let read = match block.format.as_str() {
                 "json" => output::parse_json(&block.raw, program).map_err(|e| {

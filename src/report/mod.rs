@@ -4,7 +4,7 @@
 //!
 //! Pipeline: [`input::read`] (parse files via [`crate::cyclictest`]) → [`judge::judge`]
 //! (statistics + reasons per scenario) → reference numbers and [`baseline::compare`] →
-//! [`Report`] → renderers ([`text`], [`junit`], [`html`]).
+//! [`LatencyReport`] → renderers ([`text`], [`junit`], [`html`]).
 
 mod baseline;
 pub(crate) mod chart;
@@ -21,7 +21,7 @@ mod system;
 pub(crate) mod text;
 
 pub(crate) use crate::formats::report_json::{
-    InputReport, Report, SCHEMA, ScenarioReport, Verdict,
+    InputReport, LatencyReport, SCHEMA, ScenarioReport, Verdict,
 };
 
 use std::path::{Path, PathBuf};
@@ -100,7 +100,7 @@ pub(crate) struct Options {
 }
 
 /// Reads every input and builds the report.
-pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
+pub(crate) fn build(options: &Options) -> Result<LatencyReport, ReportError> {
     build_with_runs(options).map(|(report, _)| report)
 }
 
@@ -108,7 +108,7 @@ pub(crate) fn build(options: &Options) -> Result<Report, ReportError> {
 /// threshold it printed; `None` for a raw file): `rtbuild history` records both.
 pub(crate) fn build_with_runs(
     options: &Options,
-) -> Result<(Report, Vec<Option<RunRecord>>), ReportError> {
+) -> Result<(LatencyReport, Vec<Option<RunRecord>>), ReportError> {
     // A bad --threshold-us is refused before any input is read.
     if let Some(value) = options.threshold_us.filter(|t| !threshold_is_sensible(*t)) {
         return Err(ReportError::Threshold { value, from: "--threshold-us".to_string() });
@@ -161,7 +161,7 @@ pub(crate) fn build_with_runs(
         return Err(ReportError::Noise(noise_us));
     }
     let limits = crate::rttests::verdict::Limits { latency_us: threshold_us, noise_us };
-    let mut report = Report {
+    let mut report = LatencyReport {
         schema: SCHEMA.to_string(),
         verdict: Verdict::Pass,
         reasons: Vec::new(),
@@ -295,7 +295,7 @@ fn timed(
 
 /// The machine's published reference maximum, for comparison only (never a FAIL reason); the
 /// summary shows it as a comparison row.
-fn add_reference(report: &mut Report, machine: &Machine) {
+fn add_reference(report: &mut LatencyReport, machine: &Machine) {
     for scenario in report.inputs.iter_mut().flat_map(|i| &mut i.scenarios) {
         let Some(reference) = machine.reference_max_us(&scenario.name) else { continue };
         scenario.reference_max_us = Some(reference as f64);
@@ -303,13 +303,17 @@ fn add_reference(report: &mut Report, machine: &Machine) {
 }
 
 /// A baseline is an earlier `rtbuild report --json`, or anything `rtbuild report` reads.
-fn load_baseline(path: &Path, threshold_us: f64, nsecs: bool) -> Result<Report, ReportError> {
+fn load_baseline(
+    path: &Path,
+    threshold_us: f64,
+    nsecs: bool,
+) -> Result<LatencyReport, ReportError> {
     if path.is_file()
         && let Ok(text) = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
         && value.get("schema").is_some()
     {
-        return Report::from_value(value)
+        return LatencyReport::from_value(value)
             .map_err(|cause| ReportError::BaselineJson { path: path.to_path_buf(), cause });
     }
     build(&Options {
@@ -323,7 +327,7 @@ fn load_baseline(path: &Path, threshold_us: f64, nsecs: bool) -> Result<Report, 
 }
 
 /// Overall verdict and reasons from the scenarios.
-fn finish(report: &mut Report) {
+fn finish(report: &mut LatencyReport) {
     report.reasons = report
         .inputs
         .iter()

@@ -12,7 +12,7 @@ pub(super) fn judge(input: &TestInput, limits: Limits) -> TestReport {
     let mut rows = Vec::new();
     // rt-migrate-test's JSON says nothing about the check and its plain output nothing about
     // the run: the program's outputs are judged as one.
-    let mut merged: Option<crate::rttests::output::Outcome> = None;
+    let mut merged: Option<crate::rttests::output::ProgramOutput> = None;
     for (_, outcome) in &input.outcomes {
         for fact in &outcome.facts {
             if !notes.contains(fact) {

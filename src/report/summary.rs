@@ -4,11 +4,11 @@
 
 use crate::catalog::Machine;
 pub(crate) use crate::formats::report_json::SummaryRow;
-use crate::formats::report_json::{Report, ThreadReport};
+use crate::formats::report_json::{LatencyReport, ThreadReport};
 
 /// The rows for `report`, grouped by scenario in the order scenarios first appear: each
 /// scenario's threads sorted by CPU, then the machine's published reference for it.
-pub(crate) fn rows(report: &Report, machine: Option<&Machine>) -> Vec<SummaryRow> {
+pub(crate) fn rows(report: &LatencyReport, machine: Option<&Machine>) -> Vec<SummaryRow> {
     let mut groups: Vec<(String, Vec<SummaryRow>)> = Vec::new();
     for input in &report.inputs {
         for scenario in &input.scenarios {

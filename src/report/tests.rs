@@ -10,7 +10,7 @@ fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
-fn report(files: &[&str], threshold: Option<f64>) -> Report {
+fn report(files: &[&str], threshold: Option<f64>) -> LatencyReport {
     let options = Options {
         inputs: files.iter().map(|f| data(f)).collect(),
         threshold_us: threshold,
@@ -19,7 +19,7 @@ fn report(files: &[&str], threshold: Option<f64>) -> Report {
     build(&options).unwrap()
 }
 
-fn scenario(report: &Report) -> &ScenarioReport {
+fn scenario(report: &LatencyReport) -> &ScenarioReport {
     &report.inputs[0].scenarios[0]
 }
 
@@ -445,7 +445,7 @@ fn test_and_report_agree_on_every_golden_run_folder() {
                 scenarios: vec![scenario.clone()],
                 ..Default::default()
             };
-            record.write(dir.path()).unwrap();
+            crate::write::fixture(dir.path().join("run.json"), record.to_text().unwrap()).unwrap();
             let r =
                 build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
                     .unwrap();
@@ -478,6 +478,6 @@ fn test_and_report_agree_on_every_golden_run_folder() {
     assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["fail", "invalid", "pass"]);
 }
 
-fn scenario_of(report: &Report) -> &ScenarioReport {
+fn scenario_of(report: &LatencyReport) -> &ScenarioReport {
     &report.inputs[0].scenarios[0]
 }

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::judge::fmt;
 use super::summary::{self, SummaryRow};
-use crate::formats::report_json::{Report, ScenarioReport, ThreadReport};
+use crate::formats::report_json::{LatencyReport, ScenarioReport, ThreadReport};
 
 const HEADER: [&str; 13] = [
     "thread",
@@ -29,7 +29,7 @@ const HEADER: [&str; 13] = [
 /// and scenario names, `run.json` fields, error messages quoting files, trace explanations) is
 /// shown with its control characters escaped (`\n`, `\u{1b}`), so an input can neither forge
 /// a line (a `PASS` row) nor drive the terminal (clear the screen).
-pub(crate) fn render(report: &Report) -> String {
+pub(crate) fn render(report: &LatencyReport) -> String {
     match escaped(report) {
         Some(clean) => render_clean(&clean),
         // Not expected; escape what is not a line break, so the terminal stays safe.
@@ -41,7 +41,7 @@ pub(crate) fn render(report: &Report) -> String {
 }
 
 /// `report` with the control characters of every string escaped.
-fn escaped(report: &Report) -> Option<Report> {
+fn escaped(report: &LatencyReport) -> Option<LatencyReport> {
     fn walk(value: &mut serde_json::Value) {
         match value {
             serde_json::Value::String(text) => *text = crate::ui::escape_controls(text),
@@ -55,7 +55,7 @@ fn escaped(report: &Report) -> Option<Report> {
     serde_json::from_value(value).ok()
 }
 
-fn render_clean(report: &Report) -> String {
+fn render_clean(report: &LatencyReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

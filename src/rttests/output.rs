@@ -43,7 +43,7 @@ pub(crate) struct Row {
 
 /// What one output says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Outcome {
+pub(crate) struct ProgramOutput {
     pub program: Program,
     /// `json` or `text`.
     pub format: String,
@@ -63,7 +63,7 @@ pub(crate) struct Outcome {
     pub exceeding: Option<u64>,
 }
 
-impl Outcome {
+impl ProgramOutput {
     /// Whether the output held nothing to judge: no rows, statement, return code or fact.
     pub(crate) fn says_nothing(&self) -> bool {
         self.rows.is_empty()
@@ -197,7 +197,11 @@ fn is_pair_result(line: &str) -> bool {
 }
 
 /// Reads a whole output of `program` (from [`sniff`]).
-pub(crate) fn read(path: &Path, program: Program, json: bool) -> Result<Outcome, OutputError> {
+pub(crate) fn read(
+    path: &Path,
+    program: Program,
+    json: bool,
+) -> Result<ProgramOutput, OutputError> {
     let bytes = crate::base::input::read(path, MAX_BYTES).map_err(|err| match err {
         crate::base::input::InputError::TooBig { .. } => {
             OutputError::TooLarge { path: path.into(), program }
@@ -222,7 +226,7 @@ pub(crate) fn read(path: &Path, program: Program, json: bool) -> Result<Outcome,
 
 /// Two outputs of one invocation (JSON and plain text) as one outcome: rows from the first
 /// that has them, every statement of both.
-pub(crate) fn merge(first: Option<Outcome>, next: Outcome) -> Outcome {
+pub(crate) fn merge(first: Option<ProgramOutput>, next: ProgramOutput) -> ProgramOutput {
     let Some(mut merged) = first else { return next };
     if merged.rows.is_empty() {
         merged.rows = next.rows;
@@ -246,8 +250,8 @@ pub(crate) fn merge(first: Option<Outcome>, next: Outcome) -> Outcome {
     merged
 }
 
-fn outcome(program: Program, format: &str) -> Outcome {
-    Outcome {
+fn outcome(program: Program, format: &str) -> ProgramOutput {
+    ProgramOutput {
         program,
         format: format.into(),
         cmdline: None,
@@ -262,7 +266,7 @@ fn outcome(program: Program, format: &str) -> Outcome {
 }
 
 /// Parses an rt-tests `--json` file of `program`.
-pub(crate) fn parse_json(text: &str, program: Program) -> Result<Outcome, serde_json::Error> {
+pub(crate) fn parse_json(text: &str, program: Program) -> Result<ProgramOutput, serde_json::Error> {
     // A thread without samples writes `"avg": nan` (or `-nan`), which is not JSON.
     let mut cleaned = String::with_capacity(text.len());
     for line in text.lines() {
@@ -346,7 +350,7 @@ pub(crate) fn parse_json(text: &str, program: Program) -> Result<Outcome, serde_
 }
 
 /// Parses `program`'s plain output.
-pub(crate) fn parse_text(text: &str, program: Program) -> Outcome {
+pub(crate) fn parse_text(text: &str, program: Program) -> ProgramOutput {
     let mut out = outcome(program, "text");
     // Live screens redraw with ANSI cursor movement; the escapes carry no data.
     let text = strip_ansi(text);
@@ -424,7 +428,7 @@ fn strip_ansi(text: &str) -> String {
 }
 
 /// oslat's report: one column per measured CPU.
-fn oslat_text(text: &str, out: &mut Outcome) {
+fn oslat_text(text: &str, out: &mut ProgramOutput) {
     let values = |rest: &str| -> Vec<String> {
         rest.split_whitespace().take_while(|w| !w.starts_with('(')).map(str::to_string).collect()
     };
@@ -473,7 +477,7 @@ fn oslat_text(text: &str, out: &mut Outcome) {
 }
 
 /// `#1 -> #0, Min    1, Cur    6, Avg    4, Max 1231`, after `#0: ID…, P0, CPU0, I1000; #1: …, Cycles 1813`.
-fn pair_text(text: &str, out: &mut Outcome) {
+fn pair_text(text: &str, out: &mut ProgramOutput) {
     let mut cpus: Vec<Option<u32>> = Vec::new();
     let mut cycles: Vec<Option<u64>> = Vec::new();
     for line in text.lines() {
@@ -510,7 +514,7 @@ fn pair_text(text: &str, out: &mut Outcome) {
 
 /// `T: 0 (18733) P:90 C:   3089 Min:      4 Act:    4 Avg:    9 Max:     488` (the last block
 /// of a live screen counts).
-fn t_lines(text: &str, out: &mut Outcome) {
+fn t_lines(text: &str, out: &mut ProgramOutput) {
     let mut rows: Vec<Row> = Vec::new();
     for line in text.lines() {
         let l = line.trim();
@@ -541,7 +545,7 @@ fn t_lines(text: &str, out: &mut Outcome) {
 
 /// hwlatdetect's summary: `Max Latency: 17us` (or `Below threshold`), `Samples recorded: N`,
 /// `Samples exceeding threshold: N`, `N SMIs occured on cpu C`.
-fn hwlat_text(text: &str, out: &mut Outcome) {
+fn hwlat_text(text: &str, out: &mut ProgramOutput) {
     for line in text.lines() {
         let l = line.trim();
         if let Some(v) = l.strip_prefix("Max Latency:") {

@@ -1,8 +1,8 @@
-//! Judging one program's [`Outcome`]: latency tests against the latency threshold, oslat and
+//! Judging one program's [`ProgramOutput`]: latency tests against the latency threshold, oslat and
 //! hwlatdetect against the noise limit, correctness tests from their own statements and
 //! return codes. Every reason for a FAIL is listed.
 
-use super::output::{Outcome, Row};
+use super::output::{ProgramOutput, Row};
 use super::{Kind, Program};
 
 /// The limits a run is judged against, µs.
@@ -13,7 +13,7 @@ pub(crate) struct Limits {
 }
 
 /// Reasons `outcome` fails; empty when it passes.
-pub(crate) fn reasons(outcome: &Outcome, limits: Limits) -> Vec<String> {
+pub(crate) fn reasons(outcome: &ProgramOutput, limits: Limits) -> Vec<String> {
     let mut reasons = Vec::new();
     let program = outcome.program;
     // rt-migrate-test 2.4 exits 1 even when it prints `Passed!`, but its JSON return_code is 0.
@@ -61,7 +61,13 @@ pub(crate) fn reasons(outcome: &Outcome, limits: Limits) -> Vec<String> {
     reasons
 }
 
-fn rows(outcome: &Outcome, limit: f64, what: &str, limit_name: &str, reasons: &mut Vec<String>) {
+fn rows(
+    outcome: &ProgramOutput,
+    limit: f64,
+    what: &str,
+    limit_name: &str,
+    reasons: &mut Vec<String>,
+) {
     if outcome.rows.is_empty() {
         reasons.push(format!("{} measured nothing (no thread results)", outcome.program));
         return;

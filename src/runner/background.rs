@@ -10,7 +10,7 @@ use super::{Cmd, RunError};
 
 /// Runs `cmd` to completion with `stdin` as its input, capturing stdout and stderr, whatever
 /// the exit status.
-pub fn output_with_stdin(cmd: &Cmd, stdin: &[u8]) -> Result<Output, RunError> {
+pub(crate) fn output_with_stdin(cmd: &Cmd, stdin: &[u8]) -> Result<Output, RunError> {
     let expression =
         cmd.to_duct().stdin_bytes(stdin.to_vec()).stdout_capture().stderr_capture().unchecked();
     super::wait_in_foreground(cmd, &expression)
@@ -19,7 +19,7 @@ pub fn output_with_stdin(cmd: &Cmd, stdin: &[u8]) -> Result<Output, RunError> {
 /// Runs `cmd` with `stdin` as its input for at most `limit`, killing it then. Its stdout when
 /// it exited 0 in time; `None` when it could not start, failed or was killed. Its stderr is
 /// dropped: this is for best-effort work (cleanup after an interruption) that must not hang.
-pub fn stdout_within(cmd: &Cmd, stdin: &[u8], limit: Duration) -> Option<Vec<u8>> {
+pub(crate) fn stdout_within(cmd: &Cmd, stdin: &[u8], limit: Duration) -> Option<Vec<u8>> {
     let handle = cmd
         .to_duct()
         .stdin_bytes(stdin.to_vec())
@@ -40,12 +40,12 @@ pub fn stdout_within(cmd: &Cmd, stdin: &[u8], limit: Duration) -> Option<Vec<u8>
 }
 
 /// A process started in the background by [`start_in_own_group`].
-pub struct Background(duct::Handle);
+pub(crate) struct Background(duct::Handle);
 
 /// Starts `cmd` with `stdin` as its input, its stdout and stderr going to the files `stdout`
 /// and `stderr`, in its own process group (so a Ctrl-C at the terminal reaches it once, through
 /// whoever stops it, not twice). The error is the one starting it gave.
-pub fn start_in_own_group(
+pub(crate) fn start_in_own_group(
     cmd: &Cmd,
     stdin: &[u8],
     stdout: &Path,
@@ -66,17 +66,17 @@ pub fn start_in_own_group(
 
 impl Background {
     /// How it ended, once it has; `None` while it runs (or when it cannot be asked).
-    pub fn finished(&self) -> Option<ExitStatus> {
+    pub(crate) fn finished(&self) -> Option<ExitStatus> {
         self.0.try_wait().ok().flatten().map(|output| output.status)
     }
 
     /// Waits up to `limit` for it to end; true when it did.
-    pub fn wait_for(&self, limit: Duration) -> bool {
+    pub(crate) fn wait_for(&self, limit: Duration) -> bool {
         matches!(self.0.wait_timeout(limit), Ok(Some(_)))
     }
 
     /// Kills it (SIGKILL), if it still runs.
-    pub fn kill(&self) {
+    pub(crate) fn kill(&self) {
         let _ = self.0.kill();
     }
 }

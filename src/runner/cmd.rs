@@ -1,39 +1,32 @@
 //! [`Cmd`]: a program, its arguments, environment and working folder.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::RunError;
 use crate::quote;
 
 /// A command line as an argv vector. Its `Display` is shell-quoted, for messages only.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cmd {
+pub(crate) struct Cmd {
     program: OsString,
     args: Vec<OsString>,
     env: Vec<(OsString, Option<OsString>)>,
-    env_clear: bool,
     cwd: Option<PathBuf>,
 }
 
 impl Cmd {
-    pub fn new(program: impl Into<OsString>) -> Cmd {
-        Cmd {
-            program: program.into(),
-            args: Vec::new(),
-            env: Vec::new(),
-            env_clear: false,
-            cwd: None,
-        }
+    pub(crate) fn new(program: impl Into<OsString>) -> Cmd {
+        Cmd { program: program.into(), args: Vec::new(), env: Vec::new(), cwd: None }
     }
 
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Cmd {
+    pub(crate) fn arg(mut self, arg: impl Into<OsString>) -> Cmd {
         self.args.push(arg.into());
         self
     }
 
-    pub fn args<I, S>(mut self, args: I) -> Cmd
+    pub(crate) fn args<I, S>(mut self, args: I) -> Cmd
     where
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
@@ -42,46 +35,38 @@ impl Cmd {
         self
     }
 
-    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Cmd {
+    pub(crate) fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Cmd {
         self.env.push((key.into(), Some(value.into())));
         self
     }
 
-    pub fn env_remove(mut self, key: impl Into<OsString>) -> Cmd {
+    pub(crate) fn env_remove(mut self, key: impl Into<OsString>) -> Cmd {
         self.env.push((key.into(), None));
         self
     }
 
-    /// Start from an empty environment; only variables set with [`Cmd::env`] are passed.
-    pub fn env_clear(mut self) -> Cmd {
-        self.env_clear = true;
-        self
-    }
-
-    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Cmd {
+    pub(crate) fn cwd(mut self, dir: impl Into<PathBuf>) -> Cmd {
         self.cwd = Some(dir.into());
         self
     }
 
-    pub fn program(&self) -> &OsStr {
-        &self.program
-    }
-
-    pub fn get_args(&self) -> &[OsString] {
+    #[cfg(test)]
+    pub(crate) fn get_args(&self) -> &[OsString] {
         &self.args
     }
 
-    pub fn get_cwd(&self) -> Option<&Path> {
+    #[cfg(test)]
+    pub(crate) fn get_cwd(&self) -> Option<&std::path::Path> {
         self.cwd.as_deref()
     }
 
     /// The environment changes this command makes, in order.
-    pub fn get_env(&self) -> &[(OsString, Option<OsString>)] {
+    pub(crate) fn get_env(&self) -> &[(OsString, Option<OsString>)] {
         &self.env
     }
 
     /// The argv as strings (lossy), e.g. for `--json` output and recorded command lines.
-    pub fn argv(&self) -> Vec<String> {
+    pub(crate) fn argv(&self) -> Vec<String> {
         std::iter::once(&self.program)
             .chain(&self.args)
             .map(|a| a.to_string_lossy().into_owned())
@@ -89,17 +74,13 @@ impl Cmd {
     }
 
     /// The duct expression that runs this command.
-    pub fn to_duct(&self) -> duct::Expression {
+    pub(crate) fn to_duct(&self) -> duct::Expression {
         let mut expr = duct::cmd(&self.program, &self.args);
-        if self.env_clear {
-            expr = expr.full_env(self.env.iter().filter_map(|(k, v)| v.as_ref().map(|v| (k, v))));
-        } else {
-            for (key, value) in &self.env {
-                expr = match value {
-                    Some(value) => expr.env(key, value),
-                    None => expr.env_remove(key),
-                };
-            }
+        for (key, value) in &self.env {
+            expr = match value {
+                Some(value) => expr.env(key, value),
+                None => expr.env_remove(key),
+            };
         }
         if let Some(cwd) = &self.cwd {
             expr = expr.dir(cwd);

@@ -4,22 +4,22 @@
 mod background;
 mod cmd;
 mod seam;
-pub mod signals;
+pub(crate) mod signals;
 mod stream;
 
-pub use background::{Background, output_with_stdin, start_in_own_group, stdout_within};
-pub use cmd::Cmd;
+pub(crate) use background::{Background, output_with_stdin, start_in_own_group, stdout_within};
+pub(crate) use cmd::Cmd;
 #[cfg(test)]
-pub use seam::{Recorded, Recorder};
-pub use seam::{Runner, System};
-pub use stream::{Finished, run_interactive, run_streaming};
+pub(crate) use seam::Recorder;
+pub(crate) use seam::{Runner, System};
+pub(crate) use stream::{ChildExit, run_interactive, run_streaming};
 
 use std::path::PathBuf;
 use std::process::Output;
 
 /// A subprocess could not be started or failed.
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub(crate) enum RunError {
     #[error("`{program}` was not found on PATH; {hint}")]
     NotFound { program: String, hint: String },
     #[error("could not start `{cmd}`: {cause}; check that it is installed and on PATH")]
@@ -41,13 +41,14 @@ fn tail_block(tail: &str) -> String {
 
 /// Runs `cmd` to completion, capturing stdout and stderr. A non-zero exit is an error that
 /// carries the last lines of stderr.
-pub fn run_captured(cmd: &Cmd) -> Result<Output, RunError> {
+#[cfg(test)]
+pub(crate) fn run_captured(cmd: &Cmd) -> Result<Output, RunError> {
     check_status(cmd, output_unchecked(cmd)?)
 }
 
 /// `cmd`'s captured `output` when it exited 0; else the error [`run_captured`] gives, with the
 /// last lines of stderr (for output captured through a [`Runner`]).
-pub fn check_status(cmd: &Cmd, output: Output) -> Result<Output, RunError> {
+pub(crate) fn check_status(cmd: &Cmd, output: Output) -> Result<Output, RunError> {
     if output.status.success() {
         Ok(output)
     } else {
@@ -61,7 +62,7 @@ pub fn check_status(cmd: &Cmd, output: Output) -> Result<Output, RunError> {
 }
 
 /// Runs `cmd` to completion and returns its output whatever the exit status.
-pub fn output_unchecked(cmd: &Cmd) -> Result<Output, RunError> {
+pub(crate) fn output_unchecked(cmd: &Cmd) -> Result<Output, RunError> {
     let expression = cmd.to_duct().stdout_capture().stderr_capture().stdin_null().unchecked();
     wait_in_foreground(cmd, &expression)
 }
@@ -75,7 +76,7 @@ fn wait_in_foreground(cmd: &Cmd, expression: &duct::Expression) -> Result<Output
 }
 
 /// `exit code 3`, or `signal 9` when the process was killed.
-pub fn describe_status(status: &std::process::ExitStatus) -> String {
+pub(crate) fn describe_status(status: &std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit code {code}"),
@@ -85,7 +86,7 @@ pub fn describe_status(status: &std::process::ExitStatus) -> String {
 }
 
 /// The last `n` lines of `text`.
-pub fn last_lines(text: &str, n: usize) -> String {
+pub(crate) fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }

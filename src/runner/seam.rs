@@ -6,10 +6,10 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use super::{Background, Cmd, Finished, RunError};
+use super::{Background, ChildExit, Cmd, RunError};
 
 /// Starts processes for a stage.
-pub trait Runner {
+pub(crate) trait Runner {
     /// Runs `cmd`, streaming each output line to `on_line` and to `log` (see
     /// [`super::run_streaming`]).
     fn stream(
@@ -17,10 +17,10 @@ pub trait Runner {
         cmd: &Cmd,
         log: Option<&Path>,
         on_line: &mut dyn FnMut(&str),
-    ) -> Result<Finished, RunError>;
+    ) -> Result<ChildExit, RunError>;
 
     /// Runs `cmd` on the user's terminal.
-    fn interactive(&self, cmd: &Cmd) -> Result<Finished, RunError>;
+    fn interactive(&self, cmd: &Cmd) -> Result<ChildExit, RunError>;
 
     /// Runs `cmd` to completion and captures its output, whatever its exit status.
     fn capture(&self, cmd: &Cmd) -> Result<Output, RunError>;
@@ -46,7 +46,7 @@ pub trait Runner {
 
 /// The real thing.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct System;
+pub(crate) struct System;
 
 impl Runner for System {
     fn stream(
@@ -54,11 +54,11 @@ impl Runner for System {
         cmd: &Cmd,
         log: Option<&Path>,
         on_line: &mut dyn FnMut(&str),
-    ) -> Result<Finished, RunError> {
+    ) -> Result<ChildExit, RunError> {
         super::run_streaming(cmd, log, on_line)
     }
 
-    fn interactive(&self, cmd: &Cmd) -> Result<Finished, RunError> {
+    fn interactive(&self, cmd: &Cmd) -> Result<ChildExit, RunError> {
         super::run_interactive(cmd)
     }
 
@@ -88,28 +88,28 @@ impl Runner for System {
 /// One command a [`Recorder`] was asked to run.
 #[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded {
-    pub cmd: Cmd,
-    pub kind: &'static str,
+pub(crate) struct Recorded {
+    pub(crate) cmd: Cmd,
+    pub(crate) kind: &'static str,
 }
 
 /// A fake runner: records commands and answers each with the same canned output and exit code.
 #[cfg(test)]
 #[derive(Debug, Default)]
-pub struct Recorder {
-    pub output: String,
-    pub code: i32,
-    pub calls: std::sync::Mutex<Vec<Recorded>>,
+pub(crate) struct Recorder {
+    pub(crate) output: String,
+    pub(crate) code: i32,
+    pub(crate) calls: std::sync::Mutex<Vec<Recorded>>,
 }
 
 #[cfg(test)]
 impl Recorder {
-    pub fn new(output: &str, code: i32) -> Recorder {
+    pub(crate) fn new(output: &str, code: i32) -> Recorder {
         Recorder { output: output.to_string(), code, calls: std::sync::Mutex::new(Vec::new()) }
     }
 
     /// The argv of every command run so far.
-    pub fn argvs(&self) -> Vec<Vec<String>> {
+    pub(crate) fn argvs(&self) -> Vec<Vec<String>> {
         self.calls.lock().map(|c| c.iter().map(|r| r.cmd.argv()).collect()).unwrap_or_default()
     }
 
@@ -127,15 +127,15 @@ impl Runner for Recorder {
         cmd: &Cmd,
         _log: Option<&Path>,
         on_line: &mut dyn FnMut(&str),
-    ) -> Result<Finished, RunError> {
+    ) -> Result<ChildExit, RunError> {
         self.record(cmd, "stream");
         self.output.lines().for_each(on_line);
-        Ok(Finished::exited(self.code))
+        Ok(ChildExit::exited(self.code))
     }
 
-    fn interactive(&self, cmd: &Cmd) -> Result<Finished, RunError> {
+    fn interactive(&self, cmd: &Cmd) -> Result<ChildExit, RunError> {
         self.record(cmd, "interactive");
-        Ok(Finished::exited(self.code))
+        Ok(ChildExit::exited(self.code))
     }
 
     fn capture(&self, cmd: &Cmd) -> Result<Output, RunError> {

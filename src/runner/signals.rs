@@ -47,7 +47,7 @@ const HANDLED: [i32; 3] =
 
 /// The handling every command starts with (see the module comment). Returns false when the
 /// handlers could not be installed (a signal then ends rtbuild as by default).
-pub fn install_default() -> bool {
+pub(crate) fn install_default() -> bool {
     *INSTALLED.get_or_init(|| {
         let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
         let Ok(mut signals) = signal_hook::iterator::Signals::new(HANDLED) else {
@@ -89,18 +89,18 @@ fn on_signal(raw: i32, count: usize) {
 
 /// A stage that stops cleanly on a signal by itself (`test`'s run loop) takes the signals
 /// over: from now on they are neither passed to foreground children nor end rtbuild here.
-pub fn defer_to_owner() {
+pub(crate) fn defer_to_owner() {
     DEFERRED.store(true, Ordering::SeqCst);
 }
 
 /// While alive, a signal rtbuild receives is passed on to the foreground child `pids`.
 #[derive(Debug)]
-pub struct Foreground {
+pub(crate) struct Foreground {
     pids: Vec<i32>,
 }
 
 impl Foreground {
-    pub fn new(pids: &[u32]) -> Foreground {
+    pub(crate) fn new(pids: &[u32]) -> Foreground {
         let pids: Vec<i32> = pids.iter().filter_map(|p| i32::try_from(*p).ok()).collect();
         if let Ok(mut set) = FOREGROUND.lock() {
             set.extend(&pids);
@@ -128,7 +128,7 @@ impl Drop for Foreground {
 /// Waits up to `limit` until no process descends from rtbuild any more (reaping what it may),
 /// then kills and reaps what is left: so rtbuild exits only after cyclictest, its load and
 /// every helper shell are gone.
-pub fn wait_for_descendants(limit: Duration) {
+pub(crate) fn wait_for_descendants(limit: Duration) {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let reap_any = || while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {};
     let alive = || -> Vec<i32> {
@@ -167,18 +167,18 @@ fn is_zombie(pid: i32) -> bool {
 /// subreaper; a signal never ends rtbuild by itself (the build stops cleanly and returns
 /// [`crate::exit::Interrupted`]). Safe to call more than once; returns false when the handlers
 /// could not be installed (the default behaviour then stays: a signal ends rtbuild).
-pub fn install() -> bool {
+pub(crate) fn install() -> bool {
     KEEP_RUNNING.store(true, Ordering::SeqCst);
     install_default()
 }
 
 /// True once the user asked rtbuild to stop (Ctrl-C or SIGTERM).
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     SIGNALS.load(Ordering::SeqCst) > 0
 }
 
 /// How long ago the first signal came, once one did.
-pub fn interrupted_for() -> Option<Duration> {
+pub(crate) fn interrupted_for() -> Option<Duration> {
     FIRST.get().map(Instant::elapsed)
 }
 
@@ -246,7 +246,7 @@ fn stat_ids(pid: i32) -> Option<(i32, i32)> {
 
 /// Sends `signal` to every process re-parented to rtbuild. During an interrupted build these
 /// are what a stopped parent left behind (and the BitBake server, which had its chance).
-pub fn signal_adopted(signal: Signal) {
+pub(crate) fn signal_adopted(signal: Signal) {
     if INSTALLED.get() != Some(&true) {
         return;
     }
@@ -258,12 +258,12 @@ pub fn signal_adopted(signal: Signal) {
 /// While alive, signals rtbuild receives are forwarded to the process group `pgid` (a child
 /// started in its own group, see [`super::stream`]).
 #[derive(Debug)]
-pub struct Forward {
+pub(crate) struct Forward {
     pgid: i32,
 }
 
 impl Forward {
-    pub fn new(pgid: u32) -> Forward {
+    pub(crate) fn new(pgid: u32) -> Forward {
         let pgid = i32::try_from(pgid).unwrap_or(0);
         if pgid > 0 {
             if let Ok(mut groups) = GROUPS.lock() {
@@ -278,14 +278,14 @@ impl Forward {
     }
 
     /// Sends SIGKILL to the whole group (children that outlived their leader).
-    pub fn kill_group(&self) {
+    pub(crate) fn kill_group(&self) {
         if let Some(pid) = Pid::from_raw(self.pgid) {
             let _ = rustix::process::kill_process_group(pid, Signal::KILL);
         }
     }
 
     /// Sends `signal` to the child's group and its descendants' groups.
-    pub fn signal_tree(&self, signal: Signal) {
+    pub(crate) fn signal_tree(&self, signal: Signal) {
         if self.pgid > 0 {
             signal_tree(self.pgid, signal);
         }
@@ -329,7 +329,7 @@ fn reap(pids: &[i32]) {
 /// SIGTERM, then SIGKILL, and reaps them. Returns how many had to be signalled.
 /// Does nothing unless [`install`] made rtbuild a subreaper (unit tests never do: their
 /// process runs other tests' children).
-pub fn sweep_orphans(grace: Duration) -> usize {
+pub(crate) fn sweep_orphans(grace: Duration) -> usize {
     if INSTALLED.get() != Some(&true) {
         return 0;
     }

@@ -14,7 +14,7 @@ use super::{Cmd, RunError};
 
 /// How a child process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Finished {
+pub(crate) struct ChildExit {
     /// The exit code, when it exited.
     pub code: Option<i32>,
     /// The signal that killed it, when it was killed.
@@ -23,17 +23,18 @@ pub struct Finished {
     pub interrupted: bool,
 }
 
-impl Finished {
-    pub fn exited(code: i32) -> Finished {
-        Finished { code: Some(code), signal: None, interrupted: false }
+impl ChildExit {
+    #[cfg(test)]
+    pub(crate) fn exited(code: i32) -> ChildExit {
+        ChildExit { code: Some(code), signal: None, interrupted: false }
     }
 
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         self.code == Some(0) && !self.interrupted
     }
 
     /// `exit code 2`, `signal 15`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match (self.code, self.signal) {
             (Some(code), _) => format!("exit code {code}"),
             (None, Some(signal)) => format!("signal {signal}"),
@@ -41,9 +42,9 @@ impl Finished {
         }
     }
 
-    fn from_status(status: &std::process::ExitStatus) -> Finished {
+    fn from_status(status: &std::process::ExitStatus) -> ChildExit {
         use std::os::unix::process::ExitStatusExt;
-        Finished {
+        ChildExit {
             code: status.code(),
             signal: status.signal(),
             interrupted: signals::interrupted(),
@@ -63,11 +64,11 @@ const KILL_AFTER: Duration = Duration::from_secs(45);
 /// end, invalid UTF-8 replaced) and appending each line to `log` when given. The child gets its
 /// own process group; signals rtbuild receives are forwarded to it (call
 /// [`signals::install`] first). Any exit status is returned, not an error.
-pub fn run_streaming(
+pub(crate) fn run_streaming(
     cmd: &Cmd,
     log: Option<&Path>,
     on_line: &mut dyn FnMut(&str),
-) -> Result<Finished, RunError> {
+) -> Result<ChildExit, RunError> {
     let mut log = match log {
         Some(path) => Some(open_log(path)?),
         None => None,
@@ -135,16 +136,16 @@ pub fn run_streaming(
     if let Some(file) = log.as_mut() {
         let _ = file.flush();
     }
-    Ok(Finished::from_status(&status))
+    Ok(ChildExit::from_status(&status))
 }
 
 /// Runs `cmd` attached to the terminal (stdin, stdout and stderr inherited), for interactive
 /// tools such as `kas shell`. The child stays in rtbuild's process group so the terminal's
 /// Ctrl-C reaches it directly; rtbuild only waits.
-pub fn run_interactive(cmd: &Cmd) -> Result<Finished, RunError> {
+pub(crate) fn run_interactive(cmd: &Cmd) -> Result<ChildExit, RunError> {
     let output = cmd.to_duct().unchecked().run().map_err(|source| cmd.spawn_error(source))?;
     signals::sweep_orphans(ORPHAN_GRACE_INTERRUPTED);
-    Ok(Finished::from_status(&output.status))
+    Ok(ChildExit::from_status(&output.status))
 }
 
 /// Stops children that ignore an interrupt: orphans they left (holding pipes open) get SIGTERM
@@ -202,7 +203,7 @@ mod tests {
         let cmd = Cmd::new("sh").args(["-c", "echo one; echo two >&2; printf three"]);
         let mut seen = Vec::new();
         let finished = run_streaming(&cmd, Some(&log), &mut |l| seen.push(l.to_string())).unwrap();
-        assert_eq!(finished, Finished::exited(0));
+        assert_eq!(finished, ChildExit::exited(0));
         assert_eq!(seen, ["one", "two", "three"]);
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "one\ntwo\nthree\n");
     }

@@ -7,11 +7,11 @@ use super::HELPER;
 use super::judge::Ending;
 use super::length::human;
 use super::probe::Probe;
-use super::session::Run;
+use super::session::Session;
 use crate::plan::CpuSet;
 use crate::runner::Background;
 
-impl Run<'_> {
+impl Session<'_> {
     /// Starts the on-host helper with `args` in its own process group (so Ctrl-C reaches the
     /// helper, not rtbuild's children twice), its output going to `stdout` and `stderr`. The
     /// error is the warning to print.

@@ -36,7 +36,7 @@ pub(crate) use preflight::PreflightError;
 pub(crate) use program::placement;
 pub(crate) use scenario::{CommandSpec, CustomLoad, Scenario, UnknownScenario, parse_list};
 pub(crate) use sequence::{Sequence, Suite, load_argv};
-pub(crate) use session::{Finished, run};
+pub(crate) use session::{RunEnd, run};
 pub(crate) use trace::{Analyzer, TraceError, TraceRequest};
 
 use std::path::PathBuf;

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use super::judge::Ending;
 use super::length::human;
 use super::sequence::Suite;
-use super::session::Run;
+use super::session::Session;
 use crate::formats::run_json::TestRecord;
 use crate::rttests::argv::Invocation;
-use crate::rttests::output::{self, Outcome, Row, Sniffed};
+use crate::rttests::output::{self, ProgramOutput, Row, Sniffed};
 use crate::rttests::verdict::{self, Limits};
 use crate::rttests::{Kind, Program};
 
@@ -26,7 +26,7 @@ pub(super) fn suite(req: &super::TestRequest, seconds: u64) -> Suite<'_> {
     }
 }
 
-impl Run<'_> {
+impl Session<'_> {
     /// The invocations of `program` in scenario `name` (target-side JSON paths in the state
     /// folder).
     pub(super) fn invocations(
@@ -86,7 +86,7 @@ impl Run<'_> {
         self.save();
 
         let mut ending = Ending::Completed;
-        let mut outcomes: Vec<(Invocation, Outcome)> = Vec::new();
+        let mut outcomes: Vec<(Invocation, ProgramOutput)> = Vec::new();
         let mut invalid: Vec<String> = Vec::new();
         for invocation in &invocations {
             self.ui.status(
@@ -144,7 +144,7 @@ impl Run<'_> {
                     invalid.push(format!("{label} wrote no JSON results, so it did not measure"));
                 }
             }
-            let mut merged: Option<Outcome> = None;
+            let mut merged: Option<ProgramOutput> = None;
             for file in &files {
                 let path = req.out.join(file);
                 let read = output::sniff(&path, Some(program)).map_err(|e| e.to_string()).and_then(

@@ -14,12 +14,21 @@ static WRITES: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// until the process exits).
 pub(super) fn write(dir: &Path, record: &RunRecord) -> Result<(), WriteError> {
     let _one_writer = WRITES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    record.write(dir)
+    write_unguarded(dir, record)
+}
+
+/// Writes `record` to `dir/run.json` through a temporary file and a rename, so a reader (or a
+/// crash) never sees half of it. The caller holds [`freeze`]'s guard, or is [`write`].
+pub(crate) fn write_unguarded(dir: &Path, record: &RunRecord) -> Result<(), WriteError> {
+    let path = dir.join(FILE);
+    let text =
+        record.to_text().map_err(|e| WriteError::Io { path: path.clone(), cause: e.into() })?;
+    crate::write::write_atomic(&path, text.as_bytes(), false)
 }
 
 /// Stops the run loop from writing `run.json` while (and after) the second Ctrl-C finishes it:
 /// every later [`write`] blocks until the process exits. The caller writes with
-/// [`RunRecord::write`] while it holds the guard.
+/// [`write_unguarded`] while it holds the guard.
 pub(super) fn freeze() -> std::sync::MutexGuard<'static, ()> {
     WRITES.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -27,7 +27,7 @@ const URM_SERVICE: &str = "urm.service";
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Finished {
+pub(crate) enum RunEnd {
     Pass,
     /// A latency limit was exceeded.
     Fail,
@@ -37,7 +37,7 @@ pub(crate) enum Finished {
     ConnectionLost,
 }
 
-pub(super) struct Run<'a> {
+pub(super) struct Session<'a> {
     pub(super) req: &'a TestRequest,
     pub(super) runner: &'a dyn Runner,
     pub(super) ui: &'a Ui,
@@ -51,7 +51,7 @@ pub(super) struct Run<'a> {
 /// Runs every scenario of `req`, every process on the target started through `runner`. Input
 /// problems (bad output folder, missing tools or
 /// privileges) are errors before anything is written.
-pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Finished, TestError> {
+pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<RunEnd, TestError> {
     if req.out.exists() && !req.out.is_dir() {
         return Err(OutError::File(req.out.clone()).into());
     }
@@ -150,7 +150,7 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Fin
         scenarios: Vec::new(),
     };
     let own_cpus = own_cpus::allowed_set(&req.layout, &req.measure_cpus);
-    let mut run = Run { req, runner, ui, state, stop, record, own_cpus };
+    let mut run = Session { req, runner, ui, state, stop, record, own_cpus };
     let result = run.all();
     // The record is the run's evidence: one that cannot be written fails the run (exit 1),
     // whatever was measured.
@@ -161,7 +161,7 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Fin
     }
 }
 
-impl Run<'_> {
+impl Session<'_> {
     pub(super) fn save(&self) {
         if let Err(err) = super::record::write(&self.req.out, &self.record) {
             self.ui.warn(err.to_string());
@@ -178,7 +178,7 @@ impl Run<'_> {
         })
     }
 
-    /// [`Run::keep`] for a file of scenario `index`: one that cannot be written makes the
+    /// [`Session::keep`] for a file of scenario `index`: one that cannot be written makes the
     /// scenario invalid, so a run whose evidence is lost never passes.
     pub(super) fn keep_for(&mut self, index: usize, relative: &str, bytes: impl AsRef<[u8]>) {
         if let Err(reason) = self.keep(relative, bytes) {
@@ -199,7 +199,7 @@ impl Run<'_> {
         out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    fn all(&mut self) -> Result<Finished, TestError> {
+    fn all(&mut self) -> Result<RunEnd, TestError> {
         self.save();
         if self.req.stop_urm {
             self.urm_stop();
@@ -295,7 +295,7 @@ impl Run<'_> {
         self.save();
     }
 
-    /// Starts `urm.service` again when [`Run::urm_stop`] stopped it, and records whether it
+    /// Starts `urm.service` again when [`Session::urm_stop`] stopped it, and records whether it
     /// reads back active.
     fn urm_restore(&mut self) {
         let Some(urm) = self.record.urm_stop.as_ref().filter(|u| u.stopped) else { return };
@@ -409,7 +409,7 @@ pub(super) fn conclude(
     ending: Ending,
     scenarios: &[ScenarioRecord],
     threshold_us: u64,
-) -> (&'static str, Finished, &'static str) {
+) -> (&'static str, RunEnd, &'static str) {
     let invalid = scenarios.iter().any(|s| {
         !s.invalid_reasons.is_empty() || s.tests.iter().any(|t| !t.invalid_reasons.is_empty())
     });
@@ -417,11 +417,11 @@ pub(super) fn conclude(
     let over = scenarios.iter().any(|s| s.max_us.is_some_and(|m| m > limit))
         || scenarios.iter().any(|s| s.tests.iter().any(|t| !t.fail_reasons.is_empty()));
     match ending {
-        Ending::Interrupted => ("interrupted", Finished::Interrupted, "invalid"),
-        Ending::ConnectionLost => ("connection-lost", Finished::ConnectionLost, "invalid"),
-        Ending::Completed if invalid => ("finished", Finished::Invalid, "invalid"),
-        Ending::Completed if over => ("finished", Finished::Fail, "fail"),
-        Ending::Completed => ("finished", Finished::Pass, "pass"),
+        Ending::Interrupted => ("interrupted", RunEnd::Interrupted, "invalid"),
+        Ending::ConnectionLost => ("connection-lost", RunEnd::ConnectionLost, "invalid"),
+        Ending::Completed if invalid => ("finished", RunEnd::Invalid, "invalid"),
+        Ending::Completed if over => ("finished", RunEnd::Fail, "fail"),
+        Ending::Completed => ("finished", RunEnd::Pass, "pass"),
     }
 }
 
@@ -440,22 +440,22 @@ mod tests {
     #[test]
     fn verdicts() {
         let ok = [scenario(40, &[]), scenario(90, &[])];
-        assert_eq!(conclude(Ending::Completed, &ok, 100), ("finished", Finished::Pass, "pass"));
-        assert_eq!(conclude(Ending::Completed, &ok, 90), ("finished", Finished::Pass, "pass"));
-        assert_eq!(conclude(Ending::Completed, &ok, 89), ("finished", Finished::Fail, "fail"));
+        assert_eq!(conclude(Ending::Completed, &ok, 100), ("finished", RunEnd::Pass, "pass"));
+        assert_eq!(conclude(Ending::Completed, &ok, 90), ("finished", RunEnd::Pass, "pass"));
+        assert_eq!(conclude(Ending::Completed, &ok, 89), ("finished", RunEnd::Fail, "fail"));
         let bad =
             [scenario(40, &["thread 0 completed 30 of 3000 expected cycles"]), scenario(900, &[])];
         assert_eq!(
             conclude(Ending::Completed, &bad, 100),
-            ("finished", Finished::Invalid, "invalid")
+            ("finished", RunEnd::Invalid, "invalid")
         );
         assert_eq!(
             conclude(Ending::Interrupted, &ok, 100),
-            ("interrupted", Finished::Interrupted, "invalid")
+            ("interrupted", RunEnd::Interrupted, "invalid")
         );
         assert_eq!(
             conclude(Ending::ConnectionLost, &ok, 100),
-            ("connection-lost", Finished::ConnectionLost, "invalid")
+            ("connection-lost", RunEnd::ConnectionLost, "invalid")
         );
     }
 }

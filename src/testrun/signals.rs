@@ -156,7 +156,7 @@ fn mark_interrupted(out: &Path) -> Result<(), String> {
         s.state = "interrupted".into();
         s.invalid_reasons.push("interrupted twice: cyclictest and the load were killed".into());
     }
-    run.write(out).map_err(|e| e.to_string())
+    record::write_unguarded(out, &run).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

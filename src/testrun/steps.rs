@@ -8,10 +8,10 @@ use super::judge::{self, Ending};
 use super::length::human;
 use super::scenario::{CommandSpec, Scenario};
 use super::sequence::{Sequence, load_argv};
-use super::session::Run;
+use super::session::Session;
 use crate::formats::run_json::ScenarioRecord;
 
-impl Run<'_> {
+impl Session<'_> {
     pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
         let req = self.req;
         let name = scenario.to_string();

@@ -11,7 +11,7 @@ use crate::host::Host;
 use crate::plan::CpuSet;
 
 /// Who explains the spike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Analyzer {
     /// rtbuild records ftrace events during cyclictest and explains the breach itself.
     Ftrace,

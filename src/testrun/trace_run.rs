@@ -1,13 +1,13 @@
 //! The `--trace-above-us` steps of a run (arm, keep, restore, and rtla's run), as methods of
-//! the session's [`Run`]. Kept apart from `trace`, which the session calls to set tracing up,
+//! the session's [`Session`]. Kept apart from `trace`, which the session calls to set tracing up,
 //! so the two do not import each other.
 
 use super::judge::Ending;
-use super::session::Run;
+use super::session::Session;
 use super::trace::{Analyzer, WINDOW_NS, breach, rtla_argv};
 use crate::formats::run_json::TraceRecord;
 
-impl Run<'_> {
+impl Session<'_> {
     /// The analyzer of this run, when `--trace-above-us` was given.
     pub(super) fn analyzer(&self) -> Option<Analyzer> {
         self.req.trace.map(|t| t.analyzer)

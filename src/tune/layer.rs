@@ -3,9 +3,9 @@
 //! puts [`RECIPE_NAME`] in `IMAGE_INSTALL`.
 
 /// The recipe's name, for `IMAGE_INSTALL`.
-pub const RECIPE_NAME: &str = crate::base::TUNE_RECIPE_NAME;
+pub(crate) const RECIPE_NAME: &str = crate::base::TUNE_RECIPE_NAME;
 /// The script's file name inside the recipe's `files/` folder and on the target.
-pub const SCRIPT_NAME: &str = "rtbuild-tune.sh";
+pub(crate) const SCRIPT_NAME: &str = "rtbuild-tune.sh";
 
 const RECIPE_DIR: &str = "recipes-rt/rtbuild-tune";
 const RECIPE: &str =
@@ -16,7 +16,7 @@ const UNIT: &str = include_str!(
 
 /// The recipe files, as (path relative to the layer root, bytes), with `script` (from
 /// [`super::render_script`]) placed where the recipe fetches it.
-pub fn layer_files(script: &str) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn layer_files(script: &str) -> Vec<(String, Vec<u8>)> {
     vec![
         (format!("{RECIPE_DIR}/{RECIPE_NAME}_1.0.bb"), RECIPE.as_bytes().to_vec()),
         (format!("{RECIPE_DIR}/files/{RECIPE_NAME}.service"), UNIT.as_bytes().to_vec()),
@@ -26,7 +26,7 @@ pub fn layer_files(script: &str) -> Vec<(String, Vec<u8>)> {
 
 /// Adds the recipe, unit and the rendered `script` to `tree` under `layer_dir` (e.g.
 /// `meta-rtbuild`). The caller also puts [`RECIPE_NAME`] in the image's `IMAGE_INSTALL`.
-pub fn add_to_tree(tree: &mut crate::tree::Tree, layer_dir: &str, script: &str) {
+pub(crate) fn add_to_tree(tree: &mut crate::tree::Tree, layer_dir: &str, script: &str) {
     for (path, bytes) in layer_files(script) {
         tree.insert(format!("{layer_dir}/{path}"), bytes);
     }

@@ -8,8 +8,8 @@
 mod layer;
 mod run;
 
-pub use layer::{RECIPE_NAME, SCRIPT_NAME, add_to_tree, layer_files};
-pub use run::{Action, Outcome, TuneRunError, run_script};
+pub(crate) use layer::{SCRIPT_NAME, add_to_tree};
+pub(crate) use run::{Action, TuneRunError, run_script};
 
 use minijinja::context;
 
@@ -17,7 +17,7 @@ use crate::base::CpuLayout;
 
 /// Optional knobs of the script.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TuneOptions {
+pub(crate) struct TuneOptions {
     /// Disable every cpuidle state of the RT CPUs (meta-qcom's `QCOM_CPUIDLE_OFF`).
     pub cpuidle_off: bool,
     /// Console log level written to `/proc/sys/kernel/printk` (0-7), `None` leaves it alone.
@@ -36,14 +36,14 @@ impl Default for TuneOptions {
 impl TuneOptions {
     /// The options a catalog machine asks for: its `rt.cpuidle_off` (`"1"` disables idle
     /// states).
-    pub fn for_machine(cpuidle_off: &str) -> TuneOptions {
+    pub(crate) fn for_machine(cpuidle_off: &str) -> TuneOptions {
         TuneOptions { cpuidle_off: cpuidle_off == "1", ..TuneOptions::default() }
     }
 }
 
 /// Writes `script` to `dir/rtbuild-tune.sh` (mode 0755) through [`crate::write::write_atomic`],
 /// so an existing script is replaced whole or not at all.
-pub fn emit(dir: &std::path::Path, script: &str) -> std::io::Result<std::path::PathBuf> {
+pub(crate) fn emit(dir: &std::path::Path, script: &str) -> std::io::Result<std::path::PathBuf> {
     let path = dir.join(SCRIPT_NAME);
     crate::write::write_atomic(&path, script.as_bytes(), true).map_err(|e| e.into_io().1)?;
     Ok(path)
@@ -51,7 +51,7 @@ pub fn emit(dir: &std::path::Path, script: &str) -> std::io::Result<std::path::P
 
 /// Renders `rtbuild-tune.sh`. Every value that reaches the script is a CPU list or mask printed
 /// from a [`CpuSet`], a number, or a name checked here, so nothing can break out of its quotes.
-pub fn render_script(machine: &str, layout: &CpuLayout, options: &TuneOptions) -> String {
+pub(crate) fn render_script(machine: &str, layout: &CpuLayout, options: &TuneOptions) -> String {
     let name_ok = !machine.is_empty()
         && machine.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
     let ctx = context! {

@@ -8,14 +8,14 @@ use crate::runner::{RunError, Runner, describe_status, last_lines};
 /// What to do with the tuning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Action {
+pub(crate) enum Action {
     Apply,
     Verify,
     Revert,
 }
 
 impl Action {
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Action::Apply => "apply",
             Action::Verify => "verify",
@@ -26,7 +26,7 @@ impl Action {
 
 /// The script's report: one line per knob (`set`, `keep`, `ok`, `mismatch`, `refused`, …).
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub(crate) struct TuneOutcome {
     pub action: Action,
     /// Every knob held (verify), was set (apply) or was restored (revert). Refused IRQs do not
     /// count against it.
@@ -40,7 +40,7 @@ pub struct Outcome {
 
 /// The script could not be run at all.
 #[derive(Debug, thiserror::Error)]
-pub enum TuneRunError {
+pub(crate) enum TuneRunError {
     #[error(transparent)]
     Run(#[from] RunError),
     #[error(
@@ -60,13 +60,13 @@ fn tail(stderr: &str) -> String {
 /// Runs `action` of `script` on `host` through `runner`, keeping saved values in `/run/<state>` (default
 /// `rtbuild-tune.state`, shared with the boot-time service). Exit 0 and 1 are reports (1 = a
 /// knob failed); any other status means the script did not run.
-pub fn run_script(
+pub(crate) fn run_script(
     runner: &dyn Runner,
     host: &Host,
     script: &str,
     action: Action,
     state: Option<&str>,
-) -> Result<Outcome, TuneRunError> {
+) -> Result<TuneOutcome, TuneRunError> {
     let mut args = vec![action.word()];
     args.extend(state);
     let out = host.run_script(runner, script, args)?;
@@ -86,7 +86,7 @@ pub fn run_script(
     let lines: Vec<String> =
         String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
     let starts = |l: &String, words: &[&str]| words.iter().any(|w| l.starts_with(&format!("{w} ")));
-    Ok(Outcome {
+    Ok(TuneOutcome {
         action,
         ok: code == Some(0),
         problems: lines.iter().filter(|l| starts(l, &["mismatch", "fail"])).cloned().collect(),

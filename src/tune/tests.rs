@@ -3,6 +3,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use super::layer::layer_files;
 use super::*;
 use crate::base::{Board, CpuSet};
 

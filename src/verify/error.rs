@@ -1,5 +1,5 @@
 //! Why a source could not be verified at all (exit code 2): it is missing, empty, corrupt, or
-//! holds no kernel. A source that was read but fails a check is a [`super::Report`], not this.
+//! holds no kernel. A source that was read but fails a check is a [`super::VerifyReport`], not this.
 
 use std::io;
 use std::path::PathBuf;

@@ -4,12 +4,12 @@
 //! what was expected, what was found and where, a skipped check says why. `rtbuild image`
 //! writes it beside `verify.json`.
 
-use super::{CheckStatus, Report};
+use super::{CheckStatus, VerifyReport};
 use crate::formats::junit_xml::{Failure, Skipped, TestCase, TestSuite, TestSuites, Timing};
 use crate::report::junit::suite_name;
 
 /// The JUnit file of `reports`, verified for `machine` at `timing`.
-pub(crate) fn render(reports: &[Report], machine: &str, timing: Timing) -> String {
+pub(crate) fn render(reports: &[VerifyReport], machine: &str, timing: Timing) -> String {
     let suites = reports
         .iter()
         .map(|report| {
@@ -62,7 +62,7 @@ mod tests {
             Check::skip("package rt-tests", "installed", "unknown", "no package manifest"),
         ];
         let reports =
-            [Report::new("rtbuild/x/build".into(), "build folder".into(), checks, vec![])];
+            [VerifyReport::new("rtbuild/x/build".into(), "build folder".into(), checks, vec![])];
         let timing = Timing { started_unix: Some(1_700_000_000), elapsed_s: Some(0.25) };
         let xml = render(&reports, "rb3gen2-core-kit", timing);
         assert!(

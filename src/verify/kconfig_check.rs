@@ -12,7 +12,7 @@ use crate::runner::{self, Cmd, RunError, Runner};
 use super::checks::option_check;
 use super::error::VerifyError;
 use super::evidence::Found;
-use super::report::Report;
+use super::report::VerifyReport;
 
 /// What to merge, and where.
 #[derive(Debug, Clone)]
@@ -125,7 +125,7 @@ pub(crate) fn run(
     check: &KconfigCheck,
     on_command: impl Fn(&Cmd),
     runner: &dyn Runner,
-) -> Result<Report, KconfigCheckError> {
+) -> Result<VerifyReport, KconfigCheckError> {
     let src = &check.kernel_src;
     if !src.is_dir() {
         return Err(input(
@@ -195,5 +195,5 @@ pub(crate) fn run(
         .map(|s| option_check(&found, s.symbol.as_str(), &s.value.to_string(), kconfig.as_ref()))
         .collect();
     let kind = format!("{} {} + fragments + olddefconfig", check.arch, check.defconfig);
-    Ok(Report::new(src.display().to_string(), kind, checks, Vec::new()))
+    Ok(VerifyReport::new(src.display().to_string(), kind, checks, Vec::new()))
 }

@@ -5,7 +5,7 @@
 //! dropped it), the RT command line, and `rt-tests` in the image.
 //!
 //! Sits after the build in the pipeline: `image` calls [`verify_build_dir`] after a successful
-//! build, and `bundle` records the [`Report`] in its manifest.
+//! build, and `bundle` records the [`VerifyReport`] in its manifest.
 
 mod archive;
 mod build_dir;
@@ -25,7 +25,7 @@ mod report;
 
 pub(crate) use error::VerifyError;
 pub(crate) use evidence::Evidence;
-pub(crate) use report::{CheckStatus, Report};
+pub(crate) use report::{CheckStatus, VerifyReport};
 
 use std::path::{Path, PathBuf};
 
@@ -33,9 +33,9 @@ use crate::host::SshTarget;
 use crate::plan::Expectations;
 use crate::runner::Runner;
 
-/// Where the kernel to verify comes from. [`Source::Auto`] is recognised by content.
+/// Where the kernel to verify comes from. [`KernelSource::Auto`] is recognised by content.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Source {
+pub(crate) enum KernelSource {
     Auto(PathBuf),
     BuildDir(PathBuf),
     Config(PathBuf),
@@ -45,17 +45,17 @@ pub(crate) enum Source {
     Target(SshTarget),
 }
 
-impl Source {
+impl KernelSource {
     /// The source as the user gave it, for reports.
     pub(crate) fn name(&self) -> String {
         match self {
-            Source::Auto(p)
-            | Source::BuildDir(p)
-            | Source::Config(p)
-            | Source::Image(p)
-            | Source::Qcomflash(p)
-            | Source::Deb(p) => p.display().to_string(),
-            Source::Target(t) => t.to_string(),
+            KernelSource::Auto(p)
+            | KernelSource::BuildDir(p)
+            | KernelSource::Config(p)
+            | KernelSource::Image(p)
+            | KernelSource::Qcomflash(p)
+            | KernelSource::Deb(p) => p.display().to_string(),
+            KernelSource::Target(t) => t.to_string(),
         }
     }
 }
@@ -63,21 +63,21 @@ impl Source {
 /// Verifies one source. `expected` is the plan; without it only PREEMPT_RT, command-line
 /// consistency and `rt-tests` are checked.
 pub(crate) fn verify(
-    source: &Source,
+    source: &KernelSource,
     expected: Option<&Expectations>,
     runner: &dyn Runner,
-) -> Result<Report, VerifyError> {
+) -> Result<VerifyReport, VerifyError> {
     verify_with(source, expected, None, runner)
 }
 
 /// [`verify`], explaining a dropped option from the Kconfig files of `kernel_src` (`--kernel-src`)
 /// or, without it, of the kernel source the build folder keeps; else from the built-in table.
 pub(crate) fn verify_with(
-    source: &Source,
+    source: &KernelSource,
     expected: Option<&Expectations>,
     kernel_src: Option<&Path>,
     runner: &dyn Runner,
-) -> Result<Report, VerifyError> {
+) -> Result<VerifyReport, VerifyError> {
     let mut evidence = gather(source, expected, runner)?;
     if let Some(src) = kernel_src {
         evidence.kernel_source = Some(src.to_path_buf());
@@ -111,8 +111,11 @@ fn read_kconfig(evidence: &mut Evidence, kernel_src: Option<&Path>) {
 
 /// The entry point for the build driver: verifies a BitBake build folder (`TOPDIR` or
 /// `TMPDIR`) against the plan that produced it. Only files are read (no process starts).
-pub(crate) fn verify_build_dir(dir: &Path, expected: &Expectations) -> Result<Report, VerifyError> {
-    verify(&Source::BuildDir(dir.to_path_buf()), Some(expected), &crate::runner::System)
+pub(crate) fn verify_build_dir(
+    dir: &Path,
+    expected: &Expectations,
+) -> Result<VerifyReport, VerifyError> {
+    verify(&KernelSource::BuildDir(dir.to_path_buf()), Some(expected), &crate::runner::System)
 }
 
 /// Turns gathered evidence into a report.
@@ -120,38 +123,40 @@ pub(crate) fn judge(
     source: String,
     evidence: &Evidence,
     expected: Option<&Expectations>,
-) -> Report {
+) -> VerifyReport {
     let checks = checks::run(evidence, expected);
     let warnings = evidence.config.as_ref().map_or_else(Vec::new, |config| {
         latency::warnings(config, evidence.kernel_source.as_deref(), &evidence.fragments)
     });
-    Report {
+    VerifyReport {
         warnings,
         kernel_from: evidence.kernel_from.clone(),
         kernel_version: evidence.version.as_ref().map(|v| v.value.clone()),
         cmdline: evidence.cmdline.as_ref().map(|c| c.value.clone()),
         config_sha256: evidence.config.as_ref().map(|c| c.value.sha256().to_string()),
-        ..Report::new(source, evidence.kind.clone(), checks, evidence.notes.clone())
+        ..VerifyReport::new(source, evidence.kind.clone(), checks, evidence.notes.clone())
     }
 }
 
 /// Reads what `source` shows; a live target through `runner` (ssh).
 pub(crate) fn gather(
-    source: &Source,
+    source: &KernelSource,
     expected: Option<&Expectations>,
     runner: &dyn Runner,
 ) -> Result<Evidence, VerifyError> {
     match source {
-        Source::Target(target) => remote::evidence(target, runner),
-        Source::BuildDir(dir) => build_dir::evidence(dir, expected),
-        Source::Qcomflash(path) if path.is_dir() => archive::qcomflash_dir_evidence(path),
-        Source::Qcomflash(path) => archive::qcomflash_tarball_evidence(path, &files::read(path)?),
-        Source::Config(path) => files::config_evidence(path, &files::read(path)?),
-        Source::Image(path) => {
+        KernelSource::Target(target) => remote::evidence(target, runner),
+        KernelSource::BuildDir(dir) => build_dir::evidence(dir, expected),
+        KernelSource::Qcomflash(path) if path.is_dir() => archive::qcomflash_dir_evidence(path),
+        KernelSource::Qcomflash(path) => {
+            archive::qcomflash_tarball_evidence(path, &files::read(path)?)
+        }
+        KernelSource::Config(path) => files::config_evidence(path, &files::read(path)?),
+        KernelSource::Image(path) => {
             files::image_evidence(path, &files::read(path)?, &path.display().to_string())
         }
-        Source::Deb(path) => archive::deb_evidence(path, &files::read(path)?),
-        Source::Auto(path) => auto(path, expected),
+        KernelSource::Deb(path) => archive::deb_evidence(path, &files::read(path)?),
+        KernelSource::Auto(path) => auto(path, expected),
     }
 }
 

@@ -1,10 +1,10 @@
 //! The verdict of `verify`: one row per check (what was expected, what was found, and where),
 //! printable as a table or serialised as JSON.
 
-pub(crate) use crate::formats::verify_json::{Check, CheckStatus, Report};
+pub(crate) use crate::formats::verify_json::{Check, CheckStatus, VerifyReport};
 use crate::table::table;
 
-impl Report {
+impl VerifyReport {
     /// A table for people: status, check, expected, found, where, then the reasons.
     pub(crate) fn to_table(&self) -> String {
         let header = ["RESULT", "CHECK", "EXPECTED", "FOUND", "WHERE"].map(String::from);

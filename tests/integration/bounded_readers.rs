@@ -12,7 +12,7 @@ use std::io::Write;
 
 use proptest::prelude::*;
 
-use crate::harness::Test;
+use crate::support::harness::Test;
 
 /// What the payload starts as.
 #[derive(Debug, Clone)]

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::fixtures::{git, git_commit_all, write};
-use crate::harness::Test;
+use crate::support::fixtures::{git, git_commit_all, write};
+use crate::support::harness::Test;
 
 const MACHINE: &str = "rb3gen2-core-kit";
 const IMAGE: &str = "core-image-base";
@@ -384,7 +384,10 @@ fn bundle_reads_real_verify_json() {
     let mut config = Vec::new();
     std::io::Read::read_to_end(&mut liblzma::read::XzDecoder::new(xz.as_slice()), &mut config)
         .unwrap();
-    assert_eq!(m["kernel"]["config_sha256"], rtbuild::digest::sha256_hex(&config).as_str());
+    assert_eq!(
+        m["kernel"]["config_sha256"],
+        crate::support::fixtures::sha256_hex(&config).as_str()
+    );
     assert!(
         m["verify"]["checks"].as_array().unwrap().iter().any(|c| c["check"] == "CONFIG_PREEMPT_RT")
     );
@@ -446,7 +449,7 @@ fn run_dir(root: &Path, name: &str, uname: &str, max: &[(&str, i64)]) {
 }
 
 /// Deploys an SBOM and a VEX written by oe-core's SPDX model, as BitBake links them.
-fn deploy_documents(root: &Path, stamp: &str, spec: &crate::spdx_fixture::Spec) {
+fn deploy_documents(root: &Path, stamp: &str, spec: &crate::support::spdx_fixture::Spec) {
     let deploy = root.join(format!("work/build/tmp/deploy/images/{MACHINE}"));
     for doc in ["spdx.json", "sbom-cve-check.spdx.json"] {
         let link = deploy.join(format!("{TOP}.rootfs.{doc}"));
@@ -454,7 +457,7 @@ fn deploy_documents(root: &Path, stamp: &str, spec: &crate::spdx_fixture::Spec) 
     }
     let sbom = deploy.join(format!("{TOP}.rootfs-{stamp}.spdx.json"));
     let vex = deploy.join(format!("{TOP}.rootfs-{stamp}.sbom-cve-check.spdx.json"));
-    crate::spdx_fixture::make(spec, &sbom, Some(&vex));
+    crate::support::spdx_fixture::make(spec, &sbom, Some(&vex));
     for doc in ["spdx.json", "sbom-cve-check.spdx.json"] {
         std::os::unix::fs::symlink(
             format!("{TOP}.rootfs-{stamp}.{doc}"),
@@ -477,7 +480,7 @@ fn vex(items: &[(&str, &str, &str)]) -> Vec<(String, (String, String))> {
 /// bundle stays byte-identical; a tampered release file is named by `--check`.
 #[test]
 fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
-    use crate::spdx_fixture::Spec;
+    use crate::support::spdx_fixture::Spec;
     let build = Build::new();
     let root = build.root();
     let old_spec = Spec {

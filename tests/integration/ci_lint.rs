@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::harness::{Test, project_root, venv};
+use crate::support::harness::{Test, project_root, venv};
 
 /// The shapes: with and without LAVA, bundles, a runner cache and each rtbuild source.
 const SHAPES: &[&[&str]] = &[

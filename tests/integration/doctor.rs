@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::fixtures::write_executable;
-use crate::harness::{Test, Unprivileged, venv};
-use crate::upstream::upstream;
+use crate::support::fixtures::write_executable;
+use crate::support::harness::{Test, Unprivileged, venv};
+use crate::support::upstream::upstream;
 
 /// The four tools a fresh Debian 12 cloud image lacks (research meta-qcom.md §11).
 const HIDDEN: [&str; 4] = ["gawk", "cpio", "chrpath", "diffstat"];

@@ -4,7 +4,7 @@
 //! that is a file says so; user catalogs with clashing names or aliases are refused naming both
 //! files; a catalog that isolates CPU 0 is refused when it loads.
 
-use crate::harness::Test;
+use crate::support::harness::Test;
 
 struct Refusal {
     args: &'static [&'static str],
@@ -372,9 +372,10 @@ fn every_file_argument_refuses_each_special_file_kind() {
         (&["image", "--machine", "rb3gen2-core-kit", "--lock", "@", "--dry-run"], "pin.lock.yml"),
         (&["image", "--machine", "rb3gen2-core-kit", "--lock", "@"], "pin.lock.yml"),
     ];
-    let h2 =
-        std::fs::read(crate::harness::project_root().join("tests/data/reproducers/h2-idle.txt"))
-            .unwrap();
+    let h2 = std::fs::read(
+        crate::support::harness::project_root().join("tests/data/reproducers/h2-idle.txt"),
+    )
+    .unwrap();
     for (args, name) in cases {
         for special in Special::ALL {
             let test = Test::new()
@@ -410,9 +411,10 @@ fn every_file_argument_refuses_each_special_file_kind() {
 fn report_names_special_files_in_a_result_folder() {
     let run_json = r#"{"threshold_us": 100, "scenarios": [{"name": "idle", "files": ["raw/idle.txt"],
         "trace": {"file": "raw/idle.trace", "cpu": 0, "latency_us": 200}}]}"#;
-    let h2 =
-        std::fs::read(crate::harness::project_root().join("tests/data/reproducers/h2-idle.txt"))
-            .unwrap();
+    let h2 = std::fs::read(
+        crate::support::harness::project_root().join("tests/data/reproducers/h2-idle.txt"),
+    )
+    .unwrap();
     for special in Special::ALL {
         // run.json itself.
         let test = Test::new();

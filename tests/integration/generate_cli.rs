@@ -3,7 +3,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::harness::Test;
+use crate::support::harness::Test;
 
 const PATCH: &str = "--- a/README\n+++ b/README\n@@ -1 +1 @@\n-a\n+b\n";
 

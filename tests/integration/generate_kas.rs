@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::fixtures::{Bitbake, Fixtures};
-use crate::harness::{Test, venv};
+use crate::support::fixtures::{Bitbake, Fixtures};
+use crate::support::harness::{Test, venv};
 
 /// Runs kas from the test venv with a fresh work folder; returns its output.
 fn kas(args: &[&str], work: &Path) -> Output {
@@ -178,7 +178,7 @@ fn real_kas_dump_merges_a_local_include_named_from_the_repository_top() {
         "header:\n  version: 14\nlocal_conf_header:\n  extra: |\n    RTBUILD_LOCAL_INCLUDE = \"1\"\n",
     )
     .unwrap();
-    crate::fixtures::git_commit_all(&proj, "project");
+    crate::support::fixtures::git_commit_all(&proj, "project");
     let url = fixtures.url("meta-qcom");
     let run = Test::new()
         .cwd(&proj)

@@ -6,7 +6,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::harness::{Test, Unprivileged};
+use crate::support::harness::{Test, Unprivileged};
 
 /// Every file and folder under `dir` with its bytes and mode.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {

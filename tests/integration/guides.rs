@@ -7,8 +7,9 @@
 
 use serde_json::Value;
 
-use crate::harness::Test;
-use crate::testrun::{latency_dependent, measuring, online_cpus, run_json};
+use crate::support::cpus::online_cpus;
+use crate::support::harness::Test;
+use crate::support::measuring::{latency_dependent, measuring, run_json};
 
 /// The strings of a JSON array.
 fn strings(value: &Value) -> Vec<&str> {
@@ -22,7 +23,7 @@ fn has(argv: &[&str], pair: &[&str]) -> bool {
 
 /// Every scenario valid (only this VM's scheduling may cost cycles), the verdict word the max
 /// gives, and `report` agreeing on the folder with one summary row per recorded thread.
-fn check_verdict_and_report(run: &crate::harness::Run, threshold: u64) -> Value {
+fn check_verdict_and_report(run: &crate::support::harness::Run, threshold: u64) -> Value {
     let dir = run.path().join("res");
     let json = run_json(&dir);
     let mut over = false;

@@ -1,14 +1,14 @@
 //! `rtbuild history`: the same tests against the embedded SQLite file and a private PostgreSQL
 //! server (started per test as the unprivileged test user, Unix socket only; see
-//! [`crate::pg_server`]). Golden runs are `rtbuild test` result folders made here from the real
+//! [`crate::support::pg_server`]). Golden runs are `rtbuild test` result folders made here from the real
 //! cyclictest 2.4 outputs in tests/data, so every figure is known: CPU 1 of
 //! `cyclictest-2.4-json-1thread-cpu1.json` has max 477 µs and p99.9 379 µs, CPU 1 of
 //! `cyclictest-2.4-json-2threads-overflow.json` max 3000 µs (as `rtbuild report` reads them).
 
 use std::path::{Path, PathBuf};
 
-use crate::harness::{Test, data};
-use crate::pg_server::PgServer;
+use crate::support::harness::{Test, data};
+use crate::support::pg_server::PgServer;
 
 /// A history database for one test.
 struct Db {
@@ -60,7 +60,7 @@ impl Db {
             Some(server) => {
                 let mut client = ::postgres::Config::new()
                     .host_path(server.socket_dir())
-                    .user(crate::harness::TEST_USER)
+                    .user(crate::support::harness::TEST_USER)
                     .dbname("postgres")
                     .connect(::postgres::NoTls)
                     .unwrap();
@@ -80,7 +80,7 @@ impl Db {
             Some(server) => {
                 let mut client = ::postgres::Config::new()
                     .host_path(server.socket_dir())
-                    .user(crate::harness::TEST_USER)
+                    .user(crate::support::harness::TEST_USER)
                     .dbname("postgres")
                     .connect(::postgres::NoTls)
                     .unwrap();
@@ -645,7 +645,7 @@ fn the_trend_page_marks_regressions_and_invalid_runs_and_fits_1280_px_in_chromiu
     let probe_path = db.path("probe.html");
     std::fs::write(&probe_path, probe).unwrap();
     let profile = db.path("chromium-profile");
-    let dom = crate::report::chromium(
+    let dom = crate::support::chromium::chromium(
         &["--window-size=1280,900", "--dump-dom", &format!("file://{}", probe_path.display())],
         &profile,
     );
@@ -660,7 +660,7 @@ fn the_trend_page_marks_regressions_and_invalid_runs_and_fits_1280_px_in_chromiu
     let shot = std::env::var_os("RTBUILD_TREND_SHOT")
         .map(PathBuf::from)
         .unwrap_or_else(|| db.path("trend.png"));
-    crate::report::chromium(
+    crate::support::chromium::chromium(
         &[
             "--window-size=1280,1400",
             &format!("--screenshot={}", shot.display()),

@@ -1,8 +1,8 @@
 //! `rtbuild image` refusing to start: missing or too-old kas, bad input, unwritable folders.
 //! Each is one clear error with the right exit code, and nothing is generated.
 
-use crate::fixtures::write_executable;
-use crate::harness::Test;
+use crate::support::fixtures::write_executable;
+use crate::support::harness::Test;
 
 #[test]
 fn image_without_kas_says_how_to_install_it() {
@@ -116,7 +116,7 @@ fn image_when_kas_cannot_fetch_shows_kas_last_lines() {
     let test = Test::new().unprivileged().file("not-a-meta-qcom/README", "not a repository\n");
     let missing = format!("file://{}/not-a-meta-qcom", test.path().display());
     let run = test
-        .path_prepend(crate::harness::venv().join("bin"))
+        .path_prepend(crate::support::harness::venv().join("bin"))
         .args(["image", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url", &missing])
         .run()
         .code_is(1);

@@ -6,144 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::fixtures::{Bitbake, Fixtures};
-use crate::harness::{Test, Unprivileged, venv};
-
-/// The FAKE bitbake. `@CONTROL@` is the folder where it records what it saw and reads its
-/// mode (`ok`, `fail`, `sleep`, or `drop-rt`: a kernel config without PREEMPT_RT): kas gives BitBake a fresh environment, so a file is the only
-/// way in.
-const FAKE_BITBAKE: &str = r#"#!/bin/sh
-# FAKE bitbake for rtbuild's tests: not BitBake. Records argv, prints BitBake-shaped output.
-control='@CONTROL@'
-echo "$*" >> "$control/argv"
-pwd > "$control/cwd"
-env | sort > "$control/env"
-echo $$ >> "$control/pids"
-machine=$(sed -n 's/^MACHINE ??= "\(.*\)"$/\1/p' conf/local.conf)
-env | sort > "$control/env.$machine"
-mode=$(cat "$control/mode.$machine" 2>/dev/null || cat "$control/mode" 2>/dev/null || echo ok)
-for image; do :; done
-arch=$(echo "$machine" | tr - _)
-kernel="/layers/meta-qcom/recipes-kernel/linux/linux-qcom-rt_6.18.bb"
-work="$PWD/tmp/work/$arch-qcom-linux/linux-qcom-rt/6.18.37"
-echo "Loading cache...done."
-echo "Parsing recipes...done."
-echo "Parsing of 12 .bb files complete (0 cached, 12 parsed). 20 targets, 0 skipped, 0 masked, 0 errors."
-echo "NOTE: Resolving any missing task queue dependencies"
-echo "Sstate summary: Wanted 10 Local 8 Mirrors 0 Missed 2 Current 0 (80% match, 100% complete)"
-echo "NOTE: Executing Tasks"
-echo "NOTE: Running setscene task 1 of 10 (/layers/oe-core/meta/recipes-core/zlib/zlib_1.3.1.bb:do_populate_sysroot_setscene)"
-echo "NOTE: Running task 11 of 14 ($kernel:do_compile)"
-echo "NOTE: recipe linux-qcom-rt-6.18.37-r0: task do_compile: Started"
-case "$mode" in
-sleep)
-    sleep 300 &
-    echo $! >> "$control/pids"
-    echo started > "$control/sleeping"
-    wait
-    exit 1
-    ;;
-fail)
-    mkdir -p "$work/temp"
-    printf 'make -C arch/arm64\n| kernel/sched/core.c:42: error: expected ; before }\n| make: *** [Makefile:1234] Error 2\n' > "$work/temp/log.do_compile.4242"
-    echo "ERROR: linux-qcom-rt-6.18.37-r0 do_compile: oe_runmake failed" >&2
-    echo "ERROR: Logfile of failure stored in: $work/temp/log.do_compile.4242" >&2
-    echo "NOTE: recipe linux-qcom-rt-6.18.37-r0: task do_compile: Failed"
-    echo "ERROR: Task ($kernel:do_compile) failed with exit code '1'" >&2
-    echo "NOTE: Tasks Summary: Attempted 12 tasks of which 10 didn't need to be rerun and 1 failed."
-    echo ""
-    echo "Summary: 1 task failed:"
-    echo "  $kernel:do_compile"
-    echo "    log: $work/temp/log.do_compile.4242"
-    echo "Summary: There were 2 ERROR messages, returning a non-zero exit code."
-    exit 1
-    ;;
-esac
-# The kernel .config: what merge_config.sh would make of the generated layer's fragments.
-mkdir -p "$work/build"
-# The generated layer, where kas's bblayers.conf puts it (`${TOPDIR}/…` is the build folder).
-layer=$(grep -o '[^ "]*/meta-rtbuild' conf/bblayers.conf | head -n 1 | sed "s|\${TOPDIR}|$PWD|")
-cat "${layer:-../meta-rtbuild}"/recipes-kernel/linux/*/*.cfg > "$work/build/.config"
-if [ "$mode" = drop-rt ]; then
-    sed -i 's/^CONFIG_PREEMPT_RT=y$/# CONFIG_PREEMPT_RT is not set/' "$work/build/.config"
-fi
-deploy="$PWD/tmp/deploy/images/$machine"
-mkdir -p "$deploy"
-printf 'busybox armv8a 1.37.0\nrt-tests armv8a 2.8\nstress-ng armv8a 0.18.06\nrtbuild-tune all 1.0\n' > "$deploy/$image-$machine.rootfs.manifest"
-stamp=20261129211402
-flash="$image-$machine.rootfs-$stamp.qcomflash"
-mkdir -p "$deploy/$flash"
-echo fake > "$deploy/$flash/rootfs.img"
-ln -sfn "$flash" "$deploy/$image-$machine.rootfs.qcomflash"
-(cd "$deploy" && tar -czf "$flash.tar.gz" "$flash")
-# What the tests hand in for the release (an SBOM and VEX written by oe-core's SPDX model, a
-# kernel image), deployed as BitBake does: timestamped files and IMAGE_LINK_NAME links.
-ln -sfn "$flash.tar.gz" "$deploy/$image-$machine.rootfs.qcomflash.tar.gz"
-for doc in spdx.json sbom-cve-check.spdx.json; do
-    if [ -f "@CONTROL@/$doc" ]; then
-        cp "@CONTROL@/$doc" "$deploy/$image-$machine.rootfs-$stamp.$doc"
-        ln -sfn "$image-$machine.rootfs-$stamp.$doc" "$deploy/$image-$machine.rootfs.$doc"
-    fi
-done
-if [ -f "@CONTROL@/Image" ]; then
-    cp "@CONTROL@/Image" "$deploy/Image-$stamp.bin"
-    ln -sfn "Image-$stamp.bin" "$deploy/Image"
-fi
-echo "NOTE: recipe linux-qcom-rt-6.18.37-r0: task do_compile: Succeeded"
-echo "NOTE: Running noexec task 14 of 14 (/layers/meta-qcom-distro/recipes-products/images/$image.bb:do_build)"
-echo "NOTE: Tasks Summary: Attempted 14 tasks of which 10 didn't need to be rerun and all succeeded."
-"#;
-
-/// A project folder with fixture repos whose `bitbake` is the FAKE above.
-pub(crate) struct Project {
-    _dir: tempfile::TempDir,
-    pub root: PathBuf,
-    pub control: PathBuf,
-    pub fixtures: Fixtures,
-}
-
-impl Project {
-    pub(crate) fn new(mode: &str) -> Project {
-        let dir = tempfile::Builder::new().prefix("rtbuild-image").tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        let control = root.join("control");
-        std::fs::create_dir_all(&control).unwrap();
-        std::fs::write(control.join("mode"), mode).unwrap();
-        let script = FAKE_BITBAKE.replace("@CONTROL@", &control.to_string_lossy());
-        let fixtures = Fixtures::create(&root.join("repos"), Bitbake::Fake(&script));
-        std::fs::create_dir_all(root.join("proj")).unwrap();
-        // kas and BitBake run as the unprivileged test user (BitBake refuses root, and so does
-        // rtbuild's preflight), who must own the repos, the project and the control folder.
-        Unprivileged::get().own(&root);
-        Project { _dir: dir, root, control, fixtures }
-    }
-
-    fn out(&self, machine: &str) -> PathBuf {
-        self.root.join("proj/rtbuild").join(machine)
-    }
-
-    /// `rtbuild image` (plus `extra`) for `machine` in the project folder.
-    fn image(&self, machine: &str, extra: &[&str]) -> Test {
-        let mut args: Vec<String> = vec![
-            "image".into(),
-            "--plain".into(),
-            "--machine".into(),
-            machine.into(),
-            "--meta-qcom-url".into(),
-            self.fixtures.url("meta-qcom"),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
-        Test::new()
-            .unprivileged()
-            .cwd(self.root.join("proj"))
-            .path_prepend(venv().join("bin"))
-            .args(args)
-    }
-
-    pub(crate) fn recorded(&self, name: &str) -> String {
-        std::fs::read_to_string(self.control.join(name)).unwrap_or_default()
-    }
-}
+use crate::support::fixtures::{Bitbake, Fixtures};
+use crate::support::harness::{Test, Unprivileged, venv};
+use crate::support::project::Project;
 
 fn mtime(path: &Path) -> SystemTime {
     std::fs::metadata(path).unwrap().modified().unwrap()
@@ -295,7 +160,7 @@ fn image_with_fake_bitbake_sigint_stops_kas_and_bitbake_without_orphans() {
     // As the unprivileged test user, like every build (setpriv execs rtbuild: same pid).
     let mut child = Command::new("setpriv")
         .args(Unprivileged::get().setpriv_args())
-        .arg(crate::harness::rtbuild_bin())
+        .arg(crate::support::harness::rtbuild_bin())
         .args(["image", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url"])
         .arg(project.fixtures.url("meta-qcom"))
         .current_dir(project.root.join("proj"))
@@ -441,7 +306,7 @@ fn image_with_fake_bitbake_that_drops_preempt_rt_fails_verification() {
     assert_eq!(verdict["passed"], false);
     // The same verdict as JUnit, for CI test reports: the failed check carries its evidence.
     let junit_path = project.out("rb3gen2-core-kit").join("verify.junit.xml");
-    crate::harness::assert_junit_valid(&junit_path);
+    crate::support::harness::assert_junit_valid(&junit_path);
     let junit = std::fs::read_to_string(&junit_path).unwrap();
     assert!(
         junit.contains(
@@ -478,7 +343,7 @@ fn image_with_fake_bitbake_bundle_builds_verifies_and_packs() {
 /// pinned every repo, prints the unpatched CVEs, and names a tampered statement subject.
 #[test]
 fn image_with_fake_bitbake_provenance_bundle_binds_the_release_evidence() {
-    use crate::spdx_fixture::{self, Spec};
+    use crate::support::spdx_fixture::{self, Spec};
     let project = Project::new("ok");
     let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
     let vex = |cve: &str, status: &str, severity: &str| {
@@ -609,15 +474,15 @@ fn image_bundle_needs_the_whole_image() {
 fn image_with_fake_bitbake_builds_from_a_release_lock_in_full_form_over_meta_qcoms_base_lock() {
     let project = Project::new("ok");
     let qcom = project.fixtures.repo("meta-qcom");
-    let pinned = crate::fixtures::git(&qcom, &["rev-parse", "HEAD"]).trim().to_string();
+    let pinned = crate::support::fixtures::git(&qcom, &["rev-parse", "HEAD"]).trim().to_string();
     std::fs::write(qcom.join("NEWER"), "a commit after the release\n").unwrap();
-    crate::fixtures::git_commit_all(&qcom, "after the release");
+    crate::support::fixtures::git_commit_all(&qcom, "after the release");
     // meta-qcom's ci/base.lock.yml pins oe-core to its first commit; the release pins a later one.
     let oe = project.fixtures.repo("oe-core");
-    let base_pin = crate::fixtures::git(&oe, &["rev-parse", "HEAD"]);
+    let base_pin = crate::support::fixtures::git(&oe, &["rev-parse", "HEAD"]);
     std::fs::write(oe.join("RELEASE"), "the release's oe-core\n").unwrap();
-    crate::fixtures::git_commit_all(&oe, "release");
-    let oe_core = crate::fixtures::git(&oe, &["rev-parse", "HEAD"]);
+    crate::support::fixtures::git_commit_all(&oe, "release");
+    let oe_core = crate::support::fixtures::git(&oe, &["rev-parse", "HEAD"]);
     assert_ne!(oe_core, base_pin);
     let lock = format!(
         "repos:\n  meta-qcom:\n    url: {}\n    branch: wrynose\n    commit: {pinned}\n  oe-core:\n    url: {}\n    branch: wrynose\n    commit: {}\n",
@@ -636,10 +501,10 @@ fn image_with_fake_bitbake_builds_from_a_release_lock_in_full_form_over_meta_qco
     let text = std::fs::read_to_string(&installed).unwrap();
     assert!(text.contains(&pinned), "{text}");
     let checkout = project.root.join("proj/rtbuild/meta-qcom");
-    assert_eq!(crate::fixtures::git(&checkout, &["rev-parse", "HEAD"]).trim(), pinned);
+    assert_eq!(crate::support::fixtures::git(&checkout, &["rev-parse", "HEAD"]).trim(), pinned);
     let checkout = project.root.join("proj/rtbuild/oe-core");
     assert_eq!(
-        crate::fixtures::git(&checkout, &["rev-parse", "HEAD"]),
+        crate::support::fixtures::git(&checkout, &["rev-parse", "HEAD"]),
         oe_core,
         "the release lock must win over meta-qcom's ci/base.lock.yml"
     );
@@ -721,7 +586,7 @@ fn image_with_fake_bitbake_follows_meta_qcoms_conf_when_it_differs_from_the_cata
         .replace("QCOM_IRQAFF        = \"0-6\"", "QCOM_IRQAFF        = \"0-5\"")
         .replace("QCOM_RCU_NOCBS     = \"7\"", "QCOM_RCU_NOCBS     = \"6-7\"");
     std::fs::write(&conf, text).unwrap();
-    crate::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
+    crate::support::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
 
     let run = project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().success();
     assert!(run.stderr().contains("Checking out"), "{}", run.stderr());
@@ -869,7 +734,7 @@ fn image_with_fake_bitbake_checks_meta_qcom_out_then_plans_and_prepares_once() {
         .replace("QCOM_IRQAFF        = \"0-6\"", "QCOM_IRQAFF        = \"0-5\"")
         .replace("QCOM_RCU_NOCBS     = \"7\"", "QCOM_RCU_NOCBS     = \"6-7\"");
     std::fs::write(&conf, text).unwrap();
-    crate::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
+    crate::support::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
     let args = ["--cmdline", "qcom_scm.download_mode=1", "--cmdline", "threadirqs"];
     let run = project.image("rb3gen2-core-kit", &args).run().ignore_stdout().success();
     let stderr = run.stderr();

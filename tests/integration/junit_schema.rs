@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use crate::harness::{Test, assert_junit_valid, data};
+use crate::support::harness::{Test, assert_junit_valid, data};
 
 /// A result folder of `rtbuild test` on rb3gen2-core-kit: `idle` invalid (too few cycles),
 /// `stress <&>` valid with oslat skipped; both with their start and duration.

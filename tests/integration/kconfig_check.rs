@@ -1,8 +1,8 @@
 //! `rtbuild kconfig-check`: the kernel's own defconfig + merge_config.sh + olddefconfig, on
-//! Debian's real linux-source-6.12 (`.ci/setup` installs it; see [`crate::kernel_source`]).
+//! Debian's real linux-source-6.12 (`.ci/setup` installs it; see [`crate::support::kernel_source`]).
 
-use crate::harness::Test;
-use crate::kernel_source::{kernel_tree, line_of};
+use crate::support::harness::Test;
+use crate::support::kernel_source::{kernel_tree, line_of};
 
 #[test]
 fn real_kernel_tree_keeps_preempt_rt_only_with_expert() {

@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use crate::harness::Test;
-use crate::lava::lava_schema;
+use crate::support::harness::Test;
+use crate::support::lava_job::lava_schema;
 
 const QEMU: [&str; 8] = [
     "--machine",

@@ -14,8 +14,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::harness::Test;
-use crate::lava::{comparable, host_board, run_job_steps};
+use crate::support::harness::Test;
+use crate::support::lava_job::{comparable, host_board, run_job_steps};
 
 /// Where `.ci/setup` unpacked lava-dispatcher's Python package.
 fn lava_dispatcher() -> PathBuf {
@@ -69,7 +69,7 @@ fn lava_logged(console: &str) -> String {
 
 #[test]
 fn logs_written_by_lavas_own_loggers_report_like_the_raw_outputs() {
-    let _one_at_a_time = crate::testrun::measuring();
+    let _one_at_a_time = crate::support::measuring::measuring();
     let test = Test::new();
     let root = test.path().to_path_buf();
     let _ = host_board(&root.join("machines"));

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::Test;
-use crate::lab::{self, machines_dir};
-use crate::lava::lava_schema;
+use crate::support::harness::Test;
+use crate::support::lab::{self, machines_dir};
+use crate::support::lava_job::lava_schema;
 
 fn lab_cache() -> PathBuf {
     std::env::var_os("RTBUILD_LAB_CACHE").map(PathBuf::from).unwrap_or_else(|| {

@@ -14,7 +14,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::harness::Test;
+use crate::support::harness::Test;
 
 /// Renders one job from the checkout at `root` as the lab would: prints it as JSON.
 const RENDER: &str = r#"

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::fixtures::{Bitbake, Fixtures, git, git_commit_all, write};
-use crate::harness::{Test, venv};
+use crate::support::fixtures::{Bitbake, Fixtures, git, git_commit_all, write};
+use crate::support::harness::{Test, venv};
 
 const MACHINE: &str = "rb3gen2-core-kit";
 /// The end of the line `rtbuild lock` prints on stdout: the lock file it wrote.

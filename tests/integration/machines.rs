@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
-use crate::fixtures::{Bitbake, Fixtures, write};
-use crate::harness::Test;
+use crate::support::fixtures::{Bitbake, Fixtures, write};
+use crate::support::harness::Test;
 
 #[test]
 fn machines_table_lists_every_board() {

@@ -1,9 +1,9 @@
 //! `rtbuild matrix` over the FAKE bitbake, `rtbuild ci` pipelines and `rtbuild setup` with a
 //! FAKE python.
 
-use crate::fixtures::write_executable;
-use crate::harness::{Test, venv};
-use crate::image_fake_bitbake::Project;
+use crate::support::fixtures::write_executable;
+use crate::support::harness::{Test, venv};
+use crate::support::project::Project;
 
 fn matrix(project: &Project, extra: &[&str]) -> Test {
     let mut args: Vec<String> = vec![
@@ -56,7 +56,7 @@ fn matrix_with_fake_bitbake_builds_every_cell_in_kas_work_dir_and_bundle_follows
     let proj = project.root.join("proj");
     let work = project.root.join("kaswork");
     std::fs::create_dir_all(&work).unwrap();
-    crate::harness::Unprivileged::get().own(&work);
+    crate::support::harness::Unprivileged::get().own(&work);
     let flag = work.display().to_string();
     let run = matrix(&project, &["--work-dir", &flag])
         .env("KAS_WORK_DIR", project.root.join("elsewhere"))
@@ -442,7 +442,7 @@ fn ci_install_job_checks_a_downloaded_binary_and_leaves_it_for_the_other_jobs() 
     let test = Test::new();
     let work = test.path().join("job");
     std::fs::create_dir_all(&work).unwrap();
-    let binary = crate::harness::rtbuild_bin();
+    let binary = crate::support::harness::rtbuild_bin();
     let sum = {
         use sha2::Digest;
         let bytes = std::fs::read(&binary).unwrap();
@@ -627,7 +627,7 @@ fn lava_log(file: &str) -> String {
         "<<<RTBUILD-RUN machine=rb3gen2-core-kit threshold_us=800 scenarios=stress duration=1m>>>",
     );
     log.push_str(&entry("<<<RTBUILD-RAW-BEGIN scenario=stress format=json>>>"));
-    for line in std::fs::read_to_string(crate::harness::data(file)).unwrap().lines() {
+    for line in std::fs::read_to_string(crate::support::harness::data(file)).unwrap().lines() {
         log.push_str(&entry(line));
     }
     log.push_str(&entry("<<<RTBUILD-RAW-END scenario=stress exit=0>>>"));
@@ -645,7 +645,7 @@ const MANIFEST: &str = r#"{"format": 1, "rtbuild_version": "0.1.0", "machine": "
 
 /// Runs `script` with bash -e (as both CIs run a step) in `dir`, the real rtbuild on PATH.
 fn run_step(script: &str, dir: &std::path::Path, env: &[(&str, &str)]) -> std::process::Output {
-    let bin = crate::harness::rtbuild_bin();
+    let bin = crate::support::harness::rtbuild_bin();
     let mut cmd = std::process::Command::new("bash");
     cmd.args(["-e", "-c", script])
         .current_dir(dir)
@@ -691,7 +691,7 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
     assert!(script[..from].iter().any(|l| l.contains("lavacli jobs logs --raw")), "{text}");
     let step = script[from..].join("\n");
     let gitlab = dir.path().join("gitlab");
-    crate::fixtures::write(
+    crate::support::fixtures::write(
         &gitlab.join("rtbuild/rb3gen2-core-kit/bundle/b.manifest.json"),
         MANIFEST,
     );
@@ -759,7 +759,10 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
         .to_string();
     let work = dir.path().join("github");
     let results = work.join("out");
-    crate::fixtures::write(&results.join("rb3gen2-core-kit/bundle/b.manifest.json"), MANIFEST);
+    crate::support::fixtures::write(
+        &results.join("rb3gen2-core-kit/bundle/b.manifest.json"),
+        MANIFEST,
+    );
     std::fs::write(
         results.join("lava-log.yaml"),
         lava_log("cyclictest-2.4-json-1thread-cpu1.json"),
@@ -767,7 +770,8 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
     .unwrap();
     let tools = work.join("tools/bin");
     std::fs::create_dir_all(&tools).unwrap();
-    std::os::unix::fs::symlink(crate::harness::rtbuild_bin(), tools.join("rtbuild")).unwrap();
+    std::os::unix::fs::symlink(crate::support::harness::rtbuild_bin(), tools.join("rtbuild"))
+        .unwrap();
     let work_text = work.display().to_string();
     let vars = [
         ("MACHINE", "rb3gen2-core-kit"),

@@ -8,8 +8,8 @@
 
 use std::path::Path;
 
-use crate::fixtures::{git, write_executable};
-use crate::harness::Test;
+use crate::support::fixtures::{git, write_executable};
+use crate::support::harness::Test;
 
 /// The reproducer's payload: creates `PWNED` in the folder BitBake (or anything) runs it in.
 const PAYLOAD: &str = "${@os.system('touch PWNED')}";

@@ -1,6 +1,6 @@
 //! rtbuild against the real thing: the generated files through real kas 5.5 and real BitBake
 //! over the real meta-qcom `wrynose`, openembedded-core and BitBake (the snapshot
-//! [`crate::upstream`] unpacks), as the unprivileged test user, offline. A full BitBake parse
+//! [`crate::support::upstream`] unpacks), as the unprivileged test user, offline. A full BitBake parse
 //! takes about 70 s on two idle cores, so only one test parses every recipe; the second board
 //! is checked with BitBake's configuration-only `bitbake -e` (the global environment every
 //! image recipe starts from: the SPDX and sbom-cve-check settings are checked there).
@@ -8,8 +8,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::harness::Test;
-use crate::upstream::{ok, upstream};
+use crate::support::harness::Test;
+use crate::support::upstream::{ok, upstream};
 
 /// A folder for one test, owned by the test user (kas and BitBake run as that user).
 fn test_dir() -> tempfile::TempDir {

@@ -2,10 +2,10 @@
 //! cyclictest output, and bad input. Verdicts are checked on golden files, never on latencies
 //! measured on this machine.
 
-use std::path::Path;
 use std::process::Command;
 
-use crate::harness::{Test, data};
+use crate::support::chromium::chromium;
+use crate::support::harness::{Test, data};
 
 fn golden(name: &str) -> String {
     data(name).display().to_string()
@@ -117,7 +117,7 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
         json["inputs"][0]["fingerprint"]["uname"],
         "Linux rb3 6.6.52-rt43 #1 SMP PREEMPT_RT aarch64"
     );
-    crate::harness::assert_junit_valid(&run.path().join("out/junit.xml"));
+    crate::support::harness::assert_junit_valid(&run.path().join("out/junit.xml"));
     let xml = std::fs::read_to_string(run.path().join("out/junit.xml")).unwrap();
     assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rtbuild report\" tests=\"1\" failures=\"1\" errors=\"0\">"), "{xml}");
     assert!(
@@ -303,7 +303,7 @@ fn machine_requirement_is_the_default_threshold() {
         .args([
             "--json",
             "report",
-            crate::harness::data("cyclictest-2.4-hist-h50-2threads.txt").to_str().unwrap(),
+            crate::support::harness::data("cyclictest-2.4-hist-h50-2threads.txt").to_str().unwrap(),
         ])
         .args(["--machine", "iq-8275-evk"])
         .run()
@@ -317,7 +317,8 @@ fn machine_requirement_is_the_default_threshold() {
 /// A folder given as the HTML file is one error line; the file name next to it still works.
 #[test]
 fn html_to_a_folder_is_one_error_line() {
-    let hist = std::fs::read(crate::harness::data("cyclictest-2.4-hist-h50-2threads.txt")).unwrap();
+    let hist = std::fs::read(crate::support::harness::data("cyclictest-2.4-hist-h50-2threads.txt"))
+        .unwrap();
     let run = Test::new()
         .file("h.txt", hist.clone())
         .file("out/keep", "")
@@ -405,18 +406,6 @@ fn baseline_regression_fails() {
         .run()
         .code_is(1)
         .stdout_contains("regression against the baseline: max 2213 µs (was 245 µs)");
-}
-
-pub(crate) fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
-    Command::new("timeout")
-        .arg("120")
-        .arg("/usr/bin/chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        .args(["--disable-component-update", "--disable-sync", "--no-first-run"])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(args)
-        .output()
-        .expect("chromium is installed by .ci/setup")
 }
 
 #[test]
@@ -560,9 +549,10 @@ fn quiet_with_a_report_file_prints_no_report_text() {
 /// showed a PASS line and cleared the screen. Every input string is escaped now.
 #[test]
 fn text_report_escapes_forged_lines_and_terminal_controls_from_input() {
-    let h2 =
-        std::fs::read(crate::harness::project_root().join("tests/data/reproducers/h2-idle.txt"))
-            .unwrap();
+    let h2 = std::fs::read(
+        crate::support::harness::project_root().join("tests/data/reproducers/h2-idle.txt"),
+    )
+    .unwrap();
     let forged = "idle\nPASS  threshold 100 µs\u{1b}[2J";
     let file = "raw/a\nPASS  threshold 100 µs\u{1b}[2J.txt";
     let run_json = serde_json::json!({

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::process::Command;
 
-use crate::harness::{Test, rtbuild_bin};
+use crate::support::harness::{Test, rtbuild_bin};
 
 #[test]
 fn a_64_mib_file_without_newline_is_refused_in_bounded_memory() {

@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use crate::harness::{Test, data, project_root};
+use crate::support::harness::{Test, data, project_root};
 
 fn repro(name: &str) -> PathBuf {
     project_root().join("tests/data/reproducers").join(name)

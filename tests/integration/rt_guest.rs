@@ -1,8 +1,8 @@
 //! rtbuild against a real PREEMPT_RT target: the lab's QEMU guest (Debian 12's
 //! linux-image-rt-amd64, 2 CPUs, `isolcpus=1 nohz_full=1 rcu_nocbs=1 irqaffinity=0`, no
-//! /proc/config.gz) over ssh with host-key checking on. See `lab.rs` for how the guest is booted
-//! and always stopped. QEMU runs under TCG here: the tests judge mechanics, never latency values
-//! (`--interval-us 10000 --histogram-us 200000 --max-us 1000000`).
+//! /proc/config.gz) over ssh with host-key checking on. See `support/lab.rs` for how the guest
+//! is booted and always stopped. QEMU runs under TCG here: the tests judge mechanics, never
+//! latency values (`--interval-us 10000 --histogram-us 200000 --max-us 1000000`).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{Test, wait_for};
-use crate::lab::{self, exclusive, guest, machines_dir, qemu_alive};
+use crate::support::harness::{Test, wait_for};
+use crate::support::lab::{self, exclusive, guest, machines_dir, qemu_alive};
 
 /// Wide limits: TCG latencies are milliseconds.
 const WIDE: [&str; 6] =

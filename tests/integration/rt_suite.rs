@@ -7,8 +7,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::harness::{Test, wait_for};
-use crate::testrun::measuring;
+use crate::support::harness::{Test, wait_for};
+use crate::support::measuring::measuring;
 
 const PROGRAMS: [&str; 12] = [
     "oslat",
@@ -256,7 +256,7 @@ fn bad_tests_and_test_args_exit_2_and_write_nothing() {
 #[test]
 fn over_ssh_the_tests_run_on_the_target_and_are_recorded_the_same_way() {
     let _one_at_a_time = measuring();
-    let sshd = crate::sshd::Sshd::start();
+    let sshd = crate::support::sshd::Sshd::start();
     let run = Test::new()
         .args(["test", "--target", &sshd.url(), "--ssh-config"])
         .args([sshd.config()])
@@ -286,7 +286,7 @@ fn ctrl_c_during_oslat_stops_it_and_keeps_the_record() {
     let _one_at_a_time = measuring();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("res");
-    let child = Command::new(crate::harness::rtbuild_bin())
+    let child = Command::new(crate::support::harness::rtbuild_bin())
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle,hackbench"])
         .args(["--tests", "oslat,pmqtest", "--duration", "60", "--out"])
         .arg(&out)
@@ -299,7 +299,7 @@ fn ctrl_c_during_oslat_stops_it_and_keeps_the_record() {
         out.join("raw/idle.oslat.txt").exists().then_some(())
     });
     std::thread::sleep(Duration::from_secs(2));
-    crate::testrun::unsafe_kill(child.id(), "INT");
+    crate::support::processes::unsafe_kill(child.id(), "INT");
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(130), "{stderr}");
@@ -326,7 +326,7 @@ fn ctrl_c_during_oslat_stops_it_and_keeps_the_record() {
             e.file_name().to_string_lossy().starts_with("rtbuild-test.")
                 && fs::read_to_string(e.path().join("program.comm")).is_ok()
                 && fs::read_to_string(e.path().join("program.pid"))
-                    .is_ok_and(|p| crate::testrun::alive(p.trim().parse().unwrap_or(0)))
+                    .is_ok_and(|p| crate::support::processes::alive(p.trim().parse().unwrap_or(0)))
         }),
         "a state folder with a live program is left"
     );

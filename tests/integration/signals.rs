@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use rustix::process::{Pid, Signal};
 
-use crate::harness::{rtbuild_bin, wait_for};
-use crate::testrun::alive;
+use crate::support::harness::{rtbuild_bin, wait_for};
+use crate::support::processes::alive;
 
 /// The pids of `parent`'s children named `name`, from `/proc`.
 fn children_named(parent: u32, name: &str) -> Vec<u32> {

@@ -9,35 +9,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{Test, rtbuild_bin, wait_for};
-use crate::sshd::Sshd;
-use crate::tune_cli::fake_tree;
-
-pub(crate) fn run_json(dir: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
-}
-
-/// Reasons that depend on how this shared VM happened to schedule (lost cycles, spikes above
-/// the histogram): tolerated, since tests never judge latency.
-pub(crate) fn latency_dependent(reason: &str) -> bool {
-    reason.contains("expected cycles") || reason.contains("histogram")
-}
-
-/// Runs that measure with cyclictest hold this lock: two SCHED_FIFO 99 measurements pinned to
-/// the same CPU of this 2-CPU machine would starve each other and fail the cycle-count checks
-/// for a reason that has nothing to do with the code under test.
-pub(crate) fn measuring() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Whether a process is still alive (zombies waiting for init do not count).
-pub(crate) fn alive(pid: u64) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z')),
-        Err(_) => false,
-    }
-}
+use crate::support::cpus::{cpu_list, housekeeping_without, online_cpus};
+use crate::support::fake_tree::fake_tree;
+use crate::support::harness::{Test, rtbuild_bin, wait_for};
+use crate::support::measuring::{latency_dependent, measuring, run_json};
+use crate::support::processes::{alive, processes_with_args, unsafe_kill};
+use crate::support::sshd::Sshd;
 
 /// The checks every completed scenario must pass: one SCHED_FIFO 99 thread per RT CPU pinned
 /// there, the main thread on housekeeping CPUs, load only on housekeeping CPUs and gone now,
@@ -413,13 +390,6 @@ fn interrupt_case(host: &[String], root: &Path, tmp: &Path) {
     assert!(!root.join("run/rtbuild-test-tune.state").exists());
 }
 
-/// Sends a signal with the system `kill` (the test crate forbids unsafe code).
-pub(crate) fn unsafe_kill(pid: u32, signal: &str) {
-    let status =
-        Command::new("kill").args([format!("-{signal}"), pid.to_string()]).status().unwrap();
-    assert!(status.success());
-}
-
 #[test]
 fn remote_run_over_ssh_with_host_key_checking() {
     let _one_at_a_time = measuring();
@@ -469,22 +439,6 @@ fn an_unknown_host_key_is_refused() {
         .code_is(1)
         .nothing_written("res");
     assert!(run.stderr().contains("Host key verification failed"), "{}", run.stderr());
-}
-
-/// PIDs of the live `name` processes whose argument list holds `args` in a row.
-pub(crate) fn processes_with_args(name: &str, args: &[&str]) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else { continue };
-        let argv: Vec<String> =
-            cmdline.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
-        let named = argv.first().is_some_and(|a| a.rsplit('/').next() == Some(name));
-        if named && argv.windows(args.len()).any(|w| w == args) && alive(u64::from(pid)) {
-            pids.push(pid);
-        }
-    }
-    pids
 }
 
 /// PIDs of the processes whose parent is `parent`.
@@ -664,42 +618,6 @@ fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
         fs::read_to_string(root.join("proc/sys/kernel/sched_rt_runtime_us")).unwrap(),
         "950000\n"
     );
-}
-
-/// `cpus` (sorted) as a CPU list: `0,2-3`.
-fn cpu_list(cpus: &[u64]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let start = cpus[i];
-        while i + 1 < cpus.len() && cpus[i + 1] == cpus[i] + 1 {
-            i += 1;
-        }
-        parts.push(if cpus[i] == start {
-            start.to_string()
-        } else {
-            format!("{start}-{}", cpus[i])
-        });
-        i += 1;
-    }
-    parts.join(",")
-}
-
-/// The housekeeping CPUs rtbuild picks when `rt` is the only RT CPU: every other online one.
-pub(crate) fn housekeeping_without(rt: u64) -> String {
-    let others: Vec<u64> = online_cpus().into_iter().filter(|c| *c != rt).collect();
-    cpu_list(&others)
-}
-
-/// This machine's online CPUs, as the kernel lists them (tests never assume a count).
-pub(crate) fn online_cpus() -> Vec<u64> {
-    let text = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',') {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        cpus.extend(a.parse::<u64>().unwrap()..=b.parse::<u64>().unwrap());
-    }
-    cpus
 }
 
 /// The seeds' way: every CPU measured (CPU 0 included), the user's own cyclictest options and

@@ -8,12 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::fixtures::write_executable;
-use crate::harness::{rtbuild_bin, wait_for};
-use crate::sshd::Sshd;
-use crate::testrun::{alive, measuring, processes_with_args, run_json, unsafe_kill};
-use crate::testrun_trace::tracing_settings;
-use crate::tune_cli::fake_tree;
+use crate::support::fake_tree::fake_tree;
+use crate::support::fixtures::write_executable;
+use crate::support::harness::{rtbuild_bin, wait_for};
+use crate::support::measuring::{measuring, run_json};
+use crate::support::processes::{alive, processes_with_args, unsafe_kill};
+use crate::support::sshd::Sshd;
+use crate::support::tracefs::tracing_settings;
 
 #[test]
 fn a_second_ctrl_c_kills_cyclictest_and_the_load_and_marks_the_run_interrupted_locally() {

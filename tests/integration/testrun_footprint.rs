@@ -8,8 +8,9 @@ use std::fs;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{rtbuild_bin, wait_for};
-use crate::testrun::{housekeeping_without, measuring, online_cpus, run_json};
+use crate::support::cpus::{housekeeping_without, online_cpus};
+use crate::support::harness::{rtbuild_bin, wait_for};
+use crate::support::measuring::{measuring, run_json};
 
 /// `pid` and every live process below it.
 fn with_descendants(pid: u32) -> Vec<u32> {

@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{Test, rtbuild_bin, wait_for};
-use crate::testrun::{measuring, run_json, unsafe_kill};
-use crate::tune_cli::fake_tree;
+use crate::support::fake_tree::fake_tree;
+use crate::support::harness::{Test, rtbuild_bin, wait_for};
+use crate::support::measuring::{measuring, run_json};
+use crate::support::processes::unsafe_kill;
 
 /// A recording fake service manager with one unit, urm.service, whose state (`active` or
 /// `inactive`) is the file `urm.state` beside it; every call is appended to `systemctl.log`.

@@ -10,44 +10,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{Test, rtbuild_bin, wait_for};
-use crate::sshd::Sshd;
-use crate::testrun::{measuring, run_json, unsafe_kill};
-
-/// This machine's tracefs, where rtbuild finds it (the tests run as root).
-fn tracefs() -> PathBuf {
-    for dir in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        if Path::new(dir).join("trace_marker").exists() {
-            return dir.into();
-        }
-    }
-    panic!(
-        "no tracefs at /sys/kernel/tracing or /sys/kernel/debug/tracing: run the tests as root on a kernel with CONFIG_FTRACE (mount -t tracefs nodev /sys/kernel/tracing)"
-    );
-}
-
-/// The settings `--trace-above-us` changes, as the kernel reports them. A buffer that was
-/// never used reads `7 (expanded: 1408)`; any trace grows it, so afterwards it reads the size
-/// it grew to: that is the value compared, in whole 4 KB steps, as the RT guest's tests do
-/// (the kernel rounds to buffer pages: 1408 written back reads 1410, on 6.18 as on 6.1).
-pub(crate) fn tracing_settings() -> Vec<(String, String)> {
-    let dir = tracefs();
-    let read = |f: &str| fs::read_to_string(dir.join(f)).unwrap().trim().to_string();
-    let kb = read("buffer_size_kb");
-    let kb = match kb.split_once("(expanded: ") {
-        Some((_, grown)) => grown.trim_end_matches(')').to_string(),
-        None => kb,
-    };
-    let mut events: Vec<String> = read("set_event").lines().map(str::to_string).collect();
-    events.sort();
-    vec![
-        ("tracing_on".into(), read("tracing_on")),
-        ("buffer_size_kb".into(), format!("≈{}", kb.parse::<u64>().unwrap() / 4)),
-        ("tracing_cpumask".into(), read("tracing_cpumask")),
-        ("current_tracer".into(), read("current_tracer")),
-        ("set_event".into(), events.join(",")),
-    ]
-}
+use crate::support::harness::{Test, rtbuild_bin, wait_for};
+use crate::support::measuring::{measuring, run_json};
+use crate::support::processes::unsafe_kill;
+use crate::support::sshd::Sshd;
+use crate::support::tracefs::{tracefs, tracing_settings};
 
 /// The checks every traced run must pass: `-b 5 --tracemark` on cyclictest's command line,
 /// the breach recorded with its kept trace, and the report's spike for it.
@@ -104,7 +71,7 @@ fn check_traced(dir: &Path) -> Value {
     let page = fs::read_to_string(&html).unwrap();
     assert!(page.contains("<h3 class=\"spike\">Spike: "), "no spike section");
     assert!(page.contains("hit latency threshold ("), "no trace excerpt");
-    crate::harness::assert_junit_valid(&dir.join("junit.xml"));
+    crate::support::harness::assert_junit_valid(&dir.join("junit.xml"));
     let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
     assert!(junit.contains("<system-out>spike: "), "{junit}");
     assert!(junit.contains("(trace-idle.txt): "), "{junit}");

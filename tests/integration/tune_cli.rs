@@ -2,29 +2,9 @@
 //! (RTBUILD_SYSROOT), and bad inputs.
 
 use std::fs;
-use std::path::Path;
 
-use crate::harness::Test;
-
-/// A fake /proc + /sys tree for a 4-CPU machine with CPUs `online` online.
-pub(crate) fn fake_tree(root: &Path, online: &str) {
-    let put = |rel: &str, text: &str| {
-        let path = root.join(rel);
-        fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, format!("{text}\n")).unwrap();
-    };
-    put("sys/devices/system/cpu/online", online);
-    put("proc/sys/kernel/timer_migration", "1");
-    put("proc/sys/kernel/sched_rt_runtime_us", "950000");
-    put("proc/sys/kernel/printk", "4\t4\t1\t7");
-    put("sys/devices/virtual/workqueue/cpumask", "f");
-    put("sys/devices/virtual/workqueue/writeback/cpumask", "f");
-    put("sys/bus/workqueue/devices/writeback/cpumask", "f");
-    put("sys/devices/system/cpu/cpufreq/policy0/scaling_governor", "schedutil");
-    put("proc/irq/default_smp_affinity", "f");
-    put("proc/irq/9/smp_affinity", "f");
-    fs::create_dir_all(root.join("proc/irq/11/smp_affinity")).unwrap();
-}
+use crate::support::fake_tree::fake_tree;
+use crate::support::harness::Test;
 
 #[test]
 fn emit_writes_an_executable_script_for_the_machine() {
@@ -147,7 +127,7 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
 /// recipe's own syntax and values are under test), then runs its `do_install` with sh.
 #[test]
 fn real_bitbake_parses_the_tune_recipe_and_its_do_install_installs_the_unit() {
-    let venv = crate::harness::venv();
+    let venv = crate::support::harness::venv();
     let tmp = tempfile::tempdir().unwrap();
     let classes = tmp.path().join("bbpath/classes-recipe");
     fs::create_dir_all(&classes).unwrap();
@@ -155,7 +135,7 @@ fn real_bitbake_parses_the_tune_recipe_and_its_do_install_installs_the_unit() {
         fs::write(classes.join(format!("{class}.bbclass")), "").unwrap();
     }
     let (unpack, image) = (tmp.path().join("unpack"), tmp.path().join("image"));
-    let recipe = crate::harness::project_root()
+    let recipe = crate::support::harness::project_root()
         .join("layers/meta-rtbuild-tune/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb");
     let script = r#"
 import json, sys, bb, bb.data, bb.parse, bb.siggen
@@ -175,7 +155,10 @@ print(json.dumps({v: d.getVar(v) for v in ["SRC_URI", "S", "SYSTEMD_SERVICE", "S
         .args(["-c", script])
         .arg(tmp.path().join("bbpath"))
         .args([&unpack, &image, &recipe])
-        .env("PYTHONPATH", crate::harness::project_root().join("tests/support/bitbake/lib"))
+        .env(
+            "PYTHONPATH",
+            crate::support::harness::project_root().join("tests/support/bitbake/lib"),
+        )
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -188,13 +171,15 @@ print(json.dumps({v: d.getVar(v) for v in ["SRC_URI", "S", "SYSTEMD_SERVICE", "S
     assert_eq!(vars["SYSTEMD_AUTO_ENABLE"], "enable");
     assert_eq!(words("FILES"), "/usr/lib/systemd/system/rtbuild-tune.service");
 
-    // do_install, run for real on the files `generate` puts beside the recipe.
+    // do_install, run for real on the files `generate` puts beside the recipe: the unit shipped
+    // in the layer's `files/` and a stand-in for the rendered script.
     fs::create_dir_all(&unpack).unwrap();
-    for (path, bytes) in rtbuild::tune::layer_files("#!/bin/sh\necho tuned\n") {
-        if let Some(name) = path.strip_prefix("recipes-rt/rtbuild-tune/files/") {
-            fs::write(unpack.join(name), bytes).unwrap();
-        }
+    let files = recipe.parent().unwrap().join("files");
+    for entry in fs::read_dir(&files).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), unpack.join(entry.file_name())).unwrap();
     }
+    fs::write(unpack.join("rtbuild-tune.sh"), "#!/bin/sh\necho tuned\n").unwrap();
     let install = std::process::Command::new("sh")
         .args(["-ec", vars["do_install"].as_str().unwrap()])
         .output()

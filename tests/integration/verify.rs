@@ -2,14 +2,14 @@
 //! kernel's own layout, Image.gz, UKI), packages and tarballs made with the real dpkg-deb and
 //! tar, fixture build folders in both layouts, and every kind of bad input.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What verify says on stderr when it has no plan to check against.
 const NO_PLAN_NOTE: &str = "note: no plan given (--machine or --plan): only PREEMPT_RT, the command line and rt-tests were checked\n";
 
-use crate::harness::Test;
+use crate::support::harness::Test;
+use crate::support::kernel_image::{RT_CONFIG, gzip, test_built_image};
 
 const DEBIAN_CONFIGS: &str = "/usr/src/linux-config-6.12";
 
@@ -30,27 +30,6 @@ fn debian_config_text(flavour: &str) -> Vec<u8> {
     std::io::Read::read_to_end(&mut liblzma::read::XzDecoder::new(xz.as_slice()), &mut out)
         .unwrap();
     out
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(data).unwrap();
-    gz.finish().unwrap()
-}
-
-/// A kernel image built the way the kernel lays IKCONFIG out (`kernel/configs.c`): arbitrary
-/// code bytes, the version banner, `IKCFG_ST`, the gzip'd config, `IKCFG_ED`, more bytes.
-pub(crate) fn test_built_image(config: &[u8], uts_version: &str) -> Vec<u8> {
-    let mut image: Vec<u8> =
-        (0..65_536u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
-    image.extend_from_slice(
-        format!("Linux version 6.18.37-rt (oe@build) {uts_version}\n\0").as_bytes(),
-    );
-    image.extend_from_slice(b"IKCFG_ST");
-    image.extend_from_slice(&gzip(config));
-    image.extend_from_slice(b"IKCFG_ED");
-    image.extend((0..4096u32).map(|i| (i % 251) as u8));
-    image
 }
 
 /// A minimal PE file with `.cmdline` and `.linux` sections, as a UKI carries them.
@@ -76,9 +55,6 @@ fn test_built_uki(cmdline: &str, kernel: &[u8]) -> Vec<u8> {
     data
 }
 
-pub(crate) const RT_CONFIG: &str = "CONFIG_EXPERT=y\nCONFIG_ARCH_SUPPORTS_RT=y\nCONFIG_PREEMPT_RT=y\n\
-    CONFIG_NO_HZ_FULL=y\nCONFIG_CPUSETS=y\nCONFIG_RCU_EXPERT=y\nCONFIG_RCU_NOCB_CPU=y\n\
-    CONFIG_IKCONFIG=y\n";
 const RB3_CMDLINE: &str = "root=PARTLABEL=rootfs rw rootwait console=ttyMSM0,115200 isolcpus=7 \
     irqaffinity=0-6 rcu_nocbs=7 rcupdate.rcu_expedited=1 cpuidle.off=1 efi=runtime nohz_full=7";
 
@@ -403,7 +379,7 @@ fn truncated_or_corrupt_gzip_is_an_input_error_naming_the_file() {
 fn plan_written_by_generate_is_verified_against_a_build_folder() {
     let test = build_folder(Test::new(), true, RT_CONFIG);
     let dir = test.path().to_path_buf();
-    let generate = Command::new(crate::harness::rtbuild_bin())
+    let generate = Command::new(crate::support::harness::rtbuild_bin())
         .args(["generate", "--machine", "rb3gen2-core-kit", "--out", "gen"])
         .current_dir(&dir)
         .env("HOME", &dir)
@@ -526,7 +502,7 @@ fn an_unusable_source_still_prints_the_other_reports() {
 #[test]
 fn json_carries_config_sha256_and_kernel_version() {
     let config = debian_config_text("rt");
-    let sha = rtbuild::digest::sha256_hex(&config);
+    let sha = crate::support::fixtures::sha256_hex(&config);
     let test = Test::new().file("Image", test_built_image(&config, "#1 SMP PREEMPT_RT x"));
     let run = test
         .args(["--json", "verify", "Image"])

@@ -1,10 +1,10 @@
 //! `verify` explains a dropped option from the kernel's own Kconfig files (Debian's real
-//! linux-source-6.12, see [`crate::kernel_source`]): given with `--kernel-src`, or found in a
+//! linux-source-6.12, see [`crate::support::kernel_source`]): given with `--kernel-src`, or found in a
 //! build folder's `tmp/work-shared/<machine>/kernel-source`; and says so when it falls back to
 //! its built-in table. Expected file lines are looked up in the real files by the test.
 
-use crate::harness::Test;
-use crate::kernel_source::{kernel_tree, line_after, line_of};
+use crate::support::harness::Test;
+use crate::support::kernel_source::{kernel_tree, line_after, line_of};
 
 /// An arm64 config on which PREEMPT_RT was dropped because EXPERT is off.
 const NO_EXPERT: &str = "CONFIG_ARM64=y\nCONFIG_SMP=y\n# CONFIG_EXPERT is not set\n\

@@ -4,8 +4,8 @@
 
 use std::process::Command;
 
-use crate::harness::Test;
-use crate::sshd::{Sshd, keygen};
+use crate::support::harness::Test;
+use crate::support::sshd::{Sshd, keygen};
 
 fn local_kernel_is_rt() -> bool {
     let out = Command::new("uname").arg("-v").output().unwrap();

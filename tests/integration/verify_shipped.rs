@@ -4,10 +4,10 @@
 //! shipped config are warnings, with the fragment that set them when the kernel source is at
 //! hand (Debian's linux-source-6.12, `kernel/configs/debug.config`).
 
-use crate::harness::Test;
-use crate::kernel_source::kernel_tree;
-use crate::spdx_fixture::{self, Spec};
-use crate::verify::{RT_CONFIG, test_built_image};
+use crate::support::harness::Test;
+use crate::support::kernel_image::{RT_CONFIG, test_built_image};
+use crate::support::kernel_source::kernel_tree;
+use crate::support::spdx_fixture::{self, Spec};
 
 const DEPLOY: &str = "build/tmp/deploy/images/rb3gen2-core-kit";
 const STEM: &str = "qcom-multimedia-image-rb3gen2-core-kit.rootfs";
@@ -67,7 +67,7 @@ fn a_stale_build_folder_config_loses_to_the_deployed_kernel_and_says_so() {
     let stale = notes(&json).into_iter().find(|n| n.contains(".config is not")).unwrap();
     assert!(stale.contains(B_CONFIG) && stale.ends_with("stale, not used"), "{stale}");
     // The config digest verify records is the deployed kernel's, not the stale file's.
-    let digest = rtbuild::digest::sha256_hex(RT_CONFIG.as_bytes());
+    let digest = crate::support::fixtures::sha256_hex(RT_CONFIG.as_bytes());
     assert_eq!(report(&json)["config_sha256"], digest);
 }
 
@@ -77,7 +77,7 @@ fn the_build_folder_config_is_used_as_the_deployed_kernels_when_the_digests_matc
     let run = test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run();
     let json = run.ignore_stderr().success().json();
     let same = notes(&json).into_iter().find(|n| n.contains("same config digest")).unwrap();
-    assert!(same.contains(&rtbuild::digest::sha256_hex(RT_CONFIG.as_bytes())), "{same}");
+    assert!(same.contains(&crate::support::fixtures::sha256_hex(RT_CONFIG.as_bytes())), "{same}");
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{CacheArgs, CacheEnvArgs};
+use super::{CacheArgs, CacheEnvArgs, SearchEnvArgs};
 use crate::error::Refusal;
 use crate::image::{BuildSetup, Launch};
 use crate::kas::command::BuildSpec;
@@ -42,6 +42,8 @@ pub(crate) struct BuildArgs {
     pub caches: CacheArgs,
     #[command(flatten)]
     pub cache_env: CacheEnvArgs,
+    #[command(flatten)]
+    pub search_env: SearchEnvArgs,
 }
 
 impl BuildArgs {
@@ -62,7 +64,12 @@ impl BuildArgs {
 
     /// What runs the build: kas, or kas-container with `--container` (see [`Launch::find`]).
     pub(crate) fn launch(&self, dry_run: bool) -> crate::error::Result<Launch> {
-        Ok(Launch::find(self.kas.as_deref(), self.container.as_deref(), dry_run)?)
+        Ok(Launch::find(
+            self.kas.as_deref(),
+            self.container.as_deref(),
+            dry_run,
+            &self.search_env.env(),
+        )?)
     }
 
     /// Everything a build of `project` needs from these flags, validated (exit 2 on bad

@@ -12,6 +12,7 @@ mod measure;
 mod output;
 mod plan;
 mod post;
+mod search_env;
 
 pub(crate) use build::BuildArgs;
 pub(crate) use build_dirs::BuildDirs;
@@ -24,3 +25,4 @@ pub(crate) use measure::MeasureArgs;
 pub(crate) use output::OutputArgs;
 pub(crate) use plan::{PlanArgs, absolute};
 pub(crate) use post::PostArgs;
+pub(crate) use search_env::SearchEnvArgs;

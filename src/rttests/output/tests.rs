@@ -8,7 +8,7 @@ fn data(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
 }
 
-fn load(name: &str) -> Outcome {
+fn load(name: &str) -> ProgramOutput {
     let path = data(name);
     match sniff(&path, None).unwrap() {
         Sniffed::Other { program, json } => read(&path, program, json).unwrap(),

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::upstream::upstream;
+use crate::support::upstream::upstream;
 
 /// What the fixture documents hold.
 #[derive(Debug, Default, serde::Serialize)]

@@ -416,7 +416,7 @@ fn a_run_fails_the_test_when_output_or_a_failure_went_unstated() {
     };
     let unstated = failure(|| drop(Test::new().args(["--version"]).run().success()));
     assert!(unstated.contains("left unstated: stdout"), "{unstated}");
-    assert!(unstated.contains("tests/integration/harness.rs"), "names the run: {unstated}");
+    assert!(unstated.contains("tests/integration/support/harness.rs"), "names the run: {unstated}");
     let failed = failure(|| drop(Test::new().args(["no-such-command"]).run().ignore_stderr()));
     assert!(failed.contains("a non-zero exit code"), "{failed}");
 

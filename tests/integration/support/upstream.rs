@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use crate::harness::{Unprivileged, project_root, venv};
+use crate::support::harness::{Unprivileged, project_root, venv};
 
 /// One unpacked snapshot, shared by every test of this process.
 pub(crate) struct Upstream {

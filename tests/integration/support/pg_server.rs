@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::harness::{Unprivileged, wait_for};
+use crate::support::harness::{Unprivileged, wait_for};
 
 /// Where `.ci/setup`'s `postgresql` package puts the server binaries.
 const BIN: &str = "/usr/lib/postgresql/15/bin";
@@ -38,7 +38,7 @@ impl PgServer {
             .arg(&data)
             .args([
                 "-U",
-                crate::harness::TEST_USER,
+                crate::support::harness::TEST_USER,
                 "--auth=trust",
                 "--locale=C",
                 "-E",
@@ -80,7 +80,7 @@ impl PgServer {
     pub(crate) fn url(&self) -> String {
         format!(
             "postgresql://{}@/postgres?host={}",
-            crate::harness::TEST_USER,
+            crate::support::harness::TEST_USER,
             self.socket_dir().display()
         )
     }

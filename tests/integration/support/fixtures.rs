@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::harness::{project_root, venv};
+use crate::support::harness::{project_root, venv};
 
 /// Machines of the fixture meta-qcom, with their hard QCOM_* assignments (from meta-qcom's
 /// machine confs): name, RT CPU, IRQ affinity.
@@ -193,4 +193,10 @@ pub(crate) fn git_commit_all(dir: &Path, message: &str) {
     }
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", message]);
+}
+
+/// Lowercase hex SHA-256 of `bytes`, computed here with the `sha2` crate (not by rtbuild).
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -17,7 +17,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::harness::project_root;
+use crate::support::harness::project_root;
 
 pub(crate) fn lab_script() -> PathBuf {
     project_root().join("tests/lab/rt-guest.sh")
