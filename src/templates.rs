@@ -20,6 +20,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("bbappend", include_str!("../templates/bbappend.j2")),
     ("rt-fragment.cfg", include_str!("../templates/rt-fragment.cfg.j2")),
     ("rtbuild-tune.sh", include_str!("../templates/rtbuild-tune.sh.j2")),
+    ("rtbuild-rt.sh", include_str!("../templates/rtbuild-rt.sh.j2")),
     ("report.html", include_str!("../templates/report.html.j2")),
     ("history.html", include_str!("../templates/history.html.j2")),
 ];

@@ -177,14 +177,14 @@ pub(super) fn read(
     path: &Path,
     keep: &dyn Fn(&str) -> Option<u64>,
 ) -> Result<ReadArchive, BundleError> {
-    let bad = |message: String| BundleError::NotABundle { path: path.to_path_buf(), message };
+    let bad = |cause: std::io::Error| BundleError::Unreadable { path: path.to_path_buf(), cause };
     let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
-    let decoder = zstd::stream::read::Decoder::new(file).map_err(|e| bad(e.to_string()))?;
+    let decoder = zstd::stream::read::Decoder::new(file).map_err(bad)?;
     let mut archive = tar::Archive::new(decoder);
     let mut out = ReadArchive::default();
-    for entry in archive.entries().map_err(|e| bad(e.to_string()))? {
-        let mut entry = entry.map_err(|e| bad(e.to_string()))?;
-        let name = entry.path().map_err(|e| bad(e.to_string()))?.to_string_lossy().into_owned();
+    for entry in archive.entries().map_err(bad)? {
+        let mut entry = entry.map_err(bad)?;
+        let name = entry.path().map_err(bad)?.to_string_lossy().into_owned();
         match entry.header().entry_type() {
             tar::EntryType::Directory => out.dirs.push(name),
             tar::EntryType::Regular => {
@@ -192,10 +192,7 @@ pub(super) fn read(
                 let mut reader = HashingReader::new(&mut entry);
                 let bytes = if let Some(limit) = wanted {
                     let mut buf = Vec::new();
-                    (&mut reader)
-                        .take(limit + 1)
-                        .read_to_end(&mut buf)
-                        .map_err(|e| bad(e.to_string()))?;
+                    (&mut reader).take(limit + 1).read_to_end(&mut buf).map_err(bad)?;
                     if buf.len() as u64 > limit {
                         return Err(BundleError::MemberTooBig {
                             path: path.to_path_buf(),
@@ -205,8 +202,7 @@ pub(super) fn read(
                     }
                     Some(buf)
                 } else {
-                    std::io::copy(&mut reader, &mut std::io::sink())
-                        .map_err(|e| bad(e.to_string()))?;
+                    std::io::copy(&mut reader, &mut std::io::sink()).map_err(bad)?;
                     None
                 };
                 let size = reader.bytes;

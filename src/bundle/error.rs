@@ -24,12 +24,14 @@ pub(crate) enum BundleError {
     VerifyFailed { failed: String },
     #[error("cannot read verify report {}: {}",
         path.display(),
-        crate::ui::with_fix(.message, "pass the file `rtbuild verify --json` wrote"))]
-    VerifyReport { path: PathBuf, message: String },
-    #[error("cannot read {}: {message}; run `rtbuild generate` again to rewrite it", path.display())]
-    PlanFile { path: PathBuf, message: String },
+        crate::ui::with_fix(&.cause.to_string(), "pass the file `rtbuild verify --json` wrote"))]
+    VerifyReport { path: PathBuf, cause: crate::formats::LoadError },
+    #[error("cannot read {}: {cause}; run `rtbuild generate` again to rewrite it", path.display())]
+    PlanFile { path: PathBuf, cause: crate::formats::LoadError },
     #[error("cannot bundle {}: {message}; pass the result folder of an `rtbuild test` run on this image", path.display())]
     Measurement { path: PathBuf, message: String },
+    #[error("cannot bundle {}: {cause}; pass the result folder of an `rtbuild test` run on this image", path.display())]
+    MeasurementUnreadable { path: PathBuf, cause: crate::formats::LoadError },
     /// `--measurement` is a run of another kernel than the one that ships (exit 1: the check
     /// that binds the evidence to the image failed).
     #[error("cannot bundle {}: {message}; pass the result folder of an `rtbuild test` run on this image", path.display())]
@@ -48,6 +50,10 @@ pub(crate) enum BundleError {
         path.display(),
         crate::ui::with_fix(.message, "pass a .tar.zst made by `rtbuild bundle`"))]
     NotABundle { path: PathBuf, message: String },
+    #[error("{} is not a bundle rtbuild can read: {}",
+        path.display(),
+        crate::ui::with_fix(&.cause.to_string(), "pass a .tar.zst made by `rtbuild bundle`"))]
+    Unreadable { path: PathBuf, cause: std::io::Error },
     #[error("{}: member `{}` is over {} MiB, more than any rtbuild bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
         path.display(), member, limit >> 20)]
     MemberTooBig { path: PathBuf, member: String, limit: u64 },
@@ -76,8 +82,10 @@ impl BundleError {
                 | BundleError::VerifyReport { .. }
                 | BundleError::PlanFile { .. }
                 | BundleError::Measurement { .. }
+                | BundleError::MeasurementUnreadable { .. }
                 | BundleError::SourceDateEpoch { .. }
                 | BundleError::NotABundle { .. }
+                | BundleError::Unreadable { .. }
                 | BundleError::MemberTooBig { .. }
                 | BundleError::Input(_)
                 | BundleError::ExternalLink { .. }

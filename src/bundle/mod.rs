@@ -286,10 +286,8 @@ pub(crate) fn plan_defaults(kas_file: &Path) -> Result<Option<PlanDefaults>, Bun
     if path.symlink_metadata().is_err() {
         return Ok(None);
     }
-    let bad = |message: String| BundleError::PlanFile { path: path.clone(), message };
-    let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
-        .map_err(|e| bad(e.to_string()))?;
-    let plan = PlanFile::parse(&text).map_err(|e| bad(e.to_string()))?;
+    let plan = crate::formats::load(&path, PlanFile::parse)
+        .map_err(|cause| BundleError::PlanFile { path: path.clone(), cause })?;
     Ok(Some(PlanDefaults {
         image: plan.image,
         cmdline: (plan.cmdline.join(" "), format!("{} (requested)", plan_json::FILE)),

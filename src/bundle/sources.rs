@@ -27,10 +27,8 @@ pub(crate) struct VerifySummary {
 impl VerifySummary {
     /// Reads a verify report, checking its schema.
     pub(crate) fn read(path: &Path) -> Result<VerifySummary, BundleError> {
-        let bad = |message: String| BundleError::VerifyReport { path: path.to_path_buf(), message };
-        let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
-            .map_err(|e| bad(e.to_string()))?;
-        let file = VerifyFile::parse(&text).map_err(|e| bad(e.to_string()))?;
+        let file = crate::formats::load(path, VerifyFile::parse)
+            .map_err(|cause| BundleError::VerifyReport { path: path.to_path_buf(), cause })?;
         Ok(VerifySummary::from_file(&file))
     }
 

@@ -28,16 +28,21 @@ impl Deploy {
     }
 }
 
+/// A `--deploy` that names no way to flash.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown --deploy `{}`; use qdl, flasher or qemu", .text.escape_debug())]
+pub(crate) struct UnknownDeploy {
+    pub text: String,
+}
+
 impl std::str::FromStr for Deploy {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Deploy, String> {
+    type Err = UnknownDeploy;
+    fn from_str(text: &str) -> Result<Deploy, UnknownDeploy> {
         match text {
             "qdl" => Ok(Deploy::Qdl),
             "flasher" => Ok(Deploy::Flasher),
             "qemu" => Ok(Deploy::Qemu),
-            _ => {
-                Err(format!("unknown --deploy `{}`; use qdl, flasher or qemu", text.escape_debug()))
-            }
+            _ => Err(UnknownDeploy { text: text.to_string() }),
         }
     }
 }

@@ -41,6 +41,8 @@ pub(crate) enum MetaQcomError {
     BadNumber { conf: PathBuf, line: usize, variable: String, value: String },
     #[error("cannot read {}: {cause}", .path.display())]
     Read { path: PathBuf, cause: std::io::Error },
+    #[error("cannot read {}: {cause}", .path.display())]
+    Unreadable { path: PathBuf, cause: crate::base::input::InputError },
     #[error(
         "machine `{name}` is neither in rtbuild's catalog nor a machine conf with QCOM_RT_CPU in {}; see `rtbuild machines --meta-qcom {}`",
         .dir.display(), .dir.display()
@@ -56,7 +58,7 @@ pub(crate) enum MetaQcomError {
 impl MetaQcomError {
     /// Every one of these is a problem with what the user pointed at.
     pub(crate) fn is_input(&self) -> bool {
-        !matches!(self, MetaQcomError::Read { .. })
+        !matches!(self, MetaQcomError::Read { .. } | MetaQcomError::Unreadable { .. })
     }
 }
 
@@ -238,10 +240,7 @@ impl MetaQcom {
     fn read(&self, file: &Path, state: &mut State, depth: usize) -> Result<(), MetaQcomError> {
         let path = self.dir.join(file);
         let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
-            .map_err(|err| MetaQcomError::Read {
-                path: path.clone(),
-                cause: std::io::Error::other(err.to_string()),
-            })?;
+            .map_err(|cause| MetaQcomError::Unreadable { path: path.clone(), cause })?;
         for (index, raw) in text.lines().enumerate() {
             let line = raw.trim();
             if let Some(name) = line.strip_prefix("#@NAME:") {

@@ -6,7 +6,7 @@ mod lava_profile;
 mod machine;
 pub(crate) mod meta_qcom;
 
-pub(crate) use lava_profile::{Deploy, LavaProfile, QdlStage, lava_name};
+pub(crate) use lava_profile::{Deploy, LavaProfile, QdlStage, UnknownDeploy, lava_name};
 pub(crate) use machine::{Machine, RtDefaults};
 
 use std::collections::BTreeMap;
@@ -31,6 +31,8 @@ pub(crate) enum CatalogError {
     Unknown { name: String, close: Vec<String>, known: Vec<String> },
     #[error("machine file {path} is not valid: {message}; fix the file or remove it")]
     Invalid { path: PathBuf, message: String },
+    #[error("machine file {path} is not valid: {cause}; fix the file or remove it")]
+    Yaml { path: PathBuf, cause: serde_yaml::Error },
     #[error("machine `{name}` is defined in both {first} and {second}; keep one of the two files")]
     DuplicateName { name: String, first: String, second: String },
     #[error(
@@ -38,8 +40,8 @@ pub(crate) enum CatalogError {
     )]
     AliasClash { alias: String, machine: String, file: String, clash: String, other_file: String },
     /// A FIFO, device, dangling symlink or too big a file among the machine files.
-    #[error("machine file {message}")]
-    NotAFile { message: String },
+    #[error("machine file {cause}")]
+    NotAFile { cause: crate::base::input::InputError },
     #[error("cannot read machine folder {}: {cause}; check the folder given to --machines-dir (or RTBUILD_MACHINES_DIR)", .path.display())]
     Read { path: PathBuf, cause: std::io::Error },
 }
@@ -107,7 +109,7 @@ impl Catalog {
         let mut user: BTreeMap<String, PathBuf> = BTreeMap::new();
         for path in files {
             let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
-                .map_err(|err| CatalogError::NotAFile { message: err.to_string() })?;
+                .map_err(|cause| CatalogError::NotAFile { cause })?;
             let machine = parse(&path, &text)?;
             if let Some(first) = user.get(&machine.name) {
                 return Err(CatalogError::DuplicateName {
@@ -196,7 +198,8 @@ impl Catalog {
 
 fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     let invalid = |message: String| CatalogError::Invalid { path: path.to_path_buf(), message };
-    let machine: Machine = serde_yaml::from_str(text).map_err(|e| invalid(e.to_string()))?;
+    let machine: Machine = serde_yaml::from_str(text)
+        .map_err(|cause| CatalogError::Yaml { path: path.to_path_buf(), cause })?;
     // Bounded before anything is built from it: `all_cpus()` allocates one entry per CPU, and
     // `cpus: 4294967295` asked for 16 GiB.
     if machine.cpus == 0 || machine.cpus > crate::base::MAX_CPUS {

@@ -153,10 +153,10 @@ fn cpu_plan(plan: &PlanArgs) -> crate::error::Result<Expectations> {
 }
 
 fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
-    let bad = |message: String| VerifyError::PlanFile { path: path.to_path_buf(), message };
     let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
         .map_err(VerifyError::Input)?;
-    PlanFile::parse(&text).map_err(|e| bad(e.to_string()))
+    PlanFile::parse(&text)
+        .map_err(|cause| VerifyError::PlanFile { path: path.to_path_buf(), cause })
 }
 
 /// `rtbuild/<machine>/rtbuild-plan.json` when `--machine` is the only flag that shapes the

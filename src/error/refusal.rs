@@ -44,14 +44,14 @@ pub(crate) enum Refusal {
     #[error(transparent)]
     Duration(#[from] crate::testrun::BadDuration),
     /// `--main-cpu` is not a housekeeping CPU (the measurement says why).
-    #[error("{0}")]
-    MainCpu(String),
+    #[error(transparent)]
+    MainCpu(crate::testrun::MainCpuOffHousekeeping),
     /// `--deploy` names no way to flash (the catalog says why).
-    #[error("{0}")]
-    Deploy(String),
+    #[error(transparent)]
+    Deploy(crate::catalog::UnknownDeploy),
     /// `--arch` names no QEMU architecture (the LAVA job says which it knows).
-    #[error("{0}")]
-    Arch(String),
+    #[error(transparent)]
+    Arch(crate::lava::qemu::UnknownArch),
 
     // lock
     #[error("a lock FILE is read only with --check; use --machine to write one")]

@@ -138,9 +138,10 @@ fn samples() -> Vec<(Error, Exit)> {
         (PlanError::PatchName { path: p("a.txt") }, U),
         (PlanError::NotAPatch { path: p("a.patch") }, U),
         (PlanError::DuplicateName { name: "a".into(), first: p("x/a"), second: p("y/a") }, U),
-        (PlanError::NotAFile { what: "fragment", message: "x is a FIFO".into() }, U),
+        (PlanError::NotAFile { what: "fragment", cause: input() }, U),
         (PlanError::ReservedCmdline { arg: "isolcpus=3".into(), key: "isolcpus".into() }, U),
-        (PlanError::ProjectFile { path: p("rtbuild.yaml"), message: "bad key".into() }, U),
+        (PlanError::ProjectFile { path: p("rtbuild.yaml"), cause: input() }, U),
+        (PlanError::ProjectYaml { path: p("rtbuild.yaml"), cause: yaml() }, U),
         (PlanError::Include("ci/x.yml".into()), U),
         (PlanError::IncludeName { path: "x.txt".into() }, U),
         (
@@ -148,6 +149,7 @@ fn samples() -> Vec<(Error, Exit)> {
             U,
         ),
         (PlanError::IncludeNotKas { path: "x.yml".into(), reason: "no header".into() }, U),
+        (PlanError::IncludeUnreadable { cause: input() }, U),
     ];
     for (e, code) in plan {
         add(e.into(), code);
@@ -158,6 +160,7 @@ fn samples() -> Vec<(Error, Exit)> {
     let catalog = [
         CatalogError::Unknown { name: "x".into(), close: vec![], known: vec!["a".into()] },
         CatalogError::Invalid { path: p("a.yaml"), message: "bad".into() },
+        CatalogError::Yaml { path: p("a.yaml"), cause: yaml() },
         CatalogError::DuplicateName { name: "a".into(), first: "x".into(), second: "y".into() },
         CatalogError::AliasClash {
             alias: "a".into(),
@@ -166,7 +169,7 @@ fn samples() -> Vec<(Error, Exit)> {
             clash: "n".into(),
             other_file: "y".into(),
         },
-        CatalogError::NotAFile { message: "x is a FIFO, not a file; pass a regular file".into() },
+        CatalogError::NotAFile { cause: input() },
         // An unreadable --machines-dir is the folder the user named: exit 2.
         CatalogError::Read { path: p("boards"), cause: io() },
     ];
@@ -196,6 +199,7 @@ fn samples() -> Vec<(Error, Exit)> {
             U,
         ),
         (MetaQcomError::Read { path: p("m.conf"), cause: io() }, F),
+        (MetaQcomError::Unreadable { path: p("m.conf"), cause: input() }, F),
         (MetaQcomError::UnknownMachine { name: "x".into(), dir: p("d") }, U),
         (MetaQcomError::NoKasFile { name: "x".into(), dir: p("d") }, U),
     ];
@@ -253,7 +257,7 @@ fn samples() -> Vec<(Error, Exit)> {
 
     let lock = [
         (LockError::Input(input()), U),
-        (LockError::Yaml { path: p("l"), message: "bad".into() }, U),
+        (LockError::Yaml { path: p("l"), cause: yaml() }, U),
         (LockError::Shape { path: p("l"), problem: "no repos".into(), fix: "add them" }, U),
         (LockError::BadCommit { path: p("l"), repo: "r".into(), value: "x".into() }, U),
         (LockError::BadName { path: p("l"), repo: "r/../x".into() }, U),
@@ -267,6 +271,7 @@ fn samples() -> Vec<(Error, Exit)> {
         (LockError::Kas(run()), F),
         (LockError::Fetch { repo: "r".into(), source: run() }, F),
         (LockError::KasOutput { message: "x".into() }, F),
+        (LockError::KasJson { cause: json() }, F),
         (lock_io(), F),
     ];
     for (e, code) in lock {
@@ -293,15 +298,17 @@ fn samples() -> Vec<(Error, Exit)> {
         (BundleError::NotThisImage { path: p("run"), message: "another kernel".into() }, F),
         (BundleError::Unverified, U),
         (BundleError::VerifyFailed { failed: "PREEMPT_RT".into() }, F),
-        (BundleError::VerifyReport { path: p("v"), message: "bad".into() }, U),
-        (BundleError::PlanFile { path: p("p"), message: "bad".into() }, U),
+        (BundleError::VerifyReport { path: p("v"), cause: input().into() }, U),
+        (BundleError::PlanFile { path: p("p"), cause: input().into() }, U),
         (BundleError::Measurement { path: p("m"), message: "bad".into() }, U),
+        (BundleError::MeasurementUnreadable { path: p("m"), cause: input().into() }, U),
         (BundleError::Provenance { path: p("p"), message: "bad".into() }, F),
         (BundleError::Changed { path: p("p") }, F),
         (BundleError::SourceDateEpoch { value: "x".into() }, U),
         (bundle_io(), F),
         (BundleError::Write { path: p("b"), cause: io() }, F),
         (BundleError::NotABundle { path: p("b"), message: "bad".into() }, U),
+        (BundleError::Unreadable { path: p("b"), cause: io() }, U),
         (BundleError::MemberTooBig { path: p("b"), member: "x".into(), limit: 1 }, U),
         (BundleError::ExternalLink { link: p("l"), target: p("/etc") }, U),
         (BundleError::NotBuildReadable { path: p("x"), target: p("y"), uid: 0 }, U),
@@ -377,7 +384,7 @@ fn samples() -> Vec<(Error, Exit)> {
         // After a build ran, anything that stops verification fails the build.
         (ImageError::After(AfterError::Bundle(BundleError::Unverified)), F),
         (ImageError::After(AfterError::Verify(VerifyError::Missing { path: p("k") })), F),
-        (ImageError::After(AfterError::Dump("kas failed".into())), F),
+        (ImageError::After(AfterError::Dump(run())), F),
         (ImageError::After(AfterError::Write(WriteError::Foreign { path: p("x") })), F),
         (ImageError::Interrupted(Interrupted), Exit::Interrupted),
     ];
@@ -389,6 +396,7 @@ fn samples() -> Vec<(Error, Exit)> {
         (TestError::Out(OutError::NotEmpty(p("o"))), U),
         (TestError::Out(OutError::File(p("o"))), U),
         (TestError::Preflight(PreflightError::Prepare { host: "h".into(), detail: "x".into() }), U),
+        (TestError::Preflight(PreflightError::Unreachable { host: "h".into(), cause: run() }), U),
         (TestError::Preflight(PreflightError::Missing { host: "h".into(), tools: "x".into() }), U),
         (
             TestError::Preflight(PreflightError::Privileges {
@@ -473,8 +481,13 @@ fn verify_errors() -> Vec<VerifyError> {
         VerifyError::Empty { path: p("k") },
         VerifyError::NoKernel { path: p("k"), hint: "x".into() },
         VerifyError::Archive { path: p("k"), what: "deb", message: "bad".into() },
-        VerifyError::PlanFile { path: p("k"), message: "bad".into() },
+        VerifyError::PlanFile {
+            path: p("k"),
+            cause: crate::formats::FormatError::NoBoolean { field: "x" },
+        },
         VerifyError::Target { target: "ssh://h".into(), message: "bad".into() },
+        VerifyError::TargetRun { target: "ssh://h".into(), cause: run() },
+        VerifyError::Spdx { path: p("k"), cause: json() },
         VerifyError::Input(input()),
     ]
 }
@@ -518,8 +531,11 @@ fn refusals() -> Vec<Refusal> {
         Refusal::TestArgs(crate::rttests::options::parse("nope").unwrap_err()),
         Refusal::Scenario(crate::testrun::UnknownScenario("x".into())),
         Refusal::Duration(crate::testrun::BadDuration("x".into())),
-        Refusal::MainCpu("--main-cpu 3 is not a housekeeping CPU (0-2); pass one of 0-2".into()),
-        Refusal::Deploy("unknown --deploy `x`; use qdl or flasher".into()),
+        Refusal::MainCpu(crate::testrun::MainCpuOffHousekeeping {
+            cpu: 3,
+            housekeeping: cpus("0-2"),
+        }),
+        Refusal::Deploy("x".parse::<crate::catalog::Deploy>().unwrap_err()),
         Refusal::Arch("x".parse::<crate::lava::qemu::Arch>().unwrap_err()),
         Refusal::LockFileWithoutCheck,
         Refusal::LockNeedsMachine,
@@ -644,9 +660,11 @@ fn plan(e: &PlanError) -> &'static str {
         PlanError::NotAFile { .. } => "NotAFile",
         PlanError::ReservedCmdline { .. } => "ReservedCmdline",
         PlanError::ProjectFile { .. } => "ProjectFile",
+        PlanError::ProjectYaml { .. } => "ProjectYaml",
         PlanError::Include(_) => "Include",
         PlanError::IncludeName { .. } => "IncludeName",
         PlanError::IncludeNotAFile { .. } => "IncludeNotAFile",
+        PlanError::IncludeUnreadable { .. } => "IncludeUnreadable",
         PlanError::IncludeNotKas { .. } => "IncludeNotKas",
     }
 }
@@ -655,6 +673,7 @@ fn catalog(e: &CatalogError) -> &'static str {
     match e {
         CatalogError::Unknown { .. } => "Unknown",
         CatalogError::Invalid { .. } => "Invalid",
+        CatalogError::Yaml { .. } => "Yaml",
         CatalogError::DuplicateName { .. } => "DuplicateName",
         CatalogError::AliasClash { .. } => "AliasClash",
         CatalogError::NotAFile { .. } => "NotAFile",
@@ -668,6 +687,7 @@ fn meta_qcom(e: &MetaQcomError) -> &'static str {
         MetaQcomError::BadCpuList { .. } => "BadCpuList",
         MetaQcomError::BadNumber { .. } => "BadNumber",
         MetaQcomError::Read { .. } => "Read",
+        MetaQcomError::Unreadable { .. } => "Unreadable",
         MetaQcomError::UnknownMachine { .. } => "UnknownMachine",
         MetaQcomError::NoKasFile { .. } => "NoKasFile",
     }
@@ -732,6 +752,7 @@ fn lock(e: &LockError) -> &'static str {
         LockError::Kas(_) => "Kas",
         LockError::Fetch { .. } => "Fetch",
         LockError::KasOutput { .. } => "KasOutput",
+        LockError::KasJson { .. } => "KasJson",
         LockError::Write { .. } => "Write",
     }
 }
@@ -748,6 +769,8 @@ fn verify(e: &VerifyError) -> &'static str {
         VerifyError::Archive { .. } => "Archive",
         VerifyError::PlanFile { .. } => "PlanFile",
         VerifyError::Target { .. } => "Target",
+        VerifyError::TargetRun { .. } => "TargetRun",
+        VerifyError::Spdx { .. } => "Spdx",
         VerifyError::Input(_) => "Input",
     }
 }
@@ -762,12 +785,14 @@ fn bundle(e: &BundleError) -> &'static str {
         BundleError::VerifyReport { .. } => "VerifyReport",
         BundleError::PlanFile { .. } => "PlanFile",
         BundleError::Measurement { .. } => "Measurement",
+        BundleError::MeasurementUnreadable { .. } => "MeasurementUnreadable",
         BundleError::Provenance { .. } => "Provenance",
         BundleError::Changed { .. } => "Changed",
         BundleError::SourceDateEpoch { .. } => "SourceDateEpoch",
         BundleError::Read { .. } => "Read",
         BundleError::Write { .. } => "Write",
         BundleError::NotABundle { .. } => "NotABundle",
+        BundleError::Unreadable { .. } => "Unreadable",
         BundleError::MemberTooBig { .. } => "MemberTooBig",
         BundleError::ExternalLink { .. } => "ExternalLink",
         BundleError::NotBuildReadable { .. } => "NotBuildReadable",
@@ -927,18 +952,18 @@ fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
         ("Refusal", 65),
         ("Interrupted", 1),
-        ("PlanError", 26),
+        ("PlanError", 28),
         ("ValueError", 1),
-        ("CatalogError", 6),
-        ("MetaQcomError", 6),
+        ("CatalogError", 7),
+        ("MetaQcomError", 7),
         ("TargetError", 3),
         ("LayoutError", 6),
         ("GenerateError", 9),
         ("WriteError", 4),
-        ("LockError", 16),
-        ("VerifyError", 11),
+        ("LockError", 17),
+        ("VerifyError", 13),
         ("KconfigCheckError", 2),
-        ("BundleError", 18),
+        ("BundleError", 20),
         ("HistoryError", 10),
         ("BuildError", 4),
         ("KasError", 5),

@@ -55,6 +55,25 @@ pub(crate) enum FormatError {
     NoBoolean { field: &'static str },
 }
 
+/// Why a file of rtbuild's own could not be loaded: it is no readable input, or not in its
+/// format. Shown as its cause says it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LoadError {
+    #[error(transparent)]
+    Input(#[from] crate::base::input::InputError),
+    #[error(transparent)]
+    Format(#[from] FormatError),
+}
+
+/// Reads the text file at `path` (at most [`crate::base::input::TEXT_LIMIT`]) and parses it.
+pub(crate) fn load<T>(
+    path: &std::path::Path,
+    parse: impl FnOnce(&str) -> Result<T, FormatError>,
+) -> Result<T, LoadError> {
+    let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)?;
+    Ok(parse(&text)?)
+}
+
 /// One of rtbuild's versioned files.
 pub(crate) trait Versioned: DeserializeOwned {
     /// The file's usual name (for messages).

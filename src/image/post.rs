@@ -109,10 +109,10 @@ fn keep_resolved_config(job: &BuildJob, runner: &dyn Runner, ui: &Ui) -> Result<
     let kas_secs = started.elapsed().as_secs_f64();
     let output = ran
         .and_then(|output| check_status(&dump, output))
-        .map_err(|e| ImageError::After(verify_bundle::AfterError::Dump(e.to_string())))?;
+        .map_err(|e| ImageError::After(verify_bundle::AfterError::Dump(e)))?;
     let file = job.layout.out.join(crate::bundle::KAS_DUMP_FILE);
     crate::write::write_atomic(&file, &output.stdout, false)
-        .map_err(|e| ImageError::After(verify_bundle::AfterError::Dump(e.to_string())))?;
+        .map_err(|e| ImageError::After(verify_bundle::AfterError::Write(e)))?;
     Ok(kas_secs)
 }
 

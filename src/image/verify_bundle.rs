@@ -39,7 +39,7 @@ pub(crate) enum AfterError {
     #[error(
         "cannot keep the resolved kas configuration: {0}; check that kas can read the build's repos"
     )]
-    Dump(String),
+    Dump(crate::runner::RunError),
     #[error(transparent)]
     Write(#[from] crate::write::WriteError),
 }

@@ -134,13 +134,20 @@ pub(crate) enum Arch {
     Arm64,
 }
 
+/// An `--arch` that names no QEMU architecture rtbuild knows.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown --arch `{}`; use amd64 or arm64", .text.escape_debug())]
+pub(crate) struct UnknownArch {
+    pub text: String,
+}
+
 impl std::str::FromStr for Arch {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Arch, String> {
+    type Err = UnknownArch;
+    fn from_str(text: &str) -> Result<Arch, UnknownArch> {
         match text {
             "amd64" => Ok(Arch::Amd64),
             "arm64" => Ok(Arch::Arm64),
-            _ => Err(format!("unknown --arch `{}`; use amd64 or arm64", text.escape_debug())),
+            _ => Err(UnknownArch { text: text.to_string() }),
         }
     }
 }

@@ -9,8 +9,8 @@ pub(crate) enum LockError {
     /// A FIFO, device, folder, dangling symlink or too big a file.
     #[error(transparent)]
     Input(crate::base::input::InputError),
-    #[error("lock file {} is not valid YAML: {message}; fix it, or write it again with `rtbuild lock`", path.display())]
-    Yaml { path: PathBuf, message: String },
+    #[error("lock file {} is not valid YAML: {cause}; fix it, or write it again with `rtbuild lock`", path.display())]
+    Yaml { path: PathBuf, cause: serde_yaml::Error },
     #[error("lock file {} {problem}; {fix}", path.display())]
     Shape { path: PathBuf, problem: String, fix: &'static str },
     #[error(
@@ -56,6 +56,10 @@ pub(crate) enum LockError {
         "`kas dump` printed something rtbuild cannot read: {message}; use kas 5.5 (`rtbuild setup`)"
     )]
     KasOutput { message: String },
+    #[error(
+        "`kas dump` printed something rtbuild cannot read: {cause}; use kas 5.5 (`rtbuild setup`)"
+    )]
+    KasJson { cause: serde_json::Error },
     #[error("cannot write {}: {cause}; make sure you may write to that folder", path.display())]
     Write { path: PathBuf, cause: std::io::Error },
 }

@@ -74,7 +74,7 @@ impl LockFile {
             fix,
         };
         let doc: Value = serde_yaml::from_str(text)
-            .map_err(|e| LockError::Yaml { path: path.to_path_buf(), message: e.to_string() })?;
+            .map_err(|cause| LockError::Yaml { path: path.to_path_buf(), cause })?;
         let Value::Mapping(top) = doc else {
             return Err(shape(
                 "is not a YAML mapping",

@@ -65,7 +65,7 @@ pub(crate) fn kas_dump(
 /// Reads the `repos:` of a `kas dump --format json` output.
 pub(super) fn parse_dump(text: &str, work_dir: &Path) -> Result<Vec<BuildRepo>, LockError> {
     let bad = |message: &str| LockError::KasOutput { message: message.to_string() };
-    let doc: Value = serde_json::from_str(text).map_err(|e| bad(&e.to_string()))?;
+    let doc: Value = serde_json::from_str(text).map_err(|cause| LockError::KasJson { cause })?;
     let repos = doc.get("repos").and_then(Value::as_object).ok_or_else(|| bad("no `repos`"))?;
     let mut out = BTreeMap::new();
     for (name, entry) in repos {

@@ -52,14 +52,16 @@ pub(crate) enum PlanError {
     )]
     DuplicateName { name: String, first: PathBuf, second: PathBuf },
     /// A fragment or patch that is a FIFO, a device, a folder, a dangling symlink or too big.
-    #[error("{what} {message}")]
-    NotAFile { what: &'static str, message: String },
+    #[error("{what} {cause}")]
+    NotAFile { what: &'static str, cause: crate::base::input::InputError },
     #[error(
         "--cmdline {arg}: rtbuild derives `{key}=` from --rt-cpus so the boot arguments stay consistent; use --rt-cpus"
     )]
     ReservedCmdline { arg: String, key: String },
-    #[error("project file {path}: {message}")]
-    ProjectFile { path: PathBuf, message: String },
+    #[error("project file {path}: {cause}")]
+    ProjectFile { path: PathBuf, cause: crate::base::input::InputError },
+    #[error("project file {path}: {cause}; see README.md, \"Project file\"")]
+    ProjectYaml { path: PathBuf, cause: serde_yaml::Error },
     #[error(
         "--include `{}`: not a meta-qcom kas file; name one of meta-qcom's ci/*.yml files, e.g. --include ci/performance.yml",
         .0.escape_debug()
@@ -72,6 +74,9 @@ pub(crate) enum PlanError {
     /// A local `--include` that is missing, a FIFO, a device, a folder or too big.
     #[error("--include {message}")]
     IncludeNotAFile { message: String },
+    /// A local `--include` that cannot be read as text (missing, a FIFO, a folder, too big).
+    #[error("--include {}", super::include::one_line(&.cause.to_string()))]
+    IncludeUnreadable { cause: crate::base::input::InputError },
     #[error(
         "--include `{path}`: not a kas file: {reason}; pass a kas file with a `header:` that sets `version:`"
     )]

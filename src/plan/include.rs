@@ -72,7 +72,7 @@ fn local_file(path: &Path) -> Result<ConfPath, PlanError> {
         return Err(PlanError::IncludeName { path: shown() });
     }
     let text = crate::base::input::read_to_string(path, LOCAL_LIMIT)
-        .map_err(|err| PlanError::IncludeNotAFile { message: one_line(&err.to_string()) })?;
+        .map_err(|cause| PlanError::IncludeUnreadable { cause })?;
     if let Err(reason) = kas_header(&text) {
         return Err(PlanError::IncludeNotKas { path: shown(), reason: one_line(&reason) });
     }
@@ -82,7 +82,7 @@ fn local_file(path: &Path) -> Result<ConfPath, PlanError> {
 }
 
 /// `text` on one line: control characters escaped, at most 200 characters.
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     let escaped: String = text
         .chars()
         .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })

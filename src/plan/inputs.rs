@@ -37,8 +37,7 @@ fn file_name(path: &Path) -> Result<LayerFileName, PlanError> {
 /// Reads a fragment or patch (`what`), refusing what is not a regular file by what it is.
 fn read(path: &Path, what: &'static str) -> Result<Vec<u8>, PlanError> {
     use crate::base::input;
-    input::read(path, input::TEXT_LIMIT)
-        .map_err(|err| PlanError::NotAFile { what, message: err.to_string() })
+    input::read(path, input::TEXT_LIMIT).map_err(|cause| PlanError::NotAFile { what, cause })
 }
 
 /// Whether nothing at all is at `path` (a dangling symlink is something: [`read`] names it).

@@ -57,12 +57,11 @@ pub(crate) const PROJECT_FILE: &str = "rtbuild.yaml";
 impl PlanRequest {
     /// Reads a project file. Relative paths in it are relative to the file's folder.
     pub(crate) fn from_project_file(path: &Path) -> Result<PlanRequest, PlanError> {
-        let err = |message: String| PlanError::ProjectFile { path: path.to_path_buf(), message };
         // A FIFO or device named rtbuild.yaml is refused by what it is, never read.
         let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|cause| PlanError::ProjectFile { path: path.to_path_buf(), cause })?;
         let mut request: PlanRequest = serde_yaml::from_str(&text)
-            .map_err(|e| err(format!("{e}; see README.md, \"Project file\"")))?;
+            .map_err(|cause| PlanError::ProjectYaml { path: path.to_path_buf(), cause })?;
         let base = path.parent().unwrap_or(Path::new("."));
         let resolve = |p: &mut PathBuf| {
             if p.is_relative() {

@@ -76,7 +76,7 @@ fn chart_svg(series: &[(String, &ThreadReport)], threshold_us: f64) -> Option<St
         Ok(()) => svg,
         Err(message) => format!(
             "<p class=\"warn\">chart could not be drawn: {}</p>",
-            super::xml_escape::escape(&message)
+            quick_xml::escape::escape(message.as_str())
         ),
     })
 }

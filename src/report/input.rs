@@ -198,9 +198,10 @@ fn read_tests(
 ) -> Result<Vec<TestInput>, ReportError> {
     let mut inputs = Vec::new();
     for test in tests {
-        let program: Program = test.name.parse().map_err(|err: crate::rttests::TestsError| {
-            ReportError::RunJsonTest { path: json_path.to_path_buf(), message: err.to_string() }
-        })?;
+        let program: Program = test
+            .name
+            .parse()
+            .map_err(|cause| ReportError::RunJsonTest { path: json_path.to_path_buf(), cause })?;
         let mut invalid_reasons = test.invalid_reasons.clone();
         let mut outcomes = Vec::new();
         for file in &test.files {

@@ -19,7 +19,6 @@ mod suite;
 pub(crate) mod summary;
 mod system;
 pub(crate) mod text;
-mod xml_escape;
 
 pub(crate) use crate::formats::report_json::{
     InputReport, LatencyReport, SCHEMA, ScenarioReport, Verdict,
@@ -67,14 +66,18 @@ pub(crate) enum ReportError {
         "noise limit {0} µs is not usable; pass --noise-us with a number of microseconds above 0, such as 20"
     )]
     Noise(f64),
-    #[error("{} has a bad `tests` entry: {message}; see docs/report.md for the fields read", path.display())]
-    RunJsonTest { path: PathBuf, message: String },
+    #[error("{} has a bad `tests` entry: {cause}; see docs/report.md for the fields read", path.display())]
+    RunJsonTest { path: PathBuf, cause: crate::rttests::TestsError },
     #[error(transparent)]
     Output(#[from] crate::rttests::output::OutputError),
     #[error("baseline {}: {}",
         path.display(),
-        crate::ui::with_fix(.message, "pass an earlier result folder or report JSON as --baseline"))]
-    Baseline { path: PathBuf, message: String },
+        crate::ui::with_fix(&.cause.to_string(), "pass an earlier result folder or report JSON as --baseline"))]
+    Baseline { path: PathBuf, cause: Box<ReportError> },
+    #[error("baseline {}: {}",
+        path.display(),
+        crate::ui::with_fix(&.cause.to_string(), "pass an earlier result folder or report JSON as --baseline"))]
+    BaselineJson { path: PathBuf, cause: crate::formats::FormatError },
 }
 
 /// A number as a user wrote it, short: `1.72e308`, not 309 digits.
@@ -310,10 +313,8 @@ fn load_baseline(
         && let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
         && value.get("schema").is_some()
     {
-        return LatencyReport::from_value(value).map_err(|err| ReportError::Baseline {
-            path: path.to_path_buf(),
-            message: err.to_string(),
-        });
+        return LatencyReport::from_value(value)
+            .map_err(|cause| ReportError::BaselineJson { path: path.to_path_buf(), cause });
     }
     build(&Options {
         inputs: vec![path.to_path_buf()],
@@ -322,7 +323,7 @@ fn load_baseline(
         ..Options::default()
     })
     // Say it is the baseline that is unusable, not one of the inputs.
-    .map_err(|err| ReportError::Baseline { path: path.to_path_buf(), message: err.to_string() })
+    .map_err(|err| ReportError::Baseline { path: path.to_path_buf(), cause: Box::new(err) })
 }
 
 /// Overall verdict and reasons from the scenarios.

@@ -53,12 +53,25 @@ impl Measurement {
 
     /// `--main-cpu` must be a housekeeping CPU: the main thread wakes up to print and would
     /// disturb an RT CPU's measurement.
-    pub(crate) fn check_main_cpu(&self, housekeeping: &crate::plan::CpuSet) -> Result<(), String> {
+    pub(crate) fn check_main_cpu(
+        &self,
+        housekeeping: &crate::plan::CpuSet,
+    ) -> Result<(), MainCpuOffHousekeeping> {
         match self.main_cpu {
-            Some(cpu) if !housekeeping.contains(cpu) => Err(format!(
-                "--main-cpu {cpu} is not a housekeeping CPU ({housekeeping}); pass one of {housekeeping} (the guides keep cyclictest's main thread off the measured CPUs)"
-            )),
+            Some(cpu) if !housekeeping.contains(cpu) => {
+                Err(MainCpuOffHousekeeping { cpu, housekeeping: housekeeping.clone() })
+            }
             _ => Ok(()),
         }
     }
+}
+
+/// `--main-cpu` names a CPU outside the housekeeping set.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--main-cpu {cpu} is not a housekeeping CPU ({housekeeping}); pass one of {housekeeping} (the guides keep cyclictest's main thread off the measured CPUs)"
+)]
+pub(crate) struct MainCpuOffHousekeeping {
+    pub cpu: u32,
+    pub housekeeping: crate::plan::CpuSet,
 }

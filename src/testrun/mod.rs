@@ -31,7 +31,7 @@ pub(crate) use crate::formats::run_json::{Commands, FILE as RUN_FILE};
 pub(crate) use cyclictest::{HIST_MAX_US, Measure, Threads};
 pub(crate) use error::TestError;
 pub(crate) use length::{BadDuration, Length, Span};
-pub(crate) use measurement::Measurement;
+pub(crate) use measurement::{MainCpuOffHousekeeping, Measurement};
 pub(crate) use preflight::PreflightError;
 pub(crate) use program::placement;
 pub(crate) use scenario::{CommandSpec, CustomLoad, Scenario, UnknownScenario, parse_list};

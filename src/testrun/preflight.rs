@@ -10,6 +10,8 @@ use crate::runner::Runner;
 pub(crate) enum PreflightError {
     #[error("could not prepare {host}: {detail}; check that you can reach it and write /tmp there")]
     Prepare { host: String, detail: String },
+    #[error("could not prepare {host}: {cause}; check that you can reach it and write /tmp there")]
+    Unreachable { host: String, cause: crate::runner::RunError },
     #[error(
         "{tools} not found on {host}; install rt-tests, stress-ng, util-linux and coreutils there (rtbuild images include them), and the --load-cmd program if one is given"
     )]
@@ -42,7 +44,9 @@ pub(super) fn prepare(
 ) -> Result<Prepared, PreflightError> {
     let fail = |detail: String| PreflightError::Prepare { host: host.to_string(), detail };
     let args: Vec<&str> = std::iter::once("prepare").chain(load_tools.iter().copied()).collect();
-    let out = host.run_script(runner, HELPER, &args).map_err(|e| fail(e.to_string()))?;
+    let out = host
+        .run_script(runner, HELPER, &args)
+        .map_err(|cause| PreflightError::Unreachable { host: host.to_string(), cause })?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);

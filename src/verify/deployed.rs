@@ -106,7 +106,8 @@ pub(super) fn sbom_config(path: &Path) -> Result<Option<KernelConfig>, VerifyErr
         what: "SPDX document",
         message,
     };
-    let doc = SpdxFile::parse(&data).map_err(|e| bad(e.to_string()))?;
+    let doc = SpdxFile::parse(&data)
+        .map_err(|cause| VerifyError::Spdx { path: path.to_path_buf(), cause })?;
     let Some(text) = doc.kernel_config() else { return Ok(None) };
     KernelConfig::parse(text.as_bytes())
         .map(Some)

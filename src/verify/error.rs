@@ -35,10 +35,17 @@ pub(crate) enum VerifyError {
         crate::ui::with_fix(.message, "pass an intact copy, or the kernel .config")
     )]
     Archive { path: PathBuf, what: &'static str, message: String },
-    #[error("cannot read the plan `{path}`: {message}; write it with `rtbuild generate`")]
-    PlanFile { path: PathBuf, message: String },
+    #[error(
+        "`{path}` is not a usable SPDX document: {}",
+        crate::ui::with_fix(&.cause.to_string(), "pass an intact copy, or the kernel .config")
+    )]
+    Spdx { path: PathBuf, cause: serde_json::Error },
+    #[error("cannot read the plan `{path}`: {cause}; write it with `rtbuild generate`")]
+    PlanFile { path: PathBuf, cause: crate::formats::FormatError },
     #[error("target {target}: {message}")]
     Target { target: String, message: String },
+    #[error("target {target}: {cause}")]
+    TargetRun { target: String, cause: crate::runner::RunError },
     /// A FIFO, device, socket, dangling symlink or too big a file.
     #[error(transparent)]
     Input(InputError),

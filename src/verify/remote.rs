@@ -23,7 +23,7 @@ fn remote(
     let cmd = target.command(argv);
     let output = runner
         .capture(&cmd)
-        .map_err(|e| VerifyError::Target { target: target.to_string(), message: e.to_string() })?;
+        .map_err(|cause| VerifyError::TargetRun { target: target.to_string(), cause })?;
     match output.status.code() {
         Some(0) => Ok(Some(output.stdout)),
         // ssh itself failed: unreachable, refused, host key or login problem.
