@@ -36,8 +36,8 @@ pub(crate) enum BundleError {
     /// that binds the evidence to the image failed).
     #[error("cannot bundle {}: {message}; pass the result folder of an `rtbuild test` run on this image", path.display())]
     NotThisImage { path: PathBuf, message: String },
-    #[error("cannot read the provenance statement {}: {message}; run the build again with --provenance", path.display())]
-    Provenance { path: PathBuf, message: String },
+    #[error("cannot read the provenance statement {}: {cause}; run the build again with --provenance", path.display())]
+    Provenance { path: PathBuf, cause: crate::formats::provenance_json::StatementError },
     #[error("{} changed while it was being bundled; bundle again when the build is done", path.display())]
     Changed { path: PathBuf },
     #[error("`{value}` is not a valid SOURCE_DATE_EPOCH; use whole seconds since 1970")]

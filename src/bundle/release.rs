@@ -199,7 +199,7 @@ pub(super) fn provenance(
     let bytes = std::fs::read(&path)
         .map_err(|source| BundleError::Read { path: path.clone(), cause: source })?;
     let statement = crate::formats::provenance_json::Statement::parse(&bytes)
-        .map_err(|message| BundleError::Provenance { path: path.clone(), message })?;
+        .map_err(|cause| BundleError::Provenance { path: path.clone(), cause })?;
     add(out, ROLE_PROVENANCE, &path, "kas-build.provenance.json", None)?;
     for subject in &statement.subject {
         if out.iter().any(|p| p.record.subject.as_deref() == Some(subject.name.as_str())) {

@@ -47,10 +47,10 @@ pub(super) fn check(manifest: &BundleManifest, files: &BTreeMap<&str, &ReadEntry
         && let Some(text) = bytes(&statement.path)
     {
         match Statement::parse(text) {
-            Err(message) => out.problems.push(Found {
+            Err(cause) => out.problems.push(Found {
                 kind: "provenance",
                 path: statement.path.clone(),
-                detail: message,
+                detail: cause.to_string(),
             }),
             Ok(parsed) => {
                 for subject in &parsed.subject {

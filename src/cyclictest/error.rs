@@ -39,8 +39,14 @@ impl From<std::io::Error> for ParseErrorKind {
 pub enum FileError {
     /// Missing, unreadable, or not a regular file (a FIFO, a device, a folder, a dangling
     /// symlink); the message names the path and what it is.
-    #[error("{message}")]
-    Open { path: PathBuf, message: String },
+    #[error("{cause}")]
+    Open { path: PathBuf, cause: OpenError },
     #[error("{}:{}: {}", path.display(), error.line, error.kind)]
     Parse { path: PathBuf, error: ParseError },
 }
+
+/// Why a result file could not be opened (missing, unreadable, or not a regular file); its
+/// message names the path and what it is.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct OpenError(pub(crate) crate::base::input::InputError);

@@ -31,7 +31,7 @@ mod summary;
 mod text;
 mod verbose;
 
-pub use error::{FileError, ParseError, ParseErrorKind};
+pub use error::{FileError, OpenError, ParseError, ParseErrorKind};
 pub use json::histogram_size;
 pub use lines::for_each_line;
 pub use model::{Break, Format, Histogram, MAX_WARNINGS, ResultFile, Thread, Unit, Warning};
@@ -51,7 +51,7 @@ pub fn parse_file(path: &Path) -> Result<ResultFile, FileError> {
     // Opened without blocking and checked to be a regular file: a FIFO or `/dev/zero` is
     // refused here, never read.
     let (file, _) = crate::base::input::open(path)
-        .map_err(|err| FileError::Open { path: path.to_path_buf(), message: err.to_string() })?;
+        .map_err(|cause| FileError::Open { path: path.to_path_buf(), cause: OpenError(cause) })?;
     parse(std::io::BufReader::with_capacity(BUFFER, file))
         .map_err(|error| FileError::Parse { path: path.to_path_buf(), error })
 }

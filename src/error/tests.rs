@@ -20,6 +20,7 @@ use crate::catalog::CatalogError;
 use crate::catalog::meta_qcom::MetaQcomError;
 use crate::doctor::{NotReady, Problem};
 use crate::exit::{Exit, Interrupted};
+use crate::formats::provenance_json::StatementError;
 use crate::generate::GenerateError;
 use crate::history::HistoryError;
 use crate::host::{HostError, TargetError};
@@ -35,8 +36,8 @@ use crate::render::RenderError;
 use crate::runner::RunError;
 use crate::testrun::{OutError, PreflightError, TestError, TraceError};
 use crate::tune::TuneRunError;
-use crate::verify::VerifyError;
 use crate::verify::kconfig_check::KconfigCheckError;
+use crate::verify::{ArchiveError, VerifyError};
 use crate::write::WriteError;
 
 const U: Exit = Exit::Usage;
@@ -249,7 +250,7 @@ fn samples() -> Vec<(Error, Exit)> {
     for (e, code) in [
         (WriteError::HandEdited { path: p("x") }, U),
         (WriteError::Foreign { path: p("x") }, U),
-        (WriteError::GeneratedManifest { path: p("x"), message: "bad".into() }, U),
+        (WriteError::GeneratedManifest { path: p("x"), cause: input().into() }, U),
         (WriteError::Io { path: p("x"), cause: io() }, F),
     ] {
         add(e.into(), code);
@@ -302,7 +303,13 @@ fn samples() -> Vec<(Error, Exit)> {
         (BundleError::PlanFile { path: p("p"), cause: input().into() }, U),
         (BundleError::Measurement { path: p("m"), message: "bad".into() }, U),
         (BundleError::MeasurementUnreadable { path: p("m"), cause: input().into() }, U),
-        (BundleError::Provenance { path: p("p"), message: "bad".into() }, F),
+        (
+            BundleError::Provenance {
+                path: p("p"),
+                cause: StatementError::NotAStatement { kind: "x".into() },
+            },
+            F,
+        ),
         (BundleError::Changed { path: p("p") }, F),
         (BundleError::SourceDateEpoch { value: "x".into() }, U),
         (bundle_io(), F),
@@ -324,6 +331,9 @@ fn samples() -> Vec<(Error, Exit)> {
         (HistoryError::Newer { db: "x".into(), found: 3, latest: 2 }, U),
         (HistoryError::Db { db: "x".into(), message: "bad".into() }, F),
         (HistoryError::Input("bad".into()), U),
+        (HistoryError::ConfigUnreadable { path: p("c"), cause: io() }, U),
+        (HistoryError::ConfigNotAFile { path: p("c") }, U),
+        (HistoryError::Config { path: p("c"), cause: ConfigError::Empty }, U),
         (HistoryError::Report(crate::report::ReportError::Input(input())), U),
         (HistoryError::Bundle { path: p("b"), message: "bad".into() }, U),
         (HistoryError::NotFound("x".into()), U),
@@ -480,7 +490,7 @@ fn verify_errors() -> Vec<VerifyError> {
         VerifyError::Folder { path: p("k") },
         VerifyError::Empty { path: p("k") },
         VerifyError::NoKernel { path: p("k"), hint: "x".into() },
-        VerifyError::Archive { path: p("k"), what: "deb", message: "bad".into() },
+        VerifyError::Archive { path: p("k"), what: "deb", cause: ArchiveError::NoDataTar },
         VerifyError::PlanFile {
             path: p("k"),
             cause: crate::formats::FormatError::NoBoolean { field: "x" },
@@ -807,6 +817,9 @@ fn history(e: &HistoryError) -> &'static str {
         HistoryError::Newer { .. } => "Newer",
         HistoryError::Db { .. } => "Db",
         HistoryError::Input(_) => "Input",
+        HistoryError::ConfigUnreadable { .. } => "ConfigUnreadable",
+        HistoryError::ConfigNotAFile { .. } => "ConfigNotAFile",
+        HistoryError::Config { .. } => "Config",
         HistoryError::Report(_) => "Report",
         HistoryError::Bundle { .. } => "Bundle",
         HistoryError::NotFound(_) => "NotFound",
@@ -964,7 +977,7 @@ fn every_variant_has_a_sample() {
         ("VerifyError", 13),
         ("KconfigCheckError", 2),
         ("BundleError", 20),
-        ("HistoryError", 10),
+        ("HistoryError", 13),
         ("BuildError", 4),
         ("KasError", 5),
         ("NotReady", 1),

@@ -29,11 +29,21 @@ pub(crate) struct Digest {
     pub sha256: Option<String>,
 }
 
+/// Why a provenance statement could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StatementError {
+    #[error("{cause}")]
+    Json { cause: serde_json::Error },
+    #[error("`_type` is `{kind}`, not {STATEMENT_TYPE}")]
+    NotAStatement { kind: String },
+}
+
 impl Statement {
-    pub(crate) fn parse(bytes: &[u8]) -> Result<Statement, String> {
-        let statement: Statement = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Statement, StatementError> {
+        let statement: Statement =
+            serde_json::from_slice(bytes).map_err(|cause| StatementError::Json { cause })?;
         if statement.kind != STATEMENT_TYPE {
-            return Err(format!("`_type` is `{}`, not {STATEMENT_TYPE}", statement.kind));
+            return Err(StatementError::NotAStatement { kind: statement.kind });
         }
         Ok(statement)
     }

@@ -67,7 +67,8 @@ impl From<Option<f64>> for Value {
     }
 }
 
-/// A database error, as the backend's client library words it.
+/// A database error, as the backend's client library words it (a string, not the driver's type:
+/// one seam over rusqlite and postgres, and postgres keeps the server's message in its source).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub(crate) struct DbError(pub String);

@@ -231,12 +231,12 @@ const MAX_CONFIG_BYTES: u64 = 64 << 20;
 /// Reads a `--config FILE` (plain or compressed, like `/proc/config.gz`).
 pub(crate) fn read_config(path: &std::path::Path) -> Result<KernelConfig, HistoryError> {
     use std::io::Read;
-    let bad =
-        |message: String| HistoryError::Input(format!("--config {}: {message}", path.display()));
-    let meta = std::fs::metadata(path).map_err(|e| bad(format!("{e}; check the path")))?;
+    let unreadable = |cause| HistoryError::ConfigUnreadable { path: path.to_path_buf(), cause };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
     if !meta.is_file() {
-        return Err(bad("not a regular file; pass a kernel .config".to_string()));
+        return Err(HistoryError::ConfigNotAFile { path: path.to_path_buf() });
     }
-    let file = std::fs::File::open(path).map_err(|e| bad(format!("{e}; check the path")))?;
-    KernelConfig::read(file.take(MAX_CONFIG_BYTES)).map_err(|e| bad(e.to_string()))
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    KernelConfig::read(file.take(MAX_CONFIG_BYTES))
+        .map_err(|cause| HistoryError::Config { path: path.to_path_buf(), cause })
 }

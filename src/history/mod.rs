@@ -47,6 +47,12 @@ pub(crate) enum HistoryError {
     Db { db: String, message: String },
     #[error("{0}")]
     Input(String),
+    #[error("--config {}: {cause}; check the path", path.display())]
+    ConfigUnreadable { path: PathBuf, cause: std::io::Error },
+    #[error("--config {}: not a regular file; pass a kernel .config", path.display())]
+    ConfigNotAFile { path: PathBuf },
+    #[error("--config {}: {cause}", path.display())]
+    Config { path: PathBuf, cause: crate::kconfig::ConfigError },
     /// A run `rtbuild report` cannot read.
     #[error(transparent)]
     Report(crate::report::ReportError),

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::kconfig::compress::Compression;
 use crate::kconfig::image;
 
-use super::error::VerifyError;
+use super::error::{ArchiveError, VerifyError};
 use super::evidence::{Evidence, Found};
 use super::{fat, files};
 
@@ -31,22 +31,23 @@ const IMAGE: Wanted = Wanted { kind: "kernel image", limit: MAX_IMAGE_MEMBER };
 const EFI_BIN: Wanted = Wanted { kind: "efi.bin", limit: MAX_IMAGE_MEMBER };
 
 /// The members of an `ar` archive: name and bytes.
-fn ar_members(data: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
-    let mut rest = data.strip_prefix(b"!<arch>\n").ok_or("no ar header")?;
+fn ar_members(data: &[u8]) -> Result<Vec<(String, &[u8])>, ArchiveError> {
+    let mut rest = data.strip_prefix(b"!<arch>\n").ok_or(ArchiveError::NoArHeader)?;
     let mut members = Vec::new();
     while rest.len() >= 60 {
         let header = &rest[..60];
         if &header[58..60] != b"`\n" {
-            return Err("corrupt ar member header".to_string());
+            return Err(ArchiveError::ArHeader);
         }
         let name =
             String::from_utf8_lossy(&header[..16]).trim_end().trim_end_matches('/').to_string();
         let size: usize = String::from_utf8_lossy(&header[48..58])
             .trim()
             .parse()
-            .map_err(|_| format!("bad size in ar member `{name}`"))?;
-        let body =
-            rest.get(60..60 + size).ok_or_else(|| format!("ar member `{name}` is truncated"))?;
+            .map_err(|_| ArchiveError::ArSize { name: name.clone() })?;
+        let body = rest
+            .get(60..60 + size)
+            .ok_or_else(|| ArchiveError::ArTruncated { name: name.clone() })?;
         members.push((name, body));
         let next = 60 + size + size % 2;
         rest = rest.get(next..).unwrap_or_default();
@@ -56,16 +57,13 @@ fn ar_members(data: &[u8]) -> Result<Vec<(String, &[u8])>, String> {
 
 /// A Debian kernel package: its `boot/config-*`, else its `boot/vmlinuz-*` image.
 pub(super) fn deb_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyError> {
-    let bad = |message: String| VerifyError::Archive {
-        path: path.to_path_buf(),
-        what: "Debian package",
-        message,
-    };
+    let bad =
+        |cause| VerifyError::Archive { path: path.to_path_buf(), what: "Debian package", cause };
     let members = ar_members(data).map_err(bad)?;
     let (name, tar) = members
         .iter()
         .find(|(name, _)| name.starts_with("data.tar"))
-        .ok_or_else(|| bad("it has no data.tar member".to_string()))?;
+        .ok_or_else(|| bad(ArchiveError::NoDataTar))?;
     let wanted = |member: &str| {
         let file = member.trim_start_matches("./");
         if file.starts_with("boot/config-") {
@@ -79,13 +77,12 @@ pub(super) fn deb_evidence(path: &Path, data: &[u8]) -> Result<Evidence, VerifyE
             None
         }
     };
-    let found = tar_members(tar, wanted).map_err(|e| bad(format!("{name}: {e}")))?;
+    let found = tar_members(tar, wanted).map_err(|cause| {
+        bad(ArchiveError::InMember { member: name.clone(), cause: Box::new(cause) })
+    })?;
     let mut evidence =
         pick(path, &found, |m| m.contains("boot/config-"), |m| !m.contains("boot/config-"))?
-            .ok_or_else(|| {
-                bad("it holds no boot/config-* nor boot/vmlinuz-*; is it a linux-image package?"
-                    .to_string())
-            })?;
+            .ok_or_else(|| bad(ArchiveError::NoDebKernel))?;
     evidence.kind = "Debian kernel package".to_string();
     Ok(evidence)
 }
@@ -95,11 +92,8 @@ pub(super) fn qcomflash_tarball_evidence(
     path: &Path,
     data: &[u8],
 ) -> Result<Evidence, VerifyError> {
-    let bad = |message: String| VerifyError::Archive {
-        path: path.to_path_buf(),
-        what: "qcomflash tarball",
-        message,
-    };
+    let bad =
+        |cause| VerifyError::Archive { path: path.to_path_buf(), what: "qcomflash tarball", cause };
     let base = |m: &str| m.rsplit('/').next().unwrap_or_default().to_string();
     let found = tar_members(data, |m| match base(m).as_str() {
         "vmlinux" => Some(IMAGE),
@@ -113,9 +107,8 @@ pub(super) fn qcomflash_tarball_evidence(
             .find(|(m, _)| base(m) == name)
             .map(|(m, d)| (format!("{} → {m}", path.display()), d.as_slice()))
     };
-    let mut evidence = qcomflash_evidence(path, member("vmlinux"), member("efi.bin"))?.ok_or_else(|| {
-        bad("it has neither a vmlinux member nor a UKI in efi.bin; rebuild the image with the qcomflash image type".to_string())
-    })?;
+    let mut evidence = qcomflash_evidence(path, member("vmlinux"), member("efi.bin"))?
+        .ok_or_else(|| bad(ArchiveError::NoTarballKernel))?;
     evidence.kind = "qcomflash tarball".to_string();
     Ok(evidence)
 }
@@ -213,13 +206,13 @@ fn pick(
 fn tar_members(
     data: &[u8],
     wanted: impl Fn(&str) -> Option<Wanted>,
-) -> Result<Vec<(String, Vec<u8>)>, String> {
+) -> Result<Vec<(String, Vec<u8>)>, ArchiveError> {
     let format = Compression::detect(data);
-    let decoder = format.decoder(data).map_err(|e| e.to_string())?;
+    let decoder = format.decoder(data).map_err(|cause| ArchiveError::Decoder { cause })?;
     let mut archive = tar::Archive::new(decoder);
     let mut found = Vec::new();
     let mut read_kinds = Vec::new();
-    let corrupt = |e: std::io::Error| format!("cannot read the {} tar stream: {e}", format.name());
+    let corrupt = |cause| ArchiveError::Corrupt { format: format.name(), cause };
     for entry in archive.entries().map_err(corrupt)? {
         let entry = entry.map_err(corrupt)?;
         let name = entry.path().map_err(corrupt)?.to_string_lossy().into_owned();
@@ -232,12 +225,7 @@ fn tar_members(
         let mut bytes = Vec::new();
         entry.take(want.limit + 1).read_to_end(&mut bytes).map_err(corrupt)?;
         if bytes.len() as u64 > want.limit {
-            return Err(format!(
-                "member `{}` is over {} MiB, more than any {} is (a decompression bomb?)",
-                name,
-                want.limit >> 20,
-                want.kind
-            ));
+            return Err(ArchiveError::TooBig { member: name, limit: want.limit, kind: want.kind });
         }
         read_kinds.push(want.kind);
         found.push((name, bytes));
@@ -267,6 +255,6 @@ mod tests {
         let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["debian-binary", "odd", "data.tar"]);
         assert_eq!(members[2].1, b"xy");
-        assert!(ar_members(&ar[..ar.len() - 1]).unwrap_err().contains("truncated"));
+        assert!(ar_members(&ar[..ar.len() - 1]).unwrap_err().to_string().contains("truncated"));
     }
 }

@@ -12,7 +12,7 @@ use crate::formats::spdx_json::SpdxFile;
 use crate::kconfig::KernelConfig;
 use crate::plan::Expectations;
 
-use super::error::VerifyError;
+use super::error::{ArchiveError, VerifyError};
 use super::evidence::{Evidence, Found};
 use super::{archive, files};
 
@@ -101,17 +101,14 @@ pub(super) fn sbom_config(path: &Path) -> Result<Option<KernelConfig>, VerifyErr
         ))));
     }
     let data = files::read(path)?;
-    let bad = |message: String| VerifyError::Archive {
-        path: path.to_path_buf(),
-        what: "SPDX document",
-        message,
-    };
     let doc = SpdxFile::parse(&data)
         .map_err(|cause| VerifyError::Spdx { path: path.to_path_buf(), cause })?;
     let Some(text) = doc.kernel_config() else { return Ok(None) };
-    KernelConfig::parse(text.as_bytes())
-        .map(Some)
-        .map_err(|e| bad(format!("its kernel configuration: {e}")))
+    KernelConfig::parse(text.as_bytes()).map(Some).map_err(|cause| VerifyError::Archive {
+        path: path.to_path_buf(),
+        what: "SPDX document",
+        cause: ArchiveError::SpdxConfig { cause },
+    })
 }
 
 fn newest_with_suffix(dir: &Path, suffix: &str) -> Option<PathBuf> {

@@ -32,9 +32,9 @@ pub(crate) enum VerifyError {
     NoKernel { path: PathBuf, hint: String },
     #[error(
         "`{path}` is not a usable {what}: {}",
-        crate::ui::with_fix(.message, "pass an intact copy, or the kernel .config")
+        crate::ui::with_fix(&.cause.to_string(), "pass an intact copy, or the kernel .config")
     )]
-    Archive { path: PathBuf, what: &'static str, message: String },
+    Archive { path: PathBuf, what: &'static str, cause: ArchiveError },
     #[error(
         "`{path}` is not a usable SPDX document: {}",
         crate::ui::with_fix(&.cause.to_string(), "pass an intact copy, or the kernel .config")
@@ -67,4 +67,52 @@ impl crate::exit::ErrorCode for VerifyError {
     fn exit(&self) -> crate::exit::Exit {
         crate::exit::Exit::Usage
     }
+}
+
+/// Why an input is not a usable `what` of [`VerifyError::Archive`]: a package, tarball or SPDX
+/// document holding no usable kernel, or a fragment or source tree `verify --kconfig` cannot use.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ArchiveError {
+    #[error("no ar header")]
+    NoArHeader,
+    #[error("corrupt ar member header")]
+    ArHeader,
+    #[error("bad size in ar member `{name}`")]
+    ArSize { name: String },
+    #[error("ar member `{name}` is truncated")]
+    ArTruncated { name: String },
+    #[error("it has no data.tar member")]
+    NoDataTar,
+    /// A failure inside the archive member `member`.
+    #[error("{member}: {cause}")]
+    InMember { member: String, cause: Box<ArchiveError> },
+    #[error("it holds no boot/config-* nor boot/vmlinuz-*; is it a linux-image package?")]
+    NoDebKernel,
+    #[error(
+        "it has neither a vmlinux member nor a UKI in efi.bin; rebuild the image with the qcomflash image type"
+    )]
+    NoTarballKernel,
+    /// The decompressor could not start (a zstd frame header it refuses).
+    #[error("{cause}")]
+    Decoder { cause: std::io::Error },
+    #[error("cannot read the {format} tar stream: {cause}")]
+    Corrupt { format: &'static str, cause: std::io::Error },
+    #[error("member `{member}` is over {} MiB, more than any {kind} is (a decompression bomb?)", limit >> 20)]
+    TooBig { member: String, limit: u64, kind: &'static str },
+    #[error("its kernel configuration: {cause}")]
+    SpdxConfig { cause: crate::kconfig::ConfigError },
+    #[error("line {line}: {cause}; fix that line of the fragment")]
+    FragmentLine { line: usize, cause: crate::kconfig::LineError },
+    #[error(
+        "there is no such folder; pass the unpacked kernel source (e.g. /usr/src/linux-source-6.12)"
+    )]
+    NoSourceTree,
+    #[error(
+        "it has no scripts/kconfig/merge_config.sh; pass the unpacked kernel source (e.g. /usr/src/linux-source-6.12)"
+    )]
+    NoMergeConfig,
+    #[error("it has no arch/{arch}/Kconfig; check --arch")]
+    NoArchKconfig { arch: String },
+    #[error("no option requested; pass --fragment or --config")]
+    NoRequest,
 }

@@ -10,7 +10,7 @@ use crate::kconfig::{KernelConfig, Line, Setting, parse_line};
 use crate::runner::{self, Cmd, RunError, Runner};
 
 use super::checks::option_check;
-use super::error::VerifyError;
+use super::error::{ArchiveError, VerifyError};
 use super::evidence::Found;
 use super::report::VerifyReport;
 
@@ -50,12 +50,8 @@ impl crate::exit::ErrorCode for KconfigCheckError {
     }
 }
 
-fn input(path: &Path, what: &'static str, message: impl Into<String>) -> KconfigCheckError {
-    KconfigCheckError::Input(VerifyError::Archive {
-        path: path.to_path_buf(),
-        what,
-        message: message.into(),
-    })
+fn input(path: &Path, what: &'static str, cause: ArchiveError) -> KconfigCheckError {
+    KconfigCheckError::Input(VerifyError::Archive { path: path.to_path_buf(), what, cause })
 }
 
 /// The requested settings: each fragment in order, then `configs`, later ones winning.
@@ -73,7 +69,7 @@ fn requested(check: &KconfigCheck) -> Result<Vec<Setting>, KconfigCheckError> {
                     return Err(input(
                         path,
                         "kernel config fragment",
-                        format!("line {}: {e}; fix that line of the fragment", n + 1),
+                        ArchiveError::FragmentLine { line: n + 1, cause: e },
                     ));
                 }
             }
@@ -128,18 +124,10 @@ pub(crate) fn run(
 ) -> Result<VerifyReport, KconfigCheckError> {
     let src = &check.kernel_src;
     if !src.is_dir() {
-        return Err(input(
-            src,
-            "kernel source tree",
-            "there is no such folder; pass the unpacked kernel source (e.g. /usr/src/linux-source-6.12)",
-        ));
+        return Err(input(src, "kernel source tree", ArchiveError::NoSourceTree));
     }
     if !src.join("scripts/kconfig/merge_config.sh").is_file() {
-        return Err(input(
-            src,
-            "kernel source tree",
-            "it has no scripts/kconfig/merge_config.sh; pass the unpacked kernel source (e.g. /usr/src/linux-source-6.12)",
-        ));
+        return Err(input(src, "kernel source tree", ArchiveError::NoMergeConfig));
     }
     let arch_ok = !check.arch.is_empty()
         && check.arch.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
@@ -148,16 +136,12 @@ pub(crate) fn run(
         return Err(input(
             src,
             "kernel source tree",
-            format!("it has no arch/{}/Kconfig; check --arch", check.arch),
+            ArchiveError::NoArchKconfig { arch: check.arch.clone() },
         ));
     }
     let wanted = requested(check)?;
     if wanted.is_empty() {
-        return Err(input(
-            src,
-            "kernel config request",
-            "no option requested; pass --fragment or --config",
-        ));
+        return Err(input(src, "kernel config request", ArchiveError::NoRequest));
     }
     let temp = tempfile::Builder::new()
         .prefix("rtbuild-kconfig")

@@ -23,6 +23,8 @@ mod latency;
 mod remote;
 mod report;
 
+#[cfg(test)]
+pub(crate) use error::ArchiveError;
 pub(crate) use error::VerifyError;
 pub(crate) use evidence::Evidence;
 pub(crate) use report::{CheckStatus, VerifyReport};

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::formats::LoadError;
 pub(crate) use crate::formats::generated_manifest_json::{
     FILE as MANIFEST_FILE, GeneratedManifest,
 };
@@ -16,10 +17,9 @@ pub(crate) fn of(tree: &Tree) -> GeneratedManifest {
 }
 
 /// Reads the manifest at `path`; a missing file is an empty manifest.
-pub(crate) fn load(path: &Path) -> Result<GeneratedManifest, String> {
-    match super::current(path) {
-        Ok(Some(bytes)) => GeneratedManifest::parse(&bytes).map_err(|e| e.to_string()),
-        Ok(None) => Ok(GeneratedManifest::default()),
-        Err(e) => Err(e.to_string()),
+pub(crate) fn load(path: &Path) -> Result<GeneratedManifest, LoadError> {
+    match super::current(path)? {
+        Some(bytes) => Ok(GeneratedManifest::parse(&bytes)?),
+        None => Ok(GeneratedManifest::default()),
     }
 }

@@ -66,8 +66,8 @@ pub(crate) enum WriteError {
         .path.display()
     )]
     Foreign { path: PathBuf },
-    #[error("{} is not valid ({message}); delete it, or pass --force to regenerate everything", .path.display())]
-    GeneratedManifest { path: PathBuf, message: String },
+    #[error("{} is not valid ({cause}); delete it, or pass --force to regenerate everything", .path.display())]
+    GeneratedManifest { path: PathBuf, cause: crate::formats::LoadError },
     #[error(
         "cannot write {}: {cause}; nothing was changed, make sure you may write to that folder",
         .path.display()
@@ -136,7 +136,7 @@ pub(crate) fn apply(
     let old = match manifest::load(&manifest_path) {
         Ok(old) => old,
         Err(_) if options.force => GeneratedManifest::default(),
-        Err(message) => return Err(WriteError::GeneratedManifest { path: manifest_path, message }),
+        Err(cause) => return Err(WriteError::GeneratedManifest { path: manifest_path, cause }),
     };
     let plan = decide(tree, out, &old, options.force)?;
     if options.dry_run {
