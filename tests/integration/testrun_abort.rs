@@ -6,13 +6,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::fake_tree::fake_tree;
 use crate::support::fixtures::write_executable;
 use crate::support::harness::{rtbuild_bin, wait_for};
 use crate::support::measuring::{measuring, run_json};
-use crate::support::processes::{alive, processes_with_args, unsafe_kill};
+use crate::support::processes::{alive, exit_and_stderr, processes_with_args, unsafe_kill};
 use crate::support::sshd::Sshd;
 use crate::support::tracefs::tracing_settings;
 
@@ -82,19 +82,11 @@ fn double_interrupt(host: &[String], root: &Path, tmp: &Path) {
     unsafe_kill(child.id(), "INT");
     std::thread::sleep(Duration::from_millis(50));
     unsafe_kill(child.id(), "INT");
-    let deadline = Instant::now() + Duration::from_secs(45);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("rtbuild did not exit within 45 s of the second Ctrl-C");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = exit_and_stderr(
+        &mut child,
+        Duration::from_secs(45),
+        "rtbuild did not exit within 45 s of the second Ctrl-C",
+    );
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted again: killing cyclictest and the load"), "{stderr}");
 
@@ -171,19 +163,11 @@ fn a_second_ctrl_c_during_the_first_ones_clean_up_leaves_nothing_running_fake_lo
     let helpers = processes_with_args("sh", &[&state_arg]);
     assert!(!helpers.is_empty(), "no helper sh was cleaning up when the second Ctrl-C came");
     unsafe_kill(child.id(), "INT");
-    let deadline = Instant::now() + Duration::from_secs(45);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("rtbuild did not exit within 45 s of the second Ctrl-C");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = exit_and_stderr(
+        &mut child,
+        Duration::from_secs(45),
+        "rtbuild did not exit within 45 s of the second Ctrl-C",
+    );
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("interrupted again: killing cyclictest and the load"), "{stderr}");
 

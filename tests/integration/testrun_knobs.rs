@@ -10,12 +10,12 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::fake_tree::fake_tree;
 use crate::support::harness::{Test, rtbuild_bin, wait_for};
 use crate::support::measuring::{measuring, run_json};
-use crate::support::processes::unsafe_kill;
+use crate::support::processes::{exit_and_stderr, unsafe_kill};
 
 /// A recording fake service manager with one unit, urm.service, whose state (`active` or
 /// `inactive`) is the file `urm.state` beside it; every call is appended to `systemctl.log`.
@@ -155,19 +155,11 @@ fn a_ctrl_c_during_a_run_with_stop_urm_starts_urm_again_with_a_fake_service_mana
     });
     assert_eq!(fake.state(), "inactive", "URM runs during the measurement");
     unsafe_kill(child.id(), "INT");
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("rtbuild did not stop within 90 s of Ctrl-C");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let (status, stderr) = exit_and_stderr(
+        &mut child,
+        Duration::from_secs(90),
+        "rtbuild did not stop within 90 s of Ctrl-C",
+    );
     assert_eq!(status.code(), Some(130), "{stderr}");
     let json = run_json(&out);
     assert_eq!(json["state"], "interrupted", "{json:#}");

@@ -33,3 +33,26 @@ pub(crate) fn processes_with_args(name: &str, args: &[&str]) -> Vec<u32> {
     }
     pids
 }
+
+/// Waits up to `within` for `child` to exit and returns its status with everything it wrote to
+/// its (piped) stderr; past `within` it kills the child and fails the test with `what`.
+pub(crate) fn exit_and_stderr(
+    child: &mut std::process::Child,
+    within: std::time::Duration,
+    what: &str,
+) -> (std::process::ExitStatus, String) {
+    let deadline = std::time::Instant::now() + within;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    (status, stderr)
+}
