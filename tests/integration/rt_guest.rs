@@ -27,6 +27,21 @@ fn machine_args() -> Vec<String> {
     ]
 }
 
+/// `rtbuild test ARGS` on the guest for `duration`, with the lab's machine, the wide limits and
+/// its result folder `res`.
+fn test_on(guest: &lab::Guest, duration: &str, args: &[&str]) -> crate::support::harness::Run {
+    Test::new()
+        .args(["test"])
+        .args(args)
+        .args(machine_args())
+        .args(guest.target_args())
+        .args(["--duration", duration, "--out", "res"])
+        .args(WIDE)
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+}
+
 fn run_json(dir: &Path) -> Value {
     serde_json::from_str(&fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
 }
@@ -160,17 +175,13 @@ fn test_with_tune_on_an_isolated_rt_cpu_is_valid_and_reverts() {
     let guest = guest();
     let _one = exclusive();
     let before = knob_map(&guest.knobs());
-    let run = Test::new()
-        .args(["test", "--tune", "--scenario", "idle,stress,stress-isolated"])
-        .args(machine_args())
-        .args(guest.target_args())
-        // Long enough for the probe to see cyclictest's thread: under TCG its start (mlockall)
-        // and each ssh round trip take seconds.
-        .args(["--duration", "20s", "--out", "res", "--load", "40"])
-        .args(WIDE)
-        .run()
-        .ignore_stdout()
-        .ignore_stderr();
+    // Long enough for the probe to see cyclictest's thread: under TCG its start (mlockall)
+    // and each ssh round trip take seconds.
+    let run = test_on(
+        guest,
+        "20s",
+        &["--tune", "--scenario", "idle,stress,stress-isolated", "--load", "40"],
+    );
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["state"], "finished", "{json:#}\n{}", run.stderr());
@@ -262,15 +273,7 @@ fn a_breach_on_the_rt_guest_keeps_its_trace_explains_it_and_restores_tracing() {
     let guest = guest();
     let _one = exclusive();
     let before = guest_tracing(guest);
-    let run = Test::new()
-        .args(["test", "--scenario", "idle", "--trace-above-us", "50"])
-        .args(machine_args())
-        .args(guest.target_args())
-        .args(["--duration", "5s", "--out", "res"])
-        .args(WIDE)
-        .run()
-        .ignore_stdout()
-        .ignore_stderr();
+    let run = test_on(guest, "5s", &["--scenario", "idle", "--trace-above-us", "50"]);
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["tracing"]["restored"], true, "{:#}\n{}", json["tracing"], run.stderr());
@@ -298,15 +301,11 @@ fn rtla_on_the_rt_guest_keeps_its_trace_when_it_prints_no_analysis() {
     let guest = guest();
     let _one = exclusive();
     let version = guest.sh("rtla --version 2>&1 || true");
-    let run = Test::new()
-        .args(["test", "--scenario", "idle", "--trace-above-us", "50", "--analyzer", "rtla"])
-        .args(machine_args())
-        .args(guest.target_args())
-        .args(["--duration", "5s", "--out", "res"])
-        .args(WIDE)
-        .run()
-        .ignore_stdout()
-        .ignore_stderr();
+    let run = test_on(
+        guest,
+        "5s",
+        &["--scenario", "idle", "--trace-above-us", "50", "--analyzer", "rtla"],
+    );
     let dir = run.path().join("res");
     let json = run_json(&dir);
     let s = &json["scenarios"][0];
@@ -396,15 +395,11 @@ fn test_tune_overcommit_never_and_stop_urm_on_the_rt_guest_with_a_fake_service_m
     let overcommit_before = guest.sh("cat /proc/sys/vm/overcommit_memory").trim().to_string();
     assert_ne!(overcommit_before, "2", "the guest starts with overcommit allowed");
     let fake = GuestFakeSystemctl::install(guest);
-    let run = Test::new()
-        .args(["test", "--tune", "--overcommit-never", "--stop-urm", "--scenario", "idle"])
-        .args(machine_args())
-        .args(guest.target_args())
-        .args(["--duration", "10s", "--out", "res"])
-        .args(WIDE)
-        .run()
-        .ignore_stdout()
-        .ignore_stderr();
+    let run = test_on(
+        guest,
+        "10s",
+        &["--tune", "--overcommit-never", "--stop-urm", "--scenario", "idle"],
+    );
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["state"], "finished", "{json:#}\n{}", run.stderr());
