@@ -578,15 +578,7 @@ fn image_with_fake_bitbake_takes_cache_settings_from_the_project_file_and_flags_
 #[test]
 fn image_with_fake_bitbake_follows_meta_qcoms_conf_when_it_differs_from_the_catalog() {
     let project = Project::new("ok");
-    let qcom = project.fixtures.repo("meta-qcom");
-    let conf = qcom.join("conf/machine/rb3gen2-core-kit.conf");
-    let text = std::fs::read_to_string(&conf)
-        .unwrap()
-        .replace("QCOM_RT_CPU        = \"7\"", "QCOM_RT_CPU        = \"6-7\"")
-        .replace("QCOM_IRQAFF        = \"0-6\"", "QCOM_IRQAFF        = \"0-5\"")
-        .replace("QCOM_RCU_NOCBS     = \"7\"", "QCOM_RCU_NOCBS     = \"6-7\"");
-    std::fs::write(&conf, text).unwrap();
-    crate::support::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
+    isolate_cpus_6_7_in_meta_qcom(&project);
 
     let run = project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().success();
     assert!(run.stderr().contains("Checking out"), "{}", run.stderr());
@@ -726,15 +718,7 @@ fn image_overhead_outside_kas_on_warm_runs_with_fake_bitbake_is_reported() {
 #[test]
 fn image_with_fake_bitbake_checks_meta_qcom_out_then_plans_and_prepares_once() {
     let project = Project::new("ok");
-    let qcom = project.fixtures.repo("meta-qcom");
-    let conf = qcom.join("conf/machine/rb3gen2-core-kit.conf");
-    let text = std::fs::read_to_string(&conf)
-        .unwrap()
-        .replace("QCOM_RT_CPU        = \"7\"", "QCOM_RT_CPU        = \"6-7\"")
-        .replace("QCOM_IRQAFF        = \"0-6\"", "QCOM_IRQAFF        = \"0-5\"")
-        .replace("QCOM_RCU_NOCBS     = \"7\"", "QCOM_RCU_NOCBS     = \"6-7\"");
-    std::fs::write(&conf, text).unwrap();
-    crate::support::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
+    isolate_cpus_6_7_in_meta_qcom(&project);
     let args = ["--cmdline", "qcom_scm.download_mode=1", "--cmdline", "threadirqs"];
     let run = project.image("rb3gen2-core-kit", &args).run().ignore_stdout().success();
     let stderr = run.stderr();
@@ -769,4 +753,18 @@ fn image_with_fake_bitbake_checks_meta_qcom_out_then_plans_and_prepares_once() {
     assert!(!private.exists(), "{} was left behind", private.display());
     let local = std::fs::read_to_string(out.join("build/conf/local.conf")).unwrap();
     assert!(local.contains("QCOM_RT_CPU:forcevariable = \"6-7\""), "{local}");
+}
+
+/// Commits a meta-qcom rb3gen2 conf that differs from the catalog: RT CPUs 6-7 (the catalog
+/// says 7), housekeeping 0-5.
+fn isolate_cpus_6_7_in_meta_qcom(project: &Project) {
+    let qcom = project.fixtures.repo("meta-qcom");
+    let conf = qcom.join("conf/machine/rb3gen2-core-kit.conf");
+    let text = std::fs::read_to_string(&conf)
+        .unwrap()
+        .replace("QCOM_RT_CPU        = \"7\"", "QCOM_RT_CPU        = \"6-7\"")
+        .replace("QCOM_IRQAFF        = \"0-6\"", "QCOM_IRQAFF        = \"0-5\"")
+        .replace("QCOM_RCU_NOCBS     = \"7\"", "QCOM_RCU_NOCBS     = \"6-7\"");
+    std::fs::write(&conf, text).unwrap();
+    crate::support::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 6-7");
 }
