@@ -91,11 +91,37 @@ pub(crate) fn resolve(
                 None => Some(site.out.join(crate::render::lock_name(&machine.name)))
                     .filter(|p| p.is_file()),
             };
+            if let Some(meta_qcom) = warm(settings, &site.work, lock.as_deref(), ui) {
+                return Ok(Resolved {
+                    meta_qcom: Some(meta_qcom),
+                    checked_out: true,
+                    kas_secs: 0.0,
+                });
+            }
             let (meta_qcom, kas_secs) =
                 checkout(settings, &site, lock.as_deref(), options, runner, ui)?;
             Ok(Resolved { meta_qcom, checked_out: true, kas_secs })
         }
     }
+}
+
+/// The checkout in the work folder, opened, when `kas checkout` would leave it as it is (a
+/// warm run: see [`super::warm_checkout`]); the commit pinned is the lock's meta-qcom pin, else
+/// `--meta-qcom-commit`.
+fn warm(settings: &Settings, work: &Path, lock: Option<&Path>, ui: &Ui) -> Option<MetaQcom> {
+    let spec = &settings.meta_qcom;
+    let locked = lock
+        .and_then(|lock| crate::lock::LockFile::read(lock).ok())
+        .and_then(|lock| lock.repos.get("meta-qcom").map(|pin| pin.commit.as_str().to_string()));
+    let pinned = locked.or_else(|| spec.commit.as_ref().map(|c| c.as_str().to_string()));
+    let dir = checkout_dir(work);
+    let head = super::warm_checkout::unchanged_head(&dir, spec.branch.as_str(), pinned.as_deref())?;
+    let meta_qcom = MetaQcom::open(&dir).ok()?;
+    ui.detail(format!(
+        "meta-qcom in {} is already at {head}, where kas checkout would leave it; reading it as it is",
+        dir.display()
+    ));
+    Some(meta_qcom)
 }
 
 /// The kas file the checkout runs on: meta-qcom alone, as the plan's settings name it.

@@ -15,6 +15,7 @@ mod post;
 mod prepare;
 pub(crate) mod shell;
 pub(crate) mod verify_bundle;
+mod warm_checkout;
 
 use std::path::{Path, PathBuf};
 

@@ -755,6 +755,51 @@ fn image_with_fake_bitbake_checks_meta_qcom_out_then_plans_and_prepares_once() {
     assert!(local.contains("QCOM_RT_CPU:forcevariable = \"6-7\""), "{local}");
 }
 
+/// Issue 27: on a warm run the meta-qcom checkout is already where `kas checkout` would leave
+/// it, so rtbuild reads it as it is (no second kas start before `kas build`) and still follows
+/// meta-qcom's conf; a pin that moves meta-qcom (`--meta-qcom-commit` of a newer commit) runs
+/// `kas checkout` again and the plan follows the newer conf.
+#[test]
+fn image_with_fake_bitbake_warm_run_reads_meta_qcom_as_it_is_and_a_new_pin_checks_out_again() {
+    let project = Project::new("ok");
+    isolate_cpus_6_7_in_meta_qcom(&project);
+    let run = project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().success();
+    assert!(run.stderr().contains("Checking out"), "{}", run.stderr());
+
+    let out = project.out("rb3gen2-core-kit");
+    let plan = || -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(out.join("rtbuild-plan.json")).unwrap()).unwrap()
+    };
+    let run = project.image("rb3gen2-core-kit", &["-v"]).run().ignore_stdout().success();
+    let stderr = run.stderr();
+    assert!(!stderr.contains("Checking out"), "{stderr}");
+    assert!(stderr.contains("where kas checkout would leave it; reading it as it is"), "{stderr}");
+    assert!(stderr.contains("following meta-qcom"), "{stderr}");
+    assert_eq!(plan()["rt_cpus"], "6-7");
+    assert_eq!(plan()["machine_defaults"]["source"], "meta-qcom");
+    assert_eq!(project.recorded("argv").lines().count(), 2, "BitBake ran on both runs");
+
+    // meta-qcom moves on upstream; pinning the new commit checks it out again.
+    let qcom = project.fixtures.repo("meta-qcom");
+    let conf = qcom.join("conf/machine/rb3gen2-core-kit.conf");
+    let text = std::fs::read_to_string(&conf)
+        .unwrap()
+        .replace("QCOM_RT_CPU        = \"6-7\"", "QCOM_RT_CPU        = \"5-7\"")
+        .replace("QCOM_IRQAFF        = \"0-5\"", "QCOM_IRQAFF        = \"0-4\"")
+        .replace("QCOM_RCU_NOCBS     = \"6-7\"", "QCOM_RCU_NOCBS     = \"5-7\"");
+    std::fs::write(&conf, text).unwrap();
+    crate::support::fixtures::git_commit_all(&qcom, "rb3gen2: isolate CPUs 5-7");
+    let newer = crate::support::fixtures::git(&qcom, &["rev-parse", "HEAD"]).trim().to_string();
+    let run = project
+        .image("rb3gen2-core-kit", &["--meta-qcom-commit", &newer])
+        .run()
+        .ignore_stdout()
+        .success();
+    assert!(run.stderr().contains("Checking out"), "{}", run.stderr());
+    assert_eq!(plan()["rt_cpus"], "5-7");
+    assert_eq!(plan()["housekeeping"], "0-4");
+}
+
 /// Commits a meta-qcom rb3gen2 conf that differs from the catalog: RT CPUs 6-7 (the catalog
 /// says 7), housekeeping 0-5.
 fn isolate_cpus_6_7_in_meta_qcom(project: &Project) {
