@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::support::harness::Test;
+use crate::support::harness::{Test, venv};
 use crate::support::upstream::{ok, upstream};
 
 /// A folder for one test, owned by the test user (kas and BitBake run as that user).
@@ -348,6 +348,77 @@ fn include_performance_yml_and_a_cmdline_meta_qcom_already_sets() {
             .usage_error(&format!("--include `{bad}` does not exist; check the path"))
             .nothing_written("bad");
     }
+}
+
+/// The entries BitBake loaded from its parse cache, as its output says ("Loaded N entries from
+/// dependency cache.").
+fn cached_entries(log: &str) -> u64 {
+    let line = log
+        .lines()
+        .find(|l| l.contains(" entries from dependency cache"))
+        .unwrap_or_else(|| panic!("BitBake never said what it loaded from its cache:\n{log}"));
+    let (before, _) = line.split_once(" entries from dependency cache").unwrap();
+    before.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// Issue 27's build overhead on the real thing: `rtbuild image --json` with real kas 5.5 and
+/// real BitBake 2.18 over the real meta-qcom, offline, runs `linux-qcom-rt:do_listtasks` (a
+/// real task that fetches nothing; a partial build, so nothing is verified) three times in one
+/// work folder. Each run exits 0, reports `rtbuild_overhead_s` as a part of its whole time,
+/// and BitBake really ran the task (its log names it and holds the task's own listing). The
+/// first run parses every recipe cold; BitBake 2.18 keys its parse cache on a configuration
+/// hash that changes once its codeparser cache exists, so the second run parses again (plain
+/// kas too); the third loads every recipe from the cache, as a warm build does, and reads
+/// meta-qcom's checkout as it is instead of running `kas checkout` first. Behaviour only: no
+/// time is judged.
+#[test]
+fn image_with_real_bitbake_runs_a_warm_partial_build_and_reports_its_overhead() {
+    let up = upstream();
+    let dir = test_dir();
+    let proj = dir.path().join("proj");
+    let out = proj.join("rtbuild/iq-8275-evk");
+    std::fs::create_dir_all(&out).unwrap();
+    // kas reads local includes from the repository of the kas file: offline.yml goes beside it.
+    std::fs::copy(up.offline_yml(), out.join("offline.yml")).unwrap();
+    up.user.own(dir.path());
+    let log = out.join("build/rtbuild-image.log");
+    let mut cache = Vec::new();
+    for run in 1..=3 {
+        let started = std::time::Instant::now();
+        let result = Test::new()
+            .unprivileged()
+            .cwd(&proj)
+            .path_prepend(venv().join("bin"))
+            .env("KAS_PREMIRRORS", &up.premirrors)
+            .env("LANG", "en_US.UTF-8")
+            .args(["image", "--plain", "-v", "--json", "--machine", "iq-8275-evk"])
+            .args(["--distro", "nodistro", "--include", "rtbuild/iq-8275-evk/offline.yml"])
+            .args(["--target", "linux-qcom-rt", "--task", "listtasks"])
+            .run()
+            .success();
+        let whole = started.elapsed().as_secs_f64();
+        let stderr = result.stderr();
+        let json = result.json();
+        assert_eq!(json["status"], "succeeded", "run {run}: {json}");
+        assert_eq!(json["tasks"]["attempted"], 1, "run {run}: {json}");
+        assert_eq!(json["tasks"]["failed"], 0, "run {run}: {json}");
+        let overhead = json["rtbuild_overhead_s"].as_f64().expect("rtbuild_overhead_s a number");
+        let kas = json["duration_secs"].as_f64().expect("duration_secs a number");
+        assert!(overhead >= 0.0, "run {run}: {overhead}");
+        assert!(overhead + kas <= whole, "run {run}: {overhead} s + kas {kas} s > {whole} s");
+        assert!(stderr.contains("rtbuild's own time outside kas: "), "run {run}:\n{stderr}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("linux-qcom-rt_6.18.bb:do_listtasks)"), "run {run}:\n{text}");
+        // The task's own output: BitBake's list of the recipe's tasks.
+        assert!(text.contains("do_listtasks ") && text.contains("do_compile "), "{text}");
+        cache.push(cached_entries(&text));
+        if run == 3 {
+            assert!(!stderr.contains("Checking out"), "warm: no kas checkout first:\n{stderr}");
+            assert!(stderr.contains("reading it as it is"), "{stderr}");
+        }
+    }
+    assert_eq!(cache[0], 0, "the first run is cold");
+    assert!(cache[2] > 0, "the third run parses from BitBake's cache: {cache:?}");
 }
 
 /// Every file under `dir`, concatenated.
