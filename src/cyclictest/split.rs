@@ -1,54 +1,77 @@
 //! A long run of fixed-width `-v` lines counted on every core: the run is cut into parts at line
-//! boundaries, each part is counted on its own thread into its own [`VerboseCounts`], and the
-//! parts are appended in file order ([`VerboseCounts::append`]), which gives exactly the counts
-//! of one pass. Only the parts before the first one that stops short (a line of another kind)
-//! count; the lines after it are offered again once the reader has dealt with that line.
+//! boundaries, the threads claim the parts one by one and count each into its own
+//! [`VerboseCounts`], and the parts are appended in file order ([`VerboseCounts::append`]),
+//! which gives exactly the counts of one pass. Only the parts up to the first one that stops
+//! short (a line of another kind) count; the lines after it are offered again once the reader
+//! has dealt with that line.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
 
 use super::verbose::{FIXED, VerboseCounts};
 
 /// One `-v` line and its `\n`.
 const LINE: usize = FIXED + 1;
 
-/// The smallest part worth a thread of its own (spawning one costs some tens of µs, counting
-/// this many bytes some hundreds).
-const MIN_PART: usize = 512 << 10;
+/// The bytes of one part: a thread claims parts one at a time, so a thread the scheduler holds
+/// back (the VM's other CPU busy) leaves its parts to the others instead of being waited for.
+/// Spawning a thread costs some tens of µs, counting a part some hundreds.
+const PART: usize = 512 << 10;
 
-/// At most this many parts, whatever the core count: the reader's buffer is only so big.
-const MAX_PARTS: usize = 16;
+/// At most this many threads, whatever the core count: the reader's buffer is only so big.
+const MAX_THREADS: usize = 16;
+
+/// Runs counted on one thread after a split run whose helpers kept this thread waiting (the
+/// other CPUs busy with other work): some hundred MB, then splitting is tried again.
+const BACK_OFF_RUNS: u32 = 32;
 
 /// Decides how many threads count each run, and counts it.
 #[derive(Debug)]
 pub(super) struct Splitter {
-    max_parts: usize,
-    min_part: usize,
+    threads: usize,
+    part: usize,
     /// The last run reached the end of its buffer: the file is a plain `-v` log here, so the
     /// next run is worth splitting. A run that stopped at another kind of line clears it, so a
-    /// file that mixes formats is counted on one core and no part is counted twice in vain.
+    /// file that mixes formats is counted on one core and no part is counted in vain.
     plain: bool,
+    /// Runs still to count on this thread only, after helpers were waited for.
+    back_off: u32,
 }
 
 impl Default for Splitter {
-    /// As many parts as this process may use CPUs (its affinity, cgroup quota).
+    /// As many threads as this process may use CPUs (its affinity, cgroup quota).
     fn default() -> Splitter {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Splitter { max_parts: cores.min(MAX_PARTS), min_part: MIN_PART, plain: true }
+        Splitter { threads: cores.min(MAX_THREADS), part: PART, plain: true, back_off: 0 }
     }
 }
 
 impl Splitter {
-    /// A splitter into at most `max_parts` parts of at least `min_part` bytes.
+    /// A splitter onto at most `threads` threads, in parts of `part` bytes (rounded to lines).
     #[cfg(test)]
-    pub(super) fn new(max_parts: usize, min_part: usize) -> Splitter {
-        Splitter { max_parts, min_part: min_part.max(LINE), plain: true }
+    pub(super) fn new(threads: usize, part: usize) -> Splitter {
+        Splitter { threads, part: part.max(LINE), plain: true, back_off: 0 }
     }
 
     /// Counts the fixed-width lines at the start of `buf` into `counts`, exactly as
     /// [`VerboseCounts::add_fixed_lines`] does; returns how many it counted.
     pub(super) fn count(&mut self, counts: &mut VerboseCounts, buf: &[u8]) -> u64 {
         let lines = buf.len() / LINE;
-        let parts = if self.plain { self.max_parts.min(buf.len() / self.min_part) } else { 1 };
-        let taken = if parts >= 2 {
-            count_in_parts(counts, &buf[..lines * LINE], parts)
+        let part_lines = self.part / LINE;
+        let parts = lines / part_lines;
+        let split = self.plain && self.threads >= 2 && parts >= 2;
+        if split && self.back_off > 0 {
+            self.back_off -= 1;
+        }
+        let taken = if split && self.back_off == 0 {
+            let helpers = (self.threads - 1).min(parts - 1);
+            let (taken, kept_waiting) =
+                count_in_parts(counts, &buf[..lines * LINE], part_lines, helpers);
+            if kept_waiting {
+                self.back_off = BACK_OFF_RUNS;
+            }
+            taken
         } else {
             counts.add_fixed_lines(buf)
         };
@@ -57,45 +80,75 @@ impl Splitter {
     }
 }
 
-/// Counts `run` (whole lines) in `parts` parts, the first on this thread.
-fn count_in_parts(counts: &mut VerboseCounts, run: &[u8], parts: usize) -> u64 {
+/// Counts `run` (whole lines) in parts of `part_lines` lines (the last one takes the rest):
+/// the first on this thread straight into `counts`, the others claimed in turn by this thread
+/// and `helpers` more, each into its own counts, then appended in file order. Returns the lines
+/// counted, and whether this thread then waited for the helpers longer than half the time it
+/// counted itself (so one thread would have been about as fast).
+fn count_in_parts(
+    counts: &mut VerboseCounts,
+    run: &[u8],
+    part_lines: usize,
+    helpers: usize,
+) -> (u64, bool) {
     let lines = run.len() / LINE;
-    let per_part = lines / parts;
-    let bounds = |part: usize| {
-        let end = if part + 1 == parts { lines } else { (part + 1) * per_part };
-        (part * per_part * LINE, end * LINE)
+    let parts = lines / part_lines;
+    let range = |part: usize| {
+        let end = if part + 1 == parts { lines } else { (part + 1) * part_lines };
+        part * part_lines..end
     };
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (1..parts)
-            .map(|part| {
-                let (start, end) = bounds(part);
-                let slice = &run[start..end];
-                std::thread::Builder::new().name("rtbuild-count".into()).spawn_scoped(
-                    scope,
-                    move || {
-                        let mut counts = VerboseCounts::default();
-                        let taken = counts.add_fixed_lines(slice);
-                        (counts, taken)
-                    },
-                )
+    let bytes = |part: usize| {
+        let lines = range(part);
+        &run[lines.start * LINE..lines.end * LINE]
+    };
+    let results: Vec<OnceLock<(VerboseCounts, u64)>> =
+        (0..parts).map(|_| OnceLock::new()).collect();
+    let next = AtomicUsize::new(1);
+    // The first part that stopped short: the parts after it are not claimed.
+    let stopped = AtomicUsize::new(usize::MAX);
+    let claim = || {
+        loop {
+            let part = next.fetch_add(1, Ordering::Relaxed);
+            if part >= parts || part > stopped.load(Ordering::Relaxed) {
+                return;
+            }
+            let mut counts = VerboseCounts::default();
+            let taken = counts.add_fixed_lines(bytes(part));
+            if taken < range(part).len() as u64 {
+                stopped.fetch_min(part, Ordering::Relaxed);
+            }
+            // Each part is claimed once, so its slot is empty.
+            let _ = results[part].set((counts, taken));
+        }
+    };
+    let (first, kept_waiting) = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..helpers)
+            .filter_map(|_| {
+                let builder = std::thread::Builder::new().name("rtbuild-count".into());
+                builder.spawn_scoped(scope, claim).ok()
             })
             .collect();
-        let mut taken = counts.add_fixed_lines(&run[..per_part * LINE]);
-        let mut whole = taken == per_part as u64;
-        for (part, worker) in (1..parts).zip(workers) {
-            // Every worker is joined; a part counts only when all before it were whole. A
-            // thread that could not start (or failed) ends the counted lines there: the rest is
-            // offered again, and counted on this thread.
-            let result = worker.ok().and_then(|handle| handle.join().ok());
-            let Some((later, later_taken)) = result.filter(|_| whole) else {
-                whole = false;
-                continue;
-            };
-            let (start, end) = bounds(part);
-            counts.append(later);
-            taken += later_taken;
-            whole = later_taken == ((end - start) / LINE) as u64;
+        let started = Instant::now();
+        let first = counts.add_fixed_lines(bytes(0));
+        if first < part_lines as u64 {
+            stopped.fetch_min(0, Ordering::Relaxed);
         }
-        taken
-    })
+        claim();
+        let counted = started.elapsed();
+        for thread in threads {
+            // A thread that failed leaves its part's slot empty, which ends the run there.
+            let _ = thread.join();
+        }
+        (first, started.elapsed() > counted + counted / 2)
+    });
+    let mut taken = first;
+    let mut whole = first == part_lines as u64;
+    for (part, result) in results.into_iter().enumerate().skip(1) {
+        let Some((later, later_taken)) = result.into_inner().filter(|_| whole) else { break };
+        counts.append(later);
+        taken += later_taken;
+        whole = later_taken == range(part).len() as u64;
+    }
+    // The lines after a part that stopped short (or was lost) are offered again.
+    (taken, kept_waiting)
 }
