@@ -32,9 +32,14 @@ fn assert_same(name: &str, input: &[u8]) {
     for capacity in [26, 27, 28, 53, 54, 1000, 4099, 1 << 20] {
         assert_eq!(parsed(input, capacity), reference, "{name}: {capacity}-byte buffer");
     }
-    for (capacity, parts, min_part) in
-        [(1 << 20, 2, 27), (1 << 20, 3, 54), (1 << 20, 8, 27), (4099, 2, 27), (4099, 5, 300)]
-    {
+    for (capacity, parts, min_part) in [
+        (1 << 20, 2, 27),
+        (1 << 20, 3, 54),
+        (1 << 20, 8, 27),
+        (4099, 2, 27),
+        (4099, 5, 300),
+        (1000, 3, 27),
+    ] {
         assert_eq!(
             parsed_in_parts(input, capacity, parts, min_part),
             reference,

@@ -33,7 +33,8 @@ pub(super) struct Splitter {
     part: usize,
     /// The last run reached the end of its buffer: the file is a plain `-v` log here, so the
     /// next run is worth splitting. A run that stopped at another kind of line clears it, so a
-    /// file that mixes formats is counted on one core and no part is counted in vain.
+    /// file that mixes formats is counted on one core and no part is counted in vain. Clear at
+    /// the start: the first lines of a file are cyclictest's header.
     plain: bool,
     /// Runs still to count on this thread only, after helpers were waited for.
     back_off: u32,
@@ -43,12 +44,13 @@ impl Default for Splitter {
     /// As many threads as this process may use CPUs (its affinity, cgroup quota).
     fn default() -> Splitter {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Splitter { threads: cores.min(MAX_THREADS), part: PART, plain: true, back_off: 0 }
+        Splitter { threads: cores.min(MAX_THREADS), part: PART, plain: false, back_off: 0 }
     }
 }
 
 impl Splitter {
-    /// A splitter onto at most `threads` threads, in parts of `part` bytes (rounded to lines).
+    /// A splitter onto at most `threads` threads, in parts of `part` bytes (rounded to lines),
+    /// that splits from the first run on.
     #[cfg(test)]
     pub(super) fn new(threads: usize, part: usize) -> Splitter {
         Splitter { threads, part: part.max(LINE), plain: true, back_off: 0 }
@@ -68,7 +70,8 @@ impl Splitter {
             let helpers = (self.threads - 1).min(parts - 1);
             let (taken, kept_waiting) =
                 count_in_parts(counts, &buf[..lines * LINE], part_lines, helpers);
-            if kept_waiting {
+            // Judged on whole runs only: a run cut short by another kind of line is no measure.
+            if kept_waiting && taken == lines as u64 {
                 self.back_off = BACK_OFF_RUNS;
             }
             taken
