@@ -5,8 +5,10 @@
 //! batches: the long-standing bench log (latencies mostly 5-30 µs, a tail to ~100 µs, rare
 //! spikes to ~3 ms), and a second realistic one (5-30 µs, one sample in 10 000 a spike of
 //! 100 µs-5 ms). Then, in one run and side by side for each log:
-//! - `rtbuild report --json`: throughput (MB/s) and peak RSS;
-//! - a straightforward awk max/histogram script and `wc -l` on the same file;
+//! - `rtbuild report --json`: throughput (MB/s) from the median wall time of
+//!   `RTBUILD_BENCH_RUNS` runs (default 5), its CPU time (user + system: above the wall time
+//!   when the samples are counted on several cores) and peak RSS;
+//! - a straightforward awk max/histogram script (one run) and `wc -l` (median) on the same file;
 //! - with `RTBUILD_BENCH_BASELINE=PATH` another rtbuild binary (an older build) too, and
 //!   whether its JSON output is byte for byte the same;
 //! - with `RTBUILD_BENCH_KEEP=DIR` the logs are written to DIR and kept;
@@ -170,10 +172,18 @@ fn generate_json(path: &Path) -> std::io::Result<()> {
     std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default())
 }
 
-/// Runs `cmd` under GNU time; returns (seconds, peak RSS in KB, stdout).
-fn timed(cmd: &mut Command) -> (f64, u64, String) {
+/// One timed run: wall and CPU (user + system) seconds, peak RSS in KB, stdout.
+struct Timing {
+    wall: f64,
+    cpu: f64,
+    rss: u64,
+    stdout: String,
+}
+
+/// Runs `cmd` under GNU time.
+fn timed(cmd: &mut Command) -> Timing {
     let mut wrapped = Command::new("/usr/bin/time");
-    wrapped.args(["-f", "rtbuild-bench %e %M"]).arg(cmd.get_program()).args(cmd.get_args());
+    wrapped.args(["-f", "rtbuild-bench %e %M %U %S"]).arg(cmd.get_program()).args(cmd.get_args());
     let start = Instant::now();
     let out = match wrapped.output() {
         Ok(out) => out,
@@ -184,36 +194,50 @@ fn timed(cmd: &mut Command) -> (f64, u64, String) {
     };
     let wall = start.elapsed().as_secs_f64();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let rss = stderr
+    let fields: Vec<f64> = stderr
         .lines()
         .find_map(|l| l.strip_prefix("rtbuild-bench "))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse().ok())
-        .unwrap_or(0);
-    (wall, rss, String::from_utf8_lossy(&out.stdout).into_owned())
+        .map(|l| l.split_whitespace().filter_map(|f| f.parse().ok()).collect())
+        .unwrap_or_default();
+    let field = |i: usize| fields.get(i).copied().unwrap_or(0.0);
+    Timing {
+        wall,
+        cpu: field(2) + field(3),
+        rss: field(1) as u64,
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+    }
+}
+
+/// `runs` timed runs of `cmd`; the one with the median wall time.
+fn median_of(runs: usize, cmd: &mut Command) -> Timing {
+    let mut all: Vec<Timing> = (0..runs.max(1)).map(|_| timed(cmd)).collect();
+    all.sort_by(|a, b| a.wall.total_cmp(&b.wall));
+    all.swap_remove(all.len() / 2)
 }
 
 const AWK: &str = r#"{ t = $1 + 0; v = $3 + 0; n[t]++; h[t, v]++; if (v > m[t]) m[t] = v }
 END { for (t in n) print "thread", t, "samples", n[t], "max", m[t] }"#;
 
-/// One figure row: name, MB/s, seconds, peak RSS in MB, and a note.
-fn row(name: &str, size_mb: f64, (secs, rss, _): &(f64, u64, String), note: &str) {
+/// One figure row: name, MB/s, wall and CPU seconds, peak RSS in MB, and a note.
+fn row(name: &str, size_mb: f64, t: &Timing, note: &str) {
     println!(
-        "  {name:<22} {:8.1} MB/s  {secs:6.2} s  peak RSS {:6.1} MB  {note}",
-        size_mb / secs,
-        *rss as f64 / 1024.0
+        "  {name:<22} {:8.1} MB/s  {:6.2} s (CPU {:5.2} s)  peak RSS {:6.1} MB  {note}",
+        size_mb / t.wall,
+        t.wall,
+        t.cpu,
+        t.rss as f64 / 1024.0
     );
 }
 
 /// Times everything on one `-v` log, side by side.
-fn bench_log(rtbuild: &str, baseline: Option<&str>, path: &Path, size_mb: f64) {
+fn bench_log(rtbuild: &str, baseline: Option<&str>, path: &Path, size_mb: f64, runs: usize) {
     let report = |bin: &str| {
         let mut cmd = Command::new(bin);
         cmd.args(["--json", "report", "--threshold-us", "100000"]).arg(path);
         cmd
     };
-    let new = timed(&mut report(rtbuild));
-    let json: serde_json::Value = serde_json::from_str(&new.2).unwrap_or_default();
+    let new = median_of(runs, &mut report(rtbuild));
+    let json: serde_json::Value = serde_json::from_str(&new.stdout).unwrap_or_default();
     let all = &json["inputs"][0]["scenarios"][0]["all"];
     row(
         "rtbuild report",
@@ -225,23 +249,24 @@ fn bench_log(rtbuild: &str, baseline: Option<&str>, path: &Path, size_mb: f64) {
         ),
     );
     if let Some(old) = baseline {
-        let before = timed(&mut report(old));
-        let same = if before.2 == new.2 { "same JSON output" } else { "JSON OUTPUT DIFFERS" };
+        let before = median_of(runs, &mut report(old));
+        let same =
+            if before.stdout == new.stdout { "same JSON output" } else { "JSON OUTPUT DIFFERS" };
         row("baseline rtbuild", size_mb, &before, same);
-        println!("  speed-up over baseline: {:.2}x", before.0 / new.0);
+        println!("  speed-up over baseline: {:.2}x", before.wall / new.wall);
     }
     let awk = timed(Command::new("awk").args(["-F:", AWK]).arg(path));
     let awk_max =
-        awk.2.lines().filter_map(|l| l.split_whitespace().nth(5)?.parse::<u64>().ok()).max();
+        awk.stdout.lines().filter_map(|l| l.split_whitespace().nth(5)?.parse::<u64>().ok()).max();
     row("awk max/histogram", size_mb, &awk, &format!("(max {awk_max:?} µs)"));
-    let wc = timed(Command::new("wc").arg("-l").arg(path));
+    let wc = median_of(runs, Command::new("wc").arg("-l").arg(path));
     row(
         "wc -l",
         size_mb,
         &wc,
-        &format!("({} lines)", wc.2.split_whitespace().next().unwrap_or("?")),
+        &format!("({} lines)", wc.stdout.split_whitespace().next().unwrap_or("?")),
     );
-    println!("  rtbuild is {:.1}x awk and {:.2}x wc -l", awk.0 / new.0, wc.0 / new.0);
+    println!("  rtbuild is {:.1}x awk and {:.2}x wc -l", awk.wall / new.wall, wc.wall / new.wall);
 }
 
 /// A short local `rtbuild test` on the last CPU: the helper calls while measuring per second.
@@ -285,6 +310,9 @@ fn main() {
     let mb: u64 =
         std::env::var("RTBUILD_BENCH_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(1024);
     let baseline = std::env::var("RTBUILD_BENCH_BASELINE").ok();
+    // RTBUILD_BENCH_RUNS: timed runs of each rtbuild and wc command; the median is printed.
+    let runs: usize =
+        std::env::var("RTBUILD_BENCH_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
     let rtbuild = env!("CARGO_BIN_EXE_rtbuild");
     let dir = tempfile::Builder::new().prefix("rtbuild-bench").tempdir().expect("temp dir");
     // RTBUILD_BENCH_KEEP=DIR writes the -v logs there and keeps them (to time other tools on).
@@ -315,7 +343,7 @@ fn main() {
         println!("{name}: {size_mb:.0} MB, written in {:.1} s", t0.elapsed().as_secs_f64());
         // Warm the page cache, so every reader below starts from the same place.
         let _ = timed(Command::new("wc").arg("-l").arg(&path));
-        bench_log(rtbuild, baseline.as_deref(), &path, size_mb);
+        bench_log(rtbuild, baseline.as_deref(), &path, size_mb, runs);
         if keep.is_none() {
             let _ = std::fs::remove_file(&path);
         }
@@ -327,13 +355,14 @@ fn main() {
     generate_json(&json_file).expect("write json");
     for (name, path) in [("-h 1000 histogram, 8 threads", &hist), ("--json, 8 threads", &json_file)]
     {
-        let (secs, rss, _) = timed(
+        let t = median_of(
+            runs,
             Command::new(rtbuild).args(["--json", "report", "--threshold-us", "100000"]).arg(path),
         );
         println!(
             "rtbuild report {name}: {:.0} ms, peak RSS {:.1} MB",
-            secs * 1000.0,
-            rss as f64 / 1024.0
+            t.wall * 1000.0,
+            t.rss as f64 / 1024.0
         );
     }
     helper_wakeups(rtbuild, dir.path());

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use std::io::{BufReader, Read};
 
 use super::lines::MAX_LINE;
-use super::text::parse_text;
+use super::split::Splitter;
+use super::text::{parse_text, parse_text_with};
 use super::{ParseError, ParseErrorKind, ResultFile};
 
 /// `input` read through a `capacity`-byte buffer, as `Debug` text (`ParseError` holds an
@@ -17,11 +18,33 @@ fn parsed(input: &[u8], capacity: usize) -> String {
     format!("{:?}", parse_text(BufReader::with_capacity(capacity, input)))
 }
 
-/// Every buffer size gives what the 1-byte buffer (no line is ever whole in it) gives.
+/// `input` read through a `capacity`-byte buffer with runs of `-v` lines counted in up to
+/// `parts` parts of at least `min_part` bytes, as `Debug` text.
+fn parsed_in_parts(input: &[u8], capacity: usize, parts: usize, min_part: usize) -> String {
+    let split = Splitter::new(parts, min_part);
+    format!("{:?}", parse_text_with(BufReader::with_capacity(capacity, input), split))
+}
+
+/// Every buffer size gives what the 1-byte buffer (no line is ever whole in it) gives, and so
+/// does every way of counting runs in parts on several threads.
 fn assert_same(name: &str, input: &[u8]) {
     let reference = parsed(input, 1);
     for capacity in [26, 27, 28, 53, 54, 1000, 4099, 1 << 20] {
         assert_eq!(parsed(input, capacity), reference, "{name}: {capacity}-byte buffer");
+    }
+    for (capacity, parts, min_part) in [
+        (1 << 20, 2, 27),
+        (1 << 20, 3, 54),
+        (1 << 20, 8, 27),
+        (4099, 2, 27),
+        (4099, 5, 300),
+        (1000, 3, 27),
+    ] {
+        assert_eq!(
+            parsed_in_parts(input, capacity, parts, min_part),
+            reference,
+            "{name}: {capacity}-byte buffer in up to {parts} parts of {min_part} bytes"
+        );
     }
 }
 
@@ -129,6 +152,67 @@ fn generated_logs_parse_the_same_through_every_buffer_size() {
         with_hist.extend(b"# Max Latencies: 00030 00031\n");
         assert_same(&format!("seed {seed} -v -h"), &with_hist);
     }
+}
+
+/// Fixed-width `-v` lines, one per (thread, cycle, latency).
+fn fixed_lines(samples: &[(u64, u64, u64)]) -> Vec<u8> {
+    samples.iter().flat_map(|(t, c, v)| format!("{t:8}:{c:8}:{v:8}\n").into_bytes()).collect()
+}
+
+#[test]
+fn runs_counted_in_parts_join_exactly_at_every_seam() {
+    // 24 lines: with up to 8 parts of at least one line, every line boundary is a seam in one
+    // of the splits assert_same tries.
+    let mut samples: Vec<(u64, u64, u64)> = (0..12).map(|c| (0, c, 10 + c % 3)).collect();
+    // Thread 0: a gap of 5 cycles, then the count going back (a second run in the same file).
+    samples.extend([(0, 17, 12), (0, 18, 70_000), (0, 3, 11), (0, 4, 12)]);
+    // Thread 5 appears only in the last lines; thread 2 once, with the largest latency.
+    samples.extend([(2, 0, 99_999_999), (5, 40, 7), (5, 42, 8), (5, 43, 9)]);
+    samples.extend([(0, 5, 13), (0, 9, 14), (5, 44, 10), (0, 10, 15)]);
+    let log = fixed_lines(&samples);
+    assert_same("seams", &log);
+    let run = parse_text_with(&log[..], Splitter::new(8, 27)).unwrap();
+    let missing: Vec<(u32, u64)> =
+        run.threads.iter().map(|t| (t.index, t.missing_cycles)).collect();
+    // Worked by hand: thread 0 skips 12..=16 (5), 6..=8 (3); thread 5 skips 41 (1).
+    assert_eq!(missing, [(0, 8), (2, 0), (5, 1)]);
+    assert_eq!(run.threads[0].samples(), 19);
+    assert_eq!(run.threads[1].max(), Some(99_999_999));
+}
+
+#[test]
+fn a_part_that_meets_another_kind_of_line_ends_the_counted_run() {
+    let head = fixed_lines(&(0..30).map(|c| (1, c, 20)).collect::<Vec<_>>());
+    let tail = fixed_lines(&(31..60).map(|c| (1, c, 21)).collect::<Vec<_>>());
+    let others: [&[u8]; 5] = [
+        // A cycle number too wide for its 8 columns: a `-v` line of another length.
+        b"       1: 123456789:      22\n",
+        b"T: 0 ( 2475) P:99 I:1000 C:   1000 Min:      5 Act:    9 Avg:   11 Max:      40\n",
+        // A thread index past MAX_THREADS: the error must name this line, whichever part holds it.
+        b"    4096:      30:      22\n",
+        b"       1:      30:     -22\n",
+        b"       1:      30:      22       0\n",
+    ];
+    for (at, other) in others.iter().enumerate() {
+        for cut in [0, 7, 15, 29] {
+            let mut log = head[..cut * 27].to_vec();
+            log.extend_from_slice(other);
+            log.extend_from_slice(&head[cut * 27..]);
+            log.extend_from_slice(&tail);
+            assert_same(&format!("other line {at} after {cut} lines"), &log);
+        }
+    }
+}
+
+#[test]
+fn the_default_splitter_counts_a_long_log_as_one_pass_does() {
+    // Long enough for several parts of the default size in every 4 MiB buffer.
+    let log = verbose_log(21, 8, 40_000, Mix::Clean);
+    assert!(log.len() > 8 << 20);
+    let want = plain_count(&log);
+    let run = parse_text(BufReader::with_capacity(4 << 20, &log[..]));
+    assert_eq!(format!("{run:?}"), parsed(&log, 777));
+    assert_eq!(from_run(&run.unwrap()), want);
 }
 
 /// The plain reference: split lines, split fields, count.

@@ -27,6 +27,7 @@ mod hist;
 mod json;
 mod lines;
 mod model;
+mod split;
 mod summary;
 mod text;
 mod verbose;
@@ -43,8 +44,9 @@ use std::path::Path;
 /// Thread indexes at or above this are treated as corruption (cyclictest allows one per CPU).
 pub const MAX_THREADS: u64 = 4096;
 
-/// Reader buffer for files: large reads keep the `-v` hot path fast.
-const BUFFER: usize = 1 << 20;
+/// Reader buffer for files: large reads keep the `-v` hot path fast, and each one is long enough
+/// to be counted on every core.
+const BUFFER: usize = 4 << 20;
 
 /// Parses the cyclictest output in `path`, whatever its format.
 pub fn parse_file(path: &Path) -> Result<ResultFile, FileError> {

@@ -11,6 +11,7 @@ use super::hist::HistBlock;
 use super::lines::MAX_LINE;
 use super::lines::{LineSink, read_lines};
 use super::model::{Format, Histogram, ResultFile, Unit};
+use super::split::Splitter;
 use super::summary::{self, TLine};
 use super::verbose::{self, VerboseCounts};
 
@@ -18,6 +19,8 @@ use super::verbose::{self, VerboseCounts};
 struct TextParser {
     run: ResultFile,
     verbose: VerboseCounts,
+    /// Counts long runs of `-v` lines on every core.
+    split: Splitter,
     hist: Option<(HistBlock, u64)>,
     /// Inside the bucket rows of a histogram block.
     in_rows: bool,
@@ -31,7 +34,15 @@ struct TextParser {
 /// Parses any text cyclictest output in one pass, line by line (lines over
 /// [`MAX_LINE`] are skipped, so memory stays bounded).
 pub(super) fn parse_text(reader: impl BufRead) -> Result<ResultFile, ParseError> {
-    let mut parser = TextParser::default();
+    parse_text_with(reader, Splitter::default())
+}
+
+/// [`parse_text`] with runs of `-v` lines counted by `split`.
+pub(super) fn parse_text_with(
+    reader: impl BufRead,
+    split: Splitter,
+) -> Result<ResultFile, ParseError> {
+    let mut parser = TextParser { split, ..TextParser::default() };
     let read = read_lines(reader, &mut parser);
     parser.end(read)
 }
@@ -43,7 +54,7 @@ impl LineSink<{ verbose::FIXED }> for TextParser {
         if self.error.is_some() {
             return 0;
         }
-        let taken = self.verbose.add_fixed_lines(buf);
+        let taken = self.split.count(&mut self.verbose, buf);
         if taken > 0 {
             self.last_line = line_no + taken - 1;
         }

@@ -141,6 +141,29 @@ struct Counts {
 }
 
 impl Counts {
+    /// The counts of a thread whose first sample has cycle number `first`.
+    fn starting_at(first: u64) -> Counts {
+        Counts { cycles: Cycles { first, ..Cycles::default() }, ..Counts::default() }
+    }
+
+    /// Appends `later`, the counts of the samples that follow these in the file: exactly what
+    /// counting those samples one by one after these would give.
+    fn append(&mut self, later: Counts) {
+        // The first later sample meets this thread's last cycle number, as it would in one pass.
+        self.cycles.see(later.cycles.first);
+        self.cycles.missing = self.cycles.missing.saturating_add(later.cycles.missing);
+        self.cycles.next = later.cycles.next;
+        if later.dense.len() > self.dense.len() {
+            self.dense.resize(later.dense.len(), 0);
+        }
+        for (slot, count) in self.dense.iter_mut().zip(later.dense) {
+            *slot += count;
+        }
+        for (value, count) in later.sparse {
+            *self.sparse.entry(value).or_insert(0) += count;
+        }
+    }
+
     /// Counts a non-negative latency.
     #[inline]
     fn latency(&mut self, value: u64) {
@@ -167,6 +190,8 @@ impl Counts {
 /// One thread's cycle numbers in file order: the cycles missing between consecutive samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Cycles {
+    /// The cycle number of the thread's first sample in these counts.
+    first: u64,
     /// The cycle number that follows the last one seen; `u64::MAX` before the first.
     next: u64,
     missing: u64,
@@ -174,7 +199,7 @@ struct Cycles {
 
 impl Default for Cycles {
     fn default() -> Cycles {
-        Cycles { next: u64::MAX, missing: 0 }
+        Cycles { first: u64::MAX, next: u64::MAX, missing: 0 }
     }
 }
 
@@ -203,7 +228,7 @@ impl VerboseCounts {
     #[inline]
     pub(super) fn add(&mut self, sample: Sample) {
         self.lines += 1;
-        let counts = self.counts_of(sample.thread);
+        let counts = self.counts_of(sample.thread, sample.cycle);
         counts.cycles.see(sample.cycle);
         match u64::try_from(sample.latency) {
             Ok(value) => counts.latency(value),
@@ -222,7 +247,7 @@ impl VerboseCounts {
             if sample.thread >= super::MAX_THREADS {
                 break;
             }
-            let counts = self.counts_of(sample.thread);
+            let counts = self.counts_of(sample.thread, sample.cycle);
             counts.cycles.see(sample.cycle);
             // parse_fixed reads no sign: the latency is never negative.
             counts.latency(sample.latency as u64);
@@ -232,13 +257,32 @@ impl VerboseCounts {
         taken
     }
 
+    /// The counts of `thread`, created (starting at `cycle`) on its first sample.
     #[inline]
-    fn counts_of(&mut self, thread: u64) -> &mut Counts {
+    fn counts_of(&mut self, thread: u64, cycle: u64) -> &mut Counts {
         let index = thread as usize;
         if index >= self.threads.len() {
             self.threads.resize_with(index + 1, || None);
         }
-        self.threads[index].get_or_insert_with(Counts::default)
+        self.threads[index].get_or_insert_with(|| Counts::starting_at(cycle))
+    }
+
+    /// Appends `later`, the counts of the lines that follow these in the file; the result is
+    /// exactly the counts of all the lines in one pass (histograms add, cycle gaps join at the
+    /// seam).
+    pub(super) fn append(&mut self, later: VerboseCounts) {
+        self.lines += later.lines;
+        self.negative += later.negative;
+        if later.threads.len() > self.threads.len() {
+            self.threads.resize_with(later.threads.len(), || None);
+        }
+        for (slot, counts) in self.threads.iter_mut().zip(later.threads) {
+            match (slot.as_mut(), counts) {
+                (Some(earlier), Some(counts)) => earlier.append(counts),
+                (None, Some(counts)) => *slot = Some(counts),
+                (_, None) => {}
+            }
+        }
     }
 
     pub(super) fn is_empty(&self) -> bool {

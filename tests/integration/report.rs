@@ -689,3 +689,52 @@ fn verbose_samples_have_no_interval_columns_and_no_boot_flow() {
     let header = out.lines().find(|l| l.trim_start().starts_with("thread")).expect(&out);
     assert!(header.split_whitespace().all(|c| c != "I" && c != "Act"), "{out}");
 }
+
+/// A `-v` log long enough for several 4 MiB reads, each counted on every core the machine has
+/// (on one core, in one pass): 8 threads × 120 000 cycles in cyclictest's 10-sample batches,
+/// thread `t` at cycle `c` measuring `5 + c % 20` µs, except one planted 777 µs spike (thread 3,
+/// cycle 100 003) and five cycles thread 2 never wrote (70 000..=70 004).
+#[test]
+fn a_long_verbose_log_counted_in_parts_gives_the_exact_figures_worked_by_hand() {
+    let test = Test::new();
+    let mut log = String::from("# /dev/cpu_dma_latency set to 0us\n");
+    for batch in (0..120_000u64).step_by(10) {
+        for thread in 0..8u64 {
+            for cycle in batch..batch + 10 {
+                if thread == 2 && (70_000..=70_004).contains(&cycle) {
+                    continue;
+                }
+                let latency = if (thread, cycle) == (3, 100_003) { 777 } else { 5 + cycle % 20 };
+                log.push_str(&format!("{thread:8}:{cycle:8}:{latency:8}\n"));
+            }
+        }
+    }
+    assert!(log.len() > 24 << 20, "{}", log.len());
+    let path = test.path().join("long-v.log");
+    std::fs::write(&path, log).unwrap();
+    let run = test
+        .args(["--json", "report", "--threshold-us", "100", path.to_str().unwrap()])
+        .run()
+        .code_is(1);
+    let json = run.json();
+    let scenario = &json["inputs"][0]["scenarios"][0];
+    let threads = scenario["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 8, "{scenario}");
+    for thread in threads {
+        let index = thread["thread"].as_u64().unwrap();
+        let samples = if index == 2 { 120_000 - 5 } else { 120_000 };
+        let max = if index == 3 { 777.0 } else { 24.0 };
+        let over = u64::from(index == 3);
+        assert_eq!(thread["samples"], samples, "{thread}");
+        assert_eq!(thread["min_us"].as_f64(), Some(5.0), "{thread}");
+        assert_eq!(thread["max_us"].as_f64(), Some(max), "{thread}");
+        assert_eq!(thread["over_threshold"], over, "{thread}");
+    }
+    // Every value 5..=24 µs has 6000 samples (thread 0): the median is 14 or 15, p99 is 24.
+    let thread0 = &threads[0];
+    assert_eq!(thread0["p99_us"].as_f64(), Some(24.0), "{thread0}");
+    assert_eq!(thread0["avg_us"].as_f64(), Some(14.5), "{thread0}");
+    let text = json.to_string();
+    assert!(text.contains("thread 2: 5 cycles missing from the `-v` log"), "{text}");
+    assert_eq!(text.matches("cycles missing from the `-v` log").count(), 1, "{text}");
+}
