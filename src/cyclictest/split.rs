@@ -22,8 +22,9 @@ const PART: usize = 512 << 10;
 /// At most this many threads, whatever the core count: the reader's buffer is only so big.
 const MAX_THREADS: usize = 16;
 
-/// Runs counted on one thread after a split run whose helpers kept this thread waiting (the
-/// other CPUs busy with other work): some hundred MB, then splitting is tried again.
+/// Runs counted on one thread after two split runs in a row whose helpers kept this thread
+/// waiting (the other CPUs busy with other work): some hundred MB, then splitting is tried
+/// again. One such run alone is the odd late wake-up of an idle CPU (a few in a GB here).
 const BACK_OFF_RUNS: u32 = 32;
 
 /// Decides how many threads count each run, and counts it.
@@ -38,13 +39,21 @@ pub(super) struct Splitter {
     plain: bool,
     /// Runs still to count on this thread only, after helpers were waited for.
     back_off: u32,
+    /// The last split run kept this thread waiting for its helpers.
+    waited: bool,
 }
 
 impl Default for Splitter {
     /// As many threads as this process may use CPUs (its affinity, cgroup quota).
     fn default() -> Splitter {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Splitter { threads: cores.min(MAX_THREADS), part: PART, plain: false, back_off: 0 }
+        Splitter {
+            threads: cores.min(MAX_THREADS),
+            part: PART,
+            plain: false,
+            back_off: 0,
+            waited: false,
+        }
     }
 }
 
@@ -53,7 +62,7 @@ impl Splitter {
     /// that splits from the first run on.
     #[cfg(test)]
     pub(super) fn new(threads: usize, part: usize) -> Splitter {
-        Splitter { threads, part: part.max(LINE), plain: true, back_off: 0 }
+        Splitter { threads, part: part.max(LINE), plain: true, back_off: 0, waited: false }
     }
 
     /// Counts the fixed-width lines at the start of `buf` into `counts`, exactly as
@@ -71,8 +80,11 @@ impl Splitter {
             let (taken, kept_waiting) =
                 count_in_parts(counts, &buf[..lines * LINE], part_lines, helpers);
             // Judged on whole runs only: a run cut short by another kind of line is no measure.
-            if kept_waiting && taken == lines as u64 {
-                self.back_off = BACK_OFF_RUNS;
+            if taken == lines as u64 {
+                if kept_waiting && self.waited {
+                    self.back_off = BACK_OFF_RUNS;
+                }
+                self.waited = kept_waiting && !self.waited;
             }
             taken
         } else {
