@@ -30,8 +30,7 @@ impl Post {
         spec: &BuildSpec,
         ui: &Ui,
     ) -> Result<Post, ImageError> {
-        let partial =
-            !spec.targets.is_empty() || spec.task.is_some() || !spec.bitbake_args.is_empty();
+        let partial = spec.partial("").is_some();
         if partial && bundle {
             return Err(ImageError::BundleNeedsWholeImage);
         }

@@ -78,6 +78,7 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
     let result = BuildResult {
         machine: job.machine.clone(),
         image: job.image.clone(),
+        partial: None,
         status: BuildStatus::Succeeded,
         duration_secs: 1.0,
         kas_file: job.layout.kas_file.clone(),

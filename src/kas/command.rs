@@ -29,6 +29,23 @@ pub(crate) struct BuildSpec {
 }
 
 impl BuildSpec {
+    /// What a partial build (`--target`, `--task`, `--bitbake-args`) of `image` builds, as the
+    /// build's summary names it (`linux-qcom-rt, task listtasks`); `None` for the whole image.
+    pub(crate) fn partial(&self, image: &str) -> Option<String> {
+        if self.targets.is_empty() && self.task.is_none() && self.bitbake_args.is_empty() {
+            return None;
+        }
+        let mut what =
+            if self.targets.is_empty() { image.to_string() } else { self.targets.join(" ") };
+        if let Some(task) = &self.task {
+            what.push_str(&format!(", task {task}"));
+        }
+        if !self.bitbake_args.is_empty() {
+            what.push_str(&format!(", bitbake {}", self.bitbake_args.join(" ")));
+        }
+        Some(what)
+    }
+
     /// `bitbake_args` is split on whitespace (no quoting: it is not a shell).
     pub(crate) fn new(
         targets: &[String],
@@ -181,6 +198,23 @@ pub(crate) fn kas_shell(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partial_build_names_what_it_builds() {
+        let spec = |targets: &[&str], task, args| {
+            let targets: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+            BuildSpec::new(&targets, task, args).unwrap().partial("core-image-base")
+        };
+        assert_eq!(spec(&[], None, None), None);
+        assert_eq!(
+            spec(&[], Some("listtasks"), None).as_deref(),
+            Some("core-image-base, task listtasks")
+        );
+        assert_eq!(
+            spec(&["linux-qcom-rt", "u-boot"], None, Some("-k")).as_deref(),
+            Some("linux-qcom-rt u-boot, bitbake -k")
+        );
+    }
 
     fn layout() -> BuildPaths {
         BuildPaths::new(Path::new("/w/rtbuild/m"), Path::new("/w/rtbuild/m/m-rt.yml"))

@@ -89,6 +89,10 @@ pub(crate) struct FailedTask {
 pub(crate) struct BuildResult {
     pub machine: String,
     pub image: String,
+    /// What a partial build (`--target`, `--task`, `--bitbake-args`) built, e.g.
+    /// `linux-qcom-rt, task listtasks`; absent for the whole image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
     pub status: BuildStatus,
     pub duration_secs: f64,
     pub kas_file: PathBuf,
@@ -132,7 +136,7 @@ impl BuildResult {
     pub(crate) fn success_lines(&self) -> Vec<String> {
         let mut lines = vec![format!(
             "{} for {} in {}",
-            self.image,
+            self.partial.as_deref().unwrap_or(&self.image),
             self.machine,
             duration(self.duration_secs)
         )];
@@ -259,6 +263,7 @@ mod tests {
         let result = BuildResult {
             machine: "m".into(),
             image: "img".into(),
+            partial: None,
             status: BuildStatus::Failed,
             duration_secs: 1.0,
             kas_file: "k.yml".into(),

@@ -113,11 +113,14 @@ pub(crate) fn build(
     } else {
         BuildStatus::Failed
     };
-    let artifacts = (status == BuildStatus::Succeeded)
+    let partial = job.spec.partial(&job.image);
+    // A partial build makes no image: its deploy folder is not looked into (nor warned about).
+    let artifacts = (status == BuildStatus::Succeeded && partial.is_none())
         .then(|| Artifacts::find(&job.layout.deploy_dir(&job.machine), &job.image, &job.machine));
     Ok(BuildResult {
         machine: job.machine.clone(),
         image: job.image.clone(),
+        partial,
         status,
         duration_secs: start.elapsed().as_secs_f64(),
         kas_file: job.layout.kas_file.clone(),

@@ -85,10 +85,18 @@ fn image_with_fake_bitbake_json_and_pass_through_options() {
             ],
         )
         .run()
-        .ignore_stderr()
         .success();
     assert_eq!(project.recorded("argv").trim_end(), "-c compile -k -DD linux-qcom-rt");
+    // A partial build says what it built, and does not look for (or warn about) an image.
+    let stderr = run.stderr();
+    assert!(
+        stderr.contains("Built linux-qcom-rt, task compile, bitbake -k -DD for iq-9075-evk in"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("qcomflash"), "{stderr}");
     let json = run.json();
+    assert_eq!(json["partial"], "linux-qcom-rt, task compile, bitbake -k -DD");
+    assert!(json["artifacts"].is_null(), "{}", json["artifacts"]);
     assert_eq!(json["status"], "succeeded");
     assert_eq!(json["tasks"]["attempted"], 14);
     assert_eq!(json["sstate"]["match_percent"], 80);
@@ -281,10 +289,13 @@ fn image_with_real_bitbake_parse_only_streams_progress_and_leaves_no_server() {
         .run()
         .success();
     assert!(run.stderr().contains("rb3gen2-core-kit parsed 5 recipes"), "{}", run.stderr());
+    // `-p` only parses: the summary says so, and no image is looked for.
+    let stderr = run.stderr();
     assert!(
-        run.stderr()
-            .contains("warning: no qcom-multimedia-image-rb3gen2-core-kit.rootfs*.qcomflash")
+        stderr.contains("Built qcom-multimedia-image, bitbake -p for rb3gen2-core-kit"),
+        "{stderr}"
     );
+    assert!(!stderr.contains("qcomflash"), "{stderr}");
     let left = processes_mentioning(&dir.path().to_string_lossy());
     assert!(left.is_empty(), "left running: {left:?}");
 }
