@@ -15,6 +15,7 @@ use crate::exit::Interrupted;
 use crate::kas::BuildPaths;
 use crate::kas::command;
 use crate::kasrun::check_writable;
+use crate::lock::LockFile;
 use crate::plan::{PlanError, PlanRequest, Settings};
 use crate::runner::{Runner, check_status, signals};
 use crate::ui::Ui;
@@ -91,7 +92,10 @@ pub(crate) fn resolve(
                 None => Some(site.out.join(crate::render::lock_name(&machine.name)))
                     .filter(|p| p.is_file()),
             };
-            if let Some(meta_qcom) = warm(settings, &site.work, lock.as_deref(), ui) {
+            // A lock that cannot be read pins nothing here (`--lock` was checked before; the
+            // build reports a bad lock beside the kas file).
+            let lock = lock.and_then(|lock| crate::lock::LockFile::read(&lock).ok());
+            if let Some(meta_qcom) = warm(settings, &site.work, lock.as_ref(), ui) {
                 return Ok(Resolved {
                     meta_qcom: Some(meta_qcom),
                     checked_out: true,
@@ -99,7 +103,7 @@ pub(crate) fn resolve(
                 });
             }
             let (meta_qcom, kas_secs) =
-                checkout(settings, &site, lock.as_deref(), options, runner, ui)?;
+                checkout(settings, &site, lock.as_ref(), options, runner, ui)?;
             Ok(Resolved { meta_qcom, checked_out: true, kas_secs })
         }
     }
@@ -108,14 +112,12 @@ pub(crate) fn resolve(
 /// The checkout in the work folder, opened, when `kas checkout` would leave it as it is (a
 /// warm run: see [`super::warm_checkout`]); the commit pinned is the lock's meta-qcom pin, else
 /// `--meta-qcom-commit`.
-fn warm(settings: &Settings, work: &Path, lock: Option<&Path>, ui: &Ui) -> Option<MetaQcom> {
+fn warm(settings: &Settings, work: &Path, lock: Option<&LockFile>, ui: &Ui) -> Option<MetaQcom> {
     let spec = &settings.meta_qcom;
-    let locked = lock
-        .and_then(|lock| crate::lock::LockFile::read(lock).ok())
-        .and_then(|lock| lock.repos.get("meta-qcom").map(|pin| pin.commit.as_str().to_string()));
-    let pinned = locked.or_else(|| spec.commit.as_ref().map(|c| c.as_str().to_string()));
+    let locked = lock.and_then(|lock| lock.repos.get("meta-qcom")).map(|pin| pin.commit.as_str());
+    let pinned = locked.or_else(|| spec.commit.as_ref().map(|c| c.as_str()));
     let dir = checkout_dir(work);
-    let head = super::warm_checkout::unchanged_head(&dir, spec.branch.as_str(), pinned.as_deref())?;
+    let head = super::warm_checkout::unchanged_head(&dir, spec.branch.as_str(), pinned)?;
     let meta_qcom = MetaQcom::open(&dir).ok()?;
     ui.detail(format!(
         "meta-qcom in {} is already at {head}, where kas checkout would leave it; reading it as it is",
@@ -158,7 +160,7 @@ struct Repo<'a> {
 fn checkout(
     settings: &Settings,
     site: &Site,
-    lock: Option<&Path>,
+    lock: Option<&LockFile>,
     options: &ImageOptions,
     runner: &dyn Runner,
     ui: &Ui,
@@ -188,10 +190,8 @@ fn checkout(
     let yaml = serde_yaml::to_string(&file).unwrap_or_default();
     write(&kas_file, yaml.as_bytes())?;
     let pins = private.path().join("lock.yml");
-    // In kas's own form, as the build will read it; a lock that cannot be read pins nothing
-    // here (`--lock` was checked before; the build reports a bad lock beside the kas file).
+    // In kas's own form, as the build will read it.
     let pinned = lock
-        .and_then(|lock| crate::lock::LockFile::read(lock).ok())
         .map(|lock| lock.to_kas_yaml("The lock the build uses, for meta-qcom's checkout."))
         .unwrap_or_else(|| crate::kas_yaml::local_conf_include("No lock.", "rtbuild", &[]));
     write(&pins, pinned.as_bytes())?;

@@ -30,7 +30,7 @@ impl Post {
         spec: &BuildSpec,
         ui: &Ui,
     ) -> Result<Post, ImageError> {
-        let partial = spec.partial("").is_some();
+        let partial = spec.is_partial();
         if partial && bundle {
             return Err(ImageError::BundleNeedsWholeImage);
         }

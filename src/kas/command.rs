@@ -29,10 +29,15 @@ pub(crate) struct BuildSpec {
 }
 
 impl BuildSpec {
+    /// A `--target`, `--task` or `--bitbake-args` build: not the whole image.
+    pub(crate) fn is_partial(&self) -> bool {
+        !self.targets.is_empty() || self.task.is_some() || !self.bitbake_args.is_empty()
+    }
+
     /// What a partial build (`--target`, `--task`, `--bitbake-args`) of `image` builds, as the
     /// build's summary names it (`linux-qcom-rt, task listtasks`); `None` for the whole image.
     pub(crate) fn partial(&self, image: &str) -> Option<String> {
-        if self.targets.is_empty() && self.task.is_none() && self.bitbake_args.is_empty() {
+        if !self.is_partial() {
             return None;
         }
         let mut what =
