@@ -174,7 +174,7 @@ pub(super) fn run(args: HistoryArgs, ui: &Ui) -> crate::error::Result<Exit> {
             let filter = args.filter.filter()?;
             let mut runs = args.db.open()?.runs(&filter)?;
             if let Some(key) = &args.run {
-                let side = compare::select(&runs, key, None)?;
+                let side = compare::select(&mut runs.as_slice(), key, None)?;
                 runs = side.runs;
             }
             if ui.json() {
@@ -233,8 +233,7 @@ fn run_add(args: AddArgs, ui: &Ui) -> crate::error::Result<Exit> {
 
 fn run_compare(args: CompareArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let mut store = args.db.open()?;
-    let all = store.runs(&Filter::default())?;
-    let (a, b) = (compare::resolve(&all, &args.a)?, compare::resolve(&all, &args.b)?);
+    let (a, b) = (compare::resolve(&mut store, &args.a)?, compare::resolve(&mut store, &args.b)?);
     let configs = args
         .configs
         .iter()

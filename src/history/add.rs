@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::HistoryError;
-use super::store::{Filter, Store};
+use super::store::Store;
 use crate::formats::history_json::{Added, HistoryRun};
 
 #[derive(Debug, Clone, Default)]
@@ -46,8 +46,7 @@ pub(crate) fn add(store: &mut Store, request: &AddRequest) -> Result<Vec<Added>,
     }
     if let Some(pct) = request.check_pct {
         for (entry, run) in added.iter_mut().zip(&runs) {
-            let filter = Filter { machine: run.machine.clone(), ..Filter::default() };
-            let history = store.runs(&filter)?;
+            let history = super::regression::baseline_history(store, run)?;
             entry.check = Some(super::regression::check(run, &history, pct));
         }
     }

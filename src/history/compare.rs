@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::HistoryError;
+use super::store::{PrefixColumn, Store};
 use crate::formats::history_json::{
     CompareRow, CompareSide, Comparison, HistoryResult, HistoryRun, InputChange, SCHEMA,
 };
@@ -20,59 +21,98 @@ pub(crate) struct Side {
 /// Shortest digest prefix accepted for a run or a bundle.
 const MIN_PREFIX: usize = 6;
 
+/// Where [`select`] looks runs up: the store (one query per question, however long the
+/// history) or runs already read.
+pub(crate) trait Lookup {
+    /// At most two runs whose digest starts with `prefix` (two: enough to call it ambiguous).
+    fn by_digest_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError>;
+    fn by_bundle_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError>;
+    fn by_release(&mut self, release: &str) -> Result<Vec<HistoryRun>, HistoryError>;
+    fn by_digest(&mut self, digest: &str) -> Result<Option<HistoryRun>, HistoryError>;
+}
+
+impl Lookup for Store {
+    fn by_digest_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError> {
+        self.runs_by_prefix(PrefixColumn::Digest, prefix, Some(2))
+    }
+    fn by_bundle_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError> {
+        self.runs_by_prefix(PrefixColumn::Bundle, prefix, None)
+    }
+    fn by_release(&mut self, release: &str) -> Result<Vec<HistoryRun>, HistoryError> {
+        self.runs_of_release(release)
+    }
+    fn by_digest(&mut self, digest: &str) -> Result<Option<HistoryRun>, HistoryError> {
+        self.run(digest)
+    }
+}
+
+impl Lookup for &[HistoryRun] {
+    fn by_digest_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError> {
+        Ok(self.iter().filter(|r| r.digest.starts_with(prefix)).take(2).cloned().collect())
+    }
+    fn by_bundle_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError> {
+        Ok(self
+            .iter()
+            .filter(|r| r.bundle_digest.as_deref().is_some_and(|d| d.starts_with(prefix)))
+            .cloned()
+            .collect())
+    }
+    fn by_release(&mut self, release: &str) -> Result<Vec<HistoryRun>, HistoryError> {
+        Ok(self.iter().filter(|r| r.kernel_release.as_deref() == Some(release)).cloned().collect())
+    }
+    fn by_digest(&mut self, digest: &str) -> Result<Option<HistoryRun>, HistoryError> {
+        Ok(self.iter().find(|r| r.digest == digest).cloned())
+    }
+}
+
 /// A side as the user named it: a result folder or LAVA log (read, and matched to its record),
 /// a bundle manifest or archive, or what [`select`] takes.
-pub(crate) fn resolve(all: &[HistoryRun], key: &str) -> Result<Side, HistoryError> {
+pub(crate) fn resolve(runs: &mut dyn Lookup, key: &str) -> Result<Side, HistoryError> {
     let path = std::path::Path::new(key);
     if path.is_dir() || (path.is_file() && crate::report::input::is_lava_log(path)) {
         let run = super::record::read(path, None)?;
-        return select(all, key, Some(run));
+        return select(runs, key, Some(run));
     }
     if path.is_file() {
         let bundle = super::bundle_identity::read(path)?;
-        return select(all, &bundle.digest, None);
+        return select(runs, &bundle.digest, None);
     }
-    select(all, key, None)
+    select(runs, key, None)
 }
 
-/// Selects `key` among `all`: a run digest (prefix), a bundle digest (prefix), or a kernel
-/// release. `extra` is a run read from disk (a result folder passed as A or B), matched by
+/// Selects `key` among `runs`: a run digest (prefix), a bundle digest (prefix), or a kernel
+/// release. `from_disk` is a run read from disk (a result folder passed as A or B), matched by
 /// digest or used as it is.
 pub(crate) fn select(
-    all: &[HistoryRun],
+    runs: &mut dyn Lookup,
     key: &str,
     from_disk: Option<HistoryRun>,
 ) -> Result<Side, HistoryError> {
     if let Some(run) = from_disk {
-        let stored = all.iter().find(|r| r.digest == run.digest).cloned();
-        let run = stored.unwrap_or(run);
+        let run = runs.by_digest(&run.digest)?.unwrap_or(run);
         return Ok(Side { selected: format!("run {}", short(&run.digest)), runs: vec![run] });
     }
     let hex = key.len() >= MIN_PREFIX && key.bytes().all(|b| b.is_ascii_hexdigit());
     if hex {
         let key = key.to_ascii_lowercase();
-        let runs: Vec<&HistoryRun> = all.iter().filter(|r| r.digest.starts_with(&key)).collect();
-        match runs.as_slice() {
-            [run] => {
+        let mut matching = runs.by_digest_prefix(&key)?;
+        match matching.len() {
+            1 => {
+                let run = matching.remove(0);
                 return Ok(Side {
                     selected: format!("run {}", short(&run.digest)),
-                    runs: vec![(*run).clone()],
+                    runs: vec![run],
                 });
             }
-            [] => {}
+            0 => {}
             _ => return Err(HistoryError::Ambiguous(key)),
         }
-        let bundles: Vec<HistoryRun> = all
-            .iter()
-            .filter(|r| r.bundle_digest.as_deref().is_some_and(|d| d.starts_with(&key)))
-            .cloned()
-            .collect();
+        let bundles = runs.by_bundle_prefix(&key)?;
         if !bundles.is_empty() {
             return Ok(Side { selected: format!("bundle {}", short(&key)), runs: bundles });
         }
     }
-    let releases: Vec<HistoryRun> =
-        all.iter().filter(|r| r.kernel_release.as_deref() == Some(key)).cloned().collect();
+    let releases = runs.by_release(key)?;
     if !releases.is_empty() {
         return Ok(Side { selected: format!("kernel release {key}"), runs: releases });
     }

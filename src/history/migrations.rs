@@ -49,6 +49,10 @@ const MIGRATIONS: &[&str] = &[
         reasons TEXT NOT NULL,
         PRIMARY KEY (run_digest, position)
     );",
+    // 2: the lookups `compare` makes by bundle digest prefix and by kernel release (chosen with
+    // benches/history.rs; the machine, start-time and digest lookups use the indexes above).
+    "CREATE INDEX runs_by_bundle ON runs (bundle_digest);
+    CREATE INDEX runs_by_release ON runs (kernel_release);",
 ];
 
 /// The schema version this rtbuild writes and reads.

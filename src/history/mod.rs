@@ -93,8 +93,7 @@ pub(crate) fn check_report(
             runs.first().and_then(Option::as_ref),
             None,
         );
-        let filter = store::Filter { machine: run.machine.clone(), ..store::Filter::default() };
-        let history = store.runs(&filter)?;
+        let history = regression::baseline_history(&mut store, &run)?;
         checks.push(regression::check(&run, &history, pct));
     }
     Ok(checks)

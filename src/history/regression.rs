@@ -4,7 +4,9 @@
 //! the baseline by more than `regression_pct`, or is over the threshold where the baseline was
 //! not. Invalid runs are never part of a baseline, and an invalid run is not compared.
 
+use super::HistoryError;
 use super::compare::{changed_inputs, figure, short};
+use super::store::Store;
 use crate::formats::history_json::{Finding, HistoryRun, RegressionCheck};
 
 /// How many earlier valid runs form a baseline.
@@ -13,11 +15,42 @@ pub(crate) const BASELINE_RUNS: usize = 5;
 /// The default `--regression-pct`.
 pub(crate) const DEFAULT_PCT: f64 = 20.0;
 
+/// The runs a check of `run` needs from `store`: the newest earlier valid runs of its machine,
+/// read a page at a time until each of its valid rows has [`BASELINE_RUNS`] of them or none are
+/// left, so a long history costs a few pages, not every run the machine ever had.
+pub(crate) fn baseline_history(
+    store: &mut Store,
+    run: &HistoryRun,
+) -> Result<Vec<HistoryRun>, HistoryError> {
+    let mut limit = 8 * BASELINE_RUNS;
+    loop {
+        let runs = store.earlier_valid_runs(run, limit)?;
+        let enough = run.results.iter().filter(|r| r.valid).all(|row| {
+            runs.iter()
+                .filter(|h| {
+                    h.results
+                        .iter()
+                        .any(|r| r.valid && r.scenario == row.scenario && r.test == row.test)
+                })
+                .count()
+                >= BASELINE_RUNS
+        });
+        if enough || runs.len() < limit {
+            return Ok(runs);
+        }
+        limit *= 4;
+    }
+}
+
 /// The metrics compared.
 const METRICS: [&str; 2] = ["max", "p99.9"];
 
 /// Checks `run` against `history` (which may contain `run` itself; it is skipped).
-pub(crate) fn check(run: &HistoryRun, history: &[HistoryRun], pct: f64) -> RegressionCheck {
+pub(crate) fn check<'a>(
+    run: &HistoryRun,
+    history: impl IntoIterator<Item = &'a HistoryRun>,
+    pct: f64,
+) -> RegressionCheck {
     let mut out = RegressionCheck {
         run: run.digest.clone(),
         machine: run.machine.clone(),
@@ -30,7 +63,7 @@ pub(crate) fn check(run: &HistoryRun, history: &[HistoryRun], pct: f64) -> Regre
         return out;
     }
     let earlier: Vec<&HistoryRun> = history
-        .iter()
+        .into_iter()
         .filter(|h| {
             h.digest != run.digest
                 && h.valid
@@ -42,19 +75,31 @@ pub(crate) fn check(run: &HistoryRun, history: &[HistoryRun], pct: f64) -> Regre
         })
         .collect();
     let mut baseline_runs: Vec<&HistoryRun> = Vec::new();
+    // The newest earlier runs that measured a scenario and test validly, found once per pair
+    // (a run has a row per CPU of each).
+    let mut newest_with: std::collections::HashMap<(&str, &str), Vec<&HistoryRun>> =
+        std::collections::HashMap::new();
     for row in run.results.iter().filter(|r| r.valid) {
-        // The newest earlier runs that measured this scenario and test validly.
-        let mut with: Vec<&HistoryRun> = earlier
-            .iter()
-            .copied()
-            .filter(|h| {
-                h.results
+        let with: Vec<&HistoryRun> = newest_with
+            .entry((&row.scenario, &row.test))
+            .or_insert_with(|| {
+                let mut with: Vec<&HistoryRun> = earlier
                     .iter()
-                    .any(|r| r.valid && r.scenario == row.scenario && r.test == row.test)
+                    .copied()
+                    .filter(|h| {
+                        h.results
+                            .iter()
+                            .any(|r| r.valid && r.scenario == row.scenario && r.test == row.test)
+                    })
+                    .collect();
+                with.sort_by(|a, b| {
+                    (b.started_unix.unwrap_or(0), &b.digest)
+                        .cmp(&(a.started_unix.unwrap_or(0), &a.digest))
+                });
+                with.truncate(BASELINE_RUNS);
+                with
             })
-            .collect();
-        with.sort_by_key(|h| std::cmp::Reverse((h.started_unix.unwrap_or(0), h.digest.clone())));
-        with.truncate(BASELINE_RUNS);
+            .clone();
         for h in &with {
             if !baseline_runs.iter().any(|b| b.digest == h.digest) {
                 baseline_runs.push(h);

@@ -57,14 +57,16 @@ impl Backend for Sqlite {
         let params: Vec<SqlValue> = params.iter().map(to_sql).collect();
         let changed = self
             .connection
-            .execute(sql, rusqlite::params_from_iter(params.iter()))
+            .prepare_cached(sql)
+            .map_err(error)?
+            .execute(rusqlite::params_from_iter(params.iter()))
             .map_err(error)?;
         Ok(changed as u64)
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, DbError> {
         let params: Vec<SqlValue> = params.iter().map(to_sql).collect();
-        let mut statement = self.connection.prepare(sql).map_err(error)?;
+        let mut statement = self.connection.prepare_cached(sql).map_err(error)?;
         let columns = statement.column_count();
         let mut rows = statement.query(rusqlite::params_from_iter(params.iter())).map_err(error)?;
         let mut out = Vec::new();

@@ -7,6 +7,13 @@ use super::location::Location;
 use super::migrations::{self, Schema};
 use crate::formats::history_json::{HistoryResult, HistoryRun};
 
+/// A digest column a prefix is looked up in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PrefixColumn {
+    Digest,
+    Bundle,
+}
+
 /// Which runs to read.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Filter {
@@ -25,6 +32,10 @@ pub(crate) struct Store {
 const RUN_COLUMNS: &str = "digest, source, kind, added_unix, machine, target, kernel_release, \
      kernel_version, kernel_config_digest, lock_digest, bundle_digest, tuning_fingerprint, \
      started_unix, duration_s, threshold_us, verdict, valid, reasons, inputs";
+
+/// Result rows per INSERT: 15 parameters each stays under SQLite's 32,766 and PostgreSQL's
+/// 65,535 parameters a statement.
+const RESULT_ROWS_PER_INSERT: usize = 500;
 
 const RESULT_COLUMNS: &str = "scenario, test, cpu, samples, min_us, avg_us, p99_us, p999_us, \
      max_us, overflows, verdict, valid, reasons";
@@ -81,7 +92,8 @@ impl Store {
         Ok(added)
     }
 
-    /// The runs `filter` selects, oldest first (by start time, then digest).
+    /// The runs `filter` selects, oldest first (by start time, then digest), each with its
+    /// results: two queries, however many runs.
     pub(crate) fn runs(&mut self, filter: &Filter) -> Result<Vec<HistoryRun>, HistoryError> {
         let mut clauses = Vec::new();
         let mut params: Vec<Value> = Vec::new();
@@ -100,27 +112,145 @@ impl Store {
                 params.len()
             ));
         }
-        let mut sql = format!("SELECT {RUN_COLUMNS} FROM runs");
+        let mut selected = String::from("SELECT digest FROM runs");
         if !clauses.is_empty() {
-            sql.push_str(" WHERE ");
-            sql.push_str(&clauses.join(" AND "));
+            selected.push_str(" WHERE ");
+            selected.push_str(&clauses.join(" AND "));
         }
-        sql.push_str(" ORDER BY COALESCE(started_unix, 0), digest");
-        let rows = self.db.query(&sql, &params).map_err(|e| self.failed(e))?;
-        let mut runs: Vec<HistoryRun> = rows.iter().map(|row| run_from_row(row)).collect();
-        for run in &mut runs {
-            let results = self
-                .db
-                .query(
-                    &format!(
-                        "SELECT {RESULT_COLUMNS} FROM results WHERE run_digest = $1 ORDER BY position"
-                    ),
-                    &[run.digest.as_str().into()],
-                )
-                .map_err(|e| self.failed(e))?;
-            run.results = results.iter().map(|row| result_from_row(row)).collect();
-            if let Some(scenario) = &filter.scenario {
-                run.results.retain(|r| &r.scenario == scenario);
+        let runs = self.query_runs(
+            &format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE digest IN ({selected}) \
+                 ORDER BY COALESCE(started_unix, 0), digest"
+            ),
+            &params,
+        )?;
+        let mut results_sql = format!("run_digest IN ({selected})");
+        let mut params = params;
+        if let Some(scenario) = &filter.scenario {
+            params.push(scenario.as_str().into());
+            results_sql.push_str(&format!(" AND scenario = ${}", params.len()));
+        }
+        self.with_results(runs, &results_sql, &params)
+    }
+
+    /// The valid runs of `run`'s machine that started no later than it (or whose start, or its
+    /// own, is unknown), newest first, other than `run` itself: at most `limit` of them, with
+    /// their results. What a regression baseline is chosen from.
+    pub(crate) fn earlier_valid_runs(
+        &mut self,
+        run: &HistoryRun,
+        limit: usize,
+    ) -> Result<Vec<HistoryRun>, HistoryError> {
+        let params: Vec<Value> = vec![
+            run.machine.as_deref().into(),
+            run.digest.as_str().into(),
+            run.started_unix.into(),
+            (limit as i64).into(),
+        ];
+        // `machine = $1` (not IS NOT DISTINCT FROM, which PostgreSQL cannot look up in an
+        // index); the casts give PostgreSQL the parameters' types where they stand alone.
+        let selected = "SELECT digest FROM runs \
+             WHERE (machine = $1 OR (machine IS NULL AND CAST($1 AS TEXT) IS NULL)) \
+             AND valid = 1 AND digest <> $2 \
+             AND (started_unix IS NULL OR started_unix <= $3 OR CAST($3 AS BIGINT) IS NULL) \
+             ORDER BY COALESCE(started_unix, 0) DESC, digest DESC LIMIT $4";
+        let runs = self.query_runs(
+            &format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE digest IN ({selected}) \
+                 ORDER BY COALESCE(started_unix, 0) DESC, digest DESC"
+            ),
+            &params,
+        )?;
+        self.with_results(runs, &format!("run_digest IN ({selected})"), &params)
+    }
+
+    /// The runs whose `column` starts with `prefix` (lowercase hex), at most `limit`, with
+    /// their results.
+    pub(crate) fn runs_by_prefix(
+        &mut self,
+        column: PrefixColumn,
+        prefix: &str,
+        limit: Option<usize>,
+    ) -> Result<Vec<HistoryRun>, HistoryError> {
+        // A range on the column rather than LIKE: the index serves it on both backends.
+        let column = match column {
+            PrefixColumn::Digest => "digest",
+            PrefixColumn::Bundle => "bundle_digest",
+        };
+        let mut params: Vec<Value> = vec![prefix.into()];
+        let mut selected = format!("SELECT digest FROM runs WHERE {column} >= $1");
+        if let Some(end) = hex_successor(prefix) {
+            params.push(end.as_str().into());
+            selected.push_str(&format!(" AND {column} < ${}", params.len()));
+        }
+        if let Some(limit) = limit {
+            params.push((limit as i64).into());
+            selected.push_str(&format!(" ORDER BY digest LIMIT ${}", params.len()));
+        }
+        self.selected_runs(&selected, &params)
+    }
+
+    /// The runs of kernel release `release`, with their results.
+    pub(crate) fn runs_of_release(
+        &mut self,
+        release: &str,
+    ) -> Result<Vec<HistoryRun>, HistoryError> {
+        self.selected_runs("SELECT digest FROM runs WHERE kernel_release = $1", &[release.into()])
+    }
+
+    /// The run with `digest`, with its results.
+    pub(crate) fn run(&mut self, digest: &str) -> Result<Option<HistoryRun>, HistoryError> {
+        let runs =
+            self.selected_runs("SELECT digest FROM runs WHERE digest = $1", &[digest.into()])?;
+        Ok(runs.into_iter().next())
+    }
+
+    /// The runs whose digests `selected` (a query of one column) returns, oldest first.
+    fn selected_runs(
+        &mut self,
+        selected: &str,
+        params: &[Value],
+    ) -> Result<Vec<HistoryRun>, HistoryError> {
+        let runs = self.query_runs(
+            &format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE digest IN ({selected}) \
+                 ORDER BY COALESCE(started_unix, 0), digest"
+            ),
+            params,
+        )?;
+        self.with_results(runs, &format!("run_digest IN ({selected})"), params)
+    }
+
+    fn query_runs(&mut self, sql: &str, params: &[Value]) -> Result<Vec<HistoryRun>, HistoryError> {
+        let rows = self.db.query(sql, params).map_err(|e| self.failed(e))?;
+        Ok(rows.iter().map(|row| run_from_row(row)).collect())
+    }
+
+    /// Fills in each run's results from the rows `results_where` selects, in one query.
+    fn with_results(
+        &mut self,
+        mut runs: Vec<HistoryRun>,
+        results_where: &str,
+        params: &[Value],
+    ) -> Result<Vec<HistoryRun>, HistoryError> {
+        if runs.is_empty() {
+            return Ok(runs);
+        }
+        let rows = self
+            .db
+            .query(
+                &format!(
+                    "SELECT run_digest, {RESULT_COLUMNS} FROM results WHERE {results_where} \
+                     ORDER BY run_digest, position"
+                ),
+                params,
+            )
+            .map_err(|e| self.failed(e))?;
+        let at: std::collections::HashMap<String, usize> =
+            runs.iter().enumerate().map(|(at, run)| (run.digest.clone(), at)).collect();
+        for row in rows {
+            if let Some(&at) = at.get(&text(&row, 0)) {
+                runs[at].results.push(result_from_row(&row[1..]));
             }
         }
         Ok(runs)
@@ -172,34 +302,67 @@ fn insert(db: &mut dyn Backend, run: &HistoryRun) -> Result<bool, DbError> {
     if changed == 0 {
         return Ok(false);
     }
-    for (position, r) in run.results.iter().enumerate() {
-        let params: Vec<Value> = vec![
-            run.digest.as_str().into(),
-            (position as i64).into(),
-            r.scenario.as_str().into(),
-            r.test.as_str().into(),
-            r.cpu.map(i64::from).into(),
-            r.samples.map(|v| v as i64).into(),
-            r.min_us.into(),
-            r.avg_us.into(),
-            r.p99_us.into(),
-            r.p999_us.into(),
-            r.max_us.into(),
-            r.overflows.map(|v| v as i64).into(),
-            r.verdict.as_str().into(),
-            i64::from(r.valid).into(),
-            json(&r.reasons).as_str().into(),
-        ];
-        let placeholders: Vec<String> = (1..=params.len()).map(|n| format!("${n}")).collect();
+    // The results in as few statements as the backends' parameter limits allow.
+    let rows: Vec<Vec<Value>> = run
+        .results
+        .iter()
+        .enumerate()
+        .map(|(position, r)| {
+            vec![
+                run.digest.as_str().into(),
+                (position as i64).into(),
+                r.scenario.as_str().into(),
+                r.test.as_str().into(),
+                r.cpu.map(i64::from).into(),
+                r.samples.map(|v| v as i64).into(),
+                r.min_us.into(),
+                r.avg_us.into(),
+                r.p99_us.into(),
+                r.p999_us.into(),
+                r.max_us.into(),
+                r.overflows.map(|v| v as i64).into(),
+                r.verdict.as_str().into(),
+                i64::from(r.valid).into(),
+                json(&r.reasons).as_str().into(),
+            ]
+        })
+        .collect();
+    for chunk in rows.chunks(RESULT_ROWS_PER_INSERT) {
+        let mut params: Vec<Value> = Vec::with_capacity(chunk.len() * 15);
+        let mut tuples = Vec::with_capacity(chunk.len());
+        for row in chunk {
+            let first = params.len();
+            params.extend(row.iter().cloned());
+            let numbers: Vec<String> =
+                (first + 1..=params.len()).map(|n| format!("${n}")).collect();
+            tuples.push(format!("({})", numbers.join(", ")));
+        }
         db.execute(
             &format!(
-                "INSERT INTO results (run_digest, position, {RESULT_COLUMNS}) VALUES ({})",
-                placeholders.join(", ")
+                "INSERT INTO results (run_digest, position, {RESULT_COLUMNS}) VALUES {}",
+                tuples.join(", ")
             ),
             &params,
         )?;
     }
     Ok(true)
+}
+
+/// The first lowercase hex string after every string that starts with `prefix` ("ab" → "ac",
+/// "af" → "b"); none after "fff…". Digits sort before letters in every collation, so the range
+/// holds on PostgreSQL's locale collations too.
+fn hex_successor(prefix: &str) -> Option<String> {
+    let mut digits: Vec<u8> = prefix.bytes().collect();
+    while let Some(last) = digits.pop() {
+        let next = match last {
+            b'0'..=b'8' | b'a'..=b'e' => last + 1,
+            b'9' => b'a',
+            _ => continue,
+        };
+        digits.push(next);
+        return String::from_utf8(digits).ok();
+    }
+    None
 }
 
 /// A JSON text column.

@@ -97,3 +97,151 @@ fn the_sqlite_store_keeps_every_field_and_each_digest_once() {
     let since = super::store::Filter { since_unix: Some(15), ..Default::default() };
     assert_eq!(store.runs(&since).unwrap().len(), 1);
 }
+
+/// A run of `machine` at `started` (or unknown) with one row per (scenario, test) of `pairs`,
+/// each on CPUs 1 and 2.
+fn run_of(machine: &str, digest: &str, started: Option<i64>, max: f64, valid: bool) -> HistoryRun {
+    let mut results = Vec::new();
+    for scenario in ["idle", "stress"] {
+        for cpu in [1, 2] {
+            results.push(HistoryResult {
+                scenario: scenario.to_string(),
+                test: "cyclictest".to_string(),
+                cpu: Some(cpu),
+                max_us: Some(max + f64::from(cpu)),
+                p999_us: Some(max / 2.0),
+                valid,
+                verdict: "PASS".to_string(),
+                ..HistoryResult::default()
+            });
+        }
+    }
+    HistoryRun {
+        digest: digest.to_string(),
+        machine: Some(machine.to_string()),
+        started_unix: started,
+        threshold_us: 100.0,
+        valid,
+        verdict: if valid { "PASS" } else { "INVALID" }.to_string(),
+        results,
+        ..HistoryRun::default()
+    }
+}
+
+#[test]
+fn the_store_finds_a_baseline_a_digest_prefix_a_bundle_and_a_release_by_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = super::location::Location::Sqlite(dir.path().join("h.sqlite"));
+    let mut store = super::store::Store::open(&location).unwrap();
+    // Eight valid runs of rb3 at 10..80, one invalid at 85, one of another machine, one undated.
+    for n in 1..=8 {
+        let mut run = run_of("rb3", &format!("a{n}00"), Some(n * 10), 40.0, true);
+        run.bundle_digest = Some(if n <= 4 { "b0ff00" } else { "b10000" }.to_string());
+        run.kernel_release = Some(format!("6.18.{}-rt", n % 2));
+        assert!(store.add(&run).unwrap());
+    }
+    store.add(&run_of("rb3", "c100", Some(85), 40.0, false)).unwrap();
+    store.add(&run_of("iq8275", "c200", Some(50), 40.0, true)).unwrap();
+    store.add(&run_of("rb3", "c300", None, 40.0, true)).unwrap();
+    let now = run_of("rb3", "d100", Some(55), 40.0, true);
+    // Newest first, no later run, no invalid one, no other machine, the undated one last.
+    let earlier = store.earlier_valid_runs(&now, 3).unwrap();
+    let digests: Vec<&str> = earlier.iter().map(|r| r.digest.as_str()).collect();
+    assert_eq!(digests, ["a500", "a400", "a300"]);
+    assert_eq!(earlier[0].results.len(), 4, "each run comes with its results");
+    let all: Vec<String> =
+        store.earlier_valid_runs(&now, 100).unwrap().into_iter().map(|r| r.digest).collect();
+    assert_eq!(all, ["a500", "a400", "a300", "a200", "a100", "c300"]);
+    // The baseline pages until each pair has five runs: here all six earlier ones are needed.
+    let history = super::regression::baseline_history(&mut store, &now).unwrap();
+    assert_eq!(history.len(), 6);
+    let check = check(&now, &history, 20.0);
+    assert_eq!(check.baseline_runs, ["a500", "a400", "a300", "a200", "a100"]);
+
+    use super::compare::Lookup;
+    let prefix = |store: &mut super::store::Store, p: &str| -> Vec<String> {
+        store.by_digest_prefix(p).unwrap().into_iter().map(|r| r.digest).collect()
+    };
+    assert_eq!(prefix(&mut store, "a3"), ["a300"]);
+    assert_eq!(prefix(&mut store, "a"), ["a100", "a200"], "two are enough to be ambiguous");
+    assert_eq!(prefix(&mut store, "c3"), ["c300"]);
+    assert!(prefix(&mut store, "e").is_empty());
+    let bundle = |store: &mut super::store::Store, p: &str| -> usize {
+        store.by_bundle_prefix(p).unwrap().len()
+    };
+    // "b0ff" must not reach "b10000": the range ends at "b1", not at "b0fg".
+    assert_eq!(bundle(&mut store, "b0ff"), 4);
+    assert_eq!(bundle(&mut store, "b1"), 4);
+    assert_eq!(bundle(&mut store, "b"), 8);
+    assert_eq!(store.by_release("6.18.1-rt").unwrap().len(), 4);
+    assert_eq!(store.by_digest("c200").unwrap().unwrap().machine.as_deref(), Some("iq8275"));
+    assert!(store.by_digest("c2").unwrap().is_none());
+}
+
+#[test]
+fn a_long_trend_is_thinned_but_keeps_every_regression_and_invalid_run() {
+    // 1,000 daily runs at 40 µs; a regression (80 µs) on days 300 and 700, invalid runs on
+    // days 100, 500 and 900.
+    let runs: Vec<HistoryRun> = (0..1000)
+        .map(|day| {
+            let max = if day == 300 || day == 700 { 80.0 } else { 40.0 };
+            let valid = ![100, 500, 900].contains(&day);
+            run_of("rb3", &format!("{day:04}ffff"), Some(day * 86_400), max, valid)
+        })
+        .collect();
+    let page = super::trend::render(&runs, 20.0).unwrap();
+    // Two series (idle, stress), each with its note and both regressions ringed and listed.
+    assert_eq!(page.matches("1000 runs: drawn are the worst run").count(), 2, "{}", &page[..2000]);
+    for day in [300, 700] {
+        let row = format!("<code>{day:04}ffff</code>");
+        assert_eq!(page.matches(&row).count(), 2, "day {day} listed in both tables");
+    }
+    assert_eq!(page.matches("<circle class=\"regression\"").count(), 4);
+    for day in [100, 500, 900] {
+        assert_eq!(page.matches(&format!("<code>{day:04}ffff</code>")).count(), 2);
+    }
+    assert_eq!(page.matches("class=\"invalid\"").count(), 3 * 2 * 2, "max and p99.9 crosses");
+    // Each table: 2 regressions, 3 invalid runs and the 10 newest runs.
+    assert_eq!(page.matches("<tr id=").count(), 2 * (2 + 3 + 10));
+    // One valid point per slice (250), the regressions and the 10 newest, some of them the same.
+    let drawn = page.matches("<circle class=\"dmax\"").count();
+    assert!(drawn <= 2 * (250 + 2 + 10) && drawn >= 2 * 250, "{drawn} points drawn");
+}
+
+#[test]
+fn the_trend_regressions_are_those_each_run_gets_against_all_runs_of_its_machine() {
+    // Ties in start time, undated runs, invalid runs and two machines: the one-pass window must
+    // give each run the verdict `check` gives it against every run of its machine.
+    let mut runs = Vec::new();
+    for n in 0..60i64 {
+        let started = match n % 7 {
+            0 => None,
+            3 => Some((n / 2) * 10),
+            _ => Some(n * 10 / 3),
+        };
+        let max = 30.0 + ((n * 37) % 23) as f64 * if n % 11 == 0 { 3.0 } else { 1.0 };
+        let machine = if n % 5 == 0 { "iq8275" } else { "rb3" };
+        runs.push(run_of(machine, &format!("{:04x}", n * 2654 % 65536), started, max, n % 13 != 4));
+    }
+    let page = super::trend::render(&runs, 10.0).unwrap();
+    for run in runs.iter().filter(|r| r.valid) {
+        let mine: Vec<&HistoryRun> = runs.iter().filter(|h| h.machine == run.machine).collect();
+        let expected = check(run, mine, 10.0);
+        for scenario in ["idle", "stress"] {
+            let flagged = expected.findings.iter().any(|f| f.scenario == scenario);
+            let row = page
+                .split("<tr id=")
+                .find(|row| {
+                    row.contains(&format!("<code>{}</code>", run.digest))
+                        && row.starts_with(&format!(
+                            "\"s{}-",
+                            ["idle", "stress"].iter().position(|s| *s == scenario).unwrap()
+                                + if run.machine.as_deref() == Some("rb3") { 2 } else { 0 }
+                        ))
+                })
+                .unwrap_or_else(|| panic!("row of {} {scenario}", run.digest));
+            assert_eq!(row.contains("REGRESSION"), flagged, "{} {scenario}: {row}", run.digest);
+        }
+    }
+    assert!(page.contains("REGRESSION"), "the data has regressions to find");
+}

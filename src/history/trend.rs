@@ -6,7 +6,7 @@
 //! Figures and positions are computed here; `templates/history.html.j2` lays them out, with
 //! HTML auto-escaping.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -20,6 +20,12 @@ const WIDTH: f64 = 1100.0;
 const HEIGHT: f64 = 300.0;
 const LEFT: f64 = 60.0;
 const TOP: f64 = 16.0;
+
+/// A series with more runs than this is thinned to the worst run of each of this many time
+/// slices (one slice is about 4 px of the plot), keeping every regression and invalid run.
+const MAX_POINTS: usize = 250;
+/// A thinned series' table lists its regressions, invalid runs and this many newest runs.
+const NEWEST_LISTED: usize = 10;
 
 #[derive(Debug, Serialize)]
 struct Page {
@@ -49,6 +55,10 @@ struct Series {
     x_ticks: Vec<Tick>,
     regressions: usize,
     invalid: usize,
+    /// The series' runs, and how many of them are drawn (fewer when thinned).
+    total: usize,
+    drawn: usize,
+    listed: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -63,6 +73,8 @@ struct Point {
     p999_us: String,
     valid: bool,
     regression: bool,
+    /// Has a row in the table (the point links to it).
+    listed: bool,
     kernel_release: String,
     lock: String,
     bundle: String,
@@ -93,10 +105,11 @@ pub(crate) fn render(runs: &[HistoryRun], pct: f64) -> Result<String, minijinja:
             }
         }
     }
+    let flagged = flagged(runs, pct);
     let series = by_series
         .into_iter()
         .enumerate()
-        .filter_map(|(at, (key, list))| series(at, &key, &list, runs, pct))
+        .filter_map(|(at, (key, list))| series(at, &key, &list, &flagged, pct))
         .collect();
     let page = Page {
         runs: runs.len(),
@@ -131,13 +144,110 @@ fn when(run: &HistoryRun) -> i64 {
     run.started_unix.unwrap_or(run.added_unix)
 }
 
+/// Each valid run's regressions as (scenario, test) pairs: what [`regression::check`] finds
+/// against every run of its machine, computed in one pass per machine with a window of each
+/// pair's newest valid runs (the only runs `check` takes a baseline from) instead of all of them.
+fn flagged(runs: &[HistoryRun], pct: f64) -> HashMap<&str, HashSet<(String, String)>> {
+    let mut out: HashMap<&str, HashSet<(String, String)>> = HashMap::new();
+    fn record<'a>(
+        out: &mut HashMap<&'a str, HashSet<(String, String)>>,
+        run: &'a HistoryRun,
+        check: crate::formats::history_json::RegressionCheck,
+    ) {
+        let pairs = check.findings.into_iter().map(|f| (f.scenario, f.test)).collect();
+        out.insert(run.digest.as_str(), pairs);
+    }
+    fn push<'a>(window: &mut HashMap<(&'a str, &'a str), Vec<&'a HistoryRun>>, h: &'a HistoryRun) {
+        let pairs: HashSet<(&str, &str)> = h
+            .results
+            .iter()
+            .filter(|r| r.valid)
+            .map(|r| (r.scenario.as_str(), r.test.as_str()))
+            .collect();
+        for pair in pairs {
+            let newest = window.entry(pair).or_default();
+            newest.push(h);
+            newest.sort_by(|a, b| newest_first(a, b));
+            newest.truncate(regression::BASELINE_RUNS + 1);
+        }
+    }
+    let mut by_machine: BTreeMap<Option<&str>, Vec<&HistoryRun>> = BTreeMap::new();
+    for run in runs.iter().filter(|r| r.valid) {
+        by_machine.entry(run.machine.as_deref()).or_default().push(run);
+    }
+    for list in by_machine.values() {
+        let (undated, mut dated): (Vec<&HistoryRun>, Vec<&HistoryRun>) =
+            list.iter().partition(|r| r.started_unix.is_none());
+        // A run of unknown start takes its baseline from every run of the machine.
+        for run in &undated {
+            record(&mut out, run, regression::check(run, list.iter().copied(), pct));
+        }
+        // The newest BASELINE_RUNS + 1 valid runs of each pair so far (one more than a baseline
+        // needs: the run checked may be among them).
+        let mut window: HashMap<(&str, &str), Vec<&HistoryRun>> = HashMap::new();
+        for h in &undated {
+            push(&mut window, h);
+        }
+        dated.sort_by(|a, b| newest_first(b, a));
+        for group in dated.chunk_by(|a, b| a.started_unix == b.started_unix) {
+            for h in group {
+                push(&mut window, h);
+            }
+            for run in group {
+                let mut candidates: Vec<&HistoryRun> = window.values().flatten().copied().collect();
+                candidates.sort_by(|a, b| a.digest.cmp(&b.digest));
+                candidates.dedup_by(|a, b| a.digest == b.digest);
+                record(&mut out, run, regression::check(run, candidates, pct));
+            }
+        }
+    }
+    out
+}
+
+/// Newest first: by start (unknown as 0), then digest, as a baseline is chosen.
+fn newest_first(a: &HistoryRun, b: &HistoryRun) -> std::cmp::Ordering {
+    (b.started_unix.unwrap_or(0), &b.digest).cmp(&(a.started_unix.unwrap_or(0), &a.digest))
+}
+
+/// Which of a series' runs (oldest first) are drawn: all of them, or when there are more than
+/// [`MAX_POINTS`], the worst valid run of each time slice, every regression and invalid run, and
+/// the newest [`NEWEST_LISTED`] runs.
+fn drawn(
+    list: &[&HistoryRun],
+    figures: &[(Option<f64>, Option<f64>)],
+    regression: &[bool],
+) -> Vec<bool> {
+    if list.len() <= MAX_POINTS {
+        return vec![true; list.len()];
+    }
+    let (first, last) = (when(list[0]), when(list[list.len() - 1]));
+    let span = (last - first).max(1) as f64;
+    let mut keep: Vec<bool> =
+        list.iter().zip(regression).map(|(r, flagged)| !r.valid || *flagged).collect();
+    let mut worst_of_slice: BTreeMap<usize, usize> = BTreeMap::new();
+    for (at, run) in list.iter().enumerate().filter(|(_, r)| r.valid) {
+        let slice =
+            (((when(run) - first) as f64 / span * MAX_POINTS as f64) as usize).min(MAX_POINTS - 1);
+        let figure = |at: usize| figures[at].0.or(figures[at].1).unwrap_or(f64::INFINITY);
+        let worst = worst_of_slice.entry(slice).or_insert(at);
+        if figure(at) > figure(*worst) {
+            *worst = at;
+        }
+    }
+    for at in worst_of_slice.into_values().chain(list.len() - NEWEST_LISTED..list.len()) {
+        keep[at] = true;
+    }
+    keep
+}
+
 fn series(
     at: usize,
     key: &Key,
     list: &[&HistoryRun],
-    all: &[HistoryRun],
+    flagged: &HashMap<&str, HashSet<(String, String)>>,
     pct: f64,
 ) -> Option<Series> {
+    let _ = pct;
     let mut list = list.to_vec();
     list.sort_by_key(|r| (when(r), r.digest.clone()));
     let figures: Vec<(Option<f64>, Option<f64>)> =
@@ -165,17 +275,23 @@ fn series(
     let x = |t: i64| -> f64 {
         if list.len() == 1 { LEFT + WIDTH / 2.0 } else { LEFT + (t - first) as f64 / span * WIDTH }
     };
-    let machine_runs: Vec<HistoryRun> =
-        all.iter().filter(|r| r.machine == list[0].machine).cloned().collect();
+    let pair = (key.1.clone(), key.2.clone());
+    let regressions: Vec<bool> = list
+        .iter()
+        .map(|run| flagged.get(run.digest.as_str()).is_some_and(|pairs| pairs.contains(&pair)))
+        .collect();
+    let keep = drawn(&list, &figures, &regressions);
+    let thinned = keep.iter().any(|k| !k);
+    let newest_listed = list.len().saturating_sub(NEWEST_LISTED);
     let points: Vec<Point> = list
         .iter()
         .zip(&figures)
-        .map(|(run, (max, p999))| {
-            let regression = run.valid
-                && regression::check(run, &machine_runs, pct)
-                    .findings
-                    .iter()
-                    .any(|f| f.scenario == key.1 && f.test == key.2);
+        .zip(&regressions)
+        .enumerate()
+        .filter(|(at, _)| keep[*at])
+        .map(|(index, ((run, (max, p999)), regression))| {
+            let regression = *regression;
+            let listed = !thinned || regression || !run.valid || index >= newest_listed;
             Point {
                 anchor: format!("s{at}-{}", short(&run.digest)),
                 digest: run.digest.clone(),
@@ -187,6 +303,7 @@ fn series(
                 p999_us: p999.map_or_else(|| "-".to_string(), number),
                 valid: run.valid,
                 regression,
+                listed,
                 kernel_release: run.kernel_release.clone().unwrap_or_else(|| "-".to_string()),
                 lock: run.lock_digest.as_deref().map_or("-", short).to_string(),
                 bundle: run.bundle_digest.as_deref().map_or("-", short).to_string(),
@@ -241,6 +358,9 @@ fn series(
         p999_line: line(|p| p.p999_y),
         regressions: points.iter().filter(|p| p.regression).count(),
         invalid: points.iter().filter(|p| !p.valid).count(),
+        total: list.len(),
+        drawn: points.len(),
+        listed: points.iter().filter(|p| p.listed).count(),
         points,
         y_ticks,
         x_ticks,

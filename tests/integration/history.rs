@@ -270,7 +270,7 @@ fn eight_concurrent_adds_lose_and_duplicate_nothing(kind: Kind) {
     want.sort();
     assert_eq!(sources, want);
     assert_eq!(db.scalar("SELECT COUNT(*) FROM results"), "9");
-    assert_eq!(db.scalar("SELECT COUNT(*) FROM rtbuild_schema"), "1");
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM rtbuild_schema"), "2");
 }
 
 fn invalid_runs_are_stored_and_shown_invalid(kind: Kind) {
@@ -445,18 +445,25 @@ fn check_flags_a_regression_against_the_valid_runs_only(kind: Kind) {
 fn an_empty_database_is_migrated_on_first_use(kind: Kind) {
     let db = Db::new(kind);
     db.rtbuild(&["history", "list"]).run().success().stdout_is("no runs recorded\n");
-    assert_eq!(db.scalar("SELECT MAX(version) FROM rtbuild_schema"), "1");
+    assert_eq!(db.scalar("SELECT MAX(version) FROM rtbuild_schema"), "2");
     assert_eq!(db.scalar("SELECT COUNT(*) FROM runs"), "0");
+    // A database an older rtbuild wrote (schema 1: no lookup indexes) gets migration 2 alone.
+    db.sql("DROP INDEX runs_by_bundle");
+    db.sql("DROP INDEX runs_by_release");
+    db.sql("DELETE FROM rtbuild_schema WHERE version = 2");
+    db.rtbuild(&["history", "list"]).run().success().stdout_is("no runs recorded\n");
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM rtbuild_schema"), "2");
+    db.sql("DROP INDEX runs_by_release");
 }
 
 fn a_database_from_a_newer_rtbuild_is_refused(kind: Kind) {
     let db = Db::new(kind);
     db.rtbuild(&["history", "list"]).run().success().stdout_is("no runs recorded\n");
-    db.sql("INSERT INTO rtbuild_schema (version) VALUES (2)");
+    db.sql("INSERT INTO rtbuild_schema (version) VALUES (3)");
     let run = db.run("r", 1_796_000_000, &[("stress", CPU1)], None);
     let shown = db.url.clone();
     db.rtbuild(&["history", "add", &run]).run().usage_error(&format!(
-        "the history database {shown} has schema version 2, but this rtbuild knows up to 1; upgrade rtbuild"
+        "the history database {shown} has schema version 3, but this rtbuild knows up to 2; upgrade rtbuild"
     ));
     assert_eq!(db.scalar("SELECT COUNT(*) FROM runs"), "0", "nothing written");
 }
