@@ -125,7 +125,6 @@ impl Store {
             &params,
         )?;
         let mut results_sql = format!("run_digest IN ({selected})");
-        let mut params = params;
         if let Some(scenario) = &filter.scenario {
             params.push(scenario.as_str().into());
             results_sql.push_str(&format!(" AND scenario = ${}", params.len()));

@@ -205,7 +205,7 @@ fn a_long_trend_is_thinned_but_keeps_every_regression_and_invalid_run() {
     assert_eq!(page.matches("<tr id=").count(), 2 * (2 + 3 + 10));
     // One valid point per slice (250), the regressions and the 10 newest, some of them the same.
     let drawn = page.matches("<circle class=\"dmax\"").count();
-    assert!(drawn <= 2 * (250 + 2 + 10) && drawn >= 2 * 250, "{drawn} points drawn");
+    assert!((2 * 250..=2 * (250 + 2 + 10)).contains(&drawn), "{drawn} points drawn");
 }
 
 #[test]
