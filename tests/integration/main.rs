@@ -24,6 +24,7 @@ mod lava_run_qemu;
 mod lava_test_plans;
 mod lock;
 mod machines;
+mod output_devices;
 mod matrix_ci_setup;
 mod path_injection;
 mod real_upstream;
