@@ -43,7 +43,7 @@ pub(crate) enum HistoryError {
     /// says what is wrong (damaged, locked, read-only), else the path is checked.
     #[error(
         "cannot open the history database {db}: {}",
-        crate::ui::with_fix(.message, "check --db (or RTBUILD_DB): it names an rtbuild history file")
+        crate::ui::with_fix(.message, "check --db (or RTBUILD_DB): it must name an SQLite history file")
     )]
     OpenFile { db: String, message: String },
     #[error(
