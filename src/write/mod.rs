@@ -332,21 +332,38 @@ fn target(path: &Path) -> Result<Target, WriteError> {
     }
 }
 
-/// Whether `path` names one of rtbuild's own open files: `/proc/self/fd/N`, `/dev/fd/N`, or a
-/// link straight to one (`/dev/stdout` → `/proc/self/fd/1`).
-fn is_descriptor_link(path: &Path) -> bool {
-    let fd_path = |p: &Path| {
+/// The descriptor `path` names when it is one of rtbuild's own open files: `/proc/self/fd/N`,
+/// `/dev/fd/N`, or a link straight to one (`/dev/stdout` → `/proc/self/fd/1`).
+fn descriptor_of(path: &Path) -> Option<u32> {
+    let fd = |p: &Path| {
         ["/proc/self/fd/", "/proc/thread-self/fd/", "/dev/fd/"]
             .iter()
-            .any(|prefix| p.strip_prefix(prefix).is_ok_and(|n| n.to_str().is_some_and(|n| n.parse::<u32>().is_ok())))
+            .find_map(|prefix| p.strip_prefix(prefix).ok()?.to_str()?.parse::<u32>().ok())
     };
-    fd_path(path) || std::fs::read_link(path).is_ok_and(|to| fd_path(&to))
+    fd(path).or_else(|| fd(&std::fs::read_link(path).ok()?))
+}
+
+fn is_descriptor_link(path: &Path) -> bool {
+    descriptor_of(path).is_some()
 }
 
 /// Writes `bytes` straight into the character device or FIFO at `path` (never created, never
 /// truncated, never replaced). A FIFO with no reader is refused at once instead of waited on.
 fn write_stream(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    // rtbuild's own stdout and stderr are written through the open descriptor, so the page and
+    // the lines printed after it share one file offset (`--html /dev/stdout > page.html`).
+    match descriptor_of(path) {
+        Some(1) => {
+            let mut out = std::io::stdout().lock();
+            return out.write_all(bytes).and_then(|()| out.flush()).map_err(io(path));
+        }
+        Some(2) => {
+            let mut err = std::io::stderr().lock();
+            return err.write_all(bytes).and_then(|()| err.flush()).map_err(io(path));
+        }
+        _ => {}
+    }
     let nonblock = rustix::fs::OFlags::NONBLOCK.bits() as i32;
     let file = match std::fs::OpenOptions::new().write(true).custom_flags(nonblock).open(path) {
         Ok(file) => file,
