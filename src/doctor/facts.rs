@@ -89,7 +89,7 @@ impl Facts {
                 4096,
             )
             .ok()
-                .and_then(|t| t.trim().parse().ok()),
+            .and_then(|t| t.trim().parse().ok()),
             open_files: open_file_limit(),
             kas_premirrors: target.kas_premirrors.clone(),
         }

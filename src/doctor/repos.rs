@@ -36,8 +36,7 @@ pub(crate) fn urls(meta_qcom_url: &str, work: &Path, files: &[&str]) -> Vec<Stri
         }
         seen.push(file.clone());
         // A kas file is a few KB: a FIFO, a device or a huge file is skipped, never read.
-        let Ok(text) = crate::base::input::read_to_string(&repo.join(&file), KAS_FILE_LIMIT)
-        else {
+        let Ok(text) = crate::base::input::read_to_string(&repo.join(&file), KAS_FILE_LIMIT) else {
             continue;
         };
         let Ok(yaml) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { continue };

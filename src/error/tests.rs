@@ -330,7 +330,13 @@ fn samples() -> Vec<(Error, Exit)> {
     let history = [
         (HistoryError::Url { url: "x".into(), message: "bad".into() }, U),
         (HistoryError::Open { db: "x".into(), message: "bad".into() }, U),
-        (HistoryError::OpenFile { db: "sqlite:x".into(), message: "file is not a database".into() }, U),
+        (
+            HistoryError::OpenFile {
+                db: "sqlite:x".into(),
+                message: "file is not a database".into(),
+            },
+            U,
+        ),
         (HistoryError::Newer { db: "x".into(), found: 3, latest: 2 }, U),
         (HistoryError::Db { db: "x".into(), message: "bad".into() }, F),
         (HistoryError::Input("bad".into()), U),

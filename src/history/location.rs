@@ -116,7 +116,10 @@ mod tests {
             assert!(!shown.contains(secret), "{shown}");
             assert!(shown.starts_with("postgres") && shown.contains(":***@db"), "{shown}");
         }
-        assert_eq!(redact("postgres://u:a/b@db/rt?password=c"), "postgres://u:***@db/rt?password=***");
+        assert_eq!(
+            redact("postgres://u:a/b@db/rt?password=c"),
+            "postgres://u:***@db/rt?password=***"
+        );
         let bad = Location::parse("mysql://u:pw@h/db").unwrap_err().to_string();
         assert!(!bad.contains("pw"), "{bad}");
     }

@@ -42,9 +42,7 @@ pub(crate) fn list(runs: &[HistoryRun]) -> String {
                 started(run),
                 or_dash(run.machine.as_deref()),
                 or_dash(run.kernel_release.as_deref()),
-                run.bundle_digest
-                    .as_deref()
-                    .map_or_else(|| "-".to_string(), |d| clean(short(d))),
+                run.bundle_digest.as_deref().map_or_else(|| "-".to_string(), |d| clean(short(d))),
                 clean(&run.verdict),
                 // An invalid run's figures are not comparable: not shown as a worst case.
                 if run.valid { us(worst) } else { "-".to_string() },

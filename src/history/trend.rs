@@ -172,7 +172,11 @@ fn series(
     let (first, last) = (when(list[0]), when(list[list.len() - 1]));
     let span = last.saturating_sub(first).max(1) as f64;
     let x = |t: i64| -> f64 {
-        if list.len() == 1 { LEFT + WIDTH / 2.0 } else { LEFT + t.saturating_sub(first) as f64 / span * WIDTH }
+        if list.len() == 1 {
+            LEFT + WIDTH / 2.0
+        } else {
+            LEFT + t.saturating_sub(first) as f64 / span * WIDTH
+        }
     };
     let machine_runs: Vec<HistoryRun> =
         all.iter().filter(|r| r.machine == list[0].machine).cloned().collect();

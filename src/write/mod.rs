@@ -324,7 +324,10 @@ fn target(path: &Path) -> Result<Target, WriteError> {
     } else if kind.is_dir() {
         Err(refused(path, "it is a folder; pass the name of a file to write"))
     } else if kind.is_block_device() {
-        Err(refused(path, "it is a block device, which rtbuild never writes over; pass the name of a file"))
+        Err(refused(
+            path,
+            "it is a block device, which rtbuild never writes over; pass the name of a file",
+        ))
     } else if kind.is_socket() {
         Err(refused(path, "it is a socket, which cannot take a file; pass the name of a file"))
     } else {

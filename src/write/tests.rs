@@ -232,12 +232,15 @@ fn write_atomic_replaces_only_files_and_writes_into_fifos() {
     let socket = at("sock");
     let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     let err = write_atomic(&socket, b"x", false).unwrap_err().to_string();
-    assert!(err.ends_with("it is a socket, which cannot take a file; pass the name of a file"), "{err}");
+    assert!(
+        err.ends_with("it is a socket, which cannot take a file; pass the name of a file"),
+        "{err}"
+    );
     assert!(std::fs::symlink_metadata(&socket).unwrap().file_type().is_socket());
     assert!(
-        std::fs::read_dir(dir.path()).unwrap().all(|e| {
-            !e.unwrap().file_name().to_string_lossy().starts_with(".rtbuild-")
-        }),
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .all(|e| { !e.unwrap().file_name().to_string_lossy().starts_with(".rtbuild-") }),
         "no temp file left"
     );
 }
@@ -250,7 +253,10 @@ fn a_full_disk_is_named_as_such() {
         cause: std::io::Error::from_raw_os_error(rustix::io::Errno::NOSPC.raw_os_error()),
     };
     let text = full.to_string();
-    assert!(text.ends_with("the disk is full (or over quota); free some space and run again"), "{text}");
+    assert!(
+        text.ends_with("the disk is full (or over quota); free some space and run again"),
+        "{text}"
+    );
     let denied = WriteError::Io {
         path: "/srv/out/report.html".into(),
         cause: std::io::Error::from_raw_os_error(rustix::io::Errno::ACCESS.raw_os_error()),

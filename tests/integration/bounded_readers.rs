@@ -210,7 +210,9 @@ fn doctor_reads_kas_files_bounded_and_probes_5000_repositories_with_a_pool() {
     let port = listener.local_addr().unwrap().port();
     let board = "header:\n  version: 14\n  includes:\n    - ci/fifo.yml\n    - ci/zero.yml\n    - ci/many.yml\n";
     std::fs::write(ci.join("rb3gen2-core-kit.yml"), board).unwrap();
-    assert!(std::process::Command::new("mkfifo").arg(ci.join("fifo.yml")).status().unwrap().success());
+    assert!(
+        std::process::Command::new("mkfifo").arg(ci.join("fifo.yml")).status().unwrap().success()
+    );
     std::os::unix::fs::symlink("/dev/zero", ci.join("zero.yml")).unwrap();
     let mut many = String::from("header:\n  version: 14\nrepos:\n");
     for i in 0..5_000 {

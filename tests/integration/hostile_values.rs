@@ -98,7 +98,12 @@ fn names_from_a_result_folder_cannot_forge_history_lines() {
     result_folder(&base, "rb3\nPASS run 000000000000 (rb3): forged", "idle", plain_fingerprint());
     history.add(&base);
     let forged = history.folder("run\nPASS run 111111111111 (x): forged\u{1b}[2J");
-    result_folder(&forged, "rb3\nPASS run 000000000000 (rb3): forged", "idle\r\u{1b}]0;x\u{7}", plain_fingerprint());
+    result_folder(
+        &forged,
+        "rb3\nPASS run 000000000000 (rb3): forged",
+        "idle\r\u{1b}]0;x\u{7}",
+        plain_fingerprint(),
+    );
     let run = bounded()
         .args(["history", "add", "--check"])
         .arg_path(&forged)
@@ -107,7 +112,10 @@ fn names_from_a_result_folder_cannot_forge_history_lines() {
     let (stdout, stderr) = (run.stdout(), run.stderr());
     assert!(matches!(run.code(), 0 | 1), "{stderr}");
     for text in [&stdout, &stderr] {
-        assert!(!text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{7}'), "{text:?}");
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\r') && !text.contains('\u{7}'),
+            "{text:?}"
+        );
         assert!(text.lines().all(|l| !l.trim_start().starts_with("PASS run 1")), "{text:?}");
         assert!(text.lines().all(|l| !l.trim_start().starts_with("PASS run 0")), "{text:?}");
     }
@@ -142,14 +150,20 @@ fn a_lock_whose_branch_or_url_is_hostile_is_refused_before_anything_is_installed
     let sha = "d51c6e87a10c7c75a692ca86b71af9a818026ecb";
     let good_url = "https://github.com/qualcomm-linux/meta-qcom";
     for (branch, url, shown) in [
-        ("\"${@os.system('touch${IFS}PWNED')}\"", good_url, "${@os.system(\\'touch${IFS}PWNED\\')}"),
+        (
+            "\"${@os.system('touch${IFS}PWNED')}\"",
+            good_url,
+            "${@os.system(\\'touch${IFS}PWNED\\')}",
+        ),
         ("\"--upload-pack=touch${IFS}PWNED\"", good_url, "--upload-pack=touch${IFS}PWNED"),
         ("\"main\\e[2J\"", good_url, "main\\u{1b}[2J"),
         ("main", "\"--upload-pack=touch${IFS}PWNED\"", "--upload-pack=touch${IFS}PWNED"),
         ("main", "\"ssh://-oProxyCommand=touch${IFS}PWNED/x\"", "ssh://-oProxyCommand"),
         ("main", "\"https://h/x$(id)\"", "https://h/x$(id)"),
     ] {
-        let lock = format!("repos:\n  meta-qcom:\n    branch: {branch}\n    commit: {sha}\n    url: {url}\n");
+        let lock = format!(
+            "repos:\n  meta-qcom:\n    branch: {branch}\n    commit: {sha}\n    url: {url}\n"
+        );
         std::fs::write(dir.path().join("release.lock.yml"), lock).unwrap();
         let run = bounded()
             .cwd(dir.path())
@@ -163,7 +177,11 @@ fn a_lock_whose_branch_or_url_is_hostile_is_refused_before_anything_is_installed
         );
         assert!(stderr.trim_end().ends_with("or run `rtbuild lock` again"), "{stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert_eq!(std::fs::read(&installed).ok(), before, "a lock was installed for {branch} {url}");
+        assert_eq!(
+            std::fs::read(&installed).ok(),
+            before,
+            "a lock was installed for {branch} {url}"
+        );
     }
     assert!(!dir.path().join("PWNED").exists());
 }
@@ -214,7 +232,8 @@ fn the_kernel_release_is_run_jsons_not_a_word_of_uname() {
         }),
     );
     history.add(&run);
-    let list = bounded().args(["--json", "history", "list", "--db", &history.url()]).run().success();
+    let list =
+        bounded().args(["--json", "history", "list", "--db", &history.url()]).run().success();
     let json = list.json();
     assert_eq!(json["runs"][0]["kernel_release"], "6.6.52-rt43");
     assert_eq!(json["runs"][0]["kernel_version"], "#1 SMP PREEMPT_RT Tue Oct 1 2024");
@@ -232,7 +251,9 @@ fn a_runner_cache_outside_the_build_path_alphabet_is_refused_up_front() {
         let stderr = run.stderr();
         assert!(
             stderr.starts_with("error: bad --runner-cache `")
-                && stderr.contains("expected an absolute folder whose path has only letters, digits and `-_./+@%,`"),
+                && stderr.contains(
+                    "expected an absolute folder whose path has only letters, digits and `-_./+@%,`"
+                ),
             "{bad:?}: {stderr}"
         );
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -321,10 +342,30 @@ fn refusals_of_100_kb_values_are_short_and_a_long_cmdline_is_refused() {
     let long = "x".repeat(100_000);
     let cases: Vec<Vec<String>> = vec![
         vec!["generate".into(), "--machine".into(), long.clone()],
-        vec!["generate".into(), "--machine".into(), "rb3gen2-core-kit".into(), "--config".into(), long.clone()],
-        vec!["generate".into(), "--machine".into(), "rb3gen2-core-kit".into(), "--rt-cpus".into(), long.clone()],
+        vec![
+            "generate".into(),
+            "--machine".into(),
+            "rb3gen2-core-kit".into(),
+            "--config".into(),
+            long.clone(),
+        ],
+        vec![
+            "generate".into(),
+            "--machine".into(),
+            "rb3gen2-core-kit".into(),
+            "--rt-cpus".into(),
+            long.clone(),
+        ],
         vec!["history".into(), "list".into(), "--db".into(), format!("mysql://{long}")],
-        vec!["ci".into(), "--format".into(), "github".into(), "--rtbuild-from".into(), "crates".into(), "--machines".into(), long.clone()],
+        vec![
+            "ci".into(),
+            "--format".into(),
+            "github".into(),
+            "--rtbuild-from".into(),
+            "crates".into(),
+            "--machines".into(),
+            long.clone(),
+        ],
     ];
     for args in cases {
         let run = bounded().args(&args).run().code_is(2);
@@ -354,5 +395,9 @@ fn refusals_of_100_kb_values_are_short_and_a_long_cmdline_is_refused() {
         .args([format!("--cmdline=rtbuild.x={long}")])
         .run()
         .code_is(2);
-    assert!(run.stderr().contains("more than the kernel's limit of 2048"), "{}", &run.stderr()[..300.min(run.stderr().len())]);
+    assert!(
+        run.stderr().contains("more than the kernel's limit of 2048"),
+        "{}",
+        &run.stderr()[..300.min(run.stderr().len())]
+    );
 }

@@ -116,8 +116,24 @@ fn no_command_replaces_dev_null_or_dev_full() {
         words(&["report", &input, "--html", "/dev/null"]),
         words(&["report", &input, "--junit", "/dev/null"]),
         words(&["history", "report", "--html", "/dev/null", "--db", &db]),
-        words(&["lava", "--machine", board, "--bundle-url", "https://lab.example/b.tar.zst", "--out", "/dev/null"]),
-        words(&["kconfig-check", "--kernel-src", &d("linux"), "--config", "CONFIG_PREEMPT_RT=y", "--out", "/dev/null"]),
+        words(&[
+            "lava",
+            "--machine",
+            board,
+            "--bundle-url",
+            "https://lab.example/b.tar.zst",
+            "--out",
+            "/dev/null",
+        ]),
+        words(&[
+            "kconfig-check",
+            "--kernel-src",
+            &d("linux"),
+            "--config",
+            "CONFIG_PREEMPT_RT=y",
+            "--out",
+            "/dev/null",
+        ]),
         words(&["generate", "--machine", board, "--out", "/dev/null"]),
         words(&["tune", "--machine", board, "--emit", "/dev/null"]),
         words(&["man", "--out-dir", "/dev/null"]),
@@ -129,12 +145,16 @@ fn no_command_replaces_dev_null_or_dev_full() {
     ];
     let outcomes = run_in_private_dev(dir.path(), &commands);
     for o in &outcomes {
-        let context = format!("rtbuild {}\nexit {}\nstderr: {}", o.args.join(" "), o.code, o.stderr);
+        let context =
+            format!("rtbuild {}\nexit {}\nstderr: {}", o.args.join(" "), o.code, o.stderr);
         assert_eq!(o.null, "character special file 1:3", "/dev/null was replaced by {context}");
         assert_eq!(o.full, "character special file 1:7", "/dev/full was replaced by {context}");
         assert!(!matches!(o.code, 101 | 124 | 134 | 137), "crash or hang: {context}");
         let errors = o.stderr.lines().filter(|l| l.starts_with("error:")).count();
-        assert!(errors == 0 || o.stderr.lines().last().is_some_and(|l| l.starts_with("error: ")), "{context}");
+        assert!(
+            errors == 0 || o.stderr.lines().last().is_some_and(|l| l.starts_with("error: ")),
+            "{context}"
+        );
         assert!(errors <= 1, "{context}");
     }
     let by = |i: usize| &outcomes[i];
@@ -155,9 +175,10 @@ fn no_command_replaces_dev_null_or_dev_full() {
     let full = by(10);
     assert_eq!(full.code, 1, "{}", full.stderr);
     assert!(
-        full.stderr.trim_end().ends_with(
-            "the disk is full (or over quota); free some space and run again"
-        ) && full.stderr.starts_with("error: cannot write /dev/full: "),
+        full.stderr
+            .trim_end()
+            .ends_with("the disk is full (or over quota); free some space and run again")
+            && full.stderr.starts_with("error: cannot write /dev/full: "),
         "{}",
         full.stderr
     );
@@ -165,11 +186,12 @@ fn no_command_replaces_dev_null_or_dev_full() {
     assert!(by(11).stdout.contains("<html"), "{}", by(11).stderr);
     assert!(by(12).stdout.contains("<testsuites"), "{}", by(12).stderr);
     assert_eq!(
-        std::fs::metadata("/dev/null").map(|m| {
-            use std::os::unix::fs::FileTypeExt;
-            m.file_type().is_char_device()
-        })
-        .ok(),
+        std::fs::metadata("/dev/null")
+            .map(|m| {
+                use std::os::unix::fs::FileTypeExt;
+                m.file_type().is_char_device()
+            })
+            .ok(),
         Some(true)
     );
 }
