@@ -115,3 +115,29 @@ impl Backend for Sqlite {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 34 item 14: a locked or damaged file got "check that the server is running".
+    #[test]
+    fn a_locked_or_damaged_file_says_so_with_its_own_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let holder = rusqlite::Connection::open(&path).unwrap();
+        holder
+            .execute_batch("CREATE TABLE t (x); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1)")
+            .unwrap();
+        let mut writer = Sqlite::open(&path).unwrap();
+        writer.connection.busy_timeout(Duration::ZERO).unwrap();
+        let locked = writer.begin_write().unwrap_err().0;
+        assert!(locked.ends_with("another process held the file's write lock for over 2 minutes; wait for it to finish (`fuser FILE` names it) and run again"), "{locked}");
+        holder.execute_batch("ROLLBACK").unwrap();
+        drop((holder, writer));
+        crate::write::fixture(&path, vec![0x5a; 4096]).unwrap();
+        let mut reader = Sqlite::open_read_only(&path).unwrap();
+        let damaged = reader.query("SELECT 1 FROM t", &[]).unwrap_err().0;
+        assert!(damaged.starts_with("file is not a database; the file is damaged"), "{damaged}");
+    }
+}
