@@ -93,7 +93,7 @@ impl Ui {
     /// `exit` is the code the error ends rtbuild with.
     pub(crate) fn error(&self, err: &(dyn std::error::Error + 'static), exit: crate::exit::Exit) {
         let input = exit == crate::exit::Exit::Usage;
-        let part = |text: String| if input { escape_controls(&text) } else { text };
+        let part = |text: String| if input { refusal_line(&text) } else { text };
         let mut text = format!("error: {}", part(err.to_string()));
         let mut cause = err.source();
         while let Some(next) = cause {
@@ -161,9 +161,67 @@ pub(crate) fn escape_controls(text: &str) -> String {
     out
 }
 
+/// A word (a run without whitespace) longer than this is shortened in a refusal.
+const LONG_WORD: usize = 200;
+/// A refusal longer than this keeps its head and its tail (the fix).
+const LONG_LINE: usize = 2000;
+
+/// A refusal of input as it is printed, the one place its echoed values are bounded: control
+/// characters escaped ([`escape_controls`]), each word over 200 characters (a 100 KB
+/// `--machine`, a path, a URL) cut to its first 120 and last 20 with the count left out, and
+/// a line still over 2,000 characters to its first and last 1,000, so the fix stays.
+pub(crate) fn refusal_line(text: &str) -> String {
+    let escaped = escape_controls(text);
+    let mut out = String::with_capacity(escaped.len().min(4 * LONG_LINE));
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let count = word.chars().count();
+        if count > LONG_WORD {
+            let head: String = word.chars().take(120).collect();
+            let tail: String = word.chars().skip(count - 20).collect();
+            out.push_str(&format!("{head}…[{} characters left out]…{tail}", count - 140));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in escaped.chars() {
+        if c.is_whitespace() {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    let count = out.chars().count();
+    if count <= LONG_LINE {
+        return out;
+    }
+    let head: String = out.chars().take(LONG_LINE / 2).collect();
+    let tail: String = out.chars().skip(count - LONG_LINE / 2).collect();
+    format!("{head} …[{} characters left out]… {tail}", count - LONG_LINE)
+}
+
 #[cfg(test)]
 mod escape_tests {
-    use super::escape_controls;
+    use super::{escape_controls, refusal_line};
+
+    /// Issue 34 item 15: a 100 KB value gave a 100 KB error line.
+    #[test]
+    fn a_refusal_echoes_at_most_a_bounded_part_of_each_value() {
+        let long = format!("unknown machine `{}`; use one of a, b", "m".repeat(100_000));
+        let line = refusal_line(&long);
+        assert!(line.chars().count() < 300, "{}", line.len());
+        assert!(line.starts_with(&format!("unknown machine `{}", "m".repeat(119))), "{line}");
+        assert!(line.contains("…[99863 characters left out]…"), "{line}");
+        assert!(line.ends_with(&format!("{}`; use one of a, b", "m".repeat(18))), "{line}");
+        let spaced = format!("bad value `{}`; fix it", "ab ".repeat(50_000));
+        let line = refusal_line(&spaced);
+        assert!(line.chars().count() < 2100 && line.ends_with("`; fix it"), "{}", line.len());
+        assert_eq!(refusal_line("short `x\ny`; fix"), "short `x\\ny`; fix");
+        assert_eq!(refusal_line("a\nb"), "a\\nb");
+    }
 
     #[test]
     fn control_characters_are_escaped_and_the_rest_is_kept() {

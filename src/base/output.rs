@@ -28,6 +28,21 @@ pub(crate) enum OutputError {
     KernelFs { flag: &'static str, path: PathBuf, fs: &'static str },
 }
 
+/// The fix for a failed write, by its cause: a full disk (or quota) and a read-only file
+/// system say so; anything else is most likely the folder's permissions.
+pub(crate) fn write_fix(cause: &std::io::Error) -> &'static str {
+    use rustix::io::Errno;
+    match cause.raw_os_error() {
+        Some(e) if e == Errno::NOSPC.raw_os_error() || e == Errno::DQUOT.raw_os_error() => {
+            "the disk is full (or over quota); free some space and run again"
+        }
+        Some(e) if e == Errno::ROFS.raw_os_error() => {
+            "the file system is read-only; pass a path on a writable one"
+        }
+        _ => "make sure you may write to that folder",
+    }
+}
+
 /// What kind of non-folder a file type is.
 fn kind(file_type: std::fs::FileType) -> &'static str {
     if file_type.is_char_device() {

@@ -44,7 +44,7 @@ pub(crate) enum BundleError {
     SourceDateEpoch { value: String },
     #[error("cannot read {}: {cause}; check that it exists and is readable", path.display())]
     Read { path: PathBuf, cause: std::io::Error },
-    #[error("cannot write {}: {cause}; make sure you may write to that folder", path.display())]
+    #[error("cannot write {}: {cause}; {}", path.display(), crate::base::output::write_fix(.cause))]
     Write { path: PathBuf, cause: std::io::Error },
     #[error("{} is not a bundle rtbuild can read: {}",
         path.display(),

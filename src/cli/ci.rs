@@ -9,7 +9,6 @@ use crate::base::CpuLayout;
 use crate::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::error::Refusal;
 use crate::exit::Exit;
-use crate::kasrun::caches::MirrorUrl;
 use crate::ui::Ui;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -118,14 +117,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
         }
     }
     let caches = args.caches.settings().map_err(Refusal::BuildSetting)?;
-    let runner_cache = match &args.runner_cache {
-        Some(dir) => Some(
-            MirrorUrl::parse("--runner-cache", &format!("file://{}", dir.display()))
-                .map(|_| dir.display().to_string())
-                .map_err(Refusal::BuildSetting)?,
-        ),
-        None => None,
-    };
+    let runner_cache = args.runner_cache.as_deref().map(runner_cache_dir).transpose()?;
     // Validated above (exit 2 on a bad value); the jobs get the flags as typed.
     let _ = caches;
     let install = Install::parse(
@@ -348,4 +340,20 @@ fn secret_name(name: &str) -> crate::error::Result<String> {
         return Err(Refusal::SecretName(name.to_string()).into());
     }
     Ok(name.to_string())
+}
+
+/// `--runner-cache DIR`: a folder on the runner host, mounted into every job container at the
+/// same path (`DIR:DIR`) and written into DL_DIR and SSTATE_DIR, so it is checked as a build
+/// path is (no `:` to split the volume, no `$`, `{`, space) and must be absolute. Not resolved
+/// here: it names a folder on the runners, not on this machine.
+fn runner_cache_dir(dir: &std::path::Path) -> Result<String, Refusal> {
+    let text = dir.to_string_lossy();
+    if dir.to_str().is_some() && dir.is_absolute() && crate::plan::build_path::is_safe(&text) {
+        return Ok(text.into_owned());
+    }
+    Err(Refusal::BuildSetting(crate::kasrun::BuildError::BadSetting {
+        flag: "--runner-cache",
+        value: text.into_owned(),
+        expected: "an absolute folder whose path has only letters, digits and `-_./+@%,` (it becomes each job's volume DIR:DIR and BitBake's DL_DIR and SSTATE_DIR)",
+    }))
 }

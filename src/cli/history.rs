@@ -14,6 +14,7 @@ use crate::history::location::Location;
 use crate::history::store::{Filter, Store};
 use crate::history::{self, HistoryError, compare, regression};
 use crate::ui::Ui;
+use crate::ui::escape_controls;
 
 #[derive(Debug, Args)]
 pub(crate) struct HistoryArgs {
@@ -58,8 +59,9 @@ impl DbArgs {
         }
     }
 
+    /// The database for a command that only reads it.
     fn open(&self) -> Result<Store, HistoryError> {
-        Store::open(&self.location()?)
+        Store::open_read(&self.location()?)
     }
 }
 
@@ -215,12 +217,14 @@ fn run_add(args: AddArgs, ui: &Ui) -> crate::error::Result<Exit> {
             let verb = if entry.new { "Recorded" } else { "Known" };
             ui.status(
                 verb,
+                // The folder's name (and a stored row's fields) may hold control characters:
+                // escaped, so no name can forge a line or send an escape sequence.
                 format!(
                     "{} {} ({}) in {}",
-                    compare::short(&entry.digest),
-                    entry.verdict,
-                    entry.source,
-                    store.shown()
+                    escape_controls(compare::short(&entry.digest)),
+                    escape_controls(&entry.verdict),
+                    escape_controls(&entry.source),
+                    escape_controls(store.shown())
                 ),
             );
             if let Some(check) = &entry.check {

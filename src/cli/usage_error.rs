@@ -8,7 +8,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use super::Cli;
 
-use crate::ui::escape_controls;
+use crate::ui::refusal_line;
 
 /// The one-line message for a usage error, without the `error: ` prefix; `None` for what clap
 /// prints as help or version (those are not errors, and stay as clap renders them). `args` are
@@ -89,7 +89,7 @@ pub(crate) fn one_line(err: &clap::Error, args: &[OsString]) -> Option<String> {
         }
         _ => fix,
     };
-    Some(escape_controls(&format!("{what}; {fix}")))
+    Some(refusal_line(&format!("{what}; {fix}")))
 }
 
 /// `rtbuild test`: the program and the first word that names one of its subcommands.

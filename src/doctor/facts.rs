@@ -1,7 +1,7 @@
 //! Reading the host once: everything [`super::evaluate`] judges.
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::Target;
 use super::disk::Folder;
@@ -73,7 +73,10 @@ impl Facts {
         });
         Facts {
             uid: rustix::process::getuid().as_raw(),
-            os: Os::detect(&std::fs::read_to_string("/etc/os-release").unwrap_or_default()),
+            os: Os::detect(
+                &crate::base::input::read_to_string(Path::new("/etc/os-release"), 1 << 20)
+                    .unwrap_or_default(),
+            ),
             locales,
             hosttools,
             python: first_line("python3", "Python "),
@@ -81,9 +84,12 @@ impl Facts {
             kas,
             container,
             disks: super::disk::folders(target),
-            inotify_watches: std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
-                .ok()
-                .and_then(|t| t.trim().parse().ok()),
+            inotify_watches: crate::base::input::read_to_string(
+                Path::new("/proc/sys/fs/inotify/max_user_watches"),
+                4096,
+            )
+            .ok()
+            .and_then(|t| t.trim().parse().ok()),
             open_files: open_file_limit(),
             kas_premirrors: target.kas_premirrors.clone(),
         }

@@ -138,7 +138,11 @@ impl HostTools {
     /// The list for `work` (its oe-core checkout, else [`SHIPPED`]), checked against `path`.
     pub(crate) fn for_work(work: &Path, path: Option<&OsStr>) -> HostTools {
         let (names, source) = match bitbake_conf(work)
-            .and_then(|conf| Some((parse(&std::fs::read_to_string(&conf).ok()?), conf)))
+            .and_then(|conf| {
+                // bitbake.conf is about 40 KB; anything odd there is not read.
+                let text = crate::base::input::read_to_string(&conf, 4 << 20).ok()?;
+                Some((parse(&text), conf))
+            })
             .filter(|(names, _)| !names.is_empty())
         {
             Some((names, conf)) => (names, conf.display().to_string()),

@@ -4,13 +4,23 @@
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use super::Check;
 
 /// How long one repository host may take to answer.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(4);
+
+/// The most rtbuild reads of one kas file (meta-qcom's are a few KB).
+const KAS_FILE_LIMIT: u64 = 1 << 20;
+
+/// At most this many repositories are probed at once (a kas file may list thousands).
+const WORKERS: usize = 16;
+
+/// At most this many unreachable repositories are named; the rest are counted.
+const NAMED: usize = 20;
 
 /// The repository URLs of a build: meta-qcom's own, then, once kas has cloned meta-qcom into
 /// `work`, every `repos: <name>: url:` of the kas files the build includes (`files`, followed
@@ -25,7 +35,10 @@ pub(crate) fn urls(meta_qcom_url: &str, work: &Path, files: &[&str]) -> Vec<Stri
             continue;
         }
         seen.push(file.clone());
-        let Ok(text) = std::fs::read_to_string(repo.join(&file)) else { continue };
+        // A kas file is a few KB: a FIFO, a device or a huge file is skipped, never read.
+        let Ok(text) = crate::base::input::read_to_string(&repo.join(&file), KAS_FILE_LIMIT) else {
+            continue;
+        };
         let Ok(yaml) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { continue };
         if let Some(includes) = yaml.get("header").and_then(|h| h.get("includes")) {
             for include in includes.as_sequence().into_iter().flatten() {
@@ -125,28 +138,41 @@ pub(crate) fn check(urls: &[String], kas_premirrors: Option<&str>) -> Check {
             format!("KAS_PREMIRRORS ({first} …) covers the repositories; not probed"),
         );
     }
+    // A fixed pool of workers takes the URLs in turn and stops at the deadline: thousands of
+    // URLs never mean thousands of threads.
+    let deadline = Instant::now() + TIMEOUT + Duration::from_millis(500);
+    let shared: Arc<Vec<String>> = Arc::new(urls.to_vec());
+    let next = Arc::new(AtomicUsize::new(0));
     let (send, receive) = mpsc::channel();
-    for url in urls {
-        let (send, url) = (send.clone(), url.clone());
-        std::thread::spawn(move || {
-            let _ = send.send((url.clone(), probe(&url)));
-        });
+    for _ in 0..WORKERS.min(urls.len()) {
+        let (send, shared, next) = (send.clone(), Arc::clone(&shared), Arc::clone(&next));
+        let worker = move || {
+            while Instant::now() < deadline {
+                let Some(url) = shared.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+                if send.send((url.clone(), probe(url))).is_err() {
+                    break;
+                }
+            }
+        };
+        // A thread the system refuses leaves its URLs to the others (or unanswered).
+        if std::thread::Builder::new().name("rtbuild-probe".into()).spawn(worker).is_err() {
+            break;
+        }
     }
     drop(send);
-    let deadline = Instant::now() + TIMEOUT + Duration::from_millis(500);
-    let mut answered: Vec<String> = Vec::new();
+    let mut answered: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut failures: Vec<String> = Vec::new();
     while answered.len() < urls.len() {
         let left = deadline.saturating_duration_since(Instant::now());
         match receive.recv_timeout(left) {
             Ok((url, result)) => {
-                answered.push(url);
+                answered.insert(url);
                 failures.extend(result);
             }
             Err(_) => break,
         }
     }
-    for url in urls.iter().filter(|u| !answered.contains(u)) {
+    for url in urls.iter().filter(|u| !answered.contains(*u)) {
         failures.push(format!("{url}: no answer within {} s", TIMEOUT.as_secs()));
     }
     failures.sort();
@@ -155,10 +181,19 @@ pub(crate) fn check(urls: &[String], kas_premirrors: Option<&str>) -> Check {
     }
     Check::problem(
         "repos",
-        format!("repositories kas must clone cannot be reached: {}", failures.join("; ")),
+        format!("repositories kas must clone cannot be reached: {}", named(&failures)),
         "check the network and proxy (https_proxy), or point kas at mirrors with \
          KAS_PREMIRRORS (and --meta-qcom-url)",
     )
+}
+
+/// The first [`NAMED`] failures, then how many more there are.
+fn named(failures: &[String]) -> String {
+    let mut text = failures.iter().take(NAMED).cloned().collect::<Vec<_>>().join("; ");
+    if failures.len() > NAMED {
+        text.push_str(&format!("; and {} more", failures.len() - NAMED));
+    }
+    text
 }
 
 #[cfg(test)]

@@ -139,7 +139,7 @@ pub(crate) enum Kind {
     Tune(#[from] crate::tune::TuneRunError),
     #[error("bug in rtbuild: the trend page template failed; please report it")]
     TrendPage(#[source] minijinja::Error),
-    #[error("could not write {}; make sure you may write to that folder", .path.display())]
+    #[error("could not write {}; {}", .path.display(), crate::base::output::write_fix(.cause))]
     Emit {
         path: PathBuf,
         #[source]

@@ -141,6 +141,7 @@ fn samples() -> Vec<(Error, Exit)> {
         (PlanError::DuplicateName { name: "a".into(), first: p("x/a"), second: p("y/a") }, U),
         (PlanError::NotAFile { what: "fragment", cause: input() }, U),
         (PlanError::ReservedCmdline { arg: "isolcpus=3".into(), key: "isolcpus".into() }, U),
+        (PlanError::CmdlineTooLong { bytes: 100_300, limit: 2048 }, U),
         (PlanError::ProjectFile { path: p("rtbuild.yaml"), cause: input() }, U),
         (PlanError::ProjectYaml { path: p("rtbuild.yaml"), cause: yaml() }, U),
         (PlanError::Include("ci/x.yml".into()), U),
@@ -252,6 +253,7 @@ fn samples() -> Vec<(Error, Exit)> {
         (WriteError::Foreign { path: p("x") }, U),
         (WriteError::GeneratedManifest { path: p("x"), cause: input().into() }, U),
         (WriteError::Io { path: p("x"), cause: io() }, F),
+        (WriteError::NotWritable { path: p("/dev/sda"), why: "it is a block device".into() }, U),
     ] {
         add(e.into(), code);
     }
@@ -328,6 +330,13 @@ fn samples() -> Vec<(Error, Exit)> {
     let history = [
         (HistoryError::Url { url: "x".into(), message: "bad".into() }, U),
         (HistoryError::Open { db: "x".into(), message: "bad".into() }, U),
+        (
+            HistoryError::OpenFile {
+                db: "sqlite:x".into(),
+                message: "file is not a database".into(),
+            },
+            U,
+        ),
         (HistoryError::Newer { db: "x".into(), found: 3, latest: 2 }, U),
         (HistoryError::Db { db: "x".into(), message: "bad".into() }, F),
         (HistoryError::Input("bad".into()), U),
@@ -669,6 +678,7 @@ fn plan(e: &PlanError) -> &'static str {
         PlanError::DuplicateName { .. } => "DuplicateName",
         PlanError::NotAFile { .. } => "NotAFile",
         PlanError::ReservedCmdline { .. } => "ReservedCmdline",
+        PlanError::CmdlineTooLong { .. } => "CmdlineTooLong",
         PlanError::ProjectFile { .. } => "ProjectFile",
         PlanError::ProjectYaml { .. } => "ProjectYaml",
         PlanError::Include(_) => "Include",
@@ -742,6 +752,7 @@ fn write(e: &WriteError) -> &'static str {
         WriteError::Foreign { .. } => "Foreign",
         WriteError::GeneratedManifest { .. } => "GeneratedManifest",
         WriteError::Io { .. } => "Io",
+        WriteError::NotWritable { .. } => "NotWritable",
     }
 }
 
@@ -814,6 +825,7 @@ fn history(e: &HistoryError) -> &'static str {
     match e {
         HistoryError::Url { .. } => "Url",
         HistoryError::Open { .. } => "Open",
+        HistoryError::OpenFile { .. } => "OpenFile",
         HistoryError::Newer { .. } => "Newer",
         HistoryError::Db { .. } => "Db",
         HistoryError::Input(_) => "Input",
@@ -965,19 +977,19 @@ fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
         ("Refusal", 65),
         ("Interrupted", 1),
-        ("PlanError", 28),
+        ("PlanError", 29),
         ("ValueError", 1),
         ("CatalogError", 7),
         ("MetaQcomError", 7),
         ("TargetError", 3),
         ("LayoutError", 6),
         ("GenerateError", 9),
-        ("WriteError", 4),
+        ("WriteError", 5),
         ("LockError", 17),
         ("VerifyError", 13),
         ("KconfigCheckError", 2),
         ("BundleError", 20),
-        ("HistoryError", 13),
+        ("HistoryError", 14),
         ("BuildError", 4),
         ("KasError", 5),
         ("NotReady", 1),

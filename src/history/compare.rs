@@ -120,8 +120,9 @@ pub(crate) fn select(
 }
 
 /// The first 12 characters of a digest, as shown.
+/// The first 12 characters of a digest (characters, not bytes: a stored row may hold anything).
 pub(crate) fn short(digest: &str) -> &str {
-    &digest[..digest.len().min(12)]
+    digest.char_indices().nth(12).map_or(digest, |(at, _)| &digest[..at])
 }
 
 type Key = (Option<String>, String, String, Option<u32>);

@@ -58,40 +58,36 @@ impl Location {
 }
 
 /// `scheme://user:secret@host/db?password=secret` → `scheme://user:***@host/db?password=***`.
+///
+/// A host never holds `@`, so the user part ends at the last `@` of the URL: a password may
+/// hold `/`, `?`, `#` or `@` and is still hidden whole (a `@` in the query makes more of the
+/// URL hidden, never less).
 pub(crate) fn redact(url: &str) -> String {
-    let (head, query) = match url.split_once('?') {
-        Some((head, query)) => (head, Some(query)),
-        None => (url, None),
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return redact_query(url);
     };
-    let mut shown = match head.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = match rest.find('/') {
-                Some(at) => rest.split_at(at),
-                None => (rest, ""),
-            };
-            let authority = match authority.rsplit_once('@') {
-                Some((userinfo, host)) => match userinfo.split_once(':') {
-                    Some((user, _)) => format!("{user}:***@{host}"),
-                    None => authority.to_string(),
-                },
-                None => authority.to_string(),
-            };
-            format!("{scheme}://{authority}{path}")
-        }
-        None => head.to_string(),
-    };
-    if let Some(query) = query {
-        let pairs: Vec<String> = query
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
-                _ => pair.to_string(),
-            })
-            .collect();
-        shown.push('?');
-        shown.push_str(&pairs.join("&"));
+    match rest.rsplit_once('@') {
+        Some((userinfo, after)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{}", redact_query(after)),
+            None => format!("{scheme}://{userinfo}@{}", redact_query(after)),
+        },
+        None => format!("{scheme}://{}", redact_query(rest)),
     }
-    shown
+}
+
+/// `host/db?password=secret&user=u` → `host/db?password=***&user=u`.
+fn redact_query(text: &str) -> String {
+    let Some((head, query)) = text.split_once('?') else {
+        return text.to_string();
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{head}?{}", pairs.join("&"))
 }
 
 #[cfg(test)]
@@ -108,6 +104,21 @@ mod tests {
         assert_eq!(
             redact("postgresql:///rt?host=/run/pg&password=x&user=u"),
             "postgresql:///rt?host=/run/pg&password=***&user=u"
+        );
+        // Issue 34 item 2: a password holding `/` or `?` was shown whole.
+        for (url, secret) in [
+            ("postgres://lab:se/cr?et@db.lab:5432/rt", "se/cr?et"),
+            ("postgres://lab:a?b@db/rt?sslmode=disable", "a?b"),
+            ("postgresql://lab:x/y#z@db/rt", "x/y#z"),
+            ("postgres://lab:p@ss/w?rd@db/rt?password=q/r?s", "p@ss/w?rd"),
+        ] {
+            let shown = redact(url);
+            assert!(!shown.contains(secret), "{shown}");
+            assert!(shown.starts_with("postgres") && shown.contains(":***@db"), "{shown}");
+        }
+        assert_eq!(
+            redact("postgres://u:a/b@db/rt?password=c"),
+            "postgres://u:***@db/rt?password=***"
         );
         let bad = Location::parse("mysql://u:pw@h/db").unwrap_err().to_string();
         assert!(!bad.contains("pw"), "{bad}");

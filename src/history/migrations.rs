@@ -67,6 +67,14 @@ pub(crate) enum Schema {
     Newer(i64),
 }
 
+/// The schema version, read without a transaction or a lock (for read-only commands); `None`
+/// when the database has no schema yet or cannot be read so (the writer's path then migrates
+/// it, or says what is wrong).
+pub(crate) fn version(db: &mut dyn Backend) -> Option<i64> {
+    let rows = db.query("SELECT MAX(version) FROM rtbuild_schema", &[]).ok()?;
+    rows.first().and_then(|row| row.first()).and_then(|v| v.int())
+}
+
 /// Brings the schema to [`LATEST`] inside one transaction that no other rtbuild migrates in at
 /// the same time; changes nothing in a newer database.
 pub(crate) fn migrate(db: &mut dyn Backend) -> Result<Schema, DbError> {

@@ -39,6 +39,13 @@ pub(crate) enum HistoryError {
         "cannot open the history database {db}: {message}; check --db (or RTBUILD_DB) and that the server is running"
     )]
     Open { db: String, message: String },
+    /// An SQLite file that cannot be opened: the message carries its own fix when SQLite
+    /// says what is wrong (damaged, locked, read-only), else the path is checked.
+    #[error(
+        "cannot open the history database {db}: {}",
+        crate::ui::with_fix(.message, "check --db (or RTBUILD_DB): it must name an SQLite history file")
+    )]
+    OpenFile { db: String, message: String },
     #[error(
         "the history database {db} has schema version {found}, but this rtbuild knows up to {latest}; upgrade rtbuild"
     )]
@@ -82,7 +89,7 @@ pub(crate) fn check_report(
     options: &crate::report::Options,
     pct: f64,
 ) -> Result<Vec<crate::formats::history_json::RegressionCheck>, HistoryError> {
-    let mut store = store::Store::open(location)?;
+    let mut store = store::Store::open_read(location)?;
     let mut checks = Vec::new();
     for input in &options.inputs {
         let one = crate::report::Options { inputs: vec![input.clone()], ..options.clone() };

@@ -36,8 +36,7 @@ pub(crate) fn from_report(
     bundle: Option<&BundleIdentity>,
 ) -> HistoryRun {
     let fingerprint = run_json.and_then(|r| r.fingerprint.as_ref());
-    let uname = fingerprint.map(|f| f.uname.as_str()).unwrap_or_default();
-    let (kernel_release, kernel_version) = split_uname(uname);
+    let (kernel_release, kernel_version) = kernel_of(fingerprint);
     let results: Vec<HistoryResult> =
         report.inputs.iter().flat_map(|i| &i.scenarios).flat_map(scenario_results).collect();
     let valid = results.iter().all(|r| r.valid);
@@ -95,6 +94,20 @@ fn content_digest(run: &HistoryRun) -> String {
     bare.source.clear();
     bare.added_unix = 0;
     crate::digest::sha256_hex(&serde_json::to_vec(&bare).unwrap_or_default())
+}
+
+/// The kernel the run saw: run.json's own `kernel_release` and `kernel_version` (`uname -r`,
+/// `uname -v`); only a run.json written before rtbuild recorded them falls back to words of
+/// `uname -a` (whose host name could shift them).
+fn kernel_of(
+    fingerprint: Option<&crate::formats::run_json::Fingerprint>,
+) -> (Option<String>, Option<String>) {
+    let Some(f) = fingerprint else { return (None, None) };
+    let known = |v: &str| Some(v.trim().to_string()).filter(|v| !v.is_empty());
+    match (known(&f.kernel_release), known(&f.kernel_version)) {
+        (Some(release), version) => (Some(release), version),
+        (None, _) => split_uname(&f.uname),
+    }
 }
 
 /// `uname -a` (`Linux host 6.6.52-rt43 #1 SMP PREEMPT_RT Tue … 2024 aarch64 GNU/Linux`) →
@@ -212,5 +225,28 @@ mod tests {
         assert_eq!(version.as_deref(), Some("#1 SMP PREEMPT_RT Tue Oct 1 00:00:00 UTC 2024"));
         assert_eq!(super::split_uname("Linux vm 6.18"), (Some("6.18".to_string()), None));
         assert_eq!(super::split_uname(""), (None, None));
+    }
+
+    /// Issue 34 item 12: a host name with a space shifted `uname -a`'s words, so the host name's
+    /// second word was recorded as the kernel release; run.json's own fields are used.
+    #[test]
+    fn the_kernel_comes_from_run_json_not_the_words_of_uname() {
+        let fingerprint = crate::formats::run_json::Fingerprint {
+            uname: "Linux lab rb3 6.6.52-rt43 #1 SMP PREEMPT_RT Tue Oct 1 2024 aarch64".into(),
+            kernel_release: "6.6.52-rt43".into(),
+            kernel_version: "#1 SMP PREEMPT_RT Tue Oct 1 2024".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            super::kernel_of(Some(&fingerprint)),
+            (Some("6.6.52-rt43".into()), Some("#1 SMP PREEMPT_RT Tue Oct 1 2024".into()))
+        );
+        // A run.json from before the fields were recorded still gives what `uname -a` says.
+        let old = crate::formats::run_json::Fingerprint {
+            uname: "Linux rb3 6.6.52-rt43 #1 SMP aarch64".into(),
+            ..Default::default()
+        };
+        assert_eq!(super::kernel_of(Some(&old)).0.as_deref(), Some("6.6.52-rt43"));
+        assert_eq!(super::kernel_of(None), (None, None));
     }
 }

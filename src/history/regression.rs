@@ -8,6 +8,7 @@ use super::HistoryError;
 use super::compare::{changed_inputs, figure, short};
 use super::store::Store;
 use crate::formats::history_json::{Finding, HistoryRun, RegressionCheck};
+use crate::ui::escape_controls as clean;
 
 /// How many earlier valid runs form a baseline.
 pub(crate) const BASELINE_RUNS: usize = 5;
@@ -166,8 +167,10 @@ fn median(values: &mut [f64]) -> Option<f64> {
 /// The check as text: one `REGRESSION` line per finding, naming the baseline runs, then the
 /// inputs that changed.
 pub(crate) fn render(check: &RegressionCheck) -> String {
-    let machine = check.machine.as_deref().unwrap_or("unknown machine");
-    let run = short(&check.run);
+    // Names come from result folders and the database: their control characters are escaped,
+    // so no name can start a line of its own (a forged `PASS`) or send an escape sequence.
+    let machine = clean(check.machine.as_deref().unwrap_or("unknown machine"));
+    let run = clean(short(&check.run));
     let mut out = String::new();
     match check.verdict.as_str() {
         "INVALID" => {
@@ -180,7 +183,7 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
     }
     for f in &check.findings {
         let cpu = f.cpu.map_or_else(|| "all CPUs".to_string(), |c| format!("CPU {c}"));
-        let runs: Vec<&str> = f.baseline_runs.iter().map(|d| short(d)).collect();
+        let runs: Vec<String> = f.baseline_runs.iter().map(|d| clean(short(d))).collect();
         let mut why = Vec::new();
         if f.change_pct > check.regression_pct {
             why.push(format!("more than +{} %", check.regression_pct));
@@ -191,9 +194,9 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
         let why = why.join(", ");
         out.push_str(&format!(
             "REGRESSION {machine} {} {} {cpu}: {} {} µs, baseline {} µs ({:+.1} %: {why}); baseline runs {}\n",
-            f.scenario,
-            f.test,
-            f.metric,
+            clean(&f.scenario),
+            clean(&f.test),
+            clean(&f.metric),
             number(f.current_us),
             number(f.baseline_us),
             f.change_pct,
@@ -214,9 +217,9 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
         for change in &check.changed_inputs {
             out.push_str(&format!(
                 "changed input {}: {} → {}\n",
-                change.input,
-                change.a.as_deref().unwrap_or("unknown"),
-                change.b.as_deref().unwrap_or("unknown")
+                clean(&change.input),
+                clean(change.a.as_deref().unwrap_or("unknown")),
+                clean(change.b.as_deref().unwrap_or("unknown"))
             ));
         }
     }

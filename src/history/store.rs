@@ -45,7 +45,10 @@ impl Store {
     /// migrations; a database from a newer rtbuild is refused.
     pub(crate) fn open(location: &Location) -> Result<Store, HistoryError> {
         let shown = location.shown();
-        let open_error = |message: String| HistoryError::Open { db: shown.clone(), message };
+        let open_error = |message: String| match location {
+            Location::Sqlite(_) => HistoryError::OpenFile { db: shown.clone(), message },
+            Location::Postgres(_) => HistoryError::Open { db: shown.clone(), message },
+        };
         let mut db: Box<dyn Backend> = match location {
             Location::Sqlite(path) => {
                 if let Ok(meta) = std::fs::metadata(path)
@@ -68,6 +71,33 @@ impl Store {
             Schema::Current => Ok(Store { db, shown }),
             Schema::Newer(found) => {
                 Err(HistoryError::Newer { db: shown, found, latest: migrations::LATEST })
+            }
+        }
+    }
+
+    /// Opens the database for a command that only reads (`list`, `show`, `compare`, `report`,
+    /// `report --history`): an SQLite file is opened read-only and its schema version read
+    /// without taking the write lock, so a reader never waits behind a writer and works on a
+    /// file it may not write. Only a database that needs a migration (or does not exist yet)
+    /// is opened as a writer would.
+    pub(crate) fn open_read(location: &Location) -> Result<Store, HistoryError> {
+        let shown = location.shown();
+        let Location::Sqlite(path) = location else { return Store::open(location) };
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            return Store::open(location);
+        }
+        let mut db: Box<dyn Backend> = Box::new(
+            super::sqlite::Sqlite::open_read_only(path)
+                .map_err(|e| HistoryError::OpenFile { db: shown.clone(), message: e.0 })?,
+        );
+        match migrations::version(db.as_mut()) {
+            Some(found) if found == migrations::LATEST => Ok(Store { db, shown }),
+            Some(found) if found > migrations::LATEST => {
+                Err(HistoryError::Newer { db: shown, found, latest: migrations::LATEST })
+            }
+            _ => {
+                drop(db);
+                Store::open(location)
             }
         }
     }

@@ -38,14 +38,12 @@ pub(crate) fn list(runs: &[HistoryRun]) -> String {
                 .filter_map(|r| r.max_us)
                 .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.max(v))));
             [
-                short(&run.digest).to_string(),
+                clean(short(&run.digest)),
                 started(run),
                 or_dash(run.machine.as_deref()),
                 or_dash(run.kernel_release.as_deref()),
-                run.bundle_digest
-                    .as_deref()
-                    .map_or_else(|| "-".to_string(), |d| short(d).to_string()),
-                run.verdict.clone(),
+                run.bundle_digest.as_deref().map_or_else(|| "-".to_string(), |d| clean(short(d))),
+                clean(&run.verdict),
                 // An invalid run's figures are not comparable: not shown as a worst case.
                 if run.valid { us(worst) } else { "-".to_string() },
             ]
@@ -61,7 +59,7 @@ pub(crate) fn show(runs: &[HistoryRun]) -> String {
     }
     let mut out = Vec::new();
     for run in runs {
-        let mut lines = vec![format!("run {}  {}", run.digest, run.verdict)];
+        let mut lines = vec![format!("run {}  {}", clean(&run.digest), clean(&run.verdict))];
         let mut fact = |name: &str, value: Option<&str>| {
             if let Some(value) = value {
                 lines.push(format!("  {name:<20} {}", clean(value)));
@@ -125,12 +123,12 @@ pub(crate) fn show(runs: &[HistoryRun]) -> String {
 /// The comparison: per scenario and CPU, then the inputs that differ.
 pub(crate) fn compare(c: &Comparison) -> String {
     let mut out = vec![
-        format!("A: {} ({} run(s))", c.a.selected, c.a.runs.len()),
-        format!("B: {} ({} run(s))", c.b.selected, c.b.runs.len()),
+        format!("A: {} ({} run(s))", clean(&c.a.selected), c.a.runs.len()),
+        format!("B: {} ({} run(s))", clean(&c.b.selected), c.b.runs.len()),
     ];
     for (name, side) in [("A", &c.a), ("B", &c.b)] {
         for digest in &side.invalid_runs {
-            out.push(format!("{name}: run {} is invalid and left out", short(digest)));
+            out.push(format!("{name}: run {} is invalid and left out", clean(short(digest))));
         }
     }
     let pct = |p: Option<f64>| p.map_or_else(|| "-".to_string(), |p| format!("{p:+.1} %"));

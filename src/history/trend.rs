@@ -258,22 +258,35 @@ fn series(
         .flat_map(|(a, b)| [*a, *b])
         .flatten()
         .chain(threshold)
-        .filter(|v| *v > 0.0)
+        .filter(|v| *v > 0.0 && v.is_finite())
         .collect();
     if values.is_empty() {
         return None;
     }
-    // Log y from the decade below the lowest figure to the decade above the highest.
-    let low = values.iter().copied().fold(f64::INFINITY, f64::min).log10().floor();
-    let high =
-        values.iter().copied().fold(f64::NEG_INFINITY, f64::max).log10().ceil().max(low + 1.0);
+    // Log y from the decade below the lowest figure to the decade above the highest, within
+    // 1 ns to 10^4 s (a stored figure may be anything, even `inf`: it is drawn at the edge,
+    // and the axis never has more than a few dozen ticks).
+    let low = values.iter().copied().fold(f64::INFINITY, f64::min).log10().floor().clamp(-3.0, 9.0);
+    let high = values
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max)
+        .log10()
+        .ceil()
+        .clamp(low + 1.0, 10.0);
     let y = |v: f64| -> Option<f64> {
-        (v > 0.0).then(|| TOP + HEIGHT - (v.log10() - low) / (high - low) * HEIGHT)
+        (v > 0.0).then(|| {
+            (TOP + HEIGHT - (v.log10() - low) / (high - low) * HEIGHT).clamp(TOP, TOP + HEIGHT)
+        })
     };
     let (first, last) = (when(list[0]), when(list[list.len() - 1]));
-    let span = (last - first).max(1) as f64;
+    let span = last.saturating_sub(first).max(1) as f64;
     let x = |t: i64| -> f64 {
-        if list.len() == 1 { LEFT + WIDTH / 2.0 } else { LEFT + (t - first) as f64 / span * WIDTH }
+        if list.len() == 1 {
+            LEFT + WIDTH / 2.0
+        } else {
+            LEFT + t.saturating_sub(first) as f64 / span * WIDTH
+        }
     };
     let pair = (key.1.clone(), key.2.clone());
     let regressions: Vec<bool> = list
@@ -335,7 +348,7 @@ fn series(
     } else {
         let mut ticks: Vec<Tick> = Vec::new();
         for i in 0..=4 {
-            let t = first + (span as i64) * i / 4;
+            let t = first.saturating_add((span / 4.0 * f64::from(i)) as i64);
             let anchor = match i {
                 0 => "start",
                 4 => "end",

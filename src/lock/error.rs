@@ -60,7 +60,7 @@ pub(crate) enum LockError {
         "`kas dump` printed something rtbuild cannot read: {cause}; use kas 5.5 (`rtbuild setup`)"
     )]
     KasJson { cause: serde_json::Error },
-    #[error("cannot write {}: {cause}; make sure you may write to that folder", path.display())]
+    #[error("cannot write {}: {cause}; {}", path.display(), crate::base::output::write_fix(.cause))]
     Write { path: PathBuf, cause: std::io::Error },
 }
 

@@ -179,7 +179,32 @@ fn parse_pin(name: &str, entry: &Value, path: &Path) -> Result<Pin, LockError> {
             }),
         }
     };
-    Ok(Pin { commit, branch: text("branch")?, url: text("url")? })
+    // Both reach the kas lock rtbuild writes and kas's git calls: each is checked as the value
+    // it is (no `$`, `${@…}`, quote, control character, leading `-`), shown escaped when not.
+    let checked = |key: &str, value: Option<String>| -> Result<Option<String>, LockError> {
+        let Some(value) = value else { return Ok(None) };
+        let verdict = match key {
+            "branch" => crate::plan::values::GitRef::parse(&value).map(|_| ()),
+            _ => crate::plan::values::RepoUrl::new(&value).map(|_| ()),
+        };
+        match verdict {
+            Ok(()) => Ok(Some(value)),
+            Err(bad) => Err(LockError::Shape {
+                path: path.to_path_buf(),
+                problem: format!(
+                    "has `{key}: {}` under repo `{name}`: {}",
+                    crate::plan::values::printable(&value),
+                    bad.reason
+                ),
+                fix: "write the branch and URL the repo is fetched from, or run `rtbuild lock` again",
+            }),
+        }
+    };
+    Ok(Pin {
+        commit,
+        branch: checked("branch", text("branch")?)?,
+        url: checked("url", text("url")?)?,
+    })
 }
 
 fn printable_key(key: &Value) -> String {

@@ -58,6 +58,10 @@ pub(crate) enum PlanError {
         "--cmdline {arg}: rtbuild derives `{key}=` from --rt-cpus so the boot arguments stay consistent; use --rt-cpus"
     )]
     ReservedCmdline { arg: String, key: String },
+    #[error(
+        "the kernel command line rtbuild writes would be {bytes} bytes, more than the kernel's limit of {limit} (COMMAND_LINE_SIZE); pass fewer or shorter --cmdline arguments"
+    )]
+    CmdlineTooLong { bytes: usize, limit: usize },
     #[error("project file {path}: {cause}")]
     ProjectFile { path: PathBuf, cause: crate::base::input::InputError },
     #[error("project file {path}: {cause}; see README.md, \"Project file\"")]

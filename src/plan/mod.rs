@@ -94,6 +94,9 @@ pub(crate) struct Plan {
     pub cve_check: bool,
 }
 
+/// The kernel's command-line buffer on arm64 and x86, bytes, the terminating NUL included.
+const COMMAND_LINE_SIZE: usize = 2048;
+
 impl Plan {
     /// Validates `request` against the catalog and reads the fragment and patch files it names.
     /// Nothing is written; any error leaves the disk as it was.
@@ -159,7 +162,7 @@ impl Plan {
             .into_iter()
             .filter(|i| !matches!(i, Include::MetaQcom(name) if own.contains(&name.as_str())))
             .collect();
-        Ok(Plan {
+        let plan = Plan {
             machine: machine.clone(),
             alias: alias.map(str::to_string),
             layout,
@@ -178,7 +181,14 @@ impl Plan {
             machine_defaults: None,
             rtla: settings.rtla,
             cve_check: settings.cve_check,
-        })
+        };
+        // The kernel keeps at most COMMAND_LINE_SIZE bytes of its command line (2048 on arm64
+        // and x86, the terminating NUL included) and drops the rest without a word.
+        let bytes = plan.rt_cmdline().join(" ").len();
+        if bytes >= COMMAND_LINE_SIZE {
+            return Err(PlanError::CmdlineTooLong { bytes, limit: COMMAND_LINE_SIZE });
+        }
+        Ok(plan)
     }
 
     /// The meta-qcom kas files the generated kas file includes, in order (local `--include`

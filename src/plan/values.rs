@@ -156,6 +156,16 @@ impl RepoUrl {
         )?;
         let schemes = ["https://", "http://", "ssh://", "git://", "file:///"];
         let scp_like = value.contains('@') && value.contains(':') && !value.contains("://");
+        // A host (or an scp-like `user@host`) starting with `-` reads as an option to ssh.
+        let host = value.split_once("://").map_or(value, |(_, rest)| rest);
+        if value.starts_with('-') || host.starts_with('-') || host.contains("@-") {
+            return Err(ValueError {
+                what: "repository URL",
+                value: value.into(),
+                reason: "a URL or its host cannot start with `-` (it would read as an option)"
+                    .into(),
+            });
+        }
         if !schemes.iter().any(|s| value.starts_with(s)) && !scp_like {
             return Err(ValueError {
                 what: "repository URL",

@@ -25,7 +25,14 @@ pub(crate) enum TestError {
         #[source]
         cause: std::io::Error,
     },
-    #[error("could not write {}; make sure you may write to the result folder", .path.display())]
+    #[error(
+        "could not write {}; {}",
+        .path.display(),
+        match crate::base::output::write_fix(.cause) {
+            "make sure you may write to that folder" => "make sure you may write to the result folder",
+            fix => fix,
+        }
+    )]
     Save {
         path: PathBuf,
         #[source]

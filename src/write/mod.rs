@@ -69,10 +69,14 @@ pub(crate) enum WriteError {
     #[error("{} is not valid ({cause}); delete it, or pass --force to regenerate everything", .path.display())]
     GeneratedManifest { path: PathBuf, cause: crate::formats::LoadError },
     #[error(
-        "cannot write {}: {cause}; nothing was changed, make sure you may write to that folder",
-        .path.display()
+        "cannot write {}: {cause}; nothing was changed, {}",
+        .path.display(), crate::base::output::write_fix(.cause)
     )]
     Io { path: PathBuf, cause: std::io::Error },
+    /// The output path names something rtbuild does not write over or through (a folder, a
+    /// socket, a block device, a FIFO nobody reads, a symlink to a file).
+    #[error("will not write {}: {why}", crate::ui::escape_controls(&.path.display().to_string()))]
+    NotWritable { path: PathBuf, why: String },
 }
 
 impl crate::exit::ErrorCode for WriteError {
@@ -95,6 +99,7 @@ impl WriteError {
             WriteError::Io { path, cause } => (path, cause),
             WriteError::HandEdited { ref path }
             | WriteError::Foreign { ref path }
+            | WriteError::NotWritable { ref path, .. }
             | WriteError::GeneratedManifest { ref path, .. } => {
                 (path.clone(), std::io::Error::other(self.to_string()))
             }
@@ -234,11 +239,153 @@ fn executable(relative: &Path) -> bool {
 /// Writes `bytes` to `path` through a temp file in the same folder and a rename, so readers
 /// see the old file or the new one, never half of one. The one way rtbuild writes a file
 /// (clippy denies `std::fs::write` everywhere else); `executable` gives mode 0755, else 0644.
+///
+/// What is at `path` is looked at first, and only a regular file (or nothing) is replaced:
+/// - a character device or a FIFO (`/dev/null`, `/dev/stdout` when it is a pipe, a named pipe
+///   a reader waits on) is written to directly, never replaced; a FIFO nobody reads is refused
+///   rather than waited on;
+/// - a folder, a socket or a block device is refused;
+/// - a symlink is followed on purpose to a device or FIFO (`/dev/stdout`, `/dev/fd/N`) and
+///   refused when it leads to a file or nowhere: the link is not replaced by a file, and no
+///   file elsewhere is written through it.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> Result<(), WriteError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    match target(path)? {
+        Target::File => {}
+        Target::Stream => return write_stream(path, bytes),
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let temp = temp_beside(path, bytes, executable)?;
     temp.persist(path).map_err(|e| WriteError::Io { path: path.to_path_buf(), cause: e.error })?;
+    Ok(())
+}
+
+/// How [`write_atomic`] writes to what is at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Nothing, or a regular file: replaced through a temp file and a rename.
+    File,
+    /// A character device or a FIFO: written to directly.
+    Stream,
+}
+
+fn refused(path: &Path, why: impl Into<String>) -> WriteError {
+    WriteError::NotWritable { path: path.to_path_buf(), why: why.into() }
+}
+
+/// What is at `path`, as [`write_atomic`] treats it.
+fn target(path: &Path) -> Result<Target, WriteError> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = match path.symlink_metadata() {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::File),
+        Err(e) => return Err(WriteError::Io { path: path.to_path_buf(), cause: e }),
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() && is_descriptor_link(path) {
+        // `/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`: rtbuild's own open file, whatever it
+        // is (`--html /dev/stdout > page.html` writes the page into page.html).
+        return Ok(Target::Stream);
+    }
+    if kind.is_symlink() {
+        let shown = |p: &Path| crate::ui::escape_controls(&p.display().to_string());
+        let link = std::fs::read_link(path).unwrap_or_default();
+        return match std::fs::metadata(path) {
+            Ok(to) if to.file_type().is_char_device() || to.file_type().is_fifo() => {
+                Ok(Target::Stream)
+            }
+            Ok(to) if to.is_file() => Err(refused(
+                path,
+                format!(
+                    "it is a symlink to the file `{}`, and rtbuild neither replaces the link nor writes through it; pass the file itself, or remove the link",
+                    shown(&link)
+                ),
+            )),
+            Ok(_) => Err(refused(
+                path,
+                format!(
+                    "it is a symlink to `{}`, which is no file; pass the path of a file",
+                    shown(&link)
+                ),
+            )),
+            Err(_) => Err(refused(
+                path,
+                format!(
+                    "it is a symlink to `{}`, which does not exist; pass the file itself, or remove the link",
+                    shown(&link)
+                ),
+            )),
+        };
+    }
+    if kind.is_file() {
+        Ok(Target::File)
+    } else if kind.is_char_device() || kind.is_fifo() {
+        Ok(Target::Stream)
+    } else if kind.is_dir() {
+        Err(refused(path, "it is a folder; pass the name of a file to write"))
+    } else if kind.is_block_device() {
+        Err(refused(
+            path,
+            "it is a block device, which rtbuild never writes over; pass the name of a file",
+        ))
+    } else if kind.is_socket() {
+        Err(refused(path, "it is a socket, which cannot take a file; pass the name of a file"))
+    } else {
+        Err(refused(path, "it is not a regular file; pass the name of a file"))
+    }
+}
+
+/// The descriptor `path` names when it is one of rtbuild's own open files: `/proc/self/fd/N`,
+/// `/dev/fd/N`, or a link straight to one (`/dev/stdout` → `/proc/self/fd/1`).
+fn descriptor_of(path: &Path) -> Option<u32> {
+    let fd = |p: &Path| {
+        ["/proc/self/fd/", "/proc/thread-self/fd/", "/dev/fd/"]
+            .iter()
+            .find_map(|prefix| p.strip_prefix(prefix).ok()?.to_str()?.parse::<u32>().ok())
+    };
+    fd(path).or_else(|| fd(&std::fs::read_link(path).ok()?))
+}
+
+fn is_descriptor_link(path: &Path) -> bool {
+    descriptor_of(path).is_some()
+}
+
+/// Writes `bytes` straight into the character device or FIFO at `path` (never created, never
+/// truncated, never replaced). A FIFO with no reader is refused at once instead of waited on.
+fn write_stream(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    // rtbuild's own stdout and stderr are written through the open descriptor, so the page and
+    // the lines printed after it share one file offset (`--html /dev/stdout > page.html`).
+    match descriptor_of(path) {
+        Some(1) => {
+            let mut out = std::io::stdout().lock();
+            return out.write_all(bytes).and_then(|()| out.flush()).map_err(io(path));
+        }
+        Some(2) => {
+            let mut err = std::io::stderr().lock();
+            return err.write_all(bytes).and_then(|()| err.flush()).map_err(io(path));
+        }
+        _ => {}
+    }
+    let nonblock = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+    let file = match std::fs::OpenOptions::new().write(true).custom_flags(nonblock).open(path) {
+        Ok(file) => file,
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
+            return Err(refused(
+                path,
+                "no process reads it (a FIFO or socket without a reader); start its reader first, or pass the name of a file",
+            ));
+        }
+        Err(e) => return Err(WriteError::Io { path: path.to_path_buf(), cause: e }),
+    };
+    // Checked again on the open file: nothing swapped in since the look can be replaced now.
+    let kind = file.metadata().map_err(io(path))?.file_type();
+    if !(kind.is_char_device() || kind.is_fifo() || is_descriptor_link(path)) {
+        return Err(refused(path, "it changed while rtbuild looked at it; run again"));
+    }
+    // Blocking again, so a slow reader is waited for rather than failing the write.
+    rustix::fs::fcntl_setfl(&file, rustix::fs::OFlags::empty()).map_err(|e| io(path)(e.into()))?;
+    (&file).write_all(bytes).map_err(io(path))?;
     Ok(())
 }
 

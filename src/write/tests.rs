@@ -165,3 +165,101 @@ fn a_folder_that_cannot_be_created_stops_before_anything_changes() {
     assert_eq!(snapshot(dir.path()), before_with_blocker);
     assert_ne!(before, before_with_blocker);
 }
+
+/// Issue 34 item 1: `write_atomic` replaced whatever was at the path (as root, `/dev/null`).
+/// Only a regular file or nothing is replaced; a FIFO with a reader is written into, one
+/// without is refused at once; folders, sockets and symlinks to files are refused, and the
+/// thing at the path is left as it was.
+#[test]
+fn write_atomic_replaces_only_files_and_writes_into_fifos() {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+
+    // A regular file and nothing: replaced, with the mode asked for.
+    fixture(at("old.html"), "old").unwrap();
+    write_atomic(&at("old.html"), b"new", false).unwrap();
+    write_atomic(&at("sub/new.html"), b"new", false).unwrap();
+    assert_eq!(std::fs::read(at("old.html")).unwrap(), b"new");
+    assert_eq!(std::fs::read(at("sub/new.html")).unwrap(), b"new");
+
+    // A FIFO with a reader gets the bytes and stays a FIFO.
+    let fifo = at("pipe");
+    rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from_raw_mode(0o600)).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut got = Vec::new();
+            std::fs::File::open(fifo).unwrap().read_to_end(&mut got).unwrap();
+            got
+        })
+    };
+    // The reader opens the FIFO when its thread runs: until then, nobody reads it.
+    let started = std::time::Instant::now();
+    loop {
+        match write_atomic(&fifo, &vec![b'x'; 300_000], false) {
+            Ok(()) => break,
+            Err(WriteError::NotWritable { .. }) if started.elapsed().as_secs() < 10 => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!(reader.join().unwrap().len(), 300_000, "the reader got every byte");
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+
+    // A FIFO nobody reads: refused at once, not waited on.
+    let err = write_atomic(&fifo, b"x", false).unwrap_err().to_string();
+    assert!(err.ends_with("no process reads it (a FIFO or socket without a reader); start its reader first, or pass the name of a file"), "{err}");
+
+    // A symlink to a FIFO is followed on purpose; to a file it is refused, link and file kept.
+    let to_file = at("link.html");
+    std::os::unix::fs::symlink(at("old.html"), &to_file).unwrap();
+    let err = write_atomic(&to_file, b"x", false).unwrap_err().to_string();
+    assert!(err.contains("is a symlink to the file `"), "{err}");
+    assert!(std::fs::symlink_metadata(&to_file).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(at("old.html")).unwrap(), b"new");
+    let dangling = at("dangling");
+    std::os::unix::fs::symlink("gone", &dangling).unwrap();
+    let err = write_atomic(&dangling, b"x", false).unwrap_err().to_string();
+    assert!(err.ends_with("it is a symlink to `gone`, which does not exist; pass the file itself, or remove the link"), "{err}");
+    assert!(!at("gone").exists());
+
+    // A folder and a socket: refused, kept.
+    let err = write_atomic(dir.path(), b"x", false).unwrap_err().to_string();
+    assert!(err.ends_with("it is a folder; pass the name of a file to write"), "{err}");
+    let socket = at("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let err = write_atomic(&socket, b"x", false).unwrap_err().to_string();
+    assert!(
+        err.ends_with("it is a socket, which cannot take a file; pass the name of a file"),
+        "{err}"
+    );
+    assert!(std::fs::symlink_metadata(&socket).unwrap().file_type().is_socket());
+    assert!(
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .all(|e| { !e.unwrap().file_name().to_string_lossy().starts_with(".rtbuild-") }),
+        "no temp file left"
+    );
+}
+
+/// Issue 34 item 15: a full disk said "make sure you may write to that folder".
+#[test]
+fn a_full_disk_is_named_as_such() {
+    let full = WriteError::Io {
+        path: "/srv/out/report.html".into(),
+        cause: std::io::Error::from_raw_os_error(rustix::io::Errno::NOSPC.raw_os_error()),
+    };
+    let text = full.to_string();
+    assert!(
+        text.ends_with("the disk is full (or over quota); free some space and run again"),
+        "{text}"
+    );
+    let denied = WriteError::Io {
+        path: "/srv/out/report.html".into(),
+        cause: std::io::Error::from_raw_os_error(rustix::io::Errno::ACCESS.raw_os_error()),
+    };
+    assert!(denied.to_string().ends_with("make sure you may write to that folder"));
+}

@@ -193,3 +193,48 @@ proptest! {
         }
     }
 }
+
+/// Issue 34 item 9: `doctor` (and the `image` preflight, which shares its reader) read
+/// meta-qcom's kas files and their includes with plain reads, so an include that is a FIFO hung
+/// it and one of `/dev/zero` exhausted its memory; 5,000 repository URLs started 5,000 probe
+/// threads at once and panicked (exit 101) under 1 GiB. Here the includes are a FIFO, a link to
+/// `/dev/zero` and a kas file naming 5,000 repositories on a listener whose accept queue is
+/// full (each probe waits for its timeout).
+#[test]
+fn doctor_reads_kas_files_bounded_and_probes_5000_repositories_with_a_pool() {
+    let test = Test::new();
+    let ci = test.path().join("work/meta-qcom/ci");
+    std::fs::create_dir_all(&ci).unwrap();
+    // Never accepted: past the first 128 (the queue), connects wait for their timeout.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let board = "header:\n  version: 14\n  includes:\n    - ci/fifo.yml\n    - ci/zero.yml\n    - ci/many.yml\n";
+    std::fs::write(ci.join("rb3gen2-core-kit.yml"), board).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo").arg(ci.join("fifo.yml")).status().unwrap().success()
+    );
+    std::os::unix::fs::symlink("/dev/zero", ci.join("zero.yml")).unwrap();
+    let mut many = String::from("header:\n  version: 14\nrepos:\n");
+    for i in 0..5_000 {
+        many.push_str(&format!("  r{i}:\n    url: https://127.0.0.1:{port}/r{i}\n"));
+    }
+    std::fs::write(ci.join("many.yml"), many).unwrap();
+    let work = test.path().join("work");
+    let run = test
+        .args(["doctor", "--machine", "rb3gen2-core-kit", "--meta-qcom-url"])
+        .args([format!("https://127.0.0.1:{port}/meta-qcom")])
+        .args(["--work-dir".into(), work.into_os_string()])
+        .within_secs(60)
+        .within_memory_mib(1024)
+        .run()
+        .ignore_stderr();
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    let stdout = run.stdout();
+    let repos = stdout.lines().find(|l| l.starts_with("problem  repos")).unwrap_or_else(|| {
+        panic!("no repos problem in {stdout}");
+    });
+    assert!(repos.contains("no answer within 4 s"), "{repos}");
+    assert!(repos.ends_with(" more"), "{}", &repos[..repos.len().min(600)]);
+    assert!(repos.len() < 4_000, "{} bytes", repos.len());
+    drop(listener);
+}

@@ -540,7 +540,7 @@ fn bad_history_input_is_one_error_line() {
         .within_secs(30)
         .run()
         .usage_error(&format!(
-            "cannot open the history database sqlite:{}: it is not a regular file; check --db (or RTBUILD_DB) and that the server is running",
+            "cannot open the history database sqlite:{}: it is not a regular file; check --db (or RTBUILD_DB): it must name an SQLite history file",
             fifo.display()
         ));
     // A FIFO as the run is refused without waiting for a writer.
