@@ -437,6 +437,8 @@ fn samples() -> Vec<(Error, Exit)> {
         RunError::NotFound { program: "kas".into(), hint: "install it".into() },
         RunError::Spawn { cmd: "kas".into(), cause: io() },
         RunError::Log { path: p("build.log"), cause: io() },
+        RunError::TimedOut { step: "the step `probe` on ssh://root@board".into(), seconds: 120.0 },
+        RunError::Flooded { step: "`uname -v`".into(), bytes: 16 << 20 },
         run(),
     ] {
         add(e.into(), F);
@@ -879,6 +881,8 @@ fn run_error(e: &RunError) -> &'static str {
         RunError::Spawn { .. } => "Spawn",
         RunError::Log { .. } => "Log",
         RunError::Status { .. } => "Status",
+        RunError::TimedOut { .. } => "TimedOut",
+        RunError::Flooded { .. } => "Flooded",
     }
 }
 
@@ -983,7 +987,7 @@ fn every_variant_has_a_sample() {
         ("NotReady", 1),
         ("ImageError", 10),
         ("TestError", 6),
-        ("RunError", 4),
+        ("RunError", 6),
         ("HostError", 3),
         ("TuneRunError", 3),
         ("Kind", 7),

@@ -13,6 +13,7 @@ mod generate_kas;
 mod generate_rollback;
 mod guides;
 mod history;
+mod hostile_target;
 mod image_errors;
 mod image_fake_bitbake;
 mod junit_schema;
