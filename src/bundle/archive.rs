@@ -195,6 +195,11 @@ pub(super) const MAX_KEPT: u64 = 8 << 20;
 /// The most a release document (SBOM, VEX, provenance, resolved config) read into memory may
 /// hold: an image SBOM with every file listed is tens of MB.
 pub(super) const MAX_KEPT_RELEASE: u64 = 256 << 20;
+/// The most all members read into memory may hold together.
+pub(super) const MAX_KEPT_TOTAL: u64 = 96 << 20;
+/// The most entries an archive may have (a bundle holds tens of files; each entry read is
+/// remembered).
+pub(super) const MAX_ENTRIES: usize = 100_000;
 
 /// Reads `path` (a `.tar.zst`), hashing every file and keeping in memory the files for which
 /// `keep` gives a size limit (each at most that, else [`BundleError::MemberTooBig`]).
@@ -207,7 +212,13 @@ pub(super) fn read(
     let decoder = zstd::stream::read::Decoder::new(file).map_err(bad)?;
     let mut archive = tar::Archive::new(decoder);
     let mut out = ReadArchive::default();
-    for entry in archive.entries().map_err(bad)? {
+    let too_big = |what: String| BundleError::TooBig { path: path.to_path_buf(), what };
+    // What may still be kept in memory, over all members.
+    let mut budget = MAX_KEPT_TOTAL;
+    for (count, entry) in archive.entries().map_err(bad)?.enumerate() {
+        if count >= MAX_ENTRIES {
+            return Err(too_big(format!("it has over {MAX_ENTRIES} entries")));
+        }
         let mut entry = entry.map_err(bad)?;
         let name = entry.path().map_err(bad)?.to_string_lossy().into_owned();
         match entry.header().entry_type() {
@@ -217,7 +228,8 @@ pub(super) fn read(
                 let mut reader = HashingReader::new(&mut entry);
                 let bytes = if let Some(limit) = wanted {
                     let mut buf = Vec::new();
-                    (&mut reader).take(limit + 1).read_to_end(&mut buf).map_err(bad)?;
+                    let within = limit.min(budget);
+                    (&mut reader).take(within + 1).read_to_end(&mut buf).map_err(bad)?;
                     if buf.len() as u64 > limit {
                         return Err(BundleError::MemberTooBig {
                             path: path.to_path_buf(),
@@ -225,6 +237,13 @@ pub(super) fn read(
                             limit,
                         });
                     }
+                    if buf.len() as u64 > budget {
+                        return Err(too_big(format!(
+                            "its members read into memory hold over {} MiB",
+                            MAX_KEPT_TOTAL >> 20
+                        )));
+                    }
+                    budget -= buf.len() as u64;
                     Some(buf)
                 } else {
                     std::io::copy(&mut reader, &mut std::io::sink()).map_err(bad)?;

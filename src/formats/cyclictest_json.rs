@@ -46,7 +46,7 @@ pub(crate) struct ThreadJson {
 
 /// Histogram entries one file may hold, over all its threads (4,096 threads of 2,000 µs
 /// buckets each are 8.2 million): each is kept in memory, so a file past this is refused.
-pub(crate) const MAX_HISTOGRAM_ENTRIES: u64 = 16 << 20;
+pub(crate) const MAX_HISTOGRAM_ENTRIES: u64 = 10 << 20;
 
 /// Bad entries named one by one; the others are only counted.
 const NAMED_BAD: usize = 8;

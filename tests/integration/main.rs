@@ -26,6 +26,7 @@ mod lava_test_plans;
 mod lock;
 mod machines;
 mod matrix_ci_setup;
+mod memory_budgets;
 mod path_injection;
 mod real_upstream;
 mod report;
