@@ -98,6 +98,8 @@ pub(crate) fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generat
             Some(write::folder_lock::lock(&out).map_err(io)??)
         }
     };
+    // A signal waits until the folder is wholly new (or wholly old after a failure).
+    let _swap = crate::runner::signals::critical();
     let mut report = write::apply(&tree, &out, options.write)?;
     // The kas file includes its lock (so the lock wins over meta-qcom's): it must exist. A lock
     // already there is the user's and is kept as it is.

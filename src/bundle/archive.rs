@@ -4,7 +4,7 @@
 //! fixed mode (0755 folders, 0644 files) and one fixed mtime (`SOURCE_DATE_EPOCH`, else 0).
 //! zstd runs multithreaded at a low level: on multi-GB ext4 images it is several times faster
 //! than gzip at a similar ratio (figures in docs/release.md). The file is written to a temp
-//! file in the output folder and renamed into place.
+//! file in the output folder and renamed into place; a signal removes the temp file ([`Staged`]).
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Read, Write};
@@ -24,19 +24,45 @@ pub(super) enum EntryContent {
     Bytes(Vec<u8>),
 }
 
-/// Writes `files` (path inside `top` → source) as `out`, deterministically.
+/// A written archive in a temp file beside its final name; removed when dropped, or when a
+/// signal ends rtbuild, until [`Staged::persist`].
+pub(super) struct Staged {
+    tmp: tempfile::NamedTempFile,
+    _on_signal: crate::runner::signals::RemoveOnSignal,
+}
+
+impl Staged {
+    /// Renames the archive to `out` (call it inside a [`crate::runner::signals::critical`]
+    /// section with the writes that belong with it).
+    pub(super) fn persist(self, out: &Path) -> Result<(), BundleError> {
+        let Staged { tmp, _on_signal } = self;
+        tmp.persist(out)
+            .map_err(|e| BundleError::Write { path: out.to_path_buf(), cause: e.error })?;
+        Ok(())
+    }
+}
+
+/// Writes `files` (path inside `top` → source) deterministically into a temp file beside
+/// `out`, to be renamed to `out` with [`Staged::persist`].
 pub(super) fn write(
     out: &Path,
     top: &str,
     files: &BTreeMap<String, EntryContent>,
     mtime: u64,
-) -> Result<(), BundleError> {
+) -> Result<Staged, BundleError> {
     let write_err = |source| BundleError::Write { path: out.to_path_buf(), cause: source };
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-        .tempfile_in(dir)
-        .map_err(write_err)?;
+    // Created and registered for removal with no signal in between.
+    let (tmp, on_signal) = {
+        let _section = crate::runner::signals::critical();
+        let tmp = tempfile::Builder::new()
+            .prefix(".rtbuild-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+            .tempfile_in(dir)
+            .map_err(write_err)?;
+        let on_signal = crate::runner::signals::remove_on_signal(tmp.path());
+        (tmp, on_signal)
+    };
     let file = tmp.as_file().try_clone().map_err(write_err)?;
     let mut encoder =
         zstd::stream::write::Encoder::new(BufWriter::new(file), ZSTD_LEVEL).map_err(write_err)?;
@@ -84,8 +110,7 @@ pub(super) fn write(
     buffered.flush().map_err(write_err)?;
     drop(buffered);
     tmp.as_file().sync_all().map_err(write_err)?;
-    tmp.persist(out).map_err(|e| write_err(e.error))?;
-    Ok(())
+    Ok(Staged { tmp, _on_signal: on_signal })
 }
 
 /// Every archive path in order: the top folder, sub-folders and files, sorted. `None` marks a
@@ -170,6 +195,11 @@ pub(super) const MAX_KEPT: u64 = 8 << 20;
 /// The most a release document (SBOM, VEX, provenance, resolved config) read into memory may
 /// hold: an image SBOM with every file listed is tens of MB.
 pub(super) const MAX_KEPT_RELEASE: u64 = 256 << 20;
+/// The most all members read into memory may hold together.
+pub(super) const MAX_KEPT_TOTAL: u64 = 96 << 20;
+/// The most entries an archive may have (a bundle holds tens of files; each entry read is
+/// remembered).
+pub(super) const MAX_ENTRIES: usize = 100_000;
 
 /// Reads `path` (a `.tar.zst`), hashing every file and keeping in memory the files for which
 /// `keep` gives a size limit (each at most that, else [`BundleError::MemberTooBig`]).
@@ -182,7 +212,13 @@ pub(super) fn read(
     let decoder = zstd::stream::read::Decoder::new(file).map_err(bad)?;
     let mut archive = tar::Archive::new(decoder);
     let mut out = ReadArchive::default();
-    for entry in archive.entries().map_err(bad)? {
+    let too_big = |what: String| BundleError::TooBig { path: path.to_path_buf(), what };
+    // What may still be kept in memory, over all members.
+    let mut budget = MAX_KEPT_TOTAL;
+    for (count, entry) in archive.entries().map_err(bad)?.enumerate() {
+        if count >= MAX_ENTRIES {
+            return Err(too_big(format!("it has over {MAX_ENTRIES} entries")));
+        }
         let mut entry = entry.map_err(bad)?;
         let name = entry.path().map_err(bad)?.to_string_lossy().into_owned();
         match entry.header().entry_type() {
@@ -192,7 +228,8 @@ pub(super) fn read(
                 let mut reader = HashingReader::new(&mut entry);
                 let bytes = if let Some(limit) = wanted {
                     let mut buf = Vec::new();
-                    (&mut reader).take(limit + 1).read_to_end(&mut buf).map_err(bad)?;
+                    let within = limit.min(budget);
+                    (&mut reader).take(within + 1).read_to_end(&mut buf).map_err(bad)?;
                     if buf.len() as u64 > limit {
                         return Err(BundleError::MemberTooBig {
                             path: path.to_path_buf(),
@@ -200,6 +237,13 @@ pub(super) fn read(
                             limit,
                         });
                     }
+                    if buf.len() as u64 > budget {
+                        return Err(too_big(format!(
+                            "its members read into memory hold over {} MiB",
+                            MAX_KEPT_TOTAL >> 20
+                        )));
+                    }
+                    budget -= buf.len() as u64;
                     Some(buf)
                 } else {
                     std::io::copy(&mut reader, &mut std::io::sink()).map_err(bad)?;

@@ -64,7 +64,11 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
     };
     let read = match archive::read(path, &keep) {
         Ok(read) => read,
-        Err(refused @ (BundleError::MemberTooBig { .. } | BundleError::Input(_))) => {
+        Err(
+            refused @ (BundleError::MemberTooBig { .. }
+            | BundleError::TooBig { .. }
+            | BundleError::Input(_)),
+        ) => {
             return Err(refused);
         }
         Err(e) => {

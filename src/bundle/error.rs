@@ -57,6 +57,9 @@ pub(crate) enum BundleError {
     #[error("{}: member `{}` is over {} MiB, more than any rtbuild bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
         path.display(), member, limit >> 20)]
     MemberTooBig { path: PathBuf, member: String, limit: u64 },
+    #[error("{}: {what}, more than any rtbuild bundle holds (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
+        path.display())]
+    TooBig { path: PathBuf, what: String },
     #[error(
         "{} is a symlink to `{}`, outside the qcomflash folder and the deploy folder; a release holds only what the build produced: remove the link, or pass --follow-external-links",
         link.display(), target.display()
@@ -87,6 +90,7 @@ impl BundleError {
                 | BundleError::NotABundle { .. }
                 | BundleError::Unreadable { .. }
                 | BundleError::MemberTooBig { .. }
+                | BundleError::TooBig { .. }
                 | BundleError::Input(_)
                 | BundleError::ExternalLink { .. }
                 | BundleError::NotBuildReadable { .. }

@@ -207,8 +207,13 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
     let archive_path = out.join(format!("{stem}.tar.zst"));
     let manifest_path = manifest_beside(&archive_path);
     let mtime = request.source_date_epoch.unwrap_or(0).max(0) as u64;
-    archive::write(&archive_path, &top, &payload, mtime)?;
-    crate::write::write_atomic(&manifest_path, &manifest_json, false)?;
+    let staged = archive::write(&archive_path, &top, &payload, mtime)?;
+    {
+        // Archive and manifest go into place together: a signal waits for both.
+        let _swap = crate::runner::signals::critical();
+        staged.persist(&archive_path)?;
+        crate::write::write_atomic(&manifest_path, &manifest_json, false)?;
+    }
     let archive_bytes = std::fs::metadata(&archive_path).map(|m| m.len()).unwrap_or(0);
     Ok(BundleOutcome {
         archive: archive_path,

@@ -48,6 +48,9 @@ pub(crate) struct VerifyArgs {
     /// ssh client config passed to ssh as `-F FILE` (keys, jump hosts, known hosts).
     #[arg(long, value_name = "FILE")]
     pub ssh_config: Option<PathBuf>,
+    /// Seconds one command on a --target may take before it is stopped (default 120).
+    #[arg(long, value_name = "SECONDS", requires = "target", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub target_timeout: Option<u64>,
     /// The plan to verify against: the rtbuild-plan.json that `generate` writes beside the kas
     /// file (instead of --machine and the other plan flags).
     #[arg(long = "plan", value_name = "FILE", conflicts_with = "machine")]
@@ -196,7 +199,9 @@ fn sources(args: &VerifyArgs) -> crate::error::Result<Vec<KernelSource>> {
         crate::base::input::check_file(config).map_err(Refusal::SshConfig)?;
     }
     for url in &args.target {
-        let target = SshTarget::parse(url)?.with_ssh_config(args.ssh_config.clone());
+        let target = SshTarget::parse(url)?
+            .with_ssh_config(args.ssh_config.clone())
+            .with_step_limit(args.target_timeout);
         sources.push(KernelSource::Target(target));
     }
     if sources.is_empty() {

@@ -24,6 +24,10 @@ pub enum ParseErrorKind {
     Json(String),
     #[error("JSON has no `thread` object; is this a cyclictest `--json` file?")]
     JsonNoThreads,
+    #[error(
+        "the histograms hold more than {0} non-zero buckets, more than rtbuild keeps in memory; measure fewer threads or a narrower histogram (-h)"
+    )]
+    TooManyBuckets(u64),
     #[error("thread index {0} is out of range (at most {max}); the file is corrupt", max = super::MAX_THREADS - 1)]
     ThreadIndex(u64),
 }

@@ -26,7 +26,14 @@ pub(super) struct HistBlock {
     cycles: BTreeMap<u64, (Vec<u64>, u64)>,
     pub breaktrace: Option<Break>,
     pub tids: Option<Vec<u64>>,
+    /// Non-zero buckets kept so far, over all columns.
+    entries: u64,
+    /// A row would have passed [`MAX_ENTRIES`]; the rows from it on are not kept.
+    pub full: bool,
 }
+
+/// Non-zero buckets a block keeps (the budget of a JSON file too).
+pub(super) const MAX_ENTRIES: u64 = crate::formats::cyclictest_json::MAX_HISTOGRAM_ENTRIES;
 
 /// The numbers after the first `:` of a `# Name: 00001 00002` line.
 pub(super) fn numbers_after_colon(line: &str) -> Result<Vec<u64>, &'static str> {
@@ -68,6 +75,12 @@ impl HistBlock {
         if self.last_index.is_some_and(|last| index <= last) {
             return Err("bucket rows are not in increasing order");
         }
+        let nonzero = counts.iter().filter(|c| **c > 0).count() as u64;
+        if self.full || self.entries + nonzero > MAX_ENTRIES {
+            self.full = true;
+            return Err("the histogram is too large to keep");
+        }
+        self.entries += nonzero;
         self.last_index = Some(index);
         self.rows += 1;
         for (column, count) in self.columns.iter_mut().zip(counts) {

@@ -20,7 +20,7 @@ pub(super) fn parse_json(reader: impl BufRead) -> Result<ResultFile, ParseError>
     if bytes.len() as u64 > MAX_JSON {
         return Err(json_error(1, "file is larger than 512 MB".into()));
     }
-    let json = cyclictest_json::parse(&bytes)
+    let json = cyclictest_json::parse_owned(bytes)
         .map_err(|err| json_error(err.line() as u64, err.to_string()))?;
     let mut run = ResultFile::default();
     run.saw(Format::Json);
@@ -49,13 +49,16 @@ pub(super) fn parse_json(reader: impl BufRead) -> Result<ResultFile, ParseError>
         };
         let cycles = body.cycles;
         let mut histogram = Histogram { limit, ..Histogram::default() };
-        if let Some(buckets) = &body.histogram {
-            for (bucket, count) in buckets {
-                match (bucket.parse::<u64>(), count.as_u64()) {
-                    (Ok(bucket), Some(count)) => histogram.add(bucket, count),
-                    _ => run
-                        .warn(None, format!("thread {index}: histogram entry `{bucket}` ignored")),
-                }
+        if let Some(buckets) = body.histogram {
+            for (bucket, count) in buckets.entries {
+                histogram.add(bucket, count);
+            }
+            for bucket in &buckets.bad {
+                run.warn(None, format!("thread {index}: histogram entry `{bucket}` ignored"));
+            }
+            let unnamed = buckets.bad_count.saturating_sub(buckets.bad.len() as u64);
+            if unnamed > 0 {
+                run.warn(None, format!("thread {index}: {unnamed} more histogram entries ignored"));
             }
         }
         // Overflows are not written; they are the cycles missing from the buckets. An empty

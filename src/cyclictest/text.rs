@@ -133,7 +133,12 @@ impl TextParser {
         } else if self.in_rows && text.as_bytes()[0].is_ascii_digit() {
             let (block, _) = self.hist.get_or_insert_with(|| (HistBlock::new(), no));
             if let Err(problem) = block.row(text) {
-                self.run.warn(Some(no), format!("histogram row ignored: {problem}"));
+                if block.full {
+                    let kind = ParseErrorKind::TooManyBuckets(super::hist::MAX_ENTRIES);
+                    self.error.get_or_insert(ParseError { line: no, kind });
+                } else {
+                    self.run.warn(Some(no), format!("histogram row ignored: {problem}"));
+                }
             }
         } else if text.starts_with("policy:") {
             self.live = true;

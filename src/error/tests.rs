@@ -319,6 +319,13 @@ fn samples() -> Vec<(Error, Exit)> {
         (BundleError::NotABundle { path: p("b"), message: "bad".into() }, U),
         (BundleError::Unreadable { path: p("b"), cause: io() }, U),
         (BundleError::MemberTooBig { path: p("b"), member: "x".into(), limit: 1 }, U),
+        (
+            BundleError::TooBig {
+                path: p("b"),
+                what: "its members read into memory hold over 96 MiB".into(),
+            },
+            U,
+        ),
         (BundleError::ExternalLink { link: p("l"), target: p("/etc") }, U),
         (BundleError::NotBuildReadable { path: p("x"), target: p("y"), uid: 0 }, U),
         (BundleError::Input(input()), U),
@@ -446,6 +453,8 @@ fn samples() -> Vec<(Error, Exit)> {
         RunError::NotFound { program: "kas".into(), hint: "install it".into() },
         RunError::Spawn { cmd: "kas".into(), cause: io() },
         RunError::Log { path: p("build.log"), cause: io() },
+        RunError::TimedOut { step: "the step `probe` on ssh://root@board".into(), seconds: 120.0 },
+        RunError::Flooded { step: "`uname -v`".into(), bytes: 16 << 20 },
         run(),
     ] {
         add(e.into(), F);
@@ -542,6 +551,10 @@ fn refusals() -> Vec<Refusal> {
         Refusal::LockFile(lock_io()),
         Refusal::KernelTree(crate::kconfig::tree::NotKernelSource(p("src"))),
         Refusal::Report(crate::report::ReportError::Input(input())),
+        Refusal::Report(crate::report::ReportError::FolderTooBig {
+            path: p("r/run.json"),
+            what: "more than 4096 files to read".into(),
+        }),
         Refusal::Distro(crate::plan::UnknownDistro("x".into())),
         Refusal::Job(crate::lava::job::JobError::Image("a b".into())),
         Refusal::Words(crate::toolargs::split("--load-cmd", "a 'b").unwrap_err()),
@@ -815,6 +828,7 @@ fn bundle(e: &BundleError) -> &'static str {
         BundleError::NotABundle { .. } => "NotABundle",
         BundleError::Unreadable { .. } => "Unreadable",
         BundleError::MemberTooBig { .. } => "MemberTooBig",
+        BundleError::TooBig { .. } => "TooBig",
         BundleError::ExternalLink { .. } => "ExternalLink",
         BundleError::NotBuildReadable { .. } => "NotBuildReadable",
         BundleError::Input(_) => "Input",
@@ -891,6 +905,8 @@ fn run_error(e: &RunError) -> &'static str {
         RunError::Spawn { .. } => "Spawn",
         RunError::Log { .. } => "Log",
         RunError::Status { .. } => "Status",
+        RunError::TimedOut { .. } => "TimedOut",
+        RunError::Flooded { .. } => "Flooded",
     }
 }
 
@@ -988,14 +1004,14 @@ fn every_variant_has_a_sample() {
         ("LockError", 17),
         ("VerifyError", 13),
         ("KconfigCheckError", 2),
-        ("BundleError", 20),
+        ("BundleError", 21),
         ("HistoryError", 14),
         ("BuildError", 4),
         ("KasError", 5),
         ("NotReady", 1),
         ("ImageError", 10),
         ("TestError", 6),
-        ("RunError", 4),
+        ("RunError", 6),
         ("HostError", 3),
         ("TuneRunError", 3),
         ("Kind", 7),

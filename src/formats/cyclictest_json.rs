@@ -32,9 +32,9 @@ pub(crate) struct CyclictestJson {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct ThreadJson {
-    /// Bucket (µs or ns, as a string key) → samples; overflows are not written. Counts are
-    /// kept as JSON values so a reader can name a bad entry instead of refusing the file.
-    pub histogram: Option<BTreeMap<String, serde_json::Value>>,
+    /// Bucket (µs or ns, as a string key) → samples; overflows are not written. A bad entry
+    /// is named by the reader instead of refusing the file.
+    pub histogram: Option<HistogramJson>,
     pub cycles: Option<u64>,
     pub min: Option<i64>,
     pub max: Option<i64>,
@@ -44,9 +44,85 @@ pub(crate) struct ThreadJson {
     pub node: Option<i64>,
 }
 
+/// Histogram entries one file may hold, over all its threads (4,096 threads of 2,000 µs
+/// buckets each are 8.2 million): each is kept in memory, so a file past this is refused.
+pub(crate) const MAX_HISTOGRAM_ENTRIES: u64 = 10 << 20;
+
+/// Bad entries named one by one; the others are only counted.
+const NAMED_BAD: usize = 8;
+
+/// One thread's histogram as read, compactly (a JSON map of strings to values needed about
+/// 100 bytes an entry): the well-formed entries in file order, and the bad ones (a key that is
+/// not a bucket number, a count that is not a non-negative integer).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct HistogramJson {
+    pub entries: Vec<(u64, u64)>,
+    /// The keys of the first bad entries.
+    pub bad: Vec<String>,
+    /// Every bad entry.
+    pub bad_count: u64,
+}
+
+thread_local! {
+    /// Histogram entries the file being parsed may still hold (see [`MAX_HISTOGRAM_ENTRIES`]).
+    static ENTRIES_LEFT: std::cell::Cell<u64> = const { std::cell::Cell::new(MAX_HISTOGRAM_ENTRIES) };
+}
+
+impl<'de> Deserialize<'de> for HistogramJson {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> serde::de::Visitor<'de> for Entries {
+            type Value = HistogramJson;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map of latency buckets to sample counts")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<HistogramJson, A::Error> {
+                let mut histogram = HistogramJson::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let value: serde_json::Value = map.next_value()?;
+                    let left = ENTRIES_LEFT.with(std::cell::Cell::get);
+                    if left == 0 {
+                        return Err(serde::de::Error::custom(format!(
+                            "more than {MAX_HISTOGRAM_ENTRIES} histogram entries"
+                        )));
+                    }
+                    ENTRIES_LEFT.with(|cell| cell.set(left - 1));
+                    match (key.parse::<u64>(), value.as_u64()) {
+                        (Ok(bucket), Some(count)) => histogram.entries.push((bucket, count)),
+                        _ => {
+                            histogram.bad_count += 1;
+                            if histogram.bad.len() < NAMED_BAD {
+                                histogram.bad.push(key.chars().take(40).collect());
+                            }
+                        }
+                    }
+                }
+                Ok(histogram)
+            }
+        }
+        deserializer.deserialize_map(Entries)
+    }
+}
+
 /// Parses cyclictest's JSON after [`repair`].
 pub(crate) fn parse(bytes: &[u8]) -> Result<CyclictestJson, serde_json::Error> {
-    serde_json::from_slice(&repair(bytes))
+    parse_repaired(repair(bytes))
+}
+
+/// [`parse`] for bytes rtbuild owns: they are dropped once repaired (a file of hundreds of MB
+/// is not held twice).
+pub(crate) fn parse_owned(bytes: Vec<u8>) -> Result<CyclictestJson, serde_json::Error> {
+    let repaired = repair(&bytes);
+    drop(bytes);
+    parse_repaired(repaired)
+}
+
+fn parse_repaired(repaired: Vec<u8>) -> Result<CyclictestJson, serde_json::Error> {
+    ENTRIES_LEFT.with(|cell| cell.set(MAX_HISTOGRAM_ENTRIES));
+    serde_json::from_slice(&repaired)
 }
 
 /// Makes cyclictest's JSON parseable: bare `nan`/`inf` become `null`; control characters and

@@ -61,6 +61,7 @@ pub(crate) struct RunRecord {
     /// Where rtbuild's own processes were allowed to run while it measured; null in files
     /// written before rtbuild kept off the measured CPUs.
     pub rtbuild_cpus: Option<OwnCpus>,
+    #[serde(deserialize_with = "scenarios")]
     pub scenarios: Vec<ScenarioRecord>,
 }
 
@@ -193,6 +194,7 @@ pub(crate) struct ScenarioRecord {
     /// The cyclictest output `rtbuild report` reads (the `--json` file; the histogram text
     /// when no JSON was written), relative to the result folder. One file per scenario, so
     /// the same samples are never counted twice.
+    #[serde(deserialize_with = "files")]
     pub files: Vec<String>,
     /// Every raw cyclictest output kept (JSON, stdout histogram, stderr).
     pub raw_files: Vec<String>,
@@ -225,6 +227,7 @@ pub(crate) struct ScenarioRecord {
     /// The highest latency of any thread, µs.
     pub max_us: Option<i64>,
     /// Every test of `--tests` other than cyclictest, in the order run.
+    #[serde(deserialize_with = "tests")]
     pub tests: Vec<TestRecord>,
     /// With `--trace-above-us`: the breach and its kept trace (null when no sample crossed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -252,6 +255,7 @@ pub(crate) struct TestRecord {
     pub exit_codes: Vec<Option<i32>>,
     /// The outputs `rtbuild report` reads: the JSON files, plus plain output where it carries
     /// the verdict (rt-migrate-test's `Passed!`, hwlatdetect's summary).
+    #[serde(deserialize_with = "files")]
     pub files: Vec<String>,
     /// Every raw output kept (JSON, stdout, stderr).
     pub raw_files: Vec<String>,
@@ -519,6 +523,25 @@ impl Default for Length {
     fn default() -> Length {
         Length::Seconds(0)
     }
+}
+
+/// Scenarios a `run.json` may list (`rtbuild test` runs a handful).
+pub(crate) const MAX_SCENARIOS: usize = 1_000;
+/// Files one scenario or test may name (one per CPU at most).
+pub(crate) const MAX_FILES: usize = 4_096;
+/// Tests one scenario may list.
+const MAX_TESTS: usize = 64;
+
+fn scenarios<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ScenarioRecord>, D::Error> {
+    super::at_most(d, MAX_SCENARIOS, "scenarios")
+}
+
+fn files<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    super::at_most(d, MAX_FILES, "files")
+}
+
+fn tests<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TestRecord>, D::Error> {
+    super::at_most(d, MAX_TESTS, "tests")
 }
 
 impl Versioned for RunRecord {

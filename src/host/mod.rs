@@ -9,7 +9,7 @@
 
 mod ssh;
 
-pub(crate) use ssh::{SshTarget, TargetError};
+pub(crate) use ssh::{STEP_LIMIT, STEP_OUTPUT_CAP, SshTarget, TargetError};
 
 use std::fmt;
 
@@ -67,7 +67,21 @@ impl Host {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        runner.feed(&self.sh(args), script.as_bytes())
+        let args: Vec<String> = args.into_iter().map(|a| a.as_ref().to_string()).collect();
+        // The helper's subcommand names the step (`--pin CPUS` comes first when pinned).
+        let word = args
+            .iter()
+            .find(|a| !a.starts_with('-') && !a.starts_with(|c: char| c.is_ascii_digit()));
+        let what = format!("the step `{}`", word.map_or("sh -s", String::as_str));
+        let limits = match self {
+            Host::Local => crate::runner::Limits {
+                step: format!("{what} on this machine"),
+                time: STEP_LIMIT,
+                bytes: STEP_OUTPUT_CAP,
+            },
+            Host::Ssh(target) => target.limits(&what),
+        };
+        runner.feed(&self.sh(&args), script.as_bytes(), &limits)
     }
 
     /// The CPUs the host has online (`/sys/devices/system/cpu/online`, under `RTBUILD_SYSROOT`
@@ -86,6 +100,14 @@ impl Host {
             host: self.to_string(),
             text: text.trim().chars().take(80).collect(),
         })
+    }
+
+    /// How long one step on the host may take (`--target-timeout`, default [`STEP_LIMIT`]).
+    pub(crate) fn step_limit(&self) -> std::time::Duration {
+        match self {
+            Host::Local => STEP_LIMIT,
+            Host::Ssh(target) => target.step_limit,
+        }
     }
 
     /// ssh exits 255 when it could not connect or the connection dropped.

@@ -5,6 +5,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::quote;
 use crate::runner::Cmd;
@@ -37,7 +38,15 @@ pub(crate) struct SshTarget {
     pub port: Option<u16>,
     /// Passed to ssh as `-F FILE` (jump hosts, keys, known_hosts, tests).
     pub ssh_config: Option<PathBuf>,
+    /// How long one step on the target may take (`--target-timeout`).
+    pub step_limit: Duration,
 }
+
+/// How long one on-target step may take unless `--target-timeout` says otherwise.
+pub(crate) const STEP_LIMIT: Duration = Duration::from_secs(120);
+
+/// How much of a step's stdout (and of its stderr) is kept; past that the step is stopped.
+pub(crate) const STEP_OUTPUT_CAP: usize = 16 << 20;
 
 impl SshTarget {
     /// Parses `ssh://[user@]host[:port]`.
@@ -78,12 +87,28 @@ impl SshTarget {
             host: host.to_string(),
             port,
             ssh_config: None,
+            step_limit: STEP_LIMIT,
         })
     }
 
     pub(crate) fn with_ssh_config(mut self, file: Option<PathBuf>) -> SshTarget {
         self.ssh_config = file;
         self
+    }
+
+    /// Each step on the target may take `seconds` (default [`STEP_LIMIT`]).
+    pub(crate) fn with_step_limit(mut self, seconds: Option<u64>) -> SshTarget {
+        self.step_limit = seconds.map_or(STEP_LIMIT, Duration::from_secs);
+        self
+    }
+
+    /// The limits of the step `what` (`` `uname -r` ``) on this target.
+    pub(crate) fn limits(&self, what: &str) -> crate::runner::Limits {
+        crate::runner::Limits {
+            step: format!("{what} on {self}"),
+            time: self.step_limit,
+            bytes: STEP_OUTPUT_CAP,
+        }
     }
 
     /// `ssh … -- 'argv0' 'argv1' …`: runs `argv` on the target, each argument quoted for the

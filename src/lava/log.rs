@@ -89,22 +89,43 @@ pub(crate) fn looks_like(head: &str) -> bool {
     keyed && (first.starts_with("- ") || first.starts_with("{\"dt\""))
 }
 
-/// The entries of either log form (see [`looks_like`]).
-fn entries(text: &str) -> Result<Vec<Entry>, LogError> {
+/// Calls `each` with every entry of either log form (see [`looks_like`]), one at a time: a
+/// log of hundreds of MB is never held as one YAML document (the loader needed about 16 times
+/// the file's size). In the listed form an entry starts at a line beginning `- `; the lines
+/// after it up to the next such line (a wrapped message) belong to it.
+fn each_entry(text: &str, mut each: impl FnMut(Entry)) -> Result<(), LogError> {
     let listed = text
         .lines()
         .map(str::trim_start)
         .find(|l| !l.is_empty())
         .is_some_and(|l| l.starts_with("- "));
-    if listed {
-        return serde_yaml::from_str(text).map_err(LogError::Yaml);
+    if !listed {
+        // lava-run's own lines: one mapping each. Anything else on its stderr (a Python
+        // warning) is not an entry.
+        for line in text.lines().filter(|l| l.starts_with('{')) {
+            each(serde_yaml::from_str(line).map_err(LogError::Yaml)?);
+        }
+        return Ok(());
     }
-    // lava-run's own lines: one mapping each. Anything else on its stderr (a Python warning)
-    // is not an entry.
-    text.lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_yaml::from_str(l).map_err(LogError::Yaml))
-        .collect()
+    let mut start = 0;
+    let mut at = 0;
+    let mut parse = |chunk: &str| -> Result<(), LogError> {
+        if chunk.trim().is_empty() {
+            return Ok(());
+        }
+        let entries: Vec<Entry> = serde_yaml::from_str(chunk).map_err(LogError::Yaml)?;
+        entries.into_iter().for_each(&mut each);
+        Ok(())
+    };
+    while at < text.len() {
+        let end = text[at..].find('\n').map_or(text.len(), |n| at + n + 1);
+        if at > start && text[at..].starts_with("- ") {
+            parse(&text[start..at])?;
+            start = at;
+        }
+        at = end;
+    }
+    parse(&text[start..])
 }
 
 /// `[ 1234.567890] text`: a kernel message on the console.
@@ -144,70 +165,73 @@ fn unescape_console(line: &str) -> std::borrow::Cow<'_, str> {
 
 /// Parses a whole job log.
 pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
-    let entries = entries(text)?;
     let mut log = LavaLog::default();
     let mut open: Option<RawOutput> = None;
-    let lines = entries
-        .iter()
-        .filter(|e| e.lvl == "target")
-        .filter_map(|e| e.msg.as_str())
-        .flat_map(str::lines)
-        .map(|l| unescape_console(l.trim_end_matches('\r')));
-    let list = |value: Option<&str>| -> Vec<String> {
-        value.map_or_else(Vec::new, |v| {
-            v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
-        })
-    };
-    for line in lines {
-        let line: &str = &line;
-        if let Some(fields) = markers::fields(line, markers::RUN) {
-            let get = |key| markers::get(&fields, key);
-            log.machine = get("machine").map(str::to_string);
-            log.threshold_us = get("threshold_us").and_then(|t| t.parse().ok());
-            log.noise_us = get("noise_us").and_then(|t| t.parse().ok());
-            log.rt_cpus = get("rt_cpus").map(str::to_string);
-            log.tests = list(get("tests"));
-            log.scenarios = list(get("scenarios"));
-        } else if let Some(fields) = markers::fields(line, markers::BEGIN) {
-            // A begin without an end: the job stopped inside that output.
-            log.outputs.extend(open.take());
-            let get = |key| markers::get(&fields, key);
-            let test = get("test").unwrap_or("cyclictest").to_string();
-            open = Some(RawOutput {
-                scenario: get("scenario").unwrap_or("cyclictest").to_string(),
-                run: get("run").unwrap_or(&test).to_string(),
-                test,
-                format: get("format").unwrap_or("json").to_string(),
-                raw: String::new(),
-                exit: None,
-                dropped: 0,
-            });
-        } else if let Some(fields) = markers::fields(line, markers::END) {
-            if let Some(mut output) = open.take() {
-                output.exit = markers::get(&fields, "exit").and_then(|e| e.parse().ok());
-                log.outputs.push(output);
-            }
-        } else if let Some(fields) = markers::fields(line, markers::SKIPPED) {
-            let get = |key| markers::get(&fields, key).unwrap_or_default().to_string();
-            log.skipped.push(Skipped {
-                scenario: get("scenario"),
-                test: get("test"),
-                reason: get("reason"),
-            });
-        } else if let Some(output) = open.as_mut() {
-            if kernel_message(line) {
-                output.dropped += 1;
-            } else {
-                output.raw.push_str(line);
-                output.raw.push('\n');
-            }
+    each_entry(text, |entry| {
+        if entry.lvl != "target" {
+            return;
         }
-    }
+        let Some(msg) = entry.msg.as_str() else { return };
+        for line in msg.lines() {
+            take_line(&mut log, &mut open, &unescape_console(line.trim_end_matches('\r')));
+        }
+    })?;
     log.outputs.extend(open);
     if log.outputs.is_empty() && log.skipped.is_empty() {
         return Err(LogError::NoRaw);
     }
     Ok(log)
+}
+
+/// One console line: a marker opens or closes an output, or the line belongs to the open one.
+fn take_line(log: &mut LavaLog, open: &mut Option<RawOutput>, line: &str) {
+    let list = |value: Option<&str>| -> Vec<String> {
+        value.map_or_else(Vec::new, |v| {
+            v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
+        })
+    };
+    if let Some(fields) = markers::fields(line, markers::RUN) {
+        let get = |key| markers::get(&fields, key);
+        log.machine = get("machine").map(str::to_string);
+        log.threshold_us = get("threshold_us").and_then(|t| t.parse().ok());
+        log.noise_us = get("noise_us").and_then(|t| t.parse().ok());
+        log.rt_cpus = get("rt_cpus").map(str::to_string);
+        log.tests = list(get("tests"));
+        log.scenarios = list(get("scenarios"));
+    } else if let Some(fields) = markers::fields(line, markers::BEGIN) {
+        // A begin without an end: the job stopped inside that output.
+        log.outputs.extend(open.take());
+        let get = |key| markers::get(&fields, key);
+        let test = get("test").unwrap_or("cyclictest").to_string();
+        *open = Some(RawOutput {
+            scenario: get("scenario").unwrap_or("cyclictest").to_string(),
+            run: get("run").unwrap_or(&test).to_string(),
+            test,
+            format: get("format").unwrap_or("json").to_string(),
+            raw: String::new(),
+            exit: None,
+            dropped: 0,
+        });
+    } else if let Some(fields) = markers::fields(line, markers::END) {
+        if let Some(mut output) = open.take() {
+            output.exit = markers::get(&fields, "exit").and_then(|e| e.parse().ok());
+            log.outputs.push(output);
+        }
+    } else if let Some(fields) = markers::fields(line, markers::SKIPPED) {
+        let get = |key| markers::get(&fields, key).unwrap_or_default().to_string();
+        log.skipped.push(Skipped {
+            scenario: get("scenario"),
+            test: get("test"),
+            reason: get("reason"),
+        });
+    } else if let Some(output) = open.as_mut() {
+        if kernel_message(line) {
+            output.dropped += 1;
+        } else {
+            output.raw.push_str(line);
+            output.raw.push('\n');
+        }
+    }
 }
 
 #[cfg(test)]
@@ -314,9 +338,25 @@ mod tests {
                     /usr/lib/python3/dist-packages/x.py:1: DeprecationWarning: y\n\
                     {\"dt\": \"2026-12-01T22:00:01.000000\", \"lvl\": \"target\", \"msg\": \"<<<RTBUILD-RAW-BEGIN scenario=idle>>>\"}\n";
         assert!(super::looks_like(text));
-        let entries = super::entries(text).unwrap();
+        let mut entries = Vec::new();
+        super::each_entry(text, |e| entries.push(e)).unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[1].lvl, "target");
         assert!(!super::looks_like("{\"a\": 1}\n"));
+    }
+
+    /// The listed form is read entry by entry: a message wrapped onto indented lines stays
+    /// with its entry, and a bad entry is refused like a bad document.
+    #[test]
+    fn listed_entries_are_read_one_at_a_time_with_their_wrapped_lines() {
+        let text = "- {\"dt\": \"2026-12-01T22:00:00\", \"lvl\": \"info\", \"msg\": \"a\"}\n\
+                    - {\"dt\": \"2026-12-01T22:00:01\", \"lvl\": \"target\",\n  \"msg\": \"wrapped\"}\n\
+                    - {\"dt\": \"2026-12-01T22:00:02\", \"lvl\": \"target\", \"msg\": \"b\"}\n";
+        let mut entries = Vec::new();
+        super::each_entry(text, |e| entries.push(e)).unwrap();
+        let msgs: Vec<&str> = entries.iter().filter_map(|e| e.msg.as_str()).collect();
+        assert_eq!(msgs, ["a", "wrapped", "b"]);
+        let bad = "- {\"lvl\": \"info\", \"msg\": \"a\"}\n- {\"lvl\": [unclosed\n";
+        assert!(matches!(super::each_entry(bad, |_| {}), Err(LogError::Yaml(_))));
     }
 }

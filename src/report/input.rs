@@ -103,6 +103,36 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
     })
 }
 
+/// Files one result folder's `run.json` may have read, counting a file named twice twice.
+const FOLDER_FILES: usize = 4_096;
+/// Bytes those files may hold together (each one is parsed and kept).
+const FOLDER_BYTES: u64 = 512 << 20;
+
+/// What a result folder's files may still take (see [`FOLDER_FILES`], [`FOLDER_BYTES`]).
+struct Budget<'a> {
+    json_path: &'a Path,
+    files: usize,
+    bytes: u64,
+}
+
+impl Budget<'_> {
+    /// Counts `path` against the budget before it is read.
+    fn take(&mut self, path: &Path) -> Result<(), ReportError> {
+        let too_big =
+            |what: String| ReportError::FolderTooBig { path: self.json_path.to_path_buf(), what };
+        if self.files == 0 {
+            return Err(too_big(format!("more than {FOLDER_FILES} files to read")));
+        }
+        self.files -= 1;
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        if size > self.bytes {
+            return Err(too_big(format!("files of more than {} MiB together", FOLDER_BYTES >> 20)));
+        }
+        self.bytes -= size;
+        Ok(())
+    }
+}
+
 fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     let json_path = dir.join(run_json::FILE);
     if json_path.symlink_metadata().is_err() {
@@ -118,6 +148,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     // A run from before --tests (no `tests`) measured with cyclictest only.
     let cyclictest = run_json.tests.is_empty() || run_json.tests.iter().any(|n| n == "cyclictest");
     let mut scenarios = Vec::new();
+    let mut budget = Budget { json_path: &json_path, files: FOLDER_FILES, bytes: FOLDER_BYTES };
     for scenario in &run_json.scenarios {
         let mut runs = Vec::new();
         let mut unusable = Vec::new();
@@ -126,6 +157,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         for file in scenario.files.iter().map(Path::new) {
             inside(&json_path, file)?;
             let path = dir.join(file);
+            budget.take(&path)?;
             // A missing or unreadable output (the run crashed, the disk filled up) fails
             // this scenario; the other scenarios of the folder are still reported.
             let run = match parse(&path, nsecs) {
@@ -153,7 +185,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             invalid_reasons,
             commands,
             cyclictest,
-            tests: read_tests(dir, &json_path, &scenario.tests)?,
+            tests: read_tests(dir, &json_path, &scenario.tests, &mut budget)?,
             thermal: serde_json::to_value(&scenario.thermal).ok(),
             throttling: serde_json::to_value(&scenario.throttling).ok(),
         });
@@ -195,6 +227,7 @@ fn read_tests(
     dir: &Path,
     json_path: &Path,
     tests: &[run_json::TestRecord],
+    budget: &mut Budget<'_>,
 ) -> Result<Vec<TestInput>, ReportError> {
     let mut inputs = Vec::new();
     for test in tests {
@@ -207,6 +240,7 @@ fn read_tests(
         for file in &test.files {
             inside(json_path, Path::new(file))?;
             let path = dir.join(file);
+            budget.take(&path)?;
             let read = output::sniff(&path, Some(program)).and_then(|sniffed| match sniffed {
                 Sniffed::Other { program: found, json } if found == program => {
                     output::read(&path, program, json).map(Some)

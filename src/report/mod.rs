@@ -54,6 +54,8 @@ pub(crate) enum ReportError {
     NoScenarios { path: PathBuf },
     #[error("{} names `{}`, which is outside the result folder; use paths relative to the folder", path.display(), file.display())]
     OutsideFolder { path: PathBuf, file: PathBuf },
+    #[error("{} names {what}, more than a result folder of `rtbuild test` holds; report the raw files one by one, or split the folder", path.display())]
+    FolderTooBig { path: PathBuf, what: String },
     #[error("{}: {cause}", path.display())]
     LavaLog { path: PathBuf, cause: crate::lava::LogError },
     #[error(

@@ -3,18 +3,10 @@
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{ExitStatus, Output};
+use std::process::ExitStatus;
 use std::time::Duration;
 
-use super::{Cmd, RunError};
-
-/// Runs `cmd` to completion with `stdin` as its input, capturing stdout and stderr, whatever
-/// the exit status.
-pub(crate) fn output_with_stdin(cmd: &Cmd, stdin: &[u8]) -> Result<Output, RunError> {
-    let expression =
-        cmd.to_duct().stdin_bytes(stdin.to_vec()).stdout_capture().stderr_capture().unchecked();
-    super::wait_in_foreground(cmd, &expression)
-}
+use super::Cmd;
 
 /// Runs `cmd` with `stdin` as its input for at most `limit`, killing it then. Its stdout when
 /// it exited 0 in time; `None` when it could not start, failed or was killed. Its stderr is
@@ -84,15 +76,6 @@ impl Background {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn output_with_stdin_feeds_the_script_and_keeps_a_failing_status() {
-        let out =
-            output_with_stdin(&Cmd::new("sh").args(["-s", "--", "x"]), b"echo \"$1\"; exit 3\n")
-                .unwrap();
-        assert_eq!(out.stdout, b"x\n");
-        assert_eq!(out.status.code(), Some(3));
-    }
 
     #[test]
     fn stdout_within_kills_what_outlives_its_limit() {

@@ -88,6 +88,22 @@ impl Cmd {
         expr
     }
 
+    /// The `std` command that runs this command (for a child rtbuild watches itself).
+    pub(crate) fn to_std(&self) -> std::process::Command {
+        let mut command = std::process::Command::new(&self.program);
+        command.args(&self.args);
+        for (key, value) in &self.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        command
+    }
+
     pub(crate) fn spawn_error(&self, source: std::io::Error) -> RunError {
         if source.kind() == std::io::ErrorKind::NotFound {
             RunError::NotFound {

@@ -2,12 +2,14 @@
 //! environment and working folder, run through duct. Nothing is ever passed to a local shell.
 
 mod background;
+mod bounded;
 mod cmd;
 mod seam;
 pub(crate) mod signals;
 mod stream;
 
-pub(crate) use background::{Background, output_with_stdin, start_in_own_group, stdout_within};
+pub(crate) use background::{Background, start_in_own_group, stdout_within};
+pub(crate) use bounded::{Limits, output_within};
 pub(crate) use cmd::Cmd;
 #[cfg(test)]
 pub(crate) use seam::Recorder;
@@ -26,6 +28,15 @@ pub(crate) enum RunError {
     Spawn { cmd: String, cause: std::io::Error },
     #[error("cannot write the log file {}: {cause}; choose a writable build folder", path.display())]
     Log { path: PathBuf, cause: std::io::Error },
+    #[error(
+        "{step} did not finish within {seconds} s and was stopped; check that the target is up and answering, or allow more time with --target-timeout"
+    )]
+    TimedOut { step: String, seconds: f64 },
+    #[error(
+        "{step} printed more than {} MiB and was stopped; check what runs on the target (a program that floods its output)",
+        .bytes >> 20
+    )]
+    Flooded { step: String, bytes: usize },
     #[error("`{cmd}` failed with {status}{}", tail_block(.tail))]
     Status { cmd: String, status: String, tail: String, log: Option<PathBuf> },
 }

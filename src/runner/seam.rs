@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use super::{Background, ChildExit, Cmd, RunError};
+use super::{Background, ChildExit, Cmd, Limits, RunError};
 
 /// Starts processes for a stage.
 pub(crate) trait Runner {
@@ -26,8 +26,8 @@ pub(crate) trait Runner {
     fn capture(&self, cmd: &Cmd) -> Result<Output, RunError>;
 
     /// Like [`Runner::capture`], with `stdin` as its input (a script fed to `sh -s`, locally
-    /// or over ssh; see [`super::output_with_stdin`]).
-    fn feed(&self, cmd: &Cmd, stdin: &[u8]) -> Result<Output, RunError>;
+    /// or over ssh) and within `limits` (see [`super::output_within`]).
+    fn feed(&self, cmd: &Cmd, stdin: &[u8], limits: &Limits) -> Result<Output, RunError>;
 
     /// Best-effort work that must not hang: `cmd`'s stdout when it exited 0 within `limit`
     /// (see [`super::stdout_within`]).
@@ -66,8 +66,8 @@ impl Runner for System {
         super::output_unchecked(cmd)
     }
 
-    fn feed(&self, cmd: &Cmd, stdin: &[u8]) -> Result<Output, RunError> {
-        super::output_with_stdin(cmd, stdin)
+    fn feed(&self, cmd: &Cmd, stdin: &[u8], limits: &Limits) -> Result<Output, RunError> {
+        super::output_within(cmd, stdin, limits)
     }
 
     fn within(&self, cmd: &Cmd, stdin: &[u8], limit: Duration) -> Option<Vec<u8>> {
@@ -143,7 +143,7 @@ impl Runner for Recorder {
         Ok(self.canned())
     }
 
-    fn feed(&self, cmd: &Cmd, _stdin: &[u8]) -> Result<Output, RunError> {
+    fn feed(&self, cmd: &Cmd, _stdin: &[u8], _limits: &Limits) -> Result<Output, RunError> {
         self.record(cmd, "feed");
         Ok(self.canned())
     }

@@ -16,11 +16,17 @@
 //! children, and then returns [`crate::exit::Interrupted`] (exit 130), so nothing is left
 //! half-written.
 //!
+//! Files are swapped into place inside a [`critical`] section: a signal that would end rtbuild
+//! meanwhile waits until the swap is complete (so an output folder is wholly old or wholly
+//! new), then ends it. A temp file registered with [`remove_on_signal`] (a bundle archive being
+//! written) is removed before rtbuild ends on a signal.
+//!
 //! rtbuild also becomes a child subreaper: processes that its children leave behind (a BitBake
 //! server, a `sleep` inside a task) are re-parented to rtbuild instead of init, and
 //! [`sweep_orphans`] stops them and reaps them, so no orphan survives a build.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -40,6 +46,18 @@ static FOREGROUND: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 static KEEP_RUNNING: AtomicBool = AtomicBool::new(false);
 /// Set by [`defer_to_owner`]: a stage handles the signals itself.
 static DEFERRED: AtomicBool = AtomicBool::new(false);
+
+/// Swaps in progress and temp files to remove when a signal ends rtbuild.
+static SWAP: Mutex<Swap> = Mutex::new(Swap { depth: 0, pending: false, temps: Vec::new() });
+
+struct Swap {
+    /// Nested [`critical`] sections open.
+    depth: usize,
+    /// A signal came during a critical section and ends rtbuild when it closes.
+    pending: bool,
+    /// Registered by [`remove_on_signal`].
+    temps: Vec<PathBuf>,
+}
 
 /// The signals rtbuild handles, all alike.
 const HANDLED: [i32; 3] =
@@ -82,8 +100,74 @@ fn on_signal(raw: i32, count: usize) {
     let groups = GROUPS.lock().map(|g| g.len()).unwrap_or(0);
     if children.is_empty() && groups == 0 && !KEEP_RUNNING.load(Ordering::SeqCst) {
         // Nothing runs that could be left behind: stop now, as the default action would, but
-        // with the documented code.
-        std::process::exit(130);
+        // with the documented code (once a swap of files in progress is complete).
+        end_unless_swapping();
+    }
+}
+
+fn swap_state() -> std::sync::MutexGuard<'static, Swap> {
+    SWAP.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Ends rtbuild with 130 after removing the registered temp files, or, while a [`critical`]
+/// section is open, marks the end for when it closes. The state stays locked until the exit,
+/// so no swap can start in between.
+fn end_unless_swapping() {
+    let mut swap = swap_state();
+    if swap.depth > 0 {
+        swap.pending = true;
+        return;
+    }
+    end_now(&swap);
+}
+
+fn end_now(swap: &Swap) -> ! {
+    for temp in &swap.temps {
+        let _ = std::fs::remove_file(temp);
+    }
+    std::process::exit(130)
+}
+
+/// While alive, a signal does not end rtbuild: files being swapped into place are all swapped
+/// (or all rolled back by the writer) first. Sections nest; when the outermost one closes
+/// after a signal came, rtbuild ends with 130 there.
+#[derive(Debug)]
+#[must_use = "the section ends when this is dropped"]
+pub(crate) struct Critical(());
+
+pub(crate) fn critical() -> Critical {
+    swap_state().depth += 1;
+    Critical(())
+}
+
+impl Drop for Critical {
+    fn drop(&mut self) {
+        let mut swap = swap_state();
+        swap.depth = swap.depth.saturating_sub(1);
+        if swap.depth == 0 && swap.pending {
+            end_now(&swap);
+        }
+    }
+}
+
+/// While alive, `path` (a temp file being filled) is removed if a signal ends rtbuild.
+#[derive(Debug)]
+#[must_use = "the path is forgotten when this is dropped"]
+pub(crate) struct RemoveOnSignal(PathBuf);
+
+/// Registers `path` (see [`RemoveOnSignal`]). Create the file and call this inside one
+/// [`critical`] section, so no signal can end rtbuild in between.
+pub(crate) fn remove_on_signal(path: &Path) -> RemoveOnSignal {
+    swap_state().temps.push(path.to_path_buf());
+    RemoveOnSignal(path.to_path_buf())
+}
+
+impl Drop for RemoveOnSignal {
+    fn drop(&mut self) {
+        let mut swap = swap_state();
+        if let Some(at) = swap.temps.iter().position(|t| *t == self.0) {
+            swap.temps.remove(at);
+        }
     }
 }
 

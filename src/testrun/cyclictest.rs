@@ -119,17 +119,12 @@ pub(super) fn parse(text: &str) -> Result<Results, String> {
     for (key, t) in json.thread.ok_or_else(|| missing("thread"))? {
         let histogram = match t.histogram {
             None => None,
-            Some(buckets) => Some(
-                buckets
-                    .into_iter()
-                    .map(|(bucket, count)| match count.as_u64() {
-                        Some(count) => Ok((bucket, count)),
-                        None => {
-                            Err(format!("thread {key}: histogram entry `{bucket}` is not a count"))
-                        }
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
+            Some(buckets) => {
+                if let Some(bucket) = buckets.bad.first() {
+                    return Err(format!("thread {key}: histogram entry `{bucket}` is not a count"));
+                }
+                Some(buckets.entries.into_iter().map(|(b, count)| (b.to_string(), count)).collect())
+            }
         };
         let value = Thread {
             histogram,

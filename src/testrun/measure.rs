@@ -27,6 +27,33 @@ impl Session<'_> {
             .map_err(|err| format!("could not start `{cmd}`: {err}"))
     }
 
+    /// Whether the program that started at `started` to run `seconds` overran its length plus
+    /// the step limit (a target that stopped answering): then it is stopped, with a warning
+    /// naming it and the target, and the run counts as a lost connection.
+    pub(super) fn overran(
+        &self,
+        started: Instant,
+        seconds: u64,
+        what: &str,
+        handle: &Background,
+    ) -> bool {
+        let margin = self.req.host.step_limit();
+        if started.elapsed() < Duration::from_secs(seconds) + margin {
+            return false;
+        }
+        self.ui.warn(format!(
+            "{what} on {} did not end within its {} plus {} s; stopping it",
+            self.req.host,
+            human(seconds),
+            margin.as_secs()
+        ));
+        let _ = self.helper(&["stop", &self.state.clone()]);
+        if !handle.wait_for(Duration::from_secs(10)) {
+            handle.kill();
+        }
+        true
+    }
+
     /// One look at cyclictest's threads, the load and the helper itself, if cyclictest is
     /// still there to see; with `status` cyclictest is also asked for its current figures (one
     /// helper call serves the progress display and the check).
@@ -67,6 +94,10 @@ impl Session<'_> {
         let mut calls = 0u64;
         loop {
             if handle.finished().is_some() {
+                break;
+            }
+            if self.overran(started, expected_s, "cyclictest", &handle) {
+                ending = Ending::ConnectionLost;
                 break;
             }
             if self.stop.raised() {

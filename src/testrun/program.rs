@@ -254,6 +254,10 @@ impl Session<'_> {
             if handle.finished().is_some() {
                 break;
             }
+            if self.overran(started, seconds, &invocation.label, &handle) {
+                ending = Ending::ConnectionLost;
+                break;
+            }
             if self.stop.raised() {
                 self.ui.warn(format!(
                     "interrupted: stopping {} and the load on {}",

@@ -105,8 +105,13 @@ impl Session<'_> {
             }
         };
         let mut ending = Ending::Completed;
+        let started = std::time::Instant::now();
         loop {
             if handle.finished().is_some() {
+                break;
+            }
+            if self.overran(started, seconds, "rtla timerlat", &handle) {
+                ending = Ending::ConnectionLost;
                 break;
             }
             if self.stop.raised() {

@@ -21,8 +21,14 @@ fn remote(
     argv: &[&str],
 ) -> Result<Option<Vec<u8>>, VerifyError> {
     let cmd = target.command(argv);
+    // The error says which target; the step is the command.
+    let limits = crate::runner::Limits {
+        step: format!("`{}`", argv.join(" ")),
+        time: target.step_limit,
+        bytes: crate::host::STEP_OUTPUT_CAP,
+    };
     let output = runner
-        .capture(&cmd)
+        .feed(&cmd, b"", &limits)
         .map_err(|cause| VerifyError::TargetRun { target: target.to_string(), cause })?;
     match output.status.code() {
         Some(0) => Ok(Some(output.stdout)),

@@ -255,6 +255,8 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> Resul
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io(dir))?;
+    // A signal neither leaves the temp file behind nor cuts the rename short.
+    let _swap = crate::runner::signals::critical();
     let temp = temp_beside(path, bytes, executable)?;
     temp.persist(path).map_err(|e| WriteError::Io { path: path.to_path_buf(), cause: e.error })?;
     Ok(())

@@ -915,3 +915,57 @@ fn the_sbom_cve_check_summary_is_bundled_and_checked() {
         .stderr_contains("1 problems in x/bad.tar.zst")
         .stdout_contains(&format!("changed    release/{real} sha256 "));
 }
+
+/// Issue 34 item 6: Ctrl-C or SIGTERM (a cancelled CI job) at any point of a `bundle` over an
+/// earlier one leaves `--out` wholly old or wholly new (archive and manifest together), with no
+/// partial temp archive (before: `.tmpXXXX` files of hundreds of MB were left).
+#[test]
+fn a_signal_at_any_point_of_bundle_leaves_out_wholly_old_or_wholly_new() {
+    use crate::support::interrupt::{Rng, interrupt_at_random, snapshot};
+    let build = Build::new();
+    let root = build.root().to_path_buf();
+    // 24 MiB that zstd cannot shrink, so the archive takes a while to write.
+    let mut rng = Rng::new(6);
+    let big: Vec<u8> = (0..24 * 1024 * 1024 / 8).flat_map(|_| rng.next().to_le_bytes()).collect();
+    let deploy = root.join(format!("work/build/tmp/deploy/images/{MACHINE}"));
+    std::fs::write(deploy.join(format!("{TOP}.rootfs-{DATETIME}.qcomflash/system.img")), big)
+        .unwrap();
+    let (pristine, out) = (root.join("pristine"), root.join("out"));
+    let bundle = |dir: &Path, verified: bool| {
+        let mut cmd = Command::new(crate::support::harness::rtbuild_bin());
+        cmd.current_dir(&root).env("KAS_WORK_DIR", root.join("work"));
+        cmd.args(["bundle", "--machine", MACHINE, "--out"]).arg(dir);
+        match verified {
+            true => cmd.args(["--verify-report", "passed.json"]),
+            false => cmd.arg("--allow-unverified"),
+        };
+        cmd
+    };
+    let restore = || {
+        if out.exists() {
+            std::fs::remove_dir_all(&out).unwrap();
+        }
+        assert!(Command::new("cp").arg("-a").arg(&pristine).arg(&out).status().unwrap().success());
+    };
+    let first = bundle(&pristine, false).output().unwrap();
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let old = snapshot(&pristine);
+    restore();
+    let started = std::time::Instant::now();
+    let run = bundle(&out, true).output().unwrap();
+    let took = started.elapsed();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let new = snapshot(&out);
+    assert_eq!(new.len(), 2, "an archive and its manifest: {:?}", new.keys());
+    let seen = interrupt_at_random(
+        0x5eed_0034_0006,
+        50,
+        took + took / 5,
+        &out,
+        &restore,
+        &|| bundle(&out, true),
+        &old,
+        &new,
+    );
+    assert!(seen.interrupted > 0, "no signal came while bundle ran: {seen:?}");
+}

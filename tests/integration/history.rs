@@ -739,3 +739,39 @@ fn the_measured_kernel_config_digest_is_recorded() {
     assert_eq!(runs[0]["kernel_config_digest"], measured.as_str(), "{:#}", runs[0]);
     assert_eq!(runs[1]["kernel_config_digest"], shipped.as_str(), "{:#}", runs[1]);
 }
+
+/// Issue 34 item 8: a server that accepts the connection and then says nothing (a TCP listener
+/// on 127.0.0.1 that never answers) hung `history` forever: the connect timeout covered only
+/// the socket connect. Now the whole login has the deadline (`connect_timeout` in the URL, else
+/// 15 s) and every statement one of its own; the error is one line naming the deadline.
+#[test]
+fn a_server_that_accepts_and_never_answers_is_given_up_in_one_line() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let _held = std::thread::spawn(move || {
+        let mut open = Vec::new();
+        for stream in listener.incoming() {
+            open.push(stream);
+        }
+    });
+    for (query, seconds) in [("?connect_timeout=2", 2), ("", 15)] {
+        let url = format!("postgresql://lab:hunter2@127.0.0.1:{port}/rt{query}");
+        let started = std::time::Instant::now();
+        let run = Test::new()
+            .args(["history", "list", "--db", &url])
+            .within_secs(60)
+            .run()
+            .code_is(2)
+            .stdout_is("");
+        assert!(started.elapsed() < std::time::Duration::from_secs(seconds + 20));
+        let stderr = run.stderr();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                ": the server did not answer within {seconds} s (connecting and logging in); it accepts connections but does not respond; check --db"
+            )),
+            "{stderr}"
+        );
+    }
+}

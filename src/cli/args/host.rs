@@ -21,6 +21,10 @@ pub(crate) struct HostArgs {
     /// ssh client configuration file, passed to ssh as `-F FILE`.
     #[arg(long, value_name = "FILE", requires = "target")]
     pub ssh_config: Option<PathBuf>,
+    /// Seconds one step on the target may take before it is stopped (default 120); the
+    /// measurement itself may take its length plus this.
+    #[arg(long, value_name = "SECONDS", requires = "target", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub target_timeout: Option<u64>,
 }
 
 impl HostArgs {
@@ -38,7 +42,9 @@ impl HostArgs {
                     // ssh reads it whole: a FIFO would hang it, `/dev/zero` grow it without end.
                     crate::base::input::check_file(config).map_err(Refusal::SshConfig)?;
                 }
-                let target = SshTarget::parse(url)?.with_ssh_config(self.ssh_config.clone());
+                let target = SshTarget::parse(url)?
+                    .with_ssh_config(self.ssh_config.clone())
+                    .with_step_limit(self.target_timeout);
                 Ok(Some(Host::Ssh(target)))
             }
             None => Ok(None),

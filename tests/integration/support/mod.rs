@@ -5,6 +5,7 @@ pub(crate) mod cpus;
 pub(crate) mod fake_tree;
 pub(crate) mod fixtures;
 pub(crate) mod harness;
+pub(crate) mod interrupt;
 pub(crate) mod kernel_image;
 pub(crate) mod kernel_source;
 pub(crate) mod lab;

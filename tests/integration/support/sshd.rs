@@ -39,6 +39,17 @@ pub(crate) fn user() -> String {
 
 impl Sshd {
     pub(crate) fn start() -> Sshd {
+        Sshd::start_with("")
+    }
+
+    /// An sshd that runs `command` (through the login shell) whatever the client asks: a
+    /// hostile target whose every step hangs or floods.
+    pub(crate) fn forcing(command: &str) -> Sshd {
+        Sshd::start_with(&format!("ForceCommand {command}\n"))
+    }
+
+    /// An sshd with `extra` lines appended to its configuration.
+    pub(crate) fn start_with(extra: &str) -> Sshd {
         assert!(
             Path::new("/usr/sbin/sshd").is_file(),
             "/usr/sbin/sshd is missing; run `bash .ci/setup` (openssh-server)"
@@ -55,7 +66,7 @@ impl Sshd {
             "ListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
              PidFile {d}/sshd.pid\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n\
              KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
-             PermitRootLogin prohibit-password\nAcceptEnv RTBUILD_SYSROOT\n",
+             PermitRootLogin prohibit-password\nAcceptEnv RTBUILD_SYSROOT\n{extra}",
             d = d.display()
         );
         std::fs::write(d.join("sshd_config"), config).unwrap();

@@ -1,0 +1,71 @@
+//! Issue 34 item 7: a target that stops answering, or floods its output, must not block or
+//! fill rtbuild. A real loopback `sshd` forces every session onto a command that hangs or that
+//! prints without end; `verify`, `tune` and `test --target` must each stop the step within
+//! `--target-timeout` (or at the output cap) and say which step on which target, in one line.
+//! Before, they waited forever, or ate memory and then claimed ssh "could not start".
+
+use crate::support::harness::Test;
+use crate::support::sshd::Sshd;
+
+/// `verify`, `tune --verify` and `test` against `sshd`, each with a step limit of `seconds`.
+fn commands(sshd: &Sshd, seconds: u32) -> Vec<Vec<String>> {
+    let common = |args: &[&str]| -> Vec<String> {
+        let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        all.extend(["--target".into(), sshd.url(), "--ssh-config".into()]);
+        all.push(sshd.config().display().to_string());
+        all.extend(["--target-timeout".into(), seconds.to_string()]);
+        all
+    };
+    vec![common(&["verify"]), common(&["tune", "--verify"]), common(&["test", "--rt-cpus", "1"])]
+}
+
+fn error_line(stderr: &str) -> String {
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    errors[0].to_string()
+}
+
+#[test]
+fn a_target_whose_commands_hang_is_given_up_naming_the_step_and_target() {
+    let sshd = Sshd::forcing("exec sleep 3600");
+    let target = format!("127.0.0.1:{}", sshd.port);
+    for args in commands(&sshd, 3) {
+        let run = Test::new().args(&args).within_secs(60).run().ignore_stdout();
+        assert!([1, 2].contains(&run.code()), "{args:?}: exit {}: {}", run.code(), run.stderr());
+        let line = error_line(&run.stderr());
+        assert!(line.contains("did not finish within 3 s and was stopped"), "{args:?}: {line}");
+        assert!(line.contains(&target), "{args:?}: the target is not named: {line}");
+        assert!(line.contains('`'), "{args:?}: the step is not named: {line}");
+        assert!(line.contains("--target-timeout"), "{args:?}: {line}");
+    }
+}
+
+#[test]
+fn a_target_that_floods_its_output_is_stopped_within_bounded_memory() {
+    let sshd = Sshd::forcing("exec yes flood-flood-flood");
+    let target = format!("127.0.0.1:{}", sshd.port);
+    // The deadline is far: the cap must stop the step first.
+    for args in commands(&sshd, 600) {
+        let run =
+            Test::new().args(&args).within_secs(120).within_memory_mib(1024).run().ignore_stdout();
+        assert!([1, 2].contains(&run.code()), "{args:?}: exit {}: {}", run.code(), run.stderr());
+        let line = error_line(&run.stderr());
+        assert!(line.contains("printed more than 16 MiB and was stopped"), "{args:?}: {line}");
+        assert!(line.contains(&target), "{args:?}: the target is not named: {line}");
+        assert!(!line.contains("could not start"), "{args:?}: {line}");
+    }
+}
+
+#[test]
+fn target_timeout_is_checked_and_needs_a_target() {
+    Test::new()
+        .args(["verify", "--target", "ssh://root@127.0.0.1", "--target-timeout", "0"])
+        .run()
+        .code_is(2)
+        .stderr_contains("--target-timeout");
+    Test::new()
+        .args(["tune", "--verify", "--local", "--target-timeout", "5"])
+        .run()
+        .code_is(2)
+        .stderr_contains("--target");
+}
