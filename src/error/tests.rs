@@ -423,6 +423,26 @@ fn samples() -> Vec<(Error, Exit)> {
             }),
             U,
         ),
+        (
+            TestError::Preflight(PreflightError::IsolationMismatch {
+                host: "h".into(),
+                expected_by: "--rt-cpus names".into(),
+                rt: cpus("7"),
+                kernel: "3".into(),
+                layout_flags: "--rt-cpus 7".into(),
+            }),
+            U,
+        ),
+        (
+            TestError::Preflight(PreflightError::UnpinnedLoadNeedsIsolation {
+                host: "h".into(),
+                scenario: "stress-isolated".into(),
+                rt: cpus("1"),
+                kernel: "none".into(),
+                layout_flags: "--rt-cpus 1".into(),
+            }),
+            U,
+        ),
         (TestError::Trace(TraceError::Unavailable { host: "h".into(), why: "x".into() }), U),
         (TestError::Trace(TraceError::Setup { host: "h".into(), detail: "x".into() }), U),
         (TestError::CreateDir { path: p("o/raw"), cause: io() }, F),
@@ -578,6 +598,7 @@ fn refusals() -> Vec<Refusal> {
         Refusal::TraceWithoutCyclictest,
         Refusal::MeasureCpus(cpu_list()),
         Refusal::MeasureCpusOffline { off: cpus("9"), host: "h".into(), online: cpus("0-3") },
+        Refusal::TooFewThreads { threads: 2, cpus: cpus("0-3"), needed: 4 },
         Refusal::NoTarget,
         Refusal::EmitRunsNothing,
         Refusal::NothingToDo,
@@ -933,6 +954,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::TraceWithoutCyclictest => "TraceWithoutCyclictest",
         Refusal::MeasureCpus(_) => "MeasureCpus",
         Refusal::MeasureCpusOffline { .. } => "MeasureCpusOffline",
+        Refusal::TooFewThreads { .. } => "TooFewThreads",
         Refusal::NoTarget => "NoTarget",
         Refusal::EmitRunsNothing => "EmitRunsNothing",
         Refusal::NothingToDo => "NothingToDo",
@@ -963,7 +985,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 65),
+        ("Refusal", 66),
         ("Interrupted", 1),
         ("PlanError", 28),
         ("ValueError", 1),
