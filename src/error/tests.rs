@@ -428,6 +428,7 @@ fn samples() -> Vec<(Error, Exit)> {
                 host: "h".into(),
                 expected_by: "--rt-cpus names".into(),
                 rt: cpus("7"),
+                what: "isolated".into(),
                 kernel: "3".into(),
                 layout_flags: "--rt-cpus 7".into(),
             }),

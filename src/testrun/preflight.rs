@@ -27,13 +27,15 @@ pub(crate) enum PreflightError {
     TuneNeedsRoot { host: String, uid: String },
     /// The RT CPUs to measure are not the ones the target's kernel isolates.
     #[error(
-        "{host}: {expected_by} RT CPUs {rt} isolated, but the kernel isolates {kernel}; measuring there would not measure the isolated CPUs. Boot {host} with the plan's isolation (`rtbuild tune {layout_flags} --bootargs` prints it), or pass --rt-cpus with the CPUs the kernel isolates"
+        "{host}: {expected_by} RT CPUs {rt} {what}, but the kernel isolates {kernel}; measuring there would not measure the isolated CPUs. Boot {host} with the plan's isolation (`rtbuild tune {layout_flags} --bootargs` prints it), or pass --rt-cpus with the CPUs the kernel isolates"
     )]
     IsolationMismatch {
         host: String,
         /// `the plan of qcs6490-rb3gen2 expects` / `--rt-cpus names`.
         expected_by: String,
         rt: CpuSet,
+        /// `isolated` or `isolated and nohz_full`.
+        what: String,
         /// What the kernel isolates, with its sources.
         kernel: String,
         /// `--machine M` or `--rt-cpus 7`, for the fix.
@@ -142,27 +144,28 @@ pub(crate) fn check_isolation(
         Some(m) => format!("--machine {m}"),
         None => format!("--rt-cpus {rt}"),
     };
-    let mismatch = |expected_by: String| PreflightError::IsolationMismatch {
+    let mismatch = |expected_by: String, what: &str| PreflightError::IsolationMismatch {
         host: host.to_string(),
         expected_by,
         rt: rt.clone(),
+        what: what.to_string(),
         kernel: kernel.describe(),
         layout_flags: layout_flags.clone(),
     };
     match &need.machine {
         Some(machine) => {
             let by = format!("the plan of {machine} expects");
-            if kernel.isolated != *rt && kernel.any() != *rt {
-                return Err(mismatch(by));
+            if kernel.any() != *rt {
+                return Err(mismatch(by, "isolated"));
             }
             if need.nohz_full && !rt.is_subset(&kernel.nohz_full) {
-                return Err(mismatch(format!("{by} (nohz_full too)")));
+                return Err(mismatch(by, "isolated and nohz_full"));
             }
         }
         None => {
             let any = kernel.any();
             if !any.is_empty() && !rt.is_subset(&any) {
-                return Err(mismatch("--rt-cpus names".to_string()));
+                return Err(mismatch("--rt-cpus names".to_string(), "isolated"));
             }
         }
     }

@@ -37,10 +37,13 @@ fn check_verdict_and_report(run: &crate::support::harness::Run, threshold: u64) 
             }
         }
     }
-    let lost_cycles = json["scenarios"].to_string().contains("expected cycles");
+    // Lost cycles, or a stress load this shared VM's other work took CPU time from.
+    let scheduling = ["expected cycles", "where --load asked"]
+        .iter()
+        .any(|r| json["scenarios"].to_string().contains(r));
     let word = json["verdict"].as_str().unwrap();
     match word {
-        "invalid" => assert!(lost_cycles, "invalid only for lost cycles: {json}"),
+        "invalid" => assert!(scheduling, "invalid only for this VM's scheduling: {json}"),
         "fail" => assert!(over, "{json}"),
         "pass" => assert!(!over, "{json}"),
         other => panic!("verdict {other}"),

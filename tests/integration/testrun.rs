@@ -601,6 +601,7 @@ fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
     fake_tree(&root, "0-1");
     // The kernel the plan describes isolates its RT CPU (checked before the run, issue 39).
     fs::write(root.join("sys/devices/system/cpu/isolated"), "1\n").unwrap();
+    fs::write(root.join("sys/devices/system/cpu/nohz_full"), "1\n").unwrap();
     let run = test
         .env("RTBUILD_SYSROOT", &root)
         .args(["test", "--machine", "vm-2cpu", "--machines-dir", "machines", "--local", "--tune"])
