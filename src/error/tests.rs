@@ -426,21 +426,14 @@ fn samples() -> Vec<(Error, Exit)> {
         (
             TestError::Preflight(PreflightError::IsolationMismatch {
                 host: "h".into(),
-                expected_by: "--rt-cpus names".into(),
-                rt: cpus("7"),
-                what: "isolated".into(),
-                kernel: "3".into(),
-                layout_flags: "--rt-cpus 7".into(),
+                why: "--rt-cpus names RT CPUs 7 isolated, but the kernel isolates 3; boot with isolcpus=7".into(),
             }),
             U,
         ),
         (
             TestError::Preflight(PreflightError::UnpinnedLoadNeedsIsolation {
                 host: "h".into(),
-                scenario: "stress-isolated".into(),
-                rt: cpus("1"),
-                kernel: "none".into(),
-                layout_flags: "--rt-cpus 1".into(),
+                why: "scenario stress-isolated needs RT CPUs 1 isolated; boot with isolcpus=1".into(),
             }),
             U,
         ),

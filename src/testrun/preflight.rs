@@ -25,33 +25,13 @@ pub(crate) enum PreflightError {
         "{host}: user id {uid} is not root; --tune writes /proc/sys, /sys and /proc/irq and needs root"
     )]
     TuneNeedsRoot { host: String, uid: String },
-    /// The RT CPUs to measure are not the ones the target's kernel isolates.
-    #[error(
-        "{host}: {expected_by} RT CPUs {rt} {what}, but the kernel isolates {kernel}; measuring there would not measure the isolated CPUs. Boot {host} with the plan's isolation (`rtbuild tune {layout_flags} --bootargs` prints it), or pass --rt-cpus with the CPUs the kernel isolates"
-    )]
-    IsolationMismatch {
-        host: String,
-        /// `the plan of qcs6490-rb3gen2 expects` / `--rt-cpus names`.
-        expected_by: String,
-        rt: CpuSet,
-        /// `isolated` or `isolated and nohz_full`.
-        what: String,
-        /// What the kernel isolates, with its sources.
-        kernel: String,
-        /// `--machine M` or `--rt-cpus 7`, for the fix.
-        layout_flags: String,
-    },
+    /// The RT CPUs to measure are not the ones the target's kernel isolates: `{rt-cpus
+    /// claim}, but the kernel isolates …; … fix`.
+    #[error("{host}: {why}")]
+    IsolationMismatch { host: String, why: String },
     /// A scenario whose load runs unpinned needs the RT CPUs isolated (isolcpus=).
-    #[error(
-        "{host}: scenario {scenario} runs its load unpinned, so only the kernel's isolation keeps it off the RT CPUs, but RT CPUs {rt} are not isolated (the kernel isolates {kernel}); boot with isolcpus={rt} (`rtbuild tune {layout_flags} --bootargs` prints the arguments), or choose a scenario whose load is pinned (full, stress, custom without --load-unpinned)"
-    )]
-    UnpinnedLoadNeedsIsolation {
-        host: String,
-        scenario: String,
-        rt: CpuSet,
-        kernel: String,
-        layout_flags: String,
-    },
+    #[error("{host}: {why}")]
+    UnpinnedLoadNeedsIsolation { host: String, why: String },
 }
 
 /// What a run expects of the target kernel's CPU isolation.
@@ -144,13 +124,12 @@ pub(crate) fn check_isolation(
         Some(m) => format!("--machine {m}"),
         None => format!("--rt-cpus {rt}"),
     };
+    let kernel_text = kernel.describe();
     let mismatch = |expected_by: String, what: &str| PreflightError::IsolationMismatch {
         host: host.to_string(),
-        expected_by,
-        rt: rt.clone(),
-        what: what.to_string(),
-        kernel: kernel.describe(),
-        layout_flags: layout_flags.clone(),
+        why: format!(
+            "{expected_by} RT CPUs {rt} {what}, but the kernel isolates {kernel_text}; measuring there would not measure the isolated CPUs. Boot {host} with the plan's isolation (`rtbuild tune {layout_flags} --bootargs` prints it), or pass --rt-cpus with the CPUs the kernel isolates"
+        ),
     };
     match &need.machine {
         Some(machine) => {
@@ -174,10 +153,9 @@ pub(crate) fn check_isolation(
     {
         return Err(PreflightError::UnpinnedLoadNeedsIsolation {
             host: host.to_string(),
-            scenario: scenario.clone(),
-            rt: rt.clone(),
-            kernel: kernel.describe(),
-            layout_flags,
+            why: format!(
+                "scenario {scenario} runs its load unpinned, so only the kernel's isolation keeps it off the RT CPUs, but RT CPUs {rt} are not isolated (the kernel isolates {kernel_text}); boot with isolcpus={rt} (`rtbuild tune {layout_flags} --bootargs` prints the arguments), or choose a scenario whose load is pinned (full, stress, custom without --load-unpinned)"
+            ),
         });
     }
     Ok(())

@@ -324,6 +324,13 @@ impl Session<'_> {
             .unwrap_or_default();
         let s = &mut self.record.scenarios[index];
         s.thread_placement = super::probe::placement(&probes, &stdout);
+        if req.measurement.threads == super::Threads::PerCpu {
+            // A histogram's output names no thread ids; a pinned thread is known by its CPU.
+            for p in s.thread_placement.iter_mut().filter(|p| p.thread.is_none()) {
+                let cpu = p.allowed.parse::<i64>().ok();
+                p.thread = s.threads.iter().find(|t| Some(t.cpu) == cpu).map(|t| t.thread);
+            }
+        }
         s.cyclictest_affinity = match req.measurement.threads {
             super::Threads::Unpinned(_) if has_ct => Some(req.measure_cpus.to_string()),
             _ => None,

@@ -45,6 +45,15 @@ fn check_scenario(dir: &Path, s: &Value, rt: u64, housekeeping: &str) {
     assert_eq!(workers[0]["allowed"], rt.to_string());
     assert_eq!(workers[0]["cpu"], rt);
     assert_eq!(s["threads"][0]["cpu"], rt, "{name}: the JSON's thread CPU");
+    // Where the measuring thread was allowed and seen, over every probe (issue 39).
+    let placed = &s["thread_placement"];
+    assert_eq!(placed.as_array().unwrap().len(), 1, "{name}: {placed}");
+    assert_eq!(placed[0]["tid"], workers[0]["tid"], "{name}: {placed}");
+    assert_eq!(
+        (&placed[0]["allowed"], &placed[0]["ran_on"]),
+        (&rt.to_string().into(), &rt.to_string().into())
+    );
+    assert_eq!(placed[0]["thread"], 0, "{name}: {placed}");
     for task in probe["load"].as_array().unwrap() {
         assert_eq!(task["allowed"], housekeeping, "{name}: load {task}");
         assert!(!alive(task["tid"].as_u64().unwrap()), "{name}: load {task} left running");
