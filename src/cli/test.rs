@@ -138,6 +138,18 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
         None => layout.rt.clone(),
         Some(text) => measure_cpus(text, &host)?,
     };
+    // Every CPU the run claims to measure gets a thread: cyclictest places unpinned threads
+    // round the CPUs of its mask, which are the measured CPUs.
+    if let testrun::Threads::Unpinned(n) = m.threads
+        && (n as usize) < measure_cpus.len()
+    {
+        return Err(Refusal::TooFewThreads {
+            threads: n,
+            needed: measure_cpus.len(),
+            cpus: measure_cpus,
+        }
+        .into());
+    }
     let machine = plan.as_ref().map(|p| p.machine.name.clone());
     let options = TuneOptions {
         overcommit_never: args.overcommit_never,
@@ -161,6 +173,7 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
         layout,
         measure_cpus,
         machine,
+        nohz_full: plan.as_ref().is_some_and(|p| p.nohz_full),
         measurement: m,
         max_us: args.max_us,
         threshold: testrun::Threshold::pick(args.max_us, plan.as_ref().map(|p| &p.machine)),

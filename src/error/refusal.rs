@@ -179,6 +179,10 @@ pub(crate) enum Refusal {
         "--measure-cpus: CPU {off} is not online on {host} (online: {online}); pick CPUs from {online}, or pass `all`"
     )]
     MeasureCpusOffline { off: CpuSet, host: String, online: CpuSet },
+    #[error(
+        "--threads {threads} --unpinned leaves measured CPUs without a thread: cyclictest places one thread per CPU of {cpus} in turn, so {cpus} need at least {needed}; pass --threads {needed} or more, or --measure-cpus with at most {threads} CPUs"
+    )]
+    TooFewThreads { threads: u32, cpus: CpuSet, needed: usize },
     #[error("no target given; pass --local or --target ssh://USER@HOST[:PORT]")]
     NoTarget,
 

@@ -439,6 +439,20 @@ fn samples() -> Vec<(Error, Exit)> {
             }),
             U,
         ),
+        (
+            TestError::Preflight(PreflightError::IsolationMismatch {
+                host: "h".into(),
+                why: "--rt-cpus names RT CPUs 7 isolated, but the kernel isolates 3; boot with isolcpus=7".into(),
+            }),
+            U,
+        ),
+        (
+            TestError::Preflight(PreflightError::UnpinnedLoadNeedsIsolation {
+                host: "h".into(),
+                why: "scenario stress-isolated needs RT CPUs 1 isolated; boot with isolcpus=1".into(),
+            }),
+            U,
+        ),
         (TestError::Trace(TraceError::Unavailable { host: "h".into(), why: "x".into() }), U),
         (TestError::Trace(TraceError::Setup { host: "h".into(), detail: "x".into() }), U),
         (TestError::CreateDir { path: p("o/raw"), cause: io() }, F),
@@ -600,6 +614,7 @@ fn refusals() -> Vec<Refusal> {
         Refusal::TraceWithoutCyclictest,
         Refusal::MeasureCpus(cpu_list()),
         Refusal::MeasureCpusOffline { off: cpus("9"), host: "h".into(), online: cpus("0-3") },
+        Refusal::TooFewThreads { threads: 2, cpus: cpus("0-3"), needed: 4 },
         Refusal::NoTarget,
         Refusal::EmitRunsNothing,
         Refusal::NothingToDo,
@@ -961,6 +976,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::TraceWithoutCyclictest => "TraceWithoutCyclictest",
         Refusal::MeasureCpus(_) => "MeasureCpus",
         Refusal::MeasureCpusOffline { .. } => "MeasureCpusOffline",
+        Refusal::TooFewThreads { .. } => "TooFewThreads",
         Refusal::NoTarget => "NoTarget",
         Refusal::EmitRunsNothing => "EmitRunsNothing",
         Refusal::NothingToDo => "NothingToDo",
@@ -991,7 +1007,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 65),
+        ("Refusal", 66),
         ("Interrupted", 1),
         ("PlanError", 29),
         ("ValueError", 1),

@@ -61,8 +61,28 @@ pub(crate) struct RunRecord {
     /// Where rtbuild's own processes were allowed to run while it measured; null in files
     /// written before rtbuild kept off the measured CPUs.
     pub rtbuild_cpus: Option<OwnCpus>,
+    /// What the target's kernel isolated, read before the run, and what the run required of
+    /// it (a run whose RT CPUs are not the isolated ones is refused before it starts); null
+    /// in files written before rtbuild checked it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_isolation: Option<KernelIsolationRecord>,
     #[serde(deserialize_with = "scenarios")]
     pub scenarios: Vec<ScenarioRecord>,
+}
+
+/// The target kernel's CPU isolation as read before the run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct KernelIsolationRecord {
+    /// `/sys/devices/system/cpu/isolated` (empty: none).
+    pub isolated: String,
+    /// `/sys/devices/system/cpu/nohz_full` (empty: none).
+    pub nohz_full: String,
+    /// The last `isolcpus=` and `nohz_full=` values of `/proc/cmdline`, as written.
+    pub cmdline_isolcpus: Option<String>,
+    pub cmdline_nohz_full: Option<String>,
+    /// What the run required of the isolation (and found, or it would not have run).
+    pub required: String,
 }
 
 /// Where rtbuild's own processes (not cyclictest's measuring threads, not the load) were
@@ -216,8 +236,23 @@ pub(crate) struct ScenarioRecord {
     /// The first look at the running processes; every later one is checked the same way.
     pub probe: Option<Probe>,
     pub probe_count: usize,
+    /// The CPUs cyclictest's process was started on (`taskset -c`), when rtbuild set them:
+    /// the measured CPUs for `--threads N --unpinned`, whose threads cyclictest places on
+    /// the CPUs of its own mask. Null for pinned threads (`-a` places each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cyclictest_affinity: Option<String>,
+    /// Each measuring thread of cyclictest as every look during the run saw it: the CPUs it
+    /// was allowed (`Cpus_allowed_list` of `/proc/PID/task/TID/status`) and the CPUs it was
+    /// seen on (the `processor` field of `/proc/PID/task/TID/stat`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_placement: Vec<ThreadPlacement>,
     /// How busy the load kept the housekeeping CPUs, % of their capacity (null without load).
     pub load_cpu_percent: Option<f64>,
+    /// Each load generator's measured level on the CPUs it was pinned to, beside the level
+    /// asked for (`--load`, scenario `stress`: one generator per housekeeping CPU). A level
+    /// outside the asked one by more than [`LOAD_TOLERANCE_POINTS`] makes the run invalid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_levels: Vec<LoadLevel>,
     /// Why the run cannot be trusted; empty when it is valid.
     pub invalid_reasons: Vec<String>,
     /// What a reader of the figures must know that does not make the run invalid (samples
@@ -477,6 +512,44 @@ pub(crate) struct IrqDelta {
     pub description: String,
 }
 
+/// How far a measured load level may be from the asked `--load`, in percentage points of one
+/// CPU: stress-ng's `--cpu-load` duty cycle lands within a few points on an idle CPU; a CPU
+/// that other work (or a throttle) takes from the load misses it by more.
+pub(crate) const LOAD_TOLERANCE_POINTS: f64 = 10.0;
+
+/// One load generator's measured level: its processes' CPU time (utime + stime of every live
+/// process of its group, `/proc/PID/stat`) over the time since it started, per CPU it was
+/// pinned to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct LoadLevel {
+    /// The generator (`cpu0`, `full`, …).
+    pub load: String,
+    /// The CPUs it was pinned to (empty: not pinned).
+    pub cpus: String,
+    /// The level asked, % of each CPU (`--load` for scenario `stress`); null where the
+    /// scenario asks for full load of several kinds (cpu, io, vm) rather than a level.
+    pub asked_percent: Option<u8>,
+    /// The level reached, % of each CPU.
+    pub reached_percent: f64,
+}
+
+/// Where one measuring thread of cyclictest could run and ran, over every look at it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct ThreadPlacement {
+    /// cyclictest's thread number, when its output named the thread's id (`T: k (TID)`,
+    /// `# Thread Ids:`).
+    pub thread: Option<usize>,
+    pub tid: u32,
+    /// The union of its `Cpus_allowed_list` over the looks (CPU list syntax).
+    pub allowed: String,
+    /// The CPUs it was seen on (`processor`), as a CPU list.
+    pub ran_on: String,
+    /// How many looks saw it.
+    pub looks: usize,
+}
+
 /// One thread or process as the probe saw it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -501,6 +574,10 @@ pub(crate) struct Probe {
     /// The helper shell that took the probe (rtbuild's own, on the target).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub helper: Option<Task>,
+    /// cyclictest stopped at its `--trace-above-us` breach in this scenario, so a look may
+    /// have come while its threads were ending (not written; set when the scenario is judged).
+    #[serde(skip)]
+    pub after_breach: bool,
 }
 
 /// A run length: seconds (`-D`) or a loop count (`-l`).

@@ -21,16 +21,25 @@ pub(crate) enum Threads {
     #[default]
     PerCpu,
     /// `--threads N --unpinned`: `-t N` without `-a`, as the RK3588 guide's
-    /// `cyclictest -c 0 -m -t 8 -p 99` runs them: cyclictest itself places thread k on CPU
-    /// k mod (online CPUs). With a histogram (`-h`, which rtbuild always sets) cyclictest runs
-    /// every thread at `-i` (its distance is 0), so the `I:` of each thread is `-i`.
+    /// `cyclictest -c 0 -m -t 8 -p 99` runs them: cyclictest itself places thread k on the
+    /// k-th CPU (mod their count) of the CPUs its process may use, which rtbuild sets to
+    /// exactly the measured CPUs (`taskset`, see the helper's `run-cyclictest`). Without
+    /// `--histogram-us` no `-h` is passed, so cyclictest spreads the intervals at its default
+    /// distance ([`DEFAULT_DISTANCE_US`]: thread k runs at `-i` + k × 500 µs); `-h` makes
+    /// cyclictest run every thread at `-i` (it sets the distance to 0).
     Unpinned(u32),
 }
+
+/// cyclictest's own distance between thread intervals (`-d`, default 500 µs), which it
+/// applies when no histogram is asked for.
+pub(crate) const DEFAULT_DISTANCE_US: u32 = 500;
 
 /// What the measurement is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub(crate) struct Measure {
     pub interval_us: u32,
+    /// `-h`: the histogram's range, µs; 0 passes no `-h` (unpinned threads without
+    /// `--histogram-us`, at cyclictest's own interval distance).
     pub histogram_us: u32,
     pub length: Length,
     /// `--main-cpu`: the housekeeping CPU of cyclictest's main thread [default: the last one].
@@ -38,10 +47,42 @@ pub(crate) struct Measure {
     pub threads: Threads,
 }
 
+impl Measure {
+    /// The distance between thread intervals cyclictest applies: its default 500 µs for
+    /// unpinned threads without a histogram, else 0 (rtbuild's `-d 0`, or `-h`'s rule).
+    pub(crate) fn distance_us(&self) -> u32 {
+        match self.threads {
+            Threads::Unpinned(_) if self.histogram_us == 0 => DEFAULT_DISTANCE_US,
+            _ => 0,
+        }
+    }
+
+    /// The interval of thread `k` (cyclictest's `I:`), µs.
+    pub(crate) fn thread_interval_us(&self, k: usize) -> u32 {
+        let k = u32::try_from(k).unwrap_or(u32::MAX);
+        self.interval_us.saturating_add(k.saturating_mul(self.distance_us()))
+    }
+
+    /// The number of measuring threads for `cpus` measured CPUs.
+    pub(crate) fn thread_count(&self, cpus: usize) -> usize {
+        match self.threads {
+            Threads::PerCpu => cpus,
+            Threads::Unpinned(n) => n as usize,
+        }
+    }
+
+    /// Seconds the measurement should take on `cpus` measured CPUs: the slowest thread's
+    /// (a loop count at a longer interval takes longer).
+    pub(crate) fn expected_seconds(&self, cpus: usize) -> u64 {
+        let slowest = self.thread_interval_us(self.thread_count(cpus).saturating_sub(1));
+        self.length.seconds(slowest)
+    }
+}
+
 /// The argv: memory locked, SCHED_FIFO 99, one thread per measured CPU pinned there (or
 /// `--threads N --unpinned`), the main (reporting) thread moved to a housekeeping CPU, a
-/// histogram, JSON results, quiet output, equal intervals for pinned threads, the run length,
-/// then the user's checked `extra` options.
+/// histogram (none for unpinned threads without `--histogram-us`), JSON results, quiet output,
+/// equal intervals for pinned threads, the run length, then the user's checked `extra` options.
 pub(super) fn argv(
     layout: &CpuLayout,
     cpus: &CpuSet,
@@ -64,14 +105,14 @@ pub(super) fn argv(
             &format!("--mainaffinity={main_cpu}"),
             "-i",
             &measure.interval_us.to_string(),
-            "-h",
-            &measure.histogram_us.to_string(),
-            "-q",
-            &format!("--json={json_path}"),
         ]
         .iter()
         .map(|s| s.to_string()),
     );
+    if measure.histogram_us > 0 {
+        argv.extend(["-h".to_string(), measure.histogram_us.to_string()]);
+    }
+    argv.extend(["-q".to_string(), format!("--json={json_path}")]);
     if threads > 1 && measure.threads == Threads::PerCpu {
         argv.extend(["-d".into(), "0".into()]);
     }
@@ -232,6 +273,38 @@ mod tests {
             argv(&layout, &layout.rt, &measure, "j", &extra).join(" "),
             "cyclictest -m -p 99 -t 8 --mainaffinity=7 -i 1000 -h 100 -q --json=j -D 600 -c 0"
         );
+    }
+
+    /// Issue 39: unpinned threads without --histogram-us keep cyclictest's own distance (no
+    /// `-h`, which would set it to 0); each thread's interval, cycles and the run's length
+    /// follow it.
+    #[test]
+    fn unpinned_threads_without_a_histogram_keep_cyclictests_distance() {
+        let online = CpuSet::range(0, 8);
+        let layout =
+            CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, crate::base::Board::Given)
+                .unwrap();
+        let mut measure = Measure {
+            interval_us: 1000,
+            histogram_us: 0,
+            length: Length::Seconds(9),
+            main_cpu: None,
+            threads: Threads::Unpinned(8),
+        };
+        let line = argv(&layout, &online, &measure, "j", &[]).join(" ");
+        assert_eq!(line, "cyclictest -m -p 99 -t 8 --mainaffinity=6 -i 1000 -q --json=j -D 9");
+        let intervals: Vec<u32> = (0..8).map(|k| measure.thread_interval_us(k)).collect();
+        assert_eq!(intervals, [1000, 1500, 2000, 2500, 3000, 3500, 4000, 4500]);
+        let cycles = |k| measure.length.cycles(measure.thread_interval_us(k));
+        assert_eq!((cycles(0), cycles(7)), (9000, 2000));
+        assert_eq!(measure.expected_seconds(8), 9);
+        measure.length = Length::Loops(1000);
+        // 1000 loops of the slowest thread (4.5 ms) take 4.5 s.
+        assert_eq!(measure.expected_seconds(8), 5);
+        // Asked for a histogram: cyclictest runs every thread at -i.
+        measure.histogram_us = 100;
+        assert_eq!(measure.thread_interval_us(7), 1000);
+        assert!(argv(&layout, &online, &measure, "j", &[]).join(" ").contains(" -h 100 "));
     }
 
     #[test]

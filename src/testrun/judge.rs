@@ -24,7 +24,13 @@ pub(super) struct Inputs<'a> {
     pub measure_cpus: &'a CpuSet,
     pub threads: Threads,
     pub interval_us: u32,
+    /// cyclictest's distance between thread intervals: thread k runs at `interval_us` + k ×
+    /// this (500 for unpinned threads without a histogram, else 0).
+    pub distance_us: u32,
+    /// The run is a loop count (`-l`): every thread completes the same number of cycles.
+    pub loops: bool,
     pub histogram_us: u32,
+    /// Cycles thread 0 (at `interval_us`) should complete.
     pub expected_cycles: u64,
     /// cyclictest's (or ssh's) exit code; `None` when killed by a signal.
     pub status: Option<i32>,
@@ -82,10 +88,18 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
     if results.num_threads != wanted {
         reasons.push(format!("cyclictest ran {} threads, expected {wanted}", results.num_threads));
     }
-    let expected = i.expected_cycles;
     let mut threads = Vec::new();
     let mut notes = Vec::new();
     for (key, t) in &results.thread {
+        let k: u32 = key.parse().unwrap_or(0);
+        let interval_us = i.interval_us.saturating_add(k.saturating_mul(i.distance_us));
+        // A thread at a longer interval completes fewer cycles in the same time.
+        let expected = if i.loops {
+            i.expected_cycles
+        } else {
+            i.expected_cycles.saturating_mul(u64::from(i.interval_us))
+                / u64::from(interval_us.max(1))
+        };
         // Without `-h` cyclictest 2.4 writes empty buckets: nothing is known to overflow.
         let overflows = if i.histogram_us == 0 { 0 } else { t.overflows() };
         if i.ending == Ending::Completed
@@ -103,8 +117,8 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
                 t.max,
             ));
         }
-        if i.threads == Threads::PerCpu && u32::try_from(t.cpu).map_or(true, |c| !cpus.contains(c))
-        {
+        // Pinned or not, every thread must have measured on a CPU the run claims.
+        if u32::try_from(t.cpu).map_or(true, |c| !cpus.contains(c)) {
             reasons.push(format!(
                 "thread {key} measured on CPU {}, not one of the measured CPUs {cpus}",
                 t.cpu
@@ -118,8 +132,8 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
             avg_us: t.avg,
             max_us: t.max,
             overflows,
-            // With `-h` cyclictest gives every thread the interval `-i` (distance 0).
-            interval_us: Some(i.interval_us),
+            // `-i` for pinned threads and with `-h`; spread by cyclictest's distance else.
+            interval_us: Some(interval_us),
         });
     }
     threads.sort_by_key(|t| t.thread);
@@ -154,6 +168,8 @@ mod tests {
             measure_cpus: &layout.rt,
             threads: Threads::PerCpu,
             interval_us: 1000,
+            distance_us: 0,
+            loops: false,
             histogram_us: 1000,
             expected_cycles: expected,
             status,
@@ -161,6 +177,35 @@ mod tests {
             host: "t",
             stopped_at_breach: false,
         })
+    }
+
+    /// Unpinned threads at cyclictest's own distance: thread 1 at 1500 µs completes two thirds
+    /// of thread 0's cycles, which is what is expected of it; a thread on a CPU the run does
+    /// not claim is named whether pinned or not.
+    #[test]
+    fn unpinned_threads_are_judged_at_their_own_interval_and_on_the_claimed_cpus() {
+        let json = r#"{"return_code": 0, "num_threads": 2, "thread": {
+            "0": {"histogram": {}, "cycles": 3000, "min": 2, "max": 9, "avg": 3.0, "cpu": 1},
+            "1": {"histogram": {}, "cycles": 2000, "min": 2, "max": 9, "avg": 3.0, "cpu": 0}}}"#;
+        let cpus = CpuSet::parse("1").unwrap();
+        let judged = judge(&Inputs {
+            json: Some(json),
+            stderr: "",
+            measure_cpus: &cpus,
+            threads: Threads::Unpinned(2),
+            interval_us: 1000,
+            distance_us: 500,
+            loops: false,
+            histogram_us: 0,
+            expected_cycles: 3000,
+            status: Some(0),
+            ending: Ending::Completed,
+            host: "t",
+            stopped_at_breach: false,
+        });
+        assert_eq!(judged.reasons, ["thread 1 measured on CPU 0, not one of the measured CPUs 1"]);
+        let intervals: Vec<Option<u32>> = judged.threads.iter().map(|t| t.interval_us).collect();
+        assert_eq!(intervals, [Some(1000), Some(1500)]);
     }
 
     #[test]

@@ -73,7 +73,13 @@ impl Session<'_> {
         expected_s: u64,
     ) -> (Ending, Option<i32>, Vec<Probe>) {
         let req = self.req;
-        let mut args = vec!["run-cyclictest".to_string(), self.state.clone()];
+        // Unpinned threads go where cyclictest's own process may run: exactly the measured
+        // CPUs, never the helper's mask (which keeps off them). Pinned threads set their CPU.
+        let cpus = match req.measurement.threads {
+            super::Threads::Unpinned(_) => req.measure_cpus.to_string(),
+            super::Threads::PerCpu => "-".to_string(),
+        };
+        let mut args = vec!["run-cyclictest".to_string(), self.state.clone(), cpus];
         args.extend(argv.iter().cloned());
         let stdout = req.out.join(format!("raw/{name}.hist.txt"));
         let stderr = req.out.join(format!("raw/{name}.stderr.txt"));

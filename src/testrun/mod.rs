@@ -68,6 +68,8 @@ pub(crate) fn judge_finished_run(
         measure_cpus,
         threads: Threads::PerCpu,
         interval_us: 1000,
+        distance_us: 0,
+        loops: false,
         histogram_us,
         expected_cycles,
         status: Some(0),
@@ -104,6 +106,9 @@ pub(crate) struct TestRequest {
     /// isolated one.
     pub measure_cpus: CpuSet,
     pub machine: Option<String>,
+    /// The machine's plan also isolates the RT CPUs with `nohz_full` (checked on the target
+    /// before the run).
+    pub nohz_full: bool,
     /// What to measure and under which load.
     pub measurement: Measurement,
     /// `--max-us` as given (recorded in the settings).

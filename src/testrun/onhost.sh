@@ -1,7 +1,7 @@
 # rtbuild-test helper: the on-target half of `rtbuild test`. Sent to `sh -s` on every call;
 # rtbuild passes only positional arguments (state folder, CPU lists, argv of tools).
-# Subcommands: prepare [TOOL...] | fingerprint | start-load | run-cyclictest | run-program |
-#              has-hwlat | probe | load-alive | status | stop | abort | fetch | cleanup |
+# Subcommands: prepare [TOOL...] | fingerprint | isolation | start-load | run-cyclictest |
+#              run-program | has-hwlat | probe | load-alive | status | stop | abort | fetch | cleanup |
 #              trace-setup | trace-arm | trace-read | trace-restore
 set -u
 
@@ -297,10 +297,16 @@ case $cmd in
         echo "started $!"
         ;;
     run-cyclictest)
-        state=$1
-        shift
+        # run-cyclictest STATE CPULIST|- ARGV...: with a CPULIST cyclictest's process may use
+        # exactly those CPUs (unpinned threads are placed on the CPUs of its own mask), not
+        # the helper's own pinned mask.
+        state=$1 cpus=$2
+        shift 2
         state_ok "$state" || exit 3
         echo "$$" >"$state/cyclictest.pid"
+        if [ "$cpus" != - ]; then
+            exec taskset -c "$cpus" "$@"
+        fi
         exec "$@"
         ;;
     run-program)
@@ -313,6 +319,14 @@ case $cmd in
         # svsematest (rt-tests 2.4) names its SysV semaphore with ftok(getenv("_")): without
         # `_` (which only bash sets) it exits 0 having measured nothing.
         exec env "_=$(command -v "$1" || echo "$1")" "$@"
+        ;;
+    isolation)
+        # What the kernel isolates, before a run: the isolated and nohz_full CPU lists and the
+        # command line (under RTBUILD_SYSROOT, like the online CPUs, so tests can give a tree).
+        root=${RTBUILD_SYSROOT:-}
+        echo "isolated $(cat "$root/sys/devices/system/cpu/isolated" 2>/dev/null)"
+        echo "nohz_full $(cat "$root/sys/devices/system/cpu/nohz_full" 2>/dev/null)"
+        echo "cmdline $(head -c 4096 "$root/proc/cmdline" 2>/dev/null | tr -d '\000' | head -n 1)"
         ;;
     has-hwlat)
         # Whether the kernel has the hwlat tracer hwlatdetect needs.
@@ -350,7 +364,8 @@ case $cmd in
         fi
         ;;
     load-alive)
-        # alive N, then the CPU time of each live load process: usage PID TICKS START_TICKS
+        # alive N, then the CPU time of each live load process and the load it belongs to
+        # (its process group, as start-load said): usage PID TICKS START_TICKS GROUP
         state=$1
         state_ok "$state" || exit 3
         n=0
@@ -361,7 +376,7 @@ case $cmd in
                     read -r line <"/proc/$p/stat" 2>/dev/null || continue
                     # shellcheck disable=SC2086
                     set -- ${line##*) }
-                    echo "usage $p $((${12} + ${13})) ${20}"
+                    echo "usage $p $((${12} + ${13})) ${20} $g"
                 done
             done <"$state/load.pids"
         fi

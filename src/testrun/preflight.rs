@@ -3,6 +3,7 @@
 
 use super::HELPER;
 use crate::host::Host;
+use crate::plan::CpuSet;
 use crate::runner::Runner;
 
 /// The target cannot run the test as asked.
@@ -24,6 +25,140 @@ pub(crate) enum PreflightError {
         "{host}: user id {uid} is not root; --tune writes /proc/sys, /sys and /proc/irq and needs root"
     )]
     TuneNeedsRoot { host: String, uid: String },
+    /// The RT CPUs to measure are not the ones the target's kernel isolates: `{rt-cpus
+    /// claim}, but the kernel isolates …; … fix`.
+    #[error("{host}: {why}")]
+    IsolationMismatch { host: String, why: String },
+    /// A scenario whose load runs unpinned needs the RT CPUs isolated (isolcpus=).
+    #[error("{host}: {why}")]
+    UnpinnedLoadNeedsIsolation { host: String, why: String },
+}
+
+/// What a run expects of the target kernel's CPU isolation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct IsolationNeed {
+    /// The plan (a catalog machine) that expects the RT CPUs isolated; `None` with only
+    /// `--rt-cpus`, where a kernel that isolates nothing is accepted (the guides' runs without
+    /// isolation) and one that isolates CPUs must isolate the RT CPUs.
+    pub machine: Option<String>,
+    /// The plan also expects `nohz_full` on the RT CPUs.
+    pub nohz_full: bool,
+    /// Scenarios whose load runs unpinned (they need `isolcpus=` on the RT CPUs).
+    pub unpinned_loads: Vec<String>,
+}
+
+/// The kernel's isolation as read before the run (helper `isolation`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct KernelIsolation {
+    /// `/sys/devices/system/cpu/isolated` (isolcpus= domain isolation).
+    pub isolated: CpuSet,
+    /// `/sys/devices/system/cpu/nohz_full`.
+    pub nohz_full: CpuSet,
+    /// The last `isolcpus=` and `nohz_full=` of `/proc/cmdline`, as written.
+    pub isolcpus_arg: Option<String>,
+    pub nohz_full_arg: Option<String>,
+}
+
+impl KernelIsolation {
+    /// Reads the helper's `isolated`, `nohz_full` and `cmdline` lines. A file that is not a CPU
+    /// list (`(null)` on kernels without nohz_full) is no CPU.
+    pub(crate) fn parse(text: &str) -> KernelIsolation {
+        let value = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ').or(Some("")))
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        };
+        let set = |key: &str| CpuSet::parse(&value(key)).unwrap_or_default();
+        let cmdline = value("cmdline");
+        let arg = |key: &str| {
+            cmdline
+                .split_whitespace()
+                .filter_map(|a| a.strip_prefix(key)?.strip_prefix('='))
+                .next_back()
+                .map(str::to_string)
+        };
+        KernelIsolation {
+            isolated: set("isolated"),
+            nohz_full: set("nohz_full"),
+            isolcpus_arg: arg("isolcpus"),
+            nohz_full_arg: arg("nohz_full"),
+        }
+    }
+
+    /// Every CPU the kernel isolates in either way.
+    pub(crate) fn any(&self) -> CpuSet {
+        self.isolated.union(&self.nohz_full)
+    }
+
+    /// `3 (isolated 3, nohz_full 3; /proc/cmdline isolcpus=3 nohz_full=3)` or `none (…)`.
+    pub(crate) fn describe(&self) -> String {
+        let list = |c: &CpuSet| if c.is_empty() { "none".to_string() } else { c.to_string() };
+        let args: Vec<String> =
+            [("isolcpus", &self.isolcpus_arg), ("nohz_full", &self.nohz_full_arg)]
+                .iter()
+                .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
+                .collect();
+        format!(
+            "{} (isolated: {}, nohz_full: {}; /proc/cmdline: {})",
+            list(&self.any()),
+            list(&self.isolated),
+            list(&self.nohz_full),
+            if args.is_empty() { "no isolcpus= or nohz_full=".to_string() } else { args.join(" ") }
+        )
+    }
+}
+
+/// Whether the kernel's isolation is what the run needs: with a plan, the kernel isolates
+/// exactly the RT CPUs (and nohz_full covers them when the plan asks for it); with only
+/// `--rt-cpus`, a kernel that isolates CPUs isolates the RT CPUs; a scenario with an unpinned
+/// load needs the RT CPUs in `isolated`. The first problem found is the refusal.
+pub(crate) fn check_isolation(
+    host: &str,
+    rt: &CpuSet,
+    need: &IsolationNeed,
+    kernel: &KernelIsolation,
+) -> Result<(), PreflightError> {
+    let layout_flags = match &need.machine {
+        Some(m) => format!("--machine {m}"),
+        None => format!("--rt-cpus {rt}"),
+    };
+    let kernel_text = kernel.describe();
+    let mismatch = |expected_by: String, what: &str| PreflightError::IsolationMismatch {
+        host: host.to_string(),
+        why: format!(
+            "{expected_by} RT CPUs {rt} {what}, but the kernel isolates {kernel_text}; measuring there would not measure the isolated CPUs. Boot {host} with the plan's isolation (`rtbuild tune {layout_flags} --bootargs` prints it), or pass --rt-cpus with the CPUs the kernel isolates"
+        ),
+    };
+    match &need.machine {
+        Some(machine) => {
+            let by = format!("the plan of {machine} expects");
+            if kernel.any() != *rt {
+                return Err(mismatch(by, "isolated"));
+            }
+            if need.nohz_full && !rt.is_subset(&kernel.nohz_full) {
+                return Err(mismatch(by, "isolated and nohz_full"));
+            }
+        }
+        None => {
+            let any = kernel.any();
+            if !any.is_empty() && !rt.is_subset(&any) {
+                return Err(mismatch("--rt-cpus names".to_string(), "isolated"));
+            }
+        }
+    }
+    if let Some(scenario) = need.unpinned_loads.first()
+        && !rt.is_subset(&kernel.isolated)
+    {
+        return Err(PreflightError::UnpinnedLoadNeedsIsolation {
+            host: host.to_string(),
+            why: format!(
+                "scenario {scenario} runs its load unpinned, so only the kernel's isolation keeps it off the RT CPUs, but RT CPUs {rt} are not isolated (the kernel isolates {kernel_text}); boot with isolcpus={rt} (`rtbuild tune {layout_flags} --bootargs` prints the arguments), or choose a scenario whose load is pinned (full, stress, custom without --load-unpinned)"
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// What `prepare` found.
@@ -100,4 +235,82 @@ pub(super) fn prepare(
         }
     }
     Ok(Prepared { state })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(text: &str) -> KernelIsolation {
+        KernelIsolation::parse(text)
+    }
+
+    fn need(machine: Option<&str>, nohz_full: bool, unpinned: &[&str]) -> IsolationNeed {
+        IsolationNeed {
+            machine: machine.map(str::to_string),
+            nohz_full,
+            unpinned_loads: unpinned.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    /// Issue 39: the QCS6490 plan (RT CPU 7) on a kernel booted with the IQ-8275 line
+    /// (`isolcpus=3`) is refused before the run, naming both sides and the fix.
+    #[test]
+    fn a_plan_on_a_kernel_isolating_other_cpus_is_refused() {
+        let iq8275 =
+            kernel("isolated 3\nnohz_full (null)\ncmdline root=/dev/sda1 isolcpus=3 rcu_nocbs=3\n");
+        assert_eq!(iq8275.isolated.to_string(), "3");
+        assert!(iq8275.nohz_full.is_empty(), "(null) is no CPU");
+        let rt = CpuSet::parse("7").unwrap();
+        let err = check_isolation("rb3", &rt, &need(Some("qcs6490-rb3gen2"), false, &[]), &iq8275)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "rb3: the plan of qcs6490-rb3gen2 expects RT CPUs 7 isolated, but the kernel isolates 3 (isolated: 3, nohz_full: none; /proc/cmdline: isolcpus=3); measuring there would not measure the isolated CPUs. Boot rb3 with the plan's isolation (`rtbuild tune --machine qcs6490-rb3gen2 --bootargs` prints it), or pass --rt-cpus with the CPUs the kernel isolates"
+        );
+        // The kernel the plan describes; with nohz_full asked, nohz_full must cover it too.
+        let right =
+            kernel("isolated 7\nnohz_full 7\ncmdline isolcpus=managed_irq,domain,7 nohz_full=7\n");
+        assert_eq!(right.isolcpus_arg.as_deref(), Some("managed_irq,domain,7"));
+        assert!(check_isolation("rb3", &rt, &need(Some("m"), true, &[]), &right).is_ok());
+        let no_nohz = kernel("isolated 7\nnohz_full \ncmdline isolcpus=7\n");
+        assert!(check_isolation("rb3", &rt, &need(Some("m"), false, &[]), &no_nohz).is_ok());
+        assert!(matches!(
+            check_isolation("rb3", &rt, &need(Some("m"), true, &[]), &no_nohz),
+            Err(PreflightError::IsolationMismatch { .. })
+        ));
+        // A kernel isolating more than the plan's RT CPUs: the plan's housekeeping CPU 3 is
+        // isolated too, so its load would run on an isolated CPU.
+        let more = kernel("isolated 3,7\nnohz_full \ncmdline isolcpus=3,7\n");
+        assert!(check_isolation("rb3", &rt, &need(Some("m"), false, &[]), &more).is_err());
+    }
+
+    /// Without a plan, a kernel that isolates nothing is accepted (runs without isolation);
+    /// one that isolates CPUs must isolate the RT CPUs; an unpinned load needs `isolated`.
+    #[test]
+    fn rt_cpus_without_a_plan_and_unpinned_loads() {
+        let rt = CpuSet::parse("1").unwrap();
+        let none = kernel("isolated \nnohz_full \ncmdline quiet\n");
+        assert!(check_isolation("t", &rt, &need(None, false, &[]), &none).is_ok());
+        let other = kernel("isolated 3\nnohz_full 3\ncmdline isolcpus=3 nohz_full=3\n");
+        assert!(matches!(
+            check_isolation("t", &rt, &need(None, false, &[]), &other),
+            Err(PreflightError::IsolationMismatch { .. })
+        ));
+        assert_eq!(
+            check_isolation("t", &rt, &need(None, false, &["stress-isolated"]), &none)
+                .unwrap_err()
+                .to_string(),
+            "t: scenario stress-isolated runs its load unpinned, so only the kernel's isolation keeps it off the RT CPUs, but RT CPUs 1 are not isolated (the kernel isolates none (isolated: none, nohz_full: none; /proc/cmdline: no isolcpus= or nohz_full=)); boot with isolcpus=1 (`rtbuild tune --rt-cpus 1 --bootargs` prints the arguments), or choose a scenario whose load is pinned (full, stress, custom without --load-unpinned)"
+        );
+        // nohz_full alone does not keep an unpinned load off the CPU.
+        let nohz_only = kernel("isolated \nnohz_full 1\ncmdline nohz_full=1\n");
+        assert!(check_isolation("t", &rt, &need(None, false, &[]), &nohz_only).is_ok());
+        assert!(matches!(
+            check_isolation("t", &rt, &need(None, false, &["custom"]), &nohz_only),
+            Err(PreflightError::UnpinnedLoadNeedsIsolation { .. })
+        ));
+        let isolated = kernel("isolated 1\nnohz_full 1\ncmdline isolcpus=1 nohz_full=1\n");
+        assert!(check_isolation("t", &rt, &need(None, false, &["custom"]), &isolated).is_ok());
+    }
 }

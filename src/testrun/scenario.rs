@@ -247,7 +247,7 @@ impl Scenario {
         spec: &CommandSpec<'_>,
         json_path: &str,
     ) -> Commands {
-        let expected_s = spec.measure.length.seconds(spec.measure.interval_us);
+        let expected_s = spec.measure.expected_seconds(spec.measure_cpus.len());
         let load = self
             .loads(layout, spec.load_percent, expected_s + LOAD_MARGIN_S, spec.custom_load)
             .into_iter()

@@ -10,7 +10,7 @@ use super::scenario::Scenario;
 use super::signals::{Emergency, StopFlag};
 use super::{HELPER, OutError, TestError, TestRequest, own_cpus};
 use crate::formats::run_json::{
-    self, OwnCpus, RunRecord, ScenarioRecord, Settings, Tuning, UrmStop,
+    self, KernelIsolationRecord, OwnCpus, RunRecord, ScenarioRecord, Settings, Tuning, UrmStop,
 };
 use crate::host::Host;
 use crate::plan::CpuSet;
@@ -81,6 +81,13 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Run
     load_tools.dedup();
     let own = keep_off_measured_cpus(req, ui);
     let Prepared { state } = preflight::prepare(runner, &req.host, &load_tools, req.apply_tuning)?;
+    let isolation = match check_kernel_isolation(req, runner) {
+        Ok(isolation) => isolation,
+        Err(err) => {
+            let _ = req.host.run_script(runner, HELPER, ["cleanup", &state]);
+            return Err(err.into());
+        }
+    };
     let tracing = match req.trace {
         Some(trace) => {
             match super::trace::setup(runner, &req.host, &state, &req.measure_cpus, trace) {
@@ -147,6 +154,7 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Run
         interrupts: Default::default(),
         tracing,
         rtbuild_cpus: Some(own),
+        kernel_isolation: Some(isolation),
         scenarios: Vec::new(),
     };
     let own_cpus = own_cpus::allowed_set(&req.layout, &req.measure_cpus);
@@ -380,6 +388,50 @@ impl Session<'_> {
         let _ = self.keep(&file, &text);
         Some(Sections::parse(&text))
     }
+}
+
+/// Reads what the target's kernel isolates and refuses the run, before anything is measured
+/// or written, when it is not the isolation the run needs ([`preflight::check_isolation`]).
+fn check_kernel_isolation(
+    req: &TestRequest,
+    runner: &dyn Runner,
+) -> Result<KernelIsolationRecord, preflight::PreflightError> {
+    let host = req.host.to_string();
+    let out = req
+        .host
+        .run_script(runner, HELPER, ["isolation"])
+        .map_err(|cause| preflight::PreflightError::Unreachable { host: host.clone(), cause })?;
+    let kernel = preflight::KernelIsolation::parse(&String::from_utf8_lossy(&out.stdout));
+    let need = preflight::IsolationNeed {
+        machine: req.machine.clone(),
+        nohz_full: req.nohz_full,
+        unpinned_loads: req
+            .measurement
+            .scenarios
+            .iter()
+            .filter(|s| s.unpinned_load(req.measurement.custom_load.as_ref()))
+            .map(ToString::to_string)
+            .collect(),
+    };
+    preflight::check_isolation(&host, &req.layout.rt, &need, &kernel)?;
+    let required = match (&need.machine, kernel.any().is_empty()) {
+        (Some(m), _) => format!(
+            "the kernel isolates exactly RT CPUs {} (the plan of {m}{})",
+            req.layout.rt,
+            if need.nohz_full { ", nohz_full too" } else { "" }
+        ),
+        (None, false) => {
+            format!("the RT CPUs {} are among those the kernel isolates", req.layout.rt)
+        }
+        (None, true) => "none: no plan, and the kernel isolates no CPU".to_string(),
+    };
+    Ok(KernelIsolationRecord {
+        isolated: kernel.isolated.to_string(),
+        nohz_full: kernel.nohz_full.to_string(),
+        cmdline_isolcpus: kernel.isolcpus_arg.clone(),
+        cmdline_nohz_full: kernel.nohz_full_arg.clone(),
+        required,
+    })
 }
 
 /// Confines a local rtbuild (every thread, and so all it starts from now on) to the CPUs

@@ -37,10 +37,13 @@ fn check_verdict_and_report(run: &crate::support::harness::Run, threshold: u64) 
             }
         }
     }
-    let lost_cycles = json["scenarios"].to_string().contains("expected cycles");
+    // Lost cycles, or a stress load this shared VM's other work took CPU time from.
+    let scheduling = ["expected cycles", "where --load asked"]
+        .iter()
+        .any(|r| json["scenarios"].to_string().contains(r));
     let word = json["verdict"].as_str().unwrap();
     match word {
-        "invalid" => assert!(lost_cycles, "invalid only for lost cycles: {json}"),
+        "invalid" => assert!(scheduling, "invalid only for this VM's scheduling: {json}"),
         "fail" => assert!(over, "{json}"),
         "pass" => assert!(!over, "{json}"),
         other => panic!("verdict {other}"),
@@ -143,41 +146,46 @@ fn rk3588_guide_commands_run_as_written() {
 }
 
 /// RK3562J (seed 003): idle, full load without isolation, full load with CPU 3 isolated, as one
-/// command. The first two are valid anywhere; the third needs the RT CPUs isolated: valid where
-/// the kernel isolates them, else invalid for exactly that reason.
+/// command. The first two are valid anywhere; the third needs the RT CPUs isolated: on a kernel
+/// that does not isolate them the whole command is refused before anything runs (issue 39),
+/// and the first two run on their own.
 #[test]
 fn rk3562j_three_states_run_as_one_command() {
     let _one_at_a_time = measuring();
     let rt = *online_cpus().last().unwrap();
-    let run = Test::new()
-        .args(["test", "--local", "--rt-cpus", &rt.to_string()])
-        .args(["--scenario", "idle,system-load,stress-isolated", "--duration", "2"])
-        .args(["--histogram-us", "800", "--out", "res"])
-        .run()
-        .ignore_stdout()
-        .ignore_stderr();
+    let isolated = std::fs::read_to_string("/sys/devices/system/cpu/isolated").unwrap();
+    let isolated = isolated.trim();
+    let rt_isolated = isolated.split(',').any(|part| {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        matches!((a.parse::<u64>(), b.parse::<u64>()), (Ok(a), Ok(b)) if (a..=b).contains(&rt))
+    });
+    let three = |scenarios: &str| {
+        Test::new()
+            .args(["test", "--local", "--rt-cpus", &rt.to_string()])
+            .args(["--scenario", scenarios, "--duration", "2"])
+            .args(["--histogram-us", "800", "--out", "res"])
+            .run()
+    };
+    let scenarios = if rt_isolated {
+        "idle,system-load,stress-isolated"
+    } else {
+        three("idle,system-load,stress-isolated")
+            .code_is(2)
+            .stderr_contains(&format!(
+                "scenario stress-isolated runs its load unpinned, so only the kernel's isolation keeps it off the RT CPUs, but RT CPUs {rt} are not isolated"
+            ))
+            .nothing_written("res");
+        "idle,system-load"
+    };
+    let run = three(scenarios).ignore_stdout().ignore_stderr();
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
     let json = run_json(&run.path().join("res"));
     let names: Vec<&str> =
         json["scenarios"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["idle", "system-load", "stress-isolated"]);
-    for s in &json["scenarios"].as_array().unwrap()[..2] {
+    assert_eq!(names.join(","), scenarios);
+    for s in json["scenarios"].as_array().unwrap() {
         let reasons = strings(&s["invalid_reasons"]);
         assert!(reasons.iter().all(|r| latency_dependent(r)), "{}: {reasons:?}", s["name"]);
-    }
-    let isolated = std::fs::read_to_string("/sys/devices/system/cpu/isolated").unwrap();
-    let third = strings(&json["scenarios"][2]["invalid_reasons"]);
-    if isolated.trim().is_empty() {
-        assert!(
-            third.iter().any(|r| r.contains("needs RT CPUs") && r.contains("isolated")),
-            "{third:?}"
-        );
-        assert!(
-            third.iter().all(|r| latency_dependent(r)
-                || r.contains("isolated")
-                || r.contains("ran on RT CPU")),
-            "{third:?}"
-        );
     }
 }
 

@@ -43,6 +43,7 @@ mod testrun_abort;
 mod testrun_footprint;
 mod testrun_knobs;
 mod testrun_trace;
+mod testrun_verdict;
 mod tune_cli;
 mod verify;
 mod verify_kconfig;

@@ -45,6 +45,15 @@ fn check_scenario(dir: &Path, s: &Value, rt: u64, housekeeping: &str) {
     assert_eq!(workers[0]["allowed"], rt.to_string());
     assert_eq!(workers[0]["cpu"], rt);
     assert_eq!(s["threads"][0]["cpu"], rt, "{name}: the JSON's thread CPU");
+    // Where the measuring thread was allowed and seen, over every probe (issue 39).
+    let placed = &s["thread_placement"];
+    assert_eq!(placed.as_array().unwrap().len(), 1, "{name}: {placed}");
+    assert_eq!(placed[0]["tid"], workers[0]["tid"], "{name}: {placed}");
+    assert_eq!(
+        (&placed[0]["allowed"], &placed[0]["ran_on"]),
+        (&rt.to_string().into(), &rt.to_string().into())
+    );
+    assert_eq!(placed[0]["thread"], 0, "{name}: {placed}");
     for task in probe["load"].as_array().unwrap() {
         assert_eq!(task["allowed"], housekeeping, "{name}: load {task}");
         assert!(!alive(task["tid"].as_u64().unwrap()), "{name}: load {task} left running");
@@ -159,28 +168,42 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
     assert!(run.stdout().trim_end().ends_with("res"), "{}", run.stdout());
 }
 
+/// The real kernel of this VM isolates no CPU: stress-isolated, whose load only the kernel's
+/// isolation keeps off the RT CPUs, is refused before the run (issue 39), with the fix.
 #[test]
-fn stress_isolated_without_isolated_cpus_is_an_invalid_run() {
-    let _one_at_a_time = measuring();
-    let run = Test::new()
+fn stress_isolated_without_isolated_cpus_is_refused_before_the_run() {
+    let isolated = fs::read_to_string("/sys/devices/system/cpu/isolated").unwrap();
+    assert_eq!(isolated.trim(), "", "this test needs a kernel that isolates no CPU");
+    let nohz = fs::read_to_string("/sys/devices/system/cpu/nohz_full").unwrap_or_default();
+    let nohz = CpuSetText(nohz.trim());
+    let cmdline = fs::read_to_string("/proc/cmdline").unwrap();
+    let arg = |key: &str| {
+        cmdline.split_whitespace().filter_map(|a| a.strip_prefix(key)).next_back().map(String::from)
+    };
+    let args: Vec<String> = [("isolcpus=", arg("isolcpus=")), ("nohz_full=", arg("nohz_full="))]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}{v}")))
+        .collect();
+    let args =
+        if args.is_empty() { "no isolcpus= or nohz_full=".to_string() } else { args.join(" ") };
+    Test::new()
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "stress-isolated"])
         .args(["--duration", "2s", "--histogram-us", "200000", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr()
-        .code_is(1);
-    let json = run_json(&run.path().join("res"));
-    assert_eq!(json["verdict"], "invalid");
-    let reasons = json["scenarios"][0]["invalid_reasons"].to_string();
-    // This VM isolates no CPU: the reason says "none", not an empty quote.
-    assert!(
-        reasons.contains(
-            "stress-isolated runs its load unpinned, so it needs RT CPUs 1 isolated (isolcpus=), but the kernel isolates none"
-        ),
-        "{reasons}"
-    );
-    for task in json["scenarios"][0]["probe"]["load"].as_array().unwrap() {
-        assert!(!alive(task["tid"].as_u64().unwrap()), "load {task} left running");
+        .usage_error(&format!(
+            "this machine: scenario stress-isolated runs its load unpinned, so only the kernel's isolation keeps it off the RT CPUs, but RT CPUs 1 are not isolated (the kernel isolates {any} (isolated: none, nohz_full: {nohz}; /proc/cmdline: {args})); boot with isolcpus=1 (`rtbuild tune --rt-cpus 1 --bootargs` prints the arguments), or choose a scenario whose load is pinned (full, stress, custom without --load-unpinned)",
+            any = nohz.or_none(),
+            nohz = nohz.or_none(),
+        ))
+        .nothing_written("res");
+}
+
+/// A sysfs CPU list as read (`(null)` or empty: none).
+struct CpuSetText<'a>(&'a str);
+
+impl CpuSetText<'_> {
+    fn or_none(&self) -> &str {
+        if self.0.is_empty() || self.0 == "(null)" { "none" } else { self.0 }
     }
 }
 
@@ -585,6 +608,9 @@ fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
     let test = Test::new().file("machines/vm-2cpu.yaml", machine);
     let root = test.path().join("root");
     fake_tree(&root, "0-1");
+    // The kernel the plan describes isolates its RT CPU (checked before the run, issue 39).
+    fs::write(root.join("sys/devices/system/cpu/isolated"), "1\n").unwrap();
+    fs::write(root.join("sys/devices/system/cpu/nohz_full"), "1\n").unwrap();
     let run = test
         .env("RTBUILD_SYSROOT", &root)
         .args(["test", "--machine", "vm-2cpu", "--machines-dir", "machines", "--local", "--tune"])
@@ -698,30 +724,21 @@ fn all_cpus_custom_options_and_custom_load_are_measured_and_recorded() {
 }
 
 /// `--load-unpinned` leaves the custom load to the kernel's isolation, like stress-isolated:
-/// on this VM, which isolates no CPU, the run is invalid and says why.
+/// on this VM, which isolates no CPU, the run is refused before it starts and says why.
 #[test]
 fn an_unpinned_custom_load_needs_isolated_rt_cpus() {
-    let _one_at_a_time = measuring();
     let rt = *online_cpus().last().unwrap();
     let run = Test::new()
         .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--duration", "2s"])
         .args(["--load-cmd", "stress-ng --cpu 1 --timeout 302s", "--load-unpinned"])
         .args(["--scenario", "custom", "--histogram-us", "200000", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr()
-        .code_is(1);
-    let json = run_json(&run.path().join("res"));
-    assert_eq!(json["verdict"], "invalid");
-    assert_eq!(json["settings"]["load_unpinned"], true);
-    let s = &json["scenarios"][0];
-    assert_eq!(s["argv"]["load"][0][0], "timeout", "no taskset: {s}");
-    assert!(
-        s["invalid_reasons"].to_string().contains(&format!(
-            "custom runs its load unpinned, so it needs RT CPUs {rt} isolated (isolcpus=), but the kernel isolates none"
-        )),
-        "{s}"
-    );
+        .code_is(2)
+        .stderr_contains(&format!(
+            "scenario custom runs its load unpinned, so only the kernel's isolation keeps it off the RT CPUs, but RT CPUs {rt} are not isolated"
+        ))
+        .nothing_written("res");
+    assert!(run.stderr().starts_with("error: ") && run.stderr().lines().count() == 1);
     assert!(processes_with_args("stress-ng", &["--cpu", "1", "--timeout", "302s"]).is_empty());
 }
 

@@ -40,9 +40,12 @@ pub(crate) struct MeasureArgs {
     /// cyclictest interval in µs [default: 1000; 200 with --duration osadl].
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(50..=1_000_000))]
     pub interval_us: Option<u32>,
-    /// Histogram range in µs; samples above it make the run invalid (overflow).
-    #[arg(long, value_name = "US", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(10..=i64::from(HIST_MAX_US)))]
-    pub histogram_us: u32,
+    /// Histogram range in µs (cyclictest -h); samples above it are counted, the max stays
+    /// exact [default: 1000; none with --threads N --unpinned, so cyclictest spreads the
+    /// threads' intervals at its default distance as the guides run it: -h would give every
+    /// thread the same interval].
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u32).range(10..=i64::from(HIST_MAX_US)))]
+    pub histogram_us: Option<u32>,
     /// Extra cyclictest options, e.g. "--spike=250 -b 500": split like shell words (never run
     /// through a shell), checked against cyclictest's option list; options rtbuild sets itself
     /// (-a, -t, -i, -h, -D, -p, --json, ...) are refused with the flag to use instead.
@@ -103,7 +106,13 @@ impl MeasureArgs {
             span,
             duration_text: self.duration.clone(),
             interval_us: self.interval_us.or(span.interval_us).unwrap_or(1000),
-            histogram_us: self.histogram_us,
+            // Unpinned threads keep cyclictest's own interval distance unless a histogram is
+            // asked for (cyclictest gives every thread `-i` with `-h`).
+            histogram_us: match (self.histogram_us, self.threads.is_some() && self.unpinned) {
+                (Some(us), _) => us,
+                (None, true) => 0,
+                (None, false) => 1000,
+            },
             load_percent: self.load,
             custom_load,
             cyclictest_args,

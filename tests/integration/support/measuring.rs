@@ -15,9 +15,12 @@ pub(crate) fn measuring() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Reasons that depend on how this shared VM happened to schedule (lost cycles, spikes above
-/// the histogram): tolerated, since tests never judge latency.
+/// the histogram, a stress-ng duty cycle other work took the CPU from): tolerated, since tests
+/// never judge latency or this VM's spare CPU time.
 pub(crate) fn latency_dependent(reason: &str) -> bool {
-    reason.contains("expected cycles") || reason.contains("histogram")
+    reason.contains("expected cycles")
+        || reason.contains("histogram")
+        || reason.contains("where --load asked")
 }
 
 pub(crate) fn run_json(dir: &Path) -> Value {
