@@ -16,6 +16,8 @@ use crate::ui::Ui;
 pub(crate) struct Post {
     pub verify: bool,
     pub bundle: bool,
+    /// `--gzip`: the bundle as `.tar.gz`.
+    pub gzip: bool,
     /// `SOURCE_DATE_EPOCH` as the environment gives it, for the bundle.
     pub source_date_epoch: Option<i64>,
 }
@@ -39,7 +41,7 @@ impl Post {
                 "partial build (--target, --task or --bitbake-args): the result is not verified",
             );
         }
-        Ok(Post { verify: !no_verify && !partial, bundle, source_date_epoch: None })
+        Ok(Post { verify: !no_verify && !partial, bundle, gzip: false, source_date_epoch: None })
     }
 }
 
@@ -84,9 +86,14 @@ pub(crate) fn after_build(
     let mut kas_secs = 0.0;
     let bundle = if post.bundle {
         kas_secs = keep_resolved_config(job, runner, ui)?;
-        let outcome =
-            verify_bundle::bundle_build(&job.layout, expected, &verified, post.source_date_epoch)
-                .map_err(ImageError::After)?;
+        let outcome = verify_bundle::bundle_build(
+            &job.layout,
+            expected,
+            &verified,
+            post.source_date_epoch,
+            post.gzip,
+        )
+        .map_err(ImageError::After)?;
         ui.status("Bundled", outcome.archive.display());
         Some(outcome)
     } else {

@@ -8,6 +8,7 @@ pub(crate) mod harness;
 pub(crate) mod kernel_image;
 pub(crate) mod kernel_source;
 pub(crate) mod lab;
+pub(crate) mod lab_snapshots;
 pub(crate) mod lava_job;
 pub(crate) mod measuring;
 pub(crate) mod pg_server;
