@@ -134,19 +134,19 @@ mod tests {
         let post = |no_verify, bundle, spec: &BuildSpec| Post::decide(no_verify, bundle, spec, &ui);
         assert_eq!(
             post(false, false, &whole).unwrap(),
-            Post { verify: true, bundle: false, source_date_epoch: None }
+            Post { verify: true, bundle: false, gzip: false, source_date_epoch: None }
         );
         assert_eq!(
             post(true, false, &whole).unwrap(),
-            Post { verify: false, bundle: false, source_date_epoch: None }
+            Post { verify: false, bundle: false, gzip: false, source_date_epoch: None }
         );
         assert_eq!(
             post(false, true, &whole).unwrap(),
-            Post { verify: true, bundle: true, source_date_epoch: None }
+            Post { verify: true, bundle: true, gzip: false, source_date_epoch: None }
         );
         assert_eq!(
             post(false, false, &partial).unwrap(),
-            Post { verify: false, bundle: false, source_date_epoch: None }
+            Post { verify: false, bundle: false, gzip: false, source_date_epoch: None }
         );
         let err = post(false, true, &partial).unwrap_err();
         assert_eq!(crate::exit::ErrorCode::exit(&err), crate::exit::Exit::Usage);

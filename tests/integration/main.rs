@@ -18,6 +18,7 @@ mod image_fake_bitbake;
 mod junit_schema;
 mod kconfig_check;
 mod lava;
+mod lava_2026;
 mod lava_qemu_job;
 mod lava_real_log;
 mod lava_run_qemu;
