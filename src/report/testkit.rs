@@ -177,7 +177,7 @@ pub(crate) fn read(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     let found = find(dir);
     let mut scenario = ScenarioInput {
         name: SCENARIO.to_string(),
-        label: Some("qcom-linux-testkit RT-tests".to_string()),
+        label: None,
         runs: Vec::new(),
         invalid_reasons: Vec::new(),
         commands: Vec::new(),

@@ -35,6 +35,7 @@ mod rt_guest;
 mod rt_suite;
 mod signals;
 mod support;
+mod testkit;
 mod testrun;
 mod testrun_abort;
 mod testrun_footprint;
