@@ -14,8 +14,11 @@ use serde_json::Value;
 use crate::support::harness::Test;
 use crate::support::lab_snapshots::snapshots;
 
-/// Each program's folder, testkit's `TESTNAME`, the arguments and environment for a short run.
-const SUITE: [(&str, &str, &[&str], &[(&str, &str)]); 12] = [
+/// One program: its folder, testkit's `TESTNAME`, the arguments and environment for a short run.
+type Program =
+    (&'static str, &'static str, &'static [&'static str], &'static [(&'static str, &'static str)]);
+
+const SUITE: [Program; 12] = [
     ("Cyclictest", "CyclicTest", &["--duration", "2s"], &[]),
     ("CyclicDeadline", "CyclicDeadline", &["--duration", "2s"], &[]),
     ("Hackbench", "Hackbench", &["--loops", "10", "--grps", "2"], &[("ITERATIONS", "2")]),
