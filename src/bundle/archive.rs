@@ -1,4 +1,6 @@
-//! The bundle archive: a tar stream compressed with zstd (`.tar.zst`), made deterministic.
+//! The bundle archive: a tar stream compressed with zstd (`.tar.zst`), made deterministic; or
+//! the same tar stream gzipped (`.tar.gz`, [`Compression::Gzip`]), the flavour LAVA's qdl
+//! deploy unpacks (it runs gzip on whatever it downloads).
 //!
 //! Entries are sorted by path, every one is owned by uid/gid 0 with no user or group name, has a
 //! fixed mode (0755 folders, 0644 files) and one fixed mtime (`SOURCE_DATE_EPOCH`, else 0).
@@ -16,6 +18,73 @@ use super::BundleError;
 
 /// zstd level: fast, and still about the ratio of gzip -6 on filesystem images.
 pub(crate) const ZSTD_LEVEL: i32 = 3;
+
+/// How the tar stream is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Compression {
+    #[default]
+    Zstd,
+    Gzip,
+}
+
+impl Compression {
+    /// The archive's extension.
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            Compression::Zstd => "tar.zst",
+            Compression::Gzip => "tar.gz",
+        }
+    }
+}
+
+/// gzip level: the default of gzip(1) and of meta-qcom's `qcomflash.tar.gz`.
+const GZIP_LEVEL: u32 = 6;
+
+/// The compressing writer of either kind.
+enum Encoder<W: Write> {
+    Zstd(zstd::stream::write::Encoder<'static, W>),
+    Gzip(flate2::write::GzEncoder<W>),
+}
+
+impl<W: Write> Write for Encoder<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Encoder::Zstd(e) => e.write(buf),
+            Encoder::Gzip(e) => e.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Encoder::Zstd(e) => e.flush(),
+            Encoder::Gzip(e) => e.flush(),
+        }
+    }
+}
+
+impl<W: Write> Encoder<W> {
+    fn new(out: W, compression: Compression) -> std::io::Result<Encoder<W>> {
+        Ok(match compression {
+            Compression::Zstd => {
+                let mut encoder = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL)?;
+                let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+                encoder.multithread(threads.max(1))?;
+                encoder.include_checksum(true)?;
+                Encoder::Zstd(encoder)
+            }
+            // No file name and mtime 0 in the gzip header: the same bytes every time.
+            Compression::Gzip => Encoder::Gzip(
+                flate2::GzBuilder::new().mtime(0).write(out, flate2::Compression::new(GZIP_LEVEL)),
+            ),
+        })
+    }
+
+    fn finish(self) -> std::io::Result<W> {
+        match self {
+            Encoder::Zstd(e) => e.finish(),
+            Encoder::Gzip(e) => e.finish(),
+        }
+    }
+}
 
 /// Where an entry's bytes come from.
 #[derive(Debug, Clone)]
@@ -49,6 +118,7 @@ pub(super) fn write(
     top: &str,
     files: &BTreeMap<String, EntryContent>,
     mtime: u64,
+    compression: Compression,
 ) -> Result<Staged, BundleError> {
     let write_err = |source| BundleError::Write { path: out.to_path_buf(), cause: source };
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -64,11 +134,7 @@ pub(super) fn write(
         (tmp, on_signal)
     };
     let file = tmp.as_file().try_clone().map_err(write_err)?;
-    let mut encoder =
-        zstd::stream::write::Encoder::new(BufWriter::new(file), ZSTD_LEVEL).map_err(write_err)?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
-    encoder.multithread(threads.max(1)).map_err(write_err)?;
-    encoder.include_checksum(true).map_err(write_err)?;
+    let encoder = Encoder::new(BufWriter::new(file), compression).map_err(write_err)?;
     let mut tar = tar::Builder::new(encoder);
     tar.mode(tar::HeaderMode::Deterministic);
 
@@ -201,7 +267,7 @@ pub(super) const MAX_KEPT_TOTAL: u64 = 96 << 20;
 /// remembered).
 pub(super) const MAX_ENTRIES: usize = 100_000;
 
-/// Reads `path` (a `.tar.zst`), hashing every file and keeping in memory the files for which
+/// Reads `path` (a `.tar.zst`, or a `.tar.gz`: told apart by their first bytes), hashing every file and keeping in memory the files for which
 /// `keep` gives a size limit (each at most that, else [`BundleError::MemberTooBig`]).
 pub(super) fn read(
     path: &Path,
@@ -209,7 +275,13 @@ pub(super) fn read(
 ) -> Result<ReadArchive, BundleError> {
     let bad = |cause: std::io::Error| BundleError::Unreadable { path: path.to_path_buf(), cause };
     let (file, _) = crate::base::input::open(path).map_err(BundleError::Input)?;
-    let decoder = zstd::stream::read::Decoder::new(file).map_err(bad)?;
+    let mut file = std::io::BufReader::new(file);
+    let gzip = std::io::BufRead::fill_buf(&mut file).map_err(bad)?.starts_with(&[0x1f, 0x8b]);
+    let decoder: Box<dyn Read> = if gzip {
+        Box::new(flate2::bufread::GzDecoder::new(file))
+    } else {
+        Box::new(zstd::stream::read::Decoder::with_buffer(file).map_err(bad)?)
+    };
     let mut archive = tar::Archive::new(decoder);
     let mut out = ReadArchive::default();
     let too_big = |what: String| BundleError::TooBig { path: path.to_path_buf(), what };

@@ -38,7 +38,8 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
     match input::check_file(path) {
         Ok(()) => {}
         Err(InputError::Folder { .. }) => {
-            let message = "it is a folder; pass the .tar.zst archive `rtbuild bundle` wrote";
+            let message =
+                "it is a folder; pass the .tar.zst (or .tar.gz) archive `rtbuild bundle` wrote";
             return Err(BundleError::NotABundle {
                 path: path.to_path_buf(),
                 message: message.into(),

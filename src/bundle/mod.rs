@@ -68,6 +68,8 @@ pub(crate) struct BundleRequest {
     pub measurement: Option<PathBuf>,
     /// `--follow-external-links`: pack what a symlink outside the build points at.
     pub follow_external_links: bool,
+    /// `--gzip`: write the `.tar.gz` flavour (what LAVA's qdl deploy unpacks), not `.tar.zst`.
+    pub gzip: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -204,10 +206,12 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
     let out = &request.out_dir;
     std::fs::create_dir_all(out)
         .map_err(|source| BundleError::Write { path: out.clone(), cause: source })?;
-    let archive_path = out.join(format!("{stem}.tar.zst"));
+    let compression =
+        if request.gzip { archive::Compression::Gzip } else { archive::Compression::Zstd };
+    let archive_path = out.join(format!("{stem}.{}", compression.extension()));
     let manifest_path = manifest_beside(&archive_path);
     let mtime = request.source_date_epoch.unwrap_or(0).max(0) as u64;
-    let staged = archive::write(&archive_path, &top, &payload, mtime)?;
+    let staged = archive::write(&archive_path, &top, &payload, mtime, compression)?;
     {
         // Archive and manifest go into place together: a signal waits for both.
         let _swap = crate::runner::signals::critical();
@@ -299,10 +303,12 @@ pub(crate) fn plan_defaults(kas_file: &Path) -> Result<Option<PlanDefaults>, Bun
     }))
 }
 
-/// `x.qcomflash.tar.zst` → `x.qcomflash.manifest.json`, the copy of the manifest beside it.
+/// `x.qcomflash.tar.zst` (or `.tar.gz`) → `x.qcomflash.manifest.json`, the copy of the
+/// manifest beside it.
 pub(crate) fn manifest_beside(archive: &Path) -> PathBuf {
     let name = archive.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let stem = name.strip_suffix(".tar.zst").unwrap_or(&name);
+    let stem =
+        name.strip_suffix(".tar.zst").or_else(|| name.strip_suffix(".tar.gz")).unwrap_or(&name);
     archive.with_file_name(format!("{stem}.manifest.json"))
 }
 

@@ -1,8 +1,51 @@
 //! [`LavaProfile`]: how Qualcomm's LAVA lab names and flashes a board, as a machine file's
 //! `lava:` section records it (facts from qualcomm-linux/lava-test-plans' meta-qcom device
 //! files; each shipped file names the commit and files it was read from).
+//!
+//! The lab's view differs by meta-qcom branch: each branch's CI pins its own lava-test-plans
+//! revision ([`LAB_PLANS`]). A machine file's `lava:` section is what the newest pin (master's)
+//! renders; `lava.branches.<branch>` what an older pin renders, where it differs.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+/// One meta-qcom branch's lava-test-plans pin: what that branch's CI renders its LAVA jobs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LabPlansPin {
+    /// The meta-qcom branch.
+    pub branch: &'static str,
+    /// The qualcomm-linux/lava-test-plans commit its CI checks out.
+    pub revision: &'static str,
+    /// The qcom-linux-testkit tag its CI passes (`TESTKIT_REF`).
+    pub testkit: &'static str,
+    /// Where the pin was read.
+    pub source: &'static str,
+}
+
+/// The pins, newest first. The first is the default for branches not listed here.
+pub(crate) const LAB_PLANS: [LabPlansPin; 2] = [
+    LabPlansPin {
+        branch: "master",
+        revision: "a20c74e6827b",
+        testkit: "testkit-2026.07.19",
+        source: "meta-qcom master .github/workflows/test.yml (lava-test-plans ref, TESTKIT_REF)",
+    },
+    LabPlansPin {
+        branch: "wrynose",
+        revision: "62f75dda7cc3",
+        testkit: "testkit-2026.06.21",
+        source: "meta-qcom wrynose .github/workflows/test.yml (lava-test-plans ref, TESTKIT_REF)",
+    },
+];
+
+/// The pin of meta-qcom `branch`, and whether the branch is listed (else master's pin).
+pub(crate) fn lab_plans(branch: &str) -> (LabPlansPin, bool) {
+    match LAB_PLANS.iter().find(|p| p.branch == branch) {
+        Some(pin) => (*pin, true),
+        None => (LAB_PLANS[0], false),
+    }
+}
 
 /// How the lab flashes the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,6 +109,14 @@ pub(crate) struct LavaProfile {
     /// machine name].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flasher_device_type: Option<String>,
+    /// flasher: more `KEY=VALUE` lines the postprocess step adds to `flash.settings` (e.g.
+    /// `FIREHOSE_PROGRAM=xbl_s_devprg_ns.melf`), after `DEVICE_TYPE`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flasher_settings: Vec<String>,
+    /// The lab's view under an older meta-qcom branch's lava-test-plans pin ([`LAB_PLANS`]),
+    /// where it differs from this one (master's). One level only.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub branches: BTreeMap<String, LavaProfile>,
 }
 
 /// One qdl flashing stage.
@@ -88,10 +139,48 @@ pub(crate) fn lava_name(text: &str) -> bool {
         && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
+/// A `flasher_settings` line: `KEY=VALUE`, an upper-case shell-word key and a LAVA name value
+/// (it reaches a postprocess shell step inside double quotes).
+fn setting_ok(line: &str) -> bool {
+    line.split_once('=').is_some_and(|(key, value)| {
+        !key.is_empty()
+            && key.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+            && lava_name(value)
+    })
+}
+
 impl LavaProfile {
+    /// The profile meta-qcom `branch`'s lava-test-plans pin renders: its `branches` entry, else
+    /// this one.
+    pub(crate) fn for_branch(&self, branch: &str) -> &LavaProfile {
+        self.branches.get(branch).unwrap_or(self)
+    }
+
     /// Why the profile cannot make a job, if it cannot: every value reaches a job definition
     /// (and `flasher_device_type` a postprocess shell step), so each is a plain name.
     pub(crate) fn problem(&self) -> Option<String> {
+        for (branch, profile) in &self.branches {
+            if !LAB_PLANS.iter().any(|p| p.branch == branch) {
+                let known: Vec<&str> = LAB_PLANS.iter().map(|p| p.branch).collect();
+                return Some(format!(
+                    "lava.branches names `{}`, a meta-qcom branch with no known lava-test-plans pin (known: {})",
+                    branch.escape_debug(),
+                    known.join(", ")
+                ));
+            }
+            if !profile.branches.is_empty() {
+                return Some("lava.branches entries cannot have branches of their own".into());
+            }
+            if let Some(problem) = profile.problem() {
+                return Some(format!("lava.branches.{branch}: {problem}"));
+            }
+        }
+        if !self.flasher_settings.iter().all(|l| setting_ok(l)) {
+            return Some(
+                "lava.flasher_settings entries must be KEY=VALUE (KEY of A-Z, 0-9, `_`; VALUE a LAVA name)"
+                    .into(),
+            );
+        }
         let file = |s: &String| lava_name(s) && s != "." && s != "..";
         if !lava_name(&self.device_type) {
             return Some(

@@ -6,7 +6,9 @@ mod lava_profile;
 mod machine;
 pub(crate) mod meta_qcom;
 
-pub(crate) use lava_profile::{Deploy, LavaProfile, QdlStage, UnknownDeploy, lava_name};
+pub(crate) use lava_profile::{
+    Deploy, LabPlansPin, LavaProfile, QdlStage, UnknownDeploy, lab_plans, lava_name,
+};
 pub(crate) use machine::{Machine, RtDefaults};
 
 use std::collections::BTreeMap;

@@ -200,7 +200,10 @@ mod tests {
             assert!(text.contains("--sstate-mirror https://sstate.example.com/all --hashserv hashserv.example.com:8686"), "{text}");
             assert!(text.contains("/srv/rtbuild/sstate-cache"), "{text}");
             assert!(
-                text.contains("--rt-cpus 6-7 --lock locks/rb3.lock.yml --bundle --sstate-mirror"),
+                // A LAVA stage: the .tar.gz flavour its qdl deploy unpacks.
+                text.contains(
+                    "--rt-cpus 6-7 --lock locks/rb3.lock.yml --bundle --gzip --sstate-mirror"
+                ),
                 "{text}"
             );
         }

@@ -83,6 +83,10 @@ impl Pipeline {
         if self.bundling() {
             image.push("--bundle".to_string());
         }
+        if self.lava.is_some() {
+            // LAVA's qdl deploy gunzips what it downloads: the .tar.gz flavour.
+            image.push("--gzip".to_string());
+        }
         image.extend(self.cache_flags.iter().map(|f| quote::sh(f)));
         image.push(format!("> {}", places.file(IMAGE_JSON)));
         let mut build = vec!["mkdir -p \"$DL_DIR\" \"$SSTATE_DIR\"".to_string(), image.join(" ")];
@@ -101,8 +105,9 @@ impl Pipeline {
             steps.push(Step {
                 name: "Checksums of the bundle",
                 lines: vec![format!(
-                    "(cd {} && sha256sum -- *.tar.zst *.manifest.json > SHA256SUMS)",
-                    out("bundle")
+                    "(cd {} && sha256sum -- *.{} *.manifest.json > SHA256SUMS)",
+                    out("bundle"),
+                    self.archive_extension()
                 )],
             });
         }
@@ -111,13 +116,26 @@ impl Pipeline {
             steps.push(Step {
                 name: "Publish the bundle for the LAVA lab",
                 lines: vec![format!(
-                    "bundle=$(ls {}/*.tar.zst) && dest=\"{run_id}/$MACHINE-$DISTRO/$(basename \"$bundle\")\" && curl --fail --silent --show-error --upload-file \"$bundle\" \"$RTBUILD_BUNDLE_UPLOAD_URL/$dest\" && echo \"${{RTBUILD_BUNDLE_BASE_URL:-$RTBUILD_BUNDLE_UPLOAD_URL}}/$dest\" > {}",
+                    "bundle=$(ls {}/*.tar.gz) && dest=\"{run_id}/$MACHINE-$DISTRO/$(basename \"$bundle\")\" && curl --fail --silent --show-error --upload-file \"$bundle\" \"$RTBUILD_BUNDLE_UPLOAD_URL/$dest\" && echo \"${{RTBUILD_BUNDLE_BASE_URL:-$RTBUILD_BUNDLE_UPLOAD_URL}}/$dest\" > {}",
                     out("bundle"),
                     places.file(BUNDLE_URL_FILE)
                 )],
             });
         }
         steps
+    }
+
+    /// The bundle archive's extension: `.tar.gz` for a LAVA lab (its qdl deploy gunzips the
+    /// download), else `.tar.zst`.
+    fn archive_extension(&self) -> &'static str {
+        if self.lava.is_some() { "tar.gz" } else { "tar.zst" }
+    }
+
+    /// `--meta-qcom-branch BRANCH` of the plan flags, for `rtbuild lava` (the lab's view of the
+    /// board follows the branch's lava-test-plans pin).
+    fn branch_flags(&self) -> Vec<String> {
+        let at = self.plan_flags.iter().position(|f| f == "--meta-qcom-branch");
+        at.and_then(|i| self.plan_flags.get(i..i + 2)).map(<[String]>::to_vec).unwrap_or_default()
     }
 
     /// The LAVA job's steps: make the job, hand lavacli its identity in its own config file
@@ -129,6 +147,7 @@ impl Pipeline {
             self.catalog_flags
                 .iter()
                 .chain(&self.cpu_flags)
+                .chain(&self.branch_flags())
                 .map(|f| format!(" {}", quote::sh(f)))
                 .collect::<String>(),
             file(BUNDLE_URL_FILE),
@@ -220,7 +239,7 @@ impl Pipeline {
         ];
         if self.bundling() {
             paths.extend([
-                format!("{out}/bundle/*.tar.zst"),
+                format!("{out}/bundle/*.{}", self.archive_extension()),
                 format!("{out}/bundle/*.manifest.json"),
                 format!("{out}/bundle/SHA256SUMS"),
             ]);

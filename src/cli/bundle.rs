@@ -47,7 +47,11 @@ pub(crate) struct BundleArgs {
     /// the deploy folder (refused by default: a release holds only what the build produced).
     #[arg(long)]
     pub follow_external_links: bool,
-    /// Re-read BUNDLE (.tar.zst) and fail on any missing, extra or changed file.
+    /// Write the archive as .tar.gz instead of .tar.zst: the flavour LAVA's qdl deploy unpacks
+    /// (it gunzips whatever it downloads). Slower and larger; the manifest and --check are the same.
+    #[arg(long)]
+    pub gzip: bool,
+    /// Re-read BUNDLE (.tar.zst or .tar.gz) and fail on any missing, extra or changed file.
     #[arg(long, value_name = "BUNDLE", conflicts_with_all = ["image", "verify_report", "allow_unverified", "kas_dump", "measurement"])]
     pub check: Option<PathBuf>,
     /// Compare two bundles (OLD NEW): repos and commits, kernel config options, packages,
@@ -128,6 +132,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
         }),
         measurement: args.measurement.clone().map(|p| absolute(&p)),
         follow_external_links: args.follow_external_links,
+        gzip: args.gzip,
     };
     bundle::verify_record(&request)?;
     for warning in bundle::check_measurement(&request)? {

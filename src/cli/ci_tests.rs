@@ -19,7 +19,7 @@ type Env = BTreeMap<&'static str, String>;
 const HISTORY_URL: &str = "postgres://ci:s3cret@db.example.com/rtbuild";
 
 /// Stands for `$(…)` (the bundle URL the build job left): any URL the lab can download.
-const SUBSTITUTED: &str = "https://lab.example.com/bundle.tar.zst";
+const SUBSTITUTED: &str = "https://lab.example.com/bundle.tar.gz";
 
 #[derive(Debug, Clone, PartialEq)]
 enum Token {

@@ -10,6 +10,7 @@ use super::args::{CpuArgs, MeasureArgs};
 use crate::catalog::Deploy;
 use crate::error::{Kind, Refusal};
 use crate::exit::Exit;
+use crate::lava::job::{DownloadHeader, LavaVersion};
 use crate::lava::qemu::{self, Arch, ImageUrl, QemuImages};
 use crate::lava::{self, Artifacts, BundleUrl, JobError, JobRequest};
 use crate::plan::Distro;
@@ -72,6 +73,20 @@ pub(crate) struct LavaArgs {
     /// requirement, else 100]; 1 to 1000000, as `rtbuild report` accepts.
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub threshold_us: Option<u64>,
+    /// The meta-qcom branch the bundle was built from: the lab's device type, deploy and
+    /// prompt come from the lava-test-plans revision that branch's CI pins (wrynose:
+    /// 62f75dd, flasher; master: a20c74e, qdl; other branches: master's) [default: wrynose].
+    #[arg(long, value_name = "BRANCH")]
+    pub meta_qcom_branch: Option<String>,
+    /// The LAVA release the lab runs, YYYY.MM: the qdl deploy needs 2026.06 or later, and
+    /// `overlay_path` is written only for 2026.06 (2026.07 refuses it) [default: 2026.07].
+    #[arg(long, value_name = "YYYY.MM")]
+    pub lava_version: Option<String>,
+    /// Send header NAME with the bundle's download, its value read from the environment
+    /// variable VAR (a CI secret), never from the command line; repeatable. The written job
+    /// holds the value, as the lab needs it: keep the file private.
+    #[arg(long, value_name = "NAME=VAR")]
+    pub qcomflash_header: Vec<String>,
     #[command(flatten)]
     pub measure: MeasureArgs,
     /// Write the job definition to FILE instead of stdout.
@@ -99,9 +114,16 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         .map(str::parse::<crate::catalog::Deploy>)
         .transpose()
         .map_err(Refusal::Deploy)?;
+    let lava_version = match &args.lava_version {
+        Some(text) => LavaVersion::parse(text).map_err(Refusal::Job)?,
+        None => LavaVersion::CURRENT,
+    };
+    let headers = download_headers(&args.qcomflash_header).map_err(Refusal::Job)?;
+    let branch = args.meta_qcom_branch.as_deref().unwrap_or(crate::plan::META_QCOM_BRANCH);
     let mut lab = lava::Lab::resolve(
         &machine,
         plan.machine.lava.as_ref(),
+        branch,
         args.device_type.as_deref(),
         deploy,
     )
@@ -123,6 +145,8 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         measurement: m,
         threshold_us,
         tags: args.tags.iter().map(|t| t.trim().to_string()).collect(),
+        lava_version,
+        headers,
     };
     let text = lava::render(&request).map_err(Refusal::Job)?;
     match &args.out {
@@ -144,6 +168,23 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         None => ui.out(text.trim_end()),
     }
     Ok(Exit::Ok)
+}
+
+/// `--qcomflash-header NAME=VAR`: each header with the value of environment variable VAR.
+/// The variable's name is the user's, so clap's `env =` cannot name it; this is the one place
+/// rtbuild reads an environment variable it does not know in advance (a CI secret).
+fn download_headers(flags: &[String]) -> Result<Vec<DownloadHeader>, JobError> {
+    let mut headers: Vec<DownloadHeader> = Vec::new();
+    for flag in flags {
+        let (name, var) = DownloadHeader::parse_flag(flag)?;
+        if headers.iter().any(|h| h.name.eq_ignore_ascii_case(&name)) {
+            return Err(JobError::HeaderFlag(format!("{flag} (header {name} given twice)")));
+        }
+        #[allow(clippy::disallowed_methods)]
+        let value = std::env::var(&var).ok();
+        headers.push(DownloadHeader::new(&name, &var, value.as_deref())?);
+    }
+    Ok(headers)
 }
 
 /// The bundle the board flashes, or the files QEMU boots, from the flags `deploy` takes.

@@ -97,8 +97,15 @@ pub(crate) enum Deploy {
     /// The lab's flasher script flashes `images`.
     Flasher { timeout: Minutes, images: BTreeMap<String, Image> },
     /// Qualcomm's qdl deploy: the qcomflash archive, the LAVA overlay applied to
-    /// `rootfs_image` at `overlay_path`.
-    Qdl { rootfs_image: String, overlay_path: String, qcomflash: QcomflashImage, timeout: Minutes },
+    /// `rootfs_image` (at `overlay_path` for LAVA 2026.06, which reads it; 2026.07's schema
+    /// refuses the key).
+    Qdl {
+        rootfs_image: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        overlay_path: Option<String>,
+        qcomflash: QcomflashImage,
+        timeout: Minutes,
+    },
     /// QEMU's deploy: download `images` to the dispatcher; each one's `image_arg` puts it on
     /// the QEMU command line (`{NAME}` becomes the downloaded file).
     Tmpfs { timeout: Minutes, images: BTreeMap<String, QemuImage> },
@@ -116,11 +123,23 @@ pub(crate) struct QemuImage {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Image {
+    /// HTTP headers LAVA sends with the download (the lab's authorization token).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
     pub url: String,
+}
+
+impl Image {
+    pub(crate) fn of(url: String) -> Image {
+        Image { headers: BTreeMap::new(), url }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct QcomflashImage {
+    /// HTTP headers LAVA sends with the download (the lab's authorization token).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
     pub url: String,
     #[serde(rename = "apply-overlay")]
     pub apply_overlay: bool,

@@ -16,6 +16,8 @@ use crate::ui::Ui;
 pub(crate) struct Post {
     pub verify: bool,
     pub bundle: bool,
+    /// `--gzip`: the bundle as `.tar.gz`.
+    pub gzip: bool,
     /// `SOURCE_DATE_EPOCH` as the environment gives it, for the bundle.
     pub source_date_epoch: Option<i64>,
 }
@@ -39,7 +41,7 @@ impl Post {
                 "partial build (--target, --task or --bitbake-args): the result is not verified",
             );
         }
-        Ok(Post { verify: !no_verify && !partial, bundle, source_date_epoch: None })
+        Ok(Post { verify: !no_verify && !partial, bundle, gzip: false, source_date_epoch: None })
     }
 }
 
@@ -84,9 +86,14 @@ pub(crate) fn after_build(
     let mut kas_secs = 0.0;
     let bundle = if post.bundle {
         kas_secs = keep_resolved_config(job, runner, ui)?;
-        let outcome =
-            verify_bundle::bundle_build(&job.layout, expected, &verified, post.source_date_epoch)
-                .map_err(ImageError::After)?;
+        let outcome = verify_bundle::bundle_build(
+            &job.layout,
+            expected,
+            &verified,
+            post.source_date_epoch,
+            post.gzip,
+        )
+        .map_err(ImageError::After)?;
         ui.status("Bundled", outcome.archive.display());
         Some(outcome)
     } else {
@@ -127,19 +134,19 @@ mod tests {
         let post = |no_verify, bundle, spec: &BuildSpec| Post::decide(no_verify, bundle, spec, &ui);
         assert_eq!(
             post(false, false, &whole).unwrap(),
-            Post { verify: true, bundle: false, source_date_epoch: None }
+            Post { verify: true, bundle: false, gzip: false, source_date_epoch: None }
         );
         assert_eq!(
             post(true, false, &whole).unwrap(),
-            Post { verify: false, bundle: false, source_date_epoch: None }
+            Post { verify: false, bundle: false, gzip: false, source_date_epoch: None }
         );
         assert_eq!(
             post(false, true, &whole).unwrap(),
-            Post { verify: true, bundle: true, source_date_epoch: None }
+            Post { verify: true, bundle: true, gzip: false, source_date_epoch: None }
         );
         assert_eq!(
             post(false, false, &partial).unwrap(),
-            Post { verify: false, bundle: false, source_date_epoch: None }
+            Post { verify: false, bundle: false, gzip: false, source_date_epoch: None }
         );
         let err = post(false, true, &partial).unwrap_err();
         assert_eq!(crate::exit::ErrorCode::exit(&err), crate::exit::Exit::Usage);

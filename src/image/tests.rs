@@ -36,7 +36,7 @@ fn options(out: &Path) -> ImageOptions {
             write: WriteOptions { force: false, dry_run: true },
         },
         setup: BuildSetup { launch, spec: BuildSpec::default(), caches: CacheSettings::default() },
-        post: Post { verify: true, bundle: false, source_date_epoch: None },
+        post: Post { verify: true, bundle: false, gzip: false, source_date_epoch: None },
         lock: None,
         meta_qcom: MetaQcomSource::Checkout,
     }
@@ -94,7 +94,7 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
         artifacts: None,
         output_tail: vec![],
     };
-    let post = Post { verify: true, bundle: false, source_date_epoch: None };
+    let post = Post { verify: true, bundle: false, gzip: false, source_date_epoch: None };
     let err = after_build(
         &result,
         &job,
@@ -108,7 +108,7 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
     assert!(err.to_string().starts_with("after the build: "), "{err}");
     assert_eq!(crate::exit::ErrorCode::exit(&err), Exit::Failed);
 
-    let skipped = Post { verify: false, bundle: false, source_date_epoch: None };
+    let skipped = Post { verify: false, bundle: false, gzip: false, source_date_epoch: None };
     let after = after_build(
         &result,
         &job,

@@ -71,6 +71,7 @@ pub(crate) fn bundle_build(
     expected: &Expectations,
     verified: &Verified,
     source_date_epoch: Option<i64>,
+    gzip: bool,
 ) -> Result<BundleOutcome, AfterError> {
     let summary = Some(VerifySummary::from_file(&verified.verdict));
     let request = BundleRequest {
@@ -89,6 +90,7 @@ pub(crate) fn bundle_build(
         measurement: None,
         // `image --bundle` packs only what the build produced.
         follow_external_links: false,
+        gzip,
     };
     Ok(bundle::create(&request)?)
 }

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use super::markers;
 use super::qemu::{QemuError, QemuImages};
 use crate::base::CpuLayout;
-use crate::catalog::{Deploy, LavaProfile, QdlStage, lava_name};
+use crate::catalog::{Deploy, LabPlansPin, LavaProfile, QdlStage, lab_plans, lava_name};
 use crate::formats::lava_job::{
     Action, ActionTimeouts, AutoLogin, Boot, ContextValue, Definition, Deploy as DeployAction,
     Docker, Image, Job, Minutes, Postprocess, QcomflashImage, RunSteps, Seconds, TestAction,
@@ -58,6 +58,105 @@ const POSTPROCESS_IMAGE: &str = "debian:bookworm-slim";
 const WORK_DIR: &str = "${TMPDIR:-/tmp}/rtbuild-lava";
 /// The inline test definition's name (and the LAVA result suite).
 pub(crate) const DEFINITION: &str = "rtbuild-rt";
+/// The longest `job_name` LAVA accepts (its schema and the server's submission check).
+pub(crate) const MAX_JOB_NAME: usize = 200;
+
+/// A LAVA release, `YYYY.MM` (LAVA's tags: `2023.01`, `2026.07`; a point release
+/// `YYYY.MM.N` counts as its `YYYY.MM`). What rtbuild writes differs by release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct LavaVersion {
+    pub year: u16,
+    pub month: u8,
+}
+
+impl LavaVersion {
+    /// The current LAVA release, what `--lava-version` defaults to.
+    pub(crate) const CURRENT: LavaVersion = LavaVersion { year: 2026, month: 7 };
+    /// The first release with the qdl deploy and boot.
+    pub(crate) const QDL: LavaVersion = LavaVersion { year: 2026, month: 6 };
+    /// The first release whose strict schema refuses `deploy.qdl.overlay_path`.
+    pub(crate) const NO_OVERLAY_PATH: LavaVersion = LavaVersion { year: 2026, month: 7 };
+
+    pub(crate) fn parse(text: &str) -> Result<LavaVersion, JobError> {
+        let bad = || JobError::LavaVersion(text.chars().take(40).collect());
+        let mut parts = text.split('.');
+        let (Some(year), Some(month)) = (parts.next(), parts.next()) else { return Err(bad()) };
+        let point_ok = parts
+            .next()
+            .is_none_or(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()));
+        let digits = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_digit());
+        if !digits(year, 4) || !digits(month, 2) || !point_ok || parts.next().is_some() {
+            return Err(bad());
+        }
+        let version = LavaVersion {
+            year: year.parse().map_err(|_| bad())?,
+            month: month.parse().map_err(|_| bad())?,
+        };
+        if !(1..=12).contains(&version.month) || version.year < 2018 {
+            return Err(bad());
+        }
+        Ok(version)
+    }
+}
+
+impl std::fmt::Display for LavaVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{:02}", self.year, self.month)
+    }
+}
+
+/// One download header: its name, and the value the caller read from the environment
+/// variable `--qcomflash-header NAME=VAR` names (never from the command line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DownloadHeader {
+    pub name: String,
+    pub value: String,
+}
+
+impl DownloadHeader {
+    /// `NAME=VAR`: an HTTP header name (RFC 9110 token) and an environment variable name.
+    pub(crate) fn parse_flag(text: &str) -> Result<(String, String), JobError> {
+        let bad = || {
+            JobError::HeaderFlag(
+                text.chars().take(80).collect::<String>().escape_debug().to_string(),
+            )
+        };
+        let (name, var) = text.split_once('=').ok_or_else(bad)?;
+        let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        let var_ok = var.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if name.is_empty()
+            || name.len() > 100
+            || !name.chars().all(token)
+            || !var_ok
+            || var.len() > 100
+        {
+            return Err(bad());
+        }
+        Ok((name.to_string(), var.to_string()))
+    }
+
+    /// The header with `value`, the content of variable `var`: refused when empty or when it
+    /// holds anything but printable ASCII (a line break would forge more headers).
+    pub(crate) fn new(
+        name: &str,
+        var: &str,
+        value: Option<&str>,
+    ) -> Result<DownloadHeader, JobError> {
+        let value = value.unwrap_or_default();
+        if value.is_empty()
+            || value.len() > 8192
+            || !value.chars().all(|c| c.is_ascii_graphic() || c == ' ')
+        {
+            return Err(JobError::HeaderValue {
+                name: name.to_string(),
+                var: var.to_string(),
+                empty: value.is_empty(),
+            });
+        }
+        Ok(DownloadHeader { name: name.to_string(), value: value.to_string() })
+    }
+}
 
 /// Bad `rtbuild lava` input; every message names the flag and what to pass.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,6 +195,27 @@ pub(crate) enum JobError {
         "--deploy {0} flashes a bundle on a board; pass --bundle-url URL (--kernel-url, --initrd-url, --rootfs-url, --kernel-args, --arch and --no-login belong to --deploy qemu)"
     )]
     BoardNeedsBundle(&'static str),
+    #[error("bad --lava-version `{0}`; pass a LAVA release as YYYY.MM, e.g. 2026.07")]
+    LavaVersion(String),
+    #[error(
+        "LAVA {0} has no qdl deploy (it arrived in 2026.06); pass --lava-version 2026.06 or later, or --deploy flasher"
+    )]
+    QdlNeedsNewerLava(LavaVersion),
+    #[error(
+        "bad --qcomflash-header `{0}`; pass NAME=VAR: an HTTP header name and the environment variable (or CI secret) that holds its value, e.g. QLIAuthorization=LAB_TOKEN"
+    )]
+    HeaderFlag(String),
+    #[error(
+        "--qcomflash-header {name}: the environment variable {var} {}; set it (from a CI secret) to the header's value, printable ASCII on one line",
+        if *.empty { "is empty or not set" } else { "holds a line break, a control or a non-ASCII character" }
+    )]
+    HeaderValue { name: String, var: String, empty: bool },
+    #[error("--qcomflash-header belongs to a board deploy (qdl, flasher), not --deploy qemu")]
+    QemuHeaders,
+    #[error(
+        "--bundle-url names `{0}`, but LAVA's qdl deploy unpacks the archive with gzip; pass the bundle's .tar.gz (`rtbuild bundle --gzip`, `rtbuild image --bundle --gzip`) or meta-qcom's *.qcomflash.tar.gz"
+    )]
+    QdlNeedsGzip(String),
 }
 
 /// A bundle URL LAVA can download. The lab receives the file as it is (no `compression:`:
@@ -159,17 +279,25 @@ pub(crate) struct Lab {
     pub prompts: Vec<String>,
     /// flasher: the board name `flash.settings` gives the lab's flasher.
     pub flasher_device_type: String,
+    /// flasher: more `KEY=VALUE` lines for `flash.settings`.
+    pub flasher_settings: Vec<String>,
+    /// The lava-test-plans revision the lab's view comes from.
+    pub pin: LabPlansPin,
 }
 
 impl Lab {
-    /// The lab's view of `machine`: its profile (else the machine name, the flasher and the
-    /// `root@<machine>` prompt), then the overrides.
+    /// The lab's view of `machine` under meta-qcom `branch`'s lava-test-plans pin: its
+    /// profile for that branch (else the machine name, the flasher and the `root@<machine>`
+    /// prompt), then the overrides.
     pub(crate) fn resolve(
         machine: &str,
         profile: Option<&LavaProfile>,
+        branch: &str,
         device_type: Option<&str>,
         deploy: Option<Deploy>,
     ) -> Result<Lab, JobError> {
+        let pin = lab_plans(branch).0;
+        let profile = profile.map(|p| p.for_branch(pin.branch));
         let deploy = deploy.or(profile.map(|p| p.deploy)).unwrap_or(Deploy::Flasher);
         // A QEMU job needs LAVA's `qemu` device type, whatever board the profile names.
         let profile_type =
@@ -192,6 +320,8 @@ impl Lab {
             flasher_device_type: profile
                 .and_then(|p| p.flasher_device_type.clone())
                 .unwrap_or_else(|| device_type.clone()),
+            flasher_settings: profile.map(|p| p.flasher_settings.clone()).unwrap_or_default(),
+            pin,
             device_type,
             deploy,
         })
@@ -237,6 +367,10 @@ pub(crate) struct JobRequest {
     pub measurement: Measurement,
     pub threshold_us: u64,
     pub tags: Vec<String>,
+    /// The LAVA release the job is for (`--lava-version`).
+    pub lava_version: LavaVersion,
+    /// Headers for the bundle's download (`--qcomflash-header`).
+    pub headers: Vec<DownloadHeader>,
 }
 
 impl JobRequest {
@@ -315,6 +449,17 @@ impl JobRequest {
                 return Err(JobError::BoardNeedsBundle(self.lab.deploy.name()));
             }
             _ => {}
+        }
+        if self.lab.deploy == Deploy::Qdl && self.lava_version < LavaVersion::QDL {
+            return Err(JobError::QdlNeedsNewerLava(self.lava_version));
+        }
+        if self.lab.deploy == Deploy::Qemu && !self.headers.is_empty() {
+            return Err(JobError::QemuHeaders);
+        }
+        if let (Artifacts::Bundle(bundle), Deploy::Qdl) = (&self.artifacts, self.lab.deploy)
+            && !bundle.file.ends_with(".tar.gz")
+        {
+            return Err(JobError::QdlNeedsGzip(bundle.file.clone()));
         }
         if !lava_name(&self.lab.device_type) {
             return Err(JobError::DeviceType(self.lab.device_type.chars().take(80).collect()));
@@ -447,6 +592,16 @@ pub(crate) fn job(req: &JobRequest) -> Result<Job, JobError> {
         Artifacts::Bundle(bundle) => metadata.push(("rtbuild.bundle", text(&bundle.url))),
         Artifacts::Qemu(images) => metadata.extend(images.metadata()),
     }
+    let headers: Vec<&str> = req.headers.iter().map(|h| h.name.as_str()).collect();
+    if !headers.is_empty() {
+        // The names only: the values are secrets.
+        metadata.push(("rtbuild.download-headers", text(&headers.join(","))));
+    }
+    metadata.extend([
+        ("rtbuild.lava-version", text(&req.lava_version.to_string())),
+        ("rtbuild.lava-test-plans", text(req.lab.pin.revision)),
+        ("rtbuild.meta-qcom-branch", text(req.lab.pin.branch)),
+    ]);
     metadata.extend([
         ("rtbuild.scenarios", text(&scenario_list.join(","))),
         ("rtbuild.duration", text(&req.measurement.duration_text)),
@@ -470,13 +625,7 @@ pub(crate) fn job(req: &JobRequest) -> Result<Job, JobError> {
     actions.push(Action::test(test(req)));
     Ok(Job {
         device_type: req.lab.device_type.clone(),
-        job_name: format!(
-            "rtbuild RT latency on {}: {} under {} ({} each)",
-            req.machine,
-            test_list.join(", "),
-            scenario_list.join(", "),
-            length
-        ),
+        job_name: job_name(&req.machine, &test_list, &scenario_list, &length),
         timeouts: Timeouts {
             job: Minutes::of(req.job_minutes()),
             connection: Minutes::of(2),
@@ -495,6 +644,36 @@ pub(crate) fn job(req: &JobRequest) -> Result<Job, JobError> {
     })
 }
 
+/// The job's name, at most [`MAX_JOB_NAME`] characters: every test and scenario when they fit,
+/// else their counts (the full lists are in the metadata, `rtbuild.tests` and
+/// `rtbuild.scenarios`).
+pub(crate) fn job_name(
+    machine: &str,
+    tests: &[&str],
+    scenarios: &[String],
+    length: &str,
+) -> String {
+    let full = format!(
+        "rtbuild RT latency on {machine}: {} under {} ({length} each)",
+        tests.join(", "),
+        scenarios.join(", ")
+    );
+    if full.chars().count() <= MAX_JOB_NAME {
+        return full;
+    }
+    let short = format!(
+        "rtbuild RT latency on {machine}: {} tests under {} scenarios ({length} each)",
+        tests.len(),
+        scenarios.len()
+    );
+    short.chars().take(MAX_JOB_NAME).collect()
+}
+
+/// The download headers as LAVA's `headers:` map.
+fn header_map(req: &JobRequest) -> BTreeMap<String, String> {
+    req.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect()
+}
+
 /// The qcomflash folder inside the bundle (meta-qcom's and `rtbuild bundle`'s alike).
 fn image_dir(req: &JobRequest) -> String {
     format!("{}-{}", req.image, req.machine)
@@ -506,8 +685,13 @@ fn qdl_actions(req: &JobRequest, bundle: &BundleUrl) -> Vec<Action> {
     let dir = image_dir(req);
     let mut actions = vec![Action::deploy(DeployAction::Qdl {
         rootfs_image: format!("{dir}/rootfs.img"),
-        overlay_path: QDL_OVERLAY_PATH.to_string(),
-        qcomflash: QcomflashImage { url: bundle.url.clone(), apply_overlay: true },
+        overlay_path: (req.lava_version < LavaVersion::NO_OVERLAY_PATH)
+            .then(|| QDL_OVERLAY_PATH.to_string()),
+        qcomflash: QcomflashImage {
+            headers: header_map(req),
+            url: bundle.url.clone(),
+            apply_overlay: true,
+        },
         timeout: Minutes::of(QDL_DEPLOY_MIN),
     })];
     for stage in &req.lab.qdl_stages {
@@ -527,7 +711,7 @@ fn qdl_actions(req: &JobRequest, bundle: &BundleUrl) -> Vec<Action> {
 /// lava-test-plans' flasher deploy: download the archive unchanged; a postprocess step writes
 /// `flash.settings` (the LAVA overlay, where it goes, the board); the lab's flasher flashes it.
 fn flasher_actions(req: &JobRequest, bundle: &BundleUrl) -> Vec<Action> {
-    let steps = vec![
+    let mut steps = vec![
         "export IMAGE_PATH=$PWD".to_string(),
         "cp overlay*.tar.gz overlay.tar.gz".to_string(),
         "echo \"OVERLAY=overlay.tar.gz\" >> $IMAGE_PATH/flash.settings".to_string(),
@@ -536,13 +720,23 @@ fn flasher_actions(req: &JobRequest, bundle: &BundleUrl) -> Vec<Action> {
             "echo \"DEVICE_TYPE={}\" >> $IMAGE_PATH/flash.settings",
             req.lab.flasher_device_type
         ),
-        "cat $IMAGE_PATH/flash.settings".to_string(),
     ];
-    let download = |name: &str| Image { url: format!("downloads://{name}") };
+    steps.extend(
+        req.lab
+            .flasher_settings
+            .iter()
+            .map(|line| format!("echo \"{line}\" >> $IMAGE_PATH/flash.settings")),
+    );
+    steps.push("cat $IMAGE_PATH/flash.settings".to_string());
+    let download = |name: &str| Image::of(format!("downloads://{name}"));
     vec![
         Action::deploy(DeployAction::Downloads {
             timeout: Minutes::of(DOWNLOAD_MIN),
-            images: [("flasher".to_string(), Image { url: bundle.url.clone() })].into(),
+            images: [(
+                "flasher".to_string(),
+                Image { headers: header_map(req), url: bundle.url.clone() },
+            )]
+            .into(),
             postprocess: Some(Postprocess {
                 docker: Docker { image: POSTPROCESS_IMAGE.to_string(), steps },
             }),
@@ -854,10 +1048,10 @@ mod tests {
         JobRequest {
             machine: "rb3gen2-core-kit".into(),
             image: "qcom-multimedia-image".into(),
-            lab: Lab::resolve("rb3gen2-core-kit", None, None, None).unwrap(),
+            lab: Lab::resolve("rb3gen2-core-kit", None, "master", None, None).unwrap(),
             distro: Distro::QcomDistroKvm,
             artifacts: Artifacts::Bundle(
-                BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst").unwrap(),
+                BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.gz").unwrap(),
             ),
             layout: CpuLayout::new(
                 &online,
@@ -883,6 +1077,8 @@ mod tests {
             },
             threshold_us: 100,
             tags: vec![],
+            lava_version: LavaVersion::CURRENT,
+            headers: vec![],
         }
     }
 
@@ -1059,7 +1255,7 @@ mod tests {
             let profile = catalog.lookup(machine).unwrap().machine.lava.clone();
             let mut req = request();
             req.machine = machine.to_string();
-            req.lab = Lab::resolve(machine, profile.as_ref(), None, None).unwrap();
+            req.lab = Lab::resolve(machine, profile.as_ref(), "master", None, None).unwrap();
             job(&req).unwrap()
         };
         for (machine, device_type, firehose, stages, prompt) in qdl {
@@ -1072,9 +1268,11 @@ mod tests {
             let dir = format!("qcom-multimedia-image-{machine}");
             let mut want = vec![Action::deploy(DeployAction::Qdl {
                 rootfs_image: format!("{dir}/rootfs.img"),
-                overlay_path: "/home".into(),
+                // LAVA 2026.07 (the default) refuses overlay_path.
+                overlay_path: None,
                 qcomflash: QcomflashImage {
-                    url: "https://ci.example.com/b/rb3gen2-core-kit-rt.tar.zst".into(),
+                    headers: BTreeMap::new(),
+                    url: "https://ci.example.com/b/rb3gen2-core-kit-rt.tar.gz".into(),
                     apply_overlay: true,
                 },
                 timeout: Minutes::of(20),
@@ -1132,7 +1330,8 @@ mod tests {
         .unwrap();
         req.artifacts = Artifacts::Bundle(bundle.clone());
         req.lab =
-            Lab::resolve(&req.machine, profile.as_ref(), None, Some(Deploy::Flasher)).unwrap();
+            Lab::resolve(&req.machine, profile.as_ref(), "master", None, Some(Deploy::Flasher))
+                .unwrap();
         let job = job(&req).unwrap();
         assert_eq!(job.device_type, "monaco-ride");
         let Action::Deploy { deploy: DeployAction::Downloads { images, postprocess, .. } } =
@@ -1163,10 +1362,10 @@ mod tests {
         assert_eq!(images["overlay"].url, "downloads://overlay.tar.gz");
         assert!(!render(&req).unwrap().contains("compression"));
         // --device-type wins over the profile; --deploy qdl needs a profile with stages.
-        let lab = Lab::resolve("x", profile.as_ref(), Some("my-type"), None).unwrap();
+        let lab = Lab::resolve("x", profile.as_ref(), "master", Some("my-type"), None).unwrap();
         assert_eq!((lab.device_type.as_str(), lab.deploy), ("my-type", Deploy::Qdl));
         assert_eq!(
-            Lab::resolve("iq-615-evk", None, None, Some(Deploy::Qdl)).unwrap_err(),
+            Lab::resolve("iq-615-evk", None, "master", None, Some(Deploy::Qdl)).unwrap_err(),
             JobError::NoQdlProfile("iq-615-evk".into())
         );
     }
@@ -1177,17 +1376,21 @@ mod tests {
     fn a_qemu_job_boots_the_files_and_runs_the_board_jobs_test() {
         let catalog = crate::catalog::Catalog::embedded();
         let profile = catalog.lookup("iq-9075-evk").unwrap().machine.lava.clone();
-        let lab = Lab::resolve("iq-9075-evk", profile.as_ref(), None, Some(Deploy::Qemu)).unwrap();
+        let lab = Lab::resolve("iq-9075-evk", profile.as_ref(), "master", None, Some(Deploy::Qemu))
+            .unwrap();
         assert_eq!(
             (lab.device_type.as_str(), lab.prompts[0].as_str()),
             ("qemu", "root@lemans-evk")
         );
-        let lab = Lab::resolve("x", profile.as_ref(), Some("qemu-rt"), Some(Deploy::Qemu)).unwrap();
+        let lab =
+            Lab::resolve("x", profile.as_ref(), "master", Some("qemu-rt"), Some(Deploy::Qemu))
+                .unwrap();
         assert_eq!(lab.device_type, "qemu-rt");
 
         let mut req = request();
         let mut board_test = test(&req);
-        req.lab = Lab::resolve("rb3gen2-core-kit", None, None, Some(Deploy::Qemu)).unwrap();
+        req.lab =
+            Lab::resolve("rb3gen2-core-kit", None, "master", None, Some(Deploy::Qemu)).unwrap();
         assert_eq!(job(&req).unwrap_err(), JobError::QemuNeedsFiles);
         let url = |flag, u| super::super::qemu::ImageUrl::parse(flag, u).unwrap();
         req.artifacts = Artifacts::Qemu(QemuImages {
@@ -1213,8 +1416,157 @@ mod tests {
         assert_eq!(job.actions[2], Action::test(board_test));
         assert_eq!(job.actions.len(), 3);
         // A board deploy with QEMU files is refused the other way round.
-        req.lab = Lab::resolve("rb3gen2-core-kit", None, None, None).unwrap();
+        req.lab = Lab::resolve("rb3gen2-core-kit", None, "master", None, None).unwrap();
         assert_eq!(super::job(&req).unwrap_err(), JobError::BoardNeedsBundle("flasher"));
+    }
+
+    /// The lab's view under meta-qcom wrynose's pin, written by hand from lava-test-plans
+    /// 62f75dd (`projects/meta-qcom/devices/<machine>` for `flasher_device_type`, the
+    /// `devices/<machine>` it extends for the device type and `BOOT_OS_PROMPT`; flasher.jinja2).
+    #[test]
+    fn wrynose_boards_get_the_flasher_view_of_lava_test_plans_62f75dd() {
+        let catalog = crate::catalog::Catalog::embedded();
+        for (machine, flasher_type) in [
+            ("rb3gen2-core-kit", "qcs6490"),
+            ("iq-9075-evk", "iq-9075-evk"),
+            ("qcs8300-ride-sx", "qcs8300-ride-sx"),
+            ("iq-8275-evk", "iq-8275-evk"),
+            ("qcs615-ride", "qcs615-ride"),
+            ("qcs9100-ride-sx", "qcs9100-ride-sx"),
+            ("iq-x7181-evk", "iq-x7181-evk"),
+        ] {
+            let profile = catalog.lookup(machine).unwrap().machine.lava.clone();
+            let lab = Lab::resolve(machine, profile.as_ref(), "wrynose", None, None).unwrap();
+            assert_eq!(lab.device_type, machine);
+            assert_eq!(lab.deploy, Deploy::Flasher, "{machine}");
+            assert_eq!(lab.prompts[0], format!("root@{machine}"));
+            assert_eq!(lab.flasher_device_type, flasher_type);
+            assert_eq!(lab.pin.revision, "62f75dda7cc3");
+            let mut req = request();
+            req.machine = machine.to_string();
+            req.lab = lab;
+            let steps = match &job(&req).unwrap().actions[0] {
+                Action::Deploy { deploy: DeployAction::Downloads { postprocess, .. } } => {
+                    postprocess.as_ref().unwrap().docker.steps.clone()
+                }
+                other => panic!("{other:?}"),
+            };
+            let firehose =
+                "echo \"FIREHOSE_PROGRAM=xbl_s_devprg_ns.melf\" >> $IMAGE_PATH/flash.settings";
+            assert_eq!(steps.iter().any(|s| s == firehose), machine == "iq-x7181-evk", "{steps:?}");
+        }
+        // A branch with no known pin gets master's view.
+        let profile = catalog.lookup("rb3gen2-core-kit").unwrap().machine.lava.clone();
+        let lab =
+            Lab::resolve("rb3gen2-core-kit", profile.as_ref(), "qli-2.0", None, None).unwrap();
+        assert_eq!((lab.device_type.as_str(), lab.pin.branch), ("qcs6490-rb3gen2", "master"));
+    }
+
+    #[test]
+    fn overlay_path_only_for_lava_releases_that_read_it() {
+        let catalog = crate::catalog::Catalog::embedded();
+        let profile = catalog.lookup("rb3gen2-core-kit").unwrap().machine.lava.clone();
+        let mut req = request();
+        req.lab = Lab::resolve("rb3gen2-core-kit", profile.as_ref(), "master", None, None).unwrap();
+        let overlay = |req: &JobRequest| match &job(req).unwrap().actions[0] {
+            Action::Deploy { deploy: DeployAction::Qdl { overlay_path, .. } } => {
+                overlay_path.clone()
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(overlay(&req), None);
+        req.lava_version = LavaVersion::parse("2026.06").unwrap();
+        assert_eq!(overlay(&req).as_deref(), Some("/home"));
+        req.lava_version = LavaVersion::parse("2025.10").unwrap();
+        assert_eq!(job(&req).unwrap_err(), JobError::QdlNeedsNewerLava(req.lava_version));
+        req.lava_version = LavaVersion::CURRENT;
+        req.artifacts =
+            Artifacts::Bundle(BundleUrl::parse("https://h/b.qcomflash.tar.zst").unwrap());
+        assert_eq!(job(&req).unwrap_err(), JobError::QdlNeedsGzip("b.qcomflash.tar.zst".into()));
+        assert_eq!(LavaVersion::parse("2026.07.1").unwrap(), LavaVersion::CURRENT);
+        for bad in ["2026", "2026.7", "26.07", "2026.13", "2026.07.", "2026.07.1.2", "x.07", ""] {
+            assert!(matches!(LavaVersion::parse(bad), Err(JobError::LavaVersion(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn job_names_fit_lavas_limit_whatever_the_tests_and_scenarios() {
+        let mut req = request();
+        req.measurement.tests = crate::rttests::parse_list(
+            "cyclictest,cyclicdeadline,oslat,pi_stress,pmqtest,ptsematest,rt-migrate-test,ssdd,svsematest,signaltest,sigwaittest,hwlatdetect",
+        )
+        .unwrap();
+        req.measurement.scenarios = vec![
+            Scenario::Idle,
+            Scenario::Stress,
+            Scenario::Full,
+            Scenario::StressIsolated,
+            Scenario::Hackbench,
+        ];
+        req.machine = "qcs9100-ride-sx".into();
+        let job = job(&req).unwrap();
+        assert!(job.job_name.chars().count() <= MAX_JOB_NAME, "{}", job.job_name);
+        assert_eq!(
+            job.job_name,
+            format!(
+                "rtbuild RT latency on qcs9100-ride-sx: {} tests under 5 scenarios (300 s each)",
+                req.measurement.tests.len()
+            )
+        );
+        let ContextValue::Text(tests) = &job.metadata["rtbuild.tests"] else { panic!() };
+        assert_eq!(tests.split(',').count(), req.measurement.tests.len());
+        // A short list keeps every name.
+        assert_eq!(
+            super::job(&request()).unwrap().job_name,
+            "rtbuild RT latency on rb3gen2-core-kit: cyclictest under idle, stress (300 s each)"
+        );
+    }
+
+    #[test]
+    fn download_headers_reach_the_qcomflash_download_and_never_the_metadata() {
+        let catalog = crate::catalog::Catalog::embedded();
+        let profile = catalog.lookup("rb3gen2-core-kit").unwrap().machine.lava.clone();
+        let mut req = request();
+        req.lab = Lab::resolve("rb3gen2-core-kit", profile.as_ref(), "master", None, None).unwrap();
+        req.headers = vec![
+            DownloadHeader::new("QLIAuthorization", "LAB_TOKEN", Some("Bearer s3cr3t")).unwrap(),
+        ];
+        let job = job(&req).unwrap();
+        let Action::Deploy { deploy: DeployAction::Qdl { qcomflash, .. } } = &job.actions[0] else {
+            panic!("{:?}", job.actions[0]);
+        };
+        assert_eq!(qcomflash.headers["QLIAuthorization"], "Bearer s3cr3t");
+        assert_eq!(
+            job.metadata["rtbuild.download-headers"],
+            ContextValue::Text("QLIAuthorization".into())
+        );
+        assert!(!format!("{:?}", job.metadata).contains("s3cr3t"));
+        // The flasher deploy sends them with the download.
+        req.lab =
+            Lab::resolve("rb3gen2-core-kit", profile.as_ref(), "wrynose", None, None).unwrap();
+        let Action::Deploy { deploy: DeployAction::Downloads { images, .. } } =
+            &super::job(&req).unwrap().actions[0]
+        else {
+            panic!()
+        };
+        assert_eq!(images["flasher"].headers["QLIAuthorization"], "Bearer s3cr3t");
+        // Bad flags and values.
+        assert_eq!(
+            DownloadHeader::parse_flag("QLIAuthorization=LAB_TOKEN").unwrap(),
+            ("QLIAuthorization".to_string(), "LAB_TOKEN".to_string())
+        );
+        for bad in ["QLIAuthorization", "=X", "A B=X", "A=1X", "A=X-Y", "A:=X", "A=$(id)"] {
+            assert!(
+                matches!(DownloadHeader::parse_flag(bad), Err(JobError::HeaderFlag(_))),
+                "{bad}"
+            );
+        }
+        for (value, empty) in [(None, true), (Some(""), true), (Some("a\r\nX-Evil: 1"), false)] {
+            assert_eq!(
+                DownloadHeader::new("H", "V", value).unwrap_err(),
+                JobError::HeaderValue { name: "H".into(), var: "V".into(), empty }
+            );
+        }
     }
 
     #[test]

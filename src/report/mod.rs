@@ -18,6 +18,7 @@ mod stats;
 mod suite;
 pub(crate) mod summary;
 mod system;
+pub(crate) mod testkit;
 pub(crate) mod text;
 
 pub(crate) use crate::formats::report_json::{
@@ -343,6 +344,9 @@ fn finish(report: &mut LatencyReport) {
 fn read_input(path: &Path, nsecs: bool) -> Result<input::Input, ReportError> {
     if !path.is_dir() && input::is_lava_log(path) {
         return lava_log::read(path, nsecs);
+    }
+    if testkit::looks_like(path) {
+        return testkit::read(path, nsecs);
     }
     input::read(path, nsecs)
 }

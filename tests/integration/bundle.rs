@@ -335,9 +335,9 @@ fn bad_bundle_inputs_are_clear_errors() {
     build
         .rtbuild(["bundle", "--check", "nope.tar.zst"])
         .run()
-        .usage_error("nope.tar.zst is not a bundle rtbuild can read: no such file; pass a .tar.zst made by `rtbuild bundle`");
+        .usage_error("nope.tar.zst is not a bundle rtbuild can read: no such file; pass a .tar.zst or .tar.gz made by `rtbuild bundle`");
     build.rtbuild(["bundle", "--check", "."]).run().usage_error(
-        ". is not a bundle rtbuild can read: it is a folder; pass the .tar.zst archive `rtbuild bundle` wrote",
+        ". is not a bundle rtbuild can read: it is a folder; pass the .tar.zst (or .tar.gz) archive `rtbuild bundle` wrote",
     );
     std::fs::write(build.root().join("junk.tar.zst"), b"junk").unwrap();
     build
@@ -658,7 +658,7 @@ fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
         .rtbuild(["bundle", "--diff", "nothing.tar.zst"])
         .arg_path(&new)
         .run()
-        .usage_error("nothing.tar.zst is not a bundle rtbuild can read: no such file; pass a .tar.zst made by `rtbuild bundle`");
+        .usage_error("nothing.tar.zst is not a bundle rtbuild can read: no such file; pass a .tar.zst or .tar.gz made by `rtbuild bundle`");
 }
 
 #[test]

@@ -13,15 +13,21 @@ use serde_json::Value;
 use crate::support::harness::Test;
 use crate::support::lava_job::{comparable, host_board, lava_schema, run_job_steps};
 
+/// `rtbuild lava ARGS` for meta-qcom master's lab (lava-test-plans a20c74e: qdl).
 fn lava(args: &[&str]) -> String {
-    Test::new().args(["lava"]).args(args.iter().copied()).run().success().stdout()
+    Test::new()
+        .args(["lava", "--meta-qcom-branch", "master"])
+        .args(args.iter().copied())
+        .run()
+        .success()
+        .stdout()
 }
 
 #[test]
 fn jobs_are_valid_under_lavas_own_schema_and_flash_boot_and_measure() {
     let cases: &[(&[&str], &str, &[&str])] = &[
         (
-            &["--machine", "qcs6490-rb3gen2", "--bundle-url", "https://ci.example.com/rb3.tar.zst"],
+            &["--machine", "qcs6490-rb3gen2", "--bundle-url", "https://ci.example.com/rb3.tar.gz"],
             "qcs6490-rb3gen2",
             &["idle", "stress"],
         ),
@@ -66,7 +72,7 @@ fn jobs_are_valid_under_lavas_own_schema_and_flash_boot_and_measure() {
                 "--machine",
                 "qcs615-ride",
                 "--bundle-url",
-                "http://10.0.0.2:8080/qcs615-ride.tar.zst",
+                "http://10.0.0.2:8080/qcs615-ride.tar.gz",
                 "--scenario",
                 "stress,custom",
                 "--load-cmd",
@@ -243,7 +249,7 @@ fn lava_and_test_share_every_measurement_flag_with_the_same_help() {
 
 #[test]
 fn the_schema_check_is_not_vacuous() {
-    let text = lava(&["--machine", "iq-8275-evk", "--bundle-url", "https://h.example/b.tar.zst"]);
+    let text = lava(&["--machine", "iq-8275-evk", "--bundle-url", "https://h.example/b.tar.gz"]);
     let job: Value = serde_yaml::from_str(&text).unwrap();
     let mut short = job.clone();
     short["timeouts"]["job"]["minutes"] = 1.into();
@@ -257,7 +263,7 @@ fn the_schema_check_is_not_vacuous() {
 
 #[test]
 fn bad_input_is_one_line_exit_2_and_writes_nothing() {
-    let url = "https://h.example/b.tar.zst";
+    let url = "https://h.example/b.tar.gz";
     let cases: &[(&[&str], &str)] = &[
         (&["--machine", "qcs649", "--bundle-url", url], "error: unknown machine `qcs649`"),
         (&["--bundle-url", url], "error: rtbuild lava needs --machine NAME"),
@@ -276,6 +282,67 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         (
             &["--machine", "iq-9075-evk", "--bundle-url", url, "--duration", "8d"],
             "error: 2 scenario(s) of --duration 8d make a LAVA job of",
+        ),
+        (
+            &["--machine", "iq-9075-evk", "--bundle-url", url, "--lava-version", "2026.7"],
+            "error: bad --lava-version `2026.7`; pass a LAVA release as YYYY.MM",
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--meta-qcom-branch",
+                "master",
+                "--bundle-url",
+                url,
+                "--lava-version",
+                "2025.10",
+            ],
+            "error: LAVA 2025.10 has no qdl deploy (it arrived in 2026.06); pass --lava-version 2026.06 or later",
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--meta-qcom-branch",
+                "master",
+                "--bundle-url",
+                "https://h/b.tar.zst",
+            ],
+            "error: --bundle-url names `b.tar.zst`, but LAVA's qdl deploy unpacks the archive with gzip;",
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--bundle-url",
+                url,
+                "--qcomflash-header",
+                "QLIAuthorization: Bearer x",
+            ],
+            "error: bad --qcomflash-header `QLIAuthorization: Bearer x`; pass NAME=VAR",
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--bundle-url",
+                url,
+                "--qcomflash-header",
+                "X-Token=$(id)",
+            ],
+            "error: bad --qcomflash-header `X-Token=$(id)`; pass NAME=VAR",
+        ),
+        (
+            &[
+                "--machine",
+                "iq-9075-evk",
+                "--bundle-url",
+                url,
+                "--qcomflash-header",
+                "X-Token=RTBUILD_TEST_UNSET_TOKEN",
+            ],
+            "error: --qcomflash-header X-Token: the environment variable RTBUILD_TEST_UNSET_TOKEN is empty or not set; set it",
         ),
         (
             &[
@@ -438,7 +505,7 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
     let (rt, housekeeping) = host_board(&root.join("machines"));
     let made = test
         .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
-        .args(["--bundle-url", "https://h.example/b.tar.zst", "--distro", "nodistro"])
+        .args(["--bundle-url", "https://h.example/b.tar.gz", "--distro", "nodistro"])
         .args(["--scenario", "idle,stress", "--duration", "2s", "--histogram-us", "200000"])
         .args(["--threshold-us", "1000000", "--out", "job.yaml"])
         .run()
@@ -547,7 +614,7 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
     // The run owns the test's folder: keep it until the end.
     let _made = test
         .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
-        .args(["--bundle-url", "https://h.example/b.tar.zst", "--distro", "nodistro"])
+        .args(["--bundle-url", "https://h.example/b.tar.gz", "--distro", "nodistro"])
         .args(["--scenario", "idle,hackbench", "--duration", "1s", "--histogram-us", "200000"])
         .args(["--tests", list, "--test-args", "oslat=-D 2", "--test-args", "hackbench=-p"])
         .args(["--out", "job.yaml"])
@@ -669,7 +736,7 @@ fn an_injection_attempt_in_test_args_stays_one_argument_on_the_board() {
     host_board(&root.join("machines"));
     let made = test
         .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
-        .args(["--bundle-url", "https://h.example/b.tar.zst", "--distro", "nodistro"])
+        .args(["--bundle-url", "https://h.example/b.tar.gz", "--distro", "nodistro"])
         .args(["--scenario", "idle", "--duration", "1s", "--tests", "oslat"])
         .args(["--test-args", "oslat=-w \"$(touch pwned)\" -m '`touch pwned2`'"])
         .args(["--out", "job.yaml"])
@@ -691,4 +758,41 @@ fn an_injection_attempt_in_test_args_stays_one_argument_on_the_board() {
     let cases = fs::read_to_string(root.join("cases.txt")).unwrap();
     assert_eq!(case(&cases, "oslat-idle"), "oslat-idle --result fail", "{cases}");
     drop(made);
+}
+
+/// A download header's value comes from the environment, never the command line, and a line
+/// break in it (which would forge more headers) is refused; the value is in the job only where
+/// LAVA sends it, its name in the metadata.
+#[test]
+fn download_headers_come_from_the_environment_and_cannot_forge_more() {
+    let url = "https://h.example/b.tar.gz";
+    let args =
+        ["lava", "--machine", "iq-9075-evk", "--meta-qcom-branch", "master", "--bundle-url", url];
+    let run = Test::new()
+        .args(args)
+        .args(["--qcomflash-header", "QLIAuthorization=LAB_TOKEN", "--out", "job.yaml"])
+        .env("LAB_TOKEN", "Bearer ok\r\nX-Evil: 1")
+        .run()
+        .code_is(2);
+    assert_eq!(
+        run.stderr(),
+        "error: --qcomflash-header QLIAuthorization: the environment variable LAB_TOKEN holds a line break, a control or a non-ASCII character; set it (from a CI secret) to the header's value, printable ASCII on one line\n"
+    );
+    assert!(!run.path().join("job.yaml").exists());
+    let text = Test::new()
+        .args(args)
+        .args(["--qcomflash-header", "QLIAuthorization=LAB_TOKEN"])
+        .env("LAB_TOKEN", "Bearer s3cr3t-value")
+        .run()
+        .success()
+        .stderr_is("")
+        .stdout();
+    lava_schema(&text).unwrap();
+    let job: Value = serde_yaml::from_str(&text).unwrap();
+    assert_eq!(
+        job["actions"][0]["deploy"]["qcomflash"]["headers"]["QLIAuthorization"],
+        "Bearer s3cr3t-value"
+    );
+    assert_eq!(job["metadata"]["rtbuild.download-headers"], "QLIAuthorization");
+    assert_eq!(text.matches("s3cr3t-value").count(), 1, "{text}");
 }

@@ -108,9 +108,13 @@ fn bad_qemu_input_is_one_line_exit_2_and_writes_nothing() {
                 "--kernel-url",
                 "file:///l/k",
             ],
-            "error: --deploy qdl flashes a bundle on a board; pass --bundle-url URL",
+            "error: --deploy flasher flashes a bundle on a board; pass --bundle-url URL",
         ),
-        (vec!["--machine", "qcs6490-rb3gen2"], "error: --deploy qdl flashes a bundle on a board"),
+        // wrynose, the default branch: its lab flashes rb3gen2 with the flasher.
+        (
+            vec!["--machine", "qcs6490-rb3gen2"],
+            "error: --deploy flasher flashes a bundle on a board",
+        ),
         (
             vec!["--machine", "iq-615-evk", "--bundle-url", "https://h/b.tar.zst", "--no-login"],
             "error: --deploy flasher flashes a bundle on a board",

@@ -291,7 +291,7 @@ fn members_of_1_gib_in_a_deb_or_a_bundle_are_refused_not_read() {
         .run()
         .usage_error(
             "bomb.tar.zst: member `a/manifest.json` is over 8 MiB, more than any rtbuild \
-             bundle's metadata (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
+             bundle's metadata (a decompression bomb?); pass a .tar.zst or .tar.gz made by `rtbuild bundle`",
         );
 }
 

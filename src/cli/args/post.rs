@@ -17,6 +17,10 @@ pub(crate) struct PostArgs {
     /// Build, verify, then pack the qcomflash output into a bundle under <out>/bundle/.
     #[arg(long)]
     pub bundle: bool,
+    /// With --bundle: write the bundle as .tar.gz, the flavour LAVA's qdl deploy unpacks (it
+    /// gunzips whatever it downloads), instead of .tar.zst.
+    #[arg(long, requires = "bundle")]
+    pub gzip: bool,
     /// `SOURCE_DATE_EPOCH` for the bundle's archive mtime and fallback build time (ignored
     /// when it is not a number). Hidden: the variable reproducible builds set, not a flag.
     #[arg(long, hide = true, value_name = "SECONDS", env = "SOURCE_DATE_EPOCH")]
@@ -29,6 +33,7 @@ impl PostArgs {
         let epoch = self.env_source_date_epoch.as_ref().and_then(|t| t.to_str());
         Ok(Post {
             source_date_epoch: epoch.and_then(|t| t.trim().parse().ok()),
+            gzip: self.gzip,
             ..Post::decide(self.no_verify, self.bundle, spec, ui)?
         })
     }

@@ -11,19 +11,15 @@ use serde_json::Value;
 pub(crate) const VALIDATE: &str = r#"
 import sys, yaml
 try:
+    import lava_common
     from lava_common.schemas import validate
 except ImportError as e:
-    print("lava-common is not installed (run .ci/setup): %s" % e)
+    print("LAVA 2026.07's lava_common does not import (run .ci/setup for its Debian packages): %s" % e)
+    sys.exit(3)
+if "lava-2026.07" not in lava_common.__file__:
+    print("lava_common comes from %s, not the LAVA 2026.07 snapshot" % lava_common.__file__)
     sys.exit(3)
 job = yaml.safe_load(sys.stdin)
-# lava-common 2023.01 (Debian 12) predates LAVA's qdl deploy and boot and has no schema for
-# them: those actions are compared with what lava-test-plans renders instead (unit test
-# lava::job::tests::every_catalog_board_…, and lava_test_plans_renders_the_same_lab_actions);
-# every other part of the job is validated strictly here.
-def is_qdl(action):
-    kind, data = next(iter(action.items()))
-    return (kind, data.get("to"), data.get("method")) in (("deploy", "qdl", None), ("boot", None, "qdl"))
-job["actions"] = [a for a in job["actions"] if not is_qdl(a)]
 try:
     validate(job, strict=True)
 except Exception as e:
@@ -31,10 +27,11 @@ except Exception as e:
     sys.exit(1)
 "#;
 
-/// LAVA's verdict on a job definition: `Ok` or the schema's message.
+/// LAVA's verdict on a job definition: `Ok` or the schema's message. The schema is LAVA
+/// 2026.07's (the lab's current release, from the snapshot), strict: every key it does not
+/// know is refused, qdl actions included.
 pub(crate) fn lava_schema(job: &str) -> Result<(), String> {
-    let mut child = Command::new("/usr/bin/python3")
-        .args(["-c", VALIDATE])
+    let mut child = crate::support::lab_snapshots::lava_python(VALIDATE)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -45,7 +42,7 @@ pub(crate) fn lava_schema(job: &str) -> Result<(), String> {
     match out.status.code() {
         Some(0) => Ok(()),
         Some(1) => Err(text),
-        _ => panic!("cannot validate with lava-common: {text}"),
+        _ => panic!("cannot validate with LAVA 2026.07's lava_common: {text}"),
     }
 }
 

@@ -9,6 +9,7 @@ pub(crate) mod interrupt;
 pub(crate) mod kernel_image;
 pub(crate) mod kernel_source;
 pub(crate) mod lab;
+pub(crate) mod lab_snapshots;
 pub(crate) mod lava_job;
 pub(crate) mod measuring;
 pub(crate) mod pg_server;

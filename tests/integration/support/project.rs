@@ -70,7 +70,12 @@ printf 'busybox armv8a 1.37.0\nrt-tests armv8a 2.8\nstress-ng armv8a 0.18.06\nrt
 stamp=20261129211402
 flash="$image-$machine.rootfs-$stamp.qcomflash"
 mkdir -p "$deploy/$flash"
-echo fake > "$deploy/$flash/rootfs.img"
+# A test may hand in a real file system image (a LAVA run writes its overlay into it).
+if [ -f "@CONTROL@/rootfs.img" ]; then
+    cp "@CONTROL@/rootfs.img" "$deploy/$flash/rootfs.img"
+else
+    echo fake > "$deploy/$flash/rootfs.img"
+fi
 ln -sfn "$flash" "$deploy/$image-$machine.rootfs.qcomflash"
 (cd "$deploy" && tar -czf "$flash.tar.gz" "$flash")
 # What the tests hand in for the release (an SBOM and VEX written by oe-core's SPDX model, a
