@@ -151,6 +151,9 @@ pub(crate) enum Kind {
     Json(#[from] serde_json::Error),
     #[error("bug in rtbuild: the rendered LAVA job is not valid YAML; please report it")]
     LavaYaml(#[source] serde_yaml::Error),
+    /// An input error a value from the environment caused: said with the variable it came from.
+    #[error("{flag} {value} (from {var}): {cause}")]
+    FromEnvironment { flag: String, var: String, value: String, cause: Error },
     /// `rtbuild setup --host`: one of the install commands failed.
     #[error("`{command}` failed ({how}); fix what it printed and run `rtbuild setup --host` again")]
     HostSetup { command: String, how: String },
@@ -161,6 +164,7 @@ impl Kind {
     pub(crate) fn code(&self) -> Exit {
         match self {
             Kind::Refusal(_) => Exit::Usage,
+            Kind::FromEnvironment { cause, .. } => cause.code(),
             Kind::Interrupted(e) => e.exit(),
             Kind::Plan(e) => e.exit(),
             Kind::Value(e) => e.exit(),
@@ -189,6 +193,44 @@ impl Kind {
             | Kind::Json(_)
             | Kind::LavaYaml(_)
             | Kind::HostSetup { .. } => Exit::Failed,
+        }
+    }
+}
+
+/// A flag whose value rtbuild took from an environment variable (clap's `env =`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EnvValue {
+    /// `--machine`
+    pub flag: String,
+    /// `KAS_MACHINE`
+    pub var: String,
+    pub value: String,
+}
+
+impl Error {
+    /// Names the environment variable behind an input error (exit 2) that one of `env` caused:
+    /// the value appears in the message, or `--machine` came from the environment and the error
+    /// is the machine's (unknown, or a CPU layout it does not have).
+    pub(crate) fn naming_environment(self, env: &[EnvValue]) -> Error {
+        if self.code() != Exit::Usage {
+            return self;
+        }
+        let text = self.to_string();
+        let machine_error = matches!(*self.0, Kind::Catalog(_) | Kind::Layout(_))
+            || (matches!(*self.0, Kind::Plan(_)) && text.contains("machine"));
+        let culprit = env
+            .iter()
+            .find(|e| e.value.len() >= 2 && text.contains(&e.value))
+            .or_else(|| env.iter().find(|e| e.flag == "--machine" && machine_error));
+        match culprit {
+            Some(e) => Kind::FromEnvironment {
+                flag: e.flag.clone(),
+                var: e.var.clone(),
+                value: e.value.clone(),
+                cause: self,
+            }
+            .into(),
+            None => self,
         }
     }
 }

@@ -34,6 +34,7 @@ mod rt_guest;
 mod rt_suite;
 mod signals;
 mod support;
+mod target_spoilers;
 mod testrun;
 mod testrun_abort;
 mod testrun_footprint;
