@@ -220,7 +220,7 @@ impl Error {
             || (matches!(*self.0, Kind::Plan(_)) && text.contains("machine"));
         let culprit = env
             .iter()
-            .find(|e| e.value.len() >= 2 && text.contains(&e.value))
+            .find(|e| names_whole(&text, &e.value))
             .or_else(|| env.iter().find(|e| e.flag == "--machine" && machine_error));
         match culprit {
             Some(e) => Kind::FromEnvironment {
@@ -233,6 +233,18 @@ impl Error {
             None => self,
         }
     }
+}
+
+/// Whether `text` names `value` as a whole word: not a part of a longer name or path (a work
+/// folder is not the culprit of every error about a file below it).
+fn names_whole(text: &str, value: &str) -> bool {
+    let part = |c: char| c.is_ascii_alphanumeric() || "/._-".contains(c);
+    value.len() >= 2
+        && text.match_indices(value).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + value.len()..].chars().next();
+            !before.is_some_and(part) && !after.is_some_and(part)
+        })
 }
 
 /// What a command returns.
