@@ -14,6 +14,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(exit) => return exit,
     };
+    let from_env = crate::cli::values_from_environment(&args);
     let ui = Ui::new(cli.global.ui_options());
     // SIGINT, SIGTERM and SIGHUP alike, for every command: a foreground child (an ssh step)
     // gets the signal and is waited for, and rtbuild exits 130 (README, "Exit codes").
@@ -30,6 +31,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> ExitCode {
     match result {
         Ok(exit) => exit.into(),
         Err(err) => {
+            let err = err.naming_environment(&from_env);
             let exit = err.code();
             ui.error(&err, exit);
             exit.into()

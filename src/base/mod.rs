@@ -5,6 +5,7 @@
 mod cpu_layout;
 mod cpu_set;
 pub(crate) mod input;
+pub(crate) mod kernel_log;
 mod latency;
 mod layer_names;
 pub(crate) mod output;

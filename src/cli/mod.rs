@@ -47,6 +47,38 @@ pub(crate) fn parse(args: &[std::ffi::OsString]) -> Result<Cli, std::process::Ex
     })
 }
 
+/// The flags of the subcommand in `args` whose value came from an environment variable (a
+/// visible `env =`), so an error they cause can name the variable.
+pub(crate) fn values_from_environment(args: &[std::ffi::OsString]) -> Vec<crate::error::EnvValue> {
+    use clap::CommandFactory;
+    use clap::parser::ValueSource;
+    let command = Cli::command();
+    let Ok(matches) = command.clone().try_get_matches_from(args) else { return Vec::new() };
+    let Some((name, sub)) = matches.subcommand() else { return Vec::new() };
+    let Some(def) = command.find_subcommand(name) else { return Vec::new() };
+    let mut found = Vec::new();
+    for arg in def.get_arguments().filter(|a| !a.is_hide_set()) {
+        let id = arg.get_id().as_str();
+        let (Some(var), Some(long)) = (arg.get_env(), arg.get_long()) else { continue };
+        if !sub.ids().any(|i| i.as_str() == id)
+            || sub.value_source(id) != Some(ValueSource::EnvVariable)
+        {
+            continue;
+        }
+        let value = sub
+            .get_raw(id)
+            .and_then(|mut v| v.next())
+            .map(|v| v.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        found.push(crate::error::EnvValue {
+            flag: format!("--{long}"),
+            var: var.to_string_lossy().into_owned(),
+            value,
+        });
+    }
+    found
+}
+
 /// Build, verify, release, tune and test Qualcomm Linux PREEMPT_RT images.
 #[derive(Debug, Parser)]
 #[command(name = "rtbuild", version, about, propagate_version = true, max_term_width = 100)]

@@ -17,6 +17,9 @@ use crate::tune::{self, TuneOptions};
 use crate::ui::Ui;
 
 #[derive(Debug, Args)]
+// KAS_MACHINE names the board a build is for, not the one measured here: a value left in the
+// shell from a build must never pick the CPUs of the target (docs/tune-test.md).
+#[command(mut_arg("machine", |arg| arg.env(None::<&str>)))]
 pub(crate) struct TestArgs {
     #[command(flatten)]
     pub cpus: CpuArgs,

@@ -56,6 +56,9 @@ fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> crate::error::Resu
 }
 
 #[derive(Debug, Args)]
+// KAS_MACHINE names the board a build is for, not the one measured here: a value left in the
+// shell from a build must never pick the CPUs of the target (docs/tune-test.md).
+#[command(mut_arg("machine", |arg| arg.env(None::<&str>)))]
 pub(crate) struct TuneArgs {
     #[command(flatten)]
     pub cpus: CpuArgs,

@@ -151,6 +151,9 @@ pub(crate) enum Kind {
     Json(#[from] serde_json::Error),
     #[error("bug in rtbuild: the rendered LAVA job is not valid YAML; please report it")]
     LavaYaml(#[source] serde_yaml::Error),
+    /// An input error a value from the environment caused: said with the variable it came from.
+    #[error("{flag} {value} (from {var}): {cause}")]
+    FromEnvironment { flag: String, var: String, value: String, cause: Error },
     /// `rtbuild setup --host`: one of the install commands failed.
     #[error("`{command}` failed ({how}); fix what it printed and run `rtbuild setup --host` again")]
     HostSetup { command: String, how: String },
@@ -161,6 +164,7 @@ impl Kind {
     pub(crate) fn code(&self) -> Exit {
         match self {
             Kind::Refusal(_) => Exit::Usage,
+            Kind::FromEnvironment { cause, .. } => cause.code(),
             Kind::Interrupted(e) => e.exit(),
             Kind::Plan(e) => e.exit(),
             Kind::Value(e) => e.exit(),
@@ -191,6 +195,56 @@ impl Kind {
             | Kind::HostSetup { .. } => Exit::Failed,
         }
     }
+}
+
+/// A flag whose value rtbuild took from an environment variable (clap's `env =`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EnvValue {
+    /// `--machine`
+    pub flag: String,
+    /// `KAS_MACHINE`
+    pub var: String,
+    pub value: String,
+}
+
+impl Error {
+    /// Names the environment variable behind an input error (exit 2) that one of `env` caused:
+    /// the value appears in the message, or `--machine` came from the environment and the error
+    /// is the machine's (unknown, or a CPU layout it does not have).
+    pub(crate) fn naming_environment(self, env: &[EnvValue]) -> Error {
+        if self.code() != Exit::Usage {
+            return self;
+        }
+        let text = self.to_string();
+        let machine_error = matches!(*self.0, Kind::Catalog(_) | Kind::Layout(_))
+            || (matches!(*self.0, Kind::Plan(_)) && text.contains("machine"));
+        let culprit = env
+            .iter()
+            .find(|e| names_whole(&text, &e.value))
+            .or_else(|| env.iter().find(|e| e.flag == "--machine" && machine_error));
+        match culprit {
+            Some(e) => Kind::FromEnvironment {
+                flag: e.flag.clone(),
+                var: e.var.clone(),
+                value: e.value.clone(),
+                cause: self,
+            }
+            .into(),
+            None => self,
+        }
+    }
+}
+
+/// Whether `text` names `value` as a whole word: not a part of a longer name or path (a work
+/// folder is not the culprit of every error about a file below it).
+fn names_whole(text: &str, value: &str) -> bool {
+    let part = |c: char| c.is_ascii_alphanumeric() || "/._-".contains(c);
+    value.len() >= 2
+        && text.match_indices(value).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + value.len()..].chars().next();
+            !before.is_some_and(part) && !after.is_some_and(part)
+        })
 }
 
 /// What a command returns.

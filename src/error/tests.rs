@@ -503,6 +503,16 @@ fn samples() -> Vec<(Error, Exit)> {
             .into(),
         F,
     );
+    add(
+        Kind::FromEnvironment {
+            flag: "--machine".into(),
+            var: "KAS_MACHINE".into(),
+            value: "rb3gen2-core-kit".into(),
+            cause: LayoutError::NoRtCpu.into(),
+        }
+        .into(),
+        U,
+    );
 
     for e in refusals() {
         add(e.into(), U);
@@ -679,6 +689,7 @@ fn variant(err: &Error) -> String {
         Kind::Json(_) => ("Kind", "Json"),
         Kind::LavaYaml(_) => ("Kind", "LavaYaml"),
         Kind::HostSetup { .. } => ("Kind", "HostSetup"),
+        Kind::FromEnvironment { .. } => ("Kind", "FromEnvironment"),
     };
     format!("{ty}::{name}")
 }
@@ -1030,7 +1041,7 @@ fn every_variant_has_a_sample() {
         ("RunError", 6),
         ("HostError", 3),
         ("TuneRunError", 3),
-        ("Kind", 7),
+        ("Kind", 8),
     ]
     .into_iter()
     .collect();

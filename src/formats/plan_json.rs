@@ -66,6 +66,10 @@ pub(crate) struct Expectations {
     /// `--include`: the meta-qcom kas files the build includes besides rtbuild's own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub includes: Vec<String>,
+    /// The kernel architecture the machine needs, as the kernel's `SRCARCH` (`arm64`); absent
+    /// for a bare CPU plan (any board) and in plans written before rtbuild recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
 }
 
 /// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).

@@ -66,6 +66,15 @@ pub(crate) struct RunRecord {
     /// in files written before rtbuild checked it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_isolation: Option<KernelIsolationRecord>,
+    /// Warnings the kernel log already held when the run started (`BUG:`, `WARNING:`, `Oops`,
+    /// RT throttling, `hrtimer: interrupt took`): information; the run is judged by the ones
+    /// logged during it (each scenario's `fail_reasons` and `invalid_reasons`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernel_warnings_before: Vec<String>,
+    /// Every irqbalance running when the run started: `PID BANNED` (its
+    /// `IRQBALANCE_BANNED_CPULIST`, `-` when unset).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub irqbalance: Vec<String>,
     #[serde(deserialize_with = "scenarios")]
     pub scenarios: Vec<ScenarioRecord>,
 }
@@ -255,6 +264,10 @@ pub(crate) struct ScenarioRecord {
     pub load_levels: Vec<LoadLevel>,
     /// Why the run cannot be trusted; empty when it is valid.
     pub invalid_reasons: Vec<String>,
+    /// Why the run fails whatever its latency: a kernel `BUG:`, `WARNING:`, `Oops` or
+    /// `hrtimer: interrupt took` logged during it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fail_reasons: Vec<String>,
     /// What a reader of the figures must know that does not make the run invalid (samples
     /// above the histogram: the percentiles above it are bounds, the max is cyclictest's own).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -44,6 +44,9 @@ pub(crate) const LAYER_SERIES: &str = "wrynose";
 /// (`rtbuild-tune`, the recipe `generate` puts into the layer).
 pub(crate) const IMAGE_PACKAGES: [&str; 3] =
     ["rt-tests", "stress-ng", crate::base::TUNE_RECIPE_NAME];
+/// The kernel architecture of every machine rtbuild builds for, as the kernel's `SRCARCH`:
+/// meta-qcom's machines are all ARMv8 (`qcom-armv8a`), so their kernels are `CONFIG_ARM64=y`.
+pub(crate) const MACHINE_ARCH: &str = "arm64";
 /// The tracers `rtla timerlat`/`rtla osnoise` need; meta-qcom's `rt.config` and defconfig set
 /// neither, so `--analyzer rtla` adds them to rtbuild's fragment.
 pub(crate) const RTLA_TRACERS: [&str; 2] = ["CONFIG_TIMERLAT_TRACER", "CONFIG_OSNOISE_TRACER"];
@@ -283,6 +286,7 @@ impl Plan {
             analyzer: self.rtla.then(|| "rtla".to_string()),
             cve_check: self.cve_check,
             includes: self.includes.iter().map(Include::recorded).collect(),
+            arch: Some(MACHINE_ARCH.to_string()),
         }
     }
 }
@@ -325,6 +329,7 @@ pub(crate) fn cpu_plan_expectations(
         analyzer: None,
         cve_check: false,
         includes: Vec::new(),
+        arch: None,
     }
 }
 

@@ -29,6 +29,8 @@ pub(crate) struct ScenarioInput {
     pub label: Option<String>,
     pub runs: Vec<(PathBuf, ResultFile)>,
     pub invalid_reasons: Vec<String>,
+    /// `run.json`'s reasons the run fails whatever its latency (kernel warnings during it).
+    pub fail_reasons: Vec<String>,
     pub commands: Vec<String>,
     /// Whether cyclictest measured in this scenario (a run may have used other tests only).
     pub cyclictest: bool,
@@ -70,6 +72,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
                 label: None,
                 runs: Vec::new(),
                 invalid_reasons: Vec::new(),
+                fail_reasons: Vec::new(),
                 commands: outcome.cmdline.iter().cloned().collect(),
                 cyclictest: false,
                 thermal: None,
@@ -95,6 +98,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             commands: run.cmdline.iter().cloned().collect(),
             runs: vec![(path.to_path_buf(), run)],
             invalid_reasons: Vec::new(),
+            fail_reasons: Vec::new(),
             cyclictest: true,
             tests: Vec::new(),
             thermal: None,
@@ -183,6 +187,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             label: scenario.label.clone(),
             runs,
             invalid_reasons,
+            fail_reasons: scenario.fail_reasons.clone(),
             commands,
             cyclictest,
             tests: read_tests(dir, &json_path, &scenario.tests, &mut budget)?,

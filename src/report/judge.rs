@@ -16,6 +16,7 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
     let several = input.runs.len() > 1;
     let mut reasons: Vec<String> =
         input.invalid_reasons.iter().map(|r| format!("invalid run: {r}")).collect();
+    reasons.extend(input.fail_reasons.iter().cloned());
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
     let mut threads = Vec::new();

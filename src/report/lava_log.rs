@@ -144,6 +144,7 @@ fn scenario(
         name: name.to_string(),
         runs,
         invalid_reasons,
+        fail_reasons: Vec::new(),
         commands,
         cyclictest,
         tests,

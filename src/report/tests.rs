@@ -348,6 +348,7 @@ fn statistics_never_panic_on_mutated_inputs() {
             label: None,
             runs: vec![(PathBuf::from("fuzz.txt"), run)],
             invalid_reasons: Vec::new(),
+            fail_reasons: Vec::new(),
             commands: Vec::new(),
             cyclictest: true,
             tests: Vec::new(),

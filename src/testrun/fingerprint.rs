@@ -264,6 +264,11 @@ fn table(text: &str) -> (Vec<u32>, Rows) {
     (cpus, rows)
 }
 
+/// Each IRQ's description in `/proc/interrupts` (chip, trigger and device names).
+pub(super) fn irq_names(text: &str) -> BTreeMap<String, String> {
+    table(text).1.into_iter().map(|(irq, (_, description))| (irq, description)).collect()
+}
+
 /// Counters that grew on an RT CPU between `before` and `after`, biggest first.
 pub(super) fn landed_on(before: &str, after: &str, rt: &CpuSet) -> Vec<IrqDelta> {
     let (cpus, old) = table(before);

@@ -23,6 +23,7 @@ mod scenario;
 mod sequence;
 mod session;
 mod signals;
+mod spoilers;
 mod steps;
 mod trace;
 mod trace_run;

@@ -276,6 +276,34 @@ case $cmd in
         cat /proc/interrupts
         echo "=== softirqs"
         cat /proc/softirqs
+        echo "=== irq_affinity"
+        # IRQ SMP_AFFINITY_LIST EFFECTIVE_AFFINITY_LIST (- where the kernel has none): where each
+        # device interrupt may fire and where it does, to see one moved onto an RT CPU.
+        for d in "$root"/proc/irq/[0-9]*; do
+            [ -d "$d" ] || continue
+            s=- e=-
+            { read -r s <"$d/smp_affinity_list"; } 2>/dev/null || s=-
+            { read -r e <"$d/effective_affinity_list"; } 2>/dev/null || e=-
+            echo "${d##*/} ${s:--} ${e:--}"
+        done
+        echo "=== irqbalance"
+        # PID BANNED: every running irqbalance and its IRQBALANCE_BANNED_CPULIST (- when unset).
+        for c in "$root"/proc/[0-9]*/comm; do
+            [ -r "$c" ] || continue
+            n=
+            { read -r n <"$c"; } 2>/dev/null || continue
+            [ "$n" = irqbalance ] || continue
+            p=${c%/comm}
+            b=$({ tr '\000' '\n' <"$p/environ"; } 2>/dev/null | sed -n 's/^IRQBALANCE_BANNED_CPULIST=//p' | head -n 1)
+            p=${p#"$root"}
+            echo "${p#/proc/} ${b:--}"
+        done
+        echo "=== kernel_warnings"
+        # The kernel log's warnings (the last 200, each cut to 300 characters): the lines new
+        # after a scenario were logged during it.
+        { dmesg 2>/dev/null || echo "rtbuild: dmesg failed"; } |
+            grep -E 'BUG:|WARNING:|Oops|RT throttling activated|hrtimer: interrupt took|^rtbuild: dmesg failed' |
+            tail -n 200 | cut -c1-300
         ;;
     start-load)
         # start-load STATE NAME CPULIST|- ARGV...: starts ARGV in its own session, pinned to

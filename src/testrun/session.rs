@@ -155,6 +155,8 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Run
         tracing,
         rtbuild_cpus: Some(own),
         kernel_isolation: Some(isolation),
+        kernel_warnings_before: Vec::new(),
+        irqbalance: Vec::new(),
         scenarios: Vec::new(),
     };
     let own_cpus = own_cpus::allowed_set(&req.layout, &req.measure_cpus);
@@ -467,6 +469,7 @@ pub(super) fn conclude(
     });
     let limit = i64::try_from(threshold_us).unwrap_or(i64::MAX);
     let over = scenarios.iter().any(|s| s.max_us.is_some_and(|m| m > limit))
+        || scenarios.iter().any(|s| !s.fail_reasons.is_empty())
         || scenarios.iter().any(|s| s.tests.iter().any(|t| !t.fail_reasons.is_empty()));
     match ending {
         Ending::Interrupted => ("interrupted", RunEnd::Interrupted, "invalid"),

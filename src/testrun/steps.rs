@@ -91,6 +91,7 @@ impl Session<'_> {
                     ));
                 }
                 self.record.fingerprint = Some(summary);
+                self.before_run(before);
             }
             if unpinned && !req.layout.rt.is_subset(&before.isolated()) {
                 let isolated = before.get("isolated").trim();
@@ -271,6 +272,10 @@ impl Session<'_> {
                     landed_on(before.get("softirqs"), after.get("softirqs"), &req.layout.rt);
                 let irqs = s.interrupts_on_rt_cpus.clone();
                 self.record.interrupts.insert(name.clone(), irqs);
+                let spoiled = super::spoilers::scenario(before, &after, &req.layout.rt);
+                reasons.extend(spoiled.invalid);
+                s.fail_reasons.extend(spoiled.fail);
+                s.notes.extend(spoiled.notes);
             }
         }
 
@@ -350,6 +355,36 @@ impl Session<'_> {
         ending
     }
 
+    /// What the first fingerprint shows that the run must know from the start: warnings the
+    /// kernel logged before it (information) and a running irqbalance that does not ban the RT
+    /// CPUs (it may move IRQs onto them; a move makes the scenario invalid).
+    fn before_run(&mut self, before: &super::fingerprint::Sections) {
+        let req = self.req;
+        let (warnings, _) = super::spoilers::kernel_warnings(before);
+        if !warnings.is_empty() {
+            self.ui.warn(format!(
+                "the kernel log on {} already holds {} warning line(s) from before the run (information; only those logged during a scenario count), the last: {}",
+                req.host,
+                warnings.len(),
+                warnings.last().map_or("", String::as_str)
+            ));
+        }
+        self.record.kernel_warnings_before = warnings;
+        let balancers = super::spoilers::irqbalance(before);
+        for line in &balancers {
+            let mut words = line.split_whitespace();
+            let pid = words.next().unwrap_or("?");
+            let banned = words.next().and_then(|b| crate::plan::CpuSet::parse(b).ok());
+            if !banned.is_some_and(|b| req.layout.rt.is_subset(&b)) {
+                self.ui.warn(format!(
+                    "irqbalance (pid {pid}) runs on {} without banning RT CPUs {}: it may move IRQs onto them, which makes the run invalid; pass --tune (or `rtbuild tune --apply`), which bans them",
+                    req.host, req.layout.rt
+                ));
+            }
+        }
+        self.record.irqbalance = balancers;
+    }
+
     /// Validity from cyclictest's exit status and JSON; fills the thread summaries.
     fn judge(
         &mut self,
@@ -382,7 +417,7 @@ impl Session<'_> {
         let s = &mut self.record.scenarios[index];
         s.max_us = judged.threads.iter().map(|t| t.max_us).max();
         s.threads = judged.threads;
-        s.notes = judged.notes;
+        s.notes.extend(judged.notes);
         judged.reasons
     }
 
@@ -419,6 +454,9 @@ impl Session<'_> {
         }
         for reason in &s.invalid_reasons {
             self.ui.warn(format!("{}: {reason}", s.name));
+        }
+        for reason in &s.fail_reasons {
+            self.ui.warn(format!("{}: fails: {reason}", s.name));
         }
         for note in &s.notes {
             self.ui.note(format!("{}: {note}", s.name));

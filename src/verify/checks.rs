@@ -9,7 +9,7 @@ use crate::plan::{CpuSet, Expectations, RTLA_TRACERS};
 
 use super::cmdline;
 use super::deps;
-use super::evidence::{Evidence, Found};
+use super::evidence::{Evidence, Found, TuneInstall};
 use super::report::Check;
 
 const PREEMPT_RT: &str = "CONFIG_PREEMPT_RT";
@@ -33,6 +33,9 @@ pub(super) fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<C
                 }
             }
         }
+    }
+    if let Some(check) = expected.and_then(|e| arch_check(evidence, e)) {
+        checks.push(check);
     }
     if let Some(version) = &evidence.version {
         let rt = version_is_rt(&version.value);
@@ -77,6 +80,12 @@ pub(super) fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<C
             _ => vec!["rt-tests".to_string()],
         };
         for name in wanted {
+            if name == crate::base::TUNE_RECIPE_NAME
+                && let Some(tune) = &evidence.tune
+            {
+                checks.push(tune_check(tune, expected.map(|e| &e.rt_cpus)));
+                continue;
+            }
             let ok = packages.value.contains(&name);
             let found = if ok { "installed" } else { "missing" };
             checks.push(Check::new(
@@ -89,6 +98,98 @@ pub(super) fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<C
         }
     }
     checks
+}
+
+/// The kernel's architecture against the one the plan's machine needs: from the config's
+/// architecture symbol, else from `uname -m` on a live target. `None` when the plan names no
+/// architecture (a bare CPU plan) or the source shows none.
+fn arch_check(evidence: &Evidence, expected: &Expectations) -> Option<Check> {
+    let want = expected.arch.as_deref()?;
+    let wanted = format!("{want} ({})", expected.machine);
+    let (found, arch, from) = match (&evidence.config, &evidence.arch) {
+        (Some(config), _) if crate::kconfig::tree::arch_of(&config.value).is_some() => {
+            let arch = crate::kconfig::tree::arch_of(&config.value)?;
+            let symbol = ARCH_SYMBOLS
+                .iter()
+                .find(|(s, a)| *a == arch && config.value.state(s).is_enabled())
+                .map_or("?", |(s, _)| *s);
+            (format!("{arch} ({symbol}=y)"), arch.to_string(), config.from.clone())
+        }
+        (_, Some(machine)) => {
+            let arch = super::remote::srcarch(&machine.value).unwrap_or("unknown");
+            (format!("{arch} ({})", machine.value), arch.to_string(), machine.from.clone())
+        }
+        _ => return None,
+    };
+    let ok = arch == want;
+    let check = Check::new("architecture", ok, wanted, found, from);
+    Some(check.because(Some(format!(
+        "this kernel is built for {arch}, and {} needs an {want} kernel: verify the kernel built for this machine (its build folder or tmp*/deploy/images/{}/)",
+        expected.machine, expected.machine
+    ))))
+}
+
+/// The symbols [`arch_check`] names, the most specific first (`CONFIG_X86_64` before `CONFIG_X86`).
+const ARCH_SYMBOLS: &[(&str, &str)] = &[
+    ("CONFIG_ARM64", "arm64"),
+    ("CONFIG_X86_64", "x86"),
+    ("CONFIG_X86_32", "x86"),
+    ("CONFIG_X86", "x86"),
+    ("CONFIG_RISCV", "riscv"),
+    ("CONFIG_LOONGARCH", "loongarch"),
+    ("CONFIG_PPC64", "powerpc"),
+    ("CONFIG_PPC", "powerpc"),
+    ("CONFIG_S390", "s390"),
+    ("CONFIG_MIPS", "mips"),
+    ("CONFIG_ARM", "arm"),
+];
+
+/// `rtbuild-tune` as the generated layer installs it: the script, its unit, the unit enabled,
+/// and the script made for the plan's RT CPUs (`want_rt`).
+fn tune_check(tune: &Found<TuneInstall>, want_rt: Option<&CpuSet>) -> Check {
+    let t = &tune.value;
+    let mut missing = Vec::new();
+    if t.script.is_none() {
+        missing.push("/usr/sbin/rtbuild-tune.sh (executable)");
+    }
+    if t.unit.is_none() {
+        missing.push("rtbuild-tune.service");
+    }
+    if t.unit.is_some() && !t.enabled {
+        missing.push("rtbuild-tune.service enabled (multi-user.target.wants)");
+    }
+    let wrong_rt = match (want_rt, &t.rt_cpus) {
+        (Some(want), Some(got)) if want != got => Some(got.clone()),
+        _ => None,
+    };
+    let found = if !missing.is_empty() {
+        format!("missing {}", missing.join(", "))
+    } else if let Some(got) = &wrong_rt {
+        format!("installed, tuning RT CPUs {got}")
+    } else {
+        match &t.rt_cpus {
+            Some(rt) => format!("installed, enabled, RT CPUs {rt}"),
+            None => "installed, enabled".to_string(),
+        }
+    };
+    let ok = missing.is_empty() && wrong_rt.is_none();
+    let expected = match want_rt {
+        Some(rt) => format!("installed, enabled, RT CPUs {rt}"),
+        None => "installed, enabled".to_string(),
+    };
+    let reason = if wrong_rt.is_some() {
+        "the installed rtbuild-tune.sh was made for another CPU plan; rebuild the image from this plan (or `rtbuild tune --emit DIR` and install the script)"
+    } else {
+        "install the image built from this plan (its layer installs the rtbuild-tune recipe), or `rtbuild tune --emit DIR` and install the script and layers/meta-rtbuild-tune's unit, then `systemctl enable rtbuild-tune.service`"
+    };
+    Check::new(
+        format!("package {}", crate::base::TUNE_RECIPE_NAME),
+        ok,
+        expected,
+        found,
+        &tune.from,
+    )
+    .because(Some(reason.to_string()))
 }
 
 /// `symbol` must have `want` (`y`, `m`, `"text"`, `42`; `n` also accepts an absent symbol).
@@ -155,6 +256,7 @@ mod tests {
             analyzer: None,
             cve_check: false,
             includes: Vec::new(),
+            arch: Some("arm64".into()),
         }
     }
 

@@ -40,6 +40,11 @@ pub(crate) struct Evidence {
     pub possible_cpus: Option<Found<CpuSet>>,
     /// Installed package names (image manifest, or the tools found on a target).
     pub packages: Option<Found<BTreeSet<String>>>,
+    /// The machine's architecture as the kernel's `SRCARCH` (`arm64`, `x86`), from `uname -m`
+    /// on a live target.
+    pub arch: Option<Found<String>>,
+    /// The boot-time tuning as the generated layer installs it, looked for on a live target.
+    pub tune: Option<Found<TuneInstall>>,
     /// The kernel's source tree, when the source keeps it (a build folder's
     /// `tmp*/work-shared/<machine>/kernel-source`).
     pub kernel_source: Option<PathBuf>,
@@ -52,6 +57,18 @@ pub(crate) struct Evidence {
     /// qcomflash/UKI/Image, the image SBOM, or the build folder's `.config`.
     pub kernel_from: Option<String>,
     pub notes: Vec<String>,
+}
+
+/// What a live target has of the `rtbuild-tune` recipe: the script in `/usr/sbin`, its systemd
+/// unit, the unit enabled (the `multi-user.target.wants` link `SYSTEMD_AUTO_ENABLE` makes), and
+/// the RT CPUs the installed script tunes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TuneInstall {
+    pub script: Option<String>,
+    pub unit: Option<String>,
+    pub enabled: bool,
+    /// The script's `RT_CPUS` (space-separated CPU numbers, as rendered).
+    pub rt_cpus: Option<crate::plan::CpuSet>,
 }
 
 impl Evidence {

@@ -9,10 +9,93 @@ use crate::kconfig::KernelConfig;
 use crate::runner::{Runner, last_lines};
 
 use super::error::VerifyError;
-use super::evidence::{Evidence, Found, sysfs_cpus};
+use super::evidence::{Evidence, Found, TuneInstall, sysfs_cpus};
 
 /// Tools on the target that show a package is installed.
 const TOOLS: [(&str, &str); 2] = [("rt-tests", "cyclictest"), ("stress-ng", "stress-ng")];
+
+/// Where the `rtbuild-tune` recipe (layers/meta-rtbuild-tune) puts its files: `${sbindir}` and
+/// `${systemd_system_unitdir}` (`/usr/lib` with usrmerge, else `/lib`), and the link
+/// `SYSTEMD_AUTO_ENABLE = "enable"` makes for `WantedBy=multi-user.target`. A fixed script;
+/// `RTBUILD_SYSROOT` (unset on a board) is prefixed to every path, for tests.
+const TUNE_LOOK: &str = r#"root=${RTBUILD_SYSROOT:-}
+s=/usr/sbin/rtbuild-tune.sh
+if [ -f "$root$s" ] && [ -x "$root$s" ]; then
+    echo "script $s"
+    sed -n "s/^RT_CPUS='\([0-9 ]*\)'\$/rt \1/p" "$root$s" | head -n 1
+fi
+for d in /etc/systemd/system /usr/lib/systemd/system /lib/systemd/system; do
+    if [ -f "$root$d/rtbuild-tune.service" ]; then
+        echo "unit $d/rtbuild-tune.service"
+        break
+    fi
+done
+for d in /etc/systemd/system/multi-user.target.wants; do
+    [ -e "$root$d/rtbuild-tune.service" ] && echo "enabled $d/rtbuild-tune.service"
+done
+exit 0
+"#;
+
+/// Warnings the kernel logged since boot (information: `test` judges the ones logged during a
+/// run), as notes: how many, and the last three.
+fn kernel_log_notes(
+    target: &SshTarget,
+    runner: &dyn Runner,
+    evidence: &mut Evidence,
+) -> Result<(), VerifyError> {
+    let look = format!(
+        "dmesg >/dev/null 2>&1 || exit 3\ndmesg | grep -E '{}' | tail -n 200 | cut -c1-300\nexit 0\n",
+        crate::base::kernel_log::PATTERN
+    );
+    let Some(found) = remote(target, runner, &["sh", "-c", &look])? else {
+        evidence.notes.push(
+            "the kernel log could not be read (dmesg failed: kernel.dmesg_restrict?), so kernel warnings were not looked for; log in as root".into(),
+        );
+        return Ok(());
+    };
+    let found = String::from_utf8_lossy(&found).into_owned();
+    let lines: Vec<&str> =
+        found.lines().filter(|l| crate::base::kernel_log::classify(l).is_some()).collect();
+    if !lines.is_empty() {
+        let last: Vec<&str> = lines.iter().rev().take(3).rev().copied().collect();
+        evidence.notes.push(format!(
+            "the kernel log holds {} warning line(s) since boot (BUG:, WARNING:, Oops, RT throttling, hrtimer; `rtbuild test` fails a run during which one is logged), the last: {}",
+            lines.len(),
+            last.join(" | ")
+        ));
+    }
+    Ok(())
+}
+
+/// The `rtbuild-tune` files [`TUNE_LOOK`] reported.
+fn tune_install(text: &str) -> TuneInstall {
+    let value =
+        |key: &str| text.lines().find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()));
+    TuneInstall {
+        script: value("script "),
+        unit: value("unit "),
+        enabled: value("enabled ").is_some(),
+        rt_cpus: value("rt ").and_then(|words| {
+            crate::plan::CpuSet::parse(&words.split_whitespace().collect::<Vec<_>>().join(",")).ok()
+        }),
+    }
+}
+
+/// `uname -m` as the kernel's `SRCARCH` (`aarch64` → `arm64`, `x86_64` → `x86`).
+pub(super) fn srcarch(machine: &str) -> Option<&'static str> {
+    let m = machine.trim();
+    Some(match m {
+        "aarch64" | "aarch64_be" | "arm64" => "arm64",
+        "x86_64" | "i386" | "i486" | "i586" | "i686" => "x86",
+        _ if m.starts_with("armv") || m == "arm" => "arm",
+        _ if m.starts_with("riscv") => "riscv",
+        _ if m.starts_with("ppc") => "powerpc",
+        _ if m.starts_with("s390") => "s390",
+        _ if m.starts_with("mips") => "mips",
+        _ if m.starts_with("loongarch") => "loongarch",
+        _ => return None,
+    })
+}
 
 /// Runs `argv` on the target; `Ok(None)` when it ran but failed (a missing file).
 fn remote(
@@ -100,6 +183,9 @@ pub(super) fn evidence(target: &SshTarget, runner: &dyn Runner) -> Result<Eviden
         message: "`uname -v` failed; is it a Linux system?".to_string(),
     })?;
     evidence.version = Some(Found::new(text(version), "uname -v"));
+    if let Some(machine) = remote(target, runner, &["uname", "-m"])?.map(text) {
+        evidence.arch = Some(Found::new(machine, "uname -m"));
+    }
     read_config(target, runner, &mut evidence)?;
     if let Some(cmdline) = remote(target, runner, &["cat", "/proc/cmdline"])? {
         evidence.cmdline = Some(Found::new(text(cmdline), "/proc/cmdline"));
@@ -121,6 +207,14 @@ pub(super) fn evidence(target: &SshTarget, runner: &dyn Runner) -> Result<Eviden
     }
     let tools: Vec<&str> = TOOLS.iter().map(|(_, t)| *t).collect();
     evidence.packages = Some(Found::new(installed, format!("{} on PATH", tools.join(", "))));
+    kernel_log_notes(target, runner, &mut evidence)?;
+    if let Some(found) = remote(target, runner, &["sh", "-c", TUNE_LOOK])? {
+        let found = text(found);
+        evidence.tune = Some(Found::new(
+            tune_install(&found),
+            "/usr/sbin/rtbuild-tune.sh, rtbuild-tune.service",
+        ));
+    }
     Ok(evidence)
 }
 

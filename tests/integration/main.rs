@@ -39,6 +39,7 @@ mod rt_guest;
 mod rt_suite;
 mod signals;
 mod support;
+mod target_spoilers;
 mod testkit;
 mod testrun;
 mod testrun_abort;
