@@ -180,6 +180,7 @@ pub(crate) fn read(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         label: None,
         runs: Vec::new(),
         invalid_reasons: Vec::new(),
+        fail_reasons: Vec::new(),
         commands: Vec::new(),
         cyclictest: found.contains_key(&Program::Cyclictest),
         tests: Vec::new(),
