@@ -4,6 +4,23 @@
 use super::{LavaStage, Pipeline};
 use crate::quote;
 
+/// `threshold_us=N`: the LAVA job's latency threshold for `$MACHINE` (each machine's own when
+/// they differ), set before the job is made and again before its log is judged.
+fn threshold_line(lava: &LavaStage) -> String {
+    let first = lava.thresholds.first().map_or(crate::base::DEFAULT_THRESHOLD_US as u64, |t| t.1);
+    if lava.thresholds.iter().all(|(_, us)| *us == first) {
+        return format!("threshold_us={first}");
+    }
+    let arms: String = lava
+        .thresholds
+        .iter()
+        .map(|(machine, us)| format!(" {}) threshold_us={us} ;;", quote::sh(machine)))
+        .collect();
+    format!(
+        "case \"$MACHINE\" in{arms} *) echo \"error: no LAVA threshold for machine $MACHINE; regenerate the pipeline with rtbuild ci\" >&2; exit 2 ;; esac"
+    )
+}
+
 /// One step of a job: a name (a GitHub step's name) and its shell lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Step {
@@ -125,7 +142,7 @@ impl Pipeline {
     pub(super) fn lava_steps(&self, lava: &LavaStage, places: Places) -> Vec<Step> {
         let file = |name: &str| places.file(name);
         let job = format!(
-            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\"{} --bundle-url \"$(cat {})\" --scenario {} --duration {} --tests {} --out {}",
+            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\"{} --bundle-url \"$(cat {})\" --scenario {} --duration {} --tests {} --threshold-us \"$threshold_us\" --out {}",
             self.catalog_flags
                 .iter()
                 .chain(&self.cpu_flags)
@@ -142,7 +159,7 @@ impl Pipeline {
                 name: "Install lavacli",
                 lines: vec!["sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lavacli".to_string()],
             },
-            Step { name: "The LAVA job", lines: vec![job] },
+            Step { name: "The LAVA job", lines: vec![threshold_line(lava), job] },
             Step {
                 name: "lavacli's identity",
                 // printf is the shell's own: the token is in no process's arguments.
@@ -169,16 +186,17 @@ impl Pipeline {
     fn verdict_step(&self, lava: &LavaStage, places: Places) -> Step {
         let file = |name: &str| places.file(name);
         // Exit 1 on a FAIL verdict (and 2 when the log holds no result): the job fails.
+        // The job's threshold, given explicitly: never the one the board's console printed.
         let report = format!(
-            "rtbuild report {} --junit {} --html {}",
+            "rtbuild report {} --threshold-us \"$threshold_us\" --junit {} --html {}",
             file(LAVA_FILES[1]),
             file(LAVA_FILES[2]),
             file(LAVA_FILES[3])
         );
         let Some(secret) = &lava.history_secret else {
-            return Step { name: "Verdict and reports", lines: vec![report] };
+            return Step { name: "Verdict and reports", lines: vec![threshold_line(lava), report] };
         };
-        let mut lines = Vec::new();
+        let mut lines = vec![threshold_line(lava)];
         if places == Places::Checkout {
             // GitLab: the masked variable, expanded once by this shell (never by GitLab's own
             // variable expansion, which would read a `$` in the password as a variable).
@@ -193,7 +211,7 @@ impl Pipeline {
             format!("{report} --history \"${HISTORY_DB_VAR}\" || verdict=$?"),
             // `history add` reads the URL from RTBUILD_DB: it is on no command line.
             format!(
-                "rtbuild history add {} --bundle \"$(ls {}/*.manifest.json)\"",
+                "rtbuild history add {} --threshold-us \"$threshold_us\" --bundle \"$(ls {}/*.manifest.json)\"",
                 file(LAVA_FILES[1]),
                 places.file(&format!("{}/bundle", out_dir(places)))
             ),

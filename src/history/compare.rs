@@ -25,7 +25,7 @@ const MIN_PREFIX: usize = 6;
 pub(crate) fn resolve(all: &[HistoryRun], key: &str) -> Result<Side, HistoryError> {
     let path = std::path::Path::new(key);
     if path.is_dir() || (path.is_file() && crate::report::input::is_lava_log(path)) {
-        let run = super::record::read(path, None)?;
+        let run = super::record::read(path, None, None)?;
         return select(all, key, Some(run));
     }
     if path.is_file() {

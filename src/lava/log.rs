@@ -24,6 +24,9 @@ struct Entry {
 pub(crate) struct LavaLog {
     /// From the `RUN` marker.
     pub machine: Option<String>,
+    /// The threshold the `RUN` marker printed: the board's console said it, so it is shown
+    /// beside the verdict but never judged against (the threshold is the job's, given on the
+    /// command line).
     pub threshold_us: Option<f64>,
     pub noise_us: Option<u64>,
     pub rt_cpus: Option<String>,
@@ -75,6 +78,12 @@ pub(crate) enum LogError {
         markers::BEGIN
     )]
     NoRaw,
+    /// The job prints its `RUN` marker once: a second one is text the board printed.
+    #[error(
+        "the LAVA job log has a second `{}` marker at line {second} (the first is at line {first}); a job of `rtbuild lava` prints one, so the board's console printed the other: judge the log of one rtbuild job",
+        markers::RUN
+    )]
+    SecondRun { first: usize, second: usize },
 }
 
 /// Whether `head` (the start of a file) looks like a LAVA job log: a YAML list whose first
@@ -89,21 +98,32 @@ pub(crate) fn looks_like(head: &str) -> bool {
     keyed && (first.starts_with("- ") || first.starts_with("{\"dt\""))
 }
 
-/// The entries of either log form (see [`looks_like`]).
-fn entries(text: &str) -> Result<Vec<Entry>, LogError> {
+/// The entries of either log form (see [`looks_like`]), each with the line of the file it
+/// starts on (0 when the file's layout does not tell).
+fn entries(text: &str) -> Result<Vec<(usize, Entry)>, LogError> {
     let listed = text
         .lines()
         .map(str::trim_start)
         .find(|l| !l.is_empty())
         .is_some_and(|l| l.starts_with("- "));
     if listed {
-        return serde_yaml::from_str(text).map_err(LogError::Yaml);
+        let entries: Vec<Entry> = serde_yaml::from_str(text).map_err(LogError::Yaml)?;
+        // `lavacli jobs logs --raw` writes one `- {…}` entry a line.
+        let starts: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("- "))
+            .map(|(at, _)| at + 1)
+            .collect();
+        let lines = if starts.len() == entries.len() { starts } else { vec![0; entries.len()] };
+        return Ok(lines.into_iter().zip(entries).collect());
     }
     // lava-run's own lines: one mapping each. Anything else on its stderr (a Python warning)
     // is not an entry.
     text.lines()
-        .filter(|l| l.starts_with('{'))
-        .map(|l| serde_yaml::from_str(l).map_err(LogError::Yaml))
+        .enumerate()
+        .filter(|(_, l)| l.starts_with('{'))
+        .map(|(at, l)| serde_yaml::from_str(l).map(|e| (at + 1, e)).map_err(LogError::Yaml))
         .collect()
 }
 
@@ -147,20 +167,26 @@ pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
     let entries = entries(text)?;
     let mut log = LavaLog::default();
     let mut open: Option<RawOutput> = None;
+    let mut run_marker: Option<usize> = None;
     let lines = entries
         .iter()
-        .filter(|e| e.lvl == "target")
-        .filter_map(|e| e.msg.as_str())
-        .flat_map(str::lines)
-        .map(|l| unescape_console(l.trim_end_matches('\r')));
+        .filter(|(_, e)| e.lvl == "target")
+        .filter_map(|(at, e)| Some((*at, e.msg.as_str()?)))
+        .flat_map(|(at, msg)| msg.lines().map(move |l| (at, l)))
+        .map(|(at, l)| (at, unescape_console(l.trim_end_matches('\r'))));
     let list = |value: Option<&str>| -> Vec<String> {
         value.map_or_else(Vec::new, |v| {
             v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()
         })
     };
-    for line in lines {
+    for (at, line) in lines {
         let line: &str = &line;
         if let Some(fields) = markers::fields(line, markers::RUN) {
+            // The first marker is the job's; a later one would let the board pick the limit.
+            if let Some(first) = run_marker {
+                return Err(LogError::SecondRun { first, second: at });
+            }
+            run_marker = Some(at);
             let get = |key| markers::get(&fields, key);
             log.machine = get("machine").map(str::to_string);
             log.threshold_us = get("threshold_us").and_then(|t| t.parse().ok());
@@ -299,6 +325,31 @@ mod tests {
         assert!(matches!(parse("- [unclosed"), Err(LogError::Yaml(_))));
     }
 
+    /// A second `RUN` marker is text the board printed (here raising the threshold to let a
+    /// FAIL pass): the log is refused, naming the lines of both markers.
+    #[test]
+    fn a_forged_second_run_marker_is_an_error_naming_both_lines() {
+        let mut text = String::new();
+        for line in [
+            "<<<RTBUILD-RUN machine=m threshold_us=100 rt_cpus=1 tests=cyclictest scenarios=idle duration=2s>>>",
+            "<<<RTBUILD-RAW-BEGIN scenario=idle test=cyclictest run=cyclictest format=json>>>",
+            "{}",
+            "<<<RTBUILD-RAW-END scenario=idle test=cyclictest run=cyclictest exit=0>>>",
+            "<<<RTBUILD-RUN machine=m threshold_us=100000 rt_cpus=1 tests=cyclictest scenarios=idle duration=2s>>>",
+        ] {
+            text.push_str(&entry("target", line));
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(matches!(err, LogError::SecondRun { first: 1, second: 5 }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "the LAVA job log has a second `<<<RTBUILD-RUN` marker at line 5 (the first is at line 1); a job of `rtbuild lava` prints one, so the board's console printed the other: judge the log of one rtbuild job"
+        );
+        // lava-run's form numbers its lines the same way (a stderr line between them).
+        let offline = text.replace("- {", "{").replacen('\n', "\nWarning: x\n", 1);
+        assert!(matches!(parse(&offline), Err(LogError::SecondRun { first: 1, second: 6 })));
+    }
+
     /// A line the way LAVA's console logger stores it: every `"` of the board's line behind a
     /// backslash (`{\"a\": 1}`), a backslash-quote the board printed as `\\"`.
     #[test]
@@ -316,7 +367,7 @@ mod tests {
         assert!(super::looks_like(text));
         let entries = super::entries(text).unwrap();
         assert_eq!(entries.len(), 2);
-        assert_eq!(entries[1].lvl, "target");
+        assert_eq!((entries[1].0, entries[1].1.lvl.as_str()), (3, "target"));
         assert!(!super::looks_like("{\"a\": 1}\n"));
     }
 }
