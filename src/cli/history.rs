@@ -212,9 +212,8 @@ fn run_add(args: AddArgs, ui: &Ui) -> crate::error::Result<Exit> {
         now_unix: now_unix(),
     };
     let added = add(&mut store, &request)?;
-    let passed = added.iter().all(|a| {
-        a.check.as_ref().is_none_or(|c| c.verdict == Verdict::Pass.as_str())
-    });
+    let passed =
+        added.iter().all(|a| a.check.as_ref().is_none_or(|c| c.verdict == Verdict::Pass.as_str()));
     if ui.json() {
         ui.out_json(&added)?;
     } else {

@@ -60,16 +60,17 @@ pub(super) fn parse(line: &str) -> Result<TLine, &'static str> {
     // A latency field that is there but holds no latency (`Max: nan`, `Max: -5`) is unknown,
     // and said so; one that is missing makes the line unreadable.
     let mut bad = Vec::new();
-    let mut latency = |key: &'static str, missing: &'static str| -> Result<Option<u64>, &'static str> {
-        let value = get(key).filter(|v| !v.is_empty()).ok_or(missing)?;
-        match value.parse::<u64>() {
-            Ok(n) => Ok(Some(n)),
-            Err(_) => {
-                bad.push(format!("{key} `{}`", value.escape_debug()));
-                Ok(None)
+    let mut latency =
+        |key: &'static str, missing: &'static str| -> Result<Option<u64>, &'static str> {
+            let value = get(key).filter(|v| !v.is_empty()).ok_or(missing)?;
+            match value.parse::<u64>() {
+                Ok(n) => Ok(Some(n)),
+                Err(_) => {
+                    bad.push(format!("{key} `{}`", value.escape_debug()));
+                    Ok(None)
+                }
             }
-        }
-    };
+        };
     let min = latency("Min", "no `Min:`")?;
     let avg = latency("Avg", "no `Avg:`")?;
     let max = latency("Max", "no `Max:`")?;
@@ -134,7 +135,10 @@ mod tests {
         let ns =
             "T: 1 (10504) P:99 I:1000 C:   2000 Min:   7056 Act:   13390 Avg:   16096 Max:  103166";
         let TLine::Summary(s) = parse(ns).unwrap() else { panic!() };
-        assert_eq!((s.thread, s.max, s.act, s.unit), (1, Some(103166), Some(13390), Some(Unit::Ns)));
+        assert_eq!(
+            (s.thread, s.max, s.act, s.unit),
+            (1, Some(103166), Some(13390), Some(Unit::Ns))
+        );
         let squeezed = "T: 0 ( 2475) P:99 I:1000 C: 599944 Min: 2 Act: 3 Avg: 5 Max: 3059";
         let TLine::Summary(s) = parse(squeezed).unwrap() else { panic!() };
         assert_eq!((s.tid, s.cycles, s.act, s.max), (Some(2475), 599944, Some(3), Some(3059)));
@@ -147,13 +151,17 @@ mod tests {
     /// `nan`, `inf` and negative figures are no latencies: unknown, and named.
     #[test]
     fn figures_that_are_no_latencies_are_unknown_and_named() {
-        let line = "T: 0 (10443) P:99 I:1000 C:   1995 Min:     -3 Act:    9 Avg:  inf Max:     NaN";
+        let line =
+            "T: 0 (10443) P:99 I:1000 C:   1995 Min:     -3 Act:    9 Avg:  inf Max:     NaN";
         let TLine::Summary(s) = parse(line).unwrap() else { panic!() };
         assert_eq!((s.min, s.avg, s.max, s.cycles), (None, None, None, 1995));
         assert_eq!(s.bad, ["Min `-3`", "Avg `inf`", "Max `NaN`"]);
         let line = "T: 1 (10444) P:99 I:1000 C:   1995 Min:      3 Act:    9 Avg:   20 Max:     -5";
         let TLine::Summary(s) = parse(line).unwrap() else { panic!() };
-        assert_eq!((s.min, s.max, s.bad.as_slice()), (Some(3), None, &["Max `-5`".to_string()][..]));
+        assert_eq!(
+            (s.min, s.max, s.bad.as_slice()),
+            (Some(3), None, &["Max `-5`".to_string()][..])
+        );
     }
 
     #[test]

@@ -33,11 +33,7 @@ impl Verdict {
 
     /// `INVALID` when the run cannot be trusted, else `FAIL` when anything failed, else `PASS`.
     pub(crate) fn of(invalid: &[String], fail: &[String]) -> Verdict {
-        if !invalid.is_empty() {
-            Verdict::Invalid
-        } else {
-            Verdict::from_reasons(fail)
-        }
+        if !invalid.is_empty() { Verdict::Invalid } else { Verdict::from_reasons(fail) }
     }
 
     /// The worse of two verdicts (INVALID > REGRESSION > FAIL > PASS).

@@ -149,7 +149,8 @@ fn scenario_results(scenario: &ScenarioReport) -> Vec<HistoryResult> {
     let mut rows = Vec::new();
     if scenario.cyclictest {
         let valid = scenario.invalid_reasons.is_empty();
-        let verdict = Verdict::of(&scenario.invalid_reasons, &scenario.cyclictest_reasons).to_string();
+        let verdict =
+            Verdict::of(&scenario.invalid_reasons, &scenario.cyclictest_reasons).to_string();
         let threads: Vec<&ThreadReport> = if scenario.threads.is_empty() {
             std::iter::once(&scenario.all).filter(|t| t.samples > 0).collect()
         } else {

@@ -105,8 +105,8 @@ pub(crate) fn check(run: &HistoryRun, history: &[HistoryRun], pct: f64) -> Regre
     out.baseline_runs = baseline_runs.iter().map(|h| h.digest.clone()).collect();
     // The run's own word; an unreadable one is no PASS.
     let own = run.verdict.parse::<Verdict>().unwrap_or(Verdict::Invalid);
-    out.verdict = if out.findings.is_empty() { own } else { own.worst(Verdict::Regression) }
-        .to_string();
+    out.verdict =
+        if out.findings.is_empty() { own } else { own.worst(Verdict::Regression) }.to_string();
     out
 }
 

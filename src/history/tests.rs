@@ -53,7 +53,10 @@ fn the_baseline_is_the_median_of_the_valid_earlier_runs() {
     // A later run is no baseline for an earlier one.
     let early = check(&run("early", 0, 61.0, 20.0, true), &history, 20.0);
     assert_eq!((early.verdict.as_str(), early.baseline_runs.len()), ("PASS", 0));
-    assert!(super::regression::render(&early).starts_with("PASS run early (rb3gen2-core-kit): no earlier valid run"));
+    assert!(
+        super::regression::render(&early)
+            .starts_with("PASS run early (rb3gen2-core-kit): no earlier valid run")
+    );
 }
 
 /// `history add --check` never prints PASS for a run recorded as FAIL: with or without a

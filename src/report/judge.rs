@@ -244,8 +244,7 @@ pub(super) fn convergence(blocks: &BlockMaxima, unit: Unit) -> Convergence {
         let before = |k: usize| {
             out.blocks[..k].iter().filter_map(|b| b.max_us).fold(f64::NEG_INFINITY, f64::max)
         };
-        let sets_record =
-            |k: usize| out.blocks[k].max_us.is_some_and(|m| m > before(k));
+        let sets_record = |k: usize| out.blocks[k].max_us.is_some_and(|m| m > before(k));
         out.still_rising = sets_record(n - 2) && sets_record(n - 1);
     }
     out

@@ -279,11 +279,8 @@ fn results_table(
                 verdict: Verdict::Pass,
                 why: Vec::new(),
             };
-            let threads: Vec<&ThreadReport> = if s.threads.is_empty() {
-                vec![&s.all]
-            } else {
-                s.threads.iter().collect()
-            };
+            let threads: Vec<&ThreadReport> =
+                if s.threads.is_empty() { vec![&s.all] } else { s.threads.iter().collect() };
             for t in threads {
                 let device = match (t.cpu, &rt) {
                     (Some(cpu), Some(rt)) if rt.contains(cpu) => format!("{name}, RT core: {cpu}"),
@@ -300,12 +297,17 @@ fn results_table(
                 let (verdict, why) = if !s.invalid_reasons.is_empty() {
                     (Verdict::Invalid, s.invalid_reasons.clone())
                 } else if !s.cyclictest {
-                    (Verdict::Invalid, vec!["cyclictest did not measure in this scenario".to_string()])
+                    (
+                        Verdict::Invalid,
+                        vec!["cyclictest did not measure in this scenario".to_string()],
+                    )
                 } else if t.samples == 0 {
                     (Verdict::Invalid, vec!["no samples recorded".to_string()])
                 } else {
                     match t.max_us {
-                        Some(max) if !is_latency(max) => (Verdict::Invalid, vec![format!("maximum `{max}` is no latency")]),
+                        Some(max) if !is_latency(max) => {
+                            (Verdict::Invalid, vec![format!("maximum `{max}` is no latency")])
+                        }
                         None => (Verdict::Invalid, vec!["maximum latency unknown".to_string()]),
                         Some(max) if max > threshold_us => (
                             Verdict::Fail,

@@ -203,11 +203,16 @@ pub(crate) fn convergence_lines(s: &ScenarioReport) -> Vec<String> {
 }
 
 /// `INVALID` for a reason that makes the scenario's run untrustworthy, else `FAIL`.
-pub(crate) fn reason_word(s: &ScenarioReport, reason: &str) -> crate::formats::report_json::Verdict {
+pub(crate) fn reason_word(
+    s: &ScenarioReport,
+    reason: &str,
+) -> crate::formats::report_json::Verdict {
     use crate::formats::report_json::Verdict;
     let invalid = s.invalid_reasons.iter().any(|r| r == reason)
         || s.tests.iter().any(|t| {
-            t.invalid_reasons.iter().any(|r| reason.strip_prefix(&format!("{}: ", t.test)) == Some(r))
+            t.invalid_reasons
+                .iter()
+                .any(|r| reason.strip_prefix(&format!("{}: ", t.test)) == Some(r))
         });
     if invalid { Verdict::Invalid } else { Verdict::Fail }
 }

@@ -23,7 +23,8 @@ pub(crate) fn reasons(outcome: &ProgramOutput, limits: Limits) -> Vec<Reason> {
     if let Some(code) = outcome.return_code.filter(|c| *c != 0) {
         reasons.push(Reason::Fail(format!("{program} returned {code}")));
     }
-    reasons.extend(outcome.failures.iter().map(|f| Reason::Fail(format!("{program} reported: {f}"))));
+    reasons
+        .extend(outcome.failures.iter().map(|f| Reason::Fail(format!("{program} reported: {f}"))));
     match program.kind() {
         Kind::Latency => rows(outcome, limits.latency_us, "latency", "threshold", &mut reasons),
         Kind::Noise => rows(outcome, limits.noise_us, "OS noise", "noise limit", &mut reasons),

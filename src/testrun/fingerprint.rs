@@ -527,7 +527,8 @@ mod boot_flow_tests {
     /// guest says only `kvm`: its boot flow is unknown, never KVM.
     #[test]
     fn dev_kvm_is_no_proof_of_a_kvm_host() {
-        let nested = boot_facts("kvm\nguest_checked\nguest cpu-flag-hypervisor\nguest dmi-vendor\n");
+        let nested =
+            boot_facts("kvm\nguest_checked\nguest cpu-flag-hypervisor\nguest dmi-vendor\n");
         assert_eq!(nested.guest, ["cpu-flag-hypervisor", "dmi-vendor"]);
         assert_eq!(nested.flow(), "guest");
         assert_eq!(boot_facts("kvm\nefi\n").flow(), "unknown");

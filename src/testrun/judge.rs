@@ -97,7 +97,8 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
         }
         // A figure that is no latency (a negative min or max, an average that is not a finite
         // number ≥ 0 where cycles ran) is unknown: the measurement cannot be trusted.
-        let avg_bad = t.cycles > 0 && t.avg.is_none_or(|a| !crate::formats::report_json::is_latency(a));
+        let avg_bad =
+            t.cycles > 0 && t.avg.is_none_or(|a| !crate::formats::report_json::is_latency(a));
         for (name, bad, shown) in [
             ("min", t.min < 0, t.min.to_string()),
             ("max", t.max < 0, t.max.to_string()),

@@ -9,8 +9,8 @@ use super::judge::Ending;
 use super::length::human;
 use super::sequence::Suite;
 use super::session::Session;
-use crate::formats::run_json::TestRecord;
 use crate::formats::report_json::Verdict;
+use crate::formats::run_json::TestRecord;
 use crate::rttests::argv::Invocation;
 use crate::rttests::output::{self, ProgramOutput, Row, Sniffed};
 use crate::rttests::verdict::{self, Limits};
@@ -214,8 +214,7 @@ impl Session<'_> {
         t.fail_reasons = fails;
         t.elapsed_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
         let summary = summary(program, &t.rows);
-        self.ui
-            .status("Tested", format!("{name}: {program} {}; {summary}", t.verdict));
+        self.ui.status("Tested", format!("{name}: {program} {}; {summary}", t.verdict));
         for reason in t.invalid_reasons.iter().chain(&t.fail_reasons) {
             self.ui.warn(format!("{name}: {program}: {reason}"));
         }

@@ -442,7 +442,10 @@ mod tests {
     #[test]
     fn verdicts() {
         let ok = [scenario(40, &[]), scenario(90, &[])];
-        assert_eq!(conclude(Ending::Completed, &ok, 100), ("finished", RunEnd::Pass, Verdict::Pass));
+        assert_eq!(
+            conclude(Ending::Completed, &ok, 100),
+            ("finished", RunEnd::Pass, Verdict::Pass)
+        );
         assert_eq!(conclude(Ending::Completed, &ok, 90), ("finished", RunEnd::Pass, Verdict::Pass));
         assert_eq!(conclude(Ending::Completed, &ok, 89), ("finished", RunEnd::Fail, Verdict::Fail));
         let bad =
