@@ -249,3 +249,49 @@ impl Pipeline {
         paths
     }
 }
+
+#[cfg(test)]
+mod threshold_tests {
+    use super::*;
+
+    fn stage(thresholds: &[(&str, u64)]) -> LavaStage {
+        LavaStage {
+            scenarios: "idle".into(),
+            duration: "smoke".into(),
+            tests: "cyclictest".into(),
+            wait_minutes: 1,
+            history_secret: None,
+            thresholds: thresholds.iter().map(|(m, t)| (m.to_string(), *t)).collect(),
+        }
+    }
+
+    /// Each machine's LAVA threshold reaches the job and `report` as a number set in the
+    /// script (one literal when they agree, the machine's own when they differ), never read
+    /// from the board's console.
+    #[test]
+    fn each_machines_threshold_is_set_in_the_script() {
+        assert_eq!(threshold_line(&stage(&[("a", 80), ("b", 80)])), "threshold_us=80");
+        assert_eq!(
+            threshold_line(&stage(&[("rb3gen2-core-kit", 80), ("iq-9075-evk", 100)])),
+            "case \"$MACHINE\" in rb3gen2-core-kit) threshold_us=80 ;; iq-9075-evk) threshold_us=100 ;; *) echo \"error: no LAVA threshold for machine $MACHINE; regenerate the pipeline with rtbuild ci\" >&2; exit 2 ;; esac"
+        );
+        // The case line runs in a real shell and picks the machine's own.
+        let line = threshold_line(&stage(&[("rb3gen2-core-kit", 80), ("iq-9075-evk", 100)]));
+        for (machine, want) in [("rb3gen2-core-kit", "80\n"), ("iq-9075-evk", "100\n")] {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("{line}\necho \"$threshold_us\""))
+                .env("MACHINE", machine)
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+        }
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&line)
+            .env("MACHINE", "other")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+    }
+}

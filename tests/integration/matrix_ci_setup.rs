@@ -301,12 +301,12 @@ fn gitlab_pipeline_builds_rtbuild_once_and_each_lava_job_needs_only_its_own_buil
         );
         let script = strings(&lava["script"]).join("\n");
         for want in [
-            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat \"bundle-url-$MACHINE-$DISTRO.txt\")\" --scenario idle,stress --duration smoke --tests cyclictest --out lava-job.yaml",
+            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat \"bundle-url-$MACHINE-$DISTRO.txt\")\" --scenario idle,stress --duration smoke --tests cyclictest --threshold-us \"$threshold_us\" --out lava-job.yaml",
             "> \"$HOME/.config/lavacli.yaml\"",
             "job=$(lavacli jobs submit lava-job.yaml)",
             "lavacli jobs wait \"$job\"",
             "lavacli jobs logs --raw \"$job\" > lava-log.yaml",
-            "rtbuild report lava-log.yaml --junit lava-junit.xml",
+            "rtbuild report lava-log.yaml --threshold-us \"$threshold_us\" --junit lava-junit.xml",
         ] {
             assert!(script.contains(want), "{want}: {script}");
         }
