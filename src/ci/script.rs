@@ -196,12 +196,13 @@ impl Pipeline {
         let Some(secret) = &lava.history_secret else {
             return Step { name: "Verdict and reports", lines: vec![threshold_line(lava), report] };
         };
-        let mut lines = vec![threshold_line(lava)];
+        let mut lines = Vec::new();
         if places == Places::Checkout {
             // GitLab: the masked variable, expanded once by this shell (never by GitLab's own
             // variable expansion, which would read a `$` in the password as a variable).
             lines.push(format!("export {HISTORY_DB_VAR}=\"${secret}\""));
         }
+        lines.push(threshold_line(lava));
         lines.extend([
             // Without the URL, `history add` would record into a file of this job's container.
             format!(

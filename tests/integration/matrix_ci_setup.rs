@@ -689,7 +689,12 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
     let from = script.iter().position(|l| l.starts_with("export RTBUILD_DB=")).expect(&text);
     assert_eq!(script[from], "export RTBUILD_DB=\"$LAB_HISTORY_DB\"");
     assert!(script[..from].iter().any(|l| l.contains("lavacli jobs logs --raw")), "{text}");
+    // The job's threshold is the machine's requirement, set in the script (100 µs here); run
+    // as the job of a machine whose requirement is 800 µs, so the first log passes. The log's
+    // own `threshold_us=800` is never used.
     let step = script[from..].join("\n");
+    assert!(step.contains("\nthreshold_us=100\n"), "{step}");
+    let step = step.replace("\nthreshold_us=100\n", "\nthreshold_us=800\n");
     let gitlab = dir.path().join("gitlab");
     crate::support::fixtures::write(
         &gitlab.join("rtbuild/rb3gen2-core-kit/bundle/b.manifest.json"),
@@ -711,7 +716,10 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("NO-BASELINE"), "the history was consulted: {stdout}{stderr}");
+    assert!(
+        stdout.contains("PASS run ") && stdout.contains("no earlier valid run"),
+        "the history was consulted: {stdout}{stderr}"
+    );
     assert!(gitlab.join("lava-junit.xml").is_file() && gitlab.join("lava-report.html").is_file());
     let runs = history_runs(&url);
     assert_eq!(runs.len(), 1, "{runs:?}");
@@ -779,6 +787,8 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
         ("RTBUILD_WORK", work_text.as_str()),
         ("RTBUILD_DB", url.as_str()),
     ];
+    assert!(step.contains("threshold_us=100\n"), "{step}");
+    let step = step.replace("threshold_us=100\n", "threshold_us=800\n");
     let out = run_step(&step, &work, &vars);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     // The same log as the first GitLab run: known already, recorded once.

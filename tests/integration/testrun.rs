@@ -170,7 +170,7 @@ fn stress_isolated_without_isolated_cpus_is_an_invalid_run() {
         .ignore_stderr()
         .code_is(1);
     let json = run_json(&run.path().join("res"));
-    assert_eq!(json["verdict"], "invalid");
+    assert_eq!(json["verdict"], "INVALID");
     let reasons = json["scenarios"][0]["invalid_reasons"].to_string();
     // This VM isolates no CPU: the reason says "none", not an empty quote.
     assert!(
@@ -691,7 +691,7 @@ fn all_cpus_custom_options_and_custom_load_are_measured_and_recorded() {
     let report = Test::new().args(["report", "--json"]).args([&dir]).run();
     assert_eq!(report.code(), run.code(), "{}\n{}", run.stderr(), report.stderr());
     let verdict = report.json()["verdict"].as_str().unwrap().to_string();
-    assert_eq!(verdict == "PASS", json["verdict"] == "pass", "{verdict} vs {}", json["verdict"]);
+    assert_eq!(verdict == "PASS", json["verdict"] == "PASS", "{verdict} vs {}", json["verdict"]);
     assert_eq!(json["threshold_us"], 100);
     assert_eq!(report.json()["threshold_us"], 100.0);
     assert!(run.stderr().contains("against 100 µs (default, SIL 2)"), "{}", run.stderr());
@@ -712,7 +712,7 @@ fn an_unpinned_custom_load_needs_isolated_rt_cpus() {
         .ignore_stderr()
         .code_is(1);
     let json = run_json(&run.path().join("res"));
-    assert_eq!(json["verdict"], "invalid");
+    assert_eq!(json["verdict"], "INVALID");
     assert_eq!(json["settings"]["load_unpinned"], true);
     let s = &json["scenarios"][0];
     assert_eq!(s["argv"]["load"][0][0], "timeout", "no taskset: {s}");
