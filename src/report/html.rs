@@ -25,7 +25,7 @@ pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere}
 svg{max-width:100%;height:auto}tr.ref td{background:#eef3fb;font-style:italic}\
 section{border-top:1px solid #ddd;margin-top:2em}.warn{color:#a15c00}\
 .charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{flex:1 1 440px;margin:0;min-width:0}\
-.charts svg{width:100%;height:auto}figcaption{font-weight:bold;margin:.5em 0}";
+.charts svg{width:100%;height:auto}figcaption{font-weight:bold;margin:.5em 0}#results td,#results th{white-space:normal}";
 
 #[derive(Serialize)]
 struct Page<'a> {

@@ -398,7 +398,7 @@ fn github_workflow_works_beside_the_checkout_and_each_lava_leg_waits_for_its_own
     assert!(fetch.is_some(), "{text}");
     let run: String = lava_steps.iter().filter_map(|s| s["run"].as_str()).collect();
     assert!(
-        run.contains("--duration 10m --tests cyclictest --out \"$RTBUILD_WORK/out/lava-job.yaml\""),
+        run.contains("--duration 10m --tests cyclictest --threshold-us \"$threshold_us\" --out \"$RTBUILD_WORK/out/lava-job.yaml\""),
         "{run}"
     );
     assert!(run.contains("> \"$HOME/.config/lavacli.yaml\""), "{run}");
@@ -422,7 +422,7 @@ fn ci_lava_jobs_run_the_chosen_rt_tests_and_wait_long_enough_for_them() {
     };
     let (_, cyclictest_only) = minutes(&[]);
     let (text, suite) = minutes(&["--lava-tests", "cyclictest,oslat,pi_stress"]);
-    assert!(text.contains("--tests oslat,cyclictest,pi_stress --out"), "{text}");
+    assert!(text.contains("--tests oslat,cyclictest,pi_stress --threshold-us"), "{text}");
     // oslat (on each RT CPU) and pi_stress run 10 minutes each after cyclictest's 10, in both
     // scenarios: the CI job waits at least that much longer.
     assert!(suite >= cyclictest_only + 2 * 2 * 10, "{cyclictest_only} -> {suite}");

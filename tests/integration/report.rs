@@ -126,7 +126,7 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
     );
     assert!(
         xml.contains(
-            "<failure message=\"invalid run: only 991 of 60000 cycles\" type=\"latency\">"
+            "<failure message=\"INVALID: invalid run: only 991 of 60000 cycles\" type=\"latency\">"
         ),
         "{xml}"
     );
@@ -435,7 +435,7 @@ fn html_report_renders_in_headless_chromium() {
     let dom = chromium(&["--dump-dom", &url], &profile);
     let dom = String::from_utf8_lossy(&dom.stdout);
     let verdict_at =
-        dom.find("<div class=\"verdict FAIL\" id=\"verdict\"><h1>FAIL</h1>").expect(&dom);
+        dom.find("<div class=\"verdict INVALID\" id=\"verdict\"><h1>INVALID</h1>").expect(&dom);
     assert!(verdict_at < dom.find("<svg").expect("inline chart"), "verdict comes first");
     assert!(dom.contains("invalid run: only 991 of 60000 cycles"));
     assert!(dom.contains("≥100"), "unknown percentiles shown as ≥limit");
@@ -567,7 +567,8 @@ fn text_report_escapes_forged_lines_and_terminal_controls_from_input() {
         .ignore_stderr()
         .code_is(1);
     let out = run.stdout();
-    assert!(out.starts_with("FAIL  threshold 1 µs"), "{out}");
+    // The scenario whose file is gone measured nothing: the run is INVALID.
+    assert!(out.starts_with("INVALID  threshold 1 µs"), "{out}");
     assert!(!out.contains('\u{1b}'), "an ESC reached the terminal: {out:?}");
     assert!(out.lines().all(|l| !l.trim_start().starts_with("PASS")), "a forged PASS line: {out}");
     assert!(out.contains("idle\\nPASS  threshold 100 µs\\u{1b}[2J"), "shown escaped: {out}");
