@@ -279,19 +279,19 @@ mod threshold_tests {
         // The case line runs in a real shell and picks the machine's own.
         let line = threshold_line(&stage(&[("rb3gen2-core-kit", 80), ("iq-9075-evk", 100)]));
         for (machine, want) in [("rb3gen2-core-kit", "80\n"), ("iq-9075-evk", "100\n")] {
-            let out = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!("{line}\necho \"$threshold_us\""))
+            let out = duct::cmd("sh", ["-c", &format!("{line}\necho \"$threshold_us\"")])
                 .env("MACHINE", machine)
-                .output()
+                .stdout_capture()
+                .unchecked()
+                .run()
                 .unwrap();
             assert_eq!(String::from_utf8_lossy(&out.stdout), want);
         }
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(&line)
+        let out = duct::cmd("sh", ["-c", line.as_str()])
             .env("MACHINE", "other")
-            .output()
+            .stderr_capture()
+            .unchecked()
+            .run()
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
     }

@@ -548,7 +548,7 @@ fn unknown_figures_in_every_cyclictest_parser_are_invalid() {
             "{name} {to}: {:?}",
             s.invalid_reasons
         );
-        assert!(text::render(&r).contains(&format!("  INVALID: ")), "{name} {to}");
+        assert!(text::render(&r).contains("  INVALID: "), "{name} {to}");
     }
 }
 
