@@ -41,6 +41,10 @@ pub(crate) struct LavaStage {
     pub tests: String,
     /// Minutes the CI job may wait: the LAVA job's own timeout plus queueing time.
     pub wait_minutes: u64,
+    /// Each machine's latency threshold, µs (its requirement, else 100): the job's
+    /// `--threshold-us`, and the one `report` and `history add` judge its log against (never
+    /// the one the board's console prints).
+    pub thresholds: Vec<(String, u64)>,
     /// The CI secret (GitHub) or masked variable (GitLab) holding the latency history's
     /// database URL, an environment-variable name already validated: each LAVA job records
     /// its run there and checks it for regressions.
@@ -181,6 +185,7 @@ mod tests {
                 tests: "cyclictest".into(),
                 wait_minutes: 200,
                 history_secret: None,
+                thresholds: vec![("rb3gen2-core-kit".into(), 100)],
             }),
         }
     }

@@ -4,6 +4,23 @@
 use super::{LavaStage, Pipeline};
 use crate::quote;
 
+/// `threshold_us=N`: the LAVA job's latency threshold for `$MACHINE` (each machine's own when
+/// they differ), set before the job is made and again before its log is judged.
+fn threshold_line(lava: &LavaStage) -> String {
+    let first = lava.thresholds.first().map_or(crate::base::DEFAULT_THRESHOLD_US as u64, |t| t.1);
+    if lava.thresholds.iter().all(|(_, us)| *us == first) {
+        return format!("threshold_us={first}");
+    }
+    let arms: String = lava
+        .thresholds
+        .iter()
+        .map(|(machine, us)| format!(" {}) threshold_us={us} ;;", quote::sh(machine)))
+        .collect();
+    format!(
+        "case \"$MACHINE\" in{arms} *) echo \"error: no LAVA threshold for machine $MACHINE; regenerate the pipeline with rtbuild ci\" >&2; exit 2 ;; esac"
+    )
+}
+
 /// One step of a job: a name (a GitHub step's name) and its shell lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Step {
@@ -143,7 +160,7 @@ impl Pipeline {
     pub(super) fn lava_steps(&self, lava: &LavaStage, places: Places) -> Vec<Step> {
         let file = |name: &str| places.file(name);
         let job = format!(
-            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\"{} --bundle-url \"$(cat {})\" --scenario {} --duration {} --tests {} --out {}",
+            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\"{} --bundle-url \"$(cat {})\" --scenario {} --duration {} --tests {} --threshold-us \"$threshold_us\" --out {}",
             self.catalog_flags
                 .iter()
                 .chain(&self.cpu_flags)
@@ -161,7 +178,7 @@ impl Pipeline {
                 name: "Install lavacli",
                 lines: vec!["sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lavacli".to_string()],
             },
-            Step { name: "The LAVA job", lines: vec![job] },
+            Step { name: "The LAVA job", lines: vec![threshold_line(lava), job] },
             Step {
                 name: "lavacli's identity",
                 // printf is the shell's own: the token is in no process's arguments.
@@ -188,14 +205,15 @@ impl Pipeline {
     fn verdict_step(&self, lava: &LavaStage, places: Places) -> Step {
         let file = |name: &str| places.file(name);
         // Exit 1 on a FAIL verdict (and 2 when the log holds no result): the job fails.
+        // The job's threshold, given explicitly: never the one the board's console printed.
         let report = format!(
-            "rtbuild report {} --junit {} --html {}",
+            "rtbuild report {} --threshold-us \"$threshold_us\" --junit {} --html {}",
             file(LAVA_FILES[1]),
             file(LAVA_FILES[2]),
             file(LAVA_FILES[3])
         );
         let Some(secret) = &lava.history_secret else {
-            return Step { name: "Verdict and reports", lines: vec![report] };
+            return Step { name: "Verdict and reports", lines: vec![threshold_line(lava), report] };
         };
         let mut lines = Vec::new();
         if places == Places::Checkout {
@@ -203,6 +221,7 @@ impl Pipeline {
             // variable expansion, which would read a `$` in the password as a variable).
             lines.push(format!("export {HISTORY_DB_VAR}=\"${secret}\""));
         }
+        lines.push(threshold_line(lava));
         lines.extend([
             // Without the URL, `history add` would record into a file of this job's container.
             format!(
@@ -212,7 +231,7 @@ impl Pipeline {
             format!("{report} --history \"${HISTORY_DB_VAR}\" || verdict=$?"),
             // `history add` reads the URL from RTBUILD_DB: it is on no command line.
             format!(
-                "rtbuild history add {} --bundle \"$(ls {}/*.manifest.json)\"",
+                "rtbuild history add {} --threshold-us \"$threshold_us\" --bundle \"$(ls {}/*.manifest.json)\"",
                 file(LAVA_FILES[1]),
                 places.file(&format!("{}/bundle", out_dir(places)))
             ),
@@ -248,5 +267,51 @@ impl Pipeline {
             paths.push(BUNDLE_URL_FILE.to_string());
         }
         paths
+    }
+}
+
+#[cfg(test)]
+mod threshold_tests {
+    use super::*;
+
+    fn stage(thresholds: &[(&str, u64)]) -> LavaStage {
+        LavaStage {
+            scenarios: "idle".into(),
+            duration: "smoke".into(),
+            tests: "cyclictest".into(),
+            wait_minutes: 1,
+            history_secret: None,
+            thresholds: thresholds.iter().map(|(m, t)| (m.to_string(), *t)).collect(),
+        }
+    }
+
+    /// Each machine's LAVA threshold reaches the job and `report` as a number set in the
+    /// script (one literal when they agree, the machine's own when they differ), never read
+    /// from the board's console.
+    #[test]
+    fn each_machines_threshold_is_set_in_the_script() {
+        assert_eq!(threshold_line(&stage(&[("a", 80), ("b", 80)])), "threshold_us=80");
+        assert_eq!(
+            threshold_line(&stage(&[("rb3gen2-core-kit", 80), ("iq-9075-evk", 100)])),
+            "case \"$MACHINE\" in rb3gen2-core-kit) threshold_us=80 ;; iq-9075-evk) threshold_us=100 ;; *) echo \"error: no LAVA threshold for machine $MACHINE; regenerate the pipeline with rtbuild ci\" >&2; exit 2 ;; esac"
+        );
+        // The case line runs in a real shell and picks the machine's own.
+        let line = threshold_line(&stage(&[("rb3gen2-core-kit", 80), ("iq-9075-evk", 100)]));
+        for (machine, want) in [("rb3gen2-core-kit", "80\n"), ("iq-9075-evk", "100\n")] {
+            let out = duct::cmd("sh", ["-c", &format!("{line}\necho \"$threshold_us\"")])
+                .env("MACHINE", machine)
+                .stdout_capture()
+                .unchecked()
+                .run()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+        }
+        let out = duct::cmd("sh", ["-c", line.as_str()])
+            .env("MACHINE", "other")
+            .stderr_capture()
+            .unchecked()
+            .run()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
     }
 }

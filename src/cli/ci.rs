@@ -99,6 +99,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
     };
     let mut machines = Vec::new();
     let mut layouts = Vec::new();
+    let mut thresholds = Vec::new();
     let mut distro_names = Vec::new();
     for distro in &distros {
         for machine in &args.machines {
@@ -109,6 +110,12 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
             if !machines.contains(&plan.machine.name) {
                 machines.push(plan.machine.name.clone());
                 layouts.push(plan.layout.clone());
+                thresholds.push((
+                    plan.machine.name.clone(),
+                    plan.machine
+                        .latency_requirement_us
+                        .unwrap_or(crate::base::DEFAULT_THRESHOLD_US as u64),
+                ));
             }
             let name = plan.distro.to_string();
             if !distro_names.contains(&name) {
@@ -127,7 +134,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
     )
     .map_err(Refusal::Install)?;
     let lock = args.lock.as_deref().map(lock_in_repo).transpose()?;
-    let lava = args.lava.then(|| lava_stage(args, &layouts)).transpose()?;
+    let lava = args.lava.then(|| lava_stage(args, &layouts, thresholds)).transpose()?;
     let pipeline = Pipeline {
         machines,
         distros: distro_names,
@@ -297,7 +304,11 @@ fn lock_in_repo(path: &std::path::Path) -> crate::error::Result<String> {
 /// `--lava-scenario`/`--lava-duration`/`--lava-tests`, checked as `rtbuild lava` checks them,
 /// and how long the CI job may wait for the longest LAVA job (its timeout on the machine with
 /// the most RT CPUs, plus two hours in the queue).
-fn lava_stage(args: &CiArgs, layouts: &[CpuLayout]) -> crate::error::Result<LavaStage> {
+fn lava_stage(
+    args: &CiArgs,
+    layouts: &[CpuLayout],
+    thresholds: Vec<(String, u64)>,
+) -> crate::error::Result<LavaStage> {
     let scenarios =
         crate::testrun::parse_list(&args.lava_scenario).map_err(Refusal::LavaScenario)?;
     if scenarios.contains(&crate::testrun::Scenario::Custom) {
@@ -325,6 +336,7 @@ fn lava_stage(args: &CiArgs, layouts: &[CpuLayout]) -> crate::error::Result<Lava
         duration: args.lava_duration.clone(),
         tests: tests.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
         wait_minutes: minutes + 120,
+        thresholds,
     })
 }
 

@@ -224,9 +224,12 @@ fn parsed_commands(text: &str, machine: &str, distro: &str) -> Vec<(Vec<String>,
     let yaml: serde_yaml::Value = serde_yaml::from_str(text).expect("valid YAML");
     let mut lines = Vec::new();
     script_lines(&yaml, &mut lines);
-    let env = job_env(machine, distro);
+    let mut env = job_env(machine, distro);
     let mut parsed = Vec::new();
     for line in &lines {
+        if let Some(value) = threshold_assignment(line, machine) {
+            env.insert("threshold_us", value);
+        }
         for argv in rtbuild_commands(line, &env) {
             assert!(!argv.iter().any(|w| w.contains("<unset $")), "unset variable in {line}");
             match Cli::try_parse_from(&argv) {
@@ -241,12 +244,32 @@ fn parsed_commands(text: &str, machine: &str, distro: &str) -> Vec<(Vec<String>,
     parsed
 }
 
+/// The LAVA steps' `threshold_us=N`, or the value the `case "$MACHINE" in m) threshold_us=N ;;
+/// … esac` line gives `machine`.
+fn threshold_assignment(line: &str, machine: &str) -> Option<String> {
+    let line = line.trim();
+    if let Some(value) = line.strip_prefix("threshold_us=") {
+        return Some(value.to_string());
+    }
+    let arms = line.strip_prefix("case \"$MACHINE\" in")?;
+    arms.split(";;").find_map(|arm| {
+        let (pattern, body) = arm.trim().split_once(')')?;
+        (pattern.trim().trim_matches('\'') == machine)
+            .then(|| body.trim().strip_prefix("threshold_us=").map(str::to_string))?
+    })
+}
+
 fn ci_args(argv: &[&str]) -> CiArgs {
     let cli = Cli::try_parse_from(["rtbuild", "ci"].iter().chain(argv)).expect("ci parses");
     match cli.command {
         Command::Ci(args) => args,
         other => panic!("not ci: {other:?}"),
     }
+}
+
+/// The machine's LAVA threshold: its requirement, else 100 µs.
+fn threshold_of(plan: &Plan) -> u64 {
+    plan.machine.latency_requirement_us.unwrap_or(crate::base::DEFAULT_THRESHOLD_US as u64)
 }
 
 /// The plan `ci` makes for the cell, with DL_DIR and SSTATE_DIR as the job sets them.
@@ -373,6 +396,7 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                     }
                     Some(Command::Lava(lava)) => {
                         assert!(args.lava, "{argv:?}");
+                        assert_eq!(lava.threshold_us, Some(threshold_of(&want)), "{argv:?}");
                         let plan = lava.cpus.plan().expect("plan").expect("--machine");
                         assert_eq!(plan.layout.clone(), want.layout.clone());
                         assert_eq!(lava.distro, want.distro.to_string());
@@ -382,6 +406,9 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                         assert_eq!(tests(&lava.measure.tests), tests(&args.lava_tests));
                     }
                     Some(Command::Report(report)) => {
+                        // The job's threshold, explicitly: never the one the board prints.
+                        let threshold = threshold_of(&want) as f64;
+                        assert_eq!(report.threshold_us, Some(threshold), "{argv:?}");
                         let history = args.history_db_secret.as_ref().map(|_| HISTORY_URL);
                         assert_eq!(report.history.as_deref(), history, "{argv:?}");
                     }
@@ -391,6 +418,7 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                             panic!("a job runs only `history add`: {argv:?}");
                         };
                         assert_eq!(add.runs.len(), 1, "{argv:?}");
+                        assert_eq!(add.threshold_us, Some(threshold_of(&want) as f64), "{argv:?}");
                         assert!(add.bundle.is_some(), "records the bundle: {argv:?}");
                         assert!(!argv.iter().any(|w| w.contains(HISTORY_URL)), "{argv:?}");
                         histories += 1;

@@ -9,6 +9,7 @@ use crate::base::parse_date;
 use crate::error::Refusal;
 use crate::exit::Exit;
 use crate::formats::history_json::{HistoryList, SCHEMA};
+use crate::formats::report_json::Verdict;
 use crate::history::add::{AddRequest, add};
 use crate::history::location::Location;
 use crate::history::store::{Filter, Store};
@@ -81,6 +82,11 @@ pub(crate) struct AddArgs {
     /// With --check: how much worse than the baseline max or p99.9 is a regression, %.
     #[arg(long, value_name = "PCT", default_value_t = regression::DEFAULT_PCT, requires = "check")]
     pub regression_pct: f64,
+    /// Latency limit in µs the runs are judged against, as `rtbuild report --threshold-us`
+    /// (give a LAVA log the job's threshold: the one its console printed is never used)
+    /// [default: run.json `threshold_us`, else the machine's requirement, else 100].
+    #[arg(long, value_name = "US")]
+    pub threshold_us: Option<f64>,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -204,12 +210,12 @@ fn run_add(args: AddArgs, ui: &Ui) -> crate::error::Result<Exit> {
         runs: args.runs,
         bundle: args.bundle,
         check_pct: args.check.then_some(args.regression_pct),
+        threshold_us: args.threshold_us,
         now_unix: now_unix(),
     };
     let added = add(&mut store, &request)?;
-    let passed = added.iter().all(|a| {
-        a.check.as_ref().is_none_or(|c| c.verdict == "PASS" || c.verdict == "NO-BASELINE")
-    });
+    let passed =
+        added.iter().all(|a| a.check.as_ref().is_none_or(|c| c.verdict == Verdict::Pass.as_str()));
     if ui.json() {
         ui.out_json(&added)?;
     } else {

@@ -80,7 +80,8 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
         // With -q and a report file, the file is the report: the exit code gives the verdict.
         ui.out(report::text::render(&report));
     }
-    let mut passed = report.verdict == Verdict::Pass;
+    // One exit-code rule: 0 for PASS, 1 for FAIL, INVALID and REGRESSION.
+    let mut verdict = report.verdict;
     if let Some(url) = &args.history {
         let location = crate::history::location::Location::parse(url)?;
         let checks = crate::history::check_report(&location, &options, args.regression_pct)?;
@@ -91,7 +92,9 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
                 if ui.json() { ui.warn(line) } else { ui.out(line) }
             }
         }
-        passed &= checks.iter().all(|c| c.verdict == "PASS" || c.verdict == "NO-BASELINE");
+        for check in &checks {
+            verdict = verdict.worst(check.verdict.parse().unwrap_or(Verdict::Invalid));
+        }
     }
-    Ok(Exit::from_pass(passed))
+    Ok(verdict.exit())
 }

@@ -188,12 +188,13 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
         trace,
     };
     let finished = testrun::run(&request, &System, ui)?;
+    // The words `rtbuild report` gives the same run (one vocabulary).
     let verdict = match finished {
-        RunEnd::Pass => "pass",
-        RunEnd::Fail => "fail",
-        RunEnd::Invalid => "invalid",
-        RunEnd::Interrupted => "interrupted",
-        RunEnd::ConnectionLost => "connection lost",
+        RunEnd::Pass => "PASS",
+        RunEnd::Fail => "FAIL",
+        RunEnd::Invalid => "INVALID",
+        RunEnd::Interrupted => "INVALID (interrupted)",
+        RunEnd::ConnectionLost => "INVALID (connection lost)",
     };
     if ui.json() {
         let text = std::fs::read_to_string(out.join(testrun::RUN_FILE)).unwrap_or_default();

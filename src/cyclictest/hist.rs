@@ -19,9 +19,10 @@ pub(super) struct HistBlock {
     contiguous: bool,
     last_index: Option<u64>,
     totals: Option<Vec<u64>>,
-    min: Option<Vec<u64>>,
-    avg: Option<Vec<u64>>,
-    max: Option<Vec<u64>>,
+    /// Per thread: the figure, or what was printed where it holds no latency (`nan`, `-5`).
+    min: Option<Vec<Result<u64, String>>>,
+    avg: Option<Vec<Result<u64, String>>>,
+    max: Option<Vec<Result<u64, String>>>,
     overflows: Option<Vec<u64>>,
     cycles: BTreeMap<u64, (Vec<u64>, u64)>,
     pub breaktrace: Option<Break>,
@@ -39,6 +40,16 @@ pub(super) const MAX_ENTRIES: u64 = crate::formats::cyclictest_json::MAX_HISTOGR
 pub(super) fn numbers_after_colon(line: &str) -> Result<Vec<u64>, &'static str> {
     let (_, rest) = line.split_once(':').ok_or("no `:`")?;
     rest.split_whitespace().map(|n| n.parse::<u64>().map_err(|_| "not a number")).collect()
+}
+
+/// The per-thread figures of a `# Max Latencies: 00012 nan` line: each a latency, or what was
+/// printed in its place (unknown, never a reason to drop the other threads' figures).
+fn figures_after_colon(line: &str) -> Result<Vec<Result<u64, String>>, &'static str> {
+    let (_, rest) = line.split_once(':').ok_or("no `:`")?;
+    Ok(rest
+        .split_whitespace()
+        .map(|n| n.parse::<u64>().map_err(|_| n.escape_debug().to_string()))
+        .collect())
 }
 
 impl HistBlock {
@@ -95,14 +106,21 @@ impl HistBlock {
     /// the histogram's own lines.
     pub(super) fn hash_line(&mut self, line: &str) -> Result<bool, &'static str> {
         let body = line.trim_start_matches('#').trim_start();
+        let figures = if body.starts_with("Min Latencies:") {
+            Some(&mut self.min)
+        } else if body.starts_with("Avg Latencies:") {
+            Some(&mut self.avg)
+        } else if body.starts_with("Max Latencies:") {
+            Some(&mut self.max)
+        } else {
+            None
+        };
+        if let Some(slot) = figures {
+            *slot = Some(figures_after_colon(line)?);
+            return Ok(true);
+        }
         let slot = if body.starts_with("Total:") {
             &mut self.totals
-        } else if body.starts_with("Min Latencies:") {
-            &mut self.min
-        } else if body.starts_with("Avg Latencies:") {
-            &mut self.avg
-        } else if body.starts_with("Max Latencies:") {
-            &mut self.max
         } else if body.starts_with("Histogram Overflows:") {
             &mut self.overflows
         } else if body.starts_with("Thread Ids:") {
@@ -176,7 +194,16 @@ impl HistBlock {
         columns.resize_with(threads, BTreeMap::new);
         for (i, buckets) in columns.into_iter().enumerate() {
             let at = |v: &Option<Vec<u64>>| v.as_ref().and_then(|v| v.get(i).copied());
+            let figure = |v: &Option<Vec<Result<u64, String>>>| {
+                v.as_ref().and_then(|v| v.get(i).cloned()).map_or(Ok(None), |f| f.map(Some))
+            };
             let (listed, not_listed) = self.cycles.get(&(i as u64)).cloned().unwrap_or_default();
+            let (min, avg, max) = (figure(&self.min), figure(&self.avg), figure(&self.max));
+            for (name, printed) in [("Min", &min), ("Avg", &avg), ("Max", &max)] {
+                if let Err(printed) = printed {
+                    run.bad_figure(i as u32, format!("{name} `{printed}`"));
+                }
+            }
             let thread = run.thread_mut(i as u32);
             thread.histogram = Some(Histogram {
                 buckets,
@@ -186,9 +213,9 @@ impl HistBlock {
                 overflow_cycles: listed,
                 overflow_cycles_not_listed: not_listed,
             });
-            thread.reported_min = at(&self.min).or(thread.reported_min);
-            thread.reported_avg = at(&self.avg).map(|a| a as f64).or(thread.reported_avg);
-            thread.reported_max = at(&self.max).or(thread.reported_max);
+            thread.reported_min = min.ok().flatten().or(thread.reported_min);
+            thread.reported_avg = avg.ok().flatten().map(|a| a as f64).or(thread.reported_avg);
+            thread.reported_max = max.ok().flatten().or(thread.reported_max);
             if let Some(tid) = at(&self.tids) {
                 thread.tid = u32::try_from(tid).ok();
             }

@@ -72,11 +72,21 @@ pub(super) fn parse_json(reader: impl BufRead) -> Result<ResultFile, ParseError>
             histogram.overflows = cycles.saturating_sub(bucketed);
         }
         let unsigned = |n: Option<i64>| n.and_then(|n| u64::try_from(n).ok());
+        // A negative figure is no latency: unknown, and named (`nan` arrives as `null`, which
+        // cyclictest writes for the average of a thread without cycles).
+        for (name, value) in [("min", body.min), ("max", body.max)] {
+            if let Some(value) = value.filter(|v| *v < 0) {
+                run.bad_figure(index, format!("{name} `{value}`"));
+            }
+        }
+        if let Some(avg) = body.avg.filter(|a| !crate::formats::report_json::is_latency(*a)) {
+            run.bad_figure(index, format!("avg `{avg}`"));
+        }
         let thread = run.thread_mut(index);
         thread.cycles = cycles;
         thread.reported_min = unsigned(body.min);
         thread.reported_max = unsigned(body.max);
-        thread.reported_avg = body.avg;
+        thread.reported_avg = body.avg.filter(|a| crate::formats::report_json::is_latency(*a));
         thread.cpu = body.cpu.and_then(|c| u32::try_from(c).ok());
         thread.histogram = has_histogram.then_some(histogram);
     }

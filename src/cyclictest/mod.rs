@@ -35,7 +35,9 @@ mod verbose;
 pub use error::{FileError, OpenError, ParseError, ParseErrorKind};
 pub use json::histogram_size;
 pub use lines::for_each_line;
-pub use model::{Break, Format, Histogram, MAX_WARNINGS, ResultFile, Thread, Unit, Warning};
+pub use model::{
+    BlockMaxima, Break, Format, Histogram, MAX_WARNINGS, ResultFile, Thread, Unit, Warning,
+};
 pub use verbose::{Sample, parse_line as parse_verbose_line};
 
 use std::io::BufRead;

@@ -96,6 +96,83 @@ impl Histogram {
     }
 }
 
+/// The largest latency of each block of cycle numbers, in cycle order, from `-v` samples:
+/// block `i` covers cycles `[i << shift, (i + 1) << shift)`. At most [`BlockMaxima::BLOCKS`]
+/// blocks are kept: a longer run doubles the block size. Blocks follow cycle numbers, not file
+/// order, so counts of a file's parts merge exactly.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct BlockMaxima {
+    pub shift: u32,
+    /// Per block, its largest latency plus one; 0 when no sample fell in it.
+    pub maxima: Vec<u64>,
+    /// The cycle number after the last sample's.
+    pub end: u64,
+}
+
+impl BlockMaxima {
+    /// The most blocks kept.
+    pub const BLOCKS: usize = 4096;
+
+    /// Counts `value` at `cycle`.
+    #[inline]
+    pub fn add(&mut self, cycle: u64, value: u64) {
+        let stored = value.saturating_add(1);
+        match self.maxima.get_mut((cycle >> self.shift) as usize) {
+            Some(slot) => *slot = (*slot).max(stored),
+            None => self.grow(cycle, stored),
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, cycle: u64, stored: u64) {
+        while self.shift < 63 && (cycle >> self.shift) as usize >= Self::BLOCKS {
+            self.coarsen();
+        }
+        let at = (cycle >> self.shift) as usize;
+        if at >= self.maxima.len() {
+            self.maxima.resize(at + 1, 0);
+        }
+        self.maxima[at] = self.maxima[at].max(stored);
+    }
+
+    /// Doubles the block size.
+    fn coarsen(&mut self) {
+        self.shift += 1;
+        self.maxima = self.maxima.chunks(2).map(|c| c.iter().copied().max().unwrap_or(0)).collect();
+    }
+
+    /// Adds the maxima of other samples of the same thread (another part of the file).
+    pub fn merge(&mut self, mut other: BlockMaxima) {
+        while self.shift < other.shift {
+            self.coarsen();
+        }
+        while other.shift < self.shift {
+            other.coarsen();
+        }
+        if other.maxima.len() > self.maxima.len() {
+            self.maxima.resize(other.maxima.len(), 0);
+        }
+        for (slot, value) in self.maxima.iter_mut().zip(other.maxima) {
+            *slot = (*slot).max(value);
+        }
+        self.end = self.end.max(other.end);
+    }
+
+    /// The largest latency among cycles `[from, to)` (`from` and `to` on block boundaries),
+    /// `None` when no sample lies there.
+    pub fn max_between(&self, from: u64, to: u64) -> Option<u64> {
+        let first = (from >> self.shift) as usize;
+        let last = (to.saturating_add((1 << self.shift) - 1) >> self.shift) as usize;
+        self.maxima
+            .get(first.min(self.maxima.len())..last.min(self.maxima.len()))?
+            .iter()
+            .copied()
+            .max()
+            .filter(|m| *m > 0)
+            .map(|m| m - 1)
+    }
+}
+
 /// One measurement thread.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Thread {
@@ -125,6 +202,14 @@ pub struct Thread {
     /// `--spike` lines for this thread: how many, and the largest.
     pub spikes: u64,
     pub spike_max: Option<u64>,
+    /// Figures cyclictest printed for this thread that are not latencies (a finite number
+    /// ≥ 0): `Max \`nan\``, `Min \`-5\``. Each one is unknown, so the thread's measurement
+    /// is INVALID (and a bad maximum is never replaced by a histogram's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bad_figures: Vec<String>,
+    /// `-v` only: the largest latency per block of cycles, for whether the maximum still rose.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_maxima: Option<BlockMaxima>,
 }
 
 impl Thread {
@@ -150,6 +235,9 @@ impl Thread {
     pub fn max(&self) -> Option<u64> {
         if let Some(max) = self.reported_max {
             return Some(max);
+        }
+        if self.bad_figures.iter().any(|f| f.starts_with("Max")) {
+            return None;
         }
         match &self.histogram {
             Some(h) if h.overflows == 0 && !h.overflows_unknown => {
@@ -185,6 +273,14 @@ pub struct ResultFile {
     pub warnings: Vec<Warning>,
     /// Warnings beyond the first [`MAX_WARNINGS`], counted but not kept (memory stays constant).
     pub warnings_not_kept: u64,
+    /// `-v` samples with a negative latency: no latency, so not counted, and the run's
+    /// figures are incomplete (cyclictest never writes one).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub negative_samples: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How many warnings a [`ResultFile`] keeps.
@@ -206,6 +302,14 @@ impl ResultFile {
             }
         };
         &mut self.threads[pos]
+    }
+
+    /// Records that `thread` printed `figure` (`Max \`nan\``), which is no latency.
+    pub fn bad_figure(&mut self, thread: u32, figure: String) {
+        let t = self.thread_mut(thread);
+        if t.bad_figures.len() < MAX_WARNINGS && !t.bad_figures.contains(&figure) {
+            t.bad_figures.push(figure);
+        }
     }
 
     pub fn saw(&mut self, format: Format) {

@@ -14,11 +14,15 @@ pub(super) struct Summary {
     pub priority: Option<u32>,
     pub interval_us: Option<u64>,
     pub cycles: u64,
-    pub min: u64,
+    /// `Min:`, `Avg:`, `Max:`: `None` when the field holds no latency (`nan`, `-5`), which
+    /// `bad` then names.
+    pub min: Option<u64>,
     /// `Act:`, the latency of the thread's last cycle before the line was printed.
     pub act: Option<u64>,
-    pub avg: u64,
-    pub max: u64,
+    pub avg: Option<u64>,
+    pub max: Option<u64>,
+    /// The figures printed that are not latencies (a finite number ≥ 0): `Max \`nan\``.
+    pub bad: Vec<String>,
     /// `Some(Ns)` when the field widths say `-N`, `Some(Us)` when they say µs.
     pub unit: Option<Unit>,
 }
@@ -53,16 +57,34 @@ pub(super) fn parse(line: &str) -> Result<TLine, &'static str> {
         return Ok(TLine::Spike(Spike { thread, value }));
     }
     let field = |key: &'static str| number(key).ok_or(key);
+    // A latency field that is there but holds no latency (`Max: nan`, `Max: -5`) is unknown,
+    // and said so; one that is missing makes the line unreadable.
+    let mut bad = Vec::new();
+    let mut latency =
+        |key: &'static str, missing: &'static str| -> Result<Option<u64>, &'static str> {
+            let value = get(key).filter(|v| !v.is_empty()).ok_or(missing)?;
+            match value.parse::<u64>() {
+                Ok(n) => Ok(Some(n)),
+                Err(_) => {
+                    bad.push(format!("{key} `{}`", value.escape_debug()));
+                    Ok(None)
+                }
+            }
+        };
+    let min = latency("Min", "no `Min:`")?;
+    let avg = latency("Avg", "no `Avg:`")?;
+    let max = latency("Max", "no `Max:`")?;
     let summary = Summary {
         thread,
         tid: get("(").and_then(|v| v.parse().ok()),
         priority: number("P").and_then(|p| u32::try_from(p).ok()),
         interval_us: number("I"),
         cycles: field("C").map_err(|_| "no cycle count `C:`")?,
-        min: field("Min").map_err(|_| "no `Min:`")?,
+        min,
         act: number("Act"),
-        avg: field("Avg").map_err(|_| "no `Avg:`")?,
-        max: field("Max").map_err(|_| "no `Max:`")?,
+        avg,
+        max,
+        bad,
         unit: act_width(rest).map(|w| if w >= 8 { Unit::Ns } else { Unit::Us }),
     };
     Ok(TLine::Summary(summary))
@@ -106,21 +128,40 @@ mod tests {
         let TLine::Summary(s) = parse(us).unwrap() else { panic!() };
         assert_eq!(
             (s.thread, s.tid, s.cycles, s.min, s.avg, s.max),
-            (0, Some(10443), 1995, 5, 20, 3284)
+            (0, Some(10443), 1995, Some(5), Some(20), Some(3284))
         );
         assert_eq!((s.priority, s.interval_us, s.unit), (Some(99), Some(1000), Some(Unit::Us)));
         assert_eq!(s.act, Some(9));
         let ns =
             "T: 1 (10504) P:99 I:1000 C:   2000 Min:   7056 Act:   13390 Avg:   16096 Max:  103166";
         let TLine::Summary(s) = parse(ns).unwrap() else { panic!() };
-        assert_eq!((s.thread, s.max, s.act, s.unit), (1, 103166, Some(13390), Some(Unit::Ns)));
+        assert_eq!(
+            (s.thread, s.max, s.act, s.unit),
+            (1, Some(103166), Some(13390), Some(Unit::Ns))
+        );
         let squeezed = "T: 0 ( 2475) P:99 I:1000 C: 599944 Min: 2 Act: 3 Avg: 5 Max: 3059";
         let TLine::Summary(s) = parse(squeezed).unwrap() else { panic!() };
-        assert_eq!((s.tid, s.cycles, s.act, s.max), (Some(2475), 599944, Some(3), 3059));
+        assert_eq!((s.tid, s.cycles, s.act, s.max), (Some(2475), 599944, Some(3), Some(3059)));
         let wide =
             "T:12 (    0) P:99 I:1000 C:      0 Min:1000000 Act:    0 Avg:    0 Max:       0";
         let TLine::Summary(s) = parse(wide).unwrap() else { panic!() };
-        assert_eq!((s.thread, s.min, s.cycles), (12, 1000000, 0));
+        assert_eq!((s.thread, s.min, s.cycles), (12, Some(1000000), 0));
+    }
+
+    /// `nan`, `inf` and negative figures are no latencies: unknown, and named.
+    #[test]
+    fn figures_that_are_no_latencies_are_unknown_and_named() {
+        let line =
+            "T: 0 (10443) P:99 I:1000 C:   1995 Min:     -3 Act:    9 Avg:  inf Max:     NaN";
+        let TLine::Summary(s) = parse(line).unwrap() else { panic!() };
+        assert_eq!((s.min, s.avg, s.max, s.cycles), (None, None, None, 1995));
+        assert_eq!(s.bad, ["Min `-3`", "Avg `inf`", "Max `NaN`"]);
+        let line = "T: 1 (10444) P:99 I:1000 C:   1995 Min:      3 Act:    9 Avg:   20 Max:     -5";
+        let TLine::Summary(s) = parse(line).unwrap() else { panic!() };
+        assert_eq!(
+            (s.min, s.max, s.bad.as_slice()),
+            (Some(3), None, &["Max `-5`".to_string()][..])
+        );
     }
 
     #[test]

@@ -174,10 +174,12 @@ impl TextParser {
                 thread.priority = s.priority;
                 thread.interval_us = s.interval_us;
                 thread.cycles = Some(s.cycles);
-                thread.reported_min = Some(s.min);
-                thread.reported_avg = Some(s.avg as f64);
-                thread.reported_max = Some(s.max);
+                thread.reported_min = s.min;
+                thread.reported_avg = s.avg.map(|a| a as f64);
+                thread.reported_max = s.max;
                 thread.reported_act = s.act;
+                // A later block of a live screen replaces the earlier one, bad figures too.
+                thread.bad_figures = s.bad;
             }
             Ok(TLine::Spike(s)) if s.thread < MAX_THREADS => {
                 self.run.saw(Format::Spike);
@@ -240,6 +242,7 @@ impl TextParser {
         }
         if !self.verbose.is_empty() {
             run.saw(Format::Verbose);
+            run.negative_samples = self.verbose.negative;
             if self.verbose.negative > 0 {
                 run.warn(
                     None,
@@ -258,6 +261,7 @@ impl TextParser {
                 let counted_samples = counted.histogram.as_ref().map_or(0, Histogram::samples);
                 if counted_samples >= printed {
                     thread.histogram = counted.histogram;
+                    thread.block_maxima = counted.block_maxima;
                     thread.histogram_from_samples = true;
                 }
             }

@@ -138,6 +138,7 @@ struct Counts {
     dense: Vec<u64>,
     sparse: BTreeMap<u64, u64>,
     cycles: Cycles,
+    blocks: super::model::BlockMaxima,
 }
 
 impl Counts {
@@ -162,6 +163,7 @@ impl Counts {
         for (value, count) in later.sparse {
             *self.sparse.entry(value).or_insert(0) += count;
         }
+        self.blocks.merge(later.blocks);
     }
 
     /// Counts a non-negative latency.
@@ -231,7 +233,10 @@ impl VerboseCounts {
         let counts = self.counts_of(sample.thread, sample.cycle);
         counts.cycles.see(sample.cycle);
         match u64::try_from(sample.latency) {
-            Ok(value) => counts.latency(value),
+            Ok(value) => {
+                counts.latency(value);
+                counts.blocks.add(sample.cycle, value);
+            }
             Err(_) => self.negative += 1,
         }
     }
@@ -251,6 +256,7 @@ impl VerboseCounts {
             counts.cycles.see(sample.cycle);
             // parse_fixed reads no sign: the latency is never negative.
             counts.latency(sample.latency as u64);
+            counts.blocks.add(sample.cycle, sample.latency as u64);
             taken += 1;
         }
         self.lines += taken;
@@ -305,6 +311,9 @@ impl VerboseCounts {
             thread.missing_cycles = counts.cycles.missing;
             thread.histogram = Some(histogram);
             thread.histogram_from_samples = true;
+            let mut blocks = counts.blocks;
+            blocks.end = counts.cycles.next;
+            thread.block_maxima = Some(blocks);
             out.push(thread);
         }
         out

@@ -178,7 +178,8 @@ pub(crate) struct InputChange {
 pub(crate) struct RegressionCheck {
     pub run: String,
     pub machine: Option<String>,
-    /// `PASS`, `REGRESSION`, `INVALID` (an invalid run is not compared) or `NO-BASELINE`.
+    /// `INVALID` (an invalid run is not compared), `REGRESSION`, else the run's own verdict
+    /// (`PASS` or `FAIL`), also when no earlier run was there to compare (`baseline_runs` empty).
     pub verdict: String,
     pub regression_pct: f64,
     /// The run's latency limit, µs.

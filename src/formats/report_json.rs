@@ -7,45 +7,163 @@ use serde::{Deserialize, Serialize};
 /// The `schema` value of the JSON report.
 pub(crate) const SCHEMA: &str = "rtbuild-report/1";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// rtbuild's one verdict vocabulary, the same word in the terminal, JSON, JUnit, HTML, `run.json`
+/// and the history: `PASS`, `FAIL` (a limit was crossed or a check failed), `INVALID` (the run
+/// cannot be trusted: it measured something else, or a figure is unknown) and `REGRESSION`
+/// (history: worse than the earlier runs). One exit-code rule goes with it: 0 for `PASS`, 1 for
+/// every other word ([`Verdict::exit`]). When several apply, the worst wins:
+/// INVALID > REGRESSION > FAIL > PASS (an untrusted run is never called anything else).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "UPPERCASE")]
 pub(crate) enum Verdict {
+    #[default]
     Pass,
     Fail,
+    Regression,
+    Invalid,
 }
 
 impl Verdict {
+    /// `FAIL` when there is any reason, else `PASS` (for reasons that are all failures).
     pub(crate) fn from_reasons(reasons: &[String]) -> Verdict {
         if reasons.is_empty() { Verdict::Pass } else { Verdict::Fail }
+    }
+
+    /// `INVALID` when the run cannot be trusted, else `FAIL` when anything failed, else `PASS`.
+    pub(crate) fn of(invalid: &[String], fail: &[String]) -> Verdict {
+        if !invalid.is_empty() { Verdict::Invalid } else { Verdict::from_reasons(fail) }
+    }
+
+    /// The worse of two verdicts (INVALID > REGRESSION > FAIL > PASS).
+    pub(crate) fn worst(self, other: Verdict) -> Verdict {
+        self.max(other)
+    }
+
+    pub(crate) fn passed(self) -> bool {
+        self == Verdict::Pass
+    }
+
+    /// The exit code rule: 0 for PASS, 1 for FAIL, INVALID and REGRESSION.
+    pub(crate) fn exit(self) -> crate::exit::Exit {
+        crate::exit::Exit::from_pass(self.passed())
+    }
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Regression => "REGRESSION",
+            Verdict::Invalid => "INVALID",
+        }
     }
 }
 
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-        })
+        f.write_str(self.as_str())
     }
 }
 
-/// One row of the Qualcomm guide's "RT test results" table.
+impl std::str::FromStr for Verdict {
+    type Err = String;
+
+    /// Reads the word back, whatever its case (`run.json` files before one vocabulary wrote
+    /// `pass`, `fail`, `invalid`).
+    fn from_str(word: &str) -> Result<Verdict, String> {
+        match word.to_ascii_uppercase().as_str() {
+            "PASS" => Ok(Verdict::Pass),
+            "FAIL" => Ok(Verdict::Fail),
+            "REGRESSION" => Ok(Verdict::Regression),
+            "INVALID" => Ok(Verdict::Invalid),
+            _ => Err(format!("`{word}` is not a verdict (PASS, FAIL, INVALID or REGRESSION)")),
+        }
+    }
+}
+
+/// One reason a run is not PASS, with the verdict it leads to. New kinds of evidence (a kernel
+/// warning, an IRQ moved onto an RT CPU, a load shortfall) get their own variant here, with
+/// their verdict in [`Reason::verdict`]; the text is what every output shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Reason {
+    /// A limit was crossed or a correctness check failed: `FAIL`.
+    Fail(String),
+    /// The measurement cannot be trusted (a figure is unknown, the program did not measure):
+    /// `INVALID`.
+    Invalid(String),
+}
+
+impl Reason {
+    pub(crate) fn verdict(&self) -> Verdict {
+        match self {
+            Reason::Fail(_) => Verdict::Fail,
+            Reason::Invalid(_) => Verdict::Invalid,
+        }
+    }
+
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            Reason::Fail(text) | Reason::Invalid(text) => text,
+        }
+    }
+
+    pub(crate) fn is_invalid(&self) -> bool {
+        self.verdict() == Verdict::Invalid
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text())
+    }
+}
+
+/// Whether `value` can be a latency: a finite number of at least 0. Anything else a program
+/// printed (`nan`, `inf`, `-5`) is an unknown figure, and an unknown figure is never a PASS.
+pub(crate) fn is_latency(value: f64) -> bool {
+    value.is_finite() && value >= 0.0
+}
+
+/// One row of the Qualcomm guide's "RT test results" table: one measured CPU (one cyclictest
+/// thread) of one scenario, with that CPU's own figures, its verdict, how long it ran and how
+/// many samples back the figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ResultRow {
-    /// The machine (else the board model, else the target) and its RT cores.
+    /// The machine (else the board model, else the target) and the row's CPU: `RT core: 7`,
+    /// or `CPU 0 (not an RT core)` for a measured CPU outside the RT CPUs.
     pub device: String,
-    /// The guide's "Boot Flow" line of the Device cell (`KVM` when Linux ran as the KVM host,
-    /// `Gunyah` under Qualcomm's hypervisor), from run.json's `fingerprint.boot`; absent when
-    /// the target's record does not tell.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub boot_flow: Option<String>,
+    /// The CPU the row's figures were measured on; `null` when the output does not say (the
+    /// row is then one thread's).
+    #[serde(default)]
+    pub cpu: Option<u32>,
+    /// The guide's "Boot Flow", said only from evidence (run.json's `fingerprint.boot`):
+    /// `KVM` (Linux is the KVM host), `guest`, `Gunyah (guest)`, or `unknown`.
+    #[serde(default = "unknown_flow")]
+    pub boot_flow: String,
     /// os-release's distribution and the image name, `-` when the target did not say.
     pub distro_and_image: String,
     /// The scenario, with its label (`system-load (load on the measured CPUs, no isolation)`).
     pub use_case: String,
+    /// How long the scenario ran, s (`null` when the input does not say: a raw file, a LAVA log).
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    /// Samples behind the row's figures.
+    #[serde(default)]
+    pub samples: u64,
     pub min_us: Option<f64>,
     pub avg_us: Option<f64>,
     pub max_us: Option<f64>,
+    /// PASS, FAIL or INVALID for this CPU.
+    #[serde(default)]
+    pub verdict: Verdict,
+    /// Why the row is not PASS (every reason the scenario's run is invalid, or this CPU's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<String>,
+}
+
+fn unknown_flow() -> String {
+    super::run_json::UNKNOWN_FLOW.to_string()
 }
 
 /// Whether a result folder's run applied rtbuild's tuning and reverted it.
@@ -74,8 +192,9 @@ pub(crate) struct LatencyReport {
     /// One row per scenario and CPU (the seeds' tables), then any published reference rows.
     #[serde(default)]
     pub summary: Vec<SummaryRow>,
-    /// The Qualcomm guide's results table: one row per scenario of each result folder, in the
-    /// guide's columns (Device, Distro and image, use case, min/avg/max latency µs).
+    /// The Qualcomm guide's results table: one row per scenario and measured CPU of each result
+    /// folder or LAVA log, in the guide's columns (Device, Distro and image, use case,
+    /// min/avg/max latency µs) plus duration, samples and the row's verdict.
     #[serde(default)]
     pub results: Vec<ResultRow>,
     /// Per result folder: whether `--tune` applied the tuning and reverted it afterwards.
@@ -150,7 +269,9 @@ pub(crate) struct ScenarioReport {
     pub notes: Vec<String>,
     /// Problems met while reading the files (skipped lines, truncation).
     pub warnings: Vec<String>,
-    /// `invalid_reasons` from `run.json`.
+    /// Why cyclictest's measurement in this scenario cannot be trusted (verdict INVALID):
+    /// `run.json`'s `invalid_reasons`, unreadable outputs, unknown figures (a maximum that is
+    /// missing or not a finite number ≥ 0), no samples. `reasons` holds these too.
     pub invalid_reasons: Vec<String>,
     pub files: Vec<FileInfo>,
     /// The command lines that produced the data (`run.json` `commands`, JSON `cmdline:`).
@@ -193,7 +314,11 @@ pub(crate) struct TestReport {
     pub verdict: Verdict,
     /// Why it did not run (PASS then means "nothing failed", and JUnit marks it skipped).
     pub skipped: Option<String>,
+    /// Every reason it did not pass, those in `invalid_reasons` first.
     pub reasons: Vec<String>,
+    /// The reasons its run cannot be trusted (verdict INVALID).
+    #[serde(default)]
+    pub invalid_reasons: Vec<String>,
     /// Figures that are not judged (inversions, SMIs, run times).
     pub notes: Vec<String>,
     pub files: Vec<String>,
@@ -256,7 +381,39 @@ pub(crate) struct ThreadReport {
     /// Histogram for charts (value µs, count); not part of the JSON.
     #[serde(skip)]
     pub buckets: Vec<(f64, u64)>,
+    /// Whether more samples still raised the maximum: from `-v` samples, which keep their
+    /// order; `null` for a histogram or summary, which do not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<Convergence>,
 }
+
+/// Is the run long enough? The maximum of each half of the thread's cycles and of successive
+/// power-of-two blocks of cycles (`[0, 1)`, `[1, 2)`, `[2, 4)`, … the last one up to the end).
+/// Information, not a verdict.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Convergence {
+    /// The cycle numbers the samples cover: 0 to `cycles`.
+    pub cycles: u64,
+    /// The first cycle of the second half (on a block boundary: exact up to 4096 blocks).
+    pub half_at: u64,
+    pub first_half_max_us: Option<f64>,
+    pub second_half_max_us: Option<f64>,
+    pub blocks: Vec<ConvergenceBlock>,
+    /// The last two blocks each set a new maximum: the maximum was still rising, so a longer
+    /// run would likely find a larger one.
+    pub still_rising: bool,
+}
+
+/// One power-of-two block of cycles and its largest latency.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ConvergenceBlock {
+    pub from_cycle: u64,
+    pub to_cycle: u64,
+    pub max_us: Option<f64>,
+}
+
+/// The note of a thread whose maximum was still rising.
+pub(crate) const STILL_RISING: &str = "the maximum was still rising: run longer";
 
 /// A figure that got worse than the baseline by more than the tolerance.
 #[derive(Debug, Clone, Serialize, Deserialize)]

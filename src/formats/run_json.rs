@@ -45,7 +45,7 @@ pub(crate) struct RunRecord {
     pub started_unix: u64,
     /// `running`, `finished`, `interrupted` or `connection-lost`.
     pub state: String,
-    /// `pass`, `fail` or `invalid`; null while running.
+    /// `PASS`, `FAIL` or `INVALID` (the words `rtbuild report` uses); null while running.
     pub verdict: Option<String>,
     pub tuning: Option<Tuning>,
     /// `--stop-urm`: what became of the URM service rtbuild stopped for the run.
@@ -311,7 +311,7 @@ pub(crate) struct TestRecord {
     pub invalid_reasons: Vec<String>,
     /// Why it fails (over the threshold or noise limit, a failed correctness check).
     pub fail_reasons: Vec<String>,
-    /// `pass`, `fail`, `invalid` or `skipped`.
+    /// `PASS`, `FAIL`, `INVALID` or `SKIPPED`.
     pub verdict: String,
     /// Per thread or CPU: min/avg/max µs as the program reported them (oslat: per RT CPU, with
     /// its noise histogram).
@@ -408,30 +408,47 @@ pub(crate) struct Fingerprint {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub(crate) struct BootFacts {
-    /// `/dev/kvm` exists: Linux owns EL2 as the KVM host (meta-qcom's `qcom-distro-kvm`
-    /// images ship `xbl_config_kvm.elf` for this).
+    /// `/dev/kvm` exists. On its own no proof of a KVM host: a guest with nested KVM has it.
     pub kvm: bool,
     /// `/sys/firmware/efi` exists: UEFI firmware started the kernel.
     pub efi: bool,
     /// The device tree's `/hypervisor` node `compatible`: a hypervisor runs below Linux.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hypervisor: Option<String>,
+    /// The target was checked for signs of running as a guest (absent in records from before
+    /// rtbuild looked: their boot flow is unknown).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub guest_checked: bool,
+    /// Each sign found that the kernel runs under a hypervisor: `cpu-flag-hypervisor`,
+    /// `sys-hypervisor`, `dmi-vendor`, `dt-dummy-virt`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub guest: Vec<String>,
 }
 
+/// The boot flow when nothing proves one.
+pub(crate) const UNKNOWN_FLOW: &str = "unknown";
+
 impl BootFacts {
-    /// The guide's "Boot Flow" word: `KVM` when Linux is the KVM host, `Gunyah` when the device
-    /// tree's hypervisor node is Qualcomm's Gunyah (`gunyah-hypervisor…`), else that node's
-    /// first `compatible` as written; `None` when nothing is known, so the Device cell gets no
-    /// Boot Flow line rather than a guess.
-    pub(crate) fn flow(&self) -> Option<String> {
-        if self.kvm {
-            return Some("KVM".to_string());
+    /// The guide's "Boot Flow", said only from evidence that proves it: `Gunyah (guest)` under
+    /// Qualcomm's hypervisor (the device tree's `gunyah-hypervisor…` node), `guest (…)` under
+    /// another hypervisor the device tree names, `guest` when another sign shows a hypervisor
+    /// below Linux, `KVM` when /dev/kvm exists and the target was checked and shows no sign of
+    /// being a guest (so Linux owns EL2 as the KVM host), else [`UNKNOWN_FLOW`].
+    pub(crate) fn flow(&self) -> String {
+        if let Some(compatible) = self.hypervisor.as_deref() {
+            if compatible.contains("gunyah") {
+                return "Gunyah (guest)".to_string();
+            }
+            let first = compatible.split_whitespace().next().unwrap_or(compatible);
+            return format!("guest ({first})");
         }
-        let compatible = self.hypervisor.as_deref()?;
-        if compatible.contains("gunyah") {
-            return Some("Gunyah".to_string());
+        if !self.guest.is_empty() {
+            return "guest".to_string();
         }
-        compatible.split_whitespace().next().map(str::to_string)
+        if self.kvm && self.guest_checked {
+            return "KVM".to_string();
+        }
+        UNKNOWN_FLOW.to_string()
     }
 }
 

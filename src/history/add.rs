@@ -14,6 +14,8 @@ pub(crate) struct AddRequest {
     pub bundle: Option<PathBuf>,
     /// `--check`: the `--regression-pct`.
     pub check_pct: Option<f64>,
+    /// `--threshold-us`, as `rtbuild report` takes it.
+    pub threshold_us: Option<f64>,
     /// The time recorded as `added_unix`.
     pub now_unix: i64,
 }
@@ -30,7 +32,7 @@ pub(crate) fn add(store: &mut Store, request: &AddRequest) -> Result<Vec<Added>,
     let mut runs: Vec<HistoryRun> = request
         .runs
         .iter()
-        .map(|path| super::record::read(path, bundle.as_ref()))
+        .map(|path| super::record::read(path, bundle.as_ref(), request.threshold_us))
         .collect::<Result<_, _>>()?;
     let mut added = Vec::new();
     for run in &mut runs {

@@ -70,7 +70,7 @@ impl Lookup for &[HistoryRun] {
 pub(crate) fn resolve(runs: &mut dyn Lookup, key: &str) -> Result<Side, HistoryError> {
     let path = std::path::Path::new(key);
     if path.is_dir() || (path.is_file() && crate::report::input::is_lava_log(path)) {
-        let run = super::record::read(path, None)?;
+        let run = super::record::read(path, None, None)?;
         return select(runs, key, Some(run));
     }
     if path.is_file() {

@@ -14,6 +14,7 @@ use crate::formats::run_json::RunRecord;
 pub(crate) fn read(
     path: &Path,
     bundle: Option<&BundleIdentity>,
+    threshold_us: Option<f64>,
 ) -> Result<HistoryRun, HistoryError> {
     if !path.is_dir() && !crate::report::input::is_lava_log(path) {
         return Err(HistoryError::Input(format!(
@@ -21,7 +22,11 @@ pub(crate) fn read(
             path.display()
         )));
     }
-    let options = crate::report::Options { inputs: vec![path.to_path_buf()], ..Default::default() };
+    let options = crate::report::Options {
+        inputs: vec![path.to_path_buf()],
+        threshold_us,
+        ..Default::default()
+    };
     let (report, runs) = crate::report::build_with_runs(&options).map_err(HistoryError::Report)?;
     let run_json = runs.into_iter().next().flatten();
     Ok(from_report(&path.display().to_string(), &report, run_json.as_ref(), bundle))
@@ -157,7 +162,8 @@ fn scenario_results(scenario: &ScenarioReport) -> Vec<HistoryResult> {
     let mut rows = Vec::new();
     if scenario.cyclictest {
         let valid = scenario.invalid_reasons.is_empty();
-        let verdict = Verdict::from_reasons(&scenario.cyclictest_reasons).to_string();
+        let verdict =
+            Verdict::of(&scenario.invalid_reasons, &scenario.cyclictest_reasons).to_string();
         let threads: Vec<&ThreadReport> = if scenario.threads.is_empty() {
             std::iter::once(&scenario.all).filter(|t| t.samples > 0).collect()
         } else {
@@ -184,7 +190,7 @@ fn scenario_results(scenario: &ScenarioReport) -> Vec<HistoryResult> {
         rows.extend(threads.into_iter().map(|t| row(Some(t))));
     }
     for test in &scenario.tests {
-        let valid = !test.reasons.iter().any(|r| r.starts_with("invalid run: "));
+        let valid = test.invalid_reasons.is_empty();
         let verdict = match &test.skipped {
             Some(_) => "SKIPPED".to_string(),
             None => test.verdict.to_string(),

@@ -3,12 +3,17 @@
 //! [`BASELINE_RUNS`] such runs (started before this one); a figure regresses when it exceeds
 //! the baseline by more than `regression_pct`, or is over the threshold where the baseline was
 //! not. Invalid runs are never part of a baseline, and an invalid run is not compared.
+//!
+//! The check's verdict is in rtbuild's one vocabulary: INVALID for an invalid run, REGRESSION
+//! when a figure regressed, else the run's own verdict (PASS, or FAIL for a run over its
+//! threshold: a check never calls a failed run PASS), also when no earlier run could be compared.
 
 use super::HistoryError;
 use super::compare::{changed_inputs, figure, short};
 use super::store::Store;
 use crate::formats::history_json::{Finding, HistoryRun, RegressionCheck};
 use crate::ui::escape_controls as clean;
+use crate::formats::report_json::Verdict;
 
 /// How many earlier valid runs form a baseline.
 pub(crate) const BASELINE_RUNS: usize = 5;
@@ -60,7 +65,7 @@ pub(crate) fn check<'a>(
         ..RegressionCheck::default()
     };
     if !run.valid {
-        out.verdict = "INVALID".to_string();
+        out.verdict = Verdict::Invalid.to_string();
         return out;
     }
     let earlier: Vec<&HistoryRun> = history
@@ -144,14 +149,10 @@ pub(crate) fn check<'a>(
         out.changed_inputs = changed_inputs(newest, run, &[]);
     }
     out.baseline_runs = baseline_runs.iter().map(|h| h.digest.clone()).collect();
-    out.verdict = if out.baseline_runs.is_empty() {
-        "NO-BASELINE"
-    } else if out.findings.is_empty() {
-        "PASS"
-    } else {
-        "REGRESSION"
-    }
-    .to_string();
+    // The run's own word; an unreadable one is no PASS.
+    let own = run.verdict.parse::<Verdict>().unwrap_or(Verdict::Invalid);
+    out.verdict =
+        if out.findings.is_empty() { own } else { own.worst(Verdict::Regression) }.to_string();
     out
 }
 
@@ -172,14 +173,13 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
     let machine = clean(check.machine.as_deref().unwrap_or("unknown machine"));
     let run = clean(short(&check.run));
     let mut out = String::new();
-    match check.verdict.as_str() {
-        "INVALID" => {
-            out.push_str(&format!("INVALID run {run} ({machine}): not compared with the history\n"))
-        }
-        "NO-BASELINE" => out.push_str(&format!(
-            "NO-BASELINE run {run} ({machine}): no earlier valid run of this machine, scenario and test\n"
-        )),
-        _ => {}
+    let verdict = check.verdict.as_str();
+    if verdict == Verdict::Invalid.as_str() {
+        out.push_str(&format!("INVALID run {run} ({machine}): not compared with the history\n"));
+    } else if check.baseline_runs.is_empty() {
+        out.push_str(&format!(
+            "{verdict} run {run} ({machine}): no earlier valid run of this machine, scenario and test to compare with\n"
+        ));
     }
     for f in &check.findings {
         let cpu = f.cpu.map_or_else(|| "all CPUs".to_string(), |c| format!("CPU {c}"));
@@ -203,14 +203,20 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
             runs.join(", "),
         ));
     }
-    if check.verdict == "PASS" {
+    let compared = !check.baseline_runs.is_empty();
+    if compared && (verdict == Verdict::Pass.as_str() || verdict == Verdict::Fail.as_str()) {
+        let over = if verdict == Verdict::Fail.as_str() {
+            format!(", but over its {} µs threshold", number(check.threshold_us))
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "PASS run {run} ({machine}): within +{} % of {} baseline run(s)\n",
+            "{verdict} run {run} ({machine}): within +{} % of {} baseline run(s){over}\n",
             check.regression_pct,
             check.baseline_runs.len()
         ));
     }
-    if check.verdict == "REGRESSION" {
+    if verdict == Verdict::Regression.as_str() {
         if check.changed_inputs.is_empty() {
             out.push_str("changed inputs: none recorded\n");
         }

@@ -52,7 +52,31 @@ fn the_baseline_is_the_median_of_the_valid_earlier_runs() {
     assert!(!finding.crosses_threshold);
     // A later run is no baseline for an earlier one.
     let early = check(&run("early", 0, 61.0, 20.0, true), &history, 20.0);
-    assert_eq!(early.verdict, "NO-BASELINE");
+    assert_eq!((early.verdict.as_str(), early.baseline_runs.len()), ("PASS", 0));
+    assert!(
+        super::regression::render(&early)
+            .starts_with("PASS run early (rb3gen2-core-kit): no earlier valid run")
+    );
+}
+
+/// `history add --check` never prints PASS for a run recorded as FAIL: with or without a
+/// baseline, and within the percentage, the check says the run's own FAIL.
+#[test]
+fn a_failed_run_is_never_a_passed_check() {
+    let mut failed = run("new", 5, 150.0, 120.0, true);
+    failed.verdict = "FAIL".to_string();
+    let alone = check(&failed, &[], 20.0);
+    assert_eq!(alone.verdict, "FAIL");
+    assert!(super::regression::render(&alone).starts_with("FAIL run new"), "{alone:?}");
+    let history = vec![run("a1", 1, 145.0, 118.0, true)];
+    let compared = check(&failed, &history, 20.0);
+    assert_eq!(compared.verdict, "FAIL");
+    let text = super::regression::render(&compared);
+    assert!(
+        text.starts_with("FAIL run new (rb3gen2-core-kit): within +20 % of 1 baseline run(s), but over its 100 µs threshold"),
+        "{text}"
+    );
+    assert!(!text.contains("PASS"), "{text}");
 }
 
 #[test]

@@ -24,6 +24,9 @@ struct Entry {
 pub(crate) struct LavaLog {
     /// From the `RUN` marker.
     pub machine: Option<String>,
+    /// The threshold the `RUN` marker printed: the board's console said it, so it is shown
+    /// beside the verdict but never judged against (the threshold is the job's, given on the
+    /// command line).
     pub threshold_us: Option<f64>,
     pub noise_us: Option<u64>,
     pub rt_cpus: Option<String>,
@@ -75,6 +78,12 @@ pub(crate) enum LogError {
         markers::BEGIN
     )]
     NoRaw,
+    /// The job prints its `RUN` marker once: a second one is text the board printed.
+    #[error(
+        "the LAVA job log has a second `{}` marker at line {second} (the first is at line {first}); a job of `rtbuild lava` prints one, so the board's console printed the other: judge the log of one rtbuild job",
+        markers::RUN
+    )]
+    SecondRun { first: usize, second: usize },
 }
 
 /// Whether `head` (the start of a file) looks like a LAVA job log: a YAML list whose first
@@ -89,11 +98,15 @@ pub(crate) fn looks_like(head: &str) -> bool {
     keyed && (first.starts_with("- ") || first.starts_with("{\"dt\""))
 }
 
-/// Calls `each` with every entry of either log form (see [`looks_like`]), one at a time: a
-/// log of hundreds of MB is never held as one YAML document (the loader needed about 16 times
-/// the file's size). In the listed form an entry starts at a line beginning `- `; the lines
-/// after it up to the next such line (a wrapped message) belong to it.
-fn each_entry(text: &str, mut each: impl FnMut(Entry)) -> Result<(), LogError> {
+/// Calls `each` with every entry of either log form (see [`looks_like`]) and the line of the
+/// file it starts on, one at a time: a log of hundreds of MB is never held as one YAML document
+/// (the loader needed about 16 times the file's size). In the listed form an entry starts at a
+/// line beginning `- `; the lines after it up to the next such line (a wrapped message) belong
+/// to it.
+fn each_entry(
+    text: &str,
+    mut each: impl FnMut(usize, Entry) -> Result<(), LogError>,
+) -> Result<(), LogError> {
     let listed = text
         .lines()
         .map(str::trim_start)
@@ -102,30 +115,33 @@ fn each_entry(text: &str, mut each: impl FnMut(Entry)) -> Result<(), LogError> {
     if !listed {
         // lava-run's own lines: one mapping each. Anything else on its stderr (a Python
         // warning) is not an entry.
-        for line in text.lines().filter(|l| l.starts_with('{')) {
-            each(serde_yaml::from_str(line).map_err(LogError::Yaml)?);
+        for (at, line) in text.lines().enumerate().filter(|(_, l)| l.starts_with('{')) {
+            each(at + 1, serde_yaml::from_str(line).map_err(LogError::Yaml)?)?;
         }
         return Ok(());
     }
     let mut start = 0;
+    let mut start_line = 1;
     let mut at = 0;
-    let mut parse = |chunk: &str| -> Result<(), LogError> {
+    let mut line = 1;
+    let mut parse = |chunk: &str, first_line: usize| -> Result<(), LogError> {
         if chunk.trim().is_empty() {
             return Ok(());
         }
         let entries: Vec<Entry> = serde_yaml::from_str(chunk).map_err(LogError::Yaml)?;
-        entries.into_iter().for_each(&mut each);
-        Ok(())
+        entries.into_iter().try_for_each(|entry| each(first_line, entry))
     };
     while at < text.len() {
         let end = text[at..].find('\n').map_or(text.len(), |n| at + n + 1);
         if at > start && text[at..].starts_with("- ") {
-            parse(&text[start..at])?;
+            parse(&text[start..at], start_line)?;
             start = at;
+            start_line = line;
         }
         at = end;
+        line += 1;
     }
-    parse(&text[start..])
+    parse(&text[start..], start_line)
 }
 
 /// `[ 1234.567890] text`: a kernel message on the console.
@@ -167,14 +183,24 @@ fn unescape_console(line: &str) -> std::borrow::Cow<'_, str> {
 pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
     let mut log = LavaLog::default();
     let mut open: Option<RawOutput> = None;
-    each_entry(text, |entry| {
+    let mut run_marker: Option<usize> = None;
+    each_entry(text, |at, entry| {
         if entry.lvl != "target" {
-            return;
+            return Ok(());
         }
-        let Some(msg) = entry.msg.as_str() else { return };
+        let Some(msg) = entry.msg.as_str() else { return Ok(()) };
         for line in msg.lines() {
-            take_line(&mut log, &mut open, &unescape_console(line.trim_end_matches('\r')));
+            let line = unescape_console(line.trim_end_matches('\r'));
+            if markers::fields(&line, markers::RUN).is_some() {
+                // The first marker is the job's; a later one would let the board pick the limit.
+                if let Some(first) = run_marker {
+                    return Err(LogError::SecondRun { first, second: at });
+                }
+                run_marker = Some(at);
+            }
+            take_line(&mut log, &mut open, &line);
         }
+        Ok(())
     })?;
     log.outputs.extend(open);
     if log.outputs.is_empty() && log.skipped.is_empty() {
@@ -323,6 +349,31 @@ mod tests {
         assert!(matches!(parse("- [unclosed"), Err(LogError::Yaml(_))));
     }
 
+    /// A second `RUN` marker is text the board printed (here raising the threshold to let a
+    /// FAIL pass): the log is refused, naming the lines of both markers.
+    #[test]
+    fn a_forged_second_run_marker_is_an_error_naming_both_lines() {
+        let mut text = String::new();
+        for line in [
+            "<<<RTBUILD-RUN machine=m threshold_us=100 rt_cpus=1 tests=cyclictest scenarios=idle duration=2s>>>",
+            "<<<RTBUILD-RAW-BEGIN scenario=idle test=cyclictest run=cyclictest format=json>>>",
+            "{}",
+            "<<<RTBUILD-RAW-END scenario=idle test=cyclictest run=cyclictest exit=0>>>",
+            "<<<RTBUILD-RUN machine=m threshold_us=100000 rt_cpus=1 tests=cyclictest scenarios=idle duration=2s>>>",
+        ] {
+            text.push_str(&entry("target", line));
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(matches!(err, LogError::SecondRun { first: 1, second: 5 }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "the LAVA job log has a second `<<<RTBUILD-RUN` marker at line 5 (the first is at line 1); a job of `rtbuild lava` prints one, so the board's console printed the other: judge the log of one rtbuild job"
+        );
+        // lava-run's form numbers its lines the same way (a stderr line between them).
+        let offline = text.replace("- {", "{").replacen('\n', "\nWarning: x\n", 1);
+        assert!(matches!(parse(&offline), Err(LogError::SecondRun { first: 1, second: 6 })));
+    }
+
     /// A line the way LAVA's console logger stores it: every `"` of the board's line behind a
     /// backslash (`{\"a\": 1}`), a backslash-quote the board printed as `\\"`.
     #[test]
@@ -339,9 +390,13 @@ mod tests {
                     {\"dt\": \"2026-12-01T22:00:01.000000\", \"lvl\": \"target\", \"msg\": \"<<<RTBUILD-RAW-BEGIN scenario=idle>>>\"}\n";
         assert!(super::looks_like(text));
         let mut entries = Vec::new();
-        super::each_entry(text, |e| entries.push(e)).unwrap();
+        super::each_entry(text, |at, e| {
+            entries.push((at, e));
+            Ok(())
+        })
+        .unwrap();
         assert_eq!(entries.len(), 2);
-        assert_eq!(entries[1].lvl, "target");
+        assert_eq!((entries[1].0, entries[1].1.lvl.as_str()), (3, "target"));
         assert!(!super::looks_like("{\"a\": 1}\n"));
     }
 
@@ -353,10 +408,14 @@ mod tests {
                     - {\"dt\": \"2026-12-01T22:00:01\", \"lvl\": \"target\",\n  \"msg\": \"wrapped\"}\n\
                     - {\"dt\": \"2026-12-01T22:00:02\", \"lvl\": \"target\", \"msg\": \"b\"}\n";
         let mut entries = Vec::new();
-        super::each_entry(text, |e| entries.push(e)).unwrap();
+        super::each_entry(text, |_, e| {
+            entries.push(e);
+            Ok(())
+        })
+        .unwrap();
         let msgs: Vec<&str> = entries.iter().filter_map(|e| e.msg.as_str()).collect();
         assert_eq!(msgs, ["a", "wrapped", "b"]);
         let bad = "- {\"lvl\": \"info\", \"msg\": \"a\"}\n- {\"lvl\": [unclosed\n";
-        assert!(matches!(super::each_entry(bad, |_| {}), Err(LogError::Yaml(_))));
+        assert!(matches!(super::each_entry(bad, |_, _| Ok(())), Err(LogError::Yaml(_))));
     }
 }

@@ -47,6 +47,8 @@ pub(super) fn compare(current: &mut LatencyReport, baseline: &LatencyReport) {
                 });
             }
         }
-        scenario.verdict = crate::formats::report_json::Verdict::from_reasons(&scenario.reasons);
+        if !scenario.regressions.is_empty() {
+            scenario.verdict = scenario.verdict.worst(crate::formats::report_json::Verdict::Fail);
+        }
     }
 }

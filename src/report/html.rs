@@ -11,13 +11,13 @@ use super::chart::{Series, latency_svg, overlay_svg};
 use super::judge::fmt;
 use super::summary;
 use crate::formats::report_json::{
-    InputReport, LatencyReport, ScenarioReport, Spike, ThreadReport, Verdict,
+    InputReport, LatencyReport, ScenarioReport, Spike, ThreadReport,
 };
 use crate::rttests::Kind;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}\
 h1{margin:0}.verdict{padding:1em 1.5em;border-radius:8px;color:#fff;margin-bottom:1.5em}\
-.PASS{background:#2e7d32}.FAIL{background:#c62828}.SKIPPED{background:#757575}td.wrap{white-space:normal;max-width:28em}.badge{font-weight:bold;padding:.1em .5em;border-radius:4px;color:#fff}\
+.PASS{background:#2e7d32}.FAIL{background:#c62828}.INVALID{background:#6a1b9a}.REGRESSION{background:#e65100}.SKIPPED{background:#757575}td.wrap{white-space:normal;max-width:28em}.badge{font-weight:bold;padding:.1em .5em;border-radius:4px;color:#fff}\
 table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}\
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap;font-size:.9em}th{background:#f3f3f3}\
 td.l,th.l{text-align:left}td.w{white-space:normal;overflow-wrap:anywhere;text-align:left}\
@@ -25,7 +25,7 @@ pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere}
 svg{max-width:100%;height:auto}tr.ref td{background:#eef3fb;font-style:italic}\
 section{border-top:1px solid #ddd;margin-top:2em}.warn{color:#a15c00}\
 .charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{flex:1 1 440px;margin:0;min-width:0}\
-.charts svg{width:100%;height:auto}figcaption{font-weight:bold;margin:.5em 0}";
+.charts svg{width:100%;height:auto}figcaption{font-weight:bold;margin:.5em 0}#results td,#results th{white-space:normal}";
 
 #[derive(Serialize)]
 struct Page<'a> {
@@ -51,8 +51,11 @@ struct Page<'a> {
 #[derive(Serialize)]
 struct ResultView {
     device: String,
-    boot_flow: Option<String>,
-    cells: [String; 5],
+    boot_flow: String,
+    cells: [String; 7],
+    /// The row's verdict word, its badge class, and why it is not PASS.
+    verdict: &'static str,
+    why: String,
 }
 
 #[derive(Serialize)]
@@ -103,6 +106,8 @@ struct ScenarioView<'a> {
     /// The percentile table has cyclictest's `I` and `Act` columns after `cpu`.
     intervals: bool,
     reference: Option<String>,
+    /// Whether the maximum still rose (per thread, or why it is not known).
+    convergence: Vec<String>,
     checks: Vec<CheckView>,
     spikes: Vec<SpikeView<'a>>,
     commands: Vec<&'a String>,
@@ -159,7 +164,11 @@ pub(crate) fn render(report: &LatencyReport) -> String {
                         cell(r.min_us),
                         cell(r.avg_us),
                         cell(r.max_us),
+                        super::text::duration_cell(r.duration_s),
+                        r.samples.to_string(),
                     ],
+                    verdict: r.verdict.as_str(),
+                    why: r.why.join("; "),
                 }
             })
             .collect(),
@@ -282,7 +291,7 @@ fn scenario_view<'a>(
         });
     }
     for reason in &s.invalid_reasons {
-        checks.push(CheckView { warn: true, text: format!("invalid run: {reason}") });
+        checks.push(CheckView { warn: true, text: reason.clone() });
     }
     if s.cyclictest {
         for file in &s.files {
@@ -326,7 +335,7 @@ fn scenario_view<'a>(
         name: &s.name,
         label: s.label.as_deref(),
         verdict: s.verdict.to_string(),
-        fail_reasons: if s.verdict == Verdict::Fail { &s.reasons } else { &[] },
+        fail_reasons: if s.verdict.passed() { &[] } else { &s.reasons },
         cyclictest: s.cyclictest,
         latency_svg: if s.cyclictest { latency_svg(&s.threads, report.threshold_us) } else { None },
         noise_charts,
@@ -334,6 +343,7 @@ fn scenario_view<'a>(
         percentiles,
         intervals,
         reference: s.reference_max_us.map(fmt),
+        convergence: if s.cyclictest { super::text::convergence_lines(s) } else { Vec::new() },
         checks,
         spikes: spikes.iter().map(|sp| spike_view(sp)).collect(),
         commands: s.commands.iter().chain(s.tests.iter().flat_map(|t| &t.commands)).collect(),
@@ -397,8 +407,7 @@ fn test_view(t: &crate::formats::report_json::TestReport) -> TestView<'_> {
     };
     let (verdict, badge) = match (&t.skipped, t.verdict) {
         (Some(_), _) => ("SKIPPED".to_string(), "SKIPPED"),
-        (None, Verdict::Fail) => ("FAIL".to_string(), "FAIL"),
-        (None, Verdict::Pass) => ("PASS".to_string(), "PASS"),
+        (None, verdict) => (verdict.to_string(), verdict.as_str()),
     };
     TestView { test: &t.test, verdict, badge, rows, why }
 }

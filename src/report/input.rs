@@ -46,9 +46,12 @@ pub(crate) struct Input {
     pub path: PathBuf,
     /// `file`, `result-folder` or `lava-log`.
     pub kind: &'static str,
-    /// The result folder's `run.json` (for a LAVA log: the machine and threshold it printed).
+    /// The result folder's `run.json` (for a LAVA log: the machine it printed, no threshold).
     pub run_json: Option<RunRecord>,
     pub scenarios: Vec<ScenarioInput>,
+    /// A LAVA log: the threshold its `RUN` marker printed (the board's console said it, so it
+    /// is shown, never used).
+    pub printed_threshold_us: Option<f64>,
 }
 
 /// Reads one INPUT: a folder with `run.json`, or a raw cyclictest file (a LAVA job log is read
@@ -67,6 +70,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             path: path.to_path_buf(),
             kind: "file",
             run_json: None,
+            printed_threshold_us: None,
             scenarios: vec![ScenarioInput {
                 name,
                 label: None,
@@ -92,6 +96,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
         path: path.to_path_buf(),
         kind: "file",
         run_json: None,
+        printed_threshold_us: None,
         scenarios: vec![ScenarioInput {
             name,
             label: None,
@@ -200,6 +205,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         kind: "result-folder",
         run_json: Some(run_json),
         scenarios,
+        printed_threshold_us: None,
     })
 }
 

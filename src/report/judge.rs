@@ -1,12 +1,16 @@
 //! Statistics and verdict for one scenario: every thread of every file is measured against the
-//! threshold, and every reason for a FAIL is listed (latency over the threshold, unknown
-//! maximum, no samples, an invalid run, a breaktrace stop, a failed cyclictest).
+//! threshold, and every reason is listed: FAIL for a latency over the threshold or a breaktrace
+//! stop; INVALID for an invalid run, a failed cyclictest, no samples, and an unknown figure (a
+//! maximum missing, or a printed figure that is not a finite number ≥ 0).
 
 use crate::cyclictest::ResultFile;
 
 use super::input::ScenarioInput;
 use super::stats::Distribution;
-use crate::formats::report_json::{FileInfo, ScenarioReport, ThreadReport, Verdict};
+use crate::cyclictest::{BlockMaxima, Unit};
+use crate::formats::report_json::{
+    Convergence, ConvergenceBlock, FileInfo, STILL_RISING, ScenarioReport, ThreadReport, Verdict,
+};
 
 /// Fewer samples than this cannot back a p99.99 figure.
 const P9999_SAMPLES: u64 = 10_000;
@@ -14,9 +18,9 @@ const P9999_SAMPLES: u64 = 10_000;
 /// Judges one scenario against `threshold_us`.
 pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport {
     let several = input.runs.len() > 1;
-    let mut reasons: Vec<String> =
+    let mut invalid: Vec<String> =
         input.invalid_reasons.iter().map(|r| format!("invalid run: {r}")).collect();
-    reasons.extend(input.fail_reasons.iter().cloned());
+    let mut reasons: Vec<String> = input.fail_reasons.clone();
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
     let mut threads = Vec::new();
@@ -39,7 +43,14 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
                 run.warnings_not_kept
             ));
         }
-        run_reasons(run, &mut reasons);
+        run_reasons(run, &mut reasons, &mut invalid);
+        if run.negative_samples > 0 {
+            invalid.push(format!(
+                "{}: {} `-v` samples have a negative latency, which is no latency: the figures are incomplete",
+                path.display(),
+                run.negative_samples
+            ));
+        }
         for thread in &run.threads {
             let dist = Distribution::of(thread, thread.histogram_from_samples);
             let mut report = dist.report(run.unit(), threshold_us);
@@ -48,6 +59,11 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
             report.interval_us = thread.interval_us;
             report.act_us = thread.reported_act.map(|act| run.unit().to_us(act as f64));
             report.file = several.then(|| name.clone());
+            report.convergence = thread
+                .block_maxima
+                .as_ref()
+                .filter(|_| thread.histogram_from_samples)
+                .map(|blocks| convergence(blocks, run.unit()));
             // Named as the chart's legend names it: by CPU when the output says which.
             let base = match thread.cpu {
                 Some(cpu) => format!("CPU{cpu} (thread {})", thread.index),
@@ -57,7 +73,12 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
                 Some(file) => format!("{base} ({file})"),
                 None => base,
             };
-            thread_reasons(&who, &report, threshold_us, &mut reasons);
+            for figure in &thread.bad_figures {
+                invalid.push(format!(
+                    "{who}: cyclictest printed {figure}, which is not a latency (a finite number ≥ 0), so it is unknown"
+                ));
+            }
+            thread_reasons(&who, &report, threshold_us, &mut reasons, &mut invalid);
             if thread.missing_cycles > 0 {
                 notes.push(format!(
                     "{who}: {} cycles missing from the `-v` log",
@@ -73,6 +94,9 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
                     h.overflow_floor(),
                     fmt(max),
                 ));
+            }
+            if report.convergence.as_ref().is_some_and(|c| c.still_rising) {
+                notes.push(format!("{who}: {STILL_RISING}"));
             }
             if thread.spikes > 0 {
                 notes.push(format!("{who}: {} `--spike` samples recorded", thread.spikes));
@@ -98,14 +122,18 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
             all.samples
         ));
     }
+    let verdict = Verdict::of(&invalid, &reasons);
+    let invalid_reasons = invalid.clone();
+    // Every reason, the ones that make the run invalid first.
+    invalid.append(&mut reasons);
     ScenarioReport {
         name: input.name.clone(),
         label: None,
-        verdict: Verdict::from_reasons(&reasons),
-        reasons,
+        verdict,
+        reasons: invalid,
         notes,
         warnings,
-        invalid_reasons: input.invalid_reasons.clone(),
+        invalid_reasons,
         files,
         commands: input.commands.clone(),
         thermal: input.thermal.clone(),
@@ -144,7 +172,7 @@ fn file_info(path: &std::path::Path, run: &ResultFile) -> FileInfo {
     }
 }
 
-fn run_reasons(run: &ResultFile, reasons: &mut Vec<String>) {
+fn run_reasons(run: &ResultFile, reasons: &mut Vec<String>, invalid: &mut Vec<String>) {
     if let Some(b) = run.breaktrace {
         let thread = b.thread.map_or_else(|| "?".to_string(), |t| t.to_string());
         let value = b.value.map_or_else(|| "?".to_string(), |v| v.to_string());
@@ -153,17 +181,24 @@ fn run_reasons(run: &ResultFile, reasons: &mut Vec<String>) {
         ));
     }
     if let Some(code) = run.return_code.filter(|c| *c != 0) {
-        reasons.push(format!("cyclictest returned {code}"));
+        invalid.push(format!("cyclictest returned {code}"));
     }
 }
 
-fn thread_reasons(who: &str, t: &ThreadReport, threshold_us: f64, reasons: &mut Vec<String>) {
+fn thread_reasons(
+    who: &str,
+    t: &ThreadReport,
+    threshold_us: f64,
+    reasons: &mut Vec<String>,
+    invalid: &mut Vec<String>,
+) {
     if t.samples == 0 {
-        reasons.push(format!("{who}: no samples recorded"));
+        invalid.push(format!("{who}: no samples recorded"));
         return;
     }
     match t.max_us {
-        None => reasons.push(format!("{who}: maximum latency unknown (histogram overflowed and cyclictest's maximum is missing)")),
+        None => invalid.push(format!("{who}: maximum latency unknown (cyclictest's maximum is missing or no latency, and the histogram cannot replace it)")),
+        Some(max) if !crate::formats::report_json::is_latency(max) => invalid.push(format!("{who}: maximum latency `{max}` is not a finite number ≥ 0, so it is unknown")),
         Some(max) if max > threshold_us => {
             let above = match t.over_threshold {
                 Some(n) => format!("{n} of {} samples", t.samples),
@@ -173,6 +208,46 @@ fn thread_reasons(who: &str, t: &ThreadReport, threshold_us: f64, reasons: &mut 
         }
         Some(_) => {}
     }
+}
+
+/// The maximum of each half of the cycles and of each power-of-two block (`[0, 1)`, `[1, 2)`,
+/// `[2, 4)`, …; blocks smaller than one kept block are merged into the first), and whether the
+/// last two blocks each set a new maximum.
+pub(super) fn convergence(blocks: &BlockMaxima, unit: Unit) -> Convergence {
+    let end = blocks.end.max((blocks.maxima.len() as u64) << blocks.shift.min(63));
+    let end = if blocks.end > 0 { blocks.end } else { end };
+    let us = |v: Option<u64>| v.map(|v| unit.to_us(v as f64));
+    let size = 1u64 << blocks.shift.min(63);
+    // The half boundary, on a kept block's edge.
+    let half_at = (end / 2).div_ceil(size) * size;
+    let mut out = Convergence {
+        cycles: end,
+        half_at,
+        first_half_max_us: us(blocks.max_between(0, half_at)),
+        second_half_max_us: us(blocks.max_between(half_at, end)),
+        ..Convergence::default()
+    };
+    let mut from = 0u64;
+    let mut to = size.max(1);
+    while from < end {
+        let upto = to.min(end);
+        out.blocks.push(ConvergenceBlock {
+            from_cycle: from,
+            to_cycle: upto,
+            max_us: us(blocks.max_between(from, upto)),
+        });
+        from = upto;
+        to = to.saturating_mul(2);
+    }
+    let n = out.blocks.len();
+    if n >= 3 {
+        let before = |k: usize| {
+            out.blocks[..k].iter().filter_map(|b| b.max_us).fold(f64::NEG_INFINITY, f64::max)
+        };
+        let sets_record = |k: usize| out.blocks[k].max_us.is_some_and(|m| m > before(k));
+        out.still_rising = sets_record(n - 2) && sets_record(n - 1);
+    }
+    out
 }
 
 /// A latency for messages: integers without decimals, else two decimals.

@@ -1,8 +1,9 @@
 //! `--junit FILE`: JUnit XML for CI ([`crate::formats::junit_xml`], the shape Jenkins' xunit
 //! plugin accepts): one suite per input and scenario, named `rtbuild.report.<machine>.<scenario>`
 //! with the scenario's start and duration from `run.json`; one test case per test (cyclictest,
-//! oslat, …) at its limit. A FAIL carries every reason, a test that could not run is `<skipped>`,
-//! a spike's explanation is the case's `<system-out>`.
+//! oslat, …) at its limit. A FAIL or INVALID case carries every reason, its message starting
+//! with that word; a test that could not run is `<skipped>`, a spike's explanation is the
+//! case's `<system-out>`.
 
 use super::judge::fmt;
 use crate::formats::junit_xml::{Failure, Skipped, TestCase, TestSuite, TestSuites, Timing};
@@ -36,6 +37,8 @@ pub(crate) fn suite_name(command: &str, machine: &str, scenario: &str) -> String
 struct Case {
     name: String,
     kind: &'static str,
+    /// FAIL or INVALID when `reasons` is not empty: the first word of the failure message.
+    verdict: Verdict,
     reasons: Vec<String>,
     skipped: Option<String>,
     /// `<system-out>` lines: the explanation of each spike of `--trace-above-us`.
@@ -50,9 +53,11 @@ fn cases(s: &ScenarioReport, report: &LatencyReport, input: &str) -> Vec<Case> {
         // Invalid-run reasons of the scenario belong to cyclictest's case (they are its run's).
         let reasons =
             if s.tests.is_empty() { s.reasons.clone() } else { s.cyclictest_reasons.clone() };
+        let verdict = if !s.invalid_reasons.is_empty() { Verdict::Invalid } else { Verdict::Fail };
         cases.push(Case {
             name: format!("{}: cyclictest: max latency <= {} us", s.name, fmt(report.threshold_us)),
             kind: "latency",
+            verdict,
             reasons,
             skipped: None,
             output: report
@@ -86,7 +91,8 @@ fn cases(s: &ScenarioReport, report: &LatencyReport, input: &str) -> Vec<Case> {
         cases.push(Case {
             name: format!("{}: {}: {what}", s.name, t.test),
             kind,
-            reasons: if t.verdict == Verdict::Fail { t.reasons.clone() } else { Vec::new() },
+            verdict: t.verdict,
+            reasons: if t.verdict.passed() { Vec::new() } else { t.reasons.clone() },
             skipped: t.skipped.clone(),
             output: Vec::new(),
         });
@@ -97,7 +103,7 @@ fn cases(s: &ScenarioReport, report: &LatencyReport, input: &str) -> Vec<Case> {
 impl Case {
     fn junit(self, class: &str) -> TestCase {
         let failure = (!self.reasons.is_empty()).then(|| Failure {
-            message: self.reasons[0].clone(),
+            message: format!("{}: {}", self.verdict, self.reasons[0]),
             kind: Some(self.kind.to_string()),
             text: self.reasons.join("\n"),
         });

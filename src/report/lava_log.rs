@@ -29,16 +29,22 @@ pub(super) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
         .iter()
         .map(|name| scenario(path, &log, name, &tests, rt.as_ref(), nsecs))
         .collect();
+    // The threshold is never the one the board's console printed: the caller gives it.
     let run_json = RunRecord {
-        threshold_us: log.threshold_us,
-        threshold_source: Some("the LAVA job's threshold".to_string()),
+        threshold_us: None,
         machine: log.machine.clone(),
         noise_us: log.noise_us,
         tests: log.tests.clone(),
         rt_cpus: log.rt_cpus.clone().unwrap_or_default(),
         ..RunRecord::default()
     };
-    Ok(Input { path: path.to_path_buf(), kind: "lava-log", run_json: Some(run_json), scenarios })
+    Ok(Input {
+        path: path.to_path_buf(),
+        kind: "lava-log",
+        run_json: Some(run_json),
+        scenarios,
+        printed_threshold_us: log.threshold_us,
+    })
 }
 
 /// The job's scenarios in order, then any the log has output of but the job did not list.

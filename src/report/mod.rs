@@ -22,7 +22,7 @@ pub(crate) mod testkit;
 pub(crate) mod text;
 
 pub(crate) use crate::formats::report_json::{
-    InputReport, LatencyReport, SCHEMA, ScenarioReport, Verdict,
+    InputReport, LatencyReport, SCHEMA, ScenarioReport, ThreadReport, Verdict,
 };
 
 use std::path::{Path, PathBuf};
@@ -122,17 +122,23 @@ pub(crate) fn build_with_runs(
         .map(|p| read_input(p, options.nsecs))
         .collect::<Result<Vec<_>, _>>()?;
     // `--machine`, else the machine `run.json` names (if the shipped catalog knows it).
-    let machine = options.machine.clone().or_else(|| {
-        let name =
-            inputs.iter().find_map(|i| i.run_json.as_ref().and_then(|r| r.machine.clone()))?;
+    let named = |trusted_only: bool| {
+        let name = inputs
+            .iter()
+            .filter(|i| !trusted_only || i.kind != "lava-log")
+            .find_map(|i| i.run_json.as_ref().and_then(|r| r.machine.clone()))?;
         crate::catalog::Catalog::embedded().lookup(&name).ok().map(|found| found.machine.clone())
-    });
+    };
+    let machine = options.machine.clone().or_else(|| named(false));
+    // The machine whose requirement may be the threshold: never one a LAVA log's console
+    // named (the board would choose its own limit).
+    let judged_machine = options.machine.clone().or_else(|| named(true));
     let folder_threshold = inputs.iter().find_map(|i| {
         let run = i.run_json.as_ref()?;
         Some((run.threshold_us?, run.threshold_source.clone()))
     });
-    let requirement = machine.as_ref().and_then(|m| m.latency_requirement_us);
-    let (threshold_us, threshold_source) =
+    let requirement = judged_machine.as_ref().and_then(|m| m.latency_requirement_us);
+    let (threshold_us, mut threshold_source) =
         match (options.threshold_us, folder_threshold, requirement) {
             (Some(t), _, _) => (t, "--threshold-us".to_string()),
             (None, Some((t, source)), _) => (
@@ -143,13 +149,22 @@ pub(crate) fn build_with_runs(
                 },
             ),
             (None, None, Some(t)) => {
-                let name = machine.as_ref().map(|m| m.name.as_str()).unwrap_or_default();
+                let name = judged_machine.as_ref().map(|m| m.name.as_str()).unwrap_or_default();
                 (t as f64, format!("{name} requirement"))
             }
             (None, None, None) => (DEFAULT_THRESHOLD_US, "default, SIL 2".to_string()),
         };
     if !threshold_is_sensible(threshold_us) {
         return Err(ReportError::Threshold { value: threshold_us, from: threshold_source });
+    }
+    // What a LAVA log's console claimed is said beside the threshold used, never used.
+    for printed in inputs.iter().filter_map(|i| i.printed_threshold_us) {
+        if printed != threshold_us {
+            threshold_source.push_str(&format!(
+                "; the LAVA log's console printed threshold_us={}, which is not used (pass the job's threshold as --threshold-us)",
+                shown_number(printed)
+            ));
+        }
     }
     let noise_us = options
         .noise_us
@@ -174,7 +189,7 @@ pub(crate) fn build_with_runs(
         machine: machine.as_ref().map(|m| m.name.clone()),
         baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
         summary: Vec::new(),
-        results: results_table(&inputs, &[]),
+        results: Vec::new(),
         tuning: inputs
             .iter()
             .filter_map(|i| {
@@ -220,15 +235,18 @@ pub(crate) fn build_with_runs(
     }
     finish(&mut report);
     report.summary = summary::rows(&report, machine.as_ref());
-    report.results = results_table(&inputs, &report.inputs);
+    report.results = results_table(&inputs, &report.inputs, threshold_us);
     Ok((report, inputs.into_iter().map(|input| input.run_json).collect()))
 }
 
-/// The Qualcomm guide's table, from each result folder's `run.json` and its judged scenarios.
+/// The Qualcomm guide's table, from each result folder's `run.json` (or LAVA log) and its
+/// judged scenarios: one row per scenario and measured CPU, each with that CPU's figures only.
 fn results_table(
     inputs: &[input::Input],
     judged: &[InputReport],
+    threshold_us: f64,
 ) -> Vec<crate::formats::report_json::ResultRow> {
+    use crate::formats::report_json::{ResultRow, is_latency};
     let mut rows = Vec::new();
     for (input, report) in inputs.iter().zip(judged) {
         let Some(run) = &input.run_json else { continue };
@@ -238,25 +256,85 @@ fn results_table(
             .clone()
             .or_else(|| fingerprint.and_then(|f| f.board.clone()))
             .unwrap_or_else(|| run.target.clone());
-        let device =
-            if run.rt_cpus.is_empty() { name } else { format!("{name}, RT core: {}", run.rt_cpus) };
-        let boot_flow = fingerprint.and_then(|f| f.boot.as_ref()).and_then(|b| b.flow());
+        let rt = crate::plan::CpuSet::parse(&run.rt_cpus).ok().filter(|_| !run.rt_cpus.is_empty());
+        let boot_flow = fingerprint.and_then(|f| f.boot.as_ref()).map_or_else(
+            || crate::formats::run_json::UNKNOWN_FLOW.to_string(),
+            crate::formats::run_json::BootFacts::flow,
+        );
         let distro = fingerprint
             .and_then(crate::formats::run_json::Fingerprint::distro_and_image)
             .unwrap_or_else(|| "-".to_string());
         for s in &report.scenarios {
-            rows.push(crate::formats::report_json::ResultRow {
-                device: device.clone(),
+            let base = ResultRow {
+                device: name.clone(),
+                cpu: None,
                 boot_flow: boot_flow.clone(),
                 distro_and_image: distro.clone(),
                 use_case: match &s.label {
                     Some(label) => format!("{} ({label})", s.name),
                     None => s.name.clone(),
                 },
-                min_us: s.all.min_us,
-                avg_us: s.all.avg_us,
-                max_us: s.all.max_us,
-            });
+                duration_s: s.elapsed_s,
+                samples: 0,
+                min_us: None,
+                avg_us: None,
+                max_us: None,
+                verdict: Verdict::Pass,
+                why: Vec::new(),
+            };
+            let threads: Vec<&ThreadReport> =
+                if s.threads.is_empty() { vec![&s.all] } else { s.threads.iter().collect() };
+            for t in threads {
+                let device = match (t.cpu, &rt) {
+                    (Some(cpu), Some(rt)) if rt.contains(cpu) => format!("{name}, RT core: {cpu}"),
+                    (Some(cpu), Some(_)) => format!("{name}, CPU {cpu} (not an RT core)"),
+                    (Some(cpu), None) => format!("{name}, CPU {cpu}"),
+                    (None, _) => {
+                        let thread = t.thread.map_or_else(String::new, |i| format!("thread {i}, "));
+                        match &rt {
+                            Some(rt) => format!("{name}, RT core: {rt} ({thread}CPU not recorded)"),
+                            None => format!("{name} ({thread}CPU not recorded)"),
+                        }
+                    }
+                };
+                let (verdict, why) = if !s.invalid_reasons.is_empty() {
+                    (Verdict::Invalid, s.invalid_reasons.clone())
+                } else if !s.cyclictest {
+                    (
+                        Verdict::Invalid,
+                        vec!["cyclictest did not measure in this scenario".to_string()],
+                    )
+                } else if t.samples == 0 {
+                    (Verdict::Invalid, vec!["no samples recorded".to_string()])
+                } else {
+                    match t.max_us {
+                        Some(max) if !is_latency(max) => {
+                            (Verdict::Invalid, vec![format!("maximum `{max}` is no latency")])
+                        }
+                        None => (Verdict::Invalid, vec!["maximum latency unknown".to_string()]),
+                        Some(max) if max > threshold_us => (
+                            Verdict::Fail,
+                            vec![format!(
+                                "max {} µs exceeds the {} µs threshold",
+                                judge::fmt(max),
+                                judge::fmt(threshold_us)
+                            )],
+                        ),
+                        Some(_) => (Verdict::Pass, Vec::new()),
+                    }
+                };
+                rows.push(ResultRow {
+                    device,
+                    cpu: t.cpu,
+                    samples: t.samples,
+                    min_us: t.min_us,
+                    avg_us: t.avg_us,
+                    max_us: t.max_us,
+                    verdict,
+                    why,
+                    ..base.clone()
+                });
+            }
         }
     }
     rows
@@ -278,9 +356,9 @@ fn scenario(
     for test in &input.tests {
         let judged = suite::judge(test, limits);
         report.reasons.extend(judged.reasons.iter().map(|r| format!("{}: {r}", judged.test)));
+        report.verdict = report.verdict.worst(judged.verdict);
         report.tests.push(judged);
     }
-    report.verdict = Verdict::from_reasons(&report.reasons);
     report
 }
 
@@ -337,7 +415,12 @@ fn finish(report: &mut LatencyReport) {
         .flat_map(|i| &i.scenarios)
         .flat_map(|s| s.reasons.iter().map(move |r| format!("{}: {r}", s.name)))
         .collect();
-    report.verdict = Verdict::from_reasons(&report.reasons);
+    report.verdict = report
+        .inputs
+        .iter()
+        .flat_map(|i| &i.scenarios)
+        .map(|s| s.verdict)
+        .fold(Verdict::Pass, Verdict::worst);
 }
 
 /// Reads one INPUT: a folder with `run.json`, a LAVA job log, or a raw cyclictest file.

@@ -111,6 +111,7 @@ mod tests {
             kind: "result-folder",
             run_json: Some(run),
             scenarios: Vec::new(),
+            printed_threshold_us: None,
         }
     }
 

@@ -6,8 +6,9 @@ use crate::formats::report_json::{TestReport, Verdict};
 use crate::rttests::verdict::{self, Limits};
 
 pub(super) fn judge(input: &TestInput, limits: Limits) -> TestReport {
-    let mut reasons: Vec<String> =
+    let mut invalid_reasons: Vec<String> =
         input.invalid_reasons.iter().map(|r| format!("invalid run: {r}")).collect();
+    let mut reasons: Vec<String> = Vec::new();
     let mut notes = Vec::new();
     let mut rows = Vec::new();
     // rt-migrate-test's JSON says nothing about the check and its plain output nothing about
@@ -33,6 +34,7 @@ pub(super) fn judge(input: &TestInput, limits: Limits) -> TestReport {
                 m.exceeding = m.exceeding.or(outcome.exceeding);
                 m.failures.extend(outcome.failures.iter().cloned());
                 m.facts.extend(outcome.facts.iter().cloned());
+                m.bad_figures.extend(outcome.bad_figures.iter().cloned());
                 m.rows.extend(outcome.rows.iter().cloned());
                 m
             }
@@ -43,17 +45,24 @@ pub(super) fn judge(input: &TestInput, limits: Limits) -> TestReport {
         outcome.rows = dedup(std::mem::take(&mut outcome.rows));
         rows = outcome.rows.clone();
         for reason in verdict::reasons(outcome, limits) {
-            if !reasons.contains(&reason) {
-                reasons.push(reason);
+            let list = if reason.is_invalid() { &mut invalid_reasons } else { &mut reasons };
+            let text = reason.text().to_string();
+            if !list.contains(&text) {
+                list.push(text);
             }
         }
     }
+    let verdict = Verdict::of(&invalid_reasons, &reasons);
+    // Every reason, the ones that make the run invalid first.
+    let mut all = invalid_reasons.clone();
+    all.append(&mut reasons);
     TestReport {
         test: input.program.name().to_string(),
         kind: input.program.kind(),
-        verdict: Verdict::from_reasons(&reasons),
+        verdict,
         skipped: input.skipped.clone(),
-        reasons,
+        reasons: all,
+        invalid_reasons,
         notes,
         files: input.outcomes.iter().map(|(p, _)| p.display().to_string()).collect(),
         commands: input.commands.clone(),

@@ -224,9 +224,10 @@ fn an_unusable_file_in_a_result_folder_fails_only_its_scenario() {
     let scenarios = &r.inputs[0].scenarios;
     assert_eq!(scenarios.len(), 3);
     assert_eq!((scenarios[0].name.as_str(), scenarios[0].verdict), ("idle", Verdict::Pass));
-    assert_eq!((scenarios[1].name.as_str(), scenarios[1].verdict), ("stress", Verdict::Fail));
-    assert_eq!(scenarios[2].verdict, Verdict::Fail);
-    assert_eq!(r.verdict, Verdict::Fail);
+    // A file that cannot be read measured nothing: INVALID, never PASS or a plain FAIL.
+    assert_eq!((scenarios[1].name.as_str(), scenarios[1].verdict), ("stress", Verdict::Invalid));
+    assert_eq!(scenarios[2].verdict, Verdict::Invalid);
+    assert_eq!(r.verdict, Verdict::Invalid);
     assert_eq!(r.reasons.len(), 2, "{:?}", r.reasons);
     assert!(r.reasons[0].starts_with("stress: invalid run: "), "{:?}", r.reasons);
     assert!(r.reasons[0].contains("stress.txt"), "{:?}", r.reasons);
@@ -407,9 +408,9 @@ fn rt_tests_outputs_get_one_verdict_each_against_their_own_limit() {
 }
 
 /// One verdict word: every golden cyclictest `--json` run, judged by `rtbuild test` and recorded
-/// as it records it, then read back by `rtbuild report`, gets the same verdict at every threshold
-/// (`pass` is PASS; `fail` is FAIL on the max alone; `invalid` is FAIL with `invalid run:`
-/// reasons). Samples above the histogram (the Qualcomm guide's `-h 100`) are a note in both.
+/// as it records it, then read back by `rtbuild report`, gets the same verdict word at every
+/// threshold (PASS, FAIL on the max alone, INVALID with `invalid run:` reasons). Samples above
+/// the histogram (the Qualcomm guide's `-h 100`) are a note in both.
 #[test]
 fn test_and_report_agree_on_every_golden_run_folder() {
     // Each golden run as `rtbuild test` would have asked for it: measured CPUs, -h, cycles.
@@ -451,13 +452,12 @@ fn test_and_report_agree_on_every_golden_run_folder() {
                 build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
                     .unwrap();
             let invalid = r.reasons.iter().any(|x| x.contains("invalid run:"));
-            let agree = match word {
-                "pass" => r.verdict == Verdict::Pass,
-                "fail" => r.verdict == Verdict::Fail && !invalid,
-                "invalid" => r.verdict == Verdict::Fail && invalid,
-                other => panic!("verdict word {other}"),
-            };
-            assert!(agree, "{file} at {threshold} µs: test says {word}, report {:?}", r.reasons);
+            assert_eq!(invalid, word == Verdict::Invalid, "{file}: {:?}", r.reasons);
+            assert_eq!(
+                r.verdict, word,
+                "{file} at {threshold} µs: test says {word}, report {:?}",
+                r.reasons
+            );
             seen.insert(word);
             // An overflow is never what makes `test` call a run invalid.
             assert!(
@@ -476,9 +476,345 @@ fn test_and_report_agree_on_every_golden_run_folder() {
             }
         }
     }
-    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["fail", "invalid", "pass"]);
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        [Verdict::Pass, Verdict::Fail, Verdict::Invalid]
+    );
 }
 
 fn scenario_of(report: &LatencyReport) -> &ScenarioReport {
     &report.inputs[0].scenarios[0]
+}
+
+/// `data(name)` with each `(from, to)` replaced (each `from` must be there), in `dir`.
+fn altered(dir: &std::path::Path, name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(data(name)).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name} has no `{from}`");
+        text = text.replacen(from, to, 1);
+    }
+    let path = dir.join(name);
+    crate::write::fixture(&path, text).unwrap();
+    path
+}
+
+/// A figure that is not a finite number ≥ 0 is unknown in every cyclictest parser (`T:` lines,
+/// histogram, JSON, `-v` samples), and unknown is INVALID with the reason, never PASS. Before,
+/// a `T:` line with `Max: NaN` was dropped (the other thread passed alone), a negative `-v`
+/// sample was only a warning, a bad histogram or JSON maximum was a FAIL for an "unknown" max.
+#[test]
+fn unknown_figures_in_every_cyclictest_parser_are_invalid() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, &str, &str, &str)> = vec![
+        ("cyclictest-2.4-quiet-2threads.txt", "Max:     316", "Max:     NaN", "Max `NaN`"),
+        ("cyclictest-2.4-quiet-2threads.txt", "Max:    3284", "Max:      -5", "Max `-5`"),
+        ("cyclictest-2.4-quiet-2threads.txt", "Avg:   15", "Avg:  inf", "Avg `inf`"),
+        (
+            "cyclictest-2.4-hist-h50-2threads.txt",
+            "# Max Latencies: 00231 01302",
+            "# Max Latencies: 00231 inf",
+            "Max `inf`",
+        ),
+        (
+            "cyclictest-2.4-hist-h50-2threads.txt",
+            "# Min Latencies: 00005 00005",
+            "# Min Latencies: -0005 00005",
+            "Min `-0005`",
+        ),
+        ("cyclictest-2.4-json-1thread-cpu1.json", "\"max\": 477", "\"max\": -5", "max `-5`"),
+        (
+            "cyclictest-2.4-verbose-2threads.txt",
+            "       0:       3:      18",
+            "       0:       3:     -18",
+            "negative latency",
+        ),
+    ];
+    for (name, from, to, said) in cases {
+        let path = altered(dir.path(), name, &[(from, to)]);
+        let r = build(&Options {
+            inputs: vec![path],
+            threshold_us: Some(100_000.0),
+            ..Options::default()
+        })
+        .unwrap();
+        let s = scenario(&r);
+        assert_eq!(
+            (r.verdict, s.verdict),
+            (Verdict::Invalid, Verdict::Invalid),
+            "{name} {to}: {:?}",
+            r.reasons
+        );
+        assert!(
+            s.invalid_reasons.iter().any(|x| x.contains(said)),
+            "{name} {to}: {:?}",
+            s.invalid_reasons
+        );
+        assert!(text::render(&r).contains("  INVALID: "), "{name} {to}");
+    }
+}
+
+/// A two-CPU run whose CPUs differ (CPU 0's max 1250 µs, CPU 1's 3000 µs) with RT core 0: each
+/// row of the Qualcomm table is that CPU's own figures (before, the RT core's row showed the
+/// worst over every CPU, 3000), with its duration, samples and verdict; an invalid scenario's
+/// rows say INVALID and why; /dev/kvm alone is no KVM host (boot flow unknown), a guest sign
+/// makes it `guest`.
+#[test]
+fn results_table_rows_are_each_cpus_own_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("cyclictest-2.4-json-2threads-overflow.json"), dir.path().join("idle.json"))
+        .unwrap();
+    std::fs::copy(
+        data("cyclictest-2.4-json-2threads-overflow.json"),
+        dir.path().join("stress.json"),
+    )
+    .unwrap();
+    let run_json = |boot: &str| {
+        format!(
+            r#"{{"threshold_us": 2000, "machine": "qcs6490-rb3gen2", "rt_cpus": "0", "measure_cpus": "0-1",
+            "scenarios": [{{"name": "idle", "files": ["idle.json"], "elapsed_s": 5.0}},
+                         {{"name": "stress", "files": ["stress.json"], "elapsed_s": 86400.0,
+                           "invalid_reasons": ["load reached 32.5 % of the 60 % asked"]}}],
+            "fingerprint": {{"uname": "6.6-rt", "boot": {boot}}}}}"#
+        )
+    };
+    crate::write::fixture(dir.path().join("run.json"), run_json(r#"{"kvm": true}"#)).unwrap();
+    let r =
+        build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
+    let rows = &r.results;
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    let row = |i: usize| {
+        let x = &rows[i];
+        (x.device.as_str(), x.cpu, x.max_us, x.samples, x.duration_s, x.verdict)
+    };
+    assert_eq!(
+        row(0),
+        ("qcs6490-rb3gen2, RT core: 0", Some(0), Some(1250.0), 5000, Some(5.0), Verdict::Pass)
+    );
+    assert_eq!(
+        row(1),
+        (
+            "qcs6490-rb3gen2, CPU 1 (not an RT core)",
+            Some(1),
+            Some(3000.0),
+            3334,
+            Some(5.0),
+            Verdict::Fail
+        )
+    );
+    assert_eq!(rows[1].why, ["max 3000 µs exceeds the 2000 µs threshold"]);
+    assert_eq!((rows[2].verdict, rows[2].max_us), (Verdict::Invalid, Some(1250.0)));
+    assert_eq!(rows[2].why, ["invalid run: load reached 32.5 % of the 60 % asked"]);
+    assert!(rows.iter().all(|x| x.boot_flow == "unknown"), "{rows:?}");
+    let table = text::results_table(rows);
+    assert!(table.contains("Duration  Samples  Verdict"), "{table}");
+    assert!(
+        table.lines().any(|l| l.contains("RT core: 0, Boot Flow - unknown")
+            && l.contains("  1250  ")
+            && l.contains("5s")
+            && l.ends_with("PASS")),
+        "{table}"
+    );
+    assert!(
+        table.contains(
+            "24h00m    3334     INVALID: invalid run: load reached 32.5 % of the 60 % asked"
+        ),
+        "{table}"
+    );
+    let page = html::render(&r);
+    assert!(page.contains("<th>Duration</th><th>Samples</th><th class=\"l\">Verdict</th>"));
+    assert!(
+        page.contains("<span class=\"badge INVALID\">INVALID</span> invalid run: load reached")
+    );
+    // /dev/kvm in a guest (the `hypervisor` CPU flag): guest, never KVM.
+    crate::write::fixture(
+        dir.path().join("run.json"),
+        run_json(r#"{"kvm": true, "guest_checked": true, "guest": ["cpu-flag-hypervisor"]}"#),
+    )
+    .unwrap();
+    let r =
+        build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
+    assert!(r.results.iter().all(|x| x.boot_flow == "guest"), "{:?}", r.results);
+}
+
+/// The same run gets the same word in all five outputs: text, JSON, JUnit, HTML and the
+/// history (before, the report said FAIL for a run `rtbuild test` called invalid).
+#[test]
+fn the_verdict_word_is_the_same_in_all_five_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("idle.json")).unwrap();
+    crate::write::fixture(
+        dir.path().join("run.json"),
+        r#"{"threshold_us": 5000, "machine": "qcs6490-rb3gen2", "verdict": "INVALID",
+            "scenarios": [{"name": "idle", "files": ["idle.json"],
+            "invalid_reasons": ["only 1998 of 120000 cycles"]}], "fingerprint": {"uname": "6.6-rt"}}"#,
+    )
+    .unwrap();
+    let r =
+        build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
+    assert_eq!(r.verdict, Verdict::Invalid);
+    let out = text::render(&r);
+    assert!(out.starts_with("INVALID  threshold 5000 µs"), "{out}");
+    assert!(out.contains("\nINVALID  idle  (latencies in µs)"), "{out}");
+    assert!(out.contains("  INVALID: invalid run: only 1998 of 120000 cycles"), "{out}");
+    assert!(out.contains("\nINVALID because:"), "{out}");
+    assert!(!out.contains("FAIL") && !out.contains("PASS"), "{out}");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        (json["verdict"].as_str(), json["inputs"][0]["scenarios"][0]["verdict"].as_str()),
+        (Some("INVALID"), Some("INVALID"))
+    );
+    let junit = junit::render(&r);
+    assert!(
+        junit.contains("<failure message=\"INVALID: invalid run: only 1998 of 120000 cycles\""),
+        "{junit}"
+    );
+    let page = html::render(&r);
+    assert!(page.contains("<title>rtbuild report: INVALID</title>"));
+    assert!(page.contains("<span class=\"badge INVALID\">INVALID</span> idle"), "{page}");
+    let run = crate::history::record::read(dir.path(), None, None).unwrap();
+    assert_eq!((run.verdict.as_str(), run.valid), ("INVALID", false));
+    assert!(run.results.iter().all(|x| x.verdict == "INVALID"), "{:?}", run.results);
+}
+
+fn lava_entry(line: &str) -> String {
+    format!(
+        "- {{\"dt\": \"2026-12-04T20:00:00.000000\", \"lvl\": \"target\", \"msg\": {}}}\n",
+        serde_json::to_string(line).unwrap()
+    )
+}
+
+/// A LAVA log whose console prints a threshold: it is shown, never used; the verdict is against
+/// `--threshold-us` (the job's), else the default. Before, the marker's `threshold_us=100000`
+/// turned CPU 1's 477 µs into a PASS.
+#[test]
+fn a_lava_logs_console_never_sets_the_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = lava_entry(
+        "<<<RTBUILD-RUN machine=qcs6490-rb3gen2 threshold_us=100000 rt_cpus=1 tests=cyclictest scenarios=idle duration=3s>>>",
+    );
+    log.push_str(&lava_entry(
+        "<<<RTBUILD-RAW-BEGIN scenario=idle test=cyclictest run=cyclictest format=json>>>",
+    ));
+    for line in
+        std::fs::read_to_string(data("cyclictest-2.4-json-1thread-cpu1.json")).unwrap().lines()
+    {
+        log.push_str(&lava_entry(line));
+    }
+    log.push_str(&lava_entry(
+        "<<<RTBUILD-RAW-END scenario=idle test=cyclictest run=cyclictest exit=0>>>",
+    ));
+    let path = dir.path().join("lava.yaml");
+    crate::write::fixture(&path, &log).unwrap();
+    let r = build(&Options { inputs: vec![path.clone()], ..Options::default() }).unwrap();
+    assert_eq!(r.threshold_us, 100.0, "{}", r.threshold_source);
+    assert!(
+        r.threshold_source
+            .contains("the LAVA log's console printed threshold_us=100000, which is not used"),
+        "{}",
+        r.threshold_source
+    );
+    assert_eq!(r.verdict, Verdict::Fail, "{:?}", r.reasons);
+    let given = build(&Options {
+        inputs: vec![path.clone()],
+        threshold_us: Some(500.0),
+        ..Options::default()
+    })
+    .unwrap();
+    assert_eq!(
+        (given.threshold_source.split(';').next(), given.verdict),
+        (Some("--threshold-us"), Verdict::Pass)
+    );
+    // A forged second marker is refused, naming both lines.
+    log.push_str(&lava_entry(
+        "<<<RTBUILD-RUN machine=qcs6490-rb3gen2 threshold_us=100000 rt_cpus=1>>>",
+    ));
+    crate::write::fixture(&path, &log).unwrap();
+    let err = build(&Options { inputs: vec![path], ..Options::default() }).unwrap_err();
+    assert!(err.to_string().contains("second `<<<RTBUILD-RUN` marker at line"), "{err}");
+}
+
+/// Convergence from golden `-v` samples: each half's and each power-of-two block's maximum,
+/// computed here straight from the file's lines; a run whose last two blocks each set a new
+/// maximum gets the note "the maximum was still rising: run longer", in text, JSON and HTML.
+#[test]
+fn convergence_from_verbose_samples_and_the_still_rising_note() {
+    let name = "cyclictest-2.4-verbose-2threads.txt";
+    let text = std::fs::read_to_string(data(name)).unwrap();
+    let samples: Vec<(u32, u64, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').map(str::trim).collect();
+            (f.len() == 3)
+                .then(|| Some((f[0].parse().ok()?, f[1].parse().ok()?, f[2].parse().ok()?)))?
+        })
+        .collect();
+    let r = report(&[name], Some(100_000.0));
+    for t in &scenario(&r).threads {
+        let mine: Vec<(u64, u64)> =
+            samples.iter().filter(|s| s.0 == t.thread.unwrap()).map(|s| (s.1, s.2)).collect();
+        let end = mine.iter().map(|s| s.0).max().unwrap() + 1;
+        let max = |from: u64, to: u64| {
+            mine.iter().filter(|s| s.0 >= from && s.0 < to).map(|s| s.1 as f64).reduce(f64::max)
+        };
+        let c = t.convergence.as_ref().unwrap();
+        assert_eq!((c.cycles, c.half_at), (end, end / 2));
+        assert_eq!(
+            (c.first_half_max_us, c.second_half_max_us),
+            (max(0, end / 2), max(end / 2, end))
+        );
+        let mut bounds = vec![0u64];
+        let mut at = 1u64;
+        while at < end {
+            bounds.push(at);
+            at *= 2;
+        }
+        bounds.push(end);
+        let blocks: Vec<(u64, u64, Option<f64>)> =
+            c.blocks.iter().map(|b| (b.from_cycle, b.to_cycle, b.max_us)).collect();
+        let expected: Vec<(u64, u64, Option<f64>)> =
+            bounds.windows(2).map(|w| (w[0], w[1], max(w[0], w[1]))).collect();
+        assert_eq!(blocks, expected);
+    }
+    // A run whose maximum keeps rising: each block's samples are larger than all before.
+    let dir = tempfile::tempdir().unwrap();
+    let rising: String = (0..64u64).map(|c| format!("       0:{c:>8}:{:>8}\n", 10 + c)).collect();
+    let flat: String = (0..64u64)
+        .map(|c| format!("       0:{c:>8}:{:>8}\n", if c == 3 { 90 } else { 10 + c % 7 }))
+        .collect();
+    crate::write::fixture(dir.path().join("rising.txt"), &rising).unwrap();
+    crate::write::fixture(dir.path().join("flat.txt"), &flat).unwrap();
+    let r = build(&Options {
+        inputs: vec![dir.path().join("rising.txt"), dir.path().join("flat.txt")],
+        threshold_us: Some(1000.0),
+        ..Options::default()
+    })
+    .unwrap();
+    let (rising, flat) = (&r.inputs[0].scenarios[0], &r.inputs[1].scenarios[0]);
+    let c = rising.threads[0].convergence.as_ref().unwrap();
+    assert!(c.still_rising);
+    assert_eq!((c.first_half_max_us, c.second_half_max_us), (Some(41.0), Some(73.0)));
+    assert!(
+        rising.notes.contains(&"thread 0: the maximum was still rising: run longer".to_string()),
+        "{:?}",
+        rising.notes
+    );
+    assert!(!flat.threads[0].convergence.as_ref().unwrap().still_rising);
+    assert!(!flat.notes.iter().any(|n| n.contains("still rising")));
+    assert_eq!(rising.verdict, Verdict::Pass, "information, not a verdict");
+    let out = text::render(&r);
+    assert!(out.contains("convergence thread 0: max of the halves 41 | 73 µs (second half from cycle 32); max per block of cycles: 0-1 10, 1-2 11, 2-4 13, 4-8 17, 8-16 25, 16-32 41, 32-64 73 (the maximum was still rising: run longer)"), "{out}");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(
+        json["inputs"][0]["scenarios"][0]["threads"][0]["convergence"]["still_rising"],
+        true
+    );
+    let page = html::render(&r);
+    assert!(page.contains("<h3>Convergence</h3>") && page.contains("run longer"), "");
+    // A histogram keeps no order: said so, no figures made up.
+    let hist = report(&["cyclictest-2.4-hist-h50-2threads.txt"], Some(100_000.0));
+    assert!(scenario(&hist).threads.iter().all(|t| t.convergence.is_none()));
+    assert!(
+        text::render(&hist)
+            .contains("convergence: not known (a histogram or summary keeps no sample order")
+    );
 }

@@ -105,7 +105,7 @@ fn render_clean(report: &LatencyReport) -> String {
         }
     }
     if !report.reasons.is_empty() {
-        let _ = writeln!(out, "\nFAIL because:");
+        let _ = writeln!(out, "\n{} because:", report.verdict);
         for reason in &report.reasons {
             let _ = writeln!(out, "  - {reason}");
         }
@@ -159,6 +159,64 @@ pub(crate) fn summary_table(rows: &[SummaryRow]) -> String {
     out
 }
 
+/// Whether the maximum still rose, per thread: each half's maximum and each power-of-two
+/// block's (`cycles 0-1 5, 1-2 7, 2-4 7, …`), or why it is not known. Information, not a
+/// verdict.
+pub(crate) fn convergence_lines(s: &ScenarioReport) -> Vec<String> {
+    let known: Vec<String> = s
+        .threads
+        .iter()
+        .filter_map(|t| {
+            let c = t.convergence.as_ref()?;
+            let who = match (t.cpu, t.thread) {
+                (Some(cpu), _) => format!("CPU{cpu}"),
+                (None, Some(i)) => format!("thread {i}"),
+                (None, None) => "all".to_string(),
+            };
+            let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
+            let blocks: Vec<String> = c
+                .blocks
+                .iter()
+                .map(|b| format!("{}-{} {}", b.from_cycle, b.to_cycle, cell(b.max_us)))
+                .collect();
+            Some(format!(
+                "convergence {who}: max of the halves {} | {} µs (second half from cycle {}); max per block of cycles: {}{}",
+                cell(c.first_half_max_us),
+                cell(c.second_half_max_us),
+                c.half_at,
+                blocks.join(", "),
+                if c.still_rising {
+                    format!(" ({})", crate::formats::report_json::STILL_RISING)
+                } else {
+                    String::new()
+                }
+            ))
+        })
+        .collect();
+    if known.is_empty() && !s.threads.is_empty() {
+        return vec![
+            "convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does)"
+                .to_string(),
+        ];
+    }
+    known
+}
+
+/// `INVALID` for a reason that makes the scenario's run untrustworthy, else `FAIL`.
+pub(crate) fn reason_word(
+    s: &ScenarioReport,
+    reason: &str,
+) -> crate::formats::report_json::Verdict {
+    use crate::formats::report_json::Verdict;
+    let invalid = s.invalid_reasons.iter().any(|r| r == reason)
+        || s.tests.iter().any(|t| {
+            t.invalid_reasons
+                .iter()
+                .any(|r| reason.strip_prefix(&format!("{}: ", t.test)) == Some(r))
+        });
+    if invalid { Verdict::Invalid } else { Verdict::Fail }
+}
+
 fn scenario_text(out: &mut String, s: &ScenarioReport) {
     match &s.label {
         Some(label) => {
@@ -170,10 +228,13 @@ fn scenario_text(out: &mut String, s: &ScenarioReport) {
     }
     if s.cyclictest {
         cyclictest_table(out, s);
+        for line in convergence_lines(s) {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     tests_text(out, s);
     for reason in &s.reasons {
-        let _ = writeln!(out, "  FAIL: {reason}");
+        let _ = writeln!(out, "  {}: {reason}", reason_word(s, reason));
     }
     for note in &s.notes {
         let _ = writeln!(out, "  note: {note}");
@@ -298,23 +359,44 @@ fn row(label: String, t: &ThreadReport) -> Vec<String> {
     ]
 }
 
-/// The Qualcomm guide's columns: Device, Distro and image, use case, min/avg/max latency (µs).
+/// How long a scenario ran, as the results table shows it (`10s`, `5m00s`, `24h00m`; `-` when
+/// the input does not say).
+pub(crate) fn duration_cell(seconds: Option<f64>) -> String {
+    let Some(s) = seconds.filter(|s| s.is_finite() && *s >= 0.0) else { return "-".to_string() };
+    let s = s.round() as u64;
+    match s {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
+        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The row's verdict, with why when it is not PASS (`INVALID: no samples recorded`).
+pub(crate) fn verdict_cell(row: &crate::formats::report_json::ResultRow) -> String {
+    if row.why.is_empty() {
+        row.verdict.to_string()
+    } else {
+        format!("{}: {}", row.verdict, row.why.join("; "))
+    }
+}
+
+/// The Qualcomm guide's columns: Device, Distro and image, use case, min/avg/max latency (µs),
+/// then how long the scenario ran, the samples behind the row, and the row's verdict.
 pub(crate) fn results_table(rows: &[crate::formats::report_json::ResultRow]) -> String {
     let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let device = match &r.boot_flow {
-                Some(flow) => format!("{}, Boot Flow - {flow}", r.device),
-                None => r.device.clone(),
-            };
             vec![
-                device,
+                format!("{}, Boot Flow - {}", r.device, r.boot_flow),
                 r.distro_and_image.clone(),
                 r.use_case.clone(),
                 cell(r.min_us),
                 cell(r.avg_us),
                 cell(r.max_us),
+                duration_cell(r.duration_s),
+                r.samples.to_string(),
+                verdict_cell(r),
             ]
         })
         .collect();
@@ -325,6 +407,9 @@ pub(crate) fn results_table(rows: &[crate::formats::report_json::ResultRow]) -> 
         "Minimum latency (µs)",
         "Avg latency (µs)",
         "Max latency (µs)",
+        "Duration",
+        "Samples",
+        "Verdict",
     ];
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &body {

@@ -61,6 +61,9 @@ pub(crate) struct ProgramOutput {
     /// hwlatdetect: samples above its threshold.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exceeding: Option<u64>,
+    /// JSON figures written as `nan`/`inf` (read as unknown): `"avg": nan`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bad_figures: Vec<String>,
 }
 
 impl ProgramOutput {
@@ -236,6 +239,7 @@ pub(crate) fn merge(first: Option<ProgramOutput>, next: ProgramOutput) -> Progra
         (a, b) => a.or(b),
     };
     merged.return_code = merged.return_code.or(next.return_code);
+    merged.bad_figures.extend(next.bad_figures);
     merged.exceeding = merged.exceeding.or(next.exceeding);
     for failure in next.failures {
         if !merged.failures.contains(&failure) {
@@ -262,6 +266,7 @@ fn outcome(program: Program, format: &str) -> ProgramOutput {
         failures: Vec::new(),
         facts: Vec::new(),
         exceeding: None,
+        bad_figures: Vec::new(),
     }
 }
 
@@ -269,12 +274,16 @@ fn outcome(program: Program, format: &str) -> ProgramOutput {
 pub(crate) fn parse_json(text: &str, program: Program) -> Result<ProgramOutput, serde_json::Error> {
     // A thread without samples writes `"avg": nan` (or `-nan`), which is not JSON.
     let mut cleaned = String::with_capacity(text.len());
+    let mut bad_figures = Vec::new();
     for line in text.lines() {
         let t = line.trim_end().trim_end_matches(',');
         let bare =
             ["-nan", "nan", "-inf", "inf"].iter().any(|bad| t.ends_with(&format!(": {bad}")));
         if bare {
             let (key, _) = line.rsplit_once(':').unwrap_or((line, ""));
+            if bad_figures.len() < 20 {
+                bad_figures.push(format!("`{}`", t.trim()));
+            }
             cleaned.push_str(key);
             cleaned.push_str(": null");
             if line.trim_end().ends_with(',') {
@@ -287,6 +296,7 @@ pub(crate) fn parse_json(text: &str, program: Program) -> Result<ProgramOutput, 
     }
     let value: Value = serde_json::from_str(&cleaned)?;
     let mut out = outcome(program, "json");
+    out.bad_figures = bad_figures;
     let text_of =
         |keys: &[&str]| keys.iter().find_map(|k| value.get(*k)?.as_str().map(str::to_string));
     out.cmdline = text_of(&["cmdline:", "cmdline"]);

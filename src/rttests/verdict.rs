@@ -1,9 +1,12 @@
 //! Judging one program's [`ProgramOutput`]: latency tests against the latency threshold, oslat and
 //! hwlatdetect against the noise limit, correctness tests from their own statements and
-//! return codes. Every reason for a FAIL is listed.
+//! return codes. Every reason for a FAIL or an INVALID run is listed, each with its verdict: a
+//! figure that is not a finite number ≥ 0 (`nan`, `inf`, `-5`) is unknown, and an unknown
+//! figure makes the run INVALID, never PASS.
 
 use super::output::{ProgramOutput, Row};
 use super::{Kind, Program};
+use crate::formats::report_json::{Reason, is_latency};
 
 /// The limits a run is judged against, µs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -12,33 +15,35 @@ pub(crate) struct Limits {
     pub noise_us: f64,
 }
 
-/// Reasons `outcome` fails; empty when it passes.
-pub(crate) fn reasons(outcome: &ProgramOutput, limits: Limits) -> Vec<String> {
+/// Reasons `outcome` does not pass; empty when it passes.
+pub(crate) fn reasons(outcome: &ProgramOutput, limits: Limits) -> Vec<Reason> {
     let mut reasons = Vec::new();
     let program = outcome.program;
     // rt-migrate-test 2.4 exits 1 even when it prints `Passed!`, but its JSON return_code is 0.
     if let Some(code) = outcome.return_code.filter(|c| *c != 0) {
-        reasons.push(format!("{program} returned {code}"));
+        reasons.push(Reason::Fail(format!("{program} returned {code}")));
     }
-    reasons.extend(outcome.failures.iter().map(|f| format!("{program} reported: {f}")));
+    reasons
+        .extend(outcome.failures.iter().map(|f| Reason::Fail(format!("{program} reported: {f}"))));
     match program.kind() {
         Kind::Latency => rows(outcome, limits.latency_us, "latency", "threshold", &mut reasons),
         Kind::Noise => rows(outcome, limits.noise_us, "OS noise", "noise limit", &mut reasons),
         Kind::Firmware => {
             if let Some(n) = outcome.exceeding.filter(|n| *n > 0) {
-                reasons.push(format!(
+                reasons.push(Reason::Fail(format!(
                     "hwlatdetect saw {n} hardware/firmware latency samples above its {} µs threshold (SMIs or firmware stealing the CPU)",
                     fmt(limits.noise_us)
-                ));
+                )));
             } else if outcome.exceeding.is_none() && outcome.failures.is_empty() {
-                reasons.push(
+                reasons.push(Reason::Invalid(
                     "hwlatdetect printed no summary (no `Samples exceeding threshold:` line)"
                         .into(),
-                );
+                ));
             }
+            figures(outcome, "hardware latency", &mut reasons);
         }
         Kind::Correctness => match outcome.passed {
-            Some(false) => reasons.push(format!("{program} reported failure")),
+            Some(false) => reasons.push(Reason::Fail(format!("{program} reported failure"))),
             Some(true) => {}
             None => {
                 let proven = match program {
@@ -50,9 +55,9 @@ pub(crate) fn reasons(outcome: &ProgramOutput, limits: Limits) -> Vec<String> {
                     _ => outcome.return_code == Some(0),
                 };
                 if !proven && outcome.failures.is_empty() {
-                    reasons.push(format!(
+                    reasons.push(Reason::Invalid(format!(
                         "{program} stated no result (rt-migrate-test prints Passed!/Failed! only with -c)"
-                    ));
+                    )));
                 }
             }
         },
@@ -66,26 +71,55 @@ fn rows(
     limit: f64,
     what: &str,
     limit_name: &str,
-    reasons: &mut Vec<String>,
+    reasons: &mut Vec<Reason>,
 ) {
     if outcome.rows.is_empty() {
-        reasons.push(format!("{} measured nothing (no thread results)", outcome.program));
+        reasons.push(Reason::Invalid(format!(
+            "{} measured nothing (no thread results)",
+            outcome.program
+        )));
         return;
     }
+    figures(outcome, what, reasons);
     for row in &outcome.rows {
         let who = who(outcome.program, row);
         if row.samples == Some(0) {
-            reasons.push(format!("{who}: no samples recorded"));
+            reasons.push(Reason::Invalid(format!("{who}: no samples recorded")));
             continue;
         }
         match row.max_us {
-            None => reasons.push(format!("{who}: maximum {what} unknown")),
-            Some(max) if max > limit => reasons.push(format!(
+            None => reasons.push(Reason::Invalid(format!("{who}: maximum {what} unknown"))),
+            // Not a latency: said by `figures`.
+            Some(max) if !is_latency(max) => {}
+            Some(max) if max > limit => reasons.push(Reason::Fail(format!(
                 "{who}: max {what} {} µs exceeds the {} µs {limit_name}",
                 fmt(max),
                 fmt(limit)
-            )),
+            ))),
             Some(_) => {}
+        }
+    }
+}
+
+/// Every figure of every row that is not a latency (`nan`, `inf`, a negative number): the
+/// figure is unknown, so the run is INVALID.
+fn figures(outcome: &ProgramOutput, what: &str, reasons: &mut Vec<Reason>) {
+    // A thread without samples writes `"avg": nan`: "no samples recorded" says it already.
+    let empty = outcome.rows.iter().any(|r| r.samples == Some(0));
+    for bad in outcome.bad_figures.iter().filter(|_| !empty) {
+        reasons.push(Reason::Invalid(format!(
+            "{} wrote {bad}, which is not a finite number ≥ 0, so the figure is unknown",
+            outcome.program
+        )));
+    }
+    for row in &outcome.rows {
+        let who = who(outcome.program, row);
+        for (name, value) in [("min", row.min_us), ("avg", row.avg_us), ("max", row.max_us)] {
+            if let Some(value) = value.filter(|v| !is_latency(*v)) {
+                reasons.push(Reason::Invalid(format!(
+                    "{who}: {name} {what} `{value}` is not a latency (a finite number ≥ 0), so it is unknown"
+                )));
+            }
         }
     }
 }

@@ -109,6 +109,21 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
             reasons
                 .push(format!("thread {key} completed {} of {expected} expected cycles", t.cycles));
         }
+        // A figure that is no latency (a negative min or max, an average that is not a finite
+        // number ≥ 0 where cycles ran) is unknown: the measurement cannot be trusted.
+        let avg_bad =
+            t.cycles > 0 && t.avg.is_none_or(|a| !crate::formats::report_json::is_latency(a));
+        for (name, bad, shown) in [
+            ("min", t.min < 0, t.min.to_string()),
+            ("max", t.max < 0, t.max.to_string()),
+            ("avg", avg_bad, t.avg.map_or_else(|| "nan".to_string(), |a| a.to_string())),
+        ] {
+            if bad {
+                reasons.push(format!(
+                    "thread {key}: cyclictest wrote {name} `{shown}`, which is not a latency (a finite number ≥ 0), so it is unknown"
+                ));
+            }
+        }
         if overflows > 0 {
             notes.push(crate::base::overflow_note(
                 format!("thread {key}"),

@@ -62,7 +62,7 @@ pub(crate) fn judge_finished_run(
     histogram_us: u32,
     expected_cycles: u64,
     threshold_us: u64,
-) -> (crate::formats::run_json::ScenarioRecord, &'static str) {
+) -> (crate::formats::run_json::ScenarioRecord, crate::formats::report_json::Verdict) {
     let judged = judge::judge(&judge::Inputs {
         json: Some(json),
         stderr: "",

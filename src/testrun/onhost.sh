@@ -252,13 +252,22 @@ case $cmd in
             echo "config_source $from"
         fi
         echo "=== boot_flow"
-        # The Qualcomm guide's "Boot Flow": `kvm` when Linux is the KVM host (qcom-distro-kvm's
-        # xbl_config_kvm.elf hands it EL2, so /dev/kvm exists), `efi` when UEFI booted it, and
-        # the device tree's hypervisor node (a hypervisor below Linux) when there is one.
+        # The Qualcomm guide's "Boot Flow": `kvm` when /dev/kvm exists (qcom-distro-kvm's
+        # xbl_config_kvm.elf hands Linux EL2; a guest with nested KVM has it too), `efi` when
+        # UEFI booted it, the device tree's hypervisor node (a hypervisor below Linux), and
+        # every sign of running as a guest: x86's `hypervisor` CPU flag, Xen's /sys/hypervisor,
+        # a virtual machine's DMI vendor, QEMU's arm64 `virt` board.
         [ -e "$root/dev/kvm" ] && echo "kvm"
         [ -d "$root/sys/firmware/efi" ] && echo "efi"
         f="$root/sys/firmware/devicetree/base/hypervisor/compatible"
         [ -r "$f" ] && echo "hypervisor $(head -c 200 "$f" | tr -c 'A-Za-z0-9,._-' ' ')"
+        echo "guest_checked"
+        grep -qw hypervisor "$root/proc/cpuinfo" 2>/dev/null && echo "guest cpu-flag-hypervisor"
+        [ -s "$root/sys/hypervisor/type" ] && echo "guest sys-hypervisor"
+        case "$(head -c 100 "$root/sys/class/dmi/id/sys_vendor" 2>/dev/null)" in
+            QEMU*|*KVM*|Xen*|VMware*|innotek*|Parallels*) echo "guest dmi-vendor" ;;
+        esac
+        grep -qa 'linux,dummy-virt' "$root/sys/firmware/devicetree/base/compatible" 2>/dev/null && echo "guest dt-dummy-virt"
         echo "=== devfreq"
         # DEVICE GOVERNOR CUR_HZ: the L3, LLCC and DDR scaling next to cpufreq
         for d in "$root"/sys/class/devfreq/*; do

@@ -9,6 +9,7 @@ use super::judge::Ending;
 use super::length::human;
 use super::sequence::Suite;
 use super::session::Session;
+use crate::formats::report_json::Verdict;
 use crate::formats::run_json::TestRecord;
 use crate::rttests::argv::Invocation;
 use crate::rttests::output::{self, ProgramOutput, Row, Sniffed};
@@ -74,7 +75,7 @@ impl Session<'_> {
                 );
                 self.ui.warn(format!("{name}: hwlatdetect skipped: {why}"));
                 record.state = "skipped".into();
-                record.verdict = "skipped".into();
+                record.verdict = "SKIPPED".into();
                 record.skipped = Some(why);
                 self.record.scenarios[index].tests.push(record);
                 self.save();
@@ -191,7 +192,10 @@ impl Session<'_> {
         let mut fails = Vec::new();
         let mut rows = Vec::new();
         for (_, outcome) in &outcomes {
-            fails.extend(verdict::reasons(outcome, limits));
+            for reason in verdict::reasons(outcome, limits) {
+                let list = if reason.is_invalid() { &mut invalid } else { &mut fails };
+                list.push(reason.text().to_string());
+            }
             rows.extend(outcome.rows.iter().cloned());
         }
         if outcomes.is_empty() && invalid.is_empty() {
@@ -199,14 +203,7 @@ impl Session<'_> {
         }
         let t = &mut self.record.scenarios[index].tests[at];
         t.rows = rows;
-        t.verdict = if !invalid.is_empty() {
-            "invalid"
-        } else if !fails.is_empty() {
-            "fail"
-        } else {
-            "pass"
-        }
-        .into();
+        t.verdict = Verdict::of(&invalid, &fails).to_string();
         t.state = match ending {
             Ending::Completed => "done",
             Ending::Interrupted => "interrupted",
@@ -217,8 +214,7 @@ impl Session<'_> {
         t.fail_reasons = fails;
         t.elapsed_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
         let summary = summary(program, &t.rows);
-        self.ui
-            .status("Tested", format!("{name}: {program} {}; {summary}", t.verdict.to_uppercase()));
+        self.ui.status("Tested", format!("{name}: {program} {}; {summary}", t.verdict));
         for reason in t.invalid_reasons.iter().chain(&t.fail_reasons) {
             self.ui.warn(format!("{name}: {program}: {reason}"));
         }

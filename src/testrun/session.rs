@@ -9,6 +9,7 @@ use super::preflight::{self, Prepared};
 use super::scenario::Scenario;
 use super::signals::{Emergency, StopFlag};
 use super::{HELPER, OutError, TestError, TestRequest, own_cpus};
+use crate::formats::report_json::Verdict;
 use crate::formats::run_json::{
     self, KernelIsolationRecord, OwnCpus, RunRecord, ScenarioRecord, Settings, Tuning, UrmStop,
 };
@@ -233,7 +234,7 @@ impl Session<'_> {
         let (state, finished, verdict) =
             conclude(ending, &self.record.scenarios, self.req.threshold.us);
         self.record.state = state.into();
-        self.record.verdict = Some(verdict.into());
+        self.record.verdict = Some(verdict.to_string());
         Ok(finished)
     }
 
@@ -452,8 +453,9 @@ fn keep_off_measured_cpus(req: &TestRequest, ui: &Ui) -> OwnCpus {
     record
 }
 
-/// The run's state, outcome and verdict: `invalid` when any scenario is invalid or the run did
-/// not complete, else `fail` when a thread's max exceeds `threshold_us`, else `pass`.
+/// The run's state, outcome and verdict: `INVALID` when any scenario is invalid or the run did
+/// not complete, else `FAIL` when a thread's max exceeds `threshold_us`, else `PASS` (the words
+/// `rtbuild report` gives the same run).
 /// The invalid reason of a scenario whose result file `relative` could not be written.
 pub(super) fn lost(relative: &str) -> String {
     format!("{relative} could not be written, so the scenario's evidence is incomplete")
@@ -463,7 +465,7 @@ pub(super) fn conclude(
     ending: Ending,
     scenarios: &[ScenarioRecord],
     threshold_us: u64,
-) -> (&'static str, RunEnd, &'static str) {
+) -> (&'static str, RunEnd, Verdict) {
     let invalid = scenarios.iter().any(|s| {
         !s.invalid_reasons.is_empty() || s.tests.iter().any(|t| !t.invalid_reasons.is_empty())
     });
@@ -472,11 +474,11 @@ pub(super) fn conclude(
         || scenarios.iter().any(|s| !s.fail_reasons.is_empty())
         || scenarios.iter().any(|s| s.tests.iter().any(|t| !t.fail_reasons.is_empty()));
     match ending {
-        Ending::Interrupted => ("interrupted", RunEnd::Interrupted, "invalid"),
-        Ending::ConnectionLost => ("connection-lost", RunEnd::ConnectionLost, "invalid"),
-        Ending::Completed if invalid => ("finished", RunEnd::Invalid, "invalid"),
-        Ending::Completed if over => ("finished", RunEnd::Fail, "fail"),
-        Ending::Completed => ("finished", RunEnd::Pass, "pass"),
+        Ending::Interrupted => ("interrupted", RunEnd::Interrupted, Verdict::Invalid),
+        Ending::ConnectionLost => ("connection-lost", RunEnd::ConnectionLost, Verdict::Invalid),
+        Ending::Completed if invalid => ("finished", RunEnd::Invalid, Verdict::Invalid),
+        Ending::Completed if over => ("finished", RunEnd::Fail, Verdict::Fail),
+        Ending::Completed => ("finished", RunEnd::Pass, Verdict::Pass),
     }
 }
 
@@ -495,22 +497,25 @@ mod tests {
     #[test]
     fn verdicts() {
         let ok = [scenario(40, &[]), scenario(90, &[])];
-        assert_eq!(conclude(Ending::Completed, &ok, 100), ("finished", RunEnd::Pass, "pass"));
-        assert_eq!(conclude(Ending::Completed, &ok, 90), ("finished", RunEnd::Pass, "pass"));
-        assert_eq!(conclude(Ending::Completed, &ok, 89), ("finished", RunEnd::Fail, "fail"));
+        assert_eq!(
+            conclude(Ending::Completed, &ok, 100),
+            ("finished", RunEnd::Pass, Verdict::Pass)
+        );
+        assert_eq!(conclude(Ending::Completed, &ok, 90), ("finished", RunEnd::Pass, Verdict::Pass));
+        assert_eq!(conclude(Ending::Completed, &ok, 89), ("finished", RunEnd::Fail, Verdict::Fail));
         let bad =
             [scenario(40, &["thread 0 completed 30 of 3000 expected cycles"]), scenario(900, &[])];
         assert_eq!(
             conclude(Ending::Completed, &bad, 100),
-            ("finished", RunEnd::Invalid, "invalid")
+            ("finished", RunEnd::Invalid, Verdict::Invalid)
         );
         assert_eq!(
             conclude(Ending::Interrupted, &ok, 100),
-            ("interrupted", RunEnd::Interrupted, "invalid")
+            ("interrupted", RunEnd::Interrupted, Verdict::Invalid)
         );
         assert_eq!(
             conclude(Ending::ConnectionLost, &ok, 100),
-            ("connection-lost", RunEnd::ConnectionLost, "invalid")
+            ("connection-lost", RunEnd::ConnectionLost, Verdict::Invalid)
         );
     }
 }

@@ -151,7 +151,7 @@ fn mark_interrupted(out: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(out.join(record::FILE)).map_err(|e| e.to_string())?;
     let mut run = RunRecord::parse(&text).map_err(|e| e.to_string())?;
     run.state = "interrupted".into();
-    run.verdict = Some("invalid".into());
+    run.verdict = Some(crate::formats::report_json::Verdict::Invalid.to_string());
     for s in run.scenarios.iter_mut().filter(|s| s.state == "running") {
         s.state = "interrupted".into();
         s.invalid_reasons.push("interrupted twice: cyclictest and the load were killed".into());
@@ -180,7 +180,7 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join(record::FILE)).unwrap();
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(json["state"], "interrupted");
-        assert_eq!(json["verdict"], "invalid");
+        assert_eq!(json["verdict"], "INVALID");
         assert_eq!(json["scenarios"][0]["state"], "finished");
         assert_eq!(json["scenarios"][1]["state"], "interrupted");
         assert!(json["scenarios"][1]["invalid_reasons"][0].as_str().unwrap().contains("twice"));

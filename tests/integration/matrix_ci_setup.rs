@@ -302,12 +302,12 @@ fn gitlab_pipeline_builds_rtbuild_once_and_each_lava_job_needs_only_its_own_buil
         );
         let script = strings(&lava["script"]).join("\n");
         for want in [
-            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat \"bundle-url-$MACHINE-$DISTRO.txt\")\" --scenario idle,stress --duration smoke --tests cyclictest --out lava-job.yaml",
+            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\" --bundle-url \"$(cat \"bundle-url-$MACHINE-$DISTRO.txt\")\" --scenario idle,stress --duration smoke --tests cyclictest --threshold-us \"$threshold_us\" --out lava-job.yaml",
             "> \"$HOME/.config/lavacli.yaml\"",
             "job=$(lavacli jobs submit lava-job.yaml)",
             "lavacli jobs wait \"$job\"",
             "lavacli jobs logs --raw \"$job\" > lava-log.yaml",
-            "rtbuild report lava-log.yaml --junit lava-junit.xml",
+            "rtbuild report lava-log.yaml --threshold-us \"$threshold_us\" --junit lava-junit.xml",
         ] {
             assert!(script.contains(want), "{want}: {script}");
         }
@@ -399,7 +399,7 @@ fn github_workflow_works_beside_the_checkout_and_each_lava_leg_waits_for_its_own
     assert!(fetch.is_some(), "{text}");
     let run: String = lava_steps.iter().filter_map(|s| s["run"].as_str()).collect();
     assert!(
-        run.contains("--duration 10m --tests cyclictest --out \"$RTBUILD_WORK/out/lava-job.yaml\""),
+        run.contains("--duration 10m --tests cyclictest --threshold-us \"$threshold_us\" --out \"$RTBUILD_WORK/out/lava-job.yaml\""),
         "{run}"
     );
     assert!(run.contains("> \"$HOME/.config/lavacli.yaml\""), "{run}");
@@ -423,7 +423,7 @@ fn ci_lava_jobs_run_the_chosen_rt_tests_and_wait_long_enough_for_them() {
     };
     let (_, cyclictest_only) = minutes(&[]);
     let (text, suite) = minutes(&["--lava-tests", "cyclictest,oslat,pi_stress"]);
-    assert!(text.contains("--tests oslat,cyclictest,pi_stress --out"), "{text}");
+    assert!(text.contains("--tests oslat,cyclictest,pi_stress --threshold-us"), "{text}");
     // oslat (on each RT CPU) and pi_stress run 10 minutes each after cyclictest's 10, in both
     // scenarios: the CI job waits at least that much longer.
     assert!(suite >= cyclictest_only + 2 * 2 * 10, "{cyclictest_only} -> {suite}");
@@ -690,7 +690,12 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
     let from = script.iter().position(|l| l.starts_with("export RTBUILD_DB=")).expect(&text);
     assert_eq!(script[from], "export RTBUILD_DB=\"$LAB_HISTORY_DB\"");
     assert!(script[..from].iter().any(|l| l.contains("lavacli jobs logs --raw")), "{text}");
+    // The job's threshold is the machine's requirement, set in the script (100 µs here); run
+    // as the job of a machine whose requirement is 800 µs, so the first log passes. The log's
+    // own `threshold_us=800` is never used.
     let step = script[from..].join("\n");
+    assert!(step.contains("\nthreshold_us=100\n"), "{step}");
+    let step = step.replace("\nthreshold_us=100\n", "\nthreshold_us=800\n");
     let gitlab = dir.path().join("gitlab");
     crate::support::fixtures::write(
         &gitlab.join("rtbuild/rb3gen2-core-kit/bundle/b.manifest.json"),
@@ -712,7 +717,10 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("NO-BASELINE"), "the history was consulted: {stdout}{stderr}");
+    assert!(
+        stdout.contains("PASS run ") && stdout.contains("no earlier valid run"),
+        "the history was consulted: {stdout}{stderr}"
+    );
     assert!(gitlab.join("lava-junit.xml").is_file() && gitlab.join("lava-report.html").is_file());
     let runs = history_runs(&url);
     assert_eq!(runs.len(), 1, "{runs:?}");
@@ -780,6 +788,8 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
         ("RTBUILD_WORK", work_text.as_str()),
         ("RTBUILD_DB", url.as_str()),
     ];
+    assert!(step.contains("threshold_us=100\n"), "{step}");
+    let step = step.replace("threshold_us=100\n", "threshold_us=800\n");
     let out = run_step(&step, &work, &vars);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     // The same log as the first GitLab run: known already, recorded once.

@@ -126,7 +126,7 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
     );
     assert!(
         xml.contains(
-            "<failure message=\"invalid run: only 991 of 60000 cycles\" type=\"latency\">"
+            "<failure message=\"INVALID: invalid run: only 991 of 60000 cycles\" type=\"latency\">"
         ),
         "{xml}"
     );
@@ -434,7 +434,7 @@ fn html_report_renders_in_headless_chromium() {
     let dom = chromium(&["--dump-dom", &url], &profile);
     let dom = String::from_utf8_lossy(&dom.stdout);
     let verdict_at =
-        dom.find("<div class=\"verdict FAIL\" id=\"verdict\"><h1>FAIL</h1>").expect(&dom);
+        dom.find("<div class=\"verdict INVALID\" id=\"verdict\"><h1>INVALID</h1>").expect(&dom);
     assert!(verdict_at < dom.find("<svg").expect("inline chart"), "verdict comes first");
     assert!(dom.contains("invalid run: only 991 of 60000 cycles"));
     assert!(dom.contains("≥100"), "unknown percentiles shown as ≥limit");
@@ -566,7 +566,8 @@ fn text_report_escapes_forged_lines_and_terminal_controls_from_input() {
         .ignore_stderr()
         .code_is(1);
     let out = run.stdout();
-    assert!(out.starts_with("FAIL  threshold 1 µs"), "{out}");
+    // The scenario whose file is gone measured nothing: the run is INVALID.
+    assert!(out.starts_with("INVALID  threshold 1 µs"), "{out}");
     assert!(!out.contains('\u{1b}'), "an ESC reached the terminal: {out:?}");
     assert!(out.lines().all(|l| !l.trim_start().starts_with("PASS")), "a forged PASS line: {out}");
     assert!(out.contains("idle\\nPASS  threshold 100 µs\\u{1b}[2J"), "shown escaped: {out}");
@@ -586,7 +587,7 @@ fn per_thread_interval_act_and_boot_flow_in_json_text_and_chromium() {
         "scenarios": [{"name": "idle", "files": ["idle/cyclictest.txt"], "invalid_reasons": []}],
         "fingerprint": {"uname": "Linux rb3 6.18.0-rt #1 SMP PREEMPT_RT aarch64",
                         "os_release": {"PRETTY_NAME": "Qualcomm Linux 2.0"},
-                        "boot": {"kvm": true, "efi": true}}
+                        "boot": {"kvm": true, "efi": true, "guest_checked": true}}
     });
     let run = Test::new()
         .file("results/idle/cyclictest.txt", live)
@@ -614,7 +615,12 @@ fn per_thread_interval_act_and_boot_flow_in_json_text_and_chromium() {
     assert_eq!(got, want, "{threads:?}");
     let all = &json["inputs"][0]["scenarios"][0]["all"];
     assert!(all.get("interval_us").is_none() && all.get("act_us").is_none(), "{all}");
-    assert_eq!(json["results"][0]["device"], "rb3gen2-core-kit, RT core: 7");
+    // One row per thread: the unpinned threads' output does not say which CPU each ran on.
+    assert_eq!(json["results"].as_array().unwrap().len(), 8, "{}", json["results"]);
+    assert_eq!(
+        json["results"][0]["device"],
+        "rb3gen2-core-kit, RT core: 7 (thread 0, CPU not recorded)"
+    );
     assert_eq!(json["results"][0]["boot_flow"], "KVM");
 
     let text = Test::new()
@@ -648,14 +654,19 @@ fn per_thread_interval_act_and_boot_flow_in_json_text_and_chromium() {
         .collect();
     assert_eq!(all_row, ["all", "-", "-", "-"], "{out}");
     let device = out.lines().find(|l| l.starts_with("  rb3gen2-core-kit")).expect(&out);
-    assert!(device.starts_with("  rb3gen2-core-kit, RT core: 7, Boot Flow - KVM  "), "{out}");
+    assert!(
+        device.starts_with(
+            "  rb3gen2-core-kit, RT core: 7 (thread 0, CPU not recorded), Boot Flow - KVM  "
+        ),
+        "{out}"
+    );
 
     let html = run.path().join("r.html");
     let url = format!("file://{}", html.display());
     let dom = chromium(&["--dump-dom", &url], &run.path().join("chromium-profile"));
     let dom = String::from_utf8_lossy(&dom.stdout);
     assert!(
-        dom.contains("<td class=\"l\">rb3gen2-core-kit, RT core: 7<br><span class=\"boot-flow\">Boot Flow - KVM</span></td>"),
+        dom.contains("<td class=\"l\">rb3gen2-core-kit, RT core: 7 (thread 0, CPU not recorded)<br><span class=\"boot-flow\">Boot Flow - KVM</span></td>"),
         "{dom}"
     );
     assert!(dom.contains("<th>cpu</th><th title=\"cyclictest's I: the thread's interval\">I (µs)</th><th title=\"cyclictest's Act: the last cycle's latency\">Act</th><th>samples</th>"), "{dom}");
@@ -667,7 +678,7 @@ fn per_thread_interval_act_and_boot_flow_in_json_text_and_chromium() {
 
 /// A file without `T:` lines (`-v` samples) keeps the table it always had: no I/Act columns;
 /// its JSON has the `Thread 0 Interval: 1000` line's `interval_us` and no `act_us`; a run.json
-/// without `fingerprint.boot` gets no Boot Flow.
+/// without `fingerprint.boot` says its Boot Flow is unknown.
 #[test]
 fn verbose_samples_have_no_interval_columns_and_no_boot_flow() {
     let run = result_folder(Test::new(), "idle", "x")
@@ -678,7 +689,7 @@ fn verbose_samples_have_no_interval_columns_and_no_boot_flow() {
     let thread = &json["inputs"][0]["scenarios"][0]["threads"][0];
     assert_eq!(thread["interval_us"], 1000, "{thread}");
     assert!(thread.get("act_us").is_none(), "{thread}");
-    assert!(json["results"][0].get("boot_flow").is_none(), "{}", json["results"]);
+    assert_eq!(json["results"][0]["boot_flow"], "unknown", "{}", json["results"]);
     let text = Test::new()
         .args(["report", &golden("cyclictest-2.4-verbose-2threads.txt"), "--threshold-us", "300"])
         .run()

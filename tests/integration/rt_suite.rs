@@ -131,7 +131,7 @@ fn every_program_runs_on_the_rt_cpus_under_hackbench_and_report_reads_it() {
             continue;
         }
         let verdict = t["verdict"].as_str().unwrap();
-        assert!(verdict == "pass" || verdict == "fail", "{name}: {t}");
+        assert!(verdict == "PASS" || verdict == "FAIL", "{name}: {t}");
         assert_eq!(t["state"], "done", "{name}");
         let stderr: Vec<String> = strings(&t["raw_files"])
             .iter()
@@ -158,7 +158,7 @@ fn every_program_runs_on_the_rt_cpus_under_hackbench_and_report_reads_it() {
     );
     // This kernel has no hwlat tracer: hwlatdetect is recorded as skipped, with the reason.
     let hwlat = by_name("hwlatdetect");
-    if hwlat["verdict"] == "skipped" {
+    if hwlat["verdict"] == "SKIPPED" {
         assert!(hwlat["skipped"].as_str().unwrap().contains("no hwlat tracer"), "{hwlat}");
         assert!(
             run.stderr()
@@ -205,9 +205,9 @@ fn oslat_alone_runs_first_without_cyclictest() {
     assert_eq!(s["files"], serde_json::json!([]));
     assert_eq!(s["invalid_reasons"], serde_json::json!([]));
     assert_eq!(s["tests"][0]["name"], "oslat");
-    assert_eq!(s["tests"][0]["verdict"], "pass");
+    assert_eq!(s["tests"][0]["verdict"], "PASS");
     // A 1 s limit of 1 000 000 µs cannot be exceeded: the run's verdict is pass.
-    assert_eq!(json["verdict"], "pass");
+    assert_eq!(json["verdict"], "PASS");
     assert_eq!(run.code(), 0);
 }
 
@@ -272,7 +272,7 @@ fn over_ssh_the_tests_run_on_the_target_and_are_recorded_the_same_way() {
     assert_eq!(tests.len(), 3);
     for t in tests {
         assert_eq!(t["invalid_reasons"], serde_json::json!([]), "{t}");
-        assert!(t["verdict"] == "pass" || t["verdict"] == "fail", "{t}");
+        assert!(t["verdict"] == "PASS" || t["verdict"] == "FAIL", "{t}");
     }
     // svsematest measured over ssh too (its ftok needs `_`, which the helper sets).
     assert_eq!(tests[1]["rows"][0]["cpu"], 1);

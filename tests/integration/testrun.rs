@@ -717,7 +717,7 @@ fn all_cpus_custom_options_and_custom_load_are_measured_and_recorded() {
     let report = Test::new().args(["report", "--json"]).args([&dir]).run();
     assert_eq!(report.code(), run.code(), "{}\n{}", run.stderr(), report.stderr());
     let verdict = report.json()["verdict"].as_str().unwrap().to_string();
-    assert_eq!(verdict == "PASS", json["verdict"] == "pass", "{verdict} vs {}", json["verdict"]);
+    assert_eq!(verdict == "PASS", json["verdict"] == "PASS", "{verdict} vs {}", json["verdict"]);
     assert_eq!(json["threshold_us"], 100);
     assert_eq!(report.json()["threshold_us"], 100.0);
     assert!(run.stderr().contains("against 100 µs (default, SIL 2)"), "{}", run.stderr());

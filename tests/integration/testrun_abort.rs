@@ -99,7 +99,7 @@ fn double_interrupt(host: &[String], root: &Path, tmp: &Path) {
 
     let json = run_json(&out);
     assert_eq!(json["state"], "interrupted", "{json}");
-    assert_eq!(json["verdict"], "invalid", "{json}");
+    assert_eq!(json["verdict"], "INVALID", "{json}");
     let s = &json["scenarios"][0];
     assert_eq!(s["name"], "stress");
     assert_eq!(s["state"], "interrupted", "{json}");
@@ -182,7 +182,7 @@ fn a_second_ctrl_c_during_the_first_ones_clean_up_leaves_nothing_running_fake_lo
     assert_eq!(tracing_settings(), before, "tracing not restored\n{stderr}");
     let json = run_json(&out);
     assert_eq!(json["state"], "interrupted", "{json}");
-    assert_eq!(json["verdict"], "invalid", "{json}");
+    assert_eq!(json["verdict"], "INVALID", "{json}");
     assert_eq!(json["scenarios"].as_array().unwrap().len(), 1, "idle must not start: {json}");
     // The run loop, unblocked once the abort finished, must not write its own state over it.
     assert_eq!(json["scenarios"][0]["state"], "interrupted", "{json}");

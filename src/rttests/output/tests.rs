@@ -2,7 +2,21 @@
 //! failure statements each program prints (from the 2.4 binaries' own message strings).
 
 use super::*;
-use crate::rttests::verdict::{Limits, reasons};
+use crate::formats::report_json::Verdict;
+use crate::rttests::verdict::Limits;
+
+/// The reasons' texts, the way every output shows them.
+fn reasons(outcome: &ProgramOutput, limits: Limits) -> Vec<String> {
+    crate::rttests::verdict::reasons(outcome, limits).iter().map(|r| r.text().to_string()).collect()
+}
+
+/// The verdict the reasons lead to.
+fn verdict(outcome: &ProgramOutput, limits: Limits) -> Verdict {
+    crate::rttests::verdict::reasons(outcome, limits)
+        .iter()
+        .map(crate::formats::report_json::Reason::verdict)
+        .fold(Verdict::Pass, Verdict::worst)
+}
 
 fn data(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
@@ -259,4 +273,84 @@ fn a_line_cut_at_the_sniff_boundary_never_changes_the_format() {
             "signaltest shifted by {shift} bytes"
         );
     }
+}
+
+/// A figure that is not a finite number ≥ 0 (`NaN`, `nan`, `inf`, `-5`) is unknown in every
+/// rt-tests parser that reads a number, plain and JSON, and an unknown figure makes the run
+/// INVALID, never PASS (before, `max > limit` was false for NaN and -5: PASS). Each golden
+/// output has its figure replaced.
+#[test]
+fn nan_inf_and_negative_figures_are_invalid_in_every_parser() {
+    let text = |name: &str| std::fs::read_to_string(data(name)).unwrap();
+    let cases: Vec<(&str, Program, String, &str)> = vec![
+        (
+            "pmqtest text Max NaN",
+            Program::Pmqtest,
+            text("pmqtest-2.4-text-cpu1.txt").replace("Max   70", "Max NaN"),
+            "max latency `NaN`",
+        ),
+        (
+            "ptsematest text Max -5",
+            Program::Ptsematest,
+            text("ptsematest-2.4-text-cpu1.txt").replace("Max   65", "Max   -5"),
+            "max latency `-5`",
+        ),
+        (
+            "signaltest text Max -5",
+            Program::Signaltest,
+            text("signaltest-2.4-text-cpu1.txt").replace("Max:     262", "Max:     -5"),
+            "max latency `-5`",
+        ),
+        (
+            "cyclicdeadline text Min inf",
+            Program::Cyclicdeadline,
+            text("cyclicdeadline-2.4-text-2threads.txt").replace("Min:      1", "Min:    inf"),
+            "min latency `inf`",
+        ),
+        (
+            "oslat text Maximum nan",
+            Program::Oslat,
+            text("oslat-2.4-text-cpu1.txt").replace("19103 (us)", "nan (us)"),
+            "max OS noise `NaN`",
+        ),
+        (
+            "oslat text Average -1.5",
+            Program::Oslat,
+            text("oslat-2.4-text-cpu1.txt").replace("1.088 (us)", "-1.5 (us)"),
+            "avg OS noise `-1.5`",
+        ),
+        (
+            "hwlatdetect text Max Latency infus",
+            Program::Hwlatdetect,
+            "Max Latency: infus\nSamples recorded: 10\nSamples exceeding threshold: 0\n".into(),
+            "max hardware latency `inf`",
+        ),
+    ];
+    for (what, program, output, said) in cases {
+        let outcome = parse_text(&output, program);
+        let found = reasons(&outcome, LIMITS);
+        assert!(found.iter().any(|r| r.contains(said)), "{what}: {found:?}");
+        assert_eq!(verdict(&outcome, LIMITS), Verdict::Invalid, "{what}: {found:?}");
+    }
+    // JSON: a negative figure is read as written; `nan` is repaired to null, which is unknown.
+    let json = |name: &str, from: &str, to: &str| {
+        let text = text(name);
+        assert!(text.contains(from), "{name}");
+        parse_json(&text.replace(from, to), Program::Pmqtest).unwrap()
+    };
+    let negative = json("pmqtest-2.4-json-cpu1.json", "\"max\": 70", "\"max\": -5");
+    assert_eq!(verdict(&negative, LIMITS), Verdict::Invalid, "{:?}", reasons(&negative, LIMITS));
+    let nan = json("pmqtest-2.4-json-cpu1.json", "\"max\": 70", "\"max\": nan");
+    assert_eq!(
+        reasons(&nan, LIMITS),
+        [
+            "pmqtest wrote `\"max\": nan`, which is not a finite number ≥ 0, so the figure is unknown",
+            "thread 0 (CPU 1): maximum latency unknown"
+        ]
+    );
+    assert_eq!(verdict(&nan, LIMITS), Verdict::Invalid);
+    let oslat = text("oslat-2.4-json-cpu1.json").replace("\"avg\": 1.087674", "\"avg\": -inf");
+    let oslat = parse_json(&oslat, Program::Oslat).unwrap();
+    assert_eq!(oslat.rows[0].avg_us, None);
+    assert_eq!(verdict(&oslat, Limits { latency_us: 100.0, noise_us: 1e6 }), Verdict::Invalid);
 }
