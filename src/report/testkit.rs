@@ -270,6 +270,7 @@ pub(crate) fn read(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         path: dir.to_path_buf(),
         kind: "testkit",
         run_json: None,
+        printed_threshold_us: None,
         scenarios: vec![scenario],
     })
 }
