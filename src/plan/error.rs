@@ -21,6 +21,21 @@ pub(crate) enum PlanError {
     Analyzer { given: String },
     #[error(transparent)]
     Distro(#[from] UnknownDistro),
+    #[error(
+        "--hypervisor `{given}` is not a hypervisor; pass --hypervisor kvm or --hypervisor gunyah"
+    )]
+    Hypervisor { given: String },
+    #[error("--hypervisor {hypervisor} cannot be built: {reason}")]
+    HypervisorUnavailable { hypervisor: &'static str, reason: String },
+    #[error(
+        "--distro qcom-distro-kvm is qcom-distro with KVM, and --hypervisor gunyah asks for Gunyah; pass --distro qcom-distro --hypervisor gunyah"
+    )]
+    HypervisorConflict,
+    #[error(
+        "{by} names {file}, which meta-qcom at {revision} ({}) does not have; it has {instead}; pick a file this checkout has (`rtbuild doctor --meta-qcom {}` lists what rtbuild relies on)",
+        .dir.display(), .dir.display()
+    )]
+    MissingCiFile { file: String, by: String, revision: String, dir: PathBuf, instead: String },
     #[error(transparent)]
     Value(#[from] ValueError),
     #[error("--config `{text}` is not a kernel option: {cause}; write it like CONFIG_NO_HZ_FULL=y")]

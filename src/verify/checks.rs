@@ -155,6 +155,7 @@ mod tests {
             analyzer: None,
             cve_check: false,
             includes: Vec::new(),
+            composition: None,
         }
     }
 

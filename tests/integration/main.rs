@@ -27,6 +27,7 @@ mod machines;
 mod matrix_ci_setup;
 mod path_injection;
 mod real_upstream;
+mod real_upstream_layouts;
 mod report;
 mod report_long_lines;
 mod reproducers;
