@@ -982,9 +982,9 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 65),
+        ("Refusal", 66),
         ("Interrupted", 1),
-        ("PlanError", 28),
+        ("PlanError", 32),
         ("ValueError", 1),
         ("CatalogError", 7),
         ("MetaQcomError", 7),

@@ -226,6 +226,10 @@ pub(crate) fn compose(
     let mut reasons = Vec::new();
     let mut notes = Vec::new();
     let kvm_in_conf = offer.machine_features.iter().any(|f| f == "kvm");
+    let meta = match offer.checkout {
+        Some(_) => "this meta-qcom",
+        None => "meta-qcom as rtbuild's catalog remembers it (no checkout read)",
+    };
     let from = offer.features_shown(&machine.name);
     let mut files = vec![machine.kas_file.clone()];
     reasons.push(format!("{}: the machine's own kas file", machine.kas_file));
@@ -256,11 +260,11 @@ pub(crate) fn compose(
         Hypervisor::Kvm => {
             let why = if distro_file.is_none() && offer.has(DISTRO_KVM_FILE) {
                 format!(
-                    "{from} has no kvm in MACHINE_FEATURES, and this meta-qcom adds it only with {DISTRO_KVM_FILE}, which is qcom-distro (not {distro})"
+                    "{from} has no kvm in MACHINE_FEATURES, and {meta} adds it only with {DISTRO_KVM_FILE}, which is qcom-distro (not {distro})"
                 )
             } else {
                 format!(
-                    "{from} has no kvm in MACHINE_FEATURES, and this meta-qcom has no {DISTRO_KVM_FILE} to add it"
+                    "{from} has no kvm in MACHINE_FEATURES, and {meta} has no {DISTRO_KVM_FILE} to add it"
                 )
             };
             if request.wanted.is_some() {
@@ -272,10 +276,14 @@ pub(crate) fn compose(
                 return Err(unavailable(Hypervisor::Kvm, format!("{why}; {fix}")));
             }
             reasons.push(format!("gunyah: {why}; the machine's own hypervisor is built"));
-            notes.push(format!(
-                "{} builds with Gunyah, not KVM: {why} (pass --hypervisor to choose)",
-                machine.name
-            ));
+            // Worth a note only where KVM was to be had (another distro): elsewhere the
+            // machine's own hypervisor is what meta-qcom's CI builds too.
+            if offer.has(DISTRO_KVM_FILE) {
+                notes.push(format!(
+                    "{} builds with Gunyah, not KVM: {why} (pass --hypervisor to choose)",
+                    machine.name
+                ));
+            }
             Hypervisor::Gunyah
         }
         Hypervisor::Gunyah if !kvm_in_conf => {
@@ -295,7 +303,7 @@ pub(crate) fn compose(
             return Err(unavailable(
                 Hypervisor::Gunyah,
                 format!(
-                    "{from} puts kvm in MACHINE_FEATURES and this meta-qcom has no {GUNYAH_FILE} to remove it; pass --hypervisor kvm"
+                    "{from} puts kvm in MACHINE_FEATURES and {meta} has no {GUNYAH_FILE} to remove it; pass --hypervisor kvm"
                 ),
             ));
         }
