@@ -337,3 +337,103 @@ fn writers(dir: &Path, matches: impl Fn(&str, &str) -> bool) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = vec![("conf/layer.conf", "BBFILE_COLLECTIONS += \"qcom\"\n")];
+        all.extend_from_slice(files);
+        for (path, text) in all {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            crate::write::fixture(path, text).unwrap();
+        }
+        dir
+    }
+
+    const RB3: &str = "require conf/machine/include/qcom-base.inc\n\
+        MACHINE_FEATURES += \"efi m2connector pci tpm2 phone\"\nMACHINE_FEATURES:append = \" kvm\"\n\
+        QCOM_RT_CPU = \"7\"\nQCOM_IRQAFF = \"0-6\"\nQCOM_RCU_NOCBS = \"7\"\n\
+        QCOM_RCU_EXPEDITED = \"1\"\nQCOM_CPUIDLE_OFF = \"1\"\n";
+
+    fn row<'a>(report: &'a UpstreamReport, item: &str) -> &'a Row {
+        report.rows.iter().find(|r| r.item == item).unwrap_or_else(|| panic!("no {item}"))
+    }
+
+    #[test]
+    fn a_checkout_after_2983_and_2879_has_everything_and_says_where() {
+        let dir = layer(&[
+            ("ci/base.yml", "header:\n  version: 14\n"),
+            ("ci/qcom-distro.yml", "header:\n  version: 14\n"),
+            ("ci/gunyah.yml", "header:\n  version: 14\n"),
+            ("ci/linux-qcom-rt-6.18.yml", "header:\n  version: 14\n"),
+            ("ci/rb3gen2-core-kit.yml", "header:\n  version: 14\n"),
+            ("conf/machine/rb3gen2-core-kit.conf", RB3),
+            (
+                "conf/machine/include/qcom-base.inc",
+                "IMAGE_CLASSES += \"image_types_qcom\"\nIMAGE_FSTYPES += \"qcomflash\"\n\
+                 KERNEL_CMDLINE_EXTRA:append = \"${@bb.utils.contains_any('PREFERRED_PROVIDER_virtual/kernel',\\\n    'linux-qcom-rt', \\\n    ' ${RT_KERNEL_CMDLINE}', '', d)}\"\n",
+            ),
+            ("recipes-kernel/linux/linux-qcom-rt_6.18.bb", "require linux-qcom_6.18.bb\n"),
+            ("recipes-kernel/linux/linux-qcom_6.18.bb", "LINUX_VERSION ?= \"6.18.44\"\n"),
+        ]);
+        let catalog = Catalog::embedded();
+        let rb3 = catalog.lookup("rb3gen2-core-kit").unwrap().machine;
+        let meta = MetaQcom::open(dir.path()).unwrap();
+        let report = compare(&meta, &catalog, &[rb3]).unwrap();
+        assert_eq!((report.missing, report.differs), (0, 0), "{:#?}", report.rows);
+        assert_eq!(
+            row(&report, "qcomflash image").checkout,
+            "conf/machine/include/qcom-base.inc:2"
+        );
+        assert_eq!(
+            row(&report, "KERNEL_CMDLINE_EXTRA").checkout,
+            "written by conf/machine/include/qcom-base.inc:3"
+        );
+        assert_eq!(
+            row(&report, "RT recipe").checkout,
+            "present, LINUX_VERSION 6.18.44 (set in linux-qcom_6.18.bb)"
+        );
+        assert_eq!(
+            row(&report, "rb3gen2-core-kit MACHINE_FEATURES").checkout,
+            "efi kvm m2connector pci phone tpm2"
+        );
+        assert!(row(&report, "hypervisor").checkout.starts_with("ci/gunyah.yml"));
+    }
+
+    #[test]
+    fn what_moved_differs_and_what_is_gone_is_missing() {
+        let dir = layer(&[
+            ("ci/base.yml", "header:\n  version: 14\n"),
+            ("ci/linux-qcom-rt-6.24.yml", "header:\n  version: 14\n"),
+            (
+                "conf/machine/rb3gen2-core-kit.conf",
+                "MACHINE_FEATURES += \"efi pci\"\nQCOM_RT_CPU = \"6-7\"\nQCOM_IRQAFF = \"0-5\"\n",
+            ),
+        ]);
+        let catalog = Catalog::embedded();
+        let rb3 = catalog.lookup("rb3gen2-core-kit").unwrap().machine;
+        let meta = MetaQcom::open(dir.path()).unwrap();
+        let report = compare(&meta, &catalog, &[rb3]).unwrap();
+        let status = |item: &str| row(&report, item).status;
+        assert_eq!(status("ci/linux-qcom-rt-6.18.yml"), RowStatus::Missing);
+        assert!(
+            row(&report, "ci/linux-qcom-rt-6.18.yml")
+                .checkout
+                .contains("ci/linux-qcom-rt-6.24.yml")
+        );
+        assert_eq!(status("ci/qcom-distro.yml"), RowStatus::Missing);
+        assert_eq!(status("ci/rb3gen2-core-kit.yml"), RowStatus::Missing);
+        assert_eq!(status("RT recipe"), RowStatus::Missing);
+        assert_eq!(status("qcomflash image"), RowStatus::Missing);
+        assert_eq!(status("KERNEL_CMDLINE_EXTRA"), RowStatus::Missing);
+        assert_eq!(status("hypervisor"), RowStatus::Differs);
+        assert_eq!(status("rb3gen2-core-kit QCOM_*"), RowStatus::Differs);
+        assert_eq!(status("rb3gen2-core-kit MACHINE_FEATURES"), RowStatus::Differs);
+        assert!(!report.complete());
+        assert_eq!(report.missing, 6, "{:#?}", report.rows);
+    }
+}

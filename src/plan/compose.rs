@@ -154,11 +154,42 @@ pub(crate) fn ci_files(dir: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-/// The commit `dir`'s HEAD names, when `dir` is the top of a git work tree.
+/// The commit `dir`'s HEAD names, when `dir` is the top of a git work tree. Read from the files
+/// themselves (`.git/HEAD`, the branch's ref or `packed-refs`), through the bounded reader: a
+/// checkout kas made as another user is one libgit2 refuses to open.
 pub(crate) fn revision(dir: &Path) -> Option<String> {
-    let repo = git2::Repository::open(dir).ok()?;
-    let commit = repo.head().ok()?.peel_to_commit().ok()?;
-    Some(commit.id().to_string())
+    let read = |path: &Path| crate::base::input::read_to_string(path, 1 << 20).ok();
+    let dot_git = dir.join(".git");
+    let git_dir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        let text = read(&dot_git)?;
+        dir.join(text.trim().strip_prefix("gitdir:")?.trim())
+    };
+    let common = match read(&git_dir.join("commondir")) {
+        Some(text) => git_dir.join(text.trim()),
+        None => git_dir.clone(),
+    };
+    let head = read(&git_dir.join("HEAD"))?;
+    let head = head.trim();
+    let is_commit = |text: &str| text.len() == 40 && text.bytes().all(|b| b.is_ascii_hexdigit());
+    let Some(name) = head.strip_prefix("ref:").map(str::trim) else {
+        return is_commit(head).then(|| head.to_string());
+    };
+    if !name.starts_with("refs/") || name.split('/').any(|part| part == "..") {
+        return None;
+    }
+    for base in [&git_dir, &common] {
+        if let Some(text) = read(&base.join(name)) {
+            let commit = text.trim();
+            return is_commit(commit).then(|| commit.to_string());
+        }
+    }
+    let packed = read(&common.join("packed-refs"))?;
+    packed.lines().find_map(|line| {
+        let (commit, reference) = line.split_once(' ')?;
+        (reference.trim() == name && is_commit(commit)).then(|| commit.to_string())
+    })
 }
 
 impl Offer {
@@ -577,6 +608,27 @@ mod tests {
             ["ci/rb3gen2-core-kit.yml", "ci/qcom-distro.yml", "ci/linux-qcom-rt-6.18.yml"]
         );
         assert_eq!(c.hypervisor, "kvm");
+    }
+
+    #[test]
+    fn the_revision_is_read_from_head_its_ref_or_packed_refs() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        assert_eq!(revision(dir.path()), None, "no commit yet");
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let tree = repo.find_tree(repo.index().unwrap().write_tree().unwrap()).unwrap();
+        let id = repo.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[]).unwrap();
+        assert_eq!(revision(dir.path()), Some(id.to_string()));
+        // The ref packed (as a clone leaves it).
+        let head = repo.head().unwrap().name().unwrap().to_string();
+        std::fs::remove_file(dir.path().join(".git").join(&head)).unwrap();
+        crate::write::fixture(
+            dir.path().join(".git/packed-refs"),
+            &format!("# pack-refs\n{id} {head}\n"),
+        )
+        .unwrap();
+        assert_eq!(revision(dir.path()), Some(id.to_string()));
+        assert_eq!(revision(&dir.path().join("nope")), None);
     }
 
     #[test]
