@@ -109,8 +109,10 @@ fn old_layout(dir: &Path) -> PathBuf {
 }
 
 /// Stand-ins for the repositories `ci/qcom-distro.yml` names (URL, branch, layers), each a
-/// one-commit repository; returns `KAS_PREMIRRORS` lines mapping the URLs to them.
-fn distro_stand_ins(dir: &Path) -> String {
+/// one-commit repository; returns `KAS_PREMIRRORS` lines mapping the URLs to them, and a kas
+/// file pinning each to its commit (`ci/base.lock.yml` pins commits of the real layers, which
+/// the stand-ins do not have; offline.yml does the same for meta-lts-mixins).
+fn distro_stand_ins(dir: &Path) -> (String, String) {
     let repos: [(&str, &str, &[&str]); 7] = [
         ("https://github.com/qualcomm-linux/meta-qcom-distro", "wrynose", &["."]),
         (
@@ -133,6 +135,7 @@ fn distro_stand_ins(dir: &Path) -> String {
         ("https://git.yoctoproject.org/meta-security", "wrynose", &[".", "meta-tpm"]),
     ];
     let mut lines = Vec::new();
+    let mut pins = String::from("header:\n  version: 14\noverrides:\n  repos:\n");
     for (url, branch, layers) in repos {
         let name = url.rsplit('/').next().unwrap();
         let repo = dir.join("stand-ins").join(name);
@@ -149,9 +152,11 @@ fn distro_stand_ins(dir: &Path) -> String {
         git(&repo, &["init", "-q", "-b", branch]);
         git(&repo, &["add", "-A"]);
         git(&repo, &["commit", "-q", "-m", "stand-in"]);
-        lines.push(format!("{url} {}", repo.display()));
+        lines.push(format!("{url}$ {}", repo.display()));
+        let commit = git(&repo, &["rev-parse", "HEAD"]);
+        pins.push_str(&format!("    {name}:\n      commit: {}\n", commit.trim()));
     }
-    lines.join("\n")
+    (lines.join("\n"), pins)
 }
 
 /// `rtbuild generate` for rb3gen2-core-kit over the checkout `layout` into `dir/<out>` (kas
@@ -228,7 +233,10 @@ fn kas_dump_and_bitbake_compose_from_the_checkout_on_both_meta_qcom_layouts() {
     let dir = test_dir();
     let old = old_layout(dir.path());
     let new = new_layout(dir.path());
-    let premirrors = format!("{}\n{}", up.premirrors, distro_stand_ins(dir.path()));
+    // The stand-ins first: the snapshot's meta-qcom line, a regular expression, also matches
+    // the start of meta-qcom-distro's URL.
+    let (stand_ins, pins) = distro_stand_ins(dir.path());
+    let premirrors = format!("{stand_ins}\n{}", up.premirrors);
     let work = dir.path().join("work");
 
     // The default build, no flag: what meta-qcom's RT CI builds on each revision.
@@ -280,10 +288,14 @@ fn kas_dump_and_bitbake_compose_from_the_checkout_on_both_meta_qcom_layouts() {
         ("new", &kas_new, false, false),
         ("gunyah", &kas_gunyah, false, true),
     ] {
+        let pinned = kas.with_file_name("stand-ins.yml");
+        std::fs::write(&pinned, &pins).unwrap();
+        up.user.own(&pinned);
+        let config = format!("{}:{}", config(kas), pinned.display());
         let out = up.kas(
             dir.path(),
             &work.join(name),
-            &["dump", &config(kas)],
+            &["dump", &config],
             &[("KAS_PREMIRRORS", premirrors.as_str())],
         );
         let dump = ok(&out, &format!("kas dump ({name})"));
