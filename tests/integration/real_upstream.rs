@@ -274,7 +274,10 @@ fn machines_meta_qcom_reads_the_real_checkout() {
     // MACHINE_FEATURES are the conf's; the catalog follows meta-qcom after #2879 (kvm on
     // rb3gen2-core-kit), which this snapshot predates.
     let rb3 = status("rb3gen2-core-kit");
-    assert_eq!(rb3["machine_features"], serde_json::json!(["efi", "m2connector", "pci", "tpm2", "phone"]));
+    assert_eq!(
+        rb3["machine_features"],
+        serde_json::json!(["efi", "m2connector", "pci", "tpm2", "phone"])
+    );
     assert_eq!(
         rb3["catalog_machine_features"],
         serde_json::json!(["efi", "kvm", "m2connector", "pci", "tpm2", "phone"])
