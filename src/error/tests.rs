@@ -131,13 +131,13 @@ fn samples() -> Vec<(Error, Exit)> {
         (PlanError::HypervisorUnavailable { hypervisor: "gunyah", reason: "no file".into() }, U),
         (PlanError::HypervisorConflict, U),
         (
-            PlanError::MissingCiFile {
+            PlanError::MissingCiFile(Box::new(crate::plan::compose::MissingCiFile {
                 file: "ci/qcom-distro-kvm.yml".into(),
                 by: "--include".into(),
                 revision: "796d87f8".into(),
                 dir: p("meta-qcom"),
                 instead: "ci/gunyah.yml".into(),
-            },
+            })),
             U,
         ),
         (PlanError::Value(value()), U),
@@ -672,7 +672,7 @@ fn plan(e: &PlanError) -> &'static str {
         PlanError::Hypervisor { .. } => "Hypervisor",
         PlanError::HypervisorUnavailable { .. } => "HypervisorUnavailable",
         PlanError::HypervisorConflict => "HypervisorConflict",
-        PlanError::MissingCiFile { .. } => "MissingCiFile",
+        PlanError::MissingCiFile(_) => "MissingCiFile",
         PlanError::Value(_) => "Value",
         PlanError::Config { .. } => "Config",
         PlanError::ConfigConflict { .. } => "ConfigConflict",

@@ -28,6 +28,21 @@ pub(crate) const DISTRO_KVM_FILE: &str = "ci/qcom-distro-kvm.yml";
 /// Since #2879: `MACHINE_FEATURES:remove = "kvm"`, the opt-in to Gunyah.
 pub(crate) const GUNYAH_FILE: &str = "ci/gunyah.yml";
 
+/// A meta-qcom file the build names that the checkout lacks.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{by} names {file}, which meta-qcom at {revision} ({}) does not have; it has {instead}; pick a file this checkout has (`rtbuild doctor --meta-qcom {}` lists what rtbuild relies on)",
+    .dir.display(), .dir.display()
+)]
+pub(crate) struct MissingCiFile {
+    pub file: String,
+    /// What names it: `rtbuild's composition`, `--include`, `--include FILE`.
+    pub by: String,
+    pub revision: String,
+    pub dir: PathBuf,
+    pub instead: String,
+}
+
 /// The hypervisor the image boots under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Hypervisor {
@@ -371,13 +386,13 @@ pub(crate) fn compose(
         }
         for (file, by) in wanted {
             if !checkout.has(&file) {
-                return Err(PlanError::MissingCiFile {
+                return Err(PlanError::MissingCiFile(Box::new(MissingCiFile {
                     instead: checkout.instead(&file),
                     file,
                     by,
                     revision: checkout.shown_revision(),
                     dir: checkout.dir.clone(),
-                });
+                })));
             }
         }
     }
@@ -624,7 +639,7 @@ mod tests {
         std::fs::remove_file(dir.path().join(".git").join(&head)).unwrap();
         crate::write::fixture(
             dir.path().join(".git/packed-refs"),
-            &format!("# pack-refs\n{id} {head}\n"),
+            format!("# pack-refs\n{id} {head}\n"),
         )
         .unwrap();
         assert_eq!(revision(dir.path()), Some(id.to_string()));

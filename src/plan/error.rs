@@ -31,11 +31,9 @@ pub(crate) enum PlanError {
         "--distro qcom-distro-kvm is qcom-distro with KVM, and --hypervisor gunyah asks for Gunyah; pass --distro qcom-distro --hypervisor gunyah"
     )]
     HypervisorConflict,
-    #[error(
-        "{by} names {file}, which meta-qcom at {revision} ({}) does not have; it has {instead}; pick a file this checkout has (`rtbuild doctor --meta-qcom {}` lists what rtbuild relies on)",
-        .dir.display(), .dir.display()
-    )]
-    MissingCiFile { file: String, by: String, revision: String, dir: PathBuf, instead: String },
+    /// Boxed: it is the largest variant, and every `Result` carries it.
+    #[error(transparent)]
+    MissingCiFile(Box<super::compose::MissingCiFile>),
     #[error(transparent)]
     Value(#[from] ValueError),
     #[error("--config `{text}` is not a kernel option: {cause}; write it like CONFIG_NO_HZ_FULL=y")]
