@@ -167,6 +167,9 @@ pub(crate) fn generate_and_report(
     for warning in &plan.warnings {
         ui.warn(warning);
     }
+    for note in &plan.notes {
+        ui.note(note);
+    }
     if let Some(alias) = &plan.alias {
         ui.note(format!("`{alias}` is an alias of `{}`", plan.machine.name));
     }

@@ -237,6 +237,18 @@ impl MetaQcom {
         Ok(Some(machine))
     }
 
+    /// The `MACHINE_FEATURES` that `conf` (relative to the checkout) and the machine files it
+    /// requires append (`+=`, `:append`), or `None` when there is no such conf or it cannot be
+    /// read.
+    pub(crate) fn machine_features(&self, conf: &Path) -> Option<Vec<String>> {
+        if !self.dir.join(conf).is_file() {
+            return None;
+        }
+        let mut state = State::default();
+        self.read(conf, &mut state, 0).ok()?;
+        Some(state.features)
+    }
+
     fn read(&self, file: &Path, state: &mut State, depth: usize) -> Result<(), MetaQcomError> {
         let path = self.dir.join(file);
         let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
@@ -280,6 +292,12 @@ impl<'a> Assignment<'a> {
     fn parse(line: &'a str) -> Option<Assignment<'a>> {
         let name_end = line.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
         let (name, rest) = line.split_at(name_end);
+        // `NAME:append = "…"` appends, as `+=` does (the values carry their own space).
+        if let Some(value) = rest.strip_prefix(":append").map(str::trim_start) {
+            let value = value.strip_prefix('=')?.trim();
+            let value = value.strip_prefix('"')?.strip_suffix('"')?;
+            return Some(Assignment { name, op: "+=", value });
+        }
         let rest = rest.trim_start();
         let op = ["??=", "?=", ":=", "+=", "="].into_iter().find(|op| rest.starts_with(op))?;
         let value = rest[op.len()..].trim();
@@ -493,6 +511,10 @@ pub(crate) struct Compared {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub catalog_name: Option<String>,
     pub differences: Vec<Difference>,
+    /// The catalog's `machine_features`, when they are not the conf's (`machine_features`
+    /// is the conf's); the RT settings alone make `status`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catalog_machine_features: Option<Vec<String>>,
     pub conf: PathBuf,
     pub sources: BTreeMap<&'static str, ValueOrigin>,
     /// Where `cpus` came from: `catalog`, or `implied` by the CPU lists.
@@ -516,11 +538,22 @@ pub(crate) fn compare(
         let mut machine = conf.to_machine(known);
         // An alias (meta-qcom's deprecated qcs6490-rb3gen2-core-kit) keeps its own name.
         machine.name = conf.name.clone();
+        machine.machine_features = conf.machine_features.clone();
+        let sorted = |list: &[String]| {
+            let mut list = list.to_vec();
+            list.sort();
+            list.dedup();
+            list
+        };
+        let catalog_machine_features = known
+            .filter(|m| sorted(&m.machine_features) != sorted(&conf.machine_features))
+            .map(|m| m.machine_features.clone());
         out.push(Compared {
             machine,
             status,
             catalog_name: known.map(|m| m.name.clone()),
             differences,
+            catalog_machine_features,
             conf: conf.conf.clone(),
             sources: conf.sources.clone(),
             cpus_source: if known.is_some() { "catalog" } else { "implied" },

@@ -14,6 +14,7 @@
 //! value in a script is a catalog machine name, a known distro or an already validated flag
 //! value, quoted for the shell that runs it; YAML quoting is serde's.
 
+pub(crate) mod canary;
 mod github;
 mod gitlab;
 mod install;

@@ -26,9 +26,9 @@ pub(crate) struct CiArgs {
     #[arg(long, value_enum)]
     pub format: Format,
     /// Machines to build, comma-separated (one job each).
-    #[arg(long, value_delimiter = ',', required = true, value_name = "A,B,…")]
+    #[arg(long, value_delimiter = ',', required_unless_present = "canary", value_name = "A,B,…")]
     pub machines: Vec<String>,
-    /// Distros to build, comma-separated [default: qcom-distro-kvm].
+    /// Distros to build, comma-separated [default: qcom-distro].
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub distros: Vec<String>,
     /// Folder on the runners that keeps downloads and sstate between jobs (DL_DIR and
@@ -72,6 +72,14 @@ pub(crate) struct CiArgs {
     /// required for a binary URL: the pipeline's first job checks it before anything runs it.
     #[arg(long, value_name = "HEX")]
     pub rtbuild_sha256: Option<String>,
+    /// Print a scheduled canary instead of the build pipeline: one job that clones the head of
+    /// the meta-qcom branch (--meta-qcom-url, --meta-qcom-branch) and runs `rtbuild doctor
+    /// --meta-qcom` on it, failing when something rtbuild needs is missing upstream.
+    #[arg(long, conflicts_with_all = ["machines", "lava", "bundle", "lock"])]
+    pub canary: bool,
+    /// When the canary runs (GitHub's `schedule` cron; GitLab: a pipeline schedule's cron).
+    #[arg(long, value_name = "CRON", default_value = "17 5 * * *", requires = "canary")]
+    pub canary_cron: String,
     #[command(flatten)]
     pub caches: CacheArgs,
     /// Machine catalog options (the machines are checked against it).
@@ -91,6 +99,9 @@ pub(super) fn run(args: CiArgs, ui: &Ui) -> crate::error::Result<Exit> {
 
 /// The pipeline `args` ask for, every flag checked (exit 2 on bad input).
 pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
+    if args.canary {
+        return canary_text(args);
+    }
     let flags = job_flags(&args.plan)?;
     let distros = if args.distros.is_empty() {
         vec![None]
@@ -154,6 +165,36 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
     })
 }
 
+/// `--canary`: the scheduled check of meta-qcom's branch head.
+fn canary_text(args: &CiArgs) -> crate::error::Result<String> {
+    let request = args.plan.request()?;
+    let settings = crate::plan::Settings::new(&request)?;
+    let fields: Vec<&str> = args.canary_cron.split_whitespace().collect();
+    let plain = fields.len() == 5
+        && fields.iter().all(|f| f.chars().all(|c| c.is_ascii_digit() || "*/,-".contains(c)));
+    if !plain {
+        return Err(Refusal::CanaryCron(crate::plan::values::printable(&args.canary_cron)).into());
+    }
+    let flags = job_flags(&args.plan)?;
+    let install = Install::parse(
+        &args.rtbuild_from,
+        args.rtbuild_sha256.as_deref(),
+        env!("CARGO_PKG_VERSION"),
+    )
+    .map_err(Refusal::Install)?;
+    let canary = crate::ci::canary::Canary {
+        url: settings.meta_qcom.url.to_string(),
+        branch: settings.meta_qcom.branch.to_string(),
+        catalog_flags: flags.catalog,
+        install,
+        cron: fields.join(" "),
+    };
+    Ok(match args.format {
+        Format::Gitlab => crate::ci::canary::render_gitlab(&canary),
+        Format::Github => crate::ci::canary::render_github(&canary),
+    })
+}
+
 /// The plan flags again, as the jobs' `rtbuild` commands take them.
 struct JobFlags {
     /// For `rtbuild image`: every plan flag given to `ci`.
@@ -179,6 +220,7 @@ fn job_flags(plan: &PlanArgs) -> crate::error::Result<JobFlags> {
         cmdline,
         no_nohz_full,
         distro,
+        hypervisor,
         image: image_recipe,
         meta_qcom_url,
         meta_qcom_branch,
@@ -242,6 +284,7 @@ fn job_flags(plan: &PlanArgs) -> crate::error::Result<JobFlags> {
         image.push("--cve-check".to_string());
     }
     for (name, value) in [
+        ("--hypervisor", hypervisor.as_deref()),
         ("--image", image_recipe.as_deref()),
         ("--meta-qcom-url", meta_qcom_url.as_deref()),
         ("--meta-qcom-branch", meta_qcom_branch.as_deref()),

@@ -286,8 +286,14 @@ fn cell_plan(args: &CiArgs, machine: &str, distro: &str) -> Plan {
 /// How a flag of `ci` is handled: it changes the jobs (given with these prerequisites), or it
 /// is refused with exit 2.
 enum Handling {
-    Reaches { args: &'static [&'static str], needs: &'static [&'static str] },
+    Reaches {
+        args: &'static [&'static str],
+        needs: &'static [&'static str],
+    },
     Refused(&'static [&'static str]),
+    /// It prints another pipeline (`--canary`: the meta-qcom canary, tested in
+    /// `ci::canary` and `a_canary_pipeline_runs_doctor_on_the_branch_head`).
+    OwnPipeline,
 }
 
 const SHA256: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -333,6 +339,8 @@ fn handling(id: &str) -> Option<Handling> {
         "analyzer" => reaches(&["--analyzer", "rtla"], &[]),
         "cve_check" => reaches(&["--cve-check"], &[]),
         "distro" => Some(Refused(&["--distro", "nodistro"])),
+        "hypervisor" => reaches(&["--hypervisor", "gunyah"], &[]),
+        "canary" | "canary_cron" => Some(Handling::OwnPipeline),
         "image" => reaches(&["--image", "core-image-base"], &[]),
         "meta_qcom_url" => {
             reaches(&["--meta-qcom-url", "https://git.example.com/meta-qcom.git"], &[])
@@ -374,7 +382,7 @@ fn argv(extra: &[&[&'static str]]) -> Vec<&'static str> {
 fn jobs_build_the_plan(args: &CiArgs, text: &str) {
     let machines: Vec<String> = args.machines.clone();
     let distros = if args.distros.is_empty() {
-        vec!["qcom-distro-kvm".to_string()]
+        vec!["qcom-distro".to_string()]
     } else {
         args.distros.clone()
     };
@@ -474,6 +482,7 @@ fn every_ci_flag_reaches_the_jobs_commands_or_is_refused() {
                 let text = err.to_string();
                 assert!(text.contains("instead of --"), "{id}: says what to pass: {text}");
             }
+            Handling::OwnPipeline => {}
             Handling::Reaches { args, needs } => {
                 let before = ci_args(&argv(&[needs]));
                 let with = ci_args(&argv(&[needs, args]));
@@ -687,4 +696,48 @@ fn a_history_secret_that_is_no_plain_name_is_refused() {
     )
     .expect_err("needs --lava");
     assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+}
+
+#[test]
+fn a_canary_pipeline_runs_doctor_on_the_branch_head() {
+    let parse = |extra: &[&str]| {
+        let mut all = vec!["--format", "github", "--canary", "--rtbuild-from", "crates"];
+        all.extend_from_slice(extra);
+        ci_args(&all)
+    };
+    let text = pipeline_text(&parse(&["--meta-qcom-branch", "master"])).unwrap();
+    let yaml: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    assert_eq!(yaml["on"]["schedule"][0]["cron"], "17 5 * * *");
+    assert!(
+        text.contains("git clone --depth 1 --branch master https://github.com/qualcomm-linux/meta-qcom meta-qcom-head"),
+        "{text}"
+    );
+    assert!(text.contains("doctor --meta-qcom meta-qcom-head"), "{text}");
+    let text = pipeline_text(&parse(&["--canary-cron", "0 3 * * 1-5"])).unwrap();
+    assert!(text.contains("cron: 0 3 * * 1-5"), "{text}");
+    // A cron line that is not one is refused (exit 2), and so is a bad branch.
+    for (extra, want) in [
+        (
+            &["--canary-cron", "daily; rm -rf /"][..],
+            "--canary-cron `daily; rm -rf /` is not a cron line",
+        ),
+        (&["--meta-qcom-branch", "x y"][..], "x y"),
+    ] {
+        let err = pipeline_text(&parse(extra)).unwrap_err();
+        assert_eq!(err.code(), crate::exit::Exit::Usage, "{err}");
+        assert!(err.to_string().contains(want), "{err}");
+    }
+    // The build matrix's flags do not mix with it.
+    let with_machines = Cli::try_parse_from([
+        "rtbuild",
+        "ci",
+        "--format",
+        "github",
+        "--canary",
+        "--rtbuild-from",
+        "crates",
+        "--machines",
+        "rb3gen2-core-kit",
+    ]);
+    assert!(with_machines.is_err());
 }

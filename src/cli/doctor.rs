@@ -37,6 +37,9 @@ pub(crate) struct DoctorArgs {
 }
 
 pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::error::Result<Exit> {
+    if let Some(dir) = &args.plan.meta_qcom {
+        return upstream(&args, dir, ui);
+    }
     let search_env = args.search_env.env();
     let engine = crate::image::container_engine(args.container.as_deref(), &search_env)?;
     let target = target(&args, engine)?;
@@ -52,6 +55,46 @@ pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::error::Result<Exit> {
         }
     }
     Ok(if report.ready { Exit::Ok } else { Exit::Usage })
+}
+
+/// `doctor --meta-qcom DIR`: what rtbuild relies on against what the checkout has (for the
+/// machine given, else every catalog board); the host is not checked. Exit 1 when something
+/// rtbuild needs is missing.
+fn upstream(args: &DoctorArgs, dir: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
+    let catalog = args.plan.catalog()?;
+    let meta = crate::catalog::meta_qcom::MetaQcom::open(dir)?;
+    let request = args.plan.request()?;
+    let machines = match request.machine.as_deref() {
+        Some(name) => vec![catalog.lookup(name).map_err(crate::plan::PlanError::from)?.machine],
+        None => Vec::new(),
+    };
+    let report = doctor::upstream::compare(&meta, &catalog, &machines)?;
+    if ui.json() {
+        ui.out_json(&report)?;
+    } else {
+        let rows: Vec<[String; 4]> = report
+            .rows
+            .iter()
+            .map(|r| {
+                let status = match r.status {
+                    doctor::upstream::RowStatus::Ok => "ok",
+                    doctor::upstream::RowStatus::Differs => "differs",
+                    doctor::upstream::RowStatus::Missing => "missing",
+                };
+                [status.to_string(), r.item.clone(), r.rtbuild.clone(), r.checkout.clone()]
+            })
+            .collect();
+        let header = ["STATUS", "WHAT", "RTBUILD RELIES ON", "THE CHECKOUT HAS"].map(String::from);
+        ui.out(crate::table::table(&header, &rows));
+        let revision =
+            report.revision.as_deref().map_or("an unknown revision", |r| &r[..r.len().min(12)]);
+        ui.out(match (report.missing, report.differs) {
+            (0, 0) => format!("meta-qcom at {revision} has everything rtbuild relies on"),
+            (0, d) => format!("meta-qcom at {revision} has everything rtbuild needs; {d} differ from what rtbuild remembers"),
+            (m, d) => format!("meta-qcom at {revision} lacks {m} thing(s) rtbuild needs; {d} differ"),
+        });
+    }
+    Ok(if report.complete() { Exit::Ok } else { Exit::Failed })
 }
 
 /// The folders and repositories to check: the machine's build when one is given (flag or

@@ -16,7 +16,8 @@ Examples:
 pub(super) const DOCTOR: &str = "\
 Examples:
   rtbuild doctor --machine rb3gen2-core-kit
-  rtbuild doctor --machine rb3gen2-core-kit --container";
+  rtbuild doctor --machine rb3gen2-core-kit --container
+  rtbuild doctor --meta-qcom work/meta-qcom                   # did meta-qcom move under rtbuild?";
 
 pub(super) const IMAGE: &str = "\
 Examples:

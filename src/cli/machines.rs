@@ -85,7 +85,7 @@ fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> crate::e
         ui.out_json(&compared)?;
         return Ok(Exit::Ok);
     }
-    let rows: Vec<[String; 5]> = compared
+    let rows: Vec<[String; 6]> = compared
         .iter()
         .map(|c| {
             let alias = match &c.catalog_name {
@@ -109,16 +109,22 @@ fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> crate::e
                     format!("differs from the catalog{alias}: {}", diffs.join("; "))
                 }
             };
+            let mut features = c.machine.machine_features.join(" ");
+            if let Some(catalog) = &c.catalog_machine_features {
+                features = format!("{features} (catalog: {})", catalog.join(" "));
+            }
             [
                 c.machine.name.clone(),
                 c.machine.cpus.to_string(),
                 c.machine.rt.rt_cpus.to_string(),
                 c.machine.rt.housekeeping.to_string(),
+                features,
                 status,
             ]
         })
         .collect();
-    let header = ["MACHINE", "CPUS", "RT", "HOUSEKEEPING", "CATALOG"].map(String::from);
+    let header =
+        ["MACHINE", "CPUS", "RT", "HOUSEKEEPING", "MACHINE_FEATURES", "CATALOG"].map(String::from);
     ui.out(table(&header, &rows));
     let differ = compared.iter().filter(|c| c.status == CatalogMatch::Differs).count();
     let unknown = compared.iter().filter(|c| c.status == CatalogMatch::Unknown).count();

@@ -134,7 +134,8 @@ pub(crate) enum Command {
     #[command(after_long_help = examples::GENERATE)]
     Generate(generate::GenerateArgs),
     /// Check that this host can build: user, locale, HOSTTOOLS, python3, git, kas, disk, limits,
-    /// repositories; each problem with its fix. Exit 0 ready, 2 not ready.
+    /// repositories; each problem with its fix. Exit 0 ready, 2 not ready. With --meta-qcom DIR,
+    /// compare what rtbuild relies on in meta-qcom with that checkout instead (exit 1: missing).
     #[command(after_long_help = examples::DOCTOR)]
     Doctor(doctor::DoctorArgs),
     /// Generate, then build the image with kas and BitBake: progress, full log, summary.

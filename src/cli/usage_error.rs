@@ -166,7 +166,7 @@ mod tests {
             ),
             (
                 &["ci", "--format", "gitlab"],
-                "missing --machines <A,B,…>, --rtbuild-from <SOURCE>; pass them; see `rtbuild ci --help`",
+                "missing --rtbuild-from <SOURCE>, --machines <A,B,…>; pass them; see `rtbuild ci --help`",
             ),
             (
                 &["report", "--threshold-us", "abc", "x"],

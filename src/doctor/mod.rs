@@ -15,6 +15,7 @@ pub(crate) mod facts;
 pub(crate) mod host_packages;
 pub(crate) mod hosttools;
 pub(crate) mod repos;
+pub(crate) mod upstream;
 
 use std::path::PathBuf;
 
@@ -380,8 +381,7 @@ pub(crate) fn target_for(
     container: Option<Engine>,
     env: &crate::kasrun::caches::CacheEnv,
 ) -> Target {
-    let mut files = vec![plan.machine.kas_file.as_str(), crate::plan::KERNEL_KAS_FILE];
-    files.extend(plan.distro.kas_file());
+    let files: Vec<&str> = plan.composition.files.iter().map(String::as_str).collect();
     let build = Build {
         dl_dir: plan.dl_dir.as_ref().map(|p| p.as_path()),
         sstate_dir: plan.sstate_dir.as_ref().map(|p| p.as_path()),

@@ -88,6 +88,10 @@ pub(crate) enum Refusal {
     )]
     CiDistro(String),
     #[error(
+        "--canary-cron `{0}` is not a cron line; pass five fields of digits and `*/,-`, e.g. --canary-cron '17 5 * * *'"
+    )]
+    CanaryCron(String),
+    #[error(
         "rtbuild ci sets DL_DIR and SSTATE_DIR for each job; pass --runner-cache DIR (downloads and sstate beneath it) instead of --dl-dir/--sstate-dir"
     )]
     CiCacheDirs,

@@ -70,6 +70,40 @@ pub(crate) struct Expectations {
     /// for a bare CPU plan (any board) and in plans written before rtbuild recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arch: Option<String>,
+    /// Which of meta-qcom's kas files the build composes, what was found and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub composition: Option<Composition>,
+}
+
+/// How the plan composed meta-qcom's kas files (`rtbuild-plan.json`'s `composition`): from the
+/// checkout that is built when one was read, else from the facts rtbuild remembers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Composition {
+    /// `checkout` (a meta-qcom checkout was read) or `catalog` (rtbuild's remembered facts:
+    /// meta-qcom after #2879, KVM in the machine's `MACHINE_FEATURES`, `ci/gunyah.yml` opt-in).
+    pub source: String,
+    /// The checkout read, when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta_qcom: Option<PathBuf>,
+    /// Its commit, when it is a git checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// How the hypervisor is chosen there: `gunyah.yml` (KVM by `MACHINE_FEATURES`,
+    /// `ci/gunyah.yml` removes it: meta-qcom #2879 and later), `qcom-distro-kvm.yml`
+    /// (`ci/qcom-distro-kvm.yml` adds KVM: before #2879), or `none` (neither file).
+    pub layout: String,
+    pub distro: String,
+    /// `kvm` or `gunyah`.
+    pub hypervisor: String,
+    /// The machine's `MACHINE_FEATURES` as its conf appends them (or as the catalog remembers).
+    pub machine_features: Vec<String>,
+    /// Where `machine_features` came from: the machine conf, or `catalog`.
+    pub machine_features_from: String,
+    /// meta-qcom's kas files the generated kas file includes, in order (rtbuild's own; the
+    /// `--include` files are in `includes`).
+    pub files: Vec<String>,
+    /// Why each file and the hypervisor were chosen.
+    pub reasons: Vec<String>,
 }
 
 /// One kernel option and the value it must have (`y`, `m`, `n`, `"text"`, `42`).

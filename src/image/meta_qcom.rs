@@ -72,8 +72,19 @@ pub(crate) fn resolve(
                 &options.setup.caches.env,
             )?;
             check_writable(&site.out)?;
-            let mut files = vec![machine.kas_file.as_str(), crate::plan::KERNEL_KAS_FILE];
-            files.extend(settings.distro.kas_file());
+            // Before the checkout, the files rtbuild remembers meta-qcom has (the plan composes
+            // from the checkout once it is there).
+            let remembered = crate::plan::compose::Offer::remembered(machine);
+            let composed = crate::plan::compose::compose(
+                machine,
+                settings.distro,
+                settings.hypervisor,
+                &[],
+                &remembered,
+            )
+            .map(|(c, _)| c.files)
+            .unwrap_or_else(|_| vec![machine.kas_file.clone()]);
+            let files: Vec<&str> = composed.iter().map(String::as_str).collect();
             let build = crate::doctor::Build {
                 dl_dir: settings.dl_dir.as_ref().map(|p| p.as_path()),
                 sstate_dir: settings.sstate_dir.as_ref().map(|p| p.as_path()),

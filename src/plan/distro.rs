@@ -5,7 +5,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// The distro flavours rtbuild builds, each backed by a meta-qcom `ci/` file.
+/// The distro flavours rtbuild builds (which meta-qcom `ci/` files back each is decided from
+/// the checkout: `plan::compose`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 // The variants are meta-qcom's distro names (`qcom-distro`, `qcom-distro-kvm`).
@@ -15,8 +16,9 @@ pub(crate) enum Distro {
     Nodistro,
     /// `ci/qcom-distro.yml` (meta-qcom-distro and its layers).
     QcomDistro,
-    /// `ci/qcom-distro-kvm.yml`: qcom-distro plus `MACHINE_FEATURES:append = " kvm"`, what
-    /// meta-qcom's RT CI builds and the Qualcomm RT guide documents.
+    /// Kept as an alias of qcom-distro with `--hypervisor kvm`: meta-qcom before #2879 had
+    /// `ci/qcom-distro-kvm.yml` (qcom-distro plus `kvm` in `MACHINE_FEATURES`), since #2879 the
+    /// machine conf has `kvm` (see `plan::compose`). A plan never holds it.
     QcomDistroKvm,
 }
 
@@ -29,16 +31,6 @@ impl Distro {
             Distro::Nodistro => "nodistro",
             Distro::QcomDistro => "qcom-distro",
             Distro::QcomDistroKvm => "qcom-distro-kvm",
-        }
-    }
-
-    /// The meta-qcom kas file to include, if any (nodistro comes from the machine file's
-    /// own include of `ci/base.yml`).
-    pub(crate) fn kas_file(self) -> Option<&'static str> {
-        match self {
-            Distro::Nodistro => None,
-            Distro::QcomDistro => Some("ci/qcom-distro.yml"),
-            Distro::QcomDistroKvm => Some("ci/qcom-distro-kvm.yml"),
         }
     }
 

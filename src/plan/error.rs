@@ -21,6 +21,19 @@ pub(crate) enum PlanError {
     Analyzer { given: String },
     #[error(transparent)]
     Distro(#[from] UnknownDistro),
+    #[error(
+        "--hypervisor `{given}` is not a hypervisor; pass --hypervisor kvm or --hypervisor gunyah"
+    )]
+    Hypervisor { given: String },
+    #[error("--hypervisor {hypervisor} cannot be built: {reason}")]
+    HypervisorUnavailable { hypervisor: &'static str, reason: String },
+    #[error(
+        "--distro qcom-distro-kvm is qcom-distro with KVM, and --hypervisor gunyah asks for Gunyah; pass --distro qcom-distro --hypervisor gunyah"
+    )]
+    HypervisorConflict,
+    /// Boxed: it is the largest variant, and every `Result` carries it.
+    #[error(transparent)]
+    MissingCiFile(Box<super::compose::MissingCiFile>),
     #[error(transparent)]
     Value(#[from] ValueError),
     #[error("--config `{text}` is not a kernel option: {cause}; write it like CONFIG_NO_HZ_FULL=y")]

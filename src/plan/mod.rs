@@ -3,6 +3,7 @@
 //! checks user input again.
 
 pub(crate) mod build_path;
+pub(crate) mod compose;
 mod distro;
 mod error;
 pub(crate) mod include;
@@ -87,6 +88,10 @@ pub(crate) struct Plan {
     pub includes: Vec<Include>,
     /// Warnings about the plan the user should see (a `--cmdline` meta-qcom already sets).
     pub warnings: Vec<String>,
+    /// Notes about the plan the user should see (an alias, a hypervisor the checkout decided).
+    pub notes: Vec<String>,
+    /// meta-qcom's kas files the plan composes, what was found and why.
+    pub composition: compose::Composition,
     pub dl_dir: Option<ConfPath>,
     pub sstate_dir: Option<ConfPath>,
     /// Where the machine's defaults came from when a meta-qcom checkout was consulted.
@@ -132,12 +137,14 @@ impl Plan {
         let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
         let Some(meta) = meta_qcom else {
             let found = catalog.lookup(name)?;
-            return Plan::for_machine(request, settings, found.machine, found.alias);
+            let offer = compose::Offer::remembered(found.machine);
+            return Plan::for_machine(request, settings, found.machine, found.alias, &offer);
         };
         let follow = request.rt_cpus.is_none();
         let (machine, alias, defaults) =
             crate::catalog::meta_qcom::resolve(name, catalog, meta, follow)?;
-        let mut plan = Plan::for_machine(request, settings, &machine, alias.as_deref())?;
+        let offer = compose::Offer::of_checkout(meta, &machine);
+        let mut plan = Plan::for_machine(request, settings, &machine, alias.as_deref(), &offer)?;
         plan.machine_defaults = defaults;
         let mut files = vec!["ci/base.yml"];
         files.extend(plan.kas_includes());
@@ -151,19 +158,18 @@ impl Plan {
         settings: Settings,
         machine: &Machine,
         alias: Option<&str>,
+        offer: &compose::Offer,
     ) -> Result<Plan, PlanError> {
         let layout = cpu_split(machine, request)?;
         let distro = settings.distro;
+        let (composition, notes) =
+            compose::compose(machine, distro, settings.hypervisor, &settings.includes, offer)?;
         // meta-qcom files rtbuild includes anyway are not included a second time.
-        let own: Vec<&str> =
-            [Some(machine.kas_file.as_str()), distro.kas_file(), Some(KERNEL_KAS_FILE)]
-                .into_iter()
-                .flatten()
-                .collect();
+        let own = &composition.files;
         let includes = settings
             .includes
             .into_iter()
-            .filter(|i| !matches!(i, Include::MetaQcom(name) if own.contains(&name.as_str())))
+            .filter(|i| !matches!(i, Include::MetaQcom(name) if own.contains(name)))
             .collect();
         let plan = Plan {
             machine: machine.clone(),
@@ -179,6 +185,8 @@ impl Plan {
             cmdline: settings.cmdline,
             includes,
             warnings: Vec::new(),
+            notes,
+            composition,
             dl_dir: settings.dl_dir,
             sstate_dir: settings.sstate_dir,
             machine_defaults: None,
@@ -197,9 +205,7 @@ impl Plan {
     /// The meta-qcom kas files the generated kas file includes, in order (local `--include`
     /// files follow them; see [`Plan::includes`]).
     pub(crate) fn kas_includes(&self) -> Vec<&str> {
-        let mut files = vec![self.machine.kas_file.as_str()];
-        files.extend(self.distro.kas_file());
-        files.push(KERNEL_KAS_FILE);
+        let mut files: Vec<&str> = self.composition.files.iter().map(String::as_str).collect();
         files.extend(self.includes.iter().filter_map(|i| match i {
             Include::MetaQcom(name) => Some(name.as_str()),
             Include::Local(_) => None,
@@ -287,6 +293,7 @@ impl Plan {
             cve_check: self.cve_check,
             includes: self.includes.iter().map(Include::recorded).collect(),
             arch: Some(MACHINE_ARCH.to_string()),
+            composition: Some(self.composition.clone()),
         }
     }
 }
@@ -330,6 +337,7 @@ pub(crate) fn cpu_plan_expectations(
         cve_check: false,
         includes: Vec::new(),
         arch: None,
+        composition: None,
     }
 }
 

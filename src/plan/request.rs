@@ -29,6 +29,8 @@ pub(crate) struct PlanRequest {
     /// `Some(false)` is `--no-nohz-full`.
     pub nohz_full: Option<bool>,
     pub distro: Option<String>,
+    /// `--hypervisor`: `kvm` or `gunyah` (default: KVM where the checkout gives it).
+    pub hypervisor: Option<String>,
     pub image: Option<String>,
     pub meta_qcom_url: Option<String>,
     pub meta_qcom_branch: Option<String>,
@@ -99,6 +101,7 @@ impl PlanRequest {
             includes: pick_list(flags.includes, self.includes),
             nohz_full: pick(flags.nohz_full, self.nohz_full),
             distro: pick(flags.distro, self.distro),
+            hypervisor: pick(flags.hypervisor, self.hypervisor),
             image: pick(flags.image, self.image),
             meta_qcom_url: pick(flags.meta_qcom_url, self.meta_qcom_url),
             meta_qcom_branch: pick(flags.meta_qcom_branch, self.meta_qcom_branch),

@@ -1,6 +1,7 @@
 //! [`Settings`]: everything a plan takes from the request that does not depend on the machine,
 //! checked once, before meta-qcom is resolved and the machine is known.
 
+use super::compose::{Hypervisor, HypervisorRequest};
 use super::include::{self, Include};
 use super::values::{self, CmdlineArg, CommitId, ConfPath, GitRef, ImageName, RepoUrl};
 use super::{
@@ -14,6 +15,8 @@ use crate::kconfig::{Setting, Value};
 pub(crate) struct Settings {
     pub nohz_full: bool,
     pub distro: Distro,
+    /// The hypervisor asked for (`--hypervisor`, or the `qcom-distro-kvm` alias).
+    pub hypervisor: HypervisorRequest,
     pub image: ImageName,
     pub meta_qcom: RepoSpec,
     pub rt_fragment: Vec<Setting>,
@@ -32,9 +35,22 @@ impl Settings {
     /// Checks every value of `request` that does not depend on the machine, and reads the
     /// fragment, patch and local kas files it names. Nothing is written.
     pub(crate) fn new(request: &PlanRequest) -> Result<Settings, PlanError> {
-        let distro: Distro = match &request.distro {
+        let wanted: Option<Hypervisor> =
+            request.hypervisor.as_deref().map(str::parse).transpose()?;
+        let typed: Distro = match &request.distro {
             Some(d) => d.parse()?,
-            None => Distro::QcomDistroKvm,
+            None => Distro::QcomDistro,
+        };
+        // `qcom-distro-kvm` is kept as an alias: qcom-distro with KVM, however the checkout
+        // gives KVM (see `compose`).
+        let from_alias = typed == Distro::QcomDistroKvm;
+        if from_alias && wanted == Some(Hypervisor::Gunyah) {
+            return Err(PlanError::HypervisorConflict);
+        }
+        let distro = if from_alias { Distro::QcomDistro } else { typed };
+        let hypervisor = HypervisorRequest {
+            wanted: if from_alias { Some(Hypervisor::Kvm) } else { wanted },
+            from_alias,
         };
         let image = ImageName::new(request.image.as_deref().unwrap_or(distro.default_image()))?;
         let meta_qcom = RepoSpec {
@@ -88,6 +104,7 @@ impl Settings {
         Ok(Settings {
             nohz_full,
             distro,
+            hypervisor,
             image,
             meta_qcom,
             rt_fragment,

@@ -183,9 +183,8 @@ fn include_entries<'a>(
     local: &'a [String],
 ) -> Result<Vec<IncludeEntry<'a>>, RenderError> {
     let meta = |file: &'a str| IncludeEntry { repo: Some("meta-qcom"), file: file.into() };
-    let mut entries: Vec<IncludeEntry<'a>> = vec![meta(plan.machine.kas_file.as_str())];
-    entries.extend(plan.distro.kas_file().map(meta));
-    entries.push(meta(crate::plan::KERNEL_KAS_FILE));
+    let mut entries: Vec<IncludeEntry<'a>> =
+        plan.composition.files.iter().map(|f| meta(f.as_str())).collect();
     let mut local = local.iter();
     for include in &plan.includes {
         entries.push(match include {

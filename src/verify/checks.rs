@@ -257,6 +257,7 @@ mod tests {
             cve_check: false,
             includes: Vec::new(),
             arch: Some("arm64".into()),
+            composition: None,
         }
     }
 

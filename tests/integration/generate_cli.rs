@@ -233,6 +233,30 @@ const BAD_INPUTS: &[Bad] = &[
         error: "unknown distro `poky`; use one of nodistro, qcom-distro, qcom-distro-kvm",
     },
     Bad {
+        args: &["--machine", "rb3gen2-core-kit", "--hypervisor", "xen;reboot"],
+        files: &[],
+        error: "--hypervisor `xen;reboot` is not a hypervisor; pass --hypervisor kvm or --hypervisor gunyah",
+    },
+    Bad {
+        args: &[
+            "--machine",
+            "rb3gen2-core-kit",
+            "--distro",
+            "qcom-distro-kvm",
+            "--hypervisor",
+            "gunyah",
+        ],
+        files: &[],
+        error: "--distro qcom-distro-kvm is qcom-distro with KVM, and --hypervisor gunyah asks for Gunyah; pass --distro qcom-distro --hypervisor gunyah",
+    },
+    Bad {
+        // Without a checkout, rtbuild remembers meta-qcom as it is since #2879: no KVM for a
+        // board whose MACHINE_FEATURES lack it.
+        args: &["--machine", "qcs615-ride", "--hypervisor", "kvm"],
+        files: &[],
+        error: "--hypervisor kvm cannot be built: rtbuild's catalog entry for qcs615-ride has no kvm in MACHINE_FEATURES, and meta-qcom as rtbuild's catalog remembers it (no checkout read) has no ci/qcom-distro-kvm.yml to add it; pass --hypervisor gunyah, or a meta-qcom whose machine conf has kvm",
+    },
+    Bad {
         args: &["--machine", "rb3gen2-core-kit", "--config", "CONFIG_PREEMPT_RT=n"],
         files: &[],
         error: "--config asks for # CONFIG_PREEMPT_RT is not set, but an RT build needs CONFIG_PREEMPT_RT=y; remove it",

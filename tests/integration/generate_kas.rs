@@ -50,8 +50,20 @@ fn real_kas_dump_composes_the_generated_file_over_meta_qcom_ci_files() {
     let dir = tempfile::tempdir().unwrap();
     let fixtures =
         Fixtures::create(&dir.path().join("repos"), Bitbake::Fake("#!/bin/sh\nexit 0\n"));
-    let kas_file =
-        generate(dir.path(), &fixtures, &["--machine", "qcs6490-rb3gen2", "--rt-cpus", "6,7"]);
+    // Composed from the fixture's checkout, which has meta-qcom's layout before #2879.
+    let qcom = fixtures.repo("meta-qcom");
+    let kas_file = generate(
+        dir.path(),
+        &fixtures,
+        &[
+            "--machine",
+            "qcs6490-rb3gen2",
+            "--rt-cpus",
+            "6,7",
+            "--meta-qcom",
+            qcom.to_str().unwrap(),
+        ],
+    );
     assert!(kas_file.ends_with("rb3gen2-core-kit-rt.yml"), "{}", kas_file.display());
     let dump =
         ok(&kas(&["dump", kas_file.to_str().unwrap()], &dir.path().join("work")), "kas dump");

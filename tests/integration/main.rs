@@ -32,6 +32,7 @@ mod memory_budgets;
 mod output_devices;
 mod path_injection;
 mod real_upstream;
+mod real_upstream_layouts;
 mod report;
 mod report_long_lines;
 mod reproducers;

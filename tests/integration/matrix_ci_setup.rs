@@ -29,14 +29,10 @@ fn matrix_with_fake_bitbake_shares_caches_continues_past_a_failure_and_tabulates
     let run = matrix(&project, &[]).run().ignore_stderr().code_is(1);
     let table: Vec<String> = run.stdout().lines().map(str::to_string).collect();
     assert_eq!(table.len(), 3, "{}", run.stdout());
-    assert!(table[0].starts_with("MACHINE           DISTRO           STATUS"), "{}", run.stdout());
-    assert!(table[1].starts_with("rb3gen2-core-kit  qcom-distro-kvm  failed"), "{}", run.stdout());
+    assert!(table[0].starts_with("MACHINE           DISTRO       STATUS"), "{}", run.stdout());
+    assert!(table[1].starts_with("rb3gen2-core-kit  qcom-distro  failed"), "{}", run.stdout());
     assert!(table[1].ends_with("linux-qcom-rt_6.18:do_compile"), "{}", run.stdout());
-    assert!(
-        table[2].starts_with("iq-9075-evk       qcom-distro-kvm  succeeded"),
-        "{}",
-        run.stdout()
-    );
+    assert!(table[2].starts_with("iq-9075-evk       qcom-distro  succeeded"), "{}", run.stdout());
     assert!(table[2].contains("80%"), "{}", run.stdout());
     let work = project.root.join("proj/rtbuild");
     for machine in ["rb3gen2-core-kit", "iq-9075-evk"] {
@@ -685,7 +681,7 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
     // GitLab: the masked variable, read by the job's shell.
     let (text, yaml) = pipeline("gitlab", &["--lava", "--history-db-secret", "LAB_HISTORY_DB"]);
     assert!(text.contains("LAB_HISTORY_DB, a masked, protected CI/CD variable"), "{text}");
-    let job = &yaml["rtbuild-lava-rb3gen2-core-kit-qcom-distro-kvm"];
+    let job = &yaml["rtbuild-lava-rb3gen2-core-kit-qcom-distro"];
     let script = strings(&job["script"]);
     let from = script.iter().position(|l| l.starts_with("export RTBUILD_DB=")).expect(&text);
     assert_eq!(script[from], "export RTBUILD_DB=\"$LAB_HISTORY_DB\"");
@@ -701,7 +697,7 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
         &gitlab.join("rtbuild/rb3gen2-core-kit/bundle/b.manifest.json"),
         MANIFEST,
     );
-    let env = [("MACHINE", "rb3gen2-core-kit"), ("DISTRO", "qcom-distro-kvm")];
+    let env = [("MACHINE", "rb3gen2-core-kit"), ("DISTRO", "qcom-distro")];
     let with_secret = |extra: &[(&'static str, &str)]| -> Vec<(&str, String)> {
         env.iter().chain(extra).map(|(k, v)| (*k, v.to_string())).collect()
     };
@@ -784,7 +780,7 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
     let work_text = work.display().to_string();
     let vars = [
         ("MACHINE", "rb3gen2-core-kit"),
-        ("DISTRO", "qcom-distro-kvm"),
+        ("DISTRO", "qcom-distro"),
         ("RTBUILD_WORK", work_text.as_str()),
         ("RTBUILD_DB", url.as_str()),
     ];

@@ -271,6 +271,18 @@ fn machines_meta_qcom_reads_the_real_checkout() {
         assert_eq!(entry["sources"]["QCOM_RT_CPU"]["op"], "=", "{name}: meta-qcom assigns hard");
     }
     assert_eq!(status("iq-x7181-evk")["rt"]["rt_cpus"], "11");
+    // MACHINE_FEATURES are the conf's; the catalog follows meta-qcom after #2879 (kvm on
+    // rb3gen2-core-kit), which this snapshot predates.
+    let rb3 = status("rb3gen2-core-kit");
+    assert_eq!(
+        rb3["machine_features"],
+        serde_json::json!(["efi", "m2connector", "pci", "tpm2", "phone"])
+    );
+    assert_eq!(
+        rb3["catalog_machine_features"],
+        serde_json::json!(["efi", "kvm", "m2connector", "pci", "tpm2", "phone"])
+    );
+    assert!(status("qcs615-ride").get("catalog_machine_features").is_none());
     assert_eq!(status("qcs6490-rb3gen2-core-kit")["catalog_name"], "rb3gen2-core-kit");
     // What only meta-qcom has: the open-firmware variants (they require the base boards' confs).
     let unknown: Vec<&str> = entries

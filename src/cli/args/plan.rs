@@ -36,9 +36,16 @@ pub(crate) struct PlanArgs {
     /// Do not enable CONFIG_NO_HZ_FULL nor pass nohz_full= for the RT CPUs.
     #[arg(long)]
     pub no_nohz_full: bool,
-    /// meta-qcom distro flavour: nodistro, qcom-distro or qcom-distro-kvm [default: qcom-distro-kvm].
+    /// meta-qcom distro flavour: nodistro or qcom-distro [default: qcom-distro];
+    /// qcom-distro-kvm is kept as an alias of `--distro qcom-distro --hypervisor kvm`.
     #[arg(long, env = "KAS_DISTRO")]
     pub distro: Option<String>,
+    /// The hypervisor, kvm or gunyah [default: kvm where the meta-qcom checkout gives it]:
+    /// the machine conf's MACHINE_FEATURES, ci/gunyah.yml (meta-qcom #2879 and later) or
+    /// ci/qcom-distro-kvm.yml (before) decide how; refused, with the reason, where the
+    /// checkout cannot build it.
+    #[arg(long, value_name = "kvm|gunyah")]
+    pub hypervisor: Option<String>,
     /// Image to build [default: qcom-multimedia-image; core-image-base with nodistro].
     #[arg(long)]
     pub image: Option<String>,
@@ -91,6 +98,7 @@ impl PlanArgs {
             includes: self.includes.clone(),
             nohz_full: self.no_nohz_full.then_some(false),
             distro: self.distro.clone(),
+            hypervisor: self.hypervisor.clone(),
             image: self.image.clone(),
             meta_qcom_url: self.meta_qcom_url.clone(),
             meta_qcom_branch: self.meta_qcom_branch.clone(),
