@@ -915,3 +915,78 @@ fn the_sbom_cve_check_summary_is_bundled_and_checked() {
         .stderr_contains("1 problems in x/bad.tar.zst")
         .stdout_contains(&format!("changed    release/{real} sha256 "));
 }
+
+/// Issue 38 item 4: the SBOM and VEX a bundle carries pass `spdx3-validate` (the official SPDX
+/// 3.0.1 JSON schema and SHACL model, offline) as they come out of the archive; the validator
+/// does reject what the fixtures used to write (a Tool as `CreationInfo.createdBy`, which must
+/// be an Agent); and `bundle --check` refuses an SBOM that is not SPDX 3 JSON-LD (here SPDX 2
+/// JSON, which SPDX-2-only tools write) with one line naming it.
+#[test]
+fn bundled_spdx_passes_spdx3_validate_and_check_refuses_an_sbom_that_is_not_spdx3() {
+    use crate::support::spdx_fixture::{self, Spec};
+    let build = Build::new();
+    let root = build.root();
+    let spec = Spec {
+        kernel_config: pairs(&[("CONFIG_PREEMPT_RT", "y")]),
+        packages: pairs(&[("busybox", "1.37.0")]),
+        vex: vex(&[("CVE-2026-0001", "affected", "high")]),
+    };
+    deploy_documents(root, "20260101120000", &spec);
+    let archive = build.bundle("out");
+    let x = root.join("x");
+    std::fs::create_dir_all(&x).unwrap();
+    let status = Command::new("tar")
+        .args(["--zstd", "-xf", archive.to_str().unwrap()])
+        .current_dir(&x)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let sbom = x.join(format!("{TOP}/release/{TOP}.rootfs-20260101120000.spdx.json"));
+    let vex_doc =
+        x.join(format!("{TOP}/release/{TOP}.rootfs-20260101120000.sbom-cve-check.spdx.json"));
+    let out = spdx_fixture::validate(&[&sbom, &vex_doc]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The validator is not a rubber stamp: the tool as the creator is rejected.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&sbom).unwrap()).unwrap();
+    let info = doc["@graph"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|o| o["type"] == "CreationInfo")
+        .unwrap();
+    let tool = info["createdUsing"][0].clone();
+    info["createdBy"] = serde_json::json!([tool]);
+    let bad = root.join("tool-as-creator.spdx.json");
+    std::fs::write(&bad, doc.to_string()).unwrap();
+    let out = spdx_fixture::validate(&[&bad]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("Core/createdBy") && said.contains("Agent"), "{said}");
+
+    // An SPDX 2 SBOM in the bundle: `bundle --check` names it, exit 1.
+    let deploy = root.join(format!("work/build/tmp/deploy/images/{MACHINE}"));
+    let spdx2 = serde_json::json!({"spdxVersion": "SPDX-2.3", "dataLicense": "CC0-1.0",
+        "SPDXID": "SPDXRef-DOCUMENT", "name": "image", "packages": []});
+    std::fs::write(
+        deploy.join(format!("{TOP}.rootfs-20260101120000.spdx.json")),
+        spdx2.to_string(),
+    )
+    .unwrap();
+    let archive = build.bundle("spdx2");
+    build
+        .rtbuild(["bundle", "--check"])
+        .arg_path(&archive)
+        .run()
+        .code_is(1)
+        .stderr_contains("1 problems in")
+        .stdout_is(&format!(
+            "sbom       release/{TOP}.rootfs-20260101120000.spdx.json is not SPDX 3 JSON-LD: it is an SPDX 2 document (SPDX-2.3); a release carries the SPDX 3 documents oe-core and sbom-cve-check write\nunpatched CVEs: 1 (high 1)\n"
+        ));
+}
