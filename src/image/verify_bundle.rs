@@ -89,6 +89,7 @@ pub(crate) fn bundle_build(
         measurement: None,
         // `image --bundle` packs only what the build produced.
         follow_external_links: false,
+        signing_key: None,
     };
     Ok(bundle::create(&request)?)
 }
