@@ -980,7 +980,7 @@ fn every_variant_has_a_sample() {
         ("LockError", 17),
         ("VerifyError", 13),
         ("KconfigCheckError", 2),
-        ("BundleError", 20),
+        ("BundleError", 22),
         ("HistoryError", 13),
         ("BuildError", 4),
         ("KasError", 5),
