@@ -70,6 +70,10 @@ pub(crate) enum BundleError {
         path.display(), target.display()
     )]
     NotBuildReadable { path: PathBuf, target: PathBuf, uid: u32 },
+    #[error("--signing-key {}: {message}; make one with `openssl genpkey -algorithm ed25519 -out FILE`", path.display())]
+    SigningKey { path: PathBuf, message: String },
+    #[error("--key {}: {message}; pass the signer's public key (`openssl pkey -in KEY -pubout`)", path.display())]
+    PublicKey { path: PathBuf, message: String },
     /// A FIFO, device, socket, folder, dangling symlink or too big a file given as input.
     #[error(transparent)]
     Input(crate::base::input::InputError),
@@ -94,6 +98,8 @@ impl BundleError {
                 | BundleError::Input(_)
                 | BundleError::ExternalLink { .. }
                 | BundleError::NotBuildReadable { .. }
+                | BundleError::SigningKey { .. }
+                | BundleError::PublicKey { .. }
         )
     }
 }

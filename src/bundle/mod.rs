@@ -15,6 +15,7 @@ mod links;
 mod manifest;
 mod release;
 mod release_check;
+mod sign;
 mod sources;
 
 pub(crate) use check::check;
@@ -70,6 +71,8 @@ pub(crate) struct BundleRequest {
     pub follow_external_links: bool,
     /// `--gzip`: write the `.tar.gz` flavour (what LAVA's qdl deploy unpacks), not `.tar.zst`.
     pub gzip: bool,
+    /// `--signing-key FILE`: sign the release provenance with this ed25519 key.
+    pub signing_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -78,12 +81,16 @@ pub(crate) struct BundleOutcome {
     pub manifest_file: PathBuf,
     pub archive_bytes: u64,
     pub manifest: BundleManifest,
+    /// The signed provenance beside the archive (`--signing-key`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<PathBuf>,
 }
 
 /// Makes the bundle for `request`. Refuses a failed or missing verification unless
 /// `allow_unverified`; writes nothing when it refuses.
 pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleError> {
     let verify = verify_record(request)?;
+    let signing_key = request.signing_key.as_deref().map(sign::read_signing_key).transpose()?;
     let qcomflash = deploy::find(&request.build_dir, &request.machine, &request.image)?;
     let mut payload = BTreeMap::new();
     let mut files = Vec::new();
@@ -178,6 +185,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         flash_command: manifest::flash_command(),
         files,
         release,
+        signing_key: signing_key.as_ref().map(|k| sign::key_record(&k.verifying_key())),
     };
     let readme = manifest::readme(&manifest, &top).into_bytes();
     manifest.files.push(FileEntry {
@@ -219,12 +227,136 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         crate::write::write_atomic(&manifest_path, &manifest_json, false)?;
     }
     let archive_bytes = std::fs::metadata(&archive_path).map(|m| m.len()).unwrap_or(0);
+    let envelope = match &signing_key {
+        Some(key) => Some(write_envelope(request, key, &archive_path, &manifest)?),
+        None => None,
+    };
     Ok(BundleOutcome {
         archive: archive_path,
         manifest_file: manifest_path,
         archive_bytes,
         manifest,
+        envelope,
     })
+}
+
+/// Signs the statement over the archive and its SBOM and VEX, and writes the envelope beside
+/// the archive.
+fn write_envelope(
+    request: &BundleRequest,
+    key: &ed25519_dalek::SigningKey,
+    archive_path: &Path,
+    manifest: &BundleManifest,
+) -> Result<PathBuf, BundleError> {
+    let (_, archive_sha) = archive::hash_file(archive_path)?;
+    let mut subjects = vec![sign::Subject {
+        name: archive_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        sha256: archive_sha,
+    }];
+    for record in &manifest.release {
+        if [release::ROLE_SBOM, release::ROLE_VEX].contains(&record.role.as_str()) {
+            subjects
+                .push(sign::Subject { name: record.path.clone(), sha256: record.sha256.clone() });
+        }
+    }
+    let provenance = request.build_dir.join(release::PROVENANCE_FILE);
+    let kas = std::fs::symlink_metadata(&provenance)
+        .is_ok_and(|m| m.is_file())
+        .then(|| crate::base::input::read(&provenance, crate::base::input::TEXT_LIMIT))
+        .transpose()
+        .map_err(BundleError::Input)?;
+    let envelope = sign::sign(key, &subjects, kas.as_deref(), manifest);
+    let path = sign::envelope_beside(archive_path);
+    let text = serde_json::to_string_pretty(&envelope).unwrap_or_default() + "\n";
+    crate::write::write_atomic(&path, text.as_bytes(), false)?;
+    Ok(path)
+}
+
+/// What `bundle --verify` found.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct SignatureCheck {
+    pub archive: PathBuf,
+    pub envelope: PathBuf,
+    pub passed: bool,
+    /// The statement's subjects whose digest matched.
+    pub subjects: Vec<String>,
+    /// Everything wrong: the archive's own check, the signature, a subject's digest, the key.
+    pub problems: Vec<String>,
+}
+
+/// `bundle --verify ARCHIVE --key PUB`: the archive passes [`check`], the envelope beside it is
+/// signed by `key`, every subject's sha256 is the archive's or that of the file of the bundle
+/// it names, and the manifest names this key.
+pub(crate) fn verify_signed(
+    archive: &Path,
+    key_file: &Path,
+) -> Result<SignatureCheck, BundleError> {
+    let key = sign::read_public_key(key_file)?;
+    let report = check(archive)?;
+    let envelope_path = sign::envelope_beside(archive);
+    let mut out = SignatureCheck {
+        archive: archive.to_path_buf(),
+        envelope: envelope_path.clone(),
+        passed: false,
+        subjects: Vec::new(),
+        problems: report
+            .problems
+            .iter()
+            .map(|p| format!("{} {} {}", p.kind, p.path, p.detail).replace("  ", " "))
+            .collect(),
+    };
+    let manifest: Option<BundleManifest> =
+        crate::base::input::read(&manifest_beside(archive), crate::base::input::TEXT_LIMIT)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+    let envelope: Result<sign::Envelope, String> =
+        crate::base::input::read(&envelope_path, crate::base::input::TEXT_LIMIT)
+            .map_err(|e| e.to_string())
+            .and_then(|b| {
+                serde_json::from_slice(&b).map_err(|e| format!("not a DSSE envelope ({e})"))
+            });
+    let subjects = envelope.and_then(|e| sign::open(&e, &key));
+    match subjects {
+        Err(why) => out.problems.push(format!("signature {}: {why}", envelope_path.display())),
+        Ok(subjects) => {
+            let archive_name =
+                archive.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let (_, archive_sha) = archive::hash_file(archive)?;
+            for subject in subjects {
+                let have = if subject.name == archive_name {
+                    Some(archive_sha.clone())
+                } else {
+                    manifest.as_ref().and_then(|m| {
+                        m.files.iter().find(|f| f.path == subject.name).map(|f| f.sha256.clone())
+                    })
+                };
+                match have {
+                    Some(sha) if sha == subject.sha256 => out.subjects.push(subject.name),
+                    Some(sha) => out.problems.push(format!(
+                        "subject {}: signed sha256 {}, but the bundle's is {sha}",
+                        subject.name, subject.sha256
+                    )),
+                    None => out
+                        .problems
+                        .push(format!("subject {} is not a file of the bundle", subject.name)),
+                }
+            }
+        }
+    }
+    let want = sign::key_record(&key).keyid;
+    match manifest.as_ref().and_then(|m| m.signing_key.as_ref()) {
+        Some(named) if named.keyid == want => {}
+        Some(named) => out.problems.push(format!(
+            "manifest: the bundle names signing key {}, not this key ({want})",
+            named.keyid
+        )),
+        None => out.problems.push("manifest: the bundle names no signing key".into()),
+    }
+    out.passed = out.problems.is_empty();
+    Ok(out)
 }
 
 /// Refuses a `--measurement` that did not measure this image's kernel; callers may call it

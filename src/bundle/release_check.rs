@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::archive::ReadEntry;
 use super::manifest::BundleManifest;
-use super::release::{RELEASE_DIR, ROLE_KAS_DUMP, ROLE_LOCK, ROLE_PROVENANCE, ROLE_VEX};
+use super::release::{RELEASE_DIR, ROLE_KAS_DUMP, ROLE_LOCK, ROLE_PROVENANCE, ROLE_SBOM, ROLE_VEX};
 use crate::formats::provenance_json::Statement;
 use crate::formats::spdx_json::SpdxFile;
 
@@ -78,8 +78,24 @@ pub(super) fn check(manifest: &BundleManifest, files: &BTreeMap<&str, &ReadEntry
             }
         }
     }
+    // The SBOM and the VEX are SPDX 3 JSON-LD (what oe-core writes and SPDX 3 tools read).
+    for (role, kind) in [(ROLE_SBOM, "sbom"), (ROLE_VEX, "vex")] {
+        if let Some(record) = with_role(role)
+            && let Some(text) = bytes(&record.path)
+            && let Some(why) = crate::formats::spdx_json::not_spdx3(text)
+        {
+            out.problems.push(Found {
+                kind,
+                path: record.path.clone(),
+                detail: format!(
+                    "is not SPDX 3 JSON-LD: {why}; a release carries the SPDX 3 documents oe-core and sbom-cve-check write"
+                ),
+            });
+        }
+    }
     if let Some(vex) = with_role(ROLE_VEX)
         && let Some(text) = bytes(&vex.path)
+        && crate::formats::spdx_json::not_spdx3(text).is_none()
     {
         match SpdxFile::parse(text) {
             Ok(doc) => {
@@ -227,8 +243,10 @@ mod provenance_tests {
             sha256: sha.into(),
             bytes: bytes.map(|b| b.as_bytes().to_vec()),
         };
+        let sbom_text =
+            r#"{"@context": "https://spdx.org/rdf/3.0.1/spdx-context.jsonld", "@graph": []}"#;
         let (st, img, sbom) =
-            (entry("c", Some(&statement)), entry(&a, None), entry(&b, Some("{}")));
+            (entry("c", Some(&statement)), entry(&a, None), entry(&b, Some(sbom_text)));
         let files: BTreeMap<&str, &ReadEntry> = [
             ("release/kas-build.provenance.json", &st),
             ("release/artifacts/Image", &img),

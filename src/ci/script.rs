@@ -108,11 +108,21 @@ impl Pipeline {
         image.push(format!("> {}", places.file(IMAGE_JSON)));
         let mut build = vec!["mkdir -p \"$DL_DIR\" \"$SSTATE_DIR\"".to_string(), image.join(" ")];
         if self.lock.is_none() {
-            // Pin what was built: every repo at the commit the build used.
+            // Pin what was built: every repo at the commit the build used. The lock can only
+            // be made from the build's checkouts, so it comes after `image`; the bundle is then
+            // packed again from the same build (the verify result and the resolved kas
+            // configuration `image --bundle` left) so that it carries the lock, not the
+            // placeholder `generate` wrote, and passes `bundle --check`.
             let mut lock = vec!["rtbuild lock --machine \"$MACHINE\"".to_string()];
             lock.extend(places.out_flag("--dir"));
             lock.extend(self.catalog_flags.iter().map(|f| quote::sh(f)));
             build.push(lock.join(" "));
+            if self.bundling() {
+                let mut bundle = vec!["rtbuild bundle --machine \"$MACHINE\"".to_string()];
+                bundle.extend(places.out_flag("--dir"));
+                bundle.extend(self.catalog_flags.iter().map(|f| quote::sh(f)));
+                build.push(bundle.join(" "));
+            }
         }
         let mut steps = vec![Step {
             name: if self.bundling() { "Build, verify, bundle" } else { "Build, verify" },

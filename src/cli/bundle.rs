@@ -51,6 +51,18 @@ pub(crate) struct BundleArgs {
     /// (it gunzips whatever it downloads). Slower and larger; the manifest and --check are the same.
     #[arg(long)]
     pub gzip: bool,
+    /// Sign the release provenance: an in-toto statement over the archive, its SBOM and VEX, in
+    /// a DSSE envelope (`<archive stem>.intoto.json` beside it) signed with this ed25519 private
+    /// key (PKCS#8 PEM, `openssl genpkey -algorithm ed25519`); the manifest names the public key.
+    #[arg(long, value_name = "FILE")]
+    pub signing_key: Option<PathBuf>,
+    /// Check BUNDLE as --check does, and its signed provenance with --key: the signature and
+    /// every subject's sha256.
+    #[arg(long, value_name = "BUNDLE", requires = "key", conflicts_with_all = ["check", "image", "verify_report", "allow_unverified", "kas_dump", "measurement", "signing_key"])]
+    pub verify: Option<PathBuf>,
+    /// The signer's ed25519 public key (PEM, `openssl pkey -in KEY -pubout`) for --verify.
+    #[arg(long, value_name = "PUB", requires = "verify")]
+    pub key: Option<PathBuf>,
     /// Re-read BUNDLE (.tar.zst or .tar.gz) and fail on any missing, extra or changed file.
     #[arg(long, value_name = "BUNDLE", conflicts_with_all = ["image", "verify_report", "allow_unverified", "kas_dump", "measurement"])]
     pub check: Option<PathBuf>,
@@ -64,6 +76,9 @@ pub(crate) struct BundleArgs {
 pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if let Some(archive) = &args.check {
         return check(archive, ui);
+    }
+    if let (Some(archive), Some(key)) = (&args.verify, &args.key) {
+        return verify(archive, key, ui);
     }
     if let [old, new] = args.diff.as_slice() {
         return diff(old, new, ui);
@@ -133,6 +148,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
         measurement: args.measurement.clone().map(|p| absolute(&p)),
         follow_external_links: args.follow_external_links,
         gzip: args.gzip,
+        signing_key: args.signing_key.clone(),
     };
     bundle::verify_record(&request)?;
     for warning in bundle::check_measurement(&request)? {
@@ -152,6 +168,9 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     } else {
         ui.out(outcome.archive.display());
         ui.out(outcome.manifest_file.display());
+        if let Some(envelope) = &outcome.envelope {
+            ui.out(envelope.display());
+        }
     }
     ui.status(
         "Bundled",
@@ -183,6 +202,30 @@ fn check(archive: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
     }
     if report.passed {
         ui.status("Checked", format!("{} files match the manifest", report.files));
+    } else {
+        ui.warn(format!("{} problems in {}", report.problems.len(), archive.display()));
+    }
+    Ok(Exit::from_pass(report.passed))
+}
+
+fn verify(archive: &std::path::Path, key: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
+    let report = bundle::verify_signed(archive, key)?;
+    if ui.json() {
+        ui.out_json(&report)?;
+    } else {
+        for problem in &report.problems {
+            ui.out(problem);
+        }
+    }
+    if report.passed {
+        ui.status(
+            "Verified",
+            format!(
+                "the signature of {} and {} subjects",
+                report.envelope.display(),
+                report.subjects.len()
+            ),
+        );
     } else {
         ui.warn(format!("{} problems in {}", report.problems.len(), archive.display()));
     }

@@ -392,6 +392,7 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
             let commands = parsed_commands(text, machine, distro);
             let mut images = 0;
             let mut histories = 0;
+            let mut locked = false;
             for (argv, cli) in &commands {
                 match cli.as_ref().map(|c| &c.command) {
                     Some(Command::Image(image)) => {
@@ -431,7 +432,15 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                         assert!(!argv.iter().any(|w| w.contains(HISTORY_URL)), "{argv:?}");
                         histories += 1;
                     }
+                    Some(Command::Bundle(bundle)) => {
+                        // Packed again after the lock, so the bundle carries it.
+                        assert!(locked && args.lock.is_none(), "{argv:?}");
+                        assert!(args.bundle || args.lava, "{argv:?}");
+                        assert_eq!(bundle.dirs.machine.name.as_deref(), Some(machine.as_str()));
+                        assert!(bundle.check.is_none() && bundle.diff.is_empty(), "{argv:?}");
+                    }
                     Some(Command::Lock(lock)) => {
+                        locked = true;
                         assert_eq!(lock.dirs.machine.name.as_deref(), Some(machine.as_str()));
                         assert_eq!(
                             lock.dirs.machine.catalog.machines_dir,
@@ -565,6 +574,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Lava(_) => "lava",
         Command::Report(_) => "report",
         Command::Lock(_) => "lock",
+        Command::Bundle(_) => "bundle",
         Command::History(_) => "history",
         _ => "other",
     }

@@ -35,6 +35,20 @@ pub(crate) struct BundleManifest {
     /// lock, plan, verify verdict, measurement), each also in `files`, sorted by path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub release: Vec<ReleaseRecord>,
+    /// The key that signed the release provenance (`bundle --signing-key`), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_key: Option<SigningKeyRecord>,
+}
+
+/// The public half of `bundle --signing-key`: what `bundle --verify --key` compares with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SigningKeyRecord {
+    /// `ed25519`.
+    pub algorithm: String,
+    /// sha256 of the public key's DER (SubjectPublicKeyInfo), hex; the envelope's `keyid`.
+    pub keyid: String,
+    /// The public key, PEM.
+    pub public_key: String,
 }
 
 /// One file of the release evidence.

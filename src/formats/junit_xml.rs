@@ -5,8 +5,10 @@
 //! The shape the schema allows and nothing more: `<testsuites>` carries `name`, `tests`,
 //! `failures`, `errors` and `time` (not `skipped`: the schema refuses it there); each
 //! `<testsuite>` has the required `name`, `tests`, `failures`, `errors`, plus `skipped`, `time`
-//! (seconds, three decimals) and `timestamp` (UTC, ISO 8601); each `<testcase>` has `name`,
-//! `classname` and at most one `<failure>` or `<skipped>`, then its `<system-out>`.
+//! (seconds, three decimals) and `timestamp` (UTC, ISO 8601), then its `<properties>`; each
+//! `<testcase>` has `name`, `classname`, `time` and at most one `<failure>` or `<skipped>`, then
+//! its `<system-out>`. The schema allows `<properties>` on a suite only (not on a case), so
+//! measured values are suite properties named after the case they belong to.
 //!
 //! Serialized by quick-xml's serde support, which escapes markup; characters XML 1.0 cannot
 //! hold at all (most control characters) become U+FFFD.
@@ -55,8 +57,25 @@ pub(crate) struct TestSuite {
     pub time: Option<String>,
     #[serde(rename = "@timestamp", skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Properties>,
     #[serde(rename = "testcase")]
     pub cases: Vec<TestCase>,
+}
+
+/// A suite's `<properties>`: named values (measured figures, for dashboards that chart them).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Properties {
+    #[serde(rename = "property")]
+    pub list: Vec<Property>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Property {
+    #[serde(rename = "@name")]
+    pub name: String,
+    #[serde(rename = "@value")]
+    pub value: String,
 }
 
 /// One test case; `failure` and `skipped` exclude each other.
@@ -66,6 +85,9 @@ pub(crate) struct TestCase {
     pub name: String,
     #[serde(rename = "@classname")]
     pub classname: String,
+    /// Seconds, three decimals; absent when the input does not say how long the case ran.
+    #[serde(rename = "@time", skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<Failure>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -98,6 +120,7 @@ impl TestCase {
         TestCase {
             name,
             classname: classname.to_string(),
+            time: None,
             failure: None,
             skipped: None,
             system_out: None,
@@ -105,15 +128,31 @@ impl TestCase {
     }
 }
 
+impl TestCase {
+    /// The case with its duration.
+    pub(crate) fn timed(self, elapsed_s: Option<f64>) -> TestCase {
+        TestCase { time: elapsed_s.map(seconds), ..self }
+    }
+}
+
 impl TestSuite {
-    /// A suite of `cases`, its counts taken from them.
+    /// A suite of `cases`, its counts taken from them. Without a start and duration of its
+    /// own, its time is the sum of its cases' when every case has one (what `junitparser
+    /// merge` computes).
     pub(crate) fn new(name: String, timing: Timing, cases: Vec<TestCase>) -> TestSuite {
+        let summed: Option<f64> = cases
+            .iter()
+            .map(|c| c.time.as_deref().and_then(|t| t.parse::<f64>().ok()))
+            .sum::<Option<f64>>()
+            .filter(|_| !cases.is_empty());
+        let elapsed = timing.elapsed_s.or(summed);
         TestSuite {
+            properties: None,
             tests: cases.len(),
             failures: cases.iter().filter(|c| c.failure.is_some()).count(),
             errors: 0,
             skipped: cases.iter().filter(|c| c.skipped.is_some()).count(),
-            time: timing.elapsed_s.map(seconds),
+            time: elapsed.map(seconds),
             timestamp: timing
                 .started_unix
                 .and_then(|s| i64::try_from(s).ok())
@@ -121,6 +160,15 @@ impl TestSuite {
             name,
             cases,
         }
+    }
+}
+
+impl TestSuite {
+    /// The suite with `properties` (name, value), when there are any.
+    pub(crate) fn with_properties(self, properties: Vec<(String, String)>) -> TestSuite {
+        let list: Vec<Property> =
+            properties.into_iter().map(|(name, value)| Property { name, value }).collect();
+        TestSuite { properties: (!list.is_empty()).then_some(Properties { list }), ..self }
     }
 }
 

@@ -325,6 +325,9 @@ pub(crate) struct TestReport {
     pub commands: Vec<String>,
     /// Per thread or CPU as the program reported it (oslat: per RT CPU with its histogram).
     pub rows: Vec<crate::rttests::output::Row>,
+    /// How long it ran (run.json), seconds; absent when the input does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
 }
 
 fn default_noise_us() -> f64 {

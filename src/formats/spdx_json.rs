@@ -156,6 +156,44 @@ impl SpdxFile {
     }
 }
 
+/// The JSON-LD context of every SPDX 3 document (`https://spdx.org/rdf/3.0.1/spdx-context.jsonld`
+/// for 3.0.1).
+const SPDX3_CONTEXT_PREFIX: &str = "https://spdx.org/rdf/3.";
+
+/// Why `bytes` is not an SPDX 3 JSON-LD document (a JSON object whose `@context` is an SPDX 3
+/// context and whose `@graph` is a list), as one phrase; `None` when it is one. An SPDX 2
+/// document (`spdxVersion`) is named as such: SPDX-2-only tools and SPDX 3 readers cannot read
+/// each other's files.
+pub(crate) fn not_spdx3(bytes: &[u8]) -> Option<String> {
+    let value: serde_json::Value = match serde_json::from_slice(bytes) {
+        Ok(value) => value,
+        Err(e) => return Some(format!("it is not JSON ({e})")),
+    };
+    let Some(object) = value.as_object() else {
+        return Some("it is not a JSON object".into());
+    };
+    if let Some(version) = object.get("spdxVersion").and_then(serde_json::Value::as_str) {
+        return Some(format!(
+            "it is an SPDX 2 document ({})",
+            version.chars().take(40).collect::<String>().escape_debug()
+        ));
+    }
+    match object.get("@context").and_then(serde_json::Value::as_str) {
+        Some(context) if context.starts_with(SPDX3_CONTEXT_PREFIX) => {}
+        Some(context) => {
+            return Some(format!(
+                "its @context `{}` is not an SPDX 3 context",
+                context.chars().take(100).collect::<String>().escape_debug()
+            ));
+        }
+        None => return Some("it has no SPDX 3 @context".into()),
+    }
+    if !object.get("@graph").is_some_and(serde_json::Value::is_array) {
+        return Some("it has no @graph list".into());
+    }
+    None
+}
+
 /// A config value written without quotes: `y`, `m`, `n`, a number or a hex number.
 fn bare_value(value: &str) -> bool {
     matches!(value, "y" | "m" | "n")
@@ -180,5 +218,23 @@ mod tests {
         let file = SpdxFile::parse(doc.to_string().as_bytes()).unwrap();
         assert_eq!(file.kernel_config().unwrap(), "CONFIG_LOCALVERSION=\"-rt\"\nCONFIG_HZ=1000\n");
         assert!(SpdxFile::parse(b"{}").unwrap().kernel_config().is_none());
+    }
+
+    #[test]
+    fn only_spdx3_json_ld_is_spdx3() {
+        let ok = br#"{"@context": "https://spdx.org/rdf/3.0.1/spdx-context.jsonld", "@graph": []}"#;
+        assert_eq!(not_spdx3(ok), None);
+        let spdx2 = br#"{"spdxVersion": "SPDX-2.3", "SPDXID": "SPDXRef-DOCUMENT", "packages": []}"#;
+        assert_eq!(not_spdx3(spdx2).unwrap(), "it is an SPDX 2 document (SPDX-2.3)");
+        let other = br#"{"@context": "https://schema.org/", "@graph": []}"#;
+        assert_eq!(
+            not_spdx3(other).unwrap(),
+            "its @context `https://schema.org/` is not an SPDX 3 context"
+        );
+        let no_graph = br#"{"@context": "https://spdx.org/rdf/3.0.1/spdx-context.jsonld"}"#;
+        assert_eq!(not_spdx3(no_graph).unwrap(), "it has no @graph list");
+        assert_eq!(not_spdx3(b"{}").unwrap(), "it has no SPDX 3 @context");
+        assert_eq!(not_spdx3(b"[]").unwrap(), "it is not a JSON object");
+        assert!(not_spdx3(b"<xml/>").unwrap().starts_with("it is not JSON ("));
     }
 }

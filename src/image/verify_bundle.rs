@@ -91,6 +91,7 @@ pub(crate) fn bundle_build(
         // `image --bundle` packs only what the build produced.
         follow_external_links: false,
         gzip,
+        signing_key: None,
     };
     Ok(bundle::create(&request)?)
 }

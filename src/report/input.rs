@@ -19,6 +19,8 @@ pub(crate) struct TestInput {
     pub invalid_reasons: Vec<String>,
     pub commands: Vec<String>,
     pub skipped: Option<String>,
+    /// How long the program ran (run.json's `elapsed_s`; 0 when skipped), when it is known.
+    pub elapsed_s: Option<f64>,
 }
 
 /// One scenario's parsed files.
@@ -87,6 +89,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
                     outcomes: vec![(path.to_path_buf(), outcome)],
                     invalid_reasons: Vec::new(),
                     skipped: None,
+                    elapsed_s: None,
                 }],
             }],
         });
@@ -275,6 +278,11 @@ fn read_tests(
             invalid_reasons,
             commands: test.commands.iter().map(|c| in_folder(c, dir)).collect(),
             skipped: test.skipped.clone(),
+            elapsed_s: if test.skipped.is_some() || test.state == "skipped" {
+                Some(0.0)
+            } else {
+                Some(test.elapsed_s).filter(|s| s.is_finite() && *s > 0.0)
+            },
         });
     }
     Ok(inputs)

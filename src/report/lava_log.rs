@@ -175,6 +175,7 @@ fn test_input(
         invalid_reasons: Vec::new(),
         commands: Vec::new(),
         skipped: None,
+        elapsed_s: None,
     };
     if let Some(skip) = skipped.iter().find(|s| s.test == program.name()) {
         input.skipped = Some(match skip.reason.as_str() {

@@ -67,6 +67,7 @@ pub(super) fn judge(input: &TestInput, limits: Limits) -> TestReport {
         files: input.outcomes.iter().map(|(p, _)| p.display().to_string()).collect(),
         commands: input.commands.clone(),
         rows,
+        elapsed_s: input.elapsed_s,
     }
 }
 

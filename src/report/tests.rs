@@ -394,12 +394,15 @@ fn rt_tests_outputs_get_one_verdict_each_against_their_own_limit() {
         junit.contains("<testsuite name=\"rtbuild.report.unknown-machine.oslat-2.4-json-cpu1\""),
         "{junit}"
     );
+    assert!(junit.contains("<testcase name=\"oslat-2.4-json-cpu1: oslat\""), "{junit}");
     assert!(
         junit.contains(
-            "name=\"oslat-2.4-json-cpu1: oslat: max OS noise &lt;= 30 us on every RT CPU\""
+            "<system-out>oslat: max 19103 us on CPU 1, 15116478 samples; noise limit 30 us on every RT CPU</system-out>"
         ),
         "{junit}"
     );
+    assert!(junit.contains("<property name=\"oslat.max_us\" value=\"19103\"/>"), "{junit}");
+    assert!(junit.contains("<system-out>ssdd: its own check passed</system-out>"), "{junit}");
     let html = html::render(&report);
     assert!(html.contains("OS noise (oslat) per RT CPU"));
     assert!(!html.contains("Latency histogram (cyclictest)"));

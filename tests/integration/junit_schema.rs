@@ -101,3 +101,124 @@ fn the_schema_refuses_the_old_junit_shape() {
     assert!(stderr.contains("The attribute 'skipped' is not allowed"), "{stderr}");
     assert!(stderr.contains("The attribute 'errors' is required but missing"), "{stderr}");
 }
+
+/// EnricoMi/publish-unit-test-result-action's `python/` folder: `$RTBUILD_PUBLISH_ACTION`, else
+/// `.ci-tools/publish-unit-test-result-action` (both where .ci/setup checks it out). Fails
+/// loudly when it is missing.
+fn publish_action_python() -> std::path::PathBuf {
+    let dir = std::env::var_os("RTBUILD_PUBLISH_ACTION")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            crate::support::harness::project_root()
+                .join(".ci-tools/publish-unit-test-result-action")
+        });
+    let python = dir.join("python");
+    assert!(
+        python.join("publish/junit.py").is_file(),
+        "EnricoMi/publish-unit-test-result-action is not checked out at {}; run `bash .ci/setup` \
+         (or set RTBUILD_PUBLISH_ACTION)",
+        dir.display()
+    );
+    python
+}
+
+/// Issue 38 item 5: `report --junit` read by the JUnit readers CI dashboards use (junitparser
+/// and its `merge`, junit2html, the parser of EnricoMi's publish-unit-test-result-action, all
+/// real, offline) besides Jenkins' schema: every case has its duration (cyclictest's is the
+/// scenario's less oslat's 20.5 s, so merged suite times are the scenarios' own), the measured
+/// values are suite properties and each case's one-line system-out, and the case names stay the
+/// same when the threshold changes.
+#[test]
+fn report_junit_charts_in_junitparser_junit2html_and_the_publish_action() {
+    let oslat = std::fs::read(data("oslat-2.4-json-cpu1.json")).unwrap();
+    let verbose = std::fs::read(data("cyclictest-2.4-verbose-2threads.txt")).unwrap();
+    let run_json = serde_json::json!({
+        "machine": "rb3gen2-core-kit",
+        "threshold_us": 300,
+        "noise_us": 30000,
+        "tests": ["oslat", "cyclictest"],
+        "scenarios": [
+            {"name": "stress", "files": ["stress/cyclictest.txt"],
+             "started_unix": 1_764_600_070u64, "elapsed_s": 60.25,
+             "tests": [{"name": "oslat", "kind": "noise", "state": "done", "verdict": "pass",
+                        "files": ["stress/oslat.json"], "elapsed_s": 20.5}]}
+        ]
+    });
+    let junit_at = |threshold: &str, code: i32| {
+        let run = Test::new()
+            .file("results/stress/cyclictest.txt", &verbose)
+            .file("results/stress/oslat.json", &oslat)
+            .file("results/run.json", run_json.to_string())
+            .args(["report", "results", "--junit", "junit.xml", "--threshold-us", threshold])
+            .run()
+            .code_is(code)
+            .ignore_stdout()
+            .ignore_stderr();
+        let path = run.path().join("junit.xml");
+        assert_junit_valid(&path);
+        (run, path)
+    };
+    let (run, path) = junit_at("300", 0);
+    // 245 µs over a 20 µs threshold fails; the cases keep their names.
+    let (_other, other_path) = junit_at("20", 1);
+    let names = |p: &std::path::Path| -> Vec<String> {
+        let xml = std::fs::read_to_string(p).unwrap();
+        xml.split("<testcase name=\"")
+            .skip(1)
+            .map(|s| s[..s.find('"').unwrap()].to_string())
+            .collect()
+    };
+    assert_eq!(names(&path), ["stress: cyclictest", "stress: oslat"]);
+    assert_eq!(names(&path), names(&other_path), "the threshold is not in the names");
+
+    let work = run.path().join("readers");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = Command::new(crate::support::harness::venv().join("bin/python3"))
+        .arg(data("junit/readers.py"))
+        .arg(&path)
+        .arg(&work)
+        .arg(publish_action_python())
+        .output()
+        .expect("the test venv's python3");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    // junitparser: durations, properties, system-out; `merge` keeps the scenario's time.
+    let suite = &seen["junitparser"][0];
+    assert_eq!(suite["name"], "rtbuild.report.rb3gen2-core-kit.stress");
+    let cases = suite["cases"].as_array().unwrap();
+    assert_eq!(cases[0]["time"], 39.75, "{suite:#}");
+    assert_eq!(cases[1]["time"], 20.5, "{suite:#}");
+    assert_eq!(seen["merged_suite_times"]["rtbuild.report.rb3gen2-core-kit.stress"], 60.25);
+    let props = &suite["properties"];
+    // The figures of the fixtures: cyclictest's verbose output (1982 samples of 2 threads, the
+    // highest 245 µs, the next 39 µs: p99.9 by nearest rank; it names no CPU) and oslat's JSON
+    // (CPU 1, max 19103 µs).
+    assert_eq!(props["cyclictest.max_us"], "245", "{props:#}");
+    assert_eq!(props["cyclictest.p99.9_us"], "39", "{props:#}");
+    assert_eq!(props["cyclictest.samples"], "1982", "{props:#}");
+    assert!(props.get("cyclictest.max_cpu").is_none(), "{props:#}");
+    assert_eq!(props["oslat.max_us"], "19103", "{props:#}");
+    assert_eq!(props["oslat.max_cpu"], "1", "{props:#}");
+    let out0 = cases[0]["system_out"].as_str().unwrap();
+    assert_eq!(out0, "cyclictest: max 245 us, p99.9 39 us, 1982 samples; limit 300 us");
+    let out1 = cases[1]["system_out"].as_str().unwrap();
+    assert!(out1.starts_with("oslat: max 19103 us on CPU 1") && !out1.contains('\n'), "{out1}");
+
+    // junit2html shows the properties and the system-out.
+    let html = seen["junit2html"].as_str().unwrap();
+    assert!(html.contains("cyclictest.max_us") && html.contains("oslat.max_us"), "{html}");
+    assert!(html.contains("max 245 us, p99.9 39 us"), "{html}");
+
+    // The publish action's own parser: no error, each case with its time and output.
+    let publish = &seen["publish"];
+    assert_eq!(publish["errors"], serde_json::json!([]), "{publish:#}");
+    let cases = publish["cases"].as_array().unwrap();
+    let got: Vec<(&str, f64)> = cases
+        .iter()
+        .map(|c| (c["test_name"].as_str().unwrap(), c["time"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(got, [("stress: cyclictest", 39.75), ("stress: oslat", 20.5)], "{publish:#}");
+    assert_eq!(cases[0]["stdout"], out0);
+    assert_eq!(publish["suite_time"], 60, "{publish:#}");
+}

@@ -791,3 +791,125 @@ fn ci_lava_jobs_check_and_record_each_run_in_the_history_the_secret_names() {
     // The same log as the first GitLab run: known already, recorded once.
     assert_eq!(history_runs(&url).len(), 2);
 }
+
+/// The build job's shell lines of a generated pipeline, in the order the CI runs them: GitLab's
+/// `rtbuild-image` script; GitHub's `image` job's steps run by the build user (the root steps
+/// that make the folders beside the checkout are stood in for by the test).
+fn build_job_lines(format: &str, yaml: &serde_yaml::Value) -> Vec<String> {
+    match format {
+        "gitlab" => strings(&yaml["rtbuild-image"]["script"]),
+        _ => yaml["jobs"]["image"]["steps"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter(|s| s.get("shell").is_none())
+            .filter_map(|s| s["run"].as_str().map(str::to_string))
+            .collect(),
+    }
+}
+
+/// Issue 38 item 1: the build job of each generated pipeline, its steps run in order by bash
+/// (as the build user, with the real rtbuild and the real kas; BitBake is the FAKE of
+/// `Project`), leaves a bundle that carries the lock `rtbuild lock` made of this build, not
+/// the placeholder `generate` wrote, and the bundle passes `bundle --check`; SHA256SUMS covers
+/// the bundle that is published.
+#[test]
+fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_fake_bitbake() {
+    let user = crate::support::harness::Unprivileged::get();
+    for format in ["gitlab", "github"] {
+        let project = Project::new("ok");
+        let url = project.fixtures.url("meta-qcom");
+        let (text, yaml) = pipeline(
+            format,
+            &["--bundle", "--meta-qcom-url", &url, "--rtbuild-from", "path:tools/rtbuild"],
+        );
+        let lines = build_job_lines(format, &yaml);
+        let script = lines.join("\n");
+        let lock_at = script.find("rtbuild lock --machine").expect(&text);
+        let bundle_at = script.find("rtbuild bundle --machine").expect(&text);
+        assert!(script.find("rtbuild image ").unwrap() < lock_at && lock_at < bundle_at, "{text}");
+
+        let proj = project.root.join("proj");
+        let tools = project.root.join("tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        std::os::unix::fs::symlink(crate::support::harness::rtbuild_bin(), tools.join("rtbuild"))
+            .unwrap();
+        let work = project.root.join("ghwork");
+        for dir in ["out", "kas", "tools/bin"] {
+            std::fs::create_dir_all(work.join(dir)).unwrap();
+        }
+        std::os::unix::fs::symlink(
+            crate::support::harness::rtbuild_bin(),
+            work.join("tools/bin/rtbuild"),
+        )
+        .unwrap();
+        let caches = project.root.join("caches");
+        std::fs::create_dir_all(&caches).unwrap();
+        user.own(&project.root);
+        let mut cmd = std::process::Command::new("setpriv");
+        cmd.args(user.setpriv_args())
+            .args(["bash", "-e", "-c", &script])
+            .current_dir(&proj)
+            .env_clear()
+            .env(
+                "PATH",
+                format!("{}:{}:/usr/bin:/bin", tools.display(), venv().join("bin").display()),
+            )
+            .env("HOME", &project.root)
+            .env("LANG", "C.UTF-8")
+            .env("MACHINE", "rb3gen2-core-kit")
+            .env("DISTRO", "qcom-distro-kvm")
+            .env("DL_DIR", caches.join("downloads"))
+            .env("SSTATE_DIR", caches.join("sstate-cache"))
+            .env("SOURCE_DATE_EPOCH", "1767225600");
+        if format == "github" {
+            cmd.env("RTBUILD_WORK", &work).env("KAS_WORK_DIR", work.join("kas"));
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{format}: the build job failed:\n{script}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let results = match format {
+            "gitlab" => proj.join("rtbuild/rb3gen2-core-kit"),
+            _ => work.join("out/rb3gen2-core-kit"),
+        };
+        let bundles: Vec<_> = std::fs::read_dir(results.join("bundle"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".tar.zst"))
+            .collect();
+        assert_eq!(bundles.len(), 1, "{format}: {bundles:?}");
+        let manifest: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(bundles[0].to_string_lossy().replace(".tar.zst", ".manifest.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        let lock = manifest["lock"]["content"].as_str().unwrap_or_default();
+        let made = std::fs::read_to_string(results.join("rb3gen2-core-kit-rt.lock.yml")).unwrap();
+        assert_eq!(lock, made, "{format}: the bundle holds the lock the job made");
+        assert!(lock.contains("meta-qcom:") && lock.contains("commit:"), "{format}: {lock}");
+        let roles: Vec<&str> = manifest["release"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["role"].as_str().unwrap())
+            .collect();
+        assert!(roles.contains(&"lock") && roles.contains(&"resolved-config"), "{roles:?}");
+        Test::new()
+            .args(["bundle", "--check"])
+            .arg_path(&bundles[0])
+            .run()
+            .stderr_contains("files match the manifest")
+            .success()
+            .stdout_is("");
+        let sums = std::process::Command::new("sha256sum")
+            .args(["-c", "SHA256SUMS"])
+            .current_dir(results.join("bundle"))
+            .output()
+            .unwrap();
+        assert!(sums.status.success(), "{}", String::from_utf8_lossy(&sums.stdout));
+    }
+}

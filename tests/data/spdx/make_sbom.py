@@ -20,12 +20,20 @@ base = "http://spdx.org/spdxdocs/rtbuild-test/"
 
 def new_set(name):
     objset = spdx30.SHACLObjectSet()
+    # SPDX 3.0.1: createdBy names Agents (who made the document), the Tool goes in createdUsing
+    # (as oe-core's sbom30.py records its own create-spdx tool).
     info = spdx30.CreationInfo(
-        _id="_:ci", specVersion="3.0.1", created=created, createdBy=[base + "tool"]
+        _id="_:ci",
+        specVersion="3.0.1",
+        created=created,
+        createdBy=[base + "agent"],
+        createdUsing=[base + "tool"],
     )
+    agent = spdx30.Organization(_id=base + "agent", name="rtbuild tests", creationInfo=info)
     tool = spdx30.Tool(_id=base + "tool", name="rtbuild-test-fixture", creationInfo=info)
     doc = spdx30.SpdxDocument(_id=base + name, name=name, creationInfo=info)
     objset.add(info)
+    objset.add(agent)
     objset.add(tool)
     return objset, doc, info
 
