@@ -264,6 +264,7 @@ pub(crate) fn read(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             invalid_reasons: reasons,
             commands,
             skipped,
+            elapsed_s: None,
         });
     }
     Ok(Input {
