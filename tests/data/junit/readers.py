@@ -7,13 +7,14 @@
 #   - EnricoMi/publish-unit-test-result-action's own parser (`publish.junit`, from a checkout of
 #     the action whose `python/` folder is PUBLISH_DIR): the cases as the action records them.
 #
-# usage: readers.py JUNIT.xml WORK_DIR PUBLISH_DIR
+# usage: readers.py JUNIT.xml WORK_DIR [PUBLISH_DIR]
 import json
 import os
 import subprocess
 import sys
 
-junit, work, publish_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+junit, work = sys.argv[1], sys.argv[2]
+publish_dir = sys.argv[3] if len(sys.argv) > 3 else None
 bin_dir = os.path.dirname(sys.executable)
 out = {}
 
@@ -45,6 +46,9 @@ subprocess.run([os.path.join(bin_dir, "junit2html"), junit, html], check=True)
 with open(html, encoding="utf-8") as f:
     out["junit2html"] = f.read()
 
+if publish_dir is None:
+    json.dump(out, sys.stdout)
+    sys.exit(0)
 sys.path.insert(0, publish_dir)
 from publish.junit import parse_junit_xml_files, process_junit_xml_elems  # noqa: E402
 
