@@ -12,8 +12,8 @@ use super::HistoryError;
 use super::compare::{changed_inputs, figure, short};
 use super::store::Store;
 use crate::formats::history_json::{Finding, HistoryRun, RegressionCheck};
-use crate::ui::escape_controls as clean;
 use crate::formats::report_json::Verdict;
+use crate::ui::escape_controls as clean;
 
 /// How many earlier valid runs form a baseline.
 pub(crate) const BASELINE_RUNS: usize = 5;
