@@ -52,8 +52,11 @@ impl Postgres {
 /// each. After a job that missed its deadline the value is given up (the thread stays blocked
 /// until rtbuild exits) and every later job fails at once.
 struct Watchdog<T> {
-    jobs: Option<std::sync::mpsc::Sender<Box<dyn FnOnce(&mut T) + Send>>>,
+    jobs: Option<std::sync::mpsc::Sender<Job<T>>>,
 }
+
+/// One piece of work the watchdog's thread runs on its value.
+type Job<T> = Box<dyn FnOnce(&mut T) + Send>;
 
 /// A job missed its deadline (or the worker is gone).
 #[derive(Debug)]
@@ -78,7 +81,7 @@ impl<T: 'static> Watchdog<T> {
         make: impl FnOnce() -> Result<T, E> + Send + 'static,
         limit: Duration,
     ) -> Result<Result<Watchdog<T>, E>, Late> {
-        let (jobs, inbox) = std::sync::mpsc::channel::<Box<dyn FnOnce(&mut T) + Send>>();
+        let (jobs, inbox) = std::sync::mpsc::channel::<Job<T>>();
         let (made, outcome) = std::sync::mpsc::channel();
         let spawned = std::thread::Builder::new().name("rtbuild-db".into()).spawn(move || {
             let mut value = match make() {

@@ -89,6 +89,8 @@ impl Cmd {
     }
 
     /// The `std` command that runs this command (for a child rtbuild watches itself).
+    // The one std command outside duct: built from this Cmd, so it is logged and quoted alike.
+    #[allow(clippy::disallowed_methods)]
     pub(crate) fn to_std(&self) -> std::process::Command {
         let mut command = std::process::Command::new(&self.program);
         command.args(&self.args);

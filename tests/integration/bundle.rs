@@ -969,8 +969,7 @@ fn a_signal_at_any_point_of_bundle_leaves_out_wholly_old_or_wholly_new() {
         &out,
         &restore,
         &|| bundle(&out, true),
-        &old,
-        &new,
+        (&old, &new),
     );
     assert!(seen.interrupted > 0, "no signal came while bundle ran: {seen:?}");
 }

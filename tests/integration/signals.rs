@@ -117,8 +117,7 @@ fn a_signal_at_any_point_of_generate_leaves_the_folder_wholly_old_or_wholly_new(
         &out,
         &|| restore(&pristine, &out),
         &|| generate(&out, new_args),
-        &old,
-        &new,
+        (&old, &new),
     );
     assert!(seen.interrupted > 0, "no signal came while generate ran: {seen:?}");
 }

@@ -67,9 +67,12 @@ pub(crate) struct Outcomes {
     pub new: usize,
 }
 
+/// A folder's files and links: each path with its bytes (`None` for a folder).
+pub(crate) type Snapshot = BTreeMap<PathBuf, Option<Vec<u8>>>;
+
 /// `tries` times: `reset` puts `dir` back in its old state, `command` starts, and after a
 /// random delay within `window` gets SIGINT or SIGTERM (chosen at random, `seed`ed). The folder
-/// must then equal `old` or `new` and hold no temp file (`.rtbuild-*`, `.tmp*`).
+/// must then equal `old` or `new` (`states`) and hold no temp file (`.rtbuild-*`, `.tmp*`).
 pub(crate) fn interrupt_at_random(
     seed: u64,
     tries: usize,
@@ -77,9 +80,9 @@ pub(crate) fn interrupt_at_random(
     dir: &Path,
     reset: &dyn Fn(),
     command: &dyn Fn() -> Command,
-    old: &BTreeMap<PathBuf, Option<Vec<u8>>>,
-    new: &BTreeMap<PathBuf, Option<Vec<u8>>>,
+    states: (&Snapshot, &Snapshot),
 ) -> Outcomes {
+    let (old, new) = states;
     assert_ne!(old, new, "the old and the new state must differ for the test to mean anything");
     let mut rng = Rng::new(seed);
     let mut seen = Outcomes::default();
