@@ -1041,7 +1041,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 66),
+        ("Refusal", 67),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),

@@ -67,7 +67,7 @@ pub(crate) struct Outcomes {
     pub new: usize,
 }
 
-/// A folder's files and links: each path with its bytes (`None` for a folder).
+/// What [`snapshot`] takes of a folder.
 pub(crate) type Snapshot = BTreeMap<PathBuf, Option<Vec<u8>>>;
 
 /// `tries` times: `reset` puts `dir` back in its old state, `command` starts, and after a
