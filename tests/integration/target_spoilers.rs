@@ -86,7 +86,7 @@ fn an_irq_moved_onto_the_rt_cpu_during_the_run_makes_it_invalid_with_a_fake_irqb
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(irqbalance.moves(), "moved 9 0-1\n", "{stderr}");
     let json = run_json(&out);
-    assert_eq!(json["verdict"], "invalid", "{json:#}\n{stderr}");
+    assert_eq!(json["verdict"], "INVALID", "{json:#}\n{stderr}");
     assert_ne!(run.status.code(), Some(0), "{stderr}");
     assert_eq!(json["irqbalance"], serde_json::json!([format!("{pid} -")]));
     let invalid = reasons(&json["scenarios"][0], "invalid_reasons");
@@ -164,7 +164,7 @@ fn kernel_warnings_logged_during_the_run_fail_it_and_rt_throttling_invalidates_i
         "{invalid:#?}"
     );
     // Invalid outranks fail; the run is never PASS.
-    assert_eq!(json["verdict"], "invalid", "{json:#}");
+    assert_eq!(json["verdict"], "INVALID", "{json:#}");
     assert_ne!(output.status.code(), Some(0));
     let before = reasons(&json, "kernel_warnings_before");
     assert!(before.iter().any(|l| l.contains(&format!("{marker}-before"))), "{before:#?}");
@@ -205,7 +205,7 @@ fn a_kernel_warning_during_the_run_is_a_fail_in_test_and_report() {
     );
     let invalid = reasons(s, "invalid_reasons");
     if invalid.is_empty() {
-        assert_eq!(json["verdict"], "fail", "{json:#}");
+        assert_eq!(json["verdict"], "FAIL", "{json:#}");
         assert_eq!(output.status.code(), Some(1), "{stderr}");
     } else {
         // Only what this shared VM's scheduling may cause, never the warning itself.
@@ -213,7 +213,7 @@ fn a_kernel_warning_during_the_run_is_a_fail_in_test_and_report() {
             invalid.iter().all(|r| crate::support::measuring::latency_dependent(r)),
             "{invalid:#?}"
         );
-        assert_eq!(json["verdict"], "invalid", "{json:#}");
+        assert_eq!(json["verdict"], "INVALID", "{json:#}");
     }
     assert!(stderr.contains("idle: fails: the kernel logged"), "{stderr}");
     let report = Test::new().args(["report"]).arg_path(&out).run().ignore_stderr();

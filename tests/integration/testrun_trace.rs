@@ -73,7 +73,9 @@ fn check_traced(dir: &Path) -> Value {
     assert!(page.contains("hit latency threshold ("), "no trace excerpt");
     crate::support::harness::assert_junit_valid(&dir.join("junit.xml"));
     let junit = fs::read_to_string(dir.join("junit.xml")).unwrap();
-    assert!(junit.contains("<system-out>spike: "), "{junit}");
+    // The case's one-line summary first, then each spike's explanation.
+    assert!(junit.contains("<system-out>cyclictest: max "), "{junit}");
+    assert!(junit.contains(" us\nspike: "), "{junit}");
     assert!(junit.contains("(trace-idle.txt): "), "{junit}");
     json
 }

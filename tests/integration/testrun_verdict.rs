@@ -233,7 +233,7 @@ fn a_load_that_does_not_reach_the_asked_level_is_invalid_recording_fake_stress_n
     assert_eq!(recorded.lines().count(), housekeeping.len(), "{recorded}");
     assert!(recorded.lines().all(|l| l.starts_with("--cpu 1 --cpu-load 60 --timeout ")));
     let json = run_json(&run.path().join("res"));
-    assert_eq!(json["verdict"], "invalid");
+    assert_eq!(json["verdict"], "INVALID");
     let s = &json["scenarios"][0];
     let levels = s["load_levels"].as_array().unwrap();
     assert_eq!(levels.len(), housekeeping.len(), "{levels:?}");
@@ -267,7 +267,15 @@ fn a_throttled_real_stress_ng_is_an_invalid_run() {
                 || processes_with_args("stress-ng", &["--cpu-load", "80", "--timeout", "127s"]);
             let mut throttled = 0;
             while !done.load(Ordering::SeqCst) {
-                let pids = mine();
+                // The parent and its workers: stress-ng renames its workers' argv
+                // (`stress-ng-cpu [run]`), so they are found as the parent's children.
+                let mut pids = mine();
+                for parent in pids.clone() {
+                    let children =
+                        std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+                            .unwrap_or_default();
+                    pids.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+                }
                 if pids.is_empty() {
                     std::thread::sleep(Duration::from_millis(20));
                     continue;
@@ -305,7 +313,7 @@ fn a_throttled_real_stress_ng_is_an_invalid_run() {
     }
     assert_eq!(run.code(), 1, "{}", run.stderr());
     let json = run_json(&run.path().join("res"));
-    assert_eq!(json["verdict"], "invalid");
+    assert_eq!(json["verdict"], "INVALID");
     let s = &json["scenarios"][0];
     let reasons = strings(&s["invalid_reasons"]);
     for level in s["load_levels"].as_array().unwrap() {
@@ -432,7 +440,7 @@ fn a_breach_above_the_limit_is_a_fail_with_its_trace() {
         .ignore_stderr()
         .code_is(1);
     let json = run_json(&run.path().join("res"));
-    assert_eq!(json["verdict"], "fail", "{json:#}");
+    assert_eq!(json["verdict"], "FAIL", "{json:#}");
     let s = &json["scenarios"][0];
     assert_eq!(s["invalid_reasons"], serde_json::json!([]), "{s:#}");
     assert_eq!(s["trace"]["file"], "trace-idle.txt");
