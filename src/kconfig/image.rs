@@ -203,17 +203,36 @@ fn bzimage_version(data: &[u8]) -> Option<String> {
 }
 
 /// The `Linux version 6.18.37 (…) #1 SMP PREEMPT_RT …` banner, without its prefix.
+///
+/// A kernel built by kbuild since 6.0 holds the banner twice: first the one compiled into
+/// `init/version.o` before the build number is known (`… # SMP PREEMPT_RT …`, a placeholder),
+/// then the one linked in last (`… #1 SMP PREEMPT_RT …`), which is what `uname -v` prints. The
+/// banner with a build number wins; a kernel with only placeholders gives its first banner.
 fn banner_version(data: &[u8]) -> Option<String> {
     const PREFIX: &[u8] = b"Linux version ";
+    let mut first = None;
     let mut from = 0;
     while let Some(pos) = find(&data[from..], PREFIX).map(|p| p + from) {
         let start = pos + PREFIX.len();
         if data.get(start).is_some_and(u8::is_ascii_digit) {
-            return c_string(&data[start..]);
+            if let Some(banner) = c_string(&data[start..]) {
+                if has_build_number(&banner) {
+                    return Some(banner);
+                }
+                first.get_or_insert(banner);
+            }
         }
         from = start;
     }
-    None
+    first
+}
+
+/// Whether a banner's `UTS_VERSION` carries the build number: a word `#<digits>`.
+fn has_build_number(banner: &str) -> bool {
+    banner.split_whitespace().any(|word| {
+        word.strip_prefix('#')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// The printable text up to the first NUL or newline (at most 512 bytes).
@@ -289,6 +308,49 @@ mod tests {
         let version = info.version.unwrap();
         assert!(version.starts_with("6.18.37-rt (oe@host) #1 SMP PREEMPT_RT"), "{version}");
         assert!(version_is_rt(&version));
+    }
+
+    /// The strings of Debian 12's `linux-image-6.1.0-57-rt-arm64` `Image` in their order there:
+    /// `init/version.o`'s placeholder banner (no build number), `linux_proc_banner`'s format,
+    /// the placeholder `UTS_VERSION`, then the banner and `init_uts_ns` version linked in last.
+    #[test]
+    fn an_arm64_image_gives_the_banner_with_the_build_number_not_the_placeholder() {
+        const BUILT: &str = "(debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14+deb12u1) \
+                             12.2.0, GNU ld (GNU Binutils for Debian) 2.40)";
+        const UTS: &str = "SMP PREEMPT_RT Debian 6.1.192-3 (2026-11-26)";
+        let mut image = vec![0u8; 64];
+        image[0x38..0x3c].copy_from_slice(b"ARM\x64");
+        let noise = |image: &mut Vec<u8>| image.extend((0..3000u32).map(|i| (i * 31 % 251) as u8));
+        for (i, string) in [
+            format!("Linux version 6.1.0-57-rt-arm64 {BUILT} # {UTS}\n"),
+            format!("%s version %s {BUILT} %s\n"),
+            format!("# {UTS}"),
+            format!("Linux version 6.1.0-57-rt-arm64 {BUILT} #1 {UTS}\n"),
+            format!("#1 {UTS}"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            noise(&mut image);
+            image.extend_from_slice(string.as_bytes());
+            image.push(0);
+            if i == 2 {
+                image.extend_from_slice(b"IKCFG_ST");
+                image.extend_from_slice(&gzip(CONFIG));
+                image.extend_from_slice(b"IKCFG_ED");
+            }
+        }
+        let expected = format!("6.1.0-57-rt-arm64 {BUILT} #1 {UTS}");
+        assert_eq!(inspect(&image).unwrap().version.as_deref(), Some(expected.as_str()));
+        let info = inspect(&gzip(&image)).unwrap();
+        assert_eq!(info.version.as_deref(), Some(expected.as_str()), "Image.gz");
+        assert_eq!(info.version_layers, ["gzip payload at 0x0"]);
+        // A kernel built before 6.0 has one banner; one with only the placeholder keeps it.
+        let placeholder = format!("Linux version 6.1.0-57-rt-arm64 {BUILT} # {UTS}\n\0");
+        let only = inspect(placeholder.as_bytes()).unwrap().version.unwrap();
+        assert_eq!(only, format!("6.1.0-57-rt-arm64 {BUILT} # {UTS}"));
+        assert!(!has_build_number(&only) && has_build_number(&expected));
+        assert!(!has_build_number("6.1 #x SMP") && !has_build_number("6.1 # SMP"));
     }
 
     #[test]
