@@ -140,6 +140,20 @@ impl CpuLayout {
         CpuLayout::new(&CpuSet::range(0, top + 1), rt, housekeeping, Board::Given)
     }
 
+    /// The housekeeping CPU of cyclictest's main thread when `--main-cpu` is not given, as
+    /// Qualcomm's guide places it on each board: the nearest housekeeping CPU below the first
+    /// RT CPU (`--mainaffinity 6` with RT CPU 7 on QCS6490, IQ-9075 and IQ-615;
+    /// `--mainaffinity 2` with RT CPU 3 on IQ-8275), else the last housekeeping CPU.
+    pub(crate) fn main_cpu(&self) -> u32 {
+        let first_rt = self.rt.iter().next().unwrap_or(0);
+        self.housekeeping
+            .iter()
+            .filter(|&cpu| cpu < first_rt)
+            .last()
+            .or_else(|| self.housekeeping.iter().last())
+            .unwrap_or(0)
+    }
+
     /// The same layout on a board with `cpus` (a catalog machine seen on a target whose
     /// online set is smaller keeps the machine's CPU count).
     pub(crate) fn with_cpus(self, cpus: CpuSet) -> CpuLayout {
@@ -220,6 +234,32 @@ mod tests {
             let err = CpuLayout::new(&set("0-7"), &set(rt), hk.as_ref(), board).unwrap_err();
             assert_eq!(err.to_string(), want, "rt {rt:?} hk {hk:?}");
         }
+    }
+
+    /// The guide's cyclictest lines (Qualcomm Linux RT guide, seed 002): `-a 7 … --mainaffinity 6`
+    /// on QCS6490, IQ-9075 and IQ-615, `-a 3 … --mainaffinity 2` on IQ-8275: each catalog board's
+    /// default main CPU is the guide's.
+    #[test]
+    fn the_default_main_cpu_follows_each_boards_guide() {
+        let catalog = crate::catalog::Catalog::embedded();
+        for (name, rt, main) in [
+            ("rb3gen2-core-kit", 7, 6),
+            ("iq-9075-evk", 7, 6),
+            ("iq-615-evk", 7, 6),
+            ("iq-8275-evk", 3, 2),
+        ] {
+            let m = catalog.lookup(name).unwrap().machine;
+            let all = CpuSet::range(0, m.cpus);
+            let layout =
+                CpuLayout::new(&all, &m.rt.rt_cpus, Some(&m.rt.housekeeping), Board::Given)
+                    .unwrap();
+            assert_eq!(layout.rt.to_string(), rt.to_string(), "{name}");
+            assert_eq!(layout.main_cpu(), main, "{name}");
+        }
+        // No housekeeping CPU below the RT CPUs: the last one; the 2-CPU lab guest: CPU 0.
+        let top = CpuLayout::new(&set("0-7"), &set("1"), Some(&set("2-7")), Board::Given);
+        assert_eq!(top.unwrap().main_cpu(), 7);
+        assert_eq!(CpuLayout::given(&set("1"), None).unwrap().main_cpu(), 0);
     }
 
     #[test]

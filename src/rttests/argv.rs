@@ -48,7 +48,7 @@ pub(crate) fn invocations(
 ) -> Vec<Invocation> {
     let layout = setup.layout;
     let rt = layout.rt.to_string();
-    let main_cpu = layout.housekeeping.iter().last().unwrap_or(0).to_string();
+    let main_cpu = layout.main_cpu().to_string();
     let secs = setup.seconds.to_string();
     let json_of = |label: &str| format!("{json_prefix}.{label}.json");
     let one = |label: String, prefix: &[&str], groups: Vec<(&'static str, Vec<String>)>| {

@@ -90,8 +90,7 @@ pub(super) fn argv(
     json_path: &str,
     extra: &[String],
 ) -> Vec<String> {
-    let main_cpu =
-        measure.main_cpu.unwrap_or_else(|| layout.housekeeping.iter().last().unwrap_or(0));
+    let main_cpu = measure.main_cpu.unwrap_or_else(|| layout.main_cpu());
     let (placement, threads): (Vec<String>, usize) = match measure.threads {
         Threads::PerCpu => (vec!["-a".into(), cpus.to_string()], cpus.len()),
         Threads::Unpinned(n) => (Vec::new(), n as usize),
@@ -271,7 +270,7 @@ mod tests {
         let extra = ["-c".to_string(), "0".to_string()];
         assert_eq!(
             argv(&layout, &layout.rt, &measure, "j", &extra).join(" "),
-            "cyclictest -m -p 99 -t 8 --mainaffinity=7 -i 1000 -h 100 -q --json=j -D 600 -c 0"
+            "cyclictest -m -p 99 -t 8 --mainaffinity=2 -i 1000 -h 100 -q --json=j -D 600 -c 0"
         );
     }
 

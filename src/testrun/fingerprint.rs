@@ -269,6 +269,29 @@ pub(super) fn irq_names(text: &str) -> BTreeMap<String, String> {
     table(text).1.into_iter().map(|(irq, (_, description))| (irq, description)).collect()
 }
 
+/// Whether a `/proc/interrupts` row is a device interrupt, which IRQ affinity can keep off the
+/// RT CPUs, rather than a per-CPU one every CPU takes for itself: the named rows (`LOC`, `RES`,
+/// arm64's `IPI0`…), and numbered rows of per-CPU sources: a GIC's SGIs and PPIs (hwirq 0–31,
+/// `GICv3 27 Level arch_timer`, `GICv3 23 Level arm-pmu`) and extended PPIs (1056–1119), the
+/// RISC-V and LoongArch per-CPU controllers (`RISC-V INTC 5 Edge riscv-timer`, `CPUINTC`), and
+/// IPIs numbered by their own chip (`IPI`).
+pub(super) fn is_device_irq(irq: &str, description: &str) -> bool {
+    if irq.is_empty() || !irq.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let mut words = description.split_whitespace();
+    let chip = words.next().unwrap_or("");
+    let next = words.next().unwrap_or("");
+    if chip.starts_with("GIC") {
+        // `GICv3 27 Level`, `GIC-0 29 Edge`: the hardware IRQ number follows the chip.
+        if let Ok(hwirq) = next.parse::<u32>() {
+            return !(hwirq < 32 || (1056..1120).contains(&hwirq));
+        }
+        return true;
+    }
+    !matches!((chip, next), ("RISC-V", "INTC") | ("CPUINTC", _) | ("IPI", _))
+}
+
 /// Counters that grew on an RT CPU between `before` and `after`, biggest first.
 pub(super) fn landed_on(before: &str, after: &str, rt: &CpuSet) -> Vec<IrqDelta> {
     let (cpus, old) = table(before);
@@ -284,7 +307,7 @@ pub(super) fn landed_on(before: &str, after: &str, rt: &CpuSet) -> Vec<IrqDelta>
             if now > was {
                 deltas.push(IrqDelta {
                     irq: irq.clone(),
-                    device: irq.bytes().all(|b| b.is_ascii_digit()),
+                    device: is_device_irq(irq, description),
                     cpu,
                     count: now - was,
                     description: description.clone(),
@@ -388,6 +411,48 @@ ERR:          0\n";
         assert_eq!(short, [("LOC", 2, 300), ("LOC", 1, 100), ("1", 2, 4)]);
         assert_eq!(deltas[2].description, "IO-APIC 1-edge i8042");
         assert!(deltas[2].device && !deltas[0].device);
+    }
+
+    /// An 8-CPU arm64 guest's `/proc/interrupts` (QEMU virt, GICv3, Debian 12's 6.1 rt-arm64
+    /// kernel) with RT CPU 7: the architected timer (PPI 27), the PMU (PPI 23) and the IPIs fire
+    /// on every CPU and are not device interrupts; the virtio-blk queue pinned to CPU 7 and the
+    /// UART are.
+    #[test]
+    fn per_cpu_interrupts_of_an_arm64_gic_are_not_device_interrupts() {
+        let header = "           CPU0       CPU1       CPU2       CPU3       CPU4       CPU5       CPU6       CPU7       \n";
+        let table = |timer: u64, blk: u64, ipi: u64| {
+            format!(
+                "{header}\
+ 11:      51023      50311      49876      50120      50007      49931      50412 {timer:>10}     GICv3  27 Level     arch_timer\n\
+ 13:        402          0          0          0          0          0          0          0     GICv3  33 Level     uart-pl011\n\
+ 14:          0          0          0          0          0          0          0          0     GICv3  23 Level     arm-pmu\n\
+ 25:          0          0          0          0          0          0          0 {blk:>10}   ITS-MSI 16391 Edge      virtio1-req.7\n\
+ 26:       1834          0          0          0          0          0          0          0   ITS-MSI 16384 Edge      virtio1-req.0\n\
+IPI0:       812        734        690        701        655        702        744 {ipi:>10}       Rescheduling interrupts\n\
+IPI1:      4412       5120       4987       5012       4877       4901       4533          3       Function call interrupts\n\
+IPI5:         0          0          0          0          0          0          0          0       IRQ work interrupts\n\
+Err:          0\n"
+            )
+        };
+        let rt = CpuSet::parse("7").unwrap();
+        let deltas = landed_on(&table(1000, 4, 2), &table(61000, 9, 5), &rt);
+        let short: Vec<(&str, bool, u64)> =
+            deltas.iter().map(|d| (d.irq.as_str(), d.device, d.count)).collect();
+        assert_eq!(short, [("11", false, 60000), ("25", true, 5), ("IPI0", false, 3)]);
+        assert_eq!(deltas[0].description, "GICv3 27 Level arch_timer");
+        for (irq, description, device) in [
+            ("14", "GICv3 23 Level arm-pmu", false),
+            ("13", "GICv3 33 Level uart-pl011", true),
+            ("3", "GIC-0 29 Edge twd", false),
+            ("40", "GICv3 1056 Level arm-pmu", false),
+            ("5", "RISC-V INTC 5 Edge riscv-timer", false),
+            ("10", "CPUINTC 11 Edge timer", false),
+            ("0", "IO-APIC 2-edge timer", true),
+            ("120", "ITS-PCI-MSI 524289 Edge nvme0q1", true),
+            ("LOC", "Local timer interrupts", false),
+        ] {
+            assert_eq!(is_device_irq(irq, description), device, "{irq}: {description}");
+        }
     }
 
     /// The helper's system sections, as it prints them from an RK3588-like sysfs.

@@ -33,7 +33,7 @@ pub(crate) struct Measurement {
     /// `--noise-us`: oslat's (and hwlatdetect's) limit.
     pub noise_us: u64,
     /// `--main-cpu`: cyclictest's main thread, checked to be a housekeeping CPU by the command
-    /// that knows the layout [default: the last housekeeping CPU].
+    /// that knows the layout [default: `CpuLayout::main_cpu`, 6 on QCS6490, 2 on IQ-8275].
     pub main_cpu: Option<u32>,
     /// `--threads N --unpinned`, else one pinned thread per measured CPU.
     pub threads: Threads,

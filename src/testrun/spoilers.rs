@@ -101,9 +101,38 @@ fn moved_irqs(before: &Sections, after: &Sections, rt: &CpuSet) -> Vec<String> {
     reasons
 }
 
+/// Each device interrupt that fired on an RT CPU during the run although its affinity lies
+/// within the RT CPUs after tuning: the kernel fixed it there (a managed queue interrupt of
+/// virtio-blk, UFS or NVMe, whose affinity cannot be written), named and counted.
+fn pinned_irqs(before: &Sections, after: &Sections, rt: &CpuSet) -> Vec<String> {
+    let affinity = affinities(after.get("irq_affinity"));
+    let mut fired: BTreeMap<String, (String, u64, CpuSet)> = BTreeMap::new();
+    let deltas =
+        super::fingerprint::landed_on(before.get("interrupts"), after.get("interrupts"), rt);
+    for d in deltas.into_iter().filter(|d| d.device) {
+        let entry = fired.entry(d.irq).or_insert((d.description, 0, CpuSet::default()));
+        entry.1 += d.count;
+        entry.2 = entry.2.union(&CpuSet::from_cpus([d.cpu]));
+    }
+    let mut notes = Vec::new();
+    for (irq, (description, count, cpus)) in fired {
+        let Some(allowed) = affinity.get(&irq).and_then(|(allowed, _)| allowed.as_ref()) else {
+            continue;
+        };
+        if allowed.is_empty() || !allowed.is_subset(rt) {
+            continue;
+        }
+        notes.push(format!(
+            "IRQ {irq} ({description}) is fixed to RT CPU {allowed} by the kernel (a managed interrupt: its affinity cannot be written) and fired {count} times on CPU {cpus} during the run; boot with isolcpus=managed_irq,{rt} to keep managed interrupts off the RT CPUs"
+        ));
+    }
+    notes
+}
+
 /// What spoiled one scenario, from its fingerprints before and after.
 pub(super) fn scenario(before: &Sections, after: &Sections, rt: &CpuSet) -> Spoilers {
     let mut found = Spoilers { invalid: moved_irqs(before, after, rt), ..Spoilers::default() };
+    found.notes = pinned_irqs(before, after, rt);
     let (old, _) = kernel_warnings(before);
     let (new, readable) = kernel_warnings(after);
     if !readable {
@@ -158,6 +187,28 @@ mod tests {
         let before = sections("9 0 0\n", "", "");
         let after = sections("9 0-1 0\n", "", "");
         assert_eq!(scenario(&before, &after, &rt), Spoilers::default());
+    }
+
+    /// IQ-8275's layout on the arm64 lab guest: the kernel pins virtio-blk's queue 3 interrupt
+    /// to CPU 3 (`smp_affinity_list` 3) and it fires there; the timer PPI is not a device IRQ.
+    #[test]
+    fn a_managed_irq_fixed_to_the_rt_cpu_is_named_and_counted() {
+        let rt = CpuSet::parse("3").unwrap();
+        let fp = |blk: u64, timer: u64| {
+            Sections::parse(&format!(
+                "=== interrupts\n           CPU0       CPU1       CPU2       CPU3\n 11:        900        800        700 {timer:>10}     GICv3  27 Level     arch_timer\n 25:          0          0          0 {blk:>10}   ITS-MSI 16387 Edge      virtio1-req.3\n 26:         40          0          0          0   ITS-MSI 16384 Edge      virtio1-req.0\n=== irq_affinity\n11 - -\n25 3 3\n26 0 0\n=== irqbalance\n=== kernel_warnings\n"
+            ))
+        };
+        let found = scenario(&fp(2, 100), &fp(9, 5000), &rt);
+        assert_eq!(
+            found.notes,
+            [
+                "IRQ 25 (ITS-MSI 16387 Edge virtio1-req.3) is fixed to RT CPU 3 by the kernel (a managed interrupt: its affinity cannot be written) and fired 7 times on CPU 3 during the run; boot with isolcpus=managed_irq,3 to keep managed interrupts off the RT CPUs"
+            ]
+        );
+        assert!(found.invalid.is_empty() && found.fail.is_empty());
+        // Silent: it did not fire during the run.
+        assert!(scenario(&fp(9, 100), &fp(9, 5000), &rt).notes.is_empty());
     }
 
     #[test]

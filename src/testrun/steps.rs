@@ -434,7 +434,14 @@ impl Session<'_> {
         let irqs = if device.is_empty() {
             "no device interrupts on RT CPUs".to_string()
         } else {
-            format!("{} device interrupt sources on RT CPUs", device.len())
+            let mut names: Vec<String> = Vec::new();
+            for d in s.interrupts_on_rt_cpus.iter().filter(|d| d.device) {
+                let name = format!("IRQ {} {}", d.irq, d.description);
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            format!("{} device interrupt sources on RT CPUs: {}", names.len(), names.join(", "))
         };
         let verdict = if s.invalid_reasons.is_empty() { "valid" } else { "INVALID" };
         let verdict = match &s.label {

@@ -67,7 +67,8 @@ pub(crate) struct MeasureArgs {
     #[arg(long, value_name = "N", conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..=10_000_000_000))]
     pub loops: Option<u64>,
     /// The housekeeping CPU of cyclictest's main thread (its --mainaffinity, as the guides'
-    /// --mainaffinity 6 or 2) [default: the last housekeeping CPU].
+    /// --mainaffinity 6 or 2) [default: the board's, as its guide: the housekeeping
+    /// CPU nearest below the first RT CPU, else the last housekeeping CPU].
     #[arg(long, value_name = "CPU", value_parser = clap::value_parser!(u32).range(0..4096))]
     pub main_cpu: Option<u32>,
     /// Run N cyclictest threads the scheduler places (its -t N without -a, at its default
