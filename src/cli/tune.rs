@@ -152,15 +152,20 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
             layout.housekeeping
         ),
     );
-    let outcome = tune::run_script(&System, &host, &script, action, None)?;
+    let mut outcome = tune::run_script(&System, &host, &script, action, None)?;
+    outcome.mark_pinned(&layout.rt);
     if ui.json() {
         ui.out_json(&outcome)?;
     } else {
         for line in &outcome.lines {
             ui.out(line);
         }
-        if !outcome.refused.is_empty() {
-            ui.note(format!("{} IRQs refused the housekeeping affinity (per-CPU or managed IRQs); listed, not counted as failures", outcome.refused.len()));
+        let others = outcome.refused.len().saturating_sub(outcome.pinned.len());
+        if others > 0 {
+            ui.note(format!("{others} IRQs refused the housekeeping affinity (per-CPU or managed IRQs off the RT CPUs); listed, not counted as failures"));
+        }
+        for line in outcome.pinned_warnings(&layout.rt) {
+            ui.warn(line);
         }
         if !outcome.ok {
             ui.warn(format!(

@@ -329,7 +329,11 @@ impl Session<'_> {
     /// state file tells which IRQs refused).
     fn tune_check(&mut self, script: &str) {
         match tune::run_script(self.runner, &self.req.host, script, Action::Verify, None) {
-            Ok(verify) => {
+            Ok(mut verify) => {
+                verify.mark_pinned(&self.req.layout.rt);
+                for line in verify.pinned_warnings(&self.req.layout.rt) {
+                    self.ui.warn(line);
+                }
                 // Informational (the problems are in the record): a warning when lost.
                 let _ = self.keep("tune-verify.txt", verify.lines.join("\n") + "\n");
                 if !verify.ok {
@@ -353,8 +357,12 @@ impl Session<'_> {
     fn tune_apply(&mut self, script: &str) -> Result<(), TestError> {
         self.ui
             .status("Tuning", format!("{} (saved values are restored afterwards)", self.req.host));
-        let apply =
+        let mut apply =
             tune::run_script(self.runner, &self.req.host, script, Action::Apply, Some(TUNE_STATE))?;
+        apply.mark_pinned(&self.req.layout.rt);
+        for line in apply.pinned_warnings(&self.req.layout.rt) {
+            self.ui.warn(line);
+        }
         let mut tuning = Tuning {
             applied: true,
             overcommit_never: self.req.overcommit_never,

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::base::CpuSet;
 use crate::host::Host;
 use crate::runner::{RunError, Runner, describe_status, last_lines};
 
@@ -36,6 +37,78 @@ pub(crate) struct TuneOutcome {
     pub problems: Vec<String>,
     /// IRQs whose affinity could not be changed.
     pub refused: Vec<String>,
+    /// Where each refused IRQ stays and who handles it (the script's `affinity` lines).
+    pub refused_irqs: Vec<RefusedIrq>,
+    /// The refused IRQs that stay on RT CPUs only: managed interrupts the kernel fixed there
+    /// (virtio-blk, UFS, NVMe queues), which no write can move ([`TuneOutcome::mark_pinned`]).
+    pub pinned: Vec<RefusedIrq>,
+    /// Steps this kernel has no knob for (`governor (skipped: no cpufreq)`, …).
+    pub skipped: Vec<String>,
+}
+
+/// One IRQ that refused the housekeeping affinity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct RefusedIrq {
+    pub irq: String,
+    /// Its `smp_affinity_list` (empty when unreadable).
+    pub cpus: String,
+    /// Its handlers (`virtio1-req.7`), as `/proc/irq/N/` names them.
+    pub names: Vec<String>,
+}
+
+impl RefusedIrq {
+    /// `IRQ 25 (virtio1-req.7)`.
+    pub(crate) fn label(&self) -> String {
+        if self.names.is_empty() {
+            format!("IRQ {}", self.irq)
+        } else {
+            format!("IRQ {} ({})", self.irq, self.names.join(", "))
+        }
+    }
+}
+
+impl TuneOutcome {
+    /// Fills [`TuneOutcome::pinned`]: the refused IRQs whose affinity lies within `rt`.
+    pub(crate) fn mark_pinned(&mut self, rt: &CpuSet) {
+        self.pinned = self
+            .refused_irqs
+            .iter()
+            .filter(|r| {
+                CpuSet::parse(&r.cpus).is_ok_and(|set| !set.is_empty() && set.is_subset(rt))
+            })
+            .cloned()
+            .collect();
+    }
+}
+
+impl TuneOutcome {
+    /// One line per managed IRQ the kernel fixed to RT CPUs ([`TuneOutcome::pinned`]): tuning
+    /// cannot move it, it fires there whenever its queue is used from that CPU, and only the
+    /// boot command line keeps such interrupts away.
+    pub(crate) fn pinned_warnings(&self, rt: &CpuSet) -> Vec<String> {
+        self.pinned
+            .iter()
+            .map(|irq| {
+                format!(
+                    "{} is fixed to RT CPU {} by the kernel (a managed interrupt: its affinity cannot be written) and can fire there during a measurement; boot with isolcpus=managed_irq,{rt} to keep managed interrupts off the RT CPUs",
+                    irq.label(),
+                    irq.cpus
+                )
+            })
+            .collect()
+    }
+}
+
+/// The script's `affinity IRQ CPULIST NAMES` line.
+fn refused_irq(line: &str) -> Option<RefusedIrq> {
+    let mut words = line.strip_prefix("affinity ")?.split_whitespace();
+    let irq = words.next().filter(|w| w.bytes().all(|b| b.is_ascii_digit()))?.to_string();
+    let cpus = words.next().filter(|w| *w != "-").unwrap_or_default().to_string();
+    let names = match words.next() {
+        None | Some("-") => Vec::new(),
+        Some(names) => names.split(',').filter(|n| !n.is_empty()).map(str::to_string).collect(),
+    };
+    Some(RefusedIrq { irq, cpus, names })
 }
 
 /// The script could not be run at all.
@@ -83,14 +156,21 @@ pub(crate) fn run_script(
             stderr,
         });
     }
-    let lines: Vec<String> =
-        String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    Ok(outcome(action, code == Some(0), &String::from_utf8_lossy(&out.stdout)))
+}
+
+/// The script's report, read from its standard output.
+pub(super) fn outcome(action: Action, ok: bool, stdout: &str) -> TuneOutcome {
+    let lines: Vec<String> = stdout.lines().map(str::to_string).collect();
     let starts = |l: &String, words: &[&str]| words.iter().any(|w| l.starts_with(&format!("{w} ")));
-    Ok(TuneOutcome {
+    TuneOutcome {
         action,
-        ok: code == Some(0),
+        ok,
         problems: lines.iter().filter(|l| starts(l, &["mismatch", "fail"])).cloned().collect(),
         refused: lines.iter().filter(|l| starts(l, &["refused"])).cloned().collect(),
+        refused_irqs: lines.iter().filter_map(|l| refused_irq(l)).collect(),
+        pinned: Vec::new(),
+        skipped: lines.iter().filter_map(|l| l.strip_prefix("skip ")).map(str::to_string).collect(),
         lines,
-    })
+    }
 }

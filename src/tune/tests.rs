@@ -235,14 +235,72 @@ fn applying_twice_keeps_the_first_saved_values() {
     );
 }
 
+/// Issue 40: a kernel without cpufreq or cpuidle (the arm64 QEMU guest) skips those steps, and
+/// says so per step in text and JSON, rather than doing nothing silently.
 #[test]
 fn missing_knobs_are_skipped_and_unknown_actions_fail() {
     let fake = Fake::new(4, "3");
     fs::remove_dir_all(fake.root().join("sys/devices/system/cpu/cpufreq")).unwrap();
-    let (code, out) = fake.run("apply");
-    assert_eq!(code, 0, "{out}");
-    assert!(!out.contains("cpufreq"), "{out}");
+    for state in 0..3 {
+        fs::remove_dir_all(
+            fake.root().join(format!("sys/devices/system/cpu/cpu3/cpuidle/state{state}")),
+        )
+        .unwrap();
+    }
+    for action in ["apply", "verify"] {
+        let (code, out) = fake.run(action);
+        assert_eq!(code, 0, "{action}: {out}");
+        let skips: Vec<&str> = out.lines().filter(|l| l.starts_with("skip ")).collect();
+        assert_eq!(
+            skips,
+            ["skip governor (skipped: no cpufreq)", "skip cpuidle-cpu3 (skipped: no cpuidle)"],
+            "{action}: {out}"
+        );
+        let outcome = super::run::outcome(Action::Apply, true, &out);
+        assert_eq!(
+            outcome.skipped,
+            ["governor (skipped: no cpufreq)", "cpuidle-cpu3 (skipped: no cpuidle)"]
+        );
+        let json = serde_json::to_value(&outcome).unwrap();
+        assert_eq!(json["skipped"][0], "governor (skipped: no cpufreq)");
+    }
+    // Every knob there: nothing is skipped.
+    let whole = Fake::new(4, "3");
+    assert!(!whole.run("apply").1.contains("skip"));
     assert_eq!(fake.run("bogus").0, 2);
+}
+
+/// Issue 40: a virtio-blk queue interrupt the kernel fixed to RT CPU 7 (`smp_affinity_list` 7,
+/// writes refused) is named with its handler, and marked pinned; IRQ 4, refused but allowed on
+/// every CPU, is only refused.
+#[test]
+fn a_managed_irq_fixed_to_the_rt_cpu_is_named_with_the_managed_irq_hint() {
+    let fake = Fake::new(8, "7");
+    let irq = fake.root().join("proc/irq/25");
+    fs::create_dir_all(irq.join("virtio1-req.7")).unwrap();
+    std::os::unix::fs::symlink("/proc/version", irq.join("smp_affinity")).unwrap();
+    fake.write("proc/irq/25/smp_affinity_list", "7");
+    fake.write("proc/irq/4/smp_affinity_list", "0-7");
+    let rt = CpuSet::parse("7").unwrap();
+    for action in ["apply", "verify"] {
+        let (code, out) = fake.run(action);
+        assert_eq!(code, 0, "{action}: {out}");
+        assert!(out.contains("\naffinity 25 7 virtio1-req.7\n"), "{action}: {out}");
+        assert!(out.contains("\naffinity 4 0-7 -\n"), "{action}: {out}");
+        let mut outcome = super::run::outcome(Action::Verify, code == 0, &out);
+        outcome.mark_pinned(&rt);
+        let pinned: Vec<String> = outcome.pinned.iter().map(|p| p.label()).collect();
+        assert_eq!(pinned, ["IRQ 25 (virtio1-req.7)"], "{action}");
+        assert_eq!(
+            outcome.pinned_warnings(&rt),
+            [
+                "IRQ 25 (virtio1-req.7) is fixed to RT CPU 7 by the kernel (a managed interrupt: its affinity cannot be written) and can fire there during a measurement; boot with isolcpus=managed_irq,7 to keep managed interrupts off the RT CPUs"
+            ]
+        );
+        let json = serde_json::to_value(&outcome).unwrap();
+        assert_eq!(json["pinned"][0]["names"][0], "virtio1-req.7");
+    }
+    assert_eq!(fake.run("revert").0, 0);
 }
 
 #[test]
