@@ -17,22 +17,34 @@ fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> crate::error::Resu
     let (line, note) = match plan {
         Some(plan) => (plan.rt_cmdline().join(" "), None),
         None => {
-            let (layout, guessed) = match args.host.host()? {
-                Some(host) => (args.cpus.layout_on(None, &host, &System)?, false),
-                None => args.cpus.layout_offline()?,
+            // irqaffinity is every CPU of the board but the RT CPUs, as verify's consistency
+            // check wants it: the board's CPUs come from the target, --cpu-count or the lists.
+            let layout = match (args.host.host()?, args.cpu_count) {
+                (Some(host), _) => args.cpus.layout_on(None, &host, &System)?,
+                (None, Some(count)) => {
+                    let (rt, hk) = args.cpus.cpus.parsed()?;
+                    let rt = rt.ok_or(crate::base::LayoutError::NoRtCpu)?;
+                    crate::base::CpuLayout::new(
+                        &crate::plan::CpuSet::range(0, count),
+                        &rt,
+                        hk.as_ref(),
+                        crate::base::Board::Machine(format!("the board of --cpu-count {count}")),
+                    )?
+                }
+                (None, None) => {
+                    let (layout, guessed) = args.cpus.layout_offline()?;
+                    if guessed {
+                        return Err(Refusal::BootargsBoardUnknown { rt: layout.rt }.into());
+                    }
+                    layout
+                }
             };
             let rt = &layout.rt;
             let line = format!(
                 "isolcpus={rt} nohz_full={rt} rcu_nocbs={rt} irqaffinity={}",
                 layout.housekeeping
             );
-            let note = guessed.then(|| {
-                format!(
-                    "irqaffinity={} keeps interrupts on the CPUs below the RT CPUs; pass --housekeeping LIST (or --local/--target to read the online CPUs) to name them all",
-                    layout.housekeeping
-                )
-            });
-            (line, note)
+            (line, None::<String>)
         }
     };
     let uboot = format!("setenv bootargs \"${{bootargs}} {line}\"; saveenv");
@@ -71,6 +83,10 @@ pub(crate) struct TuneArgs {
     /// ready for U-Boot `bootargs`, extlinux.conf and GRUB, for boards built without Yocto.
     #[arg(long, conflicts_with_all = ["emit", "apply", "verify", "revert"])]
     pub bootargs: bool,
+    /// How many CPUs the board has, for --bootargs without --machine or a target: irqaffinity
+    /// gets every CPU but the RT CPUs (`--rt-cpus 3 --cpu-count 8`: `irqaffinity=0-2,4-7`).
+    #[arg(long, value_name = "N", requires = "bootargs", value_parser = clap::value_parser!(u32).range(2..=4096))]
+    pub cpu_count: Option<u32>,
     /// Save the current values and tune.
     #[arg(long, group = "action")]
     pub apply: bool,

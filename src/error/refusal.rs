@@ -199,6 +199,10 @@ pub(crate) enum Refusal {
     NothingToDo,
     #[error("--{0} needs a place to run; pass --local or --target ssh://USER@HOST[:PORT]")]
     NoPlaceToRun(&'static str),
+    #[error(
+        "--bootargs cannot tell which CPUs irqaffinity gets: with RT CPUs {rt} and no board, the board's other CPUs are unknown; pass --cpu-count N (the board's CPUs, e.g. --cpu-count 8), --housekeeping LIST, --machine NAME or --local/--target"
+    )]
+    BootargsBoardUnknown { rt: crate::plan::CpuSet },
 
     // verify
     #[error(

@@ -645,6 +645,7 @@ fn refusals() -> Vec<Refusal> {
         Refusal::EmitRunsNothing,
         Refusal::NothingToDo,
         Refusal::NoPlaceToRun("apply"),
+        Refusal::BootargsBoardUnknown { rt: cpus("3") },
         Refusal::BuildFlagsWithoutMachine,
         Refusal::CpuFlag { flag: "--rt-cpus", cause: cpu_list() },
         Refusal::NothingToVerify,
@@ -1015,6 +1016,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::EmitRunsNothing => "EmitRunsNothing",
         Refusal::NothingToDo => "NothingToDo",
         Refusal::NoPlaceToRun(_) => "NoPlaceToRun",
+        Refusal::BootargsBoardUnknown { .. } => "BootargsBoardUnknown",
         Refusal::BuildFlagsWithoutMachine => "BuildFlagsWithoutMachine",
         Refusal::CpuFlag { .. } => "CpuFlag",
         Refusal::NothingToVerify => "NothingToVerify",
@@ -1041,7 +1043,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 67),
+        ("Refusal", 68),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),

@@ -838,7 +838,8 @@ pub(crate) fn script(req: &JobRequest) -> String {
         rt => req.layout.rt.to_string(),
         tests => req.measurement.tests.iter().map(|p| p.name()).collect::<Vec<_>>().join(","),
         scenarios => scenario_list.join(","),
-        duration => req.measurement.duration_text.as_str(),
+        // One word in the run marker (`100000000-loops`).
+        duration => req.measurement.duration_text.replace(' ', "-"),
         functions => minijinja::Value::from(minijinja::value::Serde(&functions)),
     };
     match crate::templates::render("rtbuild-rt.sh", &ctx) {

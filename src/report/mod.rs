@@ -81,6 +81,10 @@ pub(crate) enum ReportError {
         path.display(),
         crate::ui::with_fix(&.cause.to_string(), "pass an earlier result folder or report JSON as --baseline"))]
     BaselineJson { path: PathBuf, cause: crate::formats::FormatError },
+    #[error(
+        "the inputs were measured on different boards ({boards}): one report compares every figure with one board's reference and requirement; run `rtbuild report` once per board"
+    )]
+    MixedBoards { boards: String },
 }
 
 /// A number as a user wrote it, short: `1.72e308`, not 309 digits.
@@ -121,6 +125,7 @@ pub(crate) fn build_with_runs(
         .iter()
         .map(|p| read_input(p, options.nsecs))
         .collect::<Result<Vec<_>, _>>()?;
+    refuse_mixed_boards(&inputs)?;
     // `--machine`, else the machine `run.json` names (if the shipped catalog knows it).
     let named = |trusted_only: bool| {
         let name = inputs
@@ -372,6 +377,37 @@ fn timed(
         report.elapsed_s = Some(record.elapsed_s).filter(|e| e.is_finite() && *e > 0.0);
     }
     report
+}
+
+/// Inputs that name different boards (a catalog alias counts as its board) are refused: the
+/// report has one reference and one requirement, so a second board's figures would be judged
+/// against the first one's. Inputs that name no board join any.
+fn refuse_mixed_boards(inputs: &[input::Input]) -> Result<(), ReportError> {
+    let catalog = crate::catalog::Catalog::embedded();
+    let mut boards: Vec<(String, Vec<String>)> = Vec::new();
+    for input in inputs {
+        let Some(name) = input.run_json.as_ref().and_then(|r| r.machine.as_deref()) else {
+            continue;
+        };
+        let board = catalog.lookup(name).map_or_else(
+            |_| crate::base::printable(name).chars().take(80).collect(),
+            |found| found.machine.name.clone(),
+        );
+        let path = input.path.display().to_string();
+        match boards.iter_mut().find(|(b, _)| *b == board) {
+            Some((_, paths)) => paths.push(path),
+            None => boards.push((board, vec![path])),
+        }
+    }
+    if boards.len() < 2 {
+        return Ok(());
+    }
+    let boards = boards
+        .iter()
+        .map(|(board, paths)| format!("{board}: {}", paths.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ");
+    Err(ReportError::MixedBoards { boards })
 }
 
 /// The machine's published reference maximum, for comparison only (never a FAIL reason); the

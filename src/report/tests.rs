@@ -248,6 +248,42 @@ fn an_unusable_baseline_is_named_as_the_baseline() {
     assert!(err.starts_with(&want), "{err}");
 }
 
+/// Issue 40: `report rb3-run iq8275-run` was headed rb3gen2-core-kit and put the IQ-8275 figures
+/// beside the RB3 reference; folders of two boards are refused, naming each board's folders.
+#[test]
+fn folders_of_two_boards_are_refused_naming_each() {
+    let folder = |machine: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("stress.json"))
+            .unwrap();
+        crate::write::fixture(
+            dir.path().join("run.json"),
+            format!(
+                r#"{{"threshold_us": 5000, "machine": "{machine}", "scenarios": [{{"name": "stress", "files": ["stress.json"]}}]}}"#
+            ),
+        )
+        .unwrap();
+        dir
+    };
+    let (rb3, iq8275, alias) =
+        (folder("rb3gen2-core-kit"), folder("iq-8275-evk"), folder("qcs6490-rb3gen2"));
+    let inputs = vec![rb3.path().to_path_buf(), iq8275.path().to_path_buf()];
+    let err = build(&Options { inputs, ..Options::default() }).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the inputs were measured on different boards (rb3gen2-core-kit: {}; iq-8275-evk: {}): one report compares every figure with one board's reference and requirement; run `rtbuild report` once per board",
+            rb3.path().display(),
+            iq8275.path().display()
+        )
+    );
+    // The same board under its alias, and a folder naming no board, are one board.
+    let raw = data("cyclictest-2.4-json-hist-h50.json");
+    let inputs = vec![rb3.path().to_path_buf(), alias.path().to_path_buf(), raw];
+    let r = build(&Options { inputs, ..Options::default() }).unwrap();
+    assert_eq!(r.machine.as_deref(), Some("rb3gen2-core-kit"));
+}
+
 #[test]
 fn bad_folders_are_input_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -155,12 +155,30 @@ fn cpu_model(section: &str) -> String {
     }
     let cores: Vec<String> = parts
         .iter()
-        .map(|part| match (implementer.as_deref(), arm_core(part)) {
-            (Some("0x41"), Some(core)) => core.to_string(),
-            (imp, _) => format!("implementer {} part {part}", imp.unwrap_or("?")),
+        .map(|part| match (implementer.as_deref(), arm_core(part), qcom_core(part)) {
+            (Some("0x41"), Some(core), _) | (Some("0x51"), _, Some(core)) => core.to_string(),
+            (imp, _, _) => format!("implementer {} part {part}", imp.unwrap_or("?")),
         })
         .collect();
     cores.join(", ")
+}
+
+/// Qualcomm (implementer 0x51) core part numbers, as Linux's `cputype.h` names them: the Kryo
+/// 2xx–4xx cores of QCS615 (IQ-615: Kryo 4xx Gold and Silver) and older SoCs. Newer Kryo cores
+/// report Arm's own implementer and part numbers.
+fn qcom_core(part: &str) -> Option<&'static str> {
+    Some(match part {
+        "0x200" => "Kryo",
+        "0x800" => "Kryo 2xx Gold",
+        "0x801" => "Kryo 2xx Silver",
+        "0x802" => "Kryo 3xx Gold",
+        "0x803" => "Kryo 3xx Silver",
+        "0x804" => "Kryo 4xx Gold",
+        "0x805" => "Kryo 4xx Silver",
+        "0xc00" => "Falkor",
+        "0x001" => "Oryon",
+        _ => return None,
+    })
 }
 
 /// Arm Ltd (implementer 0x41) core part numbers.
@@ -175,8 +193,12 @@ fn arm_core(part: &str) -> Option<&'static str> {
         "0xd0a" => "Cortex-A75",
         "0xd0b" => "Cortex-A76",
         "0xd0d" => "Cortex-A77",
+        "0xd0e" => "Cortex-A76AE",
         "0xd41" => "Cortex-A78",
+        "0xd42" => "Cortex-A78AE",
         "0xd44" => "Cortex-X1",
+        "0xd4b" => "Cortex-A78C",
+        "0xd4c" => "Cortex-X1C",
         "0xd46" => "Cortex-A510",
         "0xd47" => "Cortex-A710",
         "0xd48" => "Cortex-X2",
@@ -453,6 +475,20 @@ Err:          0\n"
         ] {
             assert_eq!(is_device_irq(irq, description), device, "{irq}: {description}");
         }
+    }
+
+    /// IQ-615 (QCS615, Kryo 460): `/proc/cpuinfo` says `CPU implementer : 0x51` with parts 0x805
+    /// (six Kryo 4xx Silver) and 0x804 (two Kryo 4xx Gold): names, not raw part numbers.
+    #[test]
+    fn kryo_4xx_cores_have_names() {
+        // The helper's lines, `sort -u`ed as it prints them.
+        assert_eq!(
+            cpu_model("implementer 0x51\npart 0x804\npart 0x805\n"),
+            "Kryo 4xx Gold, Kryo 4xx Silver"
+        );
+        assert_eq!(cpu_model("implementer 0x41\npart 0xd4b\n"), "Cortex-A78C");
+        // An unknown part stays raw, with its implementer.
+        assert_eq!(cpu_model("implementer 0x51\npart 0x999\n"), "implementer 0x51 part 0x999");
     }
 
     /// The helper's system sections, as it prints them from an RK3588-like sysfs.

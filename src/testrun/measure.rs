@@ -140,11 +140,13 @@ impl Session<'_> {
                 calls += 1;
                 probes.extend(self.probe(true));
                 std::thread::sleep(Duration::from_millis(200));
-                let max = current_max(&req.out.join(format!("raw/{name}.stderr.txt")))
-                    .map_or(String::new(), |m| format!(", current max {m} µs"));
-                let left = expected_s.saturating_sub(elapsed.as_secs());
-                let text =
-                    format!("{} elapsed, {} left{max}", human(elapsed.as_secs()), human(left));
+                let status = read_status(&req.out.join(format!("raw/{name}.stderr.txt")));
+                let text = progress(
+                    elapsed.as_secs(),
+                    expected_s,
+                    req.measurement.span.length,
+                    status.as_ref(),
+                );
                 if self.ui.fancy() {
                     bar.set_message(text);
                 } else {
@@ -175,15 +177,52 @@ impl Session<'_> {
     }
 }
 
-/// The highest `Max:` of the last status block cyclictest printed on SIGUSR1.
-fn current_max(stderr: &std::path::Path) -> Option<i64> {
+/// cyclictest's last status block: the highest `Max:` and the fewest cycles (`C:`) of its threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Status {
+    max_us: Option<i64>,
+    cycles: Option<u64>,
+}
+
+fn read_status(stderr: &std::path::Path) -> Option<Status> {
     let text = std::fs::read_to_string(stderr).ok()?;
     let block = text.rsplit("# cyclictest current status:").next()?;
-    block
-        .lines()
-        .filter(|l| l.starts_with("T:"))
-        .filter_map(|l| l.rsplit_once("Max:")?.1.trim().parse().ok())
-        .max()
+    let threads: Vec<&str> = block.lines().filter(|l| l.starts_with("T:")).collect();
+    let field = |line: &str, key: &str| -> Option<String> {
+        let rest = line.split_once(key)?.1.trim_start();
+        Some(rest.split_whitespace().next()?.to_string())
+    };
+    Some(Status {
+        max_us: threads.iter().filter_map(|l| field(l, "Max:")?.parse().ok()).max(),
+        cycles: threads.iter().filter_map(|l| field(l, "C:")?.parse().ok()).min(),
+    })
+}
+
+/// The progress line: time left for a `--duration` run; for `--loops N` (whose time is the
+/// loops at the interval only when every wake-up is on time, and longer on a slow target)
+/// the loops done and the time left at the rate seen so far, never a `0s left` that stays.
+fn progress(elapsed: u64, expected: u64, length: super::Length, status: Option<&Status>) -> String {
+    let max =
+        status.and_then(|s| s.max_us).map_or(String::new(), |m| format!(", current max {m} µs"));
+    let super::Length::Loops(loops) = length else {
+        let left = expected.saturating_sub(elapsed);
+        return format!("{} elapsed, {} left{max}", human(elapsed), human(left));
+    };
+    match status.and_then(|s| s.cycles).filter(|&done| done > 0 && elapsed > 0) {
+        Some(done) => {
+            let left = loops.saturating_sub(done).saturating_mul(elapsed).div_ceil(done);
+            format!(
+                "{} elapsed, {done} of {loops} loops, about {} left{max}",
+                human(elapsed),
+                human(left)
+            )
+        }
+        None => format!(
+            "{} elapsed, {loops} loops (about {} at the interval){max}",
+            human(elapsed),
+            human(expected)
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -191,7 +230,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn current_max_reads_the_last_status_block() {
+    fn the_status_is_read_from_the_last_status_block() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("stderr.txt");
         let text = "#---------------------------\n# cyclictest current status:\n\
@@ -201,7 +240,33 @@ T: 0 ( 6330) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      40\
 T: 1 ( 6331) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      52\n\
 #---------------------------\n";
         crate::write::fixture(&path, text).unwrap();
-        assert_eq!(current_max(&path), Some(52));
-        assert_eq!(current_max(&dir.path().join("none")), None);
+        assert_eq!(read_status(&dir.path().join("none")), None);
+        let status = read_status(&path).unwrap();
+        assert_eq!(status, Status { max_us: Some(52), cycles: Some(3003) });
+    }
+
+    /// Issue 40: a `--loops` run shows the loops done and the time left at the rate seen (under
+    /// TCG the loops take longer than loops × interval), never `0s left`; a `--duration` run
+    /// keeps its time left.
+    #[test]
+    fn a_loops_run_shows_the_loops_left_not_zero_seconds() {
+        use super::super::Length;
+        let status = Status { max_us: Some(40), cycles: Some(1000) };
+        assert_eq!(
+            progress(20, 3, Length::Loops(3000), Some(&status)),
+            format!(
+                "{} elapsed, 1000 of 3000 loops, about {} left, current max 40 µs",
+                human(20),
+                human(40)
+            )
+        );
+        assert_eq!(
+            progress(5, 3, Length::Loops(3000), None),
+            format!("{} elapsed, 3000 loops (about {} at the interval)", human(5), human(3))
+        );
+        assert_eq!(
+            progress(5, 60, Length::Seconds(60), Some(&status)),
+            format!("{} elapsed, {} left, current max 40 µs", human(5), human(55))
+        );
     }
 }

@@ -15,7 +15,7 @@ use super::{CustomLoad, Scenario, Span};
 pub(crate) struct Measurement {
     pub scenarios: Vec<Scenario>,
     pub span: Span,
-    /// `--duration` as given, for the record.
+    /// `--duration` as given, or `N loops` for `--loops N`, for the record.
     pub duration_text: String,
     /// `--interval-us`, else the duration's own (200 µs for osadl), else 1000 µs.
     pub interval_us: u32,

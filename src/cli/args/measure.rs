@@ -105,7 +105,11 @@ impl MeasureArgs {
         Ok(Measurement {
             scenarios,
             span,
-            duration_text: self.duration.clone(),
+            // `--loops N` replaces the duration: the record says so, not the unused default.
+            duration_text: match self.loops {
+                Some(loops) => format!("{loops} loops"),
+                None => self.duration.clone(),
+            },
             interval_us: self.interval_us.or(span.interval_us).unwrap_or(1000),
             // Unpinned threads keep cyclictest's own interval distance unless a histogram is
             // asked for (cyclictest gives every thread `-i` with `-h`).
@@ -178,4 +182,31 @@ fn test_args(
         }
     }
     Ok(by_program)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::MeasureArgs;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        measure: MeasureArgs,
+    }
+
+    fn duration(args: &[&str]) -> String {
+        let cli =
+            Cli::try_parse_from(std::iter::once("rtbuild").chain(args.iter().copied())).unwrap();
+        cli.measure.check().unwrap().duration_text
+    }
+
+    /// Issue 40: a `--loops` run recorded its duration as the unused default `smoke`.
+    #[test]
+    fn a_loops_run_records_its_loops_not_the_default_duration() {
+        assert_eq!(duration(&["--loops", "100000000"]), "100000000 loops");
+        assert_eq!(duration(&[]), "smoke");
+        assert_eq!(duration(&["--duration", "osadl"]), "osadl");
+    }
 }
