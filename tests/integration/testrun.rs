@@ -898,6 +898,6 @@ fn board_names_a_board_outside_the_catalog_in_the_record() {
     Test::new()
         .args(["test", "--local", "--board", "b", "--machine", "rk3588-evb", "--out", "bad"])
         .run()
-        .code_is(2)
+        .usage_error("'--board <NAME>' cannot be used with '--machine <MACHINE>'; drop one of them")
         .nothing_written("bad");
 }
