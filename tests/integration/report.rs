@@ -838,6 +838,16 @@ fn the_report_fits_1280_and_800_px_and_print_with_eight_threads_in_chromium() {
     }
     cyclictest["thread"] = threads.into();
     cyclictest["num_threads"] = 8.into();
+    // Under load, four threads on CPUs 0-3: four per-CPU charts, which used to sit side by side.
+    let mut load = cyclictest.clone();
+    let mut threads = serde_json::Map::new();
+    for n in 0..4 {
+        let mut t = first.clone();
+        t["cpu"] = n.into();
+        threads.insert(n.to_string(), t);
+    }
+    load["thread"] = threads.into();
+    load["num_threads"] = 4.into();
     let label = "load on the measured CPUs, no isolation, stress-ng on every CPU with the measured ones included";
     let run_json = serde_json::json!({
         "machine": "rk3588-evb",
@@ -859,7 +869,7 @@ fn the_report_fits_1280_and_800_px_and_print_with_eight_threads_in_chromium() {
     let run = Test::new()
         .file("results/run.json", run_json.to_string())
         .file("results/raw/idle.json", cyclictest.to_string())
-        .file("results/raw/load.json", cyclictest.to_string())
+        .file("results/raw/load.json", load.to_string())
         .file(
             "results/trace-idle.txt",
             std::fs::read(data("ftrace-6.18-x86-breach-61us-softirq-rcu.txt")).unwrap(),
@@ -874,20 +884,23 @@ fn the_report_fits_1280_and_800_px_and_print_with_eight_threads_in_chromium() {
     // The legend names each of the eight threads, not "CPU0" eight times.
     let idle = &html[html.find("idle</h2>").expect("idle section")..];
     let idle = &idle[..idle.find("</section>").unwrap()];
-    assert!(!idle.contains(">CPU0: max"), "a legend entry per CPU repeats CPU0");
+    // (plotters writes each legend entry on a line of its own inside its <text>.)
+    let entries: Vec<&str> = idle.lines().map(str::trim).filter(|l| l.contains(": max ")).collect();
+    assert!(!entries.iter().any(|l| l.starts_with("CPU0: max")), "CPU0 repeats: {entries:?}");
     for n in 0..8 {
-        assert_eq!(idle.matches(&format!(">thread {n} on CPU0: max ")).count(), 1, "thread {n}");
+        let with = entries.iter().filter(|l| l.starts_with(&format!("thread {n} on CPU0: max ")));
+        assert_eq!(with.count(), 1, "thread {n}: {entries:?}");
     }
     // boot and os_release as words, not JSON.
     let system = &html[html.find("id=\"system\"").expect("system section")..];
     let system = &system[..system.find("</section>").unwrap()];
     assert!(!system.contains("{&quot;") && !system.contains("[&quot;"), "raw JSON: {system}");
-    assert!(system.contains("PRETTY_NAME: Debian GNU/Linux 12 (bookworm); "), "{system}");
-    assert!(system.contains("kvm: yes; efi: no; "), "{system}");
+    assert!(system.contains("PRETTY_NAME: Debian GNU/Linux 12 (bookworm); VERSION_ID: 12<"));
+    assert!(system.contains(">efi: no; guest: cpu-flag-hypervisor; guest checked: yes; kvm: yes<"));
     // The spike says what its numbers are.
     assert!(!html.contains("µs gap"), "the spike's wording");
     assert!(
-        html.contains("in 46 µs of cyclictest&#x27;s 61 µs latency (tid 25372), from the timer&#x27;s expiry until the thread got CPU 1: softirq RCU 41 µs"),
+        html.contains("in 46 µs of cyclictest&#39;s 61 µs latency (tid 25372), from the timer&#39;s expiry until the thread got CPU 1: softirq RCU 41 µs"),
         "the spike's explanation"
     );
     assert!(html.contains(label), "the long label is in the Results table");
@@ -898,14 +911,16 @@ fn the_report_fits_1280_and_800_px_and_print_with_eight_threads_in_chromium() {
         [("w1280", &html, 1280), ("w800", &html, 800), ("print", &print, 794)]
     {
         let p = measure(page, width, dir, name);
-        assert_eq!(p.vw, f64::from(width), "{name}: {p:?}");
+        // The viewport is the window less the vertical scroll bar.
+        let window = f64::from(width);
+        assert!(p.vw <= window && p.vw >= window - 20.0, "{name}: {p:?}");
         assert!(p.doc <= p.vw, "{name}: the page is {} px wide in {} px: {:?}", p.doc, p.vw, p.off);
         assert!(p.off.is_empty(), "{name}: past the right edge: {:?}", p.off);
         assert!(p.clipped.is_empty(), "{name}: wider than their box: {:?}", p.clipped);
         assert!(p.max_right > 0.0 && p.max_right <= p.vw, "{name}: Max column at {}", p.max_right);
         // Every chart one under the other, the page's width: an 860 px chart at half size
         // put 13 px text at 6 px.
-        assert!(p.charts.len() >= 3, "{name}: {:?}", p.charts);
+        assert!(p.charts.len() >= 6, "{name}: {:?}", p.charts);
         for w in &p.charts {
             assert!(*w >= 0.95 * p.body.min(860.0), "{name}: a chart {w} px wide of {}", p.body);
         }
