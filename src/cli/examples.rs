@@ -78,7 +78,7 @@ Examples:
   rtbuild test --local --rt-cpus 1 --scenario idle,stress --duration 10s   # any Linux
   rtbuild test --local --board my-x86 --rt-cpus 3 --duration 1h      # a board not in the catalog
 
-The seed guides' procedures (boards rtbuild measures; see `rtbuild machines`):
+The seed guides' procedures, on the catalog's boards for measuring only:
   # RK3588: stress-ng -c 8 --io 2 --vm 1 --vm-bytes 1024M, cyclictest -m -t 8 -p 99 for 2 h
   rtbuild test --machine rk3588-evb --target ssh://root@rk3588 --measure-cpus all \\
         --threads 8 --unpinned --scenario idle,system-load --duration 2h
