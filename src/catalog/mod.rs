@@ -9,7 +9,7 @@ pub(crate) mod meta_qcom;
 pub(crate) use lava_profile::{
     Deploy, LabPlansPin, LavaProfile, QdlStage, UnknownDeploy, lab_plans, lava_name,
 };
-pub(crate) use machine::{Machine, RtDefaults};
+pub(crate) use machine::{BUILD_FIELDS, Machine, RtDefaults};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +25,10 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("qcs8300-ride-sx.yaml", include_str!("../../machines/qcs8300-ride-sx.yaml")),
     ("qcs9100-ride-sx.yaml", include_str!("../../machines/qcs9100-ride-sx.yaml")),
     ("rb3gen2-core-kit.yaml", include_str!("../../machines/rb3gen2-core-kit.yaml")),
+    // Boards rtbuild measures but does not build for (no meta-qcom kas file).
+    ("phytium-ft2000-4.yaml", include_str!("../../machines/phytium-ft2000-4.yaml")),
+    ("rk3562j-evm.yaml", include_str!("../../machines/rk3562j-evm.yaml")),
+    ("rk3588-evb.yaml", include_str!("../../machines/rk3588-evb.yaml")),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +39,13 @@ pub(crate) enum CatalogError {
     Invalid { path: PathBuf, message: String },
     #[error("machine file {path} is not valid: {cause}; fix the file or remove it")]
     Yaml { path: PathBuf, cause: serde_yaml::Error },
+    /// A build asked for a board whose file has only what measuring needs.
+    #[error(
+        "machine `{name}` is for measuring only: its file has no {}, which a build needs; add {} to its machine file (see `rtbuild machines show rb3gen2-core-kit` for a board that has them)",
+        .missing.join(", "),
+        if .missing.len() == 1 { "it" } else { "them" }
+    )]
+    MeasuringOnly { name: String, missing: Vec<&'static str> },
     #[error("machine `{name}` is defined in both {first} and {second}; keep one of the two files")]
     DuplicateName { name: String, first: String, second: String },
     #[error(
@@ -198,9 +209,39 @@ impl Catalog {
     }
 }
 
+/// The fields every machine file needs, as `rt.rt_cpus` names the nested one.
+const REQUIRED_FIELDS: [&str; 3] = ["name", "cpus", "rt.rt_cpus"];
+
+/// The required fields `text` lacks, all of them (serde would name only the first); empty when
+/// the file is not a mapping at all (serde then says what it is).
+fn missing_fields(text: &str) -> Vec<&'static str> {
+    let Ok(serde_yaml::Value::Mapping(map)) = serde_yaml::from_str::<serde_yaml::Value>(text)
+    else {
+        return Vec::new();
+    };
+    let has = |field: &str| match field.split_once('.') {
+        Some((outer, inner)) => match map.get(outer) {
+            Some(serde_yaml::Value::Mapping(nested)) => nested.contains_key(inner),
+            // `rt:` of another type: serde names the type error.
+            Some(_) => true,
+            None => false,
+        },
+        None => map.contains_key(field),
+    };
+    REQUIRED_FIELDS.into_iter().filter(|f| !has(f)).collect()
+}
+
 fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     let invalid = |message: String| CatalogError::Invalid { path: path.to_path_buf(), message };
-    let machine: Machine = serde_yaml::from_str(text)
+    let missing = missing_fields(text);
+    if !missing.is_empty() {
+        return Err(invalid(format!(
+            "it lacks {} (a board needs at least `name: NAME`, `cpus: N` and `rt: {{ rt_cpus: LIST }}`; {} only to build for it)",
+            missing.join(", "),
+            BUILD_FIELDS.join(", ")
+        )));
+    }
+    let mut machine: Machine = serde_yaml::from_str(text)
         .map_err(|cause| CatalogError::Yaml { path: path.to_path_buf(), cause })?;
     // Bounded before anything is built from it: `all_cpus()` allocates one entry per CPU, and
     // `cpus: 4294967295` asked for 16 GiB.
@@ -213,6 +254,10 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     }
     // The one CPU-layout check (`base::CpuLayout`), worded for the machine file's fields.
     let all = machine.all_cpus();
+    if machine.rt.housekeeping.is_empty() {
+        // Left out: every CPU of the board that is not an RT CPU.
+        machine.rt.housekeeping = all.difference(&machine.rt.rt_cpus);
+    }
     let rt = &machine.rt;
     let board = crate::base::Board::Machine(machine.name.clone());
     if let Err(e) = crate::base::CpuLayout::new(&all, &rt.rt_cpus, Some(&rt.housekeeping), board) {
@@ -243,14 +288,15 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
     if !digits(&machine.rt.rcu_expedited) || !digits(&machine.rt.cpuidle_off) {
         return Err(invalid("rt.rcu_expedited and rt.cpuidle_off must be digits or empty".into()));
     }
-    let path_ok =
-        machine.kas_file.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b));
-    if !machine.kas_file.starts_with("ci/")
-        || !machine.kas_file.ends_with(".yml")
-        || !path_ok
-        || machine.kas_file.contains("..")
-    {
-        return Err(invalid(format!("kas_file `{}` must be ci/<name>.yml", machine.kas_file)));
+    if let Some(kas_file) = &machine.kas_file {
+        let path_ok = kas_file.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b));
+        if !kas_file.starts_with("ci/")
+            || !kas_file.ends_with(".yml")
+            || !path_ok
+            || kas_file.contains("..")
+        {
+            return Err(invalid(format!("kas_file `{kas_file}` must be ci/<name>.yml")));
+        }
     }
     Ok(machine)
 }
@@ -302,13 +348,81 @@ mod tests {
                 "iq-8275-evk",
                 "iq-9075-evk",
                 "iq-x7181-evk",
+                "phytium-ft2000-4",
                 "qcm6490-idp",
                 "qcs615-ride",
                 "qcs8300-ride-sx",
                 "qcs9100-ride-sx",
-                "rb3gen2-core-kit"
+                "rb3gen2-core-kit",
+                "rk3562j-evm",
+                "rk3588-evb"
             ]
         );
+    }
+
+    /// Issue 36 item 4: the seed guides' boards ship for measuring, with their CPUs, RT CPUs
+    /// and sources, and no build fields.
+    #[test]
+    fn the_seed_boards_ship_for_measuring_only() {
+        let catalog = Catalog::embedded();
+        for (name, cpus, rt, housekeeping, source) in [
+            ("rk3588-evb", 8, "7", "0-6", "cyclictest -c 0 -m -t 8 -p 99"),
+            ("rk3562j-evm", 4, "3", "0-2", "isolcpus=3"),
+            ("phytium-ft2000-4", 4, "2-3", "0-1", "isolcpus=2,3"),
+        ] {
+            let m = catalog.lookup(name).unwrap().machine;
+            assert_eq!(m.cpus, cpus, "{name}");
+            assert_eq!(m.rt.rt_cpus.to_string(), rt, "{name}");
+            assert_eq!(m.rt.housekeeping.to_string(), housekeeping, "{name}");
+            assert!(m.source.as_deref().unwrap_or_default().contains(source), "{name}");
+            let err = m.build().unwrap_err().to_string();
+            assert!(
+                err.contains("its file has no kas_file, soc_family, serial_console, storage,"),
+                "{err}"
+            );
+        }
+        for m in catalog.machines().filter(|m| m.source.is_none()) {
+            assert!(m.build().is_ok(), "{} (a Qualcomm board) builds", m.name);
+        }
+    }
+
+    /// A board for measuring is three lines in the catalog's own field names; housekeeping is
+    /// every other CPU; every missing field is named at once.
+    #[test]
+    fn three_lines_make_a_board_and_missing_fields_are_named_at_once() {
+        let m = parse(Path::new("b.yaml"), "name: rk3588-evb\ncpus: 8\nrt: { rt_cpus: \"7\" }\n")
+            .unwrap();
+        assert_eq!(m.rt.housekeeping.to_string(), "0-6");
+        assert_eq!((m.rt.rcu_expedited.as_str(), m.rt.cpuidle_off.as_str()), ("", ""));
+        assert_eq!(m.title(), "rk3588-evb");
+        assert_eq!(
+            m.build().unwrap_err().to_string(),
+            "machine `rk3588-evb` is for measuring only: its file has no kas_file, soc, soc_family, \
+             serial_console, storage, which a build needs; add them to its machine file (see \
+             `rtbuild machines show rb3gen2-core-kit` for a board that has them)"
+        );
+        let some =
+            "name: b\ncpus: 4\nrt: { rt_cpus: \"3\" }\nkas_file: ci/b.yml\nsoc: S\nstorage: ufs\n";
+        let err = parse(Path::new("b.yaml"), some).unwrap().build().unwrap_err().to_string();
+        assert!(err.contains("its file has no soc_family, serial_console, which"), "{err}");
+        for (text, missing) in [
+            ("description: only\n", "name, cpus, rt.rt_cpus"),
+            ("name: b\n", "cpus, rt.rt_cpus"),
+            ("name: b\ncpus: 4\nrt: { housekeeping: \"0\" }\n", "rt.rt_cpus"),
+            ("cpus: 4\nrt: { rt_cpus: \"3\" }\n", "name"),
+        ] {
+            let err = parse(Path::new("b.yaml"), text).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "machine file b.yaml is not valid: it lacks {missing} (a board needs at least \
+                     `name: NAME`, `cpus: N` and `rt: {{ rt_cpus: LIST }}`; kas_file, soc, \
+                     soc_family, serial_console, storage only to build for it); fix the file or \
+                     remove it"
+                ),
+                "{text}"
+            );
+        }
     }
 
     #[test]
@@ -318,7 +432,7 @@ mod tests {
         assert_eq!(m.cpus, 12);
         assert_eq!(m.rt.rt_cpus.to_string(), "11");
         assert_eq!(m.rt.housekeeping.to_string(), "0-10");
-        assert_eq!(m.soc_family, "hamoa");
+        assert_eq!(m.soc_family.as_deref(), Some("hamoa"));
     }
 
     #[test]
@@ -327,7 +441,7 @@ mod tests {
         let found = catalog.lookup("qcs6490-rb3gen2").unwrap();
         assert_eq!(found.machine.name, "rb3gen2-core-kit");
         assert_eq!(found.alias, Some("qcs6490-rb3gen2"));
-        assert_eq!(found.machine.kas_file, "ci/rb3gen2-core-kit.yml");
+        assert_eq!(found.machine.kas_file.as_deref(), Some("ci/rb3gen2-core-kit.yml"));
     }
 
     #[test]

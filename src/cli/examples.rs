@@ -5,7 +5,14 @@ pub(super) const MACHINES: &str = "\
 Examples:
   rtbuild machines                               # the catalog
   rtbuild machines show qcs6490-rb3gen2          # one board (aliases work)
-  rtbuild machines --meta-qcom ../meta-qcom      # compared with a meta-qcom checkout";
+  rtbuild machines --meta-qcom ../meta-qcom      # compared with a meta-qcom checkout
+  rtbuild machines show rk3588-evb               # a board rtbuild measures, not builds
+
+A board for measuring needs three lines (housekeeping defaults to the other CPUs), in a
+*.yaml of --machines-dir:
+  name: my-rk3588
+  cpus: 8
+  rt: { rt_cpus: \"7\" }";
 
 pub(super) const GENERATE: &str = "\
 Examples:
@@ -68,7 +75,20 @@ pub(super) const TEST: &str = "\
 Examples:
   rtbuild test --machine rb3gen2-core-kit --target ssh://root@board --tune \\
         --scenario idle,stress --duration 24h
-  rtbuild test --local --rt-cpus 1 --scenario idle,stress --duration 10s   # any Linux";
+  rtbuild test --local --rt-cpus 1 --scenario idle,stress --duration 10s   # any Linux
+  rtbuild test --local --board my-x86 --rt-cpus 3 --duration 1h      # a board not in the catalog
+
+The seed guides' procedures, on the catalog's boards for measuring only:
+  # RK3588: stress-ng -c 8 --io 2 --vm 1 --vm-bytes 1024M, cyclictest -m -t 8 -p 99 for 2 h
+  rtbuild test --machine rk3588-evb --target ssh://root@rk3588 --measure-cpus all \\
+        --threads 8 --unpinned --scenario idle,system-load --duration 2h
+  # RK3562J (TL3562-EVM): isolcpus=3, printk 1, overcommit 2, 12 h idle, full load, isolated
+  rtbuild test --machine rk3562j-evm --target ssh://root@rk3562j --tune --overcommit-never \\
+        --measure-cpus all --interval-us 1000 --histogram-us 800 \\
+        --scenario idle,system-load,stress-isolated --duration 12h
+  # Phytium FT-2000/4: isolcpus=2,3 rcu_nocbs=2,3, governor performance, idle and loaded
+  rtbuild test --machine phytium-ft2000-4 --target ssh://root@ft2000 --tune \\
+        --interval-us 100 --scenario idle,full --duration 1h";
 
 pub(super) const VERIFY: &str = "\
 Examples:

@@ -101,6 +101,8 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         return Err(Refusal::LavaNeedsMachine.into());
     }
     let Some(plan) = args.cpus.plan()? else { unreachable!("--machine was checked above") };
+    // The job flashes the image rtbuild built for the board: a board it only measures has none.
+    plan.machine.build()?;
     let machine = plan.machine.name.clone();
     let threshold_us = args
         .threshold_us

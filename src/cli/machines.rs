@@ -61,20 +61,22 @@ fn list(catalog: &Catalog, ui: &Ui) -> crate::error::Result<()> {
         let machines: Vec<&Machine> = catalog.machines().collect();
         return Ok(ui.out_json(&machines)?);
     }
-    let rows: Vec<[String; 6]> = catalog
+    let rows: Vec<[String; 7]> = catalog
         .machines()
         .map(|m| {
             [
                 m.name.clone(),
-                m.soc.clone(),
+                m.soc.clone().unwrap_or_else(|| "-".into()),
                 m.cpus.to_string(),
                 m.rt.rt_cpus.to_string(),
                 m.rt.housekeeping.to_string(),
+                if m.build().is_ok() { "build, measure" } else { "measure" }.to_string(),
                 m.aliases.join(", "),
             ]
         })
         .collect();
-    let header = ["MACHINE", "SOC", "CPUS", "RT", "HOUSEKEEPING", "ALIASES"].map(String::from);
+    let header =
+        ["MACHINE", "SOC", "CPUS", "RT", "HOUSEKEEPING", "FOR", "ALIASES"].map(String::from);
     ui.out(table(&header, &rows));
     Ok(())
 }
@@ -143,23 +145,51 @@ fn show(machine: &Machine, ui: &Ui) -> crate::error::Result<()> {
     if ui.json() {
         return Ok(ui.out_json(machine)?);
     }
-    let mut lines = vec![
-        format!("{} — {}", machine.name, machine.description),
-        format!("  kas file        meta-qcom {}", machine.kas_file),
-        format!("  SoC             {} ({})", machine.soc, machine.soc_family),
-        format!("  CPUs            {} ({})", machine.cpus, machine.all_cpus()),
-    ];
+    let build = machine.build();
+    let mut lines = vec![format!("{} — {}", machine.name, machine.title())];
+    match &build {
+        Ok(b) => lines.extend([
+            format!("  kas file        meta-qcom {}", b.kas_file),
+            format!("  SoC             {} ({})", b.soc, b.soc_family),
+        ]),
+        Err(_) => {
+            lines.push(
+                "  for             measuring only (`test`, `tune`, `report`, `history`; no build)"
+                    .to_string(),
+            );
+            if let Some(soc) = &machine.soc {
+                lines.push(format!("  SoC             {soc}"));
+            }
+        }
+    }
+    lines.push(format!("  CPUs            {} ({})", machine.cpus, machine.all_cpus()));
     for cluster in &machine.clusters {
         lines.push(format!("    {:<13} {} {}", cluster.name, cluster.cpus, cluster.core));
     }
-    lines.extend([
-        format!("  RT CPUs         {}  (QCOM_RT_CPU, QCOM_RCU_NOCBS)", machine.rt.rt_cpus),
-        format!("  housekeeping    {}  (QCOM_IRQAFF)", machine.rt.housekeeping),
-        format!("  rcu_expedited   {}  (QCOM_RCU_EXPEDITED)", machine.rt.rcu_expedited),
-        format!("  cpuidle.off     {}  (QCOM_CPUIDLE_OFF)", machine.rt.cpuidle_off),
-        format!("  serial console  {}", machine.serial_console),
-        format!("  storage         {}", machine.storage),
-    ]);
+    if let Ok(b) = &build {
+        lines.extend([
+            format!("  RT CPUs         {}  (QCOM_RT_CPU, QCOM_RCU_NOCBS)", machine.rt.rt_cpus),
+            format!("  housekeeping    {}  (QCOM_IRQAFF)", machine.rt.housekeeping),
+            format!("  rcu_expedited   {}  (QCOM_RCU_EXPEDITED)", machine.rt.rcu_expedited),
+            format!("  cpuidle.off     {}  (QCOM_CPUIDLE_OFF)", machine.rt.cpuidle_off),
+            format!("  serial console  {}", b.serial_console),
+            format!("  storage         {}", b.storage),
+        ]);
+    } else {
+        lines.extend([
+            format!("  RT CPUs         {}", machine.rt.rt_cpus),
+            format!("  housekeeping    {}", machine.rt.housekeeping),
+        ]);
+        if !machine.rt.cpuidle_off.is_empty() {
+            lines.push(format!("  cpuidle.off     {}", machine.rt.cpuidle_off));
+        }
+    }
+    if let Some(us) = machine.latency_requirement_us {
+        lines.push(format!("  requirement     max latency below {us} µs"));
+    }
+    if let Some(source) = &machine.source {
+        lines.push(format!("  source          {source}"));
+    }
     if !machine.aliases.is_empty() {
         lines.push(format!("  aliases         {}", machine.aliases.join(", ")));
     }

@@ -25,6 +25,11 @@ pub(crate) struct TestArgs {
     pub cpus: CpuArgs,
     #[command(flatten)]
     pub host: HostArgs,
+    /// Name of a board that is not in the catalog (with --rt-cpus): the run is recorded, and
+    /// filed in the history, under it. Letters, digits, `-` and `_`. [default: the --machine,
+    /// else the target's devicetree model]
+    #[arg(long, value_name = "NAME", value_parser = board_name, conflicts_with = "machine")]
+    pub board: Option<String>,
     /// CPUs to measure, one cyclictest thread each: `all` (every online CPU, CPU 0 included,
     /// to compare loaded cores with the isolated ones) or a LIST like `0-3` [default: the RT
     /// CPUs]. --rt-cpus still names the isolated CPUs the validity checks expect.
@@ -114,6 +119,18 @@ impl TraceArgs {
     }
 }
 
+/// `--board`: a name as the catalog allows one (it is shown in reports and the history).
+fn board_name(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text.len() <= 64
+        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
+    if ok {
+        Ok(text.to_string())
+    } else {
+        Err("a board name is 1 to 64 letters, digits, `-` and `_`, e.g. rk3588-evb".into())
+    }
+}
+
 /// `--measure-cpus`: `all` is every CPU `host` has online; a list must be online there.
 fn measure_cpus(text: &str, host: &Host) -> crate::error::Result<CpuSet> {
     let online = host.online_cpus(&System)?;
@@ -161,8 +178,11 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
             .map(|p| TuneOptions::for_machine(&p.machine.rt.cpuidle_off))
             .unwrap_or_default()
     };
-    let tune_script =
-        tune::render_script(machine.as_deref().unwrap_or("a custom target"), &layout, &options);
+    let tune_script = tune::render_script(
+        machine.as_deref().or(args.board.as_deref()).unwrap_or("a custom target"),
+        &layout,
+        &options,
+    );
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "rtbuild-test-{}",
@@ -176,6 +196,7 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
         layout,
         measure_cpus,
         machine,
+        board: args.board.clone(),
         nohz_full: plan.as_ref().is_some_and(|p| p.nohz_full),
         measurement: m,
         max_us: args.max_us,

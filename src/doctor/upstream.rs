@@ -66,8 +66,12 @@ pub(crate) fn compare(
     let dir = &meta_qcom.dir;
     let checkout = Checkout::read(meta_qcom);
     let mut rows = Vec::new();
-    let all: Vec<&Machine> =
-        if machines.is_empty() { catalog.machines().collect() } else { machines.to_vec() };
+    // Boards rtbuild only measures are not meta-qcom's: nothing upstream to compare.
+    let all: Vec<&Machine> = if machines.is_empty() {
+        catalog.machines().filter(|m| m.kas_file.is_some()).collect()
+    } else {
+        machines.to_vec()
+    };
 
     // The ci/ files rtbuild composes.
     for (file, why) in [
@@ -77,8 +81,8 @@ pub(crate) fn compare(
     ] {
         rows.push(ci_row(&checkout, file, why));
     }
-    for machine in &all {
-        rows.push(ci_row(&checkout, &machine.kas_file, &format!("{}'s kas file", machine.name)));
+    for (machine, kas_file) in all.iter().filter_map(|m| Some((m, m.kas_file.as_deref()?))) {
+        rows.push(ci_row(&checkout, kas_file, &format!("{}'s kas file", machine.name)));
     }
     rows.push(hypervisor_row(&checkout));
     rows.push(recipe_row(dir));

@@ -185,6 +185,8 @@ fn samples() -> Vec<(Error, Exit)> {
             other_file: "y".into(),
         },
         CatalogError::NotAFile { cause: input() },
+        // A build for a board whose file has only what measuring needs.
+        CatalogError::MeasuringOnly { name: "rk3588-evb".into(), missing: vec!["kas_file"] },
         // An unreadable --machines-dir is the folder the user named: exit 2.
         CatalogError::Read { path: p("boards"), cause: io() },
     ];
@@ -758,6 +760,7 @@ fn catalog(e: &CatalogError) -> &'static str {
         CatalogError::AliasClash { .. } => "AliasClash",
         CatalogError::NotAFile { .. } => "NotAFile",
         CatalogError::Read { .. } => "Read",
+        CatalogError::MeasuringOnly { .. } => "MeasuringOnly",
     }
 }
 
@@ -1047,7 +1050,7 @@ fn every_variant_has_a_sample() {
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),
-        ("CatalogError", 7),
+        ("CatalogError", 8),
         ("MetaQcomError", 7),
         ("TargetError", 3),
         ("LayoutError", 6),

@@ -60,12 +60,28 @@ pub(crate) fn analyze(trace: &Trace) -> Option<Spike> {
         trace.events.iter().filter(|e| e.cpu == cpu && e.ts_ns <= mark.ts_ns).collect();
     let latency_ns = (latency_us * 1000.0) as u64;
     let gap_start = mark.ts_ns.saturating_sub(latency_ns);
+    // This cycle began when the measuring thread last went to sleep (switched out); a switch
+    // in or wakeup before that is an earlier cycle's.
+    let switched = |key: &str| {
+        on_cpu
+            .iter()
+            .rev()
+            .find(|e| e.name == "sched_switch" && field_u32(e, key) == Some(tid))
+            .map(|e| e.ts_ns)
+    };
+    let (last_out, last_in) = (switched("prev_pid"), switched("next_pid"));
+    let this_cycle = |e: &&&Event| last_out.is_none_or(|out| e.ts_ns >= out);
+    // Switched in before the timer expired and never out since: the thread did not sleep, so
+    // its wakeup was already late when it asked for it (an earlier cycle's overrun).
+    let already_running =
+        last_in.is_some_and(|t| t < gap_start && last_out.is_none_or(|out| out < t));
     // The gap ends when the measuring thread was switched in (else woken, else the mark).
     let gap_end = on_cpu
         .iter()
         .rev()
+        .filter(this_cycle)
         .find(|e| e.name == "sched_switch" && field_u32(e, "next_pid") == Some(tid))
-        .or_else(|| on_cpu.iter().rev().find(|e| is_wakeup_of(e, tid)))
+        .or_else(|| on_cpu.iter().rev().filter(this_cycle).find(|e| is_wakeup_of(e, tid)))
         .map_or(mark.ts_ns, |e| e.ts_ns)
         .max(gap_start);
     let activities = activities(&on_cpu, tid, mark.ts_ns);
@@ -85,10 +101,18 @@ pub(crate) fn analyze(trace: &Trace) -> Option<Spike> {
     let wake = on_cpu
         .iter()
         .rev()
+        .filter(this_cycle)
         .find(|e| e.name == "sched_waking" && field_u32(e, "pid") == Some(tid))
-        .or_else(|| on_cpu.iter().rev().find(|e| is_wakeup_of(e, tid)))
+        .or_else(|| on_cpu.iter().rev().filter(this_cycle).find(|e| is_wakeup_of(e, tid)))
         .map(|e| e.ts_ns);
-    let explanation = explain(&activities, cpu, tid, latency_us, gap_start, gap_end, wake);
+    let explanation = if already_running {
+        format!(
+            "cyclictest (tid {tid}) held CPU {cpu} from before this cycle's timer expired until it wrote the mark: it had not gone back to sleep since an earlier cycle, so its {} µs latency is an earlier late cycle carried over (its next wakeup was already due when it asked for it), not something that ran in this window; look at the cycles before it, or measure with a longer --interval-us",
+            us(latency_us)
+        )
+    } else {
+        explain(&activities, cpu, tid, latency_us, gap_start, gap_end, wake)
+    };
     Some(Spike {
         cpu,
         tid,
@@ -312,6 +336,11 @@ fn explain(
         .map(|a| overlap(a, gap_start, gap_end))
         .sum();
     let gap_us = us(gap as f64 / 1000.0);
+    // What the gap is, said once: the part of the latency before the thread got the CPU (the
+    // rest is its own way back to user space, after the switch).
+    let window = format!(
+        "{gap_us} µs of cyclictest's {lat} µs latency (tid {tid}), from the timer's expiry until the thread got CPU {cpu}"
+    );
     // Kernel work covering under a fifth of the gap does not explain it.
     if kernel_ns * 5 < gap {
         let task = contributors.iter().find(|(a, _)| a.kind == "task");
@@ -368,14 +397,11 @@ fn explain(
             _ => String::new(),
         };
         return format!(
-            "{who} in the {gap_us} µs gap before cyclictest (tid {tid}) ran ({lat} µs latency): the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows{switch}"
+            "{who} in {window}: the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows{switch}"
         );
     }
     let top: Vec<String> = contributors.iter().take(3).map(|(a, o)| describe(a, *o)).collect();
-    format!(
-        "in the {gap_us} µs gap before cyclictest (tid {tid}) ran on CPU {cpu} ({lat} µs latency): {}",
-        top.join(", ")
-    )
+    format!("in {window}: {}", top.join(", "))
 }
 
 /// `softirq RCU 41 µs`, `IRQ 24 virtio0 handler 12 µs`, `task rustc-22019 5 µs`.

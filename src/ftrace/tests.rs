@@ -66,7 +66,7 @@ fn a_softirq_that_delays_the_switch_is_named_with_its_duration() {
     // Gap 10508.399135 (mark .399196 − 61 µs) to the switch at .399181; RCU ran .399132-.399176.
     assert_eq!(
         spike.explanation,
-        "in the 46 µs gap before cyclictest (tid 25372) ran on CPU 1 (61 µs latency): softirq RCU 41 µs, task rustc-22019 5 µs"
+        "in 46 µs of cyclictest's 61 µs latency (tid 25372), from the timer's expiry until the thread got CPU 1: softirq RCU 41 µs, task rustc-22019 5 µs"
     );
     let rcu = spike.events.iter().find(|a| a.kind == "softirq").unwrap();
     assert_eq!((rcu.name.as_str(), rcu.duration_ns), ("RCU", Some(44_000)));
@@ -81,7 +81,7 @@ fn a_timer_interrupt_that_comes_late_with_nothing_before_it_is_time_outside_the_
     // the switch to rustc at .680044; rustc then kept the CPU until .681444.
     assert_eq!(
         spike.explanation,
-        "CPU 1 shows no kernel activity (no interrupt, softirq, timer or work item) while task rustc-22019 ran in the 421 µs gap before cyclictest (tid 26061) ran (439 µs latency): the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows"
+        "CPU 1 shows no kernel activity (no interrupt, softirq, timer or work item) while task rustc-22019 ran in 421 µs of cyclictest's 439 µs latency (tid 26061), from the timer's expiry until the thread got CPU 1: the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows"
     );
 }
 
@@ -102,7 +102,7 @@ fn a_slow_timer_interrupt_is_the_top_contributor() {
     // Gap .716967 to .717049; local_timer ran .716939-.717033 (66 µs of it).
     assert!(
         spike.explanation.starts_with(
-            "in the 82 µs gap before cyclictest (tid 26140) ran on CPU 1 (158 µs latency): local_timer interrupt 66 µs"
+            "in 82 µs of cyclictest's 158 µs latency (tid 26140), from the timer's expiry until the thread got CPU 1: local_timer interrupt 66 µs"
         ),
         "{}",
         spike.explanation
@@ -125,9 +125,32 @@ fn an_idle_cpu_with_no_events_in_the_gap() {
     let spike = analyze(&parse(text)).unwrap();
     assert_eq!(
         spike.explanation,
-        "CPU 2 was idle and shows no kernel activity in the 496 µs gap before cyclictest (tid 40) ran (500 µs latency): the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows"
+        "CPU 2 was idle and shows no kernel activity in 496 µs of cyclictest's 500 µs latency (tid 40), from the timer's expiry until the thread got CPU 2: the time went outside this kernel (hypervisor, firmware/SMI), which is what a VM shows"
     );
     assert_eq!(analyze(&parse("")), None);
+}
+
+/// Issue 36 item 5: a thread that never slept in the window (switched in long before its timer
+/// expired, no switch out since) was explained as "0.0 µs gap … 1155 µs latency"; it is an
+/// earlier cycle's overrun carried over, and said so.
+#[test]
+fn a_thread_that_never_slept_carries_an_earlier_overrun() {
+    let text = "\
+          <idle>-0       [003] d..2.   20.000000: sched_switch: prev_comm=swapper/3 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=cyclictest next_pid=77 next_prio=0
+      cyclictest-77      [003] d.h1.   20.000500: local_timer_entry: vector=236
+      cyclictest-77      [003] d.h1.   20.000510: local_timer_exit: vector=236
+      cyclictest-77      [003] .....   20.003000: tracing_mark_write: hit latency threshold (1155 > 100)
+";
+    let spike = analyze(&parse(text)).unwrap();
+    assert_eq!((spike.tid, spike.latency_us), (77, 1155.0));
+    assert!(!spike.explanation.contains("0.0 µs"), "{}", spike.explanation);
+    assert!(
+        spike.explanation.starts_with(
+            "cyclictest (tid 77) held CPU 3 from before this cycle's timer expired until it wrote the mark: it had not gone back to sleep since an earlier cycle, so its 1155 µs latency is an earlier late cycle carried over"
+        ),
+        "{}",
+        spike.explanation
+    );
 }
 
 #[test]
@@ -240,7 +263,7 @@ fn an_arm64_shaped_trace_names_the_irq_handler_the_ipi_and_a_threaded_handler() 
     // threaded handler the rest (390 − 115 = 275 µs).
     assert_eq!(
         spike.explanation,
-        "in the 390 µs gap before cyclictest (tid 50) ran on CPU 3 (400 µs latency): task irq/35-uart-120 275 µs, IPI Rescheduling interrupts 100 µs, IRQ 11 arch_timer handler 10 µs"
+        "in 390 µs of cyclictest's 400 µs latency (tid 50), from the timer's expiry until the thread got CPU 3: task irq/35-uart-120 275 µs, IPI Rescheduling interrupts 100 µs, IRQ 11 arch_timer handler 10 µs"
     );
     let kinds: Vec<&str> = spike.events.iter().map(|a| a.kind).collect();
     assert!(kinds.contains(&"ipi") && kinds.contains(&"irq") && kinds.contains(&"wakeup"));

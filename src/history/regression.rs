@@ -48,6 +48,9 @@ pub(crate) fn baseline_history(
     }
 }
 
+/// What a run that names no board (no `--machine`, `--board` nor devicetree model) is called.
+pub(crate) const UNNAMED: &str = "unnamed board";
+
 /// The metrics compared.
 const METRICS: [&str; 2] = ["max", "p99.9"];
 
@@ -71,8 +74,10 @@ pub(crate) fn check<'a>(
     let earlier: Vec<&HistoryRun> = history
         .into_iter()
         .filter(|h| {
+            // A run that names no board has no baseline: two unnamed runs may be two boards.
             h.digest != run.digest
                 && h.valid
+                && run.machine.is_some()
                 && h.machine == run.machine
                 && match (h.started_unix, run.started_unix) {
                     (Some(then), Some(now)) => then <= now,
@@ -170,12 +175,16 @@ fn median(values: &mut [f64]) -> Option<f64> {
 pub(crate) fn render(check: &RegressionCheck) -> String {
     // Names come from result folders and the database: their control characters are escaped,
     // so no name can start a line of its own (a forged `PASS`) or send an escape sequence.
-    let machine = clean(check.machine.as_deref().unwrap_or("unknown machine"));
+    let machine = clean(check.machine.as_deref().unwrap_or(UNNAMED));
     let run = clean(short(&check.run));
     let mut out = String::new();
     let verdict = check.verdict.as_str();
     if verdict == Verdict::Invalid.as_str() {
         out.push_str(&format!("INVALID run {run} ({machine}): not compared with the history\n"));
+    } else if check.machine.is_none() {
+        out.push_str(&format!(
+            "{verdict} run {run} ({machine}): not compared, runs that name no board are never each other's baseline; name it with `rtbuild test --machine NAME` or `--board NAME`\n"
+        ));
     } else if check.baseline_runs.is_empty() {
         out.push_str(&format!(
             "{verdict} run {run} ({machine}): no earlier valid run of this machine, scenario and test to compare with\n"

@@ -170,6 +170,10 @@ impl Store {
         run: &HistoryRun,
         limit: usize,
     ) -> Result<Vec<HistoryRun>, HistoryError> {
+        // A run that names no board has no baseline (`regression::check`).
+        if run.machine.is_none() {
+            return Ok(Vec::new());
+        }
         let params: Vec<Value> = vec![
             run.machine.as_deref().into(),
             run.digest.as_str().into(),

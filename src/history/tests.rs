@@ -269,3 +269,50 @@ fn the_trend_regressions_are_those_each_run_gets_against_all_runs_of_its_machine
     }
     assert!(page.contains("REGRESSION"), "the data has regressions to find");
 }
+
+/// Issue 36 item 4: runs that name no board (no --machine, --board nor devicetree model) may be
+/// of two different boards, so none is another's baseline, in the check, the store's baseline
+/// query and the trend page, and none is called "unknown machine".
+#[test]
+fn runs_that_name_no_board_are_never_each_others_baseline() {
+    let unnamed = |digest: &str, started: i64, max: f64| HistoryRun {
+        machine: None,
+        ..run(digest, started, max, 20.0, true)
+    };
+    let history = vec![unnamed("a1", 1, 10.0), unnamed("a2", 2, 10.0), unnamed("a3", 3, 10.0)];
+    // 90 µs is +800 % over the others: compared, it would be a regression.
+    let new = unnamed("new", 5, 90.0);
+    let checked = check(&new, &history, 20.0);
+    assert_eq!((checked.verdict.as_str(), checked.baseline_runs.len()), ("PASS", 0));
+    assert!(checked.findings.is_empty(), "{checked:?}");
+    let text = super::regression::render(&checked);
+    assert!(
+        text.starts_with("PASS run new (unnamed board): not compared, runs that name no board"),
+        "{text}"
+    );
+    assert!(text.contains("--board NAME"), "{text}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let location = super::location::Location::Sqlite(dir.path().join("h.sqlite"));
+    let mut store = super::store::Store::open(&location).unwrap();
+    for h in &history {
+        store.add(h).unwrap();
+    }
+    assert!(store.earlier_valid_runs(&new, 10).unwrap().is_empty());
+
+    // Named runs of one board still are each other's baseline.
+    let named = |digest: &str, started: i64, max: f64| HistoryRun {
+        machine: Some("rk3588-evb".into()),
+        ..unnamed(digest, started, max)
+    };
+    let history = [named("b1", 1, 10.0), named("b2", 2, 10.0), named("b3", 3, 10.0)];
+    let checked = check(&named("new", 5, 90.0), &history, 20.0);
+    assert_eq!(checked.verdict, "REGRESSION", "{checked:?}");
+
+    let mut all = vec![unnamed("a1", 1, 10.0), unnamed("a2", 2, 10.0), new];
+    all.extend(history);
+    let page = super::trend::render(&all, 20.0).unwrap();
+    assert!(!page.contains("unknown machine"), "the trend page names no unknown machine");
+    assert!(page.contains("unnamed board (run a1)") && page.contains("unnamed board (run new)"));
+    assert!(page.contains("rk3588-evb"));
+}

@@ -96,7 +96,11 @@ type Key = (String, String, String);
 pub(crate) fn render(runs: &[HistoryRun], pct: f64) -> Result<String, minijinja::Error> {
     let mut by_series: BTreeMap<Key, Vec<&HistoryRun>> = BTreeMap::new();
     for run in runs {
-        let machine = run.machine.clone().unwrap_or_else(|| "unknown machine".to_string());
+        // Runs that name no board are one series each: nothing says they share a board.
+        let machine = run
+            .machine
+            .clone()
+            .unwrap_or_else(|| format!("{} (run {})", regression::UNNAMED, short(&run.digest)));
         for row in &run.results {
             let key = (machine.clone(), row.scenario.clone(), row.test.clone());
             let list = by_series.entry(key).or_default();
@@ -172,7 +176,7 @@ fn flagged(runs: &[HistoryRun], pct: f64) -> HashMap<&str, HashSet<(String, Stri
         }
     }
     let mut by_machine: BTreeMap<Option<&str>, Vec<&HistoryRun>> = BTreeMap::new();
-    for run in runs.iter().filter(|r| r.valid) {
+    for run in runs.iter().filter(|r| r.valid && r.machine.is_some()) {
         by_machine.entry(run.machine.as_deref()).or_default().push(run);
     }
     for list in by_machine.values() {

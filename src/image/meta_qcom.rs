@@ -83,7 +83,7 @@ pub(crate) fn resolve(
                 &remembered,
             )
             .map(|(c, _)| c.files)
-            .unwrap_or_else(|_| vec![machine.kas_file.clone()]);
+            .unwrap_or_else(|_| machine.kas_file.iter().cloned().collect());
             let files: Vec<&str> = composed.iter().map(String::as_str).collect();
             let build = crate::doctor::Build {
                 dl_dir: settings.dl_dir.as_ref().map(|p| p.as_path()),

@@ -277,8 +277,12 @@ pub(crate) fn compose(
         None => "meta-qcom as rtbuild's catalog remembers it (no checkout read)",
     };
     let from = offer.features_shown(&machine.name);
-    let mut files = vec![machine.kas_file.clone()];
-    reasons.push(format!("{}: the machine's own kas file", machine.kas_file));
+    let mut files = Vec::new();
+    // A board for measuring only has none (its plan is never built: `Plan::new` refuses it).
+    if let Some(kas_file) = &machine.kas_file {
+        files.push(kas_file.clone());
+        reasons.push(format!("{kas_file}: the machine's own kas file"));
+    }
     let mut distro_file = match distro {
         Distro::Nodistro => None,
         _ => Some(QCOM_DISTRO_FILE),

@@ -112,6 +112,20 @@ impl Plan {
         Plan::from_settings(request, Settings::new(request)?, catalog, None)
     }
 
+    /// The plan of a board that is measured or tuned, not built (`test`, `tune`): a catalog
+    /// board for measuring only (no build fields) is taken too. Its composition is never
+    /// rendered nor built.
+    pub(crate) fn for_measuring(
+        request: &PlanRequest,
+        catalog: &Catalog,
+    ) -> Result<Plan, PlanError> {
+        let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
+        let found = catalog.lookup(name)?;
+        let offer = compose::Offer::remembered(found.machine);
+        let settings = Settings::new(request)?;
+        Plan::for_machine(request, settings, found.machine, found.alias, &offer)
+    }
+
     /// Like [`Plan::new`], with a meta-qcom checkout consulted (see [`Plan::from_settings`]).
     pub(crate) fn following(
         request: &PlanRequest,
@@ -137,12 +151,15 @@ impl Plan {
         let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
         let Some(meta) = meta_qcom else {
             let found = catalog.lookup(name)?;
+            // A build needs the build fields, all named at once when some are missing.
+            found.machine.build()?;
             let offer = compose::Offer::remembered(found.machine);
             return Plan::for_machine(request, settings, found.machine, found.alias, &offer);
         };
         let follow = request.rt_cpus.is_none();
         let (machine, alias, defaults) =
             crate::catalog::meta_qcom::resolve(name, catalog, meta, follow)?;
+        machine.build()?;
         let offer = compose::Offer::of_checkout(meta, &machine);
         let mut plan = Plan::for_machine(request, settings, &machine, alias.as_deref(), &offer)?;
         plan.machine_defaults = defaults;

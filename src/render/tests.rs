@@ -26,7 +26,8 @@ fn tree_text(tree: &Tree) -> String {
 
 #[test]
 fn snapshot_every_catalog_board() {
-    for machine in Catalog::embedded().machines() {
+    // Boards rtbuild only measures have no build to render.
+    for machine in Catalog::embedded().machines().filter(|m| m.build().is_ok()) {
         let tree = rendered(&plan_for(&machine.name, |_| {}));
         insta::assert_snapshot!(format!("default-{}", machine.name), tree_text(&tree));
     }

@@ -30,7 +30,7 @@ const AXIS_LIMIT_US: f64 = 1e15;
 /// samples lie, the x axis is logarithmic so the bulk and the tail both stay readable.
 pub(crate) fn latency_svg(threads: &[ThreadReport], threshold_us: f64) -> Option<String> {
     let series: Vec<(String, &ThreadReport)> =
-        threads.iter().map(|t| (series_label(t), t)).collect();
+        series_labels(threads).into_iter().zip(threads).collect();
     chart_svg(&series, threshold_us)
 }
 
@@ -238,12 +238,50 @@ fn dash_points(y_max: f64) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn series_label(thread: &ThreadReport) -> String {
-    let label = match (thread.cpu, thread.thread) {
-        (Some(cpu), _) => format!("CPU{cpu}"),
-        (None, Some(t)) => format!("thread {t}"),
-        _ => "all".to_string(),
-    };
+/// Each thread's legend entry: its CPU, or, when two threads share a CPU (unpinned threads,
+/// `-t 8` on one CPU), its thread number (and file, when the threads come from several) too,
+/// so no two entries read alike.
+fn series_labels(threads: &[ThreadReport]) -> Vec<String> {
+    let plain: Vec<String> = threads
+        .iter()
+        .map(|t| match (t.cpu, t.thread) {
+            (Some(cpu), _) => format!("CPU{cpu}"),
+            (None, Some(t)) => format!("thread {t}"),
+            _ => "all".to_string(),
+        })
+        .collect();
+    let repeated =
+        |labels: &[String]| labels.iter().enumerate().any(|(i, l)| labels[..i].contains(l));
+    if !repeated(&plain) {
+        return plain.into_iter().zip(threads).map(|(l, t)| with_max(l, t)).collect();
+    }
+    let files: std::collections::BTreeSet<&str> =
+        threads.iter().filter_map(|t| t.file.as_deref()).collect();
+    let mut labels: Vec<String> = threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let file = match &t.file {
+                Some(f) if files.len() > 1 => format!("{f}:"),
+                _ => String::new(),
+            };
+            let who =
+                t.thread.map_or_else(|| format!("#{}", i + 1), |n| format!("thread {file}{n}"));
+            match t.cpu {
+                Some(cpu) => format!("{who} on CPU{cpu}"),
+                None => who,
+            }
+        })
+        .collect();
+    if repeated(&labels) {
+        // Thread numbers repeat too: number the entries in order.
+        labels = labels.into_iter().enumerate().map(|(i, l)| format!("#{} {l}", i + 1)).collect();
+    }
+    labels.into_iter().zip(threads).map(|(l, t)| with_max(l, t)).collect()
+}
+
+/// `label` with the thread's maximum (and its overflows, when the histogram lost samples).
+fn with_max(label: String, thread: &ThreadReport) -> String {
     let max = thread.max_us.map_or_else(|| "?".to_string(), fmt);
     if thread.overflows > 0 {
         let floor = thread.percentiles_at_least_us.map_or_else(String::new, fmt);

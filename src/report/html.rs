@@ -15,17 +15,21 @@ use crate::formats::report_json::{
 };
 use crate::rttests::Kind;
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:960px;color:#222}\
+const STYLE: &str = "*{box-sizing:border-box}\
+body{font-family:system-ui,sans-serif;margin:2em auto;padding:0 1em;max-width:960px;color:#222}\
 h1{margin:0}.verdict{padding:1em 1.5em;border-radius:8px;color:#fff;margin-bottom:1.5em}\
 .PASS{background:#2e7d32}.FAIL{background:#c62828}.INVALID{background:#6a1b9a}.REGRESSION{background:#e65100}.SKIPPED{background:#757575}td.wrap{white-space:normal;max-width:28em}.badge{font-weight:bold;padding:.1em .5em;border-radius:4px;color:#fff}\
-table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums}\
+table{border-collapse:collapse;margin:.5em 0;font-variant-numeric:tabular-nums;max-width:100%}\
 td,th{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap;font-size:.9em}th{background:#f3f3f3}\
 td.l,th.l{text-align:left}td.w{white-space:normal;overflow-wrap:anywhere;text-align:left}\
 pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;overflow-wrap:anywhere}\
 svg{max-width:100%;height:auto}tr.ref td{background:#eef3fb;font-style:italic}\
 section{border-top:1px solid #ddd;margin-top:2em}.warn{color:#a15c00}\
-.charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{flex:1 1 440px;margin:0;min-width:0}\
-.charts svg{width:100%;height:auto}figcaption{font-weight:bold;margin:.5em 0}#results td,#results th{white-space:normal}";
+.charts{display:flex;flex-direction:column;gap:1em}.charts figure{margin:0;width:100%;min-width:0}\
+.charts svg{width:100%;height:auto}figcaption{font-weight:bold;margin:.5em 0}\
+#results table{width:100%}#results td,#results th{white-space:normal}#results td.l,#results td.w,#results th.l{overflow-wrap:anywhere}\
+@media (max-width:900px){td,th{white-space:normal;padding:.2em .3em;font-size:.8em}td.l,th.l{overflow-wrap:anywhere}body{padding:0 .5em}}\
+@media print{body{max-width:none;margin:0;padding:0}td,th{white-space:normal;padding:.15em .3em;font-size:8pt}td.l,th.l{overflow-wrap:anywhere}figure,tr{break-inside:avoid}.verdict{print-color-adjust:exact;-webkit-print-color-adjust:exact}}";
 
 #[derive(Serialize)]
 struct Page<'a> {
@@ -497,21 +501,50 @@ fn system(input: &InputReport) -> Vec<(String, String)> {
         if super::system::SHOWN.contains(&key.as_str()) {
             continue;
         }
-        let text = match value {
-            serde_json::Value::Null => continue,
-            serde_json::Value::Array(items)
-                if items.iter().all(|i| !i.is_object() && !i.is_array()) =>
-            {
-                items.iter().map(scalar).collect::<Vec<_>>().join(", ")
-            }
-            serde_json::Value::Array(_) | serde_json::Value::Object(_) => value.to_string(),
-            other => scalar(other),
-        };
-        if !text.trim().is_empty() && text != "[]" && text != "{}" {
+        let text = readable(value);
+        if !text.trim().is_empty() {
             rows.push((key.clone(), text));
         }
     }
     rows
+}
+
+/// A fingerprint value as words, never JSON text: `kvm: yes; efi: no` for `boot`,
+/// `PRETTY_NAME: Debian GNU/Linux 12; VERSION_ID: 12` for `os_release`; lists joined with
+/// commas, nulls and empty values left out.
+fn readable(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Null => String::new(),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
+        Value::Array(items) => {
+            let parts: Vec<String> =
+                items.iter().map(readable).filter(|t| !t.trim().is_empty()).collect();
+            if items.iter().any(Value::is_object) {
+                parts.iter().map(|p| format!("({p})")).collect::<Vec<_>>().join(", ")
+            } else {
+                parts.join(", ")
+            }
+        }
+        Value::Object(map) => map
+            .iter()
+            .filter_map(|(key, v)| {
+                let text = readable(v);
+                {
+                    // rtbuild's own keys read as words; os-release's (PRETTY_NAME) stay as
+                    // the file writes them.
+                    let key = if key.bytes().any(|b| b.is_ascii_uppercase()) {
+                        key.clone()
+                    } else {
+                        key.replace('_', " ")
+                    };
+                    (!text.trim().is_empty()).then(|| format!("{key}: {text}"))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        other => scalar(other),
+    }
 }
 
 fn scalar(value: &serde_json::Value) -> String {

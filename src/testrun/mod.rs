@@ -106,7 +106,12 @@ pub(crate) struct TestRequest {
     /// CPUs). CPU 0 and housekeeping CPUs are allowed: the seeds compare loaded cores with the
     /// isolated one.
     pub measure_cpus: CpuSet,
+    /// The catalog board whose plan the run follows (`--machine`).
     pub machine: Option<String>,
+    /// `--board NAME`: the name a board that is not in the catalog is recorded under (run.json's
+    /// `machine`, and so the history). Without it and `--machine`, the target's devicetree
+    /// model is recorded when it has one.
+    pub board: Option<String>,
     /// The machine's plan also isolates the RT CPUs with `nohz_full` (checked on the target
     /// before the run).
     pub nohz_full: bool,

@@ -119,7 +119,7 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Run
             Host::Local => "local".into(),
             Host::Ssh(t) => t.to_string(),
         },
-        machine: req.machine.clone(),
+        machine: req.machine.clone().or_else(|| req.board.clone()),
         rt_cpus: req.layout.rt.to_string(),
         housekeeping: req.layout.housekeeping.to_string(),
         measure_cpus: req.measure_cpus.to_string(),

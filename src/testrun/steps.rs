@@ -90,6 +90,11 @@ impl Session<'_> {
                         urm, req.host
                     ));
                 }
+                if self.record.machine.is_none() {
+                    // No --machine nor --board: the board names itself (a devicetree model),
+                    // so the history files the run under it rather than under no name.
+                    self.record.machine = summary.board.as_deref().map(crate::base::printable);
+                }
                 self.record.fingerprint = Some(summary);
                 self.before_run(before);
             }

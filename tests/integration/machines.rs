@@ -281,3 +281,53 @@ fn machines_with_a_board_name_suggests_machines_show() {
         "error: unrecognized subcommand 'rb3gen2-core-kit'; to show one machine, run `rtbuild machines show rb3gen2-core-kit`\n",
     );
 }
+
+/// Issue 36 item 4: the seed guides' boards are listed, marked as measured only, and shown
+/// with their sources; `--help` carries their procedures.
+#[test]
+fn the_seed_boards_are_listed_for_measuring() {
+    let run = Test::new().args(["machines"]).run().success().stderr_is("");
+    let out = run.stdout();
+    for (name, cpus, rt) in
+        [("rk3588-evb", "8", "7"), ("rk3562j-evm", "4", "3"), ("phytium-ft2000-4", "4", "2-3")]
+    {
+        let line = out.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_default();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words.get(2..4), Some(&[cpus, rt][..]), "{line}");
+        assert!(line.contains(" measure"), "{line}");
+        assert!(!line.contains("build"), "{line}");
+    }
+    let rb3 = out.lines().find(|l| l.starts_with("rb3gen2-core-kit ")).unwrap_or_default();
+    assert!(rb3.contains("build, measure"), "{rb3}");
+    Test::new()
+        .args(["machines", "show", "rk3562j-evm"])
+        .run()
+        .success()
+        .stdout_contains("measuring only")
+        .stdout_contains("source          ElecFans");
+    let help = Test::new().args(["test", "--help"]).run().success();
+    for procedure in ["--machine rk3588-evb", "--machine rk3562j-evm", "--machine phytium-ft2000-4"]
+    {
+        assert!(help.stdout().contains(procedure), "{procedure}");
+    }
+}
+
+/// A build asks for the build fields: a board for measuring only is refused naming every
+/// missing field at once, exit 2, nothing written; a machine file missing required fields
+/// names them all at once too.
+#[test]
+fn a_build_for_a_measuring_only_board_names_every_missing_field() {
+    Test::new()
+        .args(["generate", "--machine", "rk3588-evb", "--out", "gen"])
+        .run()
+        .usage_error(
+            "machine `rk3588-evb` is for measuring only: its file has no kas_file, soc_family, serial_console, storage, which a build needs; add them to its machine file (see `rtbuild machines show rb3gen2-core-kit` for a board that has them)",
+        )
+        .nothing_written("gen");
+    let test = Test::new().file("boards/half.yaml", "name: half\ndescription: no CPUs\n");
+    let dir = test.path().join("boards");
+    test.args(["machines", "--machines-dir"]).arg_path(&dir).run().usage_error(&format!(
+        "machine file {} is not valid: it lacks cpus, rt.rt_cpus (a board needs at least `name: NAME`, `cpus: N` and `rt: {{ rt_cpus: LIST }}`; kas_file, soc, soc_family, serial_console, storage only to build for it); fix the file or remove it",
+        dir.join("half.yaml").display()
+    ));
+}

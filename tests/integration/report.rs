@@ -746,3 +746,200 @@ fn a_long_verbose_log_counted_in_parts_gives_the_exact_figures_worked_by_hand() 
     assert!(text.contains("thread 2: 5 cycles missing from the `-v` log"), "{text}");
     assert_eq!(text.matches("cycles missing from the `-v` log").count(), 1, "{text}");
 }
+
+/// `json` with every escape `--dump-dom` puts into an attribute undone.
+fn unescape_attribute(text: &str) -> String {
+    text.replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+}
+
+/// What the probe script measured in Chromium (see [`probe_script`]).
+#[derive(Debug, serde::Deserialize)]
+struct Probe {
+    /// The viewport's width, px.
+    vw: f64,
+    /// The document's scroll width, px.
+    doc: f64,
+    /// Elements whose box ends right of the viewport.
+    off: Vec<String>,
+    /// Elements whose content is wider than their box (scrollWidth > clientWidth).
+    clipped: Vec<String>,
+    /// The right edge of the Results table's Max column header, px.
+    max_right: f64,
+    /// The width of each chart, px.
+    charts: Vec<f64>,
+    /// The body's content width, px.
+    body: f64,
+}
+
+/// A script that measures the page in the browser and leaves the figures, as JSON, in the
+/// body's `data-probe` attribute (the report itself stays script-free: only the copy probed
+/// has it).
+fn probe_script() -> &'static str {
+    "<script>(function(){\
+     const vw=document.documentElement.clientWidth;\
+     const out={vw:vw,doc:document.documentElement.scrollWidth,off:[],clipped:[],charts:[]};\
+     const name=e=>e.tagName.toLowerCase()+(e.id?'#'+e.id:'')+(e.className&&e.className.baseVal===undefined?'.'+e.className:'')+' '+(e.textContent||'').slice(0,40);\
+     for(const e of document.querySelectorAll('body *')){\
+       if(e.closest('svg')&&e.tagName.toLowerCase()!=='svg')continue;\
+       if(e.closest('details:not([open])')&&e.tagName.toLowerCase()!=='details'&&e.tagName.toLowerCase()!=='summary')continue;\
+       const r=e.getBoundingClientRect();if(r.width===0)continue;\
+       if(r.right>vw+1)out.off.push(name(e)+' right '+Math.round(r.right));\
+       if(e.clientWidth>0&&e.scrollWidth>e.clientWidth+1)out.clipped.push(name(e)+' '+e.scrollWidth+'>'+e.clientWidth);}\
+     const max=[...document.querySelectorAll('#results th')].find(t=>t.textContent.startsWith('Max'));\
+     out.max_right=max?max.getBoundingClientRect().right:-1;\
+     out.charts=[...document.querySelectorAll('.charts svg')].map(s=>s.getBoundingClientRect().width);\
+     const cs=getComputedStyle(document.body);\
+     out.body=document.body.clientWidth-parseFloat(cs.paddingLeft)-parseFloat(cs.paddingRight);\
+     document.body.setAttribute('data-probe',JSON.stringify(out));})();</script></body>"
+}
+
+/// The page `html` measured in headless Chromium at `width` px.
+fn measure(html: &str, width: u32, dir: &std::path::Path, name: &str) -> Probe {
+    let path = dir.join(format!("{name}.html"));
+    std::fs::write(&path, html.replace("</body>", probe_script())).unwrap();
+    let dom = chromium(
+        &[
+            &format!("--window-size={width},900"),
+            "--dump-dom",
+            &format!("file://{}", path.display()),
+        ],
+        &dir.join("chromium-profile"),
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let json = dom
+        .split("data-probe=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("{name}: no probe in the DOM: {dom}"));
+    serde_json::from_str(&unescape_attribute(json))
+        .unwrap_or_else(|e| panic!("{name}: {e}: {json}"))
+}
+
+/// Issue 36 item 5: the report fits the screen. A result folder with eight cyclictest threads
+/// on one CPU, a long scenario label, a traced spike, and `boot` and `os_release` facts, is
+/// rendered and measured in real headless Chromium at 1280 px, at 800 px and with the print
+/// rules applied at A4 width (794 px: headless Chromium has no flag to emulate print media for
+/// --dump-dom, so the probed copy turns `@media print` into `@media all`): nothing ends right
+/// of the window nor is wider than its box (the DOM's widths, not the eye), the Results
+/// table's Max column is on screen, and each chart takes the page's width. Screenshots at
+/// both widths are checked by their size.
+#[test]
+fn the_report_fits_1280_and_800_px_and_print_with_eight_threads_in_chromium() {
+    let mut cyclictest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data("cyclictest-2.4-json-hist-h50.json")).unwrap())
+            .unwrap();
+    // Eight threads on CPU 0 (cyclictest -t 8 -a 0): the real file's first thread, eight times.
+    let first = cyclictest["thread"]["0"].clone();
+    let mut threads = serde_json::Map::new();
+    for n in 0..8 {
+        let mut t = first.clone();
+        t["cpu"] = 0.into();
+        threads.insert(n.to_string(), t);
+    }
+    cyclictest["thread"] = threads.into();
+    cyclictest["num_threads"] = 8.into();
+    // Under load, four threads on CPUs 0-3: four per-CPU charts, which used to sit side by side.
+    let mut load = cyclictest.clone();
+    let mut threads = serde_json::Map::new();
+    for n in 0..4 {
+        let mut t = first.clone();
+        t["cpu"] = n.into();
+        threads.insert(n.to_string(), t);
+    }
+    load["thread"] = threads.into();
+    load["num_threads"] = 4.into();
+    let label = "load on the measured CPUs, no isolation, stress-ng on every CPU with the measured ones included";
+    let run_json = serde_json::json!({
+        "machine": "rk3588-evb",
+        "rt_cpus": "7",
+        "measure_cpus": "0",
+        "scenarios": [
+            {"name": "idle", "files": ["raw/idle.json"], "elapsed_s": 600.0,
+             "trace": {"file": "trace-idle.txt", "cpu": 1, "latency_us": 61}},
+            {"name": "system-load", "label": label, "files": ["raw/load.json"], "elapsed_s": 600.0}
+        ],
+        "tracing": {"analyzer": "ftrace", "above_us": 40},
+        "fingerprint": {
+            "uname": "Linux rk3588 6.1.75-rt23 #1 SMP PREEMPT_RT aarch64 GNU/Linux",
+            "boot": {"kvm": true, "efi": false, "guest_checked": true, "guest": ["cpu-flag-hypervisor"]},
+            "os_release": {"PRETTY_NAME": "Debian GNU/Linux 12 (bookworm)", "NAME": "Debian GNU/Linux",
+                           "VERSION_ID": "12", "ID": "debian", "HOME_URL": "https://www.debian.org/"}
+        }
+    });
+    let run = Test::new()
+        .file("results/run.json", run_json.to_string())
+        .file("results/raw/idle.json", cyclictest.to_string())
+        .file("results/raw/load.json", load.to_string())
+        .file(
+            "results/trace-idle.txt",
+            std::fs::read(data("ftrace-6.18-x86-breach-61us-softirq-rcu.txt")).unwrap(),
+        )
+        .args(["report", "results", "--threshold-us", "100", "--html", "report.html"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let html = std::fs::read_to_string(run.path().join("report.html")).unwrap();
+
+    // The legend names each of the eight threads, not "CPU0" eight times.
+    let idle = &html[html.find("idle</h2>").expect("idle section")..];
+    let idle = &idle[..idle.find("</section>").unwrap()];
+    // (plotters writes each legend entry on a line of its own inside its <text>.)
+    let entries: Vec<&str> = idle.lines().map(str::trim).filter(|l| l.contains(": max ")).collect();
+    assert!(!entries.iter().any(|l| l.starts_with("CPU0: max")), "CPU0 repeats: {entries:?}");
+    for n in 0..8 {
+        let with = entries.iter().filter(|l| l.starts_with(&format!("thread {n} on CPU0: max ")));
+        assert_eq!(with.count(), 1, "thread {n}: {entries:?}");
+    }
+    // boot and os_release as words, not JSON.
+    let system = &html[html.find("id=\"system\"").expect("system section")..];
+    let system = &system[..system.find("</section>").unwrap()];
+    assert!(!system.contains("{&quot;") && !system.contains("[&quot;"), "raw JSON: {system}");
+    assert!(system.contains("PRETTY_NAME: Debian GNU/Linux 12 (bookworm); VERSION_ID: 12<"));
+    assert!(system.contains(">efi: no; guest: cpu-flag-hypervisor; guest checked: yes; kvm: yes<"));
+    // The spike says what its numbers are.
+    assert!(!html.contains("µs gap"), "the spike's wording");
+    assert!(
+        html.contains("in 46 µs of cyclictest&#39;s 61 µs latency (tid 25372), from the timer&#39;s expiry until the thread got CPU 1: softirq RCU 41 µs"),
+        "the spike's explanation"
+    );
+    assert!(html.contains(label), "the long label is in the Results table");
+
+    let dir = run.path();
+    let print = html.replace("@media print", "@media all");
+    for (name, page, width) in
+        [("w1280", &html, 1280), ("w800", &html, 800), ("print", &print, 794)]
+    {
+        let p = measure(page, width, dir, name);
+        // The viewport is the window less the vertical scroll bar.
+        let window = f64::from(width);
+        assert!(p.vw <= window && p.vw >= window - 20.0, "{name}: {p:?}");
+        assert!(p.doc <= p.vw, "{name}: the page is {} px wide in {} px: {:?}", p.doc, p.vw, p.off);
+        assert!(p.off.is_empty(), "{name}: past the right edge: {:?}", p.off);
+        assert!(p.clipped.is_empty(), "{name}: wider than their box: {:?}", p.clipped);
+        assert!(p.max_right > 0.0 && p.max_right <= p.vw, "{name}: Max column at {}", p.max_right);
+        // Every chart one under the other, the page's width: an 860 px chart at half size
+        // put 13 px text at 6 px.
+        assert!(p.charts.len() >= 6, "{name}: {:?}", p.charts);
+        for w in &p.charts {
+            assert!(*w >= 0.95 * p.body.min(860.0), "{name}: a chart {w} px wide of {}", p.body);
+        }
+    }
+    for width in [1280u32, 800] {
+        let shot = dir.join(format!("report-{width}.png"));
+        chromium(
+            &[
+                &format!("--window-size={width},1600"),
+                &format!("--screenshot={}", shot.display()),
+                &format!("file://{}", dir.join("report.html").display()),
+            ],
+            &dir.join("chromium-profile"),
+        );
+        let png = std::fs::read(&shot).expect("chromium wrote a screenshot");
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+        // IHDR: width and height, big-endian, at bytes 16 and 20.
+        let size = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+        assert_eq!((size(16), size(20)), (width, 1600), "the screenshot's size");
+        assert!(png.len() > 20_000, "the screenshot has content: {} bytes", png.len());
+    }
+}

@@ -818,3 +818,86 @@ fn system_facts_are_recorded_and_reported() {
         assert!(out.contains(want), "{want:?} missing:\n{out}");
     }
 }
+
+/// Issue 36 item 4: a board named in three lines of a user catalog file, in the catalog's own
+/// field names (its CPU count is this machine's, never assumed), is measured with the real
+/// cyclictest on this machine, recorded under its name (housekeeping: the other CPUs), and
+/// filed in the history under it.
+#[test]
+fn a_three_line_board_is_measured_locally_and_filed_in_the_history_under_its_name() {
+    let _one_at_a_time = measuring();
+    let online = online_cpus();
+    assert!(online.len() >= 2, "one RT and one housekeeping CPU are needed: online {online:?}");
+    let rt = *online.last().unwrap();
+    // `cpus` counts from CPU 0, so it is the highest online CPU plus one (`nproc` here).
+    let board = format!("name: lab-board\ncpus: {}\nrt: {{ rt_cpus: \"{rt}\" }}\n", rt + 1);
+    assert_eq!(board.lines().count(), 3);
+    let test = Test::new().file("boards/lab-board.yaml", board);
+    let root = test.path().join("root");
+    fake_tree(&root, &cpu_list(&online));
+    // A catalog board's plan isolates its RT CPUs; the fake tree says the kernel does.
+    fs::write(root.join("sys/devices/system/cpu/isolated"), format!("{rt}\n")).unwrap();
+    fs::write(root.join("sys/devices/system/cpu/nohz_full"), format!("{rt}\n")).unwrap();
+    let run = test
+        .env("RTBUILD_SYSROOT", &root)
+        .args(["test", "--machine", "lab-board", "--machines-dir", "boards", "--local"])
+        .args(["--scenario", "idle", "--duration", "2s", "--out", "res"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let dir = run.path().join("res");
+    let json = run_json(&dir);
+    assert_eq!(json["machine"], "lab-board");
+    assert_eq!(json["rt_cpus"], rt.to_string());
+    assert_eq!(json["housekeeping"], housekeeping_without(rt));
+    check_scenario(&dir, &json["scenarios"][0], rt, &housekeeping_without(rt));
+
+    let db = format!("sqlite:{}", run.path().join("history.sqlite").display());
+    Test::new()
+        .args(["history", "add", "--db", &db])
+        .arg_path(&dir)
+        .run()
+        .success()
+        .ignore_stdout()
+        .ignore_stderr();
+    let listed = Test::new().args(["--json", "history", "list", "--db", &db]).run().success();
+    let runs = listed.json()["runs"].as_array().unwrap().clone();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0]["machine"], "lab-board");
+    let filtered = Test::new()
+        .args(["--json", "history", "list", "--machine", "lab-board", "--db", &db])
+        .run()
+        .success();
+    assert_eq!(filtered.json()["runs"].as_array().unwrap().len(), 1);
+}
+
+/// `--board NAME` with `--rt-cpus` names a board that is not in the catalog: the run is
+/// recorded under it (no plan, so no isolation is required of the kernel).
+#[test]
+fn board_names_a_board_outside_the_catalog_in_the_record() {
+    let _one_at_a_time = measuring();
+    let rt = *online_cpus().last().unwrap();
+    assert!(rt >= 1, "one RT and one housekeeping CPU are needed");
+    let run = Test::new()
+        .args(["test", "--local", "--board", "my-x86", "--rt-cpus", &rt.to_string()])
+        .args(["--scenario", "idle", "--duration", "2s", "--out", "res"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let json = run_json(&run.path().join("res"));
+    assert_eq!(json["machine"], "my-x86");
+    Test::new()
+        .args(["test", "--local", "--board", "my x86;reboot", "--rt-cpus", "1", "--out", "bad"])
+        .run()
+        .usage_error(
+            "invalid value 'my x86;reboot' for '--board <NAME>': a board name is 1 to 64 letters, digits, `-` and `_`, e.g. rk3588-evb; see `rtbuild test --help` for the values it takes",
+        )
+        .nothing_written("bad");
+    Test::new()
+        .args(["test", "--local", "--board", "b", "--machine", "rk3588-evb", "--out", "bad"])
+        .run()
+        .usage_error("'--board <NAME>' cannot be used with '--machine <MACHINE>'; drop one of them")
+        .nothing_written("bad");
+}

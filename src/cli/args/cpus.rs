@@ -70,7 +70,8 @@ impl CpuArgs {
         self.cpus.layout_offline()
     }
 
-    /// The machine's plan, when --machine was given.
+    /// The machine's plan, when --machine was given: a board for measuring only is taken (see
+    /// [`Plan::for_measuring`]); `lava`, which needs an image, checks the build fields itself.
     pub(crate) fn plan(&self) -> crate::error::Result<Option<Plan>> {
         let Some(machine) = &self.machine.name else { return Ok(None) };
         let request = PlanRequest {
@@ -79,7 +80,7 @@ impl CpuArgs {
             housekeeping: self.cpus.housekeeping.clone(),
             ..PlanRequest::default()
         };
-        Ok(Some(Plan::new(&request, &self.machine.catalog()?)?))
+        Ok(Some(Plan::for_measuring(&request, &self.machine.catalog()?)?))
     }
 
     /// The layout on `host`: the plan's (its RT CPUs must be online there), or the one the
