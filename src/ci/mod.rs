@@ -166,7 +166,7 @@ mod tests {
     pub(super) fn pipeline() -> Pipeline {
         Pipeline {
             machines: vec!["rb3gen2-core-kit".into(), "iq-9075-evk".into()],
-            distros: vec!["qcom-distro-kvm".into()],
+            distros: vec!["qcom-distro".into()],
             plan_flags: vec!["--rt-cpus".into(), "6-7".into()],
             catalog_flags: Vec::new(),
             cpu_flags: vec!["--rt-cpus".into(), "6-7".into()],

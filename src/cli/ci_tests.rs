@@ -408,7 +408,7 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                         assert_eq!(lava.threshold_us, Some(threshold_of(&want)), "{argv:?}");
                         let plan = lava.cpus.plan().expect("plan").expect("--machine");
                         assert_eq!(plan.layout.clone(), want.layout.clone());
-                        assert_eq!(lava.distro, want.distro.to_string());
+                        assert_eq!(lava.distro, Some(want.distro.to_string()));
                         assert_eq!(lava.measure.scenario.as_deref(), Some(&*args.lava_scenario));
                         assert_eq!(lava.measure.duration, args.lava_duration);
                         let tests = |t: &str| crate::rttests::parse_list(t).expect("tests");
@@ -614,7 +614,7 @@ fn a_flag_value_reaches_the_job_as_one_word_unexpanded() {
         value,
     ]);
     let text = pipeline_text(&args).expect("pipeline");
-    let commands = parsed_commands(&text, "rb3gen2-core-kit", "qcom-distro-kvm");
+    let commands = parsed_commands(&text, "rb3gen2-core-kit", "qcom-distro");
     let image = commands.iter().find(|(argv, _)| argv[1] == "image").expect("image");
     let at = image.0.iter().position(|w| w == "--config").expect("--config");
     assert_eq!(image.0[at + 1], value);

@@ -1049,7 +1049,7 @@ mod tests {
             machine: "rb3gen2-core-kit".into(),
             image: "qcom-multimedia-image".into(),
             lab: Lab::resolve("rb3gen2-core-kit", None, "master", None, None).unwrap(),
-            distro: Distro::QcomDistroKvm,
+            distro: Distro::QcomDistro,
             artifacts: Artifacts::Bundle(
                 BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.gz").unwrap(),
             ),

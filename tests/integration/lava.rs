@@ -796,3 +796,42 @@ fn download_headers_come_from_the_environment_and_cannot_forge_more() {
     assert_eq!(job["metadata"]["rtbuild.download-headers"], "QLIAuthorization");
     assert_eq!(text.matches("s3cr3t-value").count(), 1, "{text}");
 }
+
+/// meta-qcom removed `ci/qcom-distro-kvm.yml` (#2879, #3189): `lava` defaults to qcom-distro
+/// as `image` and `generate` do, and `--distro qcom-distro-kvm` (or `KAS_DISTRO`) unfolds to
+/// qcom-distro with a note, as the plan unfolds it.
+#[test]
+fn the_default_distro_is_qcom_distro_and_the_kvm_alias_unfolds_to_it() {
+    let job = |extra: &[&str], env: Option<&str>| {
+        let mut test = Test::new()
+            .args(["lava", "--meta-qcom-branch", "master", "--machine", "qcs6490-rb3gen2"])
+            .args(["--bundle-url", "https://ci.example.com/rb3.tar.gz"])
+            .args(extra.iter().copied());
+        if let Some(value) = env {
+            test = test.env("KAS_DISTRO", value);
+        }
+        let run = test.run().success();
+        let stderr = run.stderr();
+        let job: Value = serde_yaml::from_str(&run.stdout()).unwrap();
+        (job, stderr)
+    };
+    let (default, stderr) = job(&[], None);
+    assert_eq!(default["metadata"]["rtbuild.distro"], "qcom-distro", "{default}");
+    assert!(!stderr.contains("alias"), "{stderr}");
+    let login = &default["actions"].as_array().unwrap().iter().rev().nth(1).unwrap()["boot"];
+    assert_eq!(login["auto_login"]["password_prompt"], "Password", "{login}");
+    for (extra, env) in
+        [(&["--distro", "qcom-distro-kvm"][..], None), (&[][..], Some("qcom-distro-kvm"))]
+    {
+        let (alias, stderr) = job(extra, env);
+        assert_eq!(alias, default, "{extra:?} {env:?}: the alias is qcom-distro's job");
+        assert!(
+            stderr.contains(
+                "note: --distro qcom-distro-kvm is kept as an alias of --distro qcom-distro"
+            ),
+            "{stderr}"
+        );
+    }
+    let (nodistro, _) = job(&["--distro", "nodistro"], None);
+    assert_eq!(nodistro["metadata"]["rtbuild.distro"], "nodistro");
+}
