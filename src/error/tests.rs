@@ -625,6 +625,10 @@ fn refusals() -> Vec<Refusal> {
         Refusal::LavaScenario(crate::testrun::UnknownScenario("x".into())),
         Refusal::LavaCustom,
         Refusal::SecretName("1DB".into()),
+        Refusal::HeaderSecret {
+            flag: "A=LAVA_TOKEN".into(),
+            why: "the LAVA job sets that variable itself",
+        },
         Refusal::WorkDirDistros { dir: p("w"), distros: 2 },
         Refusal::LavaTests(crate::rttests::parse_list("nope").unwrap_err()),
         Refusal::LavaDuration(crate::testrun::BadDuration("x".into())),
@@ -995,6 +999,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::LavaScenario(_) => "LavaScenario",
         Refusal::LavaCustom => "LavaCustom",
         Refusal::SecretName(_) => "SecretName",
+        Refusal::HeaderSecret { .. } => "HeaderSecret",
         Refusal::WorkDirDistros { .. } => "WorkDirDistros",
         Refusal::LavaTests(_) => "LavaTests",
         Refusal::LavaDuration(_) => "LavaDuration",
@@ -1041,7 +1046,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 67),
+        ("Refusal", 68),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),
