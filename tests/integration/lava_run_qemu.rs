@@ -287,7 +287,10 @@ fn a_real_lava_run_of_the_qemu_job_on_the_lab_guest_is_reported_from_its_log() {
             assert!(log_text.contains(&marker), "{name}: no {marker}");
         }
         let said = format!("{}{}", scenario["invalid_reasons"], scenario["warnings"]);
-        assert!(!said.contains("state of the board") && !said.contains("were not checked"), "{name}: {said}");
+        assert!(
+            !said.contains("state of the board") && !said.contains("were not checked"),
+            "{name}: {said}"
+        );
     }
     drop(made);
 }
