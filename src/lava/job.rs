@@ -1144,6 +1144,27 @@ mod tests {
         assert!(stress.contains("--units us"), "{stress}");
     }
 
+    /// lava-dispatcher's test definition writer (2023.01 and 2026.07,
+    /// `actions/deploy/testdef.py`) puts a backslash before every `$` and digit of a step that
+    /// holds `--shell` or `--cmd`, which the script's step does: the script must use none (the
+    /// board's state markers printed `scenario=$1` under the real `lava-run`).
+    #[test]
+    fn the_steps_hold_no_positional_parameter_lava_would_rewrite() {
+        let mut req = request();
+        req.measurement.tests =
+            crate::rttests::parse_list("cyclictest,pmqtest,oslat,rt-migrate-test,hwlatdetect")
+                .unwrap();
+        for step in steps(&req) {
+            let bytes = step.as_bytes();
+            let at = bytes.windows(2).position(|w| w[0] == b'$' && w[1].is_ascii_digit());
+            assert!(
+                at.is_none(),
+                "{}",
+                &step[at.unwrap_or(0)..][..40.min(step.len() - at.unwrap_or(0))]
+            );
+        }
+    }
+
     /// `--threads 8 --unpinned` (the RK3588 guide's `cyclictest -m -t 8 -p 99`): cyclictest
     /// places unpinned threads on the CPUs its own process may use, so on the board it runs
     /// under `taskset -c` with exactly the measured CPUs, as `rtbuild test`'s helper runs it,
