@@ -372,6 +372,10 @@ pub(super) fn render(p: &Pipeline) -> String {
         if let Some(secret) = &lava.history_secret {
             job.env.insert(HISTORY_DB_VAR, format!("${{{{ secrets.{secret} }}}}"));
         }
+        // Each download header's secret, for `rtbuild lava --qcomflash-header NAME=VAR`.
+        for ((_, secret), var) in lava.headers.iter().zip(super::HEADER_VARIABLES) {
+            job.env.insert(var, format!("${{{{ secrets.{secret} }}}}"));
+        }
         job
     });
 

@@ -50,7 +50,51 @@ pub(crate) struct LavaStage {
     /// database URL, an environment-variable name already validated: each LAVA job records
     /// its run there and checks it for regressions.
     pub history_secret: Option<String>,
+    /// `--qcomflash-header`: each download header's name and the CI secret (GitHub) or masked
+    /// variable (GitLab) holding its value, both names already validated. The value reaches
+    /// `rtbuild lava --qcomflash-header NAME=VAR` through the job's environment only: GitHub
+    /// puts the secret in [`HEADER_VARIABLES`]`[k]`, GitLab's job has the variable itself.
+    pub headers: Vec<(String, String)>,
 }
+
+/// At most this many `--qcomflash-header` (GitHub's job has one variable for each).
+pub(crate) const MAX_HEADERS: usize = 8;
+
+/// The GitHub job's environment variable for header `k` (0-based): the secret's value.
+pub(crate) const HEADER_VARIABLES: [&str; MAX_HEADERS] = [
+    "RTBUILD_QCOMFLASH_HEADER_1",
+    "RTBUILD_QCOMFLASH_HEADER_2",
+    "RTBUILD_QCOMFLASH_HEADER_3",
+    "RTBUILD_QCOMFLASH_HEADER_4",
+    "RTBUILD_QCOMFLASH_HEADER_5",
+    "RTBUILD_QCOMFLASH_HEADER_6",
+    "RTBUILD_QCOMFLASH_HEADER_7",
+    "RTBUILD_QCOMFLASH_HEADER_8",
+];
+
+/// Variables a LAVA job of the pipeline sets or relies on itself: no header secret may be one.
+pub(crate) const JOB_VARIABLES: &[&str] = &[
+    "LAVA_URL",
+    "LAVA_USER",
+    "LAVA_TOKEN",
+    script::HISTORY_DB_VAR,
+    "MACHINE",
+    "DISTRO",
+    "PATH",
+    "HOME",
+    "RTBUILD_BUNDLE_UPLOAD_URL",
+    "RTBUILD_BUNDLE_BASE_URL",
+    "RTBUILD_WORK",
+    "KAS_WORK_DIR",
+    "DL_DIR",
+    "SSTATE_DIR",
+    "RUN_ID",
+    "threshold_us",
+    "job",
+    "verdict",
+    "bundle",
+    "dest",
+];
 
 /// What the pipeline runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,7 +210,7 @@ mod tests {
     pub(super) fn pipeline() -> Pipeline {
         Pipeline {
             machines: vec!["rb3gen2-core-kit".into(), "iq-9075-evk".into()],
-            distros: vec!["qcom-distro-kvm".into()],
+            distros: vec!["qcom-distro".into()],
             plan_flags: vec!["--rt-cpus".into(), "6-7".into()],
             catalog_flags: Vec::new(),
             cpu_flags: vec!["--rt-cpus".into(), "6-7".into()],
@@ -186,6 +230,7 @@ mod tests {
                 tests: "cyclictest".into(),
                 wait_minutes: 200,
                 history_secret: None,
+                headers: vec![("QLIAuthorization".into(), "QCOM_LAB_TOKEN".into())],
                 thresholds: vec![("rb3gen2-core-kit".into(), 100)],
             }),
         }

@@ -169,8 +169,22 @@ impl Pipeline {
     /// (never on a command line, where `ps` shows it), submit, wait, fetch the log, judge it.
     pub(super) fn lava_steps(&self, lava: &LavaStage, places: Places) -> Vec<Step> {
         let file = |name: &str| places.file(name);
+        // Each header's value is read by `rtbuild lava` from the variable named here: GitLab's
+        // masked variable itself, GitHub's job variable holding the secret (see `github`).
+        let headers: String = lava
+            .headers
+            .iter()
+            .enumerate()
+            .map(|(k, (name, secret))| {
+                let var = match places {
+                    Places::Checkout => secret.as_str(),
+                    Places::BesideCheckout => super::HEADER_VARIABLES[k],
+                };
+                format!(" --qcomflash-header {}", quote::sh(&format!("{name}={var}")))
+            })
+            .collect();
         let job = format!(
-            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\"{} --bundle-url \"$(cat {})\" --scenario {} --duration {} --tests {} --threshold-us \"$threshold_us\" --out {}",
+            "rtbuild lava --machine \"$MACHINE\" --distro \"$DISTRO\"{}{headers} --bundle-url \"$(cat {})\" --scenario {} --duration {} --tests {} --threshold-us \"$threshold_us\" --out {}",
             self.catalog_flags
                 .iter()
                 .chain(&self.cpu_flags)
@@ -291,6 +305,7 @@ mod threshold_tests {
             tests: "cyclictest".into(),
             wait_minutes: 1,
             history_secret: None,
+            headers: Vec::new(),
             thresholds: thresholds.iter().map(|(m, t)| (m.to_string(), *t)).collect(),
         }
     }

@@ -62,6 +62,12 @@ pub(crate) struct CiArgs {
     /// --history` through the environment (RTBUILD_DB), never inside a script's text.
     #[arg(long, value_name = "NAME", requires = "lava")]
     pub history_db_secret: Option<String>,
+    /// With --lava: the LAVA jobs send header NAME with the bundle's download (the Qualcomm
+    /// lab's qcomflash deploy), its value from CI secret (GitHub) or masked variable (GitLab)
+    /// SECRET, handed to `rtbuild lava --qcomflash-header` through the job's environment,
+    /// never written into the pipeline; repeatable (at most 8).
+    #[arg(long, value_name = "NAME=SECRET", requires = "lava")]
+    pub qcomflash_header: Vec<String>,
     /// How the jobs install rtbuild (required: no source is known to work everywhere):
     /// path:DIR (rtbuild's source in the repository, e.g. a submodule; cargo install --path),
     /// git+https://HOST/REPO[#REV] (cargo install --git), the https:// or file:// URL of an
@@ -373,8 +379,10 @@ fn lava_stage(
         minutes = minutes.max(job);
     }
     let history_secret = args.history_db_secret.as_deref().map(secret_name).transpose()?;
+    let headers = header_secrets(&args.qcomflash_header)?;
     Ok(LavaStage {
         history_secret,
+        headers,
         scenarios: scenarios.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
         duration: args.lava_duration.clone(),
         tests: tests.iter().map(ToString::to_string).collect::<Vec<_>>().join(","),
@@ -395,6 +403,33 @@ fn secret_name(name: &str) -> crate::error::Result<String> {
         return Err(Refusal::SecretName(name.to_string()).into());
     }
     Ok(name.to_string())
+}
+
+/// `--qcomflash-header NAME=SECRET`, each checked as `rtbuild lava` checks `NAME=VAR` (an HTTP
+/// header name, a variable name), SECRET also a name both CIs accept for a secret
+/// ([`secret_name`]'s rule) and none the LAVA job sets itself; each header once.
+fn header_secrets(flags: &[String]) -> crate::error::Result<Vec<(String, String)>> {
+    let refuse =
+        |flag: &str, why: &'static str| Refusal::HeaderSecret { flag: flag.to_string(), why };
+    if flags.len() > crate::ci::MAX_HEADERS {
+        return Err(refuse(&flags[crate::ci::MAX_HEADERS], "more than 8 headers").into());
+    }
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for flag in flags {
+        let (name, secret) =
+            crate::lava::job::DownloadHeader::parse_flag(flag).map_err(Refusal::Job)?;
+        if secret.to_ascii_uppercase().starts_with("GITHUB_") {
+            return Err(refuse(flag, "GitHub reserves secret names starting GITHUB_").into());
+        }
+        if crate::ci::JOB_VARIABLES.contains(&secret.as_str()) {
+            return Err(refuse(flag, "the LAVA job sets that variable itself").into());
+        }
+        if headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
+            return Err(refuse(flag, "that header is given twice").into());
+        }
+        headers.push((name, secret));
+    }
+    Ok(headers)
 }
 
 /// `--runner-cache DIR`: a folder on the runner host, mounted into every job container at the

@@ -315,6 +315,9 @@ fn handling(id: &str) -> Option<Handling> {
         "lava_scenario" => reaches(&["--lava-scenario", "idle,stress-isolated"], &["--lava"]),
         "lava_duration" => reaches(&["--lava-duration", "10m"], &["--lava"]),
         "history_db_secret" => reaches(&["--history-db-secret", "RTBUILD_HISTORY_DB"], &["--lava"]),
+        "qcomflash_header" => {
+            reaches(&["--qcomflash-header", "QLIAuthorization=QCOM_LAB_TOKEN"], &["--lava"])
+        }
         "lava_tests" => reaches(&["--lava-tests", "cyclictest,oslat"], &["--lava"]),
         "rtbuild_from" => reaches(&["--rtbuild-from", "crates"], &[]),
         "rtbuild_sha256" => reaches(
@@ -408,7 +411,7 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                         assert_eq!(lava.threshold_us, Some(threshold_of(&want)), "{argv:?}");
                         let plan = lava.cpus.plan().expect("plan").expect("--machine");
                         assert_eq!(plan.layout.clone(), want.layout.clone());
-                        assert_eq!(lava.distro, want.distro.to_string());
+                        assert_eq!(lava.distro, Some(want.distro.to_string()));
                         assert_eq!(lava.measure.scenario.as_deref(), Some(&*args.lava_scenario));
                         assert_eq!(lava.measure.duration, args.lava_duration);
                         let tests = |t: &str| crate::rttests::parse_list(t).expect("tests");
@@ -614,7 +617,7 @@ fn a_flag_value_reaches_the_job_as_one_word_unexpanded() {
         value,
     ]);
     let text = pipeline_text(&args).expect("pipeline");
-    let commands = parsed_commands(&text, "rb3gen2-core-kit", "qcom-distro-kvm");
+    let commands = parsed_commands(&text, "rb3gen2-core-kit", "qcom-distro");
     let image = commands.iter().find(|(argv, _)| argv[1] == "image").expect("image");
     let at = image.0.iter().position(|w| w == "--config").expect("--config");
     assert_eq!(image.0[at + 1], value);
@@ -658,6 +661,83 @@ fn argv_helper_keeps_base_flags_unless_replaced() {
 /// `--history-db-secret NAME` reaches a workflow expression (`${{ secrets.NAME }}`) and a shell
 /// (`"$NAME"`): anything but a plain identifier is refused (exit 2, one line) before a pipeline
 /// is written, so no name can close the expression or the quotes.
+/// `ci --lava --qcomflash-header NAME=SECRET` (#33: the Qualcomm lab's download headers): each
+/// LAVA job's `rtbuild lava` gets `--qcomflash-header NAME=VAR` as one word, VAR the GitLab
+/// masked variable itself or the GitHub job variable that holds `${{ secrets.SECRET }}`; the
+/// header's value is never in the file. A header name with shell characters stays one word.
+#[test]
+fn download_header_secrets_reach_the_lava_job_through_the_environment() {
+    let header = "X-Lab'$PATH`id`|&";
+    for format in ["gitlab", "github"] {
+        let second = format!("{header}=LAB_B");
+        let mut flags: Vec<&str> = argv(&[&["--lava", "--format", format]]);
+        flags.extend(["--qcomflash-header", "QLIAuthorization=QCOM_LAB_TOKEN"]);
+        flags.extend(["--qcomflash-header", &second]);
+        let args = ci_args(&flags);
+        let text = pipeline_text(&args).expect(format);
+        let commands = parsed_commands(&text, "rb3gen2-core-kit", "qcom-distro");
+        let lava = commands
+            .iter()
+            .find_map(|(_, cli)| match cli.as_ref().map(|c| &c.command) {
+                Some(Command::Lava(lava)) => Some(lava),
+                _ => None,
+            })
+            .expect("a LAVA job");
+        let want: Vec<String> = match format {
+            "gitlab" => vec!["QLIAuthorization=QCOM_LAB_TOKEN".into(), format!("{header}=LAB_B")],
+            _ => vec![
+                "QLIAuthorization=RTBUILD_QCOMFLASH_HEADER_1".into(),
+                format!("{header}=RTBUILD_QCOMFLASH_HEADER_2"),
+            ],
+        };
+        assert_eq!(lava.qcomflash_header, want, "{format}");
+        let yaml: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+        if format == "github" {
+            let env = &yaml["jobs"]["lava"]["env"];
+            assert_eq!(
+                env["RTBUILD_QCOMFLASH_HEADER_1"], "${{ secrets.QCOM_LAB_TOKEN }}",
+                "{text}"
+            );
+            assert_eq!(env["RTBUILD_QCOMFLASH_HEADER_2"], "${{ secrets.LAB_B }}", "{text}");
+            // The secret appears in the job's env only, never in a script.
+            assert_eq!(text.matches("secrets.QCOM_LAB_TOKEN").count(), 1, "{text}");
+        } else {
+            // GitLab hands the job its masked variable: nothing names it but the flag.
+            assert_eq!(text.matches("QCOM_LAB_TOKEN").count(), 1, "{text}");
+        }
+    }
+}
+
+#[test]
+fn a_download_header_secret_that_is_no_plain_name_is_refused() {
+    let too_many: Vec<String> = (0..9).map(|k| format!("H{k}=S{k}")).collect();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["QLIAuthorization"], "bad --qcomflash-header `QLIAuthorization`; pass NAME=VAR"),
+        (vec!["A=$(id)"], "bad --qcomflash-header `A=$(id)`; pass NAME=VAR"),
+        (vec!["A=S }}${{ github.token"], "bad --qcomflash-header"),
+        (vec!["A B=S"], "bad --qcomflash-header"),
+        (vec!["A=GITHUB_TOKEN"], "GitHub reserves secret names starting GITHUB_"),
+        (vec!["A=LAVA_TOKEN"], "the LAVA job sets that variable itself"),
+        (vec!["A=RTBUILD_DB"], "the LAVA job sets that variable itself"),
+        (vec!["A=S1", "a=S2"], "that header is given twice"),
+        (too_many.iter().map(String::as_str).collect(), "more than 8 headers"),
+    ];
+    for (flags, want) in cases {
+        for format in ["gitlab", "github"] {
+            let mut extra: Vec<&str> = argv(&[&["--lava", "--format", format]]);
+            for flag in &flags {
+                extra.extend(["--qcomflash-header", flag]);
+            }
+            let args = ci_args(&extra);
+            let err = pipeline_text(&args).expect_err(want);
+            assert_eq!(err.code(), crate::exit::Exit::Usage, "{flags:?}: {err}");
+            let text = err.to_string();
+            assert!(!text.contains('\n') && text.contains(want), "{flags:?}: {text}");
+            assert!(text.contains("; pass NAME="), "{flags:?}: says what to pass: {text}");
+        }
+    }
+}
+
 #[test]
 fn a_history_secret_that_is_no_plain_name_is_refused() {
     for name in [

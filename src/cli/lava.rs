@@ -66,9 +66,11 @@ pub(crate) struct LavaArgs {
     /// LAVA device tags the board must have, comma-separated.
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub tags: Vec<String>,
-    /// Distro the bundle was built with (sets the login: root, with a password on qcom-distro).
-    #[arg(long, default_value = "qcom-distro-kvm", env = "KAS_DISTRO")]
-    pub distro: String,
+    /// Distro the bundle was built with (sets the login: root, with a password on qcom-distro)
+    /// [default: qcom-distro, as `image` and `generate` build]; qcom-distro-kvm is kept as an
+    /// alias of qcom-distro (the same image: KVM is the machine's, or the hypervisor's).
+    #[arg(long, value_name = "NAME", env = "KAS_DISTRO")]
+    pub distro: Option<String>,
     /// A scenario fails its LAVA test case above this many µs [default: the machine's
     /// requirement, else 100]; 1 to 1000000, as `rtbuild report` accepts.
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
@@ -96,7 +98,7 @@ pub(crate) struct LavaArgs {
 
 pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let m = args.measure.check()?;
-    let distro: Distro = args.distro.parse().map_err(Refusal::Distro)?;
+    let distro = job_distro(args.distro.as_deref(), ui)?;
     if args.cpus.machine.name.is_none() {
         return Err(Refusal::LavaNeedsMachine.into());
     }
@@ -170,6 +172,23 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         None => ui.out(text.trim_end()),
     }
     Ok(Exit::Ok)
+}
+
+/// The distro of `--distro` as the plan composes it: qcom-distro when none is named (what
+/// `image` and `generate` build), and the `qcom-distro-kvm` alias unfolded to qcom-distro (a
+/// plan never holds it: meta-qcom's DISTRO was always `qcom-distro`), with a note.
+fn job_distro(given: Option<&str>, ui: &Ui) -> crate::error::Result<Distro> {
+    let typed: Distro = match given {
+        Some(name) => name.parse().map_err(Refusal::Distro)?,
+        None => Distro::QcomDistro,
+    };
+    if typed != Distro::QcomDistroKvm {
+        return Ok(typed);
+    }
+    ui.note(
+        "--distro qcom-distro-kvm is kept as an alias of --distro qcom-distro (meta-qcom's DISTRO is qcom-distro on both layouts); the job logs in as qcom-distro's root",
+    );
+    Ok(Distro::QcomDistro)
 }
 
 /// `--qcomflash-header NAME=VAR`: each header with the value of environment variable VAR.

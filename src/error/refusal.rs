@@ -115,6 +115,11 @@ pub(crate) enum Refusal {
         .0.chars().take(80).collect::<String>().escape_debug()
     )]
     SecretName(String),
+    #[error(
+        "bad --qcomflash-header `{}`: {why}; pass NAME=SECRET, an HTTP header name and the CI secret or masked variable holding its value (letters, digits and `_`, not starting with a digit or GITHUB_, not one the job sets), each header once, e.g. QLIAuthorization=QCOM_LAB_TOKEN",
+        .flag.chars().take(80).collect::<String>().escape_debug()
+    )]
+    HeaderSecret { flag: String, why: &'static str },
     #[error("--lava-scenario: {0}")]
     LavaScenario(crate::testrun::UnknownScenario),
     #[error(

@@ -627,6 +627,10 @@ fn refusals() -> Vec<Refusal> {
         Refusal::LavaScenario(crate::testrun::UnknownScenario("x".into())),
         Refusal::LavaCustom,
         Refusal::SecretName("1DB".into()),
+        Refusal::HeaderSecret {
+            flag: "A=LAVA_TOKEN".into(),
+            why: "the LAVA job sets that variable itself",
+        },
         Refusal::WorkDirDistros { dir: p("w"), distros: 2 },
         Refusal::LavaTests(crate::rttests::parse_list("nope").unwrap_err()),
         Refusal::LavaDuration(crate::testrun::BadDuration("x".into())),
@@ -999,6 +1003,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::LavaScenario(_) => "LavaScenario",
         Refusal::LavaCustom => "LavaCustom",
         Refusal::SecretName(_) => "SecretName",
+        Refusal::HeaderSecret { .. } => "HeaderSecret",
         Refusal::WorkDirDistros { .. } => "WorkDirDistros",
         Refusal::LavaTests(_) => "LavaTests",
         Refusal::LavaDuration(_) => "LavaDuration",

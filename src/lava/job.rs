@@ -31,7 +31,8 @@ use crate::plan::Distro;
 use crate::quote;
 use crate::rttests::{Kind, Program};
 use crate::testrun::{
-    CommandSpec, Commands, Length, Measure, Measurement, Scenario, Sequence, Suite, load_argv,
+    CommandSpec, Commands, Length, Measure, Measurement, Scenario, Sequence, Suite, Threads,
+    load_argv,
 };
 
 /// The prompt lava-test-plans adds after the board's own: any root shell.
@@ -406,6 +407,15 @@ impl JobRequest {
             custom_load: self.measurement.custom_load.as_ref(),
         };
         let mut commands = scenario.commands(&self.layout, &spec, json_path);
+        // Unpinned threads go where cyclictest's own process may run, so the process gets
+        // exactly the measured CPUs, as `rtbuild test`'s helper starts it (`run-cyclictest`:
+        // `taskset -c CPUS`); pinned threads set their own CPU with `-a`.
+        if let Threads::Unpinned(_) = self.measurement.threads {
+            commands.cyclictest = ["taskset".to_string(), "-c".into(), self.layout.rt.to_string()]
+                .into_iter()
+                .chain(commands.cyclictest)
+                .collect();
+        }
         let suite = self.suite();
         let total_s = suite.total_seconds(self.seconds());
         commands.load = suite
@@ -840,6 +850,10 @@ pub(crate) fn script(req: &JobRequest) -> String {
         scenarios => scenario_list.join(","),
         // One word in the run marker (`100000000-loops`).
         duration => req.measurement.duration_text.replace(' ', "-"),
+        checks => markers::STATE_CHECKS,
+        state_begin => markers::STATE_BEGIN,
+        state_end => markers::STATE_END,
+        kernel_pattern => crate::base::kernel_log::PATTERN,
         functions => minijinja::Value::from(minijinja::value::Serde(&functions)),
     };
     match crate::templates::render("rtbuild-rt.sh", &ctx) {
@@ -871,6 +885,7 @@ fn scenario_parts(req: &JobRequest, scenario: Scenario) -> Vec<String> {
         format!("d=\"{WORK_DIR}\""),
         "mkdir -p \"$d\" && cd \"$d\" || exit 1".to_string(),
         format!("rm -f {name}.*"),
+        format!("rtbuild_state {name} before"),
         "loads=".to_string(),
     ];
     for load in &commands.load {
@@ -895,6 +910,7 @@ fn scenario_parts(req: &JobRequest, scenario: Scenario) -> Vec<String> {
         parts.push("# shellcheck disable=SC2086".into());
         parts.push("wait $loads 2>/dev/null".into());
     }
+    parts.push(format!("rtbuild_state {name} after"));
     parts
 }
 
@@ -1050,7 +1066,7 @@ mod tests {
             machine: "rb3gen2-core-kit".into(),
             image: "qcom-multimedia-image".into(),
             lab: Lab::resolve("rb3gen2-core-kit", None, "master", None, None).unwrap(),
-            distro: Distro::QcomDistroKvm,
+            distro: Distro::QcomDistro,
             artifacts: Artifacts::Bundle(
                 BundleUrl::parse("https://ci.example.com/b/rb3gen2-core-kit-rt.tar.gz").unwrap(),
             ),
@@ -1127,6 +1143,66 @@ mod tests {
         }
         assert!(stress.contains("[ \"$max\" -le 100 ]"), "{stress}");
         assert!(stress.contains("--units us"), "{stress}");
+    }
+
+    /// lava-dispatcher's test definition writer (2023.01 and 2026.07,
+    /// `actions/deploy/testdef.py`) puts a backslash before every `$` and digit of a step that
+    /// holds `--shell` or `--cmd`, which the script's step does: the script must use none (the
+    /// board's state markers printed `scenario=$1` under the real `lava-run`).
+    #[test]
+    fn the_steps_hold_no_positional_parameter_lava_would_rewrite() {
+        let mut req = request();
+        req.measurement.tests =
+            crate::rttests::parse_list("cyclictest,pmqtest,oslat,rt-migrate-test,hwlatdetect")
+                .unwrap();
+        for step in steps(&req) {
+            let bytes = step.as_bytes();
+            let at = bytes.windows(2).position(|w| w[0] == b'$' && w[1].is_ascii_digit());
+            assert!(
+                at.is_none(),
+                "{}",
+                &step[at.unwrap_or(0)..][..40.min(step.len() - at.unwrap_or(0))]
+            );
+        }
+    }
+
+    /// `--threads 8 --unpinned` (the RK3588 guide's `cyclictest -m -t 8 -p 99`): cyclictest
+    /// places unpinned threads on the CPUs its own process may use, so on the board it runs
+    /// under `taskset -c` with exactly the measured CPUs, as `rtbuild test`'s helper runs it,
+    /// with no `-a` and no `-h` (cyclictest's own interval distance).
+    #[test]
+    fn unpinned_threads_run_under_taskset_with_exactly_the_measured_cpus() {
+        let mut req = request();
+        req.layout = CpuLayout::new(
+            &CpuSet::range(0, 8),
+            &CpuSet::parse("5-7").unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap();
+        req.measurement.threads = Threads::Unpinned(8);
+        req.measurement.histogram_us = 0;
+        req.measurement.cyclictest_args = Vec::new();
+        let commands = req.commands(Scenario::Stress, "stress.json");
+        let argv = commands.cyclictest.join(" ");
+        assert!(argv.starts_with("taskset -c 5-7 cyclictest -m -p 99 -t 8 "), "{argv}");
+        assert!(!commands.cyclictest.iter().any(|a| a == "-a" || a == "-h"), "{argv}");
+        // The load stays on the housekeeping CPUs.
+        let housekeeping = CpuSet::parse("0-4").unwrap();
+        assert!(
+            commands.load.iter().all(|l| l[..2] == ["taskset", "-c"]
+                && CpuSet::parse(&l[2]).unwrap().is_subset(&housekeeping)),
+            "{commands:?}"
+        );
+        let text = script(&req);
+        let stress = &text[text.find("scenario_stress()").unwrap()..];
+        assert!(
+            stress.contains(&format!("  {} >stress.out", quote::sh_join(&commands.cyclictest))),
+            "{stress}"
+        );
+        // Pinned threads (the default) set their CPUs themselves: no taskset around cyclictest.
+        let pinned = request().commands(Scenario::Stress, "stress.json").cyclictest;
+        assert_eq!(pinned[..5], ["cyclictest", "-m", "-p", "99", "-a"], "{pinned:?}");
     }
 
     #[test]

@@ -38,6 +38,24 @@ pub(crate) struct LavaLog {
     pub outputs: Vec<RawOutput>,
     /// Tests the board could not run.
     pub skipped: Vec<Skipped>,
+    /// `checks=` of the `RUN` marker: [`markers::STATE_CHECKS`] when the job prints the
+    /// board's state around each scenario (empty for a job from before it did).
+    pub checks: Option<String>,
+    /// The board's states around the scenarios, in log order.
+    pub states: Vec<BoardState>,
+}
+
+/// The board's state printed before or after one scenario (the `=== section` text).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BoardState {
+    pub scenario: String,
+    /// `before` or `after`.
+    pub when: String,
+    pub text: String,
+    /// The log line its begin marker is on.
+    pub line: usize,
+    /// Whether its end marker was reached before any other marker or the end of the log.
+    pub complete: bool,
 }
 
 /// One raw output between a begin and an end marker.
@@ -184,6 +202,7 @@ pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
     let mut log = LavaLog::default();
     let mut open: Option<RawOutput> = None;
     let mut run_marker: Option<usize> = None;
+    let mut state: Option<BoardState> = None;
     each_entry(text, |at, entry| {
         if entry.lvl != "target" {
             return Ok(());
@@ -198,15 +217,59 @@ pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
                 }
                 run_marker = Some(at);
             }
+            if take_state_line(&mut log, &mut open, &mut state, &line, at) {
+                continue;
+            }
             take_line(&mut log, &mut open, &line);
         }
         Ok(())
     })?;
     log.outputs.extend(open);
+    log.states.extend(state);
     if log.outputs.is_empty() && log.skipped.is_empty() {
         return Err(LogError::NoRaw);
     }
     Ok(log)
+}
+
+/// One console line for the board's state: a state's begin marker opens one (cutting short a
+/// raw output still open), its end marker closes it, any other line goes into the open state.
+/// Any other marker inside a state ends the state unfinished (and is read as usual). Returns
+/// whether the line was taken.
+fn take_state_line(
+    log: &mut LavaLog,
+    open: &mut Option<RawOutput>,
+    state: &mut Option<BoardState>,
+    line: &str,
+    at: usize,
+) -> bool {
+    if let Some(current) = state.as_mut() {
+        if let Some(fields) = markers::fields(line, markers::STATE_END) {
+            let same = markers::get(&fields, "scenario") == Some(current.scenario.as_str())
+                && markers::get(&fields, "when") == Some(current.when.as_str());
+            current.complete = same;
+            log.states.extend(state.take());
+            return true;
+        }
+        if !line.starts_with(markers::PREFIX) {
+            current.text.push_str(line);
+            current.text.push('\n');
+            return true;
+        }
+        log.states.extend(state.take());
+    }
+    let Some(fields) = markers::fields(line, markers::STATE_BEGIN) else { return false };
+    // The job prints a state outside every raw output: one inside it cuts the output short.
+    log.outputs.extend(open.take());
+    let get = |key| markers::get(&fields, key).unwrap_or_default().to_string();
+    *state = Some(BoardState {
+        scenario: get("scenario"),
+        when: get("when"),
+        text: String::new(),
+        line: at,
+        complete: false,
+    });
+    true
 }
 
 /// One console line: a marker opens or closes an output, or the line belongs to the open one.
@@ -224,6 +287,7 @@ fn take_line(log: &mut LavaLog, open: &mut Option<RawOutput>, line: &str) {
         log.rt_cpus = get("rt_cpus").map(str::to_string);
         log.tests = list(get("tests"));
         log.scenarios = list(get("scenarios"));
+        log.checks = get("checks").map(str::to_string);
     } else if let Some(fields) = markers::fields(line, markers::BEGIN) {
         // A begin without an end: the job stopped inside that output.
         log.outputs.extend(open.take());

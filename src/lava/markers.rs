@@ -10,7 +10,15 @@
 //! <<<RTBUILD-RAW-BEGIN scenario=idle test=cyclictest run=cyclictest format=json>>>
 //! …
 //! <<<RTBUILD-SKIPPED scenario=idle test=hwlatdetect reason=no-hwlat-tracer>>>
+//! <<<RTBUILD-STATE-BEGIN scenario=idle when=after>>>
+//! === interrupts / === irq_affinity / === irqbalance / === kernel_warnings sections
+//! <<<RTBUILD-STATE-END scenario=idle when=after>>>
 //! ```
+//!
+//! The board's state is printed before each scenario's load starts (`when=before`) and after
+//! it stops (`when=after`): each IRQ's affinity, the running irqbalance instances and the
+//! kernel log's warning lines (`interrupts` only after: it names the IRQs). The `RUN` marker
+//! of a job that prints them says `checks=irq-affinity,kernel-log`.
 //!
 //! `run` names one invocation (`pmqtest-cpu3` when a program runs once per RT CPU); `format` is
 //! `json`, `text` (standard output) or `stderr` (printed when the program failed). Logs of
@@ -24,6 +32,14 @@ pub(crate) const BEGIN: &str = "<<<RTBUILD-RAW-BEGIN";
 pub(crate) const END: &str = "<<<RTBUILD-RAW-END";
 /// A test that could not run on the board, with why (`reason=no-hwlat-tracer`).
 pub(crate) const SKIPPED: &str = "<<<RTBUILD-SKIPPED";
+/// Starts the board's state before or after one scenario (`when=before|after`).
+pub(crate) const STATE_BEGIN: &str = "<<<RTBUILD-STATE-BEGIN";
+/// Ends it.
+pub(crate) const STATE_END: &str = "<<<RTBUILD-STATE-END";
+/// The `checks=` of a `RUN` marker whose job prints the board's state around each scenario.
+pub(crate) const STATE_CHECKS: &str = "irq-affinity,kernel-log";
+/// What every marker line starts with.
+pub(crate) const PREFIX: &str = "<<<RTBUILD-";
 /// Closes every marker line.
 pub(crate) const CLOSE: &str = ">>>";
 

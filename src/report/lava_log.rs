@@ -10,7 +10,7 @@ use super::ReportError;
 use super::input::{Input, ScenarioInput, TestInput};
 use crate::cyclictest;
 use crate::formats::run_json::RunRecord;
-use crate::lava::log::{LavaLog, RawOutput, Skipped};
+use crate::lava::log::{BoardState, LavaLog, RawOutput, Skipped};
 use crate::plan::CpuSet;
 use crate::rttests::Program;
 use crate::rttests::output::{self, ProgramOutput};
@@ -36,6 +36,13 @@ pub(super) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
         noise_us: log.noise_us,
         tests: log.tests.clone(),
         rt_cpus: log.rt_cpus.clone().unwrap_or_default(),
+        // What the kernel log held before the first scenario: information, as `test` keeps it.
+        kernel_warnings_before: log
+            .states
+            .iter()
+            .find(|s| s.when == "before" && s.complete)
+            .map(|s| crate::testrun::board_warnings(&s.text))
+            .unwrap_or_default(),
         ..RunRecord::default()
     };
     Ok(Input {
@@ -145,18 +152,76 @@ fn scenario(
         .into_iter()
         .map(|program| test_input(path, name, program, &outputs, &skipped, rt))
         .collect();
+    let spoilers = board_checks(log, name, rt);
+    invalid_reasons.extend(spoilers.invalid);
+    if let Some((_, run)) = runs.first_mut() {
+        for note in spoilers.notes {
+            run.warn(None, note);
+        }
+    }
     ScenarioInput {
         label: None,
         name: name.to_string(),
         runs,
         invalid_reasons,
-        fail_reasons: Vec::new(),
+        fail_reasons: spoilers.fail,
         commands,
         cyclictest,
         tests,
         thermal: None,
         throttling: None,
     }
+}
+
+/// What the board's states before and after scenario `name` say, judged by `rtbuild test`'s
+/// rules ([`crate::testrun::board_state`]): an IRQ moved onto an RT CPU or RT throttling
+/// makes the scenario INVALID, a `BUG:`/`WARNING:`/`Oops`/`hrtimer: interrupt took` logged
+/// during it a FAIL. Each state is printed once by the job: a missing, unfinished or repeated
+/// one (the board's console printed a marker) makes the scenario INVALID, never PASS.
+fn board_checks(log: &LavaLog, name: &str, rt: Option<&CpuSet>) -> crate::testrun::Spoilers {
+    let mut found = crate::testrun::Spoilers::default();
+    let mine: Vec<&BoardState> = log.states.iter().filter(|s| s.scenario == name).collect();
+    let promised = log.checks.as_deref() == Some(crate::lava::markers::STATE_CHECKS);
+    if mine.is_empty() && !promised {
+        found.notes.push(
+            "the LAVA job printed no state of the board around this scenario (a job from an older `rtbuild lava`), so IRQs moved onto the RT CPUs and kernel warnings during the run were not checked".to_string(),
+        );
+        return found;
+    }
+    let mut pair: [Option<&BoardState>; 2] = [None, None];
+    for (slot, when) in pair.iter_mut().zip(["before", "after"]) {
+        let states: Vec<&&BoardState> = mine.iter().filter(|s| s.when == when).collect();
+        let lines = || states.iter().map(|s| s.line.to_string()).collect::<Vec<_>>().join(", ");
+        match states.as_slice() {
+            [] => found.invalid.push(format!(
+                "the LAVA log holds no state of the board {when} scenario `{name}` (the job stopped before printing it), so IRQ moves and kernel warnings during the run were not checked"
+            )),
+            [one] if !one.complete => found.invalid.push(format!(
+                "the board's state {when} scenario `{name}` (log line {}) is cut short: its end marker never came", one.line
+            )),
+            [one] => *slot = Some(**one),
+            _ => found.invalid.push(format!(
+                "the LAVA log holds {} states of the board {when} scenario `{name}` (log lines {}); the job prints one, so the board's console printed the others",
+                states.len(),
+                lines()
+            )),
+        }
+    }
+    for state in mine.iter().filter(|s| s.when != "before" && s.when != "after") {
+        found.invalid.push(format!(
+            "the LAVA log holds a state of the board for scenario `{name}` at line {} with when={}, which the job never prints",
+            state.line,
+            state.when.escape_debug()
+        ));
+    }
+    let [Some(before), Some(after)] = pair else { return found };
+    // Without the job's RT CPUs no IRQ can be said to have moved onto one.
+    let none = CpuSet::default();
+    let spoiled = crate::testrun::board_state(&before.text, &after.text, rt.unwrap_or(&none));
+    found.invalid.extend(spoiled.invalid);
+    found.fail.extend(spoiled.fail);
+    found.notes.extend(spoiled.notes);
+    found
 }
 
 /// One program's raw outputs in one scenario, checked and read like `rtbuild test` checks and

@@ -38,6 +38,7 @@ pub(crate) use program::placement;
 pub(crate) use scenario::{CommandSpec, CustomLoad, Scenario, UnknownScenario, parse_list};
 pub(crate) use sequence::{Sequence, Suite, load_argv};
 pub(crate) use session::{RunEnd, run};
+pub(crate) use spoilers::{Spoilers, board_state, board_warnings};
 pub(crate) use trace::{Analyzer, TraceError, TraceRequest};
 
 use std::path::PathBuf;

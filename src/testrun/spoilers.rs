@@ -16,7 +16,7 @@ const UNREADABLE: &str = "rtbuild: dmesg failed";
 
 /// What [`scenario`] found.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct Spoilers {
+pub(crate) struct Spoilers {
     pub invalid: Vec<String>,
     pub fail: Vec<String>,
     pub notes: Vec<String>,
@@ -154,6 +154,18 @@ pub(super) fn scenario(before: &Sections, after: &Sections, rt: &CpuSet) -> Spoi
         }
     }
     found
+}
+
+/// The same checks on the state a LAVA job's script printed on the board before and after a
+/// scenario (the helper's `=== section` form): `report` judges a LAVA log by the rules
+/// `rtbuild test` judges its own run by.
+pub(crate) fn board_state(before: &str, after: &str, rt: &CpuSet) -> Spoilers {
+    scenario(&Sections::parse(before), &Sections::parse(after), rt)
+}
+
+/// The kernel log's warning lines a state printed (the ones the log held at that moment).
+pub(crate) fn board_warnings(state: &str) -> Vec<String> {
+    kernel_warnings(&Sections::parse(state)).0
 }
 
 #[cfg(test)]

@@ -777,3 +777,84 @@ fn a_server_that_accepts_and_never_answers_is_given_up_in_one_line() {
         );
     }
 }
+
+/// A qcom-linux-testkit RT-tests results folder as the lab leaves it (layout of testkit
+/// a12072a's `Runner/suites/Kernel/RT-tests/<Test>/run.sh` and `Runner/utils/lib_rt.sh`):
+/// `<Test>/<TESTNAME>.res` with `<TESTNAME> PASS|FAIL`, and `<Test>/logs_<TESTNAME>/` holding
+/// each iteration's JSON (`<prefix>-<N>.json`), the program's stdout log and `result.txt` KPI
+/// lines. The raw outputs are the real rt-tests 2.4 files in tests/data (cyclictest: max
+/// 477 µs on CPU 1).
+fn testkit_results(root: &Path) -> PathBuf {
+    let suite = root.join("Runner/suites/Kernel/RT-tests");
+    let cyclic = suite.join("Cyclictest");
+    let logs = cyclic.join("logs_CyclicTest");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(cyclic.join("CyclicTest.res"), "CyclicTest PASS\n").unwrap();
+    std::fs::copy(data(CPU1), logs.join("cyclictest-1.json")).unwrap();
+    std::fs::write(logs.join("cyclictest_stdout_iter1.log"), "# /dev/cpu_dma_latency set to 0us\n")
+        .unwrap();
+    std::fs::write(
+        logs.join("result.txt"),
+        "iteration-1-t0-max-latency pass 477 us\ncyclictest-all-max-latency-max pass 477 us\n\
+         cyclictest-worst-thread-max-latency pass 477 us\ncyclictest-worst-thread-id pass 0 id\n",
+    )
+    .unwrap();
+    let oslat = suite.join("OSLat");
+    let logs = oslat.join("logs_OSLat");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(oslat.join("OSLat.res"), "OSLat PASS\n").unwrap();
+    std::fs::copy(data("oslat-2.4-json-cpu1.json"), logs.join("oslat-1.json")).unwrap();
+    std::fs::write(logs.join("result.txt"), "oslat-all-max-latency-max pass 19103 us\n").unwrap();
+    suite
+}
+
+/// #33: a lab that runs testkit gets rtbuild's history from the same run: `history add` on a
+/// testkit results folder records it (kind `testkit`, scenario `testkit`, cyclictest's figures
+/// from testkit's JSON, oslat beside it) and `history report` draws it.
+#[test]
+fn a_testkit_results_folder_is_recorded_and_drawn_in_the_trend() {
+    let db = Db::new(Kind::Sqlite);
+    let suite = testkit_results(db.dir.path());
+    db.rtbuild(&["history", "add", "--threshold-us", "1000", suite.to_str().unwrap()])
+        .run()
+        .success()
+        .ignore_stdout()
+        .ignore_stderr();
+    let runs = db.list(&[]);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let run = &runs[0];
+    assert_eq!(run["kind"], "testkit", "{run}");
+    assert_eq!(run["threshold_us"], 1000.0, "{run}");
+    let rows = run["results"].as_array().unwrap();
+    let cyclictest = rows
+        .iter()
+        .find(|r| r["test"] == "cyclictest" || r["test"].is_null())
+        .unwrap_or_else(|| panic!("no cyclictest row: {rows:?}"));
+    assert_eq!(
+        (
+            cyclictest["scenario"].as_str(),
+            cyclictest["cpu"].as_u64(),
+            cyclictest["max_us"].as_f64()
+        ),
+        (Some("testkit"), Some(1), Some(477.0)),
+        "{cyclictest}"
+    );
+    assert!(rows.iter().any(|r| r["test"] == "oslat"), "oslat recorded too: {rows:?}");
+    // A second add of the same folder records nothing new.
+    db.rtbuild(&["history", "add", suite.to_str().unwrap(), "--threshold-us", "1000"])
+        .run()
+        .success()
+        .ignore_stdout()
+        .ignore_stderr();
+    assert_eq!(db.list(&[]).len(), 1);
+
+    let page = db.path("trend.html");
+    db.rtbuild(&["history", "report", "--html", page.to_str().unwrap()])
+        .run()
+        .success()
+        .ignore_stderr();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(" · testkit · cyclictest</h2>"), "the testkit series: {html}");
+    assert!(html.contains(" · testkit · oslat</h2>"), "{html}");
+    assert!(html.contains("477"), "cyclictest's max on the page: {html}");
+}

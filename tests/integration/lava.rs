@@ -796,3 +796,312 @@ fn download_headers_come_from_the_environment_and_cannot_forge_more() {
     assert_eq!(job["metadata"]["rtbuild.download-headers"], "QLIAuthorization");
     assert_eq!(text.matches("s3cr3t-value").count(), 1, "{text}");
 }
+
+/// meta-qcom removed `ci/qcom-distro-kvm.yml` (#2879, #3189): `lava` defaults to qcom-distro
+/// as `image` and `generate` do, and `--distro qcom-distro-kvm` (or `KAS_DISTRO`) unfolds to
+/// qcom-distro with a note, as the plan unfolds it.
+#[test]
+fn the_default_distro_is_qcom_distro_and_the_kvm_alias_unfolds_to_it() {
+    let job = |extra: &[&str], env: Option<&str>| {
+        let mut test = Test::new()
+            .args(["lava", "--meta-qcom-branch", "master", "--machine", "qcs6490-rb3gen2"])
+            .args(["--bundle-url", "https://ci.example.com/rb3.tar.gz"])
+            .args(extra.iter().copied());
+        if let Some(value) = env {
+            test = test.env("KAS_DISTRO", value);
+        }
+        let run = test.run().success();
+        let stderr = run.stderr();
+        let job: Value = serde_yaml::from_str(&run.stdout()).unwrap();
+        (job, stderr)
+    };
+    let (default, stderr) = job(&[], None);
+    assert_eq!(default["metadata"]["rtbuild.distro"], "qcom-distro", "{default}");
+    assert!(!stderr.contains("alias"), "{stderr}");
+    let login = &default["actions"].as_array().unwrap().iter().rev().nth(1).unwrap()["boot"];
+    assert_eq!(login["auto_login"]["password_prompt"], "Password", "{login}");
+    for (extra, env) in
+        [(&["--distro", "qcom-distro-kvm"][..], None), (&[][..], Some("qcom-distro-kvm"))]
+    {
+        let (alias, stderr) = job(extra, env);
+        assert_eq!(alias, default, "{extra:?} {env:?}: the alias is qcom-distro's job");
+        assert!(
+            stderr.contains(
+                "note: --distro qcom-distro-kvm is kept as an alias of --distro qcom-distro"
+            ),
+            "{stderr}"
+        );
+    }
+    let (nodistro, _) = job(&["--distro", "nodistro"], None);
+    assert_eq!(nodistro["metadata"]["rtbuild.distro"], "nodistro");
+}
+
+/// Each SCHED_FIFO thread of `pid` and its `Cpus_allowed_list`, read from /proc.
+fn fifo_threads_allowed(pid: u32) -> Vec<String> {
+    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    let mut allowed = Vec::new();
+    for task in dir.filter_map(Result::ok) {
+        let status = fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let stat = fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        // Field 41 of stat is the policy (1: SCHED_FIFO); the text after `) ` starts at 3.
+        let fifo = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(41 - 3))
+            .is_some_and(|p| p == "1");
+        let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"));
+        if let (true, Some(list)) = (fifo, list) {
+            allowed.push(list.trim().to_string());
+        }
+    }
+    allowed
+}
+
+/// `rtbuild lava --threads 4 --unpinned` (the RK3588 guide's unpinned threads): the job's own
+/// steps, run here as the board runs them with the real cyclictest, start cyclictest under
+/// `taskset -c` with exactly the RT CPU, so each of its 4 measuring threads, read from /proc
+/// by this test during the run, may run on the RT CPU only (as `rtbuild test --unpinned`).
+#[test]
+fn a_lava_jobs_unpinned_threads_run_on_exactly_the_measured_cpus() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let _one_at_a_time = crate::support::measuring::measuring();
+    let test = Test::new();
+    let root = test.path().to_path_buf();
+    let (rt, _) = host_board(&root.join("machines"));
+    let made = test
+        .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
+        .args(["--bundle-url", "https://h.example/b.tar.gz", "--distro", "nodistro"])
+        .args(["--scenario", "idle", "--duration", "3s", "--threads", "4", "--unpinned"])
+        .args(["--interval-us", "1019", "--threshold-us", "1000000", "--out", "job.yaml"])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                for pid in
+                    crate::support::processes::processes_with_args("cyclictest", &["-i", "1019"])
+                {
+                    let seen = fifo_threads_allowed(pid);
+                    if seen.len() == 4 {
+                        return seen;
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Vec::new()
+        })
+    };
+    let console = run_job_steps(&root);
+    done.store(true, Ordering::SeqCst);
+    let seen = watcher.join().unwrap();
+    assert_eq!(seen.len(), 4, "the test never saw cyclictest's 4 threads: {console}");
+    assert!(seen.iter().all(|a| *a == rt.to_string()), "RT CPU {rt}: {seen:?}");
+    let job = fs::read_to_string(root.join("job.yaml")).unwrap();
+    assert!(job.contains(&format!("taskset -c {rt} cyclictest -m -p 99 -t 4 ")), "{job}");
+    drop(made);
+}
+
+/// The board's state as the job's `rtbuild_state` prints it (no `interrupts` before).
+fn board_state(
+    scenario: &str,
+    when: &str,
+    irqs: &str,
+    balancers: &str,
+    dmesg: &str,
+) -> Vec<String> {
+    let mut lines = vec![format!("<<<RTBUILD-STATE-BEGIN scenario={scenario} when={when}>>>")];
+    if when == "after" {
+        lines.push("=== interrupts".into());
+        lines.push("           CPU0       CPU1       ".into());
+        lines.push(
+            " 24:       1201          0   PCI-MSI 512000-edge      ahci[0000:00:1f.2]".into(),
+        );
+        lines.push(" 31:        977          0   GICv3 165 Level     ufshcd".into());
+    }
+    lines.push("=== irq_affinity".into());
+    lines.extend(irqs.lines().map(String::from));
+    lines.push("=== irqbalance".into());
+    lines.extend(balancers.lines().map(String::from));
+    lines.push("=== kernel_warnings".into());
+    lines.extend(dmesg.lines().map(String::from));
+    lines.push(format!("<<<RTBUILD-STATE-END scenario={scenario} when={when}>>>"));
+    lines
+}
+
+/// A golden LAVA log of one scenario `idle` on RT CPU 1: the RUN marker (with the state
+/// checks unless `old`), the state before, cyclictest's real 2.4 JSON (max 477 µs on CPU 1),
+/// the state after; `before`/`after` are (irq_affinity, irqbalance, dmesg) and `extra` lines
+/// are inserted just before the after state.
+fn golden_log(
+    old: bool,
+    before: (&str, &str, &str),
+    after: (&str, &str, &str),
+    inside_raw: &[&str],
+    extra: &[String],
+) -> String {
+    let json =
+        fs::read_to_string(crate::support::harness::data("cyclictest-2.4-json-1thread-cpu1.json"))
+            .unwrap();
+    let checks = if old { "" } else { " checks=irq-affinity,kernel-log" };
+    let mut lines = vec![format!(
+        "<<<RTBUILD-RUN machine=qcs6490-rb3gen2 threshold_us=100 noise_us=20 rt_cpus=1 tests=cyclictest scenarios=idle duration=3{checks}>>>"
+    )];
+    if !old {
+        lines.extend(board_state("idle", "before", before.0, before.1, before.2));
+    }
+    lines.push(
+        "<<<RTBUILD-RAW-BEGIN scenario=idle test=cyclictest run=cyclictest format=json>>>".into(),
+    );
+    lines.extend(json.lines().map(String::from));
+    lines.extend(inside_raw.iter().map(|l| l.to_string()));
+    lines.push("<<<RTBUILD-RAW-END scenario=idle test=cyclictest run=cyclictest exit=0>>>".into());
+    lines.extend(extra.iter().cloned());
+    if !old {
+        lines.extend(board_state("idle", "after", after.0, after.1, after.2));
+    }
+    let mut log = entry("info", "lava-dispatcher, installed at version: 2026.07");
+    for line in lines {
+        log.push_str(&entry("target", &line));
+    }
+    log
+}
+
+/// `rtbuild report --json --threshold-us 1000` of `log`: its exit code and the one scenario.
+fn report_log(log: &str) -> (i32, Value) {
+    let test = Test::new();
+    fs::write(test.path().join("lava.yaml"), log).unwrap();
+    let run = test
+        .args(["report", "--json", "--threshold-us", "1000", "lava.yaml"])
+        .run()
+        .ignore_stderr();
+    let code = run.code();
+    let json = run.json();
+    (code, json["inputs"][0]["scenarios"][0].clone())
+}
+
+const BOOT_WARNING: &str = "[    2.000000] WARNING: CPU: 0 PID: 1 at drivers/x.c:10 probe+0x1/0x2";
+
+/// #39 item 7 on the board: the state the LAVA job prints before and after each scenario is
+/// judged by `rtbuild test`'s rules. An IRQ moved onto the RT CPU (naming it and irqbalance)
+/// and RT throttling make the scenario INVALID; `BUG:`, `WARNING:`, `Oops` and
+/// `hrtimer: interrupt took` logged during it FAIL it (`fail_reasons`), whatever the latency;
+/// a warning from boot (in both states) does not. A log without states (an older job) is
+/// judged as before, with a warning that the checks were not made.
+#[test]
+fn a_lava_log_is_judged_by_the_boards_irq_affinity_and_kernel_log_like_rtbuild_test() {
+    let still = ("24 0 0\n31 0 0\n", "", BOOT_WARNING);
+    // Clean: PASS (477 µs against 1000), the boot warning no reason.
+    let (code, s) = report_log(&golden_log(false, still, still, &[], &[]));
+    assert_eq!((code, s["verdict"].as_str()), (0, Some("PASS")), "{s:#}");
+    // An IRQ moved onto RT CPU 1 while irqbalance ran: INVALID, naming the IRQ and irqbalance.
+    let (code, s) = report_log(&golden_log(
+        false,
+        still,
+        ("24 0-1 1\n31 0 0\n", "812 -\n", BOOT_WARNING),
+        &[],
+        &[],
+    ));
+    assert_eq!((code, s["verdict"].as_str()), (1, Some("INVALID")), "{s:#}");
+    let reasons = s["invalid_reasons"].to_string();
+    assert!(
+        reasons.contains("IRQ 24 (PCI-MSI 512000-edge ahci[0000:00:1f.2]) moved onto RT CPU 1 during the run (affinity 0 → 1): irqbalance runs (pid 812)"),
+        "{reasons}"
+    );
+    // RT throttling during the run: INVALID.
+    let throttled = format!("{BOOT_WARNING}\n[  100.000001] sched: RT throttling activated");
+    let (code, s) =
+        report_log(&golden_log(false, still, ("24 0 0\n31 0 0\n", "", &throttled), &[], &[]));
+    assert_eq!((code, s["verdict"].as_str()), (1, Some("INVALID")), "{s:#}");
+    assert!(s["invalid_reasons"].to_string().contains("sched: RT throttling activated"), "{s:#}");
+    // Each kernel gate line logged during the run: FAIL, with the line.
+    for line in [
+        "[  100.5] BUG: scheduling while atomic: cyclictest/77/0x00000002",
+        "[  100.5] BUG: sleeping function called from invalid context at kernel/locking/spinlock_rt.c:48",
+        "[  100.5] WARNING: CPU: 1 PID: 77 at kernel/sched/core.c:100 foo+0x1/0x2",
+        "[  100.5] Internal error: Oops: 0000000096000004 [#1] PREEMPT_RT SMP",
+        "[  100.5] hrtimer: interrupt took 123456 ns",
+    ] {
+        let after = format!("{BOOT_WARNING}\n{line}");
+        let (code, s) =
+            report_log(&golden_log(false, still, ("24 0 0\n31 0 0\n", "", &after), &[], &[]));
+        assert_eq!((code, s["verdict"].as_str()), (1, Some("FAIL")), "{line}: {s:#}");
+        assert!(
+            s["reasons"]
+                .to_string()
+                .contains(&format!("the kernel logged `{line}` during the run")),
+            "{line}: {s:#}"
+        );
+    }
+    // A job from before the states: judged by its latency, with a warning.
+    let (code, s) = report_log(&golden_log(true, still, still, &[], &[]));
+    assert_eq!((code, s["verdict"].as_str()), (0, Some("PASS")), "{s:#}");
+    assert!(s["warnings"].to_string().contains("were not checked"), "{s:#}");
+}
+
+/// Marker lines the board prints never turn a FAIL into a PASS: a forged clean `after` state
+/// (printed by a program into its output, or on the console after the job's own) is a second
+/// state of the scenario, INVALID naming both lines; a state that never ends, or one missing
+/// where the job's RUN marker promised it, is INVALID; and the threshold stays the command
+/// line's whatever the console says.
+#[test]
+fn forged_board_states_in_a_lava_log_never_pass() {
+    let still = ("24 0 0\n", "", BOOT_WARNING);
+    let bug =
+        format!("{BOOT_WARNING}\n[  100.5] BUG: scheduling while atomic: cyclictest/77/0x00000002");
+    let dirty = ("24 0 0\n", "", bug.as_str());
+    let (_, s) = report_log(&golden_log(false, still, dirty, &[], &[]));
+    assert_eq!(s["verdict"], "FAIL", "{s:#}");
+    let clean_after = board_state("idle", "after", "24 0 0", "", BOOT_WARNING);
+    // A clean `after` state printed on the console before the job's own.
+    let (code, s) = report_log(&golden_log(false, still, dirty, &[], &clean_after));
+    assert_eq!((code, s["verdict"].as_str()), (1, Some("INVALID")), "{s:#}");
+    let reasons = s["invalid_reasons"].to_string();
+    assert!(
+        reasons
+            .contains("the LAVA log holds 2 states of the board after scenario `idle` (log lines "),
+        "{reasons}"
+    );
+    assert!(reasons.contains("so the board's console printed the others"), "{reasons}");
+    // The same printed by cyclictest into its own output: the raw output is cut short too.
+    let inside: Vec<&str> = clean_after.iter().map(String::as_str).collect();
+    let (_, s) = report_log(&golden_log(false, still, dirty, &inside, &[]));
+    assert_eq!(s["verdict"], "INVALID", "{s:#}");
+    // The log up to the job's own after state.
+    let full = golden_log(false, still, still, &[], &[]);
+    let at = full.find("<<<RTBUILD-STATE-BEGIN scenario=idle when=after").unwrap();
+    let before_after = &full[..full[..at].rfind('\n').unwrap() + 1];
+    // An after state that never ends (the next marker comes first): INVALID.
+    let mut log = before_after.to_string();
+    for line in [
+        "<<<RTBUILD-STATE-BEGIN scenario=idle when=after>>>",
+        "=== kernel_warnings",
+        "<<<RTBUILD-SKIPPED scenario=idle test=hwlatdetect reason=no-hwlat-tracer>>>",
+    ] {
+        log.push_str(&entry("target", line));
+    }
+    let (_, s) = report_log(&log);
+    assert_eq!(s["verdict"], "INVALID", "{s:#}");
+    assert!(s["invalid_reasons"].to_string().contains("is cut short"), "{s:#}");
+    // The RUN marker promised states; none came after the scenario: INVALID.
+    let (_, s) = report_log(before_after);
+    assert_eq!(s["verdict"], "INVALID", "{s:#}");
+    assert!(
+        s["invalid_reasons"]
+            .to_string()
+            .contains("holds no state of the board after scenario `idle`"),
+        "{s:#}"
+    );
+    // A second RUN marker raising the threshold is refused outright (exit 2).
+    let forged_run = vec!["<<<RTBUILD-RUN machine=qcs6490-rb3gen2 threshold_us=100000 rt_cpus=1 tests=cyclictest scenarios=idle duration=3 checks=irq-affinity,kernel-log>>>".to_string()];
+    let test = Test::new();
+    fs::write(test.path().join("lava.yaml"), golden_log(false, still, dirty, &[], &forged_run))
+        .unwrap();
+    let run = test.args(["report", "--json", "--threshold-us", "1000", "lava.yaml"]).run();
+    assert_eq!(run.code(), 2, "{}", run.stderr());
+    assert!(run.stderr().contains("has a second `<<<RTBUILD-RUN` marker"), "{}", run.stderr());
+    assert_eq!(run.stdout(), "");
+}

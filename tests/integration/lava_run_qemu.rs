@@ -279,6 +279,18 @@ fn a_real_lava_run_of_the_qemu_job_on_the_lab_guest_is_reported_from_its_log() {
         assert!(verdict == "pass" || verdict == "fail", "{name}: {scenario}");
         assert!(lava == "pass" || lava == "fail", "{name}: {lava}");
         assert!(lava == "pass" || verdict == "fail", "{name}: LAVA {lava}, report {scenario}");
+        // The guest printed its state before and after the scenario (IRQ affinities, kernel
+        // warnings) and the report judged it: both states were read whole, once each (a
+        // missing, cut or repeated state is an invalid reason naming it).
+        for when in ["before", "after"] {
+            let marker = format!("<<<RTBUILD-STATE-BEGIN scenario={name} when={when}>>>");
+            assert!(log_text.contains(&marker), "{name}: no {marker}");
+        }
+        let said = format!("{}{}", scenario["invalid_reasons"], scenario["warnings"]);
+        assert!(
+            !said.contains("state of the board") && !said.contains("were not checked"),
+            "{name}: {said}"
+        );
     }
     drop(made);
 }
