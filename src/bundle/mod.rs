@@ -397,6 +397,7 @@ fn release_files(request: &BundleRequest) -> Result<Vec<release::Packed>, Bundle
         if plan.is_file() {
             release::add(&mut out, release::ROLE_PLAN, &plan, plan_json::FILE, None)?;
         }
+        release::rebuild(&mut out, kas_file, request.kas_dump.as_deref())?;
     }
     if let Some(verify) = &request.verify_file {
         let name = crate::formats::verify_json::FILE;

@@ -32,6 +32,19 @@ pub(crate) const ROLE_LOCK: &str = "lock";
 pub(crate) const ROLE_PLAN: &str = "plan";
 pub(crate) const ROLE_VERIFY: &str = "verify";
 pub(crate) const ROLE_MEASUREMENT: &str = "measurement";
+/// A file of the generated layer (`meta-rtbuild`, with every user fragment and patch).
+pub(crate) const ROLE_LAYER: &str = "rebuild-layer";
+/// The kas file that rebuilds the image from the unpacked bundle.
+pub(crate) const ROLE_REBUILD: &str = "rebuild-config";
+
+/// Where the rebuild kas file and the generated layer go, under [`RELEASE_DIR`]: kas takes the
+/// folder of the kas file (outside a git work tree) as the root of the kas file's own repo, so
+/// the layer sits beside it.
+pub(crate) const REBUILD_DIR: &str = "rebuild";
+/// The rebuild kas file's name in [`REBUILD_DIR`].
+pub(crate) const REBUILD_FILE: &str = "kas.yml";
+/// The generated layer's folder name, beside the generated kas file.
+const LAYER_DIR: &str = "meta-rtbuild";
 
 /// A release file is at most this big (the qcomflash tarball of a provenance subject is the
 /// largest, a few GB).
@@ -179,6 +192,109 @@ pub(super) fn measurement(
     Ok(warnings)
 }
 
+/// The generated layer beside `kas_file` (`meta-rtbuild/`, every file of it, which holds the
+/// user's fragments and patches too), as `release/rebuild/meta-rtbuild/…`; and, from the
+/// resolved configuration `kas_dump`, the kas file `release/rebuild/kas.yml` that builds it
+/// again: the dump with the repo of the generated layer pointed at the layer beside it. Nothing when there is no generated layer. A symlink or
+/// anything but a regular file or folder in the layer is refused: the bundle must carry the
+/// layer's bytes, not a pointer out of it.
+pub(super) fn rebuild(
+    out: &mut Vec<Packed>,
+    kas_file: &Path,
+    kas_dump: Option<&Path>,
+) -> Result<(), BundleError> {
+    let Some(layer) = kas_file.parent().map(|dir| dir.join(LAYER_DIR)) else { return Ok(()) };
+    if !std::fs::symlink_metadata(&layer).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    for entry in walkdir::WalkDir::new(&layer).follow_links(false).sort_by_file_name() {
+        let entry =
+            entry.map_err(|e| BundleError::Read { path: layer.clone(), cause: e.into() })?;
+        let kind = entry.file_type();
+        if kind.is_dir() {
+            continue;
+        }
+        if !kind.is_file() {
+            return Err(BundleError::Read {
+                path: entry.path().to_path_buf(),
+                cause: std::io::Error::other(
+                    "not a regular file: the generated layer must hold its own files; run `rtbuild generate` again",
+                ),
+            });
+        }
+        let relative = entry.path().strip_prefix(&layer).unwrap_or(entry.path());
+        let name =
+            format!("{REBUILD_DIR}/{LAYER_DIR}/{}", relative.to_string_lossy().replace('\\', "/"));
+        add(out, ROLE_LAYER, entry.path(), &name, None)?;
+    }
+    let Some(dump) = kas_dump else { return Ok(()) };
+    let bytes = crate::base::input::read(dump, crate::base::input::TEXT_LIMIT)
+        .map_err(BundleError::Input)?;
+    let config = rebuild_config(&bytes).map_err(|message| BundleError::Read {
+        path: dump.to_path_buf(),
+        cause: std::io::Error::other(message),
+    })?;
+    let sha256 = archive::sha256_hex(&config);
+    out.push(Packed {
+        record: ReleaseRecord {
+            role: ROLE_REBUILD.into(),
+            path: format!("{RELEASE_DIR}/{REBUILD_DIR}/{REBUILD_FILE}"),
+            size: config.len() as u64,
+            sha256,
+            subject: None,
+        },
+        source: EntryContent::Bytes(config),
+    });
+    Ok(())
+}
+
+/// The rebuild kas file from a `kas dump --resolve-refs --resolve-local --resolve-env`: every
+/// repo as the dump pinned it, but the repo holding the generated layer (at build time the
+/// folder or git work tree of the generated kas file) reduced to that layer, so kas takes it
+/// from the folder of the rebuild file.
+pub(crate) fn rebuild_config(dump: &[u8]) -> Result<Vec<u8>, String> {
+    use serde_yaml::Value;
+    let mut config: Value = serde_yaml::from_slice(dump).map_err(|e| {
+        format!("not a kas configuration ({e}); run `rtbuild image --bundle` again")
+    })?;
+    let repos = config.get_mut("repos").and_then(Value::as_mapping_mut).ok_or(
+        "the resolved kas configuration has no `repos`; run `rtbuild image --bundle` again",
+    )?;
+    let mut found = false;
+    for (_, repo) in repos.iter_mut() {
+        let Some(repo) = repo.as_mapping_mut() else { continue };
+        // Outside git the dump names it without a URL; inside a work tree `--resolve-local`
+        // gives it the work tree's remote and commit: either way it is the repo whose layer is
+        // the generated one, and the bundle carries that layer.
+        let ours = repo.get("layers").and_then(Value::as_mapping).is_some_and(|layers| {
+            layers
+                .keys()
+                .any(|k| k.as_str().is_some_and(|k| k.rsplit('/').next() == Some(LAYER_DIR)))
+        });
+        if !ours {
+            continue;
+        }
+        let mut layers = serde_yaml::Mapping::new();
+        layers.insert(Value::from(LAYER_DIR), Value::Null);
+        repo.clear();
+        repo.insert(Value::from("layers"), Value::Mapping(layers));
+        found = true;
+    }
+    if !found {
+        return Err(format!(
+            "the resolved kas configuration has no local repo with the {LAYER_DIR} layer (it is not the build of the generated kas file beside it); run `rtbuild image --bundle` again"
+        ));
+    }
+    let yaml = serde_yaml::to_string(&config).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "# Rebuilds this bundle's image: the resolved kas configuration of its build, every repo at\n\
+         # the commit it was built from, the generated layer ({LAYER_DIR}, beside this file) from the\n\
+         # bundle. Unpack the bundle outside any git work tree (kas takes a work tree's top as this\n\
+         # file's repo), then: kas checkout {RELEASE_DIR}/{REBUILD_DIR}/{REBUILD_FILE}; kas build …\n{yaml}"
+    )
+    .into_bytes())
+}
+
 /// A value from run.json as one printable line (control characters escaped), at most 200
 /// characters.
 fn printable(text: &str) -> String {
@@ -216,6 +332,37 @@ pub(super) fn provenance(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The repo of the generated layer (without a URL outside git; with the work tree's URL and
+    /// commit inside one) becomes that layer alone; every other repo stays as kas pinned it.
+    #[test]
+    fn the_rebuild_config_takes_the_generated_layer_from_beside_it() {
+        for (repo, layer) in [
+            ("  rtbuild:\n    url:\n    commit: wrynose\n", "meta-rtbuild"),
+            (
+                "  bsp:\n    url: https://example.com/bsp.git\n    commit: 1234567\n",
+                "rtbuild/rb3/meta-rtbuild",
+            ),
+        ] {
+            let dump = format!(
+                "header:\n  version: 14\nrepos:\n  meta-qcom:\n    url: https://github.com/qualcomm-linux/meta-qcom\n    commit: f415a09a64e1a282fe9ca1efa47b911caaffe1b8\n{repo}    layers:\n      {layer}:\n"
+            );
+            let config = String::from_utf8(rebuild_config(dump.as_bytes()).unwrap()).unwrap();
+            let yaml: serde_yaml::Value = serde_yaml::from_str(&config).unwrap();
+            let name = repo.trim().split(':').next().unwrap();
+            let ours = yaml["repos"][name].as_mapping().unwrap();
+            assert_eq!(ours.len(), 1, "{config}");
+            assert!(yaml["repos"][name]["layers"]["meta-rtbuild"].is_null(), "{config}");
+            assert_eq!(
+                yaml["repos"]["meta-qcom"]["commit"].as_str(),
+                Some("f415a09a64e1a282fe9ca1efa47b911caaffe1b8")
+            );
+            assert!(config.starts_with("# Rebuilds this bundle's image"), "{config}");
+        }
+        let none = "header:\n  version: 14\nrepos:\n  meta-qcom:\n    url: https://x\n";
+        assert!(rebuild_config(none.as_bytes()).unwrap_err().contains("no local repo"));
+        assert!(rebuild_config(b"[1, 2]").is_err());
+    }
 
     #[test]
     fn a_deploy_link_is_followed_inside_the_folder_only() {

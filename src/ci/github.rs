@@ -15,10 +15,15 @@ use super::script::{
 };
 use super::{BUILD_USER, Pipeline, kas_image, to_yaml};
 
+// Each by its major tag here; [`render`] names the commit of the release `pins::PINS` holds
+// for it unless `--pin-actions false`.
 const CHECKOUT: &str = "actions/checkout@v6";
-const CACHE: &str = "actions/cache@v6";
+const CACHE: &str = "actions/cache@v5";
 const UPLOAD: &str = "actions/upload-artifact@v6";
 const DOWNLOAD: &str = "actions/download-artifact@v7";
+/// The deployment environment the LAVA jobs run in: its secrets (`LAVA_TOKEN`, the history
+/// database's) are given to those jobs only, and its protection rules apply to them.
+const LAVA_ENVIRONMENT: &str = "rtbuild-lava";
 /// The artifact that carries the install job's rtbuild to the others.
 const BINARY_ARTIFACT: &str = "rtbuild-binary";
 
@@ -56,6 +61,7 @@ struct Concurrency {
 
 #[derive(Debug, Serialize)]
 struct Job {
+    name: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     needs: Vec<&'static str>,
     #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
@@ -64,6 +70,8 @@ struct Job {
     runs_on: [&'static str; 2],
     #[serde(rename = "timeout-minutes", skip_serializing_if = "Option::is_none")]
     timeout_minutes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    environment: Option<&'static str>,
     container: Container,
     defaults: Defaults,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -212,17 +220,25 @@ fn hand_over(p: &Pipeline, cache: bool) -> GhStep {
     as_root("Hand the downloads to the build user", &lines)
 }
 
-fn job(p: &Pipeline, needs: Vec<&'static str>, matrix: bool, steps: Vec<GhStep>) -> Job {
+fn job(
+    p: &Pipeline,
+    name: &'static str,
+    needs: Vec<&'static str>,
+    matrix: bool,
+    steps: Vec<GhStep>,
+) -> Job {
     let mut env = BTreeMap::new();
     if matrix {
         env.insert("MACHINE", "${{ matrix.machine }}".to_string());
         env.insert("DISTRO", "${{ matrix.distro }}".to_string());
     }
     Job {
+        name,
         needs,
         condition: None,
         runs_on: ["self-hosted", "linux"],
         timeout_minutes: None,
+        environment: None,
         container: Container {
             image: kas_image(),
             // Root only so that the root steps can make the work folders; every rtbuild step
@@ -257,6 +273,7 @@ pub(super) fn render(p: &Pipeline) -> String {
     install.extend(p.install.script("\"$RTBUILD_WORK/tools\""));
     let rtbuild = job(
         p,
+        "rtbuild",
         Vec::new(),
         false,
         vec![
@@ -331,7 +348,8 @@ pub(super) fn render(p: &Pipeline) -> String {
             )
         });
     }
-    let mut image = job(p, vec!["rtbuild"], true, steps);
+    // Plain job names: GitHub shows each matrix cell's values after them.
+    let mut image = job(p, "image", vec!["rtbuild"], true, steps);
     image.env.extend(env_dirs.clone());
     image.env.extend(build_env.into_iter().map(|(k, v)| (k, v.to_string())));
     let lava = p.lava.as_ref().map(|lava| {
@@ -362,7 +380,8 @@ pub(super) fn render(p: &Pipeline) -> String {
                 ],
             )
         });
-        let mut job = job(p, vec!["rtbuild", "image"], true, steps);
+        let mut job = job(p, "lava", vec!["rtbuild", "image"], true, steps);
+        job.environment = Some(LAVA_ENVIRONMENT);
         // Each leg runs when its own cell built: one failed board does not skip the others.
         job.condition = Some("${{ !cancelled() }}");
         job.timeout_minutes = Some(lava.wait_minutes);
@@ -379,7 +398,7 @@ pub(super) fn render(p: &Pipeline) -> String {
         job
     });
 
-    to_yaml(&Workflow {
+    let text = to_yaml(&Workflow {
         name: "rtbuild",
         on: On { push: None, pull_request: None, workflow_dispatch: None },
         permissions: BTreeMap::from([("contents", "read")]),
@@ -388,5 +407,48 @@ pub(super) fn render(p: &Pipeline) -> String {
             cancel_in_progress: "${{ github.event_name == 'pull_request' }}",
         },
         jobs: Jobs { rtbuild, image, lava },
-    })
+    });
+    pin(&text, p.pin_actions)
+}
+
+/// Each `uses: ACTION@MAJOR` line of `text` naming the commit of the release [`pins::PINS`]
+/// holds for it, the release in a comment (`# v6.1.0`, which Dependabot and Renovate read);
+/// `text` as it is when `pinned` is off.
+pub(super) fn pin(text: &str, pinned: bool) -> String {
+    if !pinned {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let pinned_line = body.split_once("uses: ").and_then(|(indent, reference)| {
+            let (action, major) = reference.split_once('@')?;
+            let pin = super::pins::pin(action).filter(|p| p.major == major)?;
+            Some(format!("{indent}uses: {action}@{} # {}", pin.commit, pin.release))
+        });
+        match pinned_line {
+            Some(l) => {
+                out.push_str(&l);
+                if line.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pinning_names_the_commit_and_its_release_and_leaves_other_lines() {
+        let text = "      uses: actions/checkout@v6\n      uses: actions/cache@v4\n      run: uses: x@v1\n";
+        assert_eq!(
+            super::pin(text, true),
+            "      uses: actions/checkout@d23441a48e516b6c34aea4fa41551a30e30af803 # v6.1.0\n\
+             \x20     uses: actions/cache@v4\n      run: uses: x@v1\n"
+        );
+        assert_eq!(super::pin(text, false), text);
+    }
 }

@@ -18,6 +18,7 @@ pub(crate) mod canary;
 mod github;
 mod gitlab;
 mod install;
+pub(crate) mod pins;
 mod script;
 
 pub(crate) use install::{BadInstall, Install};
@@ -117,6 +118,9 @@ pub(crate) struct Pipeline {
     pub lock: Option<String>,
     pub install: Install,
     pub lava: Option<LavaStage>,
+    /// GitHub: `uses:` names each action by the commit of its release in [`pins::PINS`]
+    /// (`--pin-actions`, on by default), not by its moving major tag.
+    pub pin_actions: bool,
 }
 
 impl Pipeline {
@@ -233,6 +237,7 @@ mod tests {
                 headers: vec![("QLIAuthorization".into(), "QCOM_LAB_TOKEN".into())],
                 thresholds: vec![("rb3gen2-core-kit".into(), 100)],
             }),
+            pin_actions: true,
         }
     }
 

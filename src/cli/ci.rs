@@ -74,6 +74,11 @@ pub(crate) struct CiArgs {
     /// rtbuild binary, or `crates` (this version from crates.io, once it is published there).
     #[arg(long, value_name = "SOURCE")]
     pub rtbuild_from: String,
+    /// GitHub: name each action by the commit of its release from rtbuild's pin table (`uses:
+    /// actions/checkout@<commit> # v6.1.0`), as zizmor's `unpinned-uses` asks; `false` names
+    /// the moving major tag (`@v6`). docs/build.md says how the table is refreshed.
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub pin_actions: bool,
     /// SHA-256 of the binary --rtbuild-from downloads (64 hex digits, as `sha256sum` prints);
     /// required for a binary URL: the pipeline's first job checks it before anything runs it.
     #[arg(long, value_name = "HEX")]
@@ -164,6 +169,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
         lock,
         install,
         lava,
+        pin_actions: args.pin_actions,
     };
     Ok(match args.format {
         Format::Gitlab => render_gitlab(&pipeline),

@@ -35,6 +35,9 @@ pub(crate) enum HistoryCommand {
     Compare(CompareArgs),
     /// Write the trend page: max and p99.9 over time per board and scenario.
     Report(TrendArgs),
+    /// Write the recorded figures for a lab's dashboards: OpenMetrics text, one point per run
+    /// at its start time (docs/history.md).
+    Export(ExportArgs),
 }
 
 /// `--db`, for every history command.
@@ -165,6 +168,18 @@ pub(crate) struct TrendArgs {
     pub db: DbArgs,
 }
 
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// Write OpenMetrics text (a gauge per machine, scenario, test, CPU and statistic,
+    /// labelled with the kernel release and the bundle digest, one point per run) to FILE.
+    #[arg(long, value_name = "FILE", required = true)]
+    pub openmetrics: PathBuf,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
 pub(super) fn run(args: HistoryArgs, ui: &Ui) -> crate::error::Result<Exit> {
     match args.command {
         HistoryCommand::Add(args) => run_add(args, ui),
@@ -194,6 +209,14 @@ pub(super) fn run(args: HistoryArgs, ui: &Ui) -> crate::error::Result<Exit> {
         }
         HistoryCommand::Compare(args) => run_compare(args, ui),
         HistoryCommand::Report(args) => run_trend(args, ui),
+        HistoryCommand::Export(args) => {
+            let filter = args.filter.filter()?;
+            let runs = args.db.open()?.runs(&filter)?;
+            let text = crate::formats::openmetrics::render(&runs, true);
+            crate::write::write_atomic(&args.openmetrics, text.as_bytes(), false)?;
+            ui.status("Wrote", args.openmetrics.display());
+            Ok(Exit::Ok)
+        }
     }
 }
 

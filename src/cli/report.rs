@@ -42,6 +42,14 @@ pub(crate) struct ReportArgs {
     /// Write JUnit XML (one test case per test and scenario) to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Write OpenMetrics text (a gauge per machine, scenario, test, CPU and statistic, labelled
+    /// with the kernel release and the bundle digest; docs/report.md) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub openmetrics: Option<PathBuf>,
+    /// The bundle the inputs measured (its .manifest.json, or the .tar.zst beside it): its
+    /// digest labels the --openmetrics series, as `history add --bundle` records it.
+    #[arg(long, value_name = "FILE", requires = "openmetrics")]
+    pub bundle: Option<PathBuf>,
     /// Compare each input with the recent valid runs of its machine, scenario and test in this
     /// history database (`sqlite:PATH` or `postgres://…`, as `rtbuild history`); exit 1 on a
     /// REGRESSION. The inputs are not recorded (`rtbuild history add` does that).
@@ -62,7 +70,13 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
         nsecs: args.nsecs,
         noise_us: args.noise_us,
     };
-    let report = report::build(&options).map_err(Refusal::Report)?;
+    // Read before any input, so a bad --bundle writes nothing.
+    let bundle = args.bundle.as_deref().map(crate::history::bundle_identity::read).transpose()?;
+    let (report, runs) = report::build_with_runs(&options).map_err(Refusal::Report)?;
+    let metrics = match &args.openmetrics {
+        Some(_) => Some(openmetrics(&report, &runs, bundle.as_ref())?),
+        None => None,
+    };
     for warning in report.inputs.iter().flat_map(|i| &i.scenarios).flat_map(|s| &s.warnings) {
         ui.warn(warning);
     }
@@ -74,9 +88,14 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
         crate::write::write_atomic(path, report::junit::render(&report).as_bytes(), false)?;
         ui.status("Wrote", path.display());
     }
+    if let (Some(path), Some(text)) = (&args.openmetrics, &metrics) {
+        crate::write::write_atomic(path, text.as_bytes(), false)?;
+        ui.status("Wrote", path.display());
+    }
+    let file_report = args.html.is_some() || args.junit.is_some() || args.openmetrics.is_some();
     if ui.json() {
         ui.out_json(&report)?;
-    } else if !(ui.quiet() && (args.html.is_some() || args.junit.is_some())) {
+    } else if !(ui.quiet() && file_report) {
         // With -q and a report file, the file is the report: the exit code gives the verdict.
         ui.out(report::text::render(&report));
     }
@@ -97,4 +116,28 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
         }
     }
     Ok(verdict.exit())
+}
+
+/// The report's OpenMetrics text: each input read as `history add` records it (its machine,
+/// kernel release, per-CPU figures), labelled with the bundle's digest; refused when two
+/// inputs give the same series (a report holds one value per series).
+fn openmetrics(
+    report: &report::LatencyReport,
+    runs: &[Option<crate::formats::run_json::RunRecord>],
+    bundle: Option<&crate::history::bundle_identity::BundleIdentity>,
+) -> Result<String, Refusal> {
+    let recorded: Vec<_> = report
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(at, input)| {
+            let one = report::LatencyReport { inputs: vec![input.clone()], ..report.clone() };
+            let run_json = runs.get(at).and_then(|r| r.as_ref());
+            crate::history::record::from_report(&input.path, &one, run_json, bundle)
+        })
+        .collect();
+    if let Some(series) = crate::formats::openmetrics::duplicate_series(&recorded) {
+        return Err(Refusal::SameSeries(series));
+    }
+    Ok(crate::formats::openmetrics::render(&recorded, false))
 }

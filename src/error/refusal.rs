@@ -133,6 +133,13 @@ pub(crate) enum Refusal {
     #[error("--lava-duration: {0}")]
     LavaJobLength(crate::lava::job::JobError),
 
+    // report
+    #[error(
+        "two inputs give the OpenMetrics series {}; a report's OpenMetrics file holds one value per series: pass those inputs to separate `rtbuild report --openmetrics` runs, or record them with `rtbuild history add` and write `rtbuild history export --openmetrics`",
+        crate::ui::escape_controls(&.0.chars().take(300).collect::<String>())
+    )]
+    SameSeries(String),
+
     // history
     #[error("--since {0:?} is not a date; pass YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC)")]
     Since(String),

@@ -635,6 +635,7 @@ fn refusals() -> Vec<Refusal> {
         Refusal::LavaTests(crate::rttests::parse_list("nope").unwrap_err()),
         Refusal::LavaDuration(crate::testrun::BadDuration("x".into())),
         Refusal::LavaJobLength(crate::lava::job::JobError::Image("a b".into())),
+        Refusal::SameSeries("{machine=\"m\"}".into()),
         Refusal::Since("x".into()),
         Refusal::KconfigOption { text: "CONFIG_A=maybe".into(), cause: line() },
         Refusal::LavaNeedsMachine,
@@ -1008,6 +1009,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::LavaTests(_) => "LavaTests",
         Refusal::LavaDuration(_) => "LavaDuration",
         Refusal::LavaJobLength(_) => "LavaJobLength",
+        Refusal::SameSeries(_) => "SameSeries",
         Refusal::Since(_) => "Since",
         Refusal::KconfigOption { .. } => "KconfigOption",
         Refusal::LavaNeedsMachine => "LavaNeedsMachine",
@@ -1051,7 +1053,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 69),
+        ("Refusal", 70),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),

@@ -29,6 +29,7 @@ pub(crate) mod generated_manifest_json;
 pub(crate) mod history_json;
 pub(crate) mod junit_xml;
 pub(crate) mod lava_job;
+pub(crate) mod openmetrics;
 pub(crate) mod plan_json;
 pub(crate) mod provenance_json;
 pub(crate) mod report_json;

@@ -53,6 +53,37 @@ const MIGRATIONS: &[&str] = &[
     // benches/history.rs; the machine, start-time and digest lookups use the indexes above).
     "CREATE INDEX runs_by_bundle ON runs (bundle_digest);
     CREATE INDEX runs_by_release ON runs (kernel_release);",
+    // 3: views for the questions a lab's dashboard asks in SQL (docs/history.md has the
+    // queries), in SQL both SQLite and PostgreSQL run, and the indexes they use: a run's time
+    // is its start, else when it was added; the results of a scenario are found by scenario.
+    "CREATE INDEX runs_by_machine_time ON runs (machine, (COALESCE(started_unix, added_unix)));
+    CREATE INDEX results_by_scenario ON results (scenario, run_digest);
+    CREATE VIEW latest_run_per_machine_scenario AS
+    SELECT machine, scenario, run_digest, run_unix, kernel_release, bundle_digest, verdict,
+        valid, max_us, p999_us
+    FROM (
+        SELECT r.machine AS machine, s.scenario AS scenario, r.digest AS run_digest,
+            COALESCE(r.started_unix, r.added_unix) AS run_unix,
+            r.kernel_release AS kernel_release, r.bundle_digest AS bundle_digest,
+            r.verdict AS verdict, r.valid AS valid,
+            MAX(s.max_us) AS max_us, MAX(s.p999_us) AS p999_us,
+            ROW_NUMBER() OVER (
+                PARTITION BY r.machine, s.scenario
+                ORDER BY COALESCE(r.started_unix, r.added_unix) DESC, r.digest DESC
+            ) AS newest
+        FROM runs r JOIN results s ON s.run_digest = r.digest
+        GROUP BY r.machine, s.scenario, r.digest, r.started_unix, r.added_unix,
+            r.kernel_release, r.bundle_digest, r.verdict, r.valid
+    ) ranked
+    WHERE newest = 1;
+    CREATE VIEW max_per_machine_day AS
+    SELECT r.machine AS machine,
+        (COALESCE(r.started_unix, r.added_unix) / 86400) * 86400 AS day_unix,
+        MAX(s.max_us) AS max_us, MAX(s.p999_us) AS p999_us,
+        COUNT(DISTINCT r.digest) AS runs
+    FROM runs r JOIN results s ON s.run_digest = r.digest
+    WHERE r.valid = 1 AND s.valid = 1
+    GROUP BY r.machine, (COALESCE(r.started_unix, r.added_unix) / 86400) * 86400;",
 ];
 
 /// The schema version this rtbuild writes and reads.

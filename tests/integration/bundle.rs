@@ -559,6 +559,29 @@ fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
             ("sbom", "release/core-image-base-rb3gen2-core-kit.rootfs-20260101120000.spdx.json"),
             ("measurement", "release/measurement/run.json"),
             ("lock", "release/rb3gen2-core-kit-rt.lock.yml"),
+            // The generated layer, so the bundle rebuilds (issue 38 item 3; no kas dump here,
+            // so no rebuild kas file: bundle_rebuild.rs has both).
+            ("rebuild-layer", "release/rebuild/meta-rtbuild/conf/layer.conf"),
+            (
+                "rebuild-layer",
+                "release/rebuild/meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg"
+            ),
+            (
+                "rebuild-layer",
+                "release/rebuild/meta-rtbuild/recipes-kernel/linux/linux-qcom-rt_6.18.bbappend"
+            ),
+            (
+                "rebuild-layer",
+                "release/rebuild/meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.service"
+            ),
+            (
+                "rebuild-layer",
+                "release/rebuild/meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh"
+            ),
+            (
+                "rebuild-layer",
+                "release/rebuild/meta-rtbuild/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb"
+            ),
             ("plan", "release/rtbuild-plan.json"),
             ("verify", "release/verify.json"),
         ]

@@ -89,6 +89,31 @@ impl Db {
         }
     }
 
+    /// The first column of every row of `query`, which must be text.
+    fn texts(&self, query: &str) -> Vec<String> {
+        match &self.server {
+            None => {
+                let file = self.url.strip_prefix("sqlite:").unwrap();
+                let db = rusqlite::Connection::open(file).unwrap();
+                let mut statement = db.prepare(query).unwrap();
+                statement
+                    .query_map([], |row| row.get::<_, String>(0))
+                    .unwrap()
+                    .map(Result::unwrap)
+                    .collect()
+            }
+            Some(server) => {
+                let mut client = ::postgres::Config::new()
+                    .host_path(server.socket_dir())
+                    .user(crate::support::harness::TEST_USER)
+                    .dbname("postgres")
+                    .connect(::postgres::NoTls)
+                    .unwrap();
+                client.query(query, &[]).unwrap().iter().map(|row| row.get(0)).collect()
+            }
+        }
+    }
+
     /// A golden result folder: one scenario per `(name, tests/data file)`, started at
     /// `started`, on `uname`; `invalid` marks every scenario invalid.
     fn run(
@@ -173,6 +198,7 @@ both!(
     an_empty_database_is_migrated_on_first_use,
     a_database_from_a_newer_rtbuild_is_refused,
     sql_in_a_scenario_name_is_stored_as_text,
+    the_views_answer_latest_run_and_max_per_day,
 );
 
 fn add_records_every_field_and_a_second_add_records_nothing(kind: Kind) {
@@ -270,7 +296,7 @@ fn eight_concurrent_adds_lose_and_duplicate_nothing(kind: Kind) {
     want.sort();
     assert_eq!(sources, want);
     assert_eq!(db.scalar("SELECT COUNT(*) FROM results"), "9");
-    assert_eq!(db.scalar("SELECT COUNT(*) FROM rtbuild_schema"), "2");
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM rtbuild_schema"), "3");
 }
 
 fn invalid_runs_are_stored_and_shown_invalid(kind: Kind) {
@@ -445,25 +471,32 @@ fn check_flags_a_regression_against_the_valid_runs_only(kind: Kind) {
 fn an_empty_database_is_migrated_on_first_use(kind: Kind) {
     let db = Db::new(kind);
     db.rtbuild(&["history", "list"]).run().success().stdout_is("no runs recorded\n");
-    assert_eq!(db.scalar("SELECT MAX(version) FROM rtbuild_schema"), "2");
+    assert_eq!(db.scalar("SELECT MAX(version) FROM rtbuild_schema"), "3");
     assert_eq!(db.scalar("SELECT COUNT(*) FROM runs"), "0");
-    // A database an older rtbuild wrote (schema 1: no lookup indexes) gets migration 2 alone.
+    // A database an older rtbuild wrote (schema 1: no lookup indexes, no views) gets
+    // migrations 2 and 3 alone.
+    db.sql("DROP VIEW max_per_machine_day");
+    db.sql("DROP VIEW latest_run_per_machine_scenario");
+    db.sql("DROP INDEX results_by_scenario");
+    db.sql("DROP INDEX runs_by_machine_time");
     db.sql("DROP INDEX runs_by_bundle");
     db.sql("DROP INDEX runs_by_release");
-    db.sql("DELETE FROM rtbuild_schema WHERE version = 2");
+    db.sql("DELETE FROM rtbuild_schema WHERE version >= 2");
     db.rtbuild(&["history", "list"]).run().success().stdout_is("no runs recorded\n");
-    assert_eq!(db.scalar("SELECT COUNT(*) FROM rtbuild_schema"), "2");
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM rtbuild_schema"), "3");
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM max_per_machine_day"), "0");
     db.sql("DROP INDEX runs_by_release");
+    db.sql("DROP INDEX runs_by_machine_time");
 }
 
 fn a_database_from_a_newer_rtbuild_is_refused(kind: Kind) {
     let db = Db::new(kind);
     db.rtbuild(&["history", "list"]).run().success().stdout_is("no runs recorded\n");
-    db.sql("INSERT INTO rtbuild_schema (version) VALUES (3)");
+    db.sql("INSERT INTO rtbuild_schema (version) VALUES (4)");
     let run = db.run("r", 1_796_000_000, &[("stress", CPU1)], None);
     let shown = db.url.clone();
     db.rtbuild(&["history", "add", &run]).run().usage_error(&format!(
-        "the history database {shown} has schema version 3, but this rtbuild knows up to 2; upgrade rtbuild"
+        "the history database {shown} has schema version 4, but this rtbuild knows up to 3; upgrade rtbuild"
     ));
     assert_eq!(db.scalar("SELECT COUNT(*) FROM runs"), "0", "nothing written");
 }
@@ -477,6 +510,170 @@ fn sql_in_a_scenario_name_is_stored_as_text(kind: Kind) {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["results"][0]["scenario"], name);
     assert_eq!(db.scalar("SELECT COUNT(*) FROM runs"), "1");
+}
+
+/// Issue 38 item 7: the views of migration 3 answer a dashboard's two common questions, with
+/// the figures of the golden runs (CPU1 max 477 µs; WORSE max 1250 µs on CPU 0, 3000 µs on
+/// CPU 1): the latest run per machine and scenario (whatever its verdict: the view carries it),
+/// and the max per machine per UTC day over valid results only.
+fn the_views_answer_latest_run_and_max_per_day(kind: Kind) {
+    let db = Db::new(kind);
+    // Day 20787 (starts 1_795_996_800): A (stress, idle) and B (stress, worse).
+    let a = db.run("a", 1_796_000_000, &[("stress", CPU1), ("idle", CPU1)], None);
+    let b = db.run("b", 1_796_003_600, &[("stress", WORSE)], None);
+    // Day 20788 (starts 1_796_083_200): C (stress), and D, invalid and worse, last.
+    let c = db.run("c", 1_796_090_000, &[("stress", CPU1)], None);
+    let d = db.run("d", 1_796_090_100, &[("stress", WORSE)], Some("the load died"));
+    db.rtbuild(&["history", "add", &a, &b, &c, &d]).run().success().ignore_stderr();
+    let digest_of = |source: &str| -> String {
+        let runs = db.list(&[]);
+        let run = runs.iter().find(|r| r["source"] == source).unwrap();
+        run["digest"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        db.texts(
+            "SELECT scenario || ' ' || run_digest || ' ' || verdict FROM latest_run_per_machine_scenario \
+             WHERE machine = 'rb3gen2-core-kit' ORDER BY scenario"
+        ),
+        [format!("idle {} PASS", digest_of(&a)), format!("stress {} INVALID", digest_of(&d))]
+    );
+    assert_eq!(
+        db.scalar(
+            "SELECT CAST(max_us AS BIGINT) FROM latest_run_per_machine_scenario WHERE scenario = 'stress'"
+        ),
+        "3000"
+    );
+    let day = |column: &str, day_unix: i64| {
+        db.scalar(&format!(
+            "SELECT CAST({column} AS BIGINT) FROM max_per_machine_day \
+             WHERE machine = 'rb3gen2-core-kit' AND day_unix = {day_unix}"
+        ))
+    };
+    assert_eq!(
+        (day("max_us", 1_795_996_800), day("runs", 1_795_996_800)),
+        ("3000".into(), "2".into())
+    );
+    // D's 3000 µs is invalid: the day's max is C's 477 µs.
+    assert_eq!(
+        (day("max_us", 1_796_083_200), day("runs", 1_796_083_200)),
+        ("477".into(), "1".into())
+    );
+    assert_eq!(db.scalar("SELECT COUNT(*) FROM max_per_machine_day"), "2");
+}
+
+/// `history export --openmetrics` read back by prometheus_client's OpenMetrics parser (PyPI,
+/// real): one series per machine, scenario, test, CPU and statistic, one point per run at its
+/// start, oldest first; the figures are the golden runs' (CPU 1: 477 µs, then 3000 µs), in
+/// seconds; a hostile scenario name comes back unchanged, as a label value.
+#[test]
+fn history_export_openmetrics_reads_back_in_prometheus_client() {
+    let db = Db::new(Kind::Sqlite);
+    let hostile = "idle\"} 1\n# EOF\\";
+    let a = db.run("a", 1_796_000_000, &[("stress", CPU1), (hostile, CPU1)], None);
+    let b = db.run("b", 1_796_003_600, &[("stress", WORSE)], None);
+    db.rtbuild(&["history", "add", &b, &a]).run().success().ignore_stderr();
+    let file = db.path("out/history.om");
+    let file_arg = file.display().to_string();
+    db.rtbuild(&["history", "export", "--openmetrics", &file_arg]).run().success().ignore_stderr();
+    let families = parse_openmetrics(&file);
+    assert_eq!(families[0]["name"], "rtbuild_latency_seconds");
+    assert_eq!(
+        (families[0]["type"].as_str(), families[0]["unit"].as_str()),
+        (Some("gauge"), Some("seconds"))
+    );
+    assert_eq!(families[1]["name"], "rtbuild_latency_samples");
+    let max_cpu1: Vec<(f64, i64)> = families[0]["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            let l = &s["labels"];
+            l["statistic"] == "max" && l["cpu"] == "1" && l["scenario"] == "stress"
+        })
+        .map(|s| (s["value"].as_f64().unwrap(), s["timestamp"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(max_cpu1, [(0.000477, 1_796_000_000), (0.003, 1_796_003_600)]);
+    let labels = &families[0]["samples"][0]["labels"];
+    assert_eq!(labels["machine"], "rb3gen2-core-kit");
+    assert_eq!(labels["test"], "cyclictest");
+    assert_eq!(labels["kernel_release"], "6.6.52-rt43");
+    let scenarios: std::collections::BTreeSet<&str> = families[0]["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["labels"]["scenario"].as_str().unwrap())
+        .collect();
+    assert_eq!(scenarios, [hostile, "stress"].into_iter().collect());
+    // --machine narrows it; nothing recorded for that machine is a file with no series.
+    db.rtbuild(&["history", "export", "--openmetrics", &file_arg, "--machine", "nope"])
+        .run()
+        .success()
+        .ignore_stderr();
+    let empty = parse_openmetrics(&file);
+    assert!(empty.iter().all(|f| f["samples"].as_array().unwrap().is_empty()), "{empty:?}");
+}
+
+/// `report --openmetrics` (no timestamps: the current figures, as node_exporter's textfile
+/// collector wants them), labelled with the bundle's digest from `--bundle`, read by
+/// prometheus_client; two inputs of one series are refused, and nothing is written.
+#[test]
+fn report_openmetrics_reads_back_in_prometheus_client() {
+    let db = Db::new(Kind::Sqlite);
+    let a = db.run("a", 1_796_000_000, &[("stress", WORSE)], None);
+    let manifest =
+        manifest(&db, "b", "1111111111111111111111111111111111111111", &"3".repeat(64), "lock");
+    let bundle_digest = sha256_hex(&std::fs::read(&manifest).unwrap());
+    let file = db.path("report.om");
+    let file_arg = file.display().to_string();
+    Test::new()
+        .args(["report", &a, "--openmetrics", &file_arg, "--bundle", &manifest])
+        .run()
+        .code_is(1)
+        .ignore_stdout()
+        .ignore_stderr();
+    let families = parse_openmetrics(&file);
+    let samples = families[0]["samples"].as_array().unwrap();
+    let max: Vec<(&str, f64)> = samples
+        .iter()
+        .filter(|s| s["labels"]["statistic"] == "max")
+        .map(|s| (s["labels"]["cpu"].as_str().unwrap(), s["value"].as_f64().unwrap()))
+        .collect();
+    assert_eq!(max, [("0", 0.00125), ("1", 0.003)]);
+    assert!(samples.iter().all(|s| s["timestamp"].is_null()));
+    assert!(samples.iter().all(|s| s["labels"]["bundle_digest"] == bundle_digest.as_str()));
+    let counts: Vec<f64> = families[1]["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["value"].as_f64().unwrap())
+        .collect();
+    assert_eq!(counts, [5000.0, 3334.0]);
+    // The same run twice gives each series twice: refused, the old file left as it was.
+    let before = std::fs::read(&file).unwrap();
+    let again = db.run("again", 1_796_000_000, &[("stress", WORSE)], None);
+    Test::new()
+        .args(["report", &a, &again, "--openmetrics", &file_arg])
+        .run()
+        .code_is(2)
+        .ignore_stdout()
+        .stderr_contains("error: two inputs give the OpenMetrics series {machine=\"rb3gen2-core-kit\",scenario=\"stress\",test=\"cyclictest\",cpu=\"0\",kernel_release=\"6.6.52-rt43\"}; a report's");
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+/// What prometheus_client's OpenMetrics parser reads in `file` (tests/data/openmetrics/parse.py).
+fn parse_openmetrics(file: &Path) -> Vec<serde_json::Value> {
+    let out = std::process::Command::new(crate::support::harness::venv().join("bin/python3"))
+        .arg(data("openmetrics/parse.py"))
+        .arg(file)
+        .output()
+        .expect("the test venv's python3");
+    assert!(
+        out.status.success(),
+        "prometheus_client (pip install prometheus_client==0.26.0, .ci/setup) refused {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap()
 }
 
 #[test]

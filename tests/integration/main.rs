@@ -5,6 +5,7 @@
 
 mod bounded_readers;
 mod bundle;
+mod bundle_rebuild;
 mod ci_lint;
 mod doctor;
 mod error_contract;
