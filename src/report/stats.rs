@@ -2,6 +2,7 @@
 //! histogram or counted `-v` samples; percentiles that fall among overflowed samples are
 //! unknown (`null`, "≥ limit"); the maximum is cyclictest's own figure whenever it gave one.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::cyclictest::{Histogram, Thread, Unit};
@@ -12,9 +13,11 @@ use crate::formats::report_json::ThreadReport;
 const PERCENTILES: [u64; 4] = [500_000, 990_000, 999_000, 999_900];
 
 /// The distribution of one thread or of several merged, in the run's unit.
+/// A thread's histogram is borrowed, not copied: a file's histograms may be most of what
+/// `report` holds (issue 34 item 11).
 #[derive(Debug, Clone, Default)]
-pub(super) struct Distribution {
-    pub histogram: Option<Histogram>,
+pub(super) struct Distribution<'a> {
+    pub histogram: Option<Cow<'a, Histogram>>,
     /// `true` when the histogram was counted from `-v` samples.
     pub from_samples: bool,
     pub samples: u64,
@@ -23,12 +26,12 @@ pub(super) struct Distribution {
     pub max: Option<u64>,
 }
 
-impl Distribution {
-    pub(super) fn of(thread: &Thread, from_samples: bool) -> Distribution {
+impl<'a> Distribution<'a> {
+    pub(super) fn of(thread: &'a Thread, from_samples: bool) -> Distribution<'a> {
         let samples = thread.samples();
         let none = samples == 0;
         Distribution {
-            histogram: thread.histogram.clone().filter(|h| h.samples() > 0),
+            histogram: thread.histogram.as_ref().filter(|h| h.samples() > 0).map(Cow::Borrowed),
             from_samples,
             samples,
             min: thread.reported_min.or_else(|| first_bucket(thread)).filter(|_| !none),
@@ -38,7 +41,7 @@ impl Distribution {
     }
 
     /// All `parts` together: histograms summed when every part has one, extremes combined.
-    pub(super) fn merge(parts: &[Distribution]) -> Distribution {
+    pub(super) fn merge(parts: &[Distribution<'_>]) -> Distribution<'static> {
         let parts: Vec<&Distribution> = parts.iter().filter(|p| p.samples > 0).collect();
         let all_have = !parts.is_empty() && parts.iter().all(|p| p.histogram.is_some());
         let histogram = all_have.then(|| {
@@ -54,7 +57,7 @@ impl Distribution {
                     merged.limit = Some(merged.limit.map_or(floor, |l| l.min(floor)));
                 }
             }
-            merged
+            Cow::Owned(merged)
         });
         let samples = parts.iter().fold(0u64, |a, p| a.saturating_add(p.samples));
         let avg = if samples > 0 && parts.iter().all(|p| p.avg.is_some() || p.samples == 0) {

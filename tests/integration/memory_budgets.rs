@@ -178,3 +178,40 @@ fn a_bundle_of_release_members_past_the_budget_is_refused_in_bounded_memory() {
     let diff = bounded().args(["bundle", "--diff"]).arg_path(&path).arg_path(&path).run();
     refused(diff, "its members read into memory hold over 96 MiB");
 }
+
+/// Issue 34 item 11, the `-v` reader: 4,096 threads with one 65,535 µs sample each (a 110 KB
+/// file) grew 64 Ki counters per thread, 2 GiB, and aborted under 1 GiB. Now reported.
+#[test]
+fn a_verbose_file_of_4096_threads_each_with_a_spike_is_reported_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spikes.txt");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for thread in 0..4096 {
+        writeln!(out, "{thread:>8}:{:>8}:{:>8}", 0, 65_535).unwrap();
+    }
+    drop(out);
+    let run = bounded().args(["report", "--json"]).arg_path(&path).run();
+    let json = run.json();
+    reported(run, "4096 threads of one spike each");
+    let threads = json["inputs"][0]["scenarios"][0]["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 4096);
+    assert!(threads.iter().all(|t| t["max_us"] == 65_535.0), "{:#}", threads[0]);
+}
+
+/// The `-v` path's budget per thread: more than 2 Mi distinct latency values in one thread
+/// (2 Mi + 1 samples of thread 5, each a new value) are refused in one line, in bounded memory.
+#[test]
+fn a_verbose_thread_of_more_than_2_mi_distinct_values_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("distinct.txt");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for cycle in 0..=(2u64 << 20) {
+        writeln!(out, "{:>8}:{cycle:>8}:{:>8}", 5, 100_000 + cycle).unwrap();
+    }
+    drop(out);
+    let run = bounded().args(["report"]).arg_path(&path).run();
+    refused(
+        run,
+        "the `-v` samples of thread 5 hold more than 2097152 distinct latency values, more than rtbuild keeps in memory; record microseconds (no -N) or split the run into shorter ones (-l)",
+    );
+}
