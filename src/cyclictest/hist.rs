@@ -273,7 +273,11 @@ impl HistBlock {
             return min.len();
         }
         let n = columns.len();
-        if n > 2 {
+        // A sum column holds every other column's samples: compared by totals first, so
+        // a wide histogram without one is not summed bucket by bucket.
+        let total = |c: &BTreeMap<u64, u64>| c.values().fold(0u64, |a, b| a.saturating_add(*b));
+        let others = || columns[..n - 1].iter().fold(0u64, |a, c| a.saturating_add(total(c)));
+        if n > 2 && total(&columns[n - 1]) == others() {
             let last = &columns[n - 1];
             let summed = columns[..n - 1].iter().fold(BTreeMap::new(), |mut acc, c| {
                 for (k, v) in c {

@@ -9,6 +9,9 @@ use crate::cyclictest::{Histogram, Thread, Unit};
 
 use crate::formats::report_json::ThreadReport;
 
+/// Merged histograms whose values all lie below this are summed in an array (8 MiB at most).
+const DENSE_MERGE: u64 = 1 << 20;
+
 /// Percentiles in parts per million: median, p99, p99.9, p99.99.
 const PERCENTILES: [u64; 4] = [500_000, 990_000, 999_000, 999_900];
 
@@ -31,7 +34,11 @@ impl<'a> Distribution<'a> {
         let samples = thread.samples();
         let none = samples == 0;
         Distribution {
-            histogram: thread.histogram.as_ref().filter(|h| h.samples() > 0).map(Cow::Borrowed),
+            histogram: thread
+                .histogram
+                .as_ref()
+                .filter(|h| h.overflows > 0 || h.buckets.values().any(|c| *c > 0))
+                .map(Cow::Borrowed),
             from_samples,
             samples,
             min: thread.reported_min.or_else(|| first_bucket(thread)).filter(|_| !none),
@@ -46,9 +53,25 @@ impl<'a> Distribution<'a> {
         let all_have = !parts.is_empty() && parts.iter().all(|p| p.histogram.is_some());
         let histogram = all_have.then(|| {
             let mut merged = Histogram { buckets: BTreeMap::new(), ..Histogram::default() };
+            // Summed in an array when the values are small (the usual µs histogram), so many
+            // threads' buckets are not each looked up in the merged tree.
+            let top = parts
+                .iter()
+                .filter_map(|p| p.histogram.as_ref()?.buckets.keys().next_back().copied())
+                .max()
+                .unwrap_or(0);
+            let mut dense =
+                if top < DENSE_MERGE { vec![0u64; top as usize + 1] } else { Vec::new() };
             for part in parts.iter().filter_map(|p| p.histogram.as_ref()) {
-                for (value, count) in &part.buckets {
-                    merged.add(*value, *count);
+                if dense.is_empty() {
+                    for (value, count) in &part.buckets {
+                        merged.add(*value, *count);
+                    }
+                } else {
+                    for (value, count) in &part.buckets {
+                        let slot = &mut dense[*value as usize];
+                        *slot = slot.saturating_add(*count);
+                    }
                 }
                 merged.overflows = merged.overflows.saturating_add(part.overflows);
                 merged.overflows_unknown |= part.overflows_unknown;
@@ -57,6 +80,9 @@ impl<'a> Distribution<'a> {
                     merged.limit = Some(merged.limit.map_or(floor, |l| l.min(floor)));
                 }
             }
+            merged.buckets.extend(
+                dense.into_iter().enumerate().filter(|(_, c)| *c > 0).map(|(v, c)| (v as u64, c)),
+            );
             Cow::Owned(merged)
         });
         let samples = parts.iter().fold(0u64, |a, p| a.saturating_add(p.samples));
