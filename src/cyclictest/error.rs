@@ -28,6 +28,10 @@ pub enum ParseErrorKind {
         "the histograms hold more than {0} non-zero buckets, more than rtbuild keeps in memory; measure fewer threads or a narrower histogram (-h)"
     )]
     TooManyBuckets(u64),
+    #[error(
+        "the `-v` samples of thread {thread} hold more than {limit} distinct latency values, more than rtbuild keeps in memory; record microseconds (no -N) or split the run into shorter ones (-l)"
+    )]
+    TooManyValues { thread: u64, limit: u64 },
     #[error("thread index {0} is out of range (at most {max}); the file is corrupt", max = super::MAX_THREADS - 1)]
     ThreadIndex(u64),
 }

@@ -13,7 +13,7 @@ const KEEP_CYCLES: usize = 64;
 /// What a histogram block said, collected line by line.
 #[derive(Debug, Default)]
 pub(super) struct HistBlock {
-    columns: Vec<BTreeMap<u64, u64>>,
+    columns: Vec<Column>,
     rows: u64,
     /// Rows ran 0, 1, 2, … with none missing (the pre-2.7 layout).
     contiguous: bool,
@@ -33,8 +33,45 @@ pub(super) struct HistBlock {
     pub full: bool,
 }
 
-/// Non-zero buckets a block keeps (the budget of a JSON file too).
-pub(super) const MAX_ENTRIES: u64 = crate::formats::cyclictest_json::MAX_HISTOGRAM_ENTRIES;
+/// Non-zero buckets a block keeps over all its columns: 4,096 threads by 5,376 buckets. Rows
+/// arrive in bucket order, so each column is built as a packed tree (see [`Column`]): about
+/// 18 bytes a bucket, and `report` stays under 1 GiB at this budget.
+pub(super) const MAX_ENTRIES: u64 = 21 << 20;
+
+/// Rows a column gathers before they join its tree, at the least.
+const PENDING: usize = 256;
+
+/// One column of a block: a tree of the buckets so far and the latest rows not in it yet.
+/// Inserting in order one by one leaves a B-tree's leaves about half full (32 bytes a
+/// bucket); appending sorted runs builds them full, so the rows are gathered and joined in
+/// runs of at least a quarter of the tree (each bucket is moved a few times, not
+/// once per row).
+#[derive(Debug, Default, Clone)]
+struct Column {
+    tree: BTreeMap<u64, u64>,
+    pending: Vec<(u64, u64)>,
+}
+
+impl Column {
+    fn push(&mut self, index: u64, count: u64) {
+        self.pending.push((index, count));
+        if self.pending.len() >= PENDING.max(self.tree.len() / 4) {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.pending.is_empty() {
+            let mut run: BTreeMap<u64, u64> = self.pending.drain(..).collect();
+            self.tree.append(&mut run);
+        }
+    }
+
+    fn into_tree(mut self) -> BTreeMap<u64, u64> {
+        self.flush();
+        self.tree
+    }
+}
 
 /// The numbers after the first `:` of a `# Name: 00001 00002` line.
 pub(super) fn numbers_after_colon(line: &str) -> Result<Vec<u64>, &'static str> {
@@ -77,7 +114,7 @@ impl HistBlock {
             return Err("bucket row has a different number of columns than the rows before it");
         }
         if self.columns.is_empty() {
-            self.columns = vec![BTreeMap::new(); counts.len()];
+            self.columns = vec![Column::default(); counts.len()];
         }
         let expected = self.last_index.map_or(0, |last| last.saturating_add(1));
         if index != expected {
@@ -96,7 +133,7 @@ impl HistBlock {
         self.rows += 1;
         for (column, count) in self.columns.iter_mut().zip(counts) {
             if count > 0 {
-                column.insert(index, count);
+                column.push(index, count);
             }
         }
         Ok(())
@@ -166,7 +203,9 @@ impl HistBlock {
     }
 
     /// Moves the block into `run`; `line` is where the block started, for warnings.
-    pub(super) fn finish(self, run: &mut ResultFile, line: u64) {
+    pub(super) fn finish(mut self, run: &mut ResultFile, line: u64) {
+        let mut columns: Vec<BTreeMap<u64, u64>> =
+            std::mem::take(&mut self.columns).into_iter().map(Column::into_tree).collect();
         let full = self.totals.is_some() && self.contiguous;
         run.saw(if full { Format::HistogramFull } else { Format::HistogramSparse });
         if self.max.is_none() {
@@ -175,9 +214,9 @@ impl HistBlock {
                 "histogram has no `# Max Latencies` line (truncated?); the maximum may be unknown",
             );
         }
-        let threads = self.thread_count();
+        let threads = self.thread_count(&columns);
         if let Some(totals) = &self.totals {
-            for (i, column) in self.columns.iter().enumerate().take(threads) {
+            for (i, column) in columns.iter().enumerate().take(threads) {
                 let sum = column.values().fold(0u64, |a, b| a.saturating_add(*b));
                 if totals.get(i).is_some_and(|t| *t != sum) {
                     run.warn(
@@ -190,7 +229,6 @@ impl HistBlock {
                 }
             }
         }
-        let mut columns = self.columns;
         columns.resize_with(threads, BTreeMap::new);
         for (i, buckets) in columns.into_iter().enumerate() {
             let at = |v: &Option<Vec<u64>>| v.as_ref().and_then(|v| v.get(i).copied());
@@ -230,14 +268,18 @@ impl HistBlock {
 
     /// Threads: the `# Min Latencies` count; without it, drop a `-H` sum column when the last
     /// column is the sum of the others.
-    fn thread_count(&self) -> usize {
+    fn thread_count(&self, columns: &[BTreeMap<u64, u64>]) -> usize {
         if let Some(min) = &self.min {
             return min.len();
         }
-        let n = self.columns.len();
-        if n > 2 {
-            let last = &self.columns[n - 1];
-            let summed = self.columns[..n - 1].iter().fold(BTreeMap::new(), |mut acc, c| {
+        let n = columns.len();
+        // A sum column holds every other column's samples: compared by totals first, so
+        // a wide histogram without one is not summed bucket by bucket.
+        let total = |c: &BTreeMap<u64, u64>| c.values().fold(0u64, |a, b| a.saturating_add(*b));
+        let others = || columns[..n - 1].iter().fold(0u64, |a, c| a.saturating_add(total(c)));
+        if n > 2 && total(&columns[n - 1]) == others() {
+            let last = &columns[n - 1];
+            let summed = columns[..n - 1].iter().fold(BTreeMap::new(), |mut acc, c| {
                 for (k, v) in c {
                     let slot = acc.entry(*k).or_insert(0u64);
                     *slot = slot.saturating_add(*v);

@@ -121,13 +121,15 @@ fn count_in_parts(
     let next = AtomicUsize::new(1);
     // The first part that stopped short: the parts after it are not claimed.
     let stopped = AtomicUsize::new(usize::MAX);
+    // Each part's counts share the file's budget.
+    let base = counts.part();
     let claim = || {
         loop {
             let part = next.fetch_add(1, Ordering::Relaxed);
             if part >= parts || part > stopped.load(Ordering::Relaxed) {
                 return;
             }
-            let mut counts = VerboseCounts::default();
+            let mut counts = base.part();
             let taken = counts.add_fixed_lines(bytes(part));
             if taken < range(part).len() as u64 {
                 stopped.fetch_min(part, Ordering::Relaxed);

@@ -58,6 +58,9 @@ impl LineSink<{ verbose::FIXED }> for TextParser {
         if taken > 0 {
             self.last_line = line_no + taken - 1;
         }
+        if let Some(excess) = self.verbose.over() {
+            self.error = Some(ParseError { line: self.last_line, kind: too_many(excess) });
+        }
         taken
     }
 
@@ -106,6 +109,9 @@ impl TextParser {
                     Some(ParseError { line: no, kind: ParseErrorKind::ThreadIndex(sample.thread) });
             } else {
                 self.verbose.add(sample);
+                if let Some(excess) = self.verbose.over() {
+                    self.error = Some(ParseError { line: no, kind: too_many(excess) });
+                }
             }
             return;
         }
@@ -241,6 +247,9 @@ impl TextParser {
             }
         }
         if !self.verbose.is_empty() {
+            if let Some(excess) = self.verbose.excess() {
+                return Err(ParseError { line: last_line, kind: too_many(excess) });
+            }
             run.saw(Format::Verbose);
             run.negative_samples = self.verbose.negative;
             if self.verbose.negative > 0 {
@@ -314,4 +323,14 @@ fn strip_ansi(line: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The refusal of `-v` samples past a budget of [`verbose`].
+fn too_many(excess: verbose::Excess) -> ParseErrorKind {
+    match excess {
+        verbose::Excess::Thread(thread) => {
+            ParseErrorKind::TooManyValues { thread, limit: verbose::MAX_THREAD_VALUES }
+        }
+        verbose::Excess::Total => ParseErrorKind::TooManyBuckets(verbose::MAX_VALUES),
+    }
 }

@@ -3,6 +3,8 @@
 //! histograms, so memory stays constant whatever the file size.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::model::{Histogram, Thread};
 
@@ -132,6 +134,41 @@ fn digits(line: &[u8], mut i: usize) -> Option<(u64, usize)> {
     (i > start && !line.get(i).is_some_and(u8::is_ascii_digit)).then_some((value, i))
 }
 
+/// Dense slots (8 bytes each) the counts of one file hold over all threads together (64 MiB):
+/// past it a thread counts its larger values in its map, one entry per distinct value.
+const DENSE_BUDGET: u64 = 8 << 20;
+
+/// Distinct latency values one thread's samples may hold (the buckets of its histogram).
+pub(super) const MAX_THREAD_VALUES: u64 = 1 << 21;
+
+/// Distinct latency values all threads' samples may hold together: the budget of a JSON file
+/// (the maps of `-v` counts are filled out of order, so they hold more per value than a
+/// histogram block's trees).
+pub(super) const MAX_VALUES: u64 = crate::formats::cyclictest_json::MAX_HISTOGRAM_ENTRIES;
+
+/// What the counts of one file hold, shared by the parts counted on other cores: the cold
+/// path (a value past a thread's dense array) is the only one that touches it.
+#[derive(Debug, Default)]
+struct Budget {
+    /// Dense slots allocated over all threads and parts.
+    dense: AtomicU64,
+    /// Map entries over all threads and parts.
+    values: AtomicU64,
+    /// One more than the first thread index whose map passed [`MAX_THREAD_VALUES`]; 0: none.
+    thread_over: AtomicU64,
+    /// The maps together passed [`MAX_VALUES`].
+    total_over: AtomicBool,
+}
+
+/// The samples of a `-v` file hold more distinct values than rtbuild keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Excess {
+    /// This thread's, past [`MAX_THREAD_VALUES`].
+    Thread(u64),
+    /// All threads' together, past [`MAX_VALUES`].
+    Total,
+}
+
 /// Counts of one thread's samples.
 #[derive(Debug, Default)]
 struct Counts {
@@ -149,43 +186,90 @@ impl Counts {
 
     /// Appends `later`, the counts of the samples that follow these in the file: exactly what
     /// counting those samples one by one after these would give.
-    fn append(&mut self, later: Counts) {
+    fn append(&mut self, later: Counts, budget: &Budget) {
         // The first later sample meets this thread's last cycle number, as it would in one pass.
         self.cycles.see(later.cycles.first);
         self.cycles.missing = self.cycles.missing.saturating_add(later.cycles.missing);
         self.cycles.next = later.cycles.next;
+        // The merged counts hold the longer array and one entry per distinct value: what the
+        // budget counted twice is given back.
+        let (shorter, longer) = if later.dense.len() > self.dense.len() {
+            (self.dense.len(), later.dense.len())
+        } else {
+            (later.dense.len(), self.dense.len())
+        };
         if later.dense.len() > self.dense.len() {
-            self.dense.resize(later.dense.len(), 0);
+            self.dense.resize(longer, 0);
         }
         for (slot, count) in self.dense.iter_mut().zip(later.dense) {
             *slot += count;
         }
+        budget.dense.fetch_sub(shorter as u64, Ordering::Relaxed);
+        let mut twice = 0u64;
         for (value, count) in later.sparse {
-            *self.sparse.entry(value).or_insert(0) += count;
+            match self.sparse.entry(value) {
+                std::collections::btree_map::Entry::Occupied(mut slot) => {
+                    *slot.get_mut() += count;
+                    twice += 1;
+                }
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(count);
+                }
+            }
         }
+        budget.values.fetch_sub(twice, Ordering::Relaxed);
         self.blocks.merge(later.blocks);
     }
 
-    /// Counts a non-negative latency.
+    /// Counts a non-negative latency of thread `thread`.
     #[inline]
-    fn latency(&mut self, value: u64) {
+    fn latency(&mut self, value: u64, thread: u64, budget: &Budget) {
         match self.dense.get_mut(value as usize) {
             Some(slot) => *slot += 1,
-            None => self.beyond_dense(value),
+            None => self.beyond_dense(value, thread, budget),
         }
     }
 
     /// Counts `value`, which lies past the dense array: grows the array when the value is
-    /// below [`DENSE`], else counts it in the map.
+    /// below [`DENSE`] and the file's dense budget allows, else counts it in the map. A new
+    /// map entry past a budget is not made (the file is then refused, see [`Excess`]).
     #[cold]
-    fn beyond_dense(&mut self, value: u64) {
+    fn beyond_dense(&mut self, value: u64, thread: u64, budget: &Budget) {
         if (value as usize) < DENSE {
             let slot = value as usize;
-            self.dense.resize((slot + 1).next_power_of_two().min(DENSE), 0);
-            self.dense[slot] += 1;
-        } else {
-            *self.sparse.entry(value).or_insert(0) += 1;
+            let len = (slot + 1).next_power_of_two().min(DENSE);
+            let grow = (len - self.dense.len()) as u64;
+            if budget.dense.fetch_add(grow, Ordering::Relaxed) + grow <= DENSE_BUDGET {
+                self.dense.resize(len, 0);
+                self.dense[slot] += 1;
+                return;
+            }
+            budget.dense.fetch_sub(grow, Ordering::Relaxed);
         }
+        if let Some(count) = self.sparse.get_mut(&value) {
+            *count += 1;
+            return;
+        }
+        if self.sparse.len() as u64 >= MAX_THREAD_VALUES {
+            let _ = budget.thread_over.compare_exchange(
+                0,
+                thread + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            return;
+        }
+        if budget.values.fetch_add(1, Ordering::Relaxed) >= MAX_VALUES {
+            budget.values.fetch_sub(1, Ordering::Relaxed);
+            budget.total_over.store(true, Ordering::Relaxed);
+            return;
+        }
+        self.sparse.insert(value, 1);
+    }
+
+    /// Distinct values counted.
+    fn values(&self) -> u64 {
+        self.dense.iter().filter(|c| **c > 0).count() as u64 + self.sparse.len() as u64
     }
 }
 
@@ -216,10 +300,21 @@ impl Cycles {
     }
 }
 
-/// Accumulates `-v` samples per thread.
+/// The counts of `thread` in `threads`, created (starting at `cycle`) on its first sample.
+#[inline]
+fn counts_of(threads: &mut Vec<Option<Counts>>, thread: u64, cycle: u64) -> &mut Counts {
+    let index = thread as usize;
+    if index >= threads.len() {
+        threads.resize_with(index + 1, || None);
+    }
+    threads[index].get_or_insert_with(|| Counts::starting_at(cycle))
+}
+
+/// Accumulates `-v` samples per thread, within the budgets of [`Budget`].
 #[derive(Debug, Default)]
 pub(super) struct VerboseCounts {
     threads: Vec<Option<Counts>>,
+    budget: Arc<Budget>,
     /// Samples with a negative latency (not counted; cyclictest never writes them).
     pub negative: u64,
     pub lines: u64,
@@ -230,15 +325,46 @@ impl VerboseCounts {
     #[inline]
     pub(super) fn add(&mut self, sample: Sample) {
         self.lines += 1;
-        let counts = self.counts_of(sample.thread, sample.cycle);
+        let counts = counts_of(&mut self.threads, sample.thread, sample.cycle);
         counts.cycles.see(sample.cycle);
         match u64::try_from(sample.latency) {
             Ok(value) => {
-                counts.latency(value);
+                counts.latency(value, sample.thread, &self.budget);
                 counts.blocks.add(sample.cycle, value);
             }
             Err(_) => self.negative += 1,
         }
+    }
+
+    /// Empty counts for a part of the same file, under the same budget.
+    pub(super) fn part(&self) -> VerboseCounts {
+        VerboseCounts { budget: Arc::clone(&self.budget), ..VerboseCounts::default() }
+    }
+
+    /// A budget this file's counts passed while counting (then some values were not kept).
+    pub(super) fn over(&self) -> Option<Excess> {
+        match self.budget.thread_over.load(Ordering::Relaxed) {
+            0 => self.budget.total_over.load(Ordering::Relaxed).then_some(Excess::Total),
+            thread => Some(Excess::Thread(thread - 1)),
+        }
+    }
+
+    /// A budget the counts pass, counted exactly: each thread's distinct values, and all
+    /// threads' together (what the histograms made of them hold).
+    pub(super) fn excess(&self) -> Option<Excess> {
+        if let Some(over) = self.over() {
+            return Some(over);
+        }
+        let mut total = 0u64;
+        for (index, counts) in self.threads.iter().enumerate() {
+            let Some(counts) = counts else { continue };
+            let values = counts.values();
+            if values > MAX_THREAD_VALUES {
+                return Some(Excess::Thread(index as u64));
+            }
+            total += values;
+        }
+        (total > MAX_VALUES).then_some(Excess::Total)
     }
 
     /// Counts the fixed-width `-v` lines at the start of `buf` (each [`FIXED`] bytes and its
@@ -252,25 +378,15 @@ impl VerboseCounts {
             if sample.thread >= super::MAX_THREADS {
                 break;
             }
-            let counts = self.counts_of(sample.thread, sample.cycle);
+            let counts = counts_of(&mut self.threads, sample.thread, sample.cycle);
             counts.cycles.see(sample.cycle);
             // parse_fixed reads no sign: the latency is never negative.
-            counts.latency(sample.latency as u64);
+            counts.latency(sample.latency as u64, sample.thread, &self.budget);
             counts.blocks.add(sample.cycle, sample.latency as u64);
             taken += 1;
         }
         self.lines += taken;
         taken
-    }
-
-    /// The counts of `thread`, created (starting at `cycle`) on its first sample.
-    #[inline]
-    fn counts_of(&mut self, thread: u64, cycle: u64) -> &mut Counts {
-        let index = thread as usize;
-        if index >= self.threads.len() {
-            self.threads.resize_with(index + 1, || None);
-        }
-        self.threads[index].get_or_insert_with(|| Counts::starting_at(cycle))
     }
 
     /// Appends `later`, the counts of the lines that follow these in the file; the result is
@@ -284,7 +400,7 @@ impl VerboseCounts {
         }
         for (slot, counts) in self.threads.iter_mut().zip(later.threads) {
             match (slot.as_mut(), counts) {
-                (Some(earlier), Some(counts)) => earlier.append(counts),
+                (Some(earlier), Some(counts)) => earlier.append(counts, &self.budget),
                 (None, Some(counts)) => *slot = Some(counts),
                 (_, None) => {}
             }
@@ -300,12 +416,10 @@ impl VerboseCounts {
         let mut out = Vec::new();
         for (index, counts) in self.threads.into_iter().enumerate() {
             let Some(counts) = counts else { continue };
-            let mut histogram = Histogram::default();
+            // The map becomes the histogram: only the dense counts are inserted into it.
+            let mut histogram = Histogram { buckets: counts.sparse, ..Histogram::default() };
             for (value, count) in counts.dense.iter().enumerate() {
                 histogram.add(value as u64, *count);
-            }
-            for (value, count) in counts.sparse {
-                histogram.add(value, count);
             }
             let mut thread = Thread::new(index as u32);
             thread.missing_cycles = counts.cycles.missing;
@@ -446,5 +560,38 @@ mod tests {
             h.buckets.iter().map(|(v, c)| (*v, *c)).collect::<Vec<_>>(),
             [(5, 2), (7, 1), (1_000_000, 1)]
         );
+    }
+
+    /// Issue 34: one spike per thread grew each thread's array to 64 Ki slots, 2 GiB over
+    /// 4,096 threads. The arrays now share a budget; past it a thread's values go to its map,
+    /// and every sample is still counted.
+    #[test]
+    fn spikes_of_4096_threads_stay_within_the_dense_budget_and_are_all_counted() {
+        let mut counts = VerboseCounts::default();
+        for thread in 0..4096 {
+            counts.add(Sample { thread, cycle: 0, latency: 65_535 });
+        }
+        assert!(counts.budget.dense.load(Ordering::Relaxed) <= DENSE_BUDGET);
+        assert_eq!(counts.excess(), None);
+        let threads = counts.into_threads();
+        assert_eq!(threads.len(), 4096);
+        for thread in &threads {
+            let buckets = &thread.histogram.as_ref().unwrap().buckets;
+            assert_eq!(buckets, &BTreeMap::from([(65_535, 1)]), "thread {}", thread.index);
+        }
+    }
+
+    /// A thread's distinct values are bounded: past [`MAX_THREAD_VALUES`] its map stops
+    /// growing and the counts say which thread passed it.
+    #[test]
+    fn a_thread_past_its_distinct_values_stops_growing_and_is_named() {
+        let mut counts = VerboseCounts::default();
+        for i in 0..=MAX_THREAD_VALUES {
+            counts.add(Sample { thread: 3, cycle: i, latency: (DENSE as u64 + i) as i64 });
+        }
+        assert_eq!(counts.over(), Some(Excess::Thread(3)));
+        assert_eq!(counts.excess(), Some(Excess::Thread(3)));
+        let kept = counts.threads[3].as_ref().unwrap().sparse.len() as u64;
+        assert_eq!(kept, MAX_THREAD_VALUES);
     }
 }

@@ -44,7 +44,7 @@ impl Postgres {
         what: &str,
         job: impl FnOnce(&mut postgres::Client) -> Result<R, DbError> + Send + 'static,
     ) -> Result<R, DbError> {
-        self.client.run(job, STATEMENT_TIMEOUT).map_err(|late| late.or(what))?
+        self.client.run(job, STATEMENT_TIMEOUT).map_err(|late| late.or_statement(what))?
     }
 }
 
@@ -71,6 +71,18 @@ impl Late {
                 limit.as_secs_f64()
             )),
             None => DbError(format!("the connection was given up before ({what})")),
+        }
+    }
+
+    /// The error for the statement `what`, with the fix: a statement that waits for a lock
+    /// another session holds on rtbuild's tables misses its deadline as a silent server does.
+    fn or_statement(self, what: &str) -> DbError {
+        match self.0 {
+            Some(limit) => DbError(format!(
+                "the server did not answer within {} s ({what}); check that the server is healthy and that no other session holds a lock on rtbuild's tables (see pg_locks), then run again",
+                limit.as_secs_f64()
+            )),
+            None => self.or(what),
         }
     }
 }

@@ -76,20 +76,28 @@ impl Store {
     }
 
     /// Opens the database for a command that only reads (`list`, `show`, `compare`, `report`,
-    /// `report --history`): an SQLite file is opened read-only and its schema version read
-    /// without taking the write lock, so a reader never waits behind a writer and works on a
-    /// file it may not write. Only a database that needs a migration (or does not exist yet)
-    /// is opened as a writer would.
+    /// `report --history`, `export`): an SQLite file is opened read-only and its schema version
+    /// read without taking the write lock, so a reader never waits behind a writer and works on
+    /// a file it may not write; on PostgreSQL the version is read outside any transaction,
+    /// without the migrations' advisory lock (issue 34 item 14: only writers take it). Only a
+    /// database that needs a migration (or does not exist yet) is opened as a writer would.
     pub(crate) fn open_read(location: &Location) -> Result<Store, HistoryError> {
         let shown = location.shown();
-        let Location::Sqlite(path) = location else { return Store::open(location) };
-        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-            return Store::open(location);
-        }
-        let mut db: Box<dyn Backend> = Box::new(
-            super::sqlite::Sqlite::open_read_only(path)
-                .map_err(|e| HistoryError::OpenFile { db: shown.clone(), message: e.0 })?,
-        );
+        let mut db: Box<dyn Backend> = match location {
+            Location::Sqlite(path) => {
+                if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                    return Store::open(location);
+                }
+                Box::new(
+                    super::sqlite::Sqlite::open_read_only(path)
+                        .map_err(|e| HistoryError::OpenFile { db: shown.clone(), message: e.0 })?,
+                )
+            }
+            Location::Postgres(url) => Box::new(
+                super::postgres::Postgres::connect(url)
+                    .map_err(|e| HistoryError::Open { db: shown.clone(), message: e.0 })?,
+            ),
+        };
         match migrations::version(db.as_mut()) {
             Some(found) if found == migrations::LATEST => Ok(Store { db, shown }),
             Some(found) if found > migrations::LATEST => {

@@ -2,19 +2,25 @@
 //! histogram or counted `-v` samples; percentiles that fall among overflowed samples are
 //! unknown (`null`, "≥ limit"); the maximum is cyclictest's own figure whenever it gave one.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::cyclictest::{Histogram, Thread, Unit};
 
 use crate::formats::report_json::ThreadReport;
 
+/// Merged histograms whose values all lie below this are summed in an array (8 MiB at most).
+const DENSE_MERGE: u64 = 1 << 20;
+
 /// Percentiles in parts per million: median, p99, p99.9, p99.99.
 const PERCENTILES: [u64; 4] = [500_000, 990_000, 999_000, 999_900];
 
 /// The distribution of one thread or of several merged, in the run's unit.
+/// A thread's histogram is borrowed, not copied: a file's histograms may be most of what
+/// `report` holds (issue 34 item 11).
 #[derive(Debug, Clone, Default)]
-pub(super) struct Distribution {
-    pub histogram: Option<Histogram>,
+pub(super) struct Distribution<'a> {
+    pub histogram: Option<Cow<'a, Histogram>>,
     /// `true` when the histogram was counted from `-v` samples.
     pub from_samples: bool,
     pub samples: u64,
@@ -23,12 +29,16 @@ pub(super) struct Distribution {
     pub max: Option<u64>,
 }
 
-impl Distribution {
-    pub(super) fn of(thread: &Thread, from_samples: bool) -> Distribution {
+impl<'a> Distribution<'a> {
+    pub(super) fn of(thread: &'a Thread, from_samples: bool) -> Distribution<'a> {
         let samples = thread.samples();
         let none = samples == 0;
         Distribution {
-            histogram: thread.histogram.clone().filter(|h| h.samples() > 0),
+            histogram: thread
+                .histogram
+                .as_ref()
+                .filter(|h| h.overflows > 0 || h.buckets.values().any(|c| *c > 0))
+                .map(Cow::Borrowed),
             from_samples,
             samples,
             min: thread.reported_min.or_else(|| first_bucket(thread)).filter(|_| !none),
@@ -38,14 +48,30 @@ impl Distribution {
     }
 
     /// All `parts` together: histograms summed when every part has one, extremes combined.
-    pub(super) fn merge(parts: &[Distribution]) -> Distribution {
+    pub(super) fn merge(parts: &[Distribution<'_>]) -> Distribution<'static> {
         let parts: Vec<&Distribution> = parts.iter().filter(|p| p.samples > 0).collect();
         let all_have = !parts.is_empty() && parts.iter().all(|p| p.histogram.is_some());
         let histogram = all_have.then(|| {
             let mut merged = Histogram { buckets: BTreeMap::new(), ..Histogram::default() };
+            // Summed in an array when the values are small (the usual µs histogram), so many
+            // threads' buckets are not each looked up in the merged tree.
+            let top = parts
+                .iter()
+                .filter_map(|p| p.histogram.as_ref()?.buckets.keys().next_back().copied())
+                .max()
+                .unwrap_or(0);
+            let mut dense =
+                if top < DENSE_MERGE { vec![0u64; top as usize + 1] } else { Vec::new() };
             for part in parts.iter().filter_map(|p| p.histogram.as_ref()) {
-                for (value, count) in &part.buckets {
-                    merged.add(*value, *count);
+                if dense.is_empty() {
+                    for (value, count) in &part.buckets {
+                        merged.add(*value, *count);
+                    }
+                } else {
+                    for (value, count) in &part.buckets {
+                        let slot = &mut dense[*value as usize];
+                        *slot = slot.saturating_add(*count);
+                    }
                 }
                 merged.overflows = merged.overflows.saturating_add(part.overflows);
                 merged.overflows_unknown |= part.overflows_unknown;
@@ -54,7 +80,10 @@ impl Distribution {
                     merged.limit = Some(merged.limit.map_or(floor, |l| l.min(floor)));
                 }
             }
-            merged
+            merged.buckets.extend(
+                dense.into_iter().enumerate().filter(|(_, c)| *c > 0).map(|(v, c)| (v as u64, c)),
+            );
+            Cow::Owned(merged)
         });
         let samples = parts.iter().fold(0u64, |a, p| a.saturating_add(p.samples));
         let avg = if samples > 0 && parts.iter().all(|p| p.avg.is_some() || p.samples == 0) {

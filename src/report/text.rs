@@ -233,8 +233,16 @@ fn scenario_text(out: &mut String, s: &ScenarioReport) {
         }
     }
     tests_text(out, s);
+    // Looked up in a set: a file of 4,096 threads gives as many reasons.
+    let invalid: std::collections::HashSet<&str> =
+        s.invalid_reasons.iter().map(String::as_str).collect();
     for reason in &s.reasons {
-        let _ = writeln!(out, "  {}: {reason}", reason_word(s, reason));
+        let word = if invalid.contains(reason.as_str()) {
+            crate::formats::report_json::Verdict::Invalid
+        } else {
+            reason_word(s, reason)
+        };
+        let _ = writeln!(out, "  {word}: {reason}");
     }
     for note in &s.notes {
         let _ = writeln!(out, "  note: {note}");

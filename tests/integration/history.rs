@@ -1054,4 +1054,130 @@ fn a_testkit_results_folder_is_recorded_and_drawn_in_the_trend() {
     assert!(html.contains(" · testkit · cyclictest</h2>"), "the testkit series: {html}");
     assert!(html.contains(" · testkit · oslat</h2>"), "{html}");
     assert!(html.contains("477"), "cyclictest's max on the page: {html}");
+
+impl Db {
+    /// A connection of the test's own to the private server, as a second lab user would have.
+    fn client(&self) -> ::postgres::Client {
+        let server = self.server.as_ref().expect("a PostgreSQL database");
+        ::postgres::Config::new()
+            .host_path(server.socket_dir())
+            .user(crate::support::harness::TEST_USER)
+            .dbname("postgres")
+            .connect(::postgres::NoTls)
+            .unwrap()
+    }
+}
+
+/// rtbuild's migration lock on PostgreSQL: the advisory lock key "rtbuild" (a fact of the
+/// schema every rtbuild shares, so a second client can hold it as a writer would).
+const PG_SCHEMA_LOCK: i64 = 0x0072_7462_7569_6c64;
+
+/// The only `error:` line of `stderr`.
+fn one_error_line(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    lines[0].to_string()
+}
+
+/// Issue 34 item 14 on PostgreSQL: read-only commands (`list`, `show`, `report --html`) no
+/// longer take the migrations' advisory lock, so they run while a writer holds it (here a
+/// second session of the test, inside its transaction). Before, each waited behind it for the
+/// statement deadline and failed.
+#[test]
+fn postgres_readers_run_while_a_writer_holds_the_migration_lock() {
+    let db = Db::new(Kind::Postgres);
+    let first = db.run("first", 1_796_000_000, &[("stress", CPU1)], None);
+    db.rtbuild(&["history", "add", &first]).run().success().ignore_stderr();
+    let mut writer = db.client();
+    writer
+        .batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock({PG_SCHEMA_LOCK})"))
+        .unwrap();
+    let held: i64 = db
+        .client()
+        .query_one("SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND granted", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(held, 1, "the writer's lock is held");
+    let list =
+        db.rtbuild(&["--json", "history", "list"]).within_secs(60).run().success().ignore_stderr();
+    assert_eq!(list.json()["runs"].as_array().unwrap().len(), 1);
+    db.rtbuild(&["history", "show"])
+        .within_secs(60)
+        .run()
+        .success()
+        .ignore_stderr()
+        .stdout_contains("477");
+    let page = db.path("trend.html");
+    db.rtbuild(&["history", "report", "--html", page.to_str().unwrap()])
+        .within_secs(60)
+        .run()
+        .success()
+        .ignore_stderr();
+    assert!(std::fs::read_to_string(&page).unwrap().contains("rb3gen2-core-kit"));
+    // Still held: the readers did not wait for it, nor take it.
+    writer.batch_execute("ROLLBACK").unwrap();
+}
+
+/// Issue 34 item 8, the statement deadline on a real server: a second session holds an
+/// exclusive lock on the `runs` table, so `history list`'s query waits on the server. rtbuild
+/// gives up after its 120 s deadline with one line naming the statement and the fix, exit 1,
+/// never hangs; the password is not shown.
+#[test]
+fn a_postgres_statement_past_its_deadline_is_one_error_line() {
+    let db = Db::new(Kind::Postgres);
+    let first = db.run("first", 1_796_000_000, &[("stress", CPU1)], None);
+    db.rtbuild(&["history", "add", &first]).run().success().ignore_stderr();
+    let mut holder = db.client();
+    holder.batch_execute("BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE").unwrap();
+    let started = std::time::Instant::now();
+    let run = db.rtbuild(&["history", "list"]).within_secs(240).run().code_is(1).stdout_is("");
+    let elapsed = started.elapsed();
+    assert!(elapsed >= std::time::Duration::from_secs(119), "gave up after {elapsed:?}");
+    let line = one_error_line(&run.stderr());
+    assert!(
+        line.starts_with(&format!(
+            "error: history database {}: the server did not answer within 120 s (`SELECT ",
+            db.url
+        )),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("check that the server is healthy and that no other session holds a lock on rtbuild's tables (see pg_locks), then run again"),
+        "{line}"
+    );
+    holder.batch_execute("ROLLBACK").unwrap();
+    // The server is fine once the lock is gone.
+    assert_eq!(db.list(&[]).len(), 1);
+}
+
+/// Issue 34 item 14 on SQLite: another process's connection holds the file's exclusive lock
+/// (`BEGIN EXCLUSIVE`), so `history add` waits its 2 minutes and then says so in one line with
+/// the file's own fix (not "check that the server is running"), exit 1 or 2, no hang.
+#[test]
+fn a_locked_sqlite_history_is_one_error_line_with_its_own_fix() {
+    let db = Db::new(Kind::Sqlite);
+    let first = db.run("first", 1_796_000_000, &[("stress", CPU1)], None);
+    let second = db.run("second", 1_796_086_400, &[("idle", CPU1)], None);
+    db.rtbuild(&["history", "add", &first]).run().success().ignore_stderr();
+    let file = db.url.strip_prefix("sqlite:").unwrap().to_string();
+    let holder = rusqlite::Connection::open(&file).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let started = std::time::Instant::now();
+    let run = db.rtbuild(&["history", "add", &second]).within_secs(240).run();
+    let code = run.code();
+    let run = run.ignore_stdout();
+    assert!(started.elapsed() >= std::time::Duration::from_secs(119), "{:?}", started.elapsed());
+    assert!(matches!(code, 1 | 2), "exit {code}: {}", run.stderr());
+    let line = one_error_line(&run.stderr());
+    assert!(line.contains(&file), "{line}");
+    assert!(line.contains("database is locked"), "{line}");
+    assert!(
+        line.ends_with("another process held the file's write lock for over 2 minutes; wait for it to finish (`fuser FILE` names it) and run again"),
+        "{line}"
+    );
+    assert!(!line.contains("server"), "{line}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    drop(holder);
+    assert_eq!(db.list(&[]).len(), 1, "nothing of the refused run was recorded");
 }

@@ -127,22 +127,44 @@ fn a_cyclictest_json_of_4096_threads_by_2000_buckets_is_reported_in_bounded_memo
     reported(run, "4096 x 2000 JSON");
 }
 
-/// 4,096 threads by 5,000 non-zero buckets are 20 million entries, past the 10 Mi a file may
-/// hold: refused at the row that passes it, not aborted.
-#[test]
-fn a_143_mb_dense_text_histogram_is_refused_in_bounded_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("dense.txt");
-    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+/// `rows` rows of `-h` output (pre-2.7 layout) of 4,096 threads, one sample in every bucket:
+/// 4,096 × `rows` non-zero buckets.
+fn dense_histogram(path: &Path, rows: u64) {
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     writeln!(out, "# Histogram").unwrap();
     let counts = vec!["000001"; 4096].join("\t");
-    for row in 0..5000 {
+    for row in 0..rows {
         writeln!(out, "{row:06} {counts}").unwrap();
     }
-    drop(out);
+}
+
+/// 4,096 threads by 5,000 non-zero buckets are 20 million entries (a 143 MB file): refused
+/// before, now reported under 1 GiB (each column is built as a packed tree, and `report`
+/// borrows the threads' histograms instead of copying them).
+#[test]
+fn a_143_mb_dense_text_histogram_is_reported_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dense.txt");
+    dense_histogram(&path, 5000);
     assert!(std::fs::metadata(&path).unwrap().len() > 140_000_000);
-    let run = bounded().args(["report"]).arg_path(&path).run();
-    refused(run, "the histograms hold more than 10485760 non-zero buckets");
+    // 20 million buckets take minutes in a debug build on a busy host: a longer limit.
+    let run = bounded().within_secs(900).args(["report", "--json"]).arg_path(&path).run();
+    let json = run.json();
+    reported(run, "143 MB dense text histogram");
+    let threads = json["inputs"][0]["scenarios"][0]["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 4096);
+    assert!(threads.iter().all(|t| t["samples"] == 5000), "{:#}", threads[0]);
+}
+
+/// Past the budget of 21 Mi non-zero buckets (4,096 threads by 5,400 buckets): refused at the
+/// row that passes it, in one line, not aborted.
+#[test]
+fn a_dense_text_histogram_past_the_bucket_budget_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("denser.txt");
+    dense_histogram(&path, 5400);
+    let run = bounded().within_secs(900).args(["report"]).arg_path(&path).run();
+    refused(run, "the histograms hold more than 22020096 non-zero buckets");
 }
 
 /// A `.tar.zst` whose `release/` members are `members` files of `size` zero bytes each: a few
@@ -177,4 +199,41 @@ fn a_bundle_of_release_members_past_the_budget_is_refused_in_bounded_memory() {
     refused(check, "its members read into memory hold over 96 MiB");
     let diff = bounded().args(["bundle", "--diff"]).arg_path(&path).arg_path(&path).run();
     refused(diff, "its members read into memory hold over 96 MiB");
+}
+
+/// Issue 34 item 11, the `-v` reader: 4,096 threads with one 65,535 µs sample each (a 110 KB
+/// file) grew 64 Ki counters per thread, 2 GiB, and aborted under 1 GiB. Now reported.
+#[test]
+fn a_verbose_file_of_4096_threads_each_with_a_spike_is_reported_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("spikes.txt");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for thread in 0..4096 {
+        writeln!(out, "{thread:>8}:{:>8}:{:>8}", 0, 65_535).unwrap();
+    }
+    drop(out);
+    let run = bounded().args(["report", "--json"]).arg_path(&path).run();
+    let json = run.json();
+    reported(run, "4096 threads of one spike each");
+    let threads = json["inputs"][0]["scenarios"][0]["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 4096);
+    assert!(threads.iter().all(|t| t["max_us"] == 65_535.0), "{:#}", threads[0]);
+}
+
+/// The `-v` path's budget per thread: more than 2 Mi distinct latency values in one thread
+/// (2 Mi + 1 samples of thread 5, each a new value) are refused in one line, in bounded memory.
+#[test]
+fn a_verbose_thread_of_more_than_2_mi_distinct_values_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("distinct.txt");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    for cycle in 0..=(2u64 << 20) {
+        writeln!(out, "{:>8}:{cycle:>8}:{:>8}", 5, 100_000 + cycle).unwrap();
+    }
+    drop(out);
+    let run = bounded().args(["report"]).arg_path(&path).run();
+    refused(
+        run,
+        "the `-v` samples of thread 5 hold more than 2097152 distinct latency values, more than rtbuild keeps in memory; record microseconds (no -N) or split the run into shorter ones (-l)",
+    );
 }

@@ -432,3 +432,173 @@ fn test_tune_overcommit_never_and_stop_urm_on_the_rt_guest_with_a_fake_service_m
     assert_eq!(guest.sh("cat /tmp/fake-urm.state").trim(), "active");
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
 }
+
+/// One cyclictest thread as the guest's own /proc showed it during a run.
+#[derive(Debug, Clone, PartialEq)]
+struct GuestThread {
+    tid: u64,
+    policy: u64,
+    allowed: String,
+}
+
+/// Every thread of every cyclictest on the guest, read there from `/proc/PID/task/TID/stat`
+/// (field 41, the policy) and `status` (`Cpus_allowed_list`).
+fn guest_cyclictest_threads(guest: &lab::Guest) -> Vec<GuestThread> {
+    let text = guest.sh(
+        "for p in $(pgrep -x cyclictest); do for t in /proc/$p/task/*; do \
+           s=$(cat $t/stat 2>/dev/null) || continue; \
+           a=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' $t/status 2>/dev/null); \
+           [ -n \"$a\" ] && printf '%s %s %s\\n' \"${t##*/}\" \"$(echo \"$s\" | cut -d' ' -f41)\" \"$a\"; \
+         done; done; true",
+    );
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some(GuestThread {
+                tid: f.next()?.parse().ok()?,
+                policy: f.next()?.parse().ok()?,
+                allowed: f.next()?.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Issue 39 item 1 on the lab's PREEMPT_RT kernel (CPU 1 isolated): `--rt-cpus 1 --threads 8
+/// --unpinned` claims to measure CPU 1, so each of the eight SCHED_FIFO threads is allowed
+/// exactly CPU 1, as the guest's own /proc says while the run goes on (polled over ssh by the
+/// test, not by rtbuild); run.json's `cyclictest_affinity` and `thread_placement` say the same.
+#[test]
+fn eight_unpinned_threads_on_the_rt_guest_are_allowed_exactly_the_measured_cpu() {
+    let guest = guest();
+    let _one = exclusive();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (run, (seen, snapshots)) = std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            // Every snapshot's size, for the failure message, and the one with the most
+            // SCHED_FIFO threads.
+            let mut snapshots: Vec<String> = Vec::new();
+            let mut best: Vec<GuestThread> = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let all = guest_cyclictest_threads(guest);
+                let workers: Vec<GuestThread> =
+                    all.iter().filter(|t| t.policy == 1).cloned().collect();
+                if !all.is_empty() {
+                    snapshots.push(format!("{} threads, {} FIFO", all.len(), workers.len()));
+                }
+                if workers.len() > best.len() {
+                    best = workers;
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            (best, snapshots)
+        });
+        // Eight threads on one emulated CPU: a long interval keeps TCG's guest answering ssh
+        // (at 10 ms the run overran its deadline on this loaded host and lost the connection).
+        let run = Test::new()
+            .args(["test", "--rt-cpus", "1", "--threads", "8", "--unpinned", "--scenario", "idle"])
+            .args(machine_args())
+            .args(guest.target_args())
+            .args(["--duration", "30s", "--out", "res", "--interval-us", "100000"])
+            .args(["--histogram-us", "200000", "--max-us", "1000000"])
+            .run()
+            .ignore_stdout()
+            .ignore_stderr();
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        (run, watcher.join().unwrap())
+    });
+    let dir = run.path().join("res");
+    let json_text = fs::read_to_string(dir.join("run.json")).unwrap_or_default();
+    let why = format!("seen {seen:?}\nsnapshots {snapshots:?}\n{}\n{json_text}", run.stderr());
+    assert!(matches!(run.code(), 0 | 1), "{why}");
+    assert_eq!(
+        seen.len(),
+        8,
+        "the test never saw cyclictest's 8 SCHED_FIFO threads on the guest: {why}"
+    );
+    for t in &seen {
+        assert_eq!(t.allowed, "1", "a measuring thread may run off the measured CPU: {why}");
+    }
+    let json = run_json(&run.path().join("res"));
+    assert_eq!(json["state"], "finished", "{json:#}\n{}", run.stderr());
+    assert_eq!(json["rt_cpus"], "1");
+    assert_eq!(json["measure_cpus"], "1");
+    let s = &json["scenarios"][0];
+    assert_eq!(s["cyclictest_affinity"], "1", "{s:#}");
+    let placement = s["thread_placement"].as_array().unwrap();
+    assert_eq!(placement.len(), 8, "{placement:#?}");
+    for t in &seen {
+        let entry = placement.iter().find(|p| p["tid"] == t.tid).unwrap_or_else(|| {
+            panic!("guest thread {} missing from thread_placement: {placement:#?}", t.tid)
+        });
+        assert_eq!(entry["allowed"], t.allowed.as_str(), "{entry}");
+        assert_eq!(entry["ran_on"], "1", "{entry}");
+    }
+    // Nothing about where the threads ran may make the run invalid; TCG's lost cycles may.
+    let reasons: Vec<&str> =
+        s["invalid_reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    assert!(
+        !reasons.iter().any(|r| r.contains("allowed") || r.contains("affinity")),
+        "{reasons:?}"
+    );
+}
+
+/// Issue 39 item 7 on the lab's PREEMPT_RT kernel: lines written by the test to the guest's
+/// /dev/kmsg (as root there), each with a marker of its own. One logged before the run is
+/// reported in `kernel_warnings_before` only; `BUG: scheduling while atomic` logged while
+/// cyclictest runs is a fail reason; `sched: RT throttling activated` makes the run INVALID.
+#[test]
+fn kernel_warnings_injected_on_the_rt_guest_fail_invalidate_or_are_reported_before() {
+    let guest = guest();
+    let _one = exclusive();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let marker = format!("rtbuild-guest-{}-{nanos}", std::process::id());
+    let kmsg = |line: String| guest.sh(&format!("printf '%s\\n' '{line}' >/dev/kmsg"));
+    kmsg(format!("<4>WARNING: CPU: 0 PID: 1 at {marker}-before logged before the run"));
+    let run = std::thread::scope(|scope| {
+        let run = scope.spawn(|| test_on(guest, "30s", &["--scenario", "idle"]));
+        wait_for("cyclictest to run on the guest", Duration::from_secs(240), || {
+            let running = guest.sh("pgrep -x cyclictest || true");
+            (!running.trim().is_empty() || run.is_finished()).then_some(())
+        });
+        assert!(!run.is_finished(), "the run ended before cyclictest was seen on the guest");
+        kmsg(format!("<3>BUG: scheduling while atomic: {marker}-during/1/0x00000002"));
+        kmsg(format!("<4>sched: RT throttling activated {marker}-throttled"));
+        run.join().unwrap()
+    });
+    let json = run_json(&run.path().join("res"));
+    assert_eq!(json["state"], "finished", "{json:#}\n{}", run.stderr());
+    let list = |v: &Value| -> Vec<String> {
+        v.as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()).collect()
+    };
+    let s = &json["scenarios"][0];
+    let fail = list(&s["fail_reasons"]);
+    let invalid = list(&s["invalid_reasons"]);
+    let before = list(&json["kernel_warnings_before"]);
+    let bug = format!("BUG: scheduling while atomic: {marker}-during");
+    assert!(
+        fail.iter().any(|r| r.contains(&bug) && r.ends_with("` during the run")),
+        "{fail:#?}\n{}",
+        run.stderr()
+    );
+    assert!(
+        invalid.iter().any(|r| r.contains(&format!("{marker}-throttled"))
+            && r.contains("RT throttling stopped the RT tasks")),
+        "{invalid:#?}"
+    );
+    assert!(!fail.iter().any(|r| r.contains("-throttled")), "throttling is not a FAIL: {fail:#?}");
+    assert_eq!(json["verdict"], "INVALID", "{json:#}");
+    assert!(before.iter().any(|l| l.contains(&format!("{marker}-before"))), "{before:#?}");
+    assert!(!before.iter().any(|l| l.contains(&format!("{marker}-during"))), "{before:#?}");
+    assert!(
+        !fail.iter().chain(&invalid).any(|r| r.contains(&format!("{marker}-before"))),
+        "a warning from before the run is not the run's: {fail:#?} {invalid:#?}"
+    );
+    assert!(run.stderr().contains(&bug), "{}", run.stderr());
+    assert_ne!(run.code(), 0, "{}", run.stderr());
+    let report =
+        Test::new().args(["report"]).arg_path(&run.path().join("res")).run().ignore_stderr();
+    assert_ne!(report.code(), 0);
+    assert!(report.stdout().contains(&bug), "{}", report.stdout());
+}
