@@ -1054,6 +1054,7 @@ fn a_testkit_results_folder_is_recorded_and_drawn_in_the_trend() {
     assert!(html.contains(" · testkit · cyclictest</h2>"), "the testkit series: {html}");
     assert!(html.contains(" · testkit · oslat</h2>"), "{html}");
     assert!(html.contains("477"), "cyclictest's max on the page: {html}");
+}
 
 impl Db {
     /// A connection of the test's own to the private server, as a second lab user would have.
