@@ -64,10 +64,13 @@ fn cyclictest_pid() -> Option<u32> {
     })
 }
 
+/// The RT CPU's interrupts and schedstat at one moment.
+type Snapshot = (BTreeMap<String, u64>, (u64, u64), Instant);
+
 /// Waits for `child` while snapshotting the RT CPU when cyclictest appears and when it ends.
 fn watch(mut child: Child, cpu: usize) -> Option<Window> {
-    let mut start: Option<(BTreeMap<String, u64>, (u64, u64), Instant)> = None;
-    let mut end = None;
+    let mut start: Option<Snapshot> = None;
+    let mut end: Option<Snapshot> = None;
     loop {
         let running = cyclictest_pid().is_some();
         if start.is_none() && running {
