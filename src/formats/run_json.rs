@@ -133,8 +133,8 @@ pub(crate) struct Overhead {
     pub rtbuild_cpu_s: Option<f64>,
     /// `rtbuild_cpu_s` as a share of `measuring_s` (percent of one CPU).
     pub rtbuild_cpu_pct: Option<f64>,
-    /// Where rtbuild's own threads last ran, read at every progress tick while measuring
-    /// (`/proc/self/task/*/stat`): how many distinct threads were found on an RT CPU (0: never);
+    /// rtbuild's own threads found running on an RT CPU, read at every turn of the progress
+    /// loop while measuring (`/proc/self/task/*/stat`): how many distinct threads (0: never);
     /// null over ssh.
     pub own_tasks_seen_on_rt_cpus: Option<u64>,
     /// Per-CPU interrupts (timer `LOC`, rescheduling `RES`, function-call `CAL`, `TLB`

@@ -95,15 +95,17 @@ fn cpu_s_of_stat(stat: &str) -> Option<f64> {
     Some((ticks(14)? + ticks(15)?) as f64 / 100.0)
 }
 
-/// The threads of this process whose last CPU (`/proc/self/task/*/stat` field 39) is in
-/// `cpus`: a sample of where rtbuild's own threads run.
+/// The threads of this process running (state `R`) on a CPU of `cpus` when read
+/// (`/proc/self/task/*/stat` field 39): a sample of where rtbuild's own threads run. A sleeping
+/// thread's field 39 is the CPU it last ran on, perhaps before rtbuild pinned itself, so only
+/// running threads count.
 pub(crate) fn threads_last_on(cpus: &CpuSet) -> Vec<i32> {
     thread_ids()
         .into_iter()
         .filter(|tid| {
             std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
                 .ok()
-                .and_then(|stat| last_cpu_of_stat(&stat))
+                .and_then(|stat| running_on(&stat))
                 .is_some_and(|cpu| cpus.contains(cpu))
         })
         .collect()
@@ -113,6 +115,12 @@ pub(crate) fn threads_last_on(cpus: &CpuSet) -> Vec<i32> {
 fn last_cpu_of_stat(stat: &str) -> Option<u32> {
     let rest = stat.rsplit_once(") ")?.1;
     rest.split_whitespace().nth(39 - 3)?.parse().ok()
+}
+
+/// The CPU of a `/proc/PID/stat` line whose task is running (state `R`); `None` when it sleeps.
+fn running_on(stat: &str) -> Option<u32> {
+    let state = stat.rsplit_once(") ")?.1.split_whitespace().next()?;
+    if state == "R" { last_cpu_of_stat(stat) } else { None }
 }
 
 #[cfg(test)]
@@ -148,6 +156,9 @@ mod tests {
     fn stat_fields_are_counted_after_the_command() {
         assert_eq!(cpu_s_of_stat(STAT), Some(3.75));
         assert_eq!(last_cpu_of_stat(STAT), Some(1));
+        // Asleep: its last CPU may predate the pinning.
+        assert_eq!(running_on(STAT), None);
+        assert_eq!(running_on(&STAT.replacen(") S ", ") R ", 1)), Some(1));
         assert_eq!(cpu_s_of_stat("4242 (cut"), None);
     }
 
@@ -161,6 +172,7 @@ mod tests {
         assert!(this_process_cpu_s().expect("/proc/self/stat") >= start, "{x}");
         let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
         let online = CpuSet::parse(online.trim()).unwrap();
+        // The thread reading its own stat is running.
         assert!(!threads_last_on(&online).is_empty());
         assert!(threads_last_on(&CpuSet::default()).is_empty());
     }
