@@ -5,6 +5,8 @@
 //! [`runner`] (kas/bitbake) → artifacts → verify → bundle. Tuning and testing read the same plan.
 
 mod base;
+#[cfg(feature = "bench-support")]
+pub mod bench_support;
 mod bundle;
 mod catalog;
 mod ci;

@@ -61,6 +61,10 @@ pub(crate) struct RunRecord {
     /// Where rtbuild's own processes were allowed to run while it measured; null in files
     /// written before rtbuild kept off the measured CPUs.
     pub rtbuild_cpus: Option<OwnCpus>,
+    /// What rtbuild itself added to the run while cyclictest measured; null in files written
+    /// before rtbuild measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Overhead>,
     /// What the target's kernel isolated, read before the run, and what the run required of
     /// it (a run whose RT CPUs are not the isolated ones is refused before it starts); null
     /// in files written before rtbuild checked it.
@@ -114,6 +118,38 @@ pub(crate) struct OwnCpus {
     /// wakeup rate on the target.
     pub helper_calls_measuring: u64,
     pub measuring_s: f64,
+}
+
+/// What rtbuild added to the measurement (issue 37), over every scenario's measuring time.
+/// `benches/overhead.rs` compares the same cyclictest command line run bare.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct Overhead {
+    /// Seconds cyclictest measured, all scenarios together.
+    pub measuring_s: f64,
+    /// CPU time (user + system) rtbuild's own process used meanwhile, seconds (a local run;
+    /// null over ssh, where rtbuild runs on another machine). Not cyclictest's, the load's or
+    /// the on-target helper's, which are separate processes.
+    pub rtbuild_cpu_s: Option<f64>,
+    /// `rtbuild_cpu_s` as a share of `measuring_s` (percent of one CPU).
+    pub rtbuild_cpu_pct: Option<f64>,
+    /// rtbuild's own threads found running on an RT CPU, read at every turn of the progress
+    /// loop while measuring (`/proc/self/task/*/stat`): how many distinct threads (0: never);
+    /// null over ssh.
+    pub own_tasks_seen_on_rt_cpus: Option<u64>,
+    /// Per-CPU interrupts (timer `LOC`, rescheduling `RES`, function-call `CAL`, `TLB`
+    /// shootdowns, …) that reached the RT CPUs, summed over the scenarios (device interrupts
+    /// too); cyclictest's own timer interrupts are among them.
+    pub rt_cpu_irqs: Vec<IrqCount>,
+}
+
+/// One interrupt's count on one CPU.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct IrqCount {
+    pub irq: String,
+    pub cpu: u32,
+    pub count: u64,
 }
 
 /// The ftrace recording of `--trace-above-us` on the target.

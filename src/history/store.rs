@@ -130,6 +130,29 @@ impl Store {
         Ok(added)
     }
 
+    /// Records each of `runs` not recorded yet, all in one transaction (nothing of them when
+    /// one fails); how many were new. The statements [`Store::add`] runs: for filling a large
+    /// history fast (`benches/history.rs`).
+    #[cfg(feature = "bench-support")]
+    pub(crate) fn add_all(&mut self, runs: &[HistoryRun]) -> Result<usize, HistoryError> {
+        self.db.begin_write().map_err(|e| self.failed(e))?;
+        let mut added = Ok(0);
+        for run in runs {
+            added = match (added, insert(self.db.as_mut(), run)) {
+                (Ok(n), Ok(new)) => Ok(n + usize::from(new)),
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            };
+            if added.is_err() {
+                break;
+            }
+        }
+        let end = if added.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        let ended = self.db.batch(end);
+        let added = added.map_err(|e| self.failed(e))?;
+        ended.map_err(|e| self.failed(e))?;
+        Ok(added)
+    }
+
     /// The runs `filter` selects, oldest first (by start time, then digest), each with its
     /// results: two queries, however many runs.
     pub(crate) fn runs(&mut self, filter: &Filter) -> Result<Vec<HistoryRun>, HistoryError> {

@@ -8,6 +8,7 @@ use super::judge::Ending;
 use super::length::human;
 use super::probe::Probe;
 use super::session::Session;
+use crate::host::Host;
 use crate::plan::CpuSet;
 use crate::runner::Background;
 
@@ -92,6 +93,7 @@ impl Session<'_> {
         };
         let bar = self.ui.progress(expected_s, name);
         let started = Instant::now();
+        let cpu_at_start = self.own_cpu_s();
         let mut probe_at = Duration::from_millis((expected_s * 1000 / 2).clamp(300, 1500));
         let mut probes: Vec<Probe> = Vec::new();
         let mut last_note = Instant::now();
@@ -116,6 +118,7 @@ impl Session<'_> {
                 }
                 break;
             }
+            self.note_own_threads();
             let elapsed = started.elapsed();
             // On a slow target (an emulated CPU under load) the first probe can come before
             // cyclictest started its SCHED_FIFO threads: probe again, at most once a second,
@@ -156,12 +159,36 @@ impl Session<'_> {
             std::thread::sleep(Duration::from_millis(100));
         }
         bar.finish_and_clear();
-        self.note_own_cpus(&probes, calls, started.elapsed().as_secs_f64());
+        let measured_s = started.elapsed().as_secs_f64();
+        self.note_own_cpus(&probes, calls, measured_s);
+        self.note_overhead(measured_s, cpu_at_start);
         let status = handle.finished();
         if ending == Ending::Completed && status.is_some_and(|s| req.host.connection_lost(&s)) {
             ending = Ending::ConnectionLost;
         }
         (ending, status.and_then(|s| s.code()), probes)
+    }
+
+    /// rtbuild's own CPU time so far, on a local run (over ssh it runs elsewhere).
+    fn own_cpu_s(&self) -> Option<f64> {
+        matches!(self.req.host, Host::Local).then(super::own_cpus::this_process_cpu_s).flatten()
+    }
+
+    /// On a local run: which of rtbuild's threads last ran on an RT CPU.
+    fn note_own_threads(&mut self) {
+        if matches!(self.req.host, Host::Local) {
+            self.own_on_rt.extend(super::own_cpus::threads_last_on(&self.req.layout.rt));
+        }
+    }
+
+    /// Adds one scenario's measuring time and rtbuild's CPU time in it to the overhead block.
+    fn note_overhead(&mut self, measured_s: f64, cpu_at_start: Option<f64>) {
+        let used = cpu_at_start.zip(self.own_cpu_s()).map(|(start, end)| (end - start).max(0.0));
+        let Some(overhead) = self.record.overhead.as_mut() else { return };
+        overhead.measuring_s = ((overhead.measuring_s + measured_s) * 10.0).round() / 10.0;
+        if let (Some(total), Some(used)) = (overhead.rtbuild_cpu_s.as_mut(), used) {
+            *total = ((*total + used) * 100.0).round() / 100.0;
+        }
     }
 
     /// Records where the helper ran (its first probe's view) and how often it was called.

@@ -77,6 +77,52 @@ pub(crate) fn this_process_allowed() -> Option<CpuSet> {
     union
 }
 
+/// The CPU time (user + system) this process used so far, every thread's, ended ones too, in
+/// seconds (`/proc/self/stat` utime and stime, in the kernel's fixed USER_HZ of 100 ticks a
+/// second); `None` when /proc does not say.
+pub(crate) fn this_process_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    cpu_s_of_stat(&stat)
+}
+
+/// utime + stime of a `/proc/PID/stat` line, in seconds.
+fn cpu_s_of_stat(stat: &str) -> Option<f64> {
+    // Fields after the command (which may hold spaces and parentheses): state is field 3,
+    // utime 14 and stime 15.
+    let rest = stat.rsplit_once(") ")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |at: usize| fields.get(at - 3)?.parse::<u64>().ok();
+    Some((ticks(14)? + ticks(15)?) as f64 / 100.0)
+}
+
+/// The threads of this process running (state `R`) on a CPU of `cpus` when read
+/// (`/proc/self/task/*/stat` field 39): a sample of where rtbuild's own threads run. A sleeping
+/// thread's field 39 is the CPU it last ran on, perhaps before rtbuild pinned itself, so only
+/// running threads count.
+pub(crate) fn threads_last_on(cpus: &CpuSet) -> Vec<i32> {
+    thread_ids()
+        .into_iter()
+        .filter(|tid| {
+            std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
+                .ok()
+                .and_then(|stat| running_on(&stat))
+                .is_some_and(|cpu| cpus.contains(cpu))
+        })
+        .collect()
+}
+
+/// Field 39 (`processor`: the CPU the task last ran on) of a `/proc/PID/stat` line.
+fn last_cpu_of_stat(stat: &str) -> Option<u32> {
+    let rest = stat.rsplit_once(") ")?.1;
+    rest.split_whitespace().nth(39 - 3)?.parse().ok()
+}
+
+/// The CPU of a `/proc/PID/stat` line whose task is running (state `R`); `None` when it sleeps.
+fn running_on(stat: &str) -> Option<u32> {
+    let state = stat.rsplit_once(") ")?.1.split_whitespace().next()?;
+    if state == "R" { last_cpu_of_stat(stat) } else { None }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,6 +145,36 @@ mod tests {
         assert_eq!(allowed_set(&l, &CpuSet::parse("0,6-7").unwrap()).to_string(), "1-5");
         // `--measure-cpus all`: nothing is free, the housekeeping CPUs are the fallback.
         assert_eq!(allowed_set(&l, &CpuSet::parse("0-7").unwrap()).to_string(), "0-5");
+    }
+
+    /// A `/proc/PID/stat` line of Linux 6.18 whose command holds `) ` (real layout: 52 fields).
+    const STAT: &str = "4242 (rt) build) S 1 4242 4242 0 -1 4194560 2163 0 0 0 \
+        250 125 0 0 20 0 3 0 123456 12345678 2345 18446744073709551615 1 1 0 0 0 0 0 4096 17664 \
+        0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0";
+
+    #[test]
+    fn stat_fields_are_counted_after_the_command() {
+        assert_eq!(cpu_s_of_stat(STAT), Some(3.75));
+        assert_eq!(last_cpu_of_stat(STAT), Some(1));
+        // Asleep: its last CPU may predate the pinning.
+        assert_eq!(running_on(STAT), None);
+        assert_eq!(running_on(&STAT.replacen(") S ", ") R ", 1)), Some(1));
+        assert_eq!(cpu_s_of_stat("4242 (cut"), None);
+    }
+
+    #[test]
+    fn this_process_has_used_cpu_time_and_runs_on_an_online_cpu() {
+        let start = this_process_cpu_s().expect("/proc/self/stat");
+        let mut x = 0u64;
+        for i in 0..50_000_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+        assert!(this_process_cpu_s().expect("/proc/self/stat") >= start, "{x}");
+        let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+        let online = CpuSet::parse(online.trim()).unwrap();
+        // The thread reading its own stat is running.
+        assert!(!threads_last_on(&online).is_empty());
+        assert!(threads_last_on(&CpuSet::default()).is_empty());
     }
 
     /// The read-back half (pinning the test binary would move the tests running beside this

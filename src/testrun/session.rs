@@ -47,6 +47,8 @@ pub(super) struct Session<'a> {
     pub(super) record: RunRecord,
     /// The CPUs rtbuild's own processes keep to (the helper is told with `--pin`).
     pub(super) own_cpus: CpuSet,
+    /// rtbuild's own threads found on an RT CPU while measuring (a local run).
+    pub(super) own_on_rt: std::collections::BTreeSet<i32>,
 }
 
 /// Runs every scenario of `req`, every process on the target started through `runner`. Input
@@ -155,13 +157,19 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Run
         interrupts: Default::default(),
         tracing,
         rtbuild_cpus: Some(own),
+        overhead: Some(run_json::Overhead {
+            rtbuild_cpu_s: matches!(req.host, Host::Local).then_some(0.0),
+            own_tasks_seen_on_rt_cpus: matches!(req.host, Host::Local).then_some(0),
+            ..Default::default()
+        }),
         kernel_isolation: Some(isolation),
         kernel_warnings_before: Vec::new(),
         irqbalance: Vec::new(),
         scenarios: Vec::new(),
     };
     let own_cpus = own_cpus::allowed_set(&req.layout, &req.measure_cpus);
-    let mut run = Session { req, runner, ui, state, stop, record, own_cpus };
+    let mut run =
+        Session { req, runner, ui, state, stop, record, own_cpus, own_on_rt: Default::default() };
     let result = run.all();
     // The record is the run's evidence: one that cannot be written fails the run (exit 1),
     // whatever was measured.
@@ -195,6 +203,27 @@ impl Session<'_> {
         if let Err(reason) = self.keep(relative, bytes) {
             self.record.scenarios[index].invalid_reasons.push(reason);
         }
+    }
+
+    /// The overhead block's totals: the RT CPUs' interrupts over the scenarios, and rtbuild's
+    /// CPU share.
+    fn sum_overhead(&mut self) {
+        let Some(overhead) = self.record.overhead.as_mut() else { return };
+        let mut irqs: std::collections::BTreeMap<(String, u32), u64> = Default::default();
+        for delta in self.record.interrupts.values().flatten() {
+            *irqs.entry((delta.irq.clone(), delta.cpu)).or_default() += delta.count;
+        }
+        overhead.rt_cpu_irqs = irqs
+            .into_iter()
+            .map(|((irq, cpu), count)| run_json::IrqCount { irq, cpu, count })
+            .collect();
+        if overhead.own_tasks_seen_on_rt_cpus.is_some() {
+            overhead.own_tasks_seen_on_rt_cpus = Some(self.own_on_rt.len() as u64);
+        }
+        overhead.rtbuild_cpu_pct = overhead
+            .rtbuild_cpu_s
+            .filter(|_| overhead.measuring_s > 0.0)
+            .map(|cpu| (cpu / overhead.measuring_s * 10_000.0).round() / 100.0);
     }
 
     /// `--pin CPUS ARGS…`: the helper's arguments, led by the CPUs it must confine itself to.
@@ -269,6 +298,7 @@ impl Session<'_> {
         self.urm_restore();
         self.trace_restore();
         let _ = self.helper(&["cleanup", &self.state.clone()]);
+        self.sum_overhead();
         super::record::write(&self.req.out, &self.record)
     }
 

@@ -47,6 +47,7 @@ mod testrun;
 mod testrun_abort;
 mod testrun_footprint;
 mod testrun_knobs;
+mod testrun_overhead;
 mod testrun_trace;
 mod testrun_verdict;
 mod tune_cli;
