@@ -140,14 +140,14 @@ impl Session<'_> {
                 calls += 1;
                 probes.extend(self.probe(true));
                 std::thread::sleep(Duration::from_millis(200));
-                let max = current_max(&req.out.join(format!("raw/{name}.stderr.txt")))
-                    .map_or(String::new(), |m| format!(", current max {m} µs"));
+                let max = current_max(&req.out.join(format!("raw/{name}.stderr.txt")));
                 let left = expected_s.saturating_sub(elapsed.as_secs());
-                let text =
-                    format!("{} elapsed, {} left{max}", human(elapsed.as_secs()), human(left));
                 if self.ui.fancy() {
-                    bar.set_message(text);
+                    bar.set_message(bar_message(max, left));
                 } else {
+                    let max = max.map_or(String::new(), |m| format!(", current max {m} µs"));
+                    let text =
+                        format!("{} elapsed, {} left{max}", human(elapsed.as_secs()), human(left));
                     self.ui.status("Measuring", format!("{name}: {text}"));
                 }
             }
@@ -175,6 +175,15 @@ impl Session<'_> {
     }
 }
 
+/// The progress bar's message: the current max first, so a narrow terminal cuts the time left
+/// rather than it (the bar shows the elapsed time itself).
+fn bar_message(max: Option<i64>, left_s: u64) -> String {
+    match max {
+        Some(m) => format!("current max {m} µs, {} left", human(left_s)),
+        None => format!("{} left", human(left_s)),
+    }
+}
+
 /// The highest `Max:` of the last status block cyclictest printed on SIGUSR1.
 fn current_max(stderr: &std::path::Path) -> Option<i64> {
     let text = std::fs::read_to_string(stderr).ok()?;
@@ -188,6 +197,28 @@ fn current_max(stderr: &std::path::Path) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
+    /// On an 80-column terminal the bar's message keeps the current max whole, even for a
+    /// 24-hour soak with a 7-digit max (the progress line once cut it off).
+    #[test]
+    fn the_current_max_fits_an_80_column_progress_line() {
+        use crate::ui::{PROGRESS_FIXED_COLUMNS, PROGRESS_MESSAGE_COLUMNS, PROGRESS_TEMPLATE};
+        // The template's own columns before the message, each placeholder at its width.
+        let fixed = PROGRESS_TEMPLATE
+            .replace("{prefix:>12.cyan.bold}", &"p".repeat(12))
+            .replace("{bar:20}", &"=".repeat(20))
+            .replace("{elapsed_precise}", "00:00:00")
+            .replace("{wide_msg}", "");
+        assert!(!fixed.contains('{'), "a placeholder not counted: {fixed}");
+        assert_eq!(fixed.chars().count(), PROGRESS_FIXED_COLUMNS, "{fixed:?}");
+        assert_eq!(PROGRESS_FIXED_COLUMNS + PROGRESS_MESSAGE_COLUMNS, 80);
+        for left in [0, 59, 3_599, 86_399, 86_400 * 7] {
+            let message = super::bar_message(Some(1_234_567), left);
+            let kept: String = message.chars().take(PROGRESS_MESSAGE_COLUMNS).collect();
+            assert!(kept.starts_with("current max 1234567 µs"), "{kept:?} from {message:?}");
+        }
+        assert!(super::bar_message(None, 300).ends_with(" left"));
+    }
+
     use super::*;
 
     #[test]

@@ -6,6 +6,7 @@
 mod bounded_readers;
 mod bundle;
 mod ci_lint;
+mod doc_examples;
 mod doctor;
 mod error_contract;
 mod generate_cli;
@@ -17,6 +18,7 @@ mod hostile_target;
 mod hostile_values;
 mod image_errors;
 mod image_fake_bitbake;
+mod install;
 mod junit_schema;
 mod kconfig_check;
 mod lava;
