@@ -553,8 +553,8 @@ fn verify_errors() -> Vec<VerifyError> {
             path: p("k"),
             cause: crate::formats::FormatError::NoBoolean { field: "x" },
         },
-        VerifyError::Target { target: "ssh://h".into(), message: "bad".into() },
-        VerifyError::TargetRun { target: "ssh://h".into(), cause: run() },
+        VerifyError::Target { target: "target ssh://h".into(), message: "bad".into() },
+        VerifyError::TargetRun { target: "target ssh://h".into(), cause: run() },
         VerifyError::Spdx { path: p("k"), cause: json() },
         VerifyError::Input(input()),
     ]

@@ -99,6 +99,14 @@ pub(super) fn srcarch(machine: &str) -> Option<&'static str> {
     })
 }
 
+/// The place as errors name it: `target ssh://…`, or `this machine`.
+fn place(host: &Host) -> String {
+    match host {
+        Host::Ssh(ssh) => format!("target {ssh}"),
+        Host::Local => host.to_string(),
+    }
+}
+
 /// Runs `argv` on the target; `Ok(None)` when it ran but failed (a missing file).
 fn remote(
     target: &Host,
@@ -117,19 +125,19 @@ fn remote(
     };
     let output = runner
         .feed(&cmd, b"", &limits)
-        .map_err(|cause| VerifyError::TargetRun { target: target.to_string(), cause })?;
+        .map_err(|cause| VerifyError::TargetRun { target: place(target), cause })?;
     match output.status.code() {
         Some(0) => Ok(Some(output.stdout)),
         // ssh itself failed: unreachable, refused, host key or login problem.
         Some(255) if matches!(target, Host::Ssh(_)) => Err(VerifyError::Target {
-            target: target.to_string(),
+            target: place(target),
             message: format!(
                 "ssh failed: {}",
                 last_lines(String::from_utf8_lossy(&output.stderr).trim(), 3).replace('\n', "; ")
             ),
         }),
         None => Err(VerifyError::Target {
-            target: target.to_string(),
+            target: place(target),
             message: format!(
                 "`{}` was stopped by a signal{}",
                 argv.join(" "),
@@ -195,7 +203,7 @@ fn release_ok(release: &str) -> bool {
 pub(super) fn evidence(target: &Host, runner: &dyn Runner) -> Result<Evidence, VerifyError> {
     let mut evidence = Evidence::new("live target");
     let version = remote(target, runner, &["uname", "-v"])?.ok_or_else(|| VerifyError::Target {
-        target: target.to_string(),
+        target: place(target),
         message: "`uname -v` failed; is it a Linux system?".to_string(),
     })?;
     evidence.version = Some(Found::new(text(version), "uname -v"));
