@@ -118,7 +118,7 @@ impl Ui {
     }
 
     /// A progress bar on stderr, hidden unless the terminal is interactive. Its message gets
-    /// the columns [`PROGRESS_FIXED_COLUMNS`] leaves (`wide_msg` cuts the rest off).
+    /// the columns `PROGRESS_FIXED_COLUMNS` leaves (`wide_msg` cuts the rest off).
     pub(crate) fn progress(&self, len: u64, prefix: &str) -> ProgressBar {
         if !self.fancy {
             return ProgressBar::hidden();
@@ -142,14 +142,16 @@ impl Ui {
 }
 
 /// The progress line: the name, a bar and the elapsed time, then the message. Kept narrow so
-/// that on an 80-column terminal the message keeps [`PROGRESS_MESSAGE_COLUMNS`] columns (what
+/// that on an 80-column terminal the message keeps `PROGRESS_MESSAGE_COLUMNS` columns (what
 /// `rtbuild test` shows there: the current max first, then the time left).
 pub(crate) const PROGRESS_TEMPLATE: &str =
     "{prefix:>12.cyan.bold} [{bar:20}] {elapsed_precise} {wide_msg}";
 /// The columns of [`PROGRESS_TEMPLATE`] before its message: prefix 12, space, `[` bar 20 `]`,
-/// space, elapsed `00:00:00`, space.
+/// space, elapsed `00:00:00`, space (checked against the template by a test).
+#[cfg(test)]
 pub(crate) const PROGRESS_FIXED_COLUMNS: usize = 12 + 1 + 22 + 1 + 8 + 1;
 /// What an 80-column terminal leaves the message.
+#[cfg(test)]
 pub(crate) const PROGRESS_MESSAGE_COLUMNS: usize = 80 - PROGRESS_FIXED_COLUMNS;
 
 /// `message; fix`, unless `message` already ends in a fix of its own (holds `; `).
