@@ -117,18 +117,17 @@ impl Ui {
         Ok(())
     }
 
-    /// A progress bar on stderr, hidden unless the terminal is interactive.
+    /// A progress bar on stderr, hidden unless the terminal is interactive. Its message gets
+    /// the columns `PROGRESS_FIXED_COLUMNS` leaves (`wide_msg` cuts the rest off).
     pub(crate) fn progress(&self, len: u64, prefix: &str) -> ProgressBar {
         if !self.fancy {
             return ProgressBar::hidden();
         }
         let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr_with_hz(8));
         bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>12.cyan.bold} [{bar:30}] {pos}/{len} {elapsed_precise} {wide_msg}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+            ProgressStyle::with_template(PROGRESS_TEMPLATE)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
         );
         bar.set_prefix(prefix.to_string());
         bar.enable_steady_tick(Duration::from_millis(250));
@@ -141,6 +140,19 @@ impl Ui {
         let _ = writeln!(stderr, "{text}");
     }
 }
+
+/// The progress line: the name, a bar and the elapsed time, then the message. Kept narrow so
+/// that on an 80-column terminal the message keeps `PROGRESS_MESSAGE_COLUMNS` columns (what
+/// `rtbuild test` shows there: the current max first, then the time left).
+pub(crate) const PROGRESS_TEMPLATE: &str =
+    "{prefix:>12.cyan.bold} [{bar:20}] {elapsed_precise} {wide_msg}";
+/// The columns of [`PROGRESS_TEMPLATE`] before its message: prefix 12, space, `[` bar 20 `]`,
+/// space, elapsed `00:00:00`, space (checked against the template by a test).
+#[cfg(test)]
+pub(crate) const PROGRESS_FIXED_COLUMNS: usize = 12 + 1 + 22 + 1 + 8 + 1;
+/// What an 80-column terminal leaves the message.
+#[cfg(test)]
+pub(crate) const PROGRESS_MESSAGE_COLUMNS: usize = 80 - PROGRESS_FIXED_COLUMNS;
 
 /// `message; fix`, unless `message` already ends in a fix of its own (holds `; `).
 pub(crate) fn with_fix(message: &str, fix: &str) -> String {

@@ -30,20 +30,30 @@ pub(super) fn completions(args: CompletionsArgs, ui: &Ui) -> crate::error::Resul
     Ok(Exit::Ok)
 }
 
-/// The pages: `rtbuild.1` for the program, `rtbuild-<sub>.1` for each subcommand.
+/// The pages: `rtbuild.1` for the program, `rtbuild-<sub>.1` for each subcommand and
+/// `rtbuild-<sub>-<sub>.1` for each of theirs (`rtbuild-history-add.1`), so every page a page's
+/// SUBCOMMANDS section names is written. clap's `help` subcommand gets no page and is not named.
 pub(super) fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
-    let mut cli = Cli::command();
+    fn without_help(cmd: clap::Command) -> clap::Command {
+        cmd.disable_help_subcommand(true).mut_subcommands(without_help)
+    }
+    fn add(
+        cmd: &clap::Command,
+        name: String,
+        pages: &mut Vec<(String, Vec<u8>)>,
+    ) -> std::io::Result<()> {
+        let mut text = Vec::new();
+        clap_mangen::Man::new(cmd.clone().name(name.clone())).render(&mut text)?;
+        pages.push((format!("{name}.1"), text));
+        for sub in cmd.get_subcommands() {
+            add(sub, format!("{name}-{}", sub.get_name()), pages)?;
+        }
+        Ok(())
+    }
+    let mut cli = without_help(Cli::command());
     cli.build();
     let mut pages = Vec::new();
-    let mut text = Vec::new();
-    clap_mangen::Man::new(cli.clone()).render(&mut text)?;
-    pages.push(("rtbuild.1".to_string(), text));
-    for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {
-        let name = format!("rtbuild-{}", sub.get_name());
-        let mut text = Vec::new();
-        clap_mangen::Man::new(sub.clone().name(name.clone())).render(&mut text)?;
-        pages.push((format!("{name}.1"), text));
-    }
+    add(&cli, "rtbuild".to_string(), &mut pages)?;
     Ok(pages)
 }
 
@@ -75,7 +85,6 @@ mod tests {
         let cli = Cli::command();
         let subs: Vec<&str> =
             cli.get_subcommands().map(clap::Command::get_name).filter(|n| *n != "help").collect();
-        assert_eq!(pages.len(), subs.len() + 1);
         for sub in subs {
             let (_, page) = pages
                 .iter()
@@ -85,6 +94,27 @@ mod tests {
             assert!(text.starts_with(".ie"), "{sub}: not roff: {}", &text[..40.min(text.len())]);
             assert!(text.contains(&format!("rtbuild\\-{}", sub.replace('-', "\\-"))), "{sub}");
             assert!(text.contains("Examples:"), "{sub}: no examples");
+        }
+    }
+
+    /// A page's SUBCOMMANDS section names `rtbuild-history-add(1)`: each named page is written
+    /// (`rtbuild-history.1` once named pages that were not), and `help` is neither.
+    #[test]
+    fn every_man_page_a_page_names_is_written() {
+        let pages = super::pages().expect("pages");
+        let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+        for wanted in
+            ["rtbuild-history-add.1", "rtbuild-history-report.1", "rtbuild-machines-show.1"]
+        {
+            assert!(names.contains(&wanted), "{wanted} not among {names:?}");
+        }
+        for (name, page) in &pages {
+            let text = String::from_utf8_lossy(page);
+            for line in text.lines().filter(|l| l.starts_with("rtbuild") && l.ends_with("(1)")) {
+                let page_name = format!("{}.1", line.trim_end_matches("(1)").replace("\\-", "-"));
+                assert!(!page_name.ends_with("-help.1"), "{name} names {line}");
+                assert!(names.contains(&page_name.as_str()), "{name} names {line}: not written");
+            }
         }
     }
 

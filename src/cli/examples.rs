@@ -94,7 +94,8 @@ pub(super) const VERIFY: &str = "\
 Examples:
   rtbuild verify --machine rb3gen2-core-kit rtbuild/rb3gen2-core-kit/build   # a build folder
   rtbuild verify /proc/config.gz                                             # any config
-  rtbuild verify --machine iq-8275-evk --target ssh://root@board              # a live target";
+  rtbuild verify --machine iq-8275-evk --target ssh://root@board              # a live target
+  rtbuild verify --local --rt-cpus 3                                         # this machine";
 
 pub(super) const KCONFIG_CHECK: &str = "\
 Examples:

@@ -7,6 +7,8 @@ mod ci;
 #[cfg(test)]
 mod ci_tests;
 mod completions;
+#[cfg(test)]
+mod doc_examples_tests;
 mod doctor;
 mod examples;
 mod generate;

@@ -40,6 +40,10 @@ pub(crate) struct VerifyArgs {
     /// A running target, reached with the system ssh: ssh://user@host[:port].
     #[arg(long, value_name = "URL")]
     pub target: Vec<String>,
+    /// This machine's running kernel, read as a --target's is (uname, /proc/config.gz or
+    /// /boot/config-RELEASE, /proc/cmdline, the isolated CPUs, rt-tests on PATH).
+    #[arg(long)]
+    pub local: bool,
     /// The kernel source tree whose Kconfig files explain a dropped option (file and line of
     /// the unmet `depends on`) [default: the build folder's
     /// tmp*/work-shared/<machine>/kernel-source; else a built-in table of mainline dependencies].
@@ -203,6 +207,9 @@ fn sources(args: &VerifyArgs) -> crate::error::Result<Vec<KernelSource>> {
             .with_ssh_config(args.ssh_config.clone())
             .with_step_limit(args.target_timeout);
         sources.push(KernelSource::Target(target));
+    }
+    if args.local {
+        sources.push(KernelSource::Local);
     }
     if sources.is_empty() {
         return Err(Refusal::NothingToVerify.into());

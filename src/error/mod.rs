@@ -184,9 +184,9 @@ impl Kind {
             Kind::NotReady(e) => e.exit(),
             Kind::Image(e) => e.exit(),
             Kind::Test(e) => e.exit(),
+            Kind::Tune(e) => e.exit(),
             Kind::Run(_)
             | Kind::Host(_)
-            | Kind::Tune(_)
             | Kind::TrendPage(_)
             | Kind::Emit { .. }
             | Kind::ManPages(_)

@@ -224,7 +224,7 @@ pub(crate) enum Refusal {
     #[error("{flag}: {cause}")]
     CpuFlag { flag: &'static str, cause: CpuListError },
     #[error(
-        "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash folder or tarball, .deb, or --target ssh://user@host"
+        "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash folder or tarball, .deb, --target ssh://user@host, or --local for this machine"
     )]
     NothingToVerify,
 

@@ -381,14 +381,14 @@ fn samples() -> Vec<(Error, Exit)> {
         add(e.into(), code);
     }
     let kas = [
-        (KasError::Missing { looked: "PATH".into() }, F),
+        (KasError::Missing { looked: "PATH".into() }, U),
         (KasError::Broken { program: p("kas"), detail: "x".into() }, F),
         (
             KasError::TooOld {
                 program: p("kas"),
                 version: crate::kas::version::KasVersion { major: 4, minor: 0 },
             },
-            F,
+            U,
         ),
         (KasError::BadToken { flag: "--out", value: "a:b".into(), expected: "no colon" }, U),
         (KasError::Run(run()), F),
@@ -416,7 +416,7 @@ fn samples() -> Vec<(Error, Exit)> {
         (ImageError::Generate(GenerateError::OutIsFile { out: p("o"), file: p("o/x") }), U),
         (ImageError::Lock(LockError::NoLock { path: p("l") }), U),
         (ImageError::Lock(lock_io()), F),
-        (ImageError::Build(KasError::Missing { looked: "PATH".into() }.into()), F),
+        (ImageError::Build(KasError::Missing { looked: "PATH".into() }.into()), U),
         (
             ImageError::Build(
                 KasError::BadToken { flag: "--out", value: "a:b".into(), expected: "no colon" }
@@ -509,6 +509,7 @@ fn samples() -> Vec<(Error, Exit)> {
     ] {
         add(e.into(), F);
     }
+    add(TuneRunError::NotRoot { action: "apply", host: "h".into(), uid: "1000".into() }.into(), U);
 
     add(Kind::TrendPage(minijinja()).into(), F);
     add(Kind::Emit { path: p("d/rtbuild-tune.sh"), cause: io() }.into(), F);
@@ -554,8 +555,8 @@ fn verify_errors() -> Vec<VerifyError> {
             path: p("k"),
             cause: crate::formats::FormatError::NoBoolean { field: "x" },
         },
-        VerifyError::Target { target: "ssh://h".into(), message: "bad".into() },
-        VerifyError::TargetRun { target: "ssh://h".into(), cause: run() },
+        VerifyError::Target { target: "target ssh://h".into(), message: "bad".into() },
+        VerifyError::TargetRun { target: "target ssh://h".into(), cause: run() },
         VerifyError::Spdx { path: p("k"), cause: json() },
         VerifyError::Input(input()),
     ]
@@ -563,7 +564,7 @@ fn verify_errors() -> Vec<VerifyError> {
 
 fn build_errors() -> Vec<(BuildError, Exit)> {
     vec![
-        (BuildError::Kas(KasError::Missing { looked: "PATH".into() }), F),
+        (BuildError::Kas(KasError::Missing { looked: "PATH".into() }), U),
         (
             BuildError::Kas(KasError::BadToken {
                 flag: "--out",
@@ -706,6 +707,7 @@ fn variant(err: &Error) -> String {
             TuneRunError::Run(_) => ("TuneRunError", "Run"),
             TuneRunError::Connection { .. } => ("TuneRunError", "Connection"),
             TuneRunError::Script { .. } => ("TuneRunError", "Script"),
+            TuneRunError::NotRoot { .. } => ("TuneRunError", "NotRoot"),
         },
         Kind::TrendPage(_) => ("Kind", "TrendPage"),
         Kind::Emit { .. } => ("Kind", "Emit"),
@@ -1075,7 +1077,7 @@ fn every_variant_has_a_sample() {
         ("TestError", 6),
         ("RunError", 6),
         ("HostError", 3),
-        ("TuneRunError", 3),
+        ("TuneRunError", 4),
         ("Kind", 8),
     ]
     .into_iter()

@@ -26,9 +26,14 @@ pub(crate) enum KasError {
 }
 
 impl KasError {
-    /// True when the user's input, not the system, is at fault.
+    /// True when the user's input, not the system, is at fault: a bad value, or a host not set up
+    /// for building (no kas, or one too old), which like the preflight's findings exits 2 with
+    /// the fix.
     pub(crate) fn is_input(&self) -> bool {
-        matches!(self, KasError::BadToken { .. })
+        matches!(
+            self,
+            KasError::BadToken { .. } | KasError::Missing { .. } | KasError::TooOld { .. }
+        )
     }
 }
 

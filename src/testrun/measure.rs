@@ -144,15 +144,12 @@ impl Session<'_> {
                 probes.extend(self.probe(true));
                 std::thread::sleep(Duration::from_millis(200));
                 let status = read_status(&req.out.join(format!("raw/{name}.stderr.txt")));
-                let text = progress(
-                    elapsed.as_secs(),
-                    expected_s,
-                    req.measurement.span.length,
-                    status.as_ref(),
-                );
+                let length = req.measurement.span.length;
                 if self.ui.fancy() {
-                    bar.set_message(text);
+                    let left = left_text(elapsed.as_secs(), expected_s, length, status.as_ref());
+                    bar.set_message(bar_message(status.and_then(|s| s.max_us), &left));
                 } else {
+                    let text = progress(elapsed.as_secs(), expected_s, length, status.as_ref());
                     self.ui.status("Measuring", format!("{name}: {text}"));
                 }
             }
@@ -211,6 +208,16 @@ struct Status {
     cycles: Option<u64>,
 }
 
+/// The progress bar's message: the current max first, so a narrow terminal cuts what is left
+/// rather than it (the bar shows the elapsed time itself).
+fn bar_message(max: Option<i64>, left: &str) -> String {
+    match max {
+        Some(m) => format!("current max {m} µs, {left}"),
+        None => left.to_string(),
+    }
+}
+
+/// The last status block cyclictest printed on SIGUSR1.
 fn read_status(stderr: &std::path::Path) -> Option<Status> {
     let text = std::fs::read_to_string(stderr).ok()?;
     let block = text.rsplit("# cyclictest current status:").next()?;
@@ -225,35 +232,53 @@ fn read_status(stderr: &std::path::Path) -> Option<Status> {
     })
 }
 
-/// The progress line: time left for a `--duration` run; for `--loops N` (whose time is the
-/// loops at the interval only when every wake-up is on time, and longer on a slow target)
+/// What is left of the run: the time for a `--duration` run; for `--loops N` (whose time is
+/// the loops at the interval only when every wake-up is on time, and longer on a slow target)
 /// the loops done and the time left at the rate seen so far, never a `0s left` that stays.
-fn progress(elapsed: u64, expected: u64, length: super::Length, status: Option<&Status>) -> String {
-    let max =
-        status.and_then(|s| s.max_us).map_or(String::new(), |m| format!(", current max {m} µs"));
+fn left_text(elapsed: u64, expected: u64, length: super::Length, status: Option<&Status>) -> String {
     let super::Length::Loops(loops) = length else {
-        let left = expected.saturating_sub(elapsed);
-        return format!("{} elapsed, {} left{max}", human(elapsed), human(left));
+        return format!("{} left", human(expected.saturating_sub(elapsed)));
     };
     match status.and_then(|s| s.cycles).filter(|&done| done > 0 && elapsed > 0) {
         Some(done) => {
             let left = loops.saturating_sub(done).saturating_mul(elapsed).div_ceil(done);
-            format!(
-                "{} elapsed, {done} of {loops} loops, about {} left{max}",
-                human(elapsed),
-                human(left)
-            )
+            format!("{done} of {loops} loops, about {} left", human(left))
         }
-        None => format!(
-            "{} elapsed, {loops} loops (about {} at the interval){max}",
-            human(elapsed),
-            human(expected)
-        ),
+        None => format!("{loops} loops (about {} at the interval)", human(expected)),
     }
+}
+
+/// The plain progress line: elapsed, what is left, the current max.
+fn progress(elapsed: u64, expected: u64, length: super::Length, status: Option<&Status>) -> String {
+    let max =
+        status.and_then(|s| s.max_us).map_or(String::new(), |m| format!(", current max {m} µs"));
+    format!("{} elapsed, {}{max}", human(elapsed), left_text(elapsed, expected, length, status))
 }
 
 #[cfg(test)]
 mod tests {
+    /// On an 80-column terminal the bar's message keeps the current max whole, even for a
+    /// 24-hour soak with a 7-digit max (the progress line once cut it off).
+    #[test]
+    fn the_current_max_fits_an_80_column_progress_line() {
+        use crate::ui::{PROGRESS_FIXED_COLUMNS, PROGRESS_MESSAGE_COLUMNS, PROGRESS_TEMPLATE};
+        // The template's own columns before the message, each placeholder at its width.
+        let fixed = PROGRESS_TEMPLATE
+            .replace("{prefix:>12.cyan.bold}", &"p".repeat(12))
+            .replace("{bar:20}", &"=".repeat(20))
+            .replace("{elapsed_precise}", "00:00:00")
+            .replace("{wide_msg}", "");
+        assert!(!fixed.contains('{'), "a placeholder not counted: {fixed}");
+        assert_eq!(fixed.chars().count(), PROGRESS_FIXED_COLUMNS, "{fixed:?}");
+        assert_eq!(PROGRESS_FIXED_COLUMNS + PROGRESS_MESSAGE_COLUMNS, 80);
+        for left in [0, 59, 3_599, 86_399, 86_400 * 7] {
+            let message = super::bar_message(Some(1_234_567), &format!("{} left", super::human(left)));
+            let kept: String = message.chars().take(PROGRESS_MESSAGE_COLUMNS).collect();
+            assert!(kept.starts_with("current max 1234567 µs"), "{kept:?} from {message:?}");
+        }
+        assert!(super::bar_message(None, &format!("{} left", super::human(300))).ends_with(" left"));
+    }
+
     use super::*;
 
     #[test]

@@ -123,7 +123,28 @@ pub(crate) enum TuneRunError {
     Connection { host: String, stderr: String },
     #[error("rtbuild-tune.sh {action} failed on {host} with {status}{}", tail(.stderr))]
     Script { action: &'static str, host: String, status: String, stderr: String },
+    /// `apply` and `revert` write /proc/sys, /sys and /proc/irq: checked before anything runs.
+    #[error(
+        "tune --{action} needs root on {host}, which runs it as user id {uid}; run rtbuild as root for --local, or use --target ssh://root@HOST"
+    )]
+    NotRoot { action: &'static str, host: String, uid: String },
 }
+
+impl crate::exit::ErrorCode for TuneRunError {
+    fn exit(&self) -> crate::exit::Exit {
+        match self {
+            TuneRunError::NotRoot { .. } => crate::exit::Exit::Usage,
+            _ => crate::exit::Exit::Failed,
+        }
+    }
+}
+
+/// Put before the script: `apply` and `revert` stop before their first write unless run as
+/// root, with [`NOT_ROOT`] and the user id on stderr (`verify` only reads).
+const ROOT_CHECK: &str =
+    "if [ \"$1\" != verify ] && [ \"$(id -u)\" != 0 ]; then id -u >&2; exit 77; fi\n";
+/// The exit status of [`ROOT_CHECK`].
+const NOT_ROOT: i32 = 77;
 
 fn tail(stderr: &str) -> String {
     let t = last_lines(stderr.trim(), 5);
@@ -142,12 +163,16 @@ pub(crate) fn run_script(
 ) -> Result<TuneOutcome, TuneRunError> {
     let mut args = vec![action.word()];
     args.extend(state);
-    let out = host.run_script(runner, script, args)?;
+    let out = host.run_script(runner, &format!("{ROOT_CHECK}{script}"), args)?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     if host.connection_lost(&out.status) {
         return Err(TuneRunError::Connection { host: host.to_string(), stderr });
     }
     let code = out.status.code();
+    if code == Some(NOT_ROOT) && action != Action::Verify {
+        let uid = stderr.trim().chars().filter(char::is_ascii_digit).take(10).collect();
+        return Err(TuneRunError::NotRoot { action: action.word(), host: host.to_string(), uid });
+    }
     if code != Some(0) && code != Some(1) {
         return Err(TuneRunError::Script {
             action: action.word(),

@@ -42,9 +42,10 @@ pub(crate) enum VerifyError {
     Spdx { path: PathBuf, cause: serde_json::Error },
     #[error("cannot read the plan `{path}`: {cause}; write it with `rtbuild generate`")]
     PlanFile { path: PathBuf, cause: crate::formats::FormatError },
-    #[error("target {target}: {message}")]
+    /// `target` is the place as said in a message: `target ssh://…`, or `this machine`.
+    #[error("{target}: {message}")]
     Target { target: String, message: String },
-    #[error("target {target}: {cause}")]
+    #[error("{target}: {cause}")]
     TargetRun { target: String, cause: crate::runner::RunError },
     /// A FIFO, device, socket, dangling symlink or too big a file.
     #[error(transparent)]

@@ -45,6 +45,8 @@ pub(crate) enum KernelSource {
     Qcomflash(PathBuf),
     Deb(PathBuf),
     Target(SshTarget),
+    /// This machine's running kernel (`verify --local`), read as a target's.
+    Local,
 }
 
 impl KernelSource {
@@ -58,6 +60,7 @@ impl KernelSource {
             | KernelSource::Qcomflash(p)
             | KernelSource::Deb(p) => p.display().to_string(),
             KernelSource::Target(t) => t.to_string(),
+            KernelSource::Local => crate::host::Host::Local.to_string(),
         }
     }
 }
@@ -147,7 +150,10 @@ pub(crate) fn gather(
     runner: &dyn Runner,
 ) -> Result<Evidence, VerifyError> {
     match source {
-        KernelSource::Target(target) => remote::evidence(target, runner),
+        KernelSource::Target(target) => {
+            remote::evidence(&crate::host::Host::Ssh(target.clone()), runner)
+        }
+        KernelSource::Local => remote::evidence(&crate::host::Host::Local, runner),
         KernelSource::BuildDir(dir) => build_dir::evidence(dir, expected),
         KernelSource::Qcomflash(path) if path.is_dir() => archive::qcomflash_dir_evidence(path),
         KernelSource::Qcomflash(path) => {

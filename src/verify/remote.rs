@@ -1,11 +1,13 @@
-//! A live target over the system `ssh`: `uname -v`, `/proc/config.gz`, `/proc/cmdline`, the
+//! A live target over the system `ssh`, or this machine (`verify --local`): `uname -v`, `/proc/config.gz`, `/proc/cmdline`, the
 //! isolated and nohz_full CPU lists in sysfs, and whether `cyclictest`/`stress-ng` are
-//! installed. Every remote command is a fixed argv, quoted by [`SshTarget::command`].
+//! installed. Every remote command is a fixed argv, quoted by [`SshTarget::command`]; on this
+//! machine the same argv runs directly.
 
 use std::collections::BTreeSet;
 
-use crate::host::SshTarget;
+use crate::host::Host;
 use crate::kconfig::KernelConfig;
+use crate::runner::Cmd;
 use crate::runner::{Runner, last_lines};
 
 use super::error::VerifyError;
@@ -39,7 +41,7 @@ exit 0
 /// Warnings the kernel logged since boot (information: `test` judges the ones logged during a
 /// run), as notes: how many, and the last three.
 fn kernel_log_notes(
-    target: &SshTarget,
+    target: &Host,
     runner: &dyn Runner,
     evidence: &mut Evidence,
 ) -> Result<(), VerifyError> {
@@ -97,30 +99,52 @@ pub(super) fn srcarch(machine: &str) -> Option<&'static str> {
     })
 }
 
+/// The place as errors name it: `target ssh://…`, or `this machine`.
+fn place(host: &Host) -> String {
+    match host {
+        Host::Ssh(ssh) => format!("target {ssh}"),
+        Host::Local => host.to_string(),
+    }
+}
+
 /// Runs `argv` on the target; `Ok(None)` when it ran but failed (a missing file).
 fn remote(
-    target: &SshTarget,
+    target: &Host,
     runner: &dyn Runner,
     argv: &[&str],
 ) -> Result<Option<Vec<u8>>, VerifyError> {
-    let cmd = target.command(argv);
+    let cmd = match target {
+        Host::Ssh(ssh) => ssh.command(argv),
+        Host::Local => Cmd::new(argv[0]).args(&argv[1..]),
+    };
     // The error says which target; the step is the command.
     let limits = crate::runner::Limits {
         step: format!("`{}`", argv.join(" ")),
-        time: target.step_limit,
+        time: target.step_limit(),
         bytes: crate::host::STEP_OUTPUT_CAP,
     };
     let output = runner
         .feed(&cmd, b"", &limits)
-        .map_err(|cause| VerifyError::TargetRun { target: target.to_string(), cause })?;
+        .map_err(|cause| VerifyError::TargetRun { target: place(target), cause })?;
     match output.status.code() {
         Some(0) => Ok(Some(output.stdout)),
         // ssh itself failed: unreachable, refused, host key or login problem.
-        Some(255) | None => Err(VerifyError::Target {
-            target: target.to_string(),
+        Some(255) if matches!(target, Host::Ssh(_)) => Err(VerifyError::Target {
+            target: place(target),
             message: format!(
                 "ssh failed: {}",
                 last_lines(String::from_utf8_lossy(&output.stderr).trim(), 3).replace('\n', "; ")
+            ),
+        }),
+        None => Err(VerifyError::Target {
+            target: place(target),
+            message: format!(
+                "`{}` was stopped by a signal{}",
+                argv.join(" "),
+                match target {
+                    Host::Ssh(_) => " (ssh failed)",
+                    Host::Local => "",
+                }
             ),
         }),
         Some(_) => Ok(None),
@@ -135,13 +159,13 @@ fn text(bytes: Vec<u8>) -> String {
 /// (`CONFIG_IKCONFIG_PROC`), else `/boot/config-$(uname -r)`, where distribution kernels (Debian's
 /// `linux-image-*-rt-*` among them) install it. Neither found: a note, options not checked.
 fn read_config(
-    target: &SshTarget,
+    target: &Host,
     runner: &dyn Runner,
     evidence: &mut Evidence,
 ) -> Result<(), VerifyError> {
     let mut tried = vec!["/proc/config.gz".to_string()];
     // The release names a file in /boot: refuse one that could point anywhere else.
-    let boot = |target: &SshTarget| -> Result<Option<String>, VerifyError> {
+    let boot = |target: &Host| -> Result<Option<String>, VerifyError> {
         let release = remote(target, runner, &["uname", "-r"])?.map(text);
         Ok(release.filter(|r| release_ok(r)).map(|r| format!("/boot/config-{r}")))
     };
@@ -176,10 +200,10 @@ fn release_ok(release: &str) -> bool {
 }
 
 /// Evidence read from a running target.
-pub(super) fn evidence(target: &SshTarget, runner: &dyn Runner) -> Result<Evidence, VerifyError> {
+pub(super) fn evidence(target: &Host, runner: &dyn Runner) -> Result<Evidence, VerifyError> {
     let mut evidence = Evidence::new("live target");
     let version = remote(target, runner, &["uname", "-v"])?.ok_or_else(|| VerifyError::Target {
-        target: target.to_string(),
+        target: place(target),
         message: "`uname -v` failed; is it a Linux system?".to_string(),
     })?;
     evidence.version = Some(Found::new(text(version), "uname -v"));
@@ -224,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_target_is_read_through_the_runner_it_is_given_recording_fake() {
-        let target = SshTarget::parse("ssh://root@board.example").unwrap();
+        let target = Host::Ssh(crate::host::SshTarget::parse("ssh://root@board.example").unwrap());
         let runner = crate::runner::Recorder::new("", 255);
         let err = evidence(&target, &runner).unwrap_err().to_string();
         assert!(err.contains("ssh failed"), "{err}");
@@ -232,6 +256,17 @@ mod tests {
         assert_eq!(argvs.len(), 1, "{argvs:?}");
         assert_eq!(argvs[0][0], "ssh");
         assert_eq!(argvs[0].last().map(String::as_str), Some("uname -v"), "{argvs:?}");
+    }
+
+    /// `verify --local`: the same fixed argv, run directly (no ssh, no shell string); a
+    /// program that exits 255 here is not taken for a lost connection.
+    #[test]
+    fn this_machine_is_read_with_the_same_argv_without_ssh_recording_fake() {
+        let runner = crate::runner::Recorder::new("", 255);
+        let err = evidence(&Host::Local, &runner).unwrap_err().to_string();
+        assert_eq!(err, "this machine: `uname -v` failed; is it a Linux system?");
+        let argvs = runner.argvs();
+        assert_eq!(argvs, vec![vec!["uname".to_string(), "-v".to_string()]]);
     }
 
     #[test]

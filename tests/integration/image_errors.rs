@@ -4,13 +4,14 @@
 use crate::support::fixtures::write_executable;
 use crate::support::harness::Test;
 
+/// No kas is a host not set up for building: exit 2 with the fix, as the preflight's findings.
 #[test]
 fn image_without_kas_says_how_to_install_it() {
     let run = Test::new()
         .args(["image", "--machine", "rb3gen2-core-kit"])
         .env("PATH", "/usr/bin:/bin")
         .run()
-        .code_is(1);
+        .code_is(2);
     assert_eq!(
         run.stderr(),
         "error: kas was not found on PATH; install it with `pip install kas==5.5` (or `pipx install \
@@ -25,7 +26,7 @@ fn image_with_a_missing_kas_path_names_it() {
     Test::new()
         .args(["image", "--machine", "rb3gen2-core-kit", "--kas", "/nonexistent/kas"])
         .run()
-        .code_is(1)
+        .code_is(2)
         .stderr_contains(
             "error: kas was not found on /nonexistent/kas; install it with `pip install kas==5.5`",
         )
@@ -41,7 +42,7 @@ fn image_with_fake_old_kas_is_refused() {
         "#!/bin/sh\n# FAKE kas: only answers --version, as kas 4.0 did\necho 'kas 4.0 (configuration format version 14, earliest compatible version 1)'\n",
     );
     let run =
-        test.path_prepend(&bin).args(["image", "--machine", "rb3gen2-core-kit"]).run().code_is(1);
+        test.path_prepend(&bin).args(["image", "--machine", "rb3gen2-core-kit"]).run().code_is(2);
     let want = format!(
         "error: kas 4.0 is too old; rtbuild needs kas 4.8 or newer (found {}); install it with",
         bin.join("kas").display()

@@ -20,6 +20,42 @@ fn emit_writes_an_executable_script_for_the_machine() {
     assert!(run.json()["script"].as_str().unwrap().ends_with("out/rtbuild-tune.sh"));
 }
 
+/// As an ordinary user `apply` and `revert` stop before the script's first write, in one line
+/// (they once ended with the shell's "cannot create /run/rtbuild-tune.state"); `verify` still runs.
+#[test]
+fn apply_and_revert_as_non_root_refuse_up_front_in_one_line() {
+    for action in ["apply", "revert"] {
+        let test = Test::new().unprivileged();
+        let root = test.path().join("root");
+        fake_tree(&root, "0-3");
+        let before = fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap();
+        let run = test
+            .env("RTBUILD_SYSROOT", &root)
+            .args(["tune", "--local", "--rt-cpus", "3", &format!("--{action}")])
+            .run()
+            .code_is(2);
+        let stderr = run.stderr();
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{stderr}");
+        assert!(
+            errors[0].starts_with(&format!(
+                "error: tune --{action} needs root on this machine, which runs it as user id "
+            )),
+            "{stderr}"
+        );
+        assert!(
+            errors[0].ends_with("run rtbuild as root for --local, or use --target ssh://root@HOST"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("cannot create"), "{stderr}");
+        let run = run.ignore_stderr().ignore_stdout();
+        assert_eq!(
+            fs::read_to_string(run.path().join("root/proc/sys/kernel/timer_migration")).unwrap(),
+            before
+        );
+    }
+}
+
 #[test]
 fn local_apply_verify_revert_through_the_cli_on_a_fake_tree() {
     let test = Test::new();

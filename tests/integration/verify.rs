@@ -333,7 +333,7 @@ fn bad_inputs_exit_2_with_one_clear_line() {
         .usage_error("`missing.config` does not exist; pass a build folder, kernel config, kernel image, .deb, or qcomflash folder or tarball");
     Test::new().args(["verify"]).run().usage_error(
         "nothing to verify; pass a build folder, kernel config, kernel image, qcomflash folder or \
-         tarball, .deb, or --target ssh://user@host",
+         tarball, .deb, --target ssh://user@host, or --local for this machine",
     );
     Test::new().file("notes.txt", "CONFIG_X=y\nthis is prose\n").args(["verify", "notes.txt"]).run().usage_error(
         "`notes.txt`: not a kernel config: line 2: expected CONFIG_<NAME>=<value> or `# CONFIG_<NAME> is not set`; pass a kernel .config or /proc/config.gz",

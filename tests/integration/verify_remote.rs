@@ -40,6 +40,36 @@ fn live_target_over_loopback_sshd_is_judged_for_real() {
     }
 }
 
+/// `verify --local` reads this machine as `--target` reads it over ssh: the target of the
+/// loopback sshd is this machine, so both give the same checks with the same statuses, and the
+/// same exit code.
+#[test]
+fn verify_local_judges_this_machine_as_the_loopback_target_does() {
+    let sshd = Sshd::start();
+    let over_ssh = Test::new()
+        .args(["--json", "verify", "--target", &sshd.url(), "--ssh-config"])
+        .args([sshd.config()])
+        .run()
+        .ignore_stderr();
+    let local = Test::new().args(["--json", "verify", "--local"]).run().ignore_stderr();
+    let checks = |json: &serde_json::Value| -> Vec<(String, String, String)> {
+        json["reports"][0]["checks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no checks: {json:#}"))
+            .iter()
+            .map(|c| (c["check"].to_string(), c["status"].to_string(), c["where"].to_string()))
+            .collect()
+    };
+    let (ssh_json, local_json) = (over_ssh.json(), local.json());
+    assert_eq!(local_json["reports"][0]["source"], "this machine", "{local_json:#}");
+    assert_eq!(local_json["reports"][0]["kind"], "live target");
+    assert!(checks(&local_json).iter().any(|c| c.0 == "\"kernel version\""), "{local_json:#}");
+    assert_eq!(checks(&local_json), checks(&ssh_json), "{}", sshd.log());
+    let code = over_ssh.code();
+    over_ssh.code_is(code);
+    local.code_is(code);
+}
+
 /// Runs on any host: on a non-RT kernel the table's kernel-version row fails naming PREEMPT_RT,
 /// on an RT kernel it passes naming it (no early return either way).
 #[test]

@@ -16,9 +16,13 @@ use crate::testrun::{self, CustomLoad, HIST_MAX_US, Measurement, Scenario, Span}
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct MeasureArgs {
-    /// Scenarios to run, in order: idle, stress, stress-isolated, full, custom (the --load-cmd
-    /// load), hackbench (rt-tests' hackbench as the load) [default: idle,stress; idle,custom
-    /// with --load-cmd].
+    /// Scenarios to run, in order: idle, stress (stress-ng on the housekeeping CPUs),
+    /// stress-isolated (unpinned load, kept off the RT CPUs by isolcpus=), full (cpu, io and vm
+    /// load on the housekeeping CPUs), system-load (stress-ng at 100 % on every CPU, the
+    /// measured ones included, unpinned: the guides' "full load" for a board without isolation;
+    /// labelled so in every report), custom (the --load-cmd load),
+    /// hackbench (rt-tests' hackbench as the load) [default: idle,stress; idle,custom with
+    /// --load-cmd].
     #[arg(long, value_name = "LIST")]
     pub scenario: Option<String>,
     /// Run time of each scenario: seconds (600, as cyclictest's -D 600), 30s, 10m, 2h, 24h,

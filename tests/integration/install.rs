@@ -1,0 +1,190 @@
+//! The three ways docs/install.md gives to install rtbuild, each built here as a user would build
+//! it and then run: `cargo install --locked --path .`, the `.deb` of `packaging/build-deb`
+//! (cargo-deb, installed by `.ci/setup`), and the static binary of `packaging/build-static`, run in
+//! an empty root holding nothing but itself. Each runs `rtbuild --version` and `rtbuild machines`.
+//! They share the release build in `target/release` (the first to run builds it; several minutes
+//! on a 2-core machine), the static one has its own under `target/x86_64-unknown-linux-gnu/`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::support::harness::project_root;
+
+/// The cargo running the tests (`$CARGO`), else the one on PATH.
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+fn ok(what: &str, output: Output) -> Output {
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// `rtbuild --version` and `rtbuild machines` from `argv` (the binary, or a command that runs it),
+/// with nothing from this environment but PATH.
+fn assert_runs(what: &str, argv: &[&std::ffi::OsStr]) {
+    let run = |args: &[&str]| {
+        let output = Command::new(argv[0])
+            .args(&argv[1..])
+            .args(args)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("LANG", "C.UTF-8")
+            .output()
+            .unwrap_or_else(|e| panic!("{what}: cannot run {argv:?}: {e}"));
+        ok(&format!("{what}: rtbuild {}", args.join(" ")), output)
+    };
+    let version = run(&["--version"]);
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        format!("rtbuild {}", env!("CARGO_PKG_VERSION")),
+        "{what}"
+    );
+    let machines = String::from_utf8_lossy(&run(&["machines"]).stdout).to_string();
+    assert!(machines.starts_with("MACHINE "), "{what}: {machines}");
+    assert!(
+        machines.contains("rb3gen2-core-kit") && machines.contains("iq-8275-evk"),
+        "{what}: {machines}"
+    );
+}
+
+#[test]
+fn cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild() {
+    let root = tempfile::tempdir().expect("tempdir");
+    ok(
+        "cargo install --locked --path .",
+        cargo()
+            .args(["install", "--locked", "--offline", "--quiet", "--path"])
+            .arg(project_root())
+            .arg("--root")
+            .arg(root.path())
+            .arg("--target-dir")
+            .arg(project_root().join("target"))
+            .output()
+            .expect("run cargo"),
+    );
+    let bin = root.path().join("bin/rtbuild");
+    assert_runs("cargo install", &[bin.as_os_str()]);
+}
+
+/// The paths of `dpkg-deb -c`, without the leading `.`.
+fn deb_files(deb: &Path) -> Vec<String> {
+    let listing =
+        ok("dpkg-deb -c", Command::new("dpkg-deb").arg("-c").arg(deb).output().expect("dpkg-deb"));
+    String::from_utf8_lossy(&listing.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .map(|p| p.trim_start_matches('.').to_string())
+        .collect()
+}
+
+#[test]
+fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let deb = out.path().join("rtbuild.deb");
+    let built = Command::new("bash")
+        .arg(project_root().join("packaging/build-deb"))
+        .arg("--output")
+        .arg(&deb)
+        .output()
+        .expect("run packaging/build-deb");
+    assert!(
+        built.status.success(),
+        "packaging/build-deb failed; .ci/setup installs cargo-deb 3.8.0:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let files = deb_files(&deb);
+    for wanted in [
+        "/usr/bin/rtbuild",
+        "/usr/share/bash-completion/completions/rtbuild",
+        "/usr/share/zsh/vendor-completions/_rtbuild",
+        "/usr/share/fish/vendor_completions.d/rtbuild.fish",
+        "/usr/share/man/man1/rtbuild.1",
+        "/usr/share/man/man1/rtbuild-image.1",
+        "/usr/share/man/man1/rtbuild-history-add.1",
+    ] {
+        assert!(files.iter().any(|f| f == wanted), "{wanted} not in the .deb: {files:#?}");
+    }
+    let fields = ok(
+        "dpkg-deb -f",
+        Command::new("dpkg-deb")
+            .arg("-f")
+            .arg(&deb)
+            .args(["Package", "Version"])
+            .output()
+            .expect("dpkg-deb"),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&fields.stdout),
+        format!("Package: rtbuild\nVersion: {}-1\n", env!("CARGO_PKG_VERSION"))
+    );
+    // Unpacked as dpkg would install it: the binary runs, the completion and a page are real.
+    let tree = tempfile::tempdir().expect("tempdir");
+    ok(
+        "dpkg-deb -x",
+        Command::new("dpkg-deb").arg("-x").arg(&deb).arg(tree.path()).output().expect("dpkg-deb"),
+    );
+    assert_runs(".deb", &[tree.path().join("usr/bin/rtbuild").as_os_str()]);
+    let bash =
+        std::fs::read_to_string(tree.path().join("usr/share/bash-completion/completions/rtbuild"))
+            .expect("bash completion");
+    assert!(bash.contains("complete -F") && bash.contains("rtbuild"), "{bash}");
+    let page = std::fs::read_to_string(tree.path().join("usr/share/man/man1/rtbuild-image.1"))
+        .expect("page");
+    assert!(page.contains(".TH rtbuild\\-image 1"), "{}", &page[..200.min(page.len())]);
+}
+
+/// The static binary: no program interpreter and no shared library, and it runs in a root that
+/// holds only itself and an empty /proc (a user namespace maps root, so no privilege is needed).
+#[test]
+fn static_binary_runs_in_an_empty_root() {
+    let built = ok(
+        "packaging/build-static",
+        Command::new("bash")
+            .arg(project_root().join("packaging/build-static"))
+            .output()
+            .expect("run build-static"),
+    );
+    let relative = String::from_utf8_lossy(&built.stdout).trim().to_string();
+    let bin: PathBuf = project_root().join(relative);
+    let headers = ok(
+        "readelf",
+        Command::new("readelf")
+            .args(["--program-headers", "--dynamic"])
+            .arg(&bin)
+            .output()
+            .expect("readelf"),
+    );
+    let headers = String::from_utf8_lossy(&headers.stdout);
+    assert!(!headers.contains("INTERP"), "a program interpreter: not static:\n{headers}");
+    assert!(!headers.contains("(NEEDED)"), "shared libraries needed:\n{headers}");
+
+    let root = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(&bin, root.path().join("rtbuild")).expect("copy binary");
+    std::fs::create_dir(root.path().join("proc")).expect("proc");
+    let entries: Vec<_> =
+        std::fs::read_dir(root.path()).expect("root").map(|e| e.expect("e").file_name()).collect();
+    assert_eq!(entries.len(), 2, "the root holds more than the binary and /proc: {entries:?}");
+    let unshare = Path::new("/usr/bin/unshare");
+    let root_arg = format!("--root={}", root.path().display());
+    assert_runs(
+        "static, empty root",
+        &[
+            unshare.as_os_str(),
+            "--user".as_ref(),
+            "--map-root-user".as_ref(),
+            "--mount".as_ref(),
+            "--pid".as_ref(),
+            "--fork".as_ref(),
+            "--mount-proc".as_ref(),
+            root_arg.as_ref(),
+            "/rtbuild".as_ref(),
+        ],
+    );
+}
