@@ -13,9 +13,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -127,22 +124,28 @@ fn knob_map(text: &str) -> BTreeMap<String, String> {
     text.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect()
 }
 
-/// Samples the guest every two seconds on a thread of its own until the returned flag is set.
-fn start_sampler(guest: &Guest) -> (Arc<AtomicBool>, std::thread::JoinHandle<Vec<Sample>>) {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    let guest = guest.clone();
-    let handle = std::thread::spawn(move || {
-        let mut samples = Vec::new();
-        while !flag.load(Ordering::SeqCst) {
-            if let Some(text) = guest.try_sh(SAMPLE) {
-                samples.push(parse_sample(&text));
-            }
-            std::thread::sleep(Duration::from_secs(2));
-        }
-        samples
-    });
-    (stop, handle)
+/// Starts the sampler on the guest itself (an ssh round trip costs seconds of emulated crypto,
+/// longer than a scenario's samples may wait): a background loop writing `SAMPLE`'s output,
+/// separated by `---` lines, to /tmp/rtlab-samples until /tmp/rtlab-sampler.stop exists. It runs
+/// where sshd's children run (housekeeping CPUs: isolcpus keeps it off the RT CPU).
+fn start_sampler(guest: &Guest) {
+    let script = format!(
+        "rm -f /tmp/rtlab-samples /tmp/rtlab-sampler.stop /tmp/rtlab-sampler.done; \
+         cat >/tmp/rtlab-sample.sh <<'EOF'\n{SAMPLE}\nEOF\n\
+         setsid sh -c 'while [ ! -e /tmp/rtlab-sampler.stop ]; do sh /tmp/rtlab-sample.sh; \
+           echo ---; sleep 1; done >/tmp/rtlab-samples 2>&1; touch /tmp/rtlab-sampler.done' \
+           </dev/null >/dev/null 2>&1 &"
+    );
+    guest.sh(&script);
+}
+
+/// Stops the sampler and reads what it saw.
+fn stop_sampler(guest: &Guest) -> Vec<Sample> {
+    let text = guest.sh("touch /tmp/rtlab-sampler.stop; n=0; \
+         while [ ! -e /tmp/rtlab-sampler.done ] && [ $n -lt 120 ]; do sleep 1; n=$((n + 1)); done; \
+         cat /tmp/rtlab-samples; rm -f /tmp/rtlab-samples /tmp/rtlab-sample.sh \
+           /tmp/rtlab-sampler.stop /tmp/rtlab-sampler.done");
+    text.split("\n---\n").map(parse_sample).collect()
 }
 
 /// The guide's cyclictest options (`-a RT -t 1 -m -i 1000 -p 99 -h 100`), each with its value,
@@ -240,14 +243,14 @@ fn guide_on_arm64(board: &Board) {
 
     // test --tune with the guide's load, sampled from the guest while it runs.
     let before = knob_map(&guest.knobs());
-    let (stop, sampler) = start_sampler(guest);
+    start_sampler(guest);
     let main_cpu = board.main_cpu.to_string();
     let main_cpu_args: &[&str] =
         if board.explicit_main_cpu { &["--main-cpu", &main_cpu] } else { &[] };
     let run = Test::new()
         .args(["test", "--machine", board.machine])
         .args(&target)
-        .args(["--scenario", "idle,stress", "--load", "60", "--tune", "--duration", "15s"])
+        .args(["--scenario", "idle,stress", "--load", "60", "--tune", "--duration", "20s"])
         // The guide's -h 100 (rtbuild's default histogram is 1000 µs).
         .args(["--out", "res", "--histogram-us", "100", "--max-us", "1000000"])
         .args(TARGET_TIMEOUT)
@@ -255,8 +258,7 @@ fn guide_on_arm64(board: &Board) {
         .run()
         .ignore_stdout()
         .ignore_stderr();
-    stop.store(true, Ordering::SeqCst);
-    let samples = sampler.join().unwrap();
+    let samples = stop_sampler(guest);
     let dir = run.path().join("res");
     let json: Value =
         serde_json::from_str(&fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
