@@ -29,7 +29,6 @@ pub(crate) fn machines_dir() -> PathBuf {
 }
 
 /// A booted guest.
-#[derive(Clone)]
 pub(crate) struct Guest {
     pub port: u16,
     /// The run folder: `ssh_config`, `known_hosts`, `console.log`, `qemu.pid`.
@@ -176,19 +175,6 @@ impl Guest {
             "--ssh-config".into(),
             self.ssh_config().display().to_string(),
         ]
-    }
-
-    /// Like `sh`, but a failed ssh (a guest too busy to answer in time) is `None`, not a panic:
-    /// for samples taken while a run loads the guest.
-    pub(crate) fn try_sh(&self, script: &str) -> Option<String> {
-        let out = Command::new("ssh")
-            .arg("-F")
-            .arg(self.ssh_config())
-            .args(["-o", "ConnectTimeout=30", "-p", &self.port.to_string(), "root@127.0.0.1", "--"])
-            .arg(script)
-            .output()
-            .ok()?;
-        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// Runs a fixed shell snippet of the test on the guest as root; its stdout, or a panic with
