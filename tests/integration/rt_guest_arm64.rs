@@ -314,9 +314,11 @@ fn guide_on_arm64(board: &Board) {
             cmdlines_seen.insert(loaded);
             if ran.contains(&format!("--mainaffinity {}", board.main_cpu)) {
                 let main = sample.tasks.iter().find(|t| t.pid == *pid && t.tid == *pid);
+                // Its allowed list is the main CPU. Its PSR is where it last ran, which can still be
+                // the RT CPU (seen on the guest: allowed 6, PSR 7, the main thread asleep since
+                // `-a 7` started it there), so PSR is only checked for the measuring thread.
                 if let Some(main) = main {
                     assert_eq!(main.allowed, board.main_cpu.to_string(), "{main:?}");
-                    assert_eq!(main.cpu, board.main_cpu, "{main:?}");
                 }
             }
         }
