@@ -40,6 +40,7 @@ mod report;
 mod report_long_lines;
 mod reproducers;
 mod rt_guest;
+mod rt_guest_arm64;
 mod rt_suite;
 mod signals;
 mod support;

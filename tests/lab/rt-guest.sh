@@ -1,35 +1,88 @@
 #!/usr/bin/env bash
-# The rtbuild lab: a real PREEMPT_RT target (Debian 12's linux-image-rt-amd64) under QEMU, reachable
-# over ssh on 127.0.0.1 only. Used by tests/integration/rt_guest.rs; a developer can run it by hand:
+# The rtbuild lab: real PREEMPT_RT targets under QEMU, reachable over ssh on 127.0.0.1 only. Used by
+# tests/integration/rt_guest.rs (x86) and rt_guest_arm64.rs (arm64); a developer can run them by hand:
 #
-#   tests/lab/rt-guest.sh build            build the guest image once (needs the network; cached)
-#   tests/lab/rt-guest.sh image            print the cached image folder, or fail naming `build`
-#   tests/lab/rt-guest.sh start [PORT]     boot it in the background, wait for ssh, print how to log in
-#   tests/lab/rt-guest.sh stop RUNDIR      stop a guest started by `start` (by its PID file)
-#   tests/lab/rt-guest.sh serve PORT RUNDIR
+#   tests/lab/rt-guest.sh [--arch A] [--layout L] COMMAND ...
+#   build            build the guest image once (needs the network; cached)
+#   image            print the cached image folder, or fail naming `build`
+#   start [PORT]     boot it in the background, wait for ssh, print how to log in
+#   stop RUNDIR      stop a guest started by `start` (by its PID file)
+#   serve PORT RUNDIR
 #       boot in the foreground for a test: prints `ready PORT` once ssh answers, then keeps the guest
 #       until its stdin closes (the test process ended, however it ended) and stops it by PID. QEMU
 #       runs under `setpriv --pdeathsig KILL`, so it also dies if this script is killed.
 #
-# The image is built once per package-version set into ${RTBUILD_LAB_CACHE:-~/.cache/rtbuild-lab}/KEY
-# (KEY: a hash of this recipe and the candidate versions of the guest's packages in the host's apt
-# lists), never inside the checkout. The guest boots a minimal init (mounts, sshd) instead of systemd:
-# ssh answers after about 20 s under TCG instead of about a minute. /dev/kvm is not used: on the CI
-# VM it is a nested hypervisor that hangs stock kernels.
+#   --arch x86_64 (default): Debian 12's linux-image-rt-amd64, 2 CPUs, CPU 1 isolated.
+#   --arch arm64: Debian 12's linux-image-rt-arm64 on `qemu-system-aarch64 -M virt` with 8 CPUs
+#       (GICv3), shaped like the Qualcomm boards: --layout rb3 (default; RT CPU 7, housekeeping
+#       0-6 as on QCS6490/IQ-9075/IQ-615) or --layout iq8275 (RT CPU 3, housekeeping 0-2,4-7).
+#       Its root file system is unpacked from the packages without running any maintainer script
+#       (mmdebstrap --variant=extract: nothing runs under emulation, no qemu-user needed) and
+#       its small initramfs (static busybox, the virtio and ext4 modules) is made on the host.
+#
+# An image is built once per package-version set into ${RTBUILD_LAB_CACHE:-~/.cache/rtbuild-lab}/KEY
+# (KEY: a hash of this recipe and the candidate versions of the guest's packages in apt's lists: the
+# host's for x86, the lab's own arm64 lists for arm64), never inside the checkout. The layout is
+# only the kernel command line: both layouts boot the same image. The guest boots a minimal init
+# (mounts, sshd) instead of systemd: ssh answers after about 20 s (x86) under TCG instead of about a
+# minute. /dev/kvm is not used: on the CI VM it is a nested hypervisor that hangs stock kernels.
 set -euo pipefail
 
 # Bump when the image recipe below changes in a way the package versions do not show.
 recipe=4
+recipe_arm64=1
 suite=bookworm
 mirror=http://deb.debian.org/debian
 security=http://deb.debian.org/debian-security
-packages=(linux-image-rt-amd64 initramfs-tools openssh-server tini iproute2 procps kmod util-linux mount
-  rt-tests stress-ng rtla trace-cmd)
-# no_timer_check: under a loaded TCG host the kernel's IO-APIC timer check can time out and panic
-# ("IO-APIC + timer doesn't work"); QEMU's timer works, the check is just too impatient.
-cmdline="console=ttyS0 root=/dev/vda rw init=/sbin/rtlab-init panic=-1 no_timer_check isolcpus=1 nohz_full=1 rcu_nocbs=1 irqaffinity=0"
 cache_root=${RTBUILD_LAB_CACHE:-${HOME:-/root}/.cache/rtbuild-lab}
 boot_timeout=${RTBUILD_LAB_BOOT_TIMEOUT:-600}
+arch=x86_64
+layout=
+
+# What each architecture's guest is: its packages, kernel command line, QEMU and serial console.
+configure() {
+  case $arch in
+    x86_64 | amd64)
+      arch=x86_64
+      [ -z "$layout" ] || die "--layout is for --arch arm64 (the x86 guest has one layout: CPU 1 isolated)"
+      packages=(linux-image-rt-amd64 initramfs-tools openssh-server tini iproute2 procps kmod util-linux
+        mount rt-tests stress-ng rtla trace-cmd)
+      # no_timer_check: under a loaded TCG host the kernel's IO-APIC timer check can time out and
+      # panic ("IO-APIC + timer doesn't work"); QEMU's timer works, the check is just too impatient.
+      cmdline="console=ttyS0 root=/dev/vda rw init=/sbin/rtlab-init panic=-1 no_timer_check isolcpus=1 nohz_full=1 rcu_nocbs=1 irqaffinity=0"
+      qemu="qemu-system-x86_64"
+      # shellcheck disable=SC2054  # the commas are inside QEMU option values
+      qemu_args=(-cpu max -smp 2 -m 1024
+        -drive "file=@IMAGE@/rootfs.ext4,format=raw,if=virtio,snapshot=on"
+        -device virtio-net-pci,netdev=net0)
+      ;;
+    arm64 | aarch64)
+      arch=arm64
+      # Nothing of these is configured on the guest (no maintainer script runs): the build writes
+      # the few files their scripts would (passwd, group, shadow, sshd's configuration, awk).
+      packages=(linux-image-rt-arm64 busybox-static openssh-server tini iproute2 procps kmod util-linux
+        mount rt-tests stress-ng rtla trace-cmd base-files base-passwd bash coreutils dash diffutils
+        findutils grep gzip hostname libc-bin mawk sed tar perl-base sysvinit-utils debianutils
+        ncurses-bin)
+      local rt hk
+      case ${layout:-rb3} in
+        rb3) rt=7 hk=0-6 ;;
+        iq8275) rt=3 hk=0-2,4-7 ;;
+        *) die "unknown --layout $layout; use rb3 (RT CPU 7) or iq8275 (RT CPU 3)" ;;
+      esac
+      layout=${layout:-rb3}
+      cmdline="console=ttyAMA0 root=/dev/vda rw rootwait init=/sbin/rtlab-init panic=-1 isolcpus=$rt nohz_full=$rt rcu_nocbs=$rt irqaffinity=$hk"
+      qemu="qemu-system-aarch64"
+      # pauth-impdef: QEMU's own pointer-authentication algorithm, several times cheaper under TCG
+      # than the architected QARMA (the guest cannot tell). GICv3 as on the Qualcomm SoCs.
+      # shellcheck disable=SC2054  # the commas are inside QEMU option values
+      qemu_args=(-M virt,gic-version=3 -cpu max,pauth-impdef=on -smp 8 -m 2048
+        -drive "file=@IMAGE@/rootfs.ext4,format=raw,if=none,id=root,snapshot=on"
+        -device virtio-blk-pci,drive=root -device virtio-net-pci,netdev=net0)
+      ;;
+    *) die "unknown --arch $arch; use x86_64 or arm64" ;;
+  esac
+}
 
 die() {
   echo "rt-guest: error: $*" >&2
@@ -38,20 +91,44 @@ die() {
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# The cache key: this recipe plus PACKAGE=VERSION of each guest package as the host's apt lists
-# (bookworm, -updates, -security: the suites the image is built from) would install it.
+# The lab's own apt configuration for arm64 lists (the host's apt and dpkg are left alone: no
+# foreign architecture is added): bookworm, -updates and -security for arm64 only.
+arm64_apt=$cache_root/apt-arm64
+arm64_apt_opts=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64
+  -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$arm64_apt/sources.list.d"
+  -o "Dir::State::Lists=$arm64_apt/lists" -o Dir::State::status=/dev/null
+  -o "Dir::Cache=$arm64_apt/cache" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=
+  -o Debug::NoLocking=1)
+
+arm64_apt_update() {
+  mkdir -p "$arm64_apt/sources.list.d" "$arm64_apt/lists/partial" "$arm64_apt/cache"
+  printf '%s\n' 'Types: deb' "URIs: $mirror" "Suites: $suite $suite-updates" 'Components: main' \
+    'Architectures: arm64' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' '' \
+    'Types: deb' "URIs: $security" "Suites: $suite-security" 'Components: main' \
+    'Architectures: arm64' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' \
+    >"$arm64_apt/sources.list.d/lab-arm64.sources"
+  apt-get "${arm64_apt_opts[@]}" -o Acquire::Retries=3 -o APT::Sandbox::User=root update -qq
+}
+
+# The cache key: the recipe plus PACKAGE=VERSION of each guest package as apt's lists (bookworm,
+# -updates, -security: the suites the image is built from) would install it.
 cache_key() {
-  local lines p v
+  local lines p v policy=(apt-cache) fix="apt-get update (or bash .ci/setup)" r=$recipe
+  if [ "$arch" = arm64 ]; then
+    policy=(apt-cache "${arm64_apt_opts[@]}")
+    fix="tests/lab/rt-guest.sh --arch arm64 build (or bash .ci/setup)"
+    r="arm64 $recipe_arm64"
+  fi
   # One apt-cache call for all (it is slow on a busy host): "PACKAGE:" then "  Candidate: V".
-  lines=$(apt-cache policy "${packages[@]}" 2>/dev/null \
+  lines=$("${policy[@]}" policy "${packages[@]}" 2>/dev/null \
     | sed -n -e 's/^\([a-z0-9.+-]*\):$/\1/p' -e 's/^ *Candidate: /=/p' | paste -d '' - -)
   for p in "${packages[@]}"; do
     v=$(printf '%s\n' "$lines" | sed -n "s/^$p=//p")
     if [ -z "$v" ] || [ "$v" = "(none)" ]; then
-      die "apt knows no version of $p; run \`apt-get update\` (or bash .ci/setup)"
+      die "apt knows no version of $p ($arch); run $fix"
     fi
   done
-  printf 'recipe %s\n%s\n' "$recipe" "$lines" | sha256sum | cut -c1-16
+  printf 'recipe %s\n%s\n' "$r" "$lines" | sha256sum | cut -c1-16
 }
 
 image_dir() { echo "$cache_root/$(cache_key)"; }
@@ -94,6 +171,7 @@ INIT
 }
 
 cmd_build() {
+  [ "$arch" = x86_64 ] || { build_arm64; return; }
   command -v mmdebstrap >/dev/null || die "mmdebstrap is missing; run bash .ci/setup"
   command -v mkfs.ext4 >/dev/null || die "mkfs.ext4 is missing; run bash .ci/setup (e2fsprogs)"
   local dir
@@ -138,6 +216,111 @@ cmd_build() {
   echo "rt-guest: image ready: $dir"
 }
 
+# The initramfs's /init (static busybox): load the virtio and ext4 modules listed in /modules (in
+# dependency order, as the host's modprobe resolved them), wait for the root disk, switch to it.
+write_initramfs_init() {
+  cat >"$1" <<'INIT'
+#!/bin/busybox sh
+b=/bin/busybox
+$b mkdir -p /proc /sys /dev /newroot
+$b mount -t proc proc /proc
+$b mount -t sysfs sysfs /sys
+$b mount -t devtmpfs devtmpfs /dev
+for m in $($b cat /modules); do $b insmod "/$m" || echo "rtlab-initramfs: insmod $m failed"; done
+n=0
+while [ ! -b /dev/vda ] && [ $n -lt 600 ]; do $b sleep 0.1; n=$((n + 1)); done
+$b mount -t ext4 -o rw /dev/vda /newroot || { echo "rtlab-initramfs: no root disk"; exec $b sh; }
+$b mount --move /dev /newroot/dev
+$b mount --move /proc /newroot/proc
+$b mount --move /sys /newroot/sys
+exec $b switch_root /newroot /sbin/rtlab-init
+INIT
+  chmod 0755 "$1"
+}
+
+# The arm64 guest, built without running anything under emulation: mmdebstrap's extract variant
+# downloads the packages with their dependencies and unpacks them (no maintainer script runs);
+# the files those scripts would have written are written here, the modules' index by the host's
+# depmod, and the initramfs is packed on the host.
+build_arm64() {
+  command -v mmdebstrap >/dev/null || die "mmdebstrap is missing; run bash .ci/setup"
+  command -v mkfs.ext4 >/dev/null || die "mkfs.ext4 is missing; run bash .ci/setup (e2fsprogs)"
+  command -v cpio >/dev/null || die "cpio is missing; run bash .ci/setup"
+  arm64_apt_update
+  local dir
+  dir=$(image_dir)
+  if [ -f "$dir/ready" ]; then
+    echo "rt-guest: arm64 image is cached: $dir"
+    return 0
+  fi
+  mkdir -p "$cache_root"
+  local tmp
+  tmp=$(mktemp -d "$cache_root/.build.XXXXXX")
+  # shellcheck disable=SC2064  # expand $tmp now: it is local to this function
+  trap "as_root rm -rf '$tmp'" EXIT
+  echo "rt-guest: building the arm64 guest image into $dir (a few minutes, needs the network)"
+  ssh-keygen -q -t ed25519 -N '' -C rtbuild-lab-client -f "$tmp/id_ed25519"
+  ssh-keygen -q -t ed25519 -N '' -C rtbuild-lab-host -f "$tmp/host_ed25519"
+  write_init "$tmp/rtlab-init"
+  sed -i 's,/dev/ttyS0,/dev/ttyAMA0,g' "$tmp/rtlab-init"
+  local include root=$tmp/root
+  include=$(IFS=,; echo "${packages[*]}")
+  as_root mmdebstrap --variant=extract --arch=arm64 --mode=root --quiet \
+    --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+    --include="$include" --aptopt='Acquire::Retries "3"' --skip=download/empty \
+    --customize-hook="for d in \"\$1\"/var/cache/apt/archives/*.deb; do dpkg-deb -f \"\$d\" Package Version | paste -sd= -; done | sort >'$tmp/versions.txt'" \
+    --customize-hook="rm -f \"\$1\"/var/cache/apt/archives/*.deb" \
+    "$suite" "$root" \
+    "deb $mirror $suite main" "deb $mirror $suite-updates main" "deb $security $suite-security main"
+  local release
+  release=$(basename "$(ls -d "$root"/usr/lib/modules/*)")
+  # What base-passwd's, openssh-server's and mawk's scripts would have done, by hand.
+  # shellcheck disable=SC2016  # expanded by the inner shell
+  as_root sh -e -c '
+    r=$1 tmp=$2
+    cp "$r/usr/share/base-passwd/passwd.master" "$r/etc/passwd"
+    cp "$r/usr/share/base-passwd/group.master" "$r/etc/group"
+    echo "sshd:x:100:65534::/run/sshd:/usr/sbin/nologin" >>"$r/etc/passwd"
+    cut -d: -f1 "$r/etc/passwd" | sed "s/\$/:*:19000:0:99999:7:::/" >"$r/etc/shadow"
+    chmod 0640 "$r/etc/shadow"
+    cp "$r/usr/share/openssh/sshd_config" "$r/etc/ssh/sshd_config"
+    printf "%s\n" "UsePAM no" "PermitRootLogin prohibit-password" >"$r/etc/ssh/sshd_config.d/rtlab.conf"
+    install -m 0600 "$tmp/host_ed25519" "$r/etc/ssh/ssh_host_ed25519_key"
+    install -m 0644 "$tmp/host_ed25519.pub" "$r/etc/ssh/ssh_host_ed25519_key.pub"
+    install -d -m 0700 "$r/root/.ssh"
+    install -m 0600 "$tmp/id_ed25519.pub" "$r/root/.ssh/authorized_keys"
+    install -m 0755 "$tmp/rtlab-init" "$r/sbin/rtlab-init"
+    ln -sf mawk "$r/usr/bin/awk"
+    echo rtlab >"$r/etc/hostname"
+    printf "127.0.0.1 localhost\n127.0.1.1 rtlab\n" >"$r/etc/hosts"
+    rm -rf "$r/usr/share/doc" "$r/usr/share/man" "$r/usr/share/locale" "$r/usr/share/info"
+  ' sh "$root" "$tmp"
+  as_root depmod -b "$root" "$release"
+  # The initramfs: static busybox and the modules the root disk and the network need.
+  local ird=$tmp/initramfs
+  mkdir -p "$ird/bin"
+  cp "$root/usr/bin/busybox" "$ird/bin/busybox"
+  write_initramfs_init "$ird/init"
+  modprobe -d "$root" -S "$release" --show-depends -a virtio_pci virtio_blk ext4 virtio_net \
+    | sed -n "s,^insmod $root/*\([^ ]*\).*,\1,p" | awk '!seen[$0]++' >"$ird/modules"
+  [ -s "$ird/modules" ] || die "modprobe resolved no modules for $release"
+  while read -r m; do
+    mkdir -p "$ird/$(dirname "$m")"
+    cp "$root/$m" "$ird/$m"
+  done <"$ird/modules"
+  (cd "$ird" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0 | gzip -1 >"$tmp/initrd.img")
+  as_root cp "$root/boot/vmlinuz-$release" "$tmp/vmlinuz"
+  as_root cp "$root/boot/config-$release" "$tmp/config"
+  as_root mkfs.ext4 -q -F -L rtlab -d "$root" "$tmp/rootfs.ext4" 2G
+  as_root rm -rf "$root" "$ird" "$tmp/host_ed25519"
+  as_root chown -R "$(id -u):$(id -g)" "$tmp"
+  touch "$tmp/ready"
+  rm -rf "$dir"
+  mv "$tmp" "$dir"
+  trap - EXIT
+  echo "rt-guest: arm64 image ready: $dir"
+}
+
 cmd_image() {
   local dir
   dir=$(image_dir)
@@ -152,7 +335,7 @@ boot() {
   local port=$1 run=$2 detach=${3:-} dir guard=(setpriv --pdeathsig KILL --)
   dir=$(cmd_image)
   [ -z "$detach" ] || guard=(setsid)
-  command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing; run bash .ci/setup"
+  command -v "$qemu" >/dev/null || die "$qemu is missing; run bash .ci/setup"
   mkdir -p "$run"
   printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$dir/host_ed25519.pub")" >"$run/known_hosts"
   cat >"$run/ssh_config" <<EOF
@@ -166,13 +349,12 @@ Host *
   LogLevel ERROR
 EOF
   rm -f "$run/qemu.pid" "$run/console.log"
-  "${guard[@]}" qemu-system-x86_64 \
-    -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
+  local args=("${qemu_args[@]//@IMAGE@/$dir}")
+  "${guard[@]}" "$qemu" \
+    -accel tcg,thread=multi "${args[@]}" \
     -nodefaults -display none -no-reboot \
     -kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" -append "$cmdline" \
-    -drive "file=$dir/rootfs.ext4,format=raw,if=virtio,snapshot=on" \
     -netdev "user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:$port-:22" \
-    -device virtio-net-pci,netdev=net0 \
     -serial "file:$run/console.log" -pidfile "$run/qemu.pid" \
     </dev/null >"$run/qemu.log" 2>&1 &
   qemu_pid=$!
@@ -234,6 +416,11 @@ cmd_start() {
   echo "rt-guest: ssh answered after $((SECONDS - started))s; QEMU PID $qemu_pid (state in $run)"
   echo "  log in:  ssh -F $run/ssh_config -p $port root@127.0.0.1"
   echo "  rtbuild: --target ssh://root@127.0.0.1:$port --ssh-config $run/ssh_config"
+  case $arch/$layout in
+    arm64/rb3) echo "  machine: --machine rb3gen2-core-kit (RT CPU 7, housekeeping 0-6)" ;;
+    arm64/iq8275) echo "  machine: --machine iq-8275-evk (RT CPU 3, housekeeping 0-2,4-7)" ;;
+    *) echo "  machine: --machines-dir tests/lab/machines --machine rtlab-guest" ;;
+  esac
   echo "  stop:    $0 stop $run"
 }
 
@@ -245,6 +432,20 @@ cmd_stop() {
   echo "rt-guest: stopped QEMU PID $pid"
 }
 
+# --arch and --layout may stand anywhere on the line; the rest is the command and its arguments.
+rest=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --arch) [ $# -ge 2 ] || die "--arch needs a value: x86_64 or arm64"; arch=$2; shift 2 ;;
+    --arch=*) arch=${1#--arch=}; shift ;;
+    --layout) [ $# -ge 2 ] || die "--layout needs a value: rb3 or iq8275"; layout=$2; shift 2 ;;
+    --layout=*) layout=${1#--layout=}; shift ;;
+    *) rest+=("$1"); shift ;;
+  esac
+done
+set -- "${rest[@]+"${rest[@]}"}"
+configure
+
 case ${1:-} in
   build) shift; cmd_build "$@" ;;
   image) shift; cmd_image "$@" ;;
@@ -252,5 +453,5 @@ case ${1:-} in
   serve) shift; cmd_serve "$@" ;;
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
-  *) die "usage: rt-guest.sh build|image|key|start [PORT]|stop RUNDIR|serve PORT RUNDIR" ;;
+  *) die "usage: rt-guest.sh [--arch x86_64|arm64] [--layout rb3|iq8275] build|image|key|start [PORT]|stop RUNDIR|serve PORT RUNDIR" ;;
 esac

@@ -63,6 +63,11 @@ pub(crate) fn image() -> PathBuf {
 
 /// Starts `rt-guest.sh serve PORT DIR`: QEMU is starting when this returns.
 pub(crate) fn supervise(name: &str) -> Supervisor {
+    supervise_with(&[], name)
+}
+
+/// `rt-guest.sh OPTIONS serve PORT DIR` (OPTIONS: `--arch arm64 --layout rb3`, ...).
+fn supervise_with(options: &[&str], name: &str) -> Supervisor {
     let port = free_port();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("rt-guest-{}-{name}", std::process::id()));
@@ -71,6 +76,7 @@ pub(crate) fn supervise(name: &str) -> Supervisor {
     let log = std::fs::File::create(dir.join("serve.log")).unwrap();
     let mut child = Command::new("bash")
         .arg(lab_script())
+        .args(options)
         .arg("serve")
         .arg(port.to_string())
         .arg(&dir)
@@ -122,7 +128,8 @@ pub(crate) fn qemu_alive(pid: u32) -> bool {
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { return false };
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let zombie = stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('Z'));
-    !zombie && String::from_utf8_lossy(&cmdline).contains("qemu-system-x86_64")
+    let cmdline = String::from_utf8_lossy(&cmdline);
+    !zombie && (cmdline.contains("qemu-system-x86_64") || cmdline.contains("qemu-system-aarch64"))
 }
 
 /// The shared guest, booted by the first test that asks (up to about two minutes under TCG on a
@@ -206,4 +213,45 @@ impl Guest {
 
 pub(crate) fn path_str(p: &Path) -> String {
     p.display().to_string()
+}
+
+/// The cached arm64 image (`rt-guest.sh --arch arm64 image`), or a loud failure naming what to
+/// run.
+pub(crate) fn arm64_image() -> PathBuf {
+    let out = Command::new("bash").arg(lab_script()).args(["--arch", "arm64", "image"]).output();
+    let out = out.unwrap();
+    assert!(
+        out.status.success(),
+        "{} (the arm64 lab image is built by `bash .ci/setup`, which runs \
+         `tests/lab/rt-guest.sh --arch arm64 build`)",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// The 8-CPU arm64 guest booted with one board layout (`rb3`: RT CPU 7; `iq8275`: RT CPU 3),
+/// owned by one test: dropping it closes the supervisor's stdin, which stops QEMU by its PID
+/// (also when the test panics; if the process dies, the kernel closes the pipe the same way).
+pub(crate) struct Arm64Guest {
+    pub guest: Guest,
+    supervisor: Supervisor,
+}
+
+impl Arm64Guest {
+    /// Boots the guest (about one and a half minutes under TCG on an idle 2-CPU host).
+    pub(crate) fn boot(layout: &str) -> Arm64Guest {
+        let image = arm64_image();
+        let mut sup = supervise_with(&["--arch", "arm64", "--layout", layout], layout);
+        let qemu_pid = sup.try_qemu_pid().unwrap_or_else(|e| panic!("{e}"));
+        sup.ready().unwrap_or_else(|e| panic!("{e}"));
+        let guest = Guest { port: sup.port, dir: sup.dir.clone(), image, qemu_pid };
+        Arm64Guest { guest, supervisor: sup }
+    }
+}
+
+impl Drop for Arm64Guest {
+    fn drop(&mut self) {
+        drop(self.supervisor.stdin.take());
+        let _ = self.supervisor.child.wait();
+    }
 }
