@@ -235,7 +235,12 @@ fn read_status(stderr: &std::path::Path) -> Option<Status> {
 /// What is left of the run: the time for a `--duration` run; for `--loops N` (whose time is
 /// the loops at the interval only when every wake-up is on time, and longer on a slow target)
 /// the loops done and the time left at the rate seen so far, never a `0s left` that stays.
-fn left_text(elapsed: u64, expected: u64, length: super::Length, status: Option<&Status>) -> String {
+fn left_text(
+    elapsed: u64,
+    expected: u64,
+    length: super::Length,
+    status: Option<&Status>,
+) -> String {
     let super::Length::Loops(loops) = length else {
         return format!("{} left", human(expected.saturating_sub(elapsed)));
     };
@@ -272,11 +277,14 @@ mod tests {
         assert_eq!(fixed.chars().count(), PROGRESS_FIXED_COLUMNS, "{fixed:?}");
         assert_eq!(PROGRESS_FIXED_COLUMNS + PROGRESS_MESSAGE_COLUMNS, 80);
         for left in [0, 59, 3_599, 86_399, 86_400 * 7] {
-            let message = super::bar_message(Some(1_234_567), &format!("{} left", super::human(left)));
+            let message =
+                super::bar_message(Some(1_234_567), &format!("{} left", super::human(left)));
             let kept: String = message.chars().take(PROGRESS_MESSAGE_COLUMNS).collect();
             assert!(kept.starts_with("current max 1234567 µs"), "{kept:?} from {message:?}");
         }
-        assert!(super::bar_message(None, &format!("{} left", super::human(300))).ends_with(" left"));
+        assert!(
+            super::bar_message(None, &format!("{} left", super::human(300))).ends_with(" left")
+        );
     }
 
     use super::*;
