@@ -294,6 +294,10 @@ enum Handling {
     /// It prints another pipeline (`--canary`: the meta-qcom canary, tested in
     /// `ci::canary` and `a_canary_pipeline_runs_doctor_on_the_branch_head`).
     OwnPipeline,
+    /// It shapes the workflow file's own lines, not a job's rtbuild command (`--pin-actions`:
+    /// the `uses:` pins, tested in `ci_lint::github_workflows_pass_zizmor` and the test of
+    /// `--pin-actions false` beside it).
+    ShapesWorkflow,
 }
 
 const SHA256: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -344,6 +348,7 @@ fn handling(id: &str) -> Option<Handling> {
         "distro" => Some(Refused(&["--distro", "nodistro"])),
         "hypervisor" => reaches(&["--hypervisor", "gunyah"], &[]),
         "canary" | "canary_cron" => Some(Handling::OwnPipeline),
+        "pin_actions" => Some(Handling::ShapesWorkflow),
         "image" => reaches(&["--image", "core-image-base"], &[]),
         "meta_qcom_url" => {
             reaches(&["--meta-qcom-url", "https://git.example.com/meta-qcom.git"], &[])
@@ -494,7 +499,7 @@ fn every_ci_flag_reaches_the_jobs_commands_or_is_refused() {
                 let text = err.to_string();
                 assert!(text.contains("instead of --"), "{id}: says what to pass: {text}");
             }
-            Handling::OwnPipeline => {}
+            Handling::OwnPipeline | Handling::ShapesWorkflow => {}
             Handling::Reaches { args, needs } => {
                 let before = ci_args(&argv(&[needs]));
                 let with = ci_args(&argv(&[needs, args]));

@@ -127,7 +127,8 @@ fn each_image_error_exits_with_its_stage_errors_code() {
     let cases = [
         (ImageError::Interrupted(Interrupted), Exit::Interrupted),
         (ImageError::BundleNeedsWholeImage, Exit::Usage),
-        (ImageError::Build(KasError::Missing { looked: "PATH".into() }.into()), Exit::Failed),
+        // No kas is a host that is not set up: exit 2 with the fix, like the preflight.
+        (ImageError::Build(KasError::Missing { looked: "PATH".into() }.into()), Exit::Usage),
         (
             ImageError::Build(
                 KasError::BadToken {
