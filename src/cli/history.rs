@@ -282,6 +282,7 @@ fn run_compare(args: CompareArgs, ui: &Ui) -> crate::error::Result<Exit> {
 }
 
 fn run_trend(args: TrendArgs, ui: &Ui) -> crate::error::Result<Exit> {
+    history::regression::check_pct(args.regression_pct)?;
     let mut store = args.db.open()?;
     let filter = Filter { machine: args.machine.clone(), ..Filter::default() };
     let runs = store.runs(&filter)?;

@@ -61,6 +61,9 @@ pub(crate) struct ReportArgs {
 }
 
 pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
+    if args.history.is_some() {
+        crate::history::regression::check_pct(args.regression_pct)?;
+    }
     let machine = args.machine.lookup()?;
     let options = Options {
         inputs: args.inputs.clone(),

@@ -21,12 +21,8 @@ pub(crate) struct AddRequest {
 }
 
 pub(crate) fn add(store: &mut Store, request: &AddRequest) -> Result<Vec<Added>, HistoryError> {
-    if let Some(pct) = request.check_pct
-        && !(pct.is_finite() && pct >= 0.0)
-    {
-        return Err(HistoryError::Input(format!(
-            "--regression-pct {pct} is not usable; pass a percentage of 0 or more, such as 20"
-        )));
+    if let Some(pct) = request.check_pct {
+        super::regression::check_pct(pct)?;
     }
     let bundle = request.bundle.as_deref().map(super::bundle_identity::read).transpose()?;
     let mut runs: Vec<HistoryRun> = request

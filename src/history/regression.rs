@@ -21,6 +21,24 @@ pub(crate) const BASELINE_RUNS: usize = 5;
 /// The default `--regression-pct`.
 pub(crate) const DEFAULT_PCT: f64 = 20.0;
 
+/// The largest `--regression-pct` taken: a run eleven times its baseline is a regression at any
+/// setting, and a larger or non-finite figure would silently pass every run.
+pub(crate) const MAX_PCT: f64 = 1000.0;
+
+/// `--regression-pct` as every command takes it (`history add --check`, `history report`,
+/// `report --history`): a finite percentage from 0 to [`MAX_PCT`].
+pub(crate) fn check_pct(pct: f64) -> Result<f64, HistoryError> {
+    if pct.is_finite() && (0.0..=MAX_PCT).contains(&pct) {
+        Ok(pct)
+    } else {
+        // A huge figure in full would be 300 digits: such a one is shown in exponent form.
+        let shown = if pct.abs() >= 1e6 { format!("{pct:e}") } else { format!("{pct}") };
+        Err(HistoryError::Input(format!(
+            "--regression-pct {shown} is not usable; pass a percentage from 0 to {MAX_PCT}, such as 20"
+        )))
+    }
+}
+
 /// The runs a check of `run` needs from `store`: the newest earlier valid runs of its machine,
 /// read a page at a time until each of its valid rows has [`BASELINE_RUNS`] of them or none are
 /// left, so a long history costs a few pages, not every run the machine ever had.

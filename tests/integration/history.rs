@@ -757,8 +757,30 @@ fn bad_history_input_is_one_error_line() {
         .args(["history", "add", "--check", "--regression-pct=-5", "--db", "sqlite:h.db", "."])
         .run()
         .usage_error(
-            "--regression-pct -5 is not usable; pass a percentage of 0 or more, such as 20",
+            "--regression-pct -5 is not usable; pass a percentage from 0 to 1000, such as 20",
         );
+    // A percentage that would pass every run is refused by every command that takes it, before
+    // anything is read or written.
+    for (pct, shown) in [("NaN", "NaN"), ("inf", "inf"), ("1e308", "1e308"), ("1000.5", "1000.5")] {
+        let want = format!(
+            "--regression-pct {shown} is not usable; pass a percentage from 0 to 1000, such as 20"
+        );
+        let flag = format!("--regression-pct={pct}");
+        Test::new()
+            .args(["history", "add", "--check", &flag, "--db", "sqlite:h.db", "."])
+            .run()
+            .usage_error(&want);
+        let test = Test::new();
+        let page = test.path().join("t.html");
+        test.args(["history", "report", "--html", "t.html", &flag, "--db", "sqlite:h.db"])
+            .run()
+            .usage_error(&want);
+        assert!(!page.exists(), "{pct}: no page written");
+        Test::new()
+            .args(["report", ".", "--history", "sqlite:h.db", &flag])
+            .run()
+            .usage_error(&want);
+    }
 }
 
 #[test]
