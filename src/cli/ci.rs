@@ -306,6 +306,14 @@ fn job_flags(plan: &PlanArgs) -> crate::error::Result<JobFlags> {
             image.extend(flag(name, value));
         }
     }
+    // A value is quoted for the shell, but GitHub Actions pastes `${{ … }}` into a `run:` script
+    // before the shell sees it: no value a job's command carries may hold one.
+    for list in [&image, &catalog] {
+        if let Some(at) = list.iter().position(|v| v.contains("${{")) {
+            let flag = at.checked_sub(1).map_or("a value", |i| list[i].as_str()).to_string();
+            return Err(Refusal::WorkflowExpression { flag, value: list[at].clone() }.into());
+        }
+    }
     Ok(JobFlags { image, catalog, cpus })
 }
 

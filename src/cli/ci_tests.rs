@@ -836,3 +836,22 @@ fn a_canary_pipeline_runs_doctor_on_the_branch_head() {
     ]);
     assert!(with_machines.is_err());
 }
+
+/// A value quoted for the shell is still pasted into a GitHub `run:` script with its `${{ … }}`
+/// expanded first (the probe's `--config 'CONFIG_X="a${{ github.token }}"'`): refused in one
+/// line, exit 2, in every value a job's command carries (checked before any plan is made).
+#[test]
+fn a_workflow_expression_inside_a_quoted_value_is_refused() {
+    for extra in [
+        &["--config", "CONFIG_X=\"a${{ github.token }}\""][..],
+        &["--config", "CONFIG_Y=\"${{secrets.LAB}}\""][..],
+    ] {
+        let err =
+            pipeline_text(&ci_args(&argv(&[extra, &["--format", "github"]]))).expect_err(extra[0]);
+        assert_eq!(err.code(), crate::exit::Exit::Usage, "{err}");
+        let text = err.to_string();
+        assert!(text.starts_with(&format!("bad {} `", extra[0])), "{text}");
+        assert!(text.contains("GitHub Actions expands"), "{text}");
+        assert!(!text.contains('\n'), "one line: {text}");
+    }
+}

@@ -120,6 +120,11 @@ pub(crate) enum Refusal {
         .flag.chars().take(80).collect::<String>().escape_debug()
     )]
     HeaderSecret { flag: String, why: &'static str },
+    #[error(
+        "bad {flag} `{}`: it holds `${{{{`, which GitHub Actions expands before any shell runs, however the value is quoted; remove it (a secret reaches the jobs only through --history-db-secret or --qcomflash-header)",
+        .value.chars().take(80).collect::<String>().escape_debug()
+    )]
+    WorkflowExpression { flag: String, value: String },
     #[error("--lava-scenario: {0}")]
     LavaScenario(crate::testrun::UnknownScenario),
     #[error(

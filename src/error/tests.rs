@@ -628,6 +628,10 @@ fn refusals() -> Vec<Refusal> {
         Refusal::LavaScenario(crate::testrun::UnknownScenario("x".into())),
         Refusal::LavaCustom,
         Refusal::SecretName("1DB".into()),
+        Refusal::WorkflowExpression {
+            flag: "--config".into(),
+            value: "CONFIG_X=\"${{ github.token }}\"".into(),
+        },
         Refusal::HeaderSecret {
             flag: "A=LAVA_TOKEN".into(),
             why: "the LAVA job sets that variable itself",
@@ -1007,6 +1011,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::LavaCustom => "LavaCustom",
         Refusal::SecretName(_) => "SecretName",
         Refusal::HeaderSecret { .. } => "HeaderSecret",
+        Refusal::WorkflowExpression { .. } => "WorkflowExpression",
         Refusal::WorkDirDistros { .. } => "WorkDirDistros",
         Refusal::LavaTests(_) => "LavaTests",
         Refusal::LavaDuration(_) => "LavaDuration",
@@ -1055,7 +1060,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 70),
+        ("Refusal", 71),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),
