@@ -137,7 +137,9 @@ fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
     assert!(bash.contains("complete -F") && bash.contains("rtbuild"), "{bash}");
     let page = std::fs::read_to_string(tree.path().join("usr/share/man/man1/rtbuild-image.1"))
         .expect("page");
-    assert!(page.contains(".TH rtbuild\\-image 1"), "{}", &page[..200.min(page.len())]);
+    // clap_mangen writes the name as it is (`rtbuild-image`); older roff writers escaped the dash.
+    let titled = [".TH rtbuild-image 1", ".TH rtbuild\\-image 1"].iter().any(|t| page.contains(t));
+    assert!(titled, "{}", &page[..200.min(page.len())]);
 }
 
 /// The static binary: no program interpreter and no shared library, and it runs in a root that

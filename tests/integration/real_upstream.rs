@@ -261,9 +261,13 @@ fn machines_meta_qcom_reads_the_real_checkout() {
             .unwrap_or_else(|| panic!("{name} missing: {json}"))
             .clone()
     };
-    // Every board of the catalog is in the real layer and agrees with it.
+    // Every board of the catalog that rtbuild builds is in the real layer and agrees with it; the
+    // measuring-only boards (no `kas_file`: RK3588, RK3562J, Phytium) are not meta-qcom's.
     let catalog = Test::new().args(["--json", "machines"]).run().success().json();
-    for machine in catalog.as_array().unwrap() {
+    let built: Vec<&serde_json::Value> =
+        catalog.as_array().unwrap().iter().filter(|m| m.get("kas_file").is_some()).collect();
+    assert!(built.len() >= 9, "the Qualcomm boards: {catalog}");
+    for machine in built {
         let name = machine["name"].as_str().unwrap();
         let entry = status(name);
         assert_eq!(entry["status"], "matches", "{name}: {entry}");
