@@ -246,6 +246,7 @@ build_arm64() {
   command -v mmdebstrap >/dev/null || die "mmdebstrap is missing; run bash .ci/setup"
   command -v mkfs.ext4 >/dev/null || die "mkfs.ext4 is missing; run bash .ci/setup (e2fsprogs)"
   command -v cpio >/dev/null || die "cpio is missing; run bash .ci/setup"
+  command -v depmod >/dev/null || die "depmod is missing; run bash .ci/setup (kmod)"
   arm64_apt_update
   local dir
   dir=$(image_dir)
