@@ -39,19 +39,20 @@ fn interrupts(cpu: usize) -> BTreeMap<String, u64> {
     counts
 }
 
-/// `/proc/schedstat` of one CPU: (schedule() calls, wakeups).
-fn schedstat(cpu: usize) -> (u64, u64) {
-    let text = std::fs::read_to_string("/proc/schedstat").unwrap_or_default();
+/// `/proc/schedstat` of one CPU: (schedule() calls, wakeups), or `None` on a kernel built
+/// without `CONFIG_SCHEDSTATS` (no such file: its figures are "n/a", never a zero).
+fn schedstat(cpu: usize) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/schedstat").ok()?;
     let tag = format!("cpu{cpu} ");
-    let Some(line) = text.lines().find(|l| l.starts_with(&tag)) else { return (0, 0) };
+    let line = text.lines().find(|l| l.starts_with(&tag))?;
     let f: Vec<u64> = line.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
     // cpuN yld_count legacy sched_count sched_goidle ttwu_count ttwu_local …
-    (f.get(2).copied().unwrap_or(0), f.get(4).copied().unwrap_or(0))
+    Some((*f.get(2)?, *f.get(4)?))
 }
 
 struct Window {
     irqs: BTreeMap<String, u64>,
-    sched: (u64, u64),
+    sched: Option<(u64, u64)>,
     seconds: f64,
 }
 
@@ -65,7 +66,7 @@ fn cyclictest_pid() -> Option<u32> {
 }
 
 /// The RT CPU's interrupts and schedstat at one moment.
-type Snapshot = (BTreeMap<String, u64>, (u64, u64), Instant);
+type Snapshot = (BTreeMap<String, u64>, Option<(u64, u64)>, Instant);
 
 /// Waits for `child` while snapshotting the RT CPU when cyclictest appears and when it ends.
 fn watch(mut child: Child, cpu: usize) -> Option<Window> {
@@ -92,7 +93,7 @@ fn watch(mut child: Child, cpu: usize) -> Option<Window> {
         .collect();
     Some(Window {
         irqs,
-        sched: (sched1.0 - sched0.0, sched1.1 - sched0.1),
+        sched: sched0.zip(sched1).map(|(a, b)| (b.0 - a.0, b.1 - a.1)),
         seconds: (t1 - t0).as_secs_f64(),
     })
 }
@@ -156,15 +157,16 @@ fn show(name: &str, w: &Window, trace: &(BTreeMap<String, u64>, BTreeMap<String,
     let irq = |k: &str| w.irqs.get(k).copied().unwrap_or(0);
     let all: u64 = w.irqs.values().sum();
     println!(
-        "  {name:<8} {:6.1} s  LOC {:7} RES {:5} CAL {:5} TLB {:4} all {:7}  schedule() {:7} wakeups {:7}",
+        "  {name:<8} {:6.1} s  LOC {:7} RES {:5} CAL {:5} TLB {:4} all {:7}  {}",
         w.seconds,
         irq("LOC"),
         irq("RES"),
         irq("CAL"),
         irq("TLB"),
         all,
-        w.sched.0,
-        w.sched.1
+        w.sched.map_or("schedstat n/a (kernel without CONFIG_SCHEDSTATS)".to_string(), |(s, k)| {
+            format!("schedule() {s:7} wakeups {k:7}")
+        })
     );
     let others = |m: &BTreeMap<String, u64>| {
         m.iter()
