@@ -312,11 +312,11 @@ fn bench(name: &str, url: &str, spec: &Spec, runs: usize, dir: &Path) {
         row(&format!("history compare (two {what})"), &compare, &format!("output {}", size(out)));
     }
     let page = dir.join(format!("{name}-trend.html"));
-    let trend = median_of(runs, |_| {
-        let mut cmd = history(&["report", "--machine", &filled.machine, "--html"]);
-        cmd.arg(&page);
-        cmd
-    });
+    let page_arg = page.to_str().expect("the bench's temporary folder is UTF-8");
+    // The page is `--html`'s value: it must follow the flag (the `--db` the helper appends
+    // comes after it).
+    let trend =
+        median_of(runs, |_| history(&["report", "--machine", &filled.machine, "--html", page_arg]));
     let bytes = std::fs::metadata(&page).map_or(0, |m| m.len());
     row(
         &format!("history report --html --machine {}", filled.machine),
