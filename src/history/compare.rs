@@ -11,11 +11,31 @@ use crate::formats::history_json::{
 };
 use crate::kconfig::KernelConfig;
 
-/// The runs one side of a comparison names.
+/// The runs one side of a comparison names, and their worst figures.
 #[derive(Debug, Clone)]
 pub(crate) struct Side {
     pub selected: String,
+    /// The runs, for their digests, validity and build inputs; a bundle's or a kernel
+    /// release's come from the store without their result rows ([`Side::worst`] holds what
+    /// the comparison needs of those).
     pub runs: Vec<HistoryRun>,
+    pub worst: Worst,
+}
+
+/// Many runs as a lookup returns them: the runs (their results may be left out) and their
+/// worst figures.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Selection {
+    pub runs: Vec<HistoryRun>,
+    pub worst: Worst,
+}
+
+impl Selection {
+    /// `runs` with their results at hand: the worst figures counted here.
+    fn counted(runs: Vec<HistoryRun>) -> Selection {
+        let worst = worst(&runs);
+        Selection { runs, worst }
+    }
 }
 
 /// Shortest digest prefix accepted for a run or a bundle.
@@ -26,8 +46,11 @@ const MIN_PREFIX: usize = 6;
 pub(crate) trait Lookup {
     /// At most two runs whose digest starts with `prefix` (two: enough to call it ambiguous).
     fn by_digest_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError>;
-    fn by_bundle_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError>;
-    fn by_release(&mut self, release: &str) -> Result<Vec<HistoryRun>, HistoryError>;
+    /// Every run of the bundles whose digest starts with `prefix`: a lab's bundle or kernel
+    /// release may span thousands of runs, so the store answers with their worst figures
+    /// (counted by the database) rather than millions of result rows.
+    fn by_bundle_prefix(&mut self, prefix: &str) -> Result<Selection, HistoryError>;
+    fn by_release(&mut self, release: &str) -> Result<Selection, HistoryError>;
     fn by_digest(&mut self, digest: &str) -> Result<Option<HistoryRun>, HistoryError>;
 }
 
@@ -35,11 +58,13 @@ impl Lookup for Store {
     fn by_digest_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError> {
         self.runs_by_prefix(PrefixColumn::Digest, prefix, Some(2))
     }
-    fn by_bundle_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError> {
-        self.runs_by_prefix(PrefixColumn::Bundle, prefix, None)
+    fn by_bundle_prefix(&mut self, prefix: &str) -> Result<Selection, HistoryError> {
+        let (runs, worst) = self.bundle_runs_worst(prefix)?;
+        Ok(Selection { runs, worst })
     }
-    fn by_release(&mut self, release: &str) -> Result<Vec<HistoryRun>, HistoryError> {
-        self.runs_of_release(release)
+    fn by_release(&mut self, release: &str) -> Result<Selection, HistoryError> {
+        let (runs, worst) = self.release_runs_worst(release)?;
+        Ok(Selection { runs, worst })
     }
     fn by_digest(&mut self, digest: &str) -> Result<Option<HistoryRun>, HistoryError> {
         self.run(digest)
@@ -50,15 +75,18 @@ impl Lookup for &[HistoryRun] {
     fn by_digest_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError> {
         Ok(self.iter().filter(|r| r.digest.starts_with(prefix)).take(2).cloned().collect())
     }
-    fn by_bundle_prefix(&mut self, prefix: &str) -> Result<Vec<HistoryRun>, HistoryError> {
-        Ok(self
-            .iter()
-            .filter(|r| r.bundle_digest.as_deref().is_some_and(|d| d.starts_with(prefix)))
-            .cloned()
-            .collect())
+    fn by_bundle_prefix(&mut self, prefix: &str) -> Result<Selection, HistoryError> {
+        Ok(Selection::counted(
+            self.iter()
+                .filter(|r| r.bundle_digest.as_deref().is_some_and(|d| d.starts_with(prefix)))
+                .cloned()
+                .collect(),
+        ))
     }
-    fn by_release(&mut self, release: &str) -> Result<Vec<HistoryRun>, HistoryError> {
-        Ok(self.iter().filter(|r| r.kernel_release.as_deref() == Some(release)).cloned().collect())
+    fn by_release(&mut self, release: &str) -> Result<Selection, HistoryError> {
+        Ok(Selection::counted(
+            self.iter().filter(|r| r.kernel_release.as_deref() == Some(release)).cloned().collect(),
+        ))
     }
     fn by_digest(&mut self, digest: &str) -> Result<Option<HistoryRun>, HistoryError> {
         Ok(self.iter().find(|r| r.digest == digest).cloned())
@@ -90,45 +118,51 @@ pub(crate) fn select(
 ) -> Result<Side, HistoryError> {
     if let Some(run) = from_disk {
         let run = runs.by_digest(&run.digest)?.unwrap_or(run);
-        return Ok(Side { selected: format!("run {}", short(&run.digest)), runs: vec![run] });
+        return Ok(one_run(run));
     }
     let hex = key.len() >= MIN_PREFIX && key.bytes().all(|b| b.is_ascii_hexdigit());
     if hex {
         let key = key.to_ascii_lowercase();
         let mut matching = runs.by_digest_prefix(&key)?;
         match matching.len() {
-            1 => {
-                let run = matching.remove(0);
-                return Ok(Side {
-                    selected: format!("run {}", short(&run.digest)),
-                    runs: vec![run],
-                });
-            }
+            1 => return Ok(one_run(matching.remove(0))),
             0 => {}
             _ => return Err(HistoryError::Ambiguous(key)),
         }
         let bundles = runs.by_bundle_prefix(&key)?;
-        if !bundles.is_empty() {
-            return Ok(Side { selected: format!("bundle {}", short(&key)), runs: bundles });
+        if !bundles.runs.is_empty() {
+            let selected = format!("bundle {}", short(&key));
+            return Ok(Side { selected, runs: bundles.runs, worst: bundles.worst });
         }
     }
     let releases = runs.by_release(key)?;
-    if !releases.is_empty() {
-        return Ok(Side { selected: format!("kernel release {key}"), runs: releases });
+    if !releases.runs.is_empty() {
+        let selected = format!("kernel release {key}");
+        return Ok(Side { selected, runs: releases.runs, worst: releases.worst });
     }
     Err(HistoryError::NotFound(key.to_string()))
 }
 
-/// The first 12 characters of a digest, as shown.
+/// One run as a side, its worst figures counted from its results.
+fn one_run(run: HistoryRun) -> Side {
+    let selected = format!("run {}", short(&run.digest));
+    let runs = vec![run];
+    Side { selected, worst: worst(&runs), runs }
+}
+
 /// The first 12 characters of a digest (characters, not bytes: a stored row may hold anything).
 pub(crate) fn short(digest: &str) -> &str {
     digest.char_indices().nth(12).map_or(digest, |(at, _)| &digest[..at])
 }
 
-type Key = (Option<String>, String, String, Option<u32>);
+/// Machine, scenario, test and CPU: what a comparison's row is of.
+pub(crate) type Key = (Option<String>, String, String, Option<u32>);
+
+/// Per [`Key`], the worst max and p99.9 over valid rows of valid runs.
+pub(crate) type Worst = BTreeMap<Key, (Option<f64>, Option<f64>)>;
 
 /// Each side's worst max and p99.9 per machine, scenario, test and CPU (valid rows only).
-fn worst(runs: &[HistoryRun]) -> BTreeMap<Key, (Option<f64>, Option<f64>)> {
+fn worst(runs: &[HistoryRun]) -> Worst {
     let mut out: BTreeMap<Key, (Option<f64>, Option<f64>)> = BTreeMap::new();
     for run in runs.iter().filter(|r| r.valid) {
         for row in run.results.iter().filter(|r| r.valid) {
@@ -160,7 +194,7 @@ pub(crate) fn change_pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 /// Compares the two sides; `configs` are kernel configs at hand, matched to the runs' config
 /// digests to name the options that differ.
 pub(crate) fn compare(a: &Side, b: &Side, configs: &[KernelConfig]) -> Comparison {
-    let (worst_a, worst_b) = (worst(&a.runs), worst(&b.runs));
+    let (worst_a, worst_b) = (&a.worst, &b.worst);
     let rows = worst_a
         .iter()
         .filter_map(|(key, (a_max, a_p999))| {

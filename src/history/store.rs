@@ -236,17 +236,7 @@ impl Store {
         prefix: &str,
         limit: Option<usize>,
     ) -> Result<Vec<HistoryRun>, HistoryError> {
-        // A range on the column rather than LIKE: the index serves it on both backends.
-        let column = match column {
-            PrefixColumn::Digest => "digest",
-            PrefixColumn::Bundle => "bundle_digest",
-        };
-        let mut params: Vec<Value> = vec![prefix.into()];
-        let mut selected = format!("SELECT digest FROM runs WHERE {column} >= $1");
-        if let Some(end) = hex_successor(prefix) {
-            params.push(end.as_str().into());
-            selected.push_str(&format!(" AND {column} < ${}", params.len()));
-        }
+        let (mut selected, mut params) = prefix_range(column, prefix);
         if let Some(limit) = limit {
             params.push((limit as i64).into());
             selected.push_str(&format!(" ORDER BY digest LIMIT ${}", params.len()));
@@ -254,12 +244,66 @@ impl Store {
         self.selected_runs(&selected, &params)
     }
 
-    /// The runs of kernel release `release`, with their results.
-    pub(crate) fn runs_of_release(
+    /// The runs of the bundles whose digest starts with `prefix` (lowercase hex), without
+    /// their results, and their worst figures counted by the database.
+    pub(crate) fn bundle_runs_worst(
+        &mut self,
+        prefix: &str,
+    ) -> Result<(Vec<HistoryRun>, super::compare::Worst), HistoryError> {
+        let (selected, params) = prefix_range(PrefixColumn::Bundle, prefix);
+        self.runs_and_worst(&selected, &params)
+    }
+
+    /// The runs of kernel release `release`, without their results, and their worst figures
+    /// counted by the database.
+    pub(crate) fn release_runs_worst(
         &mut self,
         release: &str,
-    ) -> Result<Vec<HistoryRun>, HistoryError> {
-        self.selected_runs("SELECT digest FROM runs WHERE kernel_release = $1", &[release.into()])
+    ) -> Result<(Vec<HistoryRun>, super::compare::Worst), HistoryError> {
+        self.runs_and_worst("SELECT digest FROM runs WHERE kernel_release = $1", &[release.into()])
+    }
+
+    /// The runs `selected` returns (oldest first, results left out) and, per machine,
+    /// scenario, test and CPU, the highest max and p99.9 of their valid rows of valid runs:
+    /// one row per key however many runs, so a five-year kernel release costs kilobytes.
+    fn runs_and_worst(
+        &mut self,
+        selected: &str,
+        params: &[Value],
+    ) -> Result<(Vec<HistoryRun>, super::compare::Worst), HistoryError> {
+        let runs = self.query_runs(
+            &format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE digest IN ({selected}) \
+                 ORDER BY COALESCE(started_unix, 0), digest"
+            ),
+            params,
+        )?;
+        if runs.is_empty() {
+            return Ok((runs, super::compare::Worst::new()));
+        }
+        let rows = self
+            .db
+            .query(
+                &format!(
+                    "SELECT runs.machine, results.scenario, results.test, results.cpu, \
+                     MAX(results.max_us), MAX(results.p999_us) \
+                     FROM results JOIN runs ON runs.digest = results.run_digest \
+                     WHERE results.run_digest IN ({selected}) AND runs.valid = 1 \
+                     AND results.valid = 1 \
+                     GROUP BY runs.machine, results.scenario, results.test, results.cpu"
+                ),
+                params,
+            )
+            .map_err(|e| self.failed(e))?;
+        let worst = rows
+            .iter()
+            .map(|row| {
+                let machine = optional_text(row, 0);
+                let cpu = int(row, 3).and_then(|v| u32::try_from(v).ok());
+                ((machine, text(row, 1), text(row, 2), cpu), (real(row, 4), real(row, 5)))
+            })
+            .collect();
+        Ok((runs, worst))
     }
 
     /// The run with `digest`, with its results.
@@ -432,6 +476,23 @@ fn hex_successor(prefix: &str) -> Option<String> {
 /// A JSON text column.
 fn json(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value).unwrap_or_default()
+}
+
+/// The query of the digests of the runs whose `column` starts with `prefix` (lowercase hex),
+/// and its parameters: a range on the column rather than LIKE, which the index serves on both
+/// backends.
+fn prefix_range(column: PrefixColumn, prefix: &str) -> (String, Vec<Value>) {
+    let column = match column {
+        PrefixColumn::Digest => "digest",
+        PrefixColumn::Bundle => "bundle_digest",
+    };
+    let mut params: Vec<Value> = vec![prefix.into()];
+    let mut selected = format!("SELECT digest FROM runs WHERE {column} >= $1");
+    if let Some(end) = hex_successor(prefix) {
+        params.push(end.as_str().into());
+        selected.push_str(&format!(" AND {column} < ${}", params.len()));
+    }
+    (selected, params)
 }
 
 fn text(row: &[Value], at: usize) -> String {

@@ -191,15 +191,67 @@ fn the_store_finds_a_baseline_a_digest_prefix_a_bundle_and_a_release_by_query() 
     assert_eq!(prefix(&mut store, "c3"), ["c300"]);
     assert!(prefix(&mut store, "e").is_empty());
     let bundle = |store: &mut super::store::Store, p: &str| -> usize {
-        store.by_bundle_prefix(p).unwrap().len()
+        store.by_bundle_prefix(p).unwrap().runs.len()
     };
     // "b0ff" must not reach "b10000": the range ends at "b1", not at "b0fg".
     assert_eq!(bundle(&mut store, "b0ff"), 4);
     assert_eq!(bundle(&mut store, "b1"), 4);
     assert_eq!(bundle(&mut store, "b"), 8);
-    assert_eq!(store.by_release("6.18.1-rt").unwrap().len(), 4);
+    assert_eq!(store.by_release("6.18.1-rt").unwrap().runs.len(), 4);
     assert_eq!(store.by_digest("c200").unwrap().unwrap().machine.as_deref(), Some("iq8275"));
     assert!(store.by_digest("c2").unwrap().is_none());
+}
+
+/// A bundle's or a kernel release's side is counted by the database (one row per machine,
+/// scenario, test and CPU), never by reading every result row: the figures are the highest of
+/// the valid rows of valid runs, an invalid run's or row's higher figure left out, a missing
+/// p99.9 left unknown; the runs come without their results.
+#[test]
+fn a_release_side_has_its_worst_figures_counted_by_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = super::location::Location::Sqlite(dir.path().join("h.sqlite"));
+    let mut store = super::store::Store::open(&location).unwrap();
+    let release = |mut run: HistoryRun| {
+        run.kernel_release = Some("6.18.7-rt".to_string());
+        run.bundle_digest = Some("abcdef0123".to_string());
+        run
+    };
+    // rb3 at 40 and 60 (rows: cpu 1 = max + 1, cpu 2 = max + 2, p99.9 = max / 2, per scenario).
+    store.add(&release(run_of("rb3", "a1", Some(10), 40.0, true))).unwrap();
+    store.add(&release(run_of("rb3", "a2", Some(20), 60.0, true))).unwrap();
+    // An invalid run at 900: left out.
+    store.add(&release(run_of("rb3", "a3", Some(30), 900.0, false))).unwrap();
+    // iq8275 at 30, with an invalid row of 500 on cpu 1 of `idle` and no p99.9 on cpu 2.
+    let mut odd = release(run_of("iq8275", "a4", Some(40), 30.0, true));
+    odd.results[0].max_us = Some(500.0);
+    odd.results[0].valid = false;
+    odd.results[1].p999_us = None;
+    store.add(&odd).unwrap();
+    // Another release: not counted.
+    store.add(&run_of("rb3", "a5", Some(50), 700.0, true)).unwrap();
+
+    use super::compare::Lookup;
+    for selection in
+        [store.by_release("6.18.7-rt").unwrap(), store.by_bundle_prefix("abcdef").unwrap()]
+    {
+        assert_eq!(selection.runs.len(), 4);
+        assert!(selection.runs.iter().all(|r| r.results.is_empty()), "headers only");
+        let key = |m: &str, scenario: &str, cpu: u32| {
+            (Some(m.to_string()), scenario.to_string(), "cyclictest".to_string(), Some(cpu))
+        };
+        let want: std::collections::BTreeMap<_, _> = [
+            (key("rb3", "idle", 1), (Some(61.0), Some(30.0))),
+            (key("rb3", "idle", 2), (Some(62.0), Some(30.0))),
+            (key("rb3", "stress", 1), (Some(61.0), Some(30.0))),
+            (key("rb3", "stress", 2), (Some(62.0), Some(30.0))),
+            (key("iq8275", "idle", 2), (Some(32.0), None)),
+            (key("iq8275", "stress", 1), (Some(31.0), Some(15.0))),
+            (key("iq8275", "stress", 2), (Some(32.0), Some(15.0))),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(selection.worst, want);
+    }
 }
 
 #[test]
