@@ -140,11 +140,15 @@ impl Session<'_> {
                 }
                 probe_at = elapsed + Duration::from_secs(1);
             }
-            // Only once its threads were seen: a SIGUSR1 before cyclictest set its handler
-            // would end it.
-            if elapsed >= snapshot_at && probes.first().is_some_and(Probe::measuring) {
+            // Only once its threads were seen (a SIGUSR1 before cyclictest set its handler
+            // would end it), and not in the last second, when its threads may be ending (the
+            // final figures cover the end). A look that finds them gone is not kept.
+            if elapsed >= snapshot_at
+                && elapsed + Duration::from_secs(1) < Duration::from_secs(expected_s)
+                && probes.first().is_some_and(Probe::measuring)
+            {
                 calls += 1;
-                probes.extend(self.probe(true));
+                probes.extend(self.probe(true).filter(Probe::measuring));
                 while snapshot_at <= elapsed {
                     snapshot_at *= 2;
                 }
