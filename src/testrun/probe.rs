@@ -184,7 +184,8 @@ impl Probe {
 
 /// cyclictest's thread numbers by thread id, from its output: the `T: k (TID) …` lines (on
 /// stdout at the end of `-q` without a histogram, on stderr in every SIGUSR1 status block) or
-/// the `# Thread Ids: TID…` line of a histogram, in thread order.
+/// the `# Thread Ids: TID…` line `-b` prints at a breach (a plain `-q -h` run prints neither on
+/// stdout), in thread order.
 pub(super) fn thread_numbers(stdout: &str) -> std::collections::BTreeMap<u32, usize> {
     let mut numbers = std::collections::BTreeMap::new();
     for line in stdout.lines() {
