@@ -28,6 +28,7 @@ mod json;
 mod lines;
 mod model;
 mod split;
+pub(crate) mod status;
 mod summary;
 mod text;
 mod verbose;

@@ -302,6 +302,10 @@ pub(crate) struct ScenarioReport {
     pub started_unix: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
+    /// Why no thread has a `convergence` although the input could have given one (a result
+    /// folder whose stderr holds no status snapshot, or could not be read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence_unknown: Option<String>,
 }
 
 /// One rt-tests program in one scenario.
@@ -385,7 +389,8 @@ pub(crate) struct ThreadReport {
     #[serde(skip)]
     pub buckets: Vec<(f64, u64)>,
     /// Whether more samples still raised the maximum: from `-v` samples, which keep their
-    /// order; `null` for a histogram or summary, which do not.
+    /// order, or for a histogram run from cyclictest's status snapshots taken while it
+    /// measured; absent when neither is there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub convergence: Option<Convergence>,
 }
@@ -403,8 +408,33 @@ pub(crate) struct Convergence {
     pub second_half_max_us: Option<f64>,
     pub blocks: Vec<ConvergenceBlock>,
     /// The last two blocks each set a new maximum: the maximum was still rising, so a longer
-    /// run would likely find a larger one.
+    /// run would likely find a larger one. From status snapshots: the running maximum rose at
+    /// each of the last two steps (the snapshots at the last power-of-two boundaries, then the
+    /// run's final figures).
     pub still_rising: bool,
+    /// Whether the second half raised the maximum above the first half's; `null` when the
+    /// figures cannot tell.
+    #[serde(default)]
+    pub rose_in_second_half: Option<bool>,
+    /// A histogram run: how many of cyclictest's status snapshots (SIGUSR1, kept in
+    /// `raw/<scenario>.stderr.txt`) the figures come from. `blocks` is then empty (a snapshot
+    /// gives the maximum so far, not each block's), `running_max` holds them, `half_at` is the
+    /// cycle count of the last snapshot at or before the middle, and `second_half_max_us` is
+    /// known only when the second half raised the maximum. Absent for `-v` samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub running_max: Vec<RunningMax>,
+}
+
+/// The maximum of cycles `[0, snapshot_cycle)` as the last status snapshot at or before the
+/// power-of-two boundary `cycle` said it; the last entry is the end of the run with the run's
+/// final figures (`cycle` = `snapshot_cycle` = the cycles measured).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct RunningMax {
+    pub cycle: u64,
+    pub snapshot_cycle: u64,
+    pub max_us: Option<f64>,
 }
 
 /// One power-of-two block of cycles and its largest latency.

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::cyclictest::status::StatusSnapshots;
 use crate::cyclictest::{self, ResultFile};
 use crate::formats::run_json::{self, RunRecord};
 use crate::rttests::Program;
@@ -40,6 +41,9 @@ pub(crate) struct ScenarioInput {
     /// `run.json` scenario `thermal` and `throttling`, when the folder has them.
     pub thermal: Option<serde_json::Value>,
     pub throttling: Option<serde_json::Value>,
+    /// A result folder: cyclictest's stderr (`raw/<scenario>.stderr.txt`) and the status
+    /// snapshots read from it, or why there are none; `None` for other inputs.
+    pub status: Option<(PathBuf, Result<StatusSnapshots, String>)>,
 }
 
 /// One INPUT, read.
@@ -83,6 +87,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
                 cyclictest: false,
                 thermal: None,
                 throttling: None,
+                status: None,
                 tests: vec![TestInput {
                     program,
                     commands: outcome.cmdline.iter().cloned().collect(),
@@ -111,6 +116,7 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             tests: Vec::new(),
             thermal: None,
             throttling: None,
+            status: None,
         }],
     })
 }
@@ -201,6 +207,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             tests: read_tests(dir, &json_path, &scenario.tests, &mut budget)?,
             thermal: serde_json::to_value(&scenario.thermal).ok(),
             throttling: serde_json::to_value(&scenario.throttling).ok(),
+            status: cyclictest.then(|| status(dir, &json_path, &scenario.raw_files)),
         });
     }
     Ok(Input {
@@ -210,6 +217,28 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         scenarios,
         printed_threshold_us: None,
     })
+}
+
+/// The status snapshots cyclictest printed on its stderr while `rtbuild test` measured (the
+/// raw file `run.json` lists that ends in `.stderr.txt`), or why there are none.
+fn status(
+    dir: &Path,
+    json_path: &Path,
+    raw_files: &[String],
+) -> (PathBuf, Result<StatusSnapshots, String>) {
+    let Some(file) = raw_files.iter().find(|f| f.ends_with(".stderr.txt")) else {
+        return (
+            dir.join("raw"),
+            Err("run.json lists no cyclictest stderr (`raw/<scenario>.stderr.txt`) to read them from"
+                .to_string()),
+        );
+    };
+    let path = dir.join(file);
+    if inside(json_path, Path::new(file)).is_err() {
+        return (path, Err(format!("run.json names `{file}`, outside the result folder")));
+    }
+    let read = cyclictest::status::read_status_snapshots(&path);
+    (path, read)
 }
 
 /// Whether the file starts like a LAVA job log (a YAML list of `{dt, lvl, msg}` entries).

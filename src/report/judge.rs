@@ -9,7 +9,8 @@ use super::input::ScenarioInput;
 use super::stats::Distribution;
 use crate::cyclictest::{BlockMaxima, Unit};
 use crate::formats::report_json::{
-    Convergence, ConvergenceBlock, FileInfo, STILL_RISING, ScenarioReport, ThreadReport, Verdict,
+    Convergence, ConvergenceBlock, FileInfo, RunningMax, STILL_RISING, ScenarioReport,
+    ThreadReport, Verdict,
 };
 
 /// Fewer samples than this cannot back a p99.99 figure.
@@ -64,6 +65,16 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
                 .as_ref()
                 .filter(|_| thread.histogram_from_samples)
                 .map(|blocks| convergence(blocks, run.unit()));
+            // A histogram keeps no order: cyclictest's status snapshots, taken while it
+            // measured, say how the maximum grew (a folder's one output only).
+            if report.convergence.is_none()
+                && !several
+                && let Some((_, Ok(status))) = &input.status
+                && let Some(points) = status.threads.get(&thread.index)
+            {
+                report.convergence =
+                    from_snapshots(points, report.samples, report.max_us, run.unit());
+            }
             // Named as the chart's legend names it: by CPU when the output says which.
             let base = match thread.cpu {
                 Some(cpu) => format!("CPU{cpu} (thread {})", thread.index),
@@ -122,6 +133,19 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
             all.samples
         ));
     }
+    let convergence_unknown = if threads.iter().any(|t| t.convergence.is_some()) {
+        None
+    } else {
+        input.status.as_ref().map(|(path, status)| match status {
+            Err(why) => why.clone(),
+            Ok(s) if s.blocks == 0 => {
+                format!("`{}` holds no cyclictest status snapshot", path.display())
+            }
+            Ok(_) => {
+                format!("the status snapshots in `{}` name none of these threads", path.display())
+            }
+        })
+    };
     let verdict = Verdict::of(&invalid, &reasons);
     let invalid_reasons = invalid.clone();
     // Every reason, the ones that make the run invalid first.
@@ -147,6 +171,7 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
         tests: Vec::new(),
         started_unix: None,
         elapsed_s: None,
+        convergence_unknown,
     }
 }
 
@@ -247,7 +272,69 @@ pub(super) fn convergence(blocks: &BlockMaxima, unit: Unit) -> Convergence {
         let sets_record = |k: usize| out.blocks[k].max_us.is_some_and(|m| m > before(k));
         out.still_rising = sets_record(n - 2) && sets_record(n - 1);
     }
+    out.rose_in_second_half = match (out.first_half_max_us, out.second_half_max_us) {
+        (Some(first), Some(second)) => Some(second > first),
+        (None, Some(_)) => Some(true),
+        _ => None,
+    };
     out
+}
+
+/// Convergence of a histogram run from cyclictest's status snapshots: `points` are (cycles,
+/// maximum so far) in cycle order, `cycles` the cycles the run measured and `final_max_us` its
+/// final maximum (the histogram's or summary's). At each power-of-two boundary the running
+/// maximum is the last snapshot's at or before it (a boundary with the same snapshot as the one
+/// before is left out); the end of the run has the final figures, at least the last
+/// snapshot's, so a final maximum above it counts as a new maximum in the last block. The
+/// maximum was still rising when the last two of these steps each raised it.
+pub(super) fn from_snapshots(
+    points: &[(u64, u64)],
+    cycles: u64,
+    final_max_us: Option<f64>,
+    unit: Unit,
+) -> Option<Convergence> {
+    let &(last_cycle, last_max) = points.last()?;
+    let end = cycles.max(last_cycle);
+    let us = |v: u64| unit.to_us(v as f64);
+    let at_or_before = |cycle: u64| {
+        let n = points.partition_point(|p| p.0 <= cycle);
+        n.checked_sub(1).map(|i| points[i])
+    };
+    let final_max = match final_max_us.filter(|m| crate::formats::report_json::is_latency(*m)) {
+        Some(m) => m.max(us(last_max)),
+        None => us(last_max),
+    };
+    let mut running: Vec<RunningMax> = Vec::new();
+    let mut boundary = 1u64;
+    while boundary < end {
+        if let Some((at, max)) = at_or_before(boundary)
+            && running.last().is_none_or(|r| r.snapshot_cycle != at)
+        {
+            running.push(RunningMax { cycle: boundary, snapshot_cycle: at, max_us: Some(us(max)) });
+        }
+        boundary = boundary.saturating_mul(2);
+    }
+    running.push(RunningMax { cycle: end, snapshot_cycle: end, max_us: Some(final_max) });
+    let mut out = Convergence {
+        cycles: end,
+        half_at: end / 2,
+        snapshots: Some(points.len() as u64),
+        ..Convergence::default()
+    };
+    if let Some((at, max)) = at_or_before(end / 2) {
+        let rose = final_max > us(max);
+        out.half_at = at;
+        out.first_half_max_us = Some(us(max));
+        out.second_half_max_us = rose.then_some(final_max);
+        out.rose_in_second_half = Some(rose);
+    }
+    let n = running.len();
+    if n >= 3 {
+        let rose = |k: usize| running[k].max_us > running[k - 1].max_us;
+        out.still_rising = rose(n - 2) && rose(n - 1);
+    }
+    out.running_max = running;
+    Some(out)
 }
 
 /// A latency for messages: integers without decimals, else two decimals.

@@ -170,6 +170,7 @@ fn scenario(
         tests,
         thermal: None,
         throttling: None,
+        status: None,
     }
 }
 

@@ -186,6 +186,7 @@ pub(crate) fn read(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
         tests: Vec::new(),
         thermal: None,
         throttling: None,
+        status: None,
     };
     for (program, files) in &found {
         let mut reasons = Vec::new();

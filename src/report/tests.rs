@@ -391,6 +391,7 @@ fn statistics_never_panic_on_mutated_inputs() {
             tests: Vec::new(),
             thermal: None,
             throttling: None,
+            status: None,
         };
         for threshold in [0.5, 100.0, 1e9] {
             let judged = judge::judge(&scenario, threshold);
@@ -856,4 +857,150 @@ fn convergence_from_verbose_samples_and_the_still_rising_note() {
         text::render(&hist)
             .contains("convergence: not known (a histogram or summary keeps no sample order")
     );
+}
+
+/// A result folder of a histogram run (`rtbuild test`'s default, `-h`): `run.json` lists the
+/// histogram and cyclictest's stderr, holding the status blocks SIGUSR1 printed.
+fn status_folder(stderr: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("raw")).unwrap();
+    std::fs::copy(
+        data("cyclictest-2.4-hist-h50-2threads.txt"),
+        dir.path().join("raw/idle.hist.txt"),
+    )
+    .unwrap();
+    let mut raw = vec!["raw/idle.hist.txt"];
+    if let Some(text) = stderr {
+        crate::write::fixture(dir.path().join("raw/idle.stderr.txt"), text).unwrap();
+        raw.push("raw/idle.stderr.txt");
+    }
+    let json = serde_json::json!({
+        "threshold_us": 100000, "rt_cpus": "0", "measure_cpus": "0-1",
+        "scenarios": [{"name": "idle", "files": ["raw/idle.hist.txt"], "raw_files": raw}],
+    });
+    crate::write::fixture(dir.path().join("run.json"), json.to_string()).unwrap();
+    dir
+}
+
+/// Issue 39 item 9 for histogram runs: the convergence comes from cyclictest's status
+/// snapshots in the folder's stderr. Golden blocks at cycles 120, 250, 497, 990, 1500 (thread
+/// 1 one cycle behind); the histogram's cycles are 1972 + 28 overflows = 2000 and 1968 + 31
+/// = 1999 (the middles 1000 and 999 fall after the snapshots at 990 and 989), its maxima 231
+/// and 1302 µs. Thread 0 rises at every snapshot and its final 231 µs is above the last
+/// snapshot's 200, so the last block counts as a new maximum: still rising. Thread 1 had its
+/// 1302 µs by the first snapshot: flat. Every expected figure is read off the golden files by
+/// hand.
+#[test]
+fn convergence_of_a_histogram_run_from_its_status_snapshots() {
+    let stderr =
+        std::fs::read_to_string(data("cyclictest-2.4-status-blocks-h50-2threads.stderr.txt"))
+            .unwrap();
+    let dir = status_folder(Some(&stderr));
+    let r =
+        build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
+    let s = scenario(&r);
+    assert_eq!(s.verdict, Verdict::Pass, "information, not a verdict: {:?}", s.reasons);
+    let rising = s.threads[0].convergence.as_ref().unwrap();
+    let steps = |c: &crate::formats::report_json::Convergence| -> Vec<(u64, u64, Option<f64>)> {
+        c.running_max.iter().map(|m| (m.cycle, m.snapshot_cycle, m.max_us)).collect()
+    };
+    assert_eq!(
+        steps(rising),
+        [
+            (128, 120, Some(40.0)),
+            (256, 250, Some(75.0)),
+            (512, 497, Some(120.0)),
+            (1024, 990, Some(180.0)),
+            (2000, 2000, Some(231.0)),
+        ]
+    );
+    assert_eq!((rising.cycles, rising.half_at, rising.snapshots), (2000, 990, Some(5)));
+    assert_eq!(
+        (rising.first_half_max_us, rising.second_half_max_us, rising.rose_in_second_half),
+        (Some(180.0), Some(231.0), Some(true))
+    );
+    assert!(rising.still_rising && rising.blocks.is_empty());
+    let flat = s.threads[1].convergence.as_ref().unwrap();
+    assert_eq!(
+        steps(flat),
+        [
+            (128, 119, Some(1302.0)),
+            (256, 249, Some(1302.0)),
+            (512, 496, Some(1302.0)),
+            (1024, 989, Some(1302.0)),
+            (1999, 1999, Some(1302.0)),
+        ]
+    );
+    assert_eq!(
+        (flat.half_at, flat.first_half_max_us, flat.second_half_max_us, flat.rose_in_second_half),
+        (989, Some(1302.0), None, Some(false))
+    );
+    assert!(!flat.still_rising);
+    assert_eq!(
+        s.notes.iter().filter(|n| n.contains("still rising")).collect::<Vec<_>>(),
+        ["thread 0: the maximum was still rising: run longer"]
+    );
+    let out = text::render(&r);
+    assert!(out.contains("convergence thread 0 (from 5 status snapshots, not every sample): max of the halves 180 | 231 µs (second half from cycle 990); max so far by cycle (the snapshot at or before it; at the end the final figures): 128 40 (at 120), 256 75 (at 250), 512 120 (at 497), 1024 180 (at 990), end 2000 231 (the maximum was still rising: run longer)"), "{out}");
+    assert!(out.contains("convergence thread 1 (from 5 status snapshots, not every sample): max of the halves 1302 | at most 1302 µs (second half from cycle 989: no new maximum); max so far by cycle (the snapshot at or before it; at the end the final figures): 128 1302 (at 119), 256 1302 (at 249), 512 1302 (at 496), 1024 1302 (at 989), end 1999 1302\n"), "{out}");
+    let json = serde_json::to_value(&r).unwrap();
+    let c = &json["inputs"][0]["scenarios"][0]["threads"][0]["convergence"];
+    assert_eq!(
+        (&c["still_rising"], &c["snapshots"], &c["rose_in_second_half"]),
+        (&true.into(), &5.into(), &true.into())
+    );
+    assert_eq!(
+        c["running_max"][4],
+        serde_json::json!({"cycle": 2000, "snapshot_cycle": 2000, "max_us": 231.0})
+    );
+    let page = html::render(&r);
+    assert!(
+        page.contains("<h3>Convergence</h3>")
+            && page.contains("from 5 status snapshots")
+            && page.contains("run longer")
+    );
+
+    // No rise at the end: the final figures equal the last snapshot's, and the two snapshots
+    // before set no new maximum either.
+    let flat_end = stderr
+        .replace("Max:     180", "Max:     231")
+        .replace("Max:     200", "Max:     231")
+        .replace("Max:     120", "Max:     231");
+    let dir = status_folder(Some(&flat_end));
+    let r =
+        build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
+    let c = scenario(&r).threads[0].convergence.as_ref().unwrap();
+    assert!(!c.still_rising, "{c:?}");
+    assert_eq!((c.first_half_max_us, c.rose_in_second_half), (Some(231.0), Some(false)));
+}
+
+/// A histogram folder without status snapshots keeps "not known", with the reason: a stderr
+/// with no block, or none kept.
+#[test]
+fn a_histogram_folder_without_status_snapshots_says_why_convergence_is_not_known() {
+    for (stderr, why) in [
+        (
+            Some("# /dev/cpu_dma_latency set to 0us\n"),
+            "raw/idle.stderr.txt` holds no cyclictest status snapshot)",
+        ),
+        (
+            None,
+            "run.json lists no cyclictest stderr (`raw/<scenario>.stderr.txt`) to read them from)",
+        ),
+    ] {
+        let dir = status_folder(stderr);
+        let r = build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() })
+            .unwrap();
+        assert!(scenario(&r).threads.iter().all(|t| t.convergence.is_none()));
+        let out = text::render(&r);
+        assert!(out.contains("convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does, as do the status snapshots `rtbuild test` takes while it measures, but "), "{out}");
+        assert!(out.contains(why), "{out}");
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(
+            json["inputs"][0]["scenarios"][0]["convergence_unknown"]
+                .as_str()
+                .unwrap()
+                .ends_with(why.trim_end_matches(')'))
+        );
+    }
 }

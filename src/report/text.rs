@@ -174,6 +174,14 @@ pub(crate) fn convergence_lines(s: &ScenarioReport) -> Vec<String> {
                 (None, None) => "all".to_string(),
             };
             let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
+            let rising = if c.still_rising {
+                format!(" ({})", crate::formats::report_json::STILL_RISING)
+            } else {
+                String::new()
+            };
+            if let Some(snapshots) = c.snapshots {
+                return Some(snapshot_line(&who, snapshots, c, &rising));
+            }
             let blocks: Vec<String> = c
                 .blocks
                 .iter()
@@ -185,21 +193,62 @@ pub(crate) fn convergence_lines(s: &ScenarioReport) -> Vec<String> {
                 cell(c.second_half_max_us),
                 c.half_at,
                 blocks.join(", "),
-                if c.still_rising {
-                    format!(" ({})", crate::formats::report_json::STILL_RISING)
-                } else {
-                    String::new()
-                }
+                rising
             ))
         })
         .collect();
     if known.is_empty() && !s.threads.is_empty() {
-        return vec![
-            "convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does)"
+        return vec![match &s.convergence_unknown {
+            Some(why) => format!(
+                "convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does, as do the status snapshots `rtbuild test` takes while it measures, but {why})"
+            ),
+            None => "convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does)"
                 .to_string(),
-        ];
+        }];
     }
     known
+}
+
+/// A histogram run's convergence from cyclictest's status snapshots: coarser than `-v`
+/// samples (the maximum so far at each snapshot, not each block's), and said so.
+fn snapshot_line(
+    who: &str,
+    snapshots: u64,
+    c: &crate::formats::report_json::Convergence,
+    rising: &str,
+) -> String {
+    let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), fmt);
+    let halves = match (c.rose_in_second_half, c.first_half_max_us) {
+        (Some(true), first) => format!(
+            "max of the halves {} | {} µs (second half from cycle {})",
+            cell(first),
+            cell(c.second_half_max_us),
+            c.half_at
+        ),
+        (Some(false), first) => format!(
+            "max of the halves {} | at most {} µs (second half from cycle {}: no new maximum)",
+            cell(first),
+            cell(first),
+            c.half_at
+        ),
+        (None, _) => "max of the halves not known (no snapshot in the first half)".to_string(),
+    };
+    let steps: Vec<String> = c
+        .running_max
+        .iter()
+        .map(|r| {
+            if r.cycle == c.cycles && r.snapshot_cycle == c.cycles {
+                format!("end {} {}", r.cycle, cell(r.max_us))
+            } else {
+                format!("{} {} (at {})", r.cycle, cell(r.max_us), r.snapshot_cycle)
+            }
+        })
+        .collect();
+    let plural = if snapshots == 1 { "" } else { "s" };
+    format!(
+        "convergence {who} (from {snapshots} status snapshot{plural}, not every sample): {halves}; max so far by cycle (the snapshot at or before it; at the end the final figures): {}{rising}",
+        steps.join(", ")
+    )
 }
 
 /// `INVALID` for a reason that makes the scenario's run untrustworthy, else `FAIL`.

@@ -1,5 +1,7 @@
 //! Running cyclictest on the target while watching it: probes of its threads and the load
-//! (about 1.5 s in, then at every progress tick), progress with the current max (cyclictest's SIGUSR1 status), and a clean stop on Ctrl-C.
+//! (about 1.5 s in, then at every progress tick and each doubling of the elapsed time), progress
+//! with the current max (cyclictest's SIGUSR1 status, whose every block stays in the stderr
+//! for `report`'s convergence), and a clean stop on Ctrl-C.
 
 use std::time::{Duration, Instant};
 
@@ -95,6 +97,10 @@ impl Session<'_> {
         let started = Instant::now();
         let cpu_at_start = self.own_cpu_s();
         let mut probe_at = Duration::from_millis((expected_s * 1000 / 2).clamp(300, 1500));
+        // cyclictest's status snapshots at each doubling of the elapsed time (besides one per
+        // progress tick): `report` reads them from the stderr for whether a histogram run's
+        // maximum was still rising, at about each power-of-two block of cycles.
+        let mut snapshot_at = Duration::from_secs(1);
         let mut probes: Vec<Probe> = Vec::new();
         let mut last_note = Instant::now();
         let mut ending = Ending::Completed;
@@ -133,6 +139,19 @@ impl Session<'_> {
                     probes.push(probe);
                 }
                 probe_at = elapsed + Duration::from_secs(1);
+            }
+            // Only once its threads were seen (a SIGUSR1 before cyclictest set its handler
+            // would end it), and not in the last second, when its threads may be ending (the
+            // final figures cover the end). A look that finds them gone is not kept.
+            if elapsed >= snapshot_at
+                && elapsed + Duration::from_secs(1) < Duration::from_secs(expected_s)
+                && probes.first().is_some_and(Probe::measuring)
+            {
+                calls += 1;
+                probes.extend(self.probe(true).filter(Probe::measuring));
+                while snapshot_at <= elapsed {
+                    snapshot_at *= 2;
+                }
             }
             bar.set_position(elapsed.as_secs().min(expected_s));
             // Plain logs get about a hundred progress lines per scenario at most.

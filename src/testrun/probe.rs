@@ -78,8 +78,12 @@ impl Probe {
             problems
                 .push("cyclictest was not seen running; its threads could not be checked".into());
         } else {
-            let workers: Vec<&Task> =
-                self.cyclictest.iter().filter(|t| t.policy == Some(1)).collect();
+            // The measuring threads: SCHED_FIFO, never the main thread (the process itself).
+            let workers: Vec<&Task> = self
+                .cyclictest
+                .iter()
+                .filter(|t| t.policy == Some(1) && Some(t.tid) != self.cyclictest_pid)
+                .collect();
             let wanted = match threads {
                 Threads::PerCpu => measured.len(),
                 Threads::Unpinned(n) => n as usize,
@@ -127,7 +131,11 @@ impl Probe {
                 }
                 covered = covered.union(&cpus);
             }
-            if let Some(main) = self.cyclictest.iter().find(|t| Some(t.tid) == self.cyclictest_pid)
+            // Pinned threads: rtbuild keeps the main thread off the RT CPUs (--mainaffinity),
+            // which is checked. Unpinned threads: cyclictest's process gets the measured CPUs
+            // and its main thread, which does not measure, may sit on any of them: not judged.
+            if let Some(main) =
+                self.cyclictest.iter().find(|t| pinned && Some(t.tid) == self.cyclictest_pid)
             {
                 let on_rt = allowed(main).intersection(&layout.rt);
                 if !on_rt.is_empty() {
@@ -174,8 +182,10 @@ impl Probe {
     }
 }
 
-/// cyclictest's thread numbers by thread id, from its stdout: the `T: k (TID) …` lines (`-q`
-/// without a histogram) or the `# Thread Ids: TID…` line of a histogram, in thread order.
+/// cyclictest's thread numbers by thread id, from its output: the `T: k (TID) …` lines (on
+/// stdout at the end of `-q` without a histogram, on stderr in every SIGUSR1 status block) or
+/// the `# Thread Ids: TID…` line `-b` prints at a breach (a plain `-q -h` run prints neither on
+/// stdout), in thread order.
 pub(super) fn thread_numbers(stdout: &str) -> std::collections::BTreeMap<u32, usize> {
     let mut numbers = std::collections::BTreeMap::new();
     for line in stdout.lines() {
@@ -203,7 +213,11 @@ pub(super) fn placement(probes: &[Probe], stdout: &str) -> Vec<ThreadPlacement> 
     let numbers = thread_numbers(stdout);
     let mut by_tid: std::collections::BTreeMap<u32, (CpuSet, CpuSet, usize)> =
         std::collections::BTreeMap::new();
-    for task in probes.iter().flat_map(|p| &p.cyclictest).filter(|t| t.policy == Some(1)) {
+    // Measuring threads only: cyclictest's main thread (the process id) is never one.
+    let measuring = probes.iter().flat_map(|p| {
+        p.cyclictest.iter().filter(move |t| t.policy == Some(1) && Some(t.tid) != p.cyclictest_pid)
+    });
+    for task in measuring {
         let entry = by_tid.entry(task.tid).or_default();
         entry.0 = entry.0.union(&CpuSet::parse(&task.allowed).unwrap_or_default());
         if let Some(cpu) = task.cpu {
@@ -393,6 +407,70 @@ mod tests {
         );
         ending.after_breach = true;
         assert_eq!(check(&ending), Vec::<String>::new());
+    }
+
+    /// Issue 39, a target run: a histogram's stdout names no thread ids, so the numbers come
+    /// from the `T: k (TID)` lines of the status blocks cyclictest printed on its stderr while
+    /// rtbuild measured (before, run.json's `thread_placement[].thread` was null there).
+    #[test]
+    fn thread_numbers_of_a_histogram_run_come_from_the_status_blocks() {
+        let look = Probe::parse(&format!(
+            "ctpid 30\nct 30|0|{}|cyclictest\nct 31|1|{}|cyclictest\nct 32|1|{}|cyclictest\n",
+            stat(0, 0, 0),
+            stat(1, 99, 1),
+            stat(1, 99, 1)
+        ));
+        let histogram = "# Histogram\n000000 000000\t000000\n000001 000010\t000012\n\
+                         # Total: 000000010 000000012\n# Max Latencies: 00001 00001\n";
+        assert!(
+            placement(std::slice::from_ref(&look), histogram).iter().all(|p| p.thread.is_none())
+        );
+        let stderr = "#---------------------------\n# cyclictest current status:\n\
+T: 0 (   31) P:99 I:1000 C:   1000 Min:      3 Act:    5 Avg:    4 Max:      20\n\
+T: 1 (   32) P:99 I:1000 C:    999 Min:      3 Act:    5 Avg:    4 Max:      21\n\
+#---------------------------\n";
+        let placed = placement(&[look], &format!("{histogram}\n{stderr}"));
+        let numbers: Vec<(u32, Option<usize>)> = placed.iter().map(|p| (p.tid, p.thread)).collect();
+        assert_eq!(numbers, [(31, Some(0)), (32, Some(1))]);
+    }
+
+    /// Issue 39: eight unpinned threads at 10 ms on measured CPUs 0-1 (RT CPU 1), as /proc
+    /// showed them: cyclictest's main thread (the process id, not a measuring thread) is
+    /// allowed the measured CPUs and sat on the RT CPU. Nothing is said about it, and it is no
+    /// entry of `thread_placement`, even when it shows as SCHED_FIFO.
+    #[test]
+    fn the_main_thread_of_unpinned_threads_is_not_judged() {
+        let layout = CpuLayout::new(
+            &CpuSet::range(0, 2),
+            &CpuSet::parse("1").unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap();
+        let measured = CpuSet::range(0, 2);
+        for main_policy in [0, 1] {
+            let mut text =
+                format!("ctpid 500\nct 500|0-1|{}|cyclictest\n", stat(1, 0, main_policy));
+            for k in 0..8u32 {
+                let cpu = k % 2;
+                text.push_str(&format!("ct {}|{cpu}|{}|cyclictest\n", 501 + k, stat(cpu, 99, 1)));
+            }
+            let look = Probe::parse(&text);
+            assert_eq!(
+                look.problems(
+                    &layout,
+                    &measured,
+                    Threads::Unpinned(8),
+                    false,
+                    LoadPlace::Housekeeping
+                ),
+                Vec::<String>::new(),
+                "main thread policy {main_policy}"
+            );
+            let placed = placement(&[look], "");
+            assert_eq!(placed.len(), 8);
+            assert!(placed.iter().all(|p| p.tid != 500), "{placed:?}");
+        }
     }
 
     #[test]

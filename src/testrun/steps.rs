@@ -330,10 +330,21 @@ impl Session<'_> {
                 }
             }
         }
-        let stdout = std::fs::read_to_string(req.out.join(format!("raw/{name}.hist.txt")))
-            .unwrap_or_default();
+        // Thread numbers by id: cyclictest's `T: k (TID)` lines, printed on stdout at the end
+        // of a run without a histogram and on stderr in every status block (a histogram run,
+        // the usual one on a target, prints them nowhere else).
+        let mut named = String::new();
+        for raw in ["hist.txt", "stderr.txt"] {
+            let path = req.out.join(format!("raw/{name}.{raw}"));
+            if let Ok(text) =
+                crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
+            {
+                named.push_str(&text);
+                named.push('\n');
+            }
+        }
         let s = &mut self.record.scenarios[index];
-        s.thread_placement = super::probe::placement(&probes, &stdout);
+        s.thread_placement = super::probe::placement(&probes, &named);
         if req.measurement.threads == super::Threads::PerCpu {
             // A histogram's output names no thread ids; a pinned thread is known by its CPU.
             for p in s.thread_placement.iter_mut().filter(|p| p.thread.is_none()) {

@@ -533,6 +533,9 @@ fn eight_unpinned_threads_on_the_rt_guest_are_allowed_exactly_the_measured_cpu()
         assert_eq!(entry["allowed"], t.allowed.as_str(), "{entry}");
         assert_eq!(entry["ran_on"], "1", "{entry}");
     }
+    // Numbered on a target too (the histogram names no ids; the status blocks do).
+    let numbers: Vec<Option<u64>> = placement.iter().map(|p| p["thread"].as_u64()).collect();
+    assert_eq!(numbers, (0..8).map(Some).collect::<Vec<_>>(), "{placement:#?}");
     // Nothing about where the threads ran may make the run invalid; TCG's lost cycles may.
     let reasons: Vec<&str> =
         s["invalid_reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();

@@ -164,6 +164,30 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
     for name in ["idle", "stress", "full"] {
         assert!(report.stdout().contains(&format!("\"{name}\"")), "{}", report.stdout());
     }
+    // Issue 39 item 9 for a histogram run: rtbuild asked cyclictest for its status while it
+    // measured, and the report's convergence comes from those snapshots in the stderr kept in
+    // the folder; the text says how coarse it is. No latency is looked at.
+    let reported: Value = serde_json::from_str(&report.stdout()).unwrap();
+    for s in reported["inputs"][0]["scenarios"].as_array().unwrap() {
+        let name = &s["name"];
+        let stderr =
+            fs::read_to_string(dir.join(format!("raw/{}.stderr.txt", name.as_str().unwrap())))
+                .unwrap_or_default();
+        assert!(stderr.contains("# cyclictest current status:"), "{name}: {stderr}");
+        for t in s["threads"].as_array().unwrap() {
+            let c = &t["convergence"];
+            assert!(c["snapshots"].as_u64().is_some_and(|n| n >= 1), "{name}: {t:#}");
+            assert!(
+                c["still_rising"].is_boolean()
+                    && c["running_max"].as_array().is_some_and(|m| !m.is_empty()),
+                "{name}: {c:#}"
+            );
+        }
+    }
+    let text = Test::new().args(["report"]).args([&dir]).run();
+    assert!(matches!(text.code(), 0 | 1), "{}", text.stderr());
+    assert!(text.stdout().contains("convergence CPU1 (from "), "{}", text.stdout());
+    assert!(!text.stdout().contains("convergence: not known"), "{}", text.stdout());
     assert!(scenarios[0]["fingerprint"]["uname"].as_str().unwrap().starts_with("Linux"));
     assert!(run.stdout().trim_end().ends_with("res"), "{}", run.stdout());
 }

@@ -163,7 +163,7 @@ fn unpinned_threads_without_measure_cpus_all_run_on_the_rt_cpu() {
         Test::new()
             .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--threads", "8"])
             .args(["--unpinned", "--scenario", "idle", "--duration", "3"])
-            .args(["--interval-us", "1013", "--out", "res"])
+            .args(["--interval-us", "1013", "--histogram-us", "200000", "--out", "res"])
             .run()
             .ignore_stdout()
             .ignore_stderr()
@@ -181,6 +181,11 @@ fn unpinned_threads_without_measure_cpus_all_run_on_the_rt_cpu() {
     for p in s["thread_placement"].as_array().unwrap() {
         assert_eq!(p["allowed"], rt.to_string(), "{p}");
     }
+    // A histogram run (as on a target) prints no thread ids on stdout: the numbers come from
+    // cyclictest's status blocks on its stderr, and the main thread is no entry.
+    let placement = s["thread_placement"].as_array().unwrap();
+    let numbers: Vec<Option<u64>> = placement.iter().map(|p| p["thread"].as_u64()).collect();
+    assert_eq!(numbers, (0..8).map(Some).collect::<Vec<_>>(), "{placement:?}");
 }
 
 /// Fewer unpinned threads than measured CPUs would leave a claimed CPU unmeasured: refused.
