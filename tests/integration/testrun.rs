@@ -72,7 +72,7 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
     let _one_at_a_time = measuring();
     let run = Test::new()
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle,stress,full"])
-        .args(["--duration", "3s", "--histogram-us", "200000", "--out", "res", "--load", "40"])
+        .args(["--duration", "5s", "--histogram-us", "200000", "--out", "res", "--load", "40"])
         .run()
         .ignore_stderr();
     let dir = run.path().join("res");
@@ -102,7 +102,7 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
             "--cpu-load",
             "40",
             "--timeout",
-            "123s"
+            "125s"
         ])
     );
     assert!(!scenarios[1]["probe"]["load"].as_array().unwrap().is_empty());
@@ -112,7 +112,7 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
     assert_eq!(scenarios[2]["argv"]["load"][0][3], "stress-ng");
     assert_eq!(
         scenarios[1]["commands"][1],
-        "taskset -c 0 stress-ng --cpu 1 --cpu-load 40 --timeout 123s"
+        "taskset -c 0 stress-ng --cpu 1 --cpu-load 40 --timeout 125s"
     );
     assert!(json["interrupts"]["stress"].is_array());
     // Without --tune the tuning is only checked (read-only) and recorded.
