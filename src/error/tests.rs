@@ -354,6 +354,7 @@ fn samples() -> Vec<(Error, Exit)> {
     let history = [
         (HistoryError::Url { url: "x".into(), message: "bad".into() }, U),
         (HistoryError::Open { db: "x".into(), message: "bad".into() }, U),
+        (HistoryError::Oversized { db: "postgres://u@h/db".into(), bytes: 2_147_483_647 }, U),
         (
             HistoryError::OpenFile {
                 db: "sqlite:x".into(),
@@ -902,6 +903,7 @@ fn history(e: &HistoryError) -> &'static str {
     match e {
         HistoryError::Url { .. } => "Url",
         HistoryError::Open { .. } => "Open",
+        HistoryError::Oversized { .. } => "Oversized",
         HistoryError::OpenFile { .. } => "OpenFile",
         HistoryError::Newer { .. } => "Newer",
         HistoryError::Db { .. } => "Db",
@@ -1074,7 +1076,7 @@ fn every_variant_has_a_sample() {
         ("VerifyError", 13),
         ("KconfigCheckError", 2),
         ("BundleError", 23),
-        ("HistoryError", 14),
+        ("HistoryError", 15),
         ("BuildError", 4),
         ("KasError", 5),
         ("NotReady", 1),
