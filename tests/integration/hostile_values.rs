@@ -90,6 +90,28 @@ fn a_postgres_password_holding_slash_or_question_mark_is_never_printed() {
     }
 }
 
+/// Issue 34, the second probe: a password whose `@host` was left out, one in a `password=`
+/// pair after a `@` in the query, and libpq's keyword form (`host=db password='a b'`, which
+/// `--db` refuses) were printed whole in the error line.
+#[test]
+fn a_postgres_password_in_an_odd_url_or_the_keyword_form_is_never_printed() {
+    for db in [
+        "postgres://lab:hunter2",
+        "postgres://lab:hunter2/rt",
+        "postgres://127.0.0.1:1/rt?application_name=a@b&password=hunter2",
+        "postgres://127.0.0.1:1/rt?p%61ssword=hunter2",
+        "host=db user=u password=hunter2",
+        "host=db password='a hunter2 b' user=u",
+        "host=db password = hunter2",
+    ] {
+        let run = bounded().args(["history", "list", "--db", db]).run().code_is(2);
+        let stderr = run.stderr();
+        assert!(stderr.starts_with("error: "), "{db}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{db}: {stderr}");
+        assert!(!stderr.contains("hunter2"), "{db}: the password shows in {stderr}");
+    }
+}
+
 /// Item 3: names from a result folder printed raw could forge a `PASS` line or send escapes.
 #[test]
 fn names_from_a_result_folder_cannot_forge_history_lines() {
