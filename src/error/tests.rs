@@ -606,6 +606,7 @@ fn refusals() -> Vec<Refusal> {
         Refusal::TestArgs(crate::rttests::options::parse("nope").unwrap_err()),
         Refusal::Scenario(crate::testrun::UnknownScenario("x".into())),
         Refusal::Duration(crate::testrun::BadDuration("x".into())),
+        Refusal::LoopsTooLong { loops: 2_000_000_000, interval_us: 1000, seconds: 2_000_000 },
         Refusal::MainCpu(crate::testrun::MainCpuOffHousekeeping {
             cpu: 3,
             housekeeping: cpus("0-2"),
@@ -992,6 +993,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::TestArgs(_) => "TestArgs",
         Refusal::Scenario(_) => "Scenario",
         Refusal::Duration(_) => "Duration",
+        Refusal::LoopsTooLong { .. } => "LoopsTooLong",
         Refusal::MainCpu(_) => "MainCpu",
         Refusal::Deploy(_) => "Deploy",
         Refusal::Arch(_) => "Arch",
@@ -1062,7 +1064,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 71),
+        ("Refusal", 72),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),

@@ -421,3 +421,61 @@ fn refusals_of_100_kb_values_are_short_and_a_long_cmdline_is_refused() {
         &run.stderr()[..300.min(run.stderr().len())]
     );
 }
+
+/// Issue 34, the second probe: absurd numbers were accepted (`--threshold-us 1e-320`, a
+/// subnormal above 0; `--loops` past the C `int` cyclictest reads `-l` into, or running for
+/// years at the interval). Each numeric flag of `test`, `report`, `lava`, `ci` and `history`
+/// has a range, and a value outside it is refused in one line that names the range.
+#[test]
+fn every_numeric_flag_refuses_a_value_outside_its_range_in_one_line() {
+    let lava =
+        ["lava", "--machine", "rb3gen2-core-kit", "--bundle-url", "https://h.example/b.tar.gz"];
+    let ci = ["ci", "--format", "gitlab", "--machines", "iq-9075-evk", "--rtbuild-from", "path:t"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["report", "r", "--threshold-us", "1e-320"], "from 0.001 (1 ns) to 1000000 (1 s)"),
+        (vec!["report", "r", "--threshold-us", "1e-320"], "threshold 1e-320 µs"),
+        (vec!["report", "r", "--threshold-us", "1000001"], "from 0.001 (1 ns) to 1000000 (1 s)"),
+        (vec!["report", "r", "--threshold-us=-5"], "from 0.001 (1 ns) to 1000000 (1 s)"),
+        (vec!["report", "r", "--noise-us", "1e-320"], "from 0.001 (1 ns) to 1000000 (1 s)"),
+        (vec!["report", "r", "--noise-us", "1e300"], "noise limit 1e300 µs"),
+        (
+            vec!["report", "r", "--history", "sqlite:h.db", "--regression-pct", "1e9"],
+            "--regression-pct",
+        ),
+        (
+            vec!["history", "add", "r", "--db", "sqlite:h.db", "--threshold-us", "1e-320"],
+            "from 0.001 (1 ns) to 1000000 (1 s)",
+        ),
+        (
+            vec!["history", "add", "r", "--db", "sqlite:h.db", "--check", "--regression-pct=-1"],
+            "--regression-pct",
+        ),
+        ([&lava[..], &["--threshold-us", "0"]].concat(), "1..=1000000"),
+        ([&lava[..], &["--loops", "3000000000"]].concat(), "1..=2147483647"),
+        (
+            [&lava[..], &["--loops", "2000000000", "--interval-us", "10000"]].concat(),
+            "--loops 2000000000 at 10000 µs runs 231 days, more than 30",
+        ),
+        ([&lava[..], &["--duration", "31d"]].concat(), "bad duration `31d`"),
+        ([&lava[..], &["--interval-us", "10"]].concat(), "50..=1000000"),
+        ([&lava[..], &["--noise-us", "0"]].concat(), "1..=1000000"),
+        (vec!["test", "--local", "--rt-cpus", "1", "--loops", "99999999999"], "1..=2147483647"),
+        (
+            vec!["test", "--local", "--rt-cpus", "1", "--duration", "99999999999999999999d"],
+            "bad duration",
+        ),
+        (vec!["test", "--local", "--rt-cpus", "1", "--max-us", "0"], "1..=1000000"),
+        ([&ci[..], &["--lava", "--lava-duration", "31d"]].concat(), "bad duration `31d`"),
+    ];
+    for (args, want) in cases {
+        let test = bounded();
+        result_folder(&test.path().join("r"), "rb3", "idle", plain_fingerprint());
+        let run = test.args(&args).run().code_is(2);
+        let stderr = run.stderr();
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {stderr}");
+        assert!(errors[0].contains(want), "{args:?}: want `{want}` in {stderr}");
+        assert!(errors[0].len() < 400, "{args:?}: {stderr}");
+        run.ignore_stdout();
+    }
+}
