@@ -10,6 +10,10 @@ pub(crate) const DEFAULT_THRESHOLD_US: f64 = 100.0;
 /// fuzzed `run.json`), and a finite but huge one (1.72e308) would overflow the chart's axis.
 pub(crate) const MAX_THRESHOLD_US: f64 = 1_000_000.0;
 
+/// The smallest threshold accepted: one nanosecond. cyclictest counts whole microseconds, so a
+/// smaller limit (a subnormal such as 1e-320 passes `> 0`) is a typo, not a requirement.
+pub(crate) const MIN_THRESHOLD_US: f64 = 0.001;
+
 /// The note for samples above cyclictest's histogram. They are counted (overflows) and the max is
 /// cyclictest's own, so they never make a run invalid: the max decides PASS or FAIL, and only the
 /// percentiles above the histogram are bounds. `rtbuild test` and `rtbuild report` word it alike.

@@ -16,7 +16,7 @@ mod utc;
 
 pub(crate) use cpu_layout::{Board, CpuLayout, LayoutError};
 pub(crate) use cpu_set::{CpuListError, CpuSet, MAX_CPUS};
-pub(crate) use latency::{DEFAULT_THRESHOLD_US, MAX_THRESHOLD_US, overflow_note};
+pub(crate) use latency::{DEFAULT_THRESHOLD_US, MAX_THRESHOLD_US, MIN_THRESHOLD_US, overflow_note};
 pub(crate) use layer_names::{RT_FRAGMENT_NAME, TUNE_RECIPE_NAME};
 pub(crate) use printable::printable;
 pub(crate) use programs::find_program;

@@ -43,6 +43,12 @@ pub(crate) enum Refusal {
     Scenario(#[from] crate::testrun::UnknownScenario),
     #[error(transparent)]
     Duration(#[from] crate::testrun::BadDuration),
+    /// `--loops` at the interval runs longer than `--duration` may (30 days).
+    #[error(
+        "--loops {loops} at {interval_us} µs runs {} days, more than 30; pass fewer loops or use --duration (at most 30d)",
+        seconds / 86_400
+    )]
+    LoopsTooLong { loops: u64, interval_us: u32, seconds: u64 },
     /// `--main-cpu` is not a housekeeping CPU (the measurement says why).
     #[error(transparent)]
     MainCpu(crate::testrun::MainCpuOffHousekeeping),

@@ -354,6 +354,7 @@ fn samples() -> Vec<(Error, Exit)> {
     let history = [
         (HistoryError::Url { url: "x".into(), message: "bad".into() }, U),
         (HistoryError::Open { db: "x".into(), message: "bad".into() }, U),
+        (HistoryError::Oversized { db: "postgres://u@h/db".into(), bytes: 2_147_483_647 }, U),
         (
             HistoryError::OpenFile {
                 db: "sqlite:x".into(),
@@ -605,6 +606,7 @@ fn refusals() -> Vec<Refusal> {
         Refusal::TestArgs(crate::rttests::options::parse("nope").unwrap_err()),
         Refusal::Scenario(crate::testrun::UnknownScenario("x".into())),
         Refusal::Duration(crate::testrun::BadDuration("x".into())),
+        Refusal::LoopsTooLong { loops: 2_000_000_000, interval_us: 1000, seconds: 2_000_000 },
         Refusal::MainCpu(crate::testrun::MainCpuOffHousekeeping {
             cpu: 3,
             housekeeping: cpus("0-2"),
@@ -902,6 +904,7 @@ fn history(e: &HistoryError) -> &'static str {
     match e {
         HistoryError::Url { .. } => "Url",
         HistoryError::Open { .. } => "Open",
+        HistoryError::Oversized { .. } => "Oversized",
         HistoryError::OpenFile { .. } => "OpenFile",
         HistoryError::Newer { .. } => "Newer",
         HistoryError::Db { .. } => "Db",
@@ -990,6 +993,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::TestArgs(_) => "TestArgs",
         Refusal::Scenario(_) => "Scenario",
         Refusal::Duration(_) => "Duration",
+        Refusal::LoopsTooLong { .. } => "LoopsTooLong",
         Refusal::MainCpu(_) => "MainCpu",
         Refusal::Deploy(_) => "Deploy",
         Refusal::Arch(_) => "Arch",
@@ -1060,7 +1064,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 71),
+        ("Refusal", 72),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),
@@ -1074,7 +1078,7 @@ fn every_variant_has_a_sample() {
         ("VerifyError", 13),
         ("KconfigCheckError", 2),
         ("BundleError", 23),
-        ("HistoryError", 14),
+        ("HistoryError", 15),
         ("BuildError", 4),
         ("KasError", 5),
         ("NotReady", 1),

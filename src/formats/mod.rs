@@ -84,10 +84,83 @@ pub(crate) trait Versioned: DeserializeOwned {
 }
 
 /// Parses `text` as `T`, after checking its `schema` number.
+///
+/// Neither pass builds a tree of the whole document: the schema is read with every other
+/// field skipped, and `T` straight from the text, so a list's budget ([`at_most`]) bites while
+/// it is read (issue 34: 64 MiB of `0,` in `scenarios` was a 1 GiB `serde_json::Value` tree
+/// before any budget was counted).
 pub(crate) fn read_json<T: Versioned>(text: &str) -> Result<T, FormatError> {
-    let value: serde_json::Value = serde_json::from_str(text)?;
-    check_schema::<T>(&value)?;
-    Ok(serde_json::from_value(value)?)
+    /// The document's `schema` alone.
+    #[derive(serde::Deserialize)]
+    struct Schema {
+        #[serde(default)]
+        schema: Scalar,
+    }
+    let Schema { schema } = serde_json::from_str(text).map_err(without_position)?;
+    check_schema::<T>(&serde_json::json!({ "schema": schema.0 }))?;
+    Ok(serde_json::from_str(text).map_err(without_position)?)
+}
+
+/// A JSON value kept only when it is a scalar: a list or object is skipped without being held
+/// (it stands as `"a list"` or `"an object"`, which no schema check takes).
+#[derive(Default)]
+struct Scalar(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for Scalar {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Scalar, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = serde_json::Value;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(v.into())
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(v.into())
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(v.into())
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(v.into())
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(v.chars().take(80).collect::<String>().into())
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(serde_json::Value::Null)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut s: A,
+            ) -> Result<Self::Value, A::Error> {
+                while s.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok("a list".into())
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Self::Value, A::Error> {
+                while m.next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?.is_some() {}
+                Ok("an object".into())
+            }
+        }
+        d.deserialize_any(Visit).map(Scalar)
+    }
+}
+
+/// `err` without the ` at line L column C` serde_json adds when it reads text, so a message
+/// says what is wrong as it did when rtbuild read through a `serde_json::Value`.
+fn without_position(err: serde_json::Error) -> serde_json::Error {
+    if err.line() == 0 || !err.is_data() {
+        return err;
+    }
+    let text = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    let message = text.strip_suffix(&suffix).unwrap_or(&text);
+    <serde_json::Error as serde::de::Error>::custom(message)
 }
 
 /// A list of at most `max` items, refused past that while it is read (a reader holds every

@@ -71,7 +71,18 @@ impl From<Option<f64>> for Value {
 /// one seam over rusqlite and postgres, and postgres keeps the server's message in its source).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct DbError(pub String);
+pub(crate) struct DbError(pub String, pub Option<u64>);
+
+impl DbError {
+    pub(crate) fn new(message: String) -> DbError {
+        DbError(message, None)
+    }
+
+    /// The server sent a message of `bytes` bytes, past what rtbuild reads from one.
+    pub(crate) fn oversized(bytes: u64) -> DbError {
+        DbError(format!("the server sent a message of {bytes} bytes"), Some(bytes))
+    }
+}
 
 /// One open database connection.
 pub(crate) trait Backend {

@@ -57,37 +57,162 @@ impl Location {
     }
 }
 
-/// `scheme://user:secret@host/db?password=secret` → `scheme://user:***@host/db?password=***`.
+/// `scheme://user:secret@host/db?password=secret` → `scheme://user:***@host/db?password=***`,
+/// and `host=db password='a b'` → `host=db password=***`.
 ///
-/// A host never holds `@`, so the user part ends at the last `@` of the URL: a password may
-/// hold `/`, `?`, `#` or `@` and is still hidden whole (a `@` in the query makes more of the
-/// URL hidden, never less).
+/// It hides at least what the client library would take as a password, and more where a URL is
+/// ambiguous: the credentials end at the first `@` for the library, but a password holding `/`,
+/// `?`, `#` or `@` is hidden up to the last `@`; a `host:port` whose port is not a number (a
+/// password whose `@host` was forgotten) hides the rest of the URL; every `password=` pair is
+/// hidden wherever it stands (after `?` or `&`, its key written in any case or percent-encoded).
+/// Text that is not a URL is read as libpq's `key=value` form.
 pub(crate) fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return redact_query(url);
+        return redact_keywords(url);
     };
-    match rest.rsplit_once('@') {
-        Some((userinfo, after)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{}", redact_query(after)),
-            None => format!("{scheme}://{userinfo}@{}", redact_query(after)),
-        },
-        None => format!("{scheme}://{}", redact_query(rest)),
+    let shown = match (rest.find('@'), rest.rfind('@')) {
+        (Some(first), Some(last)) => {
+            let creds = &rest[..first];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{user}:***@{}", redact_params(&rest[last + 1..])),
+                None => format!("{creds}@{}", redact_params(&rest[first + 1..])),
+            }
+        }
+        _ => {
+            let end = rest.find(['/', '?']).unwrap_or(rest.len());
+            match hidden_port(&rest[..end]) {
+                Some(at) => format!("{}:***", &rest[..at]),
+                None => redact_params(rest),
+            }
+        }
+    };
+    format!("{scheme}://{shown}")
+}
+
+/// Where the first `:PORT` of a host list (`h1:5432,[::1]:5433`) that is not a port number
+/// starts: a password whose `@host` was left out.
+fn hidden_port(hosts: &str) -> Option<usize> {
+    let mut start = 0;
+    for host in hosts.split(',') {
+        let bare = match host.strip_prefix('[') {
+            Some(v6) => v6.find(']').map_or(host.len(), |end| end + 2),
+            None => host.find(':').unwrap_or(host.len()),
+        };
+        if let Some(port) = host.get(bare..).and_then(|tail| tail.strip_prefix(':'))
+            && port.parse::<u16>().is_err()
+        {
+            return Some(start + bare);
+        }
+        start += host.len() + 1;
+    }
+    None
+}
+
+/// `host/db?password=secret&user=u` → `host/db?password=***&user=u`: every pair between `?`
+/// and `&` separators whose key is `password` (in any case, percent-encoded or not), also where
+/// no `?` came first (after a `@` in the query).
+fn redact_params(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = rest.find(['?', '&']).unwrap_or(rest.len());
+        let segment = &rest[..end];
+        match segment.split_once('=') {
+            Some((key, _)) if is_password(key) => {
+                out.push_str(key);
+                out.push_str("=***");
+            }
+            _ => out.push_str(segment),
+        }
+        // The separator, if any.
+        match rest[end..].chars().next() {
+            Some(sep) => {
+                out.push(sep);
+                rest = &rest[end + sep.len_utf8()..];
+            }
+            None => rest = "",
+        }
+    }
+    out
+}
+
+/// Whether `key` is `password` once percent-decoded, in any case.
+fn is_password(key: &str) -> bool {
+    let bytes = key.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = bytes.get(at + 1..at + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[at], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                decoded.push(byte);
+                at += 3;
+            }
+            (byte, _) => {
+                decoded.push(byte);
+                at += 1;
+            }
+        }
+    }
+    decoded.trim_ascii().eq_ignore_ascii_case(b"password")
+}
+
+/// libpq's keyword form, `host=db user=u password='a b'` → `host=db user=u password=***`: a
+/// value is quoted with `'` (a `\` escapes the next character) or runs to the next space. Text
+/// that does not read as `key=value` pairs shows up to the first `password` and hides the rest.
+fn redact_keywords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let trimmed = rest.trim_start();
+        out.push_str(&rest[..rest.len() - trimmed.len()]);
+        rest = trimmed;
+        if rest.is_empty() {
+            return out;
+        }
+        let key_end = rest.find(|c: char| c == '=' || c.is_whitespace()).unwrap_or(rest.len());
+        let key = &rest[..key_end];
+        let after_key = &rest[key_end..];
+        let Some(value) = after_key.trim_start().strip_prefix('=') else {
+            return hide_from_password(&out, rest);
+        };
+        let value = value.trim_start();
+        let length = value_length(value);
+        out.push_str(key);
+        out.push('=');
+        if is_password(key) {
+            out.push_str("***");
+        } else {
+            out.push_str(&value[..length]);
+        }
+        rest = &value[length..];
     }
 }
 
-/// `host/db?password=secret&user=u` → `host/db?password=***&user=u`.
-fn redact_query(text: &str) -> String {
-    let Some((head, query)) = text.split_once('?') else {
-        return text.to_string();
-    };
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
-            _ => pair.to_string(),
-        })
-        .collect();
-    format!("{head}?{}", pairs.join("&"))
+/// The length of the keyword value at the start of `text`: a quoted one up to its closing
+/// quote (all of `text` when there is none), else up to the next unescaped space.
+fn value_length(text: &str) -> usize {
+    let quoted = text.starts_with('\'');
+    let mut chars = text.char_indices().skip(usize::from(quoted));
+    while let Some((at, c)) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '\'' if quoted => return at + 1,
+            c if !quoted && c.is_whitespace() => return at,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// `shown` then `rest` up to its first `password` (in any case), the rest hidden.
+fn hide_from_password(shown: &str, rest: &str) -> String {
+    match rest.to_ascii_lowercase().find("password") {
+        Some(at) => format!("{shown}{}***", &rest[..at]),
+        None => format!("{shown}{rest}"),
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +247,38 @@ mod tests {
         );
         let bad = Location::parse("mysql://u:pw@h/db").unwrap_err().to_string();
         assert!(!bad.contains("pw"), "{bad}");
+    }
+
+    /// Issue 34, the second probe: a password whose `@host` was left out, a `@` in the query
+    /// before a `password=` pair, a percent-encoded key, and libpq's keyword form.
+    #[test]
+    fn a_password_is_hidden_in_odd_urls_and_in_the_keyword_form() {
+        for (text, secret) in [
+            ("postgres://lab:hunter2", "hunter2"),
+            ("postgres://lab:hun/ter?2", "hun"),
+            ("postgres://db:5432,lab:hunter2/rt", "hunter2"),
+            ("postgres://lab:pw9@db/rt?application_name=a@b&password=hunter2", "hunter2"),
+            ("postgres://db/rt?application_name=a@b&password=hunter2", "hunter2"),
+            ("postgres://db/rt?sslmode=x?password=hunter2", "hunter2"),
+            ("postgres://db/rt?p%61ssword=hunter2", "hunter2"),
+            ("postgres://db/rt?PASSWORD=hunter2", "hunter2"),
+            ("host=db user=u password=hunter2", "hunter2"),
+            ("host=db password='hun ter2' user=u", "ter2"),
+            ("host=db password = 'hun\\' ter2' user=u", "ter2"),
+            ("host=db PassWord=hunter2", "hunter2"),
+            ("host=db password='hunter2", "hunter2"),
+            ("host=db oops password hunter2", "hunter2"),
+        ] {
+            let shown = redact(text);
+            assert!(!shown.contains(secret), "{text} -> {shown}");
+            assert!(shown.contains("***"), "{text} -> {shown}");
+        }
+        assert_eq!(redact("postgres://lab:hunter2"), "postgres://lab:***");
+        assert_eq!(redact("postgres://db:5432,[::1]:5433/rt"), "postgres://db:5432,[::1]:5433/rt");
+        assert_eq!(redact("host=db password='a b' user=u"), "host=db password=*** user=u");
+        assert_eq!(redact("host=db user=u"), "host=db user=u");
+        let bad = Location::parse("host=db password='a b'").unwrap_err().to_string();
+        assert!(!bad.contains("a b"), "{bad}");
     }
 
     #[test]

@@ -39,6 +39,13 @@ pub(crate) enum HistoryError {
         "cannot open the history database {db}: {message}; check --db (or RTBUILD_DB) and that the server is running"
     )]
     Open { db: String, message: String },
+    /// A server that sent a message past [`postgres::MESSAGE_BUDGET`] (issue 34: a length
+    /// header of 2 GiB made the client library allocate it and abort rtbuild).
+    #[error(
+        "the history server at {db} sent a message of {bytes} bytes, more than the {} MiB rtbuild reads from one; check that --db names a PostgreSQL server",
+        postgres::MESSAGE_BUDGET >> 20
+    )]
+    Oversized { db: String, bytes: u64 },
     /// An SQLite file that cannot be opened: the message carries its own fix when SQLite
     /// says what is wrong (damaged, locked, read-only), else the path is checked.
     #[error(

@@ -51,9 +51,9 @@ fn error(err: rusqlite::Error) -> DbError {
             "check that the path names a file in an existing folder and that you may read it (and write it to record runs)"
         }
         Some(ErrorCode::DiskFull) => "the disk is full; free some space and run again",
-        _ => return DbError(err.to_string()),
+        _ => return DbError::new(err.to_string()),
     };
-    DbError(format!("{err}; {fix}"))
+    DbError::new(format!("{err}; {fix}"))
 }
 
 fn to_sql(value: &Value) -> SqlValue {

@@ -45,29 +45,34 @@ impl Store {
     /// migrations; a database from a newer rtbuild is refused.
     pub(crate) fn open(location: &Location) -> Result<Store, HistoryError> {
         let shown = location.shown();
-        let open_error = |message: String| match location {
-            Location::Sqlite(_) => HistoryError::OpenFile { db: shown.clone(), message },
-            Location::Postgres(_) => HistoryError::Open { db: shown.clone(), message },
+        let open_error = |err: DbError| match (location, err.1) {
+            (_, Some(bytes)) => HistoryError::Oversized { db: shown.clone(), bytes },
+            (Location::Sqlite(_), None) => {
+                HistoryError::OpenFile { db: shown.clone(), message: err.0 }
+            }
+            (Location::Postgres(_), None) => {
+                HistoryError::Open { db: shown.clone(), message: err.0 }
+            }
         };
         let mut db: Box<dyn Backend> = match location {
             Location::Sqlite(path) => {
                 if let Ok(meta) = std::fs::metadata(path)
                     && !meta.is_file()
                 {
-                    return Err(open_error("it is not a regular file".to_string()));
+                    return Err(open_error(DbError::new("it is not a regular file".to_string())));
                 }
                 if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                     std::fs::create_dir_all(parent).map_err(|e| {
-                        open_error(format!("cannot create {}: {e}", parent.display()))
+                        open_error(DbError::new(format!("cannot create {}: {e}", parent.display())))
                     })?;
                 }
-                Box::new(super::sqlite::Sqlite::open(path).map_err(|e| open_error(e.0))?)
+                Box::new(super::sqlite::Sqlite::open(path).map_err(open_error)?)
             }
             Location::Postgres(url) => {
-                Box::new(super::postgres::Postgres::connect(url).map_err(|e| open_error(e.0))?)
+                Box::new(super::postgres::Postgres::connect(url).map_err(open_error)?)
             }
         };
-        match migrations::migrate(db.as_mut()).map_err(|e| open_error(e.0))? {
+        match migrations::migrate(db.as_mut()).map_err(open_error)? {
             Schema::Current => Ok(Store { db, shown }),
             Schema::Newer(found) => {
                 Err(HistoryError::Newer { db: shown, found, latest: migrations::LATEST })
@@ -93,10 +98,12 @@ impl Store {
                         .map_err(|e| HistoryError::OpenFile { db: shown.clone(), message: e.0 })?,
                 )
             }
-            Location::Postgres(url) => Box::new(
-                super::postgres::Postgres::connect(url)
-                    .map_err(|e| HistoryError::Open { db: shown.clone(), message: e.0 })?,
-            ),
+            Location::Postgres(url) => {
+                Box::new(super::postgres::Postgres::connect(url).map_err(|e| match e.1 {
+                    Some(bytes) => HistoryError::Oversized { db: shown.clone(), bytes },
+                    None => HistoryError::Open { db: shown.clone(), message: e.0 },
+                })?)
+            }
         };
         match migrations::version(db.as_mut()) {
             Some(found) if found == migrations::LATEST => Ok(Store { db, shown }),
@@ -116,7 +123,10 @@ impl Store {
     }
 
     fn failed(&self, err: DbError) -> HistoryError {
-        HistoryError::Db { db: self.shown.clone(), message: err.0 }
+        match err.1 {
+            Some(bytes) => HistoryError::Oversized { db: self.shown.clone(), bytes },
+            None => HistoryError::Db { db: self.shown.clone(), message: err.0 },
+        }
     }
 
     /// Records `run` unless a run with its digest is recorded; whether it was new.

@@ -32,11 +32,12 @@ use crate::formats::run_json::RunRecord;
 
 pub(crate) use crate::base::DEFAULT_THRESHOLD_US;
 
-pub(crate) use crate::base::MAX_THRESHOLD_US;
+pub(crate) use crate::base::{MAX_THRESHOLD_US, MIN_THRESHOLD_US};
 
-/// Whether `value` can be a latency threshold: finite, above 0, at most [`MAX_THRESHOLD_US`].
+/// Whether `value` can be a latency (or noise) limit: from [`MIN_THRESHOLD_US`] (1 ns) to
+/// [`MAX_THRESHOLD_US`] (1 s); NaN, infinities, 0, negatives and subnormals are not.
 pub(crate) fn threshold_is_sensible(value: f64) -> bool {
-    value.is_finite() && value > 0.0 && value <= MAX_THRESHOLD_US
+    (MIN_THRESHOLD_US..=MAX_THRESHOLD_US).contains(&value)
 }
 
 /// Input problems: unreadable files, malformed cyclictest output, bad `run.json`.
@@ -60,13 +61,14 @@ pub(crate) enum ReportError {
     #[error("{}: {cause}", path.display())]
     LavaLog { path: PathBuf, cause: crate::lava::LogError },
     #[error(
-        "threshold {} µs ({from}) is not usable: it must be a number of microseconds above 0 \
-         and at most {MAX_THRESHOLD_US} (1 s); pass --threshold-us with a latency limit such as 100",
+        "threshold {} µs ({from}) is not usable: it must be a number of microseconds from \
+         {MIN_THRESHOLD_US} (1 ns) to {MAX_THRESHOLD_US} (1 s); pass --threshold-us with a latency limit such as 100",
         shown_number(*.value)
     )]
     Threshold { value: f64, from: String },
     #[error(
-        "noise limit {0} µs is not usable; pass --noise-us with a number of microseconds above 0, such as 20"
+        "noise limit {} µs is not usable; pass --noise-us with a number of microseconds from {MIN_THRESHOLD_US} (1 ns) to {MAX_THRESHOLD_US} (1 s), such as 20",
+        shown_number(*.0)
     )]
     Noise(f64),
     #[error("{} has a bad `tests` entry: {cause}; see docs/report.md for the fields read", path.display())]
@@ -87,9 +89,13 @@ pub(crate) enum ReportError {
     MixedBoards { boards: String },
 }
 
-/// A number as a user wrote it, short: `1.72e308`, not 309 digits.
+/// A number as a user wrote it, short: `1.72e308` or `1e-320`, not 309 or 320 digits.
 fn shown_number(value: f64) -> String {
-    if value.is_finite() && value.abs() < 1e15 { value.to_string() } else { format!("{value:e}") }
+    if value.is_finite() && (value == 0.0 || (1e-6..1e15).contains(&value.abs())) {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    }
 }
 
 /// What to report on.
@@ -180,7 +186,7 @@ pub(crate) fn build_with_runs(
                 .map(|n| n as f64)
         })
         .unwrap_or(crate::rttests::DEFAULT_NOISE_US as f64);
-    if !(noise_us.is_finite() && noise_us > 0.0) {
+    if !threshold_is_sensible(noise_us) {
         return Err(ReportError::Noise(noise_us));
     }
     let limits = crate::rttests::verdict::Limits { latency_us: threshold_us, noise_us };

@@ -997,6 +997,56 @@ fn a_server_that_accepts_and_never_answers_is_given_up_in_one_line() {
     }
 }
 
+/// Issue 34, the second probe: a server that answers the startup message with a message whose
+/// length header claims 0x7fffffff bytes made the client library allocate ~2 GiB and abort
+/// rtbuild (exit 134 under 1 GiB of address space, no error line). rtbuild reads the server
+/// through a guard that refuses a message past 8 MiB: one line naming the size, exit 2. Also
+/// after a normal login (`AuthenticationOk`), on the first statement's answer.
+#[test]
+fn a_server_that_sends_a_2_gib_message_is_refused_in_one_line() {
+    use std::io::{Read, Write};
+    // An `R` (authentication) message with a 2 GiB length, then the start of its body; and a
+    // login that succeeds (`AuthenticationOk`, `ReadyForQuery`) followed by a 2 GiB `T`.
+    let huge: &[u8] = &[b'R', 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+    let after_login: &[u8] =
+        &[b'R', 0, 0, 0, 8, 0, 0, 0, 0, b'Z', 0, 0, 0, 5, b'I', b'T', 0x7f, 0xff, 0xff, 0xff, 0, 1];
+    for answer in [huge, after_login] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let reply = answer.to_vec();
+        let _server = std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let reply = reply.clone();
+                std::thread::spawn(move || {
+                    let mut startup = [0u8; 4096];
+                    let _ = stream.read(&mut startup);
+                    let _ = stream.write_all(&reply);
+                    // Later messages (the first statement) get no answer beyond what was sent.
+                    while stream.read(&mut startup).is_ok_and(|n| n > 0) {}
+                });
+            }
+        });
+        let url = format!("postgresql://lab:hunter2@127.0.0.1:{port}/rt?connect_timeout=20");
+        let run = Test::new()
+            .args(["history", "list", "--db", &url])
+            .within_secs(60)
+            .within_memory_mib(1024)
+            .run()
+            .code_is(2)
+            .stdout_is("");
+        let stderr = run.stderr();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(!stderr.contains("hunter2"), "{stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!(
+                "error: the history server at postgresql://lab:***@127.0.0.1:{port}/rt?connect_timeout=20 sent a message of 2147483647 bytes, more than the 8 MiB rtbuild reads from one; check that --db names a PostgreSQL server"
+            )
+        );
+    }
+}
+
 /// A qcom-linux-testkit RT-tests results folder as the lab leaves it (layout of testkit
 /// a12072a's `Runner/suites/Kernel/RT-tests/<Test>/run.sh` and `Runner/utils/lib_rt.sh`):
 /// `<Test>/<TESTNAME>.res` with `<TESTNAME> PASS|FAIL`, and `<Test>/logs_<TESTNAME>/` holding

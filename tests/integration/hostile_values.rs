@@ -90,6 +90,28 @@ fn a_postgres_password_holding_slash_or_question_mark_is_never_printed() {
     }
 }
 
+/// Issue 34, the second probe: a password whose `@host` was left out, one in a `password=`
+/// pair after a `@` in the query, and libpq's keyword form (`host=db password='a b'`, which
+/// `--db` refuses) were printed whole in the error line.
+#[test]
+fn a_postgres_password_in_an_odd_url_or_the_keyword_form_is_never_printed() {
+    for db in [
+        "postgres://lab:hunter2",
+        "postgres://lab:hunter2/rt",
+        "postgres://127.0.0.1:1/rt?application_name=a@b&password=hunter2",
+        "postgres://127.0.0.1:1/rt?p%61ssword=hunter2",
+        "host=db user=u password=hunter2",
+        "host=db password='a hunter2 b' user=u",
+        "host=db password = hunter2",
+    ] {
+        let run = bounded().args(["history", "list", "--db", db]).run().code_is(2);
+        let stderr = run.stderr();
+        assert!(stderr.starts_with("error: "), "{db}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{db}: {stderr}");
+        assert!(!stderr.contains("hunter2"), "{db}: the password shows in {stderr}");
+    }
+}
+
 /// Item 3: names from a result folder printed raw could forge a `PASS` line or send escapes.
 #[test]
 fn names_from_a_result_folder_cannot_forge_history_lines() {
@@ -398,4 +420,62 @@ fn refusals_of_100_kb_values_are_short_and_a_long_cmdline_is_refused() {
         "{}",
         &run.stderr()[..300.min(run.stderr().len())]
     );
+}
+
+/// Issue 34, the second probe: absurd numbers were accepted (`--threshold-us 1e-320`, a
+/// subnormal above 0; `--loops` past the C `int` cyclictest reads `-l` into, or running for
+/// years at the interval). Each numeric flag of `test`, `report`, `lava`, `ci` and `history`
+/// has a range, and a value outside it is refused in one line that names the range.
+#[test]
+fn every_numeric_flag_refuses_a_value_outside_its_range_in_one_line() {
+    let lava =
+        ["lava", "--machine", "rb3gen2-core-kit", "--bundle-url", "https://h.example/b.tar.gz"];
+    let ci = ["ci", "--format", "gitlab", "--machines", "iq-9075-evk", "--rtbuild-from", "path:t"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["report", "r", "--threshold-us", "1e-320"], "from 0.001 (1 ns) to 1000000 (1 s)"),
+        (vec!["report", "r", "--threshold-us", "1e-320"], "threshold 1e-320 µs"),
+        (vec!["report", "r", "--threshold-us", "1000001"], "from 0.001 (1 ns) to 1000000 (1 s)"),
+        (vec!["report", "r", "--threshold-us=-5"], "from 0.001 (1 ns) to 1000000 (1 s)"),
+        (vec!["report", "r", "--noise-us", "1e-320"], "from 0.001 (1 ns) to 1000000 (1 s)"),
+        (vec!["report", "r", "--noise-us", "1e300"], "noise limit 1e300 µs"),
+        (
+            vec!["report", "r", "--history", "sqlite:h.db", "--regression-pct", "1e9"],
+            "--regression-pct",
+        ),
+        (
+            vec!["history", "add", "r", "--db", "sqlite:h.db", "--threshold-us", "1e-320"],
+            "from 0.001 (1 ns) to 1000000 (1 s)",
+        ),
+        (
+            vec!["history", "add", "r", "--db", "sqlite:h.db", "--check", "--regression-pct=-1"],
+            "--regression-pct",
+        ),
+        ([&lava[..], &["--threshold-us", "0"]].concat(), "1..=1000000"),
+        ([&lava[..], &["--loops", "3000000000"]].concat(), "1..=2147483647"),
+        (
+            [&lava[..], &["--loops", "2000000000", "--interval-us", "10000"]].concat(),
+            "--loops 2000000000 at 10000 µs runs 231 days, more than 30",
+        ),
+        ([&lava[..], &["--duration", "31d"]].concat(), "bad duration `31d`"),
+        ([&lava[..], &["--interval-us", "10"]].concat(), "50..=1000000"),
+        ([&lava[..], &["--noise-us", "0"]].concat(), "1..=1000000"),
+        (vec!["test", "--local", "--rt-cpus", "1", "--loops", "99999999999"], "1..=2147483647"),
+        (
+            vec!["test", "--local", "--rt-cpus", "1", "--duration", "99999999999999999999d"],
+            "bad duration",
+        ),
+        (vec!["test", "--local", "--rt-cpus", "1", "--max-us", "0"], "1..=1000000"),
+        ([&ci[..], &["--lava", "--lava-duration", "31d"]].concat(), "bad duration `31d`"),
+    ];
+    for (args, want) in cases {
+        let test = bounded();
+        result_folder(&test.path().join("r"), "rb3", "idle", plain_fingerprint());
+        let run = test.args(&args).run().code_is(2);
+        let stderr = run.stderr();
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {stderr}");
+        assert!(errors[0].contains(want), "{args:?}: want `{want}` in {stderr}");
+        assert!(errors[0].len() < 400, "{args:?}: {stderr}");
+        run.ignore_stdout();
+    }
 }

@@ -50,6 +50,31 @@ fn a_run_json_of_200000_empty_scenarios_is_refused_in_bounded_memory() {
     refused(run, "more than 1000 scenarios");
 }
 
+/// Issue 34, the second probe: the scenario budget was counted only after the whole document
+/// was parsed into a tree. A run.json just under the 64 MiB text limit whose `scenarios` list
+/// holds 22 million `{}` (or 33 million zeros) made a 1 GiB tree and aborted; the budget now bites while the list
+/// is read. The same in `schema`, read before anything else.
+#[test]
+fn a_run_json_of_millions_of_list_items_is_refused_while_it_is_read() {
+    for (field, item, want) in [
+        ("scenarios", "{}", "more than 1000 scenarios"),
+        ("schema", "0", "`schema` must be a whole number"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::with_capacity(64 << 20);
+        text.push_str(&format!("{{\"machine\": \"rb3\", \"{field}\": ["));
+        while text.len() < (64 << 20) - 100 {
+            text.push_str(item);
+            text.push(',');
+        }
+        text.push_str(item);
+        text.push_str("]}");
+        std::fs::write(dir.path().join("run.json"), text).unwrap();
+        let run = bounded().args(["report"]).arg_path(dir.path()).run();
+        refused(run, want);
+    }
+}
+
 #[test]
 fn a_folder_naming_one_file_20000_times_is_refused_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();

@@ -361,7 +361,7 @@ fn unusable_input_is_exit_2_and_writes_nothing() {
     Test::new()
         .args(["report", &golden("cyclictest-2.4-quiet-2threads.txt"), "--threshold-us", "0"])
         .run()
-        .usage_error("threshold 0 µs (--threshold-us) is not usable: it must be a number of microseconds above 0 and at most 1000000 (1 s); pass --threshold-us with a latency limit such as 100");
+        .usage_error("threshold 0 µs (--threshold-us) is not usable: it must be a number of microseconds from 0.001 (1 ns) to 1000000 (1 s); pass --threshold-us with a latency limit such as 100");
 }
 
 #[test]

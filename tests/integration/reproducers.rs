@@ -73,7 +73,7 @@ fn report_refuses_a_threshold_of_1_72e308_from_the_flag_or_run_json() {
     let message = |from: &str| {
         format!(
             "threshold 1.72e308 µs ({from}) is not usable: it must be a number of microseconds \
-             above 0 and at most 1000000 (1 s); pass --threshold-us with a latency limit such as 100"
+             from 0.001 (1 ns) to 1000000 (1 s); pass --threshold-us with a latency limit such as 100"
         )
     };
     Test::new()

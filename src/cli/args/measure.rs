@@ -67,8 +67,9 @@ pub(crate) struct MeasureArgs {
     #[arg(long, value_name = "NAME=OPTIONS", allow_hyphen_values = true)]
     pub test_args: Vec<String>,
     /// Run cyclictest for N loops per thread (its -l N, as the Qualcomm guide's -l 100000000)
-    /// instead of --duration.
-    #[arg(long, value_name = "N", conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..=10_000_000_000))]
+    /// instead of --duration: 1 to 2147483647 (cyclictest reads -l into a C int), and at most
+    /// 30 days at the interval.
+    #[arg(long, value_name = "N", conflicts_with = "duration", value_parser = clap::value_parser!(u64).range(1..=MAX_LOOPS))]
     pub loops: Option<u64>,
     /// The housekeeping CPU of cyclictest's main thread (its --mainaffinity, as the guides'
     /// --mainaffinity 6 or 2) [default: the board's, as its guide: the housekeeping
@@ -87,6 +88,12 @@ pub(crate) struct MeasureArgs {
     pub noise_us: u64,
 }
 
+/// The most loops `--loops` takes: cyclictest reads `-l` into a C `int`.
+const MAX_LOOPS: u64 = i32::MAX as u64;
+
+/// The longest run `--loops` may ask for at its interval: 30 days, as `--duration`.
+const MAX_LOOPS_SECONDS: u64 = 30 * 86_400;
+
 impl MeasureArgs {
     /// Checks every flag; bad input is a [`Refusal`] naming the flag and the fix.
     pub(crate) fn check(&self) -> crate::error::Result<Measurement> {
@@ -104,6 +111,13 @@ impl MeasureArgs {
             Some(text) => crate::toolargs::CYCLICTEST.check_text(text).map_err(Refusal::Options)?,
             None => Vec::new(),
         };
+        if let Some(loops) = self.loops {
+            let interval_us = self.interval_us.or(span.interval_us).unwrap_or(1000);
+            let seconds = testrun::Length::Loops(loops).seconds(interval_us);
+            if seconds > MAX_LOOPS_SECONDS {
+                return Err(Refusal::LoopsTooLong { loops, interval_us, seconds }.into());
+            }
+        }
         let tests = crate::rttests::parse_list(&self.tests).map_err(Refusal::Tests)?;
         let test_args = test_args(&self.test_args, &tests, &scenarios)?;
         Ok(Measurement {
