@@ -621,6 +621,7 @@ fn refusals() -> Vec<Refusal> {
         Refusal::CiMachine("m".into()),
         Refusal::CiDistro("d".into()),
         Refusal::CanaryCron("x".into()),
+        Refusal::KasImageDigest("ghcr.io/siemens/kas/kas:5.5".into()),
         Refusal::CiCacheDirs,
         Refusal::NotInRepo { flag: "--fragment", path: p("/abs.cfg"), what: "file" },
         Refusal::MissingInRepo { flag: "--fragment", path: p("a.cfg"), what: "file" },
@@ -1003,6 +1004,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::CiMachine(_) => "CiMachine",
         Refusal::CiDistro(_) => "CiDistro",
         Refusal::CanaryCron(_) => "CanaryCron",
+        Refusal::KasImageDigest(_) => "KasImageDigest",
         Refusal::CiCacheDirs => "CiCacheDirs",
         Refusal::NotInRepo { .. } => "NotInRepo",
         Refusal::MissingInRepo { .. } => "MissingInRepo",
@@ -1060,7 +1062,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 71),
+        ("Refusal", 72),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),
