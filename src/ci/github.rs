@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::script::{
     BUNDLE_MANIFESTS, BUNDLE_URL_FILE, HISTORY_DB_VAR, KAS_WORK, LAVA_FILES, Places, Step,
 };
-use super::{BUILD_USER, Pipeline, kas_image, to_yaml};
+use super::{BUILD_USER, Pipeline, to_yaml};
 
 // Each by its major tag here; [`render`] names the commit of the release `pins::PINS` holds
 // for it unless `--pin-actions false`.
@@ -73,7 +73,6 @@ struct Job {
     #[serde(skip_serializing_if = "Option::is_none")]
     environment: Option<&'static str>,
     container: Container,
-    defaults: Defaults,
     #[serde(skip_serializing_if = "Option::is_none")]
     strategy: Option<Strategy>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -87,16 +86,6 @@ struct Container {
     options: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     volumes: Vec<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct Defaults {
-    run: RunDefaults,
-}
-
-#[derive(Debug, Serialize)]
-struct RunDefaults {
-    shell: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -152,7 +141,8 @@ fn uses(name: &str, action: &'static str, with: &[(&'static str, String)]) -> Gh
     }
 }
 
-/// A step the runner's root runs (the container is started as root for these).
+/// A step the container's root runs: only the ones that make or hand over the folders beside
+/// the checkout (the runner's, and what the actions, which run as the container's user, fetched).
 fn as_root(name: &str, lines: &[String]) -> GhStep {
     GhStep {
         name: Some(name.to_string()),
@@ -162,12 +152,29 @@ fn as_root(name: &str, lines: &[String]) -> GhStep {
     }
 }
 
-/// A step the build user runs (the job's default shell), rtbuild on its PATH.
+/// The first line of a build user's step: GitHub's plain `bash` runs the step's script file
+/// (`$0`) as the container's root, and this line runs the same file again as kas's build user
+/// (BitBake refuses root), the job's environment kept; as the build user it does nothing.
+pub(super) fn builder_line() -> String {
+    format!(
+        "[ \"$(id -u)\" != 0 ] || exec sudo --preserve-env --set-home -u {BUILD_USER} bash -e \"$0\""
+    )
+}
+
+/// A step the build user runs (plain `bash`, dropping root on its first line), rtbuild on its
+/// PATH.
 fn as_builder(step: Step) -> GhStep {
     let path = "export PATH=\"$RTBUILD_WORK/tools/bin:$PATH\"".to_string();
     GhStep {
         name: Some(step.name.to_string()),
-        run: Some(std::iter::once(path).chain(step.lines).map(|l| format!("{l}\n")).collect()),
+        shell: Some("bash"),
+        run: Some(
+            [builder_line(), path]
+                .into_iter()
+                .chain(step.lines)
+                .map(|l| format!("{l}\n"))
+                .collect(),
+        ),
         ..GhStep::default()
     }
 }
@@ -181,8 +188,11 @@ fn prepare(p: &Pipeline) -> GhStep {
         "rm -rf \"$work/out\" \"$work/tools\"".to_string(),
         "mkdir -p \"$work/out\" \"$work/tools/bin\" \"$work/kas\" \"$work/target\"".to_string(),
         format!(
-            "chown {BUILD_USER}:{BUILD_USER} \"$work\" \"$work/out\" \"$work/tools\" \"$work/kas\""
+            "chown {BUILD_USER}:{BUILD_USER} \"$work\" \"$work/out\" \"$work/tools\" \"$work/tools/bin\" \"$work/kas\""
         ),
+        // cargo's build folder of the install job, kept between runs (a run before rtbuild
+        // built as the build user left it root's).
+        format!("chown -R {BUILD_USER}:{BUILD_USER} \"$work/target\""),
         "echo \"RTBUILD_WORK=$work\" >> \"$GITHUB_ENV\"".to_string(),
         "echo \"KAS_WORK_DIR=$work/kas\" >> \"$GITHUB_ENV\"".to_string(),
     ];
@@ -240,16 +250,12 @@ fn job(
         timeout_minutes: None,
         environment: None,
         container: Container {
-            image: kas_image(),
-            // Root only so that the root steps can make the work folders; every rtbuild step
-            // runs as the build user.
+            image: p.kas_image.clone(),
+            // Root for the actions (they write the runner's workspace and `$GITHUB_ENV`) and
+            // for the two steps that make and hand over the work folders; every other step
+            // drops to the build user on its first line ([`builder_line`]).
             options: "--user root",
             volumes: p.runner_cache.iter().map(|dir| format!("{dir}:{dir}")).collect(),
-        },
-        defaults: Defaults {
-            run: RunDefaults {
-                shell: format!("sudo --preserve-env --set-home -u {BUILD_USER} bash -e {{0}}"),
-            },
         },
         strategy: matrix.then(|| Strategy {
             fail_fast: false,
@@ -279,7 +285,7 @@ pub(super) fn render(p: &Pipeline) -> String {
         vec![
             checkout(),
             prepare(p),
-            as_root("Build or fetch rtbuild", &install),
+            as_builder(Step { name: "Build or fetch rtbuild", lines: install }),
             uses(
                 "Hand rtbuild to the other jobs",
                 UPLOAD,

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::install::TOOLS_DIR;
 use super::script::{LAVA_FILES, Places, Step, out_dir};
-use super::{Pipeline, kas_image, to_yaml};
+use super::{Pipeline, to_yaml};
 
 /// The CI-cache folder for downloads and sstate when the runners keep none.
 const CACHE_DIR: &str = ".rtbuild-cache";
@@ -114,7 +114,7 @@ pub(super) fn render(p: &Pipeline) -> String {
     }
     // Every job but the install job runs the install job's rtbuild.
     let template = Job {
-        image: Some(Image { name: kas_image() }),
+        image: Some(Image { name: p.kas_image.clone() }),
         before_script: vec![
             format!("export PATH=\"$CI_PROJECT_DIR/{TOOLS_DIR}/bin:$PATH\""),
             "rtbuild --version".to_string(),
@@ -127,7 +127,7 @@ pub(super) fn render(p: &Pipeline) -> String {
         INSTALL_JOB.into(),
         job_value(Job {
             stage: Some("prepare"),
-            image: Some(Image { name: kas_image() }),
+            image: Some(Image { name: p.kas_image.clone() }),
             script: p.install.script(TOOLS_DIR),
             artifacts: Some(Artifacts {
                 when: "on_success",

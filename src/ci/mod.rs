@@ -25,9 +25,13 @@ pub(crate) use install::{BadInstall, Install};
 
 use crate::kas::PINNED_KAS;
 
-/// kas's container image for the pinned kas version.
+/// kas's container image for the pinned kas version, by digest when [`pins::KAS_IMAGE_DIGEST`]
+/// holds one.
 pub(crate) fn kas_image() -> String {
-    format!("ghcr.io/siemens/kas/kas:{PINNED_KAS}")
+    match pins::KAS_IMAGE_DIGEST {
+        Some(digest) => format!("ghcr.io/siemens/kas/kas:{PINNED_KAS}@{digest}"),
+        None => format!("ghcr.io/siemens/kas/kas:{PINNED_KAS}"),
+    }
 }
 
 /// The unprivileged user of kas's image (uid 30000, home /builder, password-less sudo).
@@ -121,6 +125,9 @@ pub(crate) struct Pipeline {
     /// GitHub: `uses:` names each action by the commit of its release in [`pins::PINS`]
     /// (`--pin-actions`, on by default), not by its moving major tag.
     pub pin_actions: bool,
+    /// The jobs' container image: `--kas-image` (checked to carry a digest), else
+    /// [`kas_image`].
+    pub kas_image: String,
 }
 
 impl Pipeline {
@@ -144,7 +151,7 @@ impl Pipeline {
             ),
             format!(
                 "and distro, in kas's container image {} as its build user `{BUILD_USER}`",
-                kas_image()
+                self.kas_image
             ),
             "(BitBake refuses root).".to_string(),
             format!(
@@ -238,6 +245,7 @@ mod tests {
                 thresholds: vec![("rb3gen2-core-kit".into(), 100)],
             }),
             pin_actions: true,
+            kas_image: kas_image(),
         }
     }
 

@@ -49,6 +49,31 @@ pub(crate) const PINS: &[Pin] = &[
     },
 ];
 
+/// The digest of kas's container image for the pinned kas version
+/// (`ghcr.io/siemens/kas/kas:<PINNED_KAS>`), the multi-arch index's `sha256:…` as `docker
+/// buildx imagetools inspect` prints it; `None` until one has been read from the registry
+/// itself. The machine this table was last edited on could not reach ghcr.io, and no digest
+/// is guessed: a wrong one would fail every job. Until it is filled in, `rtbuild ci
+/// --kas-image REF@sha256:…` names the digest the user read (docs/build.md says how).
+pub(crate) const KAS_IMAGE_DIGEST: Option<&str> = None;
+
+/// Whether `image` names its digest: `REGISTRY/NAME[:TAG]@sha256:<64 lowercase hex>`, the
+/// name of letters, digits and `._/:-` only (it goes into YAML and a comment unquoted).
+pub(crate) fn is_pinned_image(image: &str) -> bool {
+    let Some((name, digest)) = image.split_once("@sha256:") else {
+        return false;
+    };
+    let name_ok = !name.is_empty()
+        && name.contains('/')
+        && !name.starts_with(['/', ':', '-', '.'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._/:-".contains(&b));
+    name_ok
+        && digest.len() == 64
+        && digest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// The pin of `action`; every action a generated workflow uses has one (a test checks).
 pub(crate) fn pin(action: &str) -> Option<&'static Pin> {
     PINS.iter().find(|p| p.action == action)
@@ -64,5 +89,32 @@ mod tests {
             assert!(pin.release.starts_with(&format!("{}.", pin.major)), "{pin:?}");
         }
         assert_eq!(super::pin("actions/checkout").unwrap().release, "v6.1.0");
+    }
+
+    #[test]
+    fn an_image_is_pinned_only_by_a_full_sha256_digest() {
+        let hex = "0123456789abcdef".repeat(4);
+        for good in [
+            format!("ghcr.io/siemens/kas/kas:5.5@sha256:{hex}"),
+            format!("ghcr.io/siemens/kas/kas@sha256:{hex}"),
+            format!("registry.example.com:5000/kas/kas:5.5@sha256:{hex}"),
+        ] {
+            assert!(super::is_pinned_image(&good), "{good}");
+        }
+        for bad in [
+            "ghcr.io/siemens/kas/kas:5.5".to_string(),
+            format!("ghcr.io/siemens/kas/kas:5.5@sha256:{}", &hex[1..]),
+            format!("ghcr.io/siemens/kas/kas:5.5@sha256:{}", hex.to_uppercase()),
+            format!("ghcr.io/siemens/kas/kas:5.5@sha512:{hex}"),
+            format!("kas@sha256:{hex}"),
+            format!("ghcr.io/kas/kas $(id)@sha256:{hex}"),
+            format!("ghcr.io/kas/kas:5.5@sha256:{hex} # x"),
+            format!("-ghcr.io/kas/kas@sha256:{hex}"),
+        ] {
+            assert!(!super::is_pinned_image(&bad), "{bad}");
+        }
+        if let Some(digest) = super::KAS_IMAGE_DIGEST {
+            assert!(super::is_pinned_image(&format!("ghcr.io/siemens/kas/kas@{digest}")));
+        }
     }
 }

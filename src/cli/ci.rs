@@ -79,6 +79,12 @@ pub(crate) struct CiArgs {
     /// the moving major tag (`@v6`). docs/build.md says how the table is refreshed.
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub pin_actions: bool,
+    /// The jobs' container image, pinned by digest (REGISTRY/NAME[:TAG]@sha256:HEX, e.g.
+    /// ghcr.io/siemens/kas/kas:5.5@sha256:… as `docker buildx imagetools inspect` prints it);
+    /// a tag alone is refused. Default: kas's image for the pinned kas version, by digest when
+    /// rtbuild's pin table has one (docs/build.md).
+    #[arg(long, value_name = "IMAGE@sha256:HEX", conflicts_with = "canary")]
+    pub kas_image: Option<String>,
     /// SHA-256 of the binary --rtbuild-from downloads (64 hex digits, as `sha256sum` prints);
     /// required for a binary URL: the pipeline's first job checks it before anything runs it.
     #[arg(long, value_name = "HEX")]
@@ -170,6 +176,11 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
         install,
         lava,
         pin_actions: args.pin_actions,
+        kas_image: match &args.kas_image {
+            Some(image) if crate::ci::pins::is_pinned_image(image) => image.clone(),
+            Some(image) => return Err(Refusal::KasImageDigest(image.clone()).into()),
+            None => crate::ci::kas_image(),
+        },
     };
     Ok(match args.format {
         Format::Gitlab => render_gitlab(&pipeline),

@@ -296,7 +296,8 @@ enum Handling {
     OwnPipeline,
     /// It shapes the workflow file's own lines, not a job's rtbuild command (`--pin-actions`:
     /// the `uses:` pins, tested in `ci_lint::github_workflows_pass_zizmor` and the test of
-    /// `--pin-actions false` beside it).
+    /// `--pin-actions false` beside it; `--kas-image`: the jobs' container, tested in
+    /// `ci_lint::a_kas_image_by_digest_passes_every_persona`).
     ShapesWorkflow,
 }
 
@@ -348,7 +349,7 @@ fn handling(id: &str) -> Option<Handling> {
         "distro" => Some(Refused(&["--distro", "nodistro"])),
         "hypervisor" => reaches(&["--hypervisor", "gunyah"], &[]),
         "canary" | "canary_cron" => Some(Handling::OwnPipeline),
-        "pin_actions" => Some(Handling::ShapesWorkflow),
+        "pin_actions" | "kas_image" => Some(Handling::ShapesWorkflow),
         "image" => reaches(&["--image", "core-image-base"], &[]),
         "meta_qcom_url" => {
             reaches(&["--meta-qcom-url", "https://git.example.com/meta-qcom.git"], &[])

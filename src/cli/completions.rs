@@ -25,9 +25,69 @@ pub(crate) struct ManArgs {
 
 pub(super) fn completions(args: CompletionsArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let mut text = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "rtbuild", &mut text);
+    clap_complete::generate(
+        args.shell,
+        &mut with_value_hints(Cli::command()),
+        "rtbuild",
+        &mut text,
+    );
     ui.out(String::from_utf8_lossy(&text).trim_end());
     Ok(Exit::Ok)
+}
+
+/// The scenario names `--scenario` takes (a test checks each is one `Scenario` parses).
+const SCENARIOS: &[&str] =
+    &["idle", "stress", "stress-isolated", "full", "system-load", "custom", "hackbench"];
+
+/// The values the completion scripts offer, by argument id: the shipped catalog's machine names
+/// and aliases (`--machine`, `--machines`, `machines show NAME`), the scenarios and the tests.
+/// The scripts are static (they work in bash, zsh and fish without running rtbuild), so a
+/// machine from `--machines-dir` is not offered; any name is still accepted as typed.
+fn hints() -> Vec<(&'static str, Vec<String>)> {
+    let catalog = crate::catalog::Catalog::embedded();
+    let mut machines: Vec<String> = catalog
+        .machines()
+        .flat_map(|m| std::iter::once(m.name.clone()).chain(m.aliases.iter().cloned()))
+        .collect();
+    machines.sort();
+    machines.dedup();
+    let tests = crate::rttests::Program::ALL.iter().map(|p| p.name().to_string()).collect();
+    vec![
+        ("machine", machines.clone()),
+        ("machines", machines.clone()),
+        ("name", machines),
+        ("scenario", SCENARIOS.iter().map(|s| s.to_string()).collect()),
+        ("tests", tests),
+    ]
+}
+
+/// `cmd` with the [`hints`] as each matching argument's possible values, for the completion
+/// script only: the command that parses arguments keeps its own parsers (a name outside the
+/// catalog stays valid), and the values are hidden from the generated script's help.
+fn with_value_hints(cmd: clap::Command) -> clap::Command {
+    fn walk(cmd: clap::Command, hints: &[(&'static str, Vec<String>)]) -> clap::Command {
+        let ids: Vec<String> = cmd
+            .get_arguments()
+            .filter(|a| a.get_action().takes_values())
+            .map(|a| a.get_id().to_string())
+            .collect();
+        let mut cmd = cmd;
+        for id in ids {
+            if let Some((_, values)) = hints.iter().find(|(name, _)| *name == id) {
+                let values = values.clone();
+                cmd = cmd.mut_arg(id, move |arg| {
+                    arg.value_parser(clap::builder::PossibleValuesParser::new(values))
+                        .hide_possible_values(true)
+                });
+            }
+        }
+        let names: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_string()).collect();
+        for name in names {
+            cmd = cmd.mut_subcommand(name, |sub| walk(sub, hints));
+        }
+        cmd
+    }
+    walk(cmd, &hints())
 }
 
 /// The pages: `rtbuild.1` for the program, `rtbuild-<sub>.1` for each subcommand and
@@ -116,6 +176,29 @@ mod tests {
                 assert!(names.contains(&page_name.as_str()), "{name} names {line}: not written");
             }
         }
+    }
+
+    /// The completion hints are the catalog's names and aliases (qcs6490-rb3gen2 is one), every
+    /// scenario the parser takes and every rt-tests program; the parsing command is unchanged.
+    #[test]
+    fn completion_hints_name_the_catalog_scenarios_and_tests() {
+        let hints = super::hints();
+        let of = |id: &str| hints.iter().find(|(n, _)| *n == id).unwrap().1.clone();
+        assert!(of("machine").contains(&"qcs6490-rb3gen2".to_string()));
+        assert!(of("machine").contains(&"rb3gen2-core-kit".to_string()));
+        for scenario in super::SCENARIOS {
+            assert!(scenario.parse::<crate::testrun::Scenario>().is_ok(), "{scenario}");
+        }
+        assert!(of("tests").contains(&"oslat".to_string()));
+        let hinted = super::with_value_hints(Cli::command());
+        let image = hinted.find_subcommand("image").unwrap();
+        let machine = image.get_arguments().find(|a| a.get_id() == "machine").unwrap();
+        assert!(machine.get_possible_values().iter().any(|v| v.get_name() == "qcs6490-rb3gen2"));
+        // The parser itself still takes a board the catalog does not know.
+        let plain = Cli::command();
+        assert!(
+            plain.try_get_matches_from(["rtbuild", "generate", "--machine", "my-board"]).is_ok()
+        );
     }
 
     #[test]

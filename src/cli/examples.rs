@@ -125,6 +125,11 @@ Examples:
   rtbuild history compare 6.6.52-rt43 6.6.60-rt46
   rtbuild history report --html trend.html --machine rb3gen2-core-kit";
 
+pub(super) const EXAMPLES: &str = "\
+Examples:
+  rtbuild examples                 # the journeys, one command a line
+  rtbuild examples --json          # [{\"title\", \"commands\"}]";
+
 pub(super) const COMPLETIONS: &str = "\
 Examples:
   rtbuild completions bash > /usr/share/bash-completion/completions/rtbuild

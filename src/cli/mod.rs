@@ -14,6 +14,7 @@ mod examples;
 mod generate;
 mod history;
 mod image;
+mod journeys;
 mod kconfig_check;
 mod lava;
 mod lock;
@@ -182,6 +183,10 @@ pub(crate) enum Command {
     /// Latency history keyed by build identity: record runs, list, compare, check, trend page.
     #[command(after_long_help = examples::HISTORY)]
     History(history::HistoryArgs),
+    /// Print the common journeys (build, verify, measure a board, report, release) as commands
+    /// to copy.
+    #[command(after_long_help = examples::EXAMPLES)]
+    Examples(journeys::ExamplesArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(after_long_help = examples::COMPLETIONS)]
     Completions(completions::CompletionsArgs),
@@ -210,6 +215,7 @@ impl Command {
             Command::Lock(args) => lock::run(args, ui),
             Command::Bundle(args) => bundle::run(args, ui),
             Command::History(args) => history::run(args, ui),
+            Command::Examples(args) => journeys::run(args, ui),
             Command::Completions(args) => completions::completions(args, ui),
             Command::ManPages(args) => completions::man(args, ui),
         }

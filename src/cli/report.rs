@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::MachineArgs;
+use super::args::{BoardArg, MachineArgs};
 use crate::error::Refusal;
 use crate::exit::Exit;
 use crate::report::{self, Options, Verdict};
@@ -16,6 +16,11 @@ use crate::ui::Ui;
     .value_name("NAME")
     .short(None)
     .env(None)))]
+#[command(mut_arg("board", |arg| arg.help(
+    "Name of the board of inputs that name none (raw cyclictest output, a run made without \
+     --machine or --board): shown as the report's machine and recorded under it by --history \
+     and --openmetrics; an input that names its board keeps it. Letters, digits, `-` and `_`"
+)))]
 pub(crate) struct ReportArgs {
     /// cyclictest outputs (any format, detected by content) or `rtbuild test` result folders.
     #[arg(value_name = "INPUT", required = true)]
@@ -32,6 +37,8 @@ pub(crate) struct ReportArgs {
     pub baseline: Option<PathBuf>,
     #[command(flatten)]
     pub machine: MachineArgs,
+    #[command(flatten)]
+    pub board: BoardArg,
     /// Read `-v` and histogram files as nanoseconds (cyclictest `-N`); JSON and `T:` lines
     /// state their unit themselves.
     #[arg(long)]
@@ -70,6 +77,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
         threshold_us: args.threshold_us,
         baseline: args.baseline.clone(),
         machine,
+        board: args.board.board.clone(),
         nsecs: args.nsecs,
         noise_us: args.noise_us,
     };

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{CpuArgs, HostArgs, MeasureArgs};
+use super::args::{CpuArgs, HostArgs, MeasureArgs, board_name};
 use crate::base::CpuLayout;
 use crate::error::Refusal;
 use crate::exit::Exit;
@@ -116,18 +116,6 @@ impl TraceArgs {
             return Err(Refusal::TraceWithoutCyclictest.into());
         }
         Ok(Some(testrun::TraceRequest { above_us, analyzer: self.analyzer.into() }))
-    }
-}
-
-/// `--board`: a name as the catalog allows one (it is shown in reports and the history).
-fn board_name(text: &str) -> Result<String, String> {
-    let ok = !text.is_empty()
-        && text.len() <= 64
-        && text.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b));
-    if ok {
-        Ok(text.to_string())
-    } else {
-        Err("a board name is 1 to 64 letters, digits, `-` and `_`, e.g. rk3588-evb".into())
     }
 }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{CpuArgs, HostArgs};
+use super::args::{BoardArg, CpuArgs, HostArgs};
 use crate::error::{Kind, Refusal};
 use crate::exit::Exit;
 use crate::plan::Plan;
@@ -75,6 +75,8 @@ pub(crate) struct TuneArgs {
     #[command(flatten)]
     pub cpus: CpuArgs,
     #[command(flatten)]
+    pub board: BoardArg,
+    #[command(flatten)]
     pub host: HostArgs,
     /// Write rtbuild-tune.sh into DIR instead of running it.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["local", "target"])]
@@ -128,7 +130,13 @@ impl TuneArgs {
 
 pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let plan = args.cpus.plan()?;
-    let machine = plan.as_ref().map_or("a custom target", |p| p.machine.name.as_str()).to_string();
+    // The script and its state file name the board: the catalog's, else --board's.
+    let machine = plan
+        .as_ref()
+        .map(|p| p.machine.name.as_str())
+        .or(args.board.board.as_deref())
+        .unwrap_or("a custom target")
+        .to_string();
     if args.bootargs {
         return bootargs(&args, plan.as_ref(), ui);
     }
@@ -162,8 +170,9 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
     ui.status(
         "Tuning",
         format!(
-            "{} on {host}: RT CPUs {}, housekeeping {}",
+            "{} on {host}{}: RT CPUs {}, housekeeping {}",
             action.word(),
+            args.board.board.as_ref().map_or(String::new(), |b| format!(" ({b})")),
             layout.rt,
             layout.housekeeping
         ),

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::args::PlanArgs;
+use super::args::{BoardArg, PlanArgs};
 use crate::error::Refusal;
 use crate::exit::{ErrorCode, Exit};
 use crate::formats::plan_json::PlanFile;
@@ -60,6 +60,8 @@ pub(crate) struct VerifyArgs {
     #[arg(long = "plan", value_name = "FILE", conflicts_with = "machine")]
     pub plan_file: Option<PathBuf>,
     #[command(flatten)]
+    pub board: BoardArg,
+    #[command(flatten)]
     pub plan: PlanArgs,
 }
 
@@ -68,6 +70,9 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let sources = sources(&args)?;
     if let Some(dir) = &args.kernel_src {
         crate::kconfig::tree::check_root(dir).map_err(Refusal::KernelTree)?;
+    }
+    if let Some(board) = &args.board.board {
+        ui.status("Verifying", format!("board {board}"));
     }
     let mut reports = Vec::new();
     // An unusable source does not hide the verdicts of the others: every report is printed,
@@ -91,7 +96,9 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::error::Result<Exit> {
             .iter()
             .map(|(source, err)| SourceError { source: source.clone(), error: err.to_string() })
             .collect();
-        ui.out_json(&VerifyFile::new(reports.clone(), errors))?;
+        let mut file = VerifyFile::new(reports.clone(), errors);
+        file.board = args.board.board.clone();
+        ui.out_json(&file)?;
     } else if !reports.is_empty() {
         let tables: Vec<String> = reports.iter().map(VerifyReport::to_table).collect();
         ui.out(tables.join("\n\n"));

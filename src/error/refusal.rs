@@ -98,6 +98,11 @@ pub(crate) enum Refusal {
     )]
     CanaryCron(String),
     #[error(
+        "--kas-image `{}` is not pinned by digest; pass REGISTRY/NAME[:TAG]@sha256:<64 hex digits>, e.g. the digest `docker buildx imagetools inspect ghcr.io/siemens/kas/kas:5.5` prints",
+        first_80_text(.0)
+    )]
+    KasImageDigest(String),
+    #[error(
         "rtbuild ci sets DL_DIR and SSTATE_DIR for each job; pass --runner-cache DIR (downloads and sstate beneath it) instead of --dl-dir/--sstate-dir"
     )]
     CiCacheDirs,
@@ -272,6 +277,11 @@ pub(crate) enum Refusal {
 }
 
 /// The first 80 characters of `path`, as the refusals quote a path that may be anything.
+/// A value as typed, its first 80 characters, escaped (no control character reaches the line).
+fn first_80_text(value: &str) -> String {
+    value.chars().take(80).collect::<String>().escape_debug().to_string()
+}
+
 fn first_80(path: &Path) -> String {
     path.to_string_lossy().chars().take(80).collect()
 }

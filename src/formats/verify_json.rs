@@ -16,6 +16,10 @@ pub(crate) const FILE: &str = "verify.json";
 pub(crate) struct VerifyFile {
     #[serde(default = "super::first_schema")]
     pub schema: u32,
+    /// The board the sources are of when `verify --board NAME` named it (a board the catalog
+    /// does not know).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board: Option<String>,
     /// True when every source was read and no check failed.
     pub passed: bool,
     /// The kernel facts every report agrees on (for `rtbuild bundle --verify-report`).
@@ -45,6 +49,7 @@ impl VerifyFile {
     pub(crate) fn new(reports: Vec<VerifyReport>, errors: Vec<SourceError>) -> VerifyFile {
         VerifyFile {
             schema: SCHEMA,
+            board: None,
             passed: errors.is_empty() && reports.iter().all(|r| r.passed),
             kernel_version: agreed(&reports, |r| r.kernel_version.as_deref()),
             cmdline: agreed(&reports, |r| r.cmdline.as_deref()),

@@ -105,6 +105,9 @@ pub(crate) struct Options {
     pub threshold_us: Option<f64>,
     pub baseline: Option<PathBuf>,
     pub machine: Option<Machine>,
+    /// `report --board NAME`: the board of inputs that name none (a raw cyclictest file, a
+    /// run made without --machine/--board); an input that names its board keeps it.
+    pub board: Option<String>,
     /// Read `-v` and histogram output whose unit the content does not show as nanoseconds
     /// (cyclictest `-N`); JSON and `T:` lines carry their unit and are not affected.
     pub nsecs: bool,
@@ -197,7 +200,11 @@ pub(crate) fn build_with_runs(
         threshold_us,
         threshold_source,
         noise_us,
-        machine: machine.as_ref().map(|m| m.name.clone()),
+        machine: machine.as_ref().map(|m| m.name.clone()).or_else(|| {
+            let named =
+                inputs.iter().any(|i| i.run_json.as_ref().is_some_and(|r| r.machine.is_some()));
+            options.board.clone().filter(|_| !named)
+        }),
         baseline: options.baseline.as_ref().map(|p| p.display().to_string()),
         summary: Vec::new(),
         results: Vec::new(),

@@ -275,6 +275,61 @@ fn completions_and_man_pages_come_from_the_command_line_definition() {
     }
 }
 
+/// What bash's own completion offers for `words` (the last one being completed), with the script
+/// `rtbuild completions bash` prints loaded into a real bash (non-interactive, no user files).
+fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let program = format!(
+        "source '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={}\nCOMP_LINE='{}'\nCOMP_POINT=${{#COMP_LINE}}\n\
+         _rtbuild rtbuild '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        script.display(),
+        quoted.join(" "),
+        words.len() - 1,
+        words.join(" "),
+        words[words.len() - 1],
+        words[words.len() - 2],
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--noprofile", "--norc", "-c", &program])
+        .output()
+        .expect("bash");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Issue 36 item 6: the completions offer the catalog's machine names and aliases for
+/// `--machine` (and `--machines`), the scenarios for `--scenario` and the rt-tests programs for
+/// `--tests`, checked through bash's completion itself.
+#[test]
+fn bash_completes_machines_scenarios_and_tests() {
+    let run = Test::new().args(["completions", "bash"]).run().success();
+    let script = run.path().join("rtbuild.bash");
+    std::fs::write(&script, run.stdout()).unwrap();
+    let offered = bash_completes(&script, &["rtbuild", "image", "--machine", "qcs"]);
+    assert!(offered.contains(&"qcs6490-rb3gen2".to_string()), "{offered:?}");
+    assert!(offered.iter().all(|m| m.starts_with("qcs")), "{offered:?}");
+    let offered = bash_completes(&script, &["rtbuild", "test", "--machine", "rk35"]);
+    assert!(offered.contains(&"rk3588-evb".to_string()), "{offered:?}");
+    let offered = bash_completes(&script, &["rtbuild", "matrix", "--machines", "rb3"]);
+    assert!(offered.contains(&"rb3gen2-core-kit".to_string()), "{offered:?}");
+    let offered = bash_completes(&script, &["rtbuild", "test", "--scenario", "sys"]);
+    assert_eq!(offered, ["system-load"]);
+    let offered = bash_completes(&script, &["rtbuild", "test", "--tests", "osl"]);
+    assert_eq!(offered, ["oslat"]);
+    let offered = bash_completes(&script, &["rtbuild", "machines", "show", "iq-9"]);
+    assert!(offered.contains(&"iq-9075-evk".to_string()), "{offered:?}");
+    // Any name still parses: the catalog is a hint, --machines-dir boards are valid too.
+    Test::new()
+        .args(["tune", "--machine", "not-in-catalog", "--emit", "out"])
+        .run()
+        .code_is(2)
+        .stderr_contains("not-in-catalog");
+}
+
 #[test]
 fn machines_with_a_board_name_suggests_machines_show() {
     Test::new().args(["machines", "rb3gen2-core-kit"]).run().code_is(2).stderr_is(

@@ -3,6 +3,7 @@
 // Test code may unwrap and start processes directly (the harness is the test's runner).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+mod board_flag;
 mod bounded_readers;
 mod bundle;
 mod bundle_rebuild;

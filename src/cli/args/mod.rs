@@ -1,6 +1,7 @@
 //! Argument structs that more than one command flattens into its own arguments, one file per
 //! group. A command file imports from here, never from another command's file.
 
+mod board;
 mod build;
 mod build_dirs;
 mod caches;
@@ -14,6 +15,7 @@ mod plan;
 mod post;
 mod search_env;
 
+pub(crate) use board::{BoardArg, board_name};
 pub(crate) use build::BuildArgs;
 pub(crate) use build_dirs::BuildDirs;
 pub(crate) use caches::{CacheArgs, CacheEnvArgs};
