@@ -1066,7 +1066,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 72),
+        ("Refusal", 73),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),
