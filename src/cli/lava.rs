@@ -46,10 +46,12 @@ pub(crate) struct LavaArgs {
     #[arg(long, value_name = "URL")]
     pub rootfs_url: Option<String>,
     /// qemu: the kernel command line; rtbuild appends the machine's RT arguments (isolcpus,
-    /// nohz_full, rcu_nocbs, irqaffinity, …) [default: console=ttyS0,115200 root=/dev/vda rw].
+    /// nohz_full, rcu_nocbs, irqaffinity, …) [default: console=ttyS0,115200 root=/dev/vda rw;
+    /// with --arch arm64 console=ttyAMA0,115200 root=/dev/vda rw rootwait].
     #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
     pub kernel_args: Option<String>,
-    /// qemu: the guest's architecture (LAVA's `arch`) [default: amd64].
+    /// qemu: the guest's architecture (LAVA's `arch`); arm64 boots `-M virt,gic-version=3 -cpu
+    /// max` with LAVA's test overlay on virtio [default: amd64].
     #[arg(long, value_name = "amd64|arm64")]
     pub arch: Option<String>,
     /// qemu: the console is already a root shell; boot without logging in.
@@ -241,7 +243,7 @@ fn artifacts(
             .transpose()?,
         rootfs: ImageUrl::parse("--rootfs-url", rootfs)?,
         kernel_args: qemu::kernel_args(
-            args.kernel_args.as_deref().unwrap_or(qemu::DEFAULT_KERNEL_ARGS),
+            args.kernel_args.as_deref().unwrap_or(arch.default_kernel_args()),
             rt_cmdline,
         )?,
         arch,

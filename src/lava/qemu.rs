@@ -30,10 +30,6 @@ pub(crate) enum QemuError {
 /// Minutes to download (or copy) the files, and to boot to the prompt under emulation.
 pub(crate) const DEPLOY_MIN: u64 = 10;
 pub(crate) const BOOT_MIN: u64 = 10;
-/// The guest's memory (LAVA's qemu device type gives 512 MB unless the job asks).
-const MEMORY_MB: u64 = 1024;
-/// The kernel arguments without `--kernel-args`: a serial console and the virtio disk.
-pub(crate) const DEFAULT_KERNEL_ARGS: &str = "console=ttyS0,115200 root=/dev/vda rw";
 
 /// A file LAVA downloads for QEMU: `file:///ABSOLUTE/PATH` on the dispatcher or an
 /// `http(s)://HOST/PATH` URL, whose file name is a LAVA name. A `.gz`, `.xz`, `.zst` or
@@ -159,6 +155,24 @@ impl Arch {
             Arch::Arm64 => "arm64",
         }
     }
+
+    /// The kernel arguments without `--kernel-args`: the serial console QEMU's machine has (the
+    /// PC's 16550 is ttyS0, `virt`'s PL011 ttyAMA0) and the virtio root disk.
+    pub(crate) fn default_kernel_args(self) -> &'static str {
+        match self {
+            Arch::Amd64 => "console=ttyS0,115200 root=/dev/vda rw",
+            Arch::Arm64 => "console=ttyAMA0,115200 root=/dev/vda rw rootwait",
+        }
+    }
+
+    /// The guest's memory (LAVA's qemu device type gives 512 MB unless the job asks): the
+    /// arm64 guest has the boards' 8 CPUs, each housekeeping one with a load worker.
+    fn memory_mb(self) -> u64 {
+        match self {
+            Arch::Amd64 => 1024,
+            Arch::Arm64 => 2048,
+        }
+    }
 }
 
 /// What a QEMU job boots, checked.
@@ -207,13 +221,23 @@ impl QemuImages {
     }
 
     /// The job context a LAVA qemu device type reads: the architecture, the memory and the
-    /// CPU count (`-smp`) the layout needs.
+    /// CPU count (`-smp`) the layout needs. On arm64 also what the device type's defaults get
+    /// wrong for these boards: `-cpu max` (its default, cortex-a57, is an ARMv8.0 core), the
+    /// `virt` machine with a GICv3 (as the Qualcomm SoCs have; `virt`'s default GICv2 stops at
+    /// 8 CPUs), and LAVA's test overlay on virtio (its default, IDE, does not exist on `virt`).
     pub(crate) fn context(&self) -> BTreeMap<String, ContextValue> {
-        BTreeMap::from([
-            ("arch".to_string(), ContextValue::Text(self.arch.name().to_string())),
-            ("memory".to_string(), ContextValue::Number(MEMORY_MB)),
+        let text = |s: &str| ContextValue::Text(s.to_string());
+        let mut context = BTreeMap::from([
+            ("arch".to_string(), text(self.arch.name())),
+            ("memory".to_string(), ContextValue::Number(self.arch.memory_mb())),
             ("extra_options".to_string(), ContextValue::List(vec![format!("-smp {}", self.cpus)])),
-        ])
+        ]);
+        if self.arch == Arch::Arm64 {
+            context.insert("cpu".to_string(), text("max"));
+            context.insert("machine".to_string(), text("virt,gic-version=3"));
+            context.insert("guestfs_interface".to_string(), text("virtio"));
+        }
+        context
     }
 
     /// `rtbuild.*` metadata naming the files.
@@ -291,6 +315,30 @@ mod tests {
         assert_eq!(files["rootfs"].image_arg, "-drive format=raw,file={rootfs},if=virtio");
         assert_eq!(files["rootfs"].compression.as_deref(), Some("xz"));
         assert_eq!(images.context()["extra_options"], ContextValue::List(vec!["-smp 2".into()]));
+        assert_eq!(images.context().len(), 3, "amd64: LAVA's own defaults");
+    }
+
+    #[test]
+    fn an_arm64_guest_gets_the_boards_cpu_machine_and_a_virtio_overlay() {
+        let text = |s: &str| ContextValue::Text(s.to_string());
+        let images = QemuImages {
+            kernel: ImageUrl::parse("--kernel-url", "file:///l/vmlinuz").unwrap(),
+            initrd: None,
+            rootfs: ImageUrl::parse("--rootfs-url", "file:///l/rootfs.ext4").unwrap(),
+            kernel_args: vec!["root=/dev/vda".into()],
+            arch: Arch::Arm64,
+            cpus: 8,
+            login: false,
+        };
+        let context = images.context();
+        assert_eq!(context["arch"], text("arm64"));
+        assert_eq!(context["cpu"], text("max"));
+        assert_eq!(context["machine"], text("virt,gic-version=3"));
+        assert_eq!(context["guestfs_interface"], text("virtio"));
+        assert_eq!(context["memory"], ContextValue::Number(2048));
+        assert_eq!(context["extra_options"], ContextValue::List(vec!["-smp 8".into()]));
+        assert!(Arch::Arm64.default_kernel_args().starts_with("console=ttyAMA0,115200 "));
+        assert!(Arch::Amd64.default_kernel_args().starts_with("console=ttyS0,115200 "));
     }
 }
 

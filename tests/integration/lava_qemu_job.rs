@@ -81,6 +81,21 @@ fn a_qemu_job_is_valid_for_lava_and_runs_the_board_jobs_test() {
     assert_eq!(boot["prompts"][0], "rtlab# ");
     assert_eq!(login["context"]["arch"], "arm64");
     assert!(login["actions"][0]["deploy"]["images"].get("initrd").is_none());
+    // arm64: what LAVA's qemu device type defaults wrong for the boards (cortex-a57, GICv2,
+    // the overlay on IDE, which `virt` lacks), and the PL011 console.
+    let context = &login["context"];
+    assert_eq!(
+        (&context["cpu"], &context["machine"]),
+        (&"max".into(), &"virt,gic-version=3".into())
+    );
+    assert_eq!(context["guestfs_interface"], "virtio");
+    assert_eq!(context["extra_options"][0], "-smp 8");
+    let kernel = login["actions"][0]["deploy"]["images"]["kernel"]["image_arg"].as_str().unwrap();
+    assert!(
+        kernel.starts_with("-kernel {kernel} -append \"console=ttyAMA0,115200 root=/dev/vda rw "),
+        "{kernel}"
+    );
+    assert!(qemu["context"].get("cpu").is_none() && qemu["context"].get("machine").is_none());
 }
 
 #[test]

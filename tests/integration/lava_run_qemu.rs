@@ -22,7 +22,7 @@ use crate::support::harness::Test;
 use crate::support::lab::{self, machines_dir};
 use crate::support::lava_job::lava_schema;
 
-fn lab_cache() -> PathBuf {
+pub(crate) fn lab_cache() -> PathBuf {
     std::env::var_os("RTBUILD_LAB_CACHE").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
             .join(".cache/rtbuild-lab")
@@ -30,7 +30,7 @@ fn lab_cache() -> PathBuf {
 }
 
 /// lava-dispatcher (and lava-dispatcher-host, which it imports) as `.ci/setup` unpacked them.
-fn dispatcher() -> PathBuf {
+pub(crate) fn dispatcher() -> PathBuf {
     let dir = lab_cache().join("lava-dispatcher");
     for file in [
         "usr/bin/lava-run",
@@ -47,7 +47,7 @@ fn dispatcher() -> PathBuf {
 }
 
 /// lava-server's device-type templates (`qemu.jinja2`, `base.jinja2`), extracted by `.ci/setup`.
-fn device_types() -> PathBuf {
+pub(crate) fn device_types() -> PathBuf {
     let dir = lab_cache().join("lava-server/usr/share/lava-server/device-types");
     assert!(
         dir.join("qemu.jinja2").is_file() && dir.join("base.jinja2").is_file(),
@@ -58,26 +58,28 @@ fn device_types() -> PathBuf {
 }
 
 /// The device dictionary a LAVA server would render for this job on a `qemu` worker without
-/// KVM: the job's context (arch, memory, `-smp`) and the TCG options this VM needs, with
-/// QEMU's user-mode network restricted (the guest reaches nothing).
+/// KVM: the job's context (arch, memory, `-smp`; on arm64 also cpu, machine and the overlay's
+/// interface) as the template's variables, the worker's TCG options (argv 3) before the job's
+/// extra options, and QEMU's user-mode network restricted (the guest reaches nothing).
 const DEVICE: &str = r#"
 import json, sys, jinja2
-templates, context = sys.argv[1], json.loads(sys.argv[2])
+templates, context, worker = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 env = jinja2.Environment(loader=jinja2.FileSystemLoader(templates), autoescape=False, trim_blocks=True)
-extra = ["-accel tcg,thread=multi", "-cpu max"] + context.get("extra_options", [])
+variables = dict(context, no_kvm=True, netdevice="user,restrict=on",
+                 extra_options=worker + context.get("extra_options", []))
 text = "{% extends 'qemu.jinja2' %}\n" + "".join(
-    "{%% set %s = %s %%}\n" % (k, json.dumps(v)) for k, v in sorted({
-        "arch": context["arch"], "memory": context["memory"], "no_kvm": True,
-        "netdevice": "user,restrict=on", "extra_options": extra}.items()))
+    "{%% set %s = %s %%}\n" % (k, json.dumps(v)) for k, v in sorted(variables.items()))
 sys.stdout.write(env.from_string(text.replace("true", "True")).render())
 "#;
 
-fn render_device(job: &Value, out: &Path) {
+/// Renders the device dictionary for `job` with the worker's TCG options `worker`.
+pub(crate) fn render_device(job: &Value, out: &Path, worker: &[&str]) {
     let context = serde_json::to_string(&job["context"]).unwrap();
     let run = Command::new("/usr/bin/python3")
         .args(["-c", DEVICE])
         .arg(device_types())
         .arg(context)
+        .arg(serde_json::to_string(worker).unwrap())
         .output()
         .unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
@@ -103,16 +105,21 @@ fn guest_modules(image: &Path, dir: &Path) -> PathBuf {
     versions[0].clone()
 }
 
-/// A `qemu-system-x86_64` first in PATH that execs the real one with a parent-death signal.
-fn qemu_wrapper(dir: &Path) -> PathBuf {
+/// A `qemu` (`qemu-system-x86_64`, `qemu-system-aarch64`) first in PATH that execs the real one
+/// with a parent-death signal.
+fn qemu_wrapper(dir: &Path, qemu: &str) -> PathBuf {
     fs::create_dir_all(dir).unwrap();
-    let real = ["/usr/bin/qemu-system-x86_64", "/usr/local/bin/qemu-system-x86_64"]
+    let real = ["/usr/bin", "/usr/local/bin"]
         .into_iter()
-        .find(|p| Path::new(p).is_file())
-        .expect("qemu-system-x86_64 is installed (bash .ci/setup)");
-    let wrapper = dir.join("qemu-system-x86_64");
-    fs::write(&wrapper, format!("#!/bin/sh\nexec setpriv --pdeathsig KILL -- {real} \"$@\"\n"))
-        .unwrap();
+        .map(|d| Path::new(d).join(qemu))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{qemu} is installed (bash .ci/setup)"));
+    let wrapper = dir.join(qemu);
+    fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec setpriv --pdeathsig KILL -- {} \"$@\"\n", real.display()),
+    )
+    .unwrap();
     fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
     dir.to_path_buf()
 }
@@ -129,7 +136,7 @@ impl Drop for Running {
 }
 
 /// Processes whose command line names `needle` (the job's own tmp folder), but this test's.
-fn processes_naming(needle: &str) -> Vec<String> {
+pub(crate) fn processes_naming(needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
@@ -145,7 +152,7 @@ fn processes_naming(needle: &str) -> Vec<String> {
 }
 
 /// The `results` entries of a lava-run log: (definition, case, result).
-fn lava_results(log: &str) -> Vec<(String, String, String)> {
+pub(crate) fn lava_results(log: &str) -> Vec<(String, String, String)> {
     log.lines()
         .filter(|l| l.contains("\"lvl\": \"results\""))
         .filter_map(|l| serde_yaml::from_str::<serde_yaml::Value>(l).ok())
@@ -157,11 +164,63 @@ fn lava_results(log: &str) -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// Runs `root/job.yaml` with the real `lava-run` against `root/device.yaml`, QEMU being `qemu`;
+/// libguestfs's appliance (LAVA's test overlay) boots the host-architecture `supermin_image`'s
+/// kernel. Returns the log once `lava-run` finished, after checking it succeeded, finished the
+/// job correctly and left no process of the job running.
+pub(crate) fn run_lava(root: &Path, supermin_image: &Path, qemu: &str) -> String {
+    let dispatcher = dispatcher();
+    let modules = guest_modules(supermin_image, &root.join("guest"));
+    let bin = qemu_wrapper(&root.join("bin"), qemu);
+    // A job id of its own: lava-run works in /var/lib/lava/dispatcher/tmp/ID.
+    let job_id = format!("{}", std::process::id());
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let log = fs::File::create(root.join("lava-run.log")).unwrap();
+    let child = Command::new("setpriv")
+        .args(["--pdeathsig", "KILL", "--", "/usr/bin/python3"])
+        .arg(dispatcher.join("usr/bin/lava-run"))
+        .args(["--job-id", &job_id, "--output-dir"])
+        .arg(root.join("output"))
+        .arg("--device")
+        .arg(root.join("device.yaml"))
+        .arg(root.join("job.yaml"))
+        .current_dir(root)
+        .env("PATH", path)
+        .env("PYTHONPATH", dispatcher.join("usr/lib/python3/dist-packages"))
+        .env("LIBGUESTFS_BACKEND", "direct")
+        .env("LIBGUESTFS_BACKEND_SETTINGS", "force_tcg")
+        .env("SUPERMIN_KERNEL", supermin_image.join("vmlinuz"))
+        .env("SUPERMIN_MODULES", &modules)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        // lava-run logs to stderr: one {dt, lvl, msg} mapping a line.
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(30 * 60);
+    let status = loop {
+        if let Some(status) = running.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "lava-run overstayed 30 minutes; killed");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let log_text = fs::read_to_string(root.join("lava-run.log")).unwrap();
+    let tail = &log_text[log_text.len().saturating_sub(4000)..];
+    assert!(status.success(), "lava-run failed ({status}): {tail}");
+    assert!(log_text.contains("\"msg\": \"Job finished correctly\""), "{tail}");
+    let job_dir = format!("/var/lib/lava/dispatcher/tmp/{job_id}/");
+    assert_eq!(processes_naming(&job_dir), Vec::<String>::new(), "left running");
+    drop(running);
+    log_text
+}
+
 #[test]
 fn a_real_lava_run_of_the_qemu_job_on_the_lab_guest_is_reported_from_its_log() {
     let _one_guest_at_a_time = lab::exclusive();
     let image = lab::image();
-    let dispatcher = dispatcher();
+    dispatcher();
     let test = Test::new();
     let root = test.path().to_path_buf();
     let url = |file: &str| format!("file://{}", image.join(file).display());
@@ -195,54 +254,19 @@ fn a_real_lava_run_of_the_qemu_job_on_the_lab_guest_is_reported_from_its_log() {
         kernel_arg.contains(" isolcpus=1 ") && kernel_arg.contains(" nohz_full=1"),
         "{kernel_arg}"
     );
-    render_device(&job, &root.join("device.yaml"));
-    let modules = guest_modules(&image, &root.join("guest"));
-    let bin = qemu_wrapper(&root.join("bin"));
+    render_device(&job, &root.join("device.yaml"), &["-accel tcg,thread=multi", "-cpu max"]);
+    let log_text = run_lava(&root, &image, "qemu-system-x86_64");
 
-    // A job id of its own: lava-run works in /var/lib/lava/dispatcher/tmp/ID.
-    let job_id = format!("{}", std::process::id());
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let log = fs::File::create(root.join("lava-run.log")).unwrap();
-    let child = Command::new("setpriv")
-        .args(["--pdeathsig", "KILL", "--", "/usr/bin/python3"])
-        .arg(dispatcher.join("usr/bin/lava-run"))
-        .args(["--job-id", &job_id, "--output-dir"])
-        .arg(root.join("output"))
-        .arg("--device")
-        .arg(root.join("device.yaml"))
-        .arg(root.join("job.yaml"))
-        .current_dir(&root)
-        .env("PATH", path)
-        .env("PYTHONPATH", dispatcher.join("usr/lib/python3/dist-packages"))
-        .env("LIBGUESTFS_BACKEND", "direct")
-        .env("LIBGUESTFS_BACKEND_SETTINGS", "force_tcg")
-        .env("SUPERMIN_KERNEL", image.join("vmlinuz"))
-        .env("SUPERMIN_MODULES", &modules)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        // lava-run logs to stderr: one {dt, lvl, msg} mapping a line.
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let mut running = Running(child);
-    let deadline = Instant::now() + Duration::from_secs(30 * 60);
-    let status = loop {
-        if let Some(status) = running.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "lava-run overstayed 30 minutes; killed");
-        std::thread::sleep(Duration::from_millis(500));
-    };
-    let log_text = fs::read_to_string(root.join("lava-run.log")).unwrap();
-    let tail = &log_text[log_text.len().saturating_sub(4000)..];
-    assert!(status.success(), "lava-run failed ({status}): {tail}");
-    assert!(log_text.contains("\"msg\": \"Job finished correctly\""), "{tail}");
-    let job_dir = format!("/var/lib/lava/dispatcher/tmp/{job_id}/");
-    assert_eq!(processes_naming(&job_dir), Vec::<String>::new(), "left running");
-    drop(running);
+    lava_verdicts_and_report_agree(&root, &log_text, 1);
+    drop(made);
+}
 
+/// LAVA's own verdicts (from the test shell: a PREEMPT_RT kernel, one case per scenario) and
+/// `rtbuild report`'s reading of the log `lava-run` wrote in `root` agree; every measuring
+/// thread ran on `rt_cpu`; the guest's state before and after each scenario was read whole.
+pub(crate) fn lava_verdicts_and_report_agree(root: &Path, log_text: &str, rt_cpu: u64) {
     // LAVA's own verdicts, from the test shell: a PREEMPT_RT kernel, one case per scenario.
-    let results = lava_results(&log_text);
+    let results = lava_results(log_text);
     let case = |name: &str| {
         results
             .iter()
@@ -252,7 +276,7 @@ fn a_real_lava_run_of_the_qemu_job_on_the_lab_guest_is_reported_from_its_log() {
     };
     assert_eq!(case("preempt-rt"), "pass");
     let report = Test::new()
-        .cwd(&root)
+        .cwd(root)
         .args(["report", "--json", "--threshold-us", "1000000", "lava-run.log"])
         .run()
         .ignore_stderr();
@@ -269,7 +293,7 @@ fn a_real_lava_run_of_the_qemu_job_on_the_lab_guest_is_reported_from_its_log() {
         assert!(scenario["all"]["samples"].as_u64().unwrap() > 0, "{name}: {scenario}");
         let threads = scenario["threads"].as_array().unwrap();
         assert!(
-            !threads.is_empty() && threads.iter().all(|t| t["cpu"] == 1),
+            !threads.is_empty() && threads.iter().all(|t| t["cpu"] == rt_cpu),
             "{name}: {threads:?}"
         );
         // The guest's verdict (its LAVA test case) and the report's agree: a case the guest
@@ -292,5 +316,4 @@ fn a_real_lava_run_of_the_qemu_job_on_the_lab_guest_is_reported_from_its_log() {
             "{name}: {said}"
         );
     }
-    drop(made);
 }

@@ -28,6 +28,7 @@ mod lava_2026;
 mod lava_qemu_job;
 mod lava_real_log;
 mod lava_run_qemu;
+mod lava_run_qemu_arm64;
 mod lava_test_plans;
 mod lock;
 mod machines;

@@ -30,7 +30,7 @@ set -euo pipefail
 
 # Bump when the image recipe below changes in a way the package versions do not show.
 recipe=4
-recipe_arm64=1
+recipe_arm64=2
 suite=bookworm
 mirror=http://deb.debian.org/debian
 security=http://deb.debian.org/debian-security
@@ -170,6 +170,19 @@ INIT
   chmod 0755 "$1"
 }
 
+# For the arm64 guest's init, which has no udev (the x86 guest's initramfs runs udev): each disk
+# named by its file system's UUID as udev names it, before the console shell starts (LAVA's qemu
+# boot mounts its test overlay disk as /dev/disk/by-uuid/UUID).
+write_disk_links() {
+  cat <<'LINKS'
+mkdir -p /dev/disk/by-uuid
+for d in /sys/class/block/*; do
+  d=${d##*/}
+  u=$(blkid -s UUID -o value "/dev/$d" 2>/dev/null) && [ -n "$u" ] && ln -sf "../../$d" "/dev/disk/by-uuid/$u"
+done
+LINKS
+}
+
 cmd_build() {
   [ "$arch" = x86_64 ] || { build_arm64; return; }
   command -v mmdebstrap >/dev/null || die "mmdebstrap is missing; run bash .ci/setup"
@@ -264,6 +277,9 @@ build_arm64() {
   ssh-keygen -q -t ed25519 -N '' -C rtbuild-lab-host -f "$tmp/host_ed25519"
   write_init "$tmp/rtlab-init"
   sed -i 's,/dev/ttyS0,/dev/ttyAMA0,g' "$tmp/rtlab-init"
+  write_disk_links >"$tmp/disk-links"
+  sed -i "/^( while :; do setsid/e cat $tmp/disk-links" "$tmp/rtlab-init"
+  rm -f "$tmp/disk-links"
   local include root=$tmp/root
   include=$(IFS=,; echo "${packages[*]}")
   as_root mmdebstrap --variant=extract --arch=arm64 --mode=root --quiet \
