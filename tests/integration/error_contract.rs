@@ -102,13 +102,15 @@ const REFUSALS: &[Refusal] = &[
         args: &["generate", "--machine", "rb3gen2-core-kit", "--out", "afile"],
         files: &[("afile", "mine\n")],
         want: &[
-            "output folder @DIR@/afile cannot be used: @DIR@/afile is a file, not a folder; pass --out a folder",
+            "--out `@DIR@/afile`: `@DIR@/afile` is a file, not a folder; pass a folder (it is created when missing)",
         ],
     },
     Refusal {
         args: &["test", "--local", "--rt-cpus", "1", "--out", "afile"],
         files: &[("afile", "mine\n")],
-        want: &["result folder afile is a file, not a folder; pass --out a new folder"],
+        want: &[
+            "--out `afile`: `afile` is a file, not a folder; pass a folder (it is created when missing)",
+        ],
     },
     // Messages that used to end in `: <fix>` or have no fix.
     Refusal {

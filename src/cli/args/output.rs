@@ -27,7 +27,7 @@ impl OutputArgs {
     /// anything is printed or written).
     pub(crate) fn check(&self) -> Result<(), crate::error::Refusal> {
         if let Some(out) = &self.out {
-            crate::base::output::check_folder("--out", out)
+            crate::base::output::check_folder("--out", &super::absolute(out))
                 .map_err(crate::error::Refusal::Output)?;
         }
         Ok(())
