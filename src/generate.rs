@@ -82,10 +82,11 @@ pub(crate) fn default_out(plan: &Plan) -> PathBuf {
 /// Renders `plan` and writes it under `options.out`.
 pub(crate) fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generated, GenerateError> {
     let out = build_path::check("output folder", &options.out)?;
+    // Names what is there (a character device, a FIFO, a file) before the general refusal.
+    crate::base::output::check_folder("--out", &out)?;
     if let Some(file) = out.ancestors().find(|p| p.exists()).filter(|p| !p.is_dir()) {
         return Err(GenerateError::OutIsFile { out: out.clone(), file: file.to_path_buf() });
     }
-    crate::base::output::check_folder("--out", &out)?;
     let layout = layout_for(&out)?;
     let local = local_includes(plan, &out)?;
     let tree = render::render_including(plan, &layout, &local)?;
@@ -191,7 +192,7 @@ pub(crate) fn generate_and_report(
     for (path, change) in &generated.report.files {
         let verb = match (change, dry) {
             (Change::Unchanged, _) => {
-                ui.detail(format!("unchanged {}", path.display()));
+                ui.detail(format!("unchanged {}", crate::base::shown_path(path)));
                 continue;
             }
             (Change::Create, false) => "Created",
@@ -201,14 +202,14 @@ pub(crate) fn generate_and_report(
             (Change::Remove, false) => "Removed",
             (Change::Remove, true) => "Would remove",
         };
-        ui.status(verb, path.display());
+        ui.status(verb, crate::base::shown_path(path));
     }
     let report = &generated.report;
     ui.status(
         if dry { "Dry run" } else { "Generated" },
         format!(
             "{}: {} new, {} updated, {} removed, {} unchanged",
-            generated.out.display(),
+            crate::base::shown_path(&generated.out),
             report.count(Change::Create),
             report.count(Change::Update),
             report.count(Change::Remove),

@@ -6,7 +6,13 @@
 //! value, a board name from a user catalog).
 
 /// Lays out `header` and `rows` as a table, one line each.
+/// A cell's control and invisible format characters are escaped
+/// ([`crate::base::escape_controls`]): a cell cannot split its row, send an escape sequence or
+/// reorder the line (a value a target printed, a name from a result folder).
 pub(crate) fn table<const N: usize>(header: &[String; N], rows: &[[String; N]]) -> String {
+    let rows: Vec<[String; N]> =
+        rows.iter().map(|row| row.clone().map(|c| crate::base::escape_controls(&c))).collect();
+    let rows = rows.as_slice();
     let mut widths: [usize; N] = std::array::from_fn(|i| header[i].chars().count());
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {

@@ -69,11 +69,39 @@ pub(crate) fn render(name: &str, ctx: &impl Serialize) -> Result<String, minijin
     let trimmed = text.trim_end_matches('\n').len();
     text.truncate(trimmed);
     text.push('\n');
+    if name.ends_with(".html") && text.chars().any(crate::base::is_hidden_format) {
+        text = neutralised(&text);
+    }
     Ok(text)
+}
+
+/// `page` with every invisible format character (a right-to-left override in a scenario name,
+/// in a cell, a chart label or an attribute) written as the visible text `\u{202e}`: a page
+/// shows names as they are spelt, never reordered ("Trojan Source"). rtbuild's own templates
+/// hold none.
+fn neutralised(page: &str) -> String {
+    let mut out = String::with_capacity(page.len() + 64);
+    for c in page.chars() {
+        if crate::base::is_hidden_format(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
+    /// Issue 34 round 5 item H: a name's right-to-left override reached the page as it was.
+    #[test]
+    fn html_pages_show_bidirectional_overrides_as_text() {
+        assert_eq!(
+            super::neutralised("<td>a\u{202e}b\u{2066}\u{feff}</td>"),
+            "<td>a\\u{202e}b\\u{2066}\\u{feff}</td>"
+        );
+    }
+
     #[test]
     fn every_template_compiles() {
         for (name, _) in super::TEMPLATES {

@@ -8,6 +8,8 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+use crate::base::escape_controls;
+
 /// What the user asked of the output (the cli maps `--json`, `--quiet`, `--verbose` and
 /// `--plain` onto it; the library knows nothing of flags).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -105,6 +107,7 @@ impl Ui {
 
     /// A line of human-readable result text on stdout (tables, paths).
     pub(crate) fn out(&self, text: impl Display) {
+        let text = crate::base::escape_controls_but_lines(&text.to_string());
         let mut stdout = std::io::stdout().lock();
         #[allow(clippy::print_stdout)]
         let _ = writeln!(stdout, "{text}");
@@ -112,8 +115,12 @@ impl Ui {
 
     /// Serialises `value` as pretty JSON on stdout.
     pub(crate) fn out_json(&self, value: &impl Serialize) -> Result<(), serde_json::Error> {
+        // JSON escapes its own control characters; a format character stays as it is (a JSON
+        // reader gets the name back).
         let text = serde_json::to_string_pretty(value)?;
-        self.out(text);
+        let mut stdout = std::io::stdout().lock();
+        #[allow(clippy::print_stdout)]
+        let _ = writeln!(stdout, "{text}");
         Ok(())
     }
 
@@ -135,6 +142,10 @@ impl Ui {
     }
 
     fn stderr(&self, text: &str) {
+        // The last guard: whatever outside text a message carries, no escape sequence, carriage
+        // return or bidirectional override reaches the terminal (lines are split where the
+        // parts were made, and escaped there).
+        let text = crate::base::escape_controls_but_lines(text);
         let mut stderr = std::io::stderr().lock();
         #[allow(clippy::print_stderr)]
         let _ = writeln!(stderr, "{text}");
@@ -157,20 +168,6 @@ pub(crate) const PROGRESS_MESSAGE_COLUMNS: usize = 80 - PROGRESS_FIXED_COLUMNS;
 /// `message; fix`, unless `message` already ends in a fix of its own (holds `; `).
 pub(crate) fn with_fix(message: &str, fix: &str) -> String {
     if message.contains("; ") { message.to_string() } else { format!("{message}; {fix}") }
-}
-
-/// `text` with every control character (newline, tab, escape, …) written as its Rust escape
-/// (`\n`, `\t`, `\u{1b}`); everything else, quotes and non-ASCII included, as it is.
-pub(crate) fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// A word (a run without whitespace) longer than this is shortened in a refusal.

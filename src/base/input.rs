@@ -86,6 +86,22 @@ fn missing_or_unreadable(path: &Path, cause: io::Error) -> InputError {
     InputError::Unreadable { path: path.to_path_buf(), cause }
 }
 
+/// The first symlink on the way from `dir` to `dir/relative` (the part of `relative` that is
+/// the link, and where it points), if any: a file a result folder names must be in the folder,
+/// and a link in it could point anywhere (`/etc/shadow`, `/dev/zero`), or nowhere.
+pub(crate) fn link_within(dir: &Path, relative: &Path) -> Option<(PathBuf, PathBuf)> {
+    let mut part = PathBuf::new();
+    for component in relative.components() {
+        part.push(component);
+        let meta = dir.join(&part).symlink_metadata().ok()?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(dir.join(&part)).unwrap_or_default();
+            return Some((part, target));
+        }
+    }
+    None
+}
+
 /// Checks that `path` is a regular file (through symlinks) without opening it: for a path
 /// rtbuild hands to another program or copies (a fragment, a patch).
 pub(crate) fn check_file(path: &Path) -> Result<(), InputError> {

@@ -87,7 +87,15 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
         .into_iter()
         .collect();
     let [top] = tops.as_slice() else {
-        problem("archive", "", format!("expected one top folder, found {}", tops.join(", ")));
+        // Names from the archive: each escaped and cut, the first ten.
+        let shown: Vec<String> = tops.iter().take(10).map(|t| crate::base::shown(t)).collect();
+        let more =
+            if tops.len() > 10 { format!(" and {} more", tops.len() - 10) } else { String::new() };
+        problem(
+            "archive",
+            "",
+            format!("expected one top folder, found {}{more}", shown.join(", ")),
+        );
         return Ok(done(path, read.files.len(), problems));
     };
     let prefix = format!("{top}/");

@@ -55,7 +55,7 @@ pub(crate) enum BundleError {
         crate::ui::with_fix(&.cause.to_string(), "pass a .tar.zst or .tar.gz made by `rtbuild bundle`"))]
     Unreadable { path: PathBuf, cause: std::io::Error },
     #[error("{}: member `{}` is over {} MiB, more than any rtbuild bundle's metadata (a decompression bomb?); pass a .tar.zst or .tar.gz made by `rtbuild bundle`",
-        path.display(), member, limit >> 20)]
+        path.display(), crate::base::shown(member), limit >> 20)]
     MemberTooBig { path: PathBuf, member: String, limit: u64 },
     #[error("{}: {what}, more than any rtbuild bundle holds (a decompression bomb?); pass a .tar.zst made by `rtbuild bundle`",
         path.display())]

@@ -83,6 +83,10 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if let [old, new] = args.diff.as_slice() {
         return diff(old, new, ui);
     }
+    // Before the build is looked at: a device, FIFO or file is no output folder.
+    if let Some(out) = &args.out {
+        crate::base::output::check_folder("--out", out).map_err(Refusal::Output)?;
+    }
     let machine = args.dirs.machine_name()?.ok_or(Refusal::BundleNeedsMachine)?;
     let kas_file = args.dirs.kas_file()?;
     let gen_dir = kas_file.as_ref().and_then(|k| k.parent().map(PathBuf::from));
@@ -117,7 +121,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let verify = match &verify_report {
         Some(path) => {
             if args.verify_report.is_none() {
-                ui.note(format!("using the verify result {}", path.display()));
+                ui.note(format!("using the verify result {}", crate::base::shown_path(path)));
             }
             Some(VerifySummary::read(path)?)
         }
@@ -166,10 +170,10 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if ui.json() {
         ui.out_json(&outcome)?;
     } else {
-        ui.out(outcome.archive.display());
-        ui.out(outcome.manifest_file.display());
+        ui.out(crate::base::shown_path(&outcome.archive));
+        ui.out(crate::base::shown_path(&outcome.manifest_file));
         if let Some(envelope) = &outcome.envelope {
-            ui.out(envelope.display());
+            ui.out(crate::base::shown_path(envelope));
         }
     }
     ui.status(
@@ -179,14 +183,27 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// How much of one problem's detail `bundle --check`/`--verify` print.
+const DETAIL_CHARS: usize = 1000;
+
 fn check(archive: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
     let report = bundle::check(archive)?;
     if ui.json() {
         ui.out_json(&report)?;
     } else {
         for p in &report.problems {
-            let path = if p.path.is_empty() { String::new() } else { format!("{} ", p.path) };
-            ui.out(format!("{:<10} {path}{}", p.kind, p.detail));
+            // Member names and details come from the archive: escaped and cut, so a member
+            // named with escape sequences or 100 KB long prints as one bounded line.
+            let path = if p.path.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", crate::base::shown(&p.path))
+            };
+            ui.out(format!(
+                "{:<10} {path}{}",
+                p.kind,
+                crate::base::shown_at(&p.detail, DETAIL_CHARS)
+            ));
         }
     }
     if let Some(counts) = &report.unpatched_cves
@@ -203,7 +220,11 @@ fn check(archive: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
     if report.passed {
         ui.status("Checked", format!("{} files match the manifest", report.files));
     } else {
-        ui.warn(format!("{} problems in {}", report.problems.len(), archive.display()));
+        ui.warn(format!(
+            "{} problems in {}",
+            report.problems.len(),
+            crate::base::shown_path(archive)
+        ));
     }
     Ok(Exit::from_pass(report.passed))
 }
@@ -214,7 +235,7 @@ fn verify(archive: &std::path::Path, key: &std::path::Path, ui: &Ui) -> crate::e
         ui.out_json(&report)?;
     } else {
         for problem in &report.problems {
-            ui.out(problem);
+            ui.out(crate::base::shown_at(problem, DETAIL_CHARS));
         }
     }
     if report.passed {
@@ -222,12 +243,16 @@ fn verify(archive: &std::path::Path, key: &std::path::Path, ui: &Ui) -> crate::e
             "Verified",
             format!(
                 "the signature of {} and {} subjects",
-                report.envelope.display(),
+                crate::base::shown_path(&report.envelope),
                 report.subjects.len()
             ),
         );
     } else {
-        ui.warn(format!("{} problems in {}", report.problems.len(), archive.display()));
+        ui.warn(format!(
+            "{} problems in {}",
+            report.problems.len(),
+            crate::base::shown_path(archive)
+        ));
     }
     Ok(Exit::from_pass(report.passed))
 }
@@ -238,7 +263,11 @@ fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> crate::error::
         ui.out_json(&diff)?;
         return Ok(Exit::Ok);
     }
-    let value = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    // Every name and value comes from the archives: escaped and cut.
+    let value = |v: &Option<String>| v.as_deref().map_or_else(|| "-".into(), crate::base::shown);
+    let name = |c: &crate::formats::bundle_diff_json::Change| crate::base::shown(&c.name);
+    let list =
+        |ids: &[String]| ids.iter().map(|i| crate::base::shown(i)).collect::<Vec<_>>().join(", ");
     // Boot arguments are their own values: only the name is shown.
     let section = |title: &str, changes: &[crate::formats::bundle_diff_json::Change]| {
         ui.out(
@@ -247,11 +276,11 @@ fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> crate::error::
         let named = title != "boot arguments";
         for c in changes {
             let line = match (&c.old, &c.new, named) {
-                (None, _, false) => format!("  + {}", c.name),
-                (_, None, false) => format!("  - {}", c.name),
-                (None, _, true) => format!("  + {} {}", c.name, value(&c.new)),
-                (_, None, true) => format!("  - {} {}", c.name, value(&c.old)),
-                _ => format!("  ~ {} {} -> {}", c.name, value(&c.old), value(&c.new)),
+                (None, _, false) => format!("  + {}", name(c)),
+                (_, None, false) => format!("  - {}", name(c)),
+                (None, _, true) => format!("  + {} {}", name(c), value(&c.new)),
+                (_, None, true) => format!("  - {} {}", name(c), value(&c.old)),
+                _ => format!("  ~ {} {} -> {}", name(c), value(&c.old), value(&c.new)),
             };
             ui.out(line);
         }
@@ -269,11 +298,11 @@ fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> crate::error::
         Some(cves) => {
             ui.out(format!(
                 "CVEs fixed: {}",
-                if cves.fixed.is_empty() { "none".into() } else { cves.fixed.join(", ") }
+                if cves.fixed.is_empty() { "none".into() } else { list(&cves.fixed) }
             ));
             ui.out(format!(
                 "CVEs new: {}",
-                if cves.new.is_empty() { "none".into() } else { cves.new.join(", ") }
+                if cves.new.is_empty() { "none".into() } else { list(&cves.new) }
             ));
         }
         None => ui.out("CVEs: not in both bundles (no VEX)"),
@@ -286,7 +315,7 @@ fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> crate::error::
             for row in rows {
                 ui.out(format!(
                     "  {}: max {} -> {}, p99.9 {} -> {}",
-                    row.scenario,
+                    crate::base::shown(&row.scenario),
                     us(row.old_max_us),
                     us(row.new_max_us),
                     us(row.old_p999_us),

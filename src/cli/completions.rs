@@ -118,17 +118,21 @@ pub(super) fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
 }
 
 pub(super) fn man(args: ManArgs, ui: &Ui) -> crate::error::Result<Exit> {
+    // A device, FIFO or file is refused before a page is written (`/dev/null` would have
+    // taken every page as a failed write, or a temp file beside it).
+    crate::base::output::check_folder("--out-dir", &args.out_dir)
+        .map_err(crate::error::Refusal::Output)?;
     let pages = pages().map_err(crate::error::Kind::ManPages)?;
     for (name, text) in &pages {
         let path = args.out_dir.join(name);
         crate::write::write_atomic(&path, text, false)?;
-        ui.status("Wrote", path.display());
+        ui.status("Wrote", crate::base::shown_path(&path));
     }
     if ui.json() {
         let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
         ui.out_json(&serde_json::json!({ "pages": names }))?;
     } else {
-        ui.out(args.out_dir.display());
+        ui.out(crate::base::shown_path(&args.out_dir));
     }
     Ok(Exit::Ok)
 }

@@ -16,13 +16,14 @@ pub(crate) struct GenerateArgs {
 }
 
 pub(super) fn run(args: GenerateArgs, ui: &Ui) -> crate::error::Result<Exit> {
+    args.output.check()?;
     let plan = args.plan.plan()?;
     let options = args.output.options().for_plan(&plan);
     let generated = generate::generate_and_report(&plan, &options, ui)?;
     if ui.json() {
         ui.out_json(&generated)?;
     } else {
-        ui.out(generated.kas_file.display());
+        ui.out(crate::base::shown_path(&generated.kas_file));
     }
     Ok(Exit::Ok)
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::args::DataHomeArgs;
+use crate::base::escape_controls;
 use crate::base::parse_date;
 use crate::error::Refusal;
 use crate::exit::Exit;
@@ -15,7 +16,6 @@ use crate::history::location::Location;
 use crate::history::store::{Filter, Store};
 use crate::history::{self, HistoryError, compare, regression};
 use crate::ui::Ui;
-use crate::ui::escape_controls;
 
 #[derive(Debug, Args)]
 pub(crate) struct HistoryArgs {
@@ -214,7 +214,7 @@ pub(super) fn run(args: HistoryArgs, ui: &Ui) -> crate::error::Result<Exit> {
             let runs = args.db.open()?.runs(&filter)?;
             let text = crate::formats::openmetrics::render(&runs, true);
             crate::write::write_atomic(&args.openmetrics, text.as_bytes(), false)?;
-            ui.status("Wrote", args.openmetrics.display());
+            ui.status("Wrote", crate::base::shown_path(&args.openmetrics));
             Ok(Exit::Ok)
         }
     }
@@ -289,6 +289,6 @@ fn run_trend(args: TrendArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let page = history::trend::render(&runs, args.regression_pct)
         .map_err(crate::error::Kind::TrendPage)?;
     crate::write::write_atomic(&args.html, page.as_bytes(), false)?;
-    ui.status("Wrote", args.html.display());
+    ui.status("Wrote", crate::base::shown_path(&args.html));
     Ok(Exit::Ok)
 }

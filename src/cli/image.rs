@@ -38,6 +38,7 @@ pub(crate) struct ImageArgs {
 pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::error::Result<Exit> {
     let started = std::time::Instant::now();
     signals::install();
+    args.output.check()?;
     // rtbuild.yaml and the catalog are read once; the pipeline makes the plan.
     let request = args.plan.request()?;
     let catalog = args.plan.catalog()?;
@@ -83,10 +84,10 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::error::Result<Exit> {
         })?;
     } else {
         if let Some(path) = result.artifacts.as_ref().and_then(|a| a.qcomflash.as_ref()) {
-            ui.out(path.display());
+            ui.out(crate::base::shown_path(path));
         }
         if let Some(bundle) = &after.bundle {
-            ui.out(bundle.archive.display());
+            ui.out(crate::base::shown_path(&bundle.archive));
         }
     }
     match result.status {

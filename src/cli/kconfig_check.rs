@@ -43,6 +43,9 @@ pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> crate::error::Result<Exit>
                 .map_err(|cause| Refusal::KconfigOption { text: text.clone(), cause })
         })
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(out) = &args.out {
+        crate::base::output::check_folder("--out", out).map_err(Refusal::Output)?;
+    }
     let check = KconfigCheck {
         kernel_src: absolute(&args.kernel_src),
         arch: args.arch,

@@ -159,11 +159,14 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         Some(path) => {
             crate::base::output::check_file("--out", path).map_err(Refusal::Output)?;
             crate::write::write_atomic(path, text.as_bytes(), false)?;
-            ui.status("Wrote", format!("{} (LAVA job for {})", path.display(), request.machine));
+            ui.status(
+                "Wrote",
+                format!("{} (LAVA job for {})", crate::base::shown_path(path), request.machine),
+            );
             if ui.json() {
                 ui.out_json(&serde_json::json!({ "job": path.display().to_string() }))?;
             } else {
-                ui.out(path.display());
+                ui.out(crate::base::shown_path(path));
             }
         }
         None if ui.json() => {

@@ -78,7 +78,7 @@ pub(super) fn run(args: LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
             return Err(err.into());
         }
     }
-    ui.status("Locking", request.kas.kas_file.display());
+    ui.status("Locking", crate::base::shown_path(&request.kas.kas_file));
     let outcome = lock::pin(&request, &crate::runner::System)?;
     for change in &outcome.repos {
         if change.dirty {
@@ -117,7 +117,7 @@ pub(super) fn run(args: LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
             };
             ui.out(format!("{:<8} {:<22} {}{moved}", c.action, c.repo, c.commit));
         }
-        ui.out(outcome.lock_file.display());
+        ui.out(crate::base::shown_path(&outcome.lock_file));
     }
     Ok(Exit::Ok)
 }
@@ -153,10 +153,17 @@ fn check(args: &LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
         }
     }
     if report.passed {
-        ui.status("Checked", format!("{} repos match {}", report.repos.len(), path.display()));
+        ui.status(
+            "Checked",
+            format!("{} repos match {}", report.repos.len(), crate::base::shown_path(&path)),
+        );
     } else {
         let bad = report.repos.iter().filter(|r| !r.ok()).count();
-        ui.warn(format!("{bad} of {} repos do not match {}", report.repos.len(), path.display()));
+        ui.warn(format!(
+            "{bad} of {} repos do not match {}",
+            report.repos.len(),
+            crate::base::shown_path(&path)
+        ));
     }
     Ok(Exit::from_pass(report.passed))
 }
@@ -212,12 +219,16 @@ fn install(source: &Path, args: &LockArgs, ui: &Ui) -> crate::error::Result<Exit
     let outcome = lock::install(source, &kas_file)?;
     ui.status(
         if outcome.written { "Installed" } else { "Unchanged" },
-        format!("{} repos pinned in {}", outcome.repos, outcome.lock_file.display()),
+        format!(
+            "{} repos pinned in {}",
+            outcome.repos,
+            crate::base::shown_path(&outcome.lock_file)
+        ),
     );
     if ui.json() {
         ui.out_json(&outcome)?;
     } else {
-        ui.out(outcome.lock_file.display());
+        ui.out(crate::base::shown_path(&outcome.lock_file));
     }
     Ok(Exit::Ok)
 }

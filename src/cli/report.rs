@@ -93,15 +93,15 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
     }
     if let Some(path) = &args.html {
         crate::write::write_atomic(path, report::html::render(&report).as_bytes(), false)?;
-        ui.status("Wrote", path.display());
+        ui.status("Wrote", crate::base::shown_path(path));
     }
     if let Some(path) = &args.junit {
         crate::write::write_atomic(path, report::junit::render(&report).as_bytes(), false)?;
-        ui.status("Wrote", path.display());
+        ui.status("Wrote", crate::base::shown_path(path));
     }
     if let (Some(path), Some(text)) = (&args.openmetrics, &metrics) {
         crate::write::write_atomic(path, text.as_bytes(), false)?;
-        ui.status("Wrote", path.display());
+        ui.status("Wrote", crate::base::shown_path(path));
     }
     let file_report = args.html.is_some() || args.junit.is_some() || args.openmetrics.is_some();
     if ui.json() {

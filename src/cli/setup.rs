@@ -92,7 +92,7 @@ pub(super) fn run(args: SetupArgs, ui: &Ui) -> crate::error::Result<Exit> {
         return Ok(Exit::Ok);
     }
     let kas = setup::setup(&args.python, &venv, &System, ui)?;
-    ui.status("Ready", format!("kas {} at {}", kas.version, kas.program.display()));
+    ui.status("Ready", format!("kas {} at {}", kas.version, crate::base::shown_path(&kas.program)));
     ui.note(format!(
         "`rtbuild image` uses it when kas is not on PATH; or add {} to PATH",
         venv.join("bin").display()
@@ -102,7 +102,7 @@ pub(super) fn run(args: SetupArgs, ui: &Ui) -> crate::error::Result<Exit> {
             &serde_json::json!({ "kas": kas.program, "version": kas.version.to_string() }),
         )?;
     } else {
-        ui.out(kas.program.display());
+        ui.out(crate::base::shown_path(&kas.program));
     }
     Ok(Exit::Ok)
 }

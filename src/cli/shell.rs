@@ -31,6 +31,7 @@ pub(crate) struct ShellArgs {
 
 pub(super) fn run(args: ShellArgs, ui: &Ui) -> crate::error::Result<Exit> {
     signals::install();
+    args.output.check()?;
     let plan = args.plan.plan()?;
     let setup = args.build.setup(&args.plan.request()?, args.output.dry_run)?;
     let mut output = args.output.options();

@@ -134,6 +134,10 @@ fn measure_cpus(text: &str, host: &Host) -> crate::error::Result<CpuSet> {
 }
 
 pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
+    // Before the target is asked anything: a device, FIFO or file is no result folder.
+    if let Some(out) = &args.out {
+        crate::base::output::check_folder("--out", out).map_err(Refusal::Output)?;
+    }
     let m = args.measure.check()?;
     let trace = args.trace.check(&m)?;
     let plan = args.cpus.plan()?;

@@ -155,7 +155,7 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
         if ui.json() {
             ui.out_json(&serde_json::json!({ "script": path }))?;
         } else {
-            ui.status("Wrote", path.display());
+            ui.status("Wrote", crate::base::shown_path(&path));
         }
         return Ok(Exit::Ok);
     }
@@ -182,8 +182,9 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if ui.json() {
         ui.out_json(&outcome)?;
     } else {
+        // The target's lines: escaped and cut, so a board cannot forge rtbuild's own.
         for line in &outcome.lines {
-            ui.out(line);
+            ui.out(crate::base::shown(line));
         }
         let others = outcome.refused.len().saturating_sub(outcome.pinned.len());
         if others > 0 {

@@ -133,7 +133,7 @@ fn expectations(args: &VerifyArgs, ui: &Ui) -> crate::error::Result<Option<Expec
         ui.note(format!(
             "checking against {}, written by `rtbuild generate`; pass --plan FILE or plan flags \
              (--rt-cpus, --config, ...) to check against another plan",
-            path.display()
+            crate::base::shown_path(&path)
         ));
         return Ok(Some(expected));
     }

@@ -152,7 +152,7 @@ pub(crate) enum Refusal {
     // report
     #[error(
         "two inputs give the OpenMetrics series {}; a report's OpenMetrics file holds one value per series: pass those inputs to separate `rtbuild report --openmetrics` runs, or record them with `rtbuild history add` and write `rtbuild history export --openmetrics`",
-        crate::ui::escape_controls(&.0.chars().take(300).collect::<String>())
+        crate::base::escape_controls(&.0.chars().take(300).collect::<String>())
     )]
     SameSeries(String),
 

@@ -594,6 +594,11 @@ fn refusals() -> Vec<Refusal> {
         Refusal::LockFile(lock_io()),
         Refusal::KernelTree(crate::kconfig::tree::NotKernelSource(p("src"))),
         Refusal::Report(crate::report::ReportError::Input(input())),
+        Refusal::Report(crate::report::ReportError::LinkInFolder {
+            dir: p("r"),
+            file: p("raw/x.txt"),
+            target: p("/etc/shadow"),
+        }),
         Refusal::Report(crate::report::ReportError::FolderTooBig {
             path: p("r/run.json"),
             what: "more than 4096 files to read".into(),

@@ -11,7 +11,8 @@
 //! Labels: `machine`, `scenario`, `test`, `cpu`, `kernel_release`, `bundle_digest`; a label
 //! whose value is unknown is left out (an empty value means the same to Prometheus). Label
 //! values are escaped as the format says (`\\`, `\"`, `\n`), so no name from a result folder
-//! or the history can end a label or a line. A figure that is unknown is left out, never a
+//! or the history can end a label or a line; other control characters and invisible format
+//! characters are written as escape text ([`escape_label`]). A figure that is unknown is left out, never a
 //! made-up number.
 //!
 //! With timestamps (the history: each run's start, else when it was added), a series holds one
@@ -100,7 +101,11 @@ fn points(runs: &[HistoryRun], timestamps: bool) -> Vec<Point> {
     points
 }
 
-/// `\`, `"` and a line feed escaped as OpenMetrics label values need.
+/// `\`, `"` and a line feed escaped as OpenMetrics label values need; every other control
+/// character (ESC, CR, tab, C1) and invisible format character (a right-to-left override) as
+/// the text of its Rust escape, its backslash escaped (`\\u{1b}`), so a parser reads back the
+/// six characters `\u{1b}`: the format has no escape of its own for them, and a raw one would
+/// reach whatever shows the label.
 pub(crate) fn escape_label(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for c in value.chars() {
@@ -108,6 +113,10 @@ pub(crate) fn escape_label(value: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
+            c if crate::base::needs_escape(c) => {
+                out.push('\\');
+                out.extend(c.escape_default());
+            }
             c => out.push(c),
         }
     }

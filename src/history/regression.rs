@@ -11,9 +11,9 @@
 use super::HistoryError;
 use super::compare::{changed_inputs, figure, short};
 use super::store::Store;
+use crate::base::escape_controls as clean;
 use crate::formats::history_json::{Finding, HistoryRun, RegressionCheck};
 use crate::formats::report_json::Verdict;
-use crate::ui::escape_controls as clean;
 
 /// How many earlier valid runs form a baseline.
 pub(crate) const BASELINE_RUNS: usize = 5;

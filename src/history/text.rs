@@ -4,10 +4,10 @@
 
 use super::compare::short;
 use super::regression::number;
+use crate::base::escape_controls as clean;
 use crate::base::iso_from_epoch;
 use crate::formats::history_json::{Comparison, HistoryRun};
 use crate::table::table;
-use crate::ui::escape_controls as clean;
 
 fn or_dash(value: Option<&str>) -> String {
     value.map_or_else(|| "-".to_string(), clean)

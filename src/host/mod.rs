@@ -14,7 +14,7 @@ pub(crate) use ssh::{STEP_LIMIT, STEP_OUTPUT_CAP, SshTarget, TargetError};
 use std::fmt;
 
 use crate::base::CpuSet;
-use crate::runner::{Cmd, RunError, Runner, last_lines};
+use crate::runner::{Cmd, RunError, Runner};
 
 /// A host could not be asked about itself.
 #[derive(Debug, thiserror::Error)]
@@ -93,12 +93,12 @@ impl Host {
         if !out.status.success() {
             return Err(HostError::Unreachable {
                 host: self.to_string(),
-                stderr: last_lines(String::from_utf8_lossy(&out.stderr).trim(), 5),
+                stderr: crate::base::shown_tail(&String::from_utf8_lossy(&out.stderr), 5),
             });
         }
         CpuSet::parse(text.trim()).map_err(|_| HostError::Online {
             host: self.to_string(),
-            text: text.trim().chars().take(80).collect(),
+            text: crate::base::shown(&text.trim().chars().take(80).collect::<String>()),
         })
     }
 

@@ -132,7 +132,7 @@ fn warm(settings: &Settings, work: &Path, lock: Option<&LockFile>, ui: &Ui) -> O
     let meta_qcom = MetaQcom::open(&dir).ok()?;
     ui.detail(format!(
         "meta-qcom in {} is already at {head}, where kas checkout would leave it; reading it as it is",
-        dir.display()
+        crate::base::shown_path(&dir)
     ));
     Some(meta_qcom)
 }

@@ -171,12 +171,18 @@ fn plan(
 fn install_lock(lock: &Path, kas_file: &Path, dry_run: bool, ui: &Ui) -> Result<(), ImageError> {
     let target = crate::lock::lock_path_for(kas_file);
     if dry_run {
-        ui.status("Would lock", format!("{} from {}", target.display(), lock.display()));
+        ui.status(
+            "Would lock",
+            format!("{} from {}", crate::base::shown_path(&target), crate::base::shown_path(lock)),
+        );
         return Ok(());
     }
     let installed = crate::lock::install(lock, kas_file)?;
     let verb = if installed.written { "Locked" } else { "Lock kept" };
-    ui.status(verb, format!("{} repos in {}", installed.repos, installed.lock_file.display()));
+    ui.status(
+        verb,
+        format!("{} repos in {}", installed.repos, crate::base::shown_path(&installed.lock_file)),
+    );
     Ok(())
 }
 

@@ -78,11 +78,14 @@ pub(crate) fn after_build(
         for line in verify_bundle::failed_checks(&verified) {
             ui.status("", line);
         }
-        ui.note(format!("verdict: {}", verified.file.display()));
+        ui.note(format!("verdict: {}", crate::base::shown_path(&verified.file)));
         return Ok(After { passed: false, verified: Some(verified), ..After::default() });
     }
     let checks: usize = verified.verdict.reports.iter().map(|r| r.checks.len()).sum();
-    ui.status("Verified", format!("{checks} checks passed ({})", verified.file.display()));
+    ui.status(
+        "Verified",
+        format!("{checks} checks passed ({})", crate::base::shown_path(&verified.file)),
+    );
     let mut kas_secs = 0.0;
     let bundle = if post.bundle {
         kas_secs = keep_resolved_config(job, runner, ui)?;
@@ -94,7 +97,7 @@ pub(crate) fn after_build(
             post.gzip,
         )
         .map_err(ImageError::After)?;
-        ui.status("Bundled", outcome.archive.display());
+        ui.status("Bundled", crate::base::shown_path(&outcome.archive));
         Some(outcome)
     } else {
         None

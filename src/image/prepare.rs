@@ -132,7 +132,7 @@ pub(crate) fn prepare(
     };
     if job.write_caches(dry_run)? {
         let verb = if dry_run { "Would write" } else { "Wrote" };
-        ui.status(verb, job.layout.caches_file.display());
+        ui.status(verb, crate::base::shown_path(&job.layout.caches_file));
     }
     Ok(job)
 }

@@ -31,7 +31,7 @@ pub(crate) fn setup(
     if let Ok(found) = find::find(Some(&kas_path), None, runner)
         && found.version.to_string() == PINNED_KAS
     {
-        ui.status("Fresh", format!("kas {} in {}", found.version, venv.display()));
+        ui.status("Fresh", format!("kas {} in {}", found.version, crate::base::shown_path(venv)));
         return Ok(found);
     }
     for cmd in commands(python, venv) {

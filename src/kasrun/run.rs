@@ -84,7 +84,7 @@ pub(crate) fn build(
     })?;
     let cmd = job.command();
     ui.status("Running", &cmd);
-    ui.note(format!("full log: {}", job.layout.log.display()));
+    ui.note(format!("full log: {}", crate::base::shown_path(&job.layout.log)));
     let start = Instant::now();
     let mut tracker = Tracker::new();
     let mut display = Display::new(ui, &job.machine);
@@ -162,22 +162,23 @@ pub(crate) fn report(result: &BuildResult, ui: &Ui) {
             }
             if let Some(a) = &result.artifacts {
                 match &a.qcomflash {
-                    Some(path) => {
-                        ui.status("Image", format!("qcomflash folder {}", path.display()))
-                    }
+                    Some(path) => ui.status(
+                        "Image",
+                        format!("qcomflash folder {}", crate::base::shown_path(path)),
+                    ),
                     None => ui.warn(format!(
                         "no {}-{}.rootfs*.qcomflash in {}; is `qcomflash` in IMAGE_FSTYPES?",
                         result.image,
                         result.machine,
-                        a.deploy_dir.display()
+                        crate::base::shown_path(&a.deploy_dir)
                     )),
                 }
                 if let Some(tarball) = &a.qcomflash_tarball {
-                    ui.status("", format!("tarball {}", tarball.display()));
+                    ui.status("", format!("tarball {}", crate::base::shown_path(tarball)));
                 }
-                ui.status("", format!("deploy folder {}", a.deploy_dir.display()));
+                ui.status("", format!("deploy folder {}", crate::base::shown_path(&a.deploy_dir)));
             }
-            ui.status("Log", result.log.display());
+            ui.status("Log", crate::base::shown_path(&result.log));
         }
         BuildStatus::Failed => {
             let failed = BuildFailed {
@@ -190,16 +191,16 @@ pub(crate) fn report(result: &BuildResult, ui: &Ui) {
             for line in result.failure_lines() {
                 ui.status("", line);
             }
-            ui.note(format!("full log: {}", result.log.display()));
+            ui.note(format!("full log: {}", crate::base::shown_path(&result.log)));
             ui.note(format!(
                 "the build folder {} is kept; look inside with `rtbuild shell --machine {}`",
-                result.build_dir.display(),
+                crate::base::shown_path(&result.build_dir),
                 result.machine
             ));
         }
         BuildStatus::Interrupted => {
             ui.warn(format!("build of {} interrupted; BitBake was stopped", result.machine));
-            ui.note(format!("full log: {}", result.log.display()));
+            ui.note(format!("full log: {}", crate::base::shown_path(&result.log)));
         }
     }
 }

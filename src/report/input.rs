@@ -156,6 +156,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     if json_path.symlink_metadata().is_err() {
         return Err(ReportError::NoRunJson { dir: dir.to_path_buf() });
     }
+    no_link(dir, Path::new(run_json::FILE))?;
     // A FIFO, a device or a link to one is refused, never read.
     let text = crate::base::input::read_to_string(&json_path, crate::base::input::TEXT_LIMIT)?;
     let run_json = RunRecord::parse(&text)
@@ -174,6 +175,7 @@ fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
             scenario.commands.iter().map(|c| in_folder(c, dir)).collect();
         for file in scenario.files.iter().map(Path::new) {
             inside(&json_path, file)?;
+            no_link(dir, file)?;
             let path = dir.join(file);
             budget.take(&path)?;
             // A missing or unreadable output (the run crashed, the disk filled up) fails
@@ -265,6 +267,17 @@ fn inside(json_path: &Path, file: &Path) -> Result<(), ReportError> {
     Ok(())
 }
 
+/// No part of `file` in the result folder `dir` may be a symlink (see
+/// [`crate::base::input::link_within`]).
+fn no_link(dir: &Path, file: &Path) -> Result<(), ReportError> {
+    match crate::base::input::link_within(dir, file) {
+        Some((file, target)) => {
+            Err(ReportError::LinkInFolder { dir: dir.to_path_buf(), file, target })
+        }
+        None => Ok(()),
+    }
+}
+
 /// The scenario's other rt-tests programs; an unreadable output fails its test only.
 fn read_tests(
     dir: &Path,
@@ -282,6 +295,7 @@ fn read_tests(
         let mut outcomes = Vec::new();
         for file in &test.files {
             inside(json_path, Path::new(file))?;
+            no_link(dir, Path::new(file))?;
             let path = dir.join(file);
             budget.take(&path)?;
             let read = output::sniff(&path, Some(program)).and_then(|sniffed| match sniffed {

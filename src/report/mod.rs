@@ -56,6 +56,12 @@ pub(crate) enum ReportError {
     NoScenarios { path: PathBuf },
     #[error("{} names `{}`, which is outside the result folder; use paths relative to the folder", path.display(), file.display())]
     OutsideFolder { path: PathBuf, file: PathBuf },
+    /// A link in a result folder could point anywhere (`/etc/shadow`, `/dev/zero`): not read.
+    #[error(
+        "{}: `{}` is a symlink to `{}`; rtbuild reads no symlinks in a result folder, which could point anywhere; copy the file itself into the folder",
+        dir.display(), crate::base::shown_path(file), crate::base::shown_path(target)
+    )]
+    LinkInFolder { dir: PathBuf, file: PathBuf, target: PathBuf },
     #[error("{} names {what}, more than a result folder of `rtbuild test` holds; report the raw files one by one, or split the folder", path.display())]
     FolderTooBig { path: PathBuf, what: String },
     #[error("{}: {cause}", path.display())]

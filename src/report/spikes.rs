@@ -43,6 +43,15 @@ fn spike(dir: &Path, scenario: &str, trace: &TraceRecord, analyzer: &str) -> Spi
         );
         return spike;
     }
+    if let Some((link, target)) = crate::base::input::link_within(dir, file) {
+        spike.explanation = format!(
+            "the kept trace {}: `{}` is a symlink to `{}`; rtbuild reads no symlinks in a result folder; not read",
+            trace.file,
+            link.display(),
+            target.display()
+        );
+        return spike;
+    }
     let text =
         match crate::base::input::read_to_string(&dir.join(file), crate::base::input::TEXT_LIMIT) {
             Ok(text) => text,

@@ -44,7 +44,7 @@ pub(crate) fn render(report: &LatencyReport) -> String {
 fn escaped(report: &LatencyReport) -> Option<LatencyReport> {
     fn walk(value: &mut serde_json::Value) {
         match value {
-            serde_json::Value::String(text) => *text = crate::ui::escape_controls(text),
+            serde_json::Value::String(text) => *text = crate::base::escape_controls(text),
             serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
             serde_json::Value::Object(fields) => fields.values_mut().for_each(walk),
             _ => {}

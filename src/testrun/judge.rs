@@ -60,7 +60,7 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
         reasons.push(format!(
             "cyclictest exited with {}: {}",
             i.status.map_or("a signal".to_string(), |c| format!("code {c}")),
-            crate::runner::last_lines(i.stderr.trim(), 2).replace('\n', " / ")
+            crate::base::shown_tail(i.stderr, 2)
         ));
     }
     let Some(text) = i.json else {

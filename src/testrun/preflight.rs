@@ -185,7 +185,7 @@ pub(super) fn prepare(
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        return Err(fail(crate::runner::last_lines(stderr.trim(), 5)));
+        return Err(fail(crate::base::shown_tail(&stderr, 5)));
     }
     let value = |key: &str| {
         text.lines().find_map(|l| l.strip_prefix(&format!("{key} "))).map(str::trim).unwrap_or("")
@@ -194,7 +194,10 @@ pub(super) fn prepare(
     let state_ok = state.starts_with("/tmp/rtbuild-test.")
         && state.bytes().all(|b| b.is_ascii_alphanumeric() || b"/._-".contains(&b));
     if !state_ok {
-        return Err(fail(format!("the helper made an unexpected state folder `{state}`")));
+        return Err(fail(format!(
+            "the helper made an unexpected state folder `{}`",
+            crate::base::shown(&state)
+        )));
     }
     let missing: Vec<&str> = text
         .lines()

@@ -138,7 +138,7 @@ impl Session<'_> {
                     invalid.push(format!(
                         "{label} exited with {}: {}",
                         status.map_or("a signal".to_string(), |c| format!("code {c}")),
-                        crate::runner::last_lines(stderr.trim(), 2).replace('\n', " / ")
+                        crate::base::shown_tail(&stderr, 2)
                     ));
                 }
                 if invocation.json.is_some() && !raw.contains(&format!("{stem}.json")) {

@@ -290,7 +290,12 @@ impl Session<'_> {
                 Ok(outcome) => self.ui.warn(format!(
                     "revert left {} knobs: {}",
                     outcome.problems.len(),
-                    outcome.problems.join("; ")
+                    outcome
+                        .problems
+                        .iter()
+                        .map(|p| crate::base::shown(p))
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 )),
                 Err(err) => self.ui.warn(format!("could not revert the tuning: {err}")),
             }
@@ -414,7 +419,12 @@ impl Session<'_> {
             self.ui.warn(format!(
                 "{} knobs did not take the tuned value: {}",
                 verify.problems.len(),
-                verify.problems.join("; ")
+                verify
+                    .problems
+                    .iter()
+                    .map(|p| crate::base::shown(p))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ));
         }
         self.record.tuning = Some(tuning);

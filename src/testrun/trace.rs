@@ -93,14 +93,17 @@ pub(super) fn setup(
         .map_err(|e| TraceError::Setup { host: host.to_string(), detail: e.to_string() })?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if let Some(why) = text.lines().find_map(|l| l.strip_prefix("unavailable ")) {
-        return Err(TraceError::Unavailable { host: host.to_string(), why: why.to_string() });
+        return Err(TraceError::Unavailable {
+            host: host.to_string(),
+            why: crate::base::shown(why),
+        });
     }
     let tracefs = text.lines().find_map(|l| l.strip_prefix("tracefs ")).map(str::to_string);
     let (true, Some(tracefs)) = (out.status.success(), tracefs) else {
         let stderr = String::from_utf8_lossy(&out.stderr);
         return Err(TraceError::Setup {
             host: host.to_string(),
-            detail: crate::runner::last_lines(stderr.trim(), 3),
+            detail: crate::base::shown_tail(&stderr, 3),
         });
     };
     let events: Vec<String> =

@@ -162,7 +162,7 @@ impl Session<'_> {
                 let err = std::fs::read_to_string(&stderr).unwrap_or_default();
                 self.ui.warn(format!(
                     "{name}: rtla timerlat failed: {}",
-                    crate::runner::last_lines(err.trim(), 2).replace('\n', " / ")
+                    crate::base::shown_tail(&err, 2)
                 ));
             }
             None => {}

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::base::CpuSet;
 use crate::host::Host;
-use crate::runner::{RunError, Runner, describe_status, last_lines};
+use crate::runner::{RunError, Runner, describe_status};
 
 /// What to do with the tuning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -91,7 +91,7 @@ impl TuneOutcome {
             .map(|irq| {
                 format!(
                     "{} is fixed to RT CPU {} by the kernel (a managed interrupt: its affinity cannot be written) and can fire there during a measurement; boot with isolcpus=managed_irq,{rt} to keep managed interrupts off the RT CPUs",
-                    irq.label(),
+                    crate::base::shown(&irq.label()),
                     irq.cpus
                 )
             })
@@ -147,7 +147,7 @@ const ROOT_CHECK: &str =
 const NOT_ROOT: i32 = 77;
 
 fn tail(stderr: &str) -> String {
-    let t = last_lines(stderr.trim(), 5);
+    let t = crate::base::shown_tail(stderr, 5);
     if t.is_empty() { String::new() } else { format!(": {t}") }
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use crate::host::Host;
 use crate::kconfig::KernelConfig;
 use crate::runner::Cmd;
-use crate::runner::{Runner, last_lines};
+use crate::runner::Runner;
 
 use super::error::VerifyError;
 use super::evidence::{Evidence, Found, TuneInstall, sysfs_cpus};
@@ -63,7 +63,7 @@ fn kernel_log_notes(
         evidence.notes.push(format!(
             "the kernel log holds {} warning line(s) since boot (BUG:, WARNING:, Oops, RT throttling, hrtimer; `rtbuild test` fails a run during which one is logged), the last: {}",
             lines.len(),
-            last.join(" | ")
+            last.iter().map(|l| crate::base::shown(l)).collect::<Vec<_>>().join(" | ")
         ));
     }
     Ok(())
@@ -133,7 +133,7 @@ fn remote(
             target: place(target),
             message: format!(
                 "ssh failed: {}",
-                last_lines(String::from_utf8_lossy(&output.stderr).trim(), 3).replace('\n', "; ")
+                crate::base::shown_tail(&String::from_utf8_lossy(&output.stderr), 3)
             ),
         }),
         None => Err(VerifyError::Target {

@@ -4,6 +4,14 @@
 pub(crate) use crate::formats::verify_json::{Check, CheckStatus, VerifyReport};
 use crate::table::table;
 
+/// How much of one found value, expectation or reason the table shows: a kernel command line
+/// (at most 2,048 bytes on arm64 and x86) is whole; only a target that floods is cut.
+const CELL_CHARS: usize = 2048;
+
+fn cut(text: &str) -> String {
+    crate::base::shown_at(text, CELL_CHARS)
+}
+
 impl VerifyReport {
     /// A table for people: status, check, expected, found, where, then the reasons.
     pub(crate) fn to_table(&self) -> String {
@@ -16,26 +24,30 @@ impl VerifyReport {
             .map(|c| {
                 let from = if c.from == previous { String::new() } else { c.from.clone() };
                 previous = &c.from;
+                // What a target printed (a kernel version, a command line) is escaped and cut.
                 [
                     c.status.label().to_string(),
                     c.check.clone(),
-                    c.expected.clone(),
-                    c.found.clone(),
-                    from,
+                    cut(&c.expected),
+                    cut(&c.found),
+                    cut(&from),
                 ]
             })
             .collect();
         let mut text = format!("{} ({})\n{}", self.source, self.kind, table(&header, &rows));
         for check in self.failures() {
             if let Some(reason) = &check.reason {
-                text.push_str(&format!("\n  {}: {reason}", check.check));
+                text.push_str(&format!("\n  {}: {}", check.check, cut(reason)));
             }
         }
         for warning in &self.warnings {
-            let reason = warning.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
+            let reason =
+                warning.reason.as_deref().map(|r| format!(": {}", cut(r))).unwrap_or_default();
             text.push_str(&format!(
                 "\n  warning: {}={} in {}{reason}",
-                warning.check, warning.found, warning.from
+                warning.check,
+                cut(&warning.found),
+                cut(&warning.from)
             ));
         }
         let failed = self.failures().count();

@@ -75,7 +75,7 @@ pub(crate) enum WriteError {
     Io { path: PathBuf, cause: std::io::Error },
     /// The output path names something rtbuild does not write over or through (a folder, a
     /// socket, a block device, a FIFO nobody reads, a symlink to a file).
-    #[error("will not write {}: {why}", crate::ui::escape_controls(&.path.display().to_string()))]
+    #[error("will not write {}: {why}", crate::base::escape_controls(&.path.display().to_string()))]
     NotWritable { path: PathBuf, why: String },
 }
 
@@ -290,7 +290,7 @@ fn target(path: &Path) -> Result<Target, WriteError> {
         return Ok(Target::Stream);
     }
     if kind.is_symlink() {
-        let shown = |p: &Path| crate::ui::escape_controls(&p.display().to_string());
+        let shown = |p: &Path| crate::base::escape_controls(&p.display().to_string());
         let link = std::fs::read_link(path).unwrap_or_default();
         return match std::fs::metadata(path) {
             Ok(to) if to.file_type().is_char_device() || to.file_type().is_fifo() => {

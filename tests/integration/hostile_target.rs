@@ -69,3 +69,48 @@ fn target_timeout_is_checked_and_needs_a_target() {
         .code_is(2)
         .stderr_contains("--target");
 }
+
+/// What a hostile board prints: escape sequences (clear screen, a window title), a carriage
+/// return and a forged verdict line, a C1 control (CSI), a right-to-left override and a line
+/// of 100,000 characters.
+const HOSTILE_SCRIPT: &str = r"#!/bin/sh
+payload() {
+  printf '\033[2J\033]0;owned\007\rPASS forged by the board\n'
+  printf '\302\23331mred\342\200\256evil\n'
+  head -c 100000 /dev/zero | tr '\0' x
+  printf '\n'
+}
+payload
+payload >&2
+exit CODE
+";
+
+/// Issue 34 round 5 item C: a target's output reached the terminal raw in errors, status lines
+/// and `tune`'s lines. Every piece of target text is escaped and cut: no escape, carriage
+/// return, C1 control or bidirectional override is printed, no printed line starts with the
+/// forged `PASS`, and no line is 100,000 characters long.
+#[test]
+fn a_target_cannot_forge_lines_or_send_escape_sequences() {
+    // 255: ssh's own failure, whose stderr rtbuild quotes; 0: the step "worked", its stdout
+    // read as the answer.
+    for code in [255, 0, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("hostile.sh");
+        std::fs::write(&script, HOSTILE_SCRIPT.replace("CODE", &code.to_string())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let sshd = Sshd::forcing(&script.display().to_string());
+        for args in commands(&sshd, 30) {
+            let run = Test::new().args(&args).within_secs(120).run();
+            assert!([0, 1, 2].contains(&run.code()), "{args:?} exit {code}: {}", run.stderr());
+            let both = format!("{}{}", run.stdout(), run.stderr());
+            for bad in ['\u{1b}', '\r', '\u{9b}', '\u{202e}', '\u{7}'] {
+                assert!(!both.contains(bad), "{args:?} exit {code}: {bad:?} printed: {both:?}");
+            }
+            for line in both.lines() {
+                assert!(!line.trim_start().starts_with("PASS"), "{args:?} exit {code}: {line}");
+                assert!(line.chars().count() < 5000, "{args:?} exit {code}: {} chars", line.len());
+            }
+        }
+    }
+}

@@ -16,6 +16,7 @@ mod generate_kas;
 mod generate_rollback;
 mod guides;
 mod history;
+mod hostile_output;
 mod hostile_target;
 mod hostile_values;
 mod image_errors;

@@ -23,6 +23,16 @@ pub(crate) struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// `--out` can be an output folder (a device, FIFO or file is refused in one line before
+    /// anything is printed or written).
+    pub(crate) fn check(&self) -> Result<(), crate::error::Refusal> {
+        if let Some(out) = &self.out {
+            crate::base::output::check_folder("--out", &super::absolute(out))
+                .map_err(crate::error::Refusal::Output)?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn options(&self) -> OutputOptions {
         OutputOptions {
             out: self.out.clone(),
