@@ -557,7 +557,7 @@ fn verify_errors() -> Vec<VerifyError> {
             cause: crate::formats::FormatError::NoBoolean { field: "x" },
         },
         VerifyError::Target { target: "target ssh://h".into(), message: "bad".into() },
-        VerifyError::TargetRun { target: "target ssh://h".into(), cause: run() },
+        VerifyError::TargetRun(run()),
         VerifyError::Spdx { path: p("k"), cause: json() },
         VerifyError::Input(input()),
     ]
@@ -872,7 +872,7 @@ fn verify(e: &VerifyError) -> &'static str {
         VerifyError::Archive { .. } => "Archive",
         VerifyError::PlanFile { .. } => "PlanFile",
         VerifyError::Target { .. } => "Target",
-        VerifyError::TargetRun { .. } => "TargetRun",
+        VerifyError::TargetRun(_) => "TargetRun",
         VerifyError::Spdx { .. } => "Spdx",
         VerifyError::Input(_) => "Input",
     }

@@ -9,7 +9,7 @@
 
 mod ssh;
 
-pub(crate) use ssh::{STEP_LIMIT, STEP_OUTPUT_CAP, SshTarget, TargetError};
+pub(crate) use ssh::{AFTER_STALL, STEP_LIMIT, STEP_OUTPUT_CAP, SshTarget, TargetError};
 
 use std::fmt;
 
@@ -73,15 +73,45 @@ impl Host {
             .iter()
             .find(|a| !a.starts_with('-') && !a.starts_with(|c: char| c.is_ascii_digit()));
         let what = format!("the step `{}`", word.map_or("sh -s", String::as_str));
+        self.feed(runner, &self.sh(&args), script.as_bytes(), &what)
+    }
+
+    /// Runs `cmd` (a step on this host named `what`) with `stdin` under the host's limits;
+    /// a step of a target that runs past its limit marks the target as stalled
+    /// ([`Host::mark_stalled`]).
+    pub(crate) fn feed(
+        &self,
+        runner: &dyn Runner,
+        cmd: &Cmd,
+        stdin: &[u8],
+        what: &str,
+    ) -> Result<std::process::Output, RunError> {
         let limits = match self {
             Host::Local => crate::runner::Limits {
                 step: format!("{what} on this machine"),
                 time: STEP_LIMIT,
                 bytes: STEP_OUTPUT_CAP,
             },
-            Host::Ssh(target) => target.limits(&what),
+            Host::Ssh(target) => target.limits(what),
         };
-        runner.feed(&self.sh(&args), script.as_bytes(), &limits)
+        let output = runner.feed(cmd, stdin, &limits);
+        if matches!(output, Err(RunError::TimedOut { .. })) {
+            self.mark_stalled();
+        }
+        output
+    }
+
+    /// Whether a step on this target ran past its limit in this command.
+    pub(crate) fn stalled(&self) -> bool {
+        matches!(self, Host::Ssh(target) if target.stalled.is_set())
+    }
+
+    /// A step on this target ran past its limit (or a measurement past its length and the
+    /// limit): the steps still owed to it get [`AFTER_STALL`] each.
+    pub(crate) fn mark_stalled(&self) {
+        if let Host::Ssh(target) = self {
+            target.stalled.mark();
+        }
     }
 
     /// The CPUs the host has online (`/sys/devices/system/cpu/online`, under `RTBUILD_SYSROOT`

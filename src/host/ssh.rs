@@ -40,7 +40,38 @@ pub(crate) struct SshTarget {
     pub ssh_config: Option<PathBuf>,
     /// How long one step on the target may take (`--target-timeout`).
     pub step_limit: Duration,
+    /// Set once a step on the target ran past its limit: shared by every copy of the target.
+    pub stalled: Stalled,
 }
+
+/// Whether a step on a target has run past its limit in this command. Once one has, the
+/// target has stopped answering: the steps still owed to it (the cleanup, the revert of the
+/// tuning) each get [`AFTER_STALL`] at most, so a dead board costs one step limit and a few
+/// short tries, not the full limit again for every step.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Stalled(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Stalled {
+    pub(crate) fn mark(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Two targets are the same target whatever happened on them.
+impl PartialEq for Stalled {
+    fn eq(&self, _: &Stalled) -> bool {
+        true
+    }
+}
+
+impl Eq for Stalled {}
+
+/// The most a step may take on a target that has already let one step run past its limit.
+pub(crate) const AFTER_STALL: Duration = Duration::from_secs(10);
 
 /// How long one on-target step may take unless `--target-timeout` says otherwise.
 pub(crate) const STEP_LIMIT: Duration = Duration::from_secs(120);
@@ -88,6 +119,7 @@ impl SshTarget {
             port,
             ssh_config: None,
             step_limit: STEP_LIMIT,
+            stalled: Stalled::default(),
         })
     }
 
@@ -102,13 +134,19 @@ impl SshTarget {
         self
     }
 
-    /// The limits of the step `what` (`` `uname -r` ``) on this target.
+    /// The limits of the step `what` (`` `uname -r` ``) on this target: `--target-timeout`,
+    /// or [`AFTER_STALL`] once an earlier step ran past it (the step's name says so).
     pub(crate) fn limits(&self, what: &str) -> crate::runner::Limits {
-        crate::runner::Limits {
-            step: format!("{what} on {self}"),
-            time: self.step_limit,
-            bytes: STEP_OUTPUT_CAP,
-        }
+        let (time, step) = if self.stalled.is_set() && self.step_limit > AFTER_STALL {
+            let step = format!(
+                "{what} on {self} (given {} s: an earlier step there did not finish)",
+                AFTER_STALL.as_secs()
+            );
+            (AFTER_STALL, step)
+        } else {
+            (self.step_limit, format!("{what} on {self}"))
+        };
+        crate::runner::Limits { step, time, bytes: STEP_OUTPUT_CAP }
     }
 
     /// `ssh … -- 'argv0' 'argv1' …`: runs `argv` on the target, each argument quoted for the

@@ -50,6 +50,8 @@ impl Session<'_> {
             human(seconds),
             margin.as_secs()
         ));
+        // The target stopped answering: what is still owed to it is tried briefly.
+        self.req.host.mark_stalled();
         let _ = self.helper(&["stop", &self.state.clone()]);
         if !handle.wait_for(Duration::from_secs(10)) {
             handle.kill();
@@ -112,6 +114,20 @@ impl Session<'_> {
             }
             if self.overran(started, expected_s, "cyclictest", &handle) {
                 ending = Ending::ConnectionLost;
+                break;
+            }
+            if req.host.stalled() {
+                // A look at the target ran past --target-timeout: it stopped answering, so
+                // the run cannot be seen and ends here (what is left is tried briefly).
+                self.ui.warn(format!(
+                    "{} stopped answering (a step there did not finish within --target-timeout); ending the run",
+                    req.host
+                ));
+                ending = Ending::ConnectionLost;
+                let _ = self.helper(&["stop", &self.state.clone()]);
+                if !handle.wait_for(Duration::from_secs(10)) {
+                    handle.kill();
+                }
                 break;
             }
             if self.stop.raised() {
@@ -179,7 +195,8 @@ impl Session<'_> {
         self.note_own_cpus(&probes, calls, measured_s);
         self.note_overhead(measured_s, cpu_at_start);
         let status = handle.finished();
-        if ending == Ending::Completed && status.is_some_and(|s| req.host.connection_lost(&s)) {
+        let lost = status.is_some_and(|s| req.host.connection_lost(&s)) || req.host.stalled();
+        if ending == Ending::Completed && lost {
             ending = Ending::ConnectionLost;
         }
         (ending, status.and_then(|s| s.code()), probes)

@@ -235,6 +235,12 @@ impl Session<'_> {
 
     /// Runs one helper subcommand on the target, pinned off the measured CPUs.
     pub(super) fn helper(&self, args: &[&str]) -> Option<String> {
+        // A target that let a step run past --target-timeout has stopped answering: of what
+        // is left, only stopping the load and cleaning up are tried (briefly, AFTER_STALL),
+        // so a dead board costs one step limit, not one per look.
+        if self.req.host.stalled() && !matches!(args.first(), Some(&("stop" | "cleanup"))) {
+            return None;
+        }
         let out = self.req.host.run_script(self.runner, HELPER, self.pinned(args)).ok()?;
         out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
@@ -256,6 +262,11 @@ impl Session<'_> {
                 break;
             }
             ending = self.scenario(scenario);
+            // A step after the measurement (the IRQ or kernel-log look) that ran past
+            // --target-timeout: the target stopped answering, so no further scenario starts.
+            if ending == Ending::Completed && self.req.host.stalled() {
+                ending = Ending::ConnectionLost;
+            }
             if ending != Ending::Completed {
                 break;
             }

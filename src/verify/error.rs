@@ -45,8 +45,10 @@ pub(crate) enum VerifyError {
     /// `target` is the place as said in a message: `target ssh://…`, or `this machine`.
     #[error("{target}: {message}")]
     Target { target: String, message: String },
-    #[error("{target}: {cause}")]
-    TargetRun { target: String, cause: crate::runner::RunError },
+    /// A step on the target could not run, or ran past its limit: the runner's error names
+    /// the step and the target.
+    #[error(transparent)]
+    TargetRun(crate::runner::RunError),
     /// A FIFO, device, socket, dangling symlink or too big a file.
     #[error(transparent)]
     Input(InputError),

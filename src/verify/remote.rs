@@ -117,15 +117,10 @@ fn remote(
         Host::Ssh(ssh) => ssh.command(argv),
         Host::Local => Cmd::new(argv[0]).args(&argv[1..]),
     };
-    // The error says which target; the step is the command.
-    let limits = crate::runner::Limits {
-        step: format!("`{}`", argv.join(" ")),
-        time: target.step_limit(),
-        bytes: crate::host::STEP_OUTPUT_CAP,
-    };
-    let output = runner
-        .feed(&cmd, b"", &limits)
-        .map_err(|cause| VerifyError::TargetRun { target: place(target), cause })?;
+    // The step is the command; the runner's error names it and the target.
+    let output = target
+        .feed(runner, &cmd, b"", &format!("`{}`", argv.join(" ")))
+        .map_err(VerifyError::TargetRun)?;
     match output.status.code() {
         Some(0) => Ok(Some(output.stdout)),
         // ssh itself failed: unreachable, refused, host key or login problem.

@@ -114,3 +114,51 @@ fn a_target_cannot_forge_lines_or_send_escape_sequences() {
         }
     }
 }
+
+/// Issue 34 item 7, the probe's finding B: a board that answers the first steps and then stops
+/// answering in the middle of a measurement. Before, every step still owed to it (the looks
+/// after the scenario, stopping the load, cleaning up) waited the whole `--target-timeout`
+/// again, so a dead board held rtbuild for several times the limit. Now the step that ran past
+/// the limit ends the run as INVALID (connection lost), the looks are skipped, and stopping and
+/// cleaning up are tried for 10 s each: the whole command ends well within twice the limit.
+#[test]
+fn a_target_that_stops_answering_mid_run_costs_one_step_limit_not_one_per_step() {
+    let _one_at_a_time = crate::support::measuring::measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("board.sh");
+    // The first `probe` of the running measurement kills the board: from then on every
+    // session hangs. The measurement started before keeps running and ends on its own.
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \"$SSH_ORIGINAL_COMMAND\" in *probe*) : > '{dead}' ;; esac\n\
+             [ -e '{dead}' ] && exec sleep 3600\nexec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n",
+            dead = dir.path().join("dead").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap();
+    let sshd = Sshd::forcing(&script.display().to_string());
+    let limit = 60;
+    let started = std::time::Instant::now();
+    let run = Test::new()
+        .args(["test", "--target", &sshd.url(), "--ssh-config"])
+        .args([sshd.config()])
+        .args(["--rt-cpus", "1", "--scenario", "idle", "--duration", "4s"])
+        .args(["--histogram-us", "200000", "--out", "res", "--json"])
+        .args(["--target-timeout", &limit.to_string()])
+        .within_secs(4 * limit)
+        .run();
+    let took = started.elapsed().as_secs();
+    assert!(dir.path().join("dead").exists(), "the board never stopped answering: {}", run.stderr());
+    // The run is not a verdict: the measurement could not be watched to its end.
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    let json = run.json();
+    assert_eq!(json["state"], "connection-lost", "{json:#}");
+    assert_eq!(json["verdict"], "INVALID", "{json:#}");
+    assert!(run.stderr().contains("stopped answering"), "{}", run.stderr());
+    // One limit for the step that hung, then at most a few 10 s tries (stop, cleanup) and the
+    // run's own 4 s: before, each of the five or more remaining steps waited the full limit.
+    assert!(took < 2 * limit, "took {took} s with --target-timeout {limit}: {}", run.stderr());
+}

@@ -22,7 +22,8 @@ pub(crate) struct HostArgs {
     #[arg(long, value_name = "FILE", requires = "target")]
     pub ssh_config: Option<PathBuf>,
     /// Seconds one step on the target may take before it is stopped (default 120); the
-    /// measurement itself may take its length plus this.
+    /// measurement itself may take its length plus this. After one step ran past it, the
+    /// steps still owed to the target (stop, clean up, revert) get 10 s each.
     #[arg(long, value_name = "SECONDS", requires = "target", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub target_timeout: Option<u64>,
 }
