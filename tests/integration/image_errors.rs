@@ -100,14 +100,17 @@ fn image_with_fake_kas_into_an_unwritable_folder_fails_clearly() {
         .args([out.to_str().unwrap()])
         .run();
     let blocker = run.path().join("blocker");
-    let run = run.code_is(1);
+    // A file where a folder of --out must be is bad input, refused before anything is made.
+    let run = run.code_is(2);
     assert_eq!(
         run.stderr(),
         format!(
-            "error: cannot write {}: a file is in the way; choose a writable output folder with --out\n",
+            "error: --out `{}`: `{}` is a file, not a folder; pass a folder (it is created when missing)\n",
+            out.display(),
             blocker.display()
         )
     );
+    assert_eq!(std::fs::read_to_string(&blocker).unwrap(), "a file, not a folder\n");
 }
 
 #[test]

@@ -325,11 +325,20 @@ fn github_workflow_works_beside_the_checkout_and_each_lava_leg_waits_for_its_own
     let job = &yaml["jobs"]["image"];
     assert_eq!(job["needs"][0], "rtbuild");
     assert_eq!(job["container"]["image"], "ghcr.io/siemens/kas/kas:5.5");
-    assert!(
-        job["defaults"]["run"]["shell"].as_str().unwrap().contains("-u builder bash"),
-        "{text}"
-    );
+    // No default shell (an auditor's misfeature): every `run:` step is plain bash, and each
+    // that is not one of the two root steps starts by dropping to the build user.
+    assert!(job.get("defaults").is_none(), "{text}");
     let steps = job["steps"].as_sequence().unwrap();
+    for step in steps.iter().filter(|s| s.get("run").is_some()) {
+        assert_eq!(step["shell"], "bash", "{step:?}");
+    }
+    let as_builder: Vec<&str> = steps
+        .iter()
+        .filter(|s| s["run"].as_str().is_some_and(|r| r.starts_with(DROP_ROOT)))
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(as_builder.contains(&"Build, verify, bundle"), "{as_builder:?}");
+    assert!(!as_builder.contains(&"Work folders beside the checkout"), "{as_builder:?}");
     let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
     assert_eq!(
         uses,
@@ -645,8 +654,20 @@ const MANIFEST: &str = r#"{"format": 1, "rtbuild_version": "0.1.0", "machine": "
   "lock": null, "flash_command": ["qdl"], "files": []}"#;
 
 /// Runs `script` with bash -e (as both CIs run a step) in `dir`, the real rtbuild on PATH.
+/// The first line of every GitHub step the build user runs: as root (the job's container user)
+/// it reruns the step's file under `sudo -u builder`. Proved in real bash, as root with a
+/// recording `sudo` and as an ordinary user, by
+/// `ci_lint::github_steps_are_plain_bash_and_rtbuild_steps_drop_root`.
+const DROP_ROOT: &str = "[ \"$(id -u)\" != 0 ] || exec sudo ";
+
 fn run_step(script: &str, dir: &std::path::Path, env: &[(&str, &str)]) -> std::process::Output {
     let bin = crate::support::harness::rtbuild_bin();
+    // This test runs the step as root, where no `sudo` nor `builder` exists: the step is run
+    // from its second line, as the build user would (the first line is proved elsewhere).
+    let script = match script.strip_prefix(DROP_ROOT) {
+        Some(rest) => rest.split_once('\n').map_or("", |(_, body)| body),
+        None => script,
+    };
     let mut cmd = std::process::Command::new("bash");
     cmd.args(["-e", "-c", script])
         .current_dir(dir)
@@ -806,8 +827,9 @@ fn build_job_lines(format: &str, yaml: &serde_yaml::Value) -> Vec<String> {
             .as_sequence()
             .unwrap()
             .iter()
-            .filter(|s| s.get("shell").is_none())
-            .filter_map(|s| s["run"].as_str().map(str::to_string))
+            .filter_map(|s| s["run"].as_str())
+            .filter_map(|r| r.strip_prefix(DROP_ROOT))
+            .map(|r| r.split_once('\n').map_or("", |(_, body)| body).to_string())
             .collect(),
     }
 }
