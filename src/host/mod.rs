@@ -9,7 +9,7 @@
 
 mod ssh;
 
-pub(crate) use ssh::{AFTER_STALL, STEP_LIMIT, STEP_OUTPUT_CAP, SshTarget, TargetError};
+pub(crate) use ssh::{STEP_LIMIT, STEP_OUTPUT_CAP, SshTarget, TargetError};
 
 use std::fmt;
 
@@ -107,7 +107,7 @@ impl Host {
     }
 
     /// A step on this target ran past its limit (or a measurement past its length and the
-    /// limit): the steps still owed to it get [`AFTER_STALL`] each.
+    /// limit): the steps still owed to it get [`ssh::AFTER_STALL`] each.
     pub(crate) fn mark_stalled(&self) {
         if let Host::Ssh(target) = self {
             target.stalled.mark();
