@@ -101,10 +101,88 @@ pub(crate) fn read_json<T: Versioned>(text: &str) -> Result<T, FormatError> {
     Ok(serde_json::from_str(text).map_err(without_position)?)
 }
 
+/// Refuses a JSON document of more than `max` values (every scalar, list, object and key
+/// counts) in one pass that holds none of them: a reader that keeps what it reads is then
+/// bounded by `max`, not by how small each value can be written (`"",` is three bytes and a
+/// 24-byte `String`). A text that is not JSON passes: its reader says what is wrong with it.
+pub(crate) fn within_values(text: &str, max: usize) -> Result<(), FormatError> {
+    use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+    use std::cell::Cell;
+
+    #[derive(Clone, Copy)]
+    struct Count<'a> {
+        left: &'a Cell<usize>,
+        over: &'a Cell<bool>,
+        max: usize,
+    }
+    impl Count<'_> {
+        fn tick<E: serde::de::Error>(self) -> Result<(), E> {
+            match self.left.get().checked_sub(1) {
+                Some(left) => {
+                    self.left.set(left);
+                    Ok(())
+                }
+                None => {
+                    self.over.set(true);
+                    Err(E::custom(format!("more than {} JSON values", self.max)))
+                }
+            }
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Count<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Count<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+            self.tick()
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            self.tick()?;
+            while seq.next_element_seed(self)?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            self.tick()?;
+            while map.next_key_seed(self)?.is_some() {
+                map.next_value_seed(self)?;
+            }
+            Ok(())
+        }
+    }
+    let (left, over) = (Cell::new(max), Cell::new(false));
+    let mut de = serde_json::Deserializer::from_str(text);
+    match Count { left: &left, over: &over, max }.deserialize(&mut de) {
+        Err(err) if over.get() => Err(without_position(err).into()),
+        _ => Ok(()),
+    }
+}
+
 /// A JSON value kept only when it is a scalar: a list or object is skipped without being held
 /// (it stands as `"a list"` or `"an object"`, which no schema check takes).
 #[derive(Default)]
-struct Scalar(serde_json::Value);
+pub(crate) struct Scalar(pub serde_json::Value);
 
 impl<'de> serde::Deserialize<'de> for Scalar {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Scalar, D::Error> {

@@ -478,14 +478,36 @@ pub(crate) struct SummaryRow {
     pub source: String,
 }
 
+/// The most JSON values a report document read back (a `--baseline`) may hold: a report of
+/// hundreds of scenarios and threads holds a few hundred thousand.
+pub(crate) const MAX_VALUES: usize = 4 << 20;
+
+/// `None`: not a JSON object; `Some(None)`: an object without `schema`; else its scalar value.
+fn schema_of(text: &str) -> Option<Option<serde_json::Value>> {
+    #[derive(Deserialize)]
+    struct Schema {
+        #[serde(default)]
+        schema: Option<super::Scalar>,
+    }
+    let parsed: Schema = serde_json::from_str(text).ok()?;
+    Some(parsed.schema.map(|s| s.0))
+}
+
 impl LatencyReport {
-    /// Reads an earlier `rtbuild report --json` document, refusing another schema.
-    pub(crate) fn from_value(
-        value: serde_json::Value,
-    ) -> Result<LatencyReport, super::FormatError> {
-        if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
+    /// Whether `text` is a JSON object with a `schema` field: a report document (of this or
+    /// another schema) rather than something else `report` reads. Nothing of it is kept.
+    pub(crate) fn looks_like_report(text: &str) -> bool {
+        matches!(schema_of(text), Some(Some(_)))
+    }
+
+    /// Reads an earlier `rtbuild report --json` document, refusing another schema and a
+    /// document of more than [`MAX_VALUES`] values before any of it is held (the report is
+    /// read straight from the text, never through a tree of the whole document).
+    pub(crate) fn from_text(text: &str) -> Result<LatencyReport, super::FormatError> {
+        super::within_values(text, MAX_VALUES)?;
+        if schema_of(text).flatten().as_ref().and_then(|s| s.as_str()) != Some(SCHEMA) {
             return Err(super::FormatError::UnknownReport { expected: SCHEMA });
         }
-        Ok(serde_json::from_value(value)?)
+        Ok(serde_json::from_str(text)?)
     }
 }

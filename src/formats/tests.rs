@@ -66,3 +66,16 @@ fn verify_file_round_trips_and_agrees_on_kernel_facts() {
     let text = to_json(&file).unwrap();
     assert_eq!(VerifyFile::parse(&text).unwrap(), file);
 }
+
+/// Every scalar, list, object and key is one value: `{"a": [1, "x", null], "b": {}}` holds
+/// 1 object + key a + list + 3 items + key b + object = 8.
+#[test]
+fn within_values_counts_every_value_and_key() {
+    let doc = r#"{"a": [1, "x", null], "b": {}}"#;
+    assert!(super::within_values(doc, 8).is_ok());
+    let err = super::within_values(doc, 7).unwrap_err().to_string();
+    assert_eq!(err, "more than 7 JSON values");
+    // Not JSON, or cut short: left to the reader, which says what is wrong with it.
+    assert!(super::within_values("{\"a\": [1,", 100).is_ok());
+    assert!(super::within_values("not json", 100).is_ok());
+}

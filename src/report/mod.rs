@@ -446,10 +446,9 @@ fn load_baseline(
 ) -> Result<LatencyReport, ReportError> {
     if path.is_file()
         && let Ok(text) = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
-        && let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
-        && value.get("schema").is_some()
+        && LatencyReport::looks_like_report(&text)
     {
-        return LatencyReport::from_value(value)
+        return LatencyReport::from_text(&text)
             .map_err(|cause| ReportError::BaselineJson { path: path.to_path_buf(), cause });
     }
     build(&Options {

@@ -262,3 +262,26 @@ fn a_verbose_thread_of_more_than_2_mi_distinct_values_is_refused_in_bounded_memo
         "the `-v` samples of thread 5 hold more than 2097152 distinct latency values, more than rtbuild keeps in memory; record microseconds (no -N) or split the run into shorter ones (-l)",
     );
 }
+
+/// A `--baseline` report document is counted before it is read: 60 MiB of empty strings
+/// (`"",`: 20 million values) was read into a tree of `serde_json::Value`s first, about 1.3 GB,
+/// and aborted under 1 GiB; now the count stops it at the budget, in one line.
+#[test]
+fn a_baseline_report_of_millions_of_values_is_refused_before_it_is_held() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("now.json"), small_json()).unwrap();
+    let mut text = String::with_capacity(60 << 20);
+    text.push_str("{\"schema\": \"rtbuild-report/1\", \"unknown\": [");
+    while text.len() < (60 << 20) - 100 {
+        text.push_str("\"\",");
+    }
+    text.push_str("\"\"]}");
+    std::fs::write(dir.path().join("base.json"), text).unwrap();
+    let run = bounded()
+        .args(["report"])
+        .arg_path(&dir.path().join("now.json"))
+        .args(["--baseline"])
+        .arg_path(&dir.path().join("base.json"))
+        .run();
+    refused(run, "more than 4194304 JSON values");
+}
