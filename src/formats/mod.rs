@@ -106,7 +106,7 @@ pub(crate) fn read_json<T: Versioned>(text: &str) -> Result<T, FormatError> {
 /// bounded by `max`, not by how small each value can be written (`"",` is three bytes and a
 /// 24-byte `String`). A text that is not JSON passes: its reader says what is wrong with it.
 pub(crate) fn within_values(text: &str, max: usize) -> Result<(), FormatError> {
-    use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use std::cell::Cell;
 
     #[derive(Clone, Copy)]
@@ -173,7 +173,7 @@ pub(crate) fn within_values(text: &str, max: usize) -> Result<(), FormatError> {
     }
     let (left, over) = (Cell::new(max), Cell::new(false));
     let mut de = serde_json::Deserializer::from_str(text);
-    match Count { left: &left, over: &over, max }.deserialize(&mut de) {
+    match (Count { left: &left, over: &over, max }).deserialize(&mut de) {
         Err(err) if over.get() => Err(without_position(err).into()),
         _ => Ok(()),
     }
