@@ -314,19 +314,24 @@ mod tests {
         );
     }
 
+    /// A two-CPU board whose RT CPU is 1 (housekeeping CPU 0).
+    fn two_cpus_rt_1() -> CpuLayout {
+        CpuLayout::new(
+            &CpuSet::range(0, 2),
+            &CpuSet::parse("1").unwrap(),
+            None,
+            crate::base::Board::Given,
+        )
+        .unwrap()
+    }
+
     /// Issue 39: eight unpinned threads on a two-CPU claim. Started with rtbuild's own
     /// housekeeping mask they could all run only on CPU 0: each is named, and the claimed CPU
     /// 1 is uncovered. Placed on the claimed CPUs, the run is clean, and the placement record
     /// numbers the threads from cyclictest's own output.
     #[test]
     fn unpinned_threads_outside_the_measured_cpus_are_named() {
-        let layout = CpuLayout::new(
-            &CpuSet::range(0, 2),
-            &CpuSet::parse("1").unwrap(),
-            None,
-            crate::base::Board::Given,
-        )
-        .unwrap();
+        let layout = two_cpus_rt_1();
         let all = CpuSet::range(0, 2);
         let probe = |allowed: [&str; 2], cpus: [u32; 2]| {
             Probe::parse(&format!(
@@ -390,13 +395,7 @@ mod tests {
     /// with its trace). Without a breach the same look is.
     #[test]
     fn threads_ending_at_a_breach_are_not_an_invalid_run() {
-        let layout = CpuLayout::new(
-            &CpuSet::range(0, 2),
-            &CpuSet::parse("1").unwrap(),
-            None,
-            crate::base::Board::Given,
-        )
-        .unwrap();
+        let layout = two_cpus_rt_1();
         let mut ending = Probe::parse(&format!("ctpid 10\nct 10|0|{}|cyclictest\n", stat(0, 0, 0)));
         let check = |p: &Probe| {
             p.problems(&layout, &layout.rt, Threads::PerCpu, false, LoadPlace::Housekeeping)
@@ -440,13 +439,7 @@ T: 1 (   32) P:99 I:1000 C:    999 Min:      3 Act:    5 Avg:    4 Max:      21\
     /// entry of `thread_placement`, even when it shows as SCHED_FIFO.
     #[test]
     fn the_main_thread_of_unpinned_threads_is_not_judged() {
-        let layout = CpuLayout::new(
-            &CpuSet::range(0, 2),
-            &CpuSet::parse("1").unwrap(),
-            None,
-            crate::base::Board::Given,
-        )
-        .unwrap();
+        let layout = two_cpus_rt_1();
         let measured = CpuSet::range(0, 2);
         for main_policy in [0, 1] {
             let mut text =
