@@ -31,9 +31,64 @@ pub(super) fn completions(args: CompletionsArgs, ui: &Ui) -> crate::error::Resul
         "rtbuild",
         &mut text,
     );
-    ui.out(String::from_utf8_lossy(&text).trim_end());
+    let mut script = String::from_utf8_lossy(&text).trim_end().to_string();
+    if args.shell == clap_complete::Shell::Bash {
+        script.push_str(BASH_BOARDS);
+    }
+    ui.out(script.trim_end());
     Ok(Exit::Ok)
 }
+
+/// Bash's completion of a board name also offers the boards of the `--machines-dir` on the
+/// command line (or `$RTBUILD_MACHINES_DIR`): clap's `_rtbuild` runs first, then, after a flag
+/// that names a machine, `rtbuild machines --names` lists that folder's catalog. The folder is
+/// passed as one argument (never evaluated), and the names are matched by prefix, not through
+/// `compgen -W`, which would expand them.
+const BASH_BOARDS: &str = r#"
+
+_rtbuild_machines_dir() {
+    local dir=${RTBUILD_MACHINES_DIR-} i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        if [[ ${COMP_WORDS[i]} == --machines-dir ]]; then
+            if [[ ${COMP_WORDS[i + 1]} == = ]]; then
+                dir=${COMP_WORDS[i + 2]-}
+            else
+                dir=${COMP_WORDS[i + 1]-}
+            fi
+        fi
+    done
+    if [[ $dir == "~/"* ]]; then
+        dir=$HOME/${dir#"~/"}
+    fi
+    printf '%s' "$dir"
+}
+
+_rtbuild_with_boards() {
+    _rtbuild "$@"
+    local cur=$2 prev=$3
+    case $prev in
+        --machine | -m | --machines) ;;
+        show) [[ ${COMP_WORDS[1]-} == machines ]] || return 0 ;;
+        *) return 0 ;;
+    esac
+    local dir name known
+    dir=$(_rtbuild_machines_dir)
+    [[ -n $dir ]] || return 0
+    while IFS= read -r name; do
+        [[ $name == "$cur"* ]] || continue
+        for known in "${COMPREPLY[@]}"; do
+            [[ $known == "$name" ]] && continue 2
+        done
+        COMPREPLY+=("$name")
+    done < <(command rtbuild machines --machines-dir "$dir" --names 2>/dev/null)
+    return 0
+}
+
+if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
+    complete -F _rtbuild_with_boards -o nosort -o bashdefault -o default rtbuild
+else
+    complete -F _rtbuild_with_boards -o bashdefault -o default rtbuild
+fi"#;
 
 /// The scenario names `--scenario` takes (a test checks each is one `Scenario` parses).
 const SCENARIOS: &[&str] =
@@ -41,16 +96,10 @@ const SCENARIOS: &[&str] =
 
 /// The values the completion scripts offer, by argument id: the shipped catalog's machine names
 /// and aliases (`--machine`, `--machines`, `machines show NAME`), the scenarios and the tests.
-/// The scripts are static (they work in bash, zsh and fish without running rtbuild), so a
-/// machine from `--machines-dir` is not offered; any name is still accepted as typed.
+/// The lists are static (they work in bash, zsh and fish without running rtbuild); bash also
+/// offers the boards of `--machines-dir` ([`BASH_BOARDS`]). Any name is accepted as typed.
 fn hints() -> Vec<(&'static str, Vec<String>)> {
-    let catalog = crate::catalog::Catalog::embedded();
-    let mut machines: Vec<String> = catalog
-        .machines()
-        .flat_map(|m| std::iter::once(m.name.clone()).chain(m.aliases.iter().cloned()))
-        .collect();
-    machines.sort();
-    machines.dedup();
+    let machines = super::machines::names(&crate::catalog::Catalog::embedded());
     let tests = crate::rttests::Program::ALL.iter().map(|p| p.name().to_string()).collect();
     vec![
         ("machine", machines.clone()),

@@ -24,6 +24,10 @@ pub(crate) struct MachinesArgs {
     /// compared with the catalog: matching, differing (field and both values) or unknown to it.
     #[arg(long, value_name = "DIR")]
     pub meta_qcom: Option<PathBuf>,
+    /// Print each machine name and alias on a line of its own (what bash's completion asks for
+    /// the boards of `--machines-dir`).
+    #[arg(long, hide = true, conflicts_with = "meta_qcom")]
+    pub names: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -44,6 +48,7 @@ pub(super) fn run(args: MachinesArgs, ui: &Ui) -> crate::error::Result<Exit> {
         return from_meta_qcom(dir, &catalog, ui);
     }
     match args.action {
+        None if args.names => ui.out(names(&catalog).join("\n")),
         None => list(&catalog, ui)?,
         Some(MachinesAction::Show { name }) => {
             let found = catalog.lookup(&name)?;
@@ -54,6 +59,18 @@ pub(super) fn run(args: MachinesArgs, ui: &Ui) -> crate::error::Result<Exit> {
         }
     }
     Ok(Exit::Ok)
+}
+
+/// Every name and alias of the catalog, sorted, each once (the catalog allows only letters,
+/// digits, `-` and `_` in them, so a completion script may offer them as they are).
+pub(super) fn names(catalog: &Catalog) -> Vec<String> {
+    let mut names: Vec<String> = catalog
+        .machines()
+        .flat_map(|m| std::iter::once(m.name.clone()).chain(m.aliases.iter().cloned()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 fn list(catalog: &Catalog, ui: &Ui) -> crate::error::Result<()> {

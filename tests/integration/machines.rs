@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::fixtures::{Bitbake, Fixtures, write};
-use crate::support::harness::Test;
+use crate::support::harness::{Test, rtbuild_bin};
 
 #[test]
 fn machines_table_lists_every_board() {
@@ -276,12 +276,25 @@ fn completions_and_man_pages_come_from_the_command_line_definition() {
 }
 
 /// What bash's own completion offers for `words` (the last one being completed), with the script
-/// `rtbuild completions bash` prints loaded into a real bash (non-interactive, no user files).
+/// `rtbuild completions bash` prints loaded into a real bash (non-interactive, no user files), by
+/// the function the script registers with `complete -F` for rtbuild.
 fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    bash_completes_with(script, words, &[])
+}
+
+/// [`bash_completes`] with `env` set for the bash that completes, and the rtbuild under test
+/// first on its PATH (the script asks `rtbuild` for the boards of `--machines-dir`).
+fn bash_completes_with(
+    script: &std::path::Path,
+    words: &[&str],
+    env: &[(&str, &std::path::Path)],
+) -> Vec<String> {
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let program = format!(
         "source '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={}\nCOMP_LINE='{}'\nCOMP_POINT=${{#COMP_LINE}}\n\
-         _rtbuild rtbuild '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+         read -ra spec <<< \"$(complete -p rtbuild)\"\n\
+         for ((i = 0; i < ${{#spec[@]}}; i++)); do [[ ${{spec[i]}} == -F ]] && fn=${{spec[i + 1]}}; done\n\
+         \"$fn\" rtbuild '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
         script.display(),
         quoted.join(" "),
         words.len() - 1,
@@ -289,8 +302,13 @@ fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
         words[words.len() - 1],
         words[words.len() - 2],
     );
+    let bin_dir = rtbuild_bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
     let out = std::process::Command::new("bash")
         .args(["--noprofile", "--norc", "-c", &program])
+        .env("PATH", path)
+        .env_remove("RTBUILD_MACHINES_DIR")
+        .envs(env.iter().copied())
         .output()
         .expect("bash");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -328,6 +346,54 @@ fn bash_completes_machines_scenarios_and_tests() {
         .run()
         .code_is(2)
         .stderr_contains("not-in-catalog");
+}
+
+/// Bash also offers the boards of the `--machines-dir` on the line (or of
+/// `$RTBUILD_MACHINES_DIR`), once each, after the catalog's; a folder whose name holds shell
+/// syntax is passed as a folder, never run.
+#[test]
+fn bash_completes_the_boards_of_the_machines_dir_on_the_line() {
+    let run = Test::new().args(["completions", "bash"]).run().success();
+    let script = run.path().join("rtbuild.bash");
+    std::fs::write(&script, run.stdout()).unwrap();
+    let boards = run.path().join("boards $(touch pwned)");
+    std::fs::create_dir(&boards).unwrap();
+    std::fs::write(
+        boards.join("bench.yaml"),
+        "name: rk-bench-7\ncpus: 8\nrt: { rt_cpus: \"7\" }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        boards.join("lab.yaml"),
+        "name: rk-lab-2\naliases: [lab-two]\ncpus: 4\nrt: { rt_cpus: \"3\" }\n",
+    )
+    .unwrap();
+    let dir = boards.display().to_string();
+    let offered =
+        bash_completes(&script, &["rtbuild", "test", "--machines-dir", &dir, "--machine", "rk"]);
+    assert_eq!(offered, ["rk3562j-evm", "rk3588-evb", "rk-bench-7", "rk-lab-2"], "{offered:?}");
+    let offered =
+        bash_completes(&script, &["rtbuild", "machines", "--machines-dir", &dir, "show", "lab"]);
+    assert_eq!(offered, ["lab-two"]);
+    let offered = bash_completes_with(
+        &script,
+        &["rtbuild", "report", "--machine", "rk-"],
+        &[("RTBUILD_MACHINES_DIR", boards.as_path())],
+    );
+    assert_eq!(offered, ["rk-bench-7", "rk-lab-2"]);
+    // Without a folder, only the catalog; after other flags, no board.
+    let offered = bash_completes(&script, &["rtbuild", "test", "--machine", "rk-"]);
+    assert!(offered.is_empty(), "{offered:?}");
+    assert!(!run.path().join("pwned").exists() && !Path::new("pwned").exists());
+    // The list bash reads: every name and alias on a line.
+    Test::new()
+        .args(["machines", "--names", "--machines-dir"])
+        .arg_path(&boards)
+        .run()
+        .success()
+        .stdout_contains("\nlab-two\n")
+        .stdout_contains("\nrk-bench-7\n")
+        .stdout_contains("\nqcs6490-rb3gen2\n");
 }
 
 #[test]
