@@ -108,6 +108,12 @@ pub(crate) fn check<'a>(
     // (a run has a row per CPU of each).
     let mut newest_with: std::collections::HashMap<(&str, &str), Vec<&HistoryRun>> =
         std::collections::HashMap::new();
+    // The baseline runs' figures of each pair by CPU and metric, gathered once per pair (a run
+    // has a row per CPU: looking them up row by row would read every baseline row again for
+    // each of the run's rows).
+    type Figures = std::collections::HashMap<(Option<u32>, &'static str), Vec<f64>>;
+    let mut figures_of: std::collections::HashMap<(&str, &str), Figures> =
+        std::collections::HashMap::new();
     for row in run.results.iter().filter(|r| r.valid) {
         let with: Vec<&HistoryRun> = newest_with
             .entry((&row.scenario, &row.test))
@@ -134,16 +140,21 @@ pub(crate) fn check<'a>(
                 baseline_runs.push(h);
             }
         }
+        let figures = figures_of.entry((&row.scenario, &row.test)).or_insert_with(|| {
+            let mut figures = Figures::new();
+            let rows = with.iter().flat_map(|h| &h.results);
+            for r in rows.filter(|r| r.valid && r.scenario == row.scenario && r.test == row.test) {
+                for metric in METRICS {
+                    if let Some(value) = figure(r, metric) {
+                        figures.entry((r.cpu, metric)).or_default().push(value);
+                    }
+                }
+            }
+            figures
+        });
         for metric in METRICS {
             let Some(current) = figure(row, metric) else { continue };
-            let mut values: Vec<f64> = with
-                .iter()
-                .flat_map(|h| &h.results)
-                .filter(|r| {
-                    r.valid && r.scenario == row.scenario && r.test == row.test && r.cpu == row.cpu
-                })
-                .filter_map(|r| figure(r, metric))
-                .collect();
+            let mut values = figures.get(&(row.cpu, metric)).cloned().unwrap_or_default();
             let Some(baseline) = median(&mut values) else { continue };
             let over_pct = current > baseline * (1.0 + pct / 100.0);
             let crosses = current > run.threshold_us && baseline <= run.threshold_us;

@@ -267,7 +267,7 @@ fn a_long_trend_is_thinned_but_keeps_every_regression_and_invalid_run() {
         .collect();
     let page = super::trend::render(&runs, 20.0).unwrap();
     // Two series (idle, stress), each with its note and both regressions ringed and listed.
-    assert_eq!(page.matches("1000 runs: drawn are the worst run").count(), 2, "{}", &page[..2000]);
+    assert_eq!(page.matches("<p class=\"key\">1000 runs, ").count(), 2, "{}", &page[..2000]);
     for day in [300, 700] {
         let row = format!("<code>{day:04}ffff</code>");
         assert_eq!(page.matches(&row).count(), 2, "day {day} listed in both tables");
@@ -282,6 +282,46 @@ fn a_long_trend_is_thinned_but_keeps_every_regression_and_invalid_run() {
     // One valid point per slice (250), the regressions and the 10 newest, some of them the same.
     let drawn = page.matches("<circle class=\"dmax\"").count();
     assert!((2 * 250..=2 * (250 + 2 + 10)).contains(&drawn), "{drawn} points drawn");
+}
+
+/// A noisy lab flags most runs: days 3 and 7 of every eight are regressions (the figure more
+/// than doubles), and every 50th day is invalid. The thinned page still shows a ringed point in
+/// every time slice that holds a regression and a cross in every one that holds an invalid run;
+/// a point's title counts the regressions it stands for; and the page stays small, its table
+/// listing the 10 newest runs and the newest 40 regressions and invalid runs.
+#[test]
+fn a_trend_where_most_runs_are_regressions_stays_small_and_shows_each_slice() {
+    // 2001 days: a span of 2000 days in 250 slices of exactly 8 days (the last also holds day
+    // 2000), so each slice holds two regressions (days ≡ 3 and 7 mod 8; no invalid day is one).
+    let regression = |day: i64| day % 4 == 3;
+    let invalid = |day: i64| day % 50 == 0;
+    let runs: Vec<HistoryRun> = (0..2001)
+        .map(|day| {
+            let max = if regression(day) { 90.0 } else { 40.0 };
+            run_of("rb3", &format!("{day:04}eeee"), Some(day * 86_400), max, !invalid(day))
+        })
+        .collect();
+    let page = super::trend::render(&runs, 20.0).unwrap();
+    assert!(page.len() < 400_000, "{} bytes for two series of 2001 runs", page.len());
+    // Per series: one ringed point per slice, standing for the slice's other regression, except
+    // in the last two slices where the newest runs are drawn anyway (days 1991 and 1999 are
+    // regressions among the 10 newest, each ringed on its own).
+    assert_eq!(page.matches("<circle class=\"regression\"").count(), 2 * (250 + 2));
+    assert_eq!(page.matches("; 1 more regression(s) in this slice").count(), 2 * 248);
+    // 41 invalid days (0, 50, … 2000), each in a slice of its own, each drawn.
+    let invalid_days = (0..2001).filter(|d| invalid(*d)).count();
+    assert_eq!(invalid_days, 41);
+    assert_eq!(page.matches("class=\"invalid\"").count(), 2 * 41 * 2, "max and p99.9 crosses");
+    // The key counts every regression and invalid run of the series, not only those drawn.
+    let regressions = (0..2001).filter(|d| regression(*d)).count();
+    assert!(page.contains(&format!("<span>{regressions} regression(s)</span>")), "{regressions}");
+    assert!(page.contains("<span>41 invalid run(s)</span>"));
+    // Each table: the 40 newest drawn regressions and invalid runs, and the 10 newest runs.
+    let rows = page.matches("<tr id=").count();
+    assert!((2 * 40..=2 * 50).contains(&rows), "{rows} rows");
+    assert!(page.contains("<code>2000eeee</code>"), "the newest run is listed");
+    assert!(!page.contains("<code>0003eeee</code>"), "an old regression is drawn, not listed");
+    assert!(page.contains("0003eeee"), "… but it is drawn");
 }
 
 #[test]

@@ -21,10 +21,15 @@ const HEIGHT: f64 = 300.0;
 const LEFT: f64 = 60.0;
 const TOP: f64 = 16.0;
 
-/// A series with more runs than this is thinned to the worst run of each of this many time
-/// slices (one slice is about 4 px of the plot), keeping every regression and invalid run.
+/// A series with more runs than this is thinned to this many time slices (one slice is about
+/// 4 px of the plot): each slice draws its worst valid run, its worst regression and its first
+/// invalid run, so a slice that holds a regression or an invalid run always shows one, however
+/// many runs it holds (a noisy lab can flag most runs).
 const MAX_POINTS: usize = 250;
-/// A thinned series' table lists its regressions, invalid runs and this many newest runs.
+/// A thinned series' table lists the newest runs ([`NEWEST_LISTED`]) and at most this many of
+/// the newest drawn regressions and invalid runs; the rest are points without a row.
+const FLAGGED_LISTED: usize = 40;
+/// A thinned series' table lists this many newest runs.
 const NEWEST_LISTED: usize = 10;
 
 #[derive(Debug, Serialize)]
@@ -75,6 +80,10 @@ struct Point {
     regression: bool,
     /// Has a row in the table (the point links to it).
     listed: bool,
+    /// Regressions and invalid runs of the same time slice that this point stands for (not
+    /// drawn on their own when the series is thinned).
+    more_regressions: usize,
+    more_invalid: usize,
     kernel_release: String,
     lock: String,
     bundle: String,
@@ -213,33 +222,72 @@ fn newest_first(a: &HistoryRun, b: &HistoryRun) -> std::cmp::Ordering {
     (b.started_unix.unwrap_or(0), &b.digest).cmp(&(a.started_unix.unwrap_or(0), &a.digest))
 }
 
-/// Which of a series' runs (oldest first) are drawn: all of them, or when there are more than
-/// [`MAX_POINTS`], the worst valid run of each time slice, every regression and invalid run, and
-/// the newest [`NEWEST_LISTED`] runs.
+/// Which of a series' runs (oldest first) are drawn, and for each drawn run how many more
+/// regressions and invalid runs of its time slice it stands for: all runs when there are at
+/// most [`MAX_POINTS`]; else, in each of [`MAX_POINTS`] time slices, the worst valid run, the
+/// worst regression and the first invalid run, and the newest [`NEWEST_LISTED`] runs.
 fn drawn(
     list: &[&HistoryRun],
     figures: &[(Option<f64>, Option<f64>)],
     regression: &[bool],
-) -> Vec<bool> {
+) -> Vec<Option<(usize, usize)>> {
     if list.len() <= MAX_POINTS {
-        return vec![true; list.len()];
+        return vec![Some((0, 0)); list.len()];
     }
     let (first, last) = (when(list[0]), when(list[list.len() - 1]));
     let span = (last - first).max(1) as f64;
-    let mut keep: Vec<bool> =
-        list.iter().zip(regression).map(|(r, flagged)| !r.valid || *flagged).collect();
-    let mut worst_of_slice: BTreeMap<usize, usize> = BTreeMap::new();
-    for (at, run) in list.iter().enumerate().filter(|(_, r)| r.valid) {
-        let slice =
-            (((when(run) - first) as f64 / span * MAX_POINTS as f64) as usize).min(MAX_POINTS - 1);
-        let figure = |at: usize| figures[at].0.or(figures[at].1).unwrap_or(f64::INFINITY);
-        let worst = worst_of_slice.entry(slice).or_insert(at);
-        if figure(at) > figure(*worst) {
-            *worst = at;
+    let slice_of = |run: &HistoryRun| {
+        (((when(run) - first) as f64 / span * MAX_POINTS as f64) as usize).min(MAX_POINTS - 1)
+    };
+    // An unknown figure is the worst: it must not hide behind a known one.
+    let figure = |at: usize| figures[at].0.or(figures[at].1).unwrap_or(f64::INFINITY);
+    let worse = |a: usize, b: usize| figure(a) > figure(b);
+    #[derive(Default)]
+    struct Slice {
+        worst: Option<usize>,
+        worst_regression: Option<usize>,
+        first_invalid: Option<usize>,
+        regressions: Vec<usize>,
+        invalid: Vec<usize>,
+    }
+    let mut slices: BTreeMap<usize, Slice> = BTreeMap::new();
+    for (at, run) in list.iter().enumerate() {
+        let slice = slices.entry(slice_of(run)).or_default();
+        if !run.valid {
+            slice.invalid.push(at);
+            slice.first_invalid.get_or_insert(at);
+            continue;
+        }
+        if slice.worst.is_none_or(|w| worse(at, w)) {
+            slice.worst = Some(at);
+        }
+        if regression[at] {
+            slice.regressions.push(at);
+            if slice.worst_regression.is_none_or(|w| worse(at, w)) {
+                slice.worst_regression = Some(at);
+            }
         }
     }
-    for at in worst_of_slice.into_values().chain(list.len() - NEWEST_LISTED..list.len()) {
-        keep[at] = true;
+    let mut keep: Vec<Option<(usize, usize)>> = vec![None; list.len()];
+    for slice in slices.values() {
+        for at in [slice.worst, slice.worst_regression, slice.first_invalid].into_iter().flatten() {
+            keep[at] = Some((0, 0));
+        }
+    }
+    for entry in &mut keep[list.len() - NEWEST_LISTED..] {
+        entry.get_or_insert((0, 0));
+    }
+    // The slice's regressions and invalid runs not drawn are counted on the ones that stand for
+    // them.
+    for slice in slices.values() {
+        let hidden = |of: &[usize]| of.iter().filter(|at| keep[**at].is_none()).count();
+        let (regressions, invalid) = (hidden(&slice.regressions), hidden(&slice.invalid));
+        if let Some(entry) = slice.worst_regression.and_then(|at| keep[at].as_mut()) {
+            entry.0 = regressions;
+        }
+        if let Some(entry) = slice.first_invalid.and_then(|at| keep[at].as_mut()) {
+            entry.1 = invalid;
+        }
     }
     keep
 }
@@ -298,17 +346,27 @@ fn series(
         .map(|run| flagged.get(run.digest.as_str()).is_some_and(|pairs| pairs.contains(&pair)))
         .collect();
     let keep = drawn(&list, &figures, &regressions);
-    let thinned = keep.iter().any(|k| !k);
+    let thinned = keep.iter().any(Option::is_none);
     let newest_listed = list.len().saturating_sub(NEWEST_LISTED);
+    // A thinned series lists its newest runs and the newest drawn regressions and invalid runs.
+    let mut flagged_listed: HashSet<usize> = HashSet::new();
+    for at in (0..list.len()).rev() {
+        if flagged_listed.len() == FLAGGED_LISTED {
+            break;
+        }
+        if keep[at].is_some() && (regressions[at] || !list[at].valid) {
+            flagged_listed.insert(at);
+        }
+    }
     let points: Vec<Point> = list
         .iter()
         .zip(&figures)
         .zip(&regressions)
         .enumerate()
-        .filter(|(at, _)| keep[*at])
-        .map(|(index, ((run, (max, p999)), regression))| {
+        .filter_map(|(at, item)| keep[at].map(|more| (at, item, more)))
+        .map(|(index, ((run, (max, p999)), regression), (more_regressions, more_invalid))| {
             let regression = *regression;
-            let listed = !thinned || regression || !run.valid || index >= newest_listed;
+            let listed = !thinned || flagged_listed.contains(&index) || index >= newest_listed;
             Point {
                 anchor: format!("s{at}-{}", short(&run.digest)),
                 digest: run.digest.clone(),
@@ -321,6 +379,8 @@ fn series(
                 valid: run.valid,
                 regression,
                 listed,
+                more_regressions,
+                more_invalid,
                 kernel_release: run.kernel_release.clone().unwrap_or_else(|| "-".to_string()),
                 lock: run.lock_digest.as_deref().map_or("-", short).to_string(),
                 bundle: run.bundle_digest.as_deref().map_or("-", short).to_string(),
@@ -373,8 +433,8 @@ fn series(
         threshold_y: threshold.and_then(y).map(round),
         max_line: line(|p| p.max_y),
         p999_line: line(|p| p.p999_y),
-        regressions: points.iter().filter(|p| p.regression).count(),
-        invalid: points.iter().filter(|p| !p.valid).count(),
+        regressions: regressions.iter().filter(|r| **r).count(),
+        invalid: list.iter().filter(|r| !r.valid).count(),
         total: list.len(),
         drawn: points.len(),
         listed: points.iter().filter(|p| p.listed).count(),
