@@ -27,9 +27,6 @@ struct Board {
     main_cpu: u32,
     housekeeping: &'static [u32],
     mask: &'static str,
-    /// `--main-cpu` given explicitly: rtbuild's default main CPU for IQ-8275 is the last
-    /// housekeeping CPU (7), not the guide's 2 (issue 40; fixed on another branch).
-    explicit_main_cpu: bool,
 }
 
 const RB3: Board = Board {
@@ -39,7 +36,6 @@ const RB3: Board = Board {
     main_cpu: 6,
     housekeeping: &[0, 1, 2, 3, 4, 5, 6],
     mask: "7f",
-    explicit_main_cpu: false,
 };
 
 const IQ8275: Board = Board {
@@ -49,7 +45,6 @@ const IQ8275: Board = Board {
     main_cpu: 2,
     housekeeping: &[0, 1, 2, 4, 5, 6, 7],
     mask: "f7",
-    explicit_main_cpu: true,
 };
 
 /// Under TCG with 8 vCPUs on a 2-CPU host every fork on the guest is slow: tune's steps get
@@ -196,8 +191,9 @@ fn without_added(cmdline: &str) -> BTreeSet<String> {
         .collect()
 }
 
-fn guide_on_arm64(board: &Board) {
-    let _one = lab::exclusive();
+/// The guide's commands on the guest booted with `board`'s layout; the guest is handed back
+/// (still running) for more checks in the same test.
+fn guide_on_arm64(board: &Board) -> Arm64Guest {
     let booted = Arm64Guest::boot(board.layout);
     let guest = &booted.guest;
     let target = guest.target_args();
@@ -244,17 +240,14 @@ fn guide_on_arm64(board: &Board) {
     // test --tune with the guide's load, sampled from the guest while it runs.
     let before = knob_map(&guest.knobs());
     start_sampler(guest);
-    let main_cpu = board.main_cpu.to_string();
-    let main_cpu_args: &[&str] =
-        if board.explicit_main_cpu { &["--main-cpu", &main_cpu] } else { &[] };
     let run = Test::new()
         .args(["test", "--machine", board.machine])
         .args(&target)
         .args(["--scenario", "idle,stress", "--load", "60", "--tune", "--duration", "20s"])
         // The guide's -h 100 (rtbuild's default histogram is 1000 µs).
         .args(["--out", "res", "--histogram-us", "100", "--max-us", "1000000"])
+        // No --main-cpu: the board's default is the guide's (6 on RB3 Gen 2, 2 on IQ-8275).
         .args(TARGET_TIMEOUT)
-        .args(main_cpu_args)
         .run()
         .ignore_stdout()
         .ignore_stderr();
@@ -356,6 +349,76 @@ fn guide_on_arm64(board: &Board) {
     let report = Test::new().args(["report", "--json"]).arg_path(&dir).run().ignore_stderr();
     assert!(matches!(report.code(), 0 | 1), "{}", report.stderr());
     assert_eq!(report.json()["machine"], board.machine, "{:#}", report.json());
+    booted
+}
+
+/// The tracing settings `--trace-above-us` changes, read on the guest (the buffer size in
+/// whole 4 KB steps: a grown buffer reads back rounded to the kernel's buffer pages).
+fn guest_tracing(guest: &Guest) -> String {
+    let text = guest.sh(
+        "cd /sys/kernel/tracing && for f in tracing_on tracing_cpumask current_tracer; do \
+           printf '%s=%s\\n' $f \"$(cat $f)\"; done; \
+         printf 'buffer_size_kb=%s\\n' \"$(sed 's/.*expanded: \\([0-9]*\\).*/\\1/' buffer_size_kb)\"; \
+         printf 'set_event=%s\\n' \"$(sort set_event | tr '\\n' ,)\"",
+    );
+    text.lines()
+        .map(|l| match l.strip_prefix("buffer_size_kb=").and_then(|kb| kb.parse::<u64>().ok()) {
+            Some(kb) => format!("buffer_size_kb≈{}", kb / 4),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `--trace-above-us` with `analyzer` (ftrace or rtla) on the arm64 PREEMPT_RT kernel: under
+/// TCG cyclictest crosses 50 µs at once, so the breach is certain. The trace is kept, it is the
+/// RT CPU's, and every tracing setting reads back as before.
+fn breach_traced_on_arm64(guest: &Guest, board: &Board, analyzer: &str) {
+    let before = guest_tracing(guest);
+    let run = Test::new()
+        .args(["test", "--machine", board.machine])
+        .args(guest.target_args())
+        .args(["--scenario", "idle", "--duration", "5s", "--trace-above-us", "50"])
+        .args(["--analyzer", analyzer, "--out", "res", "--max-us", "1000000"])
+        .args(TARGET_TIMEOUT)
+        .run()
+        .ignore_stdout()
+        .ignore_stderr();
+    let dir = run.path().join("res");
+    let json: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    let s = &json["scenarios"][0];
+    assert_eq!(json["settings"]["analyzer"], analyzer, "{json:#}");
+    assert_eq!(json["tracing"]["restored"], true, "{:#}\n{}", json["tracing"], run.stderr());
+    let trace = &s["trace"];
+    let file = trace["file"].as_str().unwrap_or_else(|| panic!("no trace kept: {s:#}"));
+    assert_eq!(file, "trace-idle.txt", "{s:#}");
+    let explanation = trace["explanation"].as_str().unwrap_or_default();
+    assert!(!explanation.is_empty(), "{trace}");
+    if analyzer == "rtla" {
+        let raw = fs::read_to_string(dir.join("raw/idle.rtla.txt")).unwrap();
+        assert!(raw.contains("hit stop tracing"), "rtla did not stop: {raw}\n{s:#}");
+        let timerlat = fs::read_to_string(dir.join("trace-idle.timerlat.txt")).unwrap();
+        assert!(timerlat.contains("timerlat"), "rtla's own trace is kept");
+        if raw.contains("## CPU ") {
+            assert_eq!(trace["cpu"], board.rt_cpu, "{trace}");
+        } else {
+            // Debian 12's rtla 6.1 stops at -a but prints no auto-analysis.
+            assert!(explanation.contains("printed no auto-analysis"), "{explanation}");
+        }
+    } else {
+        let text = fs::read_to_string(dir.join(file)).unwrap();
+        assert!(text.contains("tracing_mark_write"), "the kept trace has cyclictest's mark");
+        assert_eq!(trace["cpu"], board.rt_cpu, "the breach is the RT CPU's: {trace}");
+        assert!(!explanation.contains("cannot be explained"), "{trace}");
+    }
+    assert_eq!(guest_tracing(guest), before, "tracing settings must read back as before");
+    let left = guest.sh("ps -eo comm | grep -cE '^(cyclictest|rtla|trace-cmd)' || true");
+    assert_eq!(left.trim(), "0", "nothing of the traced run is left on the guest");
+    let report = Test::new().args(["report", "--json"]).arg_path(&dir).run().ignore_stderr();
+    assert_eq!(report.json()["spikes"][0]["scenario"], "idle", "{:#}", report.json());
+    assert!(matches!(report.code(), 0 | 1), "{}", report.stderr());
+    assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
 }
 
 /// `0-2,4-6` as its CPUs.
@@ -374,13 +437,19 @@ fn cpus_of(list: &str) -> Vec<u32> {
 /// the default main CPU 6, the load, the tuning and its revert, verify naming /boot/config-*.
 #[test]
 fn the_guides_commands_on_an_8_cpu_arm64_rt_guest_with_the_rb3gen2_layout() {
+    let _one = lab::exclusive();
     guide_on_arm64(&RB3);
 }
 
-/// IQ-8275's layout (RT CPU 3 in the middle, housekeeping 0-2,4-7, mask f7), main CPU 2.
+/// IQ-8275's layout (RT CPU 3 in the middle, housekeeping 0-2,4-7, mask f7), main CPU 2 by
+/// default; then, on the same guest, a breach traced by ftrace and by rtla on the arm64 kernel
+/// (RT CPU 3, in the middle of the mask, is where the trace must come from).
 #[test]
 fn the_guides_commands_on_an_8_cpu_arm64_rt_guest_with_the_iq8275_layout() {
-    guide_on_arm64(&IQ8275);
+    let _one = lab::exclusive();
+    let booted = guide_on_arm64(&IQ8275);
+    breach_traced_on_arm64(&booted.guest, &IQ8275, "ftrace");
+    breach_traced_on_arm64(&booted.guest, &IQ8275, "rtla");
 }
 
 #[test]
