@@ -948,12 +948,34 @@ fn measured_case(case: &str, limit: u64) -> Vec<String> {
 
 fn cyclictest_parts(req: &JobRequest, name: &str, json: &str, argv: &[String]) -> Vec<String> {
     let fields = format!("scenario={name} test=cyclictest run=cyclictest");
+    let measure = req.measure();
+    let cpus = req.layout.rt.len();
+    // cyclictest in the background, asked for its status at each doubling of the elapsed time
+    // (`rtbuild_snapshots`), then waited for: its exit status and outputs are what they are
+    // in the foreground.
     let mut parts = vec![
         "rc=0".to_string(),
-        format!("{} >{name}.out 2>&1 || rc=$?", quote::sh_join(argv)),
+        format!(
+            "ct_end={} ct_threads={}",
+            measure.expected_seconds(cpus),
+            measure.thread_count(cpus)
+        ),
+        format!("{} >{name}.out 2>&1 &", quote::sh_join(argv)),
+        "ct=$!".to_string(),
+        "rtbuild_snapshots >/dev/null 2>&1 &".to_string(),
+        "snap=$!".to_string(),
+        "wait \"$ct\" || rc=$?".to_string(),
+        "kill \"$snap\" 2>/dev/null".to_string(),
+        "wait \"$snap\" 2>/dev/null".to_string(),
         "trc=$rc".to_string(),
     ];
     parts.extend(raw_parts(&fields, "json", json));
+    // Only the status blocks' own lines of its stderr (none can be a marker).
+    parts.extend([
+        format!("echo '{} scenario={name}{}'", markers::STATUS_BEGIN, markers::CLOSE),
+        format!("grep -E '^(# cyclictest current status:|#-|T:)' {name}.out 2>/dev/null"),
+        format!("echo '{} scenario={name}{}'", markers::STATUS_END, markers::CLOSE),
+    ]);
     parts.push(max_of(&[json.to_string()]));
     parts.extend(measured_case(&format!("cyclictest-{name}"), req.threshold_us));
     parts
