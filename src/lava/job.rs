@@ -1167,6 +1167,31 @@ mod tests {
         assert!(stress.contains("--units us"), "{stress}");
     }
 
+    /// cyclictest runs in the background while `rtbuild_snapshots` asks it for its status
+    /// (knowing its one thread on CPU 7 and its 300 s), is waited for (its exit status is
+    /// `rc`), and only the status block lines of its output are printed, in a frame of their
+    /// own after the raw output.
+    #[test]
+    fn cyclictest_is_asked_for_its_status_and_the_blocks_are_framed() {
+        let script = script(&request());
+        let idle = &script[script.find("scenario_idle()").unwrap()..];
+        let idle = &idle[..idle.find("( scenario_idle )").unwrap()];
+        let at = |needle: &str| idle.find(needle).unwrap_or_else(|| panic!("{needle}: {idle}"));
+        let order = [
+            "  ct_end=300 ct_threads=1\n",
+            " >idle.out 2>&1 &\n  ct=$!\n",
+            "  rtbuild_snapshots >/dev/null 2>&1 &\n  snap=$!\n",
+            "  wait \"$ct\" || rc=$?\n",
+            "  kill \"$snap\" 2>/dev/null\n  wait \"$snap\" 2>/dev/null\n  trc=$rc\n",
+            "<<<RTBUILD-RAW-END scenario=idle test=cyclictest run=cyclictest exit=$rc>>>",
+            "  echo '<<<RTBUILD-STATUS-BEGIN scenario=idle>>>'\n  grep -E '^(# cyclictest current status:|#-|T:)' idle.out 2>/dev/null\n  echo '<<<RTBUILD-STATUS-END scenario=idle>>>'\n",
+        ];
+        let places: Vec<usize> = order.iter().map(|n| at(n)).collect();
+        assert!(places.windows(2).all(|w| w[0] < w[1]), "{places:?}: {idle}");
+        assert!(script.contains("rtbuild_snapshots() {\n"), "{script}");
+        assert!(script.contains("kill -s USR1 \"$ct\""), "{script}");
+    }
+
     /// lava-dispatcher's test definition writer (2023.01 and 2026.07,
     /// `actions/deploy/testdef.py`) puts a backslash before every `$` and digit of a step that
     /// holds `--shell` or `--cmd`, which the script's step does: the script must use none (the

@@ -487,6 +487,54 @@ mod tests {
         assert_eq!(super::unescape_console("no quotes [1.5] \\n"), "no quotes [1.5] \\n");
     }
 
+    /// cyclictest's status blocks between their markers, per scenario; a block outside the
+    /// frame is not kept; another marker inside the frame ends it unfinished.
+    #[test]
+    fn status_frames_are_kept_apart_from_raw_outputs() {
+        let mut text = String::new();
+        for line in [
+            "<<<RTBUILD-RUN machine=m threshold_us=100 rt_cpus=1 tests=cyclictest scenarios=idle,stress duration=5s>>>",
+            "# cyclictest current status:",
+            "T: 0 ( 1) P:99 I:1000 C:      5 Min:      1 Act:    1 Avg:    1 Max:       1",
+            "<<<RTBUILD-RAW-BEGIN scenario=idle test=cyclictest run=cyclictest format=json>>>",
+            "{}",
+            "<<<RTBUILD-RAW-END scenario=idle test=cyclictest run=cyclictest exit=0>>>",
+            "<<<RTBUILD-STATUS-BEGIN scenario=idle>>>",
+            "# cyclictest current status:",
+            "T: 0 ( 2) P:99 I:1000 C:    999 Min:      1 Act:    1 Avg:    1 Max:      12",
+            "#---------------------------",
+            "<<<RTBUILD-STATUS-END scenario=idle>>>",
+            "<<<RTBUILD-STATUS-BEGIN scenario=stress>>>",
+            "# cyclictest current status:",
+            "<<<RTBUILD-RAW-BEGIN scenario=stress test=cyclictest run=cyclictest format=json>>>",
+            "{}",
+            "<<<RTBUILD-RAW-END scenario=stress test=cyclictest run=cyclictest exit=0>>>",
+        ] {
+            text.push_str(&entry("target", line));
+        }
+        let log = parse(&text).unwrap();
+        assert_eq!(log.outputs.len(), 2);
+        assert!(log.outputs.iter().all(|o| o.raw == "{}\n"), "{:?}", log.outputs);
+        let frames: Vec<(&str, &str, usize, bool)> = log
+            .statuses
+            .iter()
+            .map(|s| (s.scenario.as_str(), s.text.as_str(), s.line, s.complete))
+            .collect();
+        assert_eq!(
+            frames,
+            [
+                (
+                    "idle",
+                    "# cyclictest current status:\nT: 0 ( 2) P:99 I:1000 C:    999 Min:      1 Act:    1 Avg:    1 Max:      12\n#---------------------------\n",
+                    7,
+                    true
+                ),
+                ("stress", "# cyclictest current status:\n", 12, false),
+            ]
+        );
+        assert!(log.states.is_empty());
+    }
+
     /// `lava-run` offline: one flow mapping per line, no list dash, maybe other stderr lines.
     #[test]
     fn lava_run_lines_without_the_list_dash_are_a_log() {
