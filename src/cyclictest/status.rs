@@ -41,7 +41,13 @@ pub(crate) fn read_status_snapshots(path: &Path) -> Result<StatusSnapshots, Stri
         return Err(format!("`{}` is a symlink, not the file rtbuild wrote", path.display()));
     }
     let file = crate::base::input::open_within(path, STATUS_LIMIT).map_err(|e| e.to_string())?;
-    let reader = std::io::Read::take(file, STATUS_LIMIT);
+    let reader = std::io::BufReader::new(std::io::Read::take(file, STATUS_LIMIT));
+    parse_status(reader).map_err(|cause| format!("cannot read `{}`: {cause}", path.display()))
+}
+
+/// Every status block of `reader` (a stderr file, or the lines a LAVA job printed between its
+/// status markers), per thread; other lines are passed over.
+pub(crate) fn parse_status(reader: impl std::io::BufRead) -> std::io::Result<StatusSnapshots> {
     let mut out = StatusSnapshots::default();
     let mut inside = false;
     let status = |out: &mut StatusSnapshots, line: &[u8]| {
@@ -66,7 +72,7 @@ pub(crate) fn read_status_snapshots(path: &Path) -> Result<StatusSnapshots, Stri
             _ => points.push((s.cycles, max)),
         }
     };
-    super::lines::for_each_line(std::io::BufReader::new(reader), |_, line, _| {
+    super::lines::for_each_line(reader, |_, line, _| {
         if line.starts_with(b"# cyclictest current status:") {
             inside = true;
             out.blocks += 1;
@@ -75,8 +81,7 @@ pub(crate) fn read_status_snapshots(path: &Path) -> Result<StatusSnapshots, Stri
         } else if inside && line.starts_with(b"T:") {
             status(&mut out, line);
         }
-    })
-    .map_err(|cause| format!("cannot read `{}`: {cause}", path.display()))?;
+    })?;
     Ok(out)
 }
 

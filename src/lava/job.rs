@@ -948,12 +948,34 @@ fn measured_case(case: &str, limit: u64) -> Vec<String> {
 
 fn cyclictest_parts(req: &JobRequest, name: &str, json: &str, argv: &[String]) -> Vec<String> {
     let fields = format!("scenario={name} test=cyclictest run=cyclictest");
+    let measure = req.measure();
+    let cpus = req.layout.rt.len();
+    // cyclictest in the background, asked for its status at each doubling of the elapsed time
+    // (`rtbuild_snapshots`), then waited for: its exit status and outputs are what they are
+    // in the foreground.
     let mut parts = vec![
         "rc=0".to_string(),
-        format!("{} >{name}.out 2>&1 || rc=$?", quote::sh_join(argv)),
+        format!(
+            "ct_end={} ct_threads={}",
+            measure.expected_seconds(cpus),
+            measure.thread_count(cpus)
+        ),
+        format!("{} >{name}.out 2>&1 &", quote::sh_join(argv)),
+        "ct=$!".to_string(),
+        "rtbuild_snapshots >/dev/null 2>&1 &".to_string(),
+        "snap=$!".to_string(),
+        "wait \"$ct\" || rc=$?".to_string(),
+        "kill \"$snap\" 2>/dev/null".to_string(),
+        "wait \"$snap\" 2>/dev/null".to_string(),
         "trc=$rc".to_string(),
     ];
     parts.extend(raw_parts(&fields, "json", json));
+    // Only the status blocks' own lines of its stderr (none can be a marker).
+    parts.extend([
+        format!("echo '{} scenario={name}{}'", markers::STATUS_BEGIN, markers::CLOSE),
+        format!("grep -E '^(# cyclictest current status:|#-|T:)' {name}.out 2>/dev/null"),
+        format!("echo '{} scenario={name}{}'", markers::STATUS_END, markers::CLOSE),
+    ]);
     parts.push(max_of(&[json.to_string()]));
     parts.extend(measured_case(&format!("cyclictest-{name}"), req.threshold_us));
     parts
@@ -1143,6 +1165,31 @@ mod tests {
         }
         assert!(stress.contains("[ \"$max\" -le 100 ]"), "{stress}");
         assert!(stress.contains("--units us"), "{stress}");
+    }
+
+    /// cyclictest runs in the background while `rtbuild_snapshots` asks it for its status
+    /// (knowing its one thread on CPU 7 and its 300 s), is waited for (its exit status is
+    /// `rc`), and only the status block lines of its output are printed, in a frame of their
+    /// own after the raw output.
+    #[test]
+    fn cyclictest_is_asked_for_its_status_and_the_blocks_are_framed() {
+        let script = script(&request());
+        let idle = &script[script.find("scenario_idle()").unwrap()..];
+        let idle = &idle[..idle.find("( scenario_idle )").unwrap()];
+        let at = |needle: &str| idle.find(needle).unwrap_or_else(|| panic!("{needle}: {idle}"));
+        let order = [
+            "  ct_end=300 ct_threads=1\n",
+            " >idle.out 2>&1 &\n  ct=$!\n",
+            "  rtbuild_snapshots >/dev/null 2>&1 &\n  snap=$!\n",
+            "  wait \"$ct\" || rc=$?\n",
+            "  kill \"$snap\" 2>/dev/null\n  wait \"$snap\" 2>/dev/null\n  trc=$rc\n",
+            "<<<RTBUILD-RAW-END scenario=idle test=cyclictest run=cyclictest exit=$rc>>>",
+            "  echo '<<<RTBUILD-STATUS-BEGIN scenario=idle>>>'\n  grep -E '^(# cyclictest current status:|#-|T:)' idle.out 2>/dev/null\n  echo '<<<RTBUILD-STATUS-END scenario=idle>>>'\n",
+        ];
+        let places: Vec<usize> = order.iter().map(|n| at(n)).collect();
+        assert!(places.windows(2).all(|w| w[0] < w[1]), "{places:?}: {idle}");
+        assert!(script.contains("rtbuild_snapshots() {\n"), "{script}");
+        assert!(script.contains("kill -s USR1 \"$ct\""), "{script}");
     }
 
     /// lava-dispatcher's test definition writer (2023.01 and 2026.07,

@@ -43,13 +43,18 @@ pub(crate) struct LavaLog {
     pub checks: Option<String>,
     /// The board's states around the scenarios, in log order.
     pub states: Vec<BoardState>,
+    /// cyclictest's status blocks, one frame per scenario the job printed them for, in log
+    /// order (`when` is empty).
+    pub statuses: Vec<BoardState>,
 }
 
-/// The board's state printed before or after one scenario (the `=== section` text).
+/// The board's state printed before or after one scenario (the `=== section` text), or the
+/// status blocks cyclictest printed in one scenario: text between a begin and an end marker
+/// that is not a raw output.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct BoardState {
     pub scenario: String,
-    /// `before` or `after`.
+    /// `before` or `after`; empty for status blocks.
     pub when: String,
     pub text: String,
     /// The log line its begin marker is on.
@@ -202,7 +207,7 @@ pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
     let mut log = LavaLog::default();
     let mut open: Option<RawOutput> = None;
     let mut run_marker: Option<usize> = None;
-    let mut state: Option<BoardState> = None;
+    let mut state: Option<(Frame, BoardState)> = None;
     each_entry(text, |at, entry| {
         if entry.lvl != "target" {
             return Ok(());
@@ -225,30 +230,60 @@ pub(crate) fn parse(text: &str) -> Result<LavaLog, LogError> {
         Ok(())
     })?;
     log.outputs.extend(open);
-    log.states.extend(state);
+    if let Some((frame, unfinished)) = state {
+        frame.list(&mut log).push(unfinished);
+    }
     if log.outputs.is_empty() && log.skipped.is_empty() {
         return Err(LogError::NoRaw);
     }
     Ok(log)
 }
 
-/// One console line for the board's state: a state's begin marker opens one (cutting short a
-/// raw output still open), its end marker closes it, any other line goes into the open state.
-/// Any other marker inside a state ends the state unfinished (and is read as usual). Returns
-/// whether the line was taken.
+/// The frames of text that are not raw outputs.
+#[derive(Debug, Clone, Copy)]
+enum Frame {
+    /// The board's state around a scenario.
+    State,
+    /// cyclictest's status blocks.
+    Status,
+}
+
+impl Frame {
+    fn markers(self) -> (&'static str, &'static str) {
+        match self {
+            Frame::State => (markers::STATE_BEGIN, markers::STATE_END),
+            Frame::Status => (markers::STATUS_BEGIN, markers::STATUS_END),
+        }
+    }
+
+    fn list(self, log: &mut LavaLog) -> &mut Vec<BoardState> {
+        match self {
+            Frame::State => &mut log.states,
+            Frame::Status => &mut log.statuses,
+        }
+    }
+}
+
+/// One console line for a state or status frame: a begin marker opens one (cutting short a
+/// raw output still open), the matching end marker closes it, any other line goes into the
+/// open frame. Any other marker inside a frame ends the frame unfinished (and is read as
+/// usual). Returns whether the line was taken.
 fn take_state_line(
     log: &mut LavaLog,
     open: &mut Option<RawOutput>,
-    state: &mut Option<BoardState>,
+    state: &mut Option<(Frame, BoardState)>,
     line: &str,
     at: usize,
 ) -> bool {
-    if let Some(current) = state.as_mut() {
-        if let Some(fields) = markers::fields(line, markers::STATE_END) {
+    if let Some((frame, current)) = state.as_mut() {
+        let frame = *frame;
+        if let Some(fields) = markers::fields(line, frame.markers().1) {
             let same = markers::get(&fields, "scenario") == Some(current.scenario.as_str())
-                && markers::get(&fields, "when") == Some(current.when.as_str());
+                && markers::get(&fields, "when").unwrap_or_default() == current.when.as_str();
             current.complete = same;
-            log.states.extend(state.take());
+            if let Some((_, done)) = state.take() {
+                frame.list(log).push(done);
+            }
             return true;
         }
         if !line.starts_with(markers::PREFIX) {
@@ -256,20 +291,26 @@ fn take_state_line(
             current.text.push('\n');
             return true;
         }
-        log.states.extend(state.take());
+        if let Some((_, unfinished)) = state.take() {
+            frame.list(log).push(unfinished);
+        }
     }
-    let Some(fields) = markers::fields(line, markers::STATE_BEGIN) else { return false };
-    // The job prints a state outside every raw output: one inside it cuts the output short.
-    log.outputs.extend(open.take());
-    let get = |key| markers::get(&fields, key).unwrap_or_default().to_string();
-    *state = Some(BoardState {
-        scenario: get("scenario"),
-        when: get("when"),
-        text: String::new(),
-        line: at,
-        complete: false,
-    });
-    true
+    for frame in [Frame::State, Frame::Status] {
+        let Some(fields) = markers::fields(line, frame.markers().0) else { continue };
+        // The job prints a frame outside every raw output: one inside it cuts the output short.
+        log.outputs.extend(open.take());
+        let get = |key| markers::get(&fields, key).unwrap_or_default().to_string();
+        let begun = BoardState {
+            scenario: get("scenario"),
+            when: get("when"),
+            text: String::new(),
+            line: at,
+            complete: false,
+        };
+        *state = Some((frame, begun));
+        return true;
+    }
+    false
 }
 
 /// One console line: a marker opens or closes an output, or the line belongs to the open one.
@@ -444,6 +485,54 @@ mod tests {
     fn console_lines_get_their_quotes_back() {
         assert_eq!(super::unescape_console(r#"{\"a\": \"x\\"y\"}"#), r#"{"a": "x\"y"}"#);
         assert_eq!(super::unescape_console("no quotes [1.5] \\n"), "no quotes [1.5] \\n");
+    }
+
+    /// cyclictest's status blocks between their markers, per scenario; a block outside the
+    /// frame is not kept; another marker inside the frame ends it unfinished.
+    #[test]
+    fn status_frames_are_kept_apart_from_raw_outputs() {
+        let mut text = String::new();
+        for line in [
+            "<<<RTBUILD-RUN machine=m threshold_us=100 rt_cpus=1 tests=cyclictest scenarios=idle,stress duration=5s>>>",
+            "# cyclictest current status:",
+            "T: 0 ( 1) P:99 I:1000 C:      5 Min:      1 Act:    1 Avg:    1 Max:       1",
+            "<<<RTBUILD-RAW-BEGIN scenario=idle test=cyclictest run=cyclictest format=json>>>",
+            "{}",
+            "<<<RTBUILD-RAW-END scenario=idle test=cyclictest run=cyclictest exit=0>>>",
+            "<<<RTBUILD-STATUS-BEGIN scenario=idle>>>",
+            "# cyclictest current status:",
+            "T: 0 ( 2) P:99 I:1000 C:    999 Min:      1 Act:    1 Avg:    1 Max:      12",
+            "#---------------------------",
+            "<<<RTBUILD-STATUS-END scenario=idle>>>",
+            "<<<RTBUILD-STATUS-BEGIN scenario=stress>>>",
+            "# cyclictest current status:",
+            "<<<RTBUILD-RAW-BEGIN scenario=stress test=cyclictest run=cyclictest format=json>>>",
+            "{}",
+            "<<<RTBUILD-RAW-END scenario=stress test=cyclictest run=cyclictest exit=0>>>",
+        ] {
+            text.push_str(&entry("target", line));
+        }
+        let log = parse(&text).unwrap();
+        assert_eq!(log.outputs.len(), 2);
+        assert!(log.outputs.iter().all(|o| o.raw == "{}\n"), "{:?}", log.outputs);
+        let frames: Vec<(&str, &str, usize, bool)> = log
+            .statuses
+            .iter()
+            .map(|s| (s.scenario.as_str(), s.text.as_str(), s.line, s.complete))
+            .collect();
+        assert_eq!(
+            frames,
+            [
+                (
+                    "idle",
+                    "# cyclictest current status:\nT: 0 ( 2) P:99 I:1000 C:    999 Min:      1 Act:    1 Avg:    1 Max:      12\n#---------------------------\n",
+                    7,
+                    true
+                ),
+                ("stress", "# cyclictest current status:\n", 12, false),
+            ]
+        );
+        assert!(log.states.is_empty());
     }
 
     /// `lava-run` offline: one flow mapping per line, no list dash, maybe other stderr lines.

@@ -9,6 +9,12 @@
 //! <<<RTBUILD-RAW-END scenario=idle test=oslat run=oslat exit=0>>>
 //! <<<RTBUILD-RAW-BEGIN scenario=idle test=cyclictest run=cyclictest format=json>>>
 //! …
+//! <<<RTBUILD-RAW-END scenario=idle test=cyclictest run=cyclictest exit=0>>>
+//! <<<RTBUILD-STATUS-BEGIN scenario=idle>>>
+//! # cyclictest current status:
+//! T: 0 ( 4411) P:99 I:1000 C:    990 Min:      5 Act:   12 Avg:   21 Max:     180
+//! #---------------------------
+//! <<<RTBUILD-STATUS-END scenario=idle>>>
 //! <<<RTBUILD-SKIPPED scenario=idle test=hwlatdetect reason=no-hwlat-tracer>>>
 //! <<<RTBUILD-STATE-BEGIN scenario=idle when=after>>>
 //! === interrupts / === irq_affinity / === irqbalance / === kernel_warnings sections
@@ -19,6 +25,11 @@
 //! it stops (`when=after`): each IRQ's affinity, the running irqbalance instances and the
 //! kernel log's warning lines (`interrupts` only after: it names the IRQs). The `RUN` marker
 //! of a job that prints them says `checks=irq-affinity,kernel-log`.
+//!
+//! The `STATUS` frame holds cyclictest's status blocks (its answers to the SIGUSR1 the job sends
+//! at each doubling of the elapsed time), only the block lines of its stderr (`# cyclictest
+//! current status:`, `#-…` and `T:` lines), so no line inside it can be a marker. It is
+//! information for `report`'s convergence, never a verdict; the job prints one per scenario.
 //!
 //! `run` names one invocation (`pmqtest-cpu3` when a program runs once per RT CPU); `format` is
 //! `json`, `text` (standard output) or `stderr` (printed when the program failed). Logs of
@@ -36,6 +47,10 @@ pub(crate) const SKIPPED: &str = "<<<RTBUILD-SKIPPED";
 pub(crate) const STATE_BEGIN: &str = "<<<RTBUILD-STATE-BEGIN";
 /// Ends it.
 pub(crate) const STATE_END: &str = "<<<RTBUILD-STATE-END";
+/// Starts cyclictest's status blocks of one scenario.
+pub(crate) const STATUS_BEGIN: &str = "<<<RTBUILD-STATUS-BEGIN";
+/// Ends them.
+pub(crate) const STATUS_END: &str = "<<<RTBUILD-STATUS-END";
 /// The `checks=` of a `RUN` marker whose job prints the board's state around each scenario.
 pub(crate) const STATE_CHECKS: &str = "irq-affinity,kernel-log";
 /// What every marker line starts with.

@@ -170,8 +170,39 @@ fn scenario(
         tests,
         thermal: None,
         throttling: None,
-        status: None,
+        status: cyclictest.then(|| status(path, log, name)),
     }
+}
+
+/// cyclictest's status blocks in scenario `name` (the job asks for them at each doubling of
+/// the elapsed time and prints them between status markers once cyclictest ended), or why
+/// there are none. They only say whether the maximum was still rising: a frame missing, cut
+/// short or printed twice (the board's console printed a marker) leaves that unknown.
+fn status(
+    path: &Path,
+    log: &LavaLog,
+    name: &str,
+) -> (PathBuf, Result<cyclictest::status::StatusSnapshots, String>) {
+    let source = PathBuf::from(format!("{}#{name}/cyclictest-status", path.display()));
+    let frames: Vec<&BoardState> = log.statuses.iter().filter(|s| s.scenario == name).collect();
+    let read = match frames.as_slice() {
+        [] => Err(format!(
+            "the LAVA log holds no cyclictest status snapshots for scenario `{name}` (a job from an older `rtbuild lava` asks for none; else the job stopped before printing them)"
+        )),
+        [one] if !one.complete => Err(format!(
+            "the cyclictest status snapshots of scenario `{name}` (log line {}) are cut short: their end marker never came",
+            one.line
+        )),
+        [one] => cyclictest::status::parse_status(one.text.as_bytes()).map_err(|e| {
+            format!("the cyclictest status snapshots of scenario `{name}` are unreadable: {e}")
+        }),
+        _ => Err(format!(
+            "the LAVA log holds {} frames of cyclictest status snapshots for scenario `{name}` (log lines {}); the job prints one, so the board's console printed the others",
+            frames.len(),
+            frames.iter().map(|s| s.line.to_string()).collect::<Vec<_>>().join(", ")
+        )),
+    };
+    (source, read)
 }
 
 /// What the board's states before and after scenario `name` say, judged by `rtbuild test`'s

@@ -993,7 +993,7 @@ fn a_histogram_folder_without_status_snapshots_says_why_convergence_is_not_known
             .unwrap();
         assert!(scenario(&r).threads.iter().all(|t| t.convergence.is_none()));
         let out = text::render(&r);
-        assert!(out.contains("convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does, as do the status snapshots `rtbuild test` takes while it measures, but "), "{out}");
+        assert!(out.contains("convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does, as do the status snapshots `rtbuild test` and `rtbuild lava` jobs take while it measures, but "), "{out}");
         assert!(out.contains(why), "{out}");
         let json = serde_json::to_value(&r).unwrap();
         assert!(
@@ -1002,5 +1002,123 @@ fn a_histogram_folder_without_status_snapshots_says_why_convergence_is_not_known
                 .unwrap()
                 .ends_with(why.trim_end_matches(')'))
         );
+    }
+}
+
+/// Issue 39 item 9 for jobs LAVA runs on its own: the job asks cyclictest for its status at
+/// each doubling of the elapsed time and prints the blocks between status markers. The golden
+/// log (lava-run 2023.01's form, written by hand; cyclictest's JSON is
+/// `cyclictest-2.4-json-1thread-cpu1.json`: 3000 cycles, maximum 477 µs on CPU 1) holds blocks
+/// at cycles 999 (120 µs) and 1998 (300 µs) inside the frame, and one block the console printed
+/// outside it (cycle 2500, 1 µs), which is not read. By hand: the running maximum is 120 at
+/// 1024, 300 at 2048, 477 at the end 3000; the half (1500) falls after the snapshot at 999; the
+/// last two steps each rose, so it was still rising.
+#[test]
+fn a_lava_log_with_status_blocks_gives_convergence() {
+    let path = data("lava-run-2023.01-cyclictest-status-blocks-idle.log");
+    let r = build(&Options {
+        inputs: vec![path.clone()],
+        threshold_us: Some(1000.0),
+        ..Options::default()
+    })
+    .unwrap();
+    let s = scenario(&r);
+    assert_eq!(s.verdict, Verdict::Pass, "information, not a verdict: {:?}", s.reasons);
+    assert_eq!(s.convergence_unknown, None);
+    let c = s.threads[0].convergence.as_ref().unwrap();
+    let steps: Vec<(u64, u64, Option<f64>)> =
+        c.running_max.iter().map(|m| (m.cycle, m.snapshot_cycle, m.max_us)).collect();
+    assert_eq!(
+        steps,
+        [(1024, 999, Some(120.0)), (2048, 1998, Some(300.0)), (3000, 3000, Some(477.0))]
+    );
+    assert_eq!((c.cycles, c.half_at, c.snapshots), (3000, 999, Some(2)));
+    assert_eq!(
+        (c.first_half_max_us, c.second_half_max_us, c.rose_in_second_half),
+        (Some(120.0), Some(477.0), Some(true))
+    );
+    assert!(c.still_rising);
+    assert!(
+        s.notes.contains(&"CPU1 (thread 0): the maximum was still rising: run longer".to_string()),
+        "{:?}",
+        s.notes
+    );
+    let out = text::render(&r);
+    assert!(out.contains("convergence CPU1 (from 2 status snapshots, not every sample): max of the halves 120 | 477 µs (second half from cycle 999); max so far by cycle (the snapshot at or before it; at the end the final figures): 1024 120 (at 999), 2048 300 (at 1998), end 3000 477 (the maximum was still rising: run longer)"), "{out}");
+    let json = serde_json::to_value(&r).unwrap();
+    let scenario_json = &json["inputs"][0]["scenarios"][0];
+    assert_eq!(scenario_json["convergence_unknown"], serde_json::Value::Null);
+    let cj = &scenario_json["threads"][0]["convergence"];
+    assert_eq!(
+        (&cj["snapshots"], &cj["rose_in_second_half"], &cj["still_rising"]),
+        (&2.into(), &true.into(), &true.into())
+    );
+    let page = html::render(&r);
+    assert!(page.contains("from 2 status snapshots") && page.contains("run longer"), "{page}");
+}
+
+/// Status blocks the board's console printed outside the job's frame are never read; a second
+/// frame for the same scenario (a forged marker), a frame cut short, or none at all leaves the
+/// convergence "not known", saying why, and the verdict as it was.
+#[test]
+fn forged_cut_or_missing_status_frames_leave_convergence_not_known() {
+    let golden =
+        std::fs::read_to_string(data("lava-run-2023.01-cyclictest-status-blocks-idle.log"))
+            .unwrap();
+    let entry = |msg: &str| {
+        format!(
+            "{{\"dt\": \"2026-12-05T06:20:00.000000\", \"lvl\": \"target\", \"msg\": {}}}\n",
+            serde_json::to_string(msg).unwrap()
+        )
+    };
+    let forged_frame: String = [
+        "<<<RTBUILD-STATUS-BEGIN scenario=idle>>>",
+        "# cyclictest current status:",
+        "T: 0 ( 2211) P:99 I:1000 C:   2999 Min:      4 Act:    9 Avg:   16 Max:     477",
+        "#---------------------------",
+        "<<<RTBUILD-STATUS-END scenario=idle>>>",
+    ]
+    .iter()
+    .map(|l| entry(l))
+    .collect();
+    let frame_start = golden.find("\"<<<RTBUILD-STATUS-BEGIN").unwrap();
+    let frame_start = golden[..frame_start].rfind('\n').unwrap() + 1;
+    let frame_end = golden.find("<<<RTBUILD-STATUS-END").unwrap();
+    let frame_end = frame_end + golden[frame_end..].find('\n').unwrap() + 1;
+    let without_end = {
+        let end_line = golden[..frame_end - 1].rfind('\n').unwrap() + 1;
+        format!("{}{}", &golden[..end_line], &golden[frame_end..])
+    };
+    let cases = [
+        (
+            format!("{}{forged_frame}{}", &golden[..frame_end], &golden[frame_end..]),
+            "the LAVA log holds 2 frames of cyclictest status snapshots for scenario `idle` (log lines ",
+        ),
+        (without_end, "the cyclictest status snapshots of scenario `idle` (log line "),
+        (
+            format!("{}{}", &golden[..frame_start], &golden[frame_end..]),
+            "the LAVA log holds no cyclictest status snapshots for scenario `idle` (a job from an older `rtbuild lava` asks for none; else the job stopped before printing them)",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (log, why)) in cases.iter().enumerate() {
+        assert_ne!(log, &golden, "case {i} changes the log");
+        let path = dir.path().join(format!("lava-{i}.log"));
+        crate::write::fixture(&path, log).unwrap();
+        let r = build(&Options {
+            inputs: vec![path],
+            threshold_us: Some(1000.0),
+            ..Options::default()
+        })
+        .unwrap();
+        let s = scenario(&r);
+        assert_eq!(s.verdict, Verdict::Pass, "case {i}: {:?}", s.reasons);
+        assert!(s.threads.iter().all(|t| t.convergence.is_none()), "case {i}");
+        let unknown = s.convergence_unknown.as_deref().unwrap_or_default();
+        assert!(unknown.starts_with(why), "case {i}: {unknown}");
+        let out = text::render(&r);
+        assert!(out.contains(&format!("convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does, as do the status snapshots `rtbuild test` and `rtbuild lava` jobs take while it measures, but {why}")), "case {i}: {out}");
+        let page = html::render(&r);
+        assert!(page.contains("convergence: not known"), "case {i}");
     }
 }

@@ -200,7 +200,7 @@ pub(crate) fn convergence_lines(s: &ScenarioReport) -> Vec<String> {
     if known.is_empty() && !s.threads.is_empty() {
         return vec![match &s.convergence_unknown {
             Some(why) => format!(
-                "convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does, as do the status snapshots `rtbuild test` takes while it measures, but {why})"
+                "convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does, as do the status snapshots `rtbuild test` and `rtbuild lava` jobs take while it measures, but {why})"
             ),
             None => "convergence: not known (a histogram or summary keeps no sample order; cyclictest's -v output does)"
                 .to_string(),

@@ -506,7 +506,7 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
     let made = test
         .args(["lava", "--machine", "host-board", "--machines-dir", "machines"])
         .args(["--bundle-url", "https://h.example/b.tar.gz", "--distro", "nodistro"])
-        .args(["--scenario", "idle,stress", "--duration", "2s", "--histogram-us", "200000"])
+        .args(["--scenario", "idle,stress", "--duration", "4s", "--histogram-us", "200000"])
         .args(["--threshold-us", "1000000", "--out", "job.yaml"])
         .run()
         .ignore_stdout()
@@ -542,6 +542,15 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
         assert_eq!(a["name"], *name);
         assert_eq!(comparable(a), comparable(b), "{name}: the log and the raw file disagree");
         assert!(a["all"]["samples"].as_u64().unwrap() > 0, "{a}");
+        // The job asked the real cyclictest for its status (SIGUSR1 at 1 and 2 s of 4 s) and
+        // printed the blocks: the convergence is known from them, for every thread.
+        assert_eq!(a["convergence_unknown"], Value::Null, "{name}: {a}");
+        for thread in a["threads"].as_array().unwrap() {
+            let snapshots = thread["convergence"]["snapshots"].as_u64().unwrap_or(0);
+            assert!(snapshots >= 1, "{name}: {thread}");
+        }
+        // Asked for its status, cyclictest still measured the whole run and exited 0.
+        assert!(a["invalid_reasons"].as_array().unwrap().is_empty(), "{name}: {a}");
     }
     assert!(
         log_scenarios[0]["warnings"].to_string().contains("1 kernel message line(s)"),

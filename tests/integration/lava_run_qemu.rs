@@ -310,6 +310,15 @@ pub(crate) fn lava_verdicts_and_report_agree(root: &Path, log_text: &str, rt_cpu
             let marker = format!("<<<RTBUILD-STATE-BEGIN scenario={name} when={when}>>>");
             assert!(log_text.contains(&marker), "{name}: no {marker}");
         }
+        // The job asked cyclictest for its status at 1, 2 and 3 s of its 5 s and printed the
+        // blocks between the status markers: the report has the convergence from them.
+        assert_eq!(scenario["convergence_unknown"], Value::Null, "{name}: {scenario}");
+        for thread in threads {
+            let snapshots = thread["convergence"]["snapshots"].as_u64().unwrap_or(0);
+            assert!(snapshots >= 1, "{name}: {thread}");
+        }
+        let marker = format!("<<<RTBUILD-STATUS-BEGIN scenario={name}>>>");
+        assert!(log_text.contains(&marker), "{name}: no {marker}");
         let said = format!("{}{}", scenario["invalid_reasons"], scenario["warnings"]);
         assert!(
             !said.contains("state of the board") && !said.contains("were not checked"),

@@ -63,15 +63,17 @@ pub(crate) fn host_board(dir: &Path) -> (u32, String) {
     (last, housekeeping)
 }
 
-/// The parts of a report scenario that must not depend on where the output was read from.
+/// The parts of a report scenario that must not depend on where the output was read from (the
+/// convergence does: a LAVA log holds cyclictest's status blocks, a raw JSON file none).
 pub(crate) fn comparable(scenario: &Value) -> Value {
     let mut s = scenario.clone();
     let obj = s.as_object_mut().unwrap();
-    for key in ["files", "warnings", "notes"] {
+    for key in ["files", "warnings", "notes", "convergence_unknown"] {
         obj.remove(key);
     }
     for thread in obj.get_mut("threads").unwrap().as_array_mut().unwrap() {
         thread.as_object_mut().unwrap().remove("file");
+        thread.as_object_mut().unwrap().remove("convergence");
     }
     obj.get_mut("all").unwrap().as_object_mut().unwrap().remove("file");
     s
