@@ -1086,7 +1086,7 @@ pub(crate) fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
 }
 
 /// in-toto's own library on the envelope beside `archive` with the public key `public`.
-fn intoto_verify(archive: &Path, public: &Path) -> std::process::Output {
+pub(crate) fn intoto_verify(archive: &Path, public: &Path) -> std::process::Output {
     let envelope = archive.to_string_lossy().replace(".tar.zst", ".intoto.json");
     Command::new(crate::support::harness::venv().join("bin/python3"))
         .arg(crate::support::harness::data("intoto/verify_envelope.py"))

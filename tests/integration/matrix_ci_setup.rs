@@ -853,8 +853,9 @@ fn build_job_lines(format: &str, yaml: &serde_yaml::Value) -> Vec<String> {
 /// on one line, GitHub's step variable the PEM as it is, trailing newline included), leaves no
 /// key file behind (its temporary folder is empty afterwards) and keeps the public key beside
 /// the bundle: the bundle passes `bundle --check` and `bundle --verify --key` with that
-/// published key and with openssl's own public key, a wrong key fails the verify (exit 1), and
-/// an empty secret stops the signing step with one error line, exit 2.
+/// published key and with openssl's own public key, in-toto's own library verifies its
+/// envelope, a wrong key fails the verify (exit 1), and an empty secret stops the signing step
+/// with one error line, exit 2.
 #[test]
 fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_fake_bitbake() {
     let user = crate::support::harness::Unprivileged::get();
@@ -1016,6 +1017,11 @@ fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_
                 .success()
                 .stdout_is("");
         }
+        // in-toto's own library (PyPI in-toto/securesystemslib) accepts the envelope too.
+        let out = crate::bundle::intoto_verify(&bundles[0], &public);
+        let said = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{format}: {said}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(said.starts_with("signature: verified\n"), "{format}: {said}");
         let run = Test::new()
             .args(["bundle", "--verify"])
             .arg_path(&bundles[0])
