@@ -84,6 +84,10 @@ pub(crate) struct BundleOutcome {
     /// The signed provenance beside the archive (`--signing-key`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub envelope: Option<PathBuf>,
+    /// The signer's public key (PEM) beside the archive (`--signing-key`), for `bundle --verify
+    /// --key`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub public_key: Option<PathBuf>,
 }
 
 /// Makes the bundle for `request`. Refuses a failed or missing verification unless
@@ -227,9 +231,15 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         crate::write::write_atomic(&manifest_path, &manifest_json, false)?;
     }
     let archive_bytes = std::fs::metadata(&archive_path).map(|m| m.len()).unwrap_or(0);
-    let envelope = match &signing_key {
-        Some(key) => Some(write_envelope(request, key, &archive_path, &manifest)?),
-        None => None,
+    let (envelope, public_key) = match &signing_key {
+        Some(key) => {
+            let envelope = write_envelope(request, key, &archive_path, &manifest)?;
+            let public_key = sign::public_key_beside(&archive_path);
+            let pem = sign::key_record(&key.verifying_key()).public_key;
+            crate::write::write_atomic(&public_key, pem.as_bytes(), false)?;
+            (Some(envelope), Some(public_key))
+        }
+        None => (None, None),
     };
     Ok(BundleOutcome {
         archive: archive_path,
@@ -237,6 +247,7 @@ pub(crate) fn create(request: &BundleRequest) -> Result<BundleOutcome, BundleErr
         archive_bytes,
         manifest,
         envelope,
+        public_key,
     })
 }
 

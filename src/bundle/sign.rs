@@ -3,8 +3,9 @@
 //! an ed25519 key the user names (`bundle --signing-key FILE`, PKCS#8 PEM as `openssl genpkey
 //! -algorithm ed25519` writes it). The envelope is `<archive stem>.intoto.json` beside the
 //! archive (it names the archive's digest, so it cannot be inside it); the manifest records the
-//! public key and its key id (sha256 of the public key's DER). [`verify`] checks the signature
-//! with a public key the verifier trusts and every subject's digest.
+//! public key and its key id (sha256 of the public key's DER), and `<archive stem>.pub.pem`
+//! beside the archive holds the same public key for `bundle --verify --key`. [`verify`] checks
+//! the signature with a public key the verifier trusts and every subject's digest.
 //!
 //! The predicate is kas's SLSA provenance predicate when the bundle carries kas's statement,
 //! else a minimal SLSA v1 predicate naming the machine, the image and rtbuild.
@@ -28,18 +29,32 @@ const SLSA_V1: &str = "https://slsa.dev/provenance/v1";
 /// A key file is a few hundred bytes.
 const KEY_LIMIT: u64 = 64 << 10;
 
-/// `x.qcomflash.tar.zst` → `x.qcomflash.intoto.json`, the signed envelope beside it.
+/// `x.qcomflash.tar.zst` (or `.tar.gz`) → `x.qcomflash.intoto.json`, the signed envelope
+/// beside it.
 pub(crate) fn envelope_beside(archive: &Path) -> PathBuf {
+    beside(archive, "intoto.json")
+}
+
+/// `x.qcomflash.tar.zst` (or `.tar.gz`) → `x.qcomflash.pub.pem`, the signer's public key beside
+/// it (the one the manifest names).
+pub(crate) fn public_key_beside(archive: &Path) -> PathBuf {
+    beside(archive, "pub.pem")
+}
+
+fn beside(archive: &Path, extension: &str) -> PathBuf {
     let name = archive.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let stem = name.strip_suffix(".tar.zst").unwrap_or(&name);
-    archive.with_file_name(format!("{stem}.intoto.json"))
+    let stem =
+        name.strip_suffix(".tar.zst").or_else(|| name.strip_suffix(".tar.gz")).unwrap_or(&name);
+    archive.with_file_name(format!("{stem}.{extension}"))
 }
 
 /// The private key of `--signing-key FILE`.
 pub(crate) fn read_signing_key(path: &Path) -> Result<SigningKey, BundleError> {
     let bad = |message: String| BundleError::SigningKey { path: path.to_path_buf(), message };
     let text = crate::base::input::read_to_string(path, KEY_LIMIT).map_err(BundleError::Input)?;
-    SigningKey::from_pkcs8_pem(&text)
+    // Blank lines around the PEM (a key pasted into a CI secret, then written with a newline)
+    // are no part of it; the PEM parser refuses them.
+    SigningKey::from_pkcs8_pem(text.trim())
         .map_err(|e| bad(format!("not an ed25519 private key in PKCS#8 PEM ({e})")))
 }
 
@@ -47,7 +62,7 @@ pub(crate) fn read_signing_key(path: &Path) -> Result<SigningKey, BundleError> {
 pub(crate) fn read_public_key(path: &Path) -> Result<VerifyingKey, BundleError> {
     let bad = |message: String| BundleError::PublicKey { path: path.to_path_buf(), message };
     let text = crate::base::input::read_to_string(path, KEY_LIMIT).map_err(BundleError::Input)?;
-    VerifyingKey::from_public_key_pem(&text)
+    VerifyingKey::from_public_key_pem(text.trim())
         .map_err(|e| bad(format!("not an ed25519 public key in PEM ({e})")))
 }
 
@@ -182,6 +197,31 @@ pub(crate) fn open(envelope: &Envelope, key: &VerifyingKey) -> Result<Vec<Subjec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_envelope_and_public_key_sit_beside_either_flavour_of_archive() {
+        for archive in ["out/x.qcomflash.tar.zst", "out/x.qcomflash.tar.gz"] {
+            let archive = Path::new(archive);
+            assert_eq!(envelope_beside(archive), Path::new("out/x.qcomflash.intoto.json"));
+            assert_eq!(public_key_beside(archive), Path::new("out/x.qcomflash.pub.pem"));
+        }
+    }
+
+    /// A key file with blank lines or spaces around the PEM (a CI secret pasted with its
+    /// trailing newline, then written with one more) is the same key.
+    #[test]
+    fn keys_read_with_blank_lines_around_the_pem() {
+        use ed25519_dalek::pkcs8::{EncodePrivateKey, EncodePublicKey};
+        let key = SigningKey::from_bytes(&[9; 32]);
+        let private = key.to_pkcs8_pem(Default::default()).unwrap();
+        let public = key.verifying_key().to_public_key_pem(Default::default()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (private_file, public_file) = (dir.path().join("k.pem"), dir.path().join("k.pub.pem"));
+        crate::write::fixture(&private_file, format!("\n{}\n\n", private.as_str())).unwrap();
+        crate::write::fixture(&public_file, format!("  {public}\n\n")).unwrap();
+        assert_eq!(read_signing_key(&private_file).unwrap().to_bytes(), [9; 32]);
+        assert_eq!(read_public_key(&public_file).unwrap(), key.verifying_key());
+    }
 
     #[test]
     fn pae_is_dsse_v1() {

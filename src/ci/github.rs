@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::script::{
-    BUNDLE_MANIFESTS, BUNDLE_URL_FILE, HISTORY_DB_VAR, KAS_WORK, LAVA_FILES, Places, Step,
+    BUNDLE_MANIFESTS, BUNDLE_URL_FILE, HISTORY_DB_VAR, KAS_WORK, LAVA_FILES, Places, SIGN_STEP,
+    SIGNING_KEY_VAR, Step,
 };
 use super::{BUILD_USER, Pipeline, to_yaml};
 
@@ -24,6 +25,9 @@ const DOWNLOAD: &str = "actions/download-artifact@v7";
 /// The deployment environment the LAVA jobs run in: its secrets (`LAVA_TOKEN`, the history
 /// database's) are given to those jobs only, and its protection rules apply to them.
 const LAVA_ENVIRONMENT: &str = "rtbuild-lava";
+/// The deployment environment the build jobs run in when they sign (`--signing-key-secret`):
+/// the signing key is its secret, given to those jobs only, under its protection rules.
+const SIGNING_ENVIRONMENT: &str = "rtbuild-signing";
 /// The artifact that carries the install job's rtbuild to the others.
 const BINARY_ARTIFACT: &str = "rtbuild-binary";
 
@@ -105,6 +109,8 @@ struct GhStep {
     uses: Option<&'static str>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     with: BTreeMap<&'static str, String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    env: BTreeMap<&'static str, String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     shell: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -326,7 +332,15 @@ pub(super) fn render(p: &Pipeline) -> String {
         build_env.insert("RTBUILD_BUNDLE_BASE_URL", "${{ vars.RTBUILD_BUNDLE_BASE_URL }}");
         build_env.insert("RUN_ID", "${{ github.run_id }}-${{ github.run_attempt }}");
     }
-    steps.extend(p.build_steps(places, "$RUN_ID").into_iter().map(as_builder));
+    for step in p.build_steps(places, "$RUN_ID") {
+        let signs = step.name == SIGN_STEP;
+        let mut step = as_builder(step);
+        if let (true, Some(secret)) = (signs, &p.signing_secret) {
+            // The signing key reaches this one step only, through its environment.
+            step.env.insert(SIGNING_KEY_VAR, format!("${{{{ secrets.{secret} }}}}"));
+        }
+        steps.push(step);
+    }
     let paths: String =
         p.artifacts(places).iter().map(|a| format!("{}\n", result_path(a))).collect();
     steps.push(GhStep {
@@ -356,6 +370,9 @@ pub(super) fn render(p: &Pipeline) -> String {
     }
     // Plain job names: GitHub shows each matrix cell's values after them.
     let mut image = job(p, "image", vec!["rtbuild"], true, steps);
+    if p.signing_secret.is_some() {
+        image.environment = Some(SIGNING_ENVIRONMENT);
+    }
     image.env.extend(env_dirs.clone());
     image.env.extend(build_env.into_iter().map(|(k, v)| (k, v.to_string())));
     let lava = p.lava.as_ref().map(|lava| {

@@ -77,8 +77,10 @@ pub(crate) const HEADER_VARIABLES: [&str; MAX_HEADERS] = [
     "RTBUILD_QCOMFLASH_HEADER_8",
 ];
 
-/// Variables a LAVA job of the pipeline sets or relies on itself: no header secret may be one.
+/// Variables a job of the pipeline sets or relies on itself: no header or signing-key secret
+/// may be one.
 pub(crate) const JOB_VARIABLES: &[&str] = &[
+    "key_dir",
     "LAVA_URL",
     "LAVA_USER",
     "LAVA_TOKEN",
@@ -128,11 +130,16 @@ pub(crate) struct Pipeline {
     /// The jobs' container image: `--kas-image` (checked to carry a digest), else
     /// [`kas_image`].
     pub kas_image: String,
+    /// `--signing-key-secret`: the CI secret (GitHub) or masked variable (GitLab) holding the
+    /// ed25519 private key each build job signs its bundle with, a name already validated. The
+    /// key reaches a file of the job's own temporary folder through the environment only (see
+    /// [`script`]); the bundle's public key is kept beside it.
+    pub signing_secret: Option<String>,
 }
 
 impl Pipeline {
     fn bundling(&self) -> bool {
-        self.bundle || self.lava.is_some()
+        self.bundle || self.lava.is_some() || self.signing_secret.is_some()
     }
 
     /// Every machine × distro cell, in matrix order.
@@ -179,6 +186,21 @@ impl Pipeline {
                 "RTBUILD_BUNDLE_UPLOAD_URL (HTTP PUT target for bundles) and, when the lab downloads"
                     .to_string(),
                 "from elsewhere, RTBUILD_BUNDLE_BASE_URL.".to_string(),
+            ]);
+        }
+        if let Some(name) = &self.signing_secret {
+            let (kind, form) = if kind == "github" {
+                ("a secret of the deployment environment rtbuild-signing", "the PEM file as it is")
+            } else {
+                ("a masked, protected CI/CD variable", "the PEM file base64-encoded on one line")
+            };
+            lines.extend([
+                format!("Signing: {name}, {kind}, holds the ed25519 private key"),
+                format!(
+                    "(`openssl genpkey -algorithm ed25519`; {form}); each build job signs its bundle"
+                ),
+                "with it (`rtbuild bundle --signing-key`) and keeps the public key beside it."
+                    .to_string(),
             ]);
         }
         if let Some(name) = self.lava.as_ref().and_then(|l| l.history_secret.as_deref()) {
@@ -246,6 +268,7 @@ mod tests {
             }),
             pin_actions: true,
             kas_image: kas_image(),
+            signing_secret: None,
         }
     }
 

@@ -79,6 +79,11 @@ pub(super) const KAS_WORK: &str = "$KAS_WORK_DIR";
 pub(super) const HISTORY_DB_VAR: &str = "RTBUILD_DB";
 /// The bundle's manifest under the results folder, which the LAVA job records with its run.
 pub(super) const BUNDLE_MANIFESTS: &str = "$MACHINE/bundle/*.manifest.json";
+/// The GitHub step variable that holds the signing key secret's value (GitLab's job has the
+/// masked variable itself).
+pub(super) const SIGNING_KEY_VAR: &str = "RTBUILD_SIGNING_KEY";
+/// The step that packs the bundle again and signs it (`--signing-key-secret`).
+pub(super) const SIGN_STEP: &str = "Bundle and sign";
 /// The LAVA job's files.
 pub(super) const LAVA_FILES: [&str; 4] =
     ["lava-job.yaml", "lava-log.yaml", "lava-junit.xml", "lava-report.html"];
@@ -117,22 +122,24 @@ impl Pipeline {
             lock.extend(places.out_flag("--dir"));
             lock.extend(self.catalog_flags.iter().map(|f| quote::sh(f)));
             build.push(lock.join(" "));
-            if self.bundling() {
-                let mut bundle = vec!["rtbuild bundle --machine \"$MACHINE\"".to_string()];
-                bundle.extend(places.out_flag("--dir"));
-                bundle.extend(self.catalog_flags.iter().map(|f| quote::sh(f)));
-                build.push(bundle.join(" "));
+            if self.bundling() && self.signing_secret.is_none() {
+                build.push(self.bundle_line(places, None));
             }
         }
         let mut steps = vec![Step {
             name: if self.bundling() { "Build, verify, bundle" } else { "Build, verify" },
             lines: build,
         }];
+        if let Some(secret) = &self.signing_secret {
+            steps.push(self.sign_step(places, secret));
+        }
         if self.bundling() {
+            let signed =
+                if self.signing_secret.is_some() { " *.intoto.json *.pub.pem" } else { "" };
             steps.push(Step {
                 name: "Checksums of the bundle",
                 lines: vec![format!(
-                    "(cd {} && sha256sum -- *.{} *.manifest.json > SHA256SUMS)",
+                    "(cd {} && sha256sum -- *.{} *.manifest.json{signed} > SHA256SUMS)",
                     out("bundle"),
                     self.archive_extension()
                 )],
@@ -150,6 +157,49 @@ impl Pipeline {
             });
         }
         steps
+    }
+
+    /// `rtbuild bundle` packing the cell's bundle again from its build (after `rtbuild lock`,
+    /// or to sign it), in the flavour `image --bundle` made; `key` is the shell word naming the
+    /// signing key's file.
+    fn bundle_line(&self, places: Places, key: Option<&str>) -> String {
+        let mut bundle = vec!["rtbuild bundle --machine \"$MACHINE\"".to_string()];
+        bundle.extend(places.out_flag("--dir"));
+        bundle.extend(self.catalog_flags.iter().map(|f| quote::sh(f)));
+        if self.lava.is_some() {
+            // The .tar.gz LAVA downloads, packed again: not a .tar.zst beside a stale .tar.gz.
+            bundle.push("--gzip".to_string());
+        }
+        if let Some(key) = key {
+            bundle.push(format!("--signing-key {key}"));
+        }
+        bundle.join(" ")
+    }
+
+    /// `--signing-key-secret`: the bundle packed again and signed. The secret's value (the PEM,
+    /// or the PEM base64-encoded on one line, the form GitLab can mask) is written by the
+    /// shell's own `printf` (in no process's arguments) to a file of a folder `mktemp -d` made
+    /// (mode 0700, outside the checkout and the results), itself mode 0600; the folder goes
+    /// when the subshell ends, also when signing fails. The bundle's public key lands beside
+    /// the archive (`<stem>.pub.pem`) and is kept with it.
+    fn sign_step(&self, places: Places, secret: &str) -> Step {
+        let var = match places {
+            Places::Checkout => secret,
+            Places::BesideCheckout => SIGNING_KEY_VAR,
+        };
+        let key = "\"$key_dir/signing-key.pem\"";
+        Step {
+            name: SIGN_STEP,
+            lines: vec![
+                format!(
+                    "test -n \"${var}\" || {{ echo \"error: the CI secret {secret} (the bundle's signing key) is empty or not set; set it in the CI settings\" >&2; exit 2; }}"
+                ),
+                format!(
+                    "(key_dir=\"$(mktemp -d)\" && trap 'rm -rf -- \"$key_dir\"' EXIT && (umask 077 && case \"${var}\" in -----BEGIN*) printf '%s\\n' \"${var}\" ;; *) printf '%s' \"${var}\" | base64 -d ;; esac > {key}) && {})",
+                    self.bundle_line(places, Some(key))
+                ),
+            ],
+        }
     }
 
     /// The bundle archive's extension: `.tar.gz` for a LAVA lab (its qdl deploy gunzips the
@@ -286,6 +336,10 @@ impl Pipeline {
                 format!("{out}/bundle/*.manifest.json"),
                 format!("{out}/bundle/SHA256SUMS"),
             ]);
+        }
+        if self.signing_secret.is_some() {
+            paths
+                .extend([format!("{out}/bundle/*.intoto.json"), format!("{out}/bundle/*.pub.pem")]);
         }
         if self.lava.is_some() {
             paths.push(BUNDLE_URL_FILE.to_string());

@@ -53,7 +53,8 @@ pub(crate) struct BundleArgs {
     pub gzip: bool,
     /// Sign the release provenance: an in-toto statement over the archive, its SBOM and VEX, in
     /// a DSSE envelope (`<archive stem>.intoto.json` beside it) signed with this ed25519 private
-    /// key (PKCS#8 PEM, `openssl genpkey -algorithm ed25519`); the manifest names the public key.
+    /// key (PKCS#8 PEM, `openssl genpkey -algorithm ed25519`); the manifest names the public key,
+    /// and `<archive stem>.pub.pem` beside the archive holds it.
     #[arg(long, value_name = "FILE")]
     pub signing_key: Option<PathBuf>,
     /// Check BUNDLE as --check does, and its signed provenance with --key: the signature and
@@ -174,6 +175,9 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
         ui.out(crate::base::shown_path(&outcome.manifest_file));
         if let Some(envelope) = &outcome.envelope {
             ui.out(crate::base::shown_path(envelope));
+        }
+        if let Some(public_key) = &outcome.public_key {
+            ui.out(crate::base::shown_path(public_key));
         }
     }
     ui.status(

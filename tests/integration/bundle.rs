@@ -1073,7 +1073,7 @@ fn bundled_spdx_passes_spdx3_validate_and_check_refuses_an_sbom_that_is_not_spdx
 }
 
 /// An ed25519 key pair made by openssl: (private PKCS#8 PEM, public PEM) under `dir`.
-fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+pub(crate) fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
     let private = dir.join(format!("{name}.pem"));
     let public = dir.join(format!("{name}.pub.pem"));
     let ok = |args: &[&str]| {
@@ -1086,7 +1086,7 @@ fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
 }
 
 /// in-toto's own library on the envelope beside `archive` with the public key `public`.
-fn intoto_verify(archive: &Path, public: &Path) -> std::process::Output {
+pub(crate) fn intoto_verify(archive: &Path, public: &Path) -> std::process::Output {
     let envelope = archive.to_string_lossy().replace(".tar.zst", ".intoto.json");
     Command::new(crate::support::harness::venv().join("bin/python3"))
         .arg(crate::support::harness::data("intoto/verify_envelope.py"))
@@ -1130,6 +1130,9 @@ fn a_signed_bundle_verifies_with_in_toto_and_rtbuild_and_tampering_or_a_wrong_ke
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(root.join(lines[1])).unwrap()).unwrap();
     let public_pem = std::fs::read_to_string(&public).unwrap();
+    // The public key beside the archive, for `bundle --verify --key`: openssl's own.
+    assert!(lines[3].ends_with(".qcomflash.pub.pem"), "{lines:?}");
+    assert_eq!(std::fs::read_to_string(root.join(lines[3])).unwrap().trim(), public_pem.trim());
     assert_eq!(manifest["signing_key"]["algorithm"], "ed25519");
     assert_eq!(manifest["signing_key"]["public_key"].as_str().unwrap().trim(), public_pem.trim());
 

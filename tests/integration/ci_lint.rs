@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::support::harness::{Test, project_root, venv};
 
-/// The shapes: with and without LAVA, bundles, a runner cache and each rtbuild source.
+/// The shapes: with and without LAVA, bundles, signing, a runner cache and each rtbuild source.
 const SHAPES: &[&[&str]] = &[
     &["--rtbuild-from", "path:."],
     &["--rtbuild-from", "crates", "--bundle", "--runner-cache", "/srv/rtbuild"],
@@ -23,6 +23,9 @@ const SHAPES: &[&[&str]] = &[
         "qcom-distro,nodistro",
     ],
     &["--rtbuild-from", "path:.", "--lava", "--history-db-secret", "RTBUILD_HISTORY_DB"],
+    // Signed bundles: the signing key's secret in one build step's env, in an environment.
+    &["--rtbuild-from", "crates", "--signing-key-secret", "RELEASE_SIGNING_KEY"],
+    &["--rtbuild-from", "path:.", "--lava", "--signing-key-secret", "RELEASE_SIGNING_KEY"],
 ];
 
 fn pipelines(format: &str, dir: &Path) -> Vec<PathBuf> {

@@ -570,6 +570,14 @@ fn ci_refuses_bad_values() {
             &["--machines", "iq-9075-evk", "--lava", "--lava-scenario", "idle,custom"],
             "error: --lava-scenario: `custom` needs a --load-cmd",
         ),
+        (
+            &["--machines", "iq-9075-evk", "--signing-key-secret", "KEY }}${{ github.token"],
+            "error: bad --signing-key-secret `KEY }}${{ github.token`: not a CI secret name",
+        ),
+        (
+            &["--machines", "iq-9075-evk", "--signing-key-secret", "K\"; curl x | sh; \""],
+            "error: bad --signing-key-secret",
+        ),
     ];
     for (extra, want) in cases {
         let mut args = vec!["ci", "--format", "gitlab"];
@@ -839,21 +847,35 @@ fn build_job_lines(format: &str, yaml: &serde_yaml::Value) -> Vec<String> {
 /// `Project`), leaves a bundle that carries the lock `rtbuild lock` made of this build, not
 /// the placeholder `generate` wrote, and the bundle passes `bundle --check`; SHA256SUMS covers
 /// the bundle that is published.
+///
+/// Issue 38 "done when": with `--signing-key-secret`, the same job signs the bundle with the
+/// key the secret holds (an ed25519 key openssl made; GitLab's masked variable base64-encoded
+/// on one line, GitHub's step variable the PEM as it is, trailing newline included), leaves no
+/// key file behind (its temporary folder is empty afterwards) and keeps the public key beside
+/// the bundle: the bundle passes `bundle --check` and `bundle --verify --key` with that
+/// published key and with openssl's own public key, in-toto's own library verifies its
+/// envelope, a wrong key fails the verify (exit 1), and an empty secret stops the signing step
+/// with one error line, exit 2.
 #[test]
 fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_fake_bitbake() {
     let user = crate::support::harness::Unprivileged::get();
-    for format in ["gitlab", "github"] {
+    for (format, signing) in
+        [("gitlab", false), ("github", false), ("gitlab", true), ("github", true)]
+    {
         let project = Project::new("ok");
         let url = project.fixtures.url("meta-qcom");
-        let (text, yaml) = pipeline(
-            format,
-            &["--bundle", "--meta-qcom-url", &url, "--rtbuild-from", "path:tools/rtbuild"],
-        );
+        let mut extra =
+            vec!["--bundle", "--meta-qcom-url", &url, "--rtbuild-from", "path:tools/rtbuild"];
+        if signing {
+            extra.extend(["--signing-key-secret", "RELEASE_SIGNING_KEY"]);
+        }
+        let (text, yaml) = pipeline(format, &extra);
         let lines = build_job_lines(format, &yaml);
         let script = lines.join("\n");
         let lock_at = script.find("rtbuild lock --machine").expect(&text);
         let bundle_at = script.find("rtbuild bundle --machine").expect(&text);
         assert!(script.find("rtbuild image ").unwrap() < lock_at && lock_at < bundle_at, "{text}");
+        assert_eq!(script.matches("rtbuild bundle --machine").count(), 1, "{text}");
 
         let proj = project.root.join("proj");
         let tools = project.root.join("tools");
@@ -871,6 +893,14 @@ fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_
         .unwrap();
         let caches = project.root.join("caches");
         std::fs::create_dir_all(&caches).unwrap();
+        // The job's temporary folder (`mktemp -d` makes the key's folder in it).
+        let tmp = project.root.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let keys = project.root.join("keys");
+        std::fs::create_dir_all(&keys).unwrap();
+        let (private, public) = crate::bundle::key_pair(&keys, "release");
+        let (_, wrong) = crate::bundle::key_pair(&keys, "other");
+        let pem = std::fs::read_to_string(&private).unwrap();
         user.own(&project.root);
         let mut cmd = std::process::Command::new("setpriv");
         cmd.args(user.setpriv_args())
@@ -882,6 +912,7 @@ fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_
                 format!("{}:{}:/usr/bin:/bin", tools.display(), venv().join("bin").display()),
             )
             .env("HOME", &project.root)
+            .env("TMPDIR", &tmp)
             .env("LANG", "C.UTF-8")
             .env("MACHINE", "rb3gen2-core-kit")
             .env("DISTRO", "qcom-distro-kvm")
@@ -890,6 +921,27 @@ fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_
             .env("SOURCE_DATE_EPOCH", "1767225600");
         if format == "github" {
             cmd.env("RTBUILD_WORK", &work).env("KAS_WORK_DIR", work.join("kas"));
+        }
+        if signing {
+            match format {
+                // GitLab's masked variable: the PEM base64-encoded on one line, as masking needs.
+                "gitlab" => {
+                    use base64::Engine;
+                    let one_line = base64::engine::general_purpose::STANDARD.encode(&pem);
+                    cmd.env("RELEASE_SIGNING_KEY", one_line);
+                }
+                // GitHub: the secret, the PEM file as it is, reaches the signing step as
+                // RTBUILD_SIGNING_KEY.
+                _ => {
+                    let steps = yaml["jobs"]["image"]["steps"].as_sequence().unwrap();
+                    let sign = steps.iter().find(|s| s["name"] == "Bundle and sign").expect(&text);
+                    assert_eq!(
+                        sign["env"]["RTBUILD_SIGNING_KEY"], "${{ secrets.RELEASE_SIGNING_KEY }}",
+                        "{text}"
+                    );
+                    cmd.env("RTBUILD_SIGNING_KEY", &pem);
+                }
+            }
         }
         let out = cmd.output().unwrap();
         assert!(
@@ -937,5 +989,65 @@ fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_
             .output()
             .unwrap();
         assert!(sums.status.success(), "{}", String::from_utf8_lossy(&sums.stdout));
+        let summed = String::from_utf8_lossy(&sums.stdout).to_string();
+        let published = bundles[0].to_string_lossy().replace(".tar.zst", ".pub.pem");
+        if !signing {
+            assert!(!std::path::Path::new(&published).exists(), "{format}: {published}");
+            assert!(manifest["signing_key"].is_null(), "{format}: {manifest}");
+            continue;
+        }
+        // The key file is gone, and the job's temporary folder is as it was.
+        let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().path()).collect();
+        assert!(left.is_empty(), "{format}: the signing key's folder is left: {left:?}");
+        // The public key is published beside the bundle, summed with it: openssl's own.
+        assert_eq!(
+            std::fs::read_to_string(&published).unwrap().trim(),
+            std::fs::read_to_string(&public).unwrap().trim(),
+            "{format}"
+        );
+        assert!(summed.contains(".pub.pem: OK") && summed.contains(".intoto.json: OK"), "{summed}");
+        for key in [std::path::PathBuf::from(&published), public.clone()] {
+            Test::new()
+                .args(["bundle", "--verify"])
+                .arg_path(&bundles[0])
+                .args(["--key"])
+                .arg_path(&key)
+                .run()
+                .stderr_contains("Verified the signature of")
+                .success()
+                .stdout_is("");
+        }
+        // in-toto's own library (PyPI in-toto/securesystemslib) accepts the envelope too.
+        let out = crate::bundle::intoto_verify(&bundles[0], &public);
+        let said = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{format}: {said}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(said.starts_with("signature: verified\n"), "{format}: {said}");
+        let run = Test::new()
+            .args(["bundle", "--verify"])
+            .arg_path(&bundles[0])
+            .args(["--key"])
+            .arg_path(&wrong)
+            .run()
+            .code_is(1)
+            .stderr_contains("2 problems in");
+        assert!(
+            run.stdout().contains("no signature of the envelope verifies with this key"),
+            "{}",
+            run.stdout()
+        );
+        // An empty or unset secret: the signing step says so in one line and exits 2.
+        let check =
+            lines.iter().flat_map(|l| l.lines()).find(|l| l.starts_with("test -n ")).expect(&text);
+        let out = std::process::Command::new("bash")
+            .args(["-e", "-c", check])
+            .env_remove("RELEASE_SIGNING_KEY")
+            .env_remove("RTBUILD_SIGNING_KEY")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "error: the CI secret RELEASE_SIGNING_KEY (the bundle's signing key) is empty or not set; set it in the CI settings\n"
+        );
     }
 }
