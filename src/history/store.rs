@@ -195,12 +195,7 @@ impl Store {
             ),
             &params,
         )?;
-        let mut results_sql = format!("run_digest IN ({selected})");
-        if let Some(scenario) = &filter.scenario {
-            params.push(scenario.as_str().into());
-            results_sql.push_str(&format!(" AND scenario = ${}", params.len()));
-        }
-        self.with_results(runs, &results_sql, &params)
+        self.with_results(runs, filter.scenario.as_deref())
     }
 
     /// The valid runs of `run`'s machine that started no later than it (or whose start, or its
@@ -235,7 +230,7 @@ impl Store {
             ),
             &params,
         )?;
-        self.with_results(runs, &format!("run_digest IN ({selected})"), &params)
+        self.with_results(runs, None)
     }
 
     /// The runs whose `column` starts with `prefix` (lowercase hex), at most `limit`, with
@@ -336,7 +331,7 @@ impl Store {
             ),
             params,
         )?;
-        self.with_results(runs, &format!("run_digest IN ({selected})"), params)
+        self.with_results(runs, None)
     }
 
     fn query_runs(&mut self, sql: &str, params: &[Value]) -> Result<Vec<HistoryRun>, HistoryError> {
@@ -348,27 +343,31 @@ impl Store {
     fn with_results(
         &mut self,
         mut runs: Vec<HistoryRun>,
-        results_where: &str,
-        params: &[Value],
+        scenario: Option<&str>,
     ) -> Result<Vec<HistoryRun>, HistoryError> {
-        if runs.is_empty() {
-            return Ok(runs);
-        }
-        let rows = self
-            .db
-            .query(
-                &format!(
-                    "SELECT run_digest, {RESULT_COLUMNS} FROM results WHERE {results_where} \
-                     ORDER BY run_digest, position"
-                ),
-                params,
-            )
-            .map_err(|e| self.failed(e))?;
+        // A few hundred runs at a time: the driver's rows of one query are all held at once
+        // (13 values each), and a board's five years are 200,000 of them.
+        const RUNS_A_QUERY: usize = 250;
         let at: std::collections::HashMap<String, usize> =
             runs.iter().enumerate().map(|(at, run)| (run.digest.clone(), at)).collect();
-        for row in rows {
-            if let Some(&at) = at.get(&text(&row, 0)) {
-                runs[at].results.push(result_from_row(&row[1..]));
+        let digests: Vec<String> = runs.iter().map(|r| r.digest.clone()).collect();
+        for chunk in digests.chunks(RUNS_A_QUERY) {
+            let mut params: Vec<Value> = chunk.iter().map(|d| d.as_str().into()).collect();
+            let marks: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
+            let mut sql = format!(
+                "SELECT run_digest, {RESULT_COLUMNS} FROM results WHERE run_digest IN ({})",
+                marks.join(", ")
+            );
+            if let Some(scenario) = scenario {
+                params.push(scenario.into());
+                sql.push_str(&format!(" AND scenario = ${}", params.len()));
+            }
+            sql.push_str(" ORDER BY run_digest, position");
+            let rows = self.db.query(&sql, &params).map_err(|e| self.failed(e))?;
+            for row in rows {
+                if let Some(&at) = at.get(&text(&row, 0)) {
+                    runs[at].results.push(result_from_row(&row[1..]));
+                }
             }
         }
         Ok(runs)
