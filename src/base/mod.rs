@@ -13,6 +13,7 @@ pub(crate) mod paths;
 mod printable;
 mod programs;
 mod utc;
+pub(crate) mod yaml;
 
 pub(crate) use cpu_layout::{Board, CpuLayout, LayoutError};
 pub(crate) use cpu_set::{CpuListError, CpuSet, MAX_CPUS};
