@@ -51,6 +51,24 @@ fn escape_where(text: &str, escape: impl Fn(char) -> bool) -> String {
     out
 }
 
+/// Serialized JSON with every character [`escape_controls`] escapes that JSON leaves raw (DEL,
+/// C1 and the invisible format characters: JSON escapes only C0) written as a JSON `\uXXXX`
+/// escape: a JSON reader gets the same strings back, and the text shown raw (`cat`, a CI log, a
+/// web page of the file) can neither reorder nor hide part of a line. Outside strings JSON has
+/// only ASCII and its whitespace (kept), so the document's structure is untouched.
+pub(crate) fn escape_json_text(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if needs_escape(c) && !matches!(c, '\n' | '\t' | '\r') {
+            // Every character needs_escape picks (controls, U+200B–U+FEFF) is in the BMP.
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// One piece of outside text as rtbuild prints it: its first [`SHOWN_CHARS`] characters,
 /// escaped ([`escape_controls`]), with `…` when more was cut off.
 pub(crate) fn shown(text: &str) -> String {
@@ -101,6 +119,17 @@ mod tests {
         // Quotes, non-ASCII letters and joiners outside the list stay as they are.
         assert_eq!(escape_controls("\"µs\" ä '\u{2060}"), "\"µs\" ä '\u{2060}");
         assert_eq!(escape_controls_but_lines("a\n\tb\u{1b}\r"), "a\n\tb\\u{1b}\\r");
+    }
+
+    #[test]
+    fn json_text_escapes_what_json_leaves_raw_and_reads_back_the_same() {
+        let value = serde_json::json!({"name": "rb3\u{202e}gen2\u{2066}\u{200b}\u{feff}\u{7f}\u{9b}\n\u{1b}ä"});
+        let text = escape_json_text(&serde_json::to_string(&value).unwrap());
+        assert_eq!(text, r#"{"name":"rb3\u202egen2\u2066\u200b\ufeff\u007f\u009b\n\u001bä"}"#);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), value);
+        let pretty = escape_json_text(&serde_json::to_string_pretty(&value).unwrap());
+        assert!(pretty.starts_with("{\n  \"name\": \"rb3\\u202egen2"), "{pretty}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&pretty).unwrap(), value);
     }
 
     #[test]
