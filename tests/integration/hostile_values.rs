@@ -479,3 +479,27 @@ fn every_numeric_flag_refuses_a_value_outside_its_range_in_one_line() {
         run.ignore_stdout();
     }
 }
+
+/// Issue 34, probe round 10: `tune`/`test --target ssh://<100 KB user>@h` tried ssh and then
+/// printed a 100 KB `error:` line (exit 1): the target was echoed whole. A user or host longer
+/// than Linux or DNS allows is refused as the URL is read, before anything echoes it.
+#[test]
+fn a_target_whose_user_or_host_is_too_long_is_refused_in_a_short_line() {
+    let long = "a".repeat(100_000);
+    for target in [format!("ssh://{long}@h"), format!("ssh://root@{long}:22")] {
+        let part = if target.starts_with("ssh://root") { "host" } else { "user" };
+        let limit = if part == "host" { 253 } else { 255 };
+        let message = format!(
+            "the target's {part} is 100000 characters long, more than a {part} can be ({limit}); \
+             check the target URL"
+        );
+        for cmd in [&["tune", "--verify"][..], &["test"], &["verify"]] {
+            bounded()
+                .args(cmd)
+                .args(["--machine", "rb3gen2-core-kit", "--target", &target])
+                .args(["--target-timeout", "5"])
+                .run()
+                .usage_error(&message);
+        }
+    }
+}
