@@ -4,8 +4,10 @@
 //! Escaped are the control characters (C0, DEL and C1, ESC and CR among them) and the
 //! invisible format characters that can reorder or hide part of a printed line ("Trojan
 //! Source": the bidirectional embeddings, overrides and isolates U+202A–U+202E and
-//! U+2066–U+2069, the zero-width and direction marks U+200B–U+200F, and U+FEFF). Each is
-//! written as its Rust escape (`\n`, `\u{1b}`, `\u{202e}`).
+//! U+2066–U+2069, the zero-width and direction marks U+200B–U+200F, and U+FEFF), and the
+//! Unicode line and paragraph separators U+2028 and U+2029 (a line break to editors, Python's
+//! `splitlines` and log tools, so they could split a line as `\n` would). Each is written as
+//! its Rust escape (`\n`, `\u{1b}`, `\u{202e}`, `\u{2028}`).
 
 /// `text` with control characters escaped (`\n`, `\u{7}`), so a refusal can neither split nor
 /// forge a line.
@@ -16,9 +18,18 @@ pub(crate) fn printable(text: &str) -> String {
 /// How many characters of one piece of outside text [`shown`] prints.
 pub(crate) const SHOWN_CHARS: usize = 200;
 
-/// An invisible format character that can reorder or hide printed text.
+/// An invisible format character that can reorder or hide printed text, or a Unicode line or
+/// paragraph separator that can split it.
 pub(crate) fn is_hidden_format(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+    )
 }
 
 /// Whether [`escape_controls`] escapes `c`.
@@ -113,7 +124,10 @@ mod tests {
             escape_controls("m\u{202e}fdp.exe\u{2066}\u{200b}\u{feff}\u{200f}"),
             "m\\u{202e}fdp.exe\\u{2066}\\u{200b}\\u{feff}\\u{200f}"
         );
-        for c in ['\u{202a}', '\u{202d}', '\u{2067}', '\u{2069}', '\u{200c}', '\u{200e}'] {
+        for c in [
+            '\u{202a}', '\u{202d}', '\u{2067}', '\u{2069}', '\u{200c}', '\u{200e}', '\u{2028}',
+            '\u{2029}',
+        ] {
             assert_eq!(escape_controls(&c.to_string()), format!("\\u{{{:x}}}", c as u32));
         }
         // Quotes, non-ASCII letters and joiners outside the list stay as they are.

@@ -353,3 +353,29 @@ fn json_and_junit_outputs_hold_no_raw_invisible_characters() {
     assert!(xml.contains("idle\\u{200b}\\u{feff}x\\u{202a}\\u{9b}\\u{7f}"), "{xml}");
     crate::support::harness::assert_junit_valid(&junit);
 }
+
+/// Issue 34, probe round 10: U+2028 and U+2029 (Unicode line and paragraph separators) were
+/// printed raw in a refusal, so an editor, a log tool or Python's `splitlines` saw the one
+/// `error:` line split in two, the second starting `PASS`. They are escaped as `\u{2028}`.
+#[test]
+fn unicode_line_separators_in_values_are_escaped() {
+    for sep in ['\u{2028}', '\u{2029}'] {
+        let value = format!("rb3{sep}PASS all");
+        let run = bounded()
+            .args([
+                "lava",
+                "--machine",
+                "rb3gen2-core-kit",
+                "--bundle-url",
+                "https://x.example/b.tar.zst",
+            ])
+            .args(["--device-type", &value])
+            .run()
+            .code_is(2)
+            .stdout_is("");
+        let stderr = run.stderr();
+        assert!(!stderr.contains(sep), "{sep:?} printed raw: {stderr:?}");
+        let shown = format!("rb3\\u{{{:x}}}PASS all", sep as u32);
+        assert!(stderr.contains(&shown), "{stderr:?} lacks {shown:?}");
+    }
+}
