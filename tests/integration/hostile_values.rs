@@ -503,3 +503,21 @@ fn a_target_whose_user_or_host_is_too_long_is_refused_in_a_short_line() {
         }
     }
 }
+
+/// Issue 34, probe round 10: `--db postgres://…?sslmode=require` failed at the TLS handshake
+/// with "check … that the server is running"; rtbuild speaks no TLS to PostgreSQL, so such a
+/// URL is refused as it is read, saying so (password hidden).
+#[test]
+fn a_postgres_url_that_requires_tls_is_refused_saying_rtbuild_speaks_none() {
+    for url in [
+        "postgres://lab:hunter2@127.0.0.1:1/rt?sslmode=require",
+        "postgresql://lab:hunter2@127.0.0.1:1/rt?connect_timeout=2&sslmode=require",
+    ] {
+        let shown = url.replace("hunter2", "***");
+        bounded().args(["history", "list", "--db", url]).run().usage_error(&format!(
+            "--db {shown}: it requires TLS (`sslmode=require`), which rtbuild does not speak to \
+             PostgreSQL: drop `sslmode=require` and reach the server over a Unix socket or a \
+             trusted network; pass `sqlite:PATH` or `postgres://USER@HOST/DB`"
+        ));
+    }
+}
