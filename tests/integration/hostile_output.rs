@@ -379,3 +379,22 @@ fn unicode_line_separators_in_values_are_escaped() {
         assert!(stderr.contains(&shown), "{stderr:?} lacks {shown:?}");
     }
 }
+
+/// Issue 34, probe round 10: a command rtbuild runs is shown shell-quoted (`Running …`, and the
+/// error when it fails), and quoting kept a newline in a path raw: `setup --venv 'v<LF>PASS x'`
+/// printed a line starting `PASS`. The command is shown with its controls escaped.
+#[test]
+fn a_command_shown_in_a_status_or_error_line_cannot_split_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("v\nPASS x\u{1b}[2J\u{202e}");
+    let run = bounded()
+        .args(["setup", "--python", "/bin/false", "--venv"])
+        .arg_path(&venv)
+        .run()
+        .code_is(1)
+        .stdout_is("");
+    let stderr = run.stderr();
+    assert_no_raw("setup", &stderr);
+    assert!(stderr.lines().all(|l| !l.starts_with("PASS")), "a forged line: {stderr}");
+    assert!(stderr.contains("v\\nPASS x\\u{1b}[2J\\u{202e}"), "{stderr}");
+}
