@@ -115,9 +115,9 @@ impl Ui {
 
     /// Serialises `value` as pretty JSON on stdout.
     pub(crate) fn out_json(&self, value: &impl Serialize) -> Result<(), serde_json::Error> {
-        // JSON escapes its own control characters; a format character stays as it is (a JSON
-        // reader gets the name back).
-        let text = serde_json::to_string_pretty(value)?;
+        // JSON escapes C0 itself; DEL, C1 and the invisible format characters are written as
+        // `\uXXXX` escapes too (a JSON reader gets the same name back).
+        let text = crate::base::escape_json_text(&serde_json::to_string_pretty(value)?);
         let mut stdout = std::io::stdout().lock();
         #[allow(clippy::print_stdout)]
         let _ = writeln!(stdout, "{text}");

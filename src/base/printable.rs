@@ -4,8 +4,10 @@
 //! Escaped are the control characters (C0, DEL and C1, ESC and CR among them) and the
 //! invisible format characters that can reorder or hide part of a printed line ("Trojan
 //! Source": the bidirectional embeddings, overrides and isolates U+202A–U+202E and
-//! U+2066–U+2069, the zero-width and direction marks U+200B–U+200F, and U+FEFF). Each is
-//! written as its Rust escape (`\n`, `\u{1b}`, `\u{202e}`).
+//! U+2066–U+2069, the zero-width and direction marks U+200B–U+200F, and U+FEFF), and the
+//! Unicode line and paragraph separators U+2028 and U+2029 (a line break to editors, Python's
+//! `splitlines` and log tools, so they could split a line as `\n` would). Each is written as
+//! its Rust escape (`\n`, `\u{1b}`, `\u{202e}`, `\u{2028}`).
 
 /// `text` with control characters escaped (`\n`, `\u{7}`), so a refusal can neither split nor
 /// forge a line.
@@ -16,9 +18,18 @@ pub(crate) fn printable(text: &str) -> String {
 /// How many characters of one piece of outside text [`shown`] prints.
 pub(crate) const SHOWN_CHARS: usize = 200;
 
-/// An invisible format character that can reorder or hide printed text.
+/// An invisible format character that can reorder or hide printed text, or a Unicode line or
+/// paragraph separator that can split it.
 pub(crate) fn is_hidden_format(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    matches!(
+        c,
+        '\u{200B}'..='\u{200F}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+    )
 }
 
 /// Whether [`escape_controls`] escapes `c`.
@@ -44,6 +55,24 @@ fn escape_where(text: &str, escape: impl Fn(char) -> bool) -> String {
     for c in text.chars() {
         if escape(c) {
             out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Serialized JSON with every character [`escape_controls`] escapes that JSON leaves raw (DEL,
+/// C1 and the invisible format characters: JSON escapes only C0) written as a JSON `\uXXXX`
+/// escape: a JSON reader gets the same strings back, and the text shown raw (`cat`, a CI log, a
+/// web page of the file) can neither reorder nor hide part of a line. Outside strings JSON has
+/// only ASCII and its whitespace (kept), so the document's structure is untouched.
+pub(crate) fn escape_json_text(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if needs_escape(c) && !matches!(c, '\n' | '\t' | '\r') {
+            // Every character needs_escape picks (controls, U+200B–U+FEFF) is in the BMP.
+            out.push_str(&format!("\\u{:04x}", c as u32));
         } else {
             out.push(c);
         }
@@ -95,12 +124,26 @@ mod tests {
             escape_controls("m\u{202e}fdp.exe\u{2066}\u{200b}\u{feff}\u{200f}"),
             "m\\u{202e}fdp.exe\\u{2066}\\u{200b}\\u{feff}\\u{200f}"
         );
-        for c in ['\u{202a}', '\u{202d}', '\u{2067}', '\u{2069}', '\u{200c}', '\u{200e}'] {
+        for c in [
+            '\u{202a}', '\u{202d}', '\u{2067}', '\u{2069}', '\u{200c}', '\u{200e}', '\u{2028}',
+            '\u{2029}',
+        ] {
             assert_eq!(escape_controls(&c.to_string()), format!("\\u{{{:x}}}", c as u32));
         }
         // Quotes, non-ASCII letters and joiners outside the list stay as they are.
         assert_eq!(escape_controls("\"µs\" ä '\u{2060}"), "\"µs\" ä '\u{2060}");
         assert_eq!(escape_controls_but_lines("a\n\tb\u{1b}\r"), "a\n\tb\\u{1b}\\r");
+    }
+
+    #[test]
+    fn json_text_escapes_what_json_leaves_raw_and_reads_back_the_same() {
+        let value = serde_json::json!({"name": "rb3\u{202e}gen2\u{2066}\u{200b}\u{feff}\u{7f}\u{9b}\n\u{1b}ä"});
+        let text = escape_json_text(&serde_json::to_string(&value).unwrap());
+        assert_eq!(text, r#"{"name":"rb3\u202egen2\u2066\u200b\ufeff\u007f\u009b\n\u001bä"}"#);
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), value);
+        let pretty = escape_json_text(&serde_json::to_string_pretty(&value).unwrap());
+        assert!(pretty.starts_with("{\n  \"name\": \"rb3\\u202egen2"), "{pretty}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&pretty).unwrap(), value);
     }
 
     #[test]

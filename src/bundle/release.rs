@@ -254,7 +254,7 @@ pub(super) fn rebuild(
 /// from the folder of the rebuild file.
 pub(crate) fn rebuild_config(dump: &[u8]) -> Result<Vec<u8>, String> {
     use serde_yaml::Value;
-    let mut config: Value = serde_yaml::from_slice(dump).map_err(|e| {
+    let mut config: Value = crate::base::yaml::from_slice(dump).map_err(|e| {
         format!("not a kas configuration ({e}); run `rtbuild image --bundle` again")
     })?;
     let repos = config.get_mut("repos").and_then(Value::as_mapping_mut).ok_or(

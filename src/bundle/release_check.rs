@@ -119,7 +119,7 @@ pub(super) fn check(manifest: &BundleManifest, files: &BTreeMap<&str, &ReadEntry
 /// the commit the configuration resolved to.
 fn lock_covers_dump(lock_path: &str, lock: &[u8], dump: &[u8]) -> Vec<Found> {
     let problem = |detail: String| Found { kind: "lock", path: lock_path.to_string(), detail };
-    let dump: serde_json::Value = match serde_yaml::from_slice(dump) {
+    let dump: serde_json::Value = match crate::base::yaml::from_slice(dump) {
         Ok(value) => value,
         Err(e) => return vec![problem(format!("the resolved configuration is not YAML: {e}"))],
     };

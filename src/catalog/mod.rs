@@ -215,7 +215,8 @@ const REQUIRED_FIELDS: [&str; 3] = ["name", "cpus", "rt.rt_cpus"];
 /// The required fields `text` lacks, all of them (serde would name only the first); empty when
 /// the file is not a mapping at all (serde then says what it is).
 fn missing_fields(text: &str) -> Vec<&'static str> {
-    let Ok(serde_yaml::Value::Mapping(map)) = serde_yaml::from_str::<serde_yaml::Value>(text)
+    let Ok(serde_yaml::Value::Mapping(map)) =
+        crate::base::yaml::from_str::<serde_yaml::Value>(text)
     else {
         return Vec::new();
     };
@@ -241,7 +242,7 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
             BUILD_FIELDS.join(", ")
         )));
     }
-    let mut machine: Machine = serde_yaml::from_str(text)
+    let mut machine: Machine = crate::base::yaml::from_str(text)
         .map_err(|cause| CatalogError::Yaml { path: path.to_path_buf(), cause })?;
     // Bounded before anything is built from it: `all_cpus()` allocates one entry per CPU, and
     // `cpus: 4294967295` asked for 16 GiB.

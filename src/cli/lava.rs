@@ -171,7 +171,7 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         }
         None if ui.json() => {
             ui.out_json(&serde_json::json!({
-                "job": serde_yaml::from_str::<serde_json::Value>(&text).map_err(Kind::LavaYaml)?
+                "job": crate::base::yaml::from_str::<serde_json::Value>(&text).map_err(Kind::LavaYaml)?
             }))?;
         }
         None => ui.out(text.trim_end()),

@@ -39,7 +39,7 @@ pub(crate) fn urls(meta_qcom_url: &str, work: &Path, files: &[&str]) -> Vec<Stri
         let Ok(text) = crate::base::input::read_to_string(&repo.join(&file), KAS_FILE_LIMIT) else {
             continue;
         };
-        let Ok(yaml) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { continue };
+        let Ok(yaml) = crate::base::yaml::from_str::<serde_yaml::Value>(&text) else { continue };
         if let Some(includes) = yaml.get("header").and_then(|h| h.get("includes")) {
             for include in includes.as_sequence().into_iter().flatten() {
                 if let Some(path) = include.as_str() {

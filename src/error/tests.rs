@@ -228,6 +228,7 @@ fn samples() -> Vec<(Error, Exit)> {
         TargetError::NotSsh("x".into()),
         TargetError::BadPart { url: "ssh://a b".into(), part: "host", value: "a b".into() },
         TargetError::BadPort { url: "ssh://a:x".into(), port: "x".into() },
+        TargetError::TooLong { part: "user", length: 300, limit: 255 },
     ] {
         add(e.into(), U);
     }
@@ -801,6 +802,7 @@ fn target(e: &TargetError) -> &'static str {
         TargetError::NotSsh(_) => "NotSsh",
         TargetError::BadPart { .. } => "BadPart",
         TargetError::BadPort { .. } => "BadPort",
+        TargetError::TooLong { .. } => "TooLong",
     }
 }
 
@@ -1079,7 +1081,7 @@ fn every_variant_has_a_sample() {
         ("ValueError", 1),
         ("CatalogError", 8),
         ("MetaQcomError", 7),
-        ("TargetError", 3),
+        ("TargetError", 4),
         ("LayoutError", 6),
         ("GenerateError", 9),
         ("WriteError", 5),

@@ -10,8 +10,11 @@
 //! its `<system-out>`. The schema allows `<properties>` on a suite only (not on a case), so
 //! measured values are suite properties named after the case they belong to.
 //!
-//! Serialized by quick-xml's serde support, which escapes markup; characters XML 1.0 cannot
-//! hold at all (most control characters) become U+FFFD.
+//! Serialized by quick-xml's serde support, which escapes markup. Control characters (but tab,
+//! newline and CR) and the invisible format characters that can reorder or hide shown text
+//! (bidirectional overrides, zero-width characters) are written as `base::printable` writes
+//! them (`\u{1b}`, `\u{202e}`): CI pages show the names and messages; U+FFFE and U+FFFF, which
+//! XML 1.0 cannot hold, become U+FFFD.
 
 use serde::Serialize;
 
@@ -195,7 +198,13 @@ impl TestSuites {
         // Every field is a string or a number: serializing cannot fail.
         let _ = self.serialize(serializer);
         let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        out.extend(body.chars().map(xml_char));
+        for c in body.chars() {
+            if !matches!(c, '\t' | '\n' | '\r') && crate::base::needs_escape(c) {
+                out.extend(c.escape_default());
+            } else {
+                out.push(xml_char(c));
+            }
+        }
         out.push('\n');
         out
     }
@@ -210,8 +219,7 @@ fn seconds(value: f64) -> String {
 /// this is safe on the serialized text).
 fn xml_char(c: char) -> char {
     match c {
-        '\t' | '\n' | '\r' => c,
-        c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => '\u{FFFD}',
+        '\u{FFFE}' | '\u{FFFF}' => '\u{FFFD}',
         c => c,
     }
 }
@@ -272,7 +280,7 @@ mod tests {
         )
         .to_xml();
         assert!(xml.contains("name=\"a&lt;b&gt;&amp;&quot;c'\""), "{xml}");
-        assert!(xml.contains(">bad\u{FFFD}byte &lt;/failure&gt;</failure>"), "{xml}");
+        assert!(xml.contains(">bad\\u{1}byte &lt;/failure&gt;</failure>"), "{xml}");
         assert!(!xml.contains("time="), "no timing, no time attribute: {xml}");
     }
 }

@@ -293,9 +293,11 @@ pub(crate) fn check_schema<T: Versioned>(value: &serde_json::Value) -> Result<()
     }
 }
 
-/// Serialises `value` as pretty JSON with a final newline (the form every rtbuild file has).
+/// Serialises `value` as pretty JSON with a final newline (the form every rtbuild file has),
+/// DEL, C1 and invisible format characters written as `\uXXXX` escapes
+/// ([`crate::base::escape_json_text`]).
 pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, serde_json::Error> {
-    let mut text = serde_json::to_string_pretty(value)?;
+    let mut text = crate::base::escape_json_text(&serde_json::to_string_pretty(value)?);
     text.push('\n');
     Ok(text)
 }

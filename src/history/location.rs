@@ -28,6 +28,20 @@ impl Location {
             return Ok(Location::Sqlite(PathBuf::from(path)));
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            // rtbuild connects without TLS (docs/history.md): a URL that requires it would
+            // fail at the handshake with a hint about the server instead of this.
+            let requires_tls = url.parse::<tokio_postgres::Config>().is_ok_and(|c| {
+                matches!(c.get_ssl_mode(), tokio_postgres::config::SslMode::Require)
+            });
+            if requires_tls {
+                return Err(HistoryError::Url {
+                    url: redact(url),
+                    message: "it requires TLS (`sslmode=require`), which rtbuild does not speak \
+                              to PostgreSQL: drop `sslmode=require` and reach the server over a \
+                              Unix socket or a trusted network"
+                        .to_string(),
+                });
+            }
             return Ok(Location::Postgres(url.to_string()));
         }
         Err(HistoryError::Url {

@@ -21,7 +21,16 @@ pub(crate) enum TargetError {
     BadPart { url: String, part: &'static str, value: String },
     #[error("target `{url}` has an invalid port `{port}`; use a number from 1 to 65535")]
     BadPort { url: String, port: String },
+    #[error(
+        "the target's {part} is {length} characters long, more than a {part} can be ({limit}); check the target URL"
+    )]
+    TooLong { part: &'static str, length: usize, limit: usize },
 }
+
+/// The longest host name DNS allows.
+const MAX_HOST: usize = 253;
+/// The longest user name Linux allows (`LOGIN_NAME_MAX` less its NUL).
+const MAX_USER: usize = 255;
 
 /// Always the user's input (exit 2).
 impl crate::exit::ErrorCode for TargetError {
@@ -98,6 +107,14 @@ impl SshTarget {
                 && !s.starts_with('-')
                 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
         };
+        for (part, value, limit) in
+            [("user", user.unwrap_or(""), MAX_USER), ("host", host, MAX_HOST)]
+        {
+            // Before anything echoes it: a 100 KB user gave a 100 KB error line.
+            if value.len() > limit {
+                return Err(TargetError::TooLong { part, length: value.chars().count(), limit });
+            }
+        }
         if let Some(user) = user
             && !word_ok(user)
         {
@@ -214,6 +231,18 @@ mod tests {
             ("ssh://host:99999", "invalid port"),
             ("ssh://", "invalid host"),
         ];
+        let long = format!("ssh://{}@h", "a".repeat(100_000));
+        assert_eq!(
+            SshTarget::parse(&long).unwrap_err().to_string(),
+            "the target's user is 100000 characters long, more than a user can be (255); check the target URL"
+        );
+        let host = format!("ssh://u@{}:22", "h".repeat(254));
+        assert!(
+            SshTarget::parse(&host).unwrap_err().to_string().contains("host is 254 characters")
+        );
+        assert!(
+            SshTarget::parse(&format!("ssh://{}@{}", "u".repeat(255), "h".repeat(253))).is_ok()
+        );
         for (url, want) in cases {
             let err = SshTarget::parse(url).unwrap_err().to_string();
             assert!(err.contains(want), "{url}: {err}");

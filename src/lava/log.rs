@@ -139,7 +139,7 @@ fn each_entry(
         // lava-run's own lines: one mapping each. Anything else on its stderr (a Python
         // warning) is not an entry.
         for (at, line) in text.lines().enumerate().filter(|(_, l)| l.starts_with('{')) {
-            each(at + 1, serde_yaml::from_str(line).map_err(LogError::Yaml)?)?;
+            each(at + 1, crate::base::yaml::from_str(line).map_err(LogError::Yaml)?)?;
         }
         return Ok(());
     }
@@ -151,7 +151,7 @@ fn each_entry(
         if chunk.trim().is_empty() {
             return Ok(());
         }
-        let entries: Vec<Entry> = serde_yaml::from_str(chunk).map_err(LogError::Yaml)?;
+        let entries: Vec<Entry> = crate::base::yaml::from_str(chunk).map_err(LogError::Yaml)?;
         entries.into_iter().try_for_each(|entry| each(first_line, entry))
     };
     while at < text.len() {

@@ -73,7 +73,7 @@ impl LockFile {
             problem: problem.to_string(),
             fix,
         };
-        let doc: Value = serde_yaml::from_str(text)
+        let doc: Value = crate::base::yaml::from_str(text)
             .map_err(|cause| LockError::Yaml { path: path.to_path_buf(), cause })?;
         let Value::Mapping(top) = doc else {
             return Err(shape(

@@ -42,7 +42,7 @@ pub(crate) fn is_placeholder(path: &Path) -> bool {
     let Ok(text) = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT) else {
         return false;
     };
-    let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { return false };
+    let Ok(doc) = crate::base::yaml::from_str::<serde_yaml::Value>(&text) else { return false };
     doc.get("repos").is_none()
         && doc
             .get("overrides")

@@ -98,7 +98,8 @@ pub(crate) fn declared_repos(kas_file: &Path) -> Vec<String> {
     else {
         return Vec::new();
     };
-    let Ok(serde_yaml::Value::Mapping(top)) = serde_yaml::from_str::<serde_yaml::Value>(&text)
+    let Ok(serde_yaml::Value::Mapping(top)) =
+        crate::base::yaml::from_str::<serde_yaml::Value>(&text)
     else {
         return Vec::new();
     };

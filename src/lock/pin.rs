@@ -218,7 +218,7 @@ pub(super) fn includes_its_lock(kas_file: &Path) -> bool {
     else {
         return false;
     };
-    let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { return false };
+    let Ok(doc) = crate::base::yaml::from_str::<serde_yaml::Value>(&text) else { return false };
     let includes = doc.get("header").and_then(|h| h.get("includes")).and_then(|i| i.as_sequence());
     includes.into_iter().flatten().filter_map(|i| i.as_str()).any(|include| {
         Path::new(include).file_name().is_some_and(|n| n.to_string_lossy() == lock_name)

@@ -423,7 +423,9 @@ pub(crate) fn compose(
 /// (it was checked when the plan's settings were made).
 pub(crate) fn local_meta_qcom_files(path: &Path) -> Vec<String> {
     let Ok(text) = crate::base::input::read_to_string(path, 1 << 20) else { return Vec::new() };
-    let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(&text) else { return Vec::new() };
+    let Ok(doc) = crate::base::yaml::from_str::<serde_yaml::Value>(&text) else {
+        return Vec::new();
+    };
     let Some(includes) = doc.get("header").and_then(|h| h.get("includes")) else {
         return Vec::new();
     };

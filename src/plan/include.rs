@@ -93,7 +93,7 @@ pub(super) fn one_line(text: &str) -> String {
 /// Whether `text` is a kas configuration: a YAML mapping with `header: version: N`.
 fn kas_header(text: &str) -> Result<(), String> {
     let doc: serde_yaml::Value =
-        serde_yaml::from_str(text).map_err(|e| format!("not YAML ({e})"))?;
+        crate::base::yaml::from_str(text).map_err(|e| format!("not YAML ({e})"))?;
     let version = doc
         .as_mapping()
         .ok_or("its top level is not a mapping")?

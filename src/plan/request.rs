@@ -62,7 +62,7 @@ impl PlanRequest {
         // A FIFO or device named rtbuild.yaml is refused by what it is, never read.
         let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
             .map_err(|cause| PlanError::ProjectFile { path: path.to_path_buf(), cause })?;
-        let mut request: PlanRequest = serde_yaml::from_str(&text)
+        let mut request: PlanRequest = crate::base::yaml::from_str(&text)
             .map_err(|cause| PlanError::ProjectYaml { path: path.to_path_buf(), cause })?;
         let base = path.parent().unwrap_or(Path::new("."));
         let resolve = |p: &mut PathBuf| {

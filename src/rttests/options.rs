@@ -83,7 +83,9 @@ pub(crate) enum TestArgsError {
     NoName(String),
     #[error(transparent)]
     Name(#[from] super::TestsError),
-    #[error("--test-args cyclictest: pass cyclictest's options with --cyclictest-args instead")]
+    #[error(
+        "--test-args cannot set cyclictest's options; pass them with --cyclictest-args instead"
+    )]
     Cyclictest,
     #[error(transparent)]
     Options(#[from] OptionError),
@@ -168,7 +170,7 @@ mod tests {
         );
         assert_eq!(
             err("cyclictest=-i 100"),
-            "--test-args cyclictest: pass cyclictest's options with --cyclictest-args instead"
+            "--test-args cannot set cyclictest's options; pass them with --cyclictest-args instead"
         );
         assert!(err("nosuch=-x").starts_with("unknown test `nosuch`"));
         assert!(matches!(

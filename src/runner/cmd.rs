@@ -120,7 +120,9 @@ impl Cmd {
 
 impl fmt::Display for Cmd {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&quote::sh_join(self.argv()))
+        // Quoting keeps a newline or an escape sequence inside its quotes, but a terminal still
+        // acts on it: shown escaped (`\n`, `\u{1b}`), a path cannot split or forge the line.
+        f.write_str(&crate::base::escape_controls(&quote::sh_join(self.argv())))
     }
 }
 

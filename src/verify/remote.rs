@@ -127,7 +127,7 @@ fn remote(
         Some(255) if matches!(target, Host::Ssh(_)) => Err(VerifyError::Target {
             target: place(target),
             message: format!(
-                "ssh failed: {}",
+                "ssh failed: {}; check the target URL, its host key and that ssh reaches it",
                 crate::base::shown_tail(&String::from_utf8_lossy(&output.stderr), 3)
             ),
         }),

@@ -1219,3 +1219,85 @@ fn a_signed_bundle_verifies_with_in_toto_and_rtbuild_and_tampering_or_a_wrong_ke
         .stderr_contains("; make one with `openssl genpkey -algorithm ed25519 -out FILE`\n");
     assert!(!root.join("nokey").exists());
 }
+
+/// The characters no line `bundle --diff` prints may hold raw: ESC, CR, BEL, a C1 CSI, and the
+/// invisible format characters that reorder or hide shown text.
+const RAW: [char; 9] =
+    ['\u{1b}', '\r', '\u{7}', '\u{9b}', '\u{202e}', '\u{2066}', '\u{200b}', '\u{feff}', '\u{7f}'];
+
+/// Issue 34, probe round 10: `bundle --diff` prints package, kernel option and boot argument
+/// names and values taken from the bundles: control and bidirectional characters in them are
+/// escaped in its text (no line can be forged or reordered) and `\uXXXX`-escaped in its JSON
+/// (which reads back to the very names).
+#[test]
+fn bundle_diff_escapes_control_and_bidi_characters_in_names_and_values() {
+    use crate::support::spdx_fixture::Spec;
+    let build = Build::new();
+    let root = build.root();
+    let evil = "evil\u{1b}[2J\rPASS\u{202e}x\u{200b}";
+    let bundle = |out: &str, stamp: &str, spec: &Spec, cmdline: &str| {
+        deploy_documents(root, stamp, spec);
+        verify_report(root, &format!("{out}.json"), cmdline);
+        let run = build
+            .rtbuild(["bundle", "--machine", MACHINE, "--out", out])
+            .args(["--verify-report", &format!("{out}.json")])
+            .run()
+            .ignore_stderr()
+            .success();
+        root.join(run.stdout().lines().next().unwrap())
+    };
+    let old = bundle(
+        "old",
+        "20260101120000",
+        &Spec {
+            kernel_config: pairs(&[("CONFIG_PREEMPT_RT", "y")]),
+            packages: pairs(&[("busybox", "1.36.1")]),
+            vex: vex(&[]),
+        },
+        "isolcpus=7",
+    );
+    let new = bundle(
+        "new",
+        "20260201120000",
+        &Spec {
+            kernel_config: pairs(&[("CONFIG_PREEMPT_RT", "y\u{1b}[31m\u{2066}"), (evil, "m")]),
+            packages: pairs(&[("busybox", "1.37\u{202e}\u{7f}\u{9b}31m"), (evil, "1\nPASS all")]),
+            vex: vex(&[]),
+        },
+        &format!("isolcpus=7 {evil}"),
+    );
+    let text = build.rtbuild(["bundle", "--diff"]).arg_path(&old).arg_path(&new).run().success();
+    let out = format!("{}{}", text.stdout(), text.stderr());
+    for c in RAW {
+        assert!(!out.contains(c), "{c:?} printed raw: {out:?}");
+    }
+    assert!(out.lines().all(|l| !l.trim_start().starts_with("PASS")), "a forged line: {out}");
+    let shown = "evil\\u{1b}[2J\\rPASS\\u{202e}x\\u{200b}";
+    // A value kas would read as a string is shown quoted; the command line splits at `\r`, as
+    // the kernel does.
+    text.stdout_contains("  ~ CONFIG_PREEMPT_RT y -> \"y\\u{1b}[31m\\u{2066}\"\n")
+        .stdout_contains(&format!("  + {shown} m\n"))
+        .stdout_contains("  ~ busybox 1.36.1 -> 1.37\\u{202e}\\u{7f}\\u{9b}31m\n")
+        .stdout_contains(&format!("  + {shown} 1\\nPASS all\n"))
+        .stdout_contains("boot arguments:\n  + PASS\\u{202e}x\\u{200b}\n  + evil\\u{1b}[2J\n");
+
+    let run = build
+        .rtbuild(["--json", "bundle", "--diff"])
+        .arg_path(&old)
+        .arg_path(&new)
+        .run()
+        .ignore_stderr()
+        .success();
+    for c in RAW {
+        assert!(!run.stdout().contains(c), "{c:?} raw in the JSON: {}", run.stdout());
+    }
+    let json = run.json();
+    let names = |key: &str| -> Vec<String> {
+        json[key].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().into()).collect()
+    };
+    assert_eq!(names("kernel_config"), ["CONFIG_PREEMPT_RT", evil]);
+    assert_eq!(json["kernel_config"][0]["new"], "\"y\u{1b}[31m\u{2066}\"");
+    assert_eq!(names("packages"), ["busybox", evil]);
+    assert_eq!(json["packages"][1]["new"], "1\nPASS all");
+    assert_eq!(names("cmdline"), ["PASS\u{202e}x\u{200b}", "evil\u{1b}[2J"]);
+}

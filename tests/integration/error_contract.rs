@@ -97,6 +97,11 @@ const REFUSALS: &[Refusal] = &[
         files: &[],
         want: &["`-i` conflicts with what rtbuild sets; pass --interval-us instead"],
     },
+    Refusal {
+        args: &["test", "--local", "--rt-cpus", "1", "--test-args", "cyclictest=-D 5"],
+        files: &[],
+        want: &["--test-args cannot set cyclictest's options; pass them with --cyclictest-args"],
+    },
     // An --out that is a file says so.
     Refusal {
         args: &["generate", "--machine", "rb3gen2-core-kit", "--out", "afile"],

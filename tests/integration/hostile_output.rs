@@ -311,3 +311,90 @@ fn output_folder_flags_refuse_a_device_a_fifo_and_a_file() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "something was written");
 }
+
+/// Issue 34, probe round 10: `--json` output kept bidirectional overrides and zero-width
+/// characters raw (valid JSON, but shown raw by `cat` or a CI log it reorders the line), and
+/// JUnit XML kept them raw for CI pages to show. JSON now writes them as `\\uXXXX` escapes
+/// (reading back to the very name); JUnit writes them as the terminal lines do (`\\u{202e}`).
+#[test]
+fn json_and_junit_outputs_hold_no_raw_invisible_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("run");
+    let machine = "rb3\u{202e}gen2\u{2066}";
+    let scenario = "idle\u{200b}\u{feff}x\u{202a}\u{9b}\u{7f}";
+    result_folder(&folder, machine, scenario);
+    let junit = dir.path().join("j.xml");
+    let run = bounded()
+        .args(["--json", "report"])
+        .arg_path(&folder)
+        .args(["--junit"])
+        .arg_path(&junit)
+        .run()
+        .ignore_stderr();
+    assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
+    assert_no_raw("report --json", &run.stdout());
+    assert!(!run.stdout().contains('\u{7f}'), "DEL raw in the JSON");
+    assert!(run.stdout().contains("idle\\u200b\\ufeffx\\u202a\\u009b\\u007f"), "{}", run.stdout());
+    let json = run.json();
+    fn strings(value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    strings(&json, &mut all);
+    assert!(all.iter().any(|s| s == scenario), "the scenario reads back as it was: {all:?}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_no_raw("report --junit", &xml);
+    assert!(!xml.contains('\u{7f}'), "DEL raw in the JUnit file");
+    assert!(xml.contains("idle\\u{200b}\\u{feff}x\\u{202a}\\u{9b}\\u{7f}"), "{xml}");
+    crate::support::harness::assert_junit_valid(&junit);
+}
+
+/// Issue 34, probe round 10: U+2028 and U+2029 (Unicode line and paragraph separators) were
+/// printed raw in a refusal, so an editor, a log tool or Python's `splitlines` saw the one
+/// `error:` line split in two, the second starting `PASS`. They are escaped as `\u{2028}`.
+#[test]
+fn unicode_line_separators_in_values_are_escaped() {
+    for sep in ['\u{2028}', '\u{2029}'] {
+        let value = format!("rb3{sep}PASS all");
+        let run = bounded()
+            .args([
+                "lava",
+                "--machine",
+                "rb3gen2-core-kit",
+                "--bundle-url",
+                "https://x.example/b.tar.zst",
+            ])
+            .args(["--device-type", &value])
+            .run()
+            .code_is(2)
+            .stdout_is("");
+        let stderr = run.stderr();
+        assert!(!stderr.contains(sep), "{sep:?} printed raw: {stderr:?}");
+        let shown = format!("rb3\\u{{{:x}}}PASS all", sep as u32);
+        assert!(stderr.contains(&shown), "{stderr:?} lacks {shown:?}");
+    }
+}
+
+/// Issue 34, probe round 10: a command rtbuild runs is shown shell-quoted (`Running …`, and the
+/// error when it fails), and quoting kept a newline in a path raw: `setup --venv 'v<LF>PASS x'`
+/// printed a line starting `PASS`. The command is shown with its controls escaped.
+#[test]
+fn a_command_shown_in_a_status_or_error_line_cannot_split_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("v\nPASS x\u{1b}[2J\u{202e}");
+    let run = bounded()
+        .args(["setup", "--python", "/bin/false", "--venv"])
+        .arg_path(&venv)
+        .run()
+        .code_is(1)
+        .stdout_is("");
+    let stderr = run.stderr();
+    assert_no_raw("setup", &stderr);
+    assert!(stderr.lines().all(|l| !l.starts_with("PASS")), "a forged line: {stderr}");
+    assert!(stderr.contains("v\\nPASS x\\u{1b}[2J\\u{202e}"), "{stderr}");
+}

@@ -479,3 +479,45 @@ fn every_numeric_flag_refuses_a_value_outside_its_range_in_one_line() {
         run.ignore_stdout();
     }
 }
+
+/// Issue 34, probe round 10: `tune`/`test --target ssh://<100 KB user>@h` tried ssh and then
+/// printed a 100 KB `error:` line (exit 1): the target was echoed whole. A user or host longer
+/// than Linux or DNS allows is refused as the URL is read, before anything echoes it.
+#[test]
+fn a_target_whose_user_or_host_is_too_long_is_refused_in_a_short_line() {
+    let long = "a".repeat(100_000);
+    for target in [format!("ssh://{long}@h"), format!("ssh://root@{long}:22")] {
+        let part = if target.starts_with("ssh://root") { "host" } else { "user" };
+        let limit = if part == "host" { 253 } else { 255 };
+        let message = format!(
+            "the target's {part} is 100000 characters long, more than a {part} can be ({limit}); \
+             check the target URL"
+        );
+        for cmd in [&["tune", "--verify"][..], &["test"], &["verify"]] {
+            bounded()
+                .args(cmd)
+                .args(["--machine", "rb3gen2-core-kit", "--target", &target])
+                .args(["--target-timeout", "5"])
+                .run()
+                .usage_error(&message);
+        }
+    }
+}
+
+/// Issue 34, probe round 10: `--db postgres://…?sslmode=require` failed at the TLS handshake
+/// with "check … that the server is running"; rtbuild speaks no TLS to PostgreSQL, so such a
+/// URL is refused as it is read, saying so (password hidden).
+#[test]
+fn a_postgres_url_that_requires_tls_is_refused_saying_rtbuild_speaks_none() {
+    for url in [
+        "postgres://lab:hunter2@127.0.0.1:1/rt?sslmode=require",
+        "postgresql://lab:hunter2@127.0.0.1:1/rt?connect_timeout=2&sslmode=require",
+    ] {
+        let shown = url.replace("hunter2", "***");
+        bounded().args(["history", "list", "--db", url]).run().usage_error(&format!(
+            "--db {shown}: it requires TLS (`sslmode=require`), which rtbuild does not speak to \
+             PostgreSQL: drop `sslmode=require` and reach the server over a Unix socket or a \
+             trusted network; pass `sqlite:PATH` or `postgres://USER@HOST/DB`"
+        ));
+    }
+}

@@ -327,3 +327,46 @@ fn verify_of_a_config_zst_of_a_gib_of_newlines_is_refused_at_16_mib() {
             .usage_error(message);
     }
 }
+
+/// Issue 34, probe round 10: YAML whose flow collections nest deep (`[a: [a: …`, `{"a": {…`)
+/// cost the YAML scanner time in the square of the depth before its depth limit refused it: a
+/// 360 KB LAVA log took 75 s in `report`, a 3 MB lock hours in `lock --diff`. Now refused in
+/// one pass, one line, exit 2.
+#[test]
+fn yaml_nested_a_million_deep_is_refused_at_once() {
+    let n = 500_000;
+    let lock = format!("{}1{}", "{\"a\": ".repeat(n), "}".repeat(n));
+    let log = format!(
+        "- {{\"dt\": \"2026-01-01T00:00:00\", \"lvl\": \"target\", \"msg\": {}1{}}}\n",
+        "[a: ".repeat(n),
+        "]".repeat(n)
+    );
+    Test::new()
+        .file("deep.lock.yml", &lock)
+        .args(["lock", "--diff", "deep.lock.yml", "deep.lock.yml"])
+        .within_secs(60)
+        .within_memory_mib(1024)
+        .run()
+        .usage_error(
+            "lock file deep.lock.yml is not valid YAML: collections nested more than 128 deep \
+             at line 1 column 769; fix it, or write it again with `rtbuild lock`",
+        );
+    Test::new()
+        .file("lava.yaml", &log)
+        .args(["report", "lava.yaml"])
+        .within_secs(60)
+        .within_memory_mib(1024)
+        .run()
+        .usage_error(
+            "lava.yaml: it is not a LAVA job log (collections nested more than 128 deep at line \
+             1 column 565); save one with `lavacli jobs logs --raw JOB-ID > FILE`",
+        );
+    Test::new()
+        .file("plan.yml", &lock)
+        .args(["generate", "--project", "plan.yml", "--dry-run"])
+        .within_secs(60)
+        .within_memory_mib(1024)
+        .run()
+        .code_is(2)
+        .stderr_contains("collections nested more than 128 deep at line 1 column 769");
+}

@@ -118,4 +118,9 @@ fn wrong_host_key_is_refused_and_exits_2() {
     assert!(stderr.starts_with(&format!("error: target {}: ssh failed:", sshd.url())), "{stderr}");
     assert!(stderr.contains("Host key verification failed"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // The fix after `; ` (issue 34, probe round 10: the line ended with ssh's words).
+    assert!(
+        stderr.ends_with("; check the target URL, its host key and that ssh reaches it\n"),
+        "{stderr}"
+    );
 }
