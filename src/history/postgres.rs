@@ -21,6 +21,13 @@ use super::backend::{Backend, DbError, Value};
 /// `connect_timeout`): the socket connect, the startup and the login together.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// How long connecting may take: the URL's `connect_timeout`, at most [`STATEMENT_TIMEOUT`]
+/// (a URL asking for a day would let a silent server hold `history` that long), else
+/// [`CONNECT_TIMEOUT`].
+fn connect_limit(config: &tokio_postgres::Config) -> Duration {
+    config.get_connect_timeout().map_or(CONNECT_TIMEOUT, |asked| (*asked).min(STATEMENT_TIMEOUT))
+}
+
 /// How long one statement may take before rtbuild gives up on the server. The client library
 /// has no deadline of its own past the socket connect, and neither TCP keepalives nor
 /// `tcp_user_timeout` fire when a live server's kernel acknowledges everything but the server
@@ -97,7 +104,7 @@ async fn connect_socket(config: &tokio_postgres::Config) -> Result<Socket, DbErr
         return Err(DbError::new("the URL names no host".to_string()));
     }
     let ports = config.get_ports();
-    let limit = config.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT);
+    let limit = connect_limit(config);
     let mut last = None;
     for at in 0..count {
         let port = ports.get(at).or(ports.first()).copied().unwrap_or(5432);
@@ -250,7 +257,7 @@ impl AsyncWrite for Guarded {
 impl Postgres {
     pub(crate) fn connect(url: &str) -> Result<Postgres, DbError> {
         let config: tokio_postgres::Config = url.parse().map_err(error)?;
-        let limit = *config.get_connect_timeout().unwrap_or(&CONNECT_TIMEOUT);
+        let limit = connect_limit(&config);
         let client = Watchdog::start(move || open(config), limit)
             .map_err(|late| late.or("connecting and logging in"))??;
         Ok(Postgres { client })
@@ -449,6 +456,16 @@ fn statement(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The URL's connect_timeout is honoured up to two minutes: 99999 s against a silent server
+    /// would hold `history` for a day.
+    #[test]
+    fn a_urls_connect_timeout_is_capped_at_two_minutes() {
+        let limit = |url: &str| connect_limit(&url.parse().unwrap());
+        assert_eq!(limit("postgres://u@h/db"), Duration::from_secs(15));
+        assert_eq!(limit("postgres://u@h/db?connect_timeout=5"), Duration::from_secs(5));
+        assert_eq!(limit("postgres://u@h/db?connect_timeout=99999"), Duration::from_secs(120));
+    }
 
     #[test]
     fn a_job_past_its_deadline_is_given_up_and_later_jobs_fail_at_once() {
