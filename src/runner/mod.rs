@@ -37,8 +37,18 @@ pub(crate) enum RunError {
         .bytes >> 20
     )]
     Flooded { step: String, bytes: usize },
-    #[error("`{cmd}` failed with {status}{}", tail_block(.tail))]
+    #[error("`{cmd}` failed with {status}; {}{}", status_fix(.tail, .log.as_deref()), tail_block(.tail))]
     Status { cmd: String, status: String, tail: String, log: Option<PathBuf> },
+}
+
+/// Where a failed command says why: its log, the last lines of its output shown under the
+/// error, or, when it printed nothing, the command itself run by hand.
+fn status_fix(tail: &str, log: Option<&std::path::Path>) -> String {
+    match log {
+        Some(log) => format!("its log {} says why", crate::base::shown_path(log)),
+        None if !tail.trim().is_empty() => "its last lines, below, say why".to_string(),
+        None => "it printed nothing: run it by hand to see why".to_string(),
+    }
 }
 
 fn tail_block(tail: &str) -> String {

@@ -398,3 +398,32 @@ fn a_command_shown_in_a_status_or_error_line_cannot_split_it() {
     assert!(stderr.lines().all(|l| !l.starts_with("PASS")), "a forged line: {stderr}");
     assert!(stderr.contains("v\\nPASS x\\u{1b}[2J\\u{202e}"), "{stderr}");
 }
+
+/// Issue 34, probe round 10: a command that fails says, on its `error:` line, where to look:
+/// its last lines shown below it, or, when it printed nothing, to run it by hand.
+#[test]
+fn a_failed_command_says_where_to_see_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("v");
+    let quiet = bounded()
+        .args(["setup", "--python", "/bin/false", "--venv"])
+        .arg_path(&venv)
+        .run()
+        .code_is(1);
+    let error = quiet.stderr().lines().find(|l| l.starts_with("error: ")).unwrap().to_string();
+    assert_eq!(
+        error,
+        format!(
+            "error: `/bin/false -m venv {}` failed with exit code 1; it printed nothing: run it by hand to see why",
+            venv.display()
+        )
+    );
+    let talking =
+        bounded().args(["setup", "--python", "/bin/sh", "--venv"]).arg_path(&venv).run().code_is(1);
+    let stderr = talking.stderr();
+    assert!(
+        stderr.contains("failed with exit code 2; its last lines, below, say why\n---"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cannot open venv"), "{stderr}");
+}
