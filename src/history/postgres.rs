@@ -21,11 +21,14 @@ use super::backend::{Backend, DbError, Value};
 /// `connect_timeout`): the socket connect, the startup and the login together.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// How long connecting may take: the URL's `connect_timeout`, at most [`STATEMENT_TIMEOUT`]
-/// (a URL asking for a day would let a silent server hold `history` that long), else
-/// [`CONNECT_TIMEOUT`].
+/// The longest `connect_timeout` a URL may ask for: a URL asking for a day would let a silent
+/// server hold `history` that long.
+const LONGEST_CONNECT: Duration = Duration::from_secs(60);
+
+/// How long connecting may take: the URL's `connect_timeout`, at most [`LONGEST_CONNECT`],
+/// else [`CONNECT_TIMEOUT`].
 fn connect_limit(config: &tokio_postgres::Config) -> Duration {
-    config.get_connect_timeout().map_or(CONNECT_TIMEOUT, |asked| (*asked).min(STATEMENT_TIMEOUT))
+    config.get_connect_timeout().map_or(CONNECT_TIMEOUT, |asked| (*asked).min(LONGEST_CONNECT))
 }
 
 /// How long one statement may take before rtbuild gives up on the server. The client library
@@ -457,14 +460,14 @@ fn statement(sql: &str) -> String {
 mod tests {
     use super::*;
 
-    /// The URL's connect_timeout is honoured up to two minutes: 99999 s against a silent server
+    /// The URL's connect_timeout is honoured up to a minute: 99999 s against a silent server
     /// would hold `history` for a day.
     #[test]
-    fn a_urls_connect_timeout_is_capped_at_two_minutes() {
+    fn a_urls_connect_timeout_is_capped_at_a_minute() {
         let limit = |url: &str| connect_limit(&url.parse().unwrap());
         assert_eq!(limit("postgres://u@h/db"), Duration::from_secs(15));
         assert_eq!(limit("postgres://u@h/db?connect_timeout=5"), Duration::from_secs(5));
-        assert_eq!(limit("postgres://u@h/db?connect_timeout=99999"), Duration::from_secs(120));
+        assert_eq!(limit("postgres://u@h/db?connect_timeout=99999"), Duration::from_secs(60));
     }
 
     #[test]
