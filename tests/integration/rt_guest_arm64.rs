@@ -56,7 +56,10 @@ const TARGET_TIMEOUT: [&str; 2] = ["--target-timeout", "900"];
 /// per tuned knob.
 const SAMPLE: &str = r#"ps -eLo pid,tid,psr,cls,rtprio,comm | while read -r pid tid psr cls prio comm; do
   case $comm in cyclictest|stress-ng*) ;; *) continue ;; esac
-  allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$pid/task/$tid/status 2>/dev/null)
+  allowed=
+  while read -r key value; do
+    [ "$key" = Cpus_allowed_list: ] && allowed=$value && break
+  done </proc/$pid/task/$tid/status 2>/dev/null
   [ -n "$allowed" ] && echo "task $pid $tid $psr $cls $prio $comm $allowed"
   if [ "$comm" = cyclictest ] && [ "$pid" = "$tid" ]; then
     args=$(tr '\0' ' ' </proc/$pid/cmdline 2>/dev/null) && [ -n "$args" ] && echo "cmdline $pid $args"
@@ -122,14 +125,18 @@ fn knob_map(text: &str) -> BTreeMap<String, String> {
 /// Starts the sampler on the guest itself (an ssh round trip costs seconds of emulated crypto,
 /// longer than a scenario's samples may wait): a background loop writing `SAMPLE`'s output,
 /// separated by `---` lines, to /tmp/rtlab-samples until /tmp/rtlab-sampler.stop exists. It runs
-/// where sshd's children run (housekeeping CPUs: isolcpus keeps it off the RT CPU).
-fn start_sampler(guest: &Guest) {
+/// on the housekeeping CPUs only, at SCHED_FIFO 1: under TCG with the guide's load on every
+/// housekeeping CPU a sample at normal priority could take longer than the loaded scenario,
+/// and see none of it. It reads each thread's status without a fork per thread.
+fn start_sampler(guest: &Guest, board: &Board) {
+    let housekeeping: Vec<String> = board.housekeeping.iter().map(u32::to_string).collect();
     let script = format!(
         "rm -f /tmp/rtlab-samples /tmp/rtlab-sampler.stop /tmp/rtlab-sampler.done; \
          cat >/tmp/rtlab-sample.sh <<'EOF'\n{SAMPLE}\nEOF\n\
-         setsid sh -c 'while [ ! -e /tmp/rtlab-sampler.stop ]; do sh /tmp/rtlab-sample.sh; \
+         setsid taskset -c {} chrt -f 1 sh -c 'while [ ! -e /tmp/rtlab-sampler.stop ]; do sh /tmp/rtlab-sample.sh; \
            echo ---; sleep 1; done >/tmp/rtlab-samples 2>&1; touch /tmp/rtlab-sampler.done' \
-           </dev/null >/dev/null 2>&1 &"
+           </dev/null >/dev/null 2>&1 &",
+        housekeeping.join(",")
     );
     guest.sh(&script);
 }
@@ -239,7 +246,7 @@ fn guide_on_arm64(board: &Board) -> Arm64Guest {
 
     // test --tune with the guide's load, sampled from the guest while it runs.
     let before = knob_map(&guest.knobs());
-    start_sampler(guest);
+    start_sampler(guest, board);
     let run = Test::new()
         .args(["test", "--machine", board.machine])
         .args(&target)
@@ -329,7 +336,12 @@ fn guide_on_arm64(board: &Board) -> Arm64Guest {
             assert_eq!(k["/proc/irq/default_smp_affinity"], board.mask, "{k:?}");
         }
     }
-    assert!(cmdlines_seen.contains(&true), "no cyclictest command line seen under load");
+    assert!(
+        cmdlines_seen.contains(&true),
+        "no cyclictest command line seen under load in {} samples ({} with cyclictest)",
+        samples.len(),
+        samples.iter().filter(|s| !s.cmdlines.is_empty()).count()
+    );
     assert!(
         loaded_seen,
         "no sample saw cyclictest beside one pinned stress-ng worker per housekeeping CPU \
