@@ -247,36 +247,13 @@ fn test_with_tune_on_an_isolated_rt_cpu_is_valid_and_reverts() {
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
 }
 
-/// The tracing settings `--trace-above-us` changes, read on the guest by the test. A never-used
-/// buffer reads `7 (expanded: 1408)` and any trace grows it: the grown size is compared, in
-/// whole 4 KB steps (the kernel rounds to buffer pages of 4080 data bytes: 1408 reads as 1410).
-fn guest_tracing(guest: &lab::Guest) -> String {
-    let text = guest_tracing_raw(guest);
-    text.lines()
-        .map(|l| match l.strip_prefix("buffer_size_kb=").and_then(|kb| kb.parse::<u64>().ok()) {
-            Some(kb) => format!("buffer_size_kb≈{}", kb / 4),
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn guest_tracing_raw(guest: &lab::Guest) -> String {
-    guest.sh(
-        "cd /sys/kernel/tracing && for f in tracing_on tracing_cpumask current_tracer; do \
-           printf '%s=%s\\n' $f \"$(cat $f)\"; done; \
-         printf 'buffer_size_kb=%s\\n' \"$(sed 's/.*expanded: \\([0-9]*\\).*/\\1/' buffer_size_kb)\"; \
-         printf 'set_event=%s\\n' \"$(sort set_event | tr '\\n' ,)\"",
-    )
-}
-
 /// --trace-above-us on a PREEMPT_RT kernel: TCG crosses 50 µs at once, so the breach is
 /// certain; the trace is kept and explained, and every tracing setting reads back as before.
 #[test]
 fn a_breach_on_the_rt_guest_keeps_its_trace_explains_it_and_restores_tracing() {
     let guest = guest();
     let _one = exclusive();
-    let before = guest_tracing(guest);
+    let before = guest.tracing_settings();
     let run = test_on(guest, "5s", &["--scenario", "idle", "--trace-above-us", "50"]);
     let dir = run.path().join("res");
     let json = run_json(&dir);
@@ -289,7 +266,7 @@ fn a_breach_on_the_rt_guest_keeps_its_trace_explains_it_and_restores_tracing() {
     assert_eq!(trace["cpu"], 1, "{trace}");
     let explanation = trace["explanation"].as_str().unwrap();
     assert!(!explanation.is_empty() && !explanation.contains("cannot be explained"), "{trace}");
-    assert_eq!(guest_tracing(guest), before, "tracing settings must read back as before");
+    assert_eq!(guest.tracing_settings(), before, "tracing settings must read back as before");
     let report = Test::new().args(["report", "--json"]).arg_path(&dir).run().ignore_stderr();
     let spikes = report.json()["spikes"].clone();
     assert_eq!(spikes[0]["scenario"], "idle", "{spikes:#}");

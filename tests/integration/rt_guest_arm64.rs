@@ -364,29 +364,11 @@ fn guide_on_arm64(board: &Board) -> Arm64Guest {
     booted
 }
 
-/// The tracing settings `--trace-above-us` changes, read on the guest (the buffer size in
-/// whole 4 KB steps: a grown buffer reads back rounded to the kernel's buffer pages).
-fn guest_tracing(guest: &Guest) -> String {
-    let text = guest.sh(
-        "cd /sys/kernel/tracing && for f in tracing_on tracing_cpumask current_tracer; do \
-           printf '%s=%s\\n' $f \"$(cat $f)\"; done; \
-         printf 'buffer_size_kb=%s\\n' \"$(sed 's/.*expanded: \\([0-9]*\\).*/\\1/' buffer_size_kb)\"; \
-         printf 'set_event=%s\\n' \"$(sort set_event | tr '\\n' ,)\"",
-    );
-    text.lines()
-        .map(|l| match l.strip_prefix("buffer_size_kb=").and_then(|kb| kb.parse::<u64>().ok()) {
-            Some(kb) => format!("buffer_size_kb≈{}", kb / 4),
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// `--trace-above-us` with `analyzer` (ftrace or rtla) on the arm64 PREEMPT_RT kernel: under
 /// TCG cyclictest crosses 50 µs at once, so the breach is certain. The trace is kept, it is the
 /// RT CPU's, and every tracing setting reads back as before.
 fn breach_traced_on_arm64(guest: &Guest, board: &Board, analyzer: &str) {
-    let before = guest_tracing(guest);
+    let before = guest.tracing_settings();
     let run = Test::new()
         .args(["test", "--machine", board.machine])
         .args(guest.target_args())
@@ -424,7 +406,7 @@ fn breach_traced_on_arm64(guest: &Guest, board: &Board, analyzer: &str) {
         assert_eq!(trace["cpu"], board.rt_cpu, "the breach is the RT CPU's: {trace}");
         assert!(!explanation.contains("cannot be explained"), "{trace}");
     }
-    assert_eq!(guest_tracing(guest), before, "tracing settings must read back as before");
+    assert_eq!(guest.tracing_settings(), before, "tracing settings must read back as before");
     // A zombie (exited, not yet collected by the guest's init) runs nothing and is not counted.
     let left = guest.sh("ps -eo pid=,ppid=,stat=,comm=,args= | \
          awk '$3 !~ /^Z/ && $4 ~ /^(cyclictest|rtla|trace-cmd)$/' || true");

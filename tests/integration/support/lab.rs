@@ -206,6 +206,28 @@ impl Guest {
                [ -e \"$f\" ] && printf '%s=%s\\n' \"$f\" \"$(head -n 1 \"$f\")\"; done; true")
     }
 
+    /// The tracing settings `--trace-above-us` changes, read by the test itself. A never-used
+    /// buffer reads `7 (expanded: 1408)` and any trace grows it: the grown size is compared in
+    /// whole 4 KB steps (the kernel rounds to buffer pages of 4080 data bytes: 1408 reads as
+    /// 1410).
+    pub(crate) fn tracing_settings(&self) -> String {
+        let text = self.sh(
+            "cd /sys/kernel/tracing && for f in tracing_on tracing_cpumask current_tracer; do \
+               printf '%s=%s\\n' $f \"$(cat $f)\"; done; \
+             printf 'buffer_size_kb=%s\\n' \"$(sed 's/.*expanded: \\([0-9]*\\).*/\\1/' buffer_size_kb)\"; \
+             printf 'set_event=%s\\n' \"$(sort set_event | tr '\\n' ,)\"",
+        );
+        text.lines()
+            .map(|l| {
+                match l.strip_prefix("buffer_size_kb=").and_then(|kb| kb.parse::<u64>().ok()) {
+                    Some(kb) => format!("buffer_size_kb≈{}", kb / 4),
+                    None => l.to_string(),
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     pub(crate) fn console(&self) -> String {
         std::fs::read_to_string(self.dir.join("console.log")).unwrap_or_default()
     }
