@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::base::CpuSet;
+use crate::plan::cpus::CpuSet;
 
 /// One board of the catalog.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Catalog, Machine, RtDefaults};
-use crate::base::CpuSet;
+use crate::plan::cpus::CpuSet;
 
 /// The `QCOM_*` variables a machine conf uses for its RT settings.
 pub(crate) const RT_VARIABLES: [&str; 5] =
@@ -42,7 +42,7 @@ pub(crate) enum MetaQcomError {
     #[error("cannot read {}: {cause}", .path.display())]
     Read { path: PathBuf, cause: std::io::Error },
     #[error("cannot read {}: {cause}", .path.display())]
-    Unreadable { path: PathBuf, cause: crate::base::input::InputError },
+    Unreadable { path: PathBuf, cause: crate::files::input::InputError },
     #[error(
         "machine `{name}` is neither in rtbuild's catalog nor a machine conf with QCOM_RT_CPU in {}; see `rtbuild machines --meta-qcom {}`",
         .dir.display(), .dir.display()
@@ -62,9 +62,9 @@ impl MetaQcomError {
     }
 }
 
-impl crate::exit::ErrorCode for MetaQcomError {
-    fn exit(&self) -> crate::exit::Exit {
-        use crate::exit::Exit;
+impl crate::error::ErrorCode for MetaQcomError {
+    fn exit(&self) -> crate::error::Exit {
+        use crate::error::Exit;
         if self.is_input() { Exit::Usage } else { Exit::Failed }
     }
 }
@@ -141,9 +141,9 @@ impl MetaQcom {
     /// collection, and `conf/machine/`.
     pub(crate) fn open(dir: &Path) -> Result<MetaQcom, MetaQcomError> {
         let not = |missing| MetaQcomError::NotMetaQcom { dir: dir.to_path_buf(), missing };
-        let layer = crate::base::input::read_to_string(
+        let layer = crate::files::input::read_to_string(
             &dir.join("conf/layer.conf"),
-            crate::base::input::TEXT_LIMIT,
+            crate::files::input::TEXT_LIMIT,
         )
         .map_err(|_| not("conf/layer.conf"))?;
         let collection = layer.lines().any(|line| {
@@ -251,7 +251,7 @@ impl MetaQcom {
 
     fn read(&self, file: &Path, state: &mut State, depth: usize) -> Result<(), MetaQcomError> {
         let path = self.dir.join(file);
-        let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
+        let text = crate::files::input::read_to_string(&path, crate::files::input::TEXT_LIMIT)
             .map_err(|cause| MetaQcomError::Unreadable { path: path.clone(), cause })?;
         for (index, raw) in text.lines().enumerate() {
             let line = raw.trim();
@@ -570,7 +570,7 @@ pub(crate) fn compare(
 pub(crate) fn cmdline_appends(dir: &std::path::Path, files: &[&str]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for file in files {
-        let Ok(text) = crate::base::input::read_to_string(&dir.join(file), 1 << 20) else {
+        let Ok(text) = crate::files::input::read_to_string(&dir.join(file), 1 << 20) else {
             continue;
         };
         for line in text.lines() {
@@ -601,7 +601,7 @@ mod tests {
         for (path, text) in all {
             let path = dir.path().join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            crate::write::fixture(path, text).unwrap();
+            crate::files::write::fixture(path, text).unwrap();
         }
         dir
     }
@@ -668,7 +668,7 @@ mod tests {
         let err = MetaQcom::open(dir.path()).unwrap_err().to_string();
         assert!(err.contains("is not a meta-qcom checkout (it has no conf/layer.conf)"), "{err}");
         std::fs::create_dir_all(dir.path().join("conf")).unwrap();
-        crate::write::fixture(
+        crate::files::write::fixture(
             dir.path().join("conf/layer.conf"),
             "BBFILE_COLLECTIONS += \"other\"\n",
         )

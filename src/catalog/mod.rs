@@ -54,15 +54,15 @@ pub(crate) enum CatalogError {
     AliasClash { alias: String, machine: String, file: String, clash: String, other_file: String },
     /// A FIFO, device, dangling symlink or too big a file among the machine files.
     #[error("machine file {cause}")]
-    NotAFile { cause: crate::base::input::InputError },
+    NotAFile { cause: crate::files::input::InputError },
     #[error("cannot read machine folder {}: {cause}; check the folder given to --machines-dir (or RTBUILD_MACHINES_DIR)", .path.display())]
     Read { path: PathBuf, cause: std::io::Error },
 }
 
 /// Always the user's input (exit 2).
-impl crate::exit::ErrorCode for CatalogError {
-    fn exit(&self) -> crate::exit::Exit {
-        crate::exit::Exit::Usage
+impl crate::error::ErrorCode for CatalogError {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Usage
     }
 }
 
@@ -121,7 +121,7 @@ impl Catalog {
             .collect();
         let mut user: BTreeMap<String, PathBuf> = BTreeMap::new();
         for path in files {
-            let text = crate::base::input::read_to_string(&path, crate::base::input::TEXT_LIMIT)
+            let text = crate::files::input::read_to_string(&path, crate::files::input::TEXT_LIMIT)
                 .map_err(|cause| CatalogError::NotAFile { cause })?;
             let machine = parse(&path, &text)?;
             if let Some(first) = user.get(&machine.name) {
@@ -216,7 +216,7 @@ const REQUIRED_FIELDS: [&str; 3] = ["name", "cpus", "rt.rt_cpus"];
 /// the file is not a mapping at all (serde then says what it is).
 fn missing_fields(text: &str) -> Vec<&'static str> {
     let Ok(serde_yaml::Value::Mapping(map)) =
-        crate::base::yaml::from_str::<serde_yaml::Value>(text)
+        crate::text::yaml::from_str::<serde_yaml::Value>(text)
     else {
         return Vec::new();
     };
@@ -242,14 +242,14 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
             BUILD_FIELDS.join(", ")
         )));
     }
-    let mut machine: Machine = crate::base::yaml::from_str(text)
+    let mut machine: Machine = crate::text::yaml::from_str(text)
         .map_err(|cause| CatalogError::Yaml { path: path.to_path_buf(), cause })?;
     // Bounded before anything is built from it: `all_cpus()` allocates one entry per CPU, and
     // `cpus: 4294967295` asked for 16 GiB.
-    if machine.cpus == 0 || machine.cpus > crate::base::MAX_CPUS {
-        return Err(invalid(format!("cpus must be 1 to {}", crate::base::MAX_CPUS)));
+    if machine.cpus == 0 || machine.cpus > crate::plan::cpus::MAX_CPUS {
+        return Err(invalid(format!("cpus must be 1 to {}", crate::plan::cpus::MAX_CPUS)));
     }
-    let max_us = crate::base::MAX_THRESHOLD_US as u64;
+    let max_us = crate::results::latency::MAX_THRESHOLD_US as u64;
     if machine.latency_requirement_us.is_some_and(|us| us == 0 || us > max_us) {
         return Err(invalid(format!("latency_requirement_us must be 1 to {max_us}")));
     }
@@ -260,9 +260,11 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
         machine.rt.housekeeping = all.difference(&machine.rt.rt_cpus);
     }
     let rt = &machine.rt;
-    let board = crate::base::Board::Machine(machine.name.clone());
-    if let Err(e) = crate::base::CpuLayout::new(&all, &rt.rt_cpus, Some(&rt.housekeeping), board) {
-        use crate::base::LayoutError as L;
+    let board = crate::plan::cpus::Board::Machine(machine.name.clone());
+    if let Err(e) =
+        crate::plan::cpus::CpuLayout::new(&all, &rt.rt_cpus, Some(&rt.housekeeping), board)
+    {
+        use crate::plan::cpus::LayoutError as L;
         return Err(invalid(match e {
             L::RtOutside { .. } | L::HousekeepingOutside { .. } => {
                 format!("rt CPUs and housekeeping must be within {all}")

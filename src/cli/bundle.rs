@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{BuildDirs, absolute};
-use crate::bundle::{self, BundleError, BundleRequest, VerifySummary};
-use crate::error::Refusal;
-use crate::exit::Exit;
-use crate::ui::Ui;
+use crate::cli::error::Refusal;
+use crate::error::Exit;
+use crate::release::bundle::{self, BundleError, BundleRequest, VerifySummary};
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct BundleArgs {
@@ -74,7 +74,7 @@ pub(crate) struct BundleArgs {
     pub diff: Vec<PathBuf>,
 }
 
-pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     if let Some(archive) = &args.check {
         return check(archive, ui);
     }
@@ -86,7 +86,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     }
     // Before the build is looked at: a device, FIFO or file is no output folder.
     if let Some(out) = &args.out {
-        crate::base::output::check_folder("--out", out).map_err(Refusal::Output)?;
+        crate::files::output::check_folder("--out", out).map_err(Refusal::Output)?;
     }
     let machine = args.dirs.machine_name()?.ok_or(Refusal::BundleNeedsMachine)?;
     let kas_file = args.dirs.kas_file()?;
@@ -116,13 +116,13 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     };
     // `--verify-report`, else the verdict `rtbuild image` left beside the generated files.
     let verify_report = args.verify_report.clone().or_else(|| {
-        let left = gen_dir.as_ref()?.join(crate::image::verify_bundle::VERIFY_FILE);
+        let left = gen_dir.as_ref()?.join(crate::build::image::verify_bundle::VERIFY_FILE);
         left.is_file().then_some(left)
     });
     let verify = match &verify_report {
         Some(path) => {
             if args.verify_report.is_none() {
-                ui.note(format!("using the verify result {}", crate::base::shown_path(path)));
+                ui.note(format!("using the verify result {}", crate::text::shown_path(path)));
             }
             Some(VerifySummary::read(path)?)
         }
@@ -171,13 +171,13 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if ui.json() {
         ui.out_json(&outcome)?;
     } else {
-        ui.out(crate::base::shown_path(&outcome.archive));
-        ui.out(crate::base::shown_path(&outcome.manifest_file));
+        ui.out(crate::text::shown_path(&outcome.archive));
+        ui.out(crate::text::shown_path(&outcome.manifest_file));
         if let Some(envelope) = &outcome.envelope {
-            ui.out(crate::base::shown_path(envelope));
+            ui.out(crate::text::shown_path(envelope));
         }
         if let Some(public_key) = &outcome.public_key {
-            ui.out(crate::base::shown_path(public_key));
+            ui.out(crate::text::shown_path(public_key));
         }
     }
     ui.status(
@@ -190,7 +190,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::error::Result<Exit> {
 /// How much of one problem's detail `bundle --check`/`--verify` print.
 const DETAIL_CHARS: usize = 1000;
 
-fn check(archive: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
+fn check(archive: &std::path::Path, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let report = bundle::check(archive)?;
     if ui.json() {
         ui.out_json(&report)?;
@@ -201,12 +201,12 @@ fn check(archive: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
             let path = if p.path.is_empty() {
                 String::new()
             } else {
-                format!("{} ", crate::base::shown(&p.path))
+                format!("{} ", crate::text::shown(&p.path))
             };
             ui.out(format!(
                 "{:<10} {path}{}",
                 p.kind,
-                crate::base::shown_at(&p.detail, DETAIL_CHARS)
+                crate::text::shown_at(&p.detail, DETAIL_CHARS)
             ));
         }
     }
@@ -227,19 +227,23 @@ fn check(archive: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
         ui.warn(format!(
             "{} problems in {}",
             report.problems.len(),
-            crate::base::shown_path(archive)
+            crate::text::shown_path(archive)
         ));
     }
     Ok(Exit::from_pass(report.passed))
 }
 
-fn verify(archive: &std::path::Path, key: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
+fn verify(
+    archive: &std::path::Path,
+    key: &std::path::Path,
+    ui: &Ui,
+) -> crate::cli::error::Result<Exit> {
     let report = bundle::verify_signed(archive, key)?;
     if ui.json() {
         ui.out_json(&report)?;
     } else {
         for problem in &report.problems {
-            ui.out(crate::base::shown_at(problem, DETAIL_CHARS));
+            ui.out(crate::text::shown_at(problem, DETAIL_CHARS));
         }
     }
     if report.passed {
@@ -247,7 +251,7 @@ fn verify(archive: &std::path::Path, key: &std::path::Path, ui: &Ui) -> crate::e
             "Verified",
             format!(
                 "the signature of {} and {} subjects",
-                crate::base::shown_path(&report.envelope),
+                crate::text::shown_path(&report.envelope),
                 report.subjects.len()
             ),
         );
@@ -255,23 +259,23 @@ fn verify(archive: &std::path::Path, key: &std::path::Path, ui: &Ui) -> crate::e
         ui.warn(format!(
             "{} problems in {}",
             report.problems.len(),
-            crate::base::shown_path(archive)
+            crate::text::shown_path(archive)
         ));
     }
     Ok(Exit::from_pass(report.passed))
 }
 
-fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
+fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let diff = bundle::diff(old, new)?;
     if ui.json() {
         ui.out_json(&diff)?;
         return Ok(Exit::Ok);
     }
     // Every name and value comes from the archives: escaped and cut.
-    let value = |v: &Option<String>| v.as_deref().map_or_else(|| "-".into(), crate::base::shown);
-    let name = |c: &crate::formats::bundle_diff_json::Change| crate::base::shown(&c.name);
+    let value = |v: &Option<String>| v.as_deref().map_or_else(|| "-".into(), crate::text::shown);
+    let name = |c: &crate::formats::bundle_diff_json::Change| crate::text::shown(&c.name);
     let list =
-        |ids: &[String]| ids.iter().map(|i| crate::base::shown(i)).collect::<Vec<_>>().join(", ");
+        |ids: &[String]| ids.iter().map(|i| crate::text::shown(i)).collect::<Vec<_>>().join(", ");
     // Boot arguments are their own values: only the name is shown.
     let section = |title: &str, changes: &[crate::formats::bundle_diff_json::Change]| {
         ui.out(
@@ -319,7 +323,7 @@ fn diff(old: &std::path::Path, new: &std::path::Path, ui: &Ui) -> crate::error::
             for row in rows {
                 ui.out(format!(
                     "  {}: max {} -> {}, p99.9 {} -> {}",
-                    crate::base::shown(&row.scenario),
+                    crate::text::shown(&row.scenario),
                     us(row.old_max_us),
                     us(row.new_max_us),
                     us(row.old_p999_us),

@@ -5,11 +5,11 @@
 use clap::{Args, ValueEnum};
 
 use super::args::{CacheArgs, CatalogArgs, CpuFlags, MachineArgs, PlanArgs};
-use crate::base::CpuLayout;
-use crate::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
-use crate::error::Refusal;
-use crate::exit::Exit;
-use crate::ui::Ui;
+use crate::build::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
+use crate::cli::error::Refusal;
+use crate::error::Exit;
+use crate::plan::cpus::CpuLayout;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum Format {
@@ -113,7 +113,7 @@ pub(crate) struct CiArgs {
     pub plan: PlanArgs,
 }
 
-pub(super) fn run(args: CiArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: CiArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let text = pipeline_text(&args)?;
     if ui.json() {
         ui.out_json(&serde_json::json!({ "format": format!("{:?}", args.format).to_lowercase(), "pipeline": text }))?;
@@ -124,7 +124,7 @@ pub(super) fn run(args: CiArgs, ui: &Ui) -> crate::error::Result<Exit> {
 }
 
 /// The pipeline `args` ask for, every flag checked (exit 2 on bad input).
-pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
+pub(super) fn pipeline_text(args: &CiArgs) -> crate::cli::error::Result<String> {
     if args.canary {
         return canary_text(args);
     }
@@ -151,7 +151,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
                     plan.machine.name.clone(),
                     plan.machine
                         .latency_requirement_us
-                        .unwrap_or(crate::base::DEFAULT_THRESHOLD_US as u64),
+                        .unwrap_or(crate::results::latency::DEFAULT_THRESHOLD_US as u64),
                 ));
             }
             let name = plan.distro.to_string();
@@ -187,9 +187,9 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
         lava,
         pin_actions: args.pin_actions,
         kas_image: match &args.kas_image {
-            Some(image) if crate::ci::pins::is_pinned_image(image) => image.clone(),
+            Some(image) if crate::build::ci::pins::is_pinned_image(image) => image.clone(),
             Some(image) => return Err(Refusal::KasImageDigest(image.clone()).into()),
-            None => crate::ci::kas_image(),
+            None => crate::build::ci::kas_image(),
         },
         signing_secret,
     };
@@ -200,7 +200,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::error::Result<String> {
 }
 
 /// `--canary`: the scheduled check of meta-qcom's branch head.
-fn canary_text(args: &CiArgs) -> crate::error::Result<String> {
+fn canary_text(args: &CiArgs) -> crate::cli::error::Result<String> {
     let request = args.plan.request()?;
     let settings = crate::plan::Settings::new(&request)?;
     let fields: Vec<&str> = args.canary_cron.split_whitespace().collect();
@@ -216,7 +216,7 @@ fn canary_text(args: &CiArgs) -> crate::error::Result<String> {
         env!("CARGO_PKG_VERSION"),
     )
     .map_err(Refusal::Install)?;
-    let canary = crate::ci::canary::Canary {
+    let canary = crate::build::ci::canary::Canary {
         url: settings.meta_qcom.url.to_string(),
         branch: settings.meta_qcom.branch.to_string(),
         catalog_flags: flags.catalog,
@@ -224,8 +224,8 @@ fn canary_text(args: &CiArgs) -> crate::error::Result<String> {
         cron: fields.join(" "),
     };
     Ok(match args.format {
-        Format::Gitlab => crate::ci::canary::render_gitlab(&canary),
-        Format::Github => crate::ci::canary::render_github(&canary),
+        Format::Gitlab => crate::build::ci::canary::render_gitlab(&canary),
+        Format::Github => crate::build::ci::canary::render_github(&canary),
     })
 }
 
@@ -243,7 +243,7 @@ struct JobFlags {
 /// and dropped builds a kernel other than the one asked for. Files are passed as paths in the
 /// repository, where the jobs find them. The destructuring names every field, so a flag added
 /// to [`PlanArgs`] does not compile until it is handled here.
-fn job_flags(plan: &PlanArgs) -> crate::error::Result<JobFlags> {
+fn job_flags(plan: &PlanArgs) -> crate::cli::error::Result<JobFlags> {
     let PlanArgs {
         machine: MachineArgs { name, catalog: CatalogArgs { machines_dir } },
         cpus: CpuFlags { rt_cpus, housekeeping },
@@ -351,7 +351,11 @@ enum Kind {
 
 /// A file or folder the jobs read from the checkout: a plain relative path (no `..`) that is
 /// there now, in the repository the pipeline runs in.
-fn in_repo(flag: &'static str, path: &std::path::Path, kind: Kind) -> crate::error::Result<String> {
+fn in_repo(
+    flag: &'static str,
+    path: &std::path::Path,
+    kind: Kind,
+) -> crate::cli::error::Result<String> {
     let text = path.to_string_lossy();
     let plain = !text.is_empty()
         && path.is_relative()
@@ -373,7 +377,7 @@ fn in_repo(flag: &'static str, path: &std::path::Path, kind: Kind) -> crate::err
 }
 
 /// `--lock FILE`: a readable lock, named by a plain relative path (the jobs run in the checkout).
-fn lock_in_repo(path: &std::path::Path) -> crate::error::Result<String> {
+fn lock_in_repo(path: &std::path::Path) -> crate::cli::error::Result<String> {
     let text = path.to_string_lossy();
     let plain = !text.is_empty()
         && path.is_relative()
@@ -382,7 +386,7 @@ fn lock_in_repo(path: &std::path::Path) -> crate::error::Result<String> {
     if !plain {
         return Err(Refusal::LockNotInRepo(path.to_path_buf()).into());
     }
-    crate::lock::LockFile::read(path).map_err(Refusal::LockFile)?;
+    crate::release::lock::LockFile::read(path).map_err(Refusal::LockFile)?;
     Ok(text.into_owned())
 }
 
@@ -393,17 +397,19 @@ fn lava_stage(
     args: &CiArgs,
     layouts: &[CpuLayout],
     thresholds: Vec<(String, u64)>,
-) -> crate::error::Result<LavaStage> {
+) -> crate::cli::error::Result<LavaStage> {
     let scenarios =
-        crate::testrun::parse_list(&args.lava_scenario).map_err(Refusal::LavaScenario)?;
-    if scenarios.contains(&crate::testrun::Scenario::Custom) {
+        crate::measure::testrun::parse_list(&args.lava_scenario).map_err(Refusal::LavaScenario)?;
+    if scenarios.contains(&crate::measure::testrun::Scenario::Custom) {
         return Err(Refusal::LavaCustom.into());
     }
-    let tests = crate::rttests::parse_list(&args.lava_tests).map_err(Refusal::LavaTests)?;
-    let span = crate::testrun::Span::parse(&args.lava_duration).map_err(Refusal::LavaDuration)?;
+    let tests =
+        crate::measure::rttests::parse_list(&args.lava_tests).map_err(Refusal::LavaTests)?;
+    let span =
+        crate::measure::testrun::Span::parse(&args.lava_duration).map_err(Refusal::LavaDuration)?;
     let mut minutes = 0;
     for layout in layouts {
-        let job = crate::lava::job::job_minutes(
+        let job = crate::lab::job::job_minutes(
             &args.lava_duration,
             span.length,
             span.interval_us.unwrap_or(1000),
@@ -430,7 +436,7 @@ fn lava_stage(
 /// `--history-db-secret NAME`: a name both CIs accept for a secret or variable and a shell
 /// reads as one (`[A-Za-z_][A-Za-z0-9_]*`, not GitHub's reserved `GITHUB_…`), so it reaches
 /// the workflow expression and the script as exactly that name.
-fn secret_name(name: &str) -> crate::error::Result<String> {
+fn secret_name(name: &str) -> crate::cli::error::Result<String> {
     if !is_secret_name(name) {
         return Err(Refusal::SecretName(name.to_string()).into());
     }
@@ -448,8 +454,8 @@ fn is_secret_name(name: &str) -> bool {
 
 /// `--signing-key-secret NAME`: [`secret_name`]'s rule, and none of the variables the jobs set
 /// or rely on themselves (on GitLab the masked variable is in the job's environment as it is).
-fn signing_secret(name: &str) -> crate::error::Result<String> {
-    if !is_secret_name(name) || crate::ci::JOB_VARIABLES.contains(&name) {
+fn signing_secret(name: &str) -> crate::cli::error::Result<String> {
+    if !is_secret_name(name) || crate::build::ci::JOB_VARIABLES.contains(&name) {
         return Err(Refusal::SigningSecretName(name.to_string()).into());
     }
     Ok(name.to_string())
@@ -458,20 +464,20 @@ fn signing_secret(name: &str) -> crate::error::Result<String> {
 /// `--qcomflash-header NAME=SECRET`, each checked as `rtbuild lava` checks `NAME=VAR` (an HTTP
 /// header name, a variable name), SECRET also a name both CIs accept for a secret
 /// ([`secret_name`]'s rule) and none the LAVA job sets itself; each header once.
-fn header_secrets(flags: &[String]) -> crate::error::Result<Vec<(String, String)>> {
+fn header_secrets(flags: &[String]) -> crate::cli::error::Result<Vec<(String, String)>> {
     let refuse =
         |flag: &str, why: &'static str| Refusal::HeaderSecret { flag: flag.to_string(), why };
-    if flags.len() > crate::ci::MAX_HEADERS {
-        return Err(refuse(&flags[crate::ci::MAX_HEADERS], "more than 8 headers").into());
+    if flags.len() > crate::build::ci::MAX_HEADERS {
+        return Err(refuse(&flags[crate::build::ci::MAX_HEADERS], "more than 8 headers").into());
     }
     let mut headers: Vec<(String, String)> = Vec::new();
     for flag in flags {
         let (name, secret) =
-            crate::lava::job::DownloadHeader::parse_flag(flag).map_err(Refusal::Job)?;
+            crate::lab::job::DownloadHeader::parse_flag(flag).map_err(Refusal::Job)?;
         if secret.to_ascii_uppercase().starts_with("GITHUB_") {
             return Err(refuse(flag, "GitHub reserves secret names starting GITHUB_").into());
         }
-        if crate::ci::JOB_VARIABLES.contains(&secret.as_str()) {
+        if crate::build::ci::JOB_VARIABLES.contains(&secret.as_str()) {
             return Err(refuse(flag, "the LAVA job sets that variable itself").into());
         }
         if headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
@@ -491,7 +497,7 @@ fn runner_cache_dir(dir: &std::path::Path) -> Result<String, Refusal> {
     if dir.to_str().is_some() && dir.is_absolute() && crate::plan::build_path::is_safe(&text) {
         return Ok(text.into_owned());
     }
-    Err(Refusal::BuildSetting(crate::kasrun::BuildError::BadSetting {
+    Err(Refusal::BuildSetting(crate::build::kasrun::BuildError::BadSetting {
         flag: "--runner-cache",
         value: text.into_owned(),
         expected: "an absolute folder whose path has only letters, digits and `-_./+@%,` (it becomes each job's volume DIR:DIR and BitBake's DL_DIR and SSTATE_DIR)",

@@ -274,7 +274,9 @@ fn ci_args(argv: &[&str]) -> CiArgs {
 
 /// The machine's LAVA threshold: its requirement, else 100 µs.
 fn threshold_of(plan: &Plan) -> u64 {
-    plan.machine.latency_requirement_us.unwrap_or(crate::base::DEFAULT_THRESHOLD_US as u64)
+    plan.machine
+        .latency_requirement_us
+        .unwrap_or(crate::results::latency::DEFAULT_THRESHOLD_US as u64)
 }
 
 /// The plan `ci` makes for the cell, with DL_DIR and SSTATE_DIR as the job sets them.
@@ -429,7 +431,8 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                         assert_eq!(lava.distro, Some(want.distro.to_string()));
                         assert_eq!(lava.measure.scenario.as_deref(), Some(&*args.lava_scenario));
                         assert_eq!(lava.measure.duration, args.lava_duration);
-                        let tests = |t: &str| crate::rttests::parse_list(t).expect("tests");
+                        let tests =
+                            |t: &str| crate::measure::rttests::parse_list(t).expect("tests");
                         assert_eq!(tests(&lava.measure.tests), tests(&args.lava_tests));
                     }
                     Some(Command::Report(report)) => {
@@ -514,7 +517,7 @@ fn every_ci_flag_reaches_the_jobs_commands_or_is_refused() {
                 let err = pipeline_text(&ci_args(&argv(&[args]))).expect_err(id);
                 assert_eq!(
                     err.code(),
-                    crate::exit::Exit::Usage,
+                    crate::error::Exit::Usage,
                     "{id}: refused as bad input (exit 2): {err}"
                 );
                 let text = err.to_string();
@@ -677,7 +680,7 @@ fn a_path_outside_the_repository_is_refused() {
             value,
         ]);
         let err = pipeline_text(&args).expect_err(value);
-        assert_eq!(err.code(), crate::exit::Exit::Usage, "{flag} {value}: {err}");
+        assert_eq!(err.code(), crate::error::Exit::Usage, "{flag} {value}: {err}");
         assert!(err.to_string().contains(flag), "{err}");
     }
 }
@@ -762,7 +765,7 @@ fn a_download_header_secret_that_is_no_plain_name_is_refused() {
             }
             let args = ci_args(&extra);
             let err = pipeline_text(&args).expect_err(want);
-            assert_eq!(err.code(), crate::exit::Exit::Usage, "{flags:?}: {err}");
+            assert_eq!(err.code(), crate::error::Exit::Usage, "{flags:?}: {err}");
             let text = err.to_string();
             assert!(!text.contains('\n') && text.contains(want), "{flags:?}: {text}");
             assert!(text.contains("; pass NAME="), "{flags:?}: says what to pass: {text}");
@@ -791,7 +794,7 @@ fn a_history_secret_that_is_no_plain_name_is_refused() {
             let args =
                 ci_args(&argv(&[&["--lava", "--format", format], &["--history-db-secret", name]]));
             let err = pipeline_text(&args).expect_err(name);
-            assert_eq!(err.code(), crate::exit::Exit::Usage, "{name:?}: {err}");
+            assert_eq!(err.code(), crate::error::Exit::Usage, "{name:?}: {err}");
             let text = err.to_string();
             assert!(!text.contains('\n'), "one line: {text}");
             assert!(text.starts_with("bad --history-db-secret `"), "{text}");
@@ -846,7 +849,7 @@ fn a_canary_pipeline_runs_doctor_on_the_branch_head() {
         (&["--meta-qcom-branch", "x y"][..], "x y"),
     ] {
         let err = pipeline_text(&parse(extra)).unwrap_err();
-        assert_eq!(err.code(), crate::exit::Exit::Usage, "{err}");
+        assert_eq!(err.code(), crate::error::Exit::Usage, "{err}");
         assert!(err.to_string().contains(want), "{err}");
     }
     // The build matrix's flags do not mix with it.
@@ -875,7 +878,7 @@ fn a_workflow_expression_inside_a_quoted_value_is_refused() {
     ] {
         let err =
             pipeline_text(&ci_args(&argv(&[extra, &["--format", "github"]]))).expect_err(extra[0]);
-        assert_eq!(err.code(), crate::exit::Exit::Usage, "{err}");
+        assert_eq!(err.code(), crate::error::Exit::Usage, "{err}");
         let text = err.to_string();
         assert!(text.starts_with(&format!("bad {} `", extra[0])), "{text}");
         assert!(text.contains("GitHub Actions expands"), "{text}");
@@ -965,7 +968,7 @@ fn a_signing_key_secret_that_is_no_plain_name_is_refused() {
         for format in ["gitlab", "github"] {
             let args = ci_args(&argv(&[&["--format", format], &["--signing-key-secret", name]]));
             let err = pipeline_text(&args).expect_err(name);
-            assert_eq!(err.code(), crate::exit::Exit::Usage, "{name:?}: {err}");
+            assert_eq!(err.code(), crate::error::Exit::Usage, "{name:?}: {err}");
             let text = err.to_string();
             assert!(!text.contains('\n'), "one line: {text}");
             assert!(text.starts_with("bad --signing-key-secret `"), "{text}");

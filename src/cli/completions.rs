@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory};
 
 use super::Cli;
-use crate::exit::Exit;
-use crate::ui::Ui;
+use crate::error::Exit;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct CompletionsArgs {
@@ -23,7 +23,7 @@ pub(crate) struct ManArgs {
     pub out_dir: PathBuf,
 }
 
-pub(super) fn completions(args: CompletionsArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn completions(args: CompletionsArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let mut text = Vec::new();
     clap_complete::generate(
         args.shell,
@@ -100,7 +100,8 @@ const SCENARIOS: &[&str] =
 /// offers the boards of `--machines-dir` ([`BASH_BOARDS`]). Any name is accepted as typed.
 fn hints() -> Vec<(&'static str, Vec<String>)> {
     let machines = super::machines::names(&crate::catalog::Catalog::embedded());
-    let tests = crate::rttests::Program::ALL.iter().map(|p| p.name().to_string()).collect();
+    let tests =
+        crate::measure::rttests::Program::ALL.iter().map(|p| p.name().to_string()).collect();
     vec![
         ("machine", machines.clone()),
         ("machines", machines.clone()),
@@ -166,22 +167,22 @@ pub(super) fn pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     Ok(pages)
 }
 
-pub(super) fn man(args: ManArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn man(args: ManArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     // A device, FIFO or file is refused before a page is written (`/dev/null` would have
     // taken every page as a failed write, or a temp file beside it).
-    crate::base::output::check_folder("--out-dir", &args.out_dir)
-        .map_err(crate::error::Refusal::Output)?;
-    let pages = pages().map_err(crate::error::Kind::ManPages)?;
+    crate::files::output::check_folder("--out-dir", &args.out_dir)
+        .map_err(crate::cli::error::Refusal::Output)?;
+    let pages = pages().map_err(crate::cli::error::Kind::ManPages)?;
     for (name, text) in &pages {
         let path = args.out_dir.join(name);
-        crate::write::write_atomic(&path, text, false)?;
-        ui.status("Wrote", crate::base::shown_path(&path));
+        crate::files::write::write_atomic(&path, text, false)?;
+        ui.status("Wrote", crate::text::shown_path(&path));
     }
     if ui.json() {
         let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
         ui.out_json(&serde_json::json!({ "pages": names }))?;
     } else {
-        ui.out(crate::base::shown_path(&args.out_dir));
+        ui.out(crate::text::shown_path(&args.out_dir));
     }
     Ok(Exit::Ok)
 }
@@ -240,7 +241,7 @@ mod tests {
         assert!(of("machine").contains(&"qcs6490-rb3gen2".to_string()));
         assert!(of("machine").contains(&"rb3gen2-core-kit".to_string()));
         for scenario in super::SCENARIOS {
-            assert!(scenario.parse::<crate::testrun::Scenario>().is_ok(), "{scenario}");
+            assert!(scenario.parse::<crate::measure::testrun::Scenario>().is_ok(), "{scenario}");
         }
         assert!(of("tests").contains(&"oslat".to_string()));
         let hinted = super::with_value_hints(Cli::command());
@@ -270,7 +271,8 @@ mod tests {
                 for part in command.split("&&").map(str::trim) {
                     let part = part.split(" > ").next().unwrap_or(part);
                     let Some(at) = part.find("rtbuild ") else { continue };
-                    let words = crate::toolargs::split("example", &part[at..]).expect("words");
+                    let words =
+                        crate::measure::toolargs::split("example", &part[at..]).expect("words");
                     if let Err(e) = Cli::try_parse_from(&words) {
                         panic!("example `{part}` does not parse:\n{e}");
                     }

@@ -169,7 +169,7 @@ fn check(command: &str) -> Result<(), String> {
     if command.contains('[') || command.contains("...") || command.contains('…') {
         return check_synopsis(command);
     }
-    let words = crate::toolargs::split("example", command).map_err(|e| e.to_string())?;
+    let words = crate::measure::toolargs::split("example", command).map_err(|e| e.to_string())?;
     Cli::try_parse_from(&words).map(|_| ()).map_err(|e| e.render().to_string())
 }
 

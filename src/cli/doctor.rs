@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{CacheEnvArgs, PlanArgs, SearchEnvArgs};
-use crate::doctor::{self, DoctorReport, Facts, Severity, Target};
-use crate::exit::Exit;
-use crate::runner::System;
-use crate::ui::Ui;
+use crate::build::doctor::{self, DoctorReport, Facts, Severity, Target};
+use crate::error::Exit;
+use crate::host::runner::System;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
@@ -36,15 +36,15 @@ pub(crate) struct DoctorArgs {
     pub search_env: SearchEnvArgs,
 }
 
-pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     if let Some(dir) = &args.plan.meta_qcom {
         return upstream(&args, dir, ui);
     }
     let search_env = args.search_env.env();
-    let engine = crate::image::container_engine(args.container.as_deref(), &search_env)?;
+    let engine = crate::build::image::container_engine(args.container.as_deref(), &search_env)?;
     let target = target(&args, engine)?;
     let path = search_env.search_path();
-    let kas = crate::kas::find::find_kas(args.kas.as_deref(), &search_env, &System);
+    let kas = crate::build::kas::find::find_kas(args.kas.as_deref(), &search_env, &System);
     let facts = Facts::gather(&target, kas, Some(&path), &System);
     let report = doctor::run(&facts, &target, false);
     if ui.json() {
@@ -60,7 +60,7 @@ pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::error::Result<Exit> {
 /// `doctor --meta-qcom DIR`: what rtbuild relies on against what the checkout has (for the
 /// machine given, else every catalog board); the host is not checked. Exit 1 when something
 /// rtbuild needs is missing.
-fn upstream(args: &DoctorArgs, dir: &std::path::Path, ui: &Ui) -> crate::error::Result<Exit> {
+fn upstream(args: &DoctorArgs, dir: &std::path::Path, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let catalog = args.plan.catalog()?;
     let meta = crate::catalog::meta_qcom::MetaQcom::open(dir)?;
     let request = args.plan.request()?;
@@ -85,7 +85,7 @@ fn upstream(args: &DoctorArgs, dir: &std::path::Path, ui: &Ui) -> crate::error::
             })
             .collect();
         let header = ["STATUS", "WHAT", "RTBUILD RELIES ON", "THE CHECKOUT HAS"].map(String::from);
-        ui.out(crate::table::table(&header, &rows));
+        ui.out(crate::text::table::table(&header, &rows));
         let revision =
             report.revision.as_deref().map_or("an unknown revision", |r| &r[..r.len().min(12)]);
         ui.out(match (report.missing, report.differs) {
@@ -99,12 +99,15 @@ fn upstream(args: &DoctorArgs, dir: &std::path::Path, ui: &Ui) -> crate::error::
 
 /// The folders and repositories to check: the machine's build when one is given (flag or
 /// `rtbuild.yaml`), else the default work folder and meta-qcom's base repositories.
-fn target(args: &DoctorArgs, engine: Option<crate::kas::Engine>) -> crate::error::Result<Target> {
+fn target(
+    args: &DoctorArgs,
+    engine: Option<crate::build::kas::Engine>,
+) -> crate::cli::error::Result<Target> {
     let env = args.cache_env.env();
     let request = args.plan.request()?;
     if request.machine.is_some() {
         let plan = args.plan.plan()?;
-        let out = args.out.clone().unwrap_or_else(|| crate::generate::default_out(&plan));
+        let out = args.out.clone().unwrap_or_else(|| crate::layer::generate::default_out(&plan));
         return Ok(doctor::target_for(&plan, &out, args.work_dir.as_deref(), engine, &env));
     }
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("rtbuild/machine"));
@@ -113,7 +116,7 @@ fn target(args: &DoctorArgs, engine: Option<crate::kas::Engine>) -> crate::error
         Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
         None => out.parent().map(PathBuf::from).unwrap_or(out.clone()),
     };
-    let dirs = crate::kas::CacheDirs::resolve(
+    let dirs = crate::build::kas::CacheDirs::resolve(
         None,
         None,
         env.dl_dir.clone(),

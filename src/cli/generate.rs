@@ -3,9 +3,9 @@
 use clap::Args;
 
 use super::args::{OutputArgs, PlanArgs};
-use crate::exit::Exit;
-use crate::generate;
-use crate::ui::Ui;
+use crate::error::Exit;
+use crate::layer::generate;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct GenerateArgs {
@@ -15,7 +15,7 @@ pub(crate) struct GenerateArgs {
     pub output: OutputArgs,
 }
 
-pub(super) fn run(args: GenerateArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: GenerateArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     args.output.check()?;
     let plan = args.plan.plan()?;
     let options = args.output.options().for_plan(&plan);
@@ -23,7 +23,7 @@ pub(super) fn run(args: GenerateArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if ui.json() {
         ui.out_json(&generated)?;
     } else {
-        ui.out(crate::base::shown_path(&generated.kas_file));
+        ui.out(crate::text::shown_path(&generated.kas_file));
     }
     Ok(Exit::Ok)
 }

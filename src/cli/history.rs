@@ -5,17 +5,17 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::args::DataHomeArgs;
-use crate::base::escape_controls;
-use crate::base::parse_date;
-use crate::error::Refusal;
-use crate::exit::Exit;
+use crate::cli::error::Refusal;
+use crate::error::Exit;
 use crate::formats::history_json::{HistoryList, SCHEMA};
 use crate::formats::report_json::Verdict;
-use crate::history::add::{AddRequest, add};
-use crate::history::location::Location;
-use crate::history::store::{Filter, Store};
-use crate::history::{self, HistoryError, compare, regression};
-use crate::ui::Ui;
+use crate::results::history::add::{AddRequest, add};
+use crate::results::history::location::Location;
+use crate::results::history::store::{Filter, Store};
+use crate::results::history::{self, HistoryError, compare, regression};
+use crate::text::escape_controls;
+use crate::text::parse_date;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct HistoryArgs {
@@ -180,7 +180,7 @@ pub(crate) struct ExportArgs {
     pub db: DbArgs,
 }
 
-pub(super) fn run(args: HistoryArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: HistoryArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     match args.command {
         HistoryCommand::Add(args) => run_add(args, ui),
         HistoryCommand::List(args) => {
@@ -213,8 +213,8 @@ pub(super) fn run(args: HistoryArgs, ui: &Ui) -> crate::error::Result<Exit> {
             let filter = args.filter.filter()?;
             let runs = args.db.open()?.runs(&filter)?;
             let text = crate::formats::openmetrics::render(&runs, true);
-            crate::write::write_atomic(&args.openmetrics, text.as_bytes(), false)?;
-            ui.status("Wrote", crate::base::shown_path(&args.openmetrics));
+            crate::files::write::write_atomic(&args.openmetrics, text.as_bytes(), false)?;
+            ui.status("Wrote", crate::text::shown_path(&args.openmetrics));
             Ok(Exit::Ok)
         }
     }
@@ -226,7 +226,7 @@ fn now_unix() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
-fn run_add(args: AddArgs, ui: &Ui) -> crate::error::Result<Exit> {
+fn run_add(args: AddArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let location = args.db.location()?;
     let mut store = Store::open(&location)?;
     let request = AddRequest {
@@ -264,7 +264,7 @@ fn run_add(args: AddArgs, ui: &Ui) -> crate::error::Result<Exit> {
     Ok(Exit::from_pass(passed))
 }
 
-fn run_compare(args: CompareArgs, ui: &Ui) -> crate::error::Result<Exit> {
+fn run_compare(args: CompareArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let mut store = args.db.open()?;
     let (a, b) = (compare::resolve(&mut store, &args.a)?, compare::resolve(&mut store, &args.b)?);
     let configs = args
@@ -281,14 +281,14 @@ fn run_compare(args: CompareArgs, ui: &Ui) -> crate::error::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn run_trend(args: TrendArgs, ui: &Ui) -> crate::error::Result<Exit> {
+fn run_trend(args: TrendArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     history::regression::check_pct(args.regression_pct)?;
     let mut store = args.db.open()?;
     let filter = Filter { machine: args.machine.clone(), ..Filter::default() };
     let runs = store.runs(&filter)?;
     let page = history::trend::render(&runs, args.regression_pct)
-        .map_err(crate::error::Kind::TrendPage)?;
-    crate::write::write_atomic(&args.html, page.as_bytes(), false)?;
-    ui.status("Wrote", crate::base::shown_path(&args.html));
+        .map_err(crate::cli::error::Kind::TrendPage)?;
+    crate::files::write::write_atomic(&args.html, page.as_bytes(), false)?;
+    ui.status("Wrote", crate::text::shown_path(&args.html));
     Ok(Exit::Ok)
 }

@@ -1,4 +1,4 @@
-//! `rtbuild image`: the flags mapped onto [`crate::image::image`] (generate only what changed,
+//! `rtbuild image`: the flags mapped onto [`crate::build::image::image`] (generate only what changed,
 //! `kas build` with BitBake's progress and a full log, verify, bundle), and its result printed.
 
 use std::path::PathBuf;
@@ -6,13 +6,13 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{BuildArgs, OutputArgs, PlanArgs, PostArgs};
-use crate::bundle::BundleOutcome;
-use crate::exit::{Exit, Interrupted};
-use crate::image::verify_bundle::Verified;
-use crate::image::{BuildSetup, ImageOptions, ImageOutcome, MetaQcomSource};
-use crate::kasrun::report::{BuildResult, BuildStatus};
-use crate::runner::{System, signals};
-use crate::ui::Ui;
+use crate::build::image::verify_bundle::Verified;
+use crate::build::image::{BuildSetup, ImageOptions, ImageOutcome, MetaQcomSource};
+use crate::build::kasrun::report::{BuildResult, BuildStatus};
+use crate::error::{Exit, Interrupted};
+use crate::host::runner::{System, signals};
+use crate::release::bundle::BundleOutcome;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct ImageArgs {
@@ -35,7 +35,7 @@ pub(crate) struct ImageArgs {
     pub work_dir: Option<PathBuf>,
 }
 
-pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let started = std::time::Instant::now();
     signals::install();
     args.output.check()?;
@@ -58,7 +58,7 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::error::Result<Exit> {
         lock: args.lock,
         meta_qcom,
     };
-    let built = match crate::image::image(&request, &catalog, &options, &System, ui)? {
+    let built = match crate::build::image::image(&request, &catalog, &options, &System, ui)? {
         ImageOutcome::Planned(dry_run) => {
             if ui.json() {
                 ui.out_json(&dry_run)?;
@@ -84,10 +84,10 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::error::Result<Exit> {
         })?;
     } else {
         if let Some(path) = result.artifacts.as_ref().and_then(|a| a.qcomflash.as_ref()) {
-            ui.out(crate::base::shown_path(path));
+            ui.out(crate::text::shown_path(path));
         }
         if let Some(bundle) = &after.bundle {
-            ui.out(crate::base::shown_path(&bundle.archive));
+            ui.out(crate::text::shown_path(&bundle.archive));
         }
     }
     match result.status {

@@ -4,8 +4,8 @@
 use clap::Args;
 use serde::Serialize;
 
-use crate::exit::Exit;
-use crate::ui::Ui;
+use crate::error::Exit;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct ExamplesArgs {}
@@ -71,7 +71,7 @@ pub(crate) fn text() -> String {
         .join("\n")
 }
 
-pub(super) fn run(_args: ExamplesArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(_args: ExamplesArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     if ui.json() {
         ui.out_json(&JOURNEYS)?;
     } else {
@@ -94,7 +94,7 @@ mod tests {
         let mut commands = 0;
         for line in text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
             assert!(line.starts_with("rtbuild "), "{line}");
-            let words = crate::toolargs::split("example", line).expect("words");
+            let words = crate::measure::toolargs::split("example", line).expect("words");
             if let Err(e) = Cli::try_parse_from(&words) {
                 panic!("`{line}` does not parse:\n{e}");
             }

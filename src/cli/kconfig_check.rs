@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::absolute;
-use crate::error::Refusal;
-use crate::exit::Exit;
-use crate::kconfig::Setting;
-use crate::ui::Ui;
+use crate::cli::error::Refusal;
+use crate::error::Exit;
+use crate::text::ui::Ui;
+use crate::verify::kconfig::Setting;
 use crate::verify::kconfig_check::{self, KconfigCheck};
 
 #[derive(Debug, Args)]
@@ -34,7 +34,7 @@ pub(crate) struct KconfigCheckArgs {
     pub out: Option<PathBuf>,
 }
 
-pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let configs = args
         .configs
         .iter()
@@ -44,7 +44,7 @@ pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> crate::error::Result<Exit>
         })
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(out) = &args.out {
-        crate::base::output::check_folder("--out", out).map_err(Refusal::Output)?;
+        crate::files::output::check_folder("--out", out).map_err(Refusal::Output)?;
     }
     let check = KconfigCheck {
         kernel_src: absolute(&args.kernel_src),
@@ -54,7 +54,7 @@ pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> crate::error::Result<Exit>
         configs,
         out: args.out.as_deref().map(absolute),
     };
-    let report = kconfig_check::run(&check, |cmd| ui.detail(cmd), &crate::runner::System)?;
+    let report = kconfig_check::run(&check, |cmd| ui.detail(cmd), &crate::host::runner::System)?;
     if ui.json() {
         ui.out_json(&report)?;
     } else {

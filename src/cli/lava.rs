@@ -8,14 +8,14 @@ use clap::Args;
 
 use super::args::{CpuArgs, MeasureArgs};
 use crate::catalog::Deploy;
-use crate::error::{Kind, Refusal};
-use crate::exit::Exit;
-use crate::lava::job::{DownloadHeader, LavaVersion};
-use crate::lava::qemu::{self, Arch, ImageUrl, QemuImages};
-use crate::lava::{self, Artifacts, BundleUrl, JobError, JobRequest};
+use crate::cli::error::{Kind, Refusal};
+use crate::error::Exit;
+use crate::lab::job::{DownloadHeader, LavaVersion};
+use crate::lab::qemu::{self, Arch, ImageUrl, QemuImages};
+use crate::lab::{Artifacts, BundleUrl, JobError, JobRequest, Lab};
 use crate::plan::Distro;
-use crate::report::DEFAULT_THRESHOLD_US;
-use crate::ui::Ui;
+use crate::results::report::DEFAULT_THRESHOLD_US;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct LavaArgs {
@@ -98,7 +98,7 @@ pub(crate) struct LavaArgs {
     pub out: Option<PathBuf>,
 }
 
-pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let m = args.measure.check()?;
     let distro = job_distro(args.distro.as_deref(), ui)?;
     if args.cpus.machine.name.is_none() {
@@ -126,7 +126,7 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
     };
     let headers = download_headers(&args.qcomflash_header).map_err(Refusal::Job)?;
     let branch = args.meta_qcom_branch.as_deref().unwrap_or(crate::plan::META_QCOM_BRANCH);
-    let mut lab = lava::Lab::resolve(
+    let mut lab = Lab::resolve(
         &machine,
         plan.machine.lava.as_ref(),
         branch,
@@ -154,24 +154,24 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
         lava_version,
         headers,
     };
-    let text = lava::render(&request).map_err(Refusal::Job)?;
+    let text = crate::lab::render(&request).map_err(Refusal::Job)?;
     match &args.out {
         Some(path) => {
-            crate::base::output::check_file("--out", path).map_err(Refusal::Output)?;
-            crate::write::write_atomic(path, text.as_bytes(), false)?;
+            crate::files::output::check_file("--out", path).map_err(Refusal::Output)?;
+            crate::files::write::write_atomic(path, text.as_bytes(), false)?;
             ui.status(
                 "Wrote",
-                format!("{} (LAVA job for {})", crate::base::shown_path(path), request.machine),
+                format!("{} (LAVA job for {})", crate::text::shown_path(path), request.machine),
             );
             if ui.json() {
                 ui.out_json(&serde_json::json!({ "job": path.display().to_string() }))?;
             } else {
-                ui.out(crate::base::shown_path(path));
+                ui.out(crate::text::shown_path(path));
             }
         }
         None if ui.json() => {
             ui.out_json(&serde_json::json!({
-                "job": crate::base::yaml::from_str::<serde_json::Value>(&text).map_err(Kind::LavaYaml)?
+                "job": crate::text::yaml::from_str::<serde_json::Value>(&text).map_err(Kind::LavaYaml)?
             }))?;
         }
         None => ui.out(text.trim_end()),
@@ -182,7 +182,7 @@ pub(super) fn run(args: LavaArgs, ui: &Ui) -> crate::error::Result<Exit> {
 /// The distro of `--distro` as the plan composes it: qcom-distro when none is named (what
 /// `image` and `generate` build), and the `qcom-distro-kvm` alias unfolded to qcom-distro (a
 /// plan never holds it: meta-qcom's DISTRO was always `qcom-distro`), with a note.
-fn job_distro(given: Option<&str>, ui: &Ui) -> crate::error::Result<Distro> {
+fn job_distro(given: Option<&str>, ui: &Ui) -> crate::cli::error::Result<Distro> {
     let typed: Distro = match given {
         Some(name) => name.parse().map_err(Refusal::Distro)?,
         None => Distro::QcomDistro,

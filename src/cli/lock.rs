@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::args::BuildDirs;
-use crate::error::{Kind, Refusal};
-use crate::exit::Exit;
-use crate::lock::{self, KasConfig, LockError, LockFile, PinRequest, UpdateTo};
-use crate::ui::Ui;
+use crate::cli::error::{Kind, Refusal};
+use crate::error::Exit;
+use crate::release::lock::{self, KasConfig, LockError, LockFile, PinRequest, UpdateTo};
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct LockArgs {
@@ -43,7 +43,7 @@ pub(crate) struct LockArgs {
     pub file: Option<PathBuf>,
 }
 
-pub(super) fn run(args: LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: LockArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     if let Some(files) = &args.diff {
         return diff(&files[0], &files[1], &args.dirs.work_dir()?, ui);
     }
@@ -78,8 +78,8 @@ pub(super) fn run(args: LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
             return Err(err.into());
         }
     }
-    ui.status("Locking", crate::base::shown_path(&request.kas.kas_file));
-    let outcome = lock::pin(&request, &crate::runner::System)?;
+    ui.status("Locking", crate::text::shown_path(&request.kas.kas_file));
+    let outcome = lock::pin(&request, &crate::host::runner::System)?;
     for change in &outcome.repos {
         if change.dirty {
             ui.warn(format!(
@@ -117,12 +117,12 @@ pub(super) fn run(args: LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
             };
             ui.out(format!("{:<8} {:<22} {}{moved}", c.action, c.repo, c.commit));
         }
-        ui.out(crate::base::shown_path(&outcome.lock_file));
+        ui.out(crate::text::shown_path(&outcome.lock_file));
     }
     Ok(Exit::Ok)
 }
 
-fn check(args: &LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
+fn check(args: &LockArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let path = match (&args.file, args.dirs.kas_file()?) {
         (Some(file), _) => file.clone(),
         (None, Some(kas_file)) => lock::lock_path_for(&kas_file),
@@ -155,20 +155,20 @@ fn check(args: &LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
     if report.passed {
         ui.status(
             "Checked",
-            format!("{} repos match {}", report.repos.len(), crate::base::shown_path(&path)),
+            format!("{} repos match {}", report.repos.len(), crate::text::shown_path(&path)),
         );
     } else {
         let bad = report.repos.iter().filter(|r| !r.ok()).count();
         ui.warn(format!(
             "{bad} of {} repos do not match {}",
             report.repos.len(),
-            crate::base::shown_path(&path)
+            crate::text::shown_path(&path)
         ));
     }
     Ok(Exit::from_pass(report.passed))
 }
 
-fn diff(old: &Path, new: &Path, work_dir: &Path, ui: &Ui) -> crate::error::Result<Exit> {
+fn diff(old: &Path, new: &Path, work_dir: &Path, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let old_lock = LockFile::read(old)?;
     let new_lock = LockFile::read(new)?;
     let diff =
@@ -214,7 +214,7 @@ fn checked_out(work_dir: &Path) -> Vec<String> {
         .collect()
 }
 
-fn install(source: &Path, args: &LockArgs, ui: &Ui) -> crate::error::Result<Exit> {
+fn install(source: &Path, args: &LockArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let kas_file = args.dirs.kas_file()?.ok_or(Refusal::InstallNeedsMachine)?;
     let outcome = lock::install(source, &kas_file)?;
     ui.status(
@@ -222,13 +222,13 @@ fn install(source: &Path, args: &LockArgs, ui: &Ui) -> crate::error::Result<Exit
         format!(
             "{} repos pinned in {}",
             outcome.repos,
-            crate::base::shown_path(&outcome.lock_file)
+            crate::text::shown_path(&outcome.lock_file)
         ),
     );
     if ui.json() {
         ui.out_json(&outcome)?;
     } else {
-        ui.out(crate::base::shown_path(&outcome.lock_file));
+        ui.out(crate::text::shown_path(&outcome.lock_file));
     }
     Ok(Exit::Ok)
 }

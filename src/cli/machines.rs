@@ -8,10 +8,10 @@ use crate::catalog::meta_qcom::{self, CatalogMatch, MetaQcom};
 
 use super::args::CatalogArgs;
 use crate::catalog::{Catalog, Machine};
-use crate::error::Refusal;
-use crate::exit::Exit;
-use crate::table::table;
-use crate::ui::Ui;
+use crate::cli::error::Refusal;
+use crate::error::Exit;
+use crate::text::table::table;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 #[command(mut_arg("machines_dir", |arg| arg.global(true)))]
@@ -39,7 +39,7 @@ pub(crate) enum MachinesAction {
     },
 }
 
-pub(super) fn run(args: MachinesArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: MachinesArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let catalog = args.catalog.catalog()?;
     if let Some(dir) = &args.meta_qcom {
         if args.action.is_some() {
@@ -73,7 +73,7 @@ pub(super) fn names(catalog: &Catalog) -> Vec<String> {
     names
 }
 
-fn list(catalog: &Catalog, ui: &Ui) -> crate::error::Result<()> {
+fn list(catalog: &Catalog, ui: &Ui) -> crate::cli::error::Result<()> {
     if ui.json() {
         let machines: Vec<&Machine> = catalog.machines().collect();
         return Ok(ui.out_json(&machines)?);
@@ -98,7 +98,11 @@ fn list(catalog: &Catalog, ui: &Ui) -> crate::error::Result<()> {
     Ok(())
 }
 
-fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> crate::error::Result<Exit> {
+fn from_meta_qcom(
+    dir: &std::path::Path,
+    catalog: &Catalog,
+    ui: &Ui,
+) -> crate::cli::error::Result<Exit> {
     let compared = MetaQcom::open(dir).and_then(|meta| meta_qcom::compare(&meta, catalog))?;
     if ui.json() {
         ui.out_json(&compared)?;
@@ -158,7 +162,7 @@ fn from_meta_qcom(dir: &std::path::Path, catalog: &Catalog, ui: &Ui) -> crate::e
     Ok(Exit::Ok)
 }
 
-fn show(machine: &Machine, ui: &Ui) -> crate::error::Result<()> {
+fn show(machine: &Machine, ui: &Ui) -> crate::cli::error::Result<()> {
     if ui.json() {
         return Ok(ui.out_json(machine)?);
     }

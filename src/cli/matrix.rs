@@ -1,5 +1,5 @@
 //! `rtbuild matrix`: the flags mapped onto one plan per machine × distro and
-//! [`crate::image::matrix`] (one work folder, shared layers, downloads and sstate; past a
+//! [`crate::build::image::matrix`] (one work folder, shared layers, downloads and sstate; past a
 //! failed cell unless `--fail-fast`); the per-cell table (or `--json`) printed.
 
 use std::path::PathBuf;
@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{BuildArgs, PlanArgs, PostArgs};
-use crate::error::Refusal;
-use crate::exit::{Exit, Interrupted};
-use crate::image::BuildSetup;
-use crate::image::matrix::{MatrixOptions, matrix, table};
+use crate::build::image::BuildSetup;
+use crate::build::image::matrix::{MatrixOptions, matrix, table};
+use crate::cli::error::Refusal;
+use crate::error::{Exit, Interrupted};
+use crate::host::runner::{System, signals};
 use crate::plan::Plan;
-use crate::runner::{System, signals};
-use crate::ui::Ui;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct MatrixArgs {
@@ -45,7 +45,7 @@ pub(crate) struct MatrixArgs {
 }
 
 /// The cells' plans, all validated before the first build.
-fn plans(args: &MatrixArgs) -> crate::error::Result<Vec<Plan>> {
+fn plans(args: &MatrixArgs) -> crate::cli::error::Result<Vec<Plan>> {
     if args.plan.machine.name.is_some() {
         return Err(Refusal::MatrixMachine.into());
     }
@@ -70,7 +70,7 @@ fn plans(args: &MatrixArgs) -> crate::error::Result<Vec<Plan>> {
     Ok(plans)
 }
 
-pub(super) fn run(args: MatrixArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: MatrixArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     signals::install();
     let plans = plans(&args)?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;

@@ -10,6 +10,7 @@ mod completions;
 #[cfg(test)]
 mod doc_examples_tests;
 mod doctor;
+pub(crate) mod error;
 mod examples;
 mod generate;
 mod history;
@@ -21,6 +22,7 @@ mod lock;
 mod machines;
 mod matrix;
 mod report;
+pub(crate) mod run;
 mod setup;
 mod shell;
 mod test;
@@ -30,8 +32,8 @@ mod verify;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::exit::Exit;
-use crate::ui::Ui;
+use crate::error::Exit;
+use crate::text::ui::Ui;
 
 /// Parses `args` (the first one is the program name) into the command to run. On help,
 /// `--version` or bad input, clap's text or the one-line usage error is printed here and the
@@ -52,7 +54,9 @@ pub(crate) fn parse(args: &[std::ffi::OsString]) -> Result<Cli, std::process::Ex
 
 /// The flags of the subcommand in `args` whose value came from an environment variable (a
 /// visible `env =`), so an error they cause can name the variable.
-pub(crate) fn values_from_environment(args: &[std::ffi::OsString]) -> Vec<crate::error::EnvValue> {
+pub(crate) fn values_from_environment(
+    args: &[std::ffi::OsString],
+) -> Vec<crate::cli::error::EnvValue> {
     use clap::CommandFactory;
     use clap::parser::ValueSource;
     let command = Cli::command();
@@ -73,7 +77,7 @@ pub(crate) fn values_from_environment(args: &[std::ffi::OsString]) -> Vec<crate:
             .and_then(|mut v| v.next())
             .map(|v| v.to_string_lossy().into_owned())
             .unwrap_or_default();
-        found.push(crate::error::EnvValue {
+        found.push(crate::cli::error::EnvValue {
             flag: format!("--{long}"),
             var: var.to_string_lossy().into_owned(),
             value,
@@ -115,8 +119,8 @@ pub(crate) struct GlobalArgs {
 
 impl GlobalArgs {
     /// The output options these flags ask for.
-    pub(crate) fn ui_options(&self) -> crate::ui::UiOptions {
-        crate::ui::UiOptions {
+    pub(crate) fn ui_options(&self) -> crate::text::ui::UiOptions {
+        crate::text::ui::UiOptions {
             json: self.json,
             quiet: self.quiet,
             verbose: self.verbose,
@@ -196,7 +200,7 @@ pub(crate) enum Command {
 }
 
 impl Command {
-    pub(crate) fn run(self, ui: &Ui) -> crate::error::Result<Exit> {
+    pub(crate) fn run(self, ui: &Ui) -> crate::cli::error::Result<Exit> {
         match self {
             Command::Machines(args) => machines::run(args, ui),
             Command::Generate(args) => generate::run(args, ui),

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{BoardArg, MachineArgs};
-use crate::error::Refusal;
-use crate::exit::Exit;
-use crate::report::{self, Options, Verdict};
-use crate::ui::Ui;
+use crate::cli::error::Refusal;
+use crate::error::Exit;
+use crate::results::report::{self, Options, Verdict};
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 #[command(mut_arg("machine", |arg| arg
@@ -63,13 +63,13 @@ pub(crate) struct ReportArgs {
     #[arg(long, value_name = "URL")]
     pub history: Option<String>,
     /// With --history: how much worse than the baseline max or p99.9 is a regression, %.
-    #[arg(long, value_name = "PCT", default_value_t = crate::history::regression::DEFAULT_PCT, requires = "history")]
+    #[arg(long, value_name = "PCT", default_value_t = crate::results::history::regression::DEFAULT_PCT, requires = "history")]
     pub regression_pct: f64,
 }
 
-pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     if args.history.is_some() {
-        crate::history::regression::check_pct(args.regression_pct)?;
+        crate::results::history::regression::check_pct(args.regression_pct)?;
     }
     let machine = args.machine.lookup()?;
     let options = Options {
@@ -82,7 +82,8 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
         noise_us: args.noise_us,
     };
     // Read before any input, so a bad --bundle writes nothing.
-    let bundle = args.bundle.as_deref().map(crate::history::bundle_identity::read).transpose()?;
+    let bundle =
+        args.bundle.as_deref().map(crate::results::history::bundle_identity::read).transpose()?;
     let (report, runs) = report::build_with_runs(&options).map_err(Refusal::Report)?;
     let metrics = match &args.openmetrics {
         Some(_) => Some(openmetrics(&report, &runs, bundle.as_ref())?),
@@ -92,16 +93,16 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
         ui.warn(warning);
     }
     if let Some(path) = &args.html {
-        crate::write::write_atomic(path, report::html::render(&report).as_bytes(), false)?;
-        ui.status("Wrote", crate::base::shown_path(path));
+        crate::files::write::write_atomic(path, report::html::render(&report).as_bytes(), false)?;
+        ui.status("Wrote", crate::text::shown_path(path));
     }
     if let Some(path) = &args.junit {
-        crate::write::write_atomic(path, report::junit::render(&report).as_bytes(), false)?;
-        ui.status("Wrote", crate::base::shown_path(path));
+        crate::files::write::write_atomic(path, report::junit::render(&report).as_bytes(), false)?;
+        ui.status("Wrote", crate::text::shown_path(path));
     }
     if let (Some(path), Some(text)) = (&args.openmetrics, &metrics) {
-        crate::write::write_atomic(path, text.as_bytes(), false)?;
-        ui.status("Wrote", crate::base::shown_path(path));
+        crate::files::write::write_atomic(path, text.as_bytes(), false)?;
+        ui.status("Wrote", crate::text::shown_path(path));
     }
     let file_report = args.html.is_some() || args.junit.is_some() || args.openmetrics.is_some();
     if ui.json() {
@@ -113,11 +114,12 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
     // One exit-code rule: 0 for PASS, 1 for FAIL, INVALID and REGRESSION.
     let mut verdict = report.verdict;
     if let Some(url) = &args.history {
-        let location = crate::history::location::Location::parse(url)?;
-        let checks = crate::history::check_report(&location, &options, args.regression_pct)?;
+        let location = crate::results::history::location::Location::parse(url)?;
+        let checks =
+            crate::results::history::check_report(&location, &options, args.regression_pct)?;
         for check in &checks {
             // On stderr with --json, so stdout stays one JSON document.
-            let text = crate::history::regression::render(check);
+            let text = crate::results::history::regression::render(check);
             for line in text.lines() {
                 if ui.json() { ui.warn(line) } else { ui.out(line) }
             }
@@ -135,7 +137,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::error::Result<Exit> {
 fn openmetrics(
     report: &report::LatencyReport,
     runs: &[Option<crate::formats::run_json::RunRecord>],
-    bundle: Option<&crate::history::bundle_identity::BundleIdentity>,
+    bundle: Option<&crate::results::history::bundle_identity::BundleIdentity>,
 ) -> Result<String, Refusal> {
     let recorded: Vec<_> = report
         .inputs
@@ -144,7 +146,7 @@ fn openmetrics(
         .map(|(at, input)| {
             let one = report::LatencyReport { inputs: vec![input.clone()], ..report.clone() };
             let run_json = runs.get(at).and_then(|r| r.as_ref());
-            crate::history::record::from_report(&input.path, &one, run_json, bundle)
+            crate::results::history::record::from_report(&input.path, &one, run_json, bundle)
         })
         .collect();
     if let Some(series) = crate::formats::openmetrics::duplicate_series(&recorded) {

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::DataHomeArgs;
-use crate::error::{Error, Kind, Refusal};
-use crate::exit::Exit;
-use crate::kas::{find::default_venv, setup};
-use crate::runner::{Runner, System};
-use crate::ui::Ui;
+use crate::build::kas::{find::default_venv, setup};
+use crate::cli::error::{Error, Kind, Refusal};
+use crate::error::Exit;
+use crate::host::runner::{Runner, System};
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct SetupArgs {
@@ -33,8 +33,8 @@ pub(crate) struct SetupArgs {
 
 /// `rtbuild setup --host`: run the install as root; otherwise print it for the user to run
 /// with sudo (rtbuild never calls sudo itself).
-fn host(dry_run: bool, ui: &Ui) -> crate::error::Result<Exit> {
-    use crate::doctor::host_packages::{Os, setup_commands};
+fn host(dry_run: bool, ui: &Ui) -> crate::cli::error::Result<Exit> {
+    use crate::build::doctor::host_packages::{Os, setup_commands};
     let os = Os::detect(&std::fs::read_to_string("/etc/os-release").unwrap_or_default());
     let cmds = setup_commands(os);
     if cmds.is_empty() {
@@ -74,7 +74,7 @@ fn host(dry_run: bool, ui: &Ui) -> crate::error::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-pub(super) fn run(args: SetupArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: SetupArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     if args.host {
         return host(args.dry_run, ui);
     }
@@ -92,7 +92,7 @@ pub(super) fn run(args: SetupArgs, ui: &Ui) -> crate::error::Result<Exit> {
         return Ok(Exit::Ok);
     }
     let kas = setup::setup(&args.python, &venv, &System, ui)?;
-    ui.status("Ready", format!("kas {} at {}", kas.version, crate::base::shown_path(&kas.program)));
+    ui.status("Ready", format!("kas {} at {}", kas.version, crate::text::shown_path(&kas.program)));
     ui.note(format!(
         "`rtbuild image` uses it when kas is not on PATH; or add {} to PATH",
         venv.join("bin").display()
@@ -102,7 +102,7 @@ pub(super) fn run(args: SetupArgs, ui: &Ui) -> crate::error::Result<Exit> {
             &serde_json::json!({ "kas": kas.program, "version": kas.version.to_string() }),
         )?;
     } else {
-        ui.out(crate::base::shown_path(&kas.program));
+        ui.out(crate::text::shown_path(&kas.program));
     }
     Ok(Exit::Ok)
 }

@@ -1,15 +1,15 @@
 //! `rtbuild shell`: `kas shell` on the configuration `rtbuild image` builds (the flags mapped
-//! onto [`crate::image::shell`], which says how `-c CMD` reaches the user's shell).
+//! onto [`crate::build::image::shell`], which says how `-c CMD` reaches the user's shell).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::args::{BuildArgs, OutputArgs, PlanArgs};
-use crate::exit::Exit;
-use crate::image::shell::{ShellOutcome, shell};
-use crate::runner::{System, signals};
-use crate::ui::Ui;
+use crate::build::image::shell::{ShellOutcome, shell};
+use crate::error::Exit;
+use crate::host::runner::{System, signals};
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 pub(crate) struct ShellArgs {
@@ -29,7 +29,7 @@ pub(crate) struct ShellArgs {
     pub work_dir: Option<PathBuf>,
 }
 
-pub(super) fn run(args: ShellArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: ShellArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     signals::install();
     args.output.check()?;
     let plan = args.plan.plan()?;

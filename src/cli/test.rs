@@ -6,15 +6,15 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{CpuArgs, HostArgs, MeasureArgs, board_name};
-use crate::base::CpuLayout;
-use crate::error::Refusal;
-use crate::exit::Exit;
+use crate::cli::error::Refusal;
+use crate::error::Exit;
 use crate::host::Host;
+use crate::host::runner::System;
+use crate::measure::testrun::{self, Measurement, RunEnd, TestRequest};
+use crate::measure::tune::{self, TuneOptions};
 use crate::plan::CpuSet;
-use crate::runner::System;
-use crate::testrun::{self, Measurement, RunEnd, TestRequest};
-use crate::tune::{self, TuneOptions};
-use crate::ui::Ui;
+use crate::plan::cpus::CpuLayout;
+use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
 // KAS_MACHINE names the board a build is for, not the one measured here: a value left in the
@@ -103,7 +103,7 @@ impl From<AnalyzerArg> for testrun::Analyzer {
 impl TraceArgs {
     /// The checked request: cyclictest must run, and its options must leave -b and
     /// --tracemark to rtbuild.
-    fn check(&self, m: &Measurement) -> crate::error::Result<Option<testrun::TraceRequest>> {
+    fn check(&self, m: &Measurement) -> crate::cli::error::Result<Option<testrun::TraceRequest>> {
         let Some(above_us) = self.trace_above_us else { return Ok(None) };
         if let Some(option) = m.cyclictest_args.iter().find(|a| {
             ["-b", "--tracemark"].contains(&a.as_str())
@@ -112,7 +112,7 @@ impl TraceArgs {
         }) {
             return Err(Refusal::TraceConflict(option.clone()).into());
         }
-        if !m.tests.contains(&crate::rttests::Program::Cyclictest) {
+        if !m.tests.contains(&crate::measure::rttests::Program::Cyclictest) {
             return Err(Refusal::TraceWithoutCyclictest.into());
         }
         Ok(Some(testrun::TraceRequest { above_us, analyzer: self.analyzer.into() }))
@@ -120,7 +120,7 @@ impl TraceArgs {
 }
 
 /// `--measure-cpus`: `all` is every CPU `host` has online; a list must be online there.
-fn measure_cpus(text: &str, host: &Host) -> crate::error::Result<CpuSet> {
+fn measure_cpus(text: &str, host: &Host) -> crate::cli::error::Result<CpuSet> {
     let online = host.online_cpus(&System)?;
     if text.trim() == "all" {
         return Ok(online);
@@ -133,10 +133,10 @@ fn measure_cpus(text: &str, host: &Host) -> crate::error::Result<CpuSet> {
     Ok(cpus)
 }
 
-pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     // Before the target is asked anything: a device, FIFO or file is no result folder.
     if let Some(out) = &args.out {
-        crate::base::output::check_folder("--out", out).map_err(Refusal::Output)?;
+        crate::files::output::check_folder("--out", out).map_err(Refusal::Output)?;
     }
     let m = args.measure.check()?;
     let trace = args.trace.check(&m)?;

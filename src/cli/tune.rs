@@ -5,15 +5,15 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{BoardArg, CpuArgs, HostArgs};
-use crate::error::{Kind, Refusal};
-use crate::exit::Exit;
+use crate::cli::error::{Kind, Refusal};
+use crate::error::Exit;
+use crate::host::runner::System;
+use crate::measure::tune::{self, Action, TuneOptions};
 use crate::plan::Plan;
-use crate::runner::System;
-use crate::tune::{self, Action, TuneOptions};
-use crate::ui::Ui;
+use crate::text::ui::Ui;
 
 /// `--bootargs`: the kernel command line for the CPU plan, and where it goes.
-fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> crate::error::Result<Exit> {
+fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let (line, note) = match plan {
         Some(plan) => (plan.rt_cmdline().join(" "), None),
         None => {
@@ -23,12 +23,14 @@ fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> crate::error::Resu
                 (Some(host), _) => args.cpus.layout_on(None, &host, &System)?,
                 (None, Some(count)) => {
                     let (rt, hk) = args.cpus.cpus.parsed()?;
-                    let rt = rt.ok_or(crate::base::LayoutError::NoRtCpu)?;
-                    crate::base::CpuLayout::new(
+                    let rt = rt.ok_or(crate::plan::cpus::LayoutError::NoRtCpu)?;
+                    crate::plan::cpus::CpuLayout::new(
                         &crate::plan::CpuSet::range(0, count),
                         &rt,
                         hk.as_ref(),
-                        crate::base::Board::Machine(format!("the board of --cpu-count {count}")),
+                        crate::plan::cpus::Board::Machine(format!(
+                            "the board of --cpu-count {count}"
+                        )),
                     )?
                 }
                 (None, None) => {
@@ -128,7 +130,7 @@ impl TuneArgs {
     }
 }
 
-pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let plan = args.cpus.plan()?;
     // The script and its state file name the board: the catalog's, else --board's.
     let machine = plan
@@ -148,14 +150,14 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
             Some(plan) => plan.layout.clone(),
             None => args.cpus.layout_offline()?.0,
         };
-        crate::base::output::check_folder("--emit", dir).map_err(Refusal::Output)?;
+        crate::files::output::check_folder("--emit", dir).map_err(Refusal::Output)?;
         let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));
         let path = tune::emit(dir, &script)
             .map_err(|cause| Kind::Emit { path: dir.join(tune::SCRIPT_NAME), cause })?;
         if ui.json() {
             ui.out_json(&serde_json::json!({ "script": path }))?;
         } else {
-            ui.status("Wrote", crate::base::shown_path(&path));
+            ui.status("Wrote", crate::text::shown_path(&path));
         }
         return Ok(Exit::Ok);
     }
@@ -184,7 +186,7 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::error::Result<Exit> {
     } else {
         // The target's lines: escaped and cut, so a board cannot forge rtbuild's own.
         for line in &outcome.lines {
-            ui.out(crate::base::shown(line));
+            ui.out(crate::text::shown(line));
         }
         let others = outcome.refused.len().saturating_sub(outcome.pinned.len());
         if others > 0 {

@@ -8,7 +8,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 use super::Cli;
 
-use crate::ui::refusal_line;
+use crate::text::ui::refusal_line;
 
 /// The one-line message for a usage error, without the `error: ` prefix; `None` for what clap
 /// prints as help or version (those are not errors, and stay as clap renders them). `args` are

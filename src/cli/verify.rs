@@ -5,14 +5,14 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::args::{BoardArg, PlanArgs};
-use crate::error::Refusal;
-use crate::exit::{ErrorCode, Exit};
+use crate::cli::error::Refusal;
+use crate::error::{ErrorCode, Exit};
 use crate::formats::plan_json::PlanFile;
 use crate::formats::verify_json::{SourceError, VerifyFile};
 use crate::host::SshTarget;
+use crate::layer::render::PLAN_FILE;
 use crate::plan::Expectations;
-use crate::render::PLAN_FILE;
-use crate::ui::Ui;
+use crate::text::ui::Ui;
 use crate::verify::{self, KernelSource, VerifyError, VerifyReport};
 
 #[derive(Debug, Args)]
@@ -65,11 +65,11 @@ pub(crate) struct VerifyArgs {
     pub plan: PlanArgs,
 }
 
-pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::error::Result<Exit> {
+pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let expected = expectations(&args, ui)?;
     let sources = sources(&args)?;
     if let Some(dir) = &args.kernel_src {
-        crate::kconfig::tree::check_root(dir).map_err(Refusal::KernelTree)?;
+        crate::verify::kconfig::tree::check_root(dir).map_err(Refusal::KernelTree)?;
     }
     if let Some(board) = &args.board.board {
         ui.status("Verifying", format!("board {board}"));
@@ -84,7 +84,7 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::error::Result<Exit> {
             source,
             expected.as_ref(),
             args.kernel_src.as_deref(),
-            &crate::runner::System,
+            &crate::host::runner::System,
         ) {
             Ok(report) => reports.push(report),
             Err(err) => errors.push((source.name(), err)),
@@ -124,7 +124,7 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::error::Result<Exit> {
 /// `rtbuild generate` wrote under `rtbuild/<machine>/` in the current folder (what the build
 /// was asked for, fragments and `--config` flags included); or the plan the flags describe
 /// when any other plan flag is given; or none.
-fn expectations(args: &VerifyArgs, ui: &Ui) -> crate::error::Result<Option<Expectations>> {
+fn expectations(args: &VerifyArgs, ui: &Ui) -> crate::cli::error::Result<Option<Expectations>> {
     if let Some(path) = &args.plan_file {
         return Ok(Some(read_plan(path)?));
     }
@@ -133,7 +133,7 @@ fn expectations(args: &VerifyArgs, ui: &Ui) -> crate::error::Result<Option<Expec
         ui.note(format!(
             "checking against {}, written by `rtbuild generate`; pass --plan FILE or plan flags \
              (--rt-cpus, --config, ...) to check against another plan",
-            crate::base::shown_path(&path)
+            crate::text::shown_path(&path)
         ));
         return Ok(Some(expected));
     }
@@ -149,7 +149,7 @@ fn expectations(args: &VerifyArgs, ui: &Ui) -> crate::error::Result<Option<Expec
 
 /// `--rt-cpus` (and `--housekeeping`) without a machine: a board rtbuild's catalog does not
 /// know. The other plan flags describe an rtbuild build and need its machine.
-fn cpu_plan(plan: &PlanArgs) -> crate::error::Result<Expectations> {
+fn cpu_plan(plan: &PlanArgs) -> crate::cli::error::Result<Expectations> {
     let build_flags = !plan.fragments.is_empty()
         || !plan.configs.is_empty()
         || !plan.patches.is_empty()
@@ -167,7 +167,7 @@ fn cpu_plan(plan: &PlanArgs) -> crate::error::Result<Expectations> {
 }
 
 fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
-    let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
+    let text = crate::files::input::read_to_string(path, crate::files::input::TEXT_LIMIT)
         .map_err(VerifyError::Input)?;
     PlanFile::parse(&text)
         .map_err(|cause| VerifyError::PlanFile { path: path.to_path_buf(), cause })
@@ -175,7 +175,7 @@ fn read_plan(path: &Path) -> Result<Expectations, VerifyError> {
 
 /// `rtbuild/<machine>/rtbuild-plan.json` when `--machine` is the only flag that shapes the
 /// plan and the file exists; any other plan flag means the user describes the plan.
-fn generated_plan(plan: &PlanArgs) -> crate::error::Result<Option<PathBuf>> {
+fn generated_plan(plan: &PlanArgs) -> crate::cli::error::Result<Option<PathBuf>> {
     if plan.machine.name.is_none() {
         return Ok(None);
     }
@@ -193,11 +193,11 @@ fn generated_plan(plan: &PlanArgs) -> crate::error::Result<Option<PathBuf>> {
         return Ok(None);
     }
     let Some(machine) = plan.machine.lookup()? else { return Ok(None) };
-    let path = crate::base::paths::machine_out(&machine.name).join(PLAN_FILE);
+    let path = crate::files::paths::machine_out(&machine.name).join(PLAN_FILE);
     Ok(path.is_file().then_some(path))
 }
 
-fn sources(args: &VerifyArgs) -> crate::error::Result<Vec<KernelSource>> {
+fn sources(args: &VerifyArgs) -> crate::cli::error::Result<Vec<KernelSource>> {
     let mut sources: Vec<KernelSource> =
         args.sources.iter().cloned().map(KernelSource::Auto).collect();
     sources.extend(args.build_dir.iter().cloned().map(KernelSource::BuildDir));
@@ -207,7 +207,7 @@ fn sources(args: &VerifyArgs) -> crate::error::Result<Vec<KernelSource>> {
     sources.extend(args.deb.iter().cloned().map(KernelSource::Deb));
     if let Some(config) = &args.ssh_config {
         // ssh reads it whole: a FIFO would hang it, `/dev/zero` grow it without end.
-        crate::base::input::check_file(config).map_err(Refusal::SshConfig)?;
+        crate::files::input::check_file(config).map_err(Refusal::SshConfig)?;
     }
     for url in &args.target {
         let target = SshTarget::parse(url)?

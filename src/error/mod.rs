@@ -1,251 +1,67 @@
-//! The one error a command ends with, and the exit code it ends rtbuild with.
+//! rtbuild's exit codes, the bottom of every error. It imports nothing from the crate: each error says which code it ends
+//! rtbuild with ([`ErrorCode`]), and the one error type commands return reads it off the
+//! variant that failed (`crate::cli::error::Error::code`, just's `Error::code()`).
 //!
-//! Every command returns `Result<Exit, Error>`. An [`Error`] is one [`Kind`], boxed so the
-//! `Result` stays small. Each kind holds one stage's own error and is shown as that error
-//! (`transparent`): [`Error::code`] reads the exit code off the kind (each stage error says its
-//! own with [`ErrorCode`]), as just's `Error::code()` does. Nothing is type-erased, so no code
-//! is looked for down a chain of causes.
-//!
-//! A wrapper is either `transparent` or a prefix of its own with the cause as its `#[source]`,
-//! never both: [`crate::ui::Ui::error`] prints every cause under the message, so a message that
-//! quoted its source would say it twice. Refusals of input (exit 2) are one line and keep
-//! their cause as a field that is not a source.
+//! | code | meaning |
+//! |------|---------|
+//! | 0    | success, every check passed |
+//! | 1    | a build, check or verification failed |
+//! | 2    | unusable input: bad flags, unknown machine, malformed file |
+//! | 130  | interrupted by Ctrl-C / SIGTERM |
 
-mod refusal;
-#[cfg(test)]
-mod tests;
+use std::error::Error;
+use std::process::ExitCode;
 
-use std::path::PathBuf;
-
-pub(crate) use refusal::Refusal;
-
-use crate::exit::{ErrorCode, Exit, Interrupted};
-
-/// The error a command ends with.
-#[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub(crate) struct Error(Box<Kind>);
-
-impl Error {
-    /// The code this error ends rtbuild with.
-    pub(crate) fn code(&self) -> Exit {
-        self.0.code()
-    }
-
-    /// What went wrong.
-    #[cfg(test)]
-    pub(crate) fn kind(&self) -> &Kind {
-        &self.0
-    }
-}
-
-impl From<Kind> for Error {
-    fn from(kind: Kind) -> Error {
-        Error(Box::new(kind))
-    }
-}
-
-/// `?` turns each stage's error into an [`Error`] through its [`Kind`].
-macro_rules! from_kind {
-    ($($error:ty),* $(,)?) => {
-        $(impl From<$error> for Error {
-            fn from(error: $error) -> Error {
-                Error(Box::new(Kind::from(error)))
-            }
-        })*
-    };
-}
-
-from_kind!(
-    Refusal,
+/// The outcome of a command that ran to the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything passed.
+    Ok,
+    /// The command ran, and a build, check or verdict failed.
+    Failed,
+    /// The input could not be used.
+    Usage,
+    /// The user interrupted the command.
     Interrupted,
-    crate::plan::PlanError,
-    crate::plan::values::ValueError,
-    crate::catalog::CatalogError,
-    crate::catalog::meta_qcom::MetaQcomError,
-    crate::host::TargetError,
-    crate::base::LayoutError,
-    crate::generate::GenerateError,
-    crate::write::WriteError,
-    crate::lock::LockError,
-    crate::verify::VerifyError,
-    crate::verify::kconfig_check::KconfigCheckError,
-    crate::bundle::BundleError,
-    crate::history::HistoryError,
-    crate::kasrun::BuildError,
-    crate::kas::KasError,
-    crate::doctor::NotReady,
-    crate::image::ImageError,
-    crate::testrun::TestError,
-    crate::runner::RunError,
-    crate::host::HostError,
-    crate::tune::TuneRunError,
-    serde_json::Error,
-);
-
-/// What went wrong: one stage's error, or a failure of the command layer itself.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum Kind {
-    /// Flags or values the command layer refuses (exit 2).
-    #[error(transparent)]
-    Refusal(#[from] Refusal),
-    #[error(transparent)]
-    Interrupted(#[from] Interrupted),
-    // The stages' own errors, each with the code it says.
-    #[error(transparent)]
-    Plan(#[from] crate::plan::PlanError),
-    #[error(transparent)]
-    Value(#[from] crate::plan::values::ValueError),
-    #[error(transparent)]
-    Catalog(#[from] crate::catalog::CatalogError),
-    #[error(transparent)]
-    MetaQcom(#[from] crate::catalog::meta_qcom::MetaQcomError),
-    #[error(transparent)]
-    Target(#[from] crate::host::TargetError),
-    #[error(transparent)]
-    Layout(#[from] crate::base::LayoutError),
-    #[error(transparent)]
-    Generate(#[from] crate::generate::GenerateError),
-    #[error(transparent)]
-    Write(#[from] crate::write::WriteError),
-    #[error(transparent)]
-    Lock(#[from] crate::lock::LockError),
-    #[error("cannot compare the locks")]
-    CompareLocks(#[source] crate::lock::LockError),
-    #[error(transparent)]
-    Verify(#[from] crate::verify::VerifyError),
-    #[error(transparent)]
-    KconfigCheck(#[from] crate::verify::kconfig_check::KconfigCheckError),
-    #[error(transparent)]
-    Bundle(#[from] crate::bundle::BundleError),
-    #[error(transparent)]
-    History(#[from] crate::history::HistoryError),
-    #[error(transparent)]
-    Build(#[from] crate::kasrun::BuildError),
-    #[error(transparent)]
-    Kas(#[from] crate::kas::KasError),
-    #[error(transparent)]
-    NotReady(#[from] crate::doctor::NotReady),
-    #[error(transparent)]
-    Image(#[from] crate::image::ImageError),
-    #[error(transparent)]
-    Test(#[from] crate::testrun::TestError),
-    // Failures of the system or a tool (exit 1).
-    #[error(transparent)]
-    Run(#[from] crate::runner::RunError),
-    #[error(transparent)]
-    Host(#[from] crate::host::HostError),
-    #[error(transparent)]
-    Tune(#[from] crate::tune::TuneRunError),
-    #[error("bug in rtbuild: the trend page template failed; please report it")]
-    TrendPage(#[source] minijinja::Error),
-    #[error("could not write {}; {}", .path.display(), crate::base::output::write_fix(.cause))]
-    Emit {
-        path: PathBuf,
-        #[source]
-        cause: std::io::Error,
-    },
-    #[error("could not render the man pages")]
-    ManPages(#[source] std::io::Error),
-    #[error("could not print the JSON result")]
-    Json(#[from] serde_json::Error),
-    #[error("bug in rtbuild: the rendered LAVA job is not valid YAML; please report it")]
-    LavaYaml(#[source] serde_yaml::Error),
-    /// An input error a value from the environment caused: said with the variable it came from.
-    #[error("{flag} {value} (from {var}): {cause}")]
-    FromEnvironment { flag: String, var: String, value: String, cause: Error },
-    /// `rtbuild setup --host`: one of the install commands failed.
-    #[error("`{command}` failed ({how}); fix what it printed and run `rtbuild setup --host` again")]
-    HostSetup { command: String, how: String },
 }
 
-impl Kind {
-    /// The code this error ends rtbuild with.
-    pub(crate) fn code(&self) -> Exit {
+impl Exit {
+    pub fn code(self) -> u8 {
         match self {
-            Kind::Refusal(_) => Exit::Usage,
-            Kind::FromEnvironment { cause, .. } => cause.code(),
-            Kind::Interrupted(e) => e.exit(),
-            Kind::Plan(e) => e.exit(),
-            Kind::Value(e) => e.exit(),
-            Kind::Catalog(e) => e.exit(),
-            Kind::MetaQcom(e) => e.exit(),
-            Kind::Target(e) => e.exit(),
-            Kind::Layout(e) => e.exit(),
-            Kind::Generate(e) => e.exit(),
-            Kind::Write(e) => e.exit(),
-            Kind::Lock(e) | Kind::CompareLocks(e) => e.exit(),
-            Kind::Verify(e) => e.exit(),
-            Kind::KconfigCheck(e) => e.exit(),
-            Kind::Bundle(e) => e.exit(),
-            Kind::History(e) => e.exit(),
-            Kind::Build(e) => e.exit(),
-            Kind::Kas(e) => e.exit(),
-            Kind::NotReady(e) => e.exit(),
-            Kind::Image(e) => e.exit(),
-            Kind::Test(e) => e.exit(),
-            Kind::Tune(e) => e.exit(),
-            Kind::Run(_)
-            | Kind::Host(_)
-            | Kind::TrendPage(_)
-            | Kind::Emit { .. }
-            | Kind::ManPages(_)
-            | Kind::Json(_)
-            | Kind::LavaYaml(_)
-            | Kind::HostSetup { .. } => Exit::Failed,
+            Exit::Ok => 0,
+            Exit::Failed => 1,
+            Exit::Usage => 2,
+            Exit::Interrupted => 130,
         }
+    }
+
+    /// `Ok` when `passed`, else `Failed`.
+    pub fn from_pass(passed: bool) -> Exit {
+        if passed { Exit::Ok } else { Exit::Failed }
     }
 }
 
-/// A flag whose value rtbuild took from an environment variable (clap's `env =`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct EnvValue {
-    /// `--machine`
-    pub flag: String,
-    /// `KAS_MACHINE`
-    pub var: String,
-    pub value: String,
-}
-
-impl Error {
-    /// Names the environment variable behind an input error (exit 2) that one of `env` caused:
-    /// the value appears in the message, or `--machine` came from the environment and the error
-    /// is the machine's (unknown, or a CPU layout it does not have).
-    pub(crate) fn naming_environment(self, env: &[EnvValue]) -> Error {
-        if self.code() != Exit::Usage {
-            return self;
-        }
-        let text = self.to_string();
-        let machine_error = matches!(*self.0, Kind::Catalog(_) | Kind::Layout(_))
-            || (matches!(*self.0, Kind::Plan(_)) && text.contains("machine"));
-        let culprit = env
-            .iter()
-            .find(|e| names_whole(&text, &e.value))
-            .or_else(|| env.iter().find(|e| e.flag == "--machine" && machine_error));
-        match culprit {
-            Some(e) => Kind::FromEnvironment {
-                flag: e.flag.clone(),
-                var: e.var.clone(),
-                value: e.value.clone(),
-                cause: self,
-            }
-            .into(),
-            None => self,
-        }
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit.code())
     }
 }
 
-/// Whether `text` names `value` as a whole word: not a part of a longer name or path (a work
-/// folder is not the culprit of every error about a file below it).
-fn names_whole(text: &str, value: &str) -> bool {
-    let part = |c: char| c.is_ascii_alphanumeric() || "/._-".contains(c);
-    value.len() >= 2
-        && text.match_indices(value).any(|(at, _)| {
-            let before = text[..at].chars().next_back();
-            let after = text[at + value.len()..].chars().next();
-            !before.is_some_and(part) && !after.is_some_and(part)
-        })
+/// An error that knows the exit code it ends rtbuild with: `Usage` when the user's input is at
+/// fault, `Failed` when the system or a tool is. Each stage error implements it next to its
+/// definition; the command layer's one error type (`crate::cli::error::Error::code`) reads it off
+/// the variant that holds the stage's error.
+pub(crate) trait ErrorCode: Error + 'static {
+    fn exit(&self) -> Exit;
 }
 
-/// What a command returns.
-pub(crate) type Result<T, E = Error> = std::result::Result<T, E>;
+/// The user interrupted the command (Ctrl-C or SIGTERM).
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub(crate) struct Interrupted;
+
+impl ErrorCode for Interrupted {
+    fn exit(&self) -> Exit {
+        Exit::Interrupted
+    }
+}

@@ -159,7 +159,7 @@ impl TestSuite {
             timestamp: timing
                 .started_unix
                 .and_then(|s| i64::try_from(s).ok())
-                .map(crate::base::iso_from_epoch),
+                .map(crate::text::iso_from_epoch),
             name,
             cases,
         }
@@ -199,7 +199,7 @@ impl TestSuites {
         let _ = self.serialize(serializer);
         let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
         for c in body.chars() {
-            if !matches!(c, '\t' | '\n' | '\r') && crate::base::needs_escape(c) {
+            if !matches!(c, '\t' | '\n' | '\r') && crate::text::needs_escape(c) {
                 out.extend(c.escape_default());
             } else {
                 out.push(xml_char(c));

@@ -61,17 +61,17 @@ pub(crate) enum FormatError {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum LoadError {
     #[error(transparent)]
-    Input(#[from] crate::base::input::InputError),
+    Input(#[from] crate::files::input::InputError),
     #[error(transparent)]
     Format(#[from] FormatError),
 }
 
-/// Reads the text file at `path` (at most [`crate::base::input::TEXT_LIMIT`]) and parses it.
+/// Reads the text file at `path` (at most [`crate::files::input::TEXT_LIMIT`]) and parses it.
 pub(crate) fn load<T>(
     path: &std::path::Path,
     parse: impl FnOnce(&str) -> Result<T, FormatError>,
 ) -> Result<T, LoadError> {
-    let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)?;
+    let text = crate::files::input::read_to_string(path, crate::files::input::TEXT_LIMIT)?;
     Ok(parse(&text)?)
 }
 
@@ -295,9 +295,9 @@ pub(crate) fn check_schema<T: Versioned>(value: &serde_json::Value) -> Result<()
 
 /// Serialises `value` as pretty JSON with a final newline (the form every rtbuild file has),
 /// DEL, C1 and invisible format characters written as `\uXXXX` escapes
-/// ([`crate::base::escape_json_text`]).
+/// ([`crate::text::escape_json_text`]).
 pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, serde_json::Error> {
-    let mut text = crate::base::escape_json_text(&serde_json::to_string_pretty(value)?);
+    let mut text = crate::text::escape_json_text(&serde_json::to_string_pretty(value)?);
     text.push('\n');
     Ok(text)
 }

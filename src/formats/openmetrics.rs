@@ -113,7 +113,7 @@ pub(crate) fn escape_label(value: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
-            c if crate::base::needs_escape(c) => {
+            c if crate::text::needs_escape(c) => {
                 out.push('\\');
                 out.extend(c.escape_default());
             }

@@ -46,8 +46,8 @@ impl Verdict {
     }
 
     /// The exit code rule: 0 for PASS, 1 for FAIL, INVALID and REGRESSION.
-    pub(crate) fn exit(self) -> crate::exit::Exit {
-        crate::exit::Exit::from_pass(self.passed())
+    pub(crate) fn exit(self) -> crate::error::Exit {
+        crate::error::Exit::from_pass(self.passed())
     }
 
     pub(crate) fn as_str(self) -> &'static str {
@@ -314,7 +314,7 @@ pub(crate) struct TestReport {
     /// The program (`oslat`, `pmqtest`, …).
     pub test: String,
     /// `latency`, `noise`, `correctness`, `load` or `firmware`.
-    pub kind: crate::rttests::Kind,
+    pub kind: crate::measure::rttests::Kind,
     pub verdict: Verdict,
     /// Why it did not run (PASS then means "nothing failed", and JUnit marks it skipped).
     pub skipped: Option<String>,
@@ -328,14 +328,14 @@ pub(crate) struct TestReport {
     pub files: Vec<String>,
     pub commands: Vec<String>,
     /// Per thread or CPU as the program reported it (oslat: per RT CPU with its histogram).
-    pub rows: Vec<crate::rttests::output::Row>,
+    pub rows: Vec<crate::measure::rttests::output::Row>,
     /// How long it ran (run.json), seconds; absent when the input does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
 }
 
 fn default_noise_us() -> f64 {
-    crate::rttests::DEFAULT_NOISE_US as f64
+    crate::measure::rttests::DEFAULT_NOISE_US as f64
 }
 
 fn yes() -> bool {

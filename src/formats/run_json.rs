@@ -351,7 +351,7 @@ pub(crate) struct TestRecord {
     pub verdict: String,
     /// Per thread or CPU: min/avg/max µs as the program reported them (oslat: per RT CPU, with
     /// its noise histogram).
-    pub rows: Vec<crate::rttests::output::Row>,
+    pub rows: Vec<crate::measure::rttests::output::Row>,
     pub elapsed_s: f64,
 }
 

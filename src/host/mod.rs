@@ -5,16 +5,20 @@
 //!
 //! Scripts are static text sent on the standard input of `sh -s`; the only things that vary
 //! are positional arguments, quoted one by one for the remote shell by [`SshTarget::command`]
-//! (with [`crate::quote::sh_join`]). Nothing is pasted into a shell string.
+//! (with [`crate::text::quote::sh_join`]). Nothing is pasted into a shell string.
 
+mod programs;
+pub(crate) mod runner;
 mod ssh;
+
+pub(crate) use programs::find_program;
 
 pub(crate) use ssh::{STEP_LIMIT, STEP_OUTPUT_CAP, SshTarget, TargetError};
 
 use std::fmt;
 
-use crate::base::CpuSet;
-use crate::runner::{Cmd, RunError, Runner};
+use crate::host::runner::{Cmd, RunError, Runner};
+use crate::plan::cpus::CpuSet;
 
 /// A host could not be asked about itself.
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +91,7 @@ impl Host {
         what: &str,
     ) -> Result<std::process::Output, RunError> {
         let limits = match self {
-            Host::Local => crate::runner::Limits {
+            Host::Local => crate::host::runner::Limits {
                 step: format!("{what} on this machine"),
                 time: STEP_LIMIT,
                 bytes: STEP_OUTPUT_CAP,
@@ -123,12 +127,12 @@ impl Host {
         if !out.status.success() {
             return Err(HostError::Unreachable {
                 host: self.to_string(),
-                stderr: crate::base::shown_tail(&String::from_utf8_lossy(&out.stderr), 5),
+                stderr: crate::text::shown_tail(&String::from_utf8_lossy(&out.stderr), 5),
             });
         }
         CpuSet::parse(text.trim()).map_err(|_| HostError::Online {
             host: self.to_string(),
-            text: crate::base::shown(&text.trim().chars().take(80).collect::<String>()),
+            text: crate::text::shown(&text.trim().chars().take(80).collect::<String>()),
         })
     }
 
@@ -170,7 +174,7 @@ mod tests {
     #[test]
     fn local_scripts_run_without_a_shell_string() {
         let out = Host::Local
-            .run_script(&crate::runner::System, "printf '%s|' \"$@\"", ["a b", "$(echo x)"])
+            .run_script(&crate::host::runner::System, "printf '%s|' \"$@\"", ["a b", "$(echo x)"])
             .unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), "a b|$(echo x)|");
     }
@@ -179,7 +183,7 @@ mod tests {
     /// runner sees the argv and answers, so nothing runs.
     #[test]
     fn a_script_goes_through_the_runner_recorded_by_a_fake() {
-        let recorder = crate::runner::Recorder::new("0-3\n", 0);
+        let recorder = crate::host::runner::Recorder::new("0-3\n", 0);
         let host = Host::Ssh(SshTarget::parse("ssh://root@board").unwrap());
         assert_eq!(host.online_cpus(&recorder).unwrap(), CpuSet::parse("0-3").unwrap());
         let argvs = recorder.argvs();

@@ -1,14 +1,14 @@
 //! [`SshTarget`]: a remote Linux target reached with the system `ssh`.
 //!
 //! Remote commands are built as argv vectors; the single string `ssh` hands to the remote shell
-//! is made with [`crate::quote::sh_join`], so no argument can break out of its quotes.
+//! is made with [`crate::text::quote::sh_join`], so no argument can break out of its quotes.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::quote;
-use crate::runner::Cmd;
+use crate::host::runner::Cmd;
+use crate::text::quote;
 
 /// A target given as `ssh://user@host[:port]` could not be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -33,9 +33,9 @@ const MAX_HOST: usize = 253;
 const MAX_USER: usize = 255;
 
 /// Always the user's input (exit 2).
-impl crate::exit::ErrorCode for TargetError {
-    fn exit(&self) -> crate::exit::Exit {
-        crate::exit::Exit::Usage
+impl crate::error::ErrorCode for TargetError {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Usage
     }
 }
 
@@ -153,7 +153,7 @@ impl SshTarget {
 
     /// The limits of the step `what` (`` `uname -r` ``) on this target: `--target-timeout`,
     /// or [`AFTER_STALL`] once an earlier step ran past it (the step's name says so).
-    pub(crate) fn limits(&self, what: &str) -> crate::runner::Limits {
+    pub(crate) fn limits(&self, what: &str) -> crate::host::runner::Limits {
         let (time, step) = if self.stalled.is_set() && self.step_limit > AFTER_STALL {
             let step = format!(
                 "{what} on {self} (given {} s: an earlier step there did not finish)",
@@ -163,7 +163,7 @@ impl SshTarget {
         } else {
             (self.step_limit, format!("{what} on {self}"))
         };
-        crate::runner::Limits { step, time, bytes: STEP_OUTPUT_CAP }
+        crate::host::runner::Limits { step, time, bytes: STEP_OUTPUT_CAP }
     }
 
     /// `ssh … -- 'argv0' 'argv1' …`: runs `argv` on the target, each argument quoted for the

@@ -173,7 +173,7 @@ pub(crate) fn ci_files(dir: &Path) -> BTreeSet<String> {
 /// themselves (`.git/HEAD`, the branch's ref or `packed-refs`), through the bounded reader: a
 /// checkout kas made as another user is one libgit2 refuses to open.
 pub(crate) fn revision(dir: &Path) -> Option<String> {
-    let read = |path: &Path| crate::base::input::read_to_string(path, 1 << 20).ok();
+    let read = |path: &Path| crate::files::input::read_to_string(path, 1 << 20).ok();
     let dot_git = dir.join(".git");
     let git_dir = if dot_git.is_dir() {
         dot_git
@@ -422,8 +422,8 @@ pub(crate) fn compose(
 /// `repo: meta-qcom`), read through the bounded reader; a file that cannot be read names none
 /// (it was checked when the plan's settings were made).
 pub(crate) fn local_meta_qcom_files(path: &Path) -> Vec<String> {
-    let Ok(text) = crate::base::input::read_to_string(path, 1 << 20) else { return Vec::new() };
-    let Ok(doc) = crate::base::yaml::from_str::<serde_yaml::Value>(&text) else {
+    let Ok(text) = crate::files::input::read_to_string(path, 1 << 20) else { return Vec::new() };
+    let Ok(doc) = crate::text::yaml::from_str::<serde_yaml::Value>(&text) else {
         return Vec::new();
     };
     let Some(includes) = doc.get("header").and_then(|h| h.get("includes")) else {
@@ -463,7 +463,7 @@ mod tests {
         for (path, text) in files {
             let path = dir.path().join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            crate::write::fixture(path, &text).unwrap();
+            crate::files::write::fixture(path, &text).unwrap();
         }
         dir
     }
@@ -643,7 +643,7 @@ mod tests {
         // The ref packed (as a clone leaves it).
         let head = repo.head().unwrap().name().unwrap().to_string();
         std::fs::remove_file(dir.path().join(".git").join(&head)).unwrap();
-        crate::write::fixture(
+        crate::files::write::fixture(
             dir.path().join(".git/packed-refs"),
             format!("# pack-refs\n{id} {head}\n"),
         )

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use super::distro::UnknownDistro;
 use super::values::ValueError;
-use crate::base::{CpuListError, LayoutError};
 use crate::catalog::CatalogError;
 use crate::catalog::meta_qcom::MetaQcomError;
-use crate::kconfig::LineError;
+use crate::plan::cpus::{CpuListError, LayoutError};
+use crate::verify::kconfig::LineError;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PlanError {
@@ -66,7 +66,7 @@ pub(crate) enum PlanError {
     DuplicateName { name: String, first: PathBuf, second: PathBuf },
     /// A fragment or patch that is a FIFO, a device, a folder, a dangling symlink or too big.
     #[error("{what} {cause}")]
-    NotAFile { what: &'static str, cause: crate::base::input::InputError },
+    NotAFile { what: &'static str, cause: crate::files::input::InputError },
     #[error(
         "--cmdline {arg}: rtbuild derives `{key}=` from --rt-cpus so the boot arguments stay consistent; use --rt-cpus"
     )]
@@ -76,7 +76,7 @@ pub(crate) enum PlanError {
     )]
     CmdlineTooLong { bytes: usize, limit: usize },
     #[error("project file {path}: {cause}")]
-    ProjectFile { path: PathBuf, cause: crate::base::input::InputError },
+    ProjectFile { path: PathBuf, cause: crate::files::input::InputError },
     #[error("project file {path}: {cause}; see README.md, \"Project file\"")]
     ProjectYaml { path: PathBuf, cause: serde_yaml::Error },
     #[error(
@@ -93,7 +93,7 @@ pub(crate) enum PlanError {
     IncludeNotAFile { message: String },
     /// A local `--include` that cannot be read as text (missing, a FIFO, a folder, too big).
     #[error("--include {}", super::include::one_line(&.cause.to_string()))]
-    IncludeUnreadable { cause: crate::base::input::InputError },
+    IncludeUnreadable { cause: crate::files::input::InputError },
     #[error(
         "--include `{path}`: not a kas file: {reason}; pass a kas file with a `header:` that sets `version:`"
     )]
@@ -109,11 +109,11 @@ pub(crate) enum PlanError {
 }
 
 /// The user's input (exit 2), except a meta-qcom file that cannot be read (exit 1).
-impl crate::exit::ErrorCode for PlanError {
-    fn exit(&self) -> crate::exit::Exit {
+impl crate::error::ErrorCode for PlanError {
+    fn exit(&self) -> crate::error::Exit {
         match self {
             PlanError::MetaQcom(e) => e.exit(),
-            _ => crate::exit::Exit::Usage,
+            _ => crate::error::Exit::Usage,
         }
     }
 }

@@ -71,7 +71,7 @@ fn local_file(path: &Path) -> Result<ConfPath, PlanError> {
     if path.extension().is_none_or(|e| e != "yml" && e != "yaml") {
         return Err(PlanError::IncludeName { path: shown() });
     }
-    let text = crate::base::input::read_to_string(path, LOCAL_LIMIT)
+    let text = crate::files::input::read_to_string(path, LOCAL_LIMIT)
         .map_err(|cause| PlanError::IncludeUnreadable { cause })?;
     if let Err(reason) = kas_header(&text) {
         return Err(PlanError::IncludeNotKas { path: shown(), reason: one_line(&reason) });
@@ -93,7 +93,7 @@ pub(super) fn one_line(text: &str) -> String {
 /// Whether `text` is a kas configuration: a YAML mapping with `header: version: N`.
 fn kas_header(text: &str) -> Result<(), String> {
     let doc: serde_yaml::Value =
-        crate::base::yaml::from_str(text).map_err(|e| format!("not YAML ({e})"))?;
+        crate::text::yaml::from_str(text).map_err(|e| format!("not YAML ({e})"))?;
     let version = doc
         .as_mapping()
         .ok_or("its top level is not a mapping")?

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::PlanError;
 use super::values::LayerFileName;
-use crate::kconfig::{self, Line, Setting, Value};
+use crate::verify::kconfig::{self, Line, Setting, Value};
 
 /// A user's kernel config fragment.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -36,7 +36,7 @@ fn file_name(path: &Path) -> Result<LayerFileName, PlanError> {
 
 /// Reads a fragment or patch (`what`), refusing what is not a regular file by what it is.
 fn read(path: &Path, what: &'static str) -> Result<Vec<u8>, PlanError> {
-    use crate::base::input;
+    use crate::files::input;
     input::read(path, input::TEXT_LIMIT).map_err(|cause| PlanError::NotAFile { what, cause })
 }
 
@@ -110,14 +110,14 @@ pub(super) fn check_unique_names(
     fragments: &[Fragment],
     patches: &[Patch],
 ) -> Result<(), PlanError> {
-    let reserved = Path::new(crate::base::RT_FRAGMENT_NAME);
+    let reserved = Path::new(crate::layer::names::RT_FRAGMENT_NAME);
     let mut seen: Vec<(&LayerFileName, &Path)> = Vec::new();
     let names = fragments
         .iter()
         .map(|f| (&f.name, f.source.as_path()))
         .chain(patches.iter().map(|p| (&p.name, p.source.as_path())));
     for (name, source) in names {
-        if name.as_str() == crate::base::RT_FRAGMENT_NAME {
+        if name.as_str() == crate::layer::names::RT_FRAGMENT_NAME {
             return Err(PlanError::DuplicateName {
                 name: name.to_string(),
                 first: reserved.to_path_buf(),

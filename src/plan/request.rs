@@ -60,9 +60,9 @@ impl PlanRequest {
     /// Reads a project file. Relative paths in it are relative to the file's folder.
     pub(crate) fn from_project_file(path: &Path) -> Result<PlanRequest, PlanError> {
         // A FIFO or device named rtbuild.yaml is refused by what it is, never read.
-        let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
+        let text = crate::files::input::read_to_string(path, crate::files::input::TEXT_LIMIT)
             .map_err(|cause| PlanError::ProjectFile { path: path.to_path_buf(), cause })?;
-        let mut request: PlanRequest = crate::base::yaml::from_str(&text)
+        let mut request: PlanRequest = crate::text::yaml::from_str(&text)
             .map_err(|cause| PlanError::ProjectYaml { path: path.to_path_buf(), cause })?;
         let base = path.parent().unwrap_or(Path::new("."));
         let resolve = |p: &mut PathBuf| {

@@ -17,9 +17,9 @@ pub(crate) struct ValueError {
 }
 
 /// Always the user's input (exit 2).
-impl crate::exit::ErrorCode for ValueError {
-    fn exit(&self) -> crate::exit::Exit {
-        crate::exit::Exit::Usage
+impl crate::error::ErrorCode for ValueError {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Usage
     }
 }
 

@@ -6,15 +6,15 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::kconfig::compress::Compression;
-use crate::kconfig::image;
+use crate::verify::kconfig::compress::Compression;
+use crate::verify::kconfig::image;
 
 use super::error::{ArchiveError, VerifyError};
 use super::evidence::{Evidence, Found};
 use super::{fat, files};
 
 /// A kernel config member is at most this big (a full config is about 300 KB), as inside images.
-const MAX_CONFIG_MEMBER: u64 = crate::kconfig::MAX_CONFIG;
+const MAX_CONFIG_MEMBER: u64 = crate::verify::kconfig::MAX_CONFIG;
 /// A kernel image or `efi.bin` member is at most this big once decompressed.
 const MAX_IMAGE_MEMBER: u64 = 512 << 20;
 

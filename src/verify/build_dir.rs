@@ -8,8 +8,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::kconfig::KernelConfig;
 use crate::plan::{Expectations, KERNEL_RECIPE};
+use crate::verify::kconfig::KernelConfig;
 
 use super::error::VerifyError;
 use super::evidence::{Evidence, Found};

@@ -2,10 +2,10 @@
 //! into checks. Without a plan only what needs no plan is checked: PREEMPT_RT, the command
 //! line's internal consistency, and `rt-tests` in the image.
 
-use crate::kconfig::image::version_is_rt;
-use crate::kconfig::tree::KconfigTree;
-use crate::kconfig::{KernelConfig, State};
 use crate::plan::{CpuSet, Expectations, RTLA_TRACERS};
+use crate::verify::kconfig::image::version_is_rt;
+use crate::verify::kconfig::tree::KconfigTree;
+use crate::verify::kconfig::{KernelConfig, State};
 
 use super::cmdline;
 use super::deps;
@@ -80,7 +80,7 @@ pub(super) fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<C
             _ => vec!["rt-tests".to_string()],
         };
         for name in wanted {
-            if name == crate::base::TUNE_RECIPE_NAME
+            if name == crate::layer::names::TUNE_RECIPE_NAME
                 && let Some(tune) = &evidence.tune
             {
                 checks.push(tune_check(tune, expected.map(|e| &e.rt_cpus)));
@@ -107,8 +107,8 @@ fn arch_check(evidence: &Evidence, expected: &Expectations) -> Option<Check> {
     let want = expected.arch.as_deref()?;
     let wanted = format!("{want} ({})", expected.machine);
     let (found, arch, from) = match (&evidence.config, &evidence.arch) {
-        (Some(config), _) if crate::kconfig::tree::arch_of(&config.value).is_some() => {
-            let arch = crate::kconfig::tree::arch_of(&config.value)?;
+        (Some(config), _) if crate::verify::kconfig::tree::arch_of(&config.value).is_some() => {
+            let arch = crate::verify::kconfig::tree::arch_of(&config.value)?;
             let symbol = ARCH_SYMBOLS
                 .iter()
                 .find(|(s, a)| *a == arch && config.value.state(s).is_enabled())
@@ -183,7 +183,7 @@ fn tune_check(tune: &Found<TuneInstall>, want_rt: Option<&CpuSet>) -> Check {
         "install the image built from this plan (its layer installs the rtbuild-tune recipe), or `rtbuild tune --emit DIR` and install the script and layers/meta-rtbuild-tune's unit, then `systemctl enable rtbuild-tune.service`"
     };
     Check::new(
-        format!("package {}", crate::base::TUNE_RECIPE_NAME),
+        format!("package {}", crate::layer::names::TUNE_RECIPE_NAME),
         ok,
         expected,
         found,

@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::formats::spdx_json::SpdxFile;
-use crate::kconfig::KernelConfig;
 use crate::plan::Expectations;
+use crate::verify::kconfig::KernelConfig;
 
 use super::error::{ArchiveError, VerifyError};
 use super::evidence::{Evidence, Found};

@@ -8,9 +8,9 @@
 //! `kernel/rcu/Kconfig`, `init/Kconfig`) explains a dropped option from the config alone, and
 //! says that it did.
 
-use crate::kconfig::expr::Expr;
-use crate::kconfig::tree::{Dep, DepFrom, Entry, KconfigTree};
-use crate::kconfig::{KernelConfig, State};
+use crate::verify::kconfig::expr::Expr;
+use crate::verify::kconfig::tree::{Dep, DepFrom, Entry, KconfigTree};
+use crate::verify::kconfig::{KernelConfig, State};
 
 /// Symbol → alternatives; the option is available when every symbol of one alternative is on.
 const KNOWN: &[(&str, &[&[&str]])] = &[
@@ -310,7 +310,7 @@ mod tests {
 
     fn tree(kconfig: &str) -> (tempfile::TempDir, KconfigTree) {
         let dir = tempfile::tempdir().unwrap();
-        crate::write::fixture(dir.path().join("Kconfig"), kconfig).unwrap();
+        crate::files::write::fixture(dir.path().join("Kconfig"), kconfig).unwrap();
         let tree = KconfigTree::read(dir.path(), None).unwrap();
         (dir, tree)
     }

@@ -4,9 +4,9 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::base::input::InputError;
-use crate::kconfig::ConfigError;
-use crate::kconfig::image::ImageError;
+use crate::files::input::InputError;
+use crate::verify::kconfig::ConfigError;
+use crate::verify::kconfig::image::ImageError;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum VerifyError {
@@ -32,12 +32,12 @@ pub(crate) enum VerifyError {
     NoKernel { path: PathBuf, hint: String },
     #[error(
         "`{path}` is not a usable {what}: {}",
-        crate::ui::with_fix(&.cause.to_string(), "pass an intact copy, or the kernel .config")
+        crate::text::ui::with_fix(&.cause.to_string(), "pass an intact copy, or the kernel .config")
     )]
     Archive { path: PathBuf, what: &'static str, cause: ArchiveError },
     #[error(
         "`{path}` is not a usable SPDX document: {}",
-        crate::ui::with_fix(&.cause.to_string(), "pass an intact copy, or the kernel .config")
+        crate::text::ui::with_fix(&.cause.to_string(), "pass an intact copy, or the kernel .config")
     )]
     Spdx { path: PathBuf, cause: serde_json::Error },
     #[error("cannot read the plan `{path}`: {cause}; write it with `rtbuild generate`")]
@@ -48,7 +48,7 @@ pub(crate) enum VerifyError {
     /// A step on the target could not run, or ran past its limit: the runner's error names
     /// the step and the target.
     #[error(transparent)]
-    TargetRun(crate::runner::RunError),
+    TargetRun(crate::host::runner::RunError),
     /// A FIFO, device, socket, dangling symlink or too big a file.
     #[error(transparent)]
     Input(InputError),
@@ -66,9 +66,9 @@ impl VerifyError {
 }
 
 /// Always the user's input (exit 2).
-impl crate::exit::ErrorCode for VerifyError {
-    fn exit(&self) -> crate::exit::Exit {
-        crate::exit::Exit::Usage
+impl crate::error::ErrorCode for VerifyError {
+    fn exit(&self) -> crate::error::Exit {
+        crate::error::Exit::Usage
     }
 }
 
@@ -103,9 +103,9 @@ pub(crate) enum ArchiveError {
     #[error("member `{member}` is over {} MiB, more than any {kind} is (a decompression bomb?)", limit >> 20)]
     TooBig { member: String, limit: u64, kind: &'static str },
     #[error("its kernel configuration: {cause}")]
-    SpdxConfig { cause: crate::kconfig::ConfigError },
+    SpdxConfig { cause: crate::verify::kconfig::ConfigError },
     #[error("line {line}: {cause}; fix that line of the fragment")]
-    FragmentLine { line: usize, cause: crate::kconfig::LineError },
+    FragmentLine { line: usize, cause: crate::verify::kconfig::LineError },
     #[error(
         "there is no such folder; pass the unpacked kernel source (e.g. /usr/src/linux-source-6.12)"
     )]

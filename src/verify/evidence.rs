@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::kconfig::KernelConfig;
-use crate::kconfig::tree::KconfigTree;
 use crate::plan::CpuSet;
+use crate::verify::kconfig::KernelConfig;
+use crate::verify::kconfig::tree::KconfigTree;
 
 /// A value and the place it was read from (a path, `UKI .cmdline`, `uname -v` on a target).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,10 +4,10 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::base::input;
+use crate::files::input;
 
-use crate::kconfig::compress::Compression;
-use crate::kconfig::{KernelConfig, image};
+use crate::verify::kconfig::compress::Compression;
+use crate::verify::kconfig::{KernelConfig, image};
 
 use super::error::VerifyError;
 use super::evidence::{Evidence, Found};

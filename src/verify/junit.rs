@@ -6,7 +6,7 @@
 
 use super::{CheckStatus, VerifyReport};
 use crate::formats::junit_xml::{Failure, Skipped, TestCase, TestSuite, TestSuites, Timing};
-use crate::report::junit::suite_name;
+use crate::results::report::junit::suite_name;
 
 /// The JUnit file of `reports`, verified for `machine` at `timing`.
 pub(crate) fn render(reports: &[VerifyReport], machine: &str, timing: Timing) -> String {

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::kconfig::tree::KconfigTree;
-use crate::kconfig::{KernelConfig, Line, Setting, parse_line};
-use crate::runner::{self, Cmd, RunError, Runner};
+use crate::host::runner::{self, Cmd, RunError, Runner};
+use crate::verify::kconfig::tree::KconfigTree;
+use crate::verify::kconfig::{KernelConfig, Line, Setting, parse_line};
 
 use super::checks::option_check;
 use super::error::{ArchiveError, VerifyError};
@@ -41,11 +41,11 @@ pub(crate) enum KconfigCheckError {
 }
 
 /// A file that cannot be used is the user's input (exit 2); a tool that failed is not (exit 1).
-impl crate::exit::ErrorCode for KconfigCheckError {
-    fn exit(&self) -> crate::exit::Exit {
+impl crate::error::ErrorCode for KconfigCheckError {
+    fn exit(&self) -> crate::error::Exit {
         match self {
-            KconfigCheckError::Input(e) => crate::exit::ErrorCode::exit(e),
-            KconfigCheckError::Run(_) => crate::exit::Exit::Failed,
+            KconfigCheckError::Input(e) => crate::error::ErrorCode::exit(e),
+            KconfigCheckError::Run(_) => crate::error::Exit::Failed,
         }
     }
 }
@@ -59,7 +59,7 @@ fn requested(check: &KconfigCheck) -> Result<Vec<Setting>, KconfigCheckError> {
     let mut merged: Vec<Setting> = Vec::new();
     let mut all = Vec::new();
     for path in &check.fragments {
-        let text = crate::base::input::read_to_string(path, crate::base::input::TEXT_LIMIT)
+        let text = crate::files::input::read_to_string(path, crate::files::input::TEXT_LIMIT)
             .map_err(VerifyError::Input)?;
         for (n, line) in text.lines().enumerate() {
             match parse_line(line) {
@@ -153,7 +153,7 @@ pub(crate) fn run(
     let extra = (!check.configs.is_empty()).then(|| out.join("rtbuild-requested.cfg"));
     if let Some(extra) = &extra {
         let text: String = check.configs.iter().map(|s| format!("{s}\n")).collect();
-        crate::write::write_atomic(extra, text.as_bytes(), false).map_err(|e| {
+        crate::files::write::write_atomic(extra, text.as_bytes(), false).map_err(|e| {
             let (path, cause) = e.into_io();
             VerifyError::Unreadable { path, cause }
         })?;
@@ -163,7 +163,7 @@ pub(crate) fn run(
         runner::check_status(&cmd, runner.capture(&cmd)?)?;
     }
     let path = out.join(".config");
-    let data = crate::base::input::read(&path, crate::base::input::TEXT_LIMIT)
+    let data = crate::files::input::read(&path, crate::files::input::TEXT_LIMIT)
         .map_err(VerifyError::Input)?;
     let config = KernelConfig::read(data.as_slice())
         .map_err(|cause| VerifyError::Config { path: path.clone(), cause })?;

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::formats::verify_json::Warning;
-use crate::kconfig::{KernelConfig, Line, Value, parse_line};
+use crate::verify::kconfig::{KernelConfig, Line, Value, parse_line};
 
 use super::evidence::Found;
 
@@ -218,7 +218,7 @@ mod tests {
     fn a_build_fragment_that_sets_an_option_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let frag = dir.path().join("lab-debug.cfg");
-        crate::write::fixture(&frag, "# lab\nCONFIG_DEBUG_OBJECTS=y\n").unwrap();
+        crate::files::write::fixture(&frag, "# lab\nCONFIG_DEBUG_OBJECTS=y\n").unwrap();
         let found = config("CONFIG_PREEMPT_RT=y\nCONFIG_DEBUG_OBJECTS=y\nCONFIG_KASAN=y\n");
         let got = warnings(&found, None, std::slice::from_ref(&frag));
         assert_eq!(got.len(), 2);

@@ -18,6 +18,7 @@ mod evidence;
 mod fat;
 mod files;
 pub(crate) mod junit;
+pub(crate) mod kconfig;
 pub(crate) mod kconfig_check;
 mod latency;
 mod remote;
@@ -32,8 +33,8 @@ pub(crate) use report::{CheckStatus, VerifyReport};
 use std::path::{Path, PathBuf};
 
 use crate::host::SshTarget;
+use crate::host::runner::Runner;
 use crate::plan::Expectations;
-use crate::runner::Runner;
 
 /// Where the kernel to verify comes from. [`KernelSource::Auto`] is recognised by content.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,8 +100,8 @@ fn read_kconfig(evidence: &mut Evidence, kernel_src: Option<&Path>) {
     else {
         return;
     };
-    let arch = crate::kconfig::tree::arch_of(&config.value);
-    match crate::kconfig::tree::KconfigTree::read(&dir, arch) {
+    let arch = crate::verify::kconfig::tree::arch_of(&config.value);
+    match crate::verify::kconfig::tree::KconfigTree::read(&dir, arch) {
         Ok(tree) => {
             evidence.notes.push(format!(
                 "dependency hints come from the Kconfig files of {} ({} files, {})",
@@ -120,7 +121,7 @@ pub(crate) fn verify_build_dir(
     dir: &Path,
     expected: &Expectations,
 ) -> Result<VerifyReport, VerifyError> {
-    verify(&KernelSource::BuildDir(dir.to_path_buf()), Some(expected), &crate::runner::System)
+    verify(&KernelSource::BuildDir(dir.to_path_buf()), Some(expected), &crate::host::runner::System)
 }
 
 /// Turns gathered evidence into a report.

@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 
 use crate::host::Host;
-use crate::kconfig::KernelConfig;
-use crate::runner::Cmd;
-use crate::runner::Runner;
+use crate::host::runner::Cmd;
+use crate::host::runner::Runner;
+use crate::verify::kconfig::KernelConfig;
 
 use super::error::VerifyError;
 use super::evidence::{Evidence, Found, TuneInstall, sysfs_cpus};
@@ -47,7 +47,7 @@ fn kernel_log_notes(
 ) -> Result<(), VerifyError> {
     let look = format!(
         "dmesg >/dev/null 2>&1 || exit 3\ndmesg | grep -E '{}' | tail -n 200 | cut -c1-300\nexit 0\n",
-        crate::base::kernel_log::PATTERN
+        crate::measure::kernel_log::PATTERN
     );
     let Some(found) = remote(target, runner, &["sh", "-c", &look])? else {
         evidence.notes.push(
@@ -57,13 +57,13 @@ fn kernel_log_notes(
     };
     let found = String::from_utf8_lossy(&found).into_owned();
     let lines: Vec<&str> =
-        found.lines().filter(|l| crate::base::kernel_log::classify(l).is_some()).collect();
+        found.lines().filter(|l| crate::measure::kernel_log::classify(l).is_some()).collect();
     if !lines.is_empty() {
         let last: Vec<&str> = lines.iter().rev().take(3).rev().copied().collect();
         evidence.notes.push(format!(
             "the kernel log holds {} warning line(s) since boot (BUG:, WARNING:, Oops, RT throttling, hrtimer; `rtbuild test` fails a run during which one is logged), the last: {}",
             lines.len(),
-            last.iter().map(|l| crate::base::shown(l)).collect::<Vec<_>>().join(" | ")
+            last.iter().map(|l| crate::text::shown(l)).collect::<Vec<_>>().join(" | ")
         ));
     }
     Ok(())
@@ -128,7 +128,7 @@ fn remote(
             target: place(target),
             message: format!(
                 "ssh failed: {}; check the target URL, its host key and that ssh reaches it",
-                crate::base::shown_tail(&String::from_utf8_lossy(&output.stderr), 3)
+                crate::text::shown_tail(&String::from_utf8_lossy(&output.stderr), 3)
             ),
         }),
         None => Err(VerifyError::Target {
@@ -244,7 +244,7 @@ mod tests {
     #[test]
     fn a_target_is_read_through_the_runner_it_is_given_recording_fake() {
         let target = Host::Ssh(crate::host::SshTarget::parse("ssh://root@board.example").unwrap());
-        let runner = crate::runner::Recorder::new("", 255);
+        let runner = crate::host::runner::Recorder::new("", 255);
         let err = evidence(&target, &runner).unwrap_err().to_string();
         assert!(err.contains("ssh failed"), "{err}");
         let argvs = runner.argvs();
@@ -257,7 +257,7 @@ mod tests {
     /// program that exits 255 here is not taken for a lost connection.
     #[test]
     fn this_machine_is_read_with_the_same_argv_without_ssh_recording_fake() {
-        let runner = crate::runner::Recorder::new("", 255);
+        let runner = crate::host::runner::Recorder::new("", 255);
         let err = evidence(&Host::Local, &runner).unwrap_err().to_string();
         assert_eq!(err, "this machine: `uname -v` failed; is it a Linux system?");
         let argvs = runner.argvs();

@@ -2,14 +2,14 @@
 //! printable as a table or serialised as JSON.
 
 pub(crate) use crate::formats::verify_json::{Check, CheckStatus, VerifyReport};
-use crate::table::table;
+use crate::text::table::table;
 
 /// How much of one found value, expectation or reason the table shows: a kernel command line
 /// (at most 2,048 bytes on arm64 and x86) is whole; only a target that floods is cut.
 const CELL_CHARS: usize = 2048;
 
 fn cut(text: &str) -> String {
-    crate::base::shown_at(text, CELL_CHARS)
+    crate::text::shown_at(text, CELL_CHARS)
 }
 
 impl VerifyReport {

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{CacheArgs, CacheEnvArgs, SearchEnvArgs};
-use crate::error::Refusal;
-use crate::image::{BuildSetup, Launch};
-use crate::kas::command::BuildSpec;
-use crate::kasrun::BuildError;
-use crate::kasrun::caches::CacheSettings;
+use crate::build::image::{BuildSetup, Launch};
+use crate::build::kas::command::BuildSpec;
+use crate::build::kasrun::BuildError;
+use crate::build::kasrun::caches::CacheSettings;
+use crate::cli::error::Refusal;
 
 /// How to run kas and BitBake (shared by `image` and `matrix`).
 #[derive(Debug, Clone, Default, Args)]
@@ -52,7 +52,7 @@ impl BuildArgs {
     pub(crate) fn validate(
         &self,
         project: &crate::plan::PlanRequest,
-    ) -> crate::error::Result<(BuildSpec, CacheSettings)> {
+    ) -> crate::cli::error::Result<(BuildSpec, CacheSettings)> {
         let mut spec =
             BuildSpec::new(&self.targets, self.task.as_deref(), self.bitbake_args.as_deref())
                 .map_err(|e| input(e.into()))?;
@@ -63,7 +63,7 @@ impl BuildArgs {
     }
 
     /// What runs the build: kas, or kas-container with `--container` (see [`Launch::find`]).
-    pub(crate) fn launch(&self, dry_run: bool) -> crate::error::Result<Launch> {
+    pub(crate) fn launch(&self, dry_run: bool) -> crate::cli::error::Result<Launch> {
         Ok(Launch::find(
             self.kas.as_deref(),
             self.container.as_deref(),
@@ -78,7 +78,7 @@ impl BuildArgs {
         &self,
         project: &crate::plan::PlanRequest,
         dry_run: bool,
-    ) -> crate::error::Result<BuildSetup> {
+    ) -> crate::cli::error::Result<BuildSetup> {
         let (spec, caches) = self.validate(project)?;
         Ok(BuildSetup { launch: self.launch(dry_run)?, spec, caches })
     }

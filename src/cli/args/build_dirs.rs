@@ -29,28 +29,28 @@ pub(crate) struct BuildDirs {
 
 impl BuildDirs {
     /// The machine's catalog name (aliases resolved), when `--machine` was given.
-    pub(crate) fn machine_name(&self) -> crate::error::Result<Option<String>> {
+    pub(crate) fn machine_name(&self) -> crate::cli::error::Result<Option<String>> {
         Ok(self.machine.lookup()?.map(|machine| machine.name))
     }
 
     /// The generated folder, `--dir` or `rtbuild/<machine>`; `None` without either.
-    pub(crate) fn out_dir(&self) -> crate::error::Result<Option<PathBuf>> {
+    pub(crate) fn out_dir(&self) -> crate::cli::error::Result<Option<PathBuf>> {
         if let Some(dir) = &self.dir {
             return Ok(Some(absolute(dir)));
         }
         let Some(machine) = self.machine_name()? else { return Ok(None) };
-        Ok(Some(absolute(&crate::base::paths::machine_out(&machine))))
+        Ok(Some(absolute(&crate::files::paths::machine_out(&machine))))
     }
 
     /// The generated kas file, `<dir>/<machine>-rt.yml`; `None` without `--machine`.
-    pub(crate) fn kas_file(&self) -> crate::error::Result<Option<PathBuf>> {
+    pub(crate) fn kas_file(&self) -> crate::cli::error::Result<Option<PathBuf>> {
         let Some(machine) = self.machine_name()? else { return Ok(None) };
         let Some(dir) = self.out_dir()? else { return Ok(None) };
         Ok(Some(dir.join(format!("{machine}-rt.yml"))))
     }
 
     /// Where kas keeps the checkouts: as `rtbuild image` arranges it unless told otherwise.
-    pub(crate) fn work_dir(&self) -> crate::error::Result<PathBuf> {
+    pub(crate) fn work_dir(&self) -> crate::cli::error::Result<PathBuf> {
         if let Some(dir) = &self.work_dir {
             return Ok(absolute(dir));
         }
@@ -60,7 +60,7 @@ impl BuildDirs {
 
     /// The build folder holding `tmp/deploy/images/`: `<work dir>/build` (kas's own default)
     /// when a work folder is given, else `<generated folder>/build` as `rtbuild image` uses it.
-    pub(crate) fn build_dir(&self) -> crate::error::Result<PathBuf> {
+    pub(crate) fn build_dir(&self) -> crate::cli::error::Result<PathBuf> {
         match (&self.work_dir, self.out_dir()?) {
             (None, Some(out)) => Ok(out.join("build")),
             _ => Ok(self.work_dir()?.join("build")),

@@ -6,11 +6,11 @@
 use clap::Args;
 
 use super::MachineArgs;
-use crate::base::{Board, CpuLayout, LayoutError};
-use crate::error::Refusal;
+use crate::cli::error::Refusal;
 use crate::host::Host;
+use crate::host::runner::Runner;
+use crate::plan::cpus::{Board, CpuLayout, LayoutError};
 use crate::plan::{CpuSet, Plan, PlanRequest};
-use crate::runner::Runner;
 
 /// The two CPU lists, as typed.
 #[derive(Debug, Clone, Default, Args)]
@@ -27,7 +27,7 @@ pub(crate) struct CpuFlags {
 
 impl CpuFlags {
     /// Both lists parsed, each error naming its flag; `None` where a flag was not given.
-    pub(crate) fn parsed(&self) -> crate::error::Result<(Option<CpuSet>, Option<CpuSet>)> {
+    pub(crate) fn parsed(&self) -> crate::cli::error::Result<(Option<CpuSet>, Option<CpuSet>)> {
         let parse = |flag: &'static str, list: &Option<String>| {
             list.as_deref()
                 .map(CpuSet::parse)
@@ -38,7 +38,7 @@ impl CpuFlags {
     }
 
     /// `--rt-cpus` (required here) and `--housekeeping`, parsed.
-    fn given_sets(&self) -> crate::error::Result<(CpuSet, Option<CpuSet>)> {
+    fn given_sets(&self) -> crate::cli::error::Result<(CpuSet, Option<CpuSet>)> {
         let (rt, hk) = self.parsed()?;
         Ok((rt.ok_or(LayoutError::NoRtCpu)?, hk))
     }
@@ -46,7 +46,7 @@ impl CpuFlags {
     /// The layout from the lists alone, with no board to ask ([`CpuLayout::given`]): without
     /// `--housekeeping`, the CPUs below the highest RT CPU that are not RT CPUs (the bool says
     /// the housekeeping set was guessed this way).
-    pub(crate) fn layout_offline(&self) -> crate::error::Result<(CpuLayout, bool)> {
+    pub(crate) fn layout_offline(&self) -> crate::cli::error::Result<(CpuLayout, bool)> {
         let (rt, hk) = self.given_sets()?;
         Ok((CpuLayout::given(&rt, hk.as_ref())?, hk.is_none()))
     }
@@ -66,13 +66,13 @@ pub(crate) struct CpuArgs {
 
 impl CpuArgs {
     /// The layout from `--rt-cpus`/`--housekeeping` alone (see [`CpuFlags::layout_offline`]).
-    pub(crate) fn layout_offline(&self) -> crate::error::Result<(CpuLayout, bool)> {
+    pub(crate) fn layout_offline(&self) -> crate::cli::error::Result<(CpuLayout, bool)> {
         self.cpus.layout_offline()
     }
 
     /// The machine's plan, when --machine was given: a board for measuring only is taken (see
     /// [`Plan::for_measuring`]); `lava`, which needs an image, checks the build fields itself.
-    pub(crate) fn plan(&self) -> crate::error::Result<Option<Plan>> {
+    pub(crate) fn plan(&self) -> crate::cli::error::Result<Option<Plan>> {
         let Some(machine) = &self.machine.name else { return Ok(None) };
         let request = PlanRequest {
             machine: Some(machine.clone()),
@@ -90,7 +90,7 @@ impl CpuArgs {
         plan: Option<&Plan>,
         host: &Host,
         runner: &dyn Runner,
-    ) -> crate::error::Result<CpuLayout> {
+    ) -> crate::cli::error::Result<CpuLayout> {
         let online = host.online_cpus(runner)?;
         let (rt, hk) = match plan {
             Some(plan) => (plan.layout.rt.clone(), Some(plan.layout.housekeeping.clone())),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::error::Refusal;
+use crate::cli::error::Refusal;
 use crate::host::Host;
 use crate::host::SshTarget;
 
@@ -30,7 +30,7 @@ pub(crate) struct HostArgs {
 
 impl HostArgs {
     /// The host, or `None` when neither --local nor --target was given.
-    pub(crate) fn host(&self) -> crate::error::Result<Option<Host>> {
+    pub(crate) fn host(&self) -> crate::cli::error::Result<Option<Host>> {
         if self.local && self.target.is_some() {
             return Err(Refusal::LocalAndTarget.into());
         }
@@ -41,7 +41,7 @@ impl HostArgs {
             Some(url) => {
                 if let Some(config) = &self.ssh_config {
                     // ssh reads it whole: a FIFO would hang it, `/dev/zero` grow it without end.
-                    crate::base::input::check_file(config).map_err(Refusal::SshConfig)?;
+                    crate::files::input::check_file(config).map_err(Refusal::SshConfig)?;
                 }
                 let target = SshTarget::parse(url)?
                     .with_ssh_config(self.ssh_config.clone())

@@ -36,19 +36,19 @@ pub(crate) struct CatalogArgs {
 
 impl CatalogArgs {
     /// The shipped catalog with `--machines-dir`'s definitions over it.
-    pub(crate) fn catalog(&self) -> crate::error::Result<Catalog> {
+    pub(crate) fn catalog(&self) -> crate::cli::error::Result<Catalog> {
         Ok(Catalog::with_user_dir(self.machines_dir.as_deref())?)
     }
 }
 
 impl MachineArgs {
     /// The shipped catalog with `--machines-dir`'s definitions over it.
-    pub(crate) fn catalog(&self) -> crate::error::Result<Catalog> {
+    pub(crate) fn catalog(&self) -> crate::cli::error::Result<Catalog> {
         self.catalog.catalog()
     }
 
     /// The catalog entry `--machine` names (aliases resolved), when it was given.
-    pub(crate) fn lookup(&self) -> crate::error::Result<Option<crate::catalog::Machine>> {
+    pub(crate) fn lookup(&self) -> crate::cli::error::Result<Option<crate::catalog::Machine>> {
         let Some(name) = &self.name else { return Ok(None) };
         Ok(Some(self.catalog()?.lookup(name)?.machine.clone()))
     }

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 
-use crate::error::Refusal;
-use crate::rttests::Program;
-use crate::rttests::options::Checked;
-use crate::testrun::{self, CustomLoad, HIST_MAX_US, Measurement, Scenario, Span};
+use crate::cli::error::Refusal;
+use crate::measure::rttests::Program;
+use crate::measure::rttests::options::Checked;
+use crate::measure::testrun::{self, CustomLoad, HIST_MAX_US, Measurement, Scenario, Span};
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct MeasureArgs {
@@ -84,7 +84,7 @@ pub(crate) struct MeasureArgs {
     #[arg(long, requires = "threads")]
     pub unpinned: bool,
     /// oslat's (and hwlatdetect's) limit: fail when an RT CPU sees OS noise above this many µs.
-    #[arg(long, value_name = "US", default_value_t = crate::rttests::DEFAULT_NOISE_US, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, value_name = "US", default_value_t = crate::measure::rttests::DEFAULT_NOISE_US, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub noise_us: u64,
 }
 
@@ -96,7 +96,7 @@ const MAX_LOOPS_SECONDS: u64 = 30 * 86_400;
 
 impl MeasureArgs {
     /// Checks every flag; bad input is a [`Refusal`] naming the flag and the fix.
-    pub(crate) fn check(&self) -> crate::error::Result<Measurement> {
+    pub(crate) fn check(&self) -> crate::cli::error::Result<Measurement> {
         let custom_load = self
             .load_cmd
             .as_deref()
@@ -108,7 +108,9 @@ impl MeasureArgs {
             span = Span { length: testrun::Length::Loops(loops), interval_us: None };
         }
         let cyclictest_args = match &self.cyclictest_args {
-            Some(text) => crate::toolargs::CYCLICTEST.check_text(text).map_err(Refusal::Options)?,
+            Some(text) => {
+                crate::measure::toolargs::CYCLICTEST.check_text(text).map_err(Refusal::Options)?
+            }
             None => Vec::new(),
         };
         if let Some(loops) = self.loops {
@@ -118,7 +120,7 @@ impl MeasureArgs {
                 return Err(Refusal::LoopsTooLong { loops, interval_us, seconds }.into());
             }
         }
-        let tests = crate::rttests::parse_list(&self.tests).map_err(Refusal::Tests)?;
+        let tests = crate::measure::rttests::parse_list(&self.tests).map_err(Refusal::Tests)?;
         let test_args = test_args(&self.test_args, &tests, &scenarios)?;
         Ok(Measurement {
             scenarios,
@@ -152,8 +154,8 @@ impl MeasureArgs {
 }
 
 /// `--load-cmd`: split without a shell; the program must be a plain name or path.
-fn custom_load(text: &str, pinned: bool) -> crate::error::Result<CustomLoad> {
-    let argv = crate::toolargs::split("--load-cmd", text).map_err(Refusal::Words)?;
+fn custom_load(text: &str, pinned: bool) -> crate::cli::error::Result<CustomLoad> {
+    let argv = crate::measure::toolargs::split("--load-cmd", text).map_err(Refusal::Words)?;
     let Some(program) = argv.first() else {
         return Err(Refusal::EmptyLoadCmd.into());
     };
@@ -168,7 +170,7 @@ fn custom_load(text: &str, pinned: bool) -> crate::error::Result<CustomLoad> {
 fn scenario_list(
     text: Option<&str>,
     custom_load: Option<&CustomLoad>,
-) -> crate::error::Result<Vec<Scenario>> {
+) -> crate::cli::error::Result<Vec<Scenario>> {
     let text = text.unwrap_or(if custom_load.is_some() { "idle,custom" } else { "idle,stress" });
     let scenarios = testrun::parse_list(text).map_err(Refusal::Scenario)?;
     match (scenarios.contains(&Scenario::Custom), custom_load.is_some()) {
@@ -184,11 +186,11 @@ fn test_args(
     values: &[String],
     tests: &[Program],
     scenarios: &[Scenario],
-) -> crate::error::Result<BTreeMap<Program, Checked>> {
+) -> crate::cli::error::Result<BTreeMap<Program, Checked>> {
     let mut by_program = BTreeMap::new();
     for value in values {
         let (program, checked) =
-            crate::rttests::options::parse(value).map_err(Refusal::TestArgs)?;
+            crate::measure::rttests::options::parse(value).map_err(Refusal::TestArgs)?;
         if program != Program::Hackbench && !tests.contains(&program) {
             return Err(Refusal::TestArgsNotRun(program).into());
         }

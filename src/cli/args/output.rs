@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::image::OutputOptions;
-use crate::write::WriteOptions;
+use crate::build::image::OutputOptions;
+use crate::files::write::WriteOptions;
 
 /// Where generated files go.
 #[derive(Debug, Clone, Args)]
@@ -25,10 +25,10 @@ pub(crate) struct OutputArgs {
 impl OutputArgs {
     /// `--out` can be an output folder (a device, FIFO or file is refused in one line before
     /// anything is printed or written).
-    pub(crate) fn check(&self) -> Result<(), crate::error::Refusal> {
+    pub(crate) fn check(&self) -> Result<(), crate::cli::error::Refusal> {
         if let Some(out) = &self.out {
-            crate::base::output::check_folder("--out", &super::absolute(out))
-                .map_err(crate::error::Refusal::Output)?;
+            crate::files::output::check_folder("--out", &super::absolute(out))
+                .map_err(crate::cli::error::Refusal::Output)?;
         }
         Ok(())
     }

@@ -86,7 +86,7 @@ pub(crate) struct PlanArgs {
 
 impl PlanArgs {
     /// The request these flags make, over the project file's.
-    pub(crate) fn request(&self) -> crate::error::Result<PlanRequest> {
+    pub(crate) fn request(&self) -> crate::cli::error::Result<PlanRequest> {
         let flags = PlanRequest {
             machine: self.machine.name.clone(),
             rt_cpus: self.cpus.rt_cpus.clone(),
@@ -121,12 +121,12 @@ impl PlanArgs {
         })
     }
 
-    pub(crate) fn catalog(&self) -> crate::error::Result<Catalog> {
+    pub(crate) fn catalog(&self) -> crate::cli::error::Result<Catalog> {
         self.machine.catalog()
     }
 
     /// Validates everything into a plan (consulting `--meta-qcom DIR` when given).
-    pub(crate) fn plan(&self) -> crate::error::Result<Plan> {
+    pub(crate) fn plan(&self) -> crate::cli::error::Result<Plan> {
         let request = self.request()?;
         let catalog = self.catalog()?;
         Ok(match self.meta_qcom()? {
@@ -136,7 +136,7 @@ impl PlanArgs {
     }
 
     /// The `--meta-qcom DIR` checkout, opened (and so checked), when given.
-    pub(crate) fn meta_qcom(&self) -> crate::error::Result<Option<MetaQcom>> {
+    pub(crate) fn meta_qcom(&self) -> crate::cli::error::Result<Option<MetaQcom>> {
         self.meta_qcom.as_deref().map(MetaQcom::open).transpose().map_err(Into::into)
     }
 }

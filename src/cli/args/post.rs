@@ -3,9 +3,9 @@
 
 use clap::Args;
 
-use crate::image::Post;
-use crate::kas::command::BuildSpec;
-use crate::ui::Ui;
+use crate::build::image::Post;
+use crate::build::kas::command::BuildSpec;
+use crate::text::ui::Ui;
 
 /// What happens after a successful build.
 #[derive(Debug, Clone, Default, Args)]
@@ -29,7 +29,7 @@ pub(crate) struct PostArgs {
 
 impl PostArgs {
     /// The post-build steps for a build of `spec` (see [`Post::decide`]).
-    pub(crate) fn decide(&self, spec: &BuildSpec, ui: &Ui) -> crate::error::Result<Post> {
+    pub(crate) fn decide(&self, spec: &BuildSpec, ui: &Ui) -> crate::cli::error::Result<Post> {
         let epoch = self.env_source_date_epoch.as_ref().and_then(|t| t.to_str());
         Ok(Post {
             source_date_epoch: epoch.and_then(|t| t.trim().parse().ok()),

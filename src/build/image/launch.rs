@@ -1,0 +1,83 @@
+//! What runs kas's commands ([`crate::build::kas::Launcher`]: the host's kas, or kas-container with a
+//! container engine), and the preflight that checks the host once before the first build of a
+//! command.
+
+use std::cell::Cell;
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::ImageError;
+use crate::build::doctor;
+use crate::build::kas::{Engine, KasError, Launcher, find::SearchEnv};
+use crate::build::kasrun::caches::CacheEnv;
+use crate::host::runner::System;
+use crate::plan::Plan;
+use crate::text::ui::Ui;
+
+/// The container engine `--container` asks for: none, the one named, or (`auto`) the one
+/// installed (on `env`'s search path). An unknown engine is an input error.
+pub(crate) fn container_engine(
+    request: Option<&str>,
+    env: &SearchEnv,
+) -> Result<Option<Engine>, ImageError> {
+    Engine::requested(request, Some(&env.search_path())).map_err(ImageError::Engine)
+}
+
+/// The kas launcher of a command, and whether its preflight ran.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    pub launcher: Launcher,
+    /// Where programs were looked for, which the preflight checks again.
+    search_path: OsString,
+    /// The preflight ran (once per command, before the first build).
+    checked: Cell<bool>,
+}
+
+impl Launch {
+    /// kas (`kas`, the program given, or the one on `env`'s search path), or kas-container with
+    /// a `container` engine. Without a container a missing or too old kas is an error, except in a dry run
+    /// (nothing runs).
+    pub(crate) fn find(
+        kas: Option<&Path>,
+        container: Option<&str>,
+        dry_run: bool,
+        env: &SearchEnv,
+    ) -> Result<Launch, ImageError> {
+        let engine = container_engine(container, env)?;
+        let launcher = Launcher::find(kas, engine, dry_run, env, &System)
+            .map_err(|e| ImageError::Build(e.into()))?;
+        Ok(Launch { launcher, search_path: env.search_path(), checked: Cell::new(false) })
+    }
+
+    /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
+    /// stops the command with exit 2 before anything is generated or kas is asked to build.
+    pub(crate) fn preflight(
+        &self,
+        plan: &Plan,
+        out: &Path,
+        work_dir: Option<&Path>,
+        env: &CacheEnv,
+        ui: &Ui,
+    ) -> Result<(), ImageError> {
+        self.preflight_of(|| doctor::target_for(plan, out, work_dir, self.launcher.engine, env), ui)
+    }
+
+    /// The preflight for the build `target` makes, before its plan exists (the meta-qcom
+    /// checkout runs after it).
+    pub(crate) fn preflight_of(
+        &self,
+        target: impl FnOnce() -> doctor::Target,
+        ui: &Ui,
+    ) -> Result<(), ImageError> {
+        if self.checked.replace(true) {
+            return Ok(());
+        }
+        let kas = self
+            .launcher
+            .kas
+            .clone()
+            .ok_or_else(|| KasError::Missing { looked: "PATH".to_string() });
+        doctor::preflight(&target(), kas, &self.search_path, ui)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,148 @@
+//! `rtbuild matrix`: the image pipeline for several plans (machines × distros) one after
+//! another in one work folder, sharing the cloned layers, `downloads/` and `sstate-cache/`;
+//! past a failed cell unless `fail_fast`; a per-cell table at the end.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::{BuildSetup, ImageError, OutputOptions, Post, after_build, prepare};
+use crate::build::kasrun::report::{self, BuildResult, BuildStatus};
+use crate::build::kasrun::run;
+use crate::files::write::WriteOptions;
+use crate::host::runner::Runner;
+use crate::plan::Plan;
+use crate::text::ui::Ui;
+
+/// How the matrix runs.
+#[derive(Debug, Clone)]
+pub(crate) struct MatrixOptions {
+    /// Work folder shared by every cell (each cell gets `<work>/<machine>/`, or
+    /// `<work>/<machine>-<distro>/` when the cells have several distros).
+    pub work: PathBuf,
+    /// kas's work folder of every cell (`KAS_WORK_DIR`; the build folder is its `build/`)
+    /// [default: `work`, each cell building in its own output folder].
+    pub work_dir: Option<PathBuf>,
+    /// Stop at the first failed cell.
+    pub fail_fast: bool,
+    /// Plan each cell and print its command; build nothing.
+    pub dry_run: bool,
+    pub setup: BuildSetup,
+    pub post: Post,
+}
+
+/// One cell of the matrix and how it went.
+#[derive(Debug, Serialize)]
+pub(crate) struct Cell {
+    pub machine: String,
+    pub distro: String,
+    /// `succeeded`, `failed`, `unverified` (built, but verification failed), `interrupted`,
+    /// `planned` (dry run), or `skipped` after `--fail-fast`.
+    pub status: String,
+    pub result: Option<BuildResult>,
+    /// The verdict of `verify`, when it ran.
+    pub verified: Option<bool>,
+    /// The bundle archive, with `--bundle`.
+    pub bundle: Option<PathBuf>,
+}
+
+/// Builds each plan in turn (the preflight runs once, for the shared work folder, before the
+/// first cell is generated). In a dry run each cell's command is printed as it is planned.
+pub(crate) fn matrix(
+    plans: &[Plan],
+    options: &MatrixOptions,
+    runner: &dyn Runner,
+    ui: &Ui,
+) -> Result<Vec<Cell>, ImageError> {
+    let several_distros = plans.iter().any(|p| p.distro != plans[0].distro);
+    let mut cells = Vec::new();
+    let mut stop = false;
+    for plan in plans {
+        let mut cell = Cell {
+            machine: plan.machine.name.clone(),
+            distro: plan.distro.to_string(),
+            status: "skipped".into(),
+            result: None,
+            verified: None,
+            bundle: None,
+        };
+        if stop {
+            cells.push(cell);
+            continue;
+        }
+        let name = if several_distros {
+            format!("{}-{}", plan.machine.name, plan.distro)
+        } else {
+            plan.machine.name.clone()
+        };
+        let output = OutputOptions {
+            out: Some(options.work.join(&name)),
+            work_dir: options.work_dir.clone(),
+            write: WriteOptions { force: false, dry_run: options.dry_run },
+        };
+        ui.status("Cell", format!("{} / {}", cell.machine, cell.distro));
+        let job = prepare(plan, &output, &options.setup, ui)?;
+        if options.dry_run {
+            ui.out(format!("{} {}", cell.machine, job.command()));
+            cell.status = "planned".into();
+            cells.push(cell);
+            continue;
+        }
+        let result = run::build(&job, runner, ui)?;
+        run::report(&result, ui);
+        let after = after_build(&result, &job, &plan.expectations(), options.post, runner, ui)?;
+        cell.status = status_name(result.status).into();
+        if !after.passed {
+            cell.status = "unverified".into();
+        }
+        cell.verified = after.verified.as_ref().map(|v| v.verdict.passed);
+        cell.bundle = after.bundle.map(|b| b.archive);
+        stop = result.status == BuildStatus::Interrupted
+            || (options.fail_fast && cell.status != "succeeded");
+        cell.result = Some(result);
+        cells.push(cell);
+    }
+    Ok(cells)
+}
+
+fn status_name(status: BuildStatus) -> &'static str {
+    match status {
+        BuildStatus::Succeeded => "succeeded",
+        BuildStatus::Failed => "failed",
+        BuildStatus::Interrupted => "interrupted",
+    }
+}
+
+/// The per-cell table: machine, distro, status, time, sstate match, qcomflash or failed task.
+pub(crate) fn table(cells: &[Cell]) -> Vec<String> {
+    let rows: Vec<[String; 6]> = cells
+        .iter()
+        .map(|c| {
+            let r = c.result.as_ref();
+            let time = r.map(|r| report::duration(r.duration_secs)).unwrap_or_else(|| "-".into());
+            let sstate = r
+                .and_then(|r| r.sstate)
+                .map(|s| format!("{}%", s.match_percent))
+                .unwrap_or_else(|| "-".into());
+            let detail = r
+                .map(|r| match r.status {
+                    BuildStatus::Succeeded => r
+                        .artifacts
+                        .as_ref()
+                        .and_then(|a| a.qcomflash.as_ref())
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_else(|| "no qcomflash".into()),
+                    _ => r
+                        .failures
+                        .first()
+                        .map(|f| f.failure.task.clone())
+                        .or_else(|| r.exit.clone())
+                        .unwrap_or_default(),
+                })
+                .unwrap_or_default();
+            [c.machine.clone(), c.distro.clone(), c.status.clone(), time, sstate, detail]
+        })
+        .collect();
+    let header = ["MACHINE", "DISTRO", "STATUS", "TIME", "SSTATE", "RESULT"].map(String::from);
+    crate::text::table::table(&header, &rows).lines().map(str::to_string).collect()
+}
