@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::cpus::CpuSet;
+use crate::host::cpus::CpuSet;
 
 /// One board of the catalog.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::{Catalog, Machine, RtDefaults};
-use crate::plan::cpus::CpuSet;
+use crate::host::cpus::CpuSet;
 
 /// The `QCOM_*` variables a machine conf uses for its RT settings.
 pub(crate) const RT_VARIABLES: [&str; 5] =

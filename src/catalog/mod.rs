@@ -1,7 +1,9 @@
 //! The machine catalog: the boards shipped in `machines/*.yaml` (compiled into the binary),
 //! plus any `*.yaml` in a user folder (`--machines-dir` or `RTBUILD_MACHINES_DIR`), which may add
-//! boards or replace shipped ones.
+//! boards or replace shipped ones. [`latency`] holds the limits a board's requirement and a
+//! report's threshold are both checked against.
 
+pub(crate) mod latency;
 mod lava_profile;
 mod machine;
 pub(crate) mod meta_qcom;
@@ -246,10 +248,10 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
         .map_err(|cause| CatalogError::Yaml { path: path.to_path_buf(), cause })?;
     // Bounded before anything is built from it: `all_cpus()` allocates one entry per CPU, and
     // `cpus: 4294967295` asked for 16 GiB.
-    if machine.cpus == 0 || machine.cpus > crate::plan::cpus::MAX_CPUS {
-        return Err(invalid(format!("cpus must be 1 to {}", crate::plan::cpus::MAX_CPUS)));
+    if machine.cpus == 0 || machine.cpus > crate::host::cpus::MAX_CPUS {
+        return Err(invalid(format!("cpus must be 1 to {}", crate::host::cpus::MAX_CPUS)));
     }
-    let max_us = crate::results::latency::MAX_THRESHOLD_US as u64;
+    let max_us = crate::catalog::latency::MAX_THRESHOLD_US as u64;
     if machine.latency_requirement_us.is_some_and(|us| us == 0 || us > max_us) {
         return Err(invalid(format!("latency_requirement_us must be 1 to {max_us}")));
     }
@@ -260,11 +262,11 @@ fn parse(path: &Path, text: &str) -> Result<Machine, CatalogError> {
         machine.rt.housekeeping = all.difference(&machine.rt.rt_cpus);
     }
     let rt = &machine.rt;
-    let board = crate::plan::cpus::Board::Machine(machine.name.clone());
+    let board = crate::host::cpus::Board::Machine(machine.name.clone());
     if let Err(e) =
-        crate::plan::cpus::CpuLayout::new(&all, &rt.rt_cpus, Some(&rt.housekeeping), board)
+        crate::host::cpus::CpuLayout::new(&all, &rt.rt_cpus, Some(&rt.housekeeping), board)
     {
-        use crate::plan::cpus::LayoutError as L;
+        use crate::host::cpus::LayoutError as L;
         return Err(invalid(match e {
             L::RtOutside { .. } | L::HousekeepingOutside { .. } => {
                 format!("rt CPUs and housekeeping must be within {all}")

@@ -8,7 +8,7 @@ use super::args::{CacheArgs, CatalogArgs, CpuFlags, MachineArgs, PlanArgs};
 use crate::build::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::cli::error::Refusal;
 use crate::error::Exit;
-use crate::plan::cpus::CpuLayout;
+use crate::host::cpus::CpuLayout;
 use crate::text::ui::Ui;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -151,7 +151,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::cli::error::Result<String> 
                     plan.machine.name.clone(),
                     plan.machine
                         .latency_requirement_us
-                        .unwrap_or(crate::results::latency::DEFAULT_THRESHOLD_US as u64),
+                        .unwrap_or(crate::catalog::latency::DEFAULT_THRESHOLD_US as u64),
                 ));
             }
             let name = plan.distro.to_string();

@@ -276,7 +276,7 @@ fn ci_args(argv: &[&str]) -> CiArgs {
 fn threshold_of(plan: &Plan) -> u64 {
     plan.machine
         .latency_requirement_us
-        .unwrap_or(crate::results::latency::DEFAULT_THRESHOLD_US as u64)
+        .unwrap_or(crate::catalog::latency::DEFAULT_THRESHOLD_US as u64)
 }
 
 /// The plan `ci` makes for the cell, with DL_DIR and SSTATE_DIR as the job sets them.

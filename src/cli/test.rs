@@ -9,11 +9,11 @@ use super::args::{CpuArgs, HostArgs, MeasureArgs, board_name};
 use crate::cli::error::Refusal;
 use crate::error::Exit;
 use crate::host::Host;
+use crate::host::cpus::CpuLayout;
 use crate::host::runner::System;
 use crate::measure::testrun::{self, Measurement, RunEnd, TestRequest};
 use crate::measure::tune::{self, TuneOptions};
 use crate::plan::CpuSet;
-use crate::plan::cpus::CpuLayout;
 use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]

@@ -23,12 +23,12 @@ fn bootargs(args: &TuneArgs, plan: Option<&Plan>, ui: &Ui) -> crate::cli::error:
                 (Some(host), _) => args.cpus.layout_on(None, &host, &System)?,
                 (None, Some(count)) => {
                     let (rt, hk) = args.cpus.cpus.parsed()?;
-                    let rt = rt.ok_or(crate::plan::cpus::LayoutError::NoRtCpu)?;
-                    crate::plan::cpus::CpuLayout::new(
+                    let rt = rt.ok_or(crate::host::cpus::LayoutError::NoRtCpu)?;
+                    crate::host::cpus::CpuLayout::new(
                         &crate::plan::CpuSet::range(0, count),
                         &rt,
                         hk.as_ref(),
-                        crate::plan::cpus::Board::Machine(format!(
+                        crate::host::cpus::Board::Machine(format!(
                             "the board of --cpu-count {count}"
                         )),
                     )?

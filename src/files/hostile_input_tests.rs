@@ -254,7 +254,7 @@ proptest! {
     ) {
         let set = ends("CpuSet::parse", move || CpuSet::parse(&list).map(|s| s.len()));
         let masked = ends("CpuSet::from_mask", move || CpuSet::from_mask(&mask).map(|s| s.len()));
-        let max = crate::plan::cpus::MAX_CPUS as usize;
+        let max = crate::host::cpus::MAX_CPUS as usize;
         prop_assert!(set.iter().all(|&n| n <= max));
         prop_assert!(masked.iter().all(|&n| n <= max));
     }
@@ -275,7 +275,7 @@ proptest! {
             crate::catalog::Catalog::with_user_dir(Some(&path))
                 .map(|c| c.machines().map(|m| m.all_cpus().len()).max().unwrap_or(0))
         });
-        prop_assert!(loaded.iter().all(|&n| n <= crate::plan::cpus::MAX_CPUS as usize));
+        prop_assert!(loaded.iter().all(|&n| n <= crate::host::cpus::MAX_CPUS as usize));
     }
 
     /// The one-line values users type: ssh targets, git refs, durations, scenario lists,

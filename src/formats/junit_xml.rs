@@ -224,6 +224,11 @@ fn xml_char(c: char) -> char {
     }
 }
 
+/// `rtbuild.<command>.<machine>.<scenario>`, the name of a suite and the class of its cases.
+pub(crate) fn suite_name(command: &str, machine: &str, scenario: &str) -> String {
+    format!("rtbuild.{command}.{machine}.{scenario}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

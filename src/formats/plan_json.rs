@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::Versioned;
-use crate::plan::cpus::CpuSet;
+use crate::host::cpus::CpuSet;
 
 /// The schema this rtbuild writes.
 pub(crate) const SCHEMA: u32 = 1;

@@ -6,7 +6,12 @@
 //! Scripts are static text sent on the standard input of `sh -s`; the only things that vary
 //! are positional arguments, quoted one by one for the remote shell by [`SshTarget::command`]
 //! (with [`crate::text::quote::sh_join`]). Nothing is pasted into a shell string.
+//!
+//! Every program rtbuild starts, here or through `ssh`, goes through [`runner`] as an argv.
+//! [`cpus`] holds the CPU types of a host or board (a validated `CpuSet`; the `CpuLayout` of
+//! RT and housekeeping CPUs that the plan, `tune`, `test`, `lava` and `verify` each build).
 
+pub(crate) mod cpus;
 mod programs;
 pub(crate) mod runner;
 mod ssh;
@@ -17,8 +22,8 @@ pub(crate) use ssh::{STEP_LIMIT, STEP_OUTPUT_CAP, SshTarget, TargetError};
 
 use std::fmt;
 
+use crate::host::cpus::CpuSet;
 use crate::host::runner::{Cmd, RunError, Runner};
-use crate::plan::cpus::CpuSet;
 
 /// A host could not be asked about itself.
 #[derive(Debug, thiserror::Error)]

@@ -26,13 +26,13 @@ use crate::formats::lava_job::{
     Docker, Image, Job, Minutes, Postprocess, QcomflashImage, RunSteps, Seconds, TestAction,
     TestDefinition, TestMetadata, Timeouts,
 };
+use crate::host::cpus::CpuLayout;
 use crate::measure::rttests::{Kind, Program};
 use crate::measure::testrun::{
     CommandSpec, Commands, Length, Measure, Measurement, Scenario, Sequence, Suite, Threads,
     load_argv,
 };
 use crate::plan::Distro;
-use crate::plan::cpus::CpuLayout;
 use crate::text::quote;
 
 /// The prompt lava-test-plans adds after the board's own: any root shell.
@@ -1096,7 +1096,7 @@ mod tests {
                 &online,
                 &CpuSet::parse("7").unwrap(),
                 None,
-                crate::plan::cpus::Board::Given,
+                crate::host::cpus::Board::Given,
             )
             .unwrap(),
             measurement: Measurement {
@@ -1225,7 +1225,7 @@ mod tests {
             &CpuSet::range(0, 8),
             &CpuSet::parse("5-7").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         req.measurement.threads = Threads::Unpinned(8);
@@ -1260,7 +1260,7 @@ mod tests {
             &CpuSet::range(0, 8),
             &CpuSet::parse("6-7").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         req.measurement.tests = crate::measure::rttests::parse_list(

@@ -6,7 +6,7 @@ use super::distro::UnknownDistro;
 use super::values::ValueError;
 use crate::catalog::CatalogError;
 use crate::catalog::meta_qcom::MetaQcomError;
-use crate::plan::cpus::{CpuListError, LayoutError};
+use crate::host::cpus::{CpuListError, LayoutError};
 use crate::verify::kconfig::LineError;
 
 #[derive(Debug, thiserror::Error)]

@@ -110,14 +110,14 @@ pub(super) fn check_unique_names(
     fragments: &[Fragment],
     patches: &[Patch],
 ) -> Result<(), PlanError> {
-    let reserved = Path::new(crate::layer::names::RT_FRAGMENT_NAME);
+    let reserved = Path::new(crate::plan::layer_names::RT_FRAGMENT_NAME);
     let mut seen: Vec<(&LayerFileName, &Path)> = Vec::new();
     let names = fragments
         .iter()
         .map(|f| (&f.name, f.source.as_path()))
         .chain(patches.iter().map(|p| (&p.name, p.source.as_path())));
     for (name, source) in names {
-        if name.as_str() == crate::layer::names::RT_FRAGMENT_NAME {
+        if name.as_str() == crate::plan::layer_names::RT_FRAGMENT_NAME {
             return Err(PlanError::DuplicateName {
                 name: name.to_string(),
                 first: reserved.to_path_buf(),

@@ -4,18 +4,18 @@
 
 pub(crate) mod build_path;
 pub(crate) mod compose;
-pub(crate) mod cpus;
 mod distro;
 mod error;
 pub(crate) mod include;
 mod inputs;
+pub(crate) mod layer_names;
 mod request;
 mod settings;
 pub(crate) mod values;
 
 pub(crate) use crate::formats::plan_json::{ConfigExpectation, Expectations};
-pub(crate) use crate::plan::cpus::CpuSet;
-use crate::plan::cpus::{Board, CpuLayout};
+pub(crate) use crate::host::cpus::CpuSet;
+use crate::host::cpus::{Board, CpuLayout};
 pub(crate) use distro::{Distro, UnknownDistro};
 pub(crate) use error::PlanError;
 pub(crate) use include::Include;
@@ -45,7 +45,7 @@ pub(crate) const LAYER_SERIES: &str = "wrynose";
 /// Packages every image gets: the tools to test the result, and the boot-time tuning
 /// (`rtbuild-tune`, the recipe `generate` puts into the layer).
 pub(crate) const IMAGE_PACKAGES: [&str; 3] =
-    ["rt-tests", "stress-ng", crate::layer::names::TUNE_RECIPE_NAME];
+    ["rt-tests", "stress-ng", crate::plan::layer_names::TUNE_RECIPE_NAME];
 /// The kernel architecture of every machine rtbuild builds for, as the kernel's `SRCARCH`:
 /// meta-qcom's machines are all ARMv8 (`qcom-armv8a`), so their kernels are `CONFIG_ARM64=y`.
 pub(crate) const MACHINE_ARCH: &str = "arm64";

@@ -80,7 +80,7 @@ pub(super) fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<C
             _ => vec!["rt-tests".to_string()],
         };
         for name in wanted {
-            if name == crate::layer::names::TUNE_RECIPE_NAME
+            if name == crate::plan::layer_names::TUNE_RECIPE_NAME
                 && let Some(tune) = &evidence.tune
             {
                 checks.push(tune_check(tune, expected.map(|e| &e.rt_cpus)));
@@ -183,7 +183,7 @@ fn tune_check(tune: &Found<TuneInstall>, want_rt: Option<&CpuSet>) -> Check {
         "install the image built from this plan (its layer installs the rtbuild-tune recipe), or `rtbuild tune --emit DIR` and install the script and layers/meta-rtbuild-tune's unit, then `systemctl enable rtbuild-tune.service`"
     };
     Check::new(
-        format!("package {}", crate::layer::names::TUNE_RECIPE_NAME),
+        format!("package {}", crate::plan::layer_names::TUNE_RECIPE_NAME),
         ok,
         expected,
         found,

@@ -5,8 +5,8 @@
 //! writes it beside `verify.json`.
 
 use super::{CheckStatus, VerifyReport};
+use crate::formats::junit_xml::suite_name;
 use crate::formats::junit_xml::{Failure, Skipped, TestCase, TestSuite, TestSuites, Timing};
-use crate::results::report::junit::suite_name;
 
 /// The JUnit file of `reports`, verified for `machine` at `timing`.
 pub(crate) fn render(reports: &[VerifyReport], machine: &str, timing: Timing) -> String {

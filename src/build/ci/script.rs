@@ -10,7 +10,7 @@ fn threshold_line(lava: &LavaStage) -> String {
     let first = lava
         .thresholds
         .first()
-        .map_or(crate::results::latency::DEFAULT_THRESHOLD_US as u64, |t| t.1);
+        .map_or(crate::catalog::latency::DEFAULT_THRESHOLD_US as u64, |t| t.1);
     if lava.thresholds.iter().all(|(_, us)| *us == first) {
         return format!("threshold_us={first}");
     }

@@ -8,8 +8,8 @@ use clap::Args;
 use super::MachineArgs;
 use crate::cli::error::Refusal;
 use crate::host::Host;
+use crate::host::cpus::{Board, CpuLayout, LayoutError};
 use crate::host::runner::Runner;
-use crate::plan::cpus::{Board, CpuLayout, LayoutError};
 use crate::plan::{CpuSet, Plan, PlanRequest};
 
 /// The two CPU lists, as typed.

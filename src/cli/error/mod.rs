@@ -64,7 +64,7 @@ from_kind!(
     crate::catalog::CatalogError,
     crate::catalog::meta_qcom::MetaQcomError,
     crate::host::TargetError,
-    crate::plan::cpus::LayoutError,
+    crate::host::cpus::LayoutError,
     crate::layer::generate::GenerateError,
     crate::files::write::WriteError,
     crate::release::lock::LockError,
@@ -103,7 +103,7 @@ pub(crate) enum Kind {
     #[error(transparent)]
     Target(#[from] crate::host::TargetError),
     #[error(transparent)]
-    Layout(#[from] crate::plan::cpus::LayoutError),
+    Layout(#[from] crate::host::cpus::LayoutError),
     #[error(transparent)]
     Generate(#[from] crate::layer::generate::GenerateError),
     #[error(transparent)]

@@ -7,8 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::host::cpus::CpuListError;
 use crate::plan::CpuSet;
-use crate::plan::cpus::CpuListError;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Refusal {

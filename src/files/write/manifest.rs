@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
+use crate::files::tree::Tree;
 use crate::formats::LoadError;
 pub(crate) use crate::formats::generated_manifest_json::{
     FILE as MANIFEST_FILE, GeneratedManifest,
 };
-use crate::layer::tree::Tree;
 
 pub(super) use crate::files::digest::sha256_hex as sha256;
 

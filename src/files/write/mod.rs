@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::layer::tree::Tree;
+use crate::files::tree::Tree;
 
 /// How [`apply`] may act.
 #[derive(Debug, Clone, Copy, Default)]

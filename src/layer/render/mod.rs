@@ -11,11 +11,11 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::files::tree::Tree;
 use crate::formats::{self, plan_json::PlanFile};
-use crate::layer::tree::Tree;
 use crate::plan::{IMAGE_PACKAGES, Include, KERNEL_RECIPE, KERNEL_VERSION, LAYER_SERIES, Plan};
 
-pub(crate) use crate::layer::names::RT_FRAGMENT_NAME;
+pub(crate) use crate::plan::layer_names::RT_FRAGMENT_NAME;
 /// The layer's folder name inside the output folder.
 pub(crate) const LAYER_DIR: &str = "meta-rtbuild";
 /// The file the plan's expectations are written to.

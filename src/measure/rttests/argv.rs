@@ -7,7 +7,7 @@
 
 use super::Program;
 use super::options::Checked;
-use crate::plan::cpus::CpuLayout;
+use crate::host::cpus::CpuLayout;
 
 /// cyclicdeadline's shortest deadline, µs: its 1000 µs default needs HRTICK enabled in
 /// `sched_features` ("For less than 2ms run times, you need to have HRTICK enabled").
@@ -170,7 +170,7 @@ mod tests {
             &CpuSet::range(0, 8),
             &CpuSet::parse(rt).unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap()
     }

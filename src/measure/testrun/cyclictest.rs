@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::length::Length;
 use crate::formats::cyclictest_json;
+use crate::host::cpus::CpuLayout;
 use crate::plan::CpuSet;
-use crate::plan::cpus::CpuLayout;
 
 /// cyclictest's histogram is capped at this many µs (`HIST_MAX`).
 pub(crate) const HIST_MAX_US: u32 = 1_000_000;
@@ -194,7 +194,7 @@ mod tests {
             &online,
             &CpuSet::parse("6-7").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         let measure = Measure {
@@ -213,7 +213,7 @@ mod tests {
             &online,
             &CpuSet::parse("7").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         let measure = Measure {
@@ -237,7 +237,7 @@ mod tests {
             &online,
             &CpuSet::parse("3").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         let measure = Measure {
@@ -261,7 +261,7 @@ mod tests {
             &online,
             &CpuSet::parse("3").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         let mut measure = Measure {
@@ -296,7 +296,7 @@ mod tests {
             &online,
             &CpuSet::parse("7").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         let mut measure = Measure {

@@ -125,7 +125,7 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
             }
         }
         if overflows > 0 {
-            notes.push(crate::results::latency::overflow_note(
+            notes.push(crate::catalog::latency::overflow_note(
                 format!("thread {key}"),
                 overflows,
                 i.histogram_us,
@@ -158,7 +158,7 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::cpus::CpuLayout;
+    use crate::host::cpus::CpuLayout;
 
     fn data(name: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
@@ -174,7 +174,7 @@ mod tests {
             &CpuSet::range(0, 2),
             &CpuSet::parse("1").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         judge(&Inputs {

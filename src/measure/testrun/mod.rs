@@ -44,8 +44,8 @@ pub(crate) use trace::{Analyzer, TraceError, TraceRequest};
 use std::path::PathBuf;
 
 use crate::host::Host;
+use crate::host::cpus::CpuLayout;
 use crate::plan::CpuSet;
-use crate::plan::cpus::CpuLayout;
 
 /// Seconds since 1970, for the record.
 pub(crate) fn now_unix() -> u64 {
@@ -154,7 +154,7 @@ pub(crate) struct Threshold {
 }
 
 impl Threshold {
-    /// `--max-us`, else the machine's requirement, else [`crate::results::latency::DEFAULT_THRESHOLD_US`].
+    /// `--max-us`, else the machine's requirement, else [`crate::catalog::latency::DEFAULT_THRESHOLD_US`].
     pub(crate) fn pick(
         max_us: Option<u64>,
         machine: Option<&crate::catalog::Machine>,
@@ -163,7 +163,7 @@ impl Threshold {
             (Some(us), _) => Threshold { us, source: "--max-us".into() },
             (None, Some((m, us))) => Threshold { us, source: format!("{} requirement", m.name) },
             (None, None) => Threshold {
-                us: crate::results::latency::DEFAULT_THRESHOLD_US as u64,
+                us: crate::catalog::latency::DEFAULT_THRESHOLD_US as u64,
                 source: "default, SIL 2".into(),
             },
         }

@@ -8,8 +8,8 @@
 use rustix::process::Pid;
 use rustix::thread::{CpuSet as KernelCpuSet, sched_setaffinity};
 
+use crate::host::cpus::CpuLayout;
 use crate::plan::CpuSet;
-use crate::plan::cpus::CpuLayout;
 
 /// The CPUs rtbuild's own processes may use: the housekeeping CPUs that are not measured.
 /// When `--measure-cpus` covers every housekeeping CPU nothing is left; then the housekeeping
@@ -132,7 +132,7 @@ mod tests {
             &CpuSet::parse(online).unwrap(),
             &CpuSet::parse(rt).unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap()
     }

@@ -5,8 +5,8 @@
 use super::cyclictest::Threads;
 use super::scenario::LoadPlace;
 pub(super) use crate::formats::run_json::{Probe, Task, ThreadPlacement};
+use crate::host::cpus::CpuLayout;
 use crate::plan::CpuSet;
-use crate::plan::cpus::CpuLayout;
 
 impl Probe {
     /// Whether cyclictest's measuring (SCHED_FIFO) threads were up when this was taken.
@@ -257,7 +257,7 @@ mod tests {
             &CpuSet::range(0, 4),
             &CpuSet::parse("2-3").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         let good = format!(
@@ -320,7 +320,7 @@ mod tests {
             &CpuSet::range(0, 2),
             &CpuSet::parse("1").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap()
     }

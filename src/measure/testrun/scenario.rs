@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use super::cyclictest::{self, Measure};
 use crate::formats::run_json::Commands;
+use crate::host::cpus::CpuLayout;
 use crate::plan::CpuSet;
-use crate::plan::cpus::CpuLayout;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -276,7 +276,7 @@ mod tests {
 
     fn layout() -> CpuLayout {
         let online = CpuSet::range(0, 8);
-        CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, crate::plan::cpus::Board::Given)
+        CpuLayout::new(&online, &CpuSet::parse("7").unwrap(), None, crate::host::cpus::Board::Given)
             .unwrap()
     }
 

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::scenario::{CustomLoad, LOAD_MARGIN_S, Load, Scenario};
+use crate::host::cpus::CpuLayout;
 use crate::measure::rttests::Program;
 use crate::measure::rttests::argv::{self, Invocation, Setup};
 use crate::measure::rttests::options::Checked;
-use crate::plan::cpus::CpuLayout;
 
 /// The programs of `--tests` in a scenario: those listed before cyclictest (oslat always
 /// first, on undisturbed RT CPUs), cyclictest when listed, then the rest.
@@ -146,7 +146,7 @@ mod tests {
             &CpuSet::range(0, 4),
             &CpuSet::parse("2-3").unwrap(),
             None,
-            crate::plan::cpus::Board::Given,
+            crate::host::cpus::Board::Given,
         )
         .unwrap();
         let mut test_args = BTreeMap::new();

@@ -3,7 +3,7 @@
 //! puts [`RECIPE_NAME`] in `IMAGE_INSTALL`.
 
 /// The recipe's name, for `IMAGE_INSTALL`.
-pub(crate) const RECIPE_NAME: &str = crate::layer::names::TUNE_RECIPE_NAME;
+pub(crate) const RECIPE_NAME: &str = crate::plan::layer_names::TUNE_RECIPE_NAME;
 /// The script's file name inside the recipe's `files/` folder and on the target.
 pub(crate) const SCRIPT_NAME: &str = "rtbuild-tune.sh";
 
@@ -26,7 +26,7 @@ pub(crate) fn layer_files(script: &str) -> Vec<(String, Vec<u8>)> {
 
 /// Adds the recipe, unit and the rendered `script` to `tree` under `layer_dir` (e.g.
 /// `meta-rtbuild`). The caller also puts [`RECIPE_NAME`] in the image's `IMAGE_INSTALL`.
-pub(crate) fn add_to_tree(tree: &mut crate::layer::tree::Tree, layer_dir: &str, script: &str) {
+pub(crate) fn add_to_tree(tree: &mut crate::files::tree::Tree, layer_dir: &str, script: &str) {
     for (path, bytes) in layer_files(script) {
         tree.insert(format!("{layer_dir}/{path}"), bytes);
     }

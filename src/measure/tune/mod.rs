@@ -13,7 +13,7 @@ pub(crate) use run::{Action, TuneRunError, run_script};
 
 use minijinja::context;
 
-use crate::plan::cpus::CpuLayout;
+use crate::host::cpus::CpuLayout;
 
 /// Optional knobs of the script.
 #[derive(Debug, Clone, PartialEq, Eq)]

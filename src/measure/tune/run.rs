@@ -3,8 +3,8 @@
 use serde::Serialize;
 
 use crate::host::Host;
+use crate::host::cpus::CpuSet;
 use crate::host::runner::{RunError, Runner, describe_status};
-use crate::plan::cpus::CpuSet;
 
 /// What to do with the tuning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

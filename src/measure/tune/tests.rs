@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::layer::layer_files;
 use super::*;
-use crate::plan::cpus::{Board, CpuSet};
+use crate::host::cpus::{Board, CpuSet};
 
 /// A mask the way the kernel prints it for `count` CPUs: every hex digit of the CPU count,
 /// in comma-separated groups of eight (`0fff`-style padding included).
@@ -358,7 +358,7 @@ fn the_layer_gets_the_plans_script() {
         ..crate::plan::PlanRequest::default()
     };
     let plan = crate::plan::Plan::new(&request, &crate::catalog::Catalog::embedded()).unwrap();
-    let mut tree = crate::layer::tree::Tree::new();
+    let mut tree = crate::files::tree::Tree::new();
     add_to_tree(&mut tree, "meta-rtbuild", &crate::layer::render::tune_script(&plan));
     let script = tree.text("meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh").unwrap();
     assert!(script.contains("HK_MASK='f7'\nRT_CPUS='3'\n"), "{script}");

@@ -99,7 +99,7 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
             if let (Some(h), Some(max)) = (&thread.histogram, report.max_us)
                 && h.overflows > 0
             {
-                notes.push(crate::results::latency::overflow_note(
+                notes.push(crate::catalog::latency::overflow_note(
                     &who,
                     h.overflows,
                     h.overflow_floor(),

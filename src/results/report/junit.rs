@@ -12,7 +12,9 @@
 //! `<skipped>`.
 
 use super::judge::fmt;
-use crate::formats::junit_xml::{Failure, Skipped, TestCase, TestSuite, TestSuites, Timing};
+use crate::formats::junit_xml::{
+    Failure, Skipped, TestCase, TestSuite, TestSuites, Timing, suite_name,
+};
 use crate::formats::report_json::{LatencyReport, ScenarioReport, ThreadReport, Verdict};
 use crate::measure::rttests::Kind;
 
@@ -38,11 +40,6 @@ pub(crate) fn render(report: &LatencyReport) -> String {
         })
         .collect();
     TestSuites::new("rtbuild report", suites).to_xml()
-}
-
-/// `rtbuild.<command>.<machine>.<scenario>`, the name of a suite and the class of its cases.
-pub(crate) fn suite_name(command: &str, machine: &str, scenario: &str) -> String {
-    format!("rtbuild.{command}.{machine}.{scenario}")
 }
 
 /// One JUnit test case: one test in one scenario.

@@ -30,9 +30,9 @@ use std::path::{Path, PathBuf};
 use crate::catalog::Machine;
 use crate::formats::run_json::RunRecord;
 
-pub(crate) use crate::results::latency::DEFAULT_THRESHOLD_US;
+pub(crate) use crate::catalog::latency::DEFAULT_THRESHOLD_US;
 
-pub(crate) use crate::results::latency::{MAX_THRESHOLD_US, MIN_THRESHOLD_US};
+pub(crate) use crate::catalog::latency::{MAX_THRESHOLD_US, MIN_THRESHOLD_US};
 
 /// Whether `value` can be a latency (or noise) limit: from [`MIN_THRESHOLD_US`] (1 ns) to
 /// [`MAX_THRESHOLD_US`] (1 s); NaN, infinities, 0, negatives and subnormals are not.
