@@ -5,6 +5,7 @@
 //! [`digest`] hashes, [`paths`] names the default folders.
 
 pub(crate) mod digest;
+pub(crate) mod document;
 #[cfg(test)]
 mod hostile_input_tests;
 pub(crate) mod input;

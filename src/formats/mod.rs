@@ -28,6 +28,8 @@ pub(crate) mod cyclictest_json;
 pub(crate) mod generated_manifest_json;
 pub(crate) mod history_json;
 pub(crate) mod junit_xml;
+pub(crate) mod kas_yaml;
+pub(crate) mod kconfig_lines;
 pub(crate) mod lava_job;
 pub(crate) mod openmetrics;
 pub(crate) mod plan_json;
@@ -54,25 +56,6 @@ pub(crate) enum FormatError {
     BadSchema { found: String },
     #[error("no boolean `{field}` field")]
     NoBoolean { field: &'static str },
-}
-
-/// Why a file of rtbuild's own could not be loaded: it is no readable input, or not in its
-/// format. Shown as its cause says it.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum LoadError {
-    #[error(transparent)]
-    Input(#[from] crate::files::input::InputError),
-    #[error(transparent)]
-    Format(#[from] FormatError),
-}
-
-/// Reads the text file at `path` (at most [`crate::files::input::TEXT_LIMIT`]) and parses it.
-pub(crate) fn load<T>(
-    path: &std::path::Path,
-    parse: impl FnOnce(&str) -> Result<T, FormatError>,
-) -> Result<T, LoadError> {
-    let text = crate::files::input::read_to_string(path, crate::files::input::TEXT_LIMIT)?;
-    Ok(parse(&text)?)
 }
 
 /// One of rtbuild's versioned files.

@@ -856,7 +856,7 @@ pub(crate) fn script(req: &JobRequest) -> String {
         kernel_pattern => crate::measure::kernel_log::PATTERN,
         functions => minijinja::Value::from(minijinja::value::Serde(&functions)),
     };
-    match crate::layer::templates::render("rtbuild-rt.sh", &ctx) {
+    match crate::text::templates::render("rtbuild-rt.sh", &ctx) {
         Ok(text) => text,
         // The template is part of rtbuild and every variable is set above.
         Err(err) => panic!("bug in rtbuild: the LAVA test script template does not render: {err}"),

@@ -4,6 +4,4 @@
 //! every kas file rtbuild writes); [`generate`] places that tree on disk with the atomic writer.
 
 pub(crate) mod generate;
-pub(crate) mod kas_yaml;
 pub(crate) mod render;
-pub(crate) mod templates;

@@ -6,8 +6,8 @@ use super::distro::UnknownDistro;
 use super::values::ValueError;
 use crate::catalog::CatalogError;
 use crate::catalog::meta_qcom::MetaQcomError;
+use crate::formats::kconfig_lines::LineError;
 use crate::host::cpus::{CpuListError, LayoutError};
-use crate::verify::kconfig::LineError;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PlanError {

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::PlanError;
 use super::values::LayerFileName;
-use crate::verify::kconfig::{self, Line, Setting, Value};
+use crate::formats::kconfig_lines::{self as kconfig, Line, Setting, Value};
 
 /// A user's kernel config fragment.
 #[derive(Debug, Clone, PartialEq, Serialize)]

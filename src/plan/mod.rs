@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::catalog::meta_qcom::MetaQcom;
 use crate::catalog::{Catalog, Machine};
-use crate::verify::kconfig::{Setting, Value};
+use crate::formats::kconfig_lines::{Setting, Value};
 use values::{CmdlineArg, CommitId, ConfPath, GitRef, ImageName, RepoUrl};
 
 /// The kernel recipe rtbuild builds and appends to.

@@ -8,7 +8,7 @@ use super::{
     Distro, Fragment, META_QCOM_BRANCH, META_QCOM_URL, Patch, PlanError, PlanRequest,
     RESERVED_CMDLINE_KEYS, RTLA_TRACERS, RepoSpec, inputs,
 };
-use crate::verify::kconfig::{Setting, Value};
+use crate::formats::kconfig_lines::{Setting, Value};
 
 /// The machine-independent half of a plan, validated.
 #[derive(Debug, Clone, PartialEq)]

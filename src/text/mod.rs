@@ -7,6 +7,7 @@
 mod printable;
 pub(crate) mod quote;
 pub(crate) mod table;
+pub(crate) mod templates;
 pub(crate) mod ui;
 mod utc;
 pub(crate) mod yaml;

@@ -187,7 +187,7 @@ fn checkout(
         .map_err(io(&std::env::temp_dir()))?;
     let spec = &settings.meta_qcom;
     let file = CheckoutFile {
-        header: Header { version: crate::layer::kas_yaml::KAS_FORMAT_VERSION },
+        header: Header { version: crate::formats::kas_yaml::KAS_FORMAT_VERSION },
         repos: Repos {
             meta_qcom: Repo {
                 url: spec.url.as_str(),
@@ -204,7 +204,9 @@ fn checkout(
     // In kas's own form, as the build will read it.
     let pinned = lock
         .map(|lock| lock.to_kas_yaml("The lock the build uses, for meta-qcom's checkout."))
-        .unwrap_or_else(|| crate::layer::kas_yaml::local_conf_include("No lock.", "rtbuild", &[]));
+        .unwrap_or_else(|| {
+            crate::formats::kas_yaml::local_conf_include("No lock.", "rtbuild", &[])
+        });
     write(&pins, pinned.as_bytes())?;
     let build_dir = private.path().join("build");
     let paths = BuildPaths {

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use crate::files::document::LoadError;
 use crate::files::tree::Tree;
-use crate::formats::LoadError;
 pub(crate) use crate::formats::generated_manifest_json::{
     FILE as MANIFEST_FILE, GeneratedManifest,
 };

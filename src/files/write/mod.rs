@@ -67,7 +67,7 @@ pub(crate) enum WriteError {
     )]
     Foreign { path: PathBuf },
     #[error("{} is not valid ({cause}); delete it, or pass --force to regenerate everything", .path.display())]
-    GeneratedManifest { path: PathBuf, cause: crate::formats::LoadError },
+    GeneratedManifest { path: PathBuf, cause: crate::files::document::LoadError },
     #[error(
         "cannot write {}: {cause}; nothing was changed, {}",
         .path.display(), crate::files::output::write_fix(.cause)

@@ -140,7 +140,7 @@ pub(crate) fn render_including(
     ctx.local_conf = template("local.conf", &ctx)?;
     let mut tree = Tree::new();
 
-    let kas = crate::layer::kas_yaml::generated(&ctx).map_err(template_error("kas.yml"))?;
+    let kas = crate::formats::kas_yaml::generated(&ctx).map_err(template_error("kas.yml"))?;
     serde_yaml::from_str::<serde_yaml::Value>(&kas).map_err(RenderError::Yaml)?;
     tree.insert(kas_file_name(plan), kas);
 
@@ -168,9 +168,9 @@ pub(crate) fn tune_script(plan: &Plan) -> String {
     crate::measure::tune::render_script(&plan.machine.name, &plan.layout, &options)
 }
 
-/// Renders the template `name` (see [`crate::layer::templates`]).
+/// Renders the template `name` (see [`crate::text::templates`]).
 fn template(name: &'static str, ctx: &Context<'_>) -> Result<String, RenderError> {
-    crate::layer::templates::render(name, ctx).map_err(template_error(name))
+    crate::text::templates::render(name, ctx).map_err(template_error(name))
 }
 
 fn template_error(name: &'static str) -> impl Fn(minijinja::Error) -> RenderError {

@@ -65,7 +65,7 @@ pub(crate) fn render_script(machine: &str, layout: &CpuLayout, options: &TuneOpt
         printk => options.printk.map(|p| p.min(7).to_string()).unwrap_or_default(),
         overcommit_never => u8::from(options.overcommit_never),
     };
-    match crate::layer::templates::render("rtbuild-tune.sh", &ctx) {
+    match crate::text::templates::render("rtbuild-tune.sh", &ctx) {
         Ok(text) => text,
         // The template is part of rtbuild and every variable is set above.
         Err(err) => panic!("bug in rtbuild: the tune template does not render: {err}"),

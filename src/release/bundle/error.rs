@@ -25,13 +25,13 @@ pub(crate) enum BundleError {
     #[error("cannot read verify report {}: {}",
         path.display(),
         crate::text::ui::with_fix(&.cause.to_string(), "pass the file `rtbuild verify --json` wrote"))]
-    VerifyReport { path: PathBuf, cause: crate::formats::LoadError },
+    VerifyReport { path: PathBuf, cause: crate::files::document::LoadError },
     #[error("cannot read {}: {cause}; run `rtbuild generate` again to rewrite it", path.display())]
-    PlanFile { path: PathBuf, cause: crate::formats::LoadError },
+    PlanFile { path: PathBuf, cause: crate::files::document::LoadError },
     #[error("cannot bundle {}: {message}; pass the result folder of an `rtbuild test` run on this image", path.display())]
     Measurement { path: PathBuf, message: String },
     #[error("cannot bundle {}: {cause}; pass the result folder of an `rtbuild test` run on this image", path.display())]
-    MeasurementUnreadable { path: PathBuf, cause: crate::formats::LoadError },
+    MeasurementUnreadable { path: PathBuf, cause: crate::files::document::LoadError },
     /// `--measurement` is a run of another kernel than the one that ships (exit 1: the check
     /// that binds the evidence to the image failed).
     #[error("cannot bundle {}: {message}; pass the result folder of an `rtbuild test` run on this image", path.display())]

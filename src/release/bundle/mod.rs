@@ -439,7 +439,7 @@ pub(crate) fn plan_defaults(kas_file: &Path) -> Result<Option<PlanDefaults>, Bun
     if path.symlink_metadata().is_err() {
         return Ok(None);
     }
-    let plan = crate::formats::load(&path, PlanFile::parse)
+    let plan = crate::files::document::load(&path, PlanFile::parse)
         .map_err(|cause| BundleError::PlanFile { path: path.clone(), cause })?;
     Ok(Some(PlanDefaults {
         image: plan.image,

@@ -144,8 +144,12 @@ pub(super) fn measurement(
     let run_json = run_dir.join(crate::formats::run_json::FILE);
     let bad = |message: String| BundleError::Measurement { path: run_json.clone(), message };
     let other = |message: String| BundleError::NotThisImage { path: run_json.clone(), message };
-    let record = crate::formats::load(&run_json, crate::formats::run_json::RunRecord::parse)
-        .map_err(|cause| BundleError::MeasurementUnreadable { path: run_json.clone(), cause })?;
+    let record =
+        crate::files::document::load(&run_json, crate::formats::run_json::RunRecord::parse)
+            .map_err(|cause| BundleError::MeasurementUnreadable {
+                path: run_json.clone(),
+                cause,
+            })?;
     let fingerprint = record.fingerprint.clone().unwrap_or_default();
     let uname = fingerprint.uname.clone();
     let Some(version) = shipped.version else {

@@ -27,7 +27,7 @@ pub(crate) struct VerifySummary {
 impl VerifySummary {
     /// Reads a verify report, checking its schema.
     pub(crate) fn read(path: &Path) -> Result<VerifySummary, BundleError> {
-        let file = crate::formats::load(path, VerifyFile::parse)
+        let file = crate::files::document::load(path, VerifyFile::parse)
             .map_err(|cause| BundleError::VerifyReport { path: path.to_path_buf(), cause })?;
         Ok(VerifySummary::from_file(&file))
     }

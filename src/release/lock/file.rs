@@ -135,7 +135,7 @@ impl LockFile {
     /// kas's overrides form, sorted by repo name. `branch` and `url` are written only when the
     /// pin carries them (a lock taken over from the full form).
     pub(crate) fn to_kas_yaml(&self, comment: &str) -> String {
-        crate::layer::kas_yaml::lock_file(comment, &self.repos)
+        crate::formats::kas_yaml::lock_file(comment, &self.repos)
     }
 }
 

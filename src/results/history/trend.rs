@@ -135,7 +135,7 @@ pub(crate) fn render(runs: &[HistoryRun], pct: f64) -> Result<String, minijinja:
         svg_width: LEFT + WIDTH + 20.0,
         svg_height: TOP + HEIGHT + 40.0,
     };
-    crate::layer::templates::render("history.html", &page)
+    crate::text::templates::render("history.html", &page)
 }
 
 /// A run's worst figure over its valid (or, for an invalid run, all) rows of the series;

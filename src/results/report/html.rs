@@ -194,7 +194,7 @@ pub(crate) fn render(report: &LatencyReport) -> String {
         schema: &report.schema,
     };
     // Every value is a string, number or list: the compiled-in template cannot fail on it.
-    crate::layer::templates::render("report.html", &page).unwrap_or_else(|e| {
+    crate::text::templates::render("report.html", &page).unwrap_or_else(|e| {
         format!("<!DOCTYPE html><p>bug in rtbuild: the report template failed: {e}</p>\n")
     })
 }

@@ -19,7 +19,7 @@ pub(crate) fn generated(ctx: &impl Serialize) -> Result<String, minijinja::Error
         kas_version => KAS_FORMAT_VERSION,
         ..minijinja::Value::from(minijinja::value::Serde(ctx))
     };
-    crate::layer::templates::render("kas.yml", &ctx)
+    crate::text::templates::render("kas.yml", &ctx)
 }
 
 /// A kas include that adds one `local_conf_header` block `id` holding `lines` (left out when
@@ -33,7 +33,7 @@ pub(crate) fn local_conf_include(comment: &str, id: &str, lines: &[String]) -> S
         lines => lines.to_vec(),
     };
     // The template compiles (a test renders every one) and its values are strings.
-    crate::layer::templates::render("kas-include.yml", &ctx).unwrap_or_default()
+    crate::text::templates::render("kas-include.yml", &ctx).unwrap_or_default()
 }
 
 /// A lock file in kas's own form (`overrides: repos:`, what `kas lock` writes), `repos`
