@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::HistoryError;
-use super::store::{PrefixColumn, Store};
+use super::store::{Key, PrefixColumn, Store, Worst};
 use crate::formats::history_json::{
     CompareRow, CompareSide, Comparison, HistoryResult, HistoryRun, InputChange, SCHEMA,
 };
@@ -154,12 +154,6 @@ fn one_run(run: HistoryRun) -> Side {
 pub(crate) fn short(digest: &str) -> &str {
     digest.char_indices().nth(12).map_or(digest, |(at, _)| &digest[..at])
 }
-
-/// Machine, scenario, test and CPU: what a comparison's row is of.
-pub(crate) type Key = (Option<String>, String, String, Option<u32>);
-
-/// Per [`Key`], the worst max and p99.9 over valid rows of valid runs.
-pub(crate) type Worst = BTreeMap<Key, (Option<f64>, Option<f64>)>;
 
 /// Each side's worst max and p99.9 per machine, scenario, test and CPU (valid rows only).
 fn worst(runs: &[HistoryRun]) -> Worst {

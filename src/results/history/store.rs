@@ -14,6 +14,13 @@ pub(crate) enum PrefixColumn {
     Bundle,
 }
 
+/// Machine, scenario, test and CPU: what a comparison's row is of.
+pub(crate) type Key = (Option<String>, String, String, Option<u32>);
+
+/// Per [`Key`], the worst max and p99.9 over valid rows of valid runs: what `compare` compares,
+/// counted here by the database or from runs at hand by `compare`.
+pub(crate) type Worst = std::collections::BTreeMap<Key, (Option<f64>, Option<f64>)>;
+
 /// Which runs to read.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Filter {
@@ -254,7 +261,7 @@ impl Store {
     pub(crate) fn bundle_runs_worst(
         &mut self,
         prefix: &str,
-    ) -> Result<(Vec<HistoryRun>, super::compare::Worst), HistoryError> {
+    ) -> Result<(Vec<HistoryRun>, Worst), HistoryError> {
         let (selected, params) = prefix_range(PrefixColumn::Bundle, prefix);
         self.runs_and_worst(&selected, &params)
     }
@@ -264,7 +271,7 @@ impl Store {
     pub(crate) fn release_runs_worst(
         &mut self,
         release: &str,
-    ) -> Result<(Vec<HistoryRun>, super::compare::Worst), HistoryError> {
+    ) -> Result<(Vec<HistoryRun>, Worst), HistoryError> {
         self.runs_and_worst("SELECT digest FROM runs WHERE kernel_release = $1", &[release.into()])
     }
 
@@ -275,7 +282,7 @@ impl Store {
         &mut self,
         selected: &str,
         params: &[Value],
-    ) -> Result<(Vec<HistoryRun>, super::compare::Worst), HistoryError> {
+    ) -> Result<(Vec<HistoryRun>, Worst), HistoryError> {
         let runs = self.query_runs(
             &format!(
                 "SELECT {RUN_COLUMNS} FROM runs WHERE digest IN ({selected}) \
@@ -284,7 +291,7 @@ impl Store {
             params,
         )?;
         if runs.is_empty() {
-            return Ok((runs, super::compare::Worst::new()));
+            return Ok((runs, Worst::new()));
         }
         let rows = self
             .db
