@@ -12,6 +12,7 @@ mod error;
 mod fingerprint;
 mod judge;
 mod length;
+mod load_level;
 mod measure;
 mod measurement;
 mod own_cpus;
