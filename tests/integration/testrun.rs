@@ -15,6 +15,7 @@ use crate::support::harness::{Test, rtbuild_bin, wait_for};
 use crate::support::measuring::{latency_dependent, measuring, run_json};
 use crate::support::processes::{alive, processes_with_args, unsafe_kill};
 use crate::support::sshd::Sshd;
+use crate::support::target::local_and_ssh;
 
 /// The checks every completed scenario must pass: one SCHED_FIFO 99 thread per RT CPU pinned
 /// there, the main thread on housekeeping CPUs, load only on housekeeping CPUs and gone now,
@@ -370,26 +371,15 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
     );
 }
 
-#[test]
-fn interrupt_stops_the_load_reverts_tuning_and_keeps_partial_results() {
-    let _one_at_a_time = measuring();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    fake_tree(&root, "0-1");
-    interrupt_case(&["--local".to_string()], &root, tmp.path());
-}
-
-#[test]
-fn interrupt_over_ssh_stops_the_remote_load_and_reverts_remote_tuning() {
-    let _one_at_a_time = measuring();
-    let sshd = Sshd::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    fake_tree(&root, "0-1");
-    let config = sshd.config_with_sysroot(&root);
-    let host =
-        ["--target".to_string(), sshd.url(), "--ssh-config".into(), config.display().to_string()];
-    interrupt_case(&host, &root, tmp.path());
+local_and_ssh! {
+    /// Locally and over ssh (where the remote load and tuning are stopped and reverted).
+    fn interrupt_stops_the_load_reverts_tuning_and_keeps_partial_results(target) {
+        let _one_at_a_time = measuring();
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        fake_tree(&root, "0-1");
+        interrupt_case(&target.args_with_sysroot(&root), &root, tmp.path());
+    }
 }
 
 /// Starts a 60 s tuned stress run, sends SIGINT once it measures, and checks the aftermath.

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::support::harness::{Test, rtbuild_bin, wait_for};
 use crate::support::measuring::{measuring, run_json};
 use crate::support::processes::unsafe_kill;
-use crate::support::sshd::Sshd;
+use crate::support::target::local_and_ssh;
 use crate::support::tracefs::{tracefs, tracing_settings};
 
 /// The checks every traced run must pass: `-b 5 --tracemark` on cyclictest's command line,
@@ -80,39 +80,31 @@ fn check_traced(dir: &Path) -> Value {
     json
 }
 
-#[test]
-fn a_local_breach_keeps_its_trace_explains_it_and_restores_tracing() {
-    let _one_at_a_time = measuring();
-    let before = tracing_settings();
-    let run = Test::new()
-        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
-        .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
-        .run()
-        .ignore_stdout();
-    assert_eq!(run.code(), 1, "{}", run.stderr());
-    assert!(run.stderr().contains("Restored the tracing settings in "), "{}", run.stderr());
-    assert!(run.stderr().contains("Traced idle: "), "{}", run.stderr());
-    check_traced(&run.path().join("res"));
-    assert_eq!(tracing_settings(), before);
-}
-
-#[test]
-fn a_breach_over_ssh_keeps_its_trace_and_restores_the_remote_tracing() {
-    let _one_at_a_time = measuring();
-    let before = tracing_settings();
-    let sshd = Sshd::start();
-    let run = Test::new()
-        .args(["test", "--target", &sshd.url(), "--ssh-config"])
-        .args([sshd.config()])
-        .args(["--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
-        .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
-        .run()
-        .ignore_stdout()
-        .stderr_contains("Traced idle: ");
-    assert_eq!(run.code(), 1, "{}", run.stderr());
-    let json = check_traced(&run.path().join("res"));
-    assert_eq!(json["target"], sshd.url());
-    assert_eq!(tracing_settings(), before);
+local_and_ssh! {
+    /// The same run locally and over ssh: the breach's trace is kept and explained, the run is
+    /// recorded against its target, and every tracing setting reads back as before.
+    fn a_breach_keeps_its_trace_explains_it_and_restores_tracing(target) {
+        let _one_at_a_time = measuring();
+        let before = tracing_settings();
+        let run = Test::new()
+            .args(["test"])
+            .args(target.args())
+            .args(["--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
+            .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
+            .run()
+            .stdout_is("res\n");
+        assert_eq!(run.code(), 1, "{}", run.stderr());
+        let stderr = run.stderr();
+        assert!(stderr.contains("Restored the tracing settings in "), "{stderr}");
+        assert!(stderr.contains("Traced idle: "), "{stderr}");
+        assert!(
+            stderr.ends_with("Result INVALID against 100 µs (default, SIL 2); results in res\n"),
+            "{stderr}"
+        );
+        let json = check_traced(&run.path().join("res"));
+        assert_eq!(json["target"], target.recorded());
+        assert_eq!(tracing_settings(), before);
+    }
 }
 
 #[test]
