@@ -12,10 +12,14 @@ use serde_json::Value;
 use crate::support::cpus::{cpu_list, housekeeping_without, online_cpus};
 use crate::support::fake_tree::fake_tree;
 use crate::support::harness::{Test, rtbuild_bin, wait_for};
-use crate::support::measuring::{latency_dependent, measuring, run_json};
+use crate::support::measuring::{latency_dependent, measuring, result_line, run_json};
 use crate::support::processes::{alive, processes_with_args, unsafe_kill};
 use crate::support::sshd::Sshd;
 use crate::support::target::local_and_ssh;
+
+/// The threshold a run without a machine requirement is judged against, as its Result line
+/// names it.
+const DEFAULT_THRESHOLD: &str = "100 µs (default, SIL 2)";
 
 /// The checks every completed scenario must pass: one SCHED_FIFO 99 thread per RT CPU pinned
 /// there, the main thread on housekeeping CPUs, load only on housekeeping CPUs and gone now,
@@ -74,11 +78,12 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
     let run = Test::new()
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle,stress,full"])
         .args(["--duration", "5s", "--histogram-us", "200000", "--out", "res", "--load", "40"])
-        .run()
-        .ignore_stderr();
+        .run();
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
+    assert_eq!(run.stdout(), "res\n");
     assert_eq!(json["state"], "finished");
     assert_eq!(json["target"], "local");
     let housekeeping = housekeeping_without(1);
@@ -639,9 +644,9 @@ fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
             "res",
         ])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["machine"], "vm-2cpu");
@@ -676,8 +681,9 @@ fn all_cpus_custom_options_and_custom_load_are_measured_and_recorded() {
         .args(["--cyclictest-args", "-r --spike=500000", "--load-cmd", &load.join(" ")])
         .args(["--out", "res"])
         .run()
-        .ignore_stdout();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["measure_cpus"], format!("0-{rt}"));
@@ -783,9 +789,9 @@ fn system_facts_are_recorded_and_reported() {
         .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--scenario", "idle"])
         .args(["--duration", "2s", "--histogram-us", "200000", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let dir = run.path().join("res");
     let json = run_json(&dir);
     let fp = &json["fingerprint"];
@@ -857,9 +863,9 @@ fn a_three_line_board_is_measured_locally_and_filed_in_the_history_under_its_nam
         .args(["test", "--machine", "lab-board", "--machines-dir", "boards", "--local"])
         .args(["--scenario", "idle", "--duration", "2s", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let verdict = result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["machine"], "lab-board");
@@ -868,13 +874,18 @@ fn a_three_line_board_is_measured_locally_and_filed_in_the_history_under_its_nam
     check_scenario(&dir, &json["scenarios"][0], rt, &housekeeping_without(rt));
 
     let db = format!("sqlite:{}", run.path().join("history.sqlite").display());
-    Test::new()
+    let added = Test::new()
         .args(["history", "add", "--db", &db])
         .arg_path(&dir)
         .run()
         .success()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("");
+    // `    Recorded <run id> <verdict> (<folder>) in <db>`, one line.
+    let recorded = added.stderr();
+    let line = recorded.strip_prefix("    Recorded ").unwrap_or_else(|| panic!("{recorded}"));
+    let (id, rest) = line.split_once(' ').unwrap();
+    assert!(!id.is_empty() && id.chars().all(|c| c.is_ascii_hexdigit()), "{recorded}");
+    assert_eq!(rest, format!("{verdict} ({}) in {db}\n", dir.display()), "{recorded}");
     let listed = Test::new().args(["--json", "history", "list", "--db", &db]).run().success();
     let runs = listed.json()["runs"].as_array().unwrap().clone();
     assert_eq!(runs.len(), 1, "{runs:?}");
@@ -897,9 +908,9 @@ fn board_names_a_board_outside_the_catalog_in_the_record() {
         .args(["test", "--local", "--board", "my-x86", "--rt-cpus", &rt.to_string()])
         .args(["--scenario", "idle", "--duration", "2s", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let json = run_json(&run.path().join("res"));
     assert_eq!(json["machine"], "my-x86");
     Test::new()

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::harness::{Test, rtbuild_bin, wait_for};
-use crate::support::measuring::{measuring, run_json};
+use crate::support::measuring::{measuring, result_line, run_json};
 use crate::support::processes::unsafe_kill;
 use crate::support::target::local_and_ssh;
 use crate::support::tracefs::{tracefs, tracing_settings};
@@ -66,8 +66,12 @@ fn check_traced(dir: &Path) -> Value {
         .arg_path(&dir.join("junit.xml"))
         .run()
         .code_is(1)
-        .ignore_stdout()
-        .ignore_stderr();
+        .stderr_is(&format!(
+            "       Wrote {}\n       Wrote {}\n",
+            html.display(),
+            dir.join("junit.xml").display()
+        ))
+        .stdout_contains("threshold 100 µs");
     let page = fs::read_to_string(&html).unwrap();
     assert!(page.contains("<h3 class=\"spike\">Spike: "), "no spike section");
     assert!(page.contains("hit latency threshold ("), "no trace excerpt");
@@ -97,10 +101,7 @@ local_and_ssh! {
         let stderr = run.stderr();
         assert!(stderr.contains("Restored the tracing settings in "), "{stderr}");
         assert!(stderr.contains("Traced idle: "), "{stderr}");
-        assert!(
-            stderr.ends_with("Result INVALID against 100 µs (default, SIL 2); results in res\n"),
-            "{stderr}"
-        );
+        assert_eq!(result_line(run.code(), &stderr, "100 µs (default, SIL 2)", "res"), "INVALID");
         let json = check_traced(&run.path().join("res"));
         assert_eq!(json["target"], target.recorded());
         assert_eq!(tracing_settings(), before);
@@ -362,9 +363,9 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
         .args(["--histogram-us", "200000", "--trace-above-us", "50", "--analyzer", "rtla"])
         .args(["--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), "100 µs (default, SIL 2)", "res");
     let calls = fs::read_to_string(&record).unwrap();
     let lines: Vec<&str> = calls.lines().collect();
     assert_eq!(lines.len(), 2, "{calls}");
@@ -439,9 +440,9 @@ fn a_second_traced_run_on_the_same_machine_is_refused_while_the_first_traces() {
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
         .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert_eq!(run.code(), 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), "100 µs (default, SIL 2)", "res");
     assert!(run.path().join("res/trace-idle.txt").is_file());
     assert!(!lock.exists(), "the lock is given back");
     assert_eq!(tracing_settings(), before);
