@@ -132,30 +132,39 @@ fn generate_prints_what_it_wrote_and_then_that_nothing_changed() {
     });
 }
 
-/// The golden result folder of `report.rs` (real cyclictest 2.4 JSON from tests/data, two
-/// scenarios, the machine's published reference), its fingerprint as `rtbuild test` records
-/// it: one PREEMPT line, `/sys/kernel/realtime` read as 1, no cpufreq, thermal zone or
-/// throttling counter exposed.
-fn recorded_result_folder() -> Test {
-    let test = crate::report::summary_folder(Test::new());
-    let path = test.path().join("results/run.json");
-    let mut json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let fingerprint = &mut json["fingerprint"];
-    fingerprint["preempt"] = serde_json::json!(["CONFIG_PREEMPT_RT=y", "CONFIG_PREEMPT_LAZY=n"]);
-    fingerprint["realtime"] = serde_json::json!(true);
-    for absent in ["cpufreq", "thermal", "throttling"] {
-        fingerprint[absent] = serde_json::json!([]);
-    }
-    std::fs::write(&path, json.to_string()).unwrap();
-    test
+/// A result folder as `rtbuild test` leaves it, from real cyclictest 2.4 JSON outputs in
+/// tests/data (idle: two CPUs; stress: one), for a machine with a published reference; its
+/// fingerprint records one PREEMPT line, `/sys/kernel/realtime` read as 1, and no cpufreq,
+/// thermal zone or throttling counter exposed.
+fn result_folder(fingerprint: serde_json::Value) -> Test {
+    let run_json = serde_json::json!({
+        "machine": "rb3gen2-core-kit",
+        "scenarios": [
+            {"name": "idle", "files": ["raw/idle.json"]},
+            {"name": "stress", "files": ["raw/stress.json"]}
+        ],
+        "fingerprint": fingerprint,
+    });
+    let raw = |name: &str| std::fs::read(data(name)).unwrap();
+    Test::new()
+        .file("results/run.json", run_json.to_string())
+        .file("results/raw/idle.json", raw("cyclictest-2.4-json-hist-h50.json"))
+        .file("results/raw/stress.json", raw("cyclictest-2.4-json-1thread-cpu1.json"))
+}
+
+fn recorded_fingerprint() -> serde_json::Value {
+    serde_json::json!({
+        "isolated": "", "nohz_full": "", "realtime": true,
+        "preempt": ["CONFIG_PREEMPT_RT=y", "CONFIG_PREEMPT_LAZY=n"],
+        "cpufreq": [], "thermal": [], "throttling": []
+    })
 }
 
 /// The `report` text of a result folder, and of one cyclictest JSON file from tests/data on
 /// its own.
 #[test]
 fn report_text_of_a_result_folder_and_of_one_cyclictest_file() {
-    let run = recorded_result_folder().args(["report", "results"]).run();
+    let run = result_folder(recorded_fingerprint()).args(["report", "results"]).run();
     redacting(run.path()).bind(|| {
         insta::assert_snapshot!("report-result-folder", seen("report results", &run));
     });
@@ -175,7 +184,8 @@ fn report_text_of_a_result_folder_and_of_one_cyclictest_file() {
             into the typed Fingerprint (serde default) and back, so absent fields read as false \
             or empty: `/sys/kernel/realtime is not 1`, `not exposed (no cpufreq)`"]
 fn report_leaves_out_the_system_facts_run_json_did_not_record() {
-    let run = crate::report::summary_folder(Test::new()).args(["report", "results"]).run();
+    let fingerprint = serde_json::json!({"isolated": "", "nohz_full": ""});
+    let run = result_folder(fingerprint).args(["report", "results"]).run();
     assert_eq!(run.code(), 1, "{}", run.stderr());
     let stdout = run.stdout();
     for unrecorded in ["/sys/kernel/realtime", "CPU frequency", "temperature", "throttling"] {

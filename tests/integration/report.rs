@@ -132,7 +132,7 @@ fn result_folder_invalid_run_fails_and_junit_escapes() {
 
 /// A two-scenario result folder of real cyclictest 2.4 JSON outputs (two CPUs idle, one CPU
 /// under stress) on a machine with a published reference, with a long kernel command line.
-pub(crate) fn summary_folder(test: Test) -> Test {
+fn summary_folder(test: Test) -> Test {
     summary_folder_traced(test, false)
 }
 
