@@ -462,10 +462,18 @@ fn remote_run_over_ssh_with_host_key_checking() {
         .args(["tune", "--target", &sshd.url(), "--ssh-config"])
         .args([sshd.config()])
         .args(["--rt-cpus", "1", "--verify"])
-        .run()
-        .ignore_stderr();
+        .run();
     // This machine may or may not be tuned: verify passes (0) or reports what differs (1).
     assert!(matches!(verify.code(), 0 | 1), "{}", verify.stderr());
+    let stderr = verify.stderr();
+    let step = format!(
+        "      Tuning verify on {}: RT CPUs 1, housekeeping {}\n",
+        sshd.url(),
+        housekeeping_without(1)
+    );
+    assert!(stderr.starts_with(&step), "{stderr}");
+    let untuned = " knobs are not tuned (the `mismatch`/`fail` lines above)\n";
+    assert_eq!(verify.code() == 1, stderr.ends_with(untuned), "{stderr}");
     assert!(verify.stdout().contains(" /proc/sys/kernel/timer_migration "), "{}", verify.stderr());
 }
 
@@ -585,21 +593,28 @@ fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
             .args([&config])
             .args(["--rt-cpus", "2-3", &format!("--{action}")])
             .run()
-            .ignore_stdout()
-            .ignore_stderr()
     };
-    let apply = tune("apply").success();
+    // What each step says besides the target's lines (stdout): the step, and a note or warning.
+    let tuning = |action: &str| {
+        format!("      Tuning {action} on {}: RT CPUs 2-3, housekeeping 0-1\n", sshd.url())
+    };
+    let refused = "note: 1 IRQs refused the housekeeping affinity (per-CPU or managed IRQs off \
+                   the RT CPUs); listed, not counted as failures\n";
+    let apply = tune("apply").success().stderr_is(&format!("{}{refused}", tuning("apply")));
     assert!(
         apply.stdout().contains("set /proc/irq/9/smp_affinity 3 (was f)"),
         "{}",
         apply.stdout()
     );
     assert!(apply.stdout().contains("refused /proc/irq/11/smp_affinity"), "{}", apply.stdout());
-    tune("verify").success();
+    tune("verify").success().ignore_stdout().stderr_is(&format!("{}{refused}", tuning("verify")));
     fs::write(root.join("proc/irq/default_smp_affinity"), "f\n").unwrap();
-    let verify = tune("verify").code_is(1);
+    let verify = tune("verify").code_is(1).stderr_is(&format!(
+        "{}{refused}warning: 1 knobs are not tuned (the `mismatch`/`fail` lines above)\n",
+        tuning("verify")
+    ));
     assert!(verify.stdout().contains("mismatch /proc/irq/default_smp_affinity want 3 got f"));
-    tune("revert").success();
+    tune("revert").success().ignore_stdout().stderr_is(&tuning("revert"));
     assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "f\n");
     assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap(), "1\n");
     drop(test);
