@@ -117,6 +117,21 @@ fn help_of_every_command_and_subcommand() {
     assert!(stale.is_empty(), "snapshots of commands that no longer exist: {stale:?}");
 }
 
+/// The machine catalog (the table, and one machine in full), and the one-line refusals of a
+/// command or a machine that does not exist.
+#[test]
+fn machines_and_what_does_not_exist() {
+    for (name, command) in [
+        ("machines", "machines"),
+        ("machines-show-rb3gen2-core-kit", "machines show rb3gen2-core-kit"),
+        ("unknown-command", "no-such-command"),
+        ("unknown-machine", "generate --machine nope"),
+    ] {
+        let run = Test::new().args(command.split(' ')).run();
+        redacting(run.path()).bind(|| insta::assert_snapshot!(name, seen(command, &run)));
+    }
+}
+
 /// `generate` for a catalog machine into the test's folder: the kas file's path on stdout, what
 /// it wrote on stderr; the second run rewrites nothing and says so.
 #[test]
