@@ -120,7 +120,7 @@ Examples:
 
 pub(super) const HISTORY: &str = "\
 Examples:
-  rtbuild history add rtbuild-test-*                      # into $XDG_DATA_HOME/rtbuild/history.sqlite
+  rtbuild history add rtbuild-test-*        # into $XDG_DATA_HOME/rtbuild/history.sqlite
   rtbuild history add --check lava-log.yaml --db postgres://rtbuild@db.lab/rt_history
   rtbuild history compare 6.6.52-rt43 6.6.60-rt46
   rtbuild history report --html trend.html --machine rb3gen2-core-kit";

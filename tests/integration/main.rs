@@ -8,6 +8,7 @@ mod bounded_readers;
 mod bundle;
 mod bundle_rebuild;
 mod ci_lint;
+mod cli_snapshots;
 mod doc_examples;
 mod doctor;
 mod error_contract;

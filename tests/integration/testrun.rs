@@ -12,9 +12,14 @@ use serde_json::Value;
 use crate::support::cpus::{cpu_list, housekeeping_without, online_cpus};
 use crate::support::fake_tree::fake_tree;
 use crate::support::harness::{Test, rtbuild_bin, wait_for};
-use crate::support::measuring::{latency_dependent, measuring, run_json};
+use crate::support::measuring::{latency_dependent, measuring, result_line, run_json};
 use crate::support::processes::{alive, processes_with_args, unsafe_kill};
 use crate::support::sshd::Sshd;
+use crate::support::target::local_and_ssh;
+
+/// The threshold a run without a machine requirement is judged against, as its Result line
+/// names it.
+const DEFAULT_THRESHOLD: &str = "100 µs (default, SIL 2)";
 
 /// The checks every completed scenario must pass: one SCHED_FIFO 99 thread per RT CPU pinned
 /// there, the main thread on housekeeping CPUs, load only on housekeeping CPUs and gone now,
@@ -73,11 +78,12 @@ fn local_run_measures_with_the_right_policy_pinning_and_load() {
     let run = Test::new()
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle,stress,full"])
         .args(["--duration", "5s", "--histogram-us", "200000", "--out", "res", "--load", "40"])
-        .run()
-        .ignore_stderr();
+        .run();
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
+    assert_eq!(run.stdout(), "res\n");
     assert_eq!(json["state"], "finished");
     assert_eq!(json["target"], "local");
     let housekeeping = housekeeping_without(1);
@@ -370,26 +376,15 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
     );
 }
 
-#[test]
-fn interrupt_stops_the_load_reverts_tuning_and_keeps_partial_results() {
-    let _one_at_a_time = measuring();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    fake_tree(&root, "0-1");
-    interrupt_case(&["--local".to_string()], &root, tmp.path());
-}
-
-#[test]
-fn interrupt_over_ssh_stops_the_remote_load_and_reverts_remote_tuning() {
-    let _one_at_a_time = measuring();
-    let sshd = Sshd::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    fake_tree(&root, "0-1");
-    let config = sshd.config_with_sysroot(&root);
-    let host =
-        ["--target".to_string(), sshd.url(), "--ssh-config".into(), config.display().to_string()];
-    interrupt_case(&host, &root, tmp.path());
+local_and_ssh! {
+    /// Locally and over ssh (where the remote load and tuning are stopped and reverted).
+    fn interrupt_stops_the_load_reverts_tuning_and_keeps_partial_results(target) {
+        let _one_at_a_time = measuring();
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        fake_tree(&root, "0-1");
+        interrupt_case(&target.args_with_sysroot(&root), &root, tmp.path());
+    }
 }
 
 /// Starts a 60 s tuned stress run, sends SIGINT once it measures, and checks the aftermath.
@@ -467,10 +462,18 @@ fn remote_run_over_ssh_with_host_key_checking() {
         .args(["tune", "--target", &sshd.url(), "--ssh-config"])
         .args([sshd.config()])
         .args(["--rt-cpus", "1", "--verify"])
-        .run()
-        .ignore_stderr();
+        .run();
     // This machine may or may not be tuned: verify passes (0) or reports what differs (1).
     assert!(matches!(verify.code(), 0 | 1), "{}", verify.stderr());
+    let stderr = verify.stderr();
+    let step = format!(
+        "      Tuning verify on {}: RT CPUs 1, housekeeping {}\n",
+        sshd.url(),
+        housekeeping_without(1)
+    );
+    assert!(stderr.starts_with(&step), "{stderr}");
+    let untuned = " knobs are not tuned (the `mismatch`/`fail` lines above)\n";
+    assert_eq!(verify.code() == 1, stderr.ends_with(untuned), "{stderr}");
     assert!(verify.stdout().contains(" /proc/sys/kernel/timer_migration "), "{}", verify.stderr());
 }
 
@@ -590,21 +593,28 @@ fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
             .args([&config])
             .args(["--rt-cpus", "2-3", &format!("--{action}")])
             .run()
-            .ignore_stdout()
-            .ignore_stderr()
     };
-    let apply = tune("apply").success();
+    // What each step says besides the target's lines (stdout): the step, and a note or warning.
+    let tuning = |action: &str| {
+        format!("      Tuning {action} on {}: RT CPUs 2-3, housekeeping 0-1\n", sshd.url())
+    };
+    let refused = "note: 1 IRQs refused the housekeeping affinity (per-CPU or managed IRQs off \
+                   the RT CPUs); listed, not counted as failures\n";
+    let apply = tune("apply").success().stderr_is(&format!("{}{refused}", tuning("apply")));
     assert!(
         apply.stdout().contains("set /proc/irq/9/smp_affinity 3 (was f)"),
         "{}",
         apply.stdout()
     );
     assert!(apply.stdout().contains("refused /proc/irq/11/smp_affinity"), "{}", apply.stdout());
-    tune("verify").success();
+    tune("verify").success().ignore_stdout().stderr_is(&format!("{}{refused}", tuning("verify")));
     fs::write(root.join("proc/irq/default_smp_affinity"), "f\n").unwrap();
-    let verify = tune("verify").code_is(1);
+    let verify = tune("verify").code_is(1).stderr_is(&format!(
+        "{}{refused}warning: 1 knobs are not tuned (the `mismatch`/`fail` lines above)\n",
+        tuning("verify")
+    ));
     assert!(verify.stdout().contains("mismatch /proc/irq/default_smp_affinity want 3 got f"));
-    tune("revert").success();
+    tune("revert").success().ignore_stdout().stderr_is(&tuning("revert"));
     assert_eq!(fs::read_to_string(root.join("proc/irq/9/smp_affinity")).unwrap(), "f\n");
     assert_eq!(fs::read_to_string(root.join("proc/sys/kernel/timer_migration")).unwrap(), "1\n");
     drop(test);
@@ -649,9 +659,9 @@ fn a_catalog_machine_gives_the_cpus_and_the_tuning_options() {
             "res",
         ])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["machine"], "vm-2cpu");
@@ -686,8 +696,9 @@ fn all_cpus_custom_options_and_custom_load_are_measured_and_recorded() {
         .args(["--cyclictest-args", "-r --spike=500000", "--load-cmd", &load.join(" ")])
         .args(["--out", "res"])
         .run()
-        .ignore_stdout();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["measure_cpus"], format!("0-{rt}"));
@@ -793,9 +804,9 @@ fn system_facts_are_recorded_and_reported() {
         .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--scenario", "idle"])
         .args(["--duration", "2s", "--histogram-us", "200000", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let dir = run.path().join("res");
     let json = run_json(&dir);
     let fp = &json["fingerprint"];
@@ -867,9 +878,9 @@ fn a_three_line_board_is_measured_locally_and_filed_in_the_history_under_its_nam
         .args(["test", "--machine", "lab-board", "--machines-dir", "boards", "--local"])
         .args(["--scenario", "idle", "--duration", "2s", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    let verdict = result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["machine"], "lab-board");
@@ -878,13 +889,18 @@ fn a_three_line_board_is_measured_locally_and_filed_in_the_history_under_its_nam
     check_scenario(&dir, &json["scenarios"][0], rt, &housekeeping_without(rt));
 
     let db = format!("sqlite:{}", run.path().join("history.sqlite").display());
-    Test::new()
+    let added = Test::new()
         .args(["history", "add", "--db", &db])
         .arg_path(&dir)
         .run()
         .success()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("");
+    // `    Recorded <run id> <verdict> (<folder>) in <db>`, one line.
+    let recorded = added.stderr();
+    let line = recorded.strip_prefix("    Recorded ").unwrap_or_else(|| panic!("{recorded}"));
+    let (id, rest) = line.split_once(' ').unwrap();
+    assert!(!id.is_empty() && id.chars().all(|c| c.is_ascii_hexdigit()), "{recorded}");
+    assert_eq!(rest, format!("{verdict} ({}) in {db}\n", dir.display()), "{recorded}");
     let listed = Test::new().args(["--json", "history", "list", "--db", &db]).run().success();
     let runs = listed.json()["runs"].as_array().unwrap().clone();
     assert_eq!(runs.len(), 1, "{runs:?}");
@@ -907,9 +923,9 @@ fn board_names_a_board_outside_the_catalog_in_the_record() {
         .args(["test", "--local", "--board", "my-x86", "--rt-cpus", &rt.to_string()])
         .args(["--scenario", "idle", "--duration", "2s", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), DEFAULT_THRESHOLD, "res");
     let json = run_json(&run.path().join("res"));
     assert_eq!(json["machine"], "my-x86");
     Test::new()

@@ -13,29 +13,17 @@ use crate::support::fixtures::write_executable;
 use crate::support::harness::{rtbuild_bin, wait_for};
 use crate::support::measuring::{measuring, run_json};
 use crate::support::processes::{alive, exit_and_stderr, processes_with_args, unsafe_kill};
-use crate::support::sshd::Sshd;
+use crate::support::target::local_and_ssh;
 use crate::support::tracefs::tracing_settings;
 
-#[test]
-fn a_second_ctrl_c_kills_cyclictest_and_the_load_and_marks_the_run_interrupted_locally() {
-    let _one_at_a_time = measuring();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    fake_tree(&root, "0-1");
-    double_interrupt(&["--local".to_string()], &root, tmp.path());
-}
-
-#[test]
-fn a_second_ctrl_c_kills_cyclictest_and_the_load_over_ssh() {
-    let _one_at_a_time = measuring();
-    let sshd = Sshd::start();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("root");
-    fake_tree(&root, "0-1");
-    let config = sshd.config_with_sysroot(&root);
-    let host =
-        ["--target".to_string(), sshd.url(), "--ssh-config".into(), config.display().to_string()];
-    double_interrupt(&host, &root, tmp.path());
+local_and_ssh! {
+    fn a_second_ctrl_c_kills_cyclictest_and_the_load_and_marks_the_run_interrupted(target) {
+        let _one_at_a_time = measuring();
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        fake_tree(&root, "0-1");
+        double_interrupt(&target.args_with_sysroot(&root), &root, tmp.path());
+    }
 }
 
 /// The target's state folder of the run, from the cyclictest command `run.json` records.

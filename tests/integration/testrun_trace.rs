@@ -11,9 +11,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::harness::{Test, rtbuild_bin, wait_for};
-use crate::support::measuring::{measuring, run_json};
+use crate::support::measuring::{measuring, result_line, run_json};
 use crate::support::processes::unsafe_kill;
-use crate::support::sshd::Sshd;
+use crate::support::target::local_and_ssh;
 use crate::support::tracefs::{tracefs, tracing_settings};
 
 /// The checks every traced run must pass: `-b 5 --tracemark` on cyclictest's command line,
@@ -66,8 +66,12 @@ fn check_traced(dir: &Path) -> Value {
         .arg_path(&dir.join("junit.xml"))
         .run()
         .code_is(1)
-        .ignore_stdout()
-        .ignore_stderr();
+        .stderr_is(&format!(
+            "       Wrote {}\n       Wrote {}\n",
+            html.display(),
+            dir.join("junit.xml").display()
+        ))
+        .stdout_contains("threshold 100 µs");
     let page = fs::read_to_string(&html).unwrap();
     assert!(page.contains("<h3 class=\"spike\">Spike: "), "no spike section");
     assert!(page.contains("hit latency threshold ("), "no trace excerpt");
@@ -80,39 +84,28 @@ fn check_traced(dir: &Path) -> Value {
     json
 }
 
-#[test]
-fn a_local_breach_keeps_its_trace_explains_it_and_restores_tracing() {
-    let _one_at_a_time = measuring();
-    let before = tracing_settings();
-    let run = Test::new()
-        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
-        .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
-        .run()
-        .ignore_stdout();
-    assert_eq!(run.code(), 1, "{}", run.stderr());
-    assert!(run.stderr().contains("Restored the tracing settings in "), "{}", run.stderr());
-    assert!(run.stderr().contains("Traced idle: "), "{}", run.stderr());
-    check_traced(&run.path().join("res"));
-    assert_eq!(tracing_settings(), before);
-}
-
-#[test]
-fn a_breach_over_ssh_keeps_its_trace_and_restores_the_remote_tracing() {
-    let _one_at_a_time = measuring();
-    let before = tracing_settings();
-    let sshd = Sshd::start();
-    let run = Test::new()
-        .args(["test", "--target", &sshd.url(), "--ssh-config"])
-        .args([sshd.config()])
-        .args(["--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
-        .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
-        .run()
-        .ignore_stdout()
-        .stderr_contains("Traced idle: ");
-    assert_eq!(run.code(), 1, "{}", run.stderr());
-    let json = check_traced(&run.path().join("res"));
-    assert_eq!(json["target"], sshd.url());
-    assert_eq!(tracing_settings(), before);
+local_and_ssh! {
+    /// The same run locally and over ssh: the breach's trace is kept and explained, the run is
+    /// recorded against its target, and every tracing setting reads back as before.
+    fn a_breach_keeps_its_trace_explains_it_and_restores_tracing(target) {
+        let _one_at_a_time = measuring();
+        let before = tracing_settings();
+        let run = Test::new()
+            .args(["test"])
+            .args(target.args())
+            .args(["--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
+            .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
+            .run()
+            .stdout_is("res\n");
+        assert_eq!(run.code(), 1, "{}", run.stderr());
+        let stderr = run.stderr();
+        assert!(stderr.contains("Restored the tracing settings in "), "{stderr}");
+        assert!(stderr.contains("Traced idle: "), "{stderr}");
+        assert_eq!(result_line(run.code(), &stderr, "100 µs (default, SIL 2)", "res"), "INVALID");
+        let json = check_traced(&run.path().join("res"));
+        assert_eq!(json["target"], target.recorded());
+        assert_eq!(tracing_settings(), before);
+    }
 }
 
 #[test]
@@ -370,9 +363,9 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
         .args(["--histogram-us", "200000", "--trace-above-us", "50", "--analyzer", "rtla"])
         .args(["--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), "100 µs (default, SIL 2)", "res");
     let calls = fs::read_to_string(&record).unwrap();
     let lines: Vec<&str> = calls.lines().collect();
     assert_eq!(lines.len(), 2, "{calls}");
@@ -447,9 +440,9 @@ fn a_second_traced_run_on_the_same_machine_is_refused_while_the_first_traces() {
         .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "60s"])
         .args(["--histogram-us", "200000", "--trace-above-us", "5", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .stdout_is("res\n");
     assert_eq!(run.code(), 1, "{}", run.stderr());
+    result_line(run.code(), &run.stderr(), "100 µs (default, SIL 2)", "res");
     assert!(run.path().join("res/trace-idle.txt").is_file());
     assert!(!lock.exists(), "the lock is given back");
     assert_eq!(tracing_settings(), before);

@@ -26,3 +26,20 @@ pub(crate) fn latency_dependent(reason: &str) -> bool {
 pub(crate) fn run_json(dir: &Path) -> Value {
     serde_json::from_str(&fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
 }
+
+/// Checks the line a finished `rtbuild test` (without `--json`) ends its stderr with, and that
+/// its verdict agrees with the exit code (0 for PASS only); returns the verdict. Which verdict
+/// depends on the latencies this machine measured: PASS, FAIL or INVALID.
+#[track_caller]
+pub(crate) fn result_line(code: i32, stderr: &str, threshold: &str, out: &str) -> String {
+    let last = stderr.lines().last().unwrap_or_default();
+    let Some((verdict, tail)) =
+        last.strip_prefix("      Result ").and_then(|rest| rest.split_once(" against "))
+    else {
+        panic!("stderr does not end with the Result line:\n{stderr}");
+    };
+    assert_eq!(tail, format!("{threshold}; results in {out}"), "{stderr}");
+    assert!(["PASS", "FAIL", "INVALID"].contains(&verdict), "{stderr}");
+    assert_eq!(code == 0, verdict == "PASS", "exit code {code} for {verdict}:\n{stderr}");
+    verdict.to_string()
+}

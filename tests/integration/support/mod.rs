@@ -17,5 +17,6 @@ pub(crate) mod processes;
 pub(crate) mod project;
 pub(crate) mod spdx_fixture;
 pub(crate) mod sshd;
+pub(crate) mod target;
 pub(crate) mod tracefs;
 pub(crate) mod upstream;
