@@ -26,7 +26,7 @@ pub(crate) use settings::Settings;
 use serde::Serialize;
 
 use crate::catalog::meta_qcom::MetaQcom;
-use crate::catalog::{Catalog, Machine};
+use crate::catalog::{Catalog, CatalogError, Lookup, Machine};
 use crate::verify::kconfig::{Setting, Value};
 use values::{CommitId, GitRef, RepoUrl};
 
@@ -136,8 +136,21 @@ impl Plan {
         meta_qcom: Option<&MetaQcom>,
     ) -> Result<Plan, PlanError> {
         let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
+        Plan::from_lookup(request, settings, catalog.lookup(name), meta_qcom)
+    }
+
+    /// Like [`Plan::from_settings`], with the catalog's answer for the request's machine
+    /// (`known`) looked up once by the caller: `image` looks it up before meta-qcom is resolved
+    /// and hands the same answer to the plan.
+    pub(crate) fn from_lookup(
+        request: &PlanRequest,
+        settings: Settings,
+        known: Result<Lookup<'_>, CatalogError>,
+        meta_qcom: Option<&MetaQcom>,
+    ) -> Result<Plan, PlanError> {
+        let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
         let Some(meta) = meta_qcom else {
-            let found = catalog.lookup(name)?;
+            let found = known?;
             // A build needs the build fields, all named at once when some are missing.
             found.machine.build()?;
             let offer = compose::Offer::remembered(found.machine);
@@ -145,7 +158,7 @@ impl Plan {
         };
         let follow = request.rt_cpus.is_none();
         let (machine, alias, defaults) =
-            crate::catalog::meta_qcom::resolve(name, catalog, meta, follow)?;
+            crate::catalog::meta_qcom::resolve(name, known.ok(), meta, follow)?;
         machine.build()?;
         let offer = compose::Offer::of_checkout(meta, &machine);
         let mut plan = Plan::for_machine(request, settings, &machine, alias.as_deref(), &offer)?;
