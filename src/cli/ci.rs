@@ -154,7 +154,7 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::cli::error::Result<String> 
                         .unwrap_or(crate::catalog::latency::DEFAULT_THRESHOLD_US as u64),
                 ));
             }
-            let name = plan.distro.to_string();
+            let name = plan.settings.distro.to_string();
             if !distro_names.contains(&name) {
                 distro_names.push(name);
             }

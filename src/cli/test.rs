@@ -189,7 +189,7 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
         measure_cpus,
         machine,
         board: args.board.clone(),
-        nohz_full: plan.as_ref().is_some_and(|p| p.nohz_full),
+        nohz_full: plan.as_ref().is_some_and(|p| p.settings.nohz_full),
         measurement: m,
         max_us: args.max_us,
         threshold: testrun::Threshold::pick(args.max_us, plan.as_ref().map(|p| &p.machine)),

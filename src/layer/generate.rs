@@ -143,7 +143,7 @@ pub(crate) fn layout_for(out: &Path) -> Result<LayerPlacement, GenerateError> {
 /// there and refuses one outside it.
 pub(crate) fn local_includes(plan: &Plan, out: &Path) -> Result<Vec<String>, GenerateError> {
     let repo = git_top(out).unwrap_or_else(|| real_path(out));
-    crate::plan::include::local_paths(&plan.includes)
+    crate::plan::include::local_paths(&plan.settings.includes)
         .into_iter()
         .map(|file| match file.strip_prefix(&repo) {
             Ok(inside) => Ok(inside.to_string_lossy().into_owned()),
@@ -184,7 +184,11 @@ pub(crate) fn generate_and_report(
         "Generating",
         format!(
             "{} (RT CPUs {}, housekeeping {}, {}, {})",
-            plan.machine.name, plan.layout.rt, plan.layout.housekeeping, plan.distro, plan.image
+            plan.machine.name,
+            plan.layout.rt,
+            plan.layout.housekeeping,
+            plan.settings.distro,
+            plan.settings.image
         ),
     );
     let generated = generate(plan, options)?;

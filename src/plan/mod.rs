@@ -26,9 +26,9 @@ pub(crate) use settings::Settings;
 use serde::Serialize;
 
 use crate::catalog::meta_qcom::MetaQcom;
-use crate::catalog::{Catalog, Machine};
+use crate::catalog::{Catalog, CatalogError, Lookup, Machine};
 use crate::formats::kconfig_lines::{Setting, Value};
-use values::{CmdlineArg, CommitId, ConfPath, GitRef, ImageName, RepoUrl};
+use values::{CommitId, GitRef, RepoUrl};
 
 /// The kernel recipe rtbuild builds and appends to.
 pub(crate) const KERNEL_RECIPE: &str = "linux-qcom-rt";
@@ -64,8 +64,9 @@ pub(crate) struct RepoSpec {
     pub commit: Option<CommitId>,
 }
 
-/// A validated build plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A validated build plan: the machine, its CPU layout and composition, and the [`Settings`]
+/// it was made from.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Plan {
     pub machine: Machine,
     /// The alias the user typed, when it was not the canonical name.
@@ -74,33 +75,18 @@ pub(crate) struct Plan {
     /// `QCOM_RT_CPU`, `QCOM_RCU_NOCBS`), its housekeeping CPUs do everything else
     /// (`irqaffinity`, `QCOM_IRQAFF`, workqueues, load generators).
     pub layout: CpuLayout,
-    pub nohz_full: bool,
-    pub distro: Distro,
-    pub image: ImageName,
-    pub meta_qcom: RepoSpec,
-    /// rtbuild's own fragment: the RT options plus every `--config`.
-    pub rt_fragment: Vec<Setting>,
-    /// The user's `.cfg` fragments, merged after rtbuild's, in the order given.
-    pub fragments: Vec<Fragment>,
-    pub patches: Vec<Patch>,
-    /// Extra kernel command-line arguments (`--cmdline`).
-    pub cmdline: Vec<CmdlineArg>,
-    /// `--include`: meta-qcom and local kas files included after rtbuild's own, each once.
-    pub includes: Vec<Include>,
+    /// What the request asked for that does not depend on the machine, as checked; once the
+    /// plan is made, its `includes` no longer name the meta-qcom files the composition has,
+    /// and its `cmdline` no longer holds what the included meta-qcom files already append.
+    pub settings: Settings,
     /// Warnings about the plan the user should see (a `--cmdline` meta-qcom already sets).
     pub warnings: Vec<String>,
     /// Notes about the plan the user should see (an alias, a hypervisor the checkout decided).
     pub notes: Vec<String>,
     /// meta-qcom's kas files the plan composes, what was found and why.
     pub composition: compose::Composition,
-    pub dl_dir: Option<ConfPath>,
-    pub sstate_dir: Option<ConfPath>,
     /// Where the machine's defaults came from when a meta-qcom checkout was consulted.
     pub machine_defaults: Option<crate::catalog::meta_qcom::MachineDefaults>,
-    /// `--analyzer rtla`: the timerlat and osnoise tracers are in rtbuild's fragment.
-    pub rtla: bool,
-    /// `--cve-check`: sbom-cve-check runs on the image.
-    pub cve_check: bool,
 }
 
 /// The kernel's command-line buffer on arm64 and x86, bytes, the terminating NUL included.
@@ -150,8 +136,21 @@ impl Plan {
         meta_qcom: Option<&MetaQcom>,
     ) -> Result<Plan, PlanError> {
         let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
+        Plan::from_lookup(request, settings, catalog.lookup(name), meta_qcom)
+    }
+
+    /// Like [`Plan::from_settings`], with the catalog's answer for the request's machine
+    /// (`known`) looked up once by the caller: `image` looks it up before meta-qcom is resolved
+    /// and hands the same answer to the plan.
+    pub(crate) fn from_lookup(
+        request: &PlanRequest,
+        settings: Settings,
+        known: Result<Lookup<'_>, CatalogError>,
+        meta_qcom: Option<&MetaQcom>,
+    ) -> Result<Plan, PlanError> {
+        let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
         let Some(meta) = meta_qcom else {
-            let found = catalog.lookup(name)?;
+            let found = known?;
             // A build needs the build fields, all named at once when some are missing.
             found.machine.build()?;
             let offer = compose::Offer::remembered(found.machine);
@@ -159,7 +158,7 @@ impl Plan {
         };
         let follow = request.rt_cpus.is_none();
         let (machine, alias, defaults) =
-            crate::catalog::meta_qcom::resolve(name, catalog, meta, follow)?;
+            crate::catalog::meta_qcom::resolve(name, known.ok(), meta, follow)?;
         machine.build()?;
         let offer = compose::Offer::of_checkout(meta, &machine);
         let mut plan = Plan::for_machine(request, settings, &machine, alias.as_deref(), &offer)?;
@@ -179,37 +178,26 @@ impl Plan {
         offer: &compose::Offer,
     ) -> Result<Plan, PlanError> {
         let layout = cpu_split(machine, request)?;
-        let distro = settings.distro;
-        let (composition, notes) =
-            compose::compose(machine, distro, settings.hypervisor, &settings.includes, offer)?;
+        let (composition, notes) = compose::compose(
+            machine,
+            settings.distro,
+            settings.hypervisor,
+            &settings.includes,
+            offer,
+        )?;
+        let mut settings = settings;
         // meta-qcom files rtbuild includes anyway are not included a second time.
         let own = &composition.files;
-        let includes = settings
-            .includes
-            .into_iter()
-            .filter(|i| !matches!(i, Include::MetaQcom(name) if own.contains(name)))
-            .collect();
+        settings.includes.retain(|i| !matches!(i, Include::MetaQcom(name) if own.contains(name)));
         let plan = Plan {
             machine: machine.clone(),
             alias: alias.map(str::to_string),
             layout,
-            nohz_full: settings.nohz_full,
-            distro,
-            image: settings.image,
-            meta_qcom: settings.meta_qcom,
-            rt_fragment: settings.rt_fragment,
-            fragments: settings.fragments,
-            patches: settings.patches,
-            cmdline: settings.cmdline,
-            includes,
+            settings,
             warnings: Vec::new(),
             notes,
             composition,
-            dl_dir: settings.dl_dir,
-            sstate_dir: settings.sstate_dir,
             machine_defaults: None,
-            rtla: settings.rtla,
-            cve_check: settings.cve_check,
         };
         // The kernel keeps at most COMMAND_LINE_SIZE bytes of its command line (2048 on arm64
         // and x86, the terminating NUL included) and drops the rest without a word.
@@ -224,7 +212,7 @@ impl Plan {
     /// files follow them; see [`Plan::includes`]).
     pub(crate) fn kas_includes(&self) -> Vec<&str> {
         let mut files: Vec<&str> = self.composition.files.iter().map(String::as_str).collect();
-        files.extend(self.includes.iter().filter_map(|i| match i {
+        files.extend(self.settings.includes.iter().filter_map(|i| match i {
             Include::MetaQcom(name) => Some(name.as_str()),
             Include::Local(_) => None,
         }));
@@ -235,7 +223,7 @@ impl Plan {
     /// appends to `KERNEL_CMDLINE_EXTRA`, so it is never written twice, with a warning naming it.
     pub(crate) fn drop_cmdline_set_by(&mut self, appended: &[(String, String)]) {
         let warnings = &mut self.warnings;
-        self.cmdline.retain(|arg| {
+        self.settings.cmdline.retain(|arg| {
             let text = arg.to_string();
             match appended.iter().find(|(_, a)| *a == text) {
                 Some((file, _)) => {
@@ -254,7 +242,11 @@ impl Plan {
     /// `merge_config.sh` merges them).
     pub(crate) fn requested_config(&self) -> Vec<Setting> {
         let mut merged: Vec<Setting> = Vec::new();
-        let all = self.rt_fragment.iter().chain(self.fragments.iter().flat_map(|f| &f.settings));
+        let all = self
+            .settings
+            .rt_fragment
+            .iter()
+            .chain(self.settings.fragments.iter().flat_map(|f| &f.settings));
         for setting in all {
             match merged.iter_mut().find(|s| s.symbol == setting.symbol) {
                 Some(existing) => existing.value = setting.value.clone(),
@@ -279,10 +271,10 @@ impl Plan {
             args.push(format!("cpuidle.off={}", self.machine.rt.cpuidle_off));
         }
         args.push("efi=runtime".to_string());
-        if self.nohz_full {
+        if self.settings.nohz_full {
             args.push(format!("nohz_full={rt}"));
         }
-        args.extend(self.cmdline.iter().map(ToString::to_string));
+        args.extend(self.settings.cmdline.iter().map(ToString::to_string));
         args
     }
 
@@ -290,12 +282,12 @@ impl Plan {
     pub(crate) fn expectations(&self) -> Expectations {
         Expectations {
             machine: self.machine.name.clone(),
-            image: self.image.to_string(),
-            distro: self.distro.to_string(),
+            image: self.settings.image.to_string(),
+            distro: self.settings.distro.to_string(),
             kernel_recipe: KERNEL_RECIPE.to_string(),
             rt_cpus: self.layout.rt.clone(),
             housekeeping: self.layout.housekeeping.clone(),
-            nohz_full: self.nohz_full,
+            nohz_full: self.settings.nohz_full,
             kernel_config: self
                 .requested_config()
                 .into_iter()
@@ -307,9 +299,9 @@ impl Plan {
             cmdline: self.rt_cmdline(),
             packages: IMAGE_PACKAGES.iter().map(ToString::to_string).collect(),
             machine_defaults: self.machine_defaults.clone(),
-            analyzer: self.rtla.then(|| "rtla".to_string()),
-            cve_check: self.cve_check,
-            includes: self.includes.iter().map(Include::recorded).collect(),
+            analyzer: self.settings.rtla.then(|| "rtla".to_string()),
+            cve_check: self.settings.cve_check,
+            includes: self.settings.includes.iter().map(Include::recorded).collect(),
             arch: Some(MACHINE_ARCH.to_string()),
             composition: Some(self.composition.clone()),
         }

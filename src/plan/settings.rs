@@ -10,7 +10,8 @@ use super::{
 };
 use crate::formats::kconfig_lines::{Setting, Value};
 
-/// The machine-independent half of a plan, validated.
+/// The machine-independent half of a plan, validated; the [`super::Plan`] made from them holds
+/// them.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Settings {
     pub nohz_full: bool,

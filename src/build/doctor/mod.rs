@@ -383,10 +383,10 @@ pub(crate) fn target_for(
 ) -> Target {
     let files: Vec<&str> = plan.composition.files.iter().map(String::as_str).collect();
     let build = Build {
-        dl_dir: plan.dl_dir.as_ref().map(|p| p.as_path()),
-        sstate_dir: plan.sstate_dir.as_ref().map(|p| p.as_path()),
+        dl_dir: plan.settings.dl_dir.as_ref().map(|p| p.as_path()),
+        sstate_dir: plan.settings.sstate_dir.as_ref().map(|p| p.as_path()),
         kas_files: &files,
-        meta_qcom_url: plan.meta_qcom.url.as_str(),
+        meta_qcom_url: plan.settings.meta_qcom.url.as_str(),
         work_dir,
         env,
     };

@@ -54,13 +54,13 @@ pub(crate) fn matrix(
     runner: &dyn Runner,
     ui: &Ui,
 ) -> Result<Vec<Cell>, ImageError> {
-    let several_distros = plans.iter().any(|p| p.distro != plans[0].distro);
+    let several_distros = plans.iter().any(|p| p.settings.distro != plans[0].settings.distro);
     let mut cells = Vec::new();
     let mut stop = false;
     for plan in plans {
         let mut cell = Cell {
             machine: plan.machine.name.clone(),
-            distro: plan.distro.to_string(),
+            distro: plan.settings.distro.to_string(),
             status: "skipped".into(),
             result: None,
             verified: None,
@@ -71,7 +71,7 @@ pub(crate) fn matrix(
             continue;
         }
         let name = if several_distros {
-            format!("{}-{}", plan.machine.name, plan.distro)
+            format!("{}-{}", plan.machine.name, plan.settings.distro)
         } else {
             plan.machine.name.clone()
         };

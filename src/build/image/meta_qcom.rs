@@ -12,11 +12,11 @@ use super::{ImageError, ImageOptions};
 use crate::build::kas::BuildPaths;
 use crate::build::kas::command;
 use crate::build::kasrun::check_writable;
-use crate::catalog::Catalog;
 use crate::catalog::meta_qcom::MetaQcom;
+use crate::catalog::{CatalogError, Lookup};
 use crate::error::Interrupted;
 use crate::host::runner::{Runner, check_status, signals};
-use crate::plan::{PlanError, PlanRequest, Settings};
+use crate::plan::{PlanError, Settings};
 use crate::release::lock::LockFile;
 use crate::text::ui::Ui;
 
@@ -31,7 +31,10 @@ pub(crate) enum MetaQcomSource {
 
 /// meta-qcom, resolved.
 #[derive(Debug)]
-pub(crate) struct Resolved {
+pub(crate) struct Resolved<'a> {
+    /// The catalog's answer for the request's machine, looked up once for the command (the
+    /// plan takes it as it is).
+    pub known: Result<Lookup<'a>, CatalogError>,
     pub meta_qcom: Option<MetaQcom>,
     /// It is the checkout in the work folder: the plan records where the machine's defaults
     /// came from only when it follows meta-qcom's.
@@ -40,25 +43,27 @@ pub(crate) struct Resolved {
     pub kas_secs: f64,
 }
 
-/// Resolves meta-qcom for `request`. Before kas is asked to check anything out, every folder
-/// it will see is checked and the preflight runs, for the catalog's machine (a machine only
-/// meta-qcom knows needs `--meta-qcom DIR`). When the checkout fails, `kas build` reports it
-/// and the plan uses the catalog.
-pub(crate) fn resolve(
-    request: &PlanRequest,
+/// Resolves meta-qcom for the request's machine, as the catalog answered for it (`known`).
+/// Before kas is asked to check anything out, every folder it will see is checked and the
+/// preflight runs, for the catalog's machine (a machine only meta-qcom knows needs
+/// `--meta-qcom DIR`). When the checkout fails, `kas build` reports it and the plan uses the
+/// catalog.
+pub(crate) fn resolve<'a>(
+    known: Result<Lookup<'a>, CatalogError>,
     settings: &Settings,
-    catalog: &Catalog,
     options: &ImageOptions,
     runner: &dyn Runner,
     ui: &Ui,
-) -> Result<Resolved, ImageError> {
-    let none = Resolved { meta_qcom: None, checked_out: false, kas_secs: 0.0 };
+) -> Result<Resolved<'a>, ImageError> {
+    let none = |known| Resolved { known, meta_qcom: None, checked_out: false, kas_secs: 0.0 };
     match &options.meta_qcom {
-        MetaQcomSource::Given(meta) => Ok(Resolved { meta_qcom: Some(meta.clone()), ..none }),
-        MetaQcomSource::Checkout if options.output.dry_run() => Ok(none),
+        MetaQcomSource::Given(meta) => {
+            Ok(Resolved { meta_qcom: Some(meta.clone()), ..none(known) })
+        }
+        MetaQcomSource::Checkout if options.output.dry_run() => Ok(none(known)),
         MetaQcomSource::Checkout => {
-            let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
-            let machine = catalog.lookup(name).map_err(PlanError::from)?.machine;
+            let found = known.map_err(PlanError::from)?;
+            let machine = found.machine;
             let out = options
                 .output
                 .out
@@ -108,6 +113,7 @@ pub(crate) fn resolve(
             let lock = lock.and_then(|lock| crate::release::lock::LockFile::read(&lock).ok());
             if let Some(meta_qcom) = warm(settings, &site.work, lock.as_ref(), ui) {
                 return Ok(Resolved {
+                    known: Ok(found),
                     meta_qcom: Some(meta_qcom),
                     checked_out: true,
                     kas_secs: 0.0,
@@ -115,7 +121,7 @@ pub(crate) fn resolve(
             }
             let (meta_qcom, kas_secs) =
                 checkout(settings, &site, lock.as_ref(), options, runner, ui)?;
-            Ok(Resolved { meta_qcom, checked_out: true, kas_secs })
+            Ok(Resolved { known: Ok(found), meta_qcom, checked_out: true, kas_secs })
         }
     }
 }

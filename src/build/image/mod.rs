@@ -127,8 +127,12 @@ pub(crate) fn image(
         crate::release::lock::LockFile::read(lock)?;
     }
     let settings = Settings::new(request)?;
-    let resolved = meta_qcom::resolve(request, &settings, catalog, options, runner, ui)?;
-    let plan = plan(request, settings, catalog, &resolved, ui)?;
+    let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
+    // The command's one catalog lookup: meta-qcom's checkout and the plan both take it.
+    let known = catalog.lookup(name);
+    let resolved = meta_qcom::resolve(known, &settings, options, runner, ui)?;
+    let checkout_secs = resolved.kas_secs;
+    let plan = plan(request, settings, resolved, ui)?;
     let job = prepare(&plan, &options.output, &options.setup, ui)?;
     if let Some(lock) = &options.lock {
         install_lock(lock, &job.layout.kas_file, dry_run, ui)?;
@@ -140,22 +144,23 @@ pub(crate) fn image(
     let result = run::build(&job, runner, ui)?;
     run::report(&result, ui);
     let after = after_build(&result, &job, &expected, options.post, runner, ui)?;
-    let kas_secs = resolved.kas_secs + result.duration_secs + after.kas_secs;
+    let kas_secs = checkout_secs + result.duration_secs + after.kas_secs;
     Ok(ImageOutcome::Built { result, after, kas_secs })
 }
 
-/// The plan, made once from the request's settings, the catalog and meta-qcom as resolved.
+/// The plan, made once from the request's settings, the catalog's answer and meta-qcom as
+/// resolved.
 /// With kas's own checkout, the plan records where the machine's defaults came from only when
 /// it follows meta-qcom's (they differ from the catalog's and no `--rt-cpus` was given);
 /// otherwise the user is only told what meta-qcom has.
 fn plan(
     request: &PlanRequest,
     settings: Settings,
-    catalog: &Catalog,
-    resolved: &meta_qcom::Resolved,
+    resolved: meta_qcom::Resolved<'_>,
     ui: &Ui,
 ) -> Result<Plan, ImageError> {
-    let mut plan = Plan::from_settings(request, settings, catalog, resolved.meta_qcom.as_ref())?;
+    let mut plan =
+        Plan::from_lookup(request, settings, resolved.known, resolved.meta_qcom.as_ref())?;
     let followed = plan.machine_defaults.as_ref().is_some_and(|d| d.source == "meta-qcom");
     if resolved.checked_out && !followed {
         if let Some(note) =

@@ -100,8 +100,8 @@ pub(crate) fn prepare(
     let Site { out, work, dirs } = site(
         &options.out,
         output,
-        plan.dl_dir.as_ref(),
-        plan.sstate_dir.as_ref(),
+        plan.settings.dl_dir.as_ref(),
+        plan.settings.sstate_dir.as_ref(),
         &setup.caches.env,
     )?;
     if !dry_run {
@@ -122,7 +122,7 @@ pub(crate) fn prepare(
     }
     let job = BuildJob {
         machine: plan.machine.name.clone(),
-        image: plan.image.to_string(),
+        image: plan.settings.image.to_string(),
         kas: setup.launch.launcher.program.clone(),
         layout,
         dirs,

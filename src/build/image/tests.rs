@@ -67,7 +67,7 @@ fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
     let plan = plan();
     let job = BuildJob {
         machine: plan.machine.name.clone(),
-        image: plan.image.to_string(),
+        image: plan.settings.image.to_string(),
         kas: "kas".into(),
         layout: BuildPaths::new(&out, &out.join("rb3gen2-core-kit-rt.yml")),
         dirs: CacheDirs { dl_dir: dir.path().join("dl"), sstate_dir: dir.path().join("sstate") },

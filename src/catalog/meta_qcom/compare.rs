@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{ConfMachine, Difference, MachineDefaults, MetaQcom, MetaQcomError, ValueOrigin};
-use crate::catalog::{Catalog, Machine, RtDefaults};
+use crate::catalog::{Catalog, Lookup, Machine, RtDefaults};
 
 impl MachineDefaults {
     /// What to tell the user about these defaults, if anything.
@@ -118,16 +118,16 @@ impl ConfMachine {
     }
 }
 
-/// The machine a plan uses for `name`, given the catalog and a meta-qcom checkout: the catalog's
-/// entry, or meta-qcom's current defaults when they differ and `follow` is true (the user gave no
-/// `--rt-cpus`), or a machine made from the conf when only meta-qcom knows `name`.
+/// The machine a plan uses for `name`, given the catalog's entry for it (`known`, looked up once
+/// by the caller) and a meta-qcom checkout: the catalog's entry, or meta-qcom's current defaults
+/// when they differ and `follow` is true (the user gave no `--rt-cpus`), or a machine made from
+/// the conf when only meta-qcom knows `name`.
 pub(crate) fn resolve(
     name: &str,
-    catalog: &Catalog,
+    known: Option<Lookup<'_>>,
     meta_qcom: &MetaQcom,
     follow: bool,
 ) -> Result<(Machine, Option<String>, Option<MachineDefaults>), MetaQcomError> {
-    let known = catalog.lookup(name).ok();
     let conf = match meta_qcom.machine(name)? {
         Some(conf) => Some(conf),
         None => match known {

@@ -444,7 +444,7 @@ fn jobs_build_the_plan(args: &CiArgs, text: &str) {
                         assert_eq!(lava.threshold_us, Some(threshold_of(&want)), "{argv:?}");
                         let plan = lava.cpus.plan().expect("plan").expect("--machine");
                         assert_eq!(plan.layout.clone(), want.layout.clone());
-                        assert_eq!(lava.distro, Some(want.distro.to_string()));
+                        assert_eq!(lava.distro, Some(want.settings.distro.to_string()));
                         assert_eq!(lava.measure.scenario.as_deref(), Some(&*args.lava_scenario));
                         assert_eq!(lava.measure.duration, args.lava_duration);
                         let tests =

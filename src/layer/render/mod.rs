@@ -152,10 +152,10 @@ pub(crate) fn render_including(
     tree.insert(bbappend_path(), template("bbappend", &ctx)?);
     let files = format!("{LAYER_DIR}/recipes-kernel/linux/{FILES_DIR}");
     tree.insert(format!("{files}/{RT_FRAGMENT_NAME}"), template("rt-fragment.cfg", &ctx)?);
-    for fragment in &plan.fragments {
+    for fragment in &plan.settings.fragments {
         tree.insert(format!("{files}/{}", fragment.name), fragment.contents.clone());
     }
-    for patch in &plan.patches {
+    for patch in &plan.settings.patches {
         tree.insert(format!("{files}/{}", patch.name), patch.contents.clone());
     }
     crate::measure::tune::add_to_tree(&mut tree, LAYER_DIR, &tune_script(plan));
@@ -186,7 +186,7 @@ fn include_entries<'a>(
     let mut entries: Vec<IncludeEntry<'a>> =
         plan.composition.files.iter().map(|f| meta(f.as_str())).collect();
     let mut local = local.iter();
-    for include in &plan.includes {
+    for include in &plan.settings.includes {
         entries.push(match include {
             Include::MetaQcom(name) => meta(name),
             Include::Local(path) => {
@@ -202,43 +202,43 @@ fn include_entries<'a>(
 fn context<'a>(plan: &'a Plan, layout: &'a LayerPlacement) -> Context<'a> {
     let rt = plan.layout.rt.to_string();
     let mut cmdline_extra = Vec::new();
-    if plan.nohz_full {
+    if plan.settings.nohz_full {
         cmdline_extra.push(format!("nohz_full={rt}"));
     }
-    cmdline_extra.extend(plan.cmdline.iter().map(ToString::to_string));
+    cmdline_extra.extend(plan.settings.cmdline.iter().map(ToString::to_string));
     // kas globs artifacts relative to the build folder; `tmp*` as TMPDIR may carry a libc suffix.
     let deploy = format!("tmp*/deploy/images/{}", plan.machine.name);
-    let stem = format!("{}-{}.rootfs", plan.image.as_str(), plan.machine.name);
+    let stem = format!("{}-{}.rootfs", plan.settings.image.as_str(), plan.machine.name);
     let mut fragments = vec![RT_FRAGMENT_NAME];
-    fragments.extend(plan.fragments.iter().map(|f| f.name.as_str()));
+    fragments.extend(plan.settings.fragments.iter().map(|f| f.name.as_str()));
     Context {
         version: env!("CARGO_PKG_VERSION"),
         machine: &plan.machine.name,
         rt_cpus: rt,
         housekeeping: plan.layout.housekeeping.to_string(),
-        distro: plan.distro.to_string(),
-        image: plan.image.as_str(),
+        distro: plan.settings.distro.to_string(),
+        image: plan.settings.image.as_str(),
         kernel_recipe: KERNEL_RECIPE,
         kernel_version: KERNEL_VERSION,
         includes: Vec::new(),
         lock_include: lock_include(plan, layout),
-        meta_qcom_url: plan.meta_qcom.url.as_str(),
-        meta_qcom_branch: plan.meta_qcom.branch.as_str(),
-        meta_qcom_commit: plan.meta_qcom.commit.as_ref().map(|c| c.as_str()),
+        meta_qcom_url: plan.settings.meta_qcom.url.as_str(),
+        meta_qcom_branch: plan.settings.meta_qcom.branch.as_str(),
+        meta_qcom_commit: plan.settings.meta_qcom.commit.as_ref().map(|c| c.as_str()),
         layer_path: &layout.layer_in_repo,
         layer_series: LAYER_SERIES,
         rcu_expedited: &plan.machine.rt.rcu_expedited,
         cpuidle_off: &plan.machine.rt.cpuidle_off,
         cmdline_extra,
         packages: &IMAGE_PACKAGES,
-        dl_dir: plan.dl_dir.as_ref().map(ToString::to_string),
-        sstate_dir: plan.sstate_dir.as_ref().map(ToString::to_string),
+        dl_dir: plan.settings.dl_dir.as_ref().map(ToString::to_string),
+        sstate_dir: plan.settings.sstate_dir.as_ref().map(ToString::to_string),
         files_dir: FILES_DIR,
         fragments,
-        patches: plan.patches.iter().map(|p| p.name.as_str()).collect(),
-        settings: plan.rt_fragment.iter().map(ToString::to_string).collect(),
+        patches: plan.settings.patches.iter().map(|p| p.name.as_str()).collect(),
+        settings: plan.settings.rt_fragment.iter().map(ToString::to_string).collect(),
         local_conf: String::new(),
-        cve_check: plan.cve_check,
+        cve_check: plan.settings.cve_check,
         artifact_qcomflash: format!("{deploy}/{stem}.qcomflash.tar.gz"),
         artifact_sbom: format!("{deploy}/{stem}.spdx.json"),
         artifact_kernel: format!("{deploy}/Image"),
