@@ -12,9 +12,9 @@ use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// The limit for text files rtbuild reads whole (plans, `run.json`, locks, manifests, configs,
-/// logs); kernel images and archives pass their own.
-pub(crate) const TEXT_LIMIT: u64 = 64 << 20;
+/// The limit for text files rtbuild reads whole; every other limit sits beside it in
+/// [`crate::files::limits`].
+pub(crate) use crate::files::limits::TEXT_LIMIT;
 
 /// Why an input file cannot be read.
 #[derive(Debug, thiserror::Error)]

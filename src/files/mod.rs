@@ -9,6 +9,7 @@ pub(crate) mod document;
 #[cfg(test)]
 mod hostile_input_tests;
 pub(crate) mod input;
+pub(crate) mod limits;
 pub(crate) mod output;
 pub(crate) mod paths;
 pub(crate) mod tree;

@@ -12,11 +12,7 @@ use crate::verify::kconfig::image;
 use super::error::{ArchiveError, VerifyError};
 use super::evidence::{Evidence, Found};
 use super::{fat, files};
-
-/// A kernel config member is at most this big (a full config is about 300 KB), as inside images.
-const MAX_CONFIG_MEMBER: u64 = crate::verify::kconfig::MAX_CONFIG;
-/// A kernel image or `efi.bin` member is at most this big once decompressed.
-const MAX_IMAGE_MEMBER: u64 = 512 << 20;
+use crate::files::limits::{MAX_CONFIG, MAX_IMAGE_MEMBER};
 
 /// What a wanted archive member is: a name for its kind (only the first member of each kind
 /// is read) and the most it may hold.
@@ -26,7 +22,7 @@ struct Wanted {
     limit: u64,
 }
 
-const CONFIG: Wanted = Wanted { kind: "kernel config", limit: MAX_CONFIG_MEMBER };
+const CONFIG: Wanted = Wanted { kind: "kernel config", limit: MAX_CONFIG };
 const IMAGE: Wanted = Wanted { kind: "kernel image", limit: MAX_IMAGE_MEMBER };
 const EFI_BIN: Wanted = Wanted { kind: "efi.bin", limit: MAX_IMAGE_MEMBER };
 

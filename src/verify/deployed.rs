@@ -15,12 +15,10 @@ use crate::verify::kconfig::KernelConfig;
 use super::error::{ArchiveError, VerifyError};
 use super::evidence::{Evidence, Found};
 use super::{archive, files};
+use crate::files::limits::MAX_SBOM;
 
 /// Kernel images a kernel recipe deploys under their link names.
 const KERNEL_IMAGES: [&str; 3] = ["Image", "Image.gz", "vmlinux"];
-
-/// An SBOM is at most this big (an image SBOM with every file is tens of MB).
-const MAX_SBOM: u64 = 512 << 20;
 
 /// The deployed kernel, when the build deployed one. `Ok(None)`: nothing deployed yet.
 pub(super) fn evidence(

@@ -11,6 +11,7 @@ use crate::verify::kconfig::{KernelConfig, image};
 
 use super::error::VerifyError;
 use super::evidence::{Evidence, Found};
+use crate::files::limits::MAX_SOURCE;
 
 /// What a file is, judged from its content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,9 +21,6 @@ pub(super) enum FileKind {
     Deb,
     Tarball,
 }
-
-/// A source file is at most this big (a vmlinux with debug info, a qcomflash tarball).
-const MAX_SOURCE: u64 = 1 << 30;
 
 /// Reads a whole source file (a regular file, at most [`MAX_SOURCE`]), with an error naming it.
 pub(super) fn read(path: &Path) -> Result<Vec<u8>, VerifyError> {

@@ -13,6 +13,7 @@ use crate::formats::verify_json::Warning;
 use crate::verify::kconfig::{KernelConfig, Line, Value, parse_line};
 
 use super::evidence::Found;
+use crate::files::limits::MAX_FRAGMENT;
 
 /// Options that cost latency on every path they touch, named by the RT community and the
 /// layers that disable them for RT kernels.
@@ -86,9 +87,6 @@ const HARMLESS: [&str; 23] = [
 
 /// The kernel's own debug fragment, inside a kernel source tree.
 pub(super) const DEBUG_FRAGMENT: &str = "kernel/configs/debug.config";
-
-/// A fragment file is at most this big (the largest in Linux is a few KiB).
-const MAX_FRAGMENT: u64 = 1 << 20;
 
 /// A fragment: where it is (as shown) and the options it turns on.
 #[derive(Debug, Clone)]

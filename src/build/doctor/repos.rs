@@ -9,12 +9,10 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use super::Check;
+use crate::files::limits::KAS_FILE_LIMIT;
 
 /// How long one repository host may take to answer.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(4);
-
-/// The most rtbuild reads of one kas file (meta-qcom's are a few KB).
-const KAS_FILE_LIMIT: u64 = 1 << 20;
 
 /// At most this many repositories are probed at once (a kas file may list thousands).
 const WORKERS: usize = 16;

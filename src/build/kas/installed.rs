@@ -12,11 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use super::version::KasVersion;
-
-/// The most of the console script read: pip's scripts are a few hundred bytes.
-const SCRIPT_LIMIT: u64 = 64 * 1024;
-/// The most of `__version__.py` read (kas's is about 1.3 KB).
-const VERSION_FILE_LIMIT: u64 = 64 * 1024;
+use crate::files::limits::{SCRIPT_LIMIT, VERSION_FILE_LIMIT};
 
 /// The version kas's package declares, when `program` is pip's console script for it.
 pub(crate) fn declared_version(program: &Path) -> Option<KasVersion> {

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::BundleError;
+use crate::files::limits::MAX_KEPT_TOTAL;
 
 /// zstd level: fast, and still about the ratio of gzip -6 on filesystem images.
 pub(crate) const ZSTD_LEVEL: i32 = 3;
@@ -255,14 +256,6 @@ pub(super) struct ReadArchive {
     pub others: Vec<String>,
 }
 
-/// The most a metadata member (`manifest.json`, `SHA256SUMS`) read into memory may hold: a
-/// manifest of a few hundred files is a few tens of KB.
-pub(super) const MAX_KEPT: u64 = 8 << 20;
-/// The most a release document (SBOM, VEX, provenance, resolved config) read into memory may
-/// hold: an image SBOM with every file listed is tens of MB.
-pub(super) const MAX_KEPT_RELEASE: u64 = 256 << 20;
-/// The most all members read into memory may hold together.
-pub(super) const MAX_KEPT_TOTAL: u64 = 96 << 20;
 /// The most entries an archive may have (a bundle holds tens of files; each entry read is
 /// remembered).
 pub(super) const MAX_ENTRIES: usize = 100_000;

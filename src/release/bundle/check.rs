@@ -58,9 +58,9 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
     };
     let keep = |name: &str| {
         if [MANIFEST_FILE, SUMS_FILE].iter().any(|k| name.ends_with(&format!("/{k}"))) {
-            Some(archive::MAX_KEPT)
+            Some(crate::files::limits::MAX_KEPT)
         } else {
-            super::release_check::keeps(name).then_some(archive::MAX_KEPT_RELEASE)
+            super::release_check::keeps(name).then_some(crate::files::limits::MAX_KEPT_RELEASE)
         }
     };
     let read = match archive::read(path, &keep) {
@@ -154,7 +154,7 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
             && beside.symlink_metadata().is_ok()
         {
             let name = beside.display().to_string();
-            match input::read(&beside, archive::MAX_KEPT) {
+            match input::read(&beside, crate::files::limits::MAX_KEPT) {
                 Ok(bytes) if bytes == *inside => {}
                 Ok(_) => problem(
                     "manifest",

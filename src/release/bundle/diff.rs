@@ -28,9 +28,9 @@ impl Side {
         }
         let keep = |name: &str| {
             if name.ends_with(&format!("/{MANIFEST_FILE}")) {
-                Some(archive::MAX_KEPT)
+                Some(crate::files::limits::MAX_KEPT)
             } else {
-                super::release_check::keeps(name).then_some(archive::MAX_KEPT_RELEASE)
+                super::release_check::keeps(name).then_some(crate::files::limits::MAX_KEPT_RELEASE)
             }
         };
         let read = archive::read(path, &keep)?;

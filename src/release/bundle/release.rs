@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use super::BundleError;
 use super::archive::{self, EntryContent};
 use super::manifest::ReleaseRecord;
+use crate::files::limits::MAX_RELEASE_FILE;
 
 /// The folder inside the bundle.
 pub(crate) const RELEASE_DIR: &str = "release";
@@ -45,10 +46,6 @@ pub(crate) const REBUILD_DIR: &str = "rebuild";
 pub(crate) const REBUILD_FILE: &str = "kas.yml";
 /// The generated layer's folder name, beside the generated kas file.
 const LAYER_DIR: &str = "meta-rtbuild";
-
-/// A release file is at most this big (the qcomflash tarball of a provenance subject is the
-/// largest, a few GB).
-const MAX_RELEASE_FILE: u64 = 64 << 30;
 
 /// One file to pack: its record and where its bytes come from.
 pub(super) struct Packed {

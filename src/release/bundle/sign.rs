@@ -20,14 +20,13 @@ use serde::{Deserialize, Serialize};
 
 use super::BundleError;
 use super::archive::sha256_hex;
+use crate::files::limits::KEY_LIMIT;
 use crate::formats::bundle_manifest_json::{BundleManifest, SigningKeyRecord};
 
 /// DSSE's payload type for in-toto statements.
 pub(crate) const PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 const SLSA_V1: &str = "https://slsa.dev/provenance/v1";
-/// A key file is a few hundred bytes.
-const KEY_LIMIT: u64 = 64 << 10;
 
 /// `x.qcomflash.tar.zst` (or `.tar.gz`) → `x.qcomflash.intoto.json`, the signed envelope
 /// beside it.

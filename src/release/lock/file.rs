@@ -11,10 +11,8 @@ use serde::Serialize;
 use serde_yaml::Value;
 
 use super::LockError;
+use crate::files::limits::MAX_LOCK;
 use crate::plan::values::CommitId;
-
-/// A lock file is at most this big (one of 20 repositories is 2 KB).
-const MAX_LOCK: u64 = 4 << 20;
 
 /// Which of the two layouts a lock file used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -7,10 +7,7 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use super::compress::Compression;
 use super::{Line, LineError, Setting, Symbol, Value, parse_line};
-
-/// A kernel config is at most this big once decompressed (a full one is about 300 KB): a
-/// `.config.gz/.xz/.zst` that inflates to more is refused, as a config inside an image is.
-pub(crate) const MAX_CONFIG: u64 = 16 << 20;
+use crate::files::limits::MAX_CONFIG;
 
 /// What a config says about one symbol.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,22 +10,20 @@
 use std::time::Duration;
 
 use super::compress::{Budget, BudgetError, Compression, GZIP_MAGIC, XZ_MAGIC, ZSTD_MAGIC};
-use super::config::{ConfigError, KernelConfig, MAX_CONFIG};
+use super::config::{ConfigError, KernelConfig};
 use super::pe;
+use crate::files::limits::MAX_CONFIG;
+use crate::files::limits::{MAX_KERNEL, MAX_KERNEL_INPUT};
 
 /// The IKCONFIG start marker, followed directly by the gzip stream.
 pub(crate) const IKCFG_START: &[u8] = b"IKCFG_ST";
 /// The IKCONFIG end marker.
 pub(crate) const IKCFG_END: &[u8] = b"IKCFG_ED";
 
-/// Decompressed kernels are at most this big (a 6.x arm64 `Image` is about 40 MB).
-const MAX_KERNEL: u64 = 256 << 20;
 /// How many compressed-payload candidates to try in one file before giving up.
 const MAX_CANDIDATES: usize = 64;
 /// How deep layers may nest (UKI → zboot → gzip payload → IKCONFIG is three).
 const MAX_LAYERS: usize = 4;
-/// What one input may cost in total, over every layer: bytes decompressed, and time.
-pub(crate) const BUDGET_BYTES: u64 = 512 << 20;
 pub(crate) const BUDGET_TIME: Duration = Duration::from_secs(20);
 
 /// Everything found in a kernel image.
@@ -69,9 +67,9 @@ impl ImageError {
 }
 
 /// Looks through `data` (a whole image file) for the config, version and command line, within
-/// the default budget ([`BUDGET_BYTES`], [`BUDGET_TIME`]).
+/// the default budget ([`MAX_KERNEL_INPUT`], [`BUDGET_TIME`]).
 pub(crate) fn inspect(data: &[u8]) -> Result<ImageInfo, ImageError> {
-    inspect_within(data, &mut Budget::new(BUDGET_BYTES, BUDGET_TIME))
+    inspect_within(data, &mut Budget::new(MAX_KERNEL_INPUT, BUDGET_TIME))
 }
 
 /// [`inspect`], spending `budget` (which the caller may share with other members of the same

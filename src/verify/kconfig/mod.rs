@@ -13,4 +13,4 @@ pub(crate) mod tree;
 pub(crate) use crate::formats::kconfig_lines::{
     Line, LineError, Setting, Symbol, Value, parse_line,
 };
-pub(crate) use config::{ConfigError, KernelConfig, MAX_CONFIG, State};
+pub(crate) use config::{ConfigError, KernelConfig, State};

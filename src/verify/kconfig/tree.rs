@@ -13,13 +13,12 @@ use std::path::{Path, PathBuf};
 
 use super::KernelConfig;
 use super::expr::{self, Expr};
+use crate::files::limits::MAX_KCONFIG_FILE;
 
 /// At most this many Kconfig files are read (Linux 6.12 arm64 reads about 1,700).
 const MAX_FILES: usize = 20_000;
 /// `source` nesting deeper than this is not followed (Linux nests 6 deep).
 const MAX_NESTING: usize = 32;
-/// A Kconfig file larger than this is skipped (the largest in Linux 6.12 is 120 KB).
-const MAX_FILE_BYTES: u64 = 8 << 20;
 
 /// Where something is written: a path relative to the tree, and a 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,12 +240,12 @@ impl Reader {
             return;
         }
         let too_big =
-            std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > MAX_FILE_BYTES);
+            std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > MAX_KCONFIG_FILE);
         if too_big {
             return;
         }
         // Opened without blocking, checked again on the descriptor: a FIFO swapped in is skipped.
-        let Ok(bytes) = crate::files::input::read(&path, MAX_FILE_BYTES) else { return };
+        let Ok(bytes) = crate::files::input::read(&path, MAX_KCONFIG_FILE) else { return };
         self.tree.files += 1;
         let text = String::from_utf8_lossy(&bytes);
         let depth = self.blocks.len();
