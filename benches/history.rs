@@ -15,7 +15,9 @@
 //! - `history compare A B` of two runs, two bundles and two kernel releases;
 //! - `history report --html --machine M` (one board's five-year trend page).
 //!
-//! `RTBUILD_BENCH_BACKENDS=sqlite` (or `postgres`) times one backend only.
+//! `RTBUILD_BENCH_BACKENDS=sqlite` (or `postgres`) times one backend only;
+//! `RTBUILD_BENCH_HISTORY_MACHINES` (default 50) sets the boards, so a small history can still
+//! give one board five years (`RTBUILD_BENCH_HISTORY_RUNS=2000 RTBUILD_BENCH_HISTORY_MACHINES=1`).
 //!
 //! Run: `cargo bench --features bench-support --bench history` (needs GNU time at
 //! /usr/bin/time for peak RSS, and `.ci/setup`'s postgresql for the server).
@@ -337,7 +339,8 @@ fn main() {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
         - 86_400;
-    let spec = Spec { runs: total, machines: 50, scenarios: 5, cpus: 10, chunk: 500, end_unix };
+    let machines = env_number("RTBUILD_BENCH_HISTORY_MACHINES", 50);
+    let spec = Spec { runs: total, machines, scenarios: 5, cpus: 10, chunk: 500, end_unix };
     let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "load average at start: {} (CPUs: {}); {} runs of {} boards, {} result rows each",

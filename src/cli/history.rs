@@ -285,9 +285,8 @@ fn run_trend(args: TrendArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     history::regression::check_pct(args.regression_pct)?;
     let mut store = args.db.open()?;
     let filter = Filter { machine: args.machine.clone(), ..Filter::default() };
-    let runs = store.runs(&filter)?;
-    let page = history::trend::render(&runs, args.regression_pct)
-        .map_err(crate::cli::error::Kind::TrendPage)?;
+    let trend = history::trend::read(&mut store, &filter, args.regression_pct)?;
+    let page = history::trend::page(&trend).map_err(crate::cli::error::Kind::TrendPage)?;
     crate::files::write::write_atomic(&args.html, page.as_bytes(), false)?;
     ui.status("Wrote", crate::text::shown_path(&args.html));
     Ok(Exit::Ok)

@@ -199,6 +199,7 @@ both!(
     a_database_from_a_newer_rtbuild_is_refused,
     sql_in_a_scenario_name_is_stored_as_text,
     the_views_answer_latest_run_and_max_per_day,
+    the_trend_page_draws_the_worst_figures_and_regressions_the_database_counts,
 );
 
 fn add_records_every_field_and_a_second_add_records_nothing(kind: Kind) {
@@ -1253,4 +1254,108 @@ fn a_locked_sqlite_history_is_one_error_line_with_its_own_fix() {
     holder.execute_batch("ROLLBACK").unwrap();
     drop(holder);
     assert_eq!(db.list(&[]).len(), 1, "nothing of the refused run was recorded");
+}
+
+/// Issue 37 part 2: the trend page draws what the database counts (each run's worst figure per
+/// series, and the regressions), on a small history written here straight into the tables,
+/// whose every figure and verdict is worked out by hand (the same history as the library's
+/// `the_trend_figures_and_regressions_counted_by_the_database_are_those_of_the_rows`, which
+/// also compares them with the per-row path and `check`).
+fn the_trend_page_draws_the_worst_figures_and_regressions_the_database_counts(kind: Kind) {
+    let db = Db::new(kind);
+    db.rtbuild(&["history", "list"]).run().success().stdout_is("no runs recorded\n");
+    let runs = [
+        ("u000", "rb3", "NULL", 1),
+        ("a000", "rb3", "1000", 1),
+        ("b000", "rb3", "2000", 1),
+        ("c000", "rb3", "3000", 0),
+        ("d000", "rb3", "4000", 1),
+        ("f000", "iq8275", "4500", 1),
+        ("e000", "rb3", "5000", 1),
+    ];
+    for (digest, machine, started, valid) in runs {
+        let verdict = if valid == 1 { "PASS" } else { "INVALID" };
+        db.sql(&format!(
+            "INSERT INTO runs (digest, source, kind, added_unix, machine, started_unix, \
+             threshold_us, verdict, valid, reasons, inputs) VALUES ('{digest}', '/lab/{digest}', \
+             'result-folder', 500, '{machine}', {started}, 100, '{verdict}', {valid}, '[]', '{{}}')"
+        ));
+    }
+    // (run, scenario, CPU, max, p99.9, valid row)
+    let rows = [
+        ("u000", "stress", 1, "40", "20", 1),
+        ("u000", "stress", 2, "48", "24", 1),
+        ("a000", "stress", 1, "40", "20", 1),
+        ("a000", "stress", 2, "50", "25", 1),
+        ("b000", "stress", 1, "42", "21", 1),
+        ("b000", "stress", 2, "44", "NULL", 1),
+        ("b000", "stress", 3, "900", "90", 0),
+        ("b000", "memory", 1, "70", "35", 0),
+        ("c000", "stress", 1, "300", "30", 0),
+        ("c000", "stress", 2, "35", "28", 0),
+        ("d000", "stress", 1, "60", "22", 1),
+        ("d000", "stress", 2, "45", "24", 1),
+        ("d000", "idle", 1, "10", "5", 1),
+        ("f000", "idle", 1, "5", "2", 1),
+        ("e000", "stress", 1, "41", "21", 1),
+        ("e000", "stress", 2, "130", "26", 1),
+        ("e000", "idle", 1, "11", "5", 1),
+    ];
+    for (position, (digest, scenario, cpu, max, p999, valid)) in rows.iter().enumerate() {
+        db.sql(&format!(
+            "INSERT INTO results (run_digest, position, scenario, test, cpu, max_us, p999_us, \
+             verdict, valid, reasons) VALUES ('{digest}', {position}, '{scenario}', \
+             'cyclictest', {cpu}, {max}, {p999}, 'PASS', {valid}, '[]')"
+        ));
+    }
+    let page = db.path("trend.html");
+    db.rtbuild(&["history", "report", "--html", page.to_str().unwrap()])
+        .run()
+        .success()
+        .ignore_stderr();
+    let html = std::fs::read_to_string(&page).unwrap();
+    // (series, run, max, p99.9, the row's class: regression, INVALID or none)
+    let mut drawn: Vec<(String, String, String, String, String)> = Vec::new();
+    for section in html.split("<section").skip(1) {
+        let title = section.split("<h2>").nth(1).unwrap().split("</h2>").next().unwrap();
+        for row in section.split("<tr id=").skip(1) {
+            let class = row.split("class=\"").nth(1).unwrap().split('"').next().unwrap();
+            let digest = row.split("<code>").nth(1).unwrap().split("</code>").next().unwrap();
+            let figures: Vec<&str> =
+                row.split("<td>").skip(1).map(|td| td.split("</td>").next().unwrap()).collect();
+            assert_eq!(figures.len(), 2, "{row}");
+            drawn.push((
+                title.to_string(),
+                digest.to_string(),
+                figures[0].to_string(),
+                figures[1].to_string(),
+                class.to_string(),
+            ));
+        }
+    }
+    drawn.sort();
+    let want = |series: &str, run: &str, max: &str, p999: &str, class: &str| {
+        let series = format!("{series} · cyclictest");
+        (series, run.to_string(), max.to_string(), p999.to_string(), class.to_string())
+    };
+    let mut expected = vec![
+        want("iq8275 · idle", "f000", "5", "2", ""),
+        want("rb3 · idle", "d000", "10", "5", ""),
+        // Within 20 % of d's 10 µs (f, another board, is no baseline).
+        want("rb3 · idle", "e000", "11", "5", ""),
+        // Its only row is invalid: no figure.
+        want("rb3 · memory", "b000", "-", "-", ""),
+        want("rb3 · stress", "a000", "50", "25", ""),
+        // CPU 2's p99.9 is unknown; CPU 3's invalid 900 µs is not its worst.
+        want("rb3 · stress", "b000", "44", "-", ""),
+        // An invalid run's worst is over all its rows.
+        want("rb3 · stress", "c000", "300", "30", "INVALID"),
+        // CPU 1: 60 µs against the median 40 of b, a and u.
+        want("rb3 · stress", "d000", "60", "24", "regression"),
+        // CPU 2: 130 µs against the median 46.5 of d, b, a and u.
+        want("rb3 · stress", "e000", "130", "26", "regression"),
+        want("rb3 · stress", "u000", "48", "24", ""),
+    ];
+    expected.sort();
+    assert_eq!(drawn, expected);
 }

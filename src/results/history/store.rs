@@ -21,6 +21,20 @@ pub(crate) type Key = (Option<String>, String, String, Option<u32>);
 /// counted here by the database or from runs at hand by `compare`.
 pub(crate) type Worst = std::collections::BTreeMap<Key, (Option<f64>, Option<f64>)>;
 
+/// Runs whose result rows one query reads: a few hundred, since the driver holds the rows of
+/// one query at once, and a board's five years are 200,000 of them.
+pub(crate) const RUNS_A_QUERY: usize = 250;
+
+/// A run's worst figures in one scenario and test ([`Store::series_worst`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SeriesWorst {
+    pub run_digest: String,
+    pub scenario: String,
+    pub test: String,
+    pub max_us: Option<f64>,
+    pub p999_us: Option<f64>,
+}
+
 /// Which runs to read.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Filter {
@@ -171,8 +185,15 @@ impl Store {
     }
 
     /// The runs `filter` selects, oldest first (by start time, then digest), each with its
-    /// results: two queries, however many runs.
+    /// results: a query for the runs and one per [`RUNS_A_QUERY`] of them for their results.
     pub(crate) fn runs(&mut self, filter: &Filter) -> Result<Vec<HistoryRun>, HistoryError> {
+        let runs = self.run_headers(filter)?;
+        self.with_results(runs, filter.scenario.as_deref())
+    }
+
+    /// The runs `filter` selects, oldest first (by start time, then digest), without their
+    /// results: one query.
+    pub(crate) fn run_headers(&mut self, filter: &Filter) -> Result<Vec<HistoryRun>, HistoryError> {
         let mut clauses = Vec::new();
         let mut params: Vec<Value> = Vec::new();
         if let Some(machine) = &filter.machine {
@@ -195,14 +216,93 @@ impl Store {
             selected.push_str(" WHERE ");
             selected.push_str(&clauses.join(" AND "));
         }
-        let runs = self.query_runs(
+        self.query_runs(
             &format!(
                 "SELECT {RUN_COLUMNS} FROM runs WHERE digest IN ({selected}) \
                  ORDER BY COALESCE(started_unix, 0), digest"
             ),
             &params,
-        )?;
-        self.with_results(runs, filter.scenario.as_deref())
+        )
+    }
+
+    /// For each of the runs `digests` (at most [`RUNS_A_QUERY`] a call is best) and each
+    /// scenario and test it has a row of, its worst max and p99.9, counted by the database:
+    /// over the run's valid rows of the pair, or all of them for an invalid run; unknown when
+    /// one of those rows' figure is (a p99.9 among overflowed samples), never the best of the
+    /// rest, and unknown when there is no such row. One row per run and pair, however many CPUs.
+    pub(crate) fn series_worst(
+        &mut self,
+        digests: &[&str],
+    ) -> Result<Vec<SeriesWorst>, HistoryError> {
+        if digests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (marks, params) = digest_list(digests);
+        let counted = "(results.valid = 1 OR runs.valid = 0)";
+        let rows = self
+            .db
+            .query(
+                &format!(
+                    "SELECT results.run_digest, results.scenario, results.test, \
+                     MAX(CASE WHEN {counted} THEN results.max_us END), \
+                     MAX(CASE WHEN {counted} AND results.max_us IS NULL THEN 1 ELSE 0 END), \
+                     MAX(CASE WHEN {counted} THEN results.p999_us END), \
+                     MAX(CASE WHEN {counted} AND results.p999_us IS NULL THEN 1 ELSE 0 END) \
+                     FROM results JOIN runs ON runs.digest = results.run_digest \
+                     WHERE results.run_digest IN ({marks}) \
+                     GROUP BY results.run_digest, results.scenario, results.test"
+                ),
+                &params,
+            )
+            .map_err(|e| self.failed(e))?;
+        Ok(rows
+            .iter()
+            .map(|row| SeriesWorst {
+                run_digest: text(row, 0),
+                scenario: text(row, 1),
+                test: text(row, 2),
+                max_us: real(row, 3).filter(|_| int(row, 4) == Some(0)),
+                p999_us: real(row, 5).filter(|_| int(row, 6) == Some(0)),
+            })
+            .collect())
+    }
+
+    /// The valid result rows of the runs `digests` (at most [`RUNS_A_QUERY`] a call: the
+    /// driver holds a query's rows at once), each with its run's digest, in the run's order;
+    /// of each row only what a regression check reads (scenario, test, CPU, max and p99.9).
+    pub(crate) fn valid_figures(
+        &mut self,
+        digests: &[&str],
+    ) -> Result<Vec<(String, HistoryResult)>, HistoryError> {
+        if digests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (marks, params) = digest_list(digests);
+        let rows = self
+            .db
+            .query(
+                &format!(
+                    "SELECT run_digest, scenario, test, cpu, max_us, p999_us FROM results \
+                     WHERE run_digest IN ({marks}) AND valid = 1 ORDER BY run_digest, position"
+                ),
+                &params,
+            )
+            .map_err(|e| self.failed(e))?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let result = HistoryResult {
+                    scenario: text(row, 1),
+                    test: text(row, 2),
+                    cpu: int(row, 3).and_then(|v| u32::try_from(v).ok()),
+                    max_us: real(row, 4),
+                    p999_us: real(row, 5),
+                    valid: true,
+                    ..HistoryResult::default()
+                };
+                (text(row, 0), result)
+            })
+            .collect())
     }
 
     /// The valid runs of `run`'s machine that started no later than it (or whose start, or its
@@ -352,9 +452,6 @@ impl Store {
         mut runs: Vec<HistoryRun>,
         scenario: Option<&str>,
     ) -> Result<Vec<HistoryRun>, HistoryError> {
-        // A few hundred runs at a time: the driver's rows of one query are all held at once
-        // (13 values each), and a board's five years are 200,000 of them.
-        const RUNS_A_QUERY: usize = 250;
         let at: std::collections::HashMap<String, usize> =
             runs.iter().enumerate().map(|(at, run)| (run.digest.clone(), at)).collect();
         let digests: Vec<String> = runs.iter().map(|r| r.digest.clone()).collect();
@@ -487,6 +584,12 @@ fn hex_successor(prefix: &str) -> Option<String> {
         return String::from_utf8(digits).ok();
     }
     None
+}
+
+/// `$1, $2, …` for `digests`, and the digests as parameters.
+fn digest_list(digests: &[&str]) -> (String, Vec<Value>) {
+    let marks: Vec<String> = (1..=digests.len()).map(|n| format!("${n}")).collect();
+    (marks.join(", "), digests.iter().map(|d| (*d).into()).collect())
 }
 
 /// A JSON text column.

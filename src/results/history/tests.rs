@@ -408,3 +408,188 @@ fn runs_that_name_no_board_are_never_each_others_baseline() {
     assert!(page.contains("unnamed board (run a1)") && page.contains("unnamed board (run new)"));
     assert!(page.contains("rk3588-evb"));
 }
+
+/// Issue 37 part 2: a small history whose every figure and verdict is worked out here by hand
+/// (board rb3, threshold 100 µs, `--regression-pct 20`), for the trend page's two paths.
+fn trend_history() -> Vec<HistoryRun> {
+    let row = |scenario: &str, cpu: u32, max: f64, p999: Option<f64>, valid: bool| HistoryResult {
+        scenario: scenario.to_string(),
+        test: "cyclictest".to_string(),
+        cpu: Some(cpu),
+        max_us: Some(max),
+        p999_us: p999,
+        valid,
+        verdict: "PASS".to_string(),
+        ..HistoryResult::default()
+    };
+    let run = |digest: &str, machine: &str, started: Option<i64>, valid, results| HistoryRun {
+        digest: digest.to_string(),
+        source: format!("/lab/{digest}"),
+        kind: "result-folder".to_string(),
+        added_unix: 500,
+        machine: Some(machine.to_string()),
+        started_unix: started,
+        threshold_us: 100.0,
+        valid,
+        verdict: if valid { "PASS" } else { "INVALID" }.to_string(),
+        results,
+        ..HistoryRun::default()
+    };
+    vec![
+        // Start unknown: every valid run of rb3 is its baseline (e, d, b, a: c is invalid).
+        run(
+            "u000",
+            "rb3",
+            None,
+            true,
+            vec![
+                row("stress", 1, 40.0, Some(20.0), true),
+                row("stress", 2, 48.0, Some(24.0), true),
+            ],
+        ),
+        run(
+            "a000",
+            "rb3",
+            Some(1000),
+            true,
+            vec![
+                row("stress", 1, 40.0, Some(20.0), true),
+                row("stress", 2, 50.0, Some(25.0), true),
+            ],
+        ),
+        // CPU 2's p99.9 is unknown: so is the run's; the invalid rows are not its worst, and its
+        // `memory` series has no valid row at all.
+        run(
+            "b000",
+            "rb3",
+            Some(2000),
+            true,
+            vec![
+                row("stress", 1, 42.0, Some(21.0), true),
+                row("stress", 2, 44.0, None, true),
+                row("stress", 3, 900.0, Some(90.0), false),
+                row("memory", 1, 70.0, Some(35.0), false),
+            ],
+        ),
+        // An invalid run: its worst is over all its rows.
+        run(
+            "c000",
+            "rb3",
+            Some(3000),
+            false,
+            vec![
+                row("stress", 1, 300.0, Some(30.0), false),
+                row("stress", 2, 35.0, Some(28.0), false),
+            ],
+        ),
+        // CPU 1's 60 µs against the median 40 of b, a, u (42, 40, 40): a regression; `idle`
+        // has no earlier run.
+        run(
+            "d000",
+            "rb3",
+            Some(4000),
+            true,
+            vec![
+                row("stress", 1, 60.0, Some(22.0), true),
+                row("stress", 2, 45.0, Some(24.0), true),
+                row("idle", 1, 10.0, Some(5.0), true),
+            ],
+        ),
+        // Another board: no baseline of rb3's (were it one, e's idle 11 µs would be over the
+        // median 7.5 of 5 and 10).
+        run("f000", "iq8275", Some(4500), true, vec![row("idle", 1, 5.0, Some(2.0), true)]),
+        // stress CPU 1: 41 against the median 41 of 60, 42, 40, 40; CPU 2: 130 against 46.5
+        // (45, 44, 50, 48): a regression. idle: 11 against d's 10, within 20 %.
+        run(
+            "e000",
+            "rb3",
+            Some(5000),
+            true,
+            vec![
+                row("stress", 1, 41.0, Some(21.0), true),
+                row("stress", 2, 130.0, Some(26.0), true),
+                row("idle", 1, 11.0, Some(5.0), true),
+            ],
+        ),
+    ]
+}
+
+/// Per run and series of [`trend_history`]: worst max, worst p99.9, regression, valid.
+type TrendRow = (String, String, Option<f64>, Option<f64>, bool, bool);
+
+fn trend_rows(trend: &super::trend::Trend) -> Vec<TrendRow> {
+    let mut rows: Vec<TrendRow> = trend
+        .runs
+        .iter()
+        .zip(&trend.cells)
+        .flat_map(|(run, cells)| {
+            cells.iter().map(|c| {
+                (
+                    run.digest.clone(),
+                    c.scenario.clone(),
+                    c.max_us,
+                    c.p999_us,
+                    c.regression,
+                    run.valid,
+                )
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    rows
+}
+
+fn trend_expected() -> Vec<TrendRow> {
+    let row = |digest: &str, scenario: &str, max, p999, regression, valid| {
+        (digest.to_string(), scenario.to_string(), max, p999, regression, valid)
+    };
+    vec![
+        row("a000", "stress", Some(50.0), Some(25.0), false, true),
+        row("b000", "memory", None, None, false, true),
+        row("b000", "stress", Some(44.0), None, false, true),
+        row("c000", "stress", Some(300.0), Some(30.0), false, false),
+        row("d000", "idle", Some(10.0), Some(5.0), false, true),
+        row("d000", "stress", Some(60.0), Some(24.0), true, true),
+        row("e000", "idle", Some(11.0), Some(5.0), false, true),
+        row("e000", "stress", Some(130.0), Some(26.0), true, true),
+        row("f000", "idle", Some(5.0), Some(2.0), false, true),
+        row("u000", "stress", Some(48.0), Some(24.0), false, true),
+    ]
+}
+
+/// The trend page's figures and flags as the database counts them (the worst per run and
+/// series by GROUP BY, the checks over valid rows read a few hundred runs at a time) are those
+/// worked out by hand, and those of the per-row path over the runs with all their results; the
+/// flags are what `check` gives each run against every run of its board. (The same on
+/// PostgreSQL: tests/integration/history.rs.)
+#[test]
+fn the_trend_figures_and_regressions_counted_by_the_database_are_those_of_the_rows() {
+    let history = trend_history();
+    let dir = tempfile::tempdir().unwrap();
+    let location = super::location::Location::Sqlite(dir.path().join("h.sqlite"));
+    let mut store = super::store::Store::open(&location).unwrap();
+    for run in &history {
+        store.add(run).unwrap();
+    }
+    let filter = super::store::Filter::default();
+    let from_db = super::trend::read(&mut store, &filter, 20.0).unwrap();
+    assert!(from_db.runs.iter().all(|r| r.results.is_empty()), "no result rows held");
+    assert_eq!(trend_rows(&from_db), trend_expected());
+    assert_eq!(trend_rows(&super::trend::from_runs(&history, 20.0)), trend_expected());
+    for run in history.iter().filter(|r| r.valid) {
+        let mine: Vec<&HistoryRun> = history.iter().filter(|h| h.machine == run.machine).collect();
+        let checked = check(run, mine, 20.0);
+        for (digest, scenario, _, _, regression, _) in trend_expected() {
+            if digest == run.digest {
+                let found = checked.findings.iter().any(|f| f.scenario == scenario);
+                assert_eq!(found, regression, "{digest} {scenario}");
+            }
+        }
+    }
+    // One board only: the same figures for its runs.
+    let filter = super::store::Filter { machine: Some("rb3".into()), ..Default::default() };
+    let rb3 = super::trend::read(&mut store, &filter, 20.0).unwrap();
+    let mut want = trend_expected();
+    want.retain(|row| row.0 != "f000");
+    assert_eq!(trend_rows(&rb3), want);
+}

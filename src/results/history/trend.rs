@@ -7,12 +7,15 @@
 //! HTML auto-escaping.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 use serde::Serialize;
 
+use super::HistoryError;
 use super::compare::short;
 use super::regression::{self, number};
-use crate::formats::history_json::HistoryRun;
+use super::store::{Filter, RUNS_A_QUERY, Store};
+use crate::formats::history_json::{HistoryResult, HistoryRun};
 use crate::text::iso_from_epoch;
 
 /// The plot area inside the SVG, px.
@@ -101,31 +104,142 @@ struct Tick {
 
 type Key = (String, String, String);
 
-/// The page for `runs` (all runs of the machines shown).
+/// One run in one series (its scenario and test): its worst figures, and whether it regressed
+/// there.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Cell {
+    pub scenario: String,
+    pub test: String,
+    /// The run's worst max and p99.9 over its valid (or, for an invalid run, all) rows of the
+    /// series; unknown when a CPU's figure is (a p99.9 among overflowed samples), never the
+    /// best of the rest.
+    pub max_us: Option<f64>,
+    pub p999_us: Option<f64>,
+    /// [`regression::check`] finds a regression in the series against the runs of its machine.
+    pub regression: bool,
+}
+
+/// What the page is drawn from: the runs (without their result rows) and, for each, a cell per
+/// series it is in.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Trend {
+    pub runs: Vec<HistoryRun>,
+    pub cells: Vec<Vec<Cell>>,
+}
+
+/// The trend of the runs `filter` selects, asked of `store` so that rtbuild never holds a
+/// board's years of per-CPU rows: the database counts each run's worst figures per series
+/// ([`Store::series_worst`], one row per run and series), and the regression checks read the
+/// runs' valid rows [`RUNS_A_QUERY`] runs at a time in the order the checks need them, keeping
+/// only each series' newest runs ([`Flags`]).
+pub(crate) fn read(store: &mut Store, filter: &Filter, pct: f64) -> Result<Trend, HistoryError> {
+    let runs = store.run_headers(filter)?;
+    let at: HashMap<&str, usize> =
+        runs.iter().enumerate().map(|(at, run)| (run.digest.as_str(), at)).collect();
+    let mut cells: Vec<Vec<Cell>> = vec![Vec::new(); runs.len()];
+    for chunk in runs.chunks(RUNS_A_QUERY) {
+        let digests: Vec<&str> = chunk.iter().map(|run| run.digest.as_str()).collect();
+        for worst in store.series_worst(&digests)? {
+            if let Some(&at) = at.get(worst.run_digest.as_str()) {
+                cells[at].push(Cell {
+                    scenario: worst.scenario,
+                    test: worst.test,
+                    max_us: worst.max_us,
+                    p999_us: worst.p999_us,
+                    regression: false,
+                });
+            }
+        }
+    }
+    let mut flags = Flags::new(pct);
+    for chunk in Flags::order(&runs).chunks(RUNS_A_QUERY) {
+        let digests: Vec<&str> = chunk.iter().map(|&at| runs[at].digest.as_str()).collect();
+        let mut rows: HashMap<String, Vec<HistoryResult>> = HashMap::new();
+        for (digest, row) in store.valid_figures(&digests)? {
+            rows.entry(digest).or_default().push(row);
+        }
+        for &at in chunk {
+            let run = &runs[at];
+            // What a check reads of a run.
+            flags.feed(HistoryRun {
+                digest: run.digest.clone(),
+                machine: run.machine.clone(),
+                started_unix: run.started_unix,
+                threshold_us: run.threshold_us,
+                verdict: run.verdict.clone(),
+                valid: run.valid,
+                results: rows.remove(&run.digest).unwrap_or_default(),
+                ..HistoryRun::default()
+            });
+        }
+    }
+    mark(&runs, &mut cells, &flags.finish());
+    Ok(Trend { runs, cells })
+}
+
+/// The trend of `runs` at hand, each with its results: figures and regressions counted here row
+/// by row (what [`read`] asks the database for).
+#[cfg(test)]
+pub(crate) fn from_runs(runs: &[HistoryRun], pct: f64) -> Trend {
+    let mut flags = Flags::new(pct);
+    for at in Flags::order(runs) {
+        flags.feed(runs[at].clone());
+    }
+    let mut cells: Vec<Vec<Cell>> = runs
+        .iter()
+        .map(|run| {
+            let mut pairs: Vec<(&str, &str)> =
+                run.results.iter().map(|r| (r.scenario.as_str(), r.test.as_str())).collect();
+            pairs.sort_unstable();
+            pairs.dedup();
+            pairs
+                .into_iter()
+                .map(|(scenario, test)| Cell {
+                    scenario: scenario.to_string(),
+                    test: test.to_string(),
+                    max_us: worst(run, scenario, test, "max"),
+                    p999_us: worst(run, scenario, test, "p99.9"),
+                    regression: false,
+                })
+                .collect()
+        })
+        .collect();
+    mark(runs, &mut cells, &flags.finish());
+    let runs = runs.iter().map(|run| HistoryRun { results: Vec::new(), ..run.clone() }).collect();
+    Trend { runs, cells }
+}
+
+/// The page for `runs` (all runs of the machines shown), each with its results.
+#[cfg(test)]
 pub(crate) fn render(runs: &[HistoryRun], pct: f64) -> Result<String, minijinja::Error> {
-    let mut by_series: BTreeMap<Key, Vec<&HistoryRun>> = BTreeMap::new();
-    for run in runs {
+    page(&from_runs(runs, pct))
+}
+
+/// The page of `trend`.
+pub(crate) fn page(trend: &Trend) -> Result<String, minijinja::Error> {
+    type Members<'a> = (Vec<(&'a HistoryRun, &'a Cell)>, HashSet<&'a str>);
+    let mut by_series: BTreeMap<Key, Members> = BTreeMap::new();
+    for (run, cells) in trend.runs.iter().zip(&trend.cells) {
         // Runs that name no board are one series each: nothing says they share a board.
         let machine = run
             .machine
             .clone()
             .unwrap_or_else(|| format!("{} (run {})", regression::UNNAMED, short(&run.digest)));
-        for row in &run.results {
-            let key = (machine.clone(), row.scenario.clone(), row.test.clone());
-            let list = by_series.entry(key).or_default();
-            if !list.iter().any(|r| r.digest == run.digest) {
-                list.push(run);
+        for cell in cells {
+            let key = (machine.clone(), cell.scenario.clone(), cell.test.clone());
+            let (list, seen) = by_series.entry(key).or_default();
+            if seen.insert(run.digest.as_str()) {
+                list.push((run, cell));
             }
         }
     }
-    let flagged = flagged(runs, pct);
     let series = by_series
         .into_iter()
         .enumerate()
-        .filter_map(|(at, (key, list))| series(at, &key, &list, &flagged, pct))
+        .filter_map(|(at, (key, (list, _)))| series(at, &key, list))
         .collect();
     let page = Page {
-        runs: runs.len(),
+        runs: trend.runs.len(),
         series,
         version: env!("CARGO_PKG_VERSION"),
         width: WIDTH,
@@ -138,13 +252,29 @@ pub(crate) fn render(runs: &[HistoryRun], pct: f64) -> Result<String, minijinja:
     crate::text::templates::render("history.html", &page)
 }
 
-/// A run's worst figure over its valid (or, for an invalid run, all) rows of the series;
-/// unknown when a CPU's figure is (a p99.9 among overflowed samples), never the best of the rest.
-fn worst(run: &HistoryRun, key: &Key, metric: &str) -> Option<f64> {
+/// Sets each cell's regression from `flagged`.
+fn mark(
+    runs: &[HistoryRun],
+    cells: &mut [Vec<Cell>],
+    flagged: &HashMap<String, HashSet<(String, String)>>,
+) {
+    for (run, cells) in runs.iter().zip(cells) {
+        if let Some(pairs) = flagged.get(&run.digest) {
+            for cell in cells {
+                cell.regression = pairs.contains(&(cell.scenario.clone(), cell.test.clone()));
+            }
+        }
+    }
+}
+
+/// A run's worst figure over its valid (or, for an invalid run, all) rows of a scenario and
+/// test; unknown when a CPU's figure is, never the best of the rest.
+#[cfg(test)]
+fn worst(run: &HistoryRun, scenario: &str, test: &str, metric: &str) -> Option<f64> {
     let figures: Vec<Option<f64>> = run
         .results
         .iter()
-        .filter(|r| r.scenario == key.1 && r.test == key.2 && (r.valid || !run.valid))
+        .filter(|r| r.scenario == scenario && r.test == test && (r.valid || !run.valid))
         .map(|r| super::compare::figure(r, metric))
         .collect();
     if figures.iter().any(Option::is_none) {
@@ -158,63 +288,123 @@ fn when(run: &HistoryRun) -> i64 {
 }
 
 /// Each valid run's regressions as (scenario, test) pairs: what [`regression::check`] finds
-/// against every run of its machine, computed in one pass per machine with a window of each
-/// pair's newest valid runs (the only runs `check` takes a baseline from) instead of all of them.
-fn flagged(runs: &[HistoryRun], pct: f64) -> HashMap<&str, HashSet<(String, String)>> {
-    let mut out: HashMap<&str, HashSet<(String, String)>> = HashMap::new();
-    fn record<'a>(
-        out: &mut HashMap<&'a str, HashSet<(String, String)>>,
-        run: &'a HistoryRun,
-        check: crate::formats::history_json::RegressionCheck,
-    ) {
-        let pairs = check.findings.into_iter().map(|f| (f.scenario, f.test)).collect();
-        out.insert(run.digest.as_str(), pairs);
+/// against every run of its machine. Fed each machine's valid runs in [`Flags::order`], it
+/// checks each run against a window of each pair's newest valid runs so far (the only runs
+/// `check` takes a baseline from) instead of all of them, and holds only that window, the
+/// machine's runs of unknown start and the runs of one start time.
+struct Flags {
+    pct: f64,
+    out: HashMap<String, HashSet<(String, String)>>,
+    /// The machine whose runs are being fed.
+    machine: Option<String>,
+    /// The newest BASELINE_RUNS + 1 valid runs of each pair so far (one more than a baseline
+    /// needs: the run checked may be among them).
+    window: HashMap<(String, String), Vec<Rc<HistoryRun>>>,
+    /// The machine's runs of unknown start: they take their baseline from every run of the
+    /// machine, so they are checked at its end.
+    undated: Vec<Rc<HistoryRun>>,
+    /// Runs of one start time, each a baseline for the others: checked when the next start
+    /// time comes.
+    group: Vec<Rc<HistoryRun>>,
+}
+
+impl Flags {
+    fn new(pct: f64) -> Flags {
+        Flags {
+            pct,
+            out: HashMap::new(),
+            machine: None,
+            window: HashMap::new(),
+            undated: Vec::new(),
+            group: Vec::new(),
+        }
     }
-    fn push<'a>(window: &mut HashMap<(&'a str, &'a str), Vec<&'a HistoryRun>>, h: &'a HistoryRun) {
+
+    /// Which of `runs` [`Flags::feed`] takes, in the order it takes them: the valid runs that
+    /// name a board, board by board, those of unknown start first, then by start and digest.
+    fn order(runs: &[HistoryRun]) -> Vec<usize> {
+        let mut order: Vec<usize> =
+            (0..runs.len()).filter(|&at| runs[at].valid && runs[at].machine.is_some()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&runs[a], &runs[b]);
+            (&a.machine, a.started_unix.is_some(), a.started_unix, &a.digest).cmp(&(
+                &b.machine,
+                b.started_unix.is_some(),
+                b.started_unix,
+                &b.digest,
+            ))
+        });
+        order
+    }
+
+    /// The next run in [`Flags::order`], with (at least) its valid rows.
+    fn feed(&mut self, run: HistoryRun) {
+        if self.machine != run.machine {
+            self.end_machine();
+            self.machine = run.machine.clone();
+        }
+        let run = Rc::new(run);
+        if run.started_unix.is_none() {
+            self.push(&run);
+            self.undated.push(run);
+            return;
+        }
+        if self.group.first().is_some_and(|g| g.started_unix != run.started_unix) {
+            self.check_group();
+        }
+        self.group.push(run);
+    }
+
+    /// The regressions found, by run digest.
+    fn finish(mut self) -> HashMap<String, HashSet<(String, String)>> {
+        self.end_machine();
+        self.out
+    }
+
+    fn end_machine(&mut self) {
+        self.check_group();
+        // A run of unknown start takes its baseline from every run of the machine: the window
+        // now holds each pair's newest of them all.
+        for run in std::mem::take(&mut self.undated) {
+            self.check(&run);
+        }
+        self.window.clear();
+    }
+
+    fn check_group(&mut self) {
+        let group = std::mem::take(&mut self.group);
+        for h in &group {
+            self.push(h);
+        }
+        for run in &group {
+            self.check(run);
+        }
+    }
+
+    fn check(&mut self, run: &HistoryRun) {
+        let mut candidates: Vec<&HistoryRun> =
+            self.window.values().flatten().map(|h| h.as_ref()).collect();
+        candidates.sort_by(|a, b| a.digest.cmp(&b.digest));
+        candidates.dedup_by(|a, b| a.digest == b.digest);
+        let check = regression::check(run, candidates, self.pct);
+        let pairs = check.findings.into_iter().map(|f| (f.scenario, f.test)).collect();
+        self.out.insert(run.digest.clone(), pairs);
+    }
+
+    fn push(&mut self, h: &Rc<HistoryRun>) {
         let pairs: HashSet<(&str, &str)> = h
             .results
             .iter()
             .filter(|r| r.valid)
             .map(|r| (r.scenario.as_str(), r.test.as_str()))
             .collect();
-        for pair in pairs {
-            let newest = window.entry(pair).or_default();
-            newest.push(h);
+        for (scenario, test) in pairs {
+            let newest = self.window.entry((scenario.to_string(), test.to_string())).or_default();
+            newest.push(Rc::clone(h));
             newest.sort_by(|a, b| newest_first(a, b));
             newest.truncate(regression::BASELINE_RUNS + 1);
         }
     }
-    let mut by_machine: BTreeMap<Option<&str>, Vec<&HistoryRun>> = BTreeMap::new();
-    for run in runs.iter().filter(|r| r.valid && r.machine.is_some()) {
-        by_machine.entry(run.machine.as_deref()).or_default().push(run);
-    }
-    for list in by_machine.values() {
-        let (undated, mut dated): (Vec<&HistoryRun>, Vec<&HistoryRun>) =
-            list.iter().partition(|r| r.started_unix.is_none());
-        // A run of unknown start takes its baseline from every run of the machine.
-        for run in &undated {
-            record(&mut out, run, regression::check(run, list.iter().copied(), pct));
-        }
-        // The newest BASELINE_RUNS + 1 valid runs of each pair so far (one more than a baseline
-        // needs: the run checked may be among them).
-        let mut window: HashMap<(&str, &str), Vec<&HistoryRun>> = HashMap::new();
-        for h in &undated {
-            push(&mut window, h);
-        }
-        dated.sort_by(|a, b| newest_first(b, a));
-        for group in dated.chunk_by(|a, b| a.started_unix == b.started_unix) {
-            for h in group {
-                push(&mut window, h);
-            }
-            for run in group {
-                let mut candidates: Vec<&HistoryRun> = window.values().flatten().copied().collect();
-                candidates.sort_by(|a, b| a.digest.cmp(&b.digest));
-                candidates.dedup_by(|a, b| a.digest == b.digest);
-                record(&mut out, run, regression::check(run, candidates, pct));
-            }
-        }
-    }
-    out
 }
 
 /// Newest first: by start (unknown as 0), then digest, as a baseline is chosen.
@@ -292,18 +482,11 @@ fn drawn(
     keep
 }
 
-fn series(
-    at: usize,
-    key: &Key,
-    list: &[&HistoryRun],
-    flagged: &HashMap<&str, HashSet<(String, String)>>,
-    pct: f64,
-) -> Option<Series> {
-    let _ = pct;
-    let mut list = list.to_vec();
-    list.sort_by_key(|r| (when(r), r.digest.clone()));
+fn series(at: usize, key: &Key, mut members: Vec<(&HistoryRun, &Cell)>) -> Option<Series> {
+    members.sort_by(|(a, _), (b, _)| (when(a), &a.digest).cmp(&(when(b), &b.digest)));
+    let list: Vec<&HistoryRun> = members.iter().map(|(run, _)| *run).collect();
     let figures: Vec<(Option<f64>, Option<f64>)> =
-        list.iter().map(|r| (worst(r, key, "max"), worst(r, key, "p99.9"))).collect();
+        members.iter().map(|(_, cell)| (cell.max_us, cell.p999_us)).collect();
     let threshold = list.last().map(|r| r.threshold_us).filter(|t| *t > 0.0);
     let values: Vec<f64> = figures
         .iter()
@@ -340,11 +523,7 @@ fn series(
             LEFT + t.saturating_sub(first) as f64 / span * WIDTH
         }
     };
-    let pair = (key.1.clone(), key.2.clone());
-    let regressions: Vec<bool> = list
-        .iter()
-        .map(|run| flagged.get(run.digest.as_str()).is_some_and(|pairs| pairs.contains(&pair)))
-        .collect();
+    let regressions: Vec<bool> = members.iter().map(|(_, cell)| cell.regression).collect();
     let keep = drawn(&list, &figures, &regressions);
     let thinned = keep.iter().any(Option::is_none);
     let newest_listed = list.len().saturating_sub(NEWEST_LISTED);
