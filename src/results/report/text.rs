@@ -417,16 +417,12 @@ fn row(label: String, t: &ThreadReport) -> Vec<String> {
     ]
 }
 
-/// How long a scenario ran, as the results table shows it (`10s`, `5m00s`, `24h00m`; `-` when
-/// the input does not say).
+/// How long a scenario ran, as the results table shows it: whole seconds in rtbuild's one
+/// [duration format](crate::text::duration) (`10s`, `5m 00s`, `24h 00m 00s`; `-` when the
+/// input does not say).
 pub(crate) fn duration_cell(seconds: Option<f64>) -> String {
     let Some(s) = seconds.filter(|s| s.is_finite() && *s >= 0.0) else { return "-".to_string() };
-    let s = s.round() as u64;
-    match s {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
+    crate::text::duration(s.round())
 }
 
 /// The row's verdict, with why when it is not PASS (`INVALID: no samples recorded`).

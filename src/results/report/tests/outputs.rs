@@ -180,7 +180,8 @@ fn results_table_rows_are_each_cpus_own_figures() {
     assert_eq!(rows[2].why, ["invalid run: load reached 32.5 % of the 60 % asked"]);
     assert!(rows.iter().all(|x| x.boot_flow == "unknown"), "{rows:?}");
     let table = text::results_table(rows);
-    assert!(table.contains("Duration  Samples  Verdict"), "{table}");
+    // The Duration column is as wide as its widest cell, `24h 00m 00s`.
+    assert!(table.contains("Duration     Samples  Verdict"), "{table}");
     assert!(
         table.lines().any(|l| l.contains("RT core: 0, Boot Flow - unknown")
             && l.contains("  1250  ")
@@ -190,7 +191,7 @@ fn results_table_rows_are_each_cpus_own_figures() {
     );
     assert!(
         table.contains(
-            "24h00m    3334     INVALID: invalid run: load reached 32.5 % of the 60 % asked"
+            "24h 00m 00s  3334     INVALID: invalid run: load reached 32.5 % of the 60 % asked"
         ),
         "{table}"
     );
