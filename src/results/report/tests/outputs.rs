@@ -250,3 +250,26 @@ fn the_verdict_word_is_the_same_in_all_five_outputs() {
     assert_eq!((run.verdict.as_str(), run.valid), ("INVALID", false));
     assert!(run.results.iter().all(|x| x.verdict == "INVALID"), "{:?}", run.results);
 }
+
+/// Strings from input are escaped where the text report writes them: a machine, a scenario
+/// name and a reason from `run.json` can neither forge a line nor drive or reorder one.
+#[test]
+fn input_strings_are_escaped_where_the_text_report_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("idle.json")).unwrap();
+    crate::files::write::fixture(
+        dir.path().join("run.json"),
+        r#"{"threshold_us": 5000, "machine": "rb3\u001b[2J",
+            "scenarios": [{"name": "idle\u202ex", "files": ["idle.json"],
+            "invalid_reasons": ["cut\nPASS all"]}]}"#,
+    )
+    .unwrap();
+    let r =
+        build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
+    let out = text::render(&r);
+    assert!(!out.chars().any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'), "{out:?}");
+    assert!(out.contains("rb3\\u{1b}[2J"), "{out}");
+    assert!(out.contains("idle\\u{202e}x"), "{out}");
+    assert!(out.contains("cut\\nPASS all"), "{out}");
+    assert!(!out.lines().any(|l| l.trim_start().starts_with("PASS")), "{out}");
+}
