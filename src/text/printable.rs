@@ -116,6 +116,13 @@ pub(crate) fn shown_tail(text: &str, n: usize) -> String {
 mod tests {
     use super::*;
 
+    /// What `Ui` prints escaped: control characters; quotes, backquotes and non-ASCII stay.
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_is_kept() {
+        assert_eq!(escape_controls("7\nx\ty\u{1b}[2J"), "7\\nx\\ty\\u{1b}[2J");
+        assert_eq!(escape_controls("`a'b\"c` µs"), "`a'b\"c` µs");
+    }
+
     #[test]
     fn controls_c1_and_bidirectional_overrides_are_escaped() {
         assert_eq!(escape_controls("7\nx\ty\u{1b}[2J"), "7\\nx\\ty\\u{1b}[2J");

@@ -6,6 +6,11 @@
 //! text templates (YAML scalars go through `tojson`); the HTML pages are auto-escaped as HTML
 //! (only the SVG charts, drawn by rtbuild, are marked `safe`). An undefined variable is an
 //! error.
+//!
+//! Two files in `templates/` are not minijinja templates and are not in this environment:
+//! `onhost-functions.sh` and `onhost-commands.sh`, the two parts of `rtbuild test`'s on-target
+//! helper, a static script sent as it is on `sh -s`'s stdin
+//! ([`HELPER`](crate::measure::testrun::HELPER) joins them at compile time).
 
 use std::sync::LazyLock;
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{BuildSetup, ImageError, OutputOptions, Post, after_build, prepare};
-use crate::build::kasrun::report::{self, BuildResult, BuildStatus};
+use crate::build::kasrun::report::{BuildResult, BuildStatus};
 use crate::build::kasrun::run;
 use crate::files::write::WriteOptions;
 use crate::host::runner::Runner;
@@ -119,7 +119,8 @@ pub(crate) fn table(cells: &[Cell]) -> Vec<String> {
         .iter()
         .map(|c| {
             let r = c.result.as_ref();
-            let time = r.map(|r| report::duration(r.duration_secs)).unwrap_or_else(|| "-".into());
+            let time =
+                r.map(|r| crate::text::duration(r.duration_secs)).unwrap_or_else(|| "-".into());
             let sstate = r
                 .and_then(|r| r.sstate)
                 .map(|s| format!("{}%", s.match_percent))

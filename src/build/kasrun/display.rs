@@ -57,8 +57,7 @@ impl<'a> Display<'a> {
     }
 
     fn elapsed(&self) -> String {
-        let secs = self.start.elapsed().as_secs();
-        format!("[{:02}:{:02}:{:02}]", secs / 3600, secs / 60 % 60, secs % 60)
+        crate::text::clock(self.start.elapsed().as_secs())
     }
 
     pub(super) fn finish(self) {

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::events::SstateSummary;
 use super::tracker::{Failure, Tracker};
+use crate::text::duration;
 
 /// How many lines of a failed task's log to show.
 pub(crate) const TAIL_LINES: usize = 25;
@@ -189,16 +190,6 @@ impl BuildResult {
     }
 }
 
-/// `1h 02m 03s`, `4m 05s`, `6.2s`.
-pub(crate) fn duration(secs: f64) -> String {
-    let whole = secs as u64;
-    match whole {
-        0..60 => format!("{secs:.1}s"),
-        60..3600 => format!("{}m {:02}s", whole / 60, whole % 60),
-        _ => format!("{}h {:02}m {:02}s", whole / 3600, whole % 3600 / 60, whole % 60),
-    }
-}
-
 /// The last `n` lines of a file (lossy UTF-8), or nothing when it cannot be read.
 pub(crate) fn tail(path: &Path, n: usize) -> Vec<String> {
     let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
@@ -210,13 +201,6 @@ pub(crate) fn tail(path: &Path, n: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_read_naturally() {
-        assert_eq!(duration(6.24), "6.2s");
-        assert_eq!(duration(245.0), "4m 05s");
-        assert_eq!(duration(3723.0), "1h 02m 03s");
-    }
 
     #[test]
     fn qcomflash_symlink_and_tarball_are_found() {

@@ -184,7 +184,7 @@ pub(crate) fn report(result: &BuildResult, ui: &Ui) {
             let failed = BuildFailed {
                 image: result.image.clone(),
                 machine: result.machine.clone(),
-                took: super::report::duration(result.duration_secs),
+                took: crate::text::duration(result.duration_secs),
                 how: result.exit.clone().unwrap_or_else(|| "failed".into()),
             };
             ui.error(&failed, Exit::Failed);

@@ -66,25 +66,9 @@ impl Length {
     }
 }
 
-/// `90` → `1m30s`.
-pub(super) fn human(secs: u64) -> String {
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn human_durations_read_as_minutes_and_hours() {
-        assert_eq!(human(42), "42s");
-        assert_eq!(human(90), "1m30s");
-        assert_eq!(human(86_400), "24h00m");
-    }
 
     #[test]
     fn durations_and_presets() {

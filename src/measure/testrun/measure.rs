@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use super::HELPER;
 use super::judge::Ending;
-use super::length::human;
 use super::probe::Probe;
 use super::session::Session;
 use crate::host::Host;
 use crate::host::runner::Background;
 use crate::plan::CpuSet;
+use crate::text::duration;
 
 impl Session<'_> {
     /// Starts the on-host helper with `args` in its own process group (so Ctrl-C reaches the
@@ -47,7 +47,7 @@ impl Session<'_> {
         self.ui.warn(format!(
             "{what} on {} did not end within its {} plus {} s; stopping it",
             self.req.host,
-            human(seconds),
+            duration(seconds as f64),
             margin.as_secs()
         ));
         // The target stopped answering: what is still owed to it is tried briefly.
@@ -278,14 +278,14 @@ fn left_text(
     status: Option<&Status>,
 ) -> String {
     let super::Length::Loops(loops) = length else {
-        return format!("{} left", human(expected.saturating_sub(elapsed)));
+        return format!("{} left", duration(expected.saturating_sub(elapsed) as f64));
     };
     match status.and_then(|s| s.cycles).filter(|&done| done > 0 && elapsed > 0) {
         Some(done) => {
             let left = loops.saturating_sub(done).saturating_mul(elapsed).div_ceil(done);
-            format!("{done} of {loops} loops, about {} left", human(left))
+            format!("{done} of {loops} loops, about {} left", duration(left as f64))
         }
-        None => format!("{loops} loops (about {} at the interval)", human(expected)),
+        None => format!("{loops} loops (about {} at the interval)", duration(expected as f64)),
     }
 }
 
@@ -293,7 +293,11 @@ fn left_text(
 fn progress(elapsed: u64, expected: u64, length: super::Length, status: Option<&Status>) -> String {
     let max =
         status.and_then(|s| s.max_us).map_or(String::new(), |m| format!(", current max {m} µs"));
-    format!("{} elapsed, {}{max}", human(elapsed), left_text(elapsed, expected, length, status))
+    format!(
+        "{} elapsed, {}{max}",
+        duration(elapsed as f64),
+        left_text(elapsed, expected, length, status)
+    )
 }
 
 #[cfg(test)]
@@ -316,13 +320,11 @@ mod tests {
         assert_eq!(PROGRESS_FIXED_COLUMNS + PROGRESS_MESSAGE_COLUMNS, 80);
         for left in [0, 59, 3_599, 86_399, 86_400 * 7] {
             let message =
-                super::bar_message(Some(1_234_567), &format!("{} left", super::human(left)));
+                super::bar_message(Some(1_234_567), &format!("{} left", duration(left as f64)));
             let kept: String = message.chars().take(PROGRESS_MESSAGE_COLUMNS).collect();
             assert!(kept.starts_with("current max 1234567 µs"), "{kept:?} from {message:?}");
         }
-        assert!(
-            super::bar_message(None, &format!("{} left", super::human(300))).ends_with(" left")
-        );
+        assert!(super::bar_message(None, &format!("{} left", duration(300.0))).ends_with(" left"));
     }
 
     use super::*;
@@ -354,17 +356,21 @@ T: 1 ( 6331) P:99 I:1000 C:   3003 Min:      6 Act:   12 Avg:   25 Max:      52\
             progress(20, 3, Length::Loops(3000), Some(&status)),
             format!(
                 "{} elapsed, 1000 of 3000 loops, about {} left, current max 40 µs",
-                human(20),
-                human(40)
+                duration(20.0),
+                duration(40.0)
             )
         );
         assert_eq!(
             progress(5, 3, Length::Loops(3000), None),
-            format!("{} elapsed, 3000 loops (about {} at the interval)", human(5), human(3))
+            format!(
+                "{} elapsed, 3000 loops (about {} at the interval)",
+                duration(5.0),
+                duration(3.0)
+            )
         );
         assert_eq!(
             progress(5, 60, Length::Seconds(60), Some(&status)),
-            format!("{} elapsed, {} left, current max 40 µs", human(5), human(55))
+            format!("{} elapsed, {} left, current max 40 µs", duration(5.0), duration(55.0))
         );
     }
 }

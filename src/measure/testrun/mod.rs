@@ -96,8 +96,13 @@ pub(crate) fn judge_finished_run(
     (scenario, verdict)
 }
 
-/// The on-target helper, sent to `sh -s` for every step.
-pub(crate) const HELPER: &str = include_str!("onhost.sh");
+/// The on-target helper, sent to `sh -s` for every step: a static script, not a template (no
+/// value is rendered into it; rtbuild passes positional arguments only), kept in `templates/`
+/// beside the others in two parts: its shell functions, then its subcommands.
+pub(crate) const HELPER: &str = concat!(
+    include_str!("../../../templates/onhost-functions.sh"),
+    include_str!("../../../templates/onhost-commands.sh"),
+);
 
 /// Everything a test run needs, validated.
 #[derive(Debug, Clone)]

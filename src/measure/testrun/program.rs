@@ -6,7 +6,6 @@
 use std::time::{Duration, Instant};
 
 use super::judge::Ending;
-use super::length::human;
 use super::sequence::Suite;
 use super::session::Session;
 use crate::formats::report_json::Verdict;
@@ -15,6 +14,7 @@ use crate::measure::rttests::argv::Invocation;
 use crate::measure::rttests::output::{self, ProgramOutput, Row, Sniffed};
 use crate::measure::rttests::verdict::{self, Limits};
 use crate::measure::rttests::{Kind, Program};
+use crate::text::duration;
 
 /// What every program's command line in a run is built from, `seconds` each.
 pub(super) fn suite(req: &super::TestRequest, seconds: u64) -> Suite<'_> {
@@ -95,7 +95,7 @@ impl Session<'_> {
                 format!(
                     "{name}: {} for {} on RT CPUs {}",
                     invocation.label,
-                    human(seconds),
+                    duration(seconds as f64),
                     req.layout.rt
                 ),
             );

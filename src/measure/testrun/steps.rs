@@ -5,12 +5,12 @@ use std::time::{Duration, Instant};
 
 use super::fingerprint::landed_on;
 use super::judge::{self, Ending};
-use super::length::human;
 use super::load_level::{load_levels, load_percent, load_shortfall};
 use super::scenario::{CommandSpec, Scenario};
 use super::sequence::{Sequence, load_argv};
 use super::session::Session;
 use crate::formats::run_json::ScenarioRecord;
+use crate::text::duration;
 
 impl Session<'_> {
     pub(super) fn scenario(&mut self, scenario: Scenario) -> Ending {
@@ -173,11 +173,15 @@ impl Session<'_> {
             self.ui.status(
                 "Measuring",
                 if req.measure_cpus == req.layout.rt {
-                    format!("{name} for {} on RT CPUs {}", human(expected_s), req.layout.rt)
+                    format!(
+                        "{name} for {} on RT CPUs {}",
+                        duration(expected_s as f64),
+                        req.layout.rt
+                    )
                 } else {
                     format!(
                         "{name} for {} on CPUs {} (RT CPUs {})",
-                        human(expected_s),
+                        duration(expected_s as f64),
                         req.measure_cpus,
                         req.layout.rt
                     )

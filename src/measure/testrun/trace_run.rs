@@ -93,7 +93,7 @@ impl Session<'_> {
             format!(
                 "{name}: rtla timerlat -a {} for {} on CPUs {}",
                 trace.above_us,
-                super::length::human(seconds),
+                crate::text::duration(seconds as f64),
                 self.req.measure_cpus
             ),
         );

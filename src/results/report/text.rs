@@ -8,6 +8,7 @@ use std::fmt::Write;
 use super::judge::fmt;
 use super::summary::{self, SummaryRow};
 use crate::formats::report_json::{LatencyReport, ScenarioReport, ThreadReport};
+use crate::text::escape_controls;
 
 const HEADER: [&str; 13] = [
     "thread",
@@ -27,43 +28,20 @@ const HEADER: [&str; 13] = [
 
 /// The whole report as text for the terminal. Every string in it that came from input (file
 /// and scenario names, `run.json` fields, error messages quoting files, trace explanations) is
-/// shown with its control characters escaped (`\n`, `\u{1b}`), so an input can neither forge
-/// a line (a `PASS` row) nor drive the terminal (clear the screen).
+/// escaped where it is written ([`escape_controls`]: `\n`, `\u{1b}`, `\u{202e}`), so an input
+/// can neither forge a line (a `PASS` row) nor drive or reorder the terminal.
 pub(crate) fn render(report: &LatencyReport) -> String {
-    match escaped(report) {
-        Some(clean) => render_clean(&clean),
-        // Not expected; escape what is not a line break, so the terminal stays safe.
-        None => render_clean(report)
-            .chars()
-            .map(|c| if c.is_control() && c != '\n' { '?' } else { c })
-            .collect(),
-    }
-}
-
-/// `report` with the control characters of every string escaped.
-fn escaped(report: &LatencyReport) -> Option<LatencyReport> {
-    fn walk(value: &mut serde_json::Value) {
-        match value {
-            serde_json::Value::String(text) => *text = crate::text::escape_controls(text),
-            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
-            serde_json::Value::Object(fields) => fields.values_mut().for_each(walk),
-            _ => {}
-        }
-    }
-    let mut value = serde_json::to_value(report).ok()?;
-    walk(&mut value);
-    serde_json::from_value(value).ok()
-}
-
-fn render_clean(report: &LatencyReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{}  threshold {} µs ({}){}",
         report.verdict,
         fmt(report.threshold_us),
-        report.threshold_source,
-        report.machine.as_ref().map_or_else(String::new, |m| format!(", machine {m}"))
+        escape_controls(&report.threshold_source),
+        report
+            .machine
+            .as_ref()
+            .map_or_else(String::new, |m| format!(", machine {}", escape_controls(m)))
     );
     if !report.summary.is_empty() {
         out.push('\n');
@@ -74,11 +52,14 @@ fn render_clean(report: &LatencyReport) -> String {
         out.push_str(&results_table(&report.results));
     }
     for input in &report.inputs {
-        let facts = super::system::facts(input);
+        let facts: Vec<(String, String)> = super::system::facts(input)
+            .iter()
+            .map(|(label, value)| (escape_controls(label), escape_controls(value)))
+            .collect();
         if facts.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "\nSystem ({})", input.path);
+        let _ = writeln!(out, "\nSystem ({})", escape_controls(&input.path));
         let width = facts.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
         for (label, value) in facts {
             let _ = writeln!(out, "  {label:<width$}  {value}");
@@ -98,8 +79,8 @@ fn render_clean(report: &LatencyReport) -> String {
                     "  spike: {} on CPU {} ({}): {}",
                     spike.latency_us.map_or_else(|| "?".to_string(), |l| format!("{} µs", fmt(l))),
                     spike.cpu.map_or_else(|| "?".to_string(), |c| c.to_string()),
-                    spike.trace_file,
-                    spike.explanation
+                    escape_controls(&spike.trace_file),
+                    escape_controls(&spike.explanation)
                 );
             }
         }
@@ -107,7 +88,7 @@ fn render_clean(report: &LatencyReport) -> String {
     if !report.reasons.is_empty() {
         let _ = writeln!(out, "\n{} because:", report.verdict);
         for reason in &report.reasons {
-            let _ = writeln!(out, "  - {reason}");
+            let _ = writeln!(out, "  - {}", escape_controls(reason));
         }
     }
     out.trim_end().to_string()
@@ -125,7 +106,7 @@ pub(crate) fn summary_table(rows: &[SummaryRow]) -> String {
     let mut sources = Vec::new();
     for row in rows {
         table.push(vec![
-            row.scenario.clone(),
+            escape_controls(&row.scenario),
             summary::cpu_cell(row, "-"),
             row.samples.map_or_else(|| "-".to_string(), |n| n.to_string()),
             summary::cell(row.min_us, "-"),
@@ -133,7 +114,9 @@ pub(crate) fn summary_table(rows: &[SummaryRow]) -> String {
             summary::cell(row.max_us, "-"),
             summary::p999_cell(row, "-"),
         ]);
-        sources.push((row.kind == "reference").then(|| summary::reference_label(row)));
+        sources.push(
+            (row.kind == "reference").then(|| escape_controls(summary::reference_label(row))),
+        );
     }
     let widths: Vec<usize> = (0..table[0].len())
         .map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -150,7 +133,7 @@ pub(crate) fn summary_table(rows: &[SummaryRow]) -> String {
                 crate::text::table::pad_left(&mut line, cell, *w);
             }
         }
-        if let Some(Some(source)) = i.checked_sub(1).map(|i| sources[i]) {
+        if let Some(Some(source)) = i.checked_sub(1).map(|i| &sources[i]) {
             line.push_str("  ");
             line.push_str(source);
         }
@@ -269,10 +252,11 @@ pub(crate) fn reason_word(
 fn scenario_text(out: &mut String, s: &ScenarioReport) {
     match &s.label {
         Some(label) => {
-            let _ = writeln!(out, "{}  {} ({label})  (latencies in µs)", s.verdict, s.name);
+            let (name, label) = (escape_controls(&s.name), escape_controls(label));
+            let _ = writeln!(out, "{}  {name} ({label})  (latencies in µs)", s.verdict);
         }
         None => {
-            let _ = writeln!(out, "{}  {}  (latencies in µs)", s.verdict, s.name);
+            let _ = writeln!(out, "{}  {}  (latencies in µs)", s.verdict, escape_controls(&s.name));
         }
     }
     if s.cyclictest {
@@ -291,21 +275,21 @@ fn scenario_text(out: &mut String, s: &ScenarioReport) {
         } else {
             reason_word(s, reason)
         };
-        let _ = writeln!(out, "  {word}: {reason}");
+        let _ = writeln!(out, "  {word}: {}", escape_controls(reason));
     }
     for note in &s.notes {
-        let _ = writeln!(out, "  note: {note}");
+        let _ = writeln!(out, "  note: {}", escape_controls(note));
     }
 }
 
 /// One line per other test: verdict and each thread's or CPU's max.
 fn tests_text(out: &mut String, s: &ScenarioReport) {
-    let width = s.tests.iter().map(|t| t.test.len()).max().unwrap_or(0);
+    let width = s.tests.iter().map(|t| escape_controls(&t.test).len()).max().unwrap_or(0);
     for t in &s.tests {
         let verdict =
             if t.skipped.is_some() { "SKIPPED".to_string() } else { t.verdict.to_string() };
         let detail = match &t.skipped {
-            Some(why) => why.clone(),
+            Some(why) => escape_controls(why),
             None => {
                 let maxes: Vec<String> = t
                     .rows
@@ -321,11 +305,11 @@ fn tests_text(out: &mut String, s: &ScenarioReport) {
                     })
                     .collect();
                 let mut parts = maxes;
-                parts.extend(t.notes.iter().cloned());
+                parts.extend(t.notes.iter().map(|n| escape_controls(n)));
                 parts.join("; ")
             }
         };
-        let _ = writeln!(out, "  {:<width$}  {verdict:<7}  {detail}", t.test);
+        let _ = writeln!(out, "  {:<width$}  {verdict:<7}  {detail}", escape_controls(&t.test));
     }
 }
 
@@ -339,7 +323,7 @@ fn cyclictest_table(out: &mut String, s: &ScenarioReport) {
     let mut rows: Vec<Vec<String>> = vec![header];
     for t in &s.threads {
         let label = match (&t.file, t.thread) {
-            (Some(file), Some(i)) => format!("{file}:{i}"),
+            (Some(file), Some(i)) => format!("{}:{i}", escape_controls(file)),
             (None, Some(i)) => i.to_string(),
             _ => "?".to_string(),
         };
@@ -417,16 +401,12 @@ fn row(label: String, t: &ThreadReport) -> Vec<String> {
     ]
 }
 
-/// How long a scenario ran, as the results table shows it (`10s`, `5m00s`, `24h00m`; `-` when
-/// the input does not say).
+/// How long a scenario ran, as the results table shows it: whole seconds in rtbuild's one
+/// [duration format](crate::text::duration) (`10s`, `5m 00s`, `24h 00m 00s`; `-` when the
+/// input does not say).
 pub(crate) fn duration_cell(seconds: Option<f64>) -> String {
     let Some(s) = seconds.filter(|s| s.is_finite() && *s >= 0.0) else { return "-".to_string() };
-    let s = s.round() as u64;
-    match s {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
+    crate::text::duration(s.round())
 }
 
 /// The row's verdict, with why when it is not PASS (`INVALID: no samples recorded`).
@@ -446,15 +426,19 @@ pub(crate) fn results_table(rows: &[crate::formats::report_json::ResultRow]) -> 
         .iter()
         .map(|r| {
             vec![
-                format!("{}, Boot Flow - {}", r.device, r.boot_flow),
-                r.distro_and_image.clone(),
-                r.use_case.clone(),
+                format!(
+                    "{}, Boot Flow - {}",
+                    escape_controls(&r.device),
+                    escape_controls(&r.boot_flow)
+                ),
+                escape_controls(&r.distro_and_image),
+                escape_controls(&r.use_case),
                 cell(r.min_us),
                 cell(r.avg_us),
                 cell(r.max_us),
                 duration_cell(r.duration_s),
                 r.samples.to_string(),
-                verdict_cell(r),
+                escape_controls(&verdict_cell(r)),
             ]
         })
         .collect();

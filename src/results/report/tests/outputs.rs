@@ -180,7 +180,8 @@ fn results_table_rows_are_each_cpus_own_figures() {
     assert_eq!(rows[2].why, ["invalid run: load reached 32.5 % of the 60 % asked"]);
     assert!(rows.iter().all(|x| x.boot_flow == "unknown"), "{rows:?}");
     let table = text::results_table(rows);
-    assert!(table.contains("Duration  Samples  Verdict"), "{table}");
+    // The Duration column is as wide as its widest cell, `24h 00m 00s`.
+    assert!(table.contains("Duration     Samples  Verdict"), "{table}");
     assert!(
         table.lines().any(|l| l.contains("RT core: 0, Boot Flow - unknown")
             && l.contains("  1250  ")
@@ -190,7 +191,7 @@ fn results_table_rows_are_each_cpus_own_figures() {
     );
     assert!(
         table.contains(
-            "24h00m    3334     INVALID: invalid run: load reached 32.5 % of the 60 % asked"
+            "24h 00m 00s  3334     INVALID: invalid run: load reached 32.5 % of the 60 % asked"
         ),
         "{table}"
     );
@@ -248,4 +249,27 @@ fn the_verdict_word_is_the_same_in_all_five_outputs() {
     let run = crate::results::history::record::read(dir.path(), None, None).unwrap();
     assert_eq!((run.verdict.as_str(), run.valid), ("INVALID", false));
     assert!(run.results.iter().all(|x| x.verdict == "INVALID"), "{:?}", run.results);
+}
+
+/// Strings from input are escaped where the text report writes them: a machine, a scenario
+/// name and a reason from `run.json` can neither forge a line nor drive or reorder one.
+#[test]
+fn input_strings_are_escaped_where_the_text_report_writes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("cyclictest-2.4-json-hist-h50.json"), dir.path().join("idle.json")).unwrap();
+    crate::files::write::fixture(
+        dir.path().join("run.json"),
+        r#"{"threshold_us": 5000, "machine": "rb3\u001b[2J",
+            "scenarios": [{"name": "idle\u202ex", "files": ["idle.json"],
+            "invalid_reasons": ["cut\nPASS all"]}]}"#,
+    )
+    .unwrap();
+    let r =
+        build(&Options { inputs: vec![dir.path().to_path_buf()], ..Options::default() }).unwrap();
+    let out = text::render(&r);
+    assert!(!out.chars().any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'), "{out:?}");
+    assert!(out.contains("rb3\\u{1b}[2J"), "{out}");
+    assert!(out.contains("idle\\u{202e}x"), "{out}");
+    assert!(out.contains("cut\\nPASS all"), "{out}");
+    assert!(!out.lines().any(|l| l.trim_start().starts_with("PASS")), "{out}");
 }
