@@ -2,7 +2,7 @@
 //! thread of the rtbuild process is confined to the housekeeping CPUs; what it starts after
 //! that inherits the mask (the helper, the load starters, cyclictest's main thread; cyclictest's
 //! measuring threads set their own CPU with `-a`). On any host, local or over ssh, the helper
-//! pins itself with `taskset` as its first step (`--pin CPUS`, see `onhost.sh`), so it runs
+//! pins itself with `taskset` as its first step (`--pin CPUS`, see `templates/onhost-commands.sh`), so it runs
 //! off the measured CPUs even where rtbuild's own mask does not reach.
 
 use rustix::process::Pid;
