@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use super::request::Lab;
 use super::{
     BOOT_MIN, DOWNLOAD_MIN, FLASH_MIN, JobError, MAX_JOB_HOURS, QDL_BOOT_MIN, QDL_DEPLOY_MIN,
     SETUP_MIN,
@@ -15,10 +14,11 @@ use crate::measure::rttests::Program;
 use crate::measure::testrun::{Length, Sequence, Suite};
 
 /// Minutes to flash and boot before the tests: lava-test-plans' qdl deploy, one boot per
-/// stage and as long again for the login; or rtbuild's download, flasher and boot.
-pub(super) fn overhead_minutes(lab: &Lab) -> u64 {
-    match lab.deploy {
-        Deploy::Qdl => QDL_DEPLOY_MIN + 2 * QDL_BOOT_MIN * lab.qdl_stages.len() as u64,
+/// stage (`qdl_stages` of them) and as long again for the login; or rtbuild's download, flasher
+/// and boot.
+pub(super) fn overhead_minutes(deploy: Deploy, qdl_stages: usize) -> u64 {
+    match deploy {
+        Deploy::Qdl => QDL_DEPLOY_MIN + 2 * QDL_BOOT_MIN * qdl_stages as u64,
         Deploy::Flasher => DOWNLOAD_MIN + FLASH_MIN + BOOT_MIN,
         Deploy::Qemu => crate::lab::qemu::DEPLOY_MIN + crate::lab::qemu::BOOT_MIN,
     }

@@ -337,7 +337,7 @@ impl JobRequest {
     }
 
     pub(super) fn job_minutes(&self) -> u64 {
-        overhead_minutes(&self.lab) + self.test_minutes()
+        overhead_minutes(self.lab.deploy, self.lab.qdl_stages.len()) + self.test_minutes()
     }
 
     pub(crate) fn validate(&self) -> Result<(), JobError> {
