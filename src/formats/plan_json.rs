@@ -40,8 +40,9 @@ impl Versioned for PlanFile {
 }
 
 /// The checkable promises of a plan, written as `rtbuild-plan.json` beside the kas file so that
-/// `verify`, `bundle`, `tune` and `test` can read them without the original flags.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `verify`, `bundle`, `tune` and `test` can read them without the original flags. Derived
+/// from a plan in one place, `crate::plan`'s `expectations` module.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Expectations {
     pub machine: String,
     pub image: String,

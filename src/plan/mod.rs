@@ -6,6 +6,7 @@ pub(crate) mod build_path;
 pub(crate) mod compose;
 mod distro;
 mod error;
+mod expectations;
 pub(crate) mod include;
 mod inputs;
 pub(crate) mod layer_names;
@@ -18,6 +19,7 @@ pub(crate) use crate::host::cpus::CpuSet;
 use crate::host::cpus::{Board, CpuLayout};
 pub(crate) use distro::{Distro, UnknownDistro};
 pub(crate) use error::PlanError;
+pub(crate) use expectations::cpu_plan_expectations;
 pub(crate) use include::Include;
 pub(crate) use inputs::{Fragment, Patch};
 pub(crate) use request::{PROJECT_FILE, PlanRequest};
@@ -255,104 +257,7 @@ impl Plan {
         }
         merged
     }
-
-    /// The RT boot arguments the image must carry, in meta-qcom's order, then rtbuild's.
-    pub(crate) fn rt_cmdline(&self) -> Vec<String> {
-        let rt = self.layout.rt.to_string();
-        let mut args = vec![
-            format!("isolcpus={rt}"),
-            format!("irqaffinity={}", self.layout.housekeeping),
-            format!("rcu_nocbs={rt}"),
-        ];
-        if !self.machine.rt.rcu_expedited.is_empty() {
-            args.push(format!("rcupdate.rcu_expedited={}", self.machine.rt.rcu_expedited));
-        }
-        if !self.machine.rt.cpuidle_off.is_empty() {
-            args.push(format!("cpuidle.off={}", self.machine.rt.cpuidle_off));
-        }
-        args.push("efi=runtime".to_string());
-        if self.settings.nohz_full {
-            args.push(format!("nohz_full={rt}"));
-        }
-        args.extend(self.settings.cmdline.iter().map(ToString::to_string));
-        args
-    }
-
-    /// What a finished build must show, in a form later stages can read back from disk.
-    pub(crate) fn expectations(&self) -> Expectations {
-        Expectations {
-            machine: self.machine.name.clone(),
-            image: self.settings.image.to_string(),
-            distro: self.settings.distro.to_string(),
-            kernel_recipe: KERNEL_RECIPE.to_string(),
-            rt_cpus: self.layout.rt.clone(),
-            housekeeping: self.layout.housekeeping.clone(),
-            nohz_full: self.settings.nohz_full,
-            kernel_config: self
-                .requested_config()
-                .into_iter()
-                .map(|s| ConfigExpectation {
-                    symbol: s.symbol.to_string(),
-                    value: s.value.to_string(),
-                })
-                .collect(),
-            cmdline: self.rt_cmdline(),
-            packages: IMAGE_PACKAGES.iter().map(ToString::to_string).collect(),
-            machine_defaults: self.machine_defaults.clone(),
-            analyzer: self.settings.rtla.then(|| "rtla".to_string()),
-            cve_check: self.settings.cve_check,
-            includes: self.settings.includes.iter().map(Include::recorded).collect(),
-            arch: Some(MACHINE_ARCH.to_string()),
-            composition: Some(self.composition.clone()),
-        }
-    }
 }
-
-/// What a kernel must show for a bare CPU plan, on a board with no catalog entry and no
-/// rtbuild build (`verify --rt-cpus 3 [--housekeeping 0-2]`): PREEMPT_RT and the options the
-/// isolation boot arguments need, and those arguments. Without housekeeping CPUs `irqaffinity`
-/// is not expected and the board's CPUs come from the source (a live target's possible CPUs).
-pub(crate) fn cpu_plan_expectations(
-    rt_cpus: CpuSet,
-    housekeeping: Option<CpuSet>,
-    nohz_full: bool,
-) -> Expectations {
-    let rt = rt_cpus.to_string();
-    let mut cmdline = vec![format!("isolcpus={rt}")];
-    if let Some(housekeeping) = &housekeeping {
-        cmdline.push(format!("irqaffinity={housekeeping}"));
-    }
-    cmdline.push(format!("rcu_nocbs={rt}"));
-    let mut options = vec!["CONFIG_PREEMPT_RT", "CONFIG_RCU_NOCB_CPU"];
-    if nohz_full {
-        cmdline.push(format!("nohz_full={rt}"));
-        options.push("CONFIG_NO_HZ_FULL");
-    }
-    Expectations {
-        machine: CUSTOM_BOARD.to_string(),
-        image: String::new(),
-        distro: String::new(),
-        kernel_recipe: String::new(),
-        rt_cpus,
-        housekeeping: housekeeping.unwrap_or_default(),
-        nohz_full,
-        kernel_config: options
-            .into_iter()
-            .map(|symbol| ConfigExpectation { symbol: symbol.to_string(), value: "y".to_string() })
-            .collect(),
-        cmdline,
-        packages: vec!["rt-tests".to_string()],
-        machine_defaults: None,
-        analyzer: None,
-        cve_check: false,
-        includes: Vec::new(),
-        arch: None,
-        composition: None,
-    }
-}
-
-/// The machine name a bare CPU plan carries.
-pub(crate) const CUSTOM_BOARD: &str = "custom board";
 
 /// The CPU layout from the request, or the machine's defaults.
 fn cpu_split(machine: &Machine, request: &PlanRequest) -> Result<CpuLayout, PlanError> {

@@ -252,12 +252,8 @@ mod tests {
                 .to_vec(),
             cmdline: vec!["isolcpus=6-7".into()],
             packages: vec!["rt-tests".into()],
-            machine_defaults: None,
-            analyzer: None,
-            cve_check: false,
-            includes: Vec::new(),
             arch: Some("arm64".into()),
-            composition: None,
+            ..Expectations::default()
         }
     }
 

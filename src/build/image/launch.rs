@@ -3,12 +3,12 @@
 //! command.
 
 use std::cell::Cell;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use super::ImageError;
 use crate::build::doctor;
-use crate::build::kas::{Engine, KasError, Launcher, find::SearchEnv};
+use crate::build::kas::{Engine, Kas, KasError, Launcher, find::SearchEnv};
 use crate::build::kasrun::caches::CacheEnv;
 use crate::host::runner::System;
 use crate::plan::Plan;
@@ -23,6 +23,10 @@ pub(crate) fn container_engine(
     Engine::requested(request, Some(&env.search_path())).map_err(ImageError::Engine)
 }
 
+/// The preflight's checks: [`doctor::preflight`], or a fake in tests.
+type Preflight =
+    fn(&doctor::Target, Result<Kas, KasError>, &OsStr, &Ui) -> Result<(), doctor::NotReady>;
+
 /// The kas launcher of a command, and whether its preflight ran.
 #[derive(Debug, Clone)]
 pub(crate) struct Launch {
@@ -31,6 +35,10 @@ pub(crate) struct Launch {
     search_path: OsString,
     /// The preflight ran (once per command, before the first build).
     checked: Cell<bool>,
+    /// How many times the command asked for the preflight (`image` asks once; each cell of a
+    /// `matrix` asks, and only the first is answered).
+    asked: Cell<u32>,
+    preflight: Preflight,
 }
 
 impl Launch {
@@ -46,7 +54,32 @@ impl Launch {
         let engine = container_engine(container, env)?;
         let launcher = Launcher::find(kas, engine, dry_run, env, &System)
             .map_err(|e| ImageError::Build(e.into()))?;
-        Ok(Launch { launcher, search_path: env.search_path(), checked: Cell::new(false) })
+        Ok(Launch {
+            launcher,
+            search_path: env.search_path(),
+            checked: Cell::new(false),
+            asked: Cell::new(0),
+            preflight: doctor::preflight,
+        })
+    }
+
+    /// `launcher` with a fake preflight that finds the host ready and counts how often it is
+    /// asked for ([`Launch::preflights_asked`]).
+    #[cfg(test)]
+    pub(crate) fn with_counting_fake_preflight(launcher: Launcher) -> Launch {
+        Launch {
+            launcher,
+            search_path: OsString::new(),
+            checked: Cell::new(false),
+            asked: Cell::new(0),
+            preflight: |_, _, _, _| Ok(()),
+        }
+    }
+
+    /// How many times the preflight was asked for so far.
+    #[cfg(test)]
+    pub(crate) fn preflights_asked(&self) -> u32 {
+        self.asked.get()
     }
 
     /// The preflight: the same checks as `rtbuild doctor` for the folders of `out`; a problem
@@ -69,6 +102,7 @@ impl Launch {
         target: impl FnOnce() -> doctor::Target,
         ui: &Ui,
     ) -> Result<(), ImageError> {
+        self.asked.set(self.asked.get() + 1);
         if self.checked.replace(true) {
             return Ok(());
         }
@@ -77,7 +111,7 @@ impl Launch {
             .kas
             .clone()
             .ok_or_else(|| KasError::Missing { looked: "PATH".to_string() });
-        doctor::preflight(&target(), kas, &self.search_path, ui)?;
+        (self.preflight)(&target(), kas, &self.search_path, ui)?;
         Ok(())
     }
 }

@@ -41,6 +41,9 @@ pub(crate) struct Resolved<'a> {
     pub checked_out: bool,
     /// The seconds kas took to check it out.
     pub kas_secs: f64,
+    /// The folders checked, and the host's preflight run, before the checkout: the build uses
+    /// them as they are (`None`: no checkout ran, the build checks them once the plan is made).
+    pub site: Option<Site>,
 }
 
 /// Resolves meta-qcom for the request's machine, as the catalog answered for it (`known`).
@@ -55,7 +58,8 @@ pub(crate) fn resolve<'a>(
     runner: &dyn Runner,
     ui: &Ui,
 ) -> Result<Resolved<'a>, ImageError> {
-    let none = |known| Resolved { known, meta_qcom: None, checked_out: false, kas_secs: 0.0 };
+    let none =
+        |known| Resolved { known, meta_qcom: None, checked_out: false, kas_secs: 0.0, site: None };
     match &options.meta_qcom {
         MetaQcomSource::Given(meta) => {
             Ok(Resolved { meta_qcom: Some(meta.clone()), ..none(known) })
@@ -117,11 +121,18 @@ pub(crate) fn resolve<'a>(
                     meta_qcom: Some(meta_qcom),
                     checked_out: true,
                     kas_secs: 0.0,
+                    site: Some(site),
                 });
             }
             let (meta_qcom, kas_secs) =
                 checkout(settings, &site, lock.as_ref(), options, runner, ui)?;
-            Ok(Resolved { known: Ok(found), meta_qcom, checked_out: true, kas_secs })
+            Ok(Resolved {
+                known: Ok(found),
+                meta_qcom,
+                checked_out: true,
+                kas_secs,
+                site: Some(site),
+            })
         }
     }
 }

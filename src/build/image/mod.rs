@@ -130,10 +130,16 @@ pub(crate) fn image(
     let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
     // The command's one catalog lookup: meta-qcom's checkout and the plan both take it.
     let known = catalog.lookup(name);
-    let resolved = meta_qcom::resolve(known, &settings, options, runner, ui)?;
+    let mut resolved = meta_qcom::resolve(known, &settings, options, runner, ui)?;
     let checkout_secs = resolved.kas_secs;
+    // The folders and the host are checked once: before the checkout when one runs, else here.
+    let checked = resolved.site.take();
     let plan = plan(request, settings, resolved, ui)?;
-    let job = prepare(&plan, &options.output, &options.setup, ui)?;
+    let site = match checked {
+        Some(site) => site,
+        None => prepare::check(&plan, &options.output, &options.setup, ui)?,
+    };
+    let job = prepare::prepare_in(&plan, site, &options.output, &options.setup, ui)?;
     if let Some(lock) = &options.lock {
         install_lock(lock, &job.layout.kas_file, dry_run, ui)?;
     }

@@ -55,6 +55,7 @@ pub(crate) struct BuildSetup {
 
 /// The folders a build uses, each checked: the output folder, kas's work folder, `DL_DIR` and
 /// `SSTATE_DIR`.
+#[derive(Debug)]
 pub(crate) struct Site {
     pub out: PathBuf,
     pub work: PathBuf,
@@ -88,26 +89,52 @@ pub(crate) fn site(
     Ok(Site { out, work, dirs })
 }
 
-/// Generates the files and decides the job.
+/// Checks the folders of a build of `plan` (see [`site`]) and, unless it is a dry run, that
+/// the output folder is writable and the host is ready (the preflight).
+pub(crate) fn check(
+    plan: &Plan,
+    output: &OutputOptions,
+    setup: &BuildSetup,
+    ui: &Ui,
+) -> Result<Site, ImageError> {
+    let checked = site(
+        &output.for_plan(plan).out,
+        output,
+        plan.settings.dl_dir.as_ref(),
+        plan.settings.sstate_dir.as_ref(),
+        &setup.caches.env,
+    )?;
+    if !output.dry_run() {
+        check_writable(&checked.out)?;
+        let work_dir = output.work_dir.as_deref();
+        setup.launch.preflight(plan, &checked.out, work_dir, &setup.caches.env, ui)?;
+    }
+    Ok(checked)
+}
+
+/// Checks the folders and the host ([`check`]), then generates the files and decides the job.
 pub(crate) fn prepare(
     plan: &Plan,
     output: &OutputOptions,
     setup: &BuildSetup,
     ui: &Ui,
 ) -> Result<BuildJob, ImageError> {
+    let checked = check(plan, output, setup, ui)?;
+    prepare_in(plan, checked, output, setup, ui)
+}
+
+/// Generates the files and decides the job in `site`, whose folders and host were already
+/// checked (by [`check`], or by `image` before meta-qcom's checkout).
+pub(crate) fn prepare_in(
+    plan: &Plan,
+    site: Site,
+    output: &OutputOptions,
+    setup: &BuildSetup,
+    ui: &Ui,
+) -> Result<BuildJob, ImageError> {
     let options = output.for_plan(plan);
     let dry_run = output.dry_run();
-    let Site { out, work, dirs } = site(
-        &options.out,
-        output,
-        plan.settings.dl_dir.as_ref(),
-        plan.settings.sstate_dir.as_ref(),
-        &setup.caches.env,
-    )?;
-    if !dry_run {
-        check_writable(&out)?;
-        setup.launch.preflight(plan, &out, output.work_dir.as_deref(), &setup.caches.env, ui)?;
-    }
+    let Site { work, dirs, .. } = site;
     let generated = generate::generate_and_report(plan, &options, ui)?;
     if signals::interrupted() {
         return Err(Interrupted.into());

@@ -59,6 +59,26 @@ fn a_dry_run_plans_the_build_runs_nothing_and_writes_nothing() {
     assert!(lines[1].ends_with(&command), "{lines:?}");
 }
 
+/// Before the plan, `image` checks the folders and runs the preflight, then checks meta-qcom
+/// out; the build that follows uses those checks and does not ask for the preflight again.
+#[test]
+fn image_asks_a_counting_fake_preflight_once_for_the_checkout_and_the_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rtbuild/rb3gen2-core-kit");
+    let mut options = options(&out);
+    options.output.write.dry_run = false;
+    options.post = Post { verify: false, bundle: false, gzip: false, source_date_epoch: None };
+    options.setup.launch =
+        Launch::with_counting_fake_preflight(options.setup.launch.launcher.clone());
+    let runner = Recorder::new("", 0);
+    let outcome =
+        image(&request(), &Catalog::embedded(), &options, &runner, &Ui::silent()).unwrap();
+    assert!(matches!(outcome, ImageOutcome::Built { .. }), "{outcome:?}");
+    assert_eq!(options.setup.launch.preflights_asked(), 1);
+    let verbs: Vec<String> = runner.argvs().iter().map(|argv| argv[1].clone()).collect();
+    assert_eq!(verbs, ["checkout", "build"], "{:?}", runner.argvs());
+}
+
 #[test]
 fn a_build_that_cannot_be_verified_is_a_typed_failure_not_an_input_error() {
     let dir = tempfile::tempdir().unwrap();
