@@ -5,8 +5,8 @@
 //!
 //! - journeys, in the order an engineer walks them: [`catalog`] (the boards) → [`plan`] (a
 //!   machine plus every option, validated once) → [`layer`] (the kas file and the layer,
-//!   rendered in memory and written) → [`build`] (kas and BitBake, matrices, CI pipelines, the
-//!   host doctor) → [`verify`] (is it really the RT kernel asked for) → [`release`] (locks,
+//!   rendered in memory and written) → [`image`] (building: kas and BitBake, matrices, CI
+//!   pipelines, the host doctor) → [`verify`] (is it really the RT kernel asked for) → [`release`] (locks,
 //!   bundles, provenance) → [`measure`] (tuning and `rtbuild test` on a target) → [`results`]
 //!   (reading measurements, verdicts, reports, history) and [`lab`] (LAVA jobs and their logs);
 //! - the command line: [`cli`], the only place clap and the environment are read;
@@ -14,14 +14,13 @@
 //!   programs here and on a target), [`files`] (hostile input read within bounds, atomic
 //!   writes), [`text`] (the one output channel, escaping, tables, dates) and [`error`].
 
-mod build;
 mod catalog;
 mod cli;
 mod error;
-
 mod files;
 mod formats;
 mod host;
+mod image;
 mod lab;
 mod layer;
 mod measure;

@@ -116,7 +116,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
     };
     // `--verify-report`, else the verdict `rtbuild image` left beside the generated files.
     let verify_report = args.verify_report.clone().or_else(|| {
-        let left = gen_dir.as_ref()?.join(crate::build::image::verify_bundle::VERIFY_FILE);
+        let left = gen_dir.as_ref()?.join(crate::image::pipeline::verify_bundle::VERIFY_FILE);
         left.is_file().then_some(left)
     });
     let verify = match &verify_report {

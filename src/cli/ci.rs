@@ -5,10 +5,10 @@
 use clap::{Args, ValueEnum};
 
 use super::args::{CacheArgs, CatalogArgs, CpuFlags, MachineArgs, PlanArgs};
-use crate::build::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::cli::error::Refusal;
 use crate::error::Exit;
 use crate::host::cpus::CpuLayout;
+use crate::image::ci::{Install, LavaStage, Pipeline, render_github, render_gitlab};
 use crate::text::ui::Ui;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -187,9 +187,9 @@ pub(super) fn pipeline_text(args: &CiArgs) -> crate::cli::error::Result<String> 
         lava,
         pin_actions: args.pin_actions,
         kas_image: match &args.kas_image {
-            Some(image) if crate::build::ci::pins::is_pinned_image(image) => image.clone(),
+            Some(image) if crate::image::ci::pins::is_pinned_image(image) => image.clone(),
             Some(image) => return Err(Refusal::KasImageDigest(image.clone()).into()),
-            None => crate::build::ci::kas_image(),
+            None => crate::image::ci::kas_image(),
         },
         signing_secret,
     };
@@ -216,7 +216,7 @@ fn canary_text(args: &CiArgs) -> crate::cli::error::Result<String> {
         env!("CARGO_PKG_VERSION"),
     )
     .map_err(Refusal::Install)?;
-    let canary = crate::build::ci::canary::Canary {
+    let canary = crate::image::ci::canary::Canary {
         url: settings.meta_qcom.url.to_string(),
         branch: settings.meta_qcom.branch.to_string(),
         catalog_flags: flags.catalog,
@@ -224,8 +224,8 @@ fn canary_text(args: &CiArgs) -> crate::cli::error::Result<String> {
         cron: fields.join(" "),
     };
     Ok(match args.format {
-        Format::Gitlab => crate::build::ci::canary::render_gitlab(&canary),
-        Format::Github => crate::build::ci::canary::render_github(&canary),
+        Format::Gitlab => crate::image::ci::canary::render_gitlab(&canary),
+        Format::Github => crate::image::ci::canary::render_github(&canary),
     })
 }
 
@@ -455,7 +455,7 @@ fn is_secret_name(name: &str) -> bool {
 /// `--signing-key-secret NAME`: [`secret_name`]'s rule, and none of the variables the jobs set
 /// or rely on themselves (on GitLab the masked variable is in the job's environment as it is).
 fn signing_secret(name: &str) -> crate::cli::error::Result<String> {
-    if !is_secret_name(name) || crate::build::ci::JOB_VARIABLES.contains(&name) {
+    if !is_secret_name(name) || crate::image::ci::JOB_VARIABLES.contains(&name) {
         return Err(Refusal::SigningSecretName(name.to_string()).into());
     }
     Ok(name.to_string())
@@ -467,8 +467,8 @@ fn signing_secret(name: &str) -> crate::cli::error::Result<String> {
 fn header_secrets(flags: &[String]) -> crate::cli::error::Result<Vec<(String, String)>> {
     let refuse =
         |flag: &str, why: &'static str| Refusal::HeaderSecret { flag: flag.to_string(), why };
-    if flags.len() > crate::build::ci::MAX_HEADERS {
-        return Err(refuse(&flags[crate::build::ci::MAX_HEADERS], "more than 8 headers").into());
+    if flags.len() > crate::image::ci::MAX_HEADERS {
+        return Err(refuse(&flags[crate::image::ci::MAX_HEADERS], "more than 8 headers").into());
     }
     let mut headers: Vec<(String, String)> = Vec::new();
     for flag in flags {
@@ -477,7 +477,7 @@ fn header_secrets(flags: &[String]) -> crate::cli::error::Result<Vec<(String, St
         if secret.to_ascii_uppercase().starts_with("GITHUB_") {
             return Err(refuse(flag, "GitHub reserves secret names starting GITHUB_").into());
         }
-        if crate::build::ci::JOB_VARIABLES.contains(&secret.as_str()) {
+        if crate::image::ci::JOB_VARIABLES.contains(&secret.as_str()) {
             return Err(refuse(flag, "the LAVA job sets that variable itself").into());
         }
         if headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
@@ -497,7 +497,7 @@ fn runner_cache_dir(dir: &std::path::Path) -> Result<String, Refusal> {
     if dir.to_str().is_some() && dir.is_absolute() && crate::plan::build_path::is_safe(&text) {
         return Ok(text.into_owned());
     }
-    Err(Refusal::BuildSetting(crate::build::kasrun::BuildError::BadSetting {
+    Err(Refusal::BuildSetting(crate::image::kasrun::BuildError::BadSetting {
         flag: "--runner-cache",
         value: text.into_owned(),
         expected: "an absolute folder whose path has only letters, digits and `-_./+@%,` (it becomes each job's volume DIR:DIR and BitBake's DL_DIR and SSTATE_DIR)",

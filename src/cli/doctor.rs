@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{CacheEnvArgs, PlanArgs, SearchEnvArgs};
-use crate::build::doctor::{self, DoctorReport, Facts, Severity, Target};
 use crate::error::Exit;
 use crate::host::runner::System;
+use crate::image::doctor::{self, DoctorReport, Facts, Severity, Target};
 use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -41,10 +41,10 @@ pub(super) fn run(args: DoctorArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
         return upstream(&args, dir, ui);
     }
     let search_env = args.search_env.env();
-    let engine = crate::build::image::container_engine(args.container.as_deref(), &search_env)?;
+    let engine = crate::image::pipeline::container_engine(args.container.as_deref(), &search_env)?;
     let target = target(&args, engine)?;
     let path = search_env.search_path();
-    let kas = crate::build::kas::find::find_kas(args.kas.as_deref(), &search_env, &System);
+    let kas = crate::image::kas::find::find_kas(args.kas.as_deref(), &search_env, &System);
     let facts = Facts::gather(&target, kas, Some(&path), &System);
     let report = doctor::run(&facts, &target, false);
     if ui.json() {
@@ -101,7 +101,7 @@ fn upstream(args: &DoctorArgs, dir: &std::path::Path, ui: &Ui) -> crate::cli::er
 /// `rtbuild.yaml`), else the default work folder and meta-qcom's base repositories.
 fn target(
     args: &DoctorArgs,
-    engine: Option<crate::build::kas::Engine>,
+    engine: Option<crate::image::kas::Engine>,
 ) -> crate::cli::error::Result<Target> {
     let env = args.cache_env.env();
     let request = args.plan.request()?;
@@ -116,7 +116,7 @@ fn target(
         Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
         None => out.parent().map(PathBuf::from).unwrap_or(out.clone()),
     };
-    let dirs = crate::build::kas::CacheDirs::resolve(
+    let dirs = crate::image::kas::CacheDirs::resolve(
         None,
         None,
         env.dl_dir.clone(),

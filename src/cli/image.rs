@@ -1,4 +1,4 @@
-//! `rtbuild image`: the flags mapped onto [`crate::build::image::image`] (generate only what changed,
+//! `rtbuild image`: the flags mapped onto [`crate::image::pipeline::image`] (generate only what changed,
 //! `kas build` with BitBake's progress and a full log, verify, bundle), and its result printed.
 
 use std::path::PathBuf;
@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{BuildArgs, OutputArgs, PlanArgs, PostArgs};
-use crate::build::image::verify_bundle::Verified;
-use crate::build::image::{BuildSetup, ImageOptions, ImageOutcome, MetaQcomSource};
-use crate::build::kasrun::report::{BuildResult, BuildStatus};
 use crate::error::{Exit, Interrupted};
 use crate::host::runner::{System, signals};
+use crate::image::kasrun::report::{BuildResult, BuildStatus};
+use crate::image::pipeline::verify_bundle::Verified;
+use crate::image::pipeline::{BuildSetup, ImageOptions, ImageOutcome, MetaQcomSource};
 use crate::release::bundle::BundleOutcome;
 use crate::text::ui::Ui;
 
@@ -58,7 +58,7 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
         lock: args.lock,
         meta_qcom,
     };
-    let built = match crate::build::image::image(&request, &catalog, &options, &System, ui)? {
+    let built = match crate::image::pipeline::image(&request, &catalog, &options, &System, ui)? {
         ImageOutcome::Planned(dry_run) => {
             if ui.json() {
                 ui.out_json(&dry_run)?;

@@ -1,5 +1,5 @@
 //! `rtbuild matrix`: the flags mapped onto one plan per machine × distro and
-//! [`crate::build::image::matrix`] (one work folder, shared layers, downloads and sstate; past a
+//! [`crate::image::pipeline::matrix`] (one work folder, shared layers, downloads and sstate; past a
 //! failed cell unless `--fail-fast`); the per-cell table (or `--json`) printed.
 
 use std::path::PathBuf;
@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{BuildArgs, PlanArgs, PostArgs};
-use crate::build::image::BuildSetup;
-use crate::build::image::matrix::{MatrixOptions, matrix, table};
 use crate::cli::error::Refusal;
 use crate::error::{Exit, Interrupted};
 use crate::host::runner::{System, signals};
+use crate::image::pipeline::BuildSetup;
+use crate::image::pipeline::matrix::{MatrixOptions, matrix, table};
 use crate::plan::Plan;
 use crate::text::ui::Ui;
 

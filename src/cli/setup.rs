@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::DataHomeArgs;
-use crate::build::kas::{find::default_venv, setup};
 use crate::cli::error::{Error, Kind, Refusal};
 use crate::error::Exit;
 use crate::host::runner::{Runner, System};
+use crate::image::kas::{find::default_venv, setup};
 use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -34,7 +34,7 @@ pub(crate) struct SetupArgs {
 /// `rtbuild setup --host`: run the install as root; otherwise print it for the user to run
 /// with sudo (rtbuild never calls sudo itself).
 fn host(dry_run: bool, ui: &Ui) -> crate::cli::error::Result<Exit> {
-    use crate::build::doctor::host_packages::{Os, setup_commands};
+    use crate::image::doctor::host_packages::{Os, setup_commands};
     let os = Os::detect(&std::fs::read_to_string("/etc/os-release").unwrap_or_default());
     let cmds = setup_commands(os);
     if cmds.is_empty() {

@@ -1,14 +1,14 @@
 //! `rtbuild shell`: `kas shell` on the configuration `rtbuild image` builds (the flags mapped
-//! onto [`crate::build::image::shell`], which says how `-c CMD` reaches the user's shell).
+//! onto [`crate::image::pipeline::shell`], which says how `-c CMD` reaches the user's shell).
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::args::{BuildArgs, OutputArgs, PlanArgs};
-use crate::build::image::shell::{ShellOutcome, shell};
 use crate::error::Exit;
 use crate::host::runner::{System, signals};
+use crate::image::pipeline::shell::{ShellOutcome, shell};
 use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]

@@ -289,11 +289,11 @@ proptest! {
                 crate::plan::values::GitRef::parse(&v).is_ok(),
                 crate::measure::testrun::Span::parse(&v).is_ok(),
                 crate::measure::testrun::parse_list(&v).is_ok(),
-                crate::build::kasrun::caches::Hashserv::parse(&v).is_ok(),
-                crate::build::kasrun::caches::HostPort::parse("--x", &v).is_ok(),
-                crate::build::kasrun::caches::MirrorUrl::parse("--x", &v).is_ok(),
-                crate::build::kas::version::KasVersion::parse(&v).is_some(),
-                crate::build::kasrun::events::parse(&v).is_some(),
+                crate::image::kasrun::caches::Hashserv::parse(&v).is_ok(),
+                crate::image::kasrun::caches::HostPort::parse("--x", &v).is_ok(),
+                crate::image::kasrun::caches::MirrorUrl::parse("--x", &v).is_ok(),
+                crate::image::kas::version::KasVersion::parse(&v).is_some(),
+                crate::image::kasrun::events::parse(&v).is_some(),
                 crate::lab::job::BundleUrl::parse(&v).is_ok(),
             ]
         });

@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{CacheArgs, CacheEnvArgs, SearchEnvArgs};
-use crate::build::image::{BuildSetup, Launch};
-use crate::build::kas::command::BuildSpec;
-use crate::build::kasrun::BuildError;
-use crate::build::kasrun::caches::CacheSettings;
 use crate::cli::error::Refusal;
+use crate::image::kas::command::BuildSpec;
+use crate::image::kasrun::BuildError;
+use crate::image::kasrun::caches::CacheSettings;
+use crate::image::pipeline::{BuildSetup, Launch};
 
 /// How to run kas and BitBake (shared by `image` and `matrix`).
 #[derive(Debug, Clone, Default, Args)]

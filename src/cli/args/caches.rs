@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::build::kasrun::BuildError;
-use crate::build::kasrun::caches::{CacheEnv, CacheSettings, Hashserv, HostPort, MirrorUrl};
+use crate::image::kasrun::BuildError;
+use crate::image::kasrun::caches::{CacheEnv, CacheSettings, Hashserv, HostPort, MirrorUrl};
 
 /// The caches' environment (`DL_DIR`, `SSTATE_DIR`, `KAS_PREMIRRORS`), read here and nowhere
 /// else. Hidden: these are variables kas reads, not flags a person types.

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::build::image::OutputOptions;
 use crate::files::write::WriteOptions;
+use crate::image::pipeline::OutputOptions;
 
 /// Where generated files go.
 #[derive(Debug, Clone, Args)]

@@ -3,8 +3,8 @@
 
 use clap::Args;
 
-use crate::build::image::Post;
-use crate::build::kas::command::BuildSpec;
+use crate::image::kas::command::BuildSpec;
+use crate::image::pipeline::Post;
 use crate::text::ui::Ui;
 
 /// What happens after a successful build.

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use clap::Args;
 
 use super::DataHomeArgs;
-use crate::build::kas::find::SearchEnv;
+use crate::image::kas::find::SearchEnv;
 
 /// The program search variables, read here (clap `env =`) and passed in. Hidden: variables the
 /// login sets, not flags a person types.

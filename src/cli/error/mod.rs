@@ -72,10 +72,10 @@ from_kind!(
     crate::verify::kconfig_check::KconfigCheckError,
     crate::release::bundle::BundleError,
     crate::results::history::HistoryError,
-    crate::build::kasrun::BuildError,
-    crate::build::kas::KasError,
-    crate::build::doctor::NotReady,
-    crate::build::image::ImageError,
+    crate::image::kasrun::BuildError,
+    crate::image::kas::KasError,
+    crate::image::doctor::NotReady,
+    crate::image::pipeline::ImageError,
     crate::measure::testrun::TestError,
     crate::host::runner::RunError,
     crate::host::HostError,
@@ -121,13 +121,13 @@ pub(crate) enum Kind {
     #[error(transparent)]
     History(#[from] crate::results::history::HistoryError),
     #[error(transparent)]
-    Build(#[from] crate::build::kasrun::BuildError),
+    Build(#[from] crate::image::kasrun::BuildError),
     #[error(transparent)]
-    Kas(#[from] crate::build::kas::KasError),
+    Kas(#[from] crate::image::kas::KasError),
     #[error(transparent)]
-    NotReady(#[from] crate::build::doctor::NotReady),
+    NotReady(#[from] crate::image::doctor::NotReady),
     #[error(transparent)]
-    Image(#[from] crate::build::image::ImageError),
+    Image(#[from] crate::image::pipeline::ImageError),
     #[error(transparent)]
     Test(#[from] crate::measure::testrun::TestError),
     // Failures of the system or a tool (exit 1).

@@ -18,9 +18,9 @@ pub(crate) enum Refusal {
     #[error(transparent)]
     Output(#[from] crate::files::output::OutputError),
     #[error(transparent)]
-    BuildSetting(crate::build::kasrun::BuildError),
+    BuildSetting(crate::image::kasrun::BuildError),
     #[error(transparent)]
-    Install(#[from] crate::build::ci::BadInstall),
+    Install(#[from] crate::image::ci::BadInstall),
     #[error(transparent)]
     LockFile(crate::release::lock::LockError),
     #[error(transparent)]

@@ -12,7 +12,7 @@ pub(super) fn refusals() -> Vec<Refusal> {
             value: "x".into(),
             expected: "a task",
         }),
-        Refusal::Install(crate::build::ci::BadInstall::BadChecksum("x".into())),
+        Refusal::Install(crate::image::ci::BadInstall::BadChecksum("x".into())),
         Refusal::LockFile(lock_io()),
         Refusal::KernelTree(crate::verify::kconfig::tree::NotKernelSource(p("src"))),
         Refusal::Report(crate::results::report::ReportError::Input(input())),

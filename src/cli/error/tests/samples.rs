@@ -293,7 +293,7 @@ pub(super) fn samples() -> Vec<(Error, Exit)> {
         (
             KasError::TooOld {
                 program: p("kas"),
-                version: crate::build::kas::version::KasVersion { major: 4, minor: 0 },
+                version: crate::image::kas::version::KasVersion { major: 4, minor: 0 },
             },
             U,
         ),

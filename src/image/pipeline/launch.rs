@@ -1,4 +1,4 @@
-//! What runs kas's commands ([`crate::build::kas::Launcher`]: the host's kas, or kas-container with a
+//! What runs kas's commands ([`crate::image::kas::Launcher`]: the host's kas, or kas-container with a
 //! container engine), and the preflight that checks the host once before the first build of a
 //! command.
 
@@ -7,10 +7,10 @@ use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use super::ImageError;
-use crate::build::doctor;
-use crate::build::kas::{Engine, Kas, KasError, Launcher, find::SearchEnv};
-use crate::build::kasrun::caches::CacheEnv;
 use crate::host::runner::System;
+use crate::image::doctor;
+use crate::image::kas::{Engine, Kas, KasError, Launcher, find::SearchEnv};
+use crate::image::kasrun::caches::CacheEnv;
 use crate::plan::Plan;
 use crate::text::ui::Ui;
 

@@ -3,10 +3,10 @@
 
 use super::ImageError;
 use super::verify_bundle::{self, Verified};
-use crate::build::kas::command::{self, BuildSpec};
-use crate::build::kasrun::report::{BuildResult, BuildStatus};
-use crate::build::kasrun::run::BuildJob;
 use crate::host::runner::{Runner, check_status};
+use crate::image::kas::command::{self, BuildSpec};
+use crate::image::kasrun::report::{BuildResult, BuildStatus};
+use crate::image::kasrun::run::BuildJob;
 use crate::plan::Expectations;
 use crate::release::bundle::BundleOutcome;
 use crate::text::ui::Ui;

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::build::kas::BuildPaths;
 use crate::formats::junit_xml::Timing;
 use crate::formats::{self, verify_json::VerifyFile};
+use crate::image::kas::BuildPaths;
 use crate::plan::Expectations;
 use crate::release::bundle::{self, BundleError, BundleOutcome, BundleRequest, VerifySummary};
 use crate::verify::{self, VerifyError, VerifyReport};

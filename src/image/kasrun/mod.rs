@@ -1,5 +1,5 @@
 //! Running a build: the generated kas file → `kas build` → BitBake → artifacts. Which kas and
-//! how it is invoked is [`crate::build::kas`]'s; what runs after a build is the image pipeline's.
+//! how it is invoked is [`crate::image::kas`]'s; what runs after a build is the image pipeline's.
 //!
 //! 1. [`caches::CacheSettings`] validates the shared-cache flags;
 //! 2. [`run::build`] writes `caches.yml`, runs kas through [`crate::host::runner`] with BitBake's

@@ -6,10 +6,10 @@
 //! design, the only place rtbuild hands text to a shell, and rtbuild adds nothing to it.
 
 use super::{BuildSetup, ImageError, OutputOptions, prepare};
-use crate::build::kas::command;
-use crate::build::kasrun::BuildError;
 use crate::error::Interrupted;
 use crate::host::runner::{Cmd, Runner};
+use crate::image::kas::command;
+use crate::image::kasrun::BuildError;
 use crate::plan::Plan;
 use crate::text::ui::Ui;
 

@@ -114,7 +114,7 @@ pub(crate) fn evaluate(folders: &[Folder]) -> Vec<Check> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::doctor::Severity;
+    use crate::image::doctor::Severity;
 
     fn folder(role: &'static str, need_gib: u64, free_gib: u64, device: u64) -> Folder {
         Folder {

@@ -7,10 +7,10 @@ use super::Target;
 use super::disk::Folder;
 use super::host_packages::Os;
 use super::hosttools::HostTools;
-use crate::build::kas::engine::kas_container;
-use crate::build::kas::{Kas, KasError};
 use crate::host::find_program;
 use crate::host::runner::{Cmd, Runner};
+use crate::image::kas::engine::kas_container;
+use crate::image::kas::{Kas, KasError};
 
 /// kas-container and the engine it would run.
 #[derive(Debug, Clone)]

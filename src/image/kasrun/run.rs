@@ -9,10 +9,10 @@ use super::display::Display;
 use super::error::BuildError;
 use super::report::{Artifacts, BuildResult, BuildStatus};
 use super::tracker::Tracker;
-use crate::build::kas::command::{self, BuildSpec};
-use crate::build::kas::{BuildPaths, CacheDirs, Engine};
 use crate::error::Exit;
 use crate::host::runner::{Cmd, Runner};
+use crate::image::kas::command::{self, BuildSpec};
+use crate::image::kas::{BuildPaths, CacheDirs, Engine};
 use crate::text::ui::Ui;
 
 /// Everything one `kas build` needs, decided before it starts.

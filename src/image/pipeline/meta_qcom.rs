@@ -9,13 +9,13 @@ use serde::Serialize;
 
 use super::prepare::{Site, site};
 use super::{ImageError, ImageOptions};
-use crate::build::kas::BuildPaths;
-use crate::build::kas::command;
-use crate::build::kasrun::check_writable;
 use crate::catalog::meta_qcom::MetaQcom;
 use crate::catalog::{CatalogError, Lookup};
 use crate::error::Interrupted;
 use crate::host::runner::{Runner, check_status, signals};
+use crate::image::kas::BuildPaths;
+use crate::image::kas::command;
+use crate::image::kasrun::check_writable;
 use crate::plan::{PlanError, Settings};
 use crate::release::lock::LockFile;
 use crate::text::ui::Ui;
@@ -94,7 +94,7 @@ pub(crate) fn resolve<'a>(
             .map(|(c, _)| c.files)
             .unwrap_or_else(|_| machine.kas_file.iter().cloned().collect());
             let files: Vec<&str> = composed.iter().map(String::as_str).collect();
-            let build = crate::build::doctor::Build {
+            let build = crate::image::doctor::Build {
                 dl_dir: settings.dl_dir.as_ref().map(|p| p.as_path()),
                 sstate_dir: settings.sstate_dir.as_ref().map(|p| p.as_path()),
                 kas_files: &files,
@@ -104,7 +104,7 @@ pub(crate) fn resolve<'a>(
             };
             let launch = &options.setup.launch;
             launch.preflight_of(
-                || crate::build::doctor::target(&build, &site.out, launch.launcher.engine),
+                || crate::image::doctor::target(&build, &site.out, launch.launcher.engine),
                 ui,
             )?;
             let lock = match &options.lock {
@@ -195,7 +195,7 @@ fn checkout(
 ) -> Result<(Option<MetaQcom>, f64), ImageError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |cause| crate::build::kasrun::BuildError::Unwritable { path, cause }
+        move |cause| crate::image::kasrun::BuildError::Unwritable { path, cause }
     };
     std::fs::create_dir_all(&site.work).map_err(io(&site.work))?;
     let private = tempfile::Builder::new()

@@ -4,14 +4,14 @@
 use std::path::{Path, PathBuf};
 
 use super::{ImageError, Launch};
-use crate::build::kas::command::{self, BuildSpec};
-use crate::build::kas::{BuildPaths, CacheDirs};
-use crate::build::kasrun::caches::{self, CacheEnv, CacheSettings};
-use crate::build::kasrun::check_writable;
-use crate::build::kasrun::run::BuildJob;
 use crate::error::Interrupted;
 use crate::files::write::WriteOptions;
 use crate::host::runner::signals;
+use crate::image::kas::command::{self, BuildSpec};
+use crate::image::kas::{BuildPaths, CacheDirs};
+use crate::image::kasrun::caches::{self, CacheEnv, CacheSettings};
+use crate::image::kasrun::check_writable;
+use crate::image::kasrun::run::BuildJob;
 use crate::layer::generate::{self, GenerateOptions};
 use crate::plan::values::ConfPath;
 use crate::plan::{Plan, build_path};
@@ -143,7 +143,7 @@ pub(crate) fn prepare_in(
     if output.work_dir.is_some() {
         layout = layout.in_work(&work);
     }
-    command::check_paths(&layout).map_err(crate::build::kasrun::BuildError::from)?;
+    command::check_paths(&layout).map_err(crate::image::kasrun::BuildError::from)?;
     for warning in setup.caches.warnings(&dirs, &caches::fs_type) {
         ui.warn(warning);
     }

@@ -26,13 +26,13 @@ pub(crate) use post::{After, Post, after_build};
 pub(crate) use prepare::{BuildSetup, OutputOptions, prepare};
 use verify_bundle::AfterError;
 
-use crate::build::doctor::NotReady;
-use crate::build::kasrun::BuildError;
-use crate::build::kasrun::report::BuildResult;
-use crate::build::kasrun::run;
 use crate::catalog::Catalog;
 use crate::error::{ErrorCode, Exit, Interrupted};
 use crate::host::runner::Runner;
+use crate::image::doctor::NotReady;
+use crate::image::kasrun::BuildError;
+use crate::image::kasrun::report::BuildResult;
+use crate::image::kasrun::run;
 use crate::layer::generate::GenerateError;
 use crate::plan::values::ValueError;
 use crate::plan::{Plan, PlanError, PlanRequest, Settings};

@@ -24,8 +24,8 @@ use serde::Serialize;
 pub(crate) use facts::Facts;
 
 #[cfg(test)]
-use crate::build::kas::version::KasVersion;
-use crate::build::kas::{Engine, Kas, KasError, PINNED_KAS};
+use crate::image::kas::version::KasVersion;
+use crate::image::kas::{Engine, Kas, KasError, PINNED_KAS};
 
 /// How a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -283,7 +283,7 @@ fn container(facts: &Facts, engine: Engine) -> Check {
         return Check::problem(
             "container",
             "kas-container was not found beside kas nor on PATH",
-            format!("{} (kas-container ships with kas)", crate::build::kas::install_hint()),
+            format!("{} (kas-container ships with kas)", crate::image::kas::install_hint()),
         );
     };
     if !container.engine_found {
@@ -379,7 +379,7 @@ pub(crate) fn target_for(
     out: &std::path::Path,
     work_dir: Option<&std::path::Path>,
     container: Option<Engine>,
-    env: &crate::build::kasrun::caches::CacheEnv,
+    env: &crate::image::kasrun::caches::CacheEnv,
 ) -> Target {
     let files: Vec<&str> = plan.composition.files.iter().map(String::as_str).collect();
     let build = Build {
@@ -404,7 +404,7 @@ pub(crate) struct Build<'a> {
     /// kas's work folder (`--work-dir`, `KAS_WORK_DIR`), when the build is given one.
     pub work_dir: Option<&'a std::path::Path>,
     /// The caches' environment (`DL_DIR`, `SSTATE_DIR`, `KAS_PREMIRRORS`).
-    pub env: &'a crate::build::kasrun::caches::CacheEnv,
+    pub env: &'a crate::image::kasrun::caches::CacheEnv,
 }
 
 /// The folders and repositories `build` into `out` uses.
@@ -420,7 +420,7 @@ pub(crate) fn target(
         Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
         None => out.parent().map(std::path::Path::to_path_buf).unwrap_or(out.clone()),
     };
-    let dirs = crate::build::kas::CacheDirs::resolve(
+    let dirs = crate::image::kas::CacheDirs::resolve(
         build.dl_dir,
         build.sstate_dir,
         build.env.dl_dir.clone(),

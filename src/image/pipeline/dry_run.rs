@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::build::kasrun::run::BuildJob;
 use crate::host::runner::Cmd;
+use crate::image::kasrun::run::BuildJob;
 
 /// `rtbuild image --dry-run` (the `--json` form serialises this).
 #[derive(Debug, Serialize)]

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::build::kas::KasError;
+use crate::image::kas::KasError;
 
 /// Why a build could not be started or run. Input problems (`BadSetting`, and kas's
 /// `BadToken`) exit 2; the rest exit 1.

@@ -1,6 +1,6 @@
 //! Shared build caches: the BitBake settings for sstate mirrors, hash equivalence, the PR
 //! service and download premirrors (where downloads and sstate live is
-//! [`crate::build::kas::CacheDirs`]).
+//! [`crate::image::kas::CacheDirs`]).
 //!
 //! The settings are written to `caches.yml`, a kas include with its own `local_conf_header`
 //! id, composed on kas's command line after the generated kas file
@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::BuildError;
-use crate::build::kas::CacheDirs;
+use crate::image::kas::CacheDirs;
 use crate::text::printable;
 
 /// The `local_conf_header` id of `caches.yml` (after the generated `rtbuild` block in kas's

@@ -4,14 +4,14 @@
 use std::path::Path;
 
 use super::*;
-use crate::build::kas::command::BuildSpec;
-use crate::build::kas::{BuildPaths, CacheDirs, KasError};
-use crate::build::kasrun::caches::CacheSettings;
-use crate::build::kasrun::report::BuildStatus;
-use crate::build::kasrun::run::BuildJob;
 use crate::error::Exit;
 use crate::files::write::WriteOptions;
 use crate::host::runner::Recorder;
+use crate::image::kas::command::BuildSpec;
+use crate::image::kas::{BuildPaths, CacheDirs, KasError};
+use crate::image::kasrun::caches::CacheSettings;
+use crate::image::kasrun::report::BuildStatus;
+use crate::image::kasrun::run::BuildJob;
 
 fn request() -> PlanRequest {
     PlanRequest { machine: Some("rb3gen2-core-kit".into()), ..PlanRequest::default() }
@@ -26,7 +26,7 @@ fn options(out: &Path) -> ImageOptions {
         Some(Path::new("/nonexistent/kas")),
         None,
         true,
-        &crate::build::kas::find::SearchEnv::default(),
+        &crate::image::kas::find::SearchEnv::default(),
     )
     .unwrap();
     ImageOptions {

@@ -23,7 +23,7 @@ mod script;
 
 pub(crate) use install::{BadInstall, Install};
 
-use crate::build::kas::PINNED_KAS;
+use crate::image::kas::PINNED_KAS;
 
 /// kas's container image for the pinned kas version, by digest when [`pins::KAS_IMAGE_DIGEST`]
 /// holds one.

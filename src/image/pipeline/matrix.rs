@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{BuildSetup, ImageError, OutputOptions, Post, after_build, prepare};
-use crate::build::kasrun::report::{BuildResult, BuildStatus};
-use crate::build::kasrun::run;
 use crate::files::write::WriteOptions;
 use crate::host::runner::Runner;
+use crate::image::kasrun::report::{BuildResult, BuildStatus};
+use crate::image::kasrun::run;
 use crate::plan::Plan;
 use crate::text::ui::Ui;
 

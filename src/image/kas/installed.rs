@@ -111,9 +111,9 @@ mod tests {
 
     #[test]
     fn a_build_reads_a_pip_kas_without_running_it_and_runs_any_other_recording_fake() {
-        use crate::build::kas::KasError;
-        use crate::build::kas::find::find_for_build;
         use crate::host::runner::Recorder;
+        use crate::image::kas::KasError;
+        use crate::image::kas::find::find_for_build;
         let runner = Recorder::new("kas 5.5 (configuration format version 23)", 0);
         let (_dir, kas) = venv("__version__ = '5.5'");
         let found = find_for_build(Some(&kas), None, &runner).unwrap();
