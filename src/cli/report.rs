@@ -7,7 +7,7 @@ use clap::Args;
 use super::args::{BoardArg, MachineArgs};
 use crate::cli::error::Refusal;
 use crate::error::Exit;
-use crate::results::report::{self, Options, Verdict};
+use crate::results::report::{self, Options};
 use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -129,7 +129,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
             }
         }
         for check in &checks {
-            verdict = verdict.worst(check.verdict.parse().unwrap_or(Verdict::Invalid));
+            verdict = verdict.worst(check.verdict);
         }
     }
     Ok(verdict.exit())

@@ -11,3 +11,5 @@ pub(crate) mod input;
 mod input_tests;
 pub(crate) mod latency;
 pub(crate) mod report;
+#[cfg(test)]
+mod verdict_tests;
