@@ -129,7 +129,7 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
         None => None,
     };
     let work_dir = args.dirs.work_dir()?;
-    let request = BundleRequest {
+    let mut request = BundleRequest {
         machine,
         image,
         build_dir: match &args.build_dir {
@@ -150,12 +150,14 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
             let left = gen_dir.as_ref()?.join(bundle::KAS_DUMP_FILE);
             left.is_file().then_some(left)
         }),
-        measurement: args.measurement.clone().map(|p| absolute(&p)),
+        measurement: None,
         follow_external_links: args.follow_external_links,
         gzip: args.gzip,
         signing_key: args.signing_key.clone(),
     };
     bundle::verify_record(&request)?;
+    request.measurement =
+        args.measurement.as_deref().map(|p| bundle::read_measurement(&absolute(p))).transpose()?;
     for warning in bundle::check_measurement(&request)? {
         ui.warn(warning);
     }

@@ -8,7 +8,6 @@ use super::args::DataHomeArgs;
 use crate::cli::error::Refusal;
 use crate::error::Exit;
 use crate::formats::history_json::{HistoryList, SCHEMA};
-use crate::formats::report_json::Verdict;
 use crate::results::history::add::{AddRequest, add};
 use crate::results::history::location::Location;
 use crate::results::history::store::{Filter, Store};
@@ -237,8 +236,7 @@ fn run_add(args: AddArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
         now_unix: now_unix(),
     };
     let added = add(&mut store, &request)?;
-    let passed =
-        added.iter().all(|a| a.check.as_ref().is_none_or(|c| c.verdict == Verdict::Pass.as_str()));
+    let passed = added.iter().all(|a| a.check.as_ref().is_none_or(|c| c.verdict.passed()));
     if ui.json() {
         ui.out_json(&added)?;
     } else {

@@ -7,7 +7,7 @@ use clap::Args;
 use super::args::{BoardArg, MachineArgs};
 use crate::cli::error::Refusal;
 use crate::error::Exit;
-use crate::results::report::{self, Options, Verdict};
+use crate::results::report::{self, Options};
 use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -84,9 +84,9 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
     // Read before any input, so a bad --bundle writes nothing.
     let bundle =
         args.bundle.as_deref().map(crate::results::history::bundle_identity::read).transpose()?;
-    let (report, runs) = report::build_with_runs(&options).map_err(Refusal::Report)?;
+    let (report, mut reading) = report::build_with_runs(&options).map_err(Refusal::Report)?;
     let metrics = match &args.openmetrics {
-        Some(_) => Some(openmetrics(&report, &runs, bundle.as_ref())?),
+        Some(_) => Some(openmetrics(&report, &reading.inputs, bundle.as_ref())?),
         None => None,
     };
     for warning in report.inputs.iter().flat_map(|i| &i.scenarios).flat_map(|s| &s.warnings) {
@@ -115,8 +115,12 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
     let mut verdict = report.verdict;
     if let Some(url) = &args.history {
         let location = crate::results::history::location::Location::parse(url)?;
-        let checks =
-            crate::results::history::check_report(&location, &options, args.regression_pct)?;
+        let checks = crate::results::history::check_report(
+            &location,
+            &options,
+            &mut reading,
+            args.regression_pct,
+        )?;
         for check in &checks {
             // On stderr with --json, so stdout stays one JSON document.
             let text = crate::results::history::regression::render(check);
@@ -125,7 +129,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
             }
         }
         for check in &checks {
-            verdict = verdict.worst(check.verdict.parse().unwrap_or(Verdict::Invalid));
+            verdict = verdict.worst(check.verdict);
         }
     }
     Ok(verdict.exit())
@@ -136,7 +140,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
 /// inputs give the same series (a report holds one value per series).
 fn openmetrics(
     report: &report::LatencyReport,
-    runs: &[Option<crate::formats::run_json::RunRecord>],
+    inputs: &[report::input::Input],
     bundle: Option<&crate::results::history::bundle_identity::BundleIdentity>,
 ) -> Result<String, Refusal> {
     let recorded: Vec<_> = report
@@ -145,7 +149,7 @@ fn openmetrics(
         .enumerate()
         .map(|(at, input)| {
             let one = report::LatencyReport { inputs: vec![input.clone()], ..report.clone() };
-            let run_json = runs.get(at).and_then(|r| r.as_ref());
+            let run_json = inputs.get(at).and_then(|i| i.run_json.as_ref());
             crate::results::history::record::from_report(&input.path, &one, run_json, bundle)
         })
         .collect();

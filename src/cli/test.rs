@@ -203,11 +203,9 @@ pub(super) fn run(args: TestArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let finished = testrun::run(&request, &System, ui)?;
     // The words `rtbuild report` gives the same run (one vocabulary).
     let verdict = match finished {
-        RunEnd::Pass => "PASS",
-        RunEnd::Fail => "FAIL",
-        RunEnd::Invalid => "INVALID",
-        RunEnd::Interrupted => "INVALID (interrupted)",
-        RunEnd::ConnectionLost => "INVALID (connection lost)",
+        RunEnd::Interrupted => format!("{} (interrupted)", finished.verdict()),
+        RunEnd::ConnectionLost => format!("{} (connection lost)", finished.verdict()),
+        _ => finished.verdict().to_string(),
     };
     if ui.json() {
         let text = std::fs::read_to_string(out.join(testrun::RUN_FILE)).unwrap_or_default();

@@ -115,6 +115,8 @@ pub(crate) fn check_file(path: &Path) -> Result<(), InputError> {
 /// Opens `path` for reading without blocking and checks, on the open file, that it is a
 /// regular file. Returns it with its size.
 pub(crate) fn open(path: &Path) -> Result<(File, u64), InputError> {
+    #[cfg(test)]
+    opens::count(path);
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
@@ -157,6 +159,117 @@ pub(crate) fn read(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
 pub(crate) fn read_to_string(path: &Path, limit: u64) -> Result<String, InputError> {
     String::from_utf8(read(path, limit)?)
         .map_err(|_| InputError::NotText { path: path.to_path_buf() })
+}
+
+/// An input opened once, with its first bytes read so that a reader can tell what it is
+/// ([`crate::results::input`]); the rest is read from the same open file, never by opening
+/// the path again.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    path: PathBuf,
+    file: File,
+    len: u64,
+    head: Vec<u8>,
+    /// The file held more than the head: the head stopped at the bytes asked for.
+    cut: bool,
+}
+
+impl Opened {
+    /// Opens `path` like [`open`] and reads its first `head` bytes (all of a smaller file).
+    pub(crate) fn open(path: &Path, head: usize) -> Result<Opened, InputError> {
+        let (file, len) = open(path)?;
+        let mut first = Vec::with_capacity(head.min(len as usize));
+        (&file)
+            .take(head as u64)
+            .read_to_end(&mut first)
+            .map_err(|cause| InputError::Unreadable { path: path.to_path_buf(), cause })?;
+        let cut = first.len() == head;
+        Ok(Opened { path: path.to_path_buf(), file, len, head: first, cut })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The first bytes, as many as [`Opened::open`] was asked for when the file has them.
+    pub(crate) fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// Whether the head stopped at the bytes asked for (its last line may be cut).
+    pub(crate) fn cut(&self) -> bool {
+        self.cut
+    }
+
+    /// The whole file, at most `limit` bytes, as [`read`] refuses a bigger one.
+    pub(crate) fn read_all(self, limit: u64) -> Result<Vec<u8>, InputError> {
+        let too_big = || InputError::TooBig { path: self.path.clone(), limit };
+        if self.len > limit || self.head.len() as u64 > limit {
+            return Err(too_big());
+        }
+        let mut data = self.head.clone();
+        (&self.file)
+            .take(limit + 1 - data.len() as u64)
+            .read_to_end(&mut data)
+            .map_err(|cause| InputError::Unreadable { path: self.path.clone(), cause })?;
+        if data.len() as u64 > limit {
+            return Err(too_big());
+        }
+        Ok(data)
+    }
+
+    /// Reads on into the head until it holds the whole file or more than `limit` bytes;
+    /// whether it holds the whole file. The file is still read from its start afterwards.
+    pub(crate) fn fill(&mut self, limit: u64) -> Result<bool, InputError> {
+        let want = (limit + 1).saturating_sub(self.head.len() as u64);
+        (&self.file)
+            .take(want)
+            .read_to_end(&mut self.head)
+            .map_err(|cause| InputError::Unreadable { path: self.path.clone(), cause })?;
+        let whole = self.head.len() as u64 <= limit;
+        self.cut = !whole;
+        Ok(whole)
+    }
+
+    /// [`Opened::read_all`] as UTF-8 text.
+    pub(crate) fn read_to_string(self, limit: u64) -> Result<String, InputError> {
+        let path = self.path.clone();
+        String::from_utf8(self.read_all(limit)?).map_err(|_| InputError::NotText { path })
+    }
+
+    /// The whole file as a stream, the head first: for readers that stream it.
+    pub(crate) fn into_reader(self) -> io::Chain<io::Cursor<Vec<u8>>, File> {
+        io::Cursor::new(self.head).chain(self.file)
+    }
+}
+
+/// A test's count of the files [`open`] opened on its thread: the proof that a command opens
+/// each input once.
+#[cfg(test)]
+pub(crate) mod opens {
+    use std::cell::RefCell;
+    use std::path::{Path, PathBuf};
+
+    thread_local! {
+        static OPENED: RefCell<Option<Vec<PathBuf>>> = const { RefCell::new(None) };
+    }
+
+    pub(super) fn count(path: &Path) {
+        OPENED.with(|opened| {
+            if let Some(list) = opened.borrow_mut().as_mut() {
+                list.push(path.to_path_buf());
+            }
+        });
+    }
+
+    /// Runs `f` and returns what it gave with every path opened on this thread meanwhile, in
+    /// order, a path opened twice twice.
+    pub(crate) fn during<T>(f: impl FnOnce() -> T) -> (T, Vec<PathBuf>) {
+        OPENED.with(|opened| *opened.borrow_mut() = Some(Vec::new()));
+        let out = f();
+        let list = OPENED.with(|opened| opened.borrow_mut().take()).unwrap_or_default();
+        (out, list)
+    }
 }
 
 #[cfg(test)]

@@ -180,7 +180,7 @@ pub(crate) struct RegressionCheck {
     pub machine: Option<String>,
     /// `INVALID` (an invalid run is not compared), `REGRESSION`, else the run's own verdict
     /// (`PASS` or `FAIL`), also when no earlier run was there to compare (`baseline_runs` empty).
-    pub verdict: String,
+    pub verdict: crate::formats::report_json::Verdict,
     pub regression_pct: f64,
     /// The run's latency limit, µs.
     pub threshold_us: f64,

@@ -66,6 +66,13 @@ impl std::fmt::Display for Verdict {
     }
 }
 
+/// A verdict is its word: `check.verdict == "PASS"` compares the word every output shows.
+impl PartialEq<&str> for Verdict {
+    fn eq(&self, word: &&str) -> bool {
+        self.as_str() == *word
+    }
+}
+
 impl std::str::FromStr for Verdict {
     type Err = String;
 

@@ -81,8 +81,6 @@ impl ProgramOutput {
 /// The output cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum OutputError {
-    #[error("cannot read {}: {cause}", path.display())]
-    Read { path: std::path::PathBuf, cause: std::io::Error },
     #[error(transparent)]
     Input(crate::files::input::InputError),
     #[error("{} is larger than {} MiB, too large for {program} output; pass the program's own output file", path.display(), MAX_BYTES >> 20)]
@@ -96,14 +94,29 @@ pub(crate) enum OutputError {
 /// Recognises a file from its first bytes and, for text that does not name its program, from
 /// `hint` (the test that wrote it) or the file name (`pmqtest.txt`).
 pub(crate) fn sniff(path: &Path, hint: Option<Program>) -> Result<Sniffed, OutputError> {
-    use std::io::Read;
-    let (file, _) = crate::files::input::open(path).map_err(OutputError::Input)?;
-    let mut head = Vec::new();
-    file.take(SNIFF_BYTES as u64)
-        .read_to_end(&mut head)
-        .map_err(|cause| OutputError::Read { path: path.into(), cause })?;
-    let full = head.len() == SNIFF_BYTES;
-    let text = whole_lines(&head, full);
+    let opened = open(path)?;
+    Ok(sniff_opened(&opened, hint))
+}
+
+/// Opens `path` once and reads what [`sniff_opened`] looks at; [`read_opened`] reads the rest.
+pub(crate) fn open(path: &Path) -> Result<crate::files::input::Opened, OutputError> {
+    crate::files::input::Opened::open(path, SNIFF_BYTES).map_err(OutputError::Input)
+}
+
+/// [`sniff`] of a file already opened (its head holds at least [`SNIFF_BYTES`] when it has them).
+pub(crate) fn sniff_opened(opened: &crate::files::input::Opened, hint: Option<Program>) -> Sniffed {
+    sniff_head(
+        &opened.head()[..opened.head().len().min(SNIFF_BYTES)],
+        opened.cut(),
+        opened.path(),
+        hint,
+    )
+}
+
+/// What the first bytes of the file at `path` say it is (`cut`: the file goes on after them).
+fn sniff_head(head: &[u8], cut: bool, path: &Path, hint: Option<Program>) -> Sniffed {
+    let full = cut || head.len() == SNIFF_BYTES;
+    let text = whole_lines(head, full);
     let from_name = || {
         let name = path.file_name()?.to_string_lossy().into_owned();
         Program::ALL
@@ -111,10 +124,10 @@ pub(crate) fn sniff(path: &Path, hint: Option<Program>) -> Result<Sniffed, Outpu
             .filter(|p| *p != Program::Cyclictest)
             .find(|p| name.contains(p.name()))
     };
-    Ok(match detect(&text, hint.or_else(from_name)) {
+    match detect(&text, hint.or_else(from_name)) {
         Some((program, json)) if program != Program::Cyclictest => Sniffed::Other { program, json },
         _ => Sniffed::Cyclictest,
-    })
+    }
 }
 
 /// The complete lines of a file's first bytes: when the read stopped at [`SNIFF_BYTES`] (`cut`),
@@ -205,7 +218,19 @@ pub(crate) fn read(
     program: Program,
     json: bool,
 ) -> Result<ProgramOutput, OutputError> {
-    let bytes = crate::files::input::read(path, MAX_BYTES).map_err(|err| match err {
+    read_opened(open(path)?, program, json)
+}
+
+/// [`read`] of a file already opened by [`open`]: the rest of it is read, the path is not
+/// opened again.
+pub(crate) fn read_opened(
+    opened: crate::files::input::Opened,
+    program: Program,
+    json: bool,
+) -> Result<ProgramOutput, OutputError> {
+    let path = opened.path().to_path_buf();
+    let path = path.as_path();
+    let bytes = opened.read_all(MAX_BYTES).map_err(|err| match err {
         crate::files::input::InputError::TooBig { .. } => {
             OutputError::TooLarge { path: path.into(), program }
         }

@@ -38,6 +38,18 @@ pub(crate) enum RunEnd {
     ConnectionLost,
 }
 
+impl RunEnd {
+    /// The run's verdict in rtbuild's one vocabulary, as `rtbuild report` gives the same run:
+    /// a run that did not end as planned cannot be trusted (INVALID).
+    pub(crate) fn verdict(self) -> Verdict {
+        match self {
+            RunEnd::Pass => Verdict::Pass,
+            RunEnd::Fail => Verdict::Fail,
+            RunEnd::Invalid | RunEnd::Interrupted | RunEnd::ConnectionLost => Verdict::Invalid,
+        }
+    }
+}
+
 pub(super) struct Session<'a> {
     pub(super) req: &'a TestRequest,
     pub(super) runner: &'a dyn Runner,

@@ -65,8 +65,9 @@ pub(crate) struct BundleRequest {
     pub verify_file: Option<PathBuf>,
     /// `kas dump --resolve-refs --resolve-local --resolve-env` of the build.
     pub kas_dump: Option<PathBuf>,
-    /// `--measurement RUN_DIR`: an `rtbuild test` result folder of this image.
-    pub measurement: Option<PathBuf>,
+    /// `--measurement RUN_DIR`: an `rtbuild test` result folder of this image, its `run.json`
+    /// read once ([`read_measurement`]).
+    pub measurement: Option<Measured>,
     /// `--follow-external-links`: pack what a symlink outside the build points at.
     pub follow_external_links: bool,
     /// `--gzip`: write the `.tar.gz` flavour (what LAVA's qdl deploy unpacks), not `.tar.zst`.
@@ -370,12 +371,32 @@ pub(crate) fn verify_signed(
     Ok(out)
 }
 
+/// `--measurement RUN_DIR`: the result folder and its `run.json`, read once; the check and
+/// the bundle take this reading.
+#[derive(Debug, Clone)]
+pub(crate) struct Measured {
+    pub dir: PathBuf,
+    pub run_json: crate::results::input::RunJsonFile,
+}
+
+/// Reads `--measurement RUN_DIR`'s `run.json` (once: [`check_measurement`] and [`create`]
+/// take what it read).
+pub(crate) fn read_measurement(run_dir: &Path) -> Result<Measured, BundleError> {
+    let run_json = crate::results::input::read_run_json(run_dir).map_err(|cause| {
+        BundleError::MeasurementUnreadable {
+            path: run_dir.join(crate::formats::run_json::FILE),
+            cause,
+        }
+    })?;
+    Ok(Measured { dir: run_dir.to_path_buf(), run_json })
+}
+
 /// Refuses a `--measurement` that did not measure this image's kernel; callers may call it
 /// early to fail before anything else runs ([`create`] checks again).
 /// Returns the warnings to show (a measurement bound by kernel release and version only).
 pub(crate) fn check_measurement(request: &BundleRequest) -> Result<Vec<String>, BundleError> {
-    let Some(run_dir) = &request.measurement else { return Ok(Vec::new()) };
-    release::measurement(&mut Vec::new(), run_dir, shipped_kernel(request))
+    let Some(measured) = &request.measurement else { return Ok(Vec::new()) };
+    release::measurement(&mut Vec::new(), measured, shipped_kernel(request))
 }
 
 /// The shipped kernel as the verify result names it.
@@ -414,9 +435,9 @@ fn release_files(request: &BundleRequest) -> Result<Vec<release::Packed>, Bundle
         let name = crate::formats::verify_json::FILE;
         release::add(&mut out, release::ROLE_VERIFY, verify, name, None)?;
     }
-    if let Some(run_dir) = &request.measurement {
+    if let Some(measured) = &request.measurement {
         // The warnings were shown by `check_measurement` before bundling started.
-        release::measurement(&mut out, run_dir, shipped_kernel(request))?;
+        release::measurement(&mut out, measured, shipped_kernel(request))?;
     }
     Ok(out)
 }

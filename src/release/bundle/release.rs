@@ -135,18 +135,14 @@ pub(crate) struct ShippedKernel<'a> {
 /// the returned lines are those warnings.
 pub(super) fn measurement(
     out: &mut Vec<Packed>,
-    run_dir: &Path,
+    measured: &super::Measured,
     shipped: ShippedKernel<'_>,
 ) -> Result<Vec<String>, BundleError> {
-    let run_json = run_dir.join(crate::formats::run_json::FILE);
+    let run_dir = measured.dir.as_path();
+    let run_json = measured.run_json.path.clone();
     let bad = |message: String| BundleError::Measurement { path: run_json.clone(), message };
     let other = |message: String| BundleError::NotThisImage { path: run_json.clone(), message };
-    let record =
-        crate::files::document::load(&run_json, crate::formats::run_json::RunRecord::parse)
-            .map_err(|cause| BundleError::MeasurementUnreadable {
-                path: run_json.clone(),
-                cause,
-            })?;
+    let record = &measured.run_json.record;
     let fingerprint = record.fingerprint.clone().unwrap_or_default();
     let uname = fingerprint.uname.clone();
     let Some(version) = shipped.version else {
@@ -183,7 +179,18 @@ pub(super) fn measurement(
             "the verify result carries no kernel config digest: the measurement is bound to this image by kernel release and version only; verify the deployed image (`rtbuild verify --json`) to compare the configs".to_string(),
         ),
     }
-    add(out, ROLE_MEASUREMENT, &run_json, "measurement/run.json", None)?;
+    // The bytes read once for the check are the ones packed: run.json is not opened again.
+    let bytes = measured.run_json.text.as_bytes().to_vec();
+    out.push(Packed {
+        record: ReleaseRecord {
+            role: ROLE_MEASUREMENT.into(),
+            path: format!("{RELEASE_DIR}/measurement/run.json"),
+            size: bytes.len() as u64,
+            sha256: archive::sha256_hex(&bytes),
+            subject: None,
+        },
+        source: EntryContent::Bytes(bytes),
+    });
     for name in ["report.json", "report.html"] {
         let path = run_dir.join(name);
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {

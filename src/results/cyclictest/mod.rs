@@ -61,6 +61,14 @@ pub fn parse_file(path: &Path) -> Result<ResultFile, FileError> {
         .map_err(|error| FileError::Parse { path: path.to_path_buf(), error })
 }
 
+/// [`parse_file`] of a file the one sniffer ([`crate::results::input`]) opened already: the
+/// rest of it is read, the path is not opened again.
+pub(crate) fn parse_opened(opened: crate::files::input::Opened) -> Result<ResultFile, FileError> {
+    let path = opened.path().to_path_buf();
+    parse(std::io::BufReader::with_capacity(BUFFER, opened.into_reader()))
+        .map_err(|error| FileError::Parse { path, error })
+}
+
 /// Parses cyclictest output from `reader`, detecting the format from its content.
 pub fn parse(mut reader: impl BufRead) -> Result<ResultFile, ParseError> {
     let first = loop {

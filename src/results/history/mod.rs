@@ -91,24 +91,24 @@ impl ErrorCode for HistoryError {
     }
 }
 
-/// `report --history URL`: each input of `options` (read again one at a time, so each is one
-/// run as `history add` records it) against the history; nothing is recorded.
+/// `report --history URL`: each input the report read (judged alone from that reading, so
+/// each is one run as `history add` records it; no file is read again) against the history;
+/// nothing is recorded.
 pub(crate) fn check_report(
     location: &location::Location,
     options: &crate::results::report::Options,
+    reading: &mut crate::results::report::Reading,
     pct: f64,
 ) -> Result<Vec<crate::formats::history_json::RegressionCheck>, HistoryError> {
     let mut store = store::Store::open_read(location)?;
     let mut checks = Vec::new();
-    for input in &options.inputs {
-        let one =
-            crate::results::report::Options { inputs: vec![input.clone()], ..options.clone() };
-        let (report, runs) =
-            crate::results::report::build_with_runs(&one).map_err(HistoryError::Report)?;
+    for at in 0..reading.inputs.len() {
+        let report = reading.judge_one(options, at).map_err(HistoryError::Report)?;
+        let input = &reading.inputs[at];
         let run = record::from_report(
-            &input.display().to_string(),
+            &input.path.display().to_string(),
             &report,
-            runs.first().and_then(Option::as_ref),
+            input.run_json.as_ref(),
             None,
         );
         let history = regression::baseline_history(&mut store, &run)?;

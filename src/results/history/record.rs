@@ -1,5 +1,5 @@
 //! One run as the history records it: what `rtbuild report` read and judged (the same reading
-//! of result folders and LAVA logs, [`crate::results::report::build_with_runs`]), with the build
+//! of result folders and LAVA logs, [`crate::results::report::build_from`]), with the build
 //! identity and the tuning the run saw.
 
 use std::path::Path;
@@ -16,21 +16,34 @@ pub(crate) fn read(
     bundle: Option<&BundleIdentity>,
     threshold_us: Option<f64>,
 ) -> Result<HistoryRun, HistoryError> {
-    if !path.is_dir() && !crate::results::report::input::is_lava_log(path) {
-        return Err(HistoryError::Input(format!(
-            "{} is neither an `rtbuild test` result folder nor a LAVA job log; pass what `rtbuild report` reads",
-            path.display()
-        )));
-    }
-    let options = crate::results::report::Options {
-        inputs: vec![path.to_path_buf()],
-        threshold_us,
-        ..Default::default()
+    use crate::results::input::{self, Measurement};
+    let found = match input::sniff(path) {
+        Ok(
+            found @ (Measurement::ResultFolder | Measurement::Testkit(_) | Measurement::LavaLog(_)),
+        ) => found,
+        _ => {
+            return Err(HistoryError::Input(format!(
+                "{} is neither an `rtbuild test` result folder nor a LAVA job log; pass what `rtbuild report` reads",
+                path.display()
+            )));
+        }
     };
-    let (report, runs) =
-        crate::results::report::build_with_runs(&options).map_err(HistoryError::Report)?;
-    let run_json = runs.into_iter().next().flatten();
-    Ok(from_report(&path.display().to_string(), &report, run_json.as_ref(), bundle))
+    let options = crate::results::report::Options { threshold_us, ..Default::default() };
+    crate::results::report::refuse_bad_threshold(&options).map_err(HistoryError::Report)?;
+    let input = input::read_sniffed(path, found, false).map_err(HistoryError::Report)?;
+    from_input(&input, bundle, threshold_us)
+}
+
+/// The run of one input already read (see [`read`]).
+pub(crate) fn from_input(
+    input: &crate::results::report::input::Input,
+    bundle: Option<&BundleIdentity>,
+    threshold_us: Option<f64>,
+) -> Result<HistoryRun, HistoryError> {
+    let options = crate::results::report::Options { threshold_us, ..Default::default() };
+    let report =
+        crate::results::report::build_from(&options, &[input]).map_err(HistoryError::Report)?;
+    Ok(from_report(&input.path.display().to_string(), &report, input.run_json.as_ref(), bundle))
 }
 
 /// The run of a one-input report; `digest` covers everything but the source, the time it was

@@ -86,7 +86,7 @@ pub(crate) fn check<'a>(
         ..RegressionCheck::default()
     };
     if !run.valid {
-        out.verdict = Verdict::Invalid.to_string();
+        out.verdict = Verdict::Invalid;
         return out;
     }
     let earlier: Vec<&HistoryRun> = history
@@ -185,8 +185,7 @@ pub(crate) fn check<'a>(
     out.baseline_runs = baseline_runs.iter().map(|h| h.digest.clone()).collect();
     // The run's own word; an unreadable one is no PASS.
     let own = run.verdict.parse::<Verdict>().unwrap_or(Verdict::Invalid);
-    out.verdict =
-        if out.findings.is_empty() { own } else { own.worst(Verdict::Regression) }.to_string();
+    out.verdict = if out.findings.is_empty() { own } else { own.worst(Verdict::Regression) };
     out
 }
 
@@ -207,8 +206,8 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
     let machine = clean(check.machine.as_deref().unwrap_or(UNNAMED));
     let run = clean(short(&check.run));
     let mut out = String::new();
-    let verdict = check.verdict.as_str();
-    if verdict == Verdict::Invalid.as_str() {
+    let verdict = check.verdict;
+    if verdict == Verdict::Invalid {
         out.push_str(&format!("INVALID run {run} ({machine}): not compared with the history\n"));
     } else if check.machine.is_none() {
         out.push_str(&format!(
@@ -242,8 +241,8 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
         ));
     }
     let compared = !check.baseline_runs.is_empty();
-    if compared && (verdict == Verdict::Pass.as_str() || verdict == Verdict::Fail.as_str()) {
-        let over = if verdict == Verdict::Fail.as_str() {
+    if compared && matches!(verdict, Verdict::Pass | Verdict::Fail) {
+        let over = if verdict == Verdict::Fail {
             format!(", but over its {} µs threshold", number(check.threshold_us))
         } else {
             String::new()
@@ -254,7 +253,7 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
             check.baseline_runs.len()
         ));
     }
-    if verdict == Verdict::Regression.as_str() {
+    if verdict == Verdict::Regression {
         if check.changed_inputs.is_empty() {
             out.push_str("changed inputs: none recorded\n");
         }

@@ -1,9 +1,11 @@
 //! Turns INPUT arguments into scenarios to judge: a raw cyclictest file is one scenario named
 //! after the file; a result folder from `rtbuild test` holds `run.json`, whose `scenarios`
-//! list the raw files (schema in docs/report.md).
+//! list the raw files (schema in docs/report.md). What an INPUT is, the one sniffer decides
+//! ([`crate::results::input`]).
 
 use std::path::{Path, PathBuf};
 
+use crate::files::input::Opened;
 use crate::formats::run_json::{self, RunRecord};
 use crate::measure::rttests::Program;
 use crate::measure::rttests::output::{self, ProgramOutput, Sniffed};
@@ -60,56 +62,57 @@ pub(crate) struct Input {
     pub printed_threshold_us: Option<f64>,
 }
 
-/// Reads one INPUT: a folder with `run.json`, or a raw cyclictest file (a LAVA job log is read
-/// by `lava_log`; see [`super::read_input`]).
-pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
-    if path.is_dir() {
-        return read_folder(path, nsecs);
-    }
-    let name = path
-        .file_stem()
-        .map_or_else(|| "cyclictest".to_string(), |s| s.to_string_lossy().into_owned());
-    // An unreadable file is reported by cyclictest's reader below, with how to fix it.
-    if let Ok(Sniffed::Other { program, json }) = output::sniff(path, None) {
-        let outcome = output::read(path, program, json)?;
-        return Ok(Input {
-            path: path.to_path_buf(),
-            kind: "file",
-            run_json: None,
-            printed_threshold_us: None,
-            scenarios: vec![ScenarioInput {
-                name,
-                label: None,
-                runs: Vec::new(),
-                invalid_reasons: Vec::new(),
-                fail_reasons: Vec::new(),
-                commands: outcome.cmdline.iter().cloned().collect(),
-                cyclictest: false,
-                thermal: None,
-                throttling: None,
-                status: None,
-                tests: vec![TestInput {
-                    program,
-                    commands: outcome.cmdline.iter().cloned().collect(),
-                    outcomes: vec![(path.to_path_buf(), outcome)],
-                    invalid_reasons: Vec::new(),
-                    skipped: None,
-                    elapsed_s: None,
-                }],
-            }],
-        });
-    }
-    let run = parse(path, nsecs)?;
+/// A raw output of another rt-tests program, opened by the sniffer
+/// ([`crate::results::input`]): one scenario named after the file.
+pub(crate) fn read_program_output(
+    file: Opened,
+    program: Program,
+    json: bool,
+) -> Result<Input, ReportError> {
+    let path = file.path().to_path_buf();
+    let outcome = output::read_opened(file, program, json)?;
     Ok(Input {
-        path: path.to_path_buf(),
+        path: path.clone(),
         kind: "file",
         run_json: None,
         printed_threshold_us: None,
         scenarios: vec![ScenarioInput {
-            name,
+            name: scenario_name(&path),
+            label: None,
+            runs: Vec::new(),
+            invalid_reasons: Vec::new(),
+            fail_reasons: Vec::new(),
+            commands: outcome.cmdline.iter().cloned().collect(),
+            cyclictest: false,
+            thermal: None,
+            throttling: None,
+            status: None,
+            tests: vec![TestInput {
+                program,
+                commands: outcome.cmdline.iter().cloned().collect(),
+                outcomes: vec![(path, outcome)],
+                invalid_reasons: Vec::new(),
+                skipped: None,
+                elapsed_s: None,
+            }],
+        }],
+    })
+}
+
+/// A raw cyclictest output, opened by the sniffer: one scenario named after the file.
+pub(crate) fn read_cyclictest(file: Opened, nsecs: bool) -> Result<Input, ReportError> {
+    let path = file.path().to_path_buf();
+    let run = with_unit(cyclictest::parse_opened(file)?, nsecs);
+    Ok(Input {
+        path: path.clone(),
+        kind: "file",
+        run_json: None,
+        printed_threshold_us: None,
+        scenarios: vec![ScenarioInput {
+            name: scenario_name(&path),
             label: None,
             commands: run.cmdline.iter().cloned().collect(),
-            runs: vec![(path.to_path_buf(), run)],
+            runs: vec![(path, run)],
             invalid_reasons: Vec::new(),
             fail_reasons: Vec::new(),
             cyclictest: true,
@@ -119,6 +122,11 @@ pub(crate) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
             status: None,
         }],
     })
+}
+
+/// A raw file's scenario: the file's name without its extension.
+fn scenario_name(path: &Path) -> String {
+    path.file_stem().map_or_else(|| "cyclictest".to_string(), |s| s.to_string_lossy().into_owned())
 }
 
 /// Files one result folder's `run.json` may have read, counting a file named twice twice.
@@ -151,7 +159,8 @@ impl Budget<'_> {
     }
 }
 
-fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
+/// An `rtbuild test` result folder: its `run.json` and every file it lists, each opened once.
+pub(crate) fn read_folder(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
     let json_path = dir.join(run_json::FILE);
     if json_path.symlink_metadata().is_err() {
         return Err(ReportError::NoRunJson { dir: dir.to_path_buf() });
@@ -243,16 +252,10 @@ fn status(
     (path, read)
 }
 
-/// Whether the file starts like a LAVA job log (a YAML list of `{dt, lvl, msg}` entries).
+/// Whether the file starts like a LAVA job log (the one sniffer decides:
+/// [`crate::results::input::is_lava_log`]).
 pub(crate) fn is_lava_log(path: &Path) -> bool {
-    use std::io::Read;
-    // Not a regular file: the reader that follows names what it is.
-    let Ok((file, _)) = crate::files::input::open(path) else { return false };
-    let mut head = Vec::with_capacity(4096);
-    if file.take(4096).read_to_end(&mut head).is_err() {
-        return false;
-    }
-    crate::lab::log::looks_like(&String::from_utf8_lossy(&head))
+    crate::results::input::is_lava_log(path)
 }
 
 /// A file named in `run.json` must lie inside the result folder.
@@ -298,11 +301,14 @@ fn read_tests(
             no_link(dir, Path::new(file))?;
             let path = dir.join(file);
             budget.take(&path)?;
-            let read = output::sniff(&path, Some(program)).and_then(|sniffed| match sniffed {
-                Sniffed::Other { program: found, json } if found == program => {
-                    output::read(&path, program, json).map(Some)
+            // Opened once: the sniffer's bytes are the start of what is read.
+            let read = output::open(&path).and_then(|file| {
+                match output::sniff_opened(&file, Some(program)) {
+                    Sniffed::Other { program: found, json } if found == program => {
+                        output::read_opened(file, program, json).map(Some)
+                    }
+                    _ => Ok(None),
                 }
-                _ => Ok(None),
             });
             match read {
                 Ok(Some(outcome)) => outcomes.push((path, outcome)),
@@ -356,11 +362,15 @@ fn in_folder(command: &str, dir: &Path) -> String {
 
 /// Parses one file; `nsecs` sets nanoseconds where the content does not give the unit.
 fn parse(path: &Path, nsecs: bool) -> Result<ResultFile, ReportError> {
-    let mut run = cyclictest::parse_file(path)?;
+    Ok(with_unit(cyclictest::parse_file(path)?, nsecs))
+}
+
+/// `nsecs` sets nanoseconds where the content does not give the unit.
+fn with_unit(mut run: ResultFile, nsecs: bool) -> ResultFile {
     if nsecs && run.unit.is_none() {
         run.unit = Some(cyclictest::Unit::Ns);
     }
-    Ok(run)
+    run
 }
 
 #[cfg(test)]

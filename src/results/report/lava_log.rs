@@ -18,9 +18,12 @@ use crate::results::cyclictest;
 /// A job log is at most this big (a day of histograms is a few MB).
 const MAX_LOG: u64 = 256 << 20;
 
-/// Reads the log at `path`; `nsecs` as for raw cyclictest files.
-pub(super) fn read(path: &Path, nsecs: bool) -> Result<Input, ReportError> {
-    let text = crate::files::input::read_to_string(path, MAX_LOG)?;
+/// Reads the log the sniffer opened ([`crate::results::input`]); `nsecs` as for raw cyclictest
+/// files.
+pub(super) fn read(file: crate::files::input::Opened, nsecs: bool) -> Result<Input, ReportError> {
+    let path = file.path().to_path_buf();
+    let path = path.as_path();
+    let text = file.read_to_string(MAX_LOG)?;
     let log = crate::lab::log::parse(&text)
         .map_err(|cause| ReportError::LavaLog { path: path.to_path_buf(), cause })?;
     let tests: Vec<Program> = log.tests.iter().filter_map(|t| t.parse().ok()).collect();

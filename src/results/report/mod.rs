@@ -28,7 +28,6 @@ pub(crate) use crate::formats::report_json::{
 use std::path::{Path, PathBuf};
 
 use crate::catalog::Machine;
-use crate::formats::run_json::RunRecord;
 
 pub(crate) use crate::catalog::latency::DEFAULT_THRESHOLD_US;
 
@@ -121,26 +120,82 @@ pub(crate) struct Options {
     pub noise_us: Option<f64>,
 }
 
-/// Reads every input and builds the report.
+/// Reads every input and builds the report (the tests' short way to [`build_with_runs`]).
+#[cfg(test)]
 pub(crate) fn build(options: &Options) -> Result<LatencyReport, ReportError> {
     build_with_runs(options).map(|(report, _)| report)
 }
 
-/// [`build`], with each input's `run.json` in input order (for a LAVA log: the machine and
-/// threshold it printed; `None` for a raw file): `rtbuild history` records both.
-pub(crate) fn build_with_runs(
-    options: &Options,
-) -> Result<(LatencyReport, Vec<Option<RunRecord>>), ReportError> {
-    // A bad --threshold-us is refused before any input is read.
-    if let Some(value) = options.threshold_us.filter(|t| !threshold_is_sensible(*t)) {
-        return Err(ReportError::Threshold { value, from: "--threshold-us".to_string() });
+/// Every input of a report, read once ([`crate::results::input`]), and the baseline once it
+/// was read: `report --history` judges each input alone from it, and `--openmetrics` records
+/// each input's `run.json` (for a LAVA log: the machine and threshold it printed; `None` for a
+/// raw file), without reading any file again.
+#[derive(Debug)]
+pub(crate) struct Reading {
+    pub inputs: Vec<input::Input>,
+    baseline: Baseline,
+}
+
+impl Reading {
+    /// The report of the input at `at` alone, as `rtbuild report` gives it for that input.
+    pub(crate) fn judge_one(
+        &mut self,
+        options: &Options,
+        at: usize,
+    ) -> Result<LatencyReport, ReportError> {
+        let one: Vec<&input::Input> = self.inputs.get(at).into_iter().collect();
+        judge(options, &one, &mut self.baseline)
     }
-    let inputs = options
-        .inputs
-        .iter()
-        .map(|p| read_input(p, options.nsecs))
-        .collect::<Result<Vec<_>, _>>()?;
-    refuse_mixed_boards(&inputs)?;
+}
+
+/// `--baseline`, read the first time a report needs it: an earlier report JSON, or an input
+/// read once and judged at each report's threshold.
+#[derive(Debug, Default)]
+struct Baseline(Option<BaselineRead>);
+
+#[derive(Debug)]
+enum BaselineRead {
+    Report(Box<LatencyReport>),
+    Input(Box<input::Input>),
+}
+
+/// [`build`], with what it read (see [`Reading`]).
+pub(crate) fn build_with_runs(options: &Options) -> Result<(LatencyReport, Reading), ReportError> {
+    let inputs = read(options)?;
+    let mut baseline = Baseline::default();
+    let report = judge(options, &inputs.iter().collect::<Vec<_>>(), &mut baseline)?;
+    Ok((report, Reading { inputs, baseline }))
+}
+
+/// Reads every input once, through the one sniffer (after [`refuse_bad_threshold`]).
+pub(crate) fn read(options: &Options) -> Result<Vec<input::Input>, ReportError> {
+    refuse_bad_threshold(options)?;
+    options.inputs.iter().map(|p| crate::results::input::read(p, options.nsecs)).collect()
+}
+
+/// A bad --threshold-us, refused before any input is read.
+pub(crate) fn refuse_bad_threshold(options: &Options) -> Result<(), ReportError> {
+    match options.threshold_us.filter(|t| !threshold_is_sensible(*t)) {
+        Some(value) => Err(ReportError::Threshold { value, from: "--threshold-us".to_string() }),
+        None => Ok(()),
+    }
+}
+
+/// The report of inputs already read (`options.inputs` is not read again).
+pub(crate) fn build_from(
+    options: &Options,
+    inputs: &[&input::Input],
+) -> Result<LatencyReport, ReportError> {
+    judge(options, inputs, &mut Baseline::default())
+}
+
+fn judge(
+    options: &Options,
+    inputs: &[&input::Input],
+    baseline: &mut Baseline,
+) -> Result<LatencyReport, ReportError> {
+    refuse_bad_threshold(options)?;
+    refuse_mixed_boards(inputs)?;
     // `--machine`, else the machine `run.json` names (if the shipped catalog knows it).
     let named = |trusted_only: bool| {
         let name = inputs
@@ -248,25 +303,25 @@ pub(crate) fn build_with_runs(
                     .and_then(|r| serde_json::to_value(&r.interrupts).ok()),
             })
             .collect(),
-        spikes: inputs.iter().flat_map(spikes::collect).collect(),
+        spikes: inputs.iter().flat_map(|i| spikes::collect(i)).collect(),
     };
     if let Some(machine) = &machine {
         add_reference(&mut report, machine);
     }
     if let Some(path) = &options.baseline {
-        let before = load_baseline(path, threshold_us, options.nsecs)?;
+        let before = load_baseline(path, threshold_us, options.nsecs, baseline)?;
         baseline::compare(&mut report, &before);
     }
     finish(&mut report);
     report.summary = summary::rows(&report, machine.as_ref());
-    report.results = results_table(&inputs, &report.inputs, threshold_us);
-    Ok((report, inputs.into_iter().map(|input| input.run_json).collect()))
+    report.results = results_table(inputs, &report.inputs, threshold_us);
+    Ok(report)
 }
 
 /// The Qualcomm guide's table, from each result folder's `run.json` (or LAVA log) and its
 /// judged scenarios: one row per scenario and measured CPU, each with that CPU's figures only.
 fn results_table(
-    inputs: &[input::Input],
+    inputs: &[&input::Input],
     judged: &[InputReport],
     threshold_us: f64,
 ) -> Vec<crate::formats::report_json::ResultRow> {
@@ -401,7 +456,7 @@ fn timed(
 /// Inputs that name different boards (a catalog alias counts as its board) are refused: the
 /// report has one reference and one requirement, so a second board's figures would be judged
 /// against the first one's. Inputs that name no board join any.
-fn refuse_mixed_boards(inputs: &[input::Input]) -> Result<(), ReportError> {
+fn refuse_mixed_boards(inputs: &[&input::Input]) -> Result<(), ReportError> {
     let catalog = crate::catalog::Catalog::embedded();
     let mut boards: Vec<(String, Vec<String>)> = Vec::new();
     for input in inputs {
@@ -438,27 +493,54 @@ fn add_reference(report: &mut LatencyReport, machine: &Machine) {
     }
 }
 
-/// A baseline is an earlier `rtbuild report --json`, or anything `rtbuild report` reads.
+/// A baseline is an earlier `rtbuild report --json`, or anything `rtbuild report` reads; it is
+/// read the first time (`cache`), and judged at `threshold_us` each time.
 fn load_baseline(
     path: &Path,
     threshold_us: f64,
     nsecs: bool,
+    cache: &mut Baseline,
 ) -> Result<LatencyReport, ReportError> {
-    if path.is_file()
-        && let Ok(text) = crate::files::input::read_to_string(path, crate::files::input::TEXT_LIMIT)
-        && LatencyReport::looks_like_report(&text)
+    // Say it is the baseline that is unusable, not one of the inputs.
+    let unusable = |err| ReportError::Baseline { path: path.to_path_buf(), cause: Box::new(err) };
+    let read = match cache.0.take() {
+        Some(read) => read,
+        None => read_baseline(path, nsecs)?,
+    };
+    let read = cache.0.insert(read);
+    match read {
+        BaselineRead::Report(report) => Ok((**report).clone()),
+        BaselineRead::Input(input) => {
+            let options = Options { threshold_us: Some(threshold_us), nsecs, ..Options::default() };
+            build_from(&options, &[input]).map_err(unusable)
+        }
+    }
+}
+
+fn read_baseline(path: &Path, nsecs: bool) -> Result<BaselineRead, ReportError> {
+    let unusable = |err| ReportError::Baseline { path: path.to_path_buf(), cause: Box::new(err) };
+    if !path.is_file() {
+        return crate::results::input::read(path, nsecs)
+            .map(|input| BaselineRead::Input(Box::new(input)))
+            .map_err(unusable);
+    }
+    // Opened once: a report JSON is told from its whole text, anything else is read on from
+    // the same bytes.
+    let mut file = crate::results::input::open(path).map_err(unusable)?;
+    let object = file.head().iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if object
+        && file.fill(crate::files::input::TEXT_LIMIT).unwrap_or(false)
+        && let Ok(text) = std::str::from_utf8(file.head())
+        && LatencyReport::looks_like_report(text)
     {
-        return LatencyReport::from_text(&text)
+        return LatencyReport::from_text(text)
+            .map(|report| BaselineRead::Report(Box::new(report)))
             .map_err(|cause| ReportError::BaselineJson { path: path.to_path_buf(), cause });
     }
-    build(&Options {
-        inputs: vec![path.to_path_buf()],
-        threshold_us: Some(threshold_us),
-        nsecs,
-        ..Options::default()
-    })
-    // Say it is the baseline that is unusable, not one of the inputs.
-    .map_err(|err| ReportError::Baseline { path: path.to_path_buf(), cause: Box::new(err) })
+    let found = crate::results::input::sniff_opened(file);
+    crate::results::input::read_sniffed(path, found, nsecs)
+        .map(|input| BaselineRead::Input(Box::new(input)))
+        .map_err(unusable)
 }
 
 /// Overall verdict and reasons from the scenarios.
@@ -477,15 +559,12 @@ fn finish(report: &mut LatencyReport) {
         .fold(Verdict::Pass, Verdict::worst);
 }
 
-/// Reads one INPUT: a folder with `run.json`, a LAVA job log, or a raw cyclictest file.
-fn read_input(path: &Path, nsecs: bool) -> Result<input::Input, ReportError> {
-    if !path.is_dir() && input::is_lava_log(path) {
-        return lava_log::read(path, nsecs);
-    }
-    if testkit::looks_like(path) {
-        return testkit::read(path, nsecs);
-    }
-    input::read(path, nsecs)
+/// A LAVA job log the sniffer opened ([`crate::results::input`]).
+pub(crate) fn read_lava_log(
+    file: crate::files::input::Opened,
+    nsecs: bool,
+) -> Result<input::Input, ReportError> {
+    lava_log::read(file, nsecs)
 }
 
 #[cfg(test)]

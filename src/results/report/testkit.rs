@@ -91,11 +91,18 @@ fn res_verdict(text: &str, testname: &str) -> Option<String> {
     })
 }
 
-/// Whether `dir` holds testkit RT-tests results (and no `run.json` of rtbuild's own).
-pub(crate) fn looks_like(dir: &Path) -> bool {
-    dir.is_dir()
-        && dir.join(crate::formats::run_json::FILE).symlink_metadata().is_err()
-        && !find(dir).is_empty()
+/// The testkit RT-tests results in a folder, as the sniffer found them: each `.res` file is
+/// read once, there.
+#[derive(Debug)]
+pub(crate) struct Results(BTreeMap<Program, Found>);
+
+/// The testkit RT-tests results `dir` holds, when it holds some (and no `run.json` of
+/// rtbuild's own).
+pub(crate) fn find_results(dir: &Path) -> Option<Results> {
+    if !dir.is_dir() || dir.join(crate::formats::run_json::FILE).symlink_metadata().is_ok() {
+        return None;
+    }
+    Some(find(dir)).filter(|found| !found.is_empty()).map(Results)
 }
 
 /// One KPI line of `result.txt`: name, `pass`/`fail`, value and unit when given.
@@ -173,8 +180,8 @@ fn log_dirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Reads a testkit results folder as one scenario, `testkit`.
-pub(crate) fn read(dir: &Path, nsecs: bool) -> Result<Input, ReportError> {
-    let found = find(dir);
+pub(crate) fn read(dir: &Path, found: Results, nsecs: bool) -> Result<Input, ReportError> {
+    let found = found.0;
     let mut scenario = ScenarioInput {
         name: SCENARIO.to_string(),
         label: None,
