@@ -20,3 +20,20 @@ pub(crate) fn load<T>(
     let text = crate::files::input::read_to_string(path, crate::files::input::TEXT_LIMIT)?;
     Ok(parse(&text)?)
 }
+
+/// An `rtbuild test` result folder's `run.json`, read once: its bytes (packed as they are) and
+/// its record.
+#[derive(Debug, Clone)]
+pub(crate) struct RunJsonFile {
+    pub path: std::path::PathBuf,
+    pub text: String,
+    pub record: crate::formats::run_json::RunRecord,
+}
+
+/// Reads `dir/run.json` once (bounded; a FIFO, a device or a folder is refused).
+pub(crate) fn read_run_json(dir: &std::path::Path) -> Result<RunJsonFile, LoadError> {
+    let path = dir.join(crate::formats::run_json::FILE);
+    let text = crate::files::input::read_to_string(&path, crate::files::input::TEXT_LIMIT)?;
+    let record = crate::formats::run_json::RunRecord::parse(&text)?;
+    Ok(RunJsonFile { path, text, record })
+}

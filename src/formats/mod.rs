@@ -35,6 +35,7 @@ pub(crate) mod openmetrics;
 pub(crate) mod plan_json;
 pub(crate) mod provenance_json;
 pub(crate) mod report_json;
+pub(crate) mod rt_tests;
 pub(crate) mod run_json;
 pub(crate) mod spdx_json;
 pub(crate) mod verify_json;

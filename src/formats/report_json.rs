@@ -321,7 +321,7 @@ pub(crate) struct TestReport {
     /// The program (`oslat`, `pmqtest`, …).
     pub test: String,
     /// `latency`, `noise`, `correctness`, `load` or `firmware`.
-    pub kind: crate::measure::rttests::Kind,
+    pub kind: crate::formats::rt_tests::Kind,
     pub verdict: Verdict,
     /// Why it did not run (PASS then means "nothing failed", and JUnit marks it skipped).
     pub skipped: Option<String>,
@@ -335,14 +335,14 @@ pub(crate) struct TestReport {
     pub files: Vec<String>,
     pub commands: Vec<String>,
     /// Per thread or CPU as the program reported it (oslat: per RT CPU with its histogram).
-    pub rows: Vec<crate::measure::rttests::output::Row>,
+    pub rows: Vec<crate::formats::rt_tests::Row>,
     /// How long it ran (run.json), seconds; absent when the input does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
 }
 
 fn default_noise_us() -> f64 {
-    crate::measure::rttests::DEFAULT_NOISE_US as f64
+    crate::formats::rt_tests::DEFAULT_NOISE_US as f64
 }
 
 fn yes() -> bool {

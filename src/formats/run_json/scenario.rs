@@ -113,7 +113,7 @@ pub(crate) struct TestRecord {
     pub verdict: String,
     /// Per thread or CPU: min/avg/max µs as the program reported them (oslat: per RT CPU, with
     /// its noise histogram).
-    pub rows: Vec<crate::measure::rttests::output::Row>,
+    pub rows: Vec<crate::formats::rt_tests::Row>,
     pub elapsed_s: f64,
 }
 

@@ -22,8 +22,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// The default OS-noise limit for oslat, µs: the noise an isolated `nohz_full` CPU may still see.
-pub(crate) const DEFAULT_NOISE_US: u64 = 20;
+pub(crate) use crate::formats::rt_tests::{DEFAULT_NOISE_US, Kind};
 
 /// One program of the suite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -54,35 +53,6 @@ pub(crate) enum Program {
     Sigwaittest,
     #[serde(rename = "hwlatdetect")]
     Hwlatdetect,
-}
-
-/// What a program measures, and so how it is judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum Kind {
-    /// Wake-up latency per thread: min/avg/max against the latency threshold.
-    Latency,
-    /// OS noise seen by a busy loop on each RT CPU (oslat): max against `--noise-us`.
-    Noise,
-    /// Pass/fail from the exit status and output (priority inversion, migration, ptrace).
-    Correctness,
-    /// A load generator (hackbench); run as a scenario's load, not as a test.
-    Load,
-    /// Hardware/firmware latency (SMIs) seen by the kernel's hwlat tracer.
-    Firmware,
-}
-
-impl Kind {
-    /// The name `run.json` and `report --json` use.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Kind::Latency => "latency",
-            Kind::Noise => "noise",
-            Kind::Correctness => "correctness",
-            Kind::Load => "load",
-            Kind::Firmware => "firmware",
-        }
-    }
 }
 
 impl Program {

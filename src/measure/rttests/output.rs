@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Program;
+pub(crate) use crate::formats::rt_tests::Row;
 
 /// How much of a file [`sniff`] reads to recognise it.
 const SNIFF_BYTES: usize = 64 * 1024;
@@ -24,21 +25,6 @@ pub(crate) enum Sniffed {
     Cyclictest,
     /// Another rt-tests program's output, and whether it is JSON.
     Other { program: Program, json: bool },
-}
-
-/// One measurement row: a thread (cyclictest-like tests), a sender/receiver pair, or a CPU
-/// (oslat). Latencies in µs; `None` when the output does not say.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Row {
-    pub thread: u32,
-    pub cpu: Option<u32>,
-    pub samples: Option<u64>,
-    pub min_us: Option<f64>,
-    pub avg_us: Option<f64>,
-    pub max_us: Option<f64>,
-    /// oslat's histogram: (µs, count), ascending; oslat counts every overflow in its last bucket.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub histogram: Vec<(u64, u64)>,
 }
 
 /// What one output says.

@@ -376,13 +376,13 @@ pub(crate) fn verify_signed(
 #[derive(Debug, Clone)]
 pub(crate) struct Measured {
     pub dir: PathBuf,
-    pub run_json: crate::results::input::RunJsonFile,
+    pub run_json: crate::files::document::RunJsonFile,
 }
 
 /// Reads `--measurement RUN_DIR`'s `run.json` (once: [`check_measurement`] and [`create`]
 /// take what it read).
 pub(crate) fn read_measurement(run_dir: &Path) -> Result<Measured, BundleError> {
-    let run_json = crate::results::input::read_run_json(run_dir).map_err(|cause| {
+    let run_json = crate::files::document::read_run_json(run_dir).map_err(|cause| {
         BundleError::MeasurementUnreadable {
             path: run_dir.join(crate::formats::run_json::FILE),
             cause,
