@@ -11,7 +11,9 @@ use std::path::Path;
 use crate::files::input::Opened;
 use crate::measure::rttests::Program;
 use crate::measure::rttests::output::{self, Sniffed};
-use crate::results::report::{ReportError, input::Input, testkit};
+use crate::results::report::error::ReportError;
+use crate::results::report::input::Input;
+use crate::results::report::{lava_log, testkit};
 
 /// How much of a file the sniffer reads: enough for the rt-tests programs' first lines; a LAVA
 /// log is told by its first [`LAVA_HEAD`] bytes.
@@ -85,7 +87,7 @@ pub(crate) fn read_sniffed(
     match found {
         Measurement::ResultFolder => input::read_folder(path, nsecs),
         Measurement::Testkit(found) => testkit::read(path, found, nsecs),
-        Measurement::LavaLog(file) => crate::results::report::read_lava_log(file, nsecs),
+        Measurement::LavaLog(file) => lava_log::read(file, nsecs),
         Measurement::RtTests { program, json, file } => {
             input::read_program_output(file, program, json)
         }

@@ -97,7 +97,7 @@ impl Lookup for &[HistoryRun] {
 /// a bundle manifest or archive, or what [`select`] takes.
 pub(crate) fn resolve(runs: &mut dyn Lookup, key: &str) -> Result<Side, HistoryError> {
     let path = std::path::Path::new(key);
-    if path.is_dir() || (path.is_file() && crate::results::report::input::is_lava_log(path)) {
+    if path.is_dir() || (path.is_file() && crate::results::input::is_lava_log(path)) {
         let run = super::record::read(path, None, None)?;
         return select(runs, key, Some(run));
     }

@@ -12,7 +12,7 @@ use crate::measure::rttests::output::{self, ProgramOutput, Sniffed};
 use crate::results::cyclictest::status::StatusSnapshots;
 use crate::results::cyclictest::{self, ResultFile};
 
-use super::ReportError;
+use super::error::ReportError;
 
 /// One rt-tests program's outputs in a scenario.
 #[derive(Debug)]
@@ -250,12 +250,6 @@ fn status(
     }
     let read = cyclictest::status::read_status_snapshots(&path);
     (path, read)
-}
-
-/// Whether the file starts like a LAVA job log (the one sniffer decides:
-/// [`crate::results::input::is_lava_log`]).
-pub(crate) fn is_lava_log(path: &Path) -> bool {
-    crate::results::input::is_lava_log(path)
 }
 
 /// A file named in `run.json` must lie inside the result folder.

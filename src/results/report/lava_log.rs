@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::ReportError;
+use super::error::ReportError;
 use super::input::{Input, ScenarioInput, TestInput};
 use crate::formats::run_json::RunRecord;
 use crate::lab::log::{BoardState, LavaLog, RawOutput, Skipped};
@@ -20,7 +20,7 @@ const MAX_LOG: u64 = 256 << 20;
 
 /// Reads the log the sniffer opened ([`crate::results::input`]); `nsecs` as for raw cyclictest
 /// files.
-pub(super) fn read(file: crate::files::input::Opened, nsecs: bool) -> Result<Input, ReportError> {
+pub(crate) fn read(file: crate::files::input::Opened, nsecs: bool) -> Result<Input, ReportError> {
     let path = file.path().to_path_buf();
     let path = path.as_path();
     let text = file.read_to_string(MAX_LOG)?;

@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::ReportError;
+use super::error::ReportError;
 use super::input::{Input, ScenarioInput, TestInput};
 use crate::files::input::{TEXT_LIMIT, read_to_string};
 use crate::measure::rttests::Program;
