@@ -41,6 +41,10 @@ pub(crate) const SCRIPT_LIMIT: u64 = 64 * 1024;
 /// The most of `__version__.py` read (kas's is about 1.3 KB).
 pub(crate) const VERSION_FILE_LIMIT: u64 = 64 * 1024;
 
+/// The end of a failed BitBake task's log that is read for its last lines (a task log can be
+/// hundreds of MB; its last lines are what the failure shows).
+pub(crate) const TASK_LOG_TAIL: u64 = 1 << 20;
+
 // Verify
 
 /// A kernel image or `efi.bin` member is at most this big once decompressed.
@@ -66,5 +70,31 @@ pub(crate) const MAX_KERNEL_INPUT: u64 = 512 << 20;
 /// `.config.gz/.xz/.zst` that inflates to more is refused, as a config inside an image is.
 pub(crate) const MAX_CONFIG: u64 = 16 << 20;
 
-/// A Kconfig file (in a kernel source tree) larger than this is skipped (the largest in Linux 6.12 is 120 KB).
+/// A Kconfig file (in a kernel source tree) larger than this is skipped (the largest in
+/// Linux 6.12 is 120 KB).
 pub(crate) const MAX_KCONFIG_FILE: u64 = 8 << 20;
+
+// Plan
+
+/// The largest local kas file `--include` names that is read (kas files are a few KiB).
+pub(crate) const LOCAL_LIMIT: u64 = 1 << 20;
+
+// Results
+
+/// A bundle's manifest (`history add --bundle`, `history compare`) is a few kB; anything larger
+/// is not one.
+pub(crate) const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
+/// A kernel config given to `history` (`--config`, plain or compressed) is a few MB; anything
+/// larger is not one.
+pub(crate) const MAX_CONFIG_BYTES: u64 = 64 << 20;
+
+/// A LAVA job log is at most this big (a day of histograms is a few MB).
+pub(crate) const MAX_LOG: u64 = 256 << 20;
+
+/// Larger JSON than this is not a cyclictest file (a 1 ns histogram of 1 s is ~20 MB).
+pub(crate) const MAX_JSON: u64 = 512 << 20;
+
+/// The largest stderr file read for snapshots (a day at one snapshot per 5 s of 8 threads is
+/// about 11 MiB).
+pub(crate) const STATUS_LIMIT: u64 = 64 << 20;

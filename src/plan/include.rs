@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::PlanError;
 use super::values::ConfPath;
+use crate::files::limits::LOCAL_LIMIT;
 
 /// One `--include`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -34,9 +35,6 @@ impl Include {
 pub(crate) fn names_meta_qcom_file(text: &str) -> bool {
     text.trim().strip_prefix("ci/").is_some_and(|name| !name.contains('/'))
 }
-
-/// The largest local kas file read (kas files are a few KiB).
-const LOCAL_LIMIT: u64 = 1 << 20;
 
 /// Checks one `--include`: a meta-qcom name made only of plain characters, or a local kas file
 /// (relative paths are relative to the current folder; the project file makes its own relative

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::events::SstateSummary;
 use super::tracker::{Failure, Tracker};
+use crate::files::limits::TASK_LOG_TAIL;
 use crate::text::duration;
 
 /// How many lines of a failed task's log to show.
@@ -190,11 +191,26 @@ impl BuildResult {
     }
 }
 
-/// The last `n` lines of a file (lossy UTF-8), or nothing when it cannot be read.
+/// The last `n` lines of a file (lossy UTF-8), or nothing when it cannot be read. Only the
+/// file's last [`TASK_LOG_TAIL`] bytes are read, through the one bounded opener (a FIFO or a
+/// device in its place is not read).
 pub(crate) fn tail(path: &Path, n: usize) -> Vec<String> {
-    let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok((mut file, len)) = crate::files::input::open(path) else { return Vec::new() };
+    let start = len.saturating_sub(TASK_LOG_TAIL);
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return Vec::new();
+    }
+    let mut bytes = Vec::new();
+    if file.take(TASK_LOG_TAIL).read_to_end(&mut bytes).is_err() {
+        return Vec::new();
+    }
     let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
+    let mut lines: Vec<&str> = text.lines().collect();
+    if start > 0 && !lines.is_empty() {
+        // The first line read is the end of a line cut by the seek.
+        lines.remove(0);
+    }
     lines[lines.len().saturating_sub(n)..].iter().map(|l| l.to_string()).collect()
 }
 
@@ -222,6 +238,28 @@ mod tests {
         );
         let none = Artifacts::find(d, "other", "m");
         assert_eq!((none.qcomflash, none.qcomflash_tarball), (None, None));
+    }
+
+    #[test]
+    fn a_long_task_log_is_read_only_at_its_end_and_a_fifo_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log.do_compile");
+        // Two MiB of filler, then the three lines the failure must show.
+        let mut text = "x".repeat(2 << 20);
+        text.push_str("\nfirst\nsecond\nthird\n");
+        crate::files::write::fixture(&log, text.as_bytes()).unwrap();
+        assert_eq!(tail(&log, 3), ["first", "second", "third"]);
+        assert_eq!(tail(&log, 1), ["third"]);
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert!(tail(&fifo, 3).is_empty(), "a FIFO is not read (and does not block)");
     }
 
     #[test]

@@ -6,10 +6,8 @@ use std::io::{BufRead, Read};
 use super::MAX_THREADS;
 use super::error::{ParseError, ParseErrorKind};
 use super::model::{Format, Histogram, ResultFile, Unit};
+use crate::files::limits::MAX_JSON;
 use crate::formats::cyclictest_json;
-
-/// Larger JSON than this is not a cyclictest file (a 1 ns histogram of 1 s is ~20 MB).
-const MAX_JSON: u64 = 512 << 20;
 
 pub(super) fn parse_json(reader: impl BufRead) -> Result<ResultFile, ParseError> {
     let mut bytes = Vec::new();

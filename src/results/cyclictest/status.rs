@@ -16,10 +16,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::summary::{self, TLine};
-
-/// The largest stderr file read for snapshots (a day at one snapshot per 5 s of 8 threads is
-/// about 11 MiB).
-pub(crate) const STATUS_LIMIT: u64 = 64 << 20;
+use crate::files::limits::STATUS_LIMIT;
 
 /// The status blocks of one stderr file, per thread.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

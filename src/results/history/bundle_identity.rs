@@ -1,15 +1,12 @@
 //! `history add --bundle FILE`: the build a run measured, from the bundle's manifest (the
 //! `.manifest.json` `rtbuild bundle` writes beside the archive, byte for byte the one inside).
 
-use std::io::Read;
 use std::path::Path;
 
 use super::HistoryError;
+use crate::files::limits::MAX_MANIFEST_BYTES;
 use crate::formats::history_json::RepoInput;
 use crate::release::bundle::BundleManifest;
-
-/// A manifest is a few kB; anything larger is not one.
-const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
 /// The build identity a bundle gives a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,18 +27,9 @@ pub(crate) fn read(path: &Path) -> Result<BundleIdentity, HistoryError> {
     } else {
         path.to_path_buf()
     };
-    let meta = std::fs::metadata(&manifest_path)
-        .map_err(|e| bad(format!("cannot read {}: {e}", manifest_path.display())))?;
-    if !meta.is_file() {
-        return Err(bad(format!("{} is not a regular file", manifest_path.display())));
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(&manifest_path)
-        .and_then(|f| f.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| bad(format!("cannot read {}: {e}", manifest_path.display())))?;
-    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
-        return Err(bad(format!("{} is larger than 16 MiB", manifest_path.display())));
-    }
+    // Through the one bounded opener: a FIFO, a device or a folder is refused on the open file.
+    let bytes = crate::files::input::read(&manifest_path, MAX_MANIFEST_BYTES)
+        .map_err(|e| bad(unreadable(&manifest_path, e)))?;
     let manifest = BundleManifest::parse(&bytes)
         .map_err(|e| bad(format!("not an rtbuild bundle manifest ({e})")))?;
     Ok(BundleIdentity {
@@ -58,4 +46,22 @@ pub(crate) fn read(path: &Path) -> Result<BundleIdentity, HistoryError> {
             .map(|r| RepoInput { name: r.name.clone(), commit: r.commit.clone() })
             .collect(),
     })
+}
+
+/// What is wrong with the manifest file, without a fix of its own (the bundle error adds one).
+fn unreadable(path: &Path, cause: crate::files::input::InputError) -> String {
+    use crate::files::input::InputError;
+    let shown = crate::text::shown_path(path);
+    match cause {
+        InputError::Missing { .. } => format!("cannot read {shown}: no such file"),
+        InputError::DanglingLink { target, .. } => format!(
+            "{shown} is a symlink to {}, which does not exist",
+            crate::text::shown_path(&target)
+        ),
+        InputError::Folder { .. } => format!("{shown} is a folder, not a regular file"),
+        InputError::Special { kind, .. } => format!("{shown} is {kind}, not a regular file"),
+        InputError::TooBig { limit, .. } => format!("{shown} is larger than {} MiB", limit >> 20),
+        InputError::NotText { .. } => format!("{shown} is not text"),
+        InputError::Unreadable { cause, .. } => format!("cannot read {shown}: {cause}"),
+    }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::HistoryError;
 use super::store::{Key, PrefixColumn, Store, Worst};
+use crate::files::limits::MAX_CONFIG_BYTES;
 use crate::formats::history_json::{
     CompareRow, CompareSide, Comparison, HistoryResult, HistoryRun, InputChange, SCHEMA,
 };
@@ -294,18 +295,33 @@ pub(crate) fn figure(row: &HistoryResult, metric: &str) -> Option<f64> {
     }
 }
 
-/// A kernel config is a few MB; anything larger is not one.
-const MAX_CONFIG_BYTES: u64 = 64 << 20;
-
-/// Reads a `--config FILE` (plain or compressed, like `/proc/config.gz`).
+/// Reads a `--config FILE` (plain or compressed, like `/proc/config.gz`), through the one
+/// bounded opener (a FIFO, a device or a folder is refused on the open file).
 pub(crate) fn read_config(path: &std::path::Path) -> Result<KernelConfig, HistoryError> {
-    use std::io::Read;
-    let unreadable = |cause| HistoryError::ConfigUnreadable { path: path.to_path_buf(), cause };
-    let meta = std::fs::metadata(path).map_err(unreadable)?;
-    if !meta.is_file() {
-        return Err(HistoryError::ConfigNotAFile { path: path.to_path_buf() });
-    }
-    let file = std::fs::File::open(path).map_err(unreadable)?;
+    use crate::files::input::InputError;
+    use std::io::{Error, ErrorKind, Read};
+    let path_buf = || path.to_path_buf();
+    let file = crate::files::input::open_within(path, MAX_CONFIG_BYTES).map_err(|e| match e {
+        InputError::Folder { .. } | InputError::Special { .. } => {
+            HistoryError::ConfigNotAFile { path: path_buf() }
+        }
+        InputError::Unreadable { cause, .. } => {
+            HistoryError::ConfigUnreadable { path: path_buf(), cause }
+        }
+        InputError::Missing { .. } | InputError::DanglingLink { .. } => {
+            HistoryError::ConfigUnreadable {
+                path: path_buf(),
+                cause: Error::new(ErrorKind::NotFound, "no such file"),
+            }
+        }
+        InputError::TooBig { limit, .. } => HistoryError::ConfigUnreadable {
+            path: path_buf(),
+            cause: Error::other(format!("over {} MiB, more than a kernel config", limit >> 20)),
+        },
+        InputError::NotText { .. } => {
+            HistoryError::ConfigUnreadable { path: path_buf(), cause: Error::other("not text") }
+        }
+    })?;
     KernelConfig::read(file.take(MAX_CONFIG_BYTES))
         .map_err(|cause| HistoryError::Config { path: path.to_path_buf(), cause })
 }

@@ -8,15 +8,13 @@ use std::path::{Path, PathBuf};
 
 use super::error::ReportError;
 use super::input::{Input, ScenarioInput, TestInput};
+use crate::files::limits::MAX_LOG;
 use crate::formats::run_json::RunRecord;
 use crate::lab::log::{BoardState, LavaLog, RawOutput, Skipped};
 use crate::measure::rttests::Program;
 use crate::measure::rttests::output::{self, ProgramOutput};
 use crate::plan::CpuSet;
 use crate::results::cyclictest;
-
-/// A job log is at most this big (a day of histograms is a few MB).
-const MAX_LOG: u64 = 256 << 20;
 
 /// Reads the log the sniffer opened ([`crate::results::input`]); `nsecs` as for raw cyclictest
 /// files.
