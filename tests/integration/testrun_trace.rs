@@ -101,7 +101,11 @@ local_and_ssh! {
         let stderr = run.stderr();
         assert!(stderr.contains("Restored the tracing settings in "), "{stderr}");
         assert!(stderr.contains("Traced idle: "), "{stderr}");
-        assert_eq!(result_line(run.code(), &stderr, "100 µs (default, SIL 2)", "res"), "INVALID");
+        // cyclictest stops at its first latency above 5 µs: a stop below the 100 µs threshold
+        // leaves the run short of its duration (INVALID), one above it is a breach (FAIL). Which
+        // comes first is this machine's latency, so either is right; PASS never is.
+        let verdict = result_line(run.code(), &stderr, "100 µs (default, SIL 2)", "res");
+        assert!(["FAIL", "INVALID"].contains(&verdict.as_str()), "{verdict}: {stderr}");
         let json = check_traced(&run.path().join("res"));
         assert_eq!(json["target"], target.recorded());
         assert_eq!(tracing_settings(), before);
