@@ -78,7 +78,9 @@ pub(crate) enum OutputError {
 }
 
 /// Recognises a file from its first bytes and, for text that does not name its program, from
-/// `hint` (the test that wrote it) or the file name (`pmqtest.txt`).
+/// `hint` (the test that wrote it) or the file name (`pmqtest.txt`). The unit tests' short way:
+/// commands open a file once ([`open`]) and call [`sniff_opened`] and [`read_opened`] on it.
+#[cfg(test)]
 pub(crate) fn sniff(path: &Path, hint: Option<Program>) -> Result<Sniffed, OutputError> {
     let opened = open(path)?;
     Ok(sniff_opened(&opened, hint))

@@ -148,14 +148,15 @@ impl Session<'_> {
             let mut merged: Option<ProgramOutput> = None;
             for file in &files {
                 let path = req.out.join(file);
-                let read = output::sniff(&path, Some(program)).map_err(|e| e.to_string()).and_then(
-                    |sniffed| match sniffed {
+                // Opened once: the sniffer looks at the head, the reader goes on from it.
+                let read = output::open(&path).map_err(|e| e.to_string()).and_then(|opened| {
+                    match output::sniff_opened(&opened, Some(program)) {
                         Sniffed::Other { program: found, json } if found == program => {
-                            output::read(&path, program, json).map_err(|e| e.to_string())
+                            output::read_opened(opened, program, json).map_err(|e| e.to_string())
                         }
                         _ => Err(format!("{file} is not {program} output")),
-                    },
-                );
+                    }
+                });
                 match read {
                     Ok(outcome) => merged = Some(output::merge(merged, outcome)),
                     Err(err) => invalid.push(err),
