@@ -144,7 +144,7 @@ pub(super) fn measurement(
     let other = |message: String| BundleError::NotThisImage { path: run_json.clone(), message };
     let record = &measured.run_json.record;
     let fingerprint = record.fingerprint.clone().unwrap_or_default();
-    let uname = fingerprint.uname.clone();
+    let uname = fingerprint.uname.clone().unwrap_or_default();
     let Some(version) = shipped.version else {
         return Err(bad("the verify result names no kernel version to compare the run with; \
                         verify the deployed image first"
