@@ -16,8 +16,18 @@ pub(crate) fn read(
     bundle: Option<&BundleIdentity>,
     threshold_us: Option<f64>,
 ) -> Result<HistoryRun, HistoryError> {
+    read_found(path, crate::results::input::sniff(path), bundle, threshold_us)
+}
+
+/// Reads what the sniffer found at `path` (see [`read`]), without opening it again.
+pub(crate) fn read_found(
+    path: &Path,
+    found: Result<crate::results::input::Measurement, crate::results::report::error::ReportError>,
+    bundle: Option<&BundleIdentity>,
+    threshold_us: Option<f64>,
+) -> Result<HistoryRun, HistoryError> {
     use crate::results::input::{self, Measurement};
-    let found = match input::sniff(path) {
+    let found = match found {
         Ok(
             found @ (Measurement::ResultFolder | Measurement::Testkit(_) | Measurement::LavaLog(_)),
         ) => found,
