@@ -73,7 +73,7 @@ impl Deploy {
 
 /// A `--deploy` that names no way to flash.
 #[derive(Debug, thiserror::Error)]
-#[error("unknown --deploy `{}`; use qdl, flasher or qemu", .text.escape_debug())]
+#[error("unknown --deploy `{}`; use qdl, flasher or qemu", crate::text::printable(.text))]
 pub(crate) struct UnknownDeploy {
     pub text: String,
 }
@@ -164,7 +164,7 @@ impl LavaProfile {
                 let known: Vec<&str> = LAB_PLANS.iter().map(|p| p.branch).collect();
                 return Some(format!(
                     "lava.branches names `{}`, a meta-qcom branch with no known lava-test-plans pin (known: {})",
-                    branch.escape_debug(),
+                    crate::text::printable(branch),
                     known.join(", ")
                 ));
             }

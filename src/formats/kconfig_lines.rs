@@ -140,7 +140,7 @@ pub(crate) fn parse_line(raw: &str) -> Result<Line, LineError> {
 }
 
 fn parse_value(text: &str) -> Result<Value, LineError> {
-    let bad = || LineError::BadValue(text.escape_debug().to_string());
+    let bad = || LineError::BadValue(crate::text::printable(text));
     match text {
         "y" => return Ok(Value::Yes),
         "m" => return Ok(Value::Module),

@@ -175,7 +175,7 @@ pub(crate) fn not_spdx3(bytes: &[u8]) -> Option<String> {
     if let Some(version) = object.get("spdxVersion").and_then(serde_json::Value::as_str) {
         return Some(format!(
             "it is an SPDX 2 document ({})",
-            version.chars().take(40).collect::<String>().escape_debug()
+            crate::text::printable_first(version, 40)
         ));
     }
     match object.get("@context").and_then(serde_json::Value::as_str) {
@@ -183,7 +183,7 @@ pub(crate) fn not_spdx3(bytes: &[u8]) -> Option<String> {
         Some(context) => {
             return Some(format!(
                 "its @context `{}` is not an SPDX 3 context",
-                context.chars().take(100).collect::<String>().escape_debug()
+                crate::text::printable_first(context, 100)
             ));
         }
         None => return Some("it has no SPDX 3 @context".into()),

@@ -101,7 +101,10 @@ impl ImageUrl {
 /// The kernel command line: `--kernel-args` words, then the RT arguments of the plan.
 pub(crate) fn kernel_args(given: &str, rt: &[String]) -> Result<Vec<String>, QemuError> {
     if let Some(c) = given.chars().find(|c| *c != ' ' && !word_char(*c)) {
-        return Err(QemuError::KernelArgs(format!("it holds `{}`", c.escape_debug())));
+        return Err(QemuError::KernelArgs(format!(
+            "it holds `{}`",
+            crate::text::printable(&c.to_string())
+        )));
     }
     let given: Vec<&str> = given.split(' ').filter(|w| !w.is_empty()).collect();
     if given.is_empty() {
@@ -113,7 +116,7 @@ pub(crate) fn kernel_args(given: &str, rt: &[String]) -> Result<Vec<String>, Qem
     if let Some(w) = words.iter().find(|w| w.len() > 200 || !w.chars().all(word_char)) {
         return Err(QemuError::KernelArgs(format!(
             "`{}` is not a kernel argument",
-            w.escape_debug()
+            crate::text::printable(w)
         )));
     }
     Ok(words)
@@ -132,7 +135,7 @@ pub(crate) enum Arch {
 
 /// An `--arch` that names no QEMU architecture rtbuild knows.
 #[derive(Debug, thiserror::Error)]
-#[error("unknown --arch `{}`; use amd64 or arm64", .text.escape_debug())]
+#[error("unknown --arch `{}`; use amd64 or arm64", crate::text::printable(.text))]
 pub(crate) struct UnknownArch {
     pub text: String,
 }

@@ -81,7 +81,7 @@ pub(crate) enum PlanError {
     ProjectYaml { path: PathBuf, cause: serde_yaml::Error },
     #[error(
         "--include `{}`: not a meta-qcom kas file; name one of meta-qcom's ci/*.yml files, e.g. --include ci/performance.yml",
-        .0.escape_debug()
+        crate::text::printable(.0)
     )]
     Include(String),
     #[error(

@@ -81,11 +81,7 @@ fn local_file(path: &Path) -> Result<ConfPath, PlanError> {
 
 /// `text` on one line: control characters escaped, at most 200 characters.
 pub(super) fn one_line(text: &str) -> String {
-    let escaped: String = text
-        .chars()
-        .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
-        .collect();
-    escaped.chars().take(200).collect()
+    crate::text::escape_controls(text).chars().take(200).collect()
 }
 
 /// Whether `text` is a kas configuration: a YAML mapping with `header: version: N`.

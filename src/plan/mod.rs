@@ -138,17 +138,20 @@ impl Plan {
         meta_qcom: Option<&MetaQcom>,
     ) -> Result<Plan, PlanError> {
         let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
-        Plan::from_lookup(request, settings, catalog.lookup(name), meta_qcom)
+        Plan::from_lookup(request, settings, catalog.lookup(name), meta_qcom, None)
     }
 
     /// Like [`Plan::from_settings`], with the catalog's answer for the request's machine
     /// (`known`) looked up once by the caller: `image` looks it up before meta-qcom is resolved
-    /// and hands the same answer to the plan.
+    /// and hands the same answer to the plan. `remembered` is the composition over what the
+    /// catalog remembers of meta-qcom, when the caller already made it from these settings
+    /// (`image`, for its preflight): without a checkout the plan takes it as it is.
     pub(crate) fn from_lookup(
         request: &PlanRequest,
         settings: Settings,
         known: Result<Lookup<'_>, CatalogError>,
         meta_qcom: Option<&MetaQcom>,
+        remembered: Option<(compose::Composition, Vec<String>)>,
     ) -> Result<Plan, PlanError> {
         let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
         let Some(meta) = meta_qcom else {
@@ -156,7 +159,14 @@ impl Plan {
             // A build needs the build fields, all named at once when some are missing.
             found.machine.build()?;
             let offer = compose::Offer::remembered(found.machine);
-            return Plan::for_machine(request, settings, found.machine, found.alias, &offer);
+            return Plan::composed(
+                request,
+                settings,
+                found.machine,
+                found.alias,
+                &offer,
+                remembered,
+            );
         };
         let follow = request.rt_cpus.is_none();
         let (machine, alias, defaults) =
@@ -179,14 +189,30 @@ impl Plan {
         alias: Option<&str>,
         offer: &compose::Offer,
     ) -> Result<Plan, PlanError> {
+        Plan::composed(request, settings, machine, alias, offer, None)
+    }
+
+    /// [`Plan::for_machine`], with the composition over `offer` already made when `composed`
+    /// holds it.
+    fn composed(
+        request: &PlanRequest,
+        settings: Settings,
+        machine: &Machine,
+        alias: Option<&str>,
+        offer: &compose::Offer,
+        composed: Option<(compose::Composition, Vec<String>)>,
+    ) -> Result<Plan, PlanError> {
         let layout = cpu_split(machine, request)?;
-        let (composition, notes) = compose::compose(
-            machine,
-            settings.distro,
-            settings.hypervisor,
-            &settings.includes,
-            offer,
-        )?;
+        let (composition, notes) = match composed {
+            Some(made) => made,
+            None => compose::compose(
+                machine,
+                settings.distro,
+                settings.hypervisor,
+                &settings.includes,
+                offer,
+            )?,
+        };
         let mut settings = settings;
         // meta-qcom files rtbuild includes anyway are not included a second time.
         let own = &composition.files;

@@ -34,9 +34,7 @@ fn check(what: &'static str, value: &str, allowed: &[u8], reason: &str) -> Resul
 }
 
 /// Shows control characters escaped, so an error about a newline is readable on one line.
-pub(crate) fn printable(value: &str) -> String {
-    value.escape_debug().to_string()
-}
+pub(crate) use crate::text::printable;
 
 macro_rules! token {
     ($(#[$doc:meta])* $name:ident, $what:literal, $allowed:expr, $reason:literal) => {

@@ -95,7 +95,21 @@ pub(crate) fn read_sniffed(
     }
 }
 
-/// Whether the file starts like a LAVA job log.
-pub(crate) fn is_lava_log(path: &Path) -> bool {
-    !path.is_dir() && matches!(sniff(path), Ok(Measurement::LavaLog(_)))
+/// Opens the file at `path` once and says what it is, keeping the opener's own refusal (for a
+/// caller that reads a file of another kind on from the same open file: `history compare`'s
+/// bundle manifest).
+pub(crate) fn sniff_file(path: &Path) -> Result<Measurement, crate::files::input::InputError> {
+    Opened::open(path, HEAD).map(sniff_opened)
+}
+
+impl Measurement {
+    /// The open file a file's measurement holds (none for a folder).
+    pub(crate) fn into_opened(self) -> Option<Opened> {
+        match self {
+            Measurement::ResultFolder | Measurement::Testkit(_) => None,
+            Measurement::LavaLog(file)
+            | Measurement::RtTests { file, .. }
+            | Measurement::Cyclictest(file) => Some(file),
+        }
+    }
 }

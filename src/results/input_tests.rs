@@ -176,3 +176,34 @@ fn report_history_judges_each_input_as_history_add_records_it() {
         assert_eq!(from_reading, from_path, "{}", path.display());
     }
 }
+
+/// `history compare A B` with a result folder, a LAVA job log and a bundle manifest as sides:
+/// the LAVA log was sniffed, then opened again by the record's reader; now the sniffer's open
+/// file is what the log's reader (or the manifest's) reads on from.
+#[test]
+fn history_compare_opens_each_input_once() {
+    let root = tempfile::tempdir().unwrap();
+    let (folder, mut want) = result_folder(root.path());
+    let lava = data("lava-run-2023.01-cyclictest-status-blocks-idle.log");
+    want.push(lava.clone());
+    let mut runs: &[crate::formats::history_json::HistoryRun] = &[];
+    for side in [&folder, &lava] {
+        let (resolved, opened) = opens::during(|| {
+            crate::results::history::compare::resolve(&mut runs, &side.display().to_string())
+        });
+        assert_eq!(resolved.unwrap().runs.len(), 1, "{}", side.display());
+        opened_once(
+            &opened,
+            &want.iter().filter(|p| p.starts_with(side)).cloned().collect::<Vec<_>>(),
+        );
+    }
+    // A file that is neither: read as a bundle manifest from the sniffer's open file, refused.
+    let manifest = root.path().join("bundle.manifest.json");
+    crate::files::write::fixture(&manifest, "{\"schema\": 1}\n").unwrap();
+    let (resolved, opened) = opens::during(|| {
+        crate::results::history::compare::resolve(&mut runs, &manifest.display().to_string())
+    });
+    let err = resolved.unwrap_err().to_string();
+    assert!(err.contains("not an rtbuild bundle manifest"), "{err}");
+    opened_once(&opened, &[manifest]);
+}

@@ -17,6 +17,6 @@ pub(crate) mod yaml;
 pub(crate) use duration::{clock, duration};
 pub(crate) use printable::{
     escape_controls, escape_controls_but_lines, escape_json_text, is_hidden_format, needs_escape,
-    printable, shown, shown_at, shown_path, shown_tail,
+    printable, printable_first, shown, shown_at, shown_path, shown_tail,
 };
 pub(crate) use utc::{iso_from_epoch, parse_date};

@@ -15,6 +15,12 @@ pub(crate) fn printable(text: &str) -> String {
     text.escape_debug().to_string()
 }
 
+/// [`printable`] of the first `n` characters of `text`: a value a refusal quotes, cut to what
+/// one line holds.
+pub(crate) fn printable_first(text: &str, n: usize) -> String {
+    printable(&text.chars().take(n).collect::<String>())
+}
+
 /// How many characters of one piece of outside text [`shown`] prints.
 pub(crate) const SHOWN_CHARS: usize = 200;
 
@@ -162,5 +168,36 @@ mod tests {
             "two / PASS three\\u{1b}[0m"
         );
         assert_eq!(shown_tail("", 3), "");
+    }
+
+    /// Issue 35: one escaper. Outside text is escaped here only; the formats with their own
+    /// escaping (a page's invisible characters, JUnit XML, OpenMetrics labels) keep theirs.
+    #[test]
+    fn outside_text_is_escaped_only_here() {
+        let own_escaping = ["text/templates.rs", "formats/junit_xml.rs", "formats/openmetrics.rs"];
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stack = vec![src.clone()];
+        let mut elsewhere = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let name = path.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+                if !name.ends_with(".rs") || name == "text/printable.rs" {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                let escapes = text.contains(".escape_debug()")
+                    || (text.contains(".escape_default()")
+                        && !own_escaping.contains(&name.as_str()));
+                if escapes {
+                    elsewhere.push(name);
+                }
+            }
+        }
+        assert!(elsewhere.is_empty(), "escape through crate::text::printable: {elsewhere:?}");
     }
 }

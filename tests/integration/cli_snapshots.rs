@@ -195,9 +195,6 @@ fn report_text_of_a_result_folder_and_of_one_cyclictest_file() {
 /// A fingerprint field `run.json` does not hold is left out of the report's system section
 /// (`src/results/report/system.rs` says so), never shown as false or empty.
 #[test]
-#[ignore = "defect, left to the src/results rework: report::mod.rs turns run.json's fingerprint \
-            into the typed Fingerprint (serde default) and back, so absent fields read as false \
-            or empty: `/sys/kernel/realtime is not 1`, `not exposed (no cpufreq)`"]
 fn report_leaves_out_the_system_facts_run_json_did_not_record() {
     let fingerprint = serde_json::json!({"isolated": "", "nohz_full": ""});
     let run = result_folder(fingerprint).args(["report", "results"]).run();

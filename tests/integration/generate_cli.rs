@@ -53,7 +53,6 @@ fn second_generate_rewrites_nothing_and_keeps_mtimes() {
         .cwd(&dir)
         .args(["generate", "--machine", "iq-9075-evk", "--json"])
         .run()
-        .ignore_stderr()
         .success();
     let json = second.json();
     let changes: Vec<&str> = json["report"]["files"]
@@ -63,6 +62,15 @@ fn second_generate_rewrites_nothing_and_keeps_mtimes() {
         .map(|f| f[1].as_str().unwrap())
         .collect();
     assert!(changes.iter().all(|c| *c == "unchanged"), "{json}");
+    // What the user reads: the plan, then that nothing was written (no `Created`/`Updated` line).
+    assert_eq!(
+        second.stderr(),
+        format!(
+            "  Generating iq-9075-evk (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)\n   Generated {}: 0 new, 0 updated, 0 removed, {} unchanged\n",
+            dir.join("rtbuild/iq-9075-evk").display(),
+            changes.len()
+        )
+    );
     assert_eq!(std::fs::metadata(&kas).unwrap().modified().unwrap(), past);
     drop(run);
 }

@@ -108,7 +108,7 @@ pub(crate) enum Refusal {
     CiCacheDirs,
     #[error(
         "bad {flag} `{}`: the CI jobs read it from their checkout; pass the {what}'s path inside the repository, relative to its top (letters, digits, `-_./+@`)",
-        first_80(.path).escape_debug()
+        crate::text::printable(&first_80(.path))
     )]
     NotInRepo { flag: &'static str, path: PathBuf, what: &'static str },
     #[error(
@@ -123,22 +123,22 @@ pub(crate) enum Refusal {
     LockNotInRepo(PathBuf),
     #[error(
         "bad --history-db-secret `{}`: not a CI secret name; pass the name of the secret or masked variable that holds the database URL (letters, digits and `_`, not starting with a digit or GITHUB_), e.g. RTBUILD_HISTORY_DB",
-        .0.chars().take(80).collect::<String>().escape_debug()
+        crate::text::printable_first(.0, 80)
     )]
     SecretName(String),
     #[error(
         "bad --signing-key-secret `{}`: not a CI secret name the jobs can use; pass the name of the secret or masked variable that holds the ed25519 signing key (letters, digits and `_`, not starting with a digit or GITHUB_, not one the job sets), e.g. RELEASE_SIGNING_KEY",
-        .0.chars().take(80).collect::<String>().escape_debug()
+        crate::text::printable_first(.0, 80)
     )]
     SigningSecretName(String),
     #[error(
         "bad --qcomflash-header `{}`: {why}; pass NAME=SECRET, an HTTP header name and the CI secret or masked variable holding its value (letters, digits and `_`, not starting with a digit or GITHUB_, not one the job sets), each header once, e.g. QLIAuthorization=QCOM_LAB_TOKEN",
-        .flag.chars().take(80).collect::<String>().escape_debug()
+        crate::text::printable_first(.flag, 80)
     )]
     HeaderSecret { flag: String, why: &'static str },
     #[error(
         "bad {flag} `{}`: it holds `${{{{`, which GitHub Actions expands before any shell runs, however the value is quoted; remove it (a secret reaches the jobs only through --history-db-secret or --qcomflash-header)",
-        .value.chars().take(80).collect::<String>().escape_debug()
+        crate::text::printable_first(.value, 80)
     )]
     WorkflowExpression { flag: String, value: String },
     #[error("--lava-scenario: {0}")]
@@ -162,13 +162,16 @@ pub(crate) enum Refusal {
     SameSeries(String),
 
     // history
-    #[error("--since {0:?} is not a date; pass YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC)")]
+    #[error(
+        "--since \"{}\" is not a date; pass YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ (UTC)",
+        crate::text::printable(.0)
+    )]
     Since(String),
 
     // kconfig-check
     #[error(
         "--config `{}` is not a kernel option: {cause}; write it like CONFIG_EXPERT=y",
-        .text.escape_debug()
+        crate::text::printable(.text)
     )]
     KconfigOption { text: String, cause: crate::verify::kconfig::LineError },
 
@@ -262,7 +265,7 @@ pub(crate) enum Refusal {
     EmptyLoadCmd,
     #[error(
         "--load-cmd: `{}` is not a program name; start with the program, e.g. --load-cmd \"stress-ng -c 4\"",
-        .0.escape_debug()
+        crate::text::printable(.0)
     )]
     NotAProgram(String),
     #[error(
@@ -284,7 +287,7 @@ pub(crate) enum Refusal {
 /// The first 80 characters of `path`, as the refusals quote a path that may be anything.
 /// A value as typed, its first 80 characters, escaped (no control character reaches the line).
 fn first_80_text(value: &str) -> String {
-    value.chars().take(80).collect::<String>().escape_debug().to_string()
+    crate::text::printable_first(value, 80)
 }
 
 fn first_80(path: &Path) -> String {

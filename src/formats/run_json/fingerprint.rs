@@ -5,31 +5,46 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// The fingerprint's short fields, for `run.json`.
+/// The fingerprint's short fields, for `run.json`. Every fact is an `Option`: a field a
+/// `run.json` does not hold was not measured, and stays absent (never read as `false` or empty)
+/// when the fingerprint is read and written again, as `report` does.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
 pub(crate) struct Fingerprint {
-    pub uname: String,
-    pub cmdline: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uname: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<String>,
     /// `CONFIG_PREEMPT*` lines of the running kernel's config (empty when it is not readable).
-    pub preempt: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preempt: Option<Vec<String>>,
     /// `/sys/kernel/realtime` reads 1.
-    pub realtime: bool,
-    pub online: String,
-    pub isolated: String,
-    pub nohz_full: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub realtime: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub online: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolated: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nohz_full: Option<String>,
     /// `policyN governor` per cpufreq policy.
-    pub governors: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub governors: Option<Vec<String>>,
     /// The CPU model (`/proc/cpuinfo`), or the Arm core types.
-    pub cpu_model: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
     /// The device tree's board model, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub board: Option<String>,
     /// Each CPU's current/min/max frequency and governor (empty without cpufreq).
-    pub cpufreq: Vec<CpuFreq>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpufreq: Option<Vec<CpuFreq>>,
     /// Thermal zone temperatures (empty when the kernel exposes none).
-    pub thermal: Vec<Thermal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thermal: Option<Vec<Thermal>>,
     /// Throttling counters (x86 `thermal_throttle`, cooling-device `stats/total_trans`).
-    pub throttling: Vec<Counter>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttling: Option<Vec<Counter>>,
     /// The target's `/etc/os-release` (else `/usr/lib/os-release`), key by key, unquoted.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub os_release: BTreeMap<String, String>,
@@ -43,8 +58,10 @@ pub(crate) struct Fingerprint {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_version: Option<String>,
     /// `uname -r` and `uname -v`: which kernel build ran.
-    pub kernel_release: String,
-    pub kernel_version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_release: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_version: Option<String>,
     /// sha256 of the running kernel's config, uncompressed (as `rtbuild verify` digests it;
     /// `bundle --measurement` compares the two); absent when the target exposes no config,
     /// and in files written before rtbuild recorded it.

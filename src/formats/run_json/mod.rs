@@ -298,6 +298,20 @@ impl RunRecord {
 mod tests {
     use super::*;
 
+    /// A fingerprint field run.json does not hold was not measured: read and written again (as
+    /// `report` passes it on), it stays absent instead of turning into `false`, `""` or `[]`.
+    #[test]
+    fn a_fingerprint_keeps_the_fields_run_json_did_not_record_absent() {
+        let text = r#"{"schema": 1, "target": "ssh://root@rb3", "state": "finished",
+            "fingerprint": {"isolated": "", "nohz_full": ""}, "scenarios": []}"#;
+        let fp = RunRecord::parse(text).unwrap().fingerprint.unwrap();
+        assert_eq!((fp.realtime, fp.preempt.as_ref(), fp.cpufreq.as_ref()), (None, None, None));
+        assert_eq!(
+            serde_json::to_value(&fp).unwrap(),
+            serde_json::json!({"isolated": "", "nohz_full": ""})
+        );
+    }
+
     /// A run.json written before the kernel config digest was recorded is read, with no digest.
     #[test]
     fn an_older_run_json_without_the_config_digest_is_read() {
@@ -306,7 +320,7 @@ mod tests {
             "scenarios": []}"#;
         let record = RunRecord::parse(old).unwrap();
         let fp = record.fingerprint.unwrap();
-        assert_eq!(fp.kernel_release, "6.18.37-rt");
+        assert_eq!(fp.kernel_release.as_deref(), Some("6.18.37-rt"));
         assert_eq!((fp.kernel_config_sha256, fp.kernel_config_source), (None, None));
         let sha = "0".repeat(64);
         let new = old.replace(

@@ -65,7 +65,7 @@ fn answered_version(program: &Path, runner: &dyn Runner) -> Result<KasVersion, K
     );
     KasVersion::parse(&text).ok_or_else(|| KasError::Broken {
         program: program.clone(),
-        detail: format!("`--version` printed {:?}", text.trim()),
+        detail: format!("`--version` printed \"{}\"", crate::text::printable(text.trim())),
     })
 }
 

@@ -44,6 +44,10 @@ pub(crate) struct Resolved<'a> {
     /// The folders checked, and the host's preflight run, before the checkout: the build uses
     /// them as they are (`None`: no checkout ran, the build checks them once the plan is made).
     pub site: Option<Site>,
+    /// The meta-qcom kas files composed before the checkout (from what the catalog remembers
+    /// of meta-qcom, with the request's settings), for the preflight; the plan takes them when
+    /// no checkout is read, instead of composing them again.
+    pub composed: Option<(crate::plan::compose::Composition, Vec<String>)>,
 }
 
 /// Resolves meta-qcom for the request's machine, as the catalog answered for it (`known`).
@@ -58,8 +62,14 @@ pub(crate) fn resolve<'a>(
     runner: &dyn Runner,
     ui: &Ui,
 ) -> Result<Resolved<'a>, ImageError> {
-    let none =
-        |known| Resolved { known, meta_qcom: None, checked_out: false, kas_secs: 0.0, site: None };
+    let none = |known| Resolved {
+        known,
+        meta_qcom: None,
+        checked_out: false,
+        kas_secs: 0.0,
+        site: None,
+        composed: None,
+    };
     match &options.meta_qcom {
         MetaQcomSource::Given(meta) => {
             Ok(Resolved { meta_qcom: Some(meta.clone()), ..none(known) })
@@ -83,17 +93,27 @@ pub(crate) fn resolve<'a>(
             check_writable(&site.out)?;
             // Before the checkout, the files rtbuild remembers meta-qcom has (the plan composes
             // from the checkout once it is there).
+            // Composed once: with the request's own settings, so the plan takes it when no
+            // checkout is read. An `--include` the remembered files lack fails here (the plan
+            // over the checkout judges it): the preflight then takes rtbuild's own files.
             let remembered = crate::plan::compose::Offer::remembered(machine);
-            let composed = crate::plan::compose::compose(
-                machine,
-                settings.distro,
-                settings.hypervisor,
-                &[],
-                &remembered,
-            )
-            .map(|(c, _)| c.files)
-            .unwrap_or_else(|_| machine.kas_file.iter().cloned().collect());
-            let files: Vec<&str> = composed.iter().map(String::as_str).collect();
+            let compose = |includes| {
+                crate::plan::compose::compose(
+                    machine,
+                    settings.distro,
+                    settings.hypervisor,
+                    includes,
+                    &remembered,
+                )
+            };
+            let composed = compose(&settings.includes).ok();
+            let files: Vec<String> = match &composed {
+                Some((composition, _)) => composition.files.clone(),
+                None => compose(&[])
+                    .map(|(c, _)| c.files)
+                    .unwrap_or_else(|_| machine.kas_file.iter().cloned().collect()),
+            };
+            let files: Vec<&str> = files.iter().map(String::as_str).collect();
             let build = crate::image::doctor::Build {
                 dl_dir: settings.dl_dir.as_ref().map(|p| p.as_path()),
                 sstate_dir: settings.sstate_dir.as_ref().map(|p| p.as_path()),
@@ -122,6 +142,7 @@ pub(crate) fn resolve<'a>(
                     checked_out: true,
                     kas_secs: 0.0,
                     site: Some(site),
+                    composed,
                 });
             }
             let (meta_qcom, kas_secs) =
@@ -132,6 +153,7 @@ pub(crate) fn resolve<'a>(
                 checked_out: true,
                 kas_secs,
                 site: Some(site),
+                composed,
             })
         }
     }

@@ -165,8 +165,15 @@ fn plan(
     resolved: meta_qcom::Resolved<'_>,
     ui: &Ui,
 ) -> Result<Plan, ImageError> {
-    let mut plan =
-        Plan::from_lookup(request, settings, resolved.known, resolved.meta_qcom.as_ref())?;
+    // Without a checkout, the composition made for the preflight is the plan's.
+    let remembered = resolved.composed.filter(|_| resolved.meta_qcom.is_none());
+    let mut plan = Plan::from_lookup(
+        request,
+        settings,
+        resolved.known,
+        resolved.meta_qcom.as_ref(),
+        remembered,
+    )?;
     let followed = plan.machine_defaults.as_ref().is_some_and(|d| d.source == "meta-qcom");
     if resolved.checked_out && !followed {
         if let Some(note) =

@@ -71,10 +71,14 @@ fn image_asks_a_counting_fake_preflight_once_for_the_checkout_and_the_build() {
     options.setup.launch =
         Launch::with_counting_fake_preflight(options.setup.launch.launcher.clone());
     let runner = Recorder::new("", 0);
+    crate::plan::compose::composed::take();
     let outcome =
         image(&request(), &Catalog::embedded(), &options, &runner, &Ui::silent()).unwrap();
     assert!(matches!(outcome, ImageOutcome::Built { .. }), "{outcome:?}");
     assert_eq!(options.setup.launch.preflights_asked(), 1);
+    // The fake checkout leaves no meta-qcom to read: the kas files composed for the preflight
+    // are the plan's, not composed a second time.
+    assert_eq!(crate::plan::compose::composed::take(), 1, "the kas-file list composed twice");
     let verbs: Vec<String> = runner.argvs().iter().map(|argv| argv[1].clone()).collect();
     assert_eq!(verbs, ["checkout", "build"], "{:?}", runner.argvs());
 }

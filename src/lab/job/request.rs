@@ -68,11 +68,7 @@ pub(crate) struct DownloadHeader {
 impl DownloadHeader {
     /// `NAME=VAR`: an HTTP header name (RFC 9110 token) and an environment variable name.
     pub(crate) fn parse_flag(text: &str) -> Result<(String, String), JobError> {
-        let bad = || {
-            JobError::HeaderFlag(
-                text.chars().take(80).collect::<String>().escape_debug().to_string(),
-            )
-        };
+        let bad = || JobError::HeaderFlag(crate::text::printable_first(text, 80));
         let (name, var) = text.split_once('=').ok_or_else(bad)?;
         let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
         let var_ok = var.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
@@ -225,9 +221,7 @@ impl Lab {
             && prompt.len() <= 200
             && prompt.chars().all(|c| c.is_ascii_graphic() || c == ' ');
         if !ok {
-            return Err(JobError::Prompt(
-                prompt.chars().take(80).collect::<String>().escape_debug().to_string(),
-            ));
+            return Err(JobError::Prompt(crate::text::printable_first(prompt, 80)));
         }
         self.prompts[0] = prompt.to_string();
         Ok(self)

@@ -79,10 +79,11 @@ impl Session<'_> {
             self.record.scenarios[index].fingerprint = Some(before.summary());
             if self.record.fingerprint.is_none() {
                 let summary = before.summary();
-                if !summary.realtime {
+                if summary.realtime != Some(true) {
                     self.ui.warn(format!(
                         "the kernel on {} is not PREEMPT_RT (/sys/kernel/realtime is not 1): {}",
-                        req.host, summary.uname
+                        req.host,
+                        summary.uname.as_deref().unwrap_or_default()
                     ));
                 }
                 if let Some(urm) = &summary.urm {

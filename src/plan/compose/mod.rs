@@ -54,6 +54,8 @@ pub(crate) fn compose(
     includes: &[Include],
     offer: &Offer,
 ) -> Result<(Composition, Vec<String>), PlanError> {
+    #[cfg(test)]
+    composed::count();
     let mut reasons = Vec::new();
     let mut notes = Vec::new();
     let kvm_in_conf = offer.machine_features.iter().any(|f| f == "kvm");
@@ -227,3 +229,22 @@ pub(crate) fn local_meta_qcom_files(path: &Path) -> Vec<String> {
 
 #[cfg(test)]
 mod tests;
+
+/// How many times [`compose`] ran on this thread (for the tests that count it).
+#[cfg(test)]
+pub(crate) mod composed {
+    use std::cell::Cell;
+
+    thread_local! {
+        static COMPOSED: Cell<u32> = const { Cell::new(0) };
+    }
+
+    pub(super) fn count() {
+        COMPOSED.with(|c| c.set(c.get() + 1));
+    }
+
+    /// The count so far, set back to 0.
+    pub(crate) fn take() -> u32 {
+        COMPOSED.with(|c| c.replace(0))
+    }
+}

@@ -144,7 +144,7 @@ pub(super) fn measurement(
     let other = |message: String| BundleError::NotThisImage { path: run_json.clone(), message };
     let record = &measured.run_json.record;
     let fingerprint = record.fingerprint.clone().unwrap_or_default();
-    let uname = fingerprint.uname.clone();
+    let uname = fingerprint.uname.clone().unwrap_or_default();
     let Some(version) = shipped.version else {
         return Err(bad("the verify result names no kernel version to compare the run with; \
                         verify the deployed image first"
@@ -306,7 +306,7 @@ pub(crate) fn rebuild_config(dump: &[u8]) -> Result<Vec<u8>, String> {
 /// A value from run.json as one printable line (control characters escaped), at most 200
 /// characters.
 fn printable(text: &str) -> String {
-    text.chars().take(200).collect::<String>().escape_debug().to_string()
+    crate::text::printable_first(text, 200)
 }
 
 /// kas's provenance statement in the build folder, and every subject it names that the bundle

@@ -85,7 +85,7 @@ fn figures_after_colon(line: &str) -> Result<Vec<Result<u64, String>>, &'static 
     let (_, rest) = line.split_once(':').ok_or("no `:`")?;
     Ok(rest
         .split_whitespace()
-        .map(|n| n.parse::<u64>().map_err(|_| n.escape_debug().to_string()))
+        .map(|n| n.parse::<u64>().map_err(|_| crate::text::printable(n)))
         .collect())
 }
 

@@ -66,7 +66,7 @@ pub(super) fn parse(line: &str) -> Result<TLine, &'static str> {
             match value.parse::<u64>() {
                 Ok(n) => Ok(Some(n)),
                 Err(_) => {
-                    bad.push(format!("{key} `{}`", value.escape_debug()));
+                    bad.push(format!("{key} `{}`", crate::text::printable(value)));
                     Ok(None)
                 }
             }

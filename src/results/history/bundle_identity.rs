@@ -30,10 +30,32 @@ pub(crate) fn read(path: &Path) -> Result<BundleIdentity, HistoryError> {
     // Through the one bounded opener: a FIFO, a device or a folder is refused on the open file.
     let bytes = crate::files::input::read(&manifest_path, MAX_MANIFEST_BYTES)
         .map_err(|e| bad(unreadable(&manifest_path, e)))?;
-    let manifest = BundleManifest::parse(&bytes)
+    identity(path, &bytes)
+}
+
+/// Reads FILE as [`read`] does, from `opened`, FILE already open (a manifest is read on from
+/// it; an archive's manifest lies beside it and is opened).
+pub(crate) fn read_opened(
+    path: &Path,
+    opened: Option<crate::files::input::Opened>,
+) -> Result<BundleIdentity, HistoryError> {
+    let Some(opened) = opened.filter(|_| !path.to_string_lossy().ends_with(".tar.zst")) else {
+        return read(path);
+    };
+    let bytes = opened.read_all(MAX_MANIFEST_BYTES).map_err(|e| HistoryError::Bundle {
+        path: path.to_path_buf(),
+        message: unreadable(path, e),
+    })?;
+    identity(path, &bytes)
+}
+
+/// The identity of a manifest's `bytes`.
+fn identity(path: &Path, bytes: &[u8]) -> Result<BundleIdentity, HistoryError> {
+    let bad = |message: String| HistoryError::Bundle { path: path.to_path_buf(), message };
+    let manifest = BundleManifest::parse(bytes)
         .map_err(|e| bad(format!("not an rtbuild bundle manifest ({e})")))?;
     Ok(BundleIdentity {
-        digest: crate::files::digest::sha256_hex(&bytes),
+        digest: crate::files::digest::sha256_hex(bytes),
         lock_digest: manifest
             .lock
             .as_ref()

@@ -97,13 +97,23 @@ impl Lookup for &[HistoryRun] {
 /// A side as the user named it: a result folder or LAVA log (read, and matched to its record),
 /// a bundle manifest or archive, or what [`select`] takes.
 pub(crate) fn resolve(runs: &mut dyn Lookup, key: &str) -> Result<Side, HistoryError> {
+    use crate::results::input::{self, Measurement};
     let path = std::path::Path::new(key);
-    if path.is_dir() || (path.is_file() && crate::results::input::is_lava_log(path)) {
+    if path.is_dir() {
         let run = super::record::read(path, None, None)?;
         return select(runs, key, Some(run));
     }
     if path.is_file() {
-        let bundle = super::bundle_identity::read(path)?;
+        // Opened once: the sniffer's open file is the LAVA log's reader's or the manifest's.
+        let bundle = match input::sniff_file(path) {
+            Ok(found @ Measurement::LavaLog(_)) => {
+                let run = super::record::read_found(path, Ok(found), None, None)?;
+                return select(runs, key, Some(run));
+            }
+            Ok(found) => super::bundle_identity::read_opened(path, found.into_opened())?,
+            // Unreadable: the bundle reader names what is wrong with the file.
+            Err(_) => super::bundle_identity::read(path)?,
+        };
         return select(runs, &bundle.digest, None);
     }
     select(runs, key, None)

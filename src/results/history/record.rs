@@ -16,8 +16,18 @@ pub(crate) fn read(
     bundle: Option<&BundleIdentity>,
     threshold_us: Option<f64>,
 ) -> Result<HistoryRun, HistoryError> {
+    read_found(path, crate::results::input::sniff(path), bundle, threshold_us)
+}
+
+/// Reads what the sniffer found at `path` (see [`read`]), without opening it again.
+pub(crate) fn read_found(
+    path: &Path,
+    found: Result<crate::results::input::Measurement, crate::results::report::error::ReportError>,
+    bundle: Option<&BundleIdentity>,
+    threshold_us: Option<f64>,
+) -> Result<HistoryRun, HistoryError> {
     use crate::results::input::{self, Measurement};
-    let found = match input::sniff(path) {
+    let found = match found {
         Ok(
             found @ (Measurement::ResultFolder | Measurement::Testkit(_) | Measurement::LavaLog(_)),
         ) => found,
@@ -84,7 +94,7 @@ pub(crate) fn from_report(
         valid,
         reasons: report.reasons.clone(),
         inputs: BuildInputs {
-            boot_args: fingerprint.map(|f| f.cmdline.clone()).filter(|c| !c.is_empty()),
+            boot_args: fingerprint.and_then(|f| f.cmdline.clone()).filter(|c| !c.is_empty()),
             repos: Vec::new(),
             tuning,
         },
@@ -122,10 +132,12 @@ fn kernel_of(
     fingerprint: Option<&crate::formats::run_json::Fingerprint>,
 ) -> (Option<String>, Option<String>) {
     let Some(f) = fingerprint else { return (None, None) };
-    let known = |v: &str| Some(v.trim().to_string()).filter(|v| !v.is_empty());
+    let known = |v: &Option<String>| {
+        v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
+    };
     match (known(&f.kernel_release), known(&f.kernel_version)) {
         (Some(release), version) => (Some(release), version),
-        (None, _) => split_uname(&f.uname),
+        (None, _) => split_uname(f.uname.as_deref().unwrap_or_default()),
     }
 }
 
@@ -158,13 +170,13 @@ fn tuning_facts(run_json: Option<&RunRecord>) -> Vec<String> {
         fact("tuning_problems", &tuning.verify_problems.join(", "));
     }
     if let Some(f) = &run.fingerprint {
-        fact("isolated", &f.isolated);
-        fact("nohz_full", &f.nohz_full);
-        fact("realtime", if f.realtime { "1" } else { "" });
-        for line in &f.preempt {
+        fact("isolated", f.isolated.as_deref().unwrap_or_default());
+        fact("nohz_full", f.nohz_full.as_deref().unwrap_or_default());
+        fact("realtime", if f.realtime == Some(true) { "1" } else { "" });
+        for line in f.preempt.iter().flatten() {
             fact("preempt", line);
         }
-        for governor in &f.governors {
+        for governor in f.governors.iter().flatten() {
             fact("governor", governor);
         }
     }
@@ -252,9 +264,11 @@ mod tests {
     #[test]
     fn the_kernel_comes_from_run_json_not_the_words_of_uname() {
         let fingerprint = crate::formats::run_json::Fingerprint {
-            uname: "Linux lab rb3 6.6.52-rt43 #1 SMP PREEMPT_RT Tue Oct 1 2024 aarch64".into(),
-            kernel_release: "6.6.52-rt43".into(),
-            kernel_version: "#1 SMP PREEMPT_RT Tue Oct 1 2024".into(),
+            uname: Some(
+                "Linux lab rb3 6.6.52-rt43 #1 SMP PREEMPT_RT Tue Oct 1 2024 aarch64".into(),
+            ),
+            kernel_release: Some("6.6.52-rt43".into()),
+            kernel_version: Some("#1 SMP PREEMPT_RT Tue Oct 1 2024".into()),
             ..Default::default()
         };
         assert_eq!(
@@ -263,7 +277,7 @@ mod tests {
         );
         // A run.json from before the fields were recorded still gives what `uname -a` says.
         let old = crate::formats::run_json::Fingerprint {
-            uname: "Linux rb3 6.6.52-rt43 #1 SMP aarch64".into(),
+            uname: Some("Linux rb3 6.6.52-rt43 #1 SMP aarch64".into()),
             ..Default::default()
         };
         assert_eq!(super::kernel_of(Some(&old)).0.as_deref(), Some("6.6.52-rt43"));

@@ -142,7 +142,10 @@ fn scenario(
             Ok(program) if !programs.contains(&program) => programs.push(program),
             Ok(_) => {}
             Err(_) => {
-                let why = format!("the LAVA log names an unknown test `{}`", test.escape_debug());
+                let why = format!(
+                    "the LAVA log names an unknown test `{}`",
+                    crate::text::printable(test)
+                );
                 if !invalid_reasons.contains(&why) {
                     invalid_reasons.push(why);
                 }
@@ -248,7 +251,7 @@ fn board_checks(
         found.invalid.push(format!(
             "the LAVA log holds a state of the board for scenario `{name}` at line {} with when={}, which the job never prints",
             state.line,
-            state.when.escape_debug()
+            crate::text::printable(&state.when)
         ));
     }
     let [Some(before), Some(after)] = pair else { return found };

@@ -87,10 +87,10 @@ fn system_facts_from_an_arm_board() {
 === thermal\nthermal_zone0 45230 soc-thermal\nthermal_zone1 -1000 bigcore0-thermal\nthermal_zone2 - gpu-thermal\n\
 === throttle\ncooling_device0(cpufreq-cpu0)/total_trans 12\nbroken\n";
     let fp = Sections::parse(text).summary();
-    assert_eq!(fp.cpu_model, "Cortex-A55, Cortex-A76");
+    assert_eq!(fp.cpu_model.as_deref(), Some("Cortex-A55, Cortex-A76"));
     assert_eq!(fp.board.as_deref(), Some("Rockchip RK3588 EVB1 V10 Board"));
     assert_eq!(
-        fp.cpufreq,
+        fp.cpufreq.unwrap_or_default(),
         [
             CpuFreq {
                 cpu: 0,
@@ -110,7 +110,7 @@ fn system_facts_from_an_arm_board() {
         ]
     );
     let temps: Vec<(&str, &str, Option<f64>)> =
-        fp.thermal.iter().map(|t| (t.zone.as_str(), t.kind.as_str(), t.temp_c)).collect();
+        fp.thermal.iter().flatten().map(|t| (t.zone.as_str(), t.kind.as_str(), t.temp_c)).collect();
     assert_eq!(
         temps,
         [
@@ -120,7 +120,7 @@ fn system_facts_from_an_arm_board() {
         ]
     );
     assert_eq!(
-        fp.throttling,
+        fp.throttling.unwrap_or_default(),
         [Counter { name: "cooling_device0(cpufreq-cpu0)/total_trans".into(), value: 12 }]
     );
     assert_eq!(cpu_model("Intel(R) Xeon(R) Processor\n"), "Intel(R) Xeon(R) Processor");
@@ -151,9 +151,9 @@ fn sections_and_summary() {
     let text = "=== uname\nLinux vm 6.18\n=== preempt\nCONFIG_PREEMPT_RT=y\n=== realtime\n1\n=== isolated\n2-3\n=== interrupts\nCPU0\n";
     let sections = Sections::parse(text);
     let fp = sections.summary();
-    assert_eq!(fp.uname, "Linux vm 6.18");
-    assert!(fp.realtime);
-    assert_eq!(fp.preempt, ["CONFIG_PREEMPT_RT=y"]);
+    assert_eq!(fp.uname.as_deref(), Some("Linux vm 6.18"));
+    assert_eq!(fp.realtime, Some(true));
+    assert_eq!(fp.preempt.unwrap_or_default(), ["CONFIG_PREEMPT_RT=y"]);
     assert_eq!(sections.isolated().to_string(), "2-3");
     assert_eq!(sections.get("interrupts"), "CPU0\n");
 }
