@@ -158,3 +158,42 @@ pub(crate) fn any_case<'de, D: serde::Deserializer<'de>>(
     let word: Option<String> = Option::deserialize(deserializer)?;
     word.map(|w| w.parse().map_err(serde::de::Error::custom)).transpose()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::history_json::HistoryResult;
+    use crate::formats::run_json::{RunRecord, TestRecord};
+
+    /// The words on disk are a contract: written upper-case as before, read in any case (older
+    /// run.json files wrote `pass`), `running` and `SKIPPED` kept as states.
+    #[test]
+    fn the_words_on_disk_stay_and_old_words_still_read() {
+        let old: RunRecord = serde_json::from_str(r#"{"verdict": "fail"}"#).unwrap();
+        assert_eq!(old.verdict, Some(Verdict::Fail));
+        let running: RunRecord = serde_json::from_str(r#"{"verdict": null}"#).unwrap();
+        assert_eq!(running.verdict, None);
+        let json = serde_json::to_value(RunRecord {
+            verdict: Some(Verdict::Invalid),
+            ..RunRecord::default()
+        })
+        .unwrap();
+        assert_eq!(json["verdict"], "INVALID");
+        for (word, verdict, written) in [
+            ("running", None, "running"),
+            ("skipped", Some(TestVerdict::Skipped), "SKIPPED"),
+            ("pass", Some(TestVerdict::Judged(Verdict::Pass)), "PASS"),
+            ("INVALID", Some(TestVerdict::Judged(Verdict::Invalid)), "INVALID"),
+        ] {
+            let test: TestRecord =
+                serde_json::from_value(serde_json::json!({ "verdict": word })).unwrap();
+            assert_eq!(test.verdict, verdict, "{word}");
+            assert_eq!(serde_json::to_value(&test).unwrap()["verdict"], written, "{word}");
+        }
+        let row: HistoryResult = serde_json::from_str(r#"{"verdict": "SKIPPED"}"#).unwrap();
+        assert_eq!(row.verdict, TestVerdict::Skipped);
+        assert_eq!(serde_json::to_value(&row).unwrap()["verdict"], "SKIPPED");
+        let bad = serde_json::from_str::<RunRecord>(r#"{"verdict": "maybe"}"#).unwrap_err();
+        assert!(bad.to_string().contains("`maybe` is not a verdict"), "{bad}");
+    }
+}
