@@ -249,7 +249,7 @@ fn run_add(args: AddArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
                 format!(
                     "{} {} ({}) in {}",
                     escape_controls(compare::short(&entry.digest)),
-                    escape_controls(&entry.verdict),
+                    entry.verdict,
                     escape_controls(&entry.source),
                     escape_controls(store.shown())
                 ),

@@ -129,7 +129,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
             }
         }
         for check in &checks {
-            verdict = verdict.worst(check.verdict);
+            verdict = crate::formats::judge::worst([verdict, check.verdict]);
         }
     }
     Ok(verdict.exit())

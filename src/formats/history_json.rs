@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 /// The `schema` value of `history --json` output.
 pub(crate) const SCHEMA: &str = "rtbuild-history/1";
 
-/// A run's `verdict` when any of its scenarios or tests cannot be trusted.
-pub(crate) const INVALID: &str = "INVALID";
+use crate::formats::verdict::{TestVerdict, Verdict};
 
 /// `history list|show --json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,7 +51,7 @@ pub(crate) struct HistoryRun {
     /// The latency limit the run was judged against, µs.
     pub threshold_us: f64,
     /// `PASS`, `FAIL` or `INVALID`.
-    pub verdict: String,
+    pub verdict: Verdict,
     /// No scenario or test has a reason not to trust it.
     pub valid: bool,
     /// Every reason for FAIL or INVALID, prefixed with its scenario.
@@ -98,8 +97,8 @@ pub(crate) struct HistoryResult {
     pub p999_us: Option<f64>,
     pub max_us: Option<f64>,
     pub overflows: Option<u64>,
-    /// `PASS`, `FAIL` or `SKIPPED`.
-    pub verdict: String,
+    /// `PASS`, `FAIL`, `INVALID` or `SKIPPED` (a test the target could not run).
+    pub verdict: TestVerdict,
     pub valid: bool,
     /// Why it fails or cannot be trusted.
     pub reasons: Vec<String>,
@@ -111,7 +110,7 @@ pub(crate) struct HistoryResult {
 pub(crate) struct Added {
     pub digest: String,
     pub source: String,
-    pub verdict: String,
+    pub verdict: Verdict,
     /// `false`: the run was recorded before (same content digest).
     pub new: bool,
     /// With `--check`.
@@ -180,7 +179,7 @@ pub(crate) struct RegressionCheck {
     pub machine: Option<String>,
     /// `INVALID` (an invalid run is not compared), `REGRESSION`, else the run's own verdict
     /// (`PASS` or `FAIL`), also when no earlier run was there to compare (`baseline_runs` empty).
-    pub verdict: crate::formats::report_json::Verdict,
+    pub verdict: Verdict,
     pub regression_pct: f64,
     /// The run's latency limit, µs.
     pub threshold_us: f64,

@@ -27,6 +27,7 @@ pub(crate) mod bundle_manifest_json;
 pub(crate) mod cyclictest_json;
 pub(crate) mod generated_manifest_json;
 pub(crate) mod history_json;
+pub(crate) mod judge;
 pub(crate) mod junit_xml;
 pub(crate) mod kas_yaml;
 pub(crate) mod kconfig_lines;
@@ -38,6 +39,7 @@ pub(crate) mod report_json;
 pub(crate) mod rt_tests;
 pub(crate) mod run_json;
 pub(crate) mod spdx_json;
+pub(crate) mod verdict;
 pub(crate) mod verify_json;
 
 use serde::de::DeserializeOwned;

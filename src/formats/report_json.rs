@@ -7,87 +7,9 @@ use serde::{Deserialize, Serialize};
 /// The `schema` value of the JSON report.
 pub(crate) const SCHEMA: &str = "rtbuild-report/1";
 
-/// rtbuild's one verdict vocabulary, the same word in the terminal, JSON, JUnit, HTML, `run.json`
-/// and the history: `PASS`, `FAIL` (a limit was crossed or a check failed), `INVALID` (the run
-/// cannot be trusted: it measured something else, or a figure is unknown) and `REGRESSION`
-/// (history: worse than the earlier runs). One exit-code rule goes with it: 0 for `PASS`, 1 for
-/// every other word ([`Verdict::exit`]). When several apply, the worst wins:
-/// INVALID > REGRESSION > FAIL > PASS (an untrusted run is never called anything else).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(rename_all = "UPPERCASE")]
-pub(crate) enum Verdict {
-    #[default]
-    Pass,
-    Fail,
-    Regression,
-    Invalid,
-}
-
-impl Verdict {
-    /// `FAIL` when there is any reason, else `PASS` (for reasons that are all failures).
-    pub(crate) fn from_reasons(reasons: &[String]) -> Verdict {
-        if reasons.is_empty() { Verdict::Pass } else { Verdict::Fail }
-    }
-
-    /// `INVALID` when the run cannot be trusted, else `FAIL` when anything failed, else `PASS`.
-    pub(crate) fn of(invalid: &[String], fail: &[String]) -> Verdict {
-        if !invalid.is_empty() { Verdict::Invalid } else { Verdict::from_reasons(fail) }
-    }
-
-    /// The worse of two verdicts (INVALID > REGRESSION > FAIL > PASS).
-    pub(crate) fn worst(self, other: Verdict) -> Verdict {
-        self.max(other)
-    }
-
-    pub(crate) fn passed(self) -> bool {
-        self == Verdict::Pass
-    }
-
-    /// The exit code rule: 0 for PASS, 1 for FAIL, INVALID and REGRESSION.
-    pub(crate) fn exit(self) -> crate::error::Exit {
-        crate::error::Exit::from_pass(self.passed())
-    }
-
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-            Verdict::Regression => "REGRESSION",
-            Verdict::Invalid => "INVALID",
-        }
-    }
-}
-
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A verdict is its word: `check.verdict == "PASS"` compares the word every output shows.
-impl PartialEq<&str> for Verdict {
-    fn eq(&self, word: &&str) -> bool {
-        self.as_str() == *word
-    }
-}
-
-impl std::str::FromStr for Verdict {
-    type Err = String;
-
-    /// Reads the word back, whatever its case (`run.json` files before one vocabulary wrote
-    /// `pass`, `fail`, `invalid`).
-    fn from_str(word: &str) -> Result<Verdict, String> {
-        match word.to_ascii_uppercase().as_str() {
-            "PASS" => Ok(Verdict::Pass),
-            "FAIL" => Ok(Verdict::Fail),
-            "REGRESSION" => Ok(Verdict::Regression),
-            "INVALID" => Ok(Verdict::Invalid),
-            _ => Err(format!("`{word}` is not a verdict (PASS, FAIL, INVALID or REGRESSION)")),
-        }
-    }
-}
+/// The verdict words (the one vocabulary) live in [`super::verdict`]; the rules that give them
+/// in [`super::judge`].
+pub(crate) use super::verdict::Verdict;
 
 /// One reason a run is not PASS, with the verdict it leads to. New kinds of evidence (a kernel
 /// warning, an IRQ moved onto an RT CPU, a load shortfall) get their own variant here, with
@@ -498,6 +420,16 @@ fn schema_of(text: &str) -> Option<Option<serde_json::Value>> {
     }
     let parsed: Schema = serde_json::from_str(text).ok()?;
     Some(parsed.schema.map(|s| s.0))
+}
+
+impl TestReport {
+    /// The word every output shows for the test: SKIPPED when it did not run, else its verdict.
+    pub(crate) fn shown_verdict(&self) -> super::verdict::TestVerdict {
+        match self.skipped {
+            Some(_) => super::verdict::TestVerdict::Skipped,
+            None => self.verdict.into(),
+        }
+    }
 }
 
 impl LatencyReport {

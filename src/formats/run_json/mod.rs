@@ -50,7 +50,9 @@ pub(crate) struct RunRecord {
     /// `running`, `finished`, `interrupted` or `connection-lost`.
     pub state: String,
     /// `PASS`, `FAIL` or `INVALID` (the words `rtbuild report` uses); null while running.
-    pub verdict: Option<String>,
+    /// Files written before one vocabulary hold `pass`, `fail`, `invalid`: any case reads.
+    #[serde(deserialize_with = "super::verdict::any_case")]
+    pub verdict: Option<crate::formats::verdict::Verdict>,
     pub tuning: Option<Tuning>,
     /// `--stop-urm`: what became of the URM service rtbuild stopped for the run.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Fingerprint, TraceRecord};
+use crate::formats::verdict::TestVerdict;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -109,8 +110,10 @@ pub(crate) struct TestRecord {
     pub invalid_reasons: Vec<String>,
     /// Why it fails (over the threshold or noise limit, a failed correctness check).
     pub fail_reasons: Vec<String>,
-    /// `PASS`, `FAIL`, `INVALID` or `SKIPPED`.
-    pub verdict: String,
+    /// `PASS`, `FAIL`, `INVALID` or `SKIPPED` (see [`TestVerdict`]); `running` (`None`) until
+    /// it is judged. Any case reads.
+    #[serde(serialize_with = "running_or", deserialize_with = "running_or_word")]
+    pub verdict: Option<TestVerdict>,
     /// Per thread or CPU: min/avg/max µs as the program reported them (oslat: per RT CPU, with
     /// its noise histogram).
     pub rows: Vec<crate::formats::rt_tests::Row>,
@@ -253,4 +256,25 @@ fn files<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error
 
 fn tests<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TestRecord>, D::Error> {
     crate::formats::at_most(d, MAX_TESTS, "tests")
+}
+
+/// A test's verdict while it runs: the word `running`.
+pub(crate) const RUNNING: &str = "running";
+
+fn running_or<S: serde::Serializer>(
+    verdict: &Option<TestVerdict>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(verdict.map_or(RUNNING, TestVerdict::as_str))
+}
+
+fn running_or_word<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<TestVerdict>, D::Error> {
+    let word = String::deserialize(d)?;
+    // An empty word (a record never judged) is no verdict either.
+    if word.is_empty() || word.eq_ignore_ascii_case(RUNNING) {
+        return Ok(None);
+    }
+    word.parse().map(Some).map_err(serde::de::Error::custom)
 }

@@ -2,10 +2,12 @@
 //! hwlatdetect against the noise limit, correctness tests from their own statements and
 //! return codes. Every reason for a FAIL or an INVALID run is listed, each with its verdict: a
 //! figure that is not a finite number ≥ 0 (`nan`, `inf`, `-5`) is unknown, and an unknown
-//! figure makes the run INVALID, never PASS.
+//! figure makes the run INVALID, never PASS. The maxima are held against their limits, and the
+//! reasons turned into a verdict, by the one judge ([`crate::formats::judge`]).
 
 use super::output::{ProgramOutput, Row};
 use super::{Kind, Program};
+use crate::formats::judge::{Against, max_against};
 use crate::formats::report_json::{Reason, is_latency};
 
 /// The limits a run is judged against, µs.
@@ -87,16 +89,18 @@ fn rows(
             reasons.push(Reason::Invalid(format!("{who}: no samples recorded")));
             continue;
         }
-        match row.max_us {
-            None => reasons.push(Reason::Invalid(format!("{who}: maximum {what} unknown"))),
+        match max_against(row.max_us, limit) {
+            Against::Missing => {
+                reasons.push(Reason::Invalid(format!("{who}: maximum {what} unknown")));
+            }
             // Not a latency: said by `figures`.
-            Some(max) if !is_latency(max) => {}
-            Some(max) if max > limit => reasons.push(Reason::Fail(format!(
+            Against::NotALatency(_) => {}
+            Against::Over(max) => reasons.push(Reason::Fail(format!(
                 "{who}: max {what} {} µs exceeds the {} µs {limit_name}",
                 fmt(max),
                 fmt(limit)
             ))),
-            Some(_) => {}
+            Against::Within(_) => {}
         }
     }
 }

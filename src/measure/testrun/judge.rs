@@ -5,7 +5,8 @@
 //! PASS or FAIL, as in `rtbuild report`. (The probe adds what only a live look can see.)
 
 use super::cyclictest::{self, Threads};
-use crate::formats::run_json::ThreadSummary;
+use crate::formats::judge::{Against, Findings, max_against};
+use crate::formats::run_json::{ScenarioRecord, ThreadSummary};
 use crate::plan::CpuSet;
 
 /// How one scenario's measurement ended.
@@ -155,6 +156,28 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
     Judged { reasons, notes, threads }
 }
 
+/// What a run's scenarios show, for the one judge ([`crate::formats::judge`]): invalid when a
+/// scenario or test is, or cyclictest left an output without a known maximum; failed when a
+/// scenario's maximum is over `threshold_us` or a scenario or test failed.
+pub(super) fn findings(scenarios: &[ScenarioRecord], threshold_us: u64) -> Findings {
+    let mut found = Findings::default();
+    for s in scenarios {
+        found.invalid |=
+            !s.invalid_reasons.is_empty() || s.tests.iter().any(|t| !t.invalid_reasons.is_empty());
+        found.failed |=
+            !s.fail_reasons.is_empty() || s.tests.iter().any(|t| !t.fail_reasons.is_empty());
+        // cyclictest's maximum, where it left an output (a scenario of other tests has none).
+        if s.max_us.is_some() || !s.files.is_empty() {
+            match max_against(s.max_us.map(|m| m as f64), threshold_us as f64) {
+                Against::Missing | Against::NotALatency(_) => found.invalid = true,
+                Against::Over(_) => found.failed = true,
+                Against::Within(_) => {}
+            }
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,6 +290,39 @@ mod tests {
         assert_eq!(
             judge_with(Some("{not json"), Some(0), 1)[0],
             "cyclictest's JSON results are unreadable: key must be a string at line 1 column 2"
+        );
+    }
+
+    fn scenario(max: i64, reasons: &[&str]) -> ScenarioRecord {
+        ScenarioRecord {
+            max_us: Some(max),
+            invalid_reasons: reasons.iter().map(ToString::to_string).collect(),
+            ..ScenarioRecord::default()
+        }
+    }
+
+    /// The one judge's rules as `test` meets them: a cyclictest output without a maximum is
+    /// unknown (INVALID, as `report` says of it); a scenario of other tests only has no maximum
+    /// to know; a scenario failed by its kernel log and invalid at once is INVALID.
+    #[test]
+    fn an_unknown_maximum_is_invalid_and_invalid_beats_fail() {
+        let measured =
+            ScenarioRecord { files: vec!["raw/idle.json".into()], ..ScenarioRecord::default() };
+        assert_eq!(findings(&[measured], 100).verdict(), crate::formats::verdict::Verdict::Invalid);
+        let others_only = ScenarioRecord::default();
+        assert_eq!(findings(&[others_only], 100).verdict(), crate::formats::verdict::Verdict::Pass);
+        let both = ScenarioRecord {
+            fail_reasons: vec!["BUG: scheduling while atomic".into()],
+            ..scenario(40, &["thread 0 completed 30 of 3000 expected cycles"])
+        };
+        assert_eq!(findings(&[both], 100).verdict(), crate::formats::verdict::Verdict::Invalid);
+        assert_eq!(
+            findings(&[scenario(100, &[])], 100).verdict(),
+            crate::formats::verdict::Verdict::Pass
+        );
+        assert_eq!(
+            findings(&[scenario(101, &[])], 100).verdict(),
+            crate::formats::verdict::Verdict::Fail
         );
     }
 }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use super::judge::Ending;
 use super::sequence::Suite;
 use super::session::Session;
-use crate::formats::report_json::Verdict;
 use crate::formats::run_json::TestRecord;
+use crate::formats::verdict::TestVerdict;
 use crate::measure::rttests::argv::Invocation;
 use crate::measure::rttests::output::{self, ProgramOutput, Row, Sniffed};
 use crate::measure::rttests::verdict::{self, Limits};
@@ -62,7 +62,7 @@ impl Session<'_> {
             raw_files: Vec::new(),
             invalid_reasons: Vec::new(),
             fail_reasons: Vec::new(),
-            verdict: "running".into(),
+            verdict: None,
             rows: Vec::new(),
             elapsed_s: 0.0,
         };
@@ -75,7 +75,7 @@ impl Session<'_> {
                 );
                 self.ui.warn(format!("{name}: hwlatdetect skipped: {why}"));
                 record.state = "skipped".into();
-                record.verdict = "SKIPPED".into();
+                record.verdict = Some(TestVerdict::Skipped);
                 record.skipped = Some(why);
                 self.record.scenarios[index].tests.push(record);
                 self.save();
@@ -204,7 +204,8 @@ impl Session<'_> {
         }
         let t = &mut self.record.scenarios[index].tests[at];
         t.rows = rows;
-        t.verdict = Verdict::of(&invalid, &fails).to_string();
+        let judged = crate::formats::judge::verdict(&invalid, &fails);
+        t.verdict = Some(judged.into());
         t.state = match ending {
             Ending::Completed => "done",
             Ending::Interrupted => "interrupted",
@@ -215,7 +216,7 @@ impl Session<'_> {
         t.fail_reasons = fails;
         t.elapsed_s = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
         let summary = summary(program, &t.rows);
-        self.ui.status("Tested", format!("{name}: {program} {}; {summary}", t.verdict));
+        self.ui.status("Tested", format!("{name}: {program} {judged}; {summary}"));
         for reason in t.invalid_reasons.iter().chain(&t.fail_reasons) {
             self.ui.warn(format!("{name}: {program}: {reason}"));
         }

@@ -286,7 +286,7 @@ impl Session<'_> {
         let (state, finished, verdict) =
             conclude(ending, &self.record.scenarios, self.req.threshold.us);
         self.record.state = state.into();
-        self.record.verdict = Some(verdict.to_string());
+        self.record.verdict = Some(verdict);
         Ok(finished)
     }
 
@@ -528,32 +528,29 @@ fn keep_off_measured_cpus(req: &TestRequest, ui: &Ui) -> OwnCpus {
     record
 }
 
-/// The run's state, outcome and verdict: `INVALID` when any scenario is invalid or the run did
-/// not complete, else `FAIL` when a thread's max exceeds `threshold_us`, else `PASS` (the words
-/// `rtbuild report` gives the same run).
 /// The invalid reason of a scenario whose result file `relative` could not be written.
 pub(super) fn lost(relative: &str) -> String {
     format!("{relative} could not be written, so the scenario's evidence is incomplete")
 }
 
+/// The run's state, outcome and verdict, by the one judge ([`crate::formats::judge`]), as
+/// `rtbuild report` gives the same run: `INVALID` when any scenario or test is invalid, the
+/// run did not complete, or cyclictest left an output without a known maximum; else `FAIL`
+/// when a scenario's maximum is over `threshold_us` or anything failed; else `PASS`.
 pub(super) fn conclude(
     ending: Ending,
     scenarios: &[ScenarioRecord],
     threshold_us: u64,
 ) -> (&'static str, RunEnd, Verdict) {
-    let invalid = scenarios.iter().any(|s| {
-        !s.invalid_reasons.is_empty() || s.tests.iter().any(|t| !t.invalid_reasons.is_empty())
-    });
-    let limit = i64::try_from(threshold_us).unwrap_or(i64::MAX);
-    let over = scenarios.iter().any(|s| s.max_us.is_some_and(|m| m > limit))
-        || scenarios.iter().any(|s| !s.fail_reasons.is_empty())
-        || scenarios.iter().any(|s| s.tests.iter().any(|t| !t.fail_reasons.is_empty()));
     match ending {
         Ending::Interrupted => ("interrupted", RunEnd::Interrupted, Verdict::Invalid),
         Ending::ConnectionLost => ("connection-lost", RunEnd::ConnectionLost, Verdict::Invalid),
-        Ending::Completed if invalid => ("finished", RunEnd::Invalid, Verdict::Invalid),
-        Ending::Completed if over => ("finished", RunEnd::Fail, Verdict::Fail),
-        Ending::Completed => ("finished", RunEnd::Pass, Verdict::Pass),
+        Ending::Completed => match super::judge::findings(scenarios, threshold_us).verdict() {
+            Verdict::Pass => ("finished", RunEnd::Pass, Verdict::Pass),
+            // A test run has no history to regress against.
+            Verdict::Fail | Verdict::Regression => ("finished", RunEnd::Fail, Verdict::Fail),
+            Verdict::Invalid => ("finished", RunEnd::Invalid, Verdict::Invalid),
+        },
     }
 }
 

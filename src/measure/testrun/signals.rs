@@ -151,7 +151,7 @@ fn mark_interrupted(out: &Path) -> Result<(), String> {
     let text = std::fs::read_to_string(out.join(record::FILE)).map_err(|e| e.to_string())?;
     let mut run = RunRecord::parse(&text).map_err(|e| e.to_string())?;
     run.state = "interrupted".into();
-    run.verdict = Some(crate::formats::report_json::Verdict::Invalid.to_string());
+    run.verdict = Some(crate::formats::report_json::Verdict::Invalid);
     for s in run.scenarios.iter_mut().filter(|s| s.state == "running") {
         s.state = "interrupted".into();
         s.invalid_reasons.push("interrupted twice: cyclictest and the load were killed".into());

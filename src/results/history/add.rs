@@ -37,7 +37,7 @@ pub(crate) fn add(store: &mut Store, request: &AddRequest) -> Result<Vec<Added>,
         added.push(Added {
             digest: run.digest.clone(),
             source: run.source.clone(),
-            verdict: run.verdict.clone(),
+            verdict: run.verdict,
             new,
             check: None,
         });

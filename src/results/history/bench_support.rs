@@ -3,7 +3,7 @@
 //! path ([`crate::results::history::store::Store::add_all`]: the statements `history add` runs, many runs a
 //! transaction), so the bench times the schema, indexes and queries a real lab has.
 
-use crate::formats::history_json::{BuildInputs, HistoryResult, HistoryRun, INVALID, RepoInput};
+use crate::formats::history_json::{BuildInputs, HistoryResult, HistoryRun, RepoInput};
 use crate::results::history::location::Location;
 use crate::results::history::store::Store;
 
@@ -105,7 +105,7 @@ fn run_of(spec: &Spec, index: usize, rng: &mut Rng) -> HistoryRun {
                     p999_us: Some(base + 8.0),
                     max_us: Some(max),
                     overflows: Some(0),
-                    verdict: if max > 100.0 { "FAIL" } else { "PASS" }.to_string(),
+                    verdict: crate::formats::judge::max_against(Some(max), 100.0).verdict().into(),
                     valid: !invalid,
                     reasons: if invalid {
                         vec!["a CPU was throttled".to_string()]
@@ -117,13 +117,7 @@ fn run_of(spec: &Spec, index: usize, rng: &mut Rng) -> HistoryRun {
         }
     }
     let failed = results.iter().any(|r| r.verdict == "FAIL");
-    let verdict = if invalid {
-        INVALID
-    } else if failed {
-        "FAIL"
-    } else {
-        "PASS"
-    };
+    let verdict = crate::formats::judge::Findings { invalid, failed, regressed: false }.verdict();
     let digest = crate::files::digest::sha256_hex(format!("bench run {index}").as_bytes());
     HistoryRun {
         source: format!("/lab/results/{machine}/{night:05}"),
@@ -142,7 +136,7 @@ fn run_of(spec: &Spec, index: usize, rng: &mut Rng) -> HistoryRun {
         started_unix: Some(started),
         duration_s: Some(3600.0 * spec.scenarios as f64),
         threshold_us: 100.0,
-        verdict: verdict.to_string(),
+        verdict,
         valid: !invalid,
         reasons: if invalid { vec!["idle: a CPU was throttled".to_string()] } else { Vec::new() },
         inputs: BuildInputs {

@@ -6,9 +6,11 @@ use std::path::Path;
 
 use super::HistoryError;
 use super::bundle_identity::BundleIdentity;
-use crate::formats::history_json::{BuildInputs, HistoryResult, HistoryRun, INVALID};
-use crate::formats::report_json::{LatencyReport, ScenarioReport, ThreadReport, Verdict};
+use crate::formats::history_json::{BuildInputs, HistoryResult, HistoryRun};
+use crate::formats::judge::{self, Findings};
+use crate::formats::report_json::{LatencyReport, ScenarioReport, ThreadReport};
 use crate::formats::run_json::RunRecord;
+use crate::formats::verdict::TestVerdict;
 
 /// Reads RUN (a result folder or a LAVA job log) as `report` does, and records it.
 pub(crate) fn read(
@@ -90,7 +92,11 @@ pub(crate) fn from_report(
             .map(|r| r.scenarios.iter().map(|s| s.elapsed_s).sum::<f64>())
             .filter(|d| *d > 0.0),
         threshold_us: report.threshold_us,
-        verdict: if valid { report.verdict.to_string() } else { INVALID.to_string() },
+        // A result that cannot be trusted makes the run INVALID, whatever the report said.
+        verdict: judge::worst([
+            report.verdict,
+            Findings { invalid: !valid, ..Findings::default() }.verdict(),
+        ]),
         valid,
         reasons: report.reasons.clone(),
         inputs: BuildInputs {
@@ -188,8 +194,10 @@ fn scenario_results(scenario: &ScenarioReport) -> Vec<HistoryResult> {
     let mut rows = Vec::new();
     if scenario.cyclictest {
         let valid = scenario.invalid_reasons.is_empty();
-        let verdict =
-            Verdict::of(&scenario.invalid_reasons, &scenario.cyclictest_reasons).to_string();
+        let verdict = TestVerdict::Judged(judge::verdict(
+            &scenario.invalid_reasons,
+            &scenario.cyclictest_reasons,
+        ));
         let threads: Vec<&ThreadReport> = if scenario.threads.is_empty() {
             std::iter::once(&scenario.all).filter(|t| t.samples > 0).collect()
         } else {
@@ -206,7 +214,7 @@ fn scenario_results(scenario: &ScenarioReport) -> Vec<HistoryResult> {
             p999_us: t.and_then(|t| t.p999_us),
             max_us: t.and_then(|t| t.max_us),
             overflows: t.map(|t| t.overflows),
-            verdict: verdict.clone(),
+            verdict,
             valid,
             reasons: scenario.cyclictest_reasons.clone(),
         };
@@ -217,10 +225,7 @@ fn scenario_results(scenario: &ScenarioReport) -> Vec<HistoryResult> {
     }
     for test in &scenario.tests {
         let valid = test.invalid_reasons.is_empty();
-        let verdict = match &test.skipped {
-            Some(_) => "SKIPPED".to_string(),
-            None => test.verdict.to_string(),
-        };
+        let verdict = test.shown_verdict();
         let mut reasons = test.reasons.clone();
         reasons.extend(test.skipped.iter().map(|why| format!("skipped: {why}")));
         let base = HistoryResult {

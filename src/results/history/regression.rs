@@ -12,6 +12,7 @@ use super::HistoryError;
 use super::compare::{changed_inputs, figure, short};
 use super::store::Store;
 use crate::formats::history_json::{Finding, HistoryRun, RegressionCheck};
+use crate::formats::judge;
 use crate::formats::report_json::Verdict;
 use crate::text::escape_controls as clean;
 
@@ -86,7 +87,7 @@ pub(crate) fn check<'a>(
         ..RegressionCheck::default()
     };
     if !run.valid {
-        out.verdict = Verdict::Invalid;
+        out.verdict = judge::checked(run.verdict, run.valid, false);
         return out;
     }
     let earlier: Vec<&HistoryRun> = history
@@ -183,9 +184,7 @@ pub(crate) fn check<'a>(
         out.changed_inputs = changed_inputs(newest, run, &[]);
     }
     out.baseline_runs = baseline_runs.iter().map(|h| h.digest.clone()).collect();
-    // The run's own word; an unreadable one is no PASS.
-    let own = run.verdict.parse::<Verdict>().unwrap_or(Verdict::Invalid);
-    out.verdict = if out.findings.is_empty() { own } else { own.worst(Verdict::Regression) };
+    out.verdict = judge::checked(run.verdict, run.valid, !out.findings.is_empty());
     out
 }
 

@@ -2,6 +2,7 @@
 //! SQLite file.
 
 use crate::formats::history_json::{HistoryResult, HistoryRun};
+use crate::formats::report_json::Verdict;
 
 use super::regression::check;
 
@@ -12,7 +13,7 @@ fn run(digest: &str, started: i64, max: f64, p999: f64, valid: bool) -> HistoryR
         started_unix: Some(started),
         threshold_us: 100.0,
         valid,
-        verdict: if valid { "PASS" } else { "INVALID" }.to_string(),
+        verdict: if valid { Verdict::Pass } else { Verdict::Invalid },
         results: vec![HistoryResult {
             scenario: "stress".to_string(),
             test: "cyclictest".to_string(),
@@ -20,7 +21,7 @@ fn run(digest: &str, started: i64, max: f64, p999: f64, valid: bool) -> HistoryR
             max_us: Some(max),
             p999_us: Some(p999),
             valid,
-            verdict: "PASS".to_string(),
+            verdict: Verdict::Pass.into(),
             ..HistoryResult::default()
         }],
         ..HistoryRun::default()
@@ -64,7 +65,7 @@ fn the_baseline_is_the_median_of_the_valid_earlier_runs() {
 #[test]
 fn a_failed_run_is_never_a_passed_check() {
     let mut failed = run("new", 5, 150.0, 120.0, true);
-    failed.verdict = "FAIL".to_string();
+    failed.verdict = Verdict::Fail;
     let alone = check(&failed, &[], 20.0);
     assert_eq!(alone.verdict, "FAIL");
     assert!(super::regression::render(&alone).starts_with("FAIL run new"), "{alone:?}");
@@ -135,7 +136,7 @@ fn run_of(machine: &str, digest: &str, started: Option<i64>, max: f64, valid: bo
                 max_us: Some(max + f64::from(cpu)),
                 p999_us: Some(max / 2.0),
                 valid,
-                verdict: "PASS".to_string(),
+                verdict: Verdict::Pass.into(),
                 ..HistoryResult::default()
             });
         }
@@ -146,7 +147,7 @@ fn run_of(machine: &str, digest: &str, started: Option<i64>, max: f64, valid: bo
         started_unix: started,
         threshold_us: 100.0,
         valid,
-        verdict: if valid { "PASS" } else { "INVALID" }.to_string(),
+        verdict: if valid { Verdict::Pass } else { Verdict::Invalid },
         results,
         ..HistoryRun::default()
     }
@@ -419,7 +420,7 @@ fn trend_history() -> Vec<HistoryRun> {
         max_us: Some(max),
         p999_us: p999,
         valid,
-        verdict: "PASS".to_string(),
+        verdict: Verdict::Pass.into(),
         ..HistoryResult::default()
     };
     let run = |digest: &str, machine: &str, started: Option<i64>, valid, results| HistoryRun {
@@ -431,7 +432,7 @@ fn trend_history() -> Vec<HistoryRun> {
         started_unix: started,
         threshold_us: 100.0,
         valid,
-        verdict: if valid { "PASS" } else { "INVALID" }.to_string(),
+        verdict: if valid { Verdict::Pass } else { Verdict::Invalid },
         results,
         ..HistoryRun::default()
     };

@@ -5,6 +5,7 @@
 use super::compare::short;
 use super::regression::number;
 use crate::formats::history_json::{Comparison, HistoryRun};
+use crate::formats::report_json::Verdict;
 use crate::text::escape_controls as clean;
 use crate::text::iso_from_epoch;
 use crate::text::table::table;
@@ -43,7 +44,7 @@ pub(crate) fn list(runs: &[HistoryRun]) -> String {
                 or_dash(run.machine.as_deref()),
                 or_dash(run.kernel_release.as_deref()),
                 run.bundle_digest.as_deref().map_or_else(|| "-".to_string(), |d| clean(short(d))),
-                clean(&run.verdict),
+                run.verdict.to_string(),
                 // An invalid run's figures are not comparable: not shown as a worst case.
                 if run.valid { us(worst) } else { "-".to_string() },
             ]
@@ -59,7 +60,7 @@ pub(crate) fn show(runs: &[HistoryRun]) -> String {
     }
     let mut out = Vec::new();
     for run in runs {
-        let mut lines = vec![format!("run {}  {}", clean(&run.digest), clean(&run.verdict))];
+        let mut lines = vec![format!("run {}  {}", clean(&run.digest), run.verdict)];
         let mut fact = |name: &str, value: Option<&str>| {
             if let Some(value) = value {
                 lines.push(format!("  {name:<20} {}", clean(value)));
@@ -110,7 +111,8 @@ pub(crate) fn show(runs: &[HistoryRun]) -> String {
                     us(r.p999_us),
                     us(r.max_us),
                     r.overflows.map_or_else(|| "-".to_string(), |s| s.to_string()),
-                    if r.valid { r.verdict.clone() } else { "INVALID".to_string() },
+                    // A row that cannot be trusted shows INVALID whatever its own word.
+                    if r.valid { r.verdict.to_string() } else { Verdict::Invalid.to_string() },
                 ]
             })
             .collect();

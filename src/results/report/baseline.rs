@@ -47,8 +47,9 @@ pub(super) fn compare(current: &mut LatencyReport, baseline: &LatencyReport) {
                 });
             }
         }
-        if !scenario.regressions.is_empty() {
-            scenario.verdict = scenario.verdict.worst(crate::formats::report_json::Verdict::Fail);
-        }
+        scenario.verdict = crate::formats::judge::against_baseline(
+            scenario.verdict,
+            !scenario.regressions.is_empty(),
+        );
     }
 }

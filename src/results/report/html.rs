@@ -409,10 +409,8 @@ fn test_view(t: &crate::formats::report_json::TestReport) -> TestView<'_> {
             })
             .collect()
     };
-    let (verdict, badge) = match (&t.skipped, t.verdict) {
-        (Some(_), _) => ("SKIPPED".to_string(), "SKIPPED"),
-        (None, verdict) => (verdict.to_string(), verdict.as_str()),
-    };
+    let shown = t.shown_verdict();
+    let (verdict, badge) = (shown.to_string(), shown.as_str());
     TestView { test: &t.test, verdict, badge, rows, why }
 }
 

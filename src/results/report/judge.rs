@@ -1,5 +1,5 @@
 //! Statistics and verdict for one scenario: every thread of every file is measured against the
-//! threshold, and every reason is listed: FAIL for a latency over the threshold or a breaktrace
+//! threshold by the one judge ([`crate::formats::judge`]), and every reason is listed: FAIL for a latency over the threshold or a breaktrace
 //! stop; INVALID for an invalid run, a failed cyclictest, no samples, and an unknown figure (a
 //! maximum missing, or a printed figure that is not a finite number ≥ 0).
 
@@ -7,9 +7,9 @@ use crate::results::cyclictest::ResultFile;
 
 use super::input::ScenarioInput;
 use super::stats::Distribution;
+use crate::formats::judge::{Against, max_against};
 use crate::formats::report_json::{
-    Convergence, ConvergenceBlock, FileInfo, RunningMax, STILL_RISING, ScenarioReport,
-    ThreadReport, Verdict,
+    Convergence, ConvergenceBlock, FileInfo, RunningMax, STILL_RISING, ScenarioReport, ThreadReport,
 };
 use crate::results::cyclictest::{BlockMaxima, Unit};
 
@@ -147,7 +147,7 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
             }
         })
     };
-    let verdict = Verdict::of(&invalid, &reasons);
+    let verdict = crate::formats::judge::verdict(&invalid, &reasons);
     let invalid_reasons = invalid.clone();
     // Every reason, the ones that make the run invalid first.
     invalid.append(&mut reasons);
@@ -222,17 +222,17 @@ fn thread_reasons(
         invalid.push(format!("{who}: no samples recorded"));
         return;
     }
-    match t.max_us {
-        None => invalid.push(format!("{who}: maximum latency unknown (cyclictest's maximum is missing or no latency, and the histogram cannot replace it)")),
-        Some(max) if !crate::formats::report_json::is_latency(max) => invalid.push(format!("{who}: maximum latency `{max}` is not a finite number ≥ 0, so it is unknown")),
-        Some(max) if max > threshold_us => {
+    match max_against(t.max_us, threshold_us) {
+        Against::Missing => invalid.push(format!("{who}: maximum latency unknown (cyclictest's maximum is missing or no latency, and the histogram cannot replace it)")),
+        Against::NotALatency(max) => invalid.push(format!("{who}: maximum latency `{max}` is not a finite number ≥ 0, so it is unknown")),
+        Against::Over(max) => {
             let above = match t.over_threshold {
                 Some(n) => format!("{n} of {} samples", t.samples),
                 None => format!("some of {} samples", t.samples),
             };
             reasons.push(format!("{who}: max {} µs exceeds the {} µs threshold ({above} above it)", fmt(max), fmt(threshold_us)));
         }
-        Some(_) => {}
+        Against::Within(_) => {}
     }
 }
 

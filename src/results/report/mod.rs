@@ -264,7 +264,7 @@ fn results_table(
     judged: &[InputReport],
     threshold_us: f64,
 ) -> Vec<crate::formats::report_json::ResultRow> {
-    use crate::formats::report_json::{ResultRow, is_latency};
+    use crate::formats::report_json::ResultRow;
     let mut rows = Vec::new();
     for (input, report) in inputs.iter().zip(judged) {
         let Some(run) = &input.run_json else { continue };
@@ -315,31 +315,33 @@ fn results_table(
                         }
                     }
                 };
-                let (verdict, why) = if !s.invalid_reasons.is_empty() {
-                    (Verdict::Invalid, s.invalid_reasons.clone())
+                // Why the row cannot be trusted, then its maximum against the threshold: the
+                // one judge gives the verdict of each.
+                let invalid = if !s.invalid_reasons.is_empty() {
+                    s.invalid_reasons.clone()
                 } else if !s.cyclictest {
-                    (
-                        Verdict::Invalid,
-                        vec!["cyclictest did not measure in this scenario".to_string()],
-                    )
+                    vec!["cyclictest did not measure in this scenario".to_string()]
                 } else if t.samples == 0 {
-                    (Verdict::Invalid, vec!["no samples recorded".to_string()])
+                    vec!["no samples recorded".to_string()]
                 } else {
-                    match t.max_us {
-                        Some(max) if !is_latency(max) => {
-                            (Verdict::Invalid, vec![format!("maximum `{max}` is no latency")])
-                        }
-                        None => (Verdict::Invalid, vec!["maximum latency unknown".to_string()]),
-                        Some(max) if max > threshold_us => (
-                            Verdict::Fail,
-                            vec![format!(
-                                "max {} µs exceeds the {} µs threshold",
-                                judge::fmt(max),
-                                judge::fmt(threshold_us)
-                            )],
+                    Vec::new()
+                };
+                let (verdict, why) = if !invalid.is_empty() {
+                    (crate::formats::judge::verdict(&invalid, &[]), invalid)
+                } else {
+                    use crate::formats::judge::{Against, max_against};
+                    let against = max_against(t.max_us, threshold_us);
+                    let why = match against {
+                        Against::NotALatency(max) => format!("maximum `{max}` is no latency"),
+                        Against::Missing => "maximum latency unknown".to_string(),
+                        Against::Over(max) => format!(
+                            "max {} µs exceeds the {} µs threshold",
+                            judge::fmt(max),
+                            judge::fmt(threshold_us)
                         ),
-                        Some(_) => (Verdict::Pass, Vec::new()),
-                    }
+                        Against::Within(_) => String::new(),
+                    };
+                    (against.verdict(), (!why.is_empty()).then_some(why).into_iter().collect())
                 };
                 rows.push(ResultRow {
                     device,
@@ -374,7 +376,7 @@ fn scenario(
     for test in &input.tests {
         let judged = suite::judge(test, limits);
         report.reasons.extend(judged.reasons.iter().map(|r| format!("{}: {r}", judged.test)));
-        report.verdict = report.verdict.worst(judged.verdict);
+        report.verdict = crate::formats::judge::worst([report.verdict, judged.verdict]);
         report.tests.push(judged);
     }
     report
@@ -490,12 +492,8 @@ fn finish(report: &mut LatencyReport) {
         .flat_map(|i| &i.scenarios)
         .flat_map(|s| s.reasons.iter().map(move |r| format!("{}: {r}", s.name)))
         .collect();
-    report.verdict = report
-        .inputs
-        .iter()
-        .flat_map(|i| &i.scenarios)
-        .map(|s| s.verdict)
-        .fold(Verdict::Pass, Verdict::worst);
+    let verdicts = report.inputs.iter().flat_map(|i| &i.scenarios).map(|s| s.verdict);
+    report.verdict = crate::formats::judge::worst(verdicts);
 }
 
 #[cfg(test)]

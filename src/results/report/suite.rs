@@ -2,7 +2,7 @@
 //! scenario are judged together ([`crate::measure::rttests::verdict`]) into one [`TestReport`].
 
 use super::input::TestInput;
-use crate::formats::report_json::{TestReport, Verdict};
+use crate::formats::report_json::TestReport;
 use crate::measure::rttests::verdict::{self, Limits};
 
 pub(super) fn judge(input: &TestInput, limits: Limits) -> TestReport {
@@ -52,7 +52,7 @@ pub(super) fn judge(input: &TestInput, limits: Limits) -> TestReport {
             }
         }
     }
-    let verdict = Verdict::of(&invalid_reasons, &reasons);
+    let verdict = crate::formats::judge::verdict(&invalid_reasons, &reasons);
     // Every reason, the ones that make the run invalid first.
     let mut all = invalid_reasons.clone();
     all.append(&mut reasons);

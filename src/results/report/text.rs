@@ -286,8 +286,7 @@ fn scenario_text(out: &mut String, s: &ScenarioReport) {
 fn tests_text(out: &mut String, s: &ScenarioReport) {
     let width = s.tests.iter().map(|t| escape_controls(&t.test).len()).max().unwrap_or(0);
     for t in &s.tests {
-        let verdict =
-            if t.skipped.is_some() { "SKIPPED".to_string() } else { t.verdict.to_string() };
+        let verdict = t.shown_verdict().to_string();
         let detail = match &t.skipped {
             Some(why) => escape_controls(why),
             None => {

@@ -18,7 +18,7 @@ fn verdict(outcome: &ProgramOutput, limits: Limits) -> Verdict {
     crate::measure::rttests::verdict::reasons(outcome, limits)
         .iter()
         .map(crate::formats::report_json::Reason::verdict)
-        .fold(Verdict::Pass, Verdict::worst)
+        .fold(Verdict::Pass, |a, b| crate::formats::judge::worst([a, b]))
 }
 
 fn data(name: &str) -> std::path::PathBuf {

@@ -3,6 +3,7 @@
 
 use super::{PrefixColumn, RESULT_COLUMNS, RESULT_ROWS_PER_INSERT, RUN_COLUMNS};
 use crate::formats::history_json::{HistoryResult, HistoryRun};
+use crate::formats::verdict::{TestVerdict, Verdict};
 use crate::results::history::backend::{Backend, DbError, Value};
 
 pub(super) fn insert(db: &mut dyn Backend, run: &HistoryRun) -> Result<bool, DbError> {
@@ -162,7 +163,8 @@ pub(super) fn run_from_row(row: &[Value]) -> HistoryRun {
         started_unix: int(row, 12),
         duration_s: real(row, 13),
         threshold_us: real(row, 14).unwrap_or(0.0),
-        verdict: text(row, 15),
+        // rtbuild writes the word; one it cannot read is no PASS.
+        verdict: text(row, 15).parse().unwrap_or(Verdict::Invalid),
         valid: int(row, 16) == Some(1),
         reasons: serde_json::from_str(&text(row, 17)).unwrap_or_default(),
         inputs: serde_json::from_str(&text(row, 18)).unwrap_or_default(),
@@ -182,7 +184,7 @@ pub(super) fn result_from_row(row: &[Value]) -> HistoryResult {
         p999_us: real(row, 7),
         max_us: real(row, 8),
         overflows: int(row, 9).and_then(|v| u64::try_from(v).ok()),
-        verdict: text(row, 10),
+        verdict: text(row, 10).parse().unwrap_or(TestVerdict::Judged(Verdict::Invalid)),
         valid: int(row, 11) == Some(1),
         reasons: serde_json::from_str(&text(row, 12)).unwrap_or_default(),
     }

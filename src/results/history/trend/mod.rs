@@ -80,7 +80,7 @@ pub(crate) fn read(store: &mut Store, filter: &Filter, pct: f64) -> Result<Trend
                 machine: run.machine.clone(),
                 started_unix: run.started_unix,
                 threshold_us: run.threshold_us,
-                verdict: run.verdict.clone(),
+                verdict: run.verdict,
                 valid: run.valid,
                 results: rows.remove(&run.digest).unwrap_or_default(),
                 ..HistoryRun::default()

@@ -253,7 +253,7 @@ pub(super) fn series(
                 lock: run.lock_digest.as_deref().map_or("-", short).to_string(),
                 bundle: run.bundle_digest.as_deref().map_or("-", short).to_string(),
                 config: run.kernel_config_digest.as_deref().map_or("-", short).to_string(),
-                verdict: run.verdict.clone(),
+                verdict: run.verdict.to_string(),
             }
         })
         .collect();

@@ -86,7 +86,7 @@ fn test_and_report_agree_on_every_golden_run_folder() {
             let record = crate::formats::run_json::RunRecord {
                 schema: crate::formats::run_json::SCHEMA,
                 threshold_us: Some(threshold as f64),
-                verdict: Some(word.to_string()),
+                verdict: Some(word),
                 scenarios: vec![scenario.clone()],
                 ..Default::default()
             };
