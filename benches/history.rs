@@ -18,6 +18,11 @@
 //! `RTBUILD_BENCH_BACKENDS=sqlite` (or `postgres`) times one backend only;
 //! `RTBUILD_BENCH_HISTORY_MACHINES` (default 50) sets the boards, so a small history can still
 //! give one board five years (`RTBUILD_BENCH_HISTORY_RUNS=2000 RTBUILD_BENCH_HISTORY_MACHINES=1`).
+//! `RTBUILD_BENCH_HISTORY_KEEP=DIR` keeps the databases in DIR (the SQLite file, the server's
+//! data folder, which DIR must let the `rtbuild-ci` account reach) after the bench, and a later
+//! run with the same runs and boards times them again without filling them anew (the fill of
+//! 100 000 runs takes 7 to 25 minutes here); each run adds its `history add` runs to board-00.
+//! Every row states the 1-minute load average when it was taken.
 //!
 //! Run: `cargo bench --features bench-support --bench history` (needs GNU time at
 //! /usr/bin/time for peak RSS, and `.ci/setup`'s postgresql for the server).
@@ -29,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use rtbuild::bench_support::{Filled, Spec, fill};
+use rtbuild::bench_support::{Filled, Spec, describe, fill};
 
 /// Where `.ci/setup`'s `postgresql` package puts the server binaries.
 const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
@@ -83,12 +88,19 @@ fn median_of(runs: usize, mut make: impl FnMut(usize) -> Command) -> (Timing, f6
 
 fn row(name: &str, (t, slowest): &(Timing, f64), output: &str) {
     println!(
-        "  {name:<44} {:7.0} ms (slowest {:5.0} ms)  peak RSS {:6.1} MB  exit {}  {output}",
+        "  {name:<44} {:7.0} ms (slowest {:5.0} ms)  peak RSS {:6.1} MB  exit {}  load {}  {output}",
         t.wall * 1000.0,
         slowest * 1000.0,
         t.rss as f64 / 1024.0,
-        t.code
+        t.code,
+        load_average(1),
     );
+}
+
+/// The first `n` load averages of /proc/loadavg, space-separated.
+fn load_average(n: usize) -> String {
+    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    loadavg.split_whitespace().take(n).collect::<Vec<_>>().join(" ")
 }
 
 fn size(bytes: u64) -> String {
@@ -123,25 +135,39 @@ fn result_folder(dir: &Path, name: &str, machine: &str, started: i64) -> PathBuf
 
 /// The private PostgreSQL server, stopped (by its PID) when dropped.
 struct PgServer {
-    dir: tempfile::TempDir,
+    /// The server's folder: a temporary one (removed when dropped), or a kept one.
+    _temporary: Option<tempfile::TempDir>,
+    dir: PathBuf,
     pid: u32,
 }
 
 impl PgServer {
-    fn start() -> Result<PgServer, String> {
+    /// Starts the server on `kept` (its data folder made there unless it holds one), or in a
+    /// temporary folder.
+    fn start(kept: Option<&Path>) -> Result<PgServer, String> {
         if !Path::new(PG_BIN).join("initdb").is_file() {
             return Err(format!("{PG_BIN}/initdb is missing; run `bash .ci/setup`"));
         }
-        let dir = tempfile::Builder::new()
-            .prefix("rtbuild-bench-pg")
-            .tempdir()
-            .map_err(|e| e.to_string())?;
+        let (temporary, dir) = match kept {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                (None, dir.to_path_buf())
+            }
+            None => {
+                let temp = tempfile::Builder::new()
+                    .prefix("rtbuild-bench-pg")
+                    .tempdir()
+                    .map_err(|e| e.to_string())?;
+                let dir = temp.path().to_path_buf();
+                (Some(temp), dir)
+            }
+        };
         let root = rustix::process::geteuid().is_root();
         if root {
             let chown =
-                Command::new("chown").arg(format!("{PG_USER}:{PG_USER}")).arg(dir.path()).status();
+                Command::new("chown").arg(format!("{PG_USER}:{PG_USER}")).arg(&dir).status();
             if !chown.is_ok_and(|s| s.success()) {
-                return Err(format!("cannot give {} to {PG_USER}", dir.path().display()));
+                return Err(format!("cannot give {} to {PG_USER}", dir.display()));
             }
         }
         let as_user = |program: &str| {
@@ -157,26 +183,28 @@ impl PgServer {
             cmd.arg(Path::new(PG_BIN).join(program))
                 .env_clear()
                 .env("LANG", "C.UTF-8")
-                .current_dir(dir.path());
+                .current_dir(&dir);
             cmd
         };
-        let data = dir.path().join("data");
-        let init = as_user("initdb")
-            .arg("-D")
-            .arg(&data)
-            .args(["-U", PG_USER, "--auth=trust", "--locale=C", "-E", "UTF8", "-N"])
-            .output()
-            .map_err(|e| e.to_string())?;
-        if !init.status.success() {
-            return Err(format!("initdb: {}", String::from_utf8_lossy(&init.stderr)));
+        let data = dir.join("data");
+        if !data.join("PG_VERSION").is_file() {
+            let init = as_user("initdb")
+                .arg("-D")
+                .arg(&data)
+                .args(["-U", PG_USER, "--auth=trust", "--locale=C", "-E", "UTF8", "-N"])
+                .output()
+                .map_err(|e| e.to_string())?;
+            if !init.status.success() {
+                return Err(format!("initdb: {}", String::from_utf8_lossy(&init.stderr)));
+            }
         }
         // fsync off as in the tests (a throwaway server); everything else at Debian's defaults.
-        let options = format!("-k {} -c listen_addresses='' -c fsync=off", dir.path().display());
+        let options = format!("-k {} -c listen_addresses='' -c fsync=off", dir.display());
         let started = as_user("pg_ctl")
             .arg("-D")
             .arg(&data)
             .arg("-l")
-            .arg(dir.path().join("server.log"))
+            .arg(dir.join("server.log"))
             .args(["-w", "-t", "120", "-o", &options, "start"])
             .output()
             .map_err(|e| e.to_string())?;
@@ -184,7 +212,7 @@ impl PgServer {
             .ok()
             .and_then(|t| t.lines().next().and_then(|l| l.trim().parse().ok()))
             .unwrap_or(0);
-        let server = PgServer { dir, pid };
+        let server = PgServer { _temporary: temporary, dir, pid };
         if !started.status.success() || pid == 0 {
             return Err(format!("pg_ctl start: {}", String::from_utf8_lossy(&started.stderr)));
         }
@@ -192,7 +220,7 @@ impl PgServer {
     }
 
     fn url(&self) -> String {
-        format!("postgresql://{PG_USER}@/postgres?host={}", self.dir.path().display())
+        format!("postgresql://{PG_USER}@/postgres?host={}", self.dir.display())
     }
 }
 
@@ -221,43 +249,67 @@ fn ids(user: &str) -> Option<(u32, u32)> {
     })
 }
 
+/// What a kept folder's fill mark holds for `spec`.
+fn spec_line(spec: &Spec) -> String {
+    format!("{} {} {}", spec.runs, spec.machines, spec.end_unix)
+}
+
 fn date(unix: i64) -> String {
     let out = Command::new("date").args(["-u", "-d", &format!("@{unix}"), "+%Y-%m-%d"]).output();
     out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default()
 }
 
-/// Fills the database at `url` and times every question on it.
-fn bench(name: &str, url: &str, spec: &Spec, runs: usize, dir: &Path) {
+/// Fills the database at `url` (unless `filled_mark` says an earlier run filled it for `spec`)
+/// and times every question on it.
+fn bench(name: &str, url: &str, spec: &Spec, runs: usize, dir: &Path, filled_mark: Option<&Path>) {
     println!("{name}:");
-    let t0 = Instant::now();
-    let mut last_report = Instant::now();
-    let filled: Filled = match fill(url, spec, &mut |done| {
-        if last_report.elapsed() > Duration::from_secs(30) {
-            eprintln!("  … {done} runs written ({:.0} s)", t0.elapsed().as_secs_f64());
-            last_report = Instant::now();
+    let mark = spec_line(spec);
+    let filled: Filled = if filled_mark
+        .is_some_and(|m| std::fs::read_to_string(m).is_ok_and(|text| text == mark))
+    {
+        println!("  the history filled by an earlier run (RTBUILD_BENCH_HISTORY_KEEP)");
+        describe(spec)
+    } else {
+        let t0 = Instant::now();
+        let mut last_report = Instant::now();
+        let filled = match fill(url, spec, &mut |done| {
+            if last_report.elapsed() > Duration::from_secs(30) {
+                eprintln!("  … {done} runs written ({:.0} s)", t0.elapsed().as_secs_f64());
+                last_report = Instant::now();
+            }
+        }) {
+            Ok(filled) => filled,
+            Err(err) => {
+                println!("  fill failed: {err}");
+                return;
+            }
+        };
+        let fill_s = t0.elapsed().as_secs_f64();
+        println!(
+            "  filled {} runs, {} result rows through Store::add_all in {:.0} s ({:.0} rows/s), load {}",
+            filled.runs,
+            filled.results,
+            fill_s,
+            filled.results as f64 / fill_s,
+            load_average(3),
+        );
+        if let Some(m) = filled_mark {
+            std::fs::write(m, &mark).expect("the kept folder is writable");
         }
-    }) {
-        Ok(filled) => filled,
-        Err(err) => {
-            println!("  fill failed: {err}");
-            return;
-        }
+        filled
     };
-    let fill_s = t0.elapsed().as_secs_f64();
-    println!(
-        "  filled {} runs, {} result rows through Store::add_all in {:.0} s ({:.0} rows/s)",
-        filled.runs,
-        filled.results,
-        fill_s,
-        filled.results as f64 / fill_s
-    );
     let rtbuild = env!("CARGO_BIN_EXE_rtbuild");
     let history = |args: &[&str]| {
         let mut cmd = Command::new(rtbuild);
         cmd.arg("history").args(args).args(["--db", url]);
         cmd
     };
-    let now = spec.end_unix + 86_400;
+    // After the history's last night; a kept history gets new runs each time.
+    let now = (spec.end_unix + 86_400).max(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+    );
     let add = median_of(runs, |i| {
         let folder =
             result_folder(dir, &format!("{name}-add-{i}"), &filled.machine, now + i as i64);
@@ -335,31 +387,51 @@ fn main() {
     let runs = env_number("RTBUILD_BENCH_RUNS", 3);
     let backends =
         std::env::var("RTBUILD_BENCH_BACKENDS").unwrap_or_else(|_| "sqlite,postgres".to_string());
-    let end_unix = std::time::SystemTime::now()
+    let mut end_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
         - 86_400;
     let machines = env_number("RTBUILD_BENCH_HISTORY_MACHINES", 50);
+    let kept = std::env::var_os("RTBUILD_BENCH_HISTORY_KEEP").map(PathBuf::from);
+    if let Some(kept) = &kept {
+        std::fs::create_dir_all(kept).expect("RTBUILD_BENCH_HISTORY_KEEP names a folder");
+        // A kept history keeps the nights it was filled with.
+        let earlier = std::fs::read_to_string(kept.join("spec")).unwrap_or_default();
+        let fields: Vec<i64> = earlier.split_whitespace().filter_map(|f| f.parse().ok()).collect();
+        match fields[..] {
+            [r, m, end] if r == total as i64 && m == machines as i64 => end_unix = end,
+            _ => std::fs::write(kept.join("spec"), format!("{total} {machines} {end_unix}"))
+                .expect("the kept folder is writable"),
+        }
+    }
     let spec = Spec { runs: total, machines, scenarios: 5, cpus: 10, chunk: 500, end_unix };
-    let loadavg = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "load average at start: {} (CPUs: {}); {} runs of {} boards, {} result rows each",
-        loadavg.split_whitespace().take(3).collect::<Vec<_>>().join(" "),
+        load_average(3),
         std::thread::available_parallelism().map_or(1, |n| n.get()),
         spec.runs,
         spec.machines,
         spec.scenarios * spec.cpus * 2
     );
     let dir = tempfile::Builder::new().prefix("rtbuild-bench-history").tempdir().expect("temp dir");
+    let mark = |name: &str| kept.as_ref().map(|k| k.join(format!("{name}.filled")));
     if backends.split(',').any(|b| b == "sqlite") {
-        let file = dir.path().join("history.sqlite");
-        bench("sqlite", &format!("sqlite:{}", file.display()), &spec, runs, dir.path());
+        let file = kept.as_deref().unwrap_or(dir.path()).join("history.sqlite");
+        let url = format!("sqlite:{}", file.display());
+        bench("sqlite", &url, &spec, runs, dir.path(), mark("sqlite").as_deref());
         let bytes = std::fs::metadata(&file).map_or(0, |m| m.len());
         println!("  database file {}", size(bytes));
     }
     if backends.split(',').any(|b| b == "postgres") {
-        match PgServer::start() {
-            Ok(server) => bench("postgres", &server.url(), &spec, runs, dir.path()),
+        match PgServer::start(kept.as_ref().map(|k| k.join("pg")).as_deref()) {
+            Ok(server) => bench(
+                "postgres",
+                &server.url(),
+                &spec,
+                runs,
+                dir.path(),
+                mark("postgres").as_deref(),
+            ),
             Err(err) => println!("postgres: not measured ({err})"),
         }
     }

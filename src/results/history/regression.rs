@@ -157,9 +157,8 @@ pub(crate) fn check<'a>(
             let Some(current) = figure(row, metric) else { continue };
             let mut values = figures.get(&(row.cpu, metric)).cloned().unwrap_or_default();
             let Some(baseline) = median(&mut values) else { continue };
-            let over_pct = current > baseline * (1.0 + pct / 100.0);
             let crosses = current > run.threshold_us && baseline <= run.threshold_us;
-            if over_pct || crosses {
+            if regressed(current, baseline, pct, run.threshold_us) {
                 out.findings.push(Finding {
                     scenario: row.scenario.clone(),
                     test: row.test.clone(),
@@ -188,7 +187,14 @@ pub(crate) fn check<'a>(
     out
 }
 
-fn median(values: &mut [f64]) -> Option<f64> {
+/// Whether a figure regressed against its baseline: more than `pct` % over it, or over the
+/// threshold where the baseline was not.
+pub(crate) fn regressed(current: f64, baseline: f64, pct: f64, threshold_us: f64) -> bool {
+    current > baseline * (1.0 + pct / 100.0) || (current > threshold_us && baseline <= threshold_us)
+}
+
+/// The median of `values` (sorted in place); none of none.
+pub(crate) fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
         return None;
     }

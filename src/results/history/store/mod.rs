@@ -7,7 +7,7 @@ use super::HistoryError;
 use super::backend::{Backend, DbError, Value};
 use super::location::Location;
 use super::migrations::{self, Schema};
-use crate::formats::history_json::{HistoryResult, HistoryRun};
+use crate::formats::history_json::HistoryRun;
 use rows::{
     digest_list, insert, int, optional_text, prefix_range, real, result_from_row, run_from_row,
     text,
@@ -31,14 +31,16 @@ pub(crate) type Worst = std::collections::BTreeMap<Key, (Option<f64>, Option<f64
 /// one query at once, and a board's five years are 200,000 of them.
 pub(crate) const RUNS_A_QUERY: usize = 250;
 
-/// A run's worst figures in one scenario and test ([`Store::series_worst`]).
+/// A result row as the trend page reads it ([`Store::series_rows`]).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SeriesWorst {
+pub(crate) struct SeriesRow {
     pub run_digest: String,
     pub scenario: String,
     pub test: String,
+    pub cpu: Option<u32>,
     pub max_us: Option<f64>,
     pub p999_us: Option<f64>,
+    pub valid: bool,
 }
 
 /// Which runs to read.
@@ -231,55 +233,13 @@ impl Store {
         )
     }
 
-    /// For each of the runs `digests` (at most [`RUNS_A_QUERY`] a call is best) and each
-    /// scenario and test it has a row of, its worst max and p99.9, counted by the database:
-    /// over the run's valid rows of the pair, or all of them for an invalid run; unknown when
-    /// one of those rows' figure is (a p99.9 among overflowed samples), never the best of the
-    /// rest, and unknown when there is no such row. One row per run and pair, however many CPUs.
-    pub(crate) fn series_worst(
-        &mut self,
-        digests: &[&str],
-    ) -> Result<Vec<SeriesWorst>, HistoryError> {
-        if digests.is_empty() {
-            return Ok(Vec::new());
-        }
-        let (marks, params) = digest_list(digests);
-        let counted = "(results.valid = 1 OR runs.valid = 0)";
-        let rows = self
-            .db
-            .query(
-                &format!(
-                    "SELECT results.run_digest, results.scenario, results.test, \
-                     MAX(CASE WHEN {counted} THEN results.max_us END), \
-                     MAX(CASE WHEN {counted} AND results.max_us IS NULL THEN 1 ELSE 0 END), \
-                     MAX(CASE WHEN {counted} THEN results.p999_us END), \
-                     MAX(CASE WHEN {counted} AND results.p999_us IS NULL THEN 1 ELSE 0 END) \
-                     FROM results JOIN runs ON runs.digest = results.run_digest \
-                     WHERE results.run_digest IN ({marks}) \
-                     GROUP BY results.run_digest, results.scenario, results.test"
-                ),
-                &params,
-            )
-            .map_err(|e| self.failed(e))?;
-        Ok(rows
-            .iter()
-            .map(|row| SeriesWorst {
-                run_digest: text(row, 0),
-                scenario: text(row, 1),
-                test: text(row, 2),
-                max_us: real(row, 3).filter(|_| int(row, 4) == Some(0)),
-                p999_us: real(row, 5).filter(|_| int(row, 6) == Some(0)),
-            })
-            .collect())
-    }
-
-    /// The valid result rows of the runs `digests` (at most [`RUNS_A_QUERY`] a call: the
-    /// driver holds a query's rows at once), each with its run's digest, in the run's order;
-    /// of each row only what a regression check reads (scenario, test, CPU, max and p99.9).
-    pub(crate) fn valid_figures(
-        &mut self,
-        digests: &[&str],
-    ) -> Result<Vec<(String, HistoryResult)>, HistoryError> {
+    /// Every result row of the runs `digests` (at most [`RUNS_A_QUERY`] a call: the driver
+    /// holds a query's rows at once), each with its run's digest, in no order; of each row only
+    /// what the trend page reads (scenario, test, CPU, max, p99.9 and whether it is valid). One
+    /// query, which looks each run's rows up by the results' primary key on both backends
+    /// (docs/performance.md): unsorted, since PostgreSQL's sort of a query's 25,000 rows took
+    /// longer than finding them.
+    pub(crate) fn series_rows(&mut self, digests: &[&str]) -> Result<Vec<SeriesRow>, HistoryError> {
         if digests.is_empty() {
             return Ok(Vec::new());
         }
@@ -288,25 +248,30 @@ impl Store {
             .db
             .query(
                 &format!(
-                    "SELECT run_digest, scenario, test, cpu, max_us, p999_us FROM results \
-                     WHERE run_digest IN ({marks}) AND valid = 1 ORDER BY run_digest, position"
+                    "SELECT run_digest, scenario, test, cpu, max_us, p999_us, valid FROM results \
+                     WHERE run_digest IN ({marks})"
                 ),
                 &params,
             )
             .map_err(|e| self.failed(e))?;
         Ok(rows
-            .iter()
+            .into_iter()
             .map(|row| {
-                let result = HistoryResult {
-                    scenario: text(row, 1),
-                    test: text(row, 2),
-                    cpu: int(row, 3).and_then(|v| u32::try_from(v).ok()),
-                    max_us: real(row, 4),
-                    p999_us: real(row, 5),
-                    valid: true,
-                    ..HistoryResult::default()
+                let mut row = row.into_iter();
+                let mut next = || row.next().unwrap_or(Value::Int(None));
+                let owned = |value: Value| match value {
+                    Value::Text(Some(text)) => text,
+                    _ => String::new(),
                 };
-                (text(row, 0), result)
+                SeriesRow {
+                    run_digest: owned(next()),
+                    scenario: owned(next()),
+                    test: owned(next()),
+                    cpu: next().int().and_then(|v| u32::try_from(v).ok()),
+                    max_us: next().real(),
+                    p999_us: next().real(),
+                    valid: next().int() == Some(1),
+                }
             })
             .collect())
     }

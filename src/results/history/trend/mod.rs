@@ -7,15 +7,16 @@
 //! HTML auto-escaping.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::rc::Rc;
 
+mod flags;
 mod plot;
 
 use super::HistoryError;
 use super::compare::short;
 use super::regression;
-use super::store::{Filter, RUNS_A_QUERY, Store};
-use crate::formats::history_json::{HistoryResult, HistoryRun};
+use super::store::{Filter, RUNS_A_QUERY, SeriesRow, Store};
+use crate::formats::history_json::HistoryRun;
+use flags::{Figure, Flags, Valid};
 use plot::{HEIGHT, Key, LEFT, Page, TOP, WIDTH, series};
 
 /// One run in one series (its scenario and test): its worst figures, and whether it regressed
@@ -42,83 +43,72 @@ pub(crate) struct Trend {
 }
 
 /// The trend of the runs `filter` selects, asked of `store` so that rtbuild never holds a
-/// board's years of per-CPU rows: the database counts each run's worst figures per series
-/// ([`Store::series_worst`], one row per run and series), and the regression checks read the
-/// runs' valid rows [`RUNS_A_QUERY`] runs at a time in the order the checks need them, keeping
-/// only each series' newest runs ([`Flags`]).
+/// board's years of per-CPU rows: each run's rows are read once, [`RUNS_A_QUERY`] runs a query
+/// in the order the regression flags need them ([`flags::order`], then the runs no check
+/// reads), and only each run's worst figures per series and, while the flags need them, its
+/// valid CPUs' max and p99.9 are kept.
 pub(crate) fn read(store: &mut Store, filter: &Filter, pct: f64) -> Result<Trend, HistoryError> {
     let runs = store.run_headers(filter)?;
-    let at: HashMap<&str, usize> =
-        runs.iter().enumerate().map(|(at, run)| (run.digest.as_str(), at)).collect();
-    let mut cells: Vec<Vec<Cell>> = vec![Vec::new(); runs.len()];
-    for chunk in runs.chunks(RUNS_A_QUERY) {
-        let digests: Vec<&str> = chunk.iter().map(|run| run.digest.as_str()).collect();
-        for worst in store.series_worst(&digests)? {
-            if let Some(&at) = at.get(worst.run_digest.as_str()) {
-                cells[at].push(Cell {
-                    scenario: worst.scenario,
-                    test: worst.test,
-                    max_us: worst.max_us,
-                    p999_us: worst.p999_us,
-                    regression: false,
-                });
-            }
-        }
+    let checked = flags::order(&runs);
+    let mut fed = vec![false; runs.len()];
+    for &at in &checked {
+        fed[at] = true;
     }
-    let mut flags = Flags::new(pct);
-    for chunk in Flags::order(&runs).chunks(RUNS_A_QUERY) {
+    let sequence: Vec<usize> =
+        checked.iter().copied().chain((0..runs.len()).filter(|&at| !fed[at])).collect();
+    let mut cells: Vec<Vec<Cell>> = vec![Vec::new(); runs.len()];
+    let mut names = Names::default();
+    let mut flags = Flags::new(&runs, pct);
+    for chunk in sequence.chunks(RUNS_A_QUERY) {
         let digests: Vec<&str> = chunk.iter().map(|&at| runs[at].digest.as_str()).collect();
-        let mut rows: HashMap<String, Vec<HistoryResult>> = HashMap::new();
-        for (digest, row) in store.valid_figures(&digests)? {
-            rows.entry(digest).or_default().push(row);
+        let rows = store.series_rows(&digests)?;
+        let mut of_run: HashMap<&str, Vec<&SeriesRow>> = HashMap::new();
+        for row in &rows {
+            of_run.entry(row.run_digest.as_str()).or_default().push(row);
         }
         for &at in chunk {
             let run = &runs[at];
-            // What a check reads of a run.
-            flags.feed(HistoryRun {
-                digest: run.digest.clone(),
-                machine: run.machine.clone(),
-                started_unix: run.started_unix,
-                threshold_us: run.threshold_us,
-                verdict: run.verdict,
-                valid: run.valid,
-                results: rows.remove(&run.digest).unwrap_or_default(),
-                ..HistoryRun::default()
-            });
+            let rows = of_run.remove(run.digest.as_str()).unwrap_or_default();
+            let (run_cells, valid) = summary(run, &rows, &mut names);
+            cells[at] = run_cells;
+            if fed[at] {
+                flags.feed(at, valid);
+            }
         }
     }
-    mark(&runs, &mut cells, &flags.finish());
+    mark(&mut cells, &flags.finish(), &names);
     Ok(Trend { runs, cells })
 }
 
-/// The trend of `runs` at hand, each with its results: figures and regressions counted here row
-/// by row (what [`read`] asks the database for).
+/// The trend of `runs` at hand, each with its results (what [`read`] asks the database for).
 #[cfg(test)]
 pub(crate) fn from_runs(runs: &[HistoryRun], pct: f64) -> Trend {
-    let mut flags = Flags::new(pct);
-    for at in Flags::order(runs) {
-        flags.feed(runs[at].clone());
-    }
-    let mut cells: Vec<Vec<Cell>> = runs
+    let mut names = Names::default();
+    let mut summaries: Vec<(Vec<Cell>, Valid)> = runs
         .iter()
         .map(|run| {
-            let mut pairs: Vec<(&str, &str)> =
-                run.results.iter().map(|r| (r.scenario.as_str(), r.test.as_str())).collect();
-            pairs.sort_unstable();
-            pairs.dedup();
-            pairs
-                .into_iter()
-                .map(|(scenario, test)| Cell {
-                    scenario: scenario.to_string(),
-                    test: test.to_string(),
-                    max_us: worst(run, scenario, test, "max"),
-                    p999_us: worst(run, scenario, test, "p99.9"),
-                    regression: false,
+            let rows: Vec<SeriesRow> = run
+                .results
+                .iter()
+                .map(|r| SeriesRow {
+                    run_digest: run.digest.clone(),
+                    scenario: r.scenario.clone(),
+                    test: r.test.clone(),
+                    cpu: r.cpu,
+                    max_us: r.max_us,
+                    p999_us: r.p999_us,
+                    valid: r.valid,
                 })
-                .collect()
+                .collect();
+            summary(run, &rows.iter().collect::<Vec<_>>(), &mut names)
         })
         .collect();
-    mark(runs, &mut cells, &flags.finish());
+    let mut flags = Flags::new(runs, pct);
+    for at in flags::order(runs) {
+        flags.feed(at, std::mem::take(&mut summaries[at].1));
+    }
+    let mut cells: Vec<Vec<Cell>> = summaries.into_iter().map(|(cells, _)| cells).collect();
+    mark(&mut cells, &flags.finish(), &names);
     let runs = runs.iter().map(|run| HistoryRun { results: Vec::new(), ..run.clone() }).collect();
     Trend { runs, cells }
 }
@@ -127,6 +117,86 @@ pub(crate) fn from_runs(runs: &[HistoryRun], pct: f64) -> Trend {
 #[cfg(test)]
 pub(crate) fn render(runs: &[HistoryRun], pct: f64) -> Result<String, minijinja::Error> {
     page(&from_runs(runs, pct))
+}
+
+/// The series (scenario and test) seen so far, each numbered once.
+#[derive(Default)]
+struct Names {
+    names: Vec<(String, String)>,
+}
+
+impl Names {
+    fn number(&mut self, scenario: &str, test: &str) -> usize {
+        match self.names.iter().position(|(s, t)| s == scenario && t == test) {
+            Some(at) => at,
+            None => {
+                self.names.push((scenario.to_string(), test.to_string()));
+                self.names.len() - 1
+            }
+        }
+    }
+}
+
+/// A run's worst figure in a series so far.
+#[derive(Default, Clone, Copy)]
+struct Worst {
+    worst: Option<f64>,
+    /// A counted row's figure is unknown: so is the run's.
+    unknown: bool,
+}
+
+impl Worst {
+    fn add(&mut self, figure: Option<f64>) {
+        match figure {
+            Some(value) => self.worst = Some(self.worst.map_or(value, |w| w.max(value))),
+            None => self.unknown = true,
+        }
+    }
+
+    fn get(self) -> Option<f64> {
+        self.worst.filter(|_| !self.unknown)
+    }
+}
+
+/// `run`'s cells (one per series it has a row of: its worst max and p99.9 over its valid rows
+/// of the series, or all of them for an invalid run; unknown when one of those rows' figure is
+/// or there is none) and, for a valid run, its valid rows by series.
+fn summary(run: &HistoryRun, rows: &[&SeriesRow], names: &mut Names) -> (Vec<Cell>, Valid) {
+    let mut series: Vec<(usize, Worst, Worst, Vec<Figure>)> = Vec::new();
+    for row in rows {
+        let number = names.number(&row.scenario, &row.test);
+        let at = match series.iter().position(|s| s.0 == number) {
+            Some(at) => at,
+            None => {
+                series.push((number, Worst::default(), Worst::default(), Vec::new()));
+                series.len() - 1
+            }
+        };
+        let (_, max, p999, figures) = &mut series[at];
+        if row.valid || !run.valid {
+            max.add(row.max_us);
+            p999.add(row.p999_us);
+        }
+        if row.valid && run.valid {
+            figures.push(Figure { cpu: row.cpu, max_us: row.max_us, p999_us: row.p999_us });
+        }
+    }
+    let cells = series
+        .iter()
+        .map(|(number, max, p999, _)| Cell {
+            scenario: names.names[*number].0.clone(),
+            test: names.names[*number].1.clone(),
+            max_us: max.get(),
+            p999_us: p999.get(),
+            regression: false,
+        })
+        .collect();
+    let valid = series
+        .into_iter()
+        .filter(|s| !s.3.is_empty())
+        .map(|(number, _, _, figures)| (number, figures))
+        .collect();
+    (cells, valid)
 }
 
 /// The page of `trend`.
@@ -166,162 +236,21 @@ pub(crate) fn page(trend: &Trend) -> Result<String, minijinja::Error> {
     crate::text::templates::render("history.html", &page)
 }
 
-/// Sets each cell's regression from `flagged`.
-fn mark(
-    runs: &[HistoryRun],
-    cells: &mut [Vec<Cell>],
-    flagged: &HashMap<String, HashSet<(String, String)>>,
-) {
-    for (run, cells) in runs.iter().zip(cells) {
-        if let Some(pairs) = flagged.get(&run.digest) {
-            for cell in cells {
-                cell.regression = pairs.contains(&(cell.scenario.clone(), cell.test.clone()));
+/// Sets each cell's regression from `flagged` (run and series number, [`Names`]).
+fn mark(cells: &mut [Vec<Cell>], flagged: &HashSet<(usize, usize)>, names: &Names) {
+    for &(at, number) in flagged {
+        let (scenario, test) = &names.names[number];
+        for cell in &mut cells[at] {
+            if &cell.scenario == scenario && &cell.test == test {
+                cell.regression = true;
             }
         }
     }
-}
-
-/// A run's worst figure over its valid (or, for an invalid run, all) rows of a scenario and
-/// test; unknown when a CPU's figure is, never the best of the rest.
-#[cfg(test)]
-fn worst(run: &HistoryRun, scenario: &str, test: &str, metric: &str) -> Option<f64> {
-    let figures: Vec<Option<f64>> = run
-        .results
-        .iter()
-        .filter(|r| r.scenario == scenario && r.test == test && (r.valid || !run.valid))
-        .map(|r| super::compare::figure(r, metric))
-        .collect();
-    if figures.iter().any(Option::is_none) {
-        return None;
-    }
-    figures.into_iter().flatten().reduce(f64::max)
 }
 
 fn when(run: &HistoryRun) -> i64 {
     run.started_unix.unwrap_or(run.added_unix)
 }
 
-/// Each valid run's regressions as (scenario, test) pairs: what [`regression::check`] finds
-/// against every run of its machine. Fed each machine's valid runs in [`Flags::order`], it
-/// checks each run against a window of each pair's newest valid runs so far (the only runs
-/// `check` takes a baseline from) instead of all of them, and holds only that window, the
-/// machine's runs of unknown start and the runs of one start time.
-struct Flags {
-    pct: f64,
-    out: HashMap<String, HashSet<(String, String)>>,
-    /// The machine whose runs are being fed.
-    machine: Option<String>,
-    /// The newest BASELINE_RUNS + 1 valid runs of each pair so far (one more than a baseline
-    /// needs: the run checked may be among them).
-    window: HashMap<(String, String), Vec<Rc<HistoryRun>>>,
-    /// The machine's runs of unknown start: they take their baseline from every run of the
-    /// machine, so they are checked at its end.
-    undated: Vec<Rc<HistoryRun>>,
-    /// Runs of one start time, each a baseline for the others: checked when the next start
-    /// time comes.
-    group: Vec<Rc<HistoryRun>>,
-}
-
-impl Flags {
-    fn new(pct: f64) -> Flags {
-        Flags {
-            pct,
-            out: HashMap::new(),
-            machine: None,
-            window: HashMap::new(),
-            undated: Vec::new(),
-            group: Vec::new(),
-        }
-    }
-
-    /// Which of `runs` [`Flags::feed`] takes, in the order it takes them: the valid runs that
-    /// name a board, board by board, those of unknown start first, then by start and digest.
-    fn order(runs: &[HistoryRun]) -> Vec<usize> {
-        let mut order: Vec<usize> =
-            (0..runs.len()).filter(|&at| runs[at].valid && runs[at].machine.is_some()).collect();
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&runs[a], &runs[b]);
-            (&a.machine, a.started_unix.is_some(), a.started_unix, &a.digest).cmp(&(
-                &b.machine,
-                b.started_unix.is_some(),
-                b.started_unix,
-                &b.digest,
-            ))
-        });
-        order
-    }
-
-    /// The next run in [`Flags::order`], with (at least) its valid rows.
-    fn feed(&mut self, run: HistoryRun) {
-        if self.machine != run.machine {
-            self.end_machine();
-            self.machine = run.machine.clone();
-        }
-        let run = Rc::new(run);
-        if run.started_unix.is_none() {
-            self.push(&run);
-            self.undated.push(run);
-            return;
-        }
-        if self.group.first().is_some_and(|g| g.started_unix != run.started_unix) {
-            self.check_group();
-        }
-        self.group.push(run);
-    }
-
-    /// The regressions found, by run digest.
-    fn finish(mut self) -> HashMap<String, HashSet<(String, String)>> {
-        self.end_machine();
-        self.out
-    }
-
-    fn end_machine(&mut self) {
-        self.check_group();
-        // A run of unknown start takes its baseline from every run of the machine: the window
-        // now holds each pair's newest of them all.
-        for run in std::mem::take(&mut self.undated) {
-            self.check(&run);
-        }
-        self.window.clear();
-    }
-
-    fn check_group(&mut self) {
-        let group = std::mem::take(&mut self.group);
-        for h in &group {
-            self.push(h);
-        }
-        for run in &group {
-            self.check(run);
-        }
-    }
-
-    fn check(&mut self, run: &HistoryRun) {
-        let mut candidates: Vec<&HistoryRun> =
-            self.window.values().flatten().map(|h| h.as_ref()).collect();
-        candidates.sort_by(|a, b| a.digest.cmp(&b.digest));
-        candidates.dedup_by(|a, b| a.digest == b.digest);
-        let check = regression::check(run, candidates, self.pct);
-        let pairs = check.findings.into_iter().map(|f| (f.scenario, f.test)).collect();
-        self.out.insert(run.digest.clone(), pairs);
-    }
-
-    fn push(&mut self, h: &Rc<HistoryRun>) {
-        let pairs: HashSet<(&str, &str)> = h
-            .results
-            .iter()
-            .filter(|r| r.valid)
-            .map(|r| (r.scenario.as_str(), r.test.as_str()))
-            .collect();
-        for (scenario, test) in pairs {
-            let newest = self.window.entry((scenario.to_string(), test.to_string())).or_default();
-            newest.push(Rc::clone(h));
-            newest.sort_by(|a, b| newest_first(a, b));
-            newest.truncate(regression::BASELINE_RUNS + 1);
-        }
-    }
-}
-
-/// Newest first: by start (unknown as 0), then digest, as a baseline is chosen.
-fn newest_first(a: &HistoryRun, b: &HistoryRun) -> std::cmp::Ordering {
-    (b.started_unix.unwrap_or(0), &b.digest).cmp(&(a.started_unix.unwrap_or(0), &a.digest))
-}
+#[cfg(test)]
+mod tests;
