@@ -347,10 +347,15 @@ fn guide_on_arm64(board: &Board, steps: &Steps) -> Arm64Guest {
             cmdlines_seen.insert(loaded);
             if ran.contains(&format!("--mainaffinity {}", board.main_cpu)) {
                 let main = sample.tasks.iter().find(|t| t.pid == *pid && t.tid == *pid);
-                // Its allowed list is the main CPU. Its PSR is where it last ran, which can still be
-                // the RT CPU (seen on the guest: allowed 6, PSR 7, the main thread asleep since
-                // `-a 7` started it there), so PSR is only checked for the measuring thread.
-                if let Some(main) = main {
+                // Once its measuring thread runs (cyclictest pins its main thread before it
+                // starts that one; a sample can catch it just after its exec, still allowed on
+                // every housekeeping CPU), its allowed list is the main CPU. Its PSR is where it
+                // last ran, which can still be the RT CPU (seen on the guest: allowed 6, PSR 7,
+                // the main thread asleep since `-a 7` started it there), so PSR is only checked
+                // for the measuring thread.
+                let measuring =
+                    sample.tasks.iter().any(|t| t.pid == *pid && t.tid != *pid && t.class == "FF");
+                if let Some(main) = main.filter(|_| measuring) {
                     assert_eq!(main.allowed, board.main_cpu.to_string(), "{main:?}");
                 }
             }
