@@ -13,11 +13,28 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::time::Instant;
 
 use serde_json::Value;
 
 use crate::support::harness::Test;
 use crate::support::lab::{self, Arm64Guest, Guest};
+
+/// Prints how long the test has run at each step (shown when it fails, or with `--nocapture`):
+/// where the time goes on the slow TCG guest.
+struct Steps(Instant);
+
+impl Steps {
+    fn start() -> Steps {
+        Steps(Instant::now())
+    }
+
+    // The test's own log, captured by the harness and shown with its failure.
+    #[allow(clippy::print_stderr)]
+    fn at(&self, what: &str) {
+        eprintln!("[{:7.1} s] {what}", self.0.elapsed().as_secs_f64());
+    }
+}
 
 /// One seed layout: the board, its RT CPU, the guide's main CPU and housekeeping mask.
 struct Board {
@@ -53,7 +70,8 @@ const TARGET_TIMEOUT: [&str; 2] = ["--target-timeout", "900"];
 
 /// What the sampler runs on the guest: one `task PID TID PSR CLS RTPRIO COMM ALLOWED` line per
 /// thread of cyclictest and stress-ng, one `cmdline PID ARGS` per cyclictest, one `knob PATH=V`
-/// per tuned knob.
+/// per tuned knob. Runs three programs (`ps`, `tr` per cyclictest, one `awk` for the knobs):
+/// every one costs a fifth of a second or more on the loaded TCG guest.
 const SAMPLE: &str = r#"ps -eLo pid,tid,psr,cls,rtprio,comm | while read -r pid tid psr cls prio comm; do
   case $comm in cyclictest|stress-ng*) ;; *) continue ;; esac
   allowed=
@@ -65,9 +83,9 @@ const SAMPLE: &str = r#"ps -eLo pid,tid,psr,cls,rtprio,comm | while read -r pid 
     args=$(tr '\0' ' ' </proc/$pid/cmdline 2>/dev/null) && [ -n "$args" ] && echo "cmdline $pid $args"
   fi
 done
-for f in /proc/sys/kernel/timer_migration /sys/devices/virtual/workqueue/cpumask \
-  /proc/sys/kernel/sched_rt_runtime_us /proc/irq/default_smp_affinity; do
-  printf 'knob %s=%s\n' "$f" "$(cat $f)"; done
+awk 'FNR == 1 { print "knob " FILENAME "=" $0 }' /proc/sys/kernel/timer_migration \
+  /sys/devices/virtual/workqueue/cpumask /proc/sys/kernel/sched_rt_runtime_us \
+  /proc/irq/default_smp_affinity
 true"#;
 
 /// One thread as the sampler saw it.
@@ -200,18 +218,28 @@ fn without_added(cmdline: &str) -> BTreeSet<String> {
 
 /// The guide's commands on the guest booted with `board`'s layout; the guest is handed back
 /// (still running) for more checks in the same test.
-fn guide_on_arm64(board: &Board) -> Arm64Guest {
+fn guide_on_arm64(board: &Board, steps: &Steps) -> Arm64Guest {
+    steps.at(&format!("{}: booting", board.layout));
     let booted = Arm64Guest::boot(board.layout);
+    steps.at("ssh answers");
     let guest = &booted.guest;
     let target = guest.target_args();
-    assert_eq!(guest.sh("nproc --all").trim(), "8", "an 8-CPU guest");
-    assert_eq!(guest.sh("cat /sys/devices/system/cpu/isolated").trim(), board.rt_cpu.to_string());
+    // One round trip (each ssh connection costs seconds of emulated crypto): the CPU count, the
+    // isolated CPUs, the release, then the kernel's /boot/config-*.
+    let facts = guest.sh("nproc --all; cat /sys/devices/system/cpu/isolated; r=$(uname -r); \
+         echo \"$r\"; cat \"/boot/config-$r\"");
+    let mut facts_lines = facts.lines();
+    let mut fact = || facts_lines.next().unwrap_or_default().trim().to_string();
+    assert_eq!(fact(), "8", "an 8-CPU guest");
+    assert_eq!(fact(), board.rt_cpu.to_string());
 
     // verify --target: PREEMPT_RT and the plan's options from /boot/config-*, the isolation.
-    let release = guest.sh("uname -r").trim().to_string();
+    let release = fact();
     assert!(release.ends_with("-rt-arm64"), "{release}");
     let boot_config = format!("/boot/config-{release}");
-    let config = guest.sh(&format!("cat {boot_config}"));
+    let config: String = facts.lines().skip(3).map(|l| format!("{l}\n")).collect();
+    assert!(config.contains("CONFIG_PREEMPT_RT=y"), "{boot_config} on the guest: {config}");
+    steps.at("guest checks done; verify --target");
     let verify = Test::new()
         .args(["--json", "verify", "--machine", board.machine])
         .args(&target)
@@ -245,11 +273,16 @@ fn guide_on_arm64(board: &Board) -> Arm64Guest {
     verify.code_is(1);
 
     // test --tune with the guide's load, sampled from the guest while it runs.
+    steps.at("verify done");
     let before = knob_map(&guest.knobs());
+    steps.at("knobs read");
     start_sampler(guest, board);
+    steps.at("sampler started; test --tune");
     let run = Test::new()
         .args(["test", "--machine", board.machine])
         .args(&target)
+        // 20 s: with 10 s scenarios the sampler saw no loaded cyclictest on IQ-8275 in three
+        // runs on a busy host (load ~12).
         .args(["--scenario", "idle,stress", "--load", "60", "--tune", "--duration", "20s"])
         // The guide's -h 100 (rtbuild's default histogram is 1000 µs).
         .args(["--out", "res", "--histogram-us", "100", "--max-us", "1000000"])
@@ -258,7 +291,9 @@ fn guide_on_arm64(board: &Board) -> Arm64Guest {
         .run()
         .ignore_stdout()
         .ignore_stderr();
+    steps.at("test done");
     let samples = stop_sampler(guest);
+    steps.at(&format!("sampler stopped: {} samples", samples.len()));
     let dir = run.path().join("res");
     let json: Value =
         serde_json::from_str(&fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
@@ -314,10 +349,15 @@ fn guide_on_arm64(board: &Board) -> Arm64Guest {
             cmdlines_seen.insert(loaded);
             if ran.contains(&format!("--mainaffinity {}", board.main_cpu)) {
                 let main = sample.tasks.iter().find(|t| t.pid == *pid && t.tid == *pid);
-                // Its allowed list is the main CPU. Its PSR is where it last ran, which can still be
-                // the RT CPU (seen on the guest: allowed 6, PSR 7, the main thread asleep since
-                // `-a 7` started it there), so PSR is only checked for the measuring thread.
-                if let Some(main) = main {
+                // Once its measuring thread runs (cyclictest pins its main thread before it
+                // starts that one; a sample can catch it just after its exec, still allowed on
+                // every housekeeping CPU), its allowed list is the main CPU. Its PSR is where it
+                // last ran, which can still be the RT CPU (seen on the guest: allowed 6, PSR 7,
+                // the main thread asleep since `-a 7` started it there), so PSR is only checked
+                // for the measuring thread.
+                let measuring =
+                    sample.tasks.iter().any(|t| t.pid == *pid && t.tid != *pid && t.class == "FF");
+                if let Some(main) = main.filter(|_| measuring) {
                     assert_eq!(main.allowed, board.main_cpu.to_string(), "{main:?}");
                 }
             }
@@ -358,17 +398,21 @@ fn guide_on_arm64(board: &Board) -> Arm64Guest {
     assert_eq!(knob_map(&guest.knobs()), before, "test --tune must give back every knob");
     let left = guest.sh("ps -eo comm | grep -cE '^(cyclictest|stress-ng)' || true");
     assert_eq!(left.trim(), "0");
+    steps.at("knobs compared");
     let report = Test::new().args(["report", "--json"]).arg_path(&dir).run().ignore_stderr();
     assert!(matches!(report.code(), 0 | 1), "{}", report.stderr());
     assert_eq!(report.json()["machine"], board.machine, "{:#}", report.json());
+    steps.at("report done");
     booted
 }
 
 /// `--trace-above-us` with `analyzer` (ftrace or rtla) on the arm64 PREEMPT_RT kernel: under
 /// TCG cyclictest crosses 50 µs at once, so the breach is certain. The trace is kept, it is the
 /// RT CPU's, and every tracing setting reads back as before.
-fn breach_traced_on_arm64(guest: &Guest, board: &Board, analyzer: &str) {
+fn breach_traced_on_arm64(guest: &Guest, board: &Board, analyzer: &str, steps: &Steps) {
+    steps.at(&format!("breach with {analyzer}"));
     let before = guest.tracing_settings();
+    steps.at("tracing settings read; test --trace-above-us");
     let run = Test::new()
         .args(["test", "--machine", board.machine])
         .args(guest.target_args())
@@ -378,6 +422,7 @@ fn breach_traced_on_arm64(guest: &Guest, board: &Board, analyzer: &str) {
         .run()
         .ignore_stdout()
         .ignore_stderr();
+    steps.at("traced test done");
     let dir = run.path().join("res");
     let json: Value =
         serde_json::from_str(&fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
@@ -407,6 +452,7 @@ fn breach_traced_on_arm64(guest: &Guest, board: &Board, analyzer: &str) {
         assert!(!explanation.contains("cannot be explained"), "{trace}");
     }
     assert_eq!(guest.tracing_settings(), before, "tracing settings must read back as before");
+    steps.at("tracing settings compared");
     // A zombie (exited, not yet collected by the guest's init) runs nothing and is not counted.
     let left = guest.sh("ps -eo pid=,ppid=,stat=,comm=,args= | \
          awk '$3 !~ /^Z/ && $4 ~ /^(cyclictest|rtla|trace-cmd)$/' || true");
@@ -415,6 +461,7 @@ fn breach_traced_on_arm64(guest: &Guest, board: &Board, analyzer: &str) {
     assert_eq!(report.json()["spikes"][0]["scenario"], "idle", "{:#}", report.json());
     assert!(matches!(report.code(), 0 | 1), "{}", report.stderr());
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
+    steps.at("traced report done");
 }
 
 /// `0-2,4-6` as its CPUs.
@@ -434,7 +481,9 @@ fn cpus_of(list: &str) -> Vec<u32> {
 #[test]
 fn the_guides_commands_on_an_8_cpu_arm64_rt_guest_with_the_rb3gen2_layout() {
     let _one = lab::exclusive();
-    guide_on_arm64(&RB3);
+    let steps = Steps::start();
+    guide_on_arm64(&RB3, &steps);
+    steps.at("guest stopped");
 }
 
 /// IQ-8275's layout (RT CPU 3 in the middle, housekeeping 0-2,4-7, mask f7), main CPU 2 by
@@ -443,9 +492,12 @@ fn the_guides_commands_on_an_8_cpu_arm64_rt_guest_with_the_rb3gen2_layout() {
 #[test]
 fn the_guides_commands_on_an_8_cpu_arm64_rt_guest_with_the_iq8275_layout() {
     let _one = lab::exclusive();
-    let booted = guide_on_arm64(&IQ8275);
-    breach_traced_on_arm64(&booted.guest, &IQ8275, "ftrace");
-    breach_traced_on_arm64(&booted.guest, &IQ8275, "rtla");
+    let steps = Steps::start();
+    let booted = guide_on_arm64(&IQ8275, &steps);
+    breach_traced_on_arm64(&booted.guest, &IQ8275, "ftrace", &steps);
+    breach_traced_on_arm64(&booted.guest, &IQ8275, "rtla", &steps);
+    drop(booted);
+    steps.at("guest stopped");
 }
 
 #[test]

@@ -388,17 +388,25 @@ stop_pid() {
   kill -KILL "$pid" 2>/dev/null || true
 }
 
+# Polls ssh until it answers. Until the console shows sshd listening (its `-e` log), no ssh is
+# tried: an attempt before that waits out its whole ConnectTimeout (slirp accepts the connection
+# for the guest), so the console is read every half second instead. A console that never shows it
+# is not waited for longer than a minute.
 wait_ssh() {
-  local port=$1 run=$2 deadline=$((SECONDS + boot_timeout))
+  local port=$1 run=$2 deadline=$((SECONDS + boot_timeout)) blind=$((SECONDS + 60))
   while [ $SECONDS -lt $deadline ]; do
     kill -0 "$qemu_pid" 2>/dev/null || {
       tail -n 20 "$run/qemu.log" "$run/console.log" >&2 || true
       die "QEMU exited before ssh answered (logs in $run)"
     }
+    if [ $SECONDS -lt $blind ] && ! grep -q 'Server listening on' "$run/console.log" 2>/dev/null; then
+      sleep 0.5
+      continue
+    fi
     if ssh -F "$run/ssh_config" -o ConnectTimeout=5 -p "$port" root@127.0.0.1 true 2>/dev/null; then
       return 0
     fi
-    sleep 2
+    sleep 1
   done
   tail -n 20 "$run/console.log" >&2 || true
   stop_pid "$qemu_pid"

@@ -195,7 +195,9 @@ impl Guest {
     }
 
     /// Every knob the tune script touches, `PATH=VALUE` per line (first line of each file), read
-    /// by the test itself (not by rtbuild): what revert must give back.
+    /// by the test itself (not by rtbuild): what revert must give back. One `awk` reads them all
+    /// (a `head` per file costs seconds on the 8-CPU TCG guest; dash's `read` reads a byte at a
+    /// time, which /proc/sys files do not allow).
     pub(crate) fn knobs(&self) -> String {
         self.sh("for f in /proc/sys/kernel/timer_migration /proc/sys/kernel/sched_rt_runtime_us \
              /proc/sys/kernel/printk /sys/devices/virtual/workqueue/cpumask \
@@ -203,7 +205,8 @@ impl Guest {
              /sys/devices/system/cpu/cpufreq/policy*/scaling_governor \
              /proc/irq/default_smp_affinity /proc/irq/*/smp_affinity \
              /sys/devices/system/cpu/cpu*/cpuidle/state*/disable; do \
-               [ -e \"$f\" ] && printf '%s=%s\\n' \"$f\" \"$(head -n 1 \"$f\")\"; done; true")
+               [ -e \"$f\" ] && set -- \"$@\" \"$f\"; done; \
+             [ $# -eq 0 ] || awk 'FNR == 1 { print FILENAME \"=\" $0 }' \"$@\"; true")
     }
 
     /// The tracing settings `--trace-above-us` changes, read by the test itself. A never-used
