@@ -103,16 +103,21 @@ pub(crate) fn generate(plan: &Plan, options: &GenerateOptions) -> Result<Generat
     let _swap = crate::host::runner::signals::critical();
     let mut report = write::apply(&tree, &out, options.write)?;
     // The kas file includes its lock (so the lock wins over meta-qcom's): it must exist. A lock
-    // already there is the user's and is kept as it is.
+    // already there is the user's and is kept as it is: counted as unchanged, so a second run
+    // counts the files the first one created.
     let lock_name = render::lock_file_name(plan);
     let lock = out.join(&lock_name);
-    if !lock.exists() {
-        if !options.write.dry_run {
-            crate::release::lock::write_placeholder(&lock)?;
+    let change = match lock.exists() {
+        true => write::Change::Unchanged,
+        false => {
+            if !options.write.dry_run {
+                crate::release::lock::write_placeholder(&lock)?;
+            }
+            write::Change::Create
         }
-        report.files.push((PathBuf::from(lock_name), write::Change::Create));
-        report.files.sort_by(|a, b| a.0.cmp(&b.0));
-    }
+    };
+    report.files.push((PathBuf::from(lock_name), change));
+    report.files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Generated {
         kas_file: out.join(render::kas_file_name(plan)),
         plan_file: out.join(render::PLAN_FILE),
