@@ -22,9 +22,18 @@ fn release_build() -> MutexGuard<'static, ()> {
     BUILD.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// `program` as a user runs it: without `RUSTC_BOOTSTRAP`, which `.ci/test` gives the test
+/// binaries (for `--report-time`) and which would let a build use unstable compiler features no
+/// user's build may.
+fn as_user(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.env_remove("RUSTC_BOOTSTRAP");
+    command
+}
+
 /// The cargo running the tests (`$CARGO`), else the one on PATH.
 fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    as_user(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
 fn ok(what: &str, output: Output) -> Output {
@@ -103,7 +112,7 @@ fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
     let out = tempfile::tempdir().expect("tempdir");
     let deb = out.path().join("rtbuild.deb");
     let build = release_build();
-    let built = Command::new("bash")
+    let built = as_user("bash")
         .arg(project_root().join("packaging/build-deb"))
         .arg("--output")
         .arg(&deb)
@@ -164,7 +173,7 @@ fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
 fn static_binary_runs_in_an_empty_root() {
     let built = ok(
         "packaging/build-static",
-        Command::new("bash")
+        as_user("bash")
             .arg(project_root().join("packaging/build-static"))
             .output()
             .expect("run build-static"),
