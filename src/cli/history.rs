@@ -1,6 +1,7 @@
 //! `rtbuild history add|list|show|compare|report`: the latency history keyed by build identity.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
@@ -11,7 +12,7 @@ use crate::formats::history_json::{HistoryList, SCHEMA};
 use crate::results::history::add::{AddRequest, add};
 use crate::results::history::location::Location;
 use crate::results::history::store::{Filter, Store};
-use crate::results::history::{self, HistoryError, compare, regression};
+use crate::results::history::{self, DEFAULT_WAIT, HistoryError, compare, regression};
 use crate::text::escape_controls;
 use crate::text::parse_date;
 use crate::text::ui::Ui;
@@ -46,6 +47,10 @@ pub(crate) struct DbArgs {
     /// $XDG_DATA_HOME/rtbuild/history.sqlite].
     #[arg(long, value_name = "URL", env = "RTBUILD_DB", hide_env_values = true)]
     pub db: Option<String>,
+    /// Seconds to wait for the database before giving up: for another process's write lock on
+    /// an SQLite file, and for each statement on a PostgreSQL server.
+    #[arg(long, value_name = "SECONDS", env = "RTBUILD_DB_TIMEOUT", default_value_t = DEFAULT_WAIT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub db_timeout: u64,
     #[command(flatten)]
     pub data_home: DataHomeArgs,
 }
@@ -62,9 +67,14 @@ impl DbArgs {
         }
     }
 
+    /// How long to wait for a lock or a statement.
+    pub(crate) fn wait(&self) -> Duration {
+        Duration::from_secs(self.db_timeout)
+    }
+
     /// The database for a command that only reads it.
     fn open(&self) -> Result<Store, HistoryError> {
-        Store::open_read(&self.location()?)
+        Store::open_read(&self.location()?, self.wait())
     }
 }
 
@@ -227,7 +237,7 @@ fn now_unix() -> i64 {
 
 fn run_add(args: AddArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     let location = args.db.location()?;
-    let mut store = Store::open(&location)?;
+    let mut store = Store::open(&location, args.db.wait())?;
     let request = AddRequest {
         runs: args.runs,
         bundle: args.bundle,

@@ -65,6 +65,10 @@ pub(crate) struct ReportArgs {
     /// With --history: how much worse than the baseline max or p99.9 is a regression, %.
     #[arg(long, value_name = "PCT", default_value_t = crate::results::history::regression::DEFAULT_PCT, requires = "history")]
     pub regression_pct: f64,
+    /// With --history: seconds to wait for the database before giving up, as `rtbuild history
+    /// --db-timeout`.
+    #[arg(long, value_name = "SECONDS", env = "RTBUILD_DB_TIMEOUT", default_value_t = crate::results::history::DEFAULT_WAIT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub db_timeout: u64,
 }
 
 pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
@@ -120,6 +124,7 @@ pub(super) fn run(args: ReportArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
             &options,
             &mut reading,
             args.regression_pct,
+            std::time::Duration::from_secs(args.db_timeout),
         )?;
         for check in &checks {
             // On stderr with --json, so stdout stays one JSON document.

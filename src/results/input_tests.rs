@@ -124,7 +124,11 @@ fn report_history_and_history_add_open_each_input_once() {
     want.push(lava.clone());
     let url = format!("sqlite:{}", root.path().join("history.db").display());
     let location = crate::results::history::location::Location::parse(&url).unwrap();
-    let mut store = crate::results::history::store::Store::open(&location).unwrap();
+    let mut store = crate::results::history::store::Store::open(
+        &location,
+        crate::results::history::DEFAULT_WAIT,
+    )
+    .unwrap();
 
     // `history add RUN…`: every run read once, then recorded.
     let request = crate::results::history::add::AddRequest {
@@ -146,7 +150,13 @@ fn report_history_and_history_add_open_each_input_once() {
     };
     let (checks, opened) = opens::during(|| {
         let (_, mut reading) = crate::results::report::build_with_runs(&options).unwrap();
-        crate::results::history::check_report(&location, &options, &mut reading, 20.0)
+        crate::results::history::check_report(
+            &location,
+            &options,
+            &mut reading,
+            20.0,
+            crate::results::history::DEFAULT_WAIT,
+        )
     });
     assert_eq!(checks.unwrap().len(), 2);
     opened_once(&opened, &want);

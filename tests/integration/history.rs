@@ -965,7 +965,9 @@ fn the_measured_kernel_config_digest_is_recorded() {
 /// Issue 34 item 8: a server that accepts the connection and then says nothing (a TCP listener
 /// on 127.0.0.1 that never answers) hung `history` forever: the connect timeout covered only
 /// the socket connect. Now the whole login has the deadline (`connect_timeout` in the URL, else
-/// 15 s) and every statement one of its own; the error is one line naming the deadline.
+/// 15 s, which the library's `a_urls_connect_timeout_is_capped_at_a_minute` checks without
+/// waiting for it) and every statement one of its own; the error is one line naming the
+/// deadline.
 #[test]
 fn a_server_that_accepts_and_never_answers_is_given_up_in_one_line() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -976,7 +978,7 @@ fn a_server_that_accepts_and_never_answers_is_given_up_in_one_line() {
             open.push(stream);
         }
     });
-    for (query, seconds) in [("?connect_timeout=2", 2), ("", 15)] {
+    for (query, seconds) in [("?connect_timeout=2", 2), ("?connect_timeout=1", 1)] {
         let url = format!("postgresql://lab:hunter2@127.0.0.1:{port}/rt{query}");
         let started = std::time::Instant::now();
         let run = Test::new()
@@ -1195,8 +1197,9 @@ fn postgres_readers_run_while_a_writer_holds_the_migration_lock() {
 
 /// Issue 34 item 8, the statement deadline on a real server: a second session holds an
 /// exclusive lock on the `runs` table, so `history list`'s query waits on the server. rtbuild
-/// gives up after its 120 s deadline with one line naming the statement and the fix, exit 1,
-/// never hangs; the password is not shown.
+/// gives up after its deadline (`--db-timeout 3` here; 120 s by default, as
+/// `the_database_wait_is_120_s_unless_db_timeout_sets_1_s_to_a_day` checks) with one line
+/// naming the statement and the fix, exit 1, never hangs; the password is not shown.
 #[test]
 fn a_postgres_statement_past_its_deadline_is_one_error_line() {
     let db = Db::new(Kind::Postgres);
@@ -1205,19 +1208,24 @@ fn a_postgres_statement_past_its_deadline_is_one_error_line() {
     let mut holder = db.client();
     holder.batch_execute("BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE").unwrap();
     let started = std::time::Instant::now();
-    let run = db.rtbuild(&["history", "list"]).within_secs(240).run().code_is(1).stdout_is("");
+    let run = db
+        .rtbuild(&["history", "list", "--db-timeout", "3"])
+        .within_secs(120)
+        .run()
+        .code_is(1)
+        .stdout_is("");
     let elapsed = started.elapsed();
-    assert!(elapsed >= std::time::Duration::from_secs(119), "gave up after {elapsed:?}");
+    assert!(elapsed >= std::time::Duration::from_secs(3), "gave up after {elapsed:?}");
     let line = one_error_line(&run.stderr());
     assert!(
         line.starts_with(&format!(
-            "error: history database {}: the server did not answer within 120 s (`SELECT ",
+            "error: history database {}: the server did not answer within 3 s (`SELECT ",
             db.url
         )),
         "{line}"
     );
     assert!(
-        line.ends_with("check that the server is healthy and that no other session holds a lock on rtbuild's tables (see pg_locks), then run again"),
+        line.ends_with("check that the server is healthy and that no other session holds a lock on rtbuild's tables (see pg_locks), then run again, or wait longer with --db-timeout SECONDS"),
         "{line}"
     );
     holder.batch_execute("ROLLBACK").unwrap();
@@ -1226,8 +1234,9 @@ fn a_postgres_statement_past_its_deadline_is_one_error_line() {
 }
 
 /// Issue 34 item 14 on SQLite: another process's connection holds the file's exclusive lock
-/// (`BEGIN EXCLUSIVE`), so `history add` waits its 2 minutes and then says so in one line with
-/// the file's own fix (not "check that the server is running"), exit 1 or 2, no hang.
+/// (`BEGIN EXCLUSIVE`), so `history add` waits its deadline (`RTBUILD_DB_TIMEOUT=3` here, the
+/// environment's form of `--db-timeout`) and then says so in one line with the file's own fix
+/// (not "check that the server is running"), exit 1 or 2, no hang.
 #[test]
 fn a_locked_sqlite_history_is_one_error_line_with_its_own_fix() {
     let db = Db::new(Kind::Sqlite);
@@ -1238,22 +1247,77 @@ fn a_locked_sqlite_history_is_one_error_line_with_its_own_fix() {
     let holder = rusqlite::Connection::open(&file).unwrap();
     holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
     let started = std::time::Instant::now();
-    let run = db.rtbuild(&["history", "add", &second]).within_secs(240).run();
+    let run = db
+        .rtbuild(&["history", "add", &second])
+        .env("RTBUILD_DB_TIMEOUT", "3")
+        .within_secs(120)
+        .run();
     let code = run.code();
     let run = run.ignore_stdout();
-    assert!(started.elapsed() >= std::time::Duration::from_secs(119), "{:?}", started.elapsed());
+    assert!(started.elapsed() >= std::time::Duration::from_secs(3), "{:?}", started.elapsed());
     assert!(matches!(code, 1 | 2), "exit {code}: {}", run.stderr());
     let line = one_error_line(&run.stderr());
     assert!(line.contains(&file), "{line}");
     assert!(line.contains("database is locked"), "{line}");
     assert!(
-        line.ends_with("another process held the file's write lock for over 2 minutes; wait for it to finish (`fuser FILE` names it) and run again"),
+        line.ends_with("another process held the file's write lock for over 3 s; wait for it to finish (`fuser FILE` names it) and run again, or wait longer with --db-timeout SECONDS"),
         "{line}"
     );
     assert!(!line.contains("server"), "{line}");
     holder.execute_batch("ROLLBACK").unwrap();
     drop(holder);
     assert_eq!(db.list(&[]).len(), 1, "nothing of the refused run was recorded");
+}
+
+/// Issue 37 part 3: the wait for a locked file or a slow statement is a user's choice
+/// (`--db-timeout SECONDS` or `RTBUILD_DB_TIMEOUT`, on every history command and on `report
+/// --history`), 120 s unless set, as the help says; a wait that is no whole number of seconds
+/// from 1 to 86400 is one error line, exit 2, before the database is opened.
+#[test]
+fn the_database_wait_is_120_s_unless_db_timeout_sets_1_s_to_a_day() {
+    for command in [&["history", "add"][..], &["history", "list"], &["report"]] {
+        let help = Test::new().args(command).args(["--help"]).run().success().stdout();
+        // The flag's line and the lines indented under it, up to the next flag.
+        let lines: Vec<&str> = help.lines().collect();
+        let flag = lines.iter().position(|l| l.contains("--db-timeout <SECONDS>"));
+        let flag = flag.unwrap_or_else(|| panic!("{help}"));
+        let indent = |l: &&str| l.len() - l.trim_start().len();
+        let more = lines[flag + 1..].iter().take_while(|l| l.is_empty() || indent(l) > 6);
+        let shown =
+            std::iter::once(&lines[flag]).chain(more).copied().collect::<Vec<_>>().join("\n");
+        assert!(shown.contains("[env: RTBUILD_DB_TIMEOUT=]"), "{shown}");
+        assert!(shown.contains("[default: 120]"), "{shown}");
+    }
+    let db = Db::new(Kind::Sqlite);
+    for bad in ["0", "86401", "-5", "2.5", "2m", ""] {
+        let run = db
+            .rtbuild(&["history", "list", &format!("--db-timeout={bad}")])
+            .run()
+            .code_is(2)
+            .stdout_is("");
+        let line = one_error_line(&run.stderr());
+        assert!(
+            line.starts_with(&format!(
+                "error: invalid value '{bad}' for '--db-timeout <SECONDS>': "
+            )),
+            "{line}"
+        );
+        assert!(line.ends_with("; see `rtbuild history --help` for the values it takes"), "{line}");
+        let run = db
+            .rtbuild(&["history", "list"])
+            .env("RTBUILD_DB_TIMEOUT", bad)
+            .run()
+            .code_is(2)
+            .stdout_is("");
+        one_error_line(&run.stderr());
+    }
+    assert!(!db.path("db").exists(), "no database was made for a bad wait");
+    for good in ["1", "86400"] {
+        db.rtbuild(&["history", "list", "--db-timeout", good])
+            .run()
+            .success()
+            .stdout_is("no runs recorded\n");
+    }
 }
 
 /// Issue 37 part 2: the trend page draws what the database counts (each run's worst figure per

@@ -2,17 +2,38 @@
 //! it and then run: `cargo install --locked --path .`, the `.deb` of `packaging/build-deb`
 //! (cargo-deb, installed by `.ci/setup`), and the static binary of `packaging/build-static`, run in
 //! an empty root holding nothing but itself. Each runs `rtbuild --version` and `rtbuild machines`.
-//! They share the release build in `target/release` (the first to run builds it; several minutes
-//! on a 2-core machine), the static one has its own under `target/x86_64-unknown-linux-gnu/`.
+//! `cargo install` and the `.deb` share the release build in `target/release`, one after the
+//! other ([`release_build`]): the first to run builds it (several minutes on a 2-core machine), the
+//! second finds it fresh. The static one has its own under `target/x86_64-unknown-linux-gnu/`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::support::harness::project_root;
 
+/// Held while `cargo install` or `packaging/build-deb` builds `target/release`: one release
+/// build at a time, so the second finds the first's fresh (measured: `cargo install --locked
+/// --path .` after `build-deb` finishes in under a second). Cargo's lock on `target/release`
+/// already makes the second wait; this says so here, so neither test is given a target folder
+/// of its own that would compile rtbuild a third time.
+fn release_build() -> MutexGuard<'static, ()> {
+    static BUILD: Mutex<()> = Mutex::new(());
+    BUILD.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `program` as a user runs it: without `RUSTC_BOOTSTRAP`, which `.ci/test` gives the test
+/// binaries (for `--report-time`) and which would let a build use unstable compiler features no
+/// user's build may.
+fn as_user(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.env_remove("RUSTC_BOOTSTRAP");
+    command
+}
+
 /// The cargo running the tests (`$CARGO`), else the one on PATH.
 fn cargo() -> Command {
-    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+    as_user(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
 }
 
 fn ok(what: &str, output: Output) -> Output {
@@ -57,6 +78,7 @@ fn assert_runs(what: &str, argv: &[&std::ffi::OsStr]) {
 #[test]
 fn cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild() {
     let root = tempfile::tempdir().expect("tempdir");
+    let build = release_build();
     ok(
         "cargo install --locked --path .",
         cargo()
@@ -69,6 +91,7 @@ fn cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild() {
             .output()
             .expect("run cargo"),
     );
+    drop(build);
     let bin = root.path().join("bin/rtbuild");
     assert_runs("cargo install", &[bin.as_os_str()]);
 }
@@ -88,12 +111,14 @@ fn deb_files(deb: &Path) -> Vec<String> {
 fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
     let out = tempfile::tempdir().expect("tempdir");
     let deb = out.path().join("rtbuild.deb");
-    let built = Command::new("bash")
+    let build = release_build();
+    let built = as_user("bash")
         .arg(project_root().join("packaging/build-deb"))
         .arg("--output")
         .arg(&deb)
         .output()
         .expect("run packaging/build-deb");
+    drop(build);
     assert!(
         built.status.success(),
         "packaging/build-deb failed; .ci/setup installs cargo-deb 3.8.0:\n{}",
@@ -148,7 +173,7 @@ fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
 fn static_binary_runs_in_an_empty_root() {
     let built = ok(
         "packaging/build-static",
-        Command::new("bash")
+        as_user("bash")
             .arg(project_root().join("packaging/build-static"))
             .output()
             .expect("run build-static"),

@@ -38,6 +38,10 @@ cache_root=${RTBUILD_LAB_CACHE:-${HOME:-/root}/.cache/rtbuild-lab}
 boot_timeout=${RTBUILD_LAB_BOOT_TIMEOUT:-600}
 arch=x86_64
 layout=
+# Whether `serve` shares one ssh connection (a control master) among every ssh the tests and
+# rtbuild run through RUNDIR/ssh_config: under TCG each new connection's key exchange costs the
+# guest seconds of emulated CPU (4-6 s each on a loaded 2-CPU host, 0.2-1 s through the master).
+ssh_mux=
 
 # What each architecture's guest is: its packages, kernel command line, QEMU and serial console.
 configure() {
@@ -50,6 +54,7 @@ configure() {
       # no_timer_check: under a loaded TCG host the kernel's IO-APIC timer check can time out and
       # panic ("IO-APIC + timer doesn't work"); QEMU's timer works, the check is just too impatient.
       cmdline="console=ttyS0 root=/dev/vda rw init=/sbin/rtlab-init panic=-1 no_timer_check isolcpus=1 nohz_full=1 rcu_nocbs=1 irqaffinity=0"
+      ssh_mux=yes
       qemu="qemu-system-x86_64"
       # shellcheck disable=SC2054  # the commas are inside QEMU option values
       qemu_args=(-cpu max -smp 2 -m 1024
@@ -365,6 +370,9 @@ Host *
   BatchMode yes
   LogLevel ERROR
 EOF
+  # Never a master by itself: only `serve` starts one (mux_start); without its socket ssh
+  # connects on its own.
+  [ -z "$ssh_mux" ] || printf '  ControlMaster no\n  ControlPath %s\n' "$run/mux" >>"$run/ssh_config"
   rm -f "$run/qemu.pid" "$run/console.log"
   local args=("${qemu_args[@]//@IMAGE@/$dir}")
   "${guard[@]}" "$qemu" \
@@ -413,12 +421,30 @@ wait_ssh() {
   die "ssh did not answer on 127.0.0.1:$port within ${boot_timeout}s (console log: $run/console.log)"
 }
 
+# With $ssh_mux: starts the control master of RUNDIR/ssh_config in the background (it ends when
+# QEMU does, its connection gone, or by its PID, $mux_pid) and waits up to a minute for its socket;
+# without it every ssh still connects on its own.
+mux_pid=
+mux_start() {
+  local port=$1 run=$2
+  [ -n "$ssh_mux" ] || return 0
+  ssh -F "$run/ssh_config" -o ControlMaster=yes -o ControlPersist=no -N -p "$port" root@127.0.0.1 \
+    </dev/null >/dev/null 2>"$run/mux.log" &
+  mux_pid=$!
+  for _ in $(seq 300); do
+    ssh -F "$run/ssh_config" -O check -p "$port" root@127.0.0.1 2>/dev/null && return 0
+    kill -0 "$mux_pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  echo "rt-guest: no shared ssh connection (see $run/mux.log); each ssh connects on its own" >&2
+}
+
 cmd_serve() {
   [ $# -eq 2 ] || die "usage: rt-guest.sh serve PORT RUNDIR"
   local port=$1 run=$2
   boot "$port" "$run"
-  # shellcheck disable=SC2064  # the PID is fixed now
-  trap "stop_pid $qemu_pid" EXIT
+  # shellcheck disable=SC2064  # the QEMU PID is fixed now; the master's is read at exit
+  trap "stop_pid $qemu_pid; [ -z \"\$mux_pid\" ] || stop_pid \"\$mux_pid\"" EXIT
   trap 'exit 130' INT TERM HUP
   # The watcher: when the test process closes our stdin (it ended, however it ended, even while
   # the guest is still booting), stop QEMU by its PID.
@@ -428,6 +454,7 @@ cmd_serve() {
   exec 3<&-
   local started=$SECONDS
   wait_ssh "$port" "$run"
+  mux_start "$port" "$run"
   echo "ready $port $((SECONDS - started))s"
   wait "$qemu_pid" || true
 }

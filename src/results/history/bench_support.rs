@@ -159,7 +159,7 @@ fn run_of(spec: &Spec, index: usize, rng: &mut Rng) -> HistoryRun {
 /// `progress` is called with the runs written so far after each transaction.
 pub fn fill(url: &str, spec: &Spec, progress: &mut dyn FnMut(usize)) -> Result<Filled, String> {
     let location = Location::parse(url).map_err(|e| e.to_string())?;
-    let mut store = Store::open(&location).map_err(|e| e.to_string())?;
+    let mut store = Store::open(&location, super::DEFAULT_WAIT).map_err(|e| e.to_string())?;
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let mut written = 0;
     let mut results = 0;

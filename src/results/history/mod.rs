@@ -29,8 +29,13 @@ pub(crate) mod trend;
 mod tests;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::error::{ErrorCode, Exit};
+
+/// How long rtbuild waits for the database unless `--db-timeout` says otherwise: for another
+/// writer's lock on an SQLite file, and for each statement on a PostgreSQL server.
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(120);
 
 /// Why a history command could not do its job.
 #[derive(Debug, thiserror::Error)]
@@ -99,8 +104,9 @@ pub(crate) fn check_report(
     options: &crate::results::report::Options,
     reading: &mut crate::results::report::Reading,
     pct: f64,
+    wait: Duration,
 ) -> Result<Vec<crate::formats::history_json::RegressionCheck>, HistoryError> {
-    let mut store = store::Store::open_read(location)?;
+    let mut store = store::Store::open_read(location, wait)?;
     let mut checks = Vec::new();
     for at in 0..reading.inputs.len() {
         let report = reading.judge_one(options, at).map_err(HistoryError::Report)?;

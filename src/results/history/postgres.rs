@@ -31,12 +31,6 @@ fn connect_limit(config: &tokio_postgres::Config) -> Duration {
     config.get_connect_timeout().map_or(CONNECT_TIMEOUT, |asked| (*asked).min(LONGEST_CONNECT))
 }
 
-/// How long one statement may take before rtbuild gives up on the server. The client library
-/// has no deadline of its own past the socket connect, and neither TCP keepalives nor
-/// `tcp_user_timeout` fire when a live server's kernel acknowledges everything but the server
-/// never answers: the client runs on a worker thread and rtbuild stops waiting for it.
-const STATEMENT_TIMEOUT: Duration = Duration::from_secs(120);
-
 /// The longest backend message rtbuild reads (its length header, which counts itself, included):
 /// far more than any row rtbuild stores (a few KB) or any error or parameter message a server
 /// sends, and far less than the 2 GiB a length header can claim, which the client library
@@ -75,6 +69,12 @@ fn fault(refused: &AtomicU64, err: tokio_postgres::Error) -> DbError {
 
 pub(crate) struct Postgres {
     client: Watchdog<Session>,
+    /// How long one statement may take before rtbuild gives up on the server
+    /// (`--db-timeout`). The client library has no deadline of its own past the socket
+    /// connect, and neither TCP keepalives nor `tcp_user_timeout` fire when a live server's
+    /// kernel acknowledges everything but the server never answers: the client runs on a
+    /// worker thread and rtbuild stops waiting for it.
+    statement_limit: Duration,
 }
 
 /// Connects to the first host of `config` that answers, as the client library would (each
@@ -258,21 +258,22 @@ impl AsyncWrite for Guarded {
 }
 
 impl Postgres {
-    pub(crate) fn connect(url: &str) -> Result<Postgres, DbError> {
+    /// Connects to the server of `url`; each statement may then take `statement_limit`.
+    pub(crate) fn connect(url: &str, statement_limit: Duration) -> Result<Postgres, DbError> {
         let config: tokio_postgres::Config = url.parse().map_err(error)?;
         let limit = connect_limit(&config);
         let client = Watchdog::start(move || open(config), limit)
             .map_err(|late| late.or("connecting and logging in"))??;
-        Ok(Postgres { client })
+        Ok(Postgres { client, statement_limit })
     }
 
-    /// Runs `job` on the client within [`STATEMENT_TIMEOUT`]; `what` names it in the error.
+    /// Runs `job` on the client within the statement limit; `what` names it in the error.
     fn call<R: Send + 'static>(
         &mut self,
         what: &str,
         job: impl FnOnce(&mut Session) -> Result<R, DbError> + Send + 'static,
     ) -> Result<R, DbError> {
-        self.client.run(job, STATEMENT_TIMEOUT).map_err(|late| late.or_statement(what))?
+        self.client.run(job, self.statement_limit).map_err(|late| late.or_statement(what))?
     }
 }
 
@@ -307,7 +308,7 @@ impl Late {
     fn or_statement(self, what: &str) -> DbError {
         match self.0 {
             Some(limit) => DbError::new(format!(
-                "the server did not answer within {} s ({what}); check that the server is healthy and that no other session holds a lock on rtbuild's tables (see pg_locks), then run again",
+                "the server did not answer within {} s ({what}); check that the server is healthy and that no other session holds a lock on rtbuild's tables (see pg_locks), then run again, or wait longer with --db-timeout SECONDS",
                 limit.as_secs_f64()
             )),
             None => self.or(what),

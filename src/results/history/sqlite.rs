@@ -1,5 +1,6 @@
 //! The embedded backend: one SQLite file (rusqlite, SQLite compiled in). Writers take the
-//! database's write lock at `BEGIN IMMEDIATE` and wait up to [`BUSY`] for each other.
+//! database's write lock at `BEGIN IMMEDIATE` and wait for each other up to the wait given
+//! (`--db-timeout`, [`super::DEFAULT_WAIT`] unless set).
 
 use std::path::Path;
 use std::time::Duration;
@@ -8,41 +9,45 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 
 use super::backend::{Backend, DbError, Value};
 
-/// How long a writer waits for another one before giving up.
-const BUSY: Duration = Duration::from_secs(120);
-
 pub(crate) struct Sqlite {
     connection: rusqlite::Connection,
+    /// How long a statement waits for another connection's lock before giving up.
+    wait: Duration,
 }
 
 impl Sqlite {
     /// Opens (or creates) the file. Its folder must exist.
-    pub(crate) fn open(path: &Path) -> Result<Sqlite, DbError> {
-        let connection = rusqlite::Connection::open(path).map_err(error)?;
-        connection.busy_timeout(BUSY).map_err(error)?;
-        Ok(Sqlite { connection })
+    pub(crate) fn open(path: &Path, wait: Duration) -> Result<Sqlite, DbError> {
+        let connection = rusqlite::Connection::open(path).map_err(|e| error(e, wait))?;
+        connection.busy_timeout(wait).map_err(|e| error(e, wait))?;
+        Ok(Sqlite { connection, wait })
     }
 
     /// Opens an existing file for reading only: no lock is taken until a statement reads, and
     /// a reader never waits for a writer's transaction (only for its commit).
-    pub(crate) fn open_read_only(path: &Path) -> Result<Sqlite, DbError> {
+    pub(crate) fn open_read_only(path: &Path, wait: Duration) -> Result<Sqlite, DbError> {
         use rusqlite::OpenFlags;
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let connection = rusqlite::Connection::open_with_flags(path, flags).map_err(error)?;
-        connection.busy_timeout(BUSY).map_err(error)?;
-        Ok(Sqlite { connection })
+        let connection =
+            rusqlite::Connection::open_with_flags(path, flags).map_err(|e| error(e, wait))?;
+        connection.busy_timeout(wait).map_err(|e| error(e, wait))?;
+        Ok(Sqlite { connection, wait })
     }
 }
 
-/// SQLite's message, with the fix for the failures a file has (a server's do not apply).
-fn error(err: rusqlite::Error) -> DbError {
+/// SQLite's message, with the fix for the failures a file has (a server's do not apply); a
+/// lock held past `wait` says how long rtbuild waited.
+fn error(err: rusqlite::Error, wait: Duration) -> DbError {
     use rusqlite::ErrorCode;
     let fix = match err.sqlite_error_code() {
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
             "the file is damaged or is no SQLite database; restore it from a backup, or move it away to start a new history"
         }
         Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
-            "another process held the file's write lock for over 2 minutes; wait for it to finish (`fuser FILE` names it) and run again"
+            return DbError::new(format!(
+                "{err}; another process held the file's write lock for over {} s; wait for it to finish (`fuser FILE` names it) and run again, or wait longer with --db-timeout SECONDS",
+                wait.as_secs_f64()
+            ));
         }
         Some(ErrorCode::ReadOnly) => {
             "you may only read it; recording a run needs write access to the file and its folder (or pass --db with a copy you may write)"
@@ -78,11 +83,14 @@ fn from_sql(value: ValueRef<'_>) -> Value {
 
 impl Backend for Sqlite {
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.connection.execute_batch(sql).map_err(error)
+        let wait = self.wait;
+        self.connection.execute_batch(sql).map_err(|e| error(e, wait))
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         let params: Vec<SqlValue> = params.iter().map(to_sql).collect();
+        let wait = self.wait;
+        let error = |e: rusqlite::Error| error(e, wait);
         let changed = self
             .connection
             .prepare_cached(sql)
@@ -94,6 +102,8 @@ impl Backend for Sqlite {
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, DbError> {
         let params: Vec<SqlValue> = params.iter().map(to_sql).collect();
+        let wait = self.wait;
+        let error = |e: rusqlite::Error| error(e, wait);
         let mut statement = self.connection.prepare_cached(sql).map_err(error)?;
         let columns = statement.column_count();
         let mut rows = statement.query(rusqlite::params_from_iter(params.iter())).map_err(error)?;
@@ -131,14 +141,13 @@ mod tests {
         holder
             .execute_batch("CREATE TABLE t (x); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1)")
             .unwrap();
-        let mut writer = Sqlite::open(&path).unwrap();
-        writer.connection.busy_timeout(Duration::ZERO).unwrap();
+        let mut writer = Sqlite::open(&path, Duration::from_millis(100)).unwrap();
         let locked = writer.begin_write().unwrap_err().0;
-        assert!(locked.ends_with("another process held the file's write lock for over 2 minutes; wait for it to finish (`fuser FILE` names it) and run again"), "{locked}");
+        assert!(locked.ends_with("another process held the file's write lock for over 0.1 s; wait for it to finish (`fuser FILE` names it) and run again, or wait longer with --db-timeout SECONDS"), "{locked}");
         holder.execute_batch("ROLLBACK").unwrap();
         drop((holder, writer));
         crate::files::write::fixture(&path, vec![0x5a; 4096]).unwrap();
-        let mut reader = Sqlite::open_read_only(&path).unwrap();
+        let mut reader = Sqlite::open_read_only(&path, Duration::from_secs(1)).unwrap();
         let damaged = reader.query("SELECT 1 FROM t", &[]).unwrap_err().0;
         assert!(damaged.starts_with("file is not a database; the file is damaged"), "{damaged}");
     }

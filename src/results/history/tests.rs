@@ -107,7 +107,7 @@ fn an_invalid_run_is_not_compared() {
 fn the_sqlite_store_keeps_every_field_and_each_digest_once() {
     let dir = tempfile::tempdir().unwrap();
     let location = super::location::Location::Sqlite(dir.path().join("sub/h.sqlite"));
-    let mut store = super::store::Store::open(&location).unwrap();
+    let mut store = super::store::Store::open(&location, super::DEFAULT_WAIT).unwrap();
     let mut first = run("d1", 10, 40.0, 20.0, true);
     first.kernel_release = Some("6.6.52-rt43".to_string());
     first.inputs.tuning = vec!["isolated 7".to_string()];
@@ -157,7 +157,7 @@ fn run_of(machine: &str, digest: &str, started: Option<i64>, max: f64, valid: bo
 fn the_store_finds_a_baseline_a_digest_prefix_a_bundle_and_a_release_by_query() {
     let dir = tempfile::tempdir().unwrap();
     let location = super::location::Location::Sqlite(dir.path().join("h.sqlite"));
-    let mut store = super::store::Store::open(&location).unwrap();
+    let mut store = super::store::Store::open(&location, super::DEFAULT_WAIT).unwrap();
     // Eight valid runs of rb3 at 10..80, one invalid at 85, one of another machine, one undated.
     for n in 1..=8 {
         let mut run = run_of("rb3", &format!("a{n}00"), Some(n * 10), 40.0, true);
@@ -211,7 +211,7 @@ fn the_store_finds_a_baseline_a_digest_prefix_a_bundle_and_a_release_by_query() 
 fn a_release_side_has_its_worst_figures_counted_by_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let location = super::location::Location::Sqlite(dir.path().join("h.sqlite"));
-    let mut store = super::store::Store::open(&location).unwrap();
+    let mut store = super::store::Store::open(&location, super::DEFAULT_WAIT).unwrap();
     let release = |mut run: HistoryRun| {
         run.kernel_release = Some("6.18.7-rt".to_string());
         run.bundle_digest = Some("abcdef0123".to_string());
@@ -387,7 +387,7 @@ fn runs_that_name_no_board_are_never_each_others_baseline() {
 
     let dir = tempfile::tempdir().unwrap();
     let location = super::location::Location::Sqlite(dir.path().join("h.sqlite"));
-    let mut store = super::store::Store::open(&location).unwrap();
+    let mut store = super::store::Store::open(&location, super::DEFAULT_WAIT).unwrap();
     for h in &history {
         store.add(h).unwrap();
     }
@@ -568,7 +568,7 @@ fn the_trend_figures_and_regressions_counted_by_the_database_are_those_of_the_ro
     let history = trend_history();
     let dir = tempfile::tempdir().unwrap();
     let location = super::location::Location::Sqlite(dir.path().join("h.sqlite"));
-    let mut store = super::store::Store::open(&location).unwrap();
+    let mut store = super::store::Store::open(&location, super::DEFAULT_WAIT).unwrap();
     for run in &history {
         store.add(run).unwrap();
     }

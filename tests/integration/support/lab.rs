@@ -1,6 +1,8 @@
 //! The lab's PREEMPT_RT guest (`tests/lab/rt-guest.sh`) for the tests in `rt_guest.rs`: one guest
 //! per test process, booted on first use and shared, reachable as `ssh://root@127.0.0.1:PORT`
-//! with a throwaway key and host-key checking on.
+//! with a throwaway key and host-key checking on; on x86 every ssh through its `ssh_config` shares
+//! the one connection `rt-guest.sh serve` opens (a control master: a new connection's key exchange
+//! costs the TCG guest seconds).
 //!
 //! Shutdown is guaranteed without a destructor (statics are never dropped): the guest runs under
 //! `rt-guest.sh serve`, which stops QEMU by PID as soon as its stdin closes. This process holds the

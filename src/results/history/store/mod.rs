@@ -3,6 +3,8 @@
 
 mod rows;
 
+use std::time::Duration;
+
 use super::HistoryError;
 use super::backend::{Backend, DbError, Value};
 use super::location::Location;
@@ -71,8 +73,9 @@ const RESULT_COLUMNS: &str = "scenario, test, cpu, samples, min_us, avg_us, p99_
 
 impl Store {
     /// Opens the database (creating an SQLite file and its folder) and applies the missing
-    /// migrations; a database from a newer rtbuild is refused.
-    pub(crate) fn open(location: &Location) -> Result<Store, HistoryError> {
+    /// migrations; a database from a newer rtbuild is refused. Another writer's lock on an
+    /// SQLite file, and each statement on a server, are waited for `wait` (`--db-timeout`).
+    pub(crate) fn open(location: &Location, wait: Duration) -> Result<Store, HistoryError> {
         let shown = location.shown();
         let open_error = |err: DbError| match (location, err.1) {
             (_, Some(bytes)) => HistoryError::Oversized { db: shown.clone(), bytes },
@@ -95,10 +98,10 @@ impl Store {
                         open_error(DbError::new(format!("cannot create {}: {e}", parent.display())))
                     })?;
                 }
-                Box::new(super::sqlite::Sqlite::open(path).map_err(open_error)?)
+                Box::new(super::sqlite::Sqlite::open(path, wait).map_err(open_error)?)
             }
             Location::Postgres(url) => {
-                Box::new(super::postgres::Postgres::connect(url).map_err(open_error)?)
+                Box::new(super::postgres::Postgres::connect(url, wait).map_err(open_error)?)
             }
         };
         match migrations::migrate(db.as_mut()).map_err(open_error)? {
@@ -115,20 +118,21 @@ impl Store {
     /// a file it may not write; on PostgreSQL the version is read outside any transaction,
     /// without the migrations' advisory lock (issue 34 item 14: only writers take it). Only a
     /// database that needs a migration (or does not exist yet) is opened as a writer would.
-    pub(crate) fn open_read(location: &Location) -> Result<Store, HistoryError> {
+    /// Locks and statements are waited for `wait`, as [`Store::open`].
+    pub(crate) fn open_read(location: &Location, wait: Duration) -> Result<Store, HistoryError> {
         let shown = location.shown();
         let mut db: Box<dyn Backend> = match location {
             Location::Sqlite(path) => {
                 if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-                    return Store::open(location);
+                    return Store::open(location, wait);
                 }
                 Box::new(
-                    super::sqlite::Sqlite::open_read_only(path)
+                    super::sqlite::Sqlite::open_read_only(path, wait)
                         .map_err(|e| HistoryError::OpenFile { db: shown.clone(), message: e.0 })?,
                 )
             }
             Location::Postgres(url) => {
-                Box::new(super::postgres::Postgres::connect(url).map_err(|e| match e.1 {
+                Box::new(super::postgres::Postgres::connect(url, wait).map_err(|e| match e.1 {
                     Some(bytes) => HistoryError::Oversized { db: shown.clone(), bytes },
                     None => HistoryError::Open { db: shown.clone(), message: e.0 },
                 })?)
@@ -141,7 +145,7 @@ impl Store {
             }
             _ => {
                 drop(db);
-                Store::open(location)
+                Store::open(location, wait)
             }
         }
     }
