@@ -146,7 +146,11 @@ fn the_trend_flags_exactly_the_hand_worked_regressions_of_each_series() {
     let history = history();
     assert_eq!(flagged(&super::from_runs(&history, 20.0)), expected());
     let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&Location::Sqlite(dir.path().join("h.sqlite"))).unwrap();
+    let mut store = Store::open(
+        &Location::Sqlite(dir.path().join("h.sqlite")),
+        crate::results::history::DEFAULT_WAIT,
+    )
+    .unwrap();
     for run in &history {
         store.add(run).unwrap();
     }
