@@ -77,6 +77,7 @@ configure() {
       esac
       layout=${layout:-rb3}
       cmdline="console=ttyAMA0 root=/dev/vda rw rootwait init=/sbin/rtlab-init panic=-1 isolcpus=$rt nohz_full=$rt rcu_nocbs=$rt irqaffinity=$hk"
+      ssh_mux=yes
       qemu="qemu-system-aarch64"
       # pauth-impdef: QEMU's own pointer-authentication algorithm, several times cheaper under TCG
       # than the architected QARMA (the guest cannot tell). GICv3 as on the Qualcomm SoCs.
