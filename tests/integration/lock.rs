@@ -62,6 +62,46 @@ impl Build {
             .args(args)
     }
 
+    /// stderr of `rtbuild lock --machine` writing a lock: the status line and why the
+    /// folder holding the kas file has no pin.
+    fn locked(&self) -> String {
+        format!(
+            "     Locking {}\nnote: `rtbuild` is the folder holding the kas file; kas does not pin it\n",
+            self.kas_file().display()
+        )
+    }
+
+    /// stderr of `rtbuild lock --update`: the status line and the step that moves checkouts.
+    fn locked_after_update(&self) -> String {
+        format!(
+            "     Locking {}\nnote: run `kas checkout` (or `rtbuild image`) to move the checkouts to the new pins\n",
+            self.kas_file().display()
+        )
+    }
+
+    /// stderr of a passing `rtbuild lock --check`.
+    fn checked(&self) -> String {
+        format!("     Checked 4 repos match {}\n", self.lock_file().display())
+    }
+
+    /// stderr of a failing `rtbuild lock --check` with one repo off its pin.
+    fn one_repo_does_not_match(&self) -> String {
+        format!("warning: 1 of 4 repos do not match {}\n", self.lock_file().display())
+    }
+
+    /// stderr of `rtbuild lock --install` of a release lock pinning one repo.
+    fn installed(&self) -> String {
+        format!("   Installed 1 repos pinned in {}\n", self.lock_file().display())
+    }
+
+    /// stderr of `rtbuild generate` run again with the same inputs: nothing written.
+    fn generated_unchanged(&self) -> String {
+        format!(
+            "  Generating {MACHINE} (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)\n   Generated {}: 0 new, 0 updated, 0 removed, 9 unchanged\n",
+            self.path().join(format!("rtbuild/{MACHINE}")).display()
+        )
+    }
+
     fn kas(&self, args: &[&str]) -> Output {
         let out = Command::new(venv().join("bin/kas"))
             .args(args)
@@ -96,7 +136,8 @@ fn real_kas_lock_leaves_out_pinned_repos_and_rtbuild_lock_pins_every_repo() {
     assert!(kas_pins.get("bitbake").is_none(), "kas pinned bitbake: {kas_pins:?}");
     assert!(kas_pins.get("meta-qcom").is_some(), "{kas_pins:?}");
 
-    let run = build.rtbuild(["lock", "--machine", MACHINE]).run().ignore_stderr().success();
+    let run =
+        build.rtbuild(["lock", "--machine", MACHINE]).run().stderr_is(&build.locked()).success();
     assert!(run.stdout().contains("added    bitbake"), "{}", run.stdout());
     assert!(run.stdout().contains("kept     meta-qcom "), "{}", run.stdout());
     let pins = build.pins(&build.lock_file());
@@ -120,14 +161,14 @@ fn real_kas_lock_leaves_out_pinned_repos_and_rtbuild_lock_pins_every_repo() {
         .rtbuild(["lock", "--machine", MACHINE])
         .run()
         .stdout_contains(LOCK_PATH)
-        .ignore_stderr()
+        .stderr_is(&build.locked())
         .success();
     assert_eq!(std::fs::read(build.lock_file()).unwrap(), before);
 
     build
         .rtbuild(["lock", "--check", "--machine", MACHINE])
         .run()
-        .ignore_stderr()
+        .stderr_is(&build.checked())
         .success()
         .stdout_contains("ok       meta-qcom-distro");
 }
@@ -151,14 +192,17 @@ fn new_commit_fails_check_and_diff_lists_its_subject() {
     let run = build
         .rtbuild(["lock", "--machine", MACHINE, "--update", "oe-core"])
         .run()
-        .ignore_stderr()
+        .stderr_is(&build.locked_after_update())
         .success();
     assert!(run.stdout().contains("updated  oe-core"), "{}", run.stdout());
     assert_eq!(build.pins(&build.lock_file())["oe-core"]["commit"].as_str().unwrap(), head(&oe));
 
     // The checkout is still on the old commit: --check names it.
-    let run =
-        build.rtbuild(["lock", "--check", "--machine", MACHINE]).run().ignore_stderr().code_is(1);
+    let run = build
+        .rtbuild(["lock", "--check", "--machine", MACHINE])
+        .run()
+        .stderr_is(&build.one_repo_does_not_match())
+        .code_is(1);
     assert!(run.stdout().contains("FAIL     oe-core"), "{}", run.stdout());
     assert!(run.stdout().contains("checked out at"), "{}", run.stdout());
     assert!(run.stdout().contains("ok       bitbake"), "{}", run.stdout());
@@ -167,7 +211,7 @@ fn new_commit_fails_check_and_diff_lists_its_subject() {
     let run = build
         .rtbuild(["lock", "--diff", old.to_str().unwrap(), new.to_str().unwrap()])
         .run()
-        .ignore_stderr()
+        .stderr_is("    Compared 1 of 4 repos changed\n")
         .success();
     assert!(run.stdout().contains("changed  oe-core"), "{}", run.stdout());
     assert!(run.stdout().contains("(1 commits)"), "{}", run.stdout());
@@ -271,7 +315,7 @@ fn install_takes_the_full_releases_form_beside_the_kas_file() {
         .rtbuild(["lock", "--machine", MACHINE, "--install", release.to_str().unwrap()])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is(&build.installed())
         .success();
     let pins = build.pins(&build.lock_file());
     assert_eq!(pins["meta-qcom"]["commit"].as_str().unwrap(), sha);
@@ -311,8 +355,11 @@ fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
     let oe = build.fixtures.repo("oe-core");
     git(&oe, &["commit", "-q", "--amend", "-m", "fixture, rewritten"]);
     git(&build.work().join("oe-core"), &["fetch", "-q", "origin"]);
-    let run =
-        build.rtbuild(["lock", "--check", "--machine", MACHINE]).run().ignore_stderr().code_is(1);
+    let run = build
+        .rtbuild(["lock", "--check", "--machine", MACHINE])
+        .run()
+        .stderr_is(&build.one_repo_does_not_match())
+        .code_is(1);
     assert!(
         run.stdout().contains("FAIL     oe-core")
             && run.stdout().contains("pinned commit is not on branch wrynose"),
@@ -322,7 +369,7 @@ fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
     let json = build
         .rtbuild(["--json", "lock", "--check", "--machine", MACHINE])
         .run()
-        .ignore_stderr()
+        .stderr_is(&build.one_repo_does_not_match())
         .code_is(1)
         .json();
     let oe_check =
@@ -366,7 +413,7 @@ fn real_kas_checks_out_our_pin_over_meta_qcoms_base_lock_after_update() {
     build
         .rtbuild(["lock", "--check", "--machine", MACHINE])
         .run()
-        .ignore_stderr()
+        .stderr_is(&build.checked())
         .success()
         .stdout_contains("ok       bitbake");
 }
@@ -388,7 +435,7 @@ fn real_kas_checks_out_an_installed_release_pin_over_meta_qcoms_base_lock() {
         .rtbuild(["lock", "--machine", MACHINE, "--install", release.to_str().unwrap()])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is(&build.installed())
         .success();
     build.kas(&["checkout", build.kas_file().to_str().unwrap()]);
     assert_ne!(release_pin, base_pin);
@@ -407,7 +454,7 @@ fn real_kas_checks_out_an_installed_release_pin_over_meta_qcoms_base_lock() {
         .args(["generate", "--machine", MACHINE, "--meta-qcom-url", &url])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is(&build.generated_unchanged())
         .success();
     assert!(std::fs::read_to_string(build.lock_file()).unwrap().contains(&release_pin));
     build.kas(&["checkout", build.kas_file().to_str().unwrap()]);
