@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::fixtures::{git, git_commit_all, write};
-use crate::support::harness::Test;
+use crate::support::harness::{Run, Test};
 
 const MACHINE: &str = "rb3gen2-core-kit";
 const IMAGE: &str = "core-image-base";
@@ -103,8 +103,9 @@ impl Build {
         Test::new().cwd(self.root()).env("KAS_WORK_DIR", self.root().join("work")).args(args)
     }
 
-    /// Bundles into `out` with the passing verify report; returns the archive path.
-    fn bundle(&self, out: &str) -> PathBuf {
+    /// Bundles into `out` with the passing verify report, `files` files in all (no warning);
+    /// returns the archive path.
+    fn bundle(&self, out: &str, files: usize) -> PathBuf {
         let run = self
             .rtbuild([
                 "bundle",
@@ -116,9 +117,45 @@ impl Build {
                 "passed.json",
             ])
             .run()
-            .ignore_stderr()
+            .stderr_sized_is(&bundled(files))
             .success();
         self.root().join(run.stdout().lines().next().unwrap())
+    }
+}
+
+/// The `Bundling` and `Bundled` lines of a bundle of `files` files, its size written `[BYTES]`.
+fn bundled(files: usize) -> String {
+    format!("    Bundling {TOP}\n     Bundled {files} files, [BYTES] bytes\n")
+}
+
+/// `rtbuild bundle`'s stderr stated exactly but for the archive's compressed size, written
+/// `[BYTES]`: these tests are not about zstd's output.
+trait SizedStderr {
+    fn stderr_sized_is(self, want: &str) -> Self;
+}
+
+impl SizedStderr for Run {
+    #[track_caller]
+    fn stderr_sized_is(self, want: &str) -> Run {
+        let stderr = self.stderr();
+        let sized: String = stderr
+            .lines()
+            .map(|line| {
+                let size = line.strip_suffix(" bytes").and_then(|l| l.rsplit_once(", "));
+                match size {
+                    Some((head, n))
+                        if line.starts_with("     Bundled ")
+                            && !n.is_empty()
+                            && n.bytes().all(|b| b.is_ascii_digit()) =>
+                    {
+                        format!("{head}, [BYTES] bytes\n")
+                    }
+                    _ => format!("{line}\n"),
+                }
+            })
+            .collect();
+        assert_eq!(sized, want, "stderr differs (size written [BYTES]); as printed:\n{stderr}");
+        self
     }
 }
 
@@ -130,9 +167,9 @@ fn sha256(bytes: &[u8]) -> String {
 #[test]
 fn bundle_records_everything_checks_clean_and_is_byte_identical() {
     let build = Build::new();
-    let a = build.bundle("out-a");
+    let a = build.bundle("out-a", 23);
     assert_eq!(a, build.root().join(format!("out-a/{TOP}-{DATETIME}.qcomflash.tar.zst")));
-    let b = build.bundle("out-b");
+    let b = build.bundle("out-b", 23);
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&a).unwrap().permissions().mode();
     assert_eq!(mode & 0o044, 0o044, "archive must be readable by others: {mode:o}");
@@ -221,7 +258,7 @@ fn bundle_records_everything_checks_clean_and_is_byte_identical() {
 #[test]
 fn check_names_a_changed_a_deleted_and_an_added_file() {
     let build = Build::new();
-    let archive = build.bundle("out");
+    let archive = build.bundle("out", 23);
     let x = build.root().join("x");
     std::fs::create_dir_all(&x).unwrap();
     let tar = |args: &[&str]| {
@@ -247,7 +284,7 @@ fn check_names_a_changed_a_deleted_and_an_added_file() {
     let json = build
         .rtbuild(["--json", "bundle", "--check", "x/bad.tar.zst"])
         .run()
-        .ignore_stderr()
+        .stderr_is("warning: 3 problems in x/bad.tar.zst\n")
         .code_is(1)
         .json();
     assert_eq!(json["passed"], false);
@@ -259,7 +296,7 @@ fn check_names_a_changed_a_deleted_and_an_added_file() {
     build
         .rtbuild(["bundle", "--check", archive.to_str().unwrap()])
         .run()
-        .ignore_stderr()
+        .stderr_is(&format!("warning: 1 problems in {}\n", archive.display()))
         .code_is(1)
         .stdout_contains("differs from the manifest inside the archive");
 }
@@ -343,7 +380,7 @@ fn bad_bundle_inputs_are_clear_errors() {
     build
         .rtbuild(["bundle", "--check", "junk.tar.zst"])
         .run()
-        .ignore_stderr()
+        .stderr_is("warning: 1 problems in junk.tar.zst\n")
         .code_is(1)
         .stdout_contains("archive");
 }
@@ -361,7 +398,6 @@ fn bundle_reads_real_verify_json() {
             .rtbuild(["--json", "verify", "--rt-cpus", "7", "--housekeeping", "0-6"])
             .args(["--kernel-config", &path])
             .run()
-            .ignore_stderr()
             // The non-RT config fails verification; its report is still written.
             .code_is(if config == "rt" { 0 } else { 1 });
         std::fs::write(build.root().join(name), run.stdout()).unwrap();
@@ -378,7 +414,7 @@ fn bundle_reads_real_verify_json() {
             "rt.json",
         ])
         .run()
-        .ignore_stderr()
+        .stderr_sized_is(&bundled(23))
         .success();
     let m = &run.json()["manifest"];
     assert_eq!(m["verify"]["status"], "passed");
@@ -413,7 +449,7 @@ fn source_date_epoch_sets_every_mtime() {
         .rtbuild(["bundle", "--machine", MACHINE, "--out", "out", "--allow-unverified"])
         .env("SOURCE_DATE_EPOCH", "1700000000")
         .run()
-        .ignore_stderr()
+        .stderr_sized_is(&format!("    Bundling {TOP}\nwarning: bundled with --allow-unverified (verify: unverified); the manifest says so\n     Bundled 22 files, [BYTES] bytes\n"))
         .success();
     let archive = build.root().join(run.stdout().lines().next().unwrap());
     let decoder = zstd::stream::read::Decoder::new(std::fs::File::open(&archive).unwrap()).unwrap();
@@ -515,7 +551,7 @@ fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
             .args(["--measurement", run])
             .env("SOURCE_DATE_EPOCH", "1767225600")
             .run()
-            .ignore_stderr()
+            .stderr_sized_is(&format!("warning: {}/run.json records no kernel config digest (written by an older rtbuild, or the target has neither /proc/config.gz nor /boot/config-$(uname -r)): the measurement is bound to this image by kernel release and version only; run `rtbuild test` again to bind it by config too\n{}", root.join(run).display(), bundled(26)))
             .success();
         root.join(run.stdout().lines().next().unwrap())
     };
@@ -627,7 +663,6 @@ fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
         .arg_path(&old)
         .arg_path(&new)
         .run()
-        .ignore_stderr()
         .success()
         .json();
     assert_eq!(json["schema"], 1);
@@ -703,7 +738,7 @@ fn bundle_with_nothing_built_says_to_run_image_first() {
 #[test]
 fn check_fails_when_the_manifest_beside_cannot_be_read() {
     let build = Build::new();
-    let archive = build.bundle("out");
+    let archive = build.bundle("out", 23);
     let beside = build.root().join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json"));
     for (kind, said) in
         [("zero", "is a character device, not a file"), ("fifo", "is a FIFO, not a file")]
@@ -722,7 +757,7 @@ fn check_fails_when_the_manifest_beside_cannot_be_read() {
             .rtbuild(["bundle", "--check", archive.to_str().unwrap()])
             .within_secs(30)
             .run()
-            .ignore_stderr()
+            .stderr_is(&format!("warning: 1 problems in {}\n", archive.display()))
             .code_is(1);
         let out = run.stdout();
         assert!(out.starts_with("manifest ") && out.contains(said), "{kind}: {out}");
@@ -753,7 +788,12 @@ fn bundle_refuses_links_out_of_the_build_and_files_the_build_user_cannot_read() 
     ));
     assert!(!build.root().join("out").exists(), "nothing written");
     // Followed on request: packed and listed.
-    let run = build.rtbuild(args).args(["--follow-external-links"]).run().ignore_stderr().success();
+    let run = build
+        .rtbuild(args)
+        .args(["--follow-external-links"])
+        .run()
+        .stderr_sized_is(&bundled(25))
+        .success();
     let listed = run.stdout();
     let manifest = std::fs::read_to_string(
         build.root().join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json")),
@@ -763,9 +803,14 @@ fn bundle_refuses_links_out_of_the_build_and_files_the_build_user_cannot_read() 
     // Not readable by its owner, the build user: never packed, followed or not.
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o040)).unwrap();
     std::fs::remove_dir_all(build.root().join("out")).unwrap();
-    let run =
-        build.rtbuild(args).args(["--follow-external-links"]).run().ignore_stderr().code_is(2);
-    assert!(run.stderr().contains("is not readable by the build user"), "{}", run.stderr());
+    let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&q).unwrap());
+    build.rtbuild(args).args(["--follow-external-links"]).run().code_is(2).stderr_is(&format!(
+        "    Bundling {TOP}\nerror: {} (`{}`) is not readable by the build user (uid {owner}, owner of \
+         the qcomflash folder); a release holds only what the build produced: remove it from the \
+         qcomflash folder\n",
+        q.join("secret.img").display(),
+        secret.display()
+    ));
     assert!(!build.root().join("out").exists(), "nothing written");
 }
 
@@ -812,7 +857,6 @@ fn a_measurement_must_have_run_the_kernel_config_that_ships() {
         .rtbuild(["--json", "verify", "--rt-cpus", "7", "--housekeeping", "0-6", "--kernel-config"])
         .arg_path(Path::new("/usr/src/linux-config-6.12/config.amd64_rt_amd64.xz"))
         .run()
-        .ignore_stderr()
         .success();
     let mut report = run.json();
     assert_eq!(report["config_sha256"], rt_sha.as_str(), "verify digests the uncompressed config");
@@ -849,7 +893,12 @@ fn a_measurement_must_have_run_the_kernel_config_that_ships() {
         measured["sha256"],
         sha256(&std::fs::read(root.join("run-same/run.json")).unwrap()).as_str()
     );
-    build.rtbuild(["bundle", "--check"]).arg_path(&archive).run().ignore_stderr().success();
+    build
+        .rtbuild(["bundle", "--check"])
+        .arg_path(&archive)
+        .run()
+        .stderr_is("     Checked 26 files match the manifest\n")
+        .success();
 
     bundle("rebuilt", "run-rebuilt").code_is(1).stdout_is("").stderr_is(&format!(
         "error: cannot bundle {}: the measured kernel's config (/proc/config.gz, sha256 {other_sha}) is not this image's kernel config (sha256 {rt_sha}, as verify found it); pass the result folder of an `rtbuild test` run on this image\n",
@@ -905,7 +954,7 @@ fn the_sbom_cve_check_summary_is_bundled_and_checked() {
         deploy.join(format!("{TOP}.rootfs.sbom-cve-check.yocto.json")),
     )
     .unwrap();
-    let archive = build.bundle("out");
+    let archive = build.bundle("out", 24);
     let manifest: serde_json::Value = serde_json::from_slice(
         &std::fs::read(root.join(format!("out/{TOP}-{DATETIME}.qcomflash.manifest.json"))).unwrap(),
     )
@@ -1013,7 +1062,7 @@ fn bundled_spdx_passes_spdx3_validate_and_check_refuses_an_sbom_that_is_not_spdx
         vex: vex(&[("CVE-2026-0001", "affected", "high")]),
     };
     deploy_documents(root, "20260101120000", &spec);
-    let archive = build.bundle("out");
+    let archive = build.bundle("out", 25);
     let x = root.join("x");
     std::fs::create_dir_all(&x).unwrap();
     let status = Command::new("tar")
@@ -1060,7 +1109,7 @@ fn bundled_spdx_passes_spdx3_validate_and_check_refuses_an_sbom_that_is_not_spdx
         spdx2.to_string(),
     )
     .unwrap();
-    let archive = build.bundle("spdx2");
+    let archive = build.bundle("spdx2", 25);
     build
         .rtbuild(["bundle", "--check"])
         .arg_path(&archive)
@@ -1121,7 +1170,7 @@ fn a_signed_bundle_verifies_with_in_toto_and_rtbuild_and_tampering_or_a_wrong_ke
         .args(["--signing-key"])
         .arg_path(&private)
         .run()
-        .ignore_stderr()
+        .stderr_sized_is(&bundled(25))
         .success();
     let stdout = run.stdout();
     let lines: Vec<&str> = stdout.lines().collect();
@@ -1242,7 +1291,7 @@ fn bundle_diff_escapes_control_and_bidi_characters_in_names_and_values() {
             .rtbuild(["bundle", "--machine", MACHINE, "--out", out])
             .args(["--verify-report", &format!("{out}.json")])
             .run()
-            .ignore_stderr()
+            .stderr_sized_is(&bundled(25))
             .success();
         root.join(run.stdout().lines().next().unwrap())
     };
@@ -1281,13 +1330,8 @@ fn bundle_diff_escapes_control_and_bidi_characters_in_names_and_values() {
         .stdout_contains(&format!("  + {shown} 1\\nPASS all\n"))
         .stdout_contains("boot arguments:\n  + PASS\\u{202e}x\\u{200b}\n  + evil\\u{1b}[2J\n");
 
-    let run = build
-        .rtbuild(["--json", "bundle", "--diff"])
-        .arg_path(&old)
-        .arg_path(&new)
-        .run()
-        .ignore_stderr()
-        .success();
+    let run =
+        build.rtbuild(["--json", "bundle", "--diff"]).arg_path(&old).arg_path(&new).run().success();
     for c in RAW {
         assert!(!run.stdout().contains(c), "{c:?} raw in the JSON: {}", run.stdout());
     }
