@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::harness::{Test, data};
+use crate::support::harness::{Run, Test, data};
 use crate::support::pg_server::PgServer;
 
 /// A history database for one test.
@@ -16,6 +16,45 @@ struct Db {
     /// Where the golden runs are written.
     dir: tempfile::TempDir,
     server: Option<PgServer>,
+}
+
+/// `history add`'s stderr with each run's id (the first 12 hex digits of its digest, which
+/// the code under test computes) written `[ID]`.
+fn ids_redacted(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(|line| {
+            let said = line.trim_start();
+            let pad = &line[..line.len() - said.len()];
+            let id = said.split_once(' ').and_then(|(status, rest)| {
+                let (id, tail) = rest.split_once(' ')?;
+                let hex = id.len() == 12 && id.bytes().all(|b| b.is_ascii_hexdigit());
+                (matches!(status, "Recorded" | "Known") && hex).then_some((status, tail))
+            });
+            match id {
+                Some((status, tail)) => format!("{pad}{status} [ID] {tail}\n"),
+                None => format!("{line}\n"),
+            }
+        })
+        .collect()
+}
+
+/// States stderr with the run ids written `[ID]` (see `ids_redacted`).
+trait IdStderr {
+    fn stderr_ids_is(self, want: &str) -> Self;
+}
+
+impl IdStderr for Run {
+    #[track_caller]
+    fn stderr_ids_is(self, want: &str) -> Run {
+        let stderr = self.stderr();
+        assert_eq!(
+            ids_redacted(&stderr),
+            want,
+            "stderr differs (ids written [ID]); as printed:\n{stderr}"
+        );
+        self
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -47,6 +86,17 @@ impl Db {
 
     fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
+    }
+
+    /// The line `history add` prints for a run: `Recorded` (stored now) or `Known` (already
+    /// held), its verdict, where it was read from and the database; its id is written `[ID]`.
+    fn added(&self, status: &str, verdict: &str, source: &str) -> String {
+        format!("{status:>12} [ID] {verdict} ({source}) in {}\n", self.url)
+    }
+
+    /// The line a command that wrote `file` prints.
+    fn wrote(&self, file: &Path) -> String {
+        format!("       Wrote {}\n", file.display())
     }
 
     /// Runs SQL straight on the database (what a newer rtbuild would have written).
@@ -281,14 +331,27 @@ fn eight_concurrent_adds_lose_and_duplicate_nothing(kind: Kind) {
         .collect();
     // Eight rtbuild processes at once, each adding the common run and its own, on a database
     // none of them has created yet.
-    std::thread::scope(|scope| {
-        for run in &runs {
-            let (db, common) = (&db, &common);
-            scope.spawn(move || {
-                db.rtbuild(&["history", "add", common, run]).run().success().ignore_stderr();
-            });
-        }
+    let stored_common: Vec<bool> = std::thread::scope(|scope| {
+        let adds: Vec<_> = runs
+            .iter()
+            .map(|run| {
+                let (db, common) = (&db, &common);
+                scope.spawn(move || {
+                    let added = db.rtbuild(&["history", "add", common, run]).run().success();
+                    let said = ids_redacted(&added.stderr());
+                    let own = db.added("Recorded", "PASS", run);
+                    let stored = said == db.added("Recorded", "PASS", common) + &own;
+                    if !stored {
+                        assert_eq!(said, db.added("Known", "PASS", common) + &own);
+                    }
+                    stored
+                })
+            })
+            .collect();
+        adds.into_iter().map(|add| add.join().unwrap()).collect()
     });
+    let stored = stored_common.iter().filter(|s| **s).count();
+    assert_eq!(stored, 1, "one add stores the common run, seven find it Known: {stored_common:?}");
     let listed = db.list(&[]);
     assert_eq!(listed.len(), 9, "{listed:?}");
     let mut sources: Vec<&str> = listed.iter().map(|r| r["source"].as_str().unwrap()).collect();
@@ -304,7 +367,9 @@ fn invalid_runs_are_stored_and_shown_invalid(kind: Kind) {
     let db = Db::new(kind);
     let good = db.run("good", 1_796_000_000, &[("stress", CPU1)], None);
     let bad = db.run("bad", 1_796_086_400, &[("stress", WORSE)], Some("only 991 of 60000 cycles"));
-    db.rtbuild(&["history", "add", &good, &bad]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &good, &bad]).run().success().stderr_ids_is(
+        &(db.added("Recorded", "PASS", &good) + &db.added("Recorded", "INVALID", &bad)),
+    );
     let runs = db.list(&[]);
     assert_eq!(
         (runs[1]["verdict"].as_str(), runs[1]["valid"].as_bool()),
@@ -429,7 +494,7 @@ fn check_flags_a_regression_against_the_valid_runs_only(kind: Kind) {
     db.rtbuild(&["history", "add", "--check", &same])
         .run()
         .success()
-        .ignore_stderr()
+        .stderr_ids_is(&db.added("Recorded", "PASS", &same))
         .stdout_contains("PASS run ")
         .stdout_contains("(rb3gen2-core-kit): within +20 % of 2 baseline run(s)\n");
 
@@ -452,7 +517,7 @@ fn check_flags_a_regression_against_the_valid_runs_only(kind: Kind) {
         .rtbuild(&["history", "add", "--check", "--regression-pct", "50", &worse])
         .run()
         .code_is(1)
-        .ignore_stderr();
+        .stderr_ids_is(&db.added("Recorded", "FAIL", &worse));
     let out = run.stdout();
     let line = out.lines().find(|l| l.starts_with("REGRESSION ")).expect(&out);
     assert!(line.contains("(+528.9 %: more than +50 %, crosses the 1000 µs threshold)"), "{line}");
@@ -506,7 +571,10 @@ fn sql_in_a_scenario_name_is_stored_as_text(kind: Kind) {
     let db = Db::new(kind);
     let name = "idle'); DROP TABLE runs; --";
     let run = db.run("inject", 1_796_000_000, &[(name, CPU1)], None);
-    db.rtbuild(&["history", "add", &run]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &run])
+        .run()
+        .success()
+        .stderr_ids_is(&db.added("Recorded", "PASS", &run));
     let runs = db.list(&["--scenario", name]);
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["results"][0]["scenario"], name);
@@ -575,7 +643,10 @@ fn history_export_openmetrics_reads_back_in_prometheus_client() {
     db.rtbuild(&["history", "add", &b, &a]).run().success().ignore_stderr();
     let file = db.path("out/history.om");
     let file_arg = file.display().to_string();
-    db.rtbuild(&["history", "export", "--openmetrics", &file_arg]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "export", "--openmetrics", &file_arg])
+        .run()
+        .success()
+        .stderr_is(&db.wrote(&file));
     let families = parse_openmetrics(&file);
     assert_eq!(families[0]["name"], "rtbuild_latency_seconds");
     assert_eq!(
@@ -609,7 +680,7 @@ fn history_export_openmetrics_reads_back_in_prometheus_client() {
     db.rtbuild(&["history", "export", "--openmetrics", &file_arg, "--machine", "nope"])
         .run()
         .success()
-        .ignore_stderr();
+        .stderr_is(&db.wrote(&file));
     let empty = parse_openmetrics(&file);
     assert!(empty.iter().all(|f| f["samples"].as_array().unwrap().is_empty()), "{empty:?}");
 }
@@ -631,7 +702,7 @@ fn report_openmetrics_reads_back_in_prometheus_client() {
         .run()
         .code_is(1)
         .ignore_stdout()
-        .ignore_stderr();
+        .stderr_is(&db.wrote(&file));
     let families = parse_openmetrics(&file);
     let samples = families[0]["samples"].as_array().unwrap();
     let max: Vec<(&str, f64)> = samples
@@ -920,7 +991,10 @@ fn a_lava_job_log_is_recorded_like_a_result_folder() {
     log.push_str(&entry("<<<RTBUILD-RAW-END scenario=stress exit=0>>>"));
     let path = db.path("lava-job-1234.yaml");
     std::fs::write(&path, log).unwrap();
-    db.rtbuild(&["history", "add", path.to_str().unwrap()]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", path.to_str().unwrap()])
+        .run()
+        .success()
+        .stderr_ids_is(&db.added("Recorded", "FAIL", path.to_str().unwrap()));
     let runs = db.list(&[]);
     let run = &runs[0];
     assert_eq!(
@@ -955,7 +1029,10 @@ fn the_measured_kernel_config_digest_is_recorded() {
     let shipped = "2".repeat(64);
     let bundle = manifest(&db, "rel", &"a".repeat(40), &shipped, "lock\n");
     for run in [&with, &without] {
-        db.rtbuild(&["history", "add", run, "--bundle", &bundle]).run().success().ignore_stderr();
+        db.rtbuild(&["history", "add", run, "--bundle", &bundle])
+            .run()
+            .success()
+            .stderr_ids_is(&db.added("Recorded", "PASS", run));
     }
     let runs = db.list(&[]);
     assert_eq!(runs[0]["kernel_config_digest"], measured.as_str(), "{:#}", runs[0]);
@@ -1091,7 +1168,7 @@ fn a_testkit_results_folder_is_recorded_and_drawn_in_the_trend() {
         .run()
         .success()
         .ignore_stdout()
-        .ignore_stderr();
+        .stderr_ids_is(&db.added("Recorded", "FAIL", suite.to_str().unwrap()));
     let runs = db.list(&[]);
     assert_eq!(runs.len(), 1, "{runs:?}");
     let run = &runs[0];
@@ -1117,14 +1194,14 @@ fn a_testkit_results_folder_is_recorded_and_drawn_in_the_trend() {
         .run()
         .success()
         .ignore_stdout()
-        .ignore_stderr();
+        .stderr_ids_is(&db.added("Known", "FAIL", suite.to_str().unwrap()));
     assert_eq!(db.list(&[]).len(), 1);
 
     let page = db.path("trend.html");
     db.rtbuild(&["history", "report", "--html", page.to_str().unwrap()])
         .run()
         .success()
-        .ignore_stderr();
+        .stderr_is(&db.wrote(&page));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(" · testkit · cyclictest</h2>"), "the testkit series: {html}");
     assert!(html.contains(" · testkit · oslat</h2>"), "{html}");
@@ -1175,21 +1252,15 @@ fn postgres_readers_run_while_a_writer_holds_the_migration_lock() {
         .unwrap()
         .get(0);
     assert_eq!(held, 1, "the writer's lock is held");
-    let list =
-        db.rtbuild(&["--json", "history", "list"]).within_secs(60).run().success().ignore_stderr();
+    let list = db.rtbuild(&["--json", "history", "list"]).within_secs(60).run().success();
     assert_eq!(list.json()["runs"].as_array().unwrap().len(), 1);
-    db.rtbuild(&["history", "show"])
-        .within_secs(60)
-        .run()
-        .success()
-        .ignore_stderr()
-        .stdout_contains("477");
+    db.rtbuild(&["history", "show"]).within_secs(60).run().success().stdout_contains("477");
     let page = db.path("trend.html");
     db.rtbuild(&["history", "report", "--html", page.to_str().unwrap()])
         .within_secs(60)
         .run()
         .success()
-        .ignore_stderr();
+        .stderr_is(&db.wrote(&page));
     assert!(std::fs::read_to_string(&page).unwrap().contains("rb3gen2-core-kit"));
     // Still held: the readers did not wait for it, nor take it.
     writer.batch_execute("ROLLBACK").unwrap();
@@ -1376,7 +1447,7 @@ fn the_trend_page_draws_the_worst_figures_and_regressions_the_database_counts(ki
     db.rtbuild(&["history", "report", "--html", page.to_str().unwrap()])
         .run()
         .success()
-        .ignore_stderr();
+        .stderr_is(&db.wrote(&page));
     let html = std::fs::read_to_string(&page).unwrap();
     // (series, run, max, p99.9, the row's class: regression, INVALID or none)
     let mut drawn: Vec<(String, String, String, String, String)> = Vec::new();
