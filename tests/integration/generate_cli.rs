@@ -81,7 +81,8 @@ fn changing_rt_cpus_changes_every_variable_together() {
         .args(["generate", "--machine", "rb3gen2-core-kit", "--rt-cpus", "6-7"])
         .run()
         .stdout_contains("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml\n")
-        .ignore_stderr()
+        .stderr_has_line("  Generating rb3gen2-core-kit (RT CPUs 6-7, housekeeping 0-5, qcom-distro, qcom-multimedia-image)")
+        .stderr_has_line("   Generated [TMP]/rtbuild/rb3gen2-core-kit: 9 new, 0 updated, 0 removed, 0 unchanged")
         .success();
     let kas = std::fs::read_to_string(
         run.path().join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml"),
@@ -126,7 +127,10 @@ fn hand_edited_file_is_refused_then_forced() {
         .args(["generate", "--machine", "iq-615-evk", "--force"])
         .run()
         .stdout_contains("rtbuild/iq-615-evk/iq-615-evk-rt.yml\n")
-        .ignore_stderr()
+        .stderr_is(&format!(
+            "  Generating iq-615-evk (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)\n     Updated meta-rtbuild/conf/layer.conf\n   Generated {}: 0 new, 1 updated, 0 removed, 8 unchanged\n",
+            dir.join("rtbuild/iq-615-evk").display()
+        ))
         .success();
     assert!(std::fs::read_to_string(&conf).unwrap().contains("BBFILE_COLLECTIONS"));
     drop(run);
@@ -153,7 +157,15 @@ fn project_file_supplies_settings_and_flags_win() {
         .args(["generate", "--rt-cpus", "3"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_has_line(
+            "  Generating iq-8275-evk (RT CPUs 3, housekeeping 0-2,4-7, nodistro, core-image-base)",
+        )
+        .stderr_has_line(
+            "     Created meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/extra.cfg",
+        )
+        .stderr_has_line(
+            "   Generated [TMP]/rtbuild/iq-8275-evk: 10 new, 0 updated, 0 removed, 0 unchanged",
+        )
         .success();
     let kas =
         std::fs::read_to_string(run.path().join("rtbuild/iq-8275-evk/iq-8275-evk-rt.yml")).unwrap();
@@ -354,7 +366,11 @@ fn patches_and_fragments_land_in_the_layer_in_order() {
         .args(["--patch", "p/0002-second.patch", "--fragment", "f/extra.cfg"])
         .run()
         .stdout_contains("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml\n")
-        .ignore_stderr()
+        .stderr_has_line("  Generating rb3gen2-core-kit (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)")
+        .stderr_has_line("     Created meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/0001-first.patch")
+        .stderr_has_line("     Created meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/0002-second.patch")
+        .stderr_has_line("     Created meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/extra.cfg")
+        .stderr_has_line("   Generated [TMP]/rtbuild/rb3gen2-core-kit: 12 new, 0 updated, 0 removed, 0 unchanged")
         .success();
     let layer = run.path().join("rtbuild/rb3gen2-core-kit/meta-rtbuild/recipes-kernel/linux");
     let bbappend = std::fs::read_to_string(layer.join("linux-qcom-rt_6.18.bbappend")).unwrap();

@@ -380,6 +380,16 @@ impl Run {
         self
     }
 
+    /// stderr, the run's temporary folder written `[TMP]`, holds `line` as one whole line; the
+    /// other lines (progress, timings, what this test is not about) go unchecked.
+    #[track_caller]
+    pub(crate) fn stderr_has_line(self, line: &str) -> Run {
+        let seen = self.stderr().replace(&self.dir.path().display().to_string(), "[TMP]");
+        let has = seen.lines().any(|l| l == line);
+        assert!(has, "{}", self.report(&format!("stderr lacks the line {line:?}")));
+        self
+    }
+
     pub(crate) fn stderr_contains(self, want: &str) -> Run {
         assert!(self.stderr().contains(want), "{}", self.report(&format!("stderr lacks {want:?}")));
         self
