@@ -321,7 +321,13 @@ fn shell_in_container_with_recording_fake_podman_keeps_the_users_id() {
         .args(["--meta-qcom-url", &meta_qcom, "-c", "bitbake -e linux-qcom-rt"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        // What ran, as the user reads it (the disk-space warning before it depends on this
+        // machine's free space and is left unchecked).
+        .stderr_has_line("       Wrote [TMP]/rtbuild/rb3gen2-core-kit/caches.yml")
+        .stderr_has_line(&format!(
+            "     Running {} shell [TMP]/rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.yml:[TMP]/rtbuild/rb3gen2-core-kit/caches.yml -c 'bitbake -e linux-qcom-rt'",
+            venv().join("bin/kas-container").display()
+        ))
         .code_is(1);
     let argv = recorded_argv(&run.path().join("podman-run-argv"));
     let tail: Vec<&str> = argv.iter().rev().take(4).rev().map(String::as_str).collect();
@@ -364,7 +370,21 @@ fn image_container_dry_run_prints_kas_container_with_engine_and_image_version() 
         .args(["image", "--machine", "rb3gen2-core-kit", "--container", "podman", "--dry-run"])
         .args(["--json"])
         .run()
-        .ignore_stderr()
+        .stderr_in_tmp_is(
+            "  Generating rb3gen2-core-kit (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)
+Would create meta-rtbuild/conf/layer.conf
+Would create meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg
+Would create meta-rtbuild/recipes-kernel/linux/linux-qcom-rt_6.18.bbappend
+Would create meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.service
+Would create meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh
+Would create meta-rtbuild/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb
+Would create rb3gen2-core-kit-rt.lock.yml
+Would create rb3gen2-core-kit-rt.yml
+Would create rtbuild-plan.json
+     Dry run [TMP]/rtbuild/rb3gen2-core-kit: 9 new, 0 updated, 0 removed, 0 unchanged
+ Would write [TMP]/rtbuild/rb3gen2-core-kit/caches.yml
+",
+        )
         .success();
     let json = run.json();
     assert!(json["command"][0].as_str().unwrap().ends_with("/bin/kas-container"), "{json:#}");

@@ -380,6 +380,14 @@ impl Run {
         self
     }
 
+    /// stderr, the run's temporary folder written `[TMP]`, is exactly `want`.
+    #[track_caller]
+    pub(crate) fn stderr_in_tmp_is(self, want: &str) -> Run {
+        let seen = self.stderr().replace(&self.dir.path().display().to_string(), "[TMP]");
+        assert_eq!(seen, want, "{}", self.report("stderr (with [TMP]) differs"));
+        self
+    }
+
     /// stderr, the run's temporary folder written `[TMP]`, holds `line` as one whole line; the
     /// other lines (progress, timings, what this test is not about) go unchecked.
     #[track_caller]
