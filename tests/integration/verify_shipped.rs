@@ -57,7 +57,7 @@ fn notes(json: &serde_json::Value) -> Vec<String> {
 fn a_stale_build_folder_config_loses_to_the_deployed_kernel_and_says_so() {
     let test = deploy_qcomflash(build_folder(Test::new()), RT_CONFIG);
     let run = test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run();
-    let json = run.ignore_stderr().success().json();
+    let json = run.success().json();
     let rt = check(&json, "CONFIG_PREEMPT_RT");
     assert_eq!(rt["status"], "pass");
     let vmlinux = format!("{DEPLOY}/{STEM}.qcomflash/vmlinux → IKCONFIG");
@@ -75,7 +75,7 @@ fn a_stale_build_folder_config_loses_to_the_deployed_kernel_and_says_so() {
 fn the_build_folder_config_is_used_as_the_deployed_kernels_when_the_digests_match() {
     let test = deploy_qcomflash(Test::new(), RT_CONFIG).file(B_CONFIG, RT_CONFIG);
     let run = test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run();
-    let json = run.ignore_stderr().success().json();
+    let json = run.success().json();
     let same = notes(&json).into_iter().find(|n| n.contains("same config digest")).unwrap();
     assert!(same.contains(&crate::support::fixtures::sha256_hex(RT_CONFIG.as_bytes())), "{same}");
 }
@@ -98,7 +98,7 @@ fn without_ikconfig_the_image_sboms_kernel_config_is_read() {
     )
     .unwrap();
     let run = test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run();
-    let json = run.ignore_stderr().success().json();
+    let json = run.success().json();
     let rt = check(&json, "CONFIG_PREEMPT_RT");
     assert_eq!(rt["status"], "pass");
     assert!(rt["where"].as_str().unwrap().ends_with(".spdx.json → kernel configuration"), "{rt}");
@@ -115,7 +115,7 @@ fn a_qcomflash_kernel_without_any_config_does_not_fall_back_on_the_stale_config(
     std::os::unix::fs::symlink(&folder, test.path().join(format!("{DEPLOY}/{STEM}.qcomflash")))
         .unwrap();
     let run = test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run();
-    let json = run.ignore_stderr().success().json();
+    let json = run.success().json();
     assert_eq!(check(&json, "requested options")["status"], "skip");
     assert!(notes(&json).iter().any(|n| n.contains("cannot be proven to be its: not used")));
 }
@@ -131,7 +131,7 @@ fn latency_killers_are_warnings_naming_the_kernels_debug_config() {
         .args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit", "--kernel-src"])
         .arg_path(&tree)
         .run();
-    let json = run.ignore_stderr().success().json();
+    let json = run.success().json();
     let warnings = report(&json)["warnings"].as_array().unwrap();
     let named = |symbol: &str| {
         warnings
@@ -161,5 +161,5 @@ fn latency_killers_are_warnings_naming_the_kernels_debug_config() {
     // Warnings do not fail the verdict; the table shows them.
     let test = deploy_qcomflash(Test::new(), &config);
     let run = test.args(["verify", "build", "--machine", "rb3gen2-core-kit"]).run();
-    run.ignore_stderr().success().stdout_contains("warning: CONFIG_KASAN=y in ");
+    run.success().stdout_contains("warning: CONFIG_KASAN=y in ");
 }
