@@ -76,6 +76,14 @@ fn watch_cyclictest<R>(marker: &[&str], want: usize, run: impl FnOnce() -> R) ->
     (result, watcher.join().unwrap())
 }
 
+/// Whether one line of `stderr` starts with `start` and ends with `end`, a measured figure
+/// between them.
+fn has_line_between(stderr: &str, start: &str, end: &str) -> bool {
+    stderr
+        .lines()
+        .any(|l| l.len() > start.len() + end.len() && l.starts_with(start) && l.ends_with(end))
+}
+
 fn strings(v: &Value) -> Vec<String> {
     v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
 }
@@ -99,7 +107,11 @@ fn eight_unpinned_threads_run_on_every_measured_cpu_at_cyclictests_own_intervals
             .args(["--interval-us", "1009", "--out", "res"])
             .run()
             .ignore_stdout()
-            .ignore_stderr()
+            // What it says it measures (the figures and host warnings around it vary).
+            .stderr_has_line(&format!(
+                "   Measuring idle for 4s on CPUs {} (RT CPUs {rt})",
+                cpu_list(&online)
+            ))
     });
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     // Read from /proc by the test: 8 SCHED_FIFO threads, each allowed one CPU, together every
@@ -166,7 +178,7 @@ fn unpinned_threads_without_measure_cpus_all_run_on_the_rt_cpu() {
             .args(["--interval-us", "1013", "--histogram-us", "200000", "--out", "res"])
             .run()
             .ignore_stdout()
-            .ignore_stderr()
+            .stderr_has_line(&format!("   Measuring idle for 3s on RT CPUs {rt}"))
     });
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     assert_eq!(seen.len(), 8, "the test never saw cyclictest's 8 threads");
@@ -307,8 +319,7 @@ fn a_throttled_real_stress_ng_is_an_invalid_run() {
         .args(["test", "--local", "--rt-cpus", &rt.to_string(), "--scenario", "stress"])
         .args(["--load", "80", "--duration", "7", "--out", "res"])
         .run()
-        .ignore_stdout()
-        .ignore_stderr();
+        .ignore_stdout();
     done.store(true, Ordering::SeqCst);
     let throttled = throttle.join().unwrap();
     assert!(throttled > 10, "the throttle never held stress-ng back ({throttled} rounds)");
@@ -317,6 +328,18 @@ fn a_throttled_real_stress_ng_is_an_invalid_run() {
         unsafe_kill(pid, "KILL");
     }
     assert_eq!(run.code(), 1, "{}", run.stderr());
+    // The user is told why and what it means, on stderr (the reached figure varies).
+    let stderr = run.stderr();
+    assert!(
+        has_line_between(
+            &stderr,
+            "warning: stress: the load on CPU ",
+            " % where --load asked 80 % (tolerance ±10 points): the run is not under the load it claims"
+        ),
+        "{stderr}"
+    );
+    let run =
+        run.stderr_has_line("      Result INVALID against 100 µs (default, SIL 2); results in res");
     let json = run_json(&run.path().join("res"));
     assert_eq!(json["verdict"], "INVALID");
     let s = &json["scenarios"][0];
@@ -400,7 +423,10 @@ fn a_machine_plan_needs_the_kernel_to_isolate_exactly_its_rt_cpus() {
         .nothing_written("res");
     // The kernel isolates exactly the plan's RT CPU: the run goes ahead and records it.
     let right = tree_isolating(Test::new().file("machines/vm-iso.yaml", &machine), &rt.to_string());
-    let run = args(right).run().ignore_stdout().ignore_stderr();
+    let run = args(right)
+        .run()
+        .ignore_stdout()
+        .stderr_has_line(&format!("   Measuring idle for 2s on RT CPUs {rt}"));
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let json = run_json(&run.path().join("res"));
     let iso = &json["kernel_isolation"];
@@ -442,8 +468,18 @@ fn a_breach_above_the_limit_is_a_fail_with_its_trace() {
         .args(["--out", "res"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_has_line("   Measuring idle for 1m 00s on RT CPUs 1")
+        .stderr_has_line("      Result FAIL against 5 µs (--max-us); results in res")
         .code_is(1);
+    let stderr = run.stderr();
+    assert!(
+        has_line_between(
+            &stderr,
+            "      Traced idle: a ",
+            " µs sample crossed --trace-above-us 5; cyclictest stopped, kept trace-idle.txt"
+        ),
+        "{stderr}"
+    );
     let json = run_json(&run.path().join("res"));
     assert_eq!(json["verdict"], "FAIL", "{json:#}");
     let s = &json["scenarios"][0];
