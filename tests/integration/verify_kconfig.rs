@@ -6,6 +6,9 @@
 use crate::support::harness::Test;
 use crate::support::kernel_source::{kernel_tree, line_after, line_of};
 
+/// The note `verify` prints when no plan names the CPUs to check.
+const NO_PLAN: &str = "note: no plan given (--machine or --plan): only PREEMPT_RT, the command line and rt-tests were checked\n";
+
 /// An arm64 config on which PREEMPT_RT was dropped because EXPERT is off.
 const NO_EXPERT: &str = "CONFIG_ARM64=y\nCONFIG_SMP=y\n# CONFIG_EXPERT is not set\n\
                          CONFIG_ARCH_SUPPORTS_RT=y\nCONFIG_PREEMPT=y\nCONFIG_PREEMPTION=y\n";
@@ -32,7 +35,7 @@ fn kernel_src_gives_the_real_depends_on_with_file_and_line() {
         .args(["--json", "verify", "--kernel-config", "c.config", "--kernel-src"])
         .args([&tree])
         .run()
-        .ignore_stderr()
+        .stderr_is(NO_PLAN)
         .code_is(1);
     assert_eq!(reason(&run.json(), "CONFIG_PREEMPT_RT"), expert_reason());
     let run = Test::new()
@@ -52,7 +55,7 @@ fn build_folder_kernel_source_is_used_without_a_flag() {
     let shared = "build/tmp/work-shared/rb3gen2-core-kit";
     let test = Test::new().file(&format!("{shared}/kernel-build-artifacts/.config"), NO_EXPERT);
     std::os::unix::fs::symlink(&tree, test.path().join(shared).join("kernel-source")).unwrap();
-    let run = test.args(["--json", "verify", "build"]).run().ignore_stderr().code_is(1);
+    let run = test.args(["--json", "verify", "build"]).run().stderr_is(NO_PLAN).code_is(1);
     let json = run.json();
     assert_eq!(json["reports"][0]["kind"], "build folder");
     assert_eq!(reason(&json, "CONFIG_PREEMPT_RT"), expert_reason());
@@ -133,7 +136,7 @@ fn without_kernel_source_the_table_answers_and_says_so() {
         .file("c.config", NO_EXPERT)
         .args(["--json", "verify", "c.config"])
         .run()
-        .ignore_stderr()
+        .stderr_is(NO_PLAN)
         .code_is(1);
     assert_eq!(
         reason(&run.json(), "CONFIG_PREEMPT_RT"),
