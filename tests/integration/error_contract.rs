@@ -264,7 +264,7 @@ fn a_user_board_replacing_a_shipped_one_keeps_its_aliases() {
         .args(["machines", "show", "qcs6490-rb3gen2", "--json", "--machines-dir"])
         .args([&dir])
         .run()
-        .ignore_stderr()
+        .stderr_is("note: `qcs6490-rb3gen2` is an alias of `rb3gen2-core-kit`\n")
         .success();
     assert_eq!(run.json()["rt"]["rt_cpus"], "6-7");
 }
@@ -457,14 +457,14 @@ fn report_names_special_files_in_a_result_folder() {
             assert!(line.contains(said) && line.contains("raw/idle.txt"), "{special:?}: {line}");
             assert_eq!(line.lines().count(), 1, "{line}");
         } else {
-            let run = test.args(["report", "res"]).within_secs(30).run().ignore_stderr().code_is(1);
+            let run = test.args(["report", "res"]).within_secs(30).run().code_is(1);
             let out = run.stdout();
             assert!(out.contains(said) && out.contains("idle.txt"), "{special:?}: {out}");
         }
         // The kept trace of a spike: the report still ends, saying the trace cannot be read.
         let test = Test::new().file("res/run.json", run_json).file("res/raw/idle.txt", &h2);
         let _socket = special.make(&test.path().join("res/raw/idle.trace"));
-        let run = test.args(["report", "--json", "res"]).within_secs(30).run().ignore_stderr();
+        let run = test.args(["report", "--json", "res"]).within_secs(30).run();
         assert!(matches!(run.code(), 0 | 1), "{special:?}: {}", run.stderr());
         let explanation = run.json()["spikes"][0]["explanation"].as_str().unwrap().to_string();
         let prefix = if special.is_link() {
