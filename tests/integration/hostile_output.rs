@@ -116,7 +116,7 @@ fn bidirectional_overrides_in_names_are_escaped_in_lines_and_pages() {
         .args(["history", "report", "--db", &db, "--html"])
         .arg_path(&trend)
         .run()
-        .ignore_stderr()
+        .stderr_is(&format!("       Wrote {}\n", trend.display()))
         .success();
     assert_no_raw("history report --html", &std::fs::read_to_string(&trend).unwrap());
 }
@@ -252,7 +252,12 @@ fn openmetrics_label_values_escape_every_control_character() {
         vec!["report", folder.to_str().unwrap(), "--openmetrics"],
     ] {
         let file = dir.path().join("out.om");
-        let run = bounded().args(&args).arg_path(&file).run().ignore_stderr().ignore_stdout();
+        let run = bounded()
+            .args(&args)
+            .arg_path(&file)
+            .run()
+            .stderr_is(&format!("       Wrote {}\n", file.display()))
+            .ignore_stdout();
         assert!(matches!(run.code(), 0 | 1), "{args:?}");
         let text = std::fs::read_to_string(&file).unwrap();
         for line in text.lines() {
@@ -330,7 +335,7 @@ fn json_and_junit_outputs_hold_no_raw_invisible_characters() {
         .args(["--junit"])
         .arg_path(&junit)
         .run()
-        .ignore_stderr();
+        .stderr_is(&format!("       Wrote {}\n", junit.display()));
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
     assert_no_raw("report --json", &run.stdout());
     assert!(!run.stdout().contains('\u{7f}'), "DEL raw in the JSON");
