@@ -100,7 +100,10 @@ fn an_unpacked_bundle_checks_out_with_real_kas_and_its_layer_is_the_generated_on
         .env("KAS_WORK_DIR", &work)
         .args(["bundle", "--machine", MACHINE, "--out", "out", "--allow-unverified"])
         .run()
-        .ignore_stderr()
+        .stderr_has_line(&format!("    Bundling core-image-base-{MACHINE}"))
+        .stderr_has_line(
+            "warning: bundled with --allow-unverified (verify: unverified); the manifest says so",
+        )
         .success();
     let archive = proj.join(run.stdout().lines().next().unwrap());
     Test::new()
@@ -108,7 +111,7 @@ fn an_unpacked_bundle_checks_out_with_real_kas_and_its_layer_is_the_generated_on
         .arg_path(&archive)
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is("     Checked 17 files match the manifest\n")
         .success();
 
     // Unpacked in an empty folder outside any git work tree.
