@@ -18,7 +18,10 @@ fn verify_of_a_70000_character_option_value_prints_its_table() {
         .args([repro("preempt-rt-70000.config")])
         .within_secs(60)
         .run()
-        .ignore_stderr()
+        .stderr_is(
+            "note: no plan given (--machine or --plan): only PREEMPT_RT, the command line and \
+             rt-tests were checked\n",
+        )
         .code_is(1);
     let out = run.stdout();
     let row = out
@@ -119,7 +122,7 @@ fn report_draws_its_chart_at_the_largest_threshold() {
         .within_secs(60)
         .run()
         .ignore_stdout()
-        .ignore_stderr();
+        .stderr_is("       Wrote x.html\n");
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
     let html = std::fs::read_to_string(run.path().join("x.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("threshold 1000000 µs"), "chart drawn");
