@@ -134,7 +134,14 @@ fn matrix_dry_run_plans_machine_by_distro_cells_and_writes_nothing() {
         ])
         .args(["--dry-run", "--kas", "/opt/kas/bin/kas"])
         .run()
-        .ignore_stderr()
+        // Each cell named, then what its dry run would write (the file lists between are
+        // generate's own, tested there).
+        .stderr_has_line("        Cell rb3gen2-core-kit / qcom-distro")
+        .stderr_has_line("        Cell iq-9075-evk / qcom-distro")
+        .stderr_has_line("        Cell rb3gen2-core-kit / nodistro")
+        .stderr_has_line("        Cell iq-9075-evk / nodistro")
+        .stderr_has_line("     Dry run [TMP]/rtbuild/rb3gen2-core-kit-qcom-distro: 9 new, 0 updated, 0 removed, 0 unchanged")
+        .stderr_has_line("     Dry run [TMP]/rtbuild/iq-9075-evk-nodistro: 9 new, 0 updated, 0 removed, 0 unchanged")
         .success();
     let stdout = run.stdout();
     let lines: Vec<&str> = stdout.lines().collect();
