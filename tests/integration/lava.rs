@@ -510,7 +510,7 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
         .args(["--threshold-us", "1000000", "--out", "job.yaml"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is("       Wrote job.yaml (LAVA job for host-board)\n")
         .success();
     let console = run_job_steps(&root);
     let mut log = console_log(&console, "<<<RTBUILD-RAW-BEGIN");
@@ -629,7 +629,7 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
         .args(["--out", "job.yaml"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is("       Wrote job.yaml (LAVA job for host-board)\n")
         .success();
     let job_text = fs::read_to_string(root.join("job.yaml")).unwrap();
     if let Err(why) = lava_schema(&job_text) {
@@ -723,7 +723,7 @@ fn a_lava_job_runs_the_rt_tests_like_rtbuild_test_and_report_reads_each_from_its
         .args(["report", "--junit", "junit.xml", "lava.yaml"])
         .run()
         .ignore_stdout()
-        .ignore_stderr();
+        .stderr_is("       Wrote junit.xml\n");
     assert!(junit_run.code() == 0 || junit_run.code() == 1, "{}", junit_run.stderr());
     crate::support::harness::assert_junit_valid(&root.join("junit.xml"));
     let junit = fs::read_to_string(root.join("junit.xml")).unwrap();
@@ -752,7 +752,7 @@ fn an_injection_attempt_in_test_args_stays_one_argument_on_the_board() {
         .run()
         .success()
         .ignore_stdout()
-        .ignore_stderr();
+        .stderr_is("       Wrote job.yaml (LAVA job for host-board)\n");
     let console = run_job_steps(&root);
     assert!(!root.join("pwned").exists() && !root.join("pwned2").exists(), "{console}");
     assert!(!root.join("tmp/rtbuild-lava/pwned").exists(), "{console}");
@@ -884,7 +884,7 @@ fn a_lava_jobs_unpinned_threads_run_on_exactly_the_measured_cpus() {
         .args(["--interval-us", "1019", "--threshold-us", "1000000", "--out", "job.yaml"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is("       Wrote job.yaml (LAVA job for host-board)\n")
         .success();
     let done = Arc::new(AtomicBool::new(false));
     let watcher = {
