@@ -182,6 +182,7 @@ pub(super) fn findings(scenarios: &[ScenarioRecord], threshold_us: u64) -> Findi
 mod tests {
     use super::*;
     use crate::host::cpus::CpuLayout;
+    use crate::measure::testrun::session::tests::scenario;
 
     fn data(name: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
@@ -291,14 +292,6 @@ mod tests {
             judge_with(Some("{not json"), Some(0), 1)[0],
             "cyclictest's JSON results are unreadable: key must be a string at line 1 column 2"
         );
-    }
-
-    fn scenario(max: i64, reasons: &[&str]) -> ScenarioRecord {
-        ScenarioRecord {
-            max_us: Some(max),
-            invalid_reasons: reasons.iter().map(ToString::to_string).collect(),
-            ..ScenarioRecord::default()
-        }
     }
 
     /// The one judge's rules as `test` meets them: a cyclictest output without a maximum is

@@ -555,10 +555,11 @@ pub(super) fn conclude(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn scenario(max: i64, reasons: &[&str]) -> ScenarioRecord {
+    /// A scenario of `max` µs and these validity reasons (the judge's tests use it too).
+    pub(in crate::measure::testrun) fn scenario(max: i64, reasons: &[&str]) -> ScenarioRecord {
         ScenarioRecord {
             max_us: Some(max),
             invalid_reasons: reasons.iter().map(ToString::to_string).collect(),
