@@ -39,24 +39,6 @@ fn ids_redacted(stderr: &str) -> String {
         .collect()
 }
 
-/// States stderr with the run ids written `[ID]` (see `ids_redacted`).
-trait IdStderr {
-    fn stderr_ids_is(self, want: &str) -> Self;
-}
-
-impl IdStderr for Run {
-    #[track_caller]
-    fn stderr_ids_is(self, want: &str) -> Run {
-        let stderr = self.stderr();
-        assert_eq!(
-            ids_redacted(&stderr),
-            want,
-            "stderr differs (ids written [ID]); as printed:\n{stderr}"
-        );
-        self
-    }
-}
-
 #[derive(Clone, Copy)]
 enum Kind {
     Sqlite,
@@ -367,7 +349,8 @@ fn invalid_runs_are_stored_and_shown_invalid(kind: Kind) {
     let db = Db::new(kind);
     let good = db.run("good", 1_796_000_000, &[("stress", CPU1)], None);
     let bad = db.run("bad", 1_796_086_400, &[("stress", WORSE)], Some("only 991 of 60000 cycles"));
-    db.rtbuild(&["history", "add", &good, &bad]).run().success().stderr_ids_is(
+    db.rtbuild(&["history", "add", &good, &bad]).run().success().stderr_redacted_is(
+        ids_redacted,
         &(db.added("Recorded", "PASS", &good) + &db.added("Recorded", "INVALID", &bad)),
     );
     let runs = db.list(&[]);
@@ -494,7 +477,7 @@ fn check_flags_a_regression_against_the_valid_runs_only(kind: Kind) {
     db.rtbuild(&["history", "add", "--check", &same])
         .run()
         .success()
-        .stderr_ids_is(&db.added("Recorded", "PASS", &same))
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "PASS", &same))
         .stdout_contains("PASS run ")
         .stdout_contains("(rb3gen2-core-kit): within +20 % of 2 baseline run(s)\n");
 
@@ -517,7 +500,7 @@ fn check_flags_a_regression_against_the_valid_runs_only(kind: Kind) {
         .rtbuild(&["history", "add", "--check", "--regression-pct", "50", &worse])
         .run()
         .code_is(1)
-        .stderr_ids_is(&db.added("Recorded", "FAIL", &worse));
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "FAIL", &worse));
     let out = run.stdout();
     let line = out.lines().find(|l| l.starts_with("REGRESSION ")).expect(&out);
     assert!(line.contains("(+528.9 %: more than +50 %, crosses the 1000 µs threshold)"), "{line}");
@@ -574,7 +557,7 @@ fn sql_in_a_scenario_name_is_stored_as_text(kind: Kind) {
     db.rtbuild(&["history", "add", &run])
         .run()
         .success()
-        .stderr_ids_is(&db.added("Recorded", "PASS", &run));
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "PASS", &run));
     let runs = db.list(&["--scenario", name]);
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["results"][0]["scenario"], name);
@@ -994,7 +977,7 @@ fn a_lava_job_log_is_recorded_like_a_result_folder() {
     db.rtbuild(&["history", "add", path.to_str().unwrap()])
         .run()
         .success()
-        .stderr_ids_is(&db.added("Recorded", "FAIL", path.to_str().unwrap()));
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "FAIL", path.to_str().unwrap()));
     let runs = db.list(&[]);
     let run = &runs[0];
     assert_eq!(
@@ -1032,7 +1015,7 @@ fn the_measured_kernel_config_digest_is_recorded() {
         db.rtbuild(&["history", "add", run, "--bundle", &bundle])
             .run()
             .success()
-            .stderr_ids_is(&db.added("Recorded", "PASS", run));
+            .stderr_redacted_is(ids_redacted, &db.added("Recorded", "PASS", run));
     }
     let runs = db.list(&[]);
     assert_eq!(runs[0]["kernel_config_digest"], measured.as_str(), "{:#}", runs[0]);
@@ -1168,7 +1151,7 @@ fn a_testkit_results_folder_is_recorded_and_drawn_in_the_trend() {
         .run()
         .success()
         .ignore_stdout()
-        .stderr_ids_is(&db.added("Recorded", "FAIL", suite.to_str().unwrap()));
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "FAIL", suite.to_str().unwrap()));
     let runs = db.list(&[]);
     assert_eq!(runs.len(), 1, "{runs:?}");
     let run = &runs[0];
@@ -1194,7 +1177,7 @@ fn a_testkit_results_folder_is_recorded_and_drawn_in_the_trend() {
         .run()
         .success()
         .ignore_stdout()
-        .stderr_ids_is(&db.added("Known", "FAIL", suite.to_str().unwrap()));
+        .stderr_redacted_is(ids_redacted, &db.added("Known", "FAIL", suite.to_str().unwrap()));
     assert_eq!(db.list(&[]).len(), 1);
 
     let page = db.path("trend.html");

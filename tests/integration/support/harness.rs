@@ -388,6 +388,15 @@ impl Run {
         self
     }
 
+    /// stderr, after `redact` wrote what the code under test computes (an id, a compressed size)
+    /// as a placeholder, is exactly `want`.
+    #[track_caller]
+    pub(crate) fn stderr_redacted_is(self, redact: impl Fn(&str) -> String, want: &str) -> Run {
+        let seen = redact(&self.stderr());
+        assert_eq!(seen, want, "{}", self.report("stderr (redacted) differs"));
+        self
+    }
+
     /// stderr, the run's temporary folder written `[TMP]`, holds `line` as one whole line; the
     /// other lines (progress, timings, what this test is not about) go unchecked.
     #[track_caller]
