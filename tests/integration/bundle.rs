@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::fixtures::{git, git_commit_all, write};
-use crate::support::harness::{Run, Test};
+use crate::support::harness::Test;
 
 const MACHINE: &str = "rb3gen2-core-kit";
 const IMAGE: &str = "core-image-base";

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::harness::{Run, Test, data};
+use crate::support::harness::{Test, data};
 use crate::support::pg_server::PgServer;
 
 /// A history database for one test.
