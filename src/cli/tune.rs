@@ -190,15 +190,16 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
         }
         let others = outcome.refused.len().saturating_sub(outcome.pinned.len());
         if others > 0 {
-            ui.note(format!("{others} IRQs refused the housekeeping affinity (per-CPU or managed IRQs off the RT CPUs); listed, not counted as failures"));
+            ui.note(format!("{} refused the housekeeping affinity (per-CPU or managed IRQs off the RT CPUs); listed, not counted as failures", crate::text::counted(others, "IRQ")));
         }
         for line in outcome.pinned_warnings(&layout.rt) {
             ui.warn(line);
         }
         if !outcome.ok {
             ui.warn(format!(
-                "{} knobs are not tuned (the `mismatch`/`fail` lines above)",
-                outcome.problems.len()
+                "{} {} not tuned (the `mismatch`/`fail` lines above)",
+                crate::text::counted(outcome.problems.len(), "knob"),
+                if outcome.problems.len() == 1 { "is" } else { "are" }
             ));
         }
     }

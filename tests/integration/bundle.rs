@@ -286,7 +286,7 @@ fn check_names_a_changed_a_deleted_and_an_added_file() {
     build
         .rtbuild(["bundle", "--check", archive.to_str().unwrap()])
         .run()
-        .stderr_is(&format!("warning: 1 problems in {}\n", archive.display()))
+        .stderr_is(&format!("warning: 1 problem in {}\n", archive.display()))
         .code_is(1)
         .stdout_contains("differs from the manifest inside the archive");
 }
@@ -370,7 +370,7 @@ fn bad_bundle_inputs_are_clear_errors() {
     build
         .rtbuild(["bundle", "--check", "junk.tar.zst"])
         .run()
-        .stderr_is("warning: 1 problems in junk.tar.zst\n")
+        .stderr_is("warning: 1 problem in junk.tar.zst\n")
         .code_is(1)
         .stdout_contains("archive");
 }
@@ -701,7 +701,7 @@ fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
     std::fs::write(&sbom, text).unwrap();
     tar(&["--zstd", "-cf", "bad.tar.zst", TOP]);
     let run = build.rtbuild(["bundle", "--check", "x/bad.tar.zst"]).run().code_is(1);
-    run.stderr_contains("1 problems in x/bad.tar.zst").stdout_contains(&format!(
+    run.stderr_contains("1 problem in x/bad.tar.zst").stdout_contains(&format!(
         "changed    release/{TOP}.rootfs-20260201120000.spdx.json sha256 "
     ));
     // Diffing a file that is not a bundle is one clear line.
@@ -747,7 +747,7 @@ fn check_fails_when_the_manifest_beside_cannot_be_read() {
             .rtbuild(["bundle", "--check", archive.to_str().unwrap()])
             .within_secs(30)
             .run()
-            .stderr_is(&format!("warning: 1 problems in {}\n", archive.display()))
+            .stderr_is(&format!("warning: 1 problem in {}\n", archive.display()))
             .code_is(1);
         let out = run.stdout();
         assert!(out.starts_with("manifest ") && out.contains(said), "{kind}: {out}");
@@ -979,7 +979,7 @@ fn the_sbom_cve_check_summary_is_bundled_and_checked() {
         .rtbuild(["bundle", "--check", "x/bad.tar.zst"])
         .run()
         .code_is(1)
-        .stderr_contains("1 problems in x/bad.tar.zst")
+        .stderr_contains("1 problem in x/bad.tar.zst")
         .stdout_contains(&format!("changed    release/{real} sha256 "));
 }
 
@@ -1105,7 +1105,7 @@ fn bundled_spdx_passes_spdx3_validate_and_check_refuses_an_sbom_that_is_not_spdx
         .arg_path(&archive)
         .run()
         .code_is(1)
-        .stderr_contains("1 problems in")
+        .stderr_contains("1 problem in")
         .stdout_is(&format!(
             "sbom       release/{TOP}.rootfs-20260101120000.spdx.json is not SPDX 3 JSON-LD: it is an SPDX 2 document (SPDX-2.3); a release carries the SPDX 3 documents oe-core and sbom-cve-check write\nunpatched CVEs: 1 (high 1)\n"
         ));
@@ -1228,7 +1228,7 @@ fn a_signed_bundle_verifies_with_in_toto_and_rtbuild_and_tampering_or_a_wrong_ke
         .arg_path(&public)
         .run()
         .code_is(1)
-        .stderr_contains("1 problems in");
+        .stderr_contains("1 problem in");
     assert!(
         run.stdout().contains(&format!("subject {archive_name}: signed sha256 ")),
         "{}",

@@ -571,7 +571,7 @@ fn ci_refuses_bad_values() {
         ),
         (
             &["--machines", "iq-9075-evk", "--lava", "--lava-duration", "8d"],
-            "error: --lava-duration: 2 scenario(s) of --duration 8d make a LAVA job of",
+            "error: --lava-duration: 2 scenarios of --duration 8d make a LAVA job of",
         ),
         (
             &["--machines", "iq-9075-evk", "--lava", "--lava-scenario", "idle,custom"],

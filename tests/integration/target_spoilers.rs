@@ -457,7 +457,7 @@ esac
     assert!(out.contains("verdict: PASS"), "{out}");
     // A warning from boot is information, not a failure of the kernel check.
     assert!(
-        run.stderr().contains("the kernel log holds 1 warning line(s) since boot")
+        run.stderr().contains("the kernel log holds 1 warning line since boot")
             && run.stderr().contains("WARNING: CPU: 1 PID: 1 at drivers/fake.c:1"),
         "{}",
         run.stderr()

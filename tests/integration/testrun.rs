@@ -598,7 +598,7 @@ fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
     let tuning = |action: &str| {
         format!("      Tuning {action} on {}: RT CPUs 2-3, housekeeping 0-1\n", sshd.url())
     };
-    let refused = "note: 1 IRQs refused the housekeeping affinity (per-CPU or managed IRQs off \
+    let refused = "note: 1 IRQ refused the housekeeping affinity (per-CPU or managed IRQs off \
                    the RT CPUs); listed, not counted as failures\n";
     let apply = tune("apply").success().stderr_is(&format!("{}{refused}", tuning("apply")));
     assert!(
@@ -610,7 +610,7 @@ fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
     tune("verify").success().ignore_stdout().stderr_is(&format!("{}{refused}", tuning("verify")));
     fs::write(root.join("proc/irq/default_smp_affinity"), "f\n").unwrap();
     let verify = tune("verify").code_is(1).stderr_is(&format!(
-        "{}{refused}warning: 1 knobs are not tuned (the `mismatch`/`fail` lines above)\n",
+        "{}{refused}warning: 1 knob is not tuned (the `mismatch`/`fail` lines above)\n",
         tuning("verify")
     ));
     assert!(verify.stdout().contains("mismatch /proc/irq/default_smp_affinity want 3 got f"));

@@ -55,7 +55,7 @@ fn apply_and_revert_as_non_root_refuse_up_front_in_one_line() {
 /// for apply and a passing verify the note on the one IRQ (11) the tree refuses to move.
 fn tuning(action: &str, irq_note: bool) -> String {
     let note = if irq_note {
-        "note: 1 IRQs refused the housekeeping affinity (per-CPU or managed IRQs off the RT CPUs); \
+        "note: 1 IRQ refused the housekeeping affinity (per-CPU or managed IRQs off the RT CPUs); \
          listed, not counted as failures\n"
     } else {
         ""
