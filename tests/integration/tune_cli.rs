@@ -132,7 +132,7 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["tune", "--local", "--rt-cpus", "6", "--verify"],
-            "RT CPU(s) 6 are outside this machine, which has CPUs 0-3 online; pick RT CPUs from 0-3",
+            "RT CPU 6 is outside this machine, which has CPUs 0-3 online; pick RT CPUs from 0-3",
         ),
         (
             &["tune", "--local", "--verify"],
@@ -148,7 +148,7 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["tune", "--rt-cpus", "2", "--housekeeping", "2", "--emit", "out"],
-            "CPU(s) 2 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
+            "CPU 2 is both RT and housekeeping; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
         ),
         (
             &["tune", "--bootargs"],
@@ -160,7 +160,7 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["tune", "--rt-cpus", "8", "--cpu-count", "8", "--bootargs"],
-            "RT CPU(s) 8 are outside the board of --cpu-count 8, which has CPUs 0-7; pick RT CPUs from 0-7",
+            "RT CPU 8 is outside the board of --cpu-count 8, which has CPUs 0-7; pick RT CPUs from 0-7",
         ),
         (
             &["tune", "--target", "ssh://a;b@host", "--rt-cpus", "2", "--verify"],

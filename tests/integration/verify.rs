@@ -621,7 +621,7 @@ fn a_bare_cpu_plan_refuses_build_flags_and_overlapping_cpus() {
         .file("config", RT_CONFIG)
         .args(["verify", "config", "--rt-cpus", "2-3", "--housekeeping", "0-2"])
         .run()
-        .usage_error("CPU(s) 2 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)");
+        .usage_error("CPU 2 is both RT and housekeeping; give each CPU one role (--housekeeping must not overlap --rt-cpus)");
     // The same layout rules as everywhere (one validator): CPU 0 is never an RT CPU.
     Test::new()
         .file("config", RT_CONFIG)
