@@ -22,6 +22,7 @@ fn emit_writes_an_executable_script_for_the_machine() {
 
 /// As an ordinary user `apply` and `revert` stop before the script's first write, in one line
 /// (they once ended with the shell's "cannot create /run/rtbuild-tune.state"); `verify` still runs.
+/// The refusal comes alone: no `Tuning …` line says first that the tuning runs.
 #[test]
 fn apply_and_revert_as_non_root_refuse_up_front_in_one_line() {
     for action in ["apply", "revert"] {
@@ -34,16 +35,15 @@ fn apply_and_revert_as_non_root_refuse_up_front_in_one_line() {
             .args(["tune", "--local", "--rt-cpus", "3", &format!("--{action}")])
             .run()
             .code_is(2);
-        // The status line naming what would run, then one error line; the user id is the test
-        // user's, read with `id` (Unprivileged::get), not from rtbuild.
+        // One error line and nothing else; the user id is the test user's, read with `id`
+        // (Unprivileged::get), not from rtbuild.
         let uid = Unprivileged::get().uid;
         let run = run
             .stderr_is(&format!(
-                "      Tuning {action} on this machine: RT CPUs 3, housekeeping 0-2\nerror: tune \
-                 --{action} needs root on this machine, which runs it as user id {uid}; run rtbuild \
-                 as root for --local, or use --target ssh://root@HOST\n"
+                "error: tune --{action} needs root on this machine, which runs it as user id \
+                 {uid}; run rtbuild as root for --local, or use --target ssh://root@HOST\n"
             ))
-            .ignore_stdout();
+            .stdout_is("");
         assert_eq!(
             fs::read_to_string(run.path().join("root/proc/sys/kernel/timer_migration")).unwrap(),
             before
@@ -98,17 +98,35 @@ fn local_apply_verify_revert_through_the_cli_on_a_fake_tree() {
         .stderr_is(&tuning("verify", true))
         .success();
     assert!(!verify.stdout().contains("mismatch"), "{}", verify.stdout());
+    let passing = Test::new()
+        .env("RTBUILD_SYSROOT", &root)
+        .args(args("verify"))
+        .args(["--json"])
+        .run()
+        .stderr_is(&tuning("verify", true))
+        .success()
+        .json();
     fs::write(root.join("proc/sys/kernel/timer_migration"), "1\n").unwrap();
+    // Failing, --json says on stderr what a passing run says (the IRQ note), then the warning;
+    // the JSON has the same fields, the refused IRQ among them.
     let verify = Test::new()
         .env("RTBUILD_SYSROOT", &root)
         .args(args("verify"))
         .args(["--json"])
         .run()
-        .stderr_is(&tuning("verify", false))
+        .stderr_is(&format!(
+            "{}warning: 1 knob is not tuned (`problems` in the JSON)\n",
+            tuning("verify", true)
+        ))
         .code_is(1);
     let json = verify.json();
     assert_eq!(json["ok"], false);
     assert_eq!(json["problems"][0], "mismatch /proc/sys/kernel/timer_migration want 0 got 1");
+    let fields =
+        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(fields(&json), fields(&passing));
+    assert_eq!(json["refused_irqs"], passing["refused_irqs"]);
+    assert_eq!(json["refused_irqs"][0]["irq"], "11");
     Test::new()
         .env("RTBUILD_SYSROOT", &root)
         .args(args("revert"))
