@@ -184,8 +184,10 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
     }
     ui.status(
         "Bundled",
+        // The count is the manifest's, as `--check` says it: the files it lists, beside the
+        // manifest and SHA256SUMS themselves.
         format!(
-            "{}, {} bytes",
+            "{} with the manifest and SHA256SUMS, {} bytes",
             crate::text::counted(outcome.manifest.files.len(), "file"),
             outcome.archive_bytes
         ),
@@ -228,9 +230,8 @@ fn check(archive: &std::path::Path, ui: &Ui) -> crate::cli::error::Result<Exit> 
         ui.out(format!("unpatched CVEs: {total}{by}"));
     }
     if report.passed {
-        let files = crate::text::counted(report.files, "file");
-        let verb = if report.files == 1 { "matches" } else { "match" };
-        ui.status("Checked", format!("{files} {verb} the manifest"));
+        let files = crate::text::counted(report.listed, "file");
+        ui.status("Checked", format!("{files} against the manifest and SHA256SUMS"));
     } else {
         ui.warn(format!(
             "{} in {}",

@@ -125,7 +125,10 @@ impl Build {
 
 /// The `Bundling` and `Bundled` lines of a bundle of `files` files, its size written `[BYTES]`.
 fn bundled(files: usize) -> String {
-    format!("    Bundling {TOP}\n     Bundled {files} files, [BYTES] bytes\n")
+    format!(
+        "    Bundling {TOP}\n     Bundled {files} files with the manifest and SHA256SUMS, [BYTES] \
+         bytes\n"
+    )
 }
 
 /// `rtbuild bundle`'s stderr with the archive's compressed size written `[BYTES]`: these tests
@@ -196,9 +199,11 @@ fn bundle_records_everything_checks_clean_and_is_byte_identical() {
     let mut archive = tar::Archive::new(decoder);
     let mut names = Vec::new();
     let mut readme = String::new();
+    let mut regular_files = 0;
     for entry in archive.entries().unwrap() {
         let mut entry = entry.unwrap();
         let h = entry.header();
+        regular_files += usize::from(h.entry_type().is_file());
         assert_eq!((h.uid().unwrap(), h.gid().unwrap(), h.mtime().unwrap()), (0, 0, 0));
         assert_eq!(h.username().unwrap(), Some(""));
         let name = entry.path().unwrap().display().to_string();
@@ -218,11 +223,16 @@ fn bundle_records_everything_checks_clean_and_is_byte_identical() {
     );
     assert!(readme.contains("--serial") && readme.contains("EDL"), "{readme}");
 
+    // `bundle` and `--check` count the same files, and both lines say what: the archive holds
+    // them beside the manifest and SHA256SUMS (counted from the archive itself).
+    let listed = regular_files - 2;
+    assert_eq!(listed, 23, "{names:?}");
     build
         .rtbuild(["bundle", "--check", a.to_str().unwrap()])
         .run()
         .success()
-        .stderr_contains("files match the manifest");
+        .stdout_is("")
+        .stderr_is(&format!("     Checked {listed} files against the manifest and SHA256SUMS\n"));
     // sha256sum -c agrees inside the unpacked folder.
     let x = build.root().join("x");
     std::fs::create_dir_all(&x).unwrap();
@@ -439,7 +449,7 @@ fn source_date_epoch_sets_every_mtime() {
         .rtbuild(["bundle", "--machine", MACHINE, "--out", "out", "--allow-unverified"])
         .env("SOURCE_DATE_EPOCH", "1700000000")
         .run()
-        .stderr_redacted_is(size_redacted, &format!("    Bundling {TOP}\nwarning: bundled with --allow-unverified (verify: unverified); the manifest says so\n     Bundled 22 files, [BYTES] bytes\n"))
+        .stderr_redacted_is(size_redacted, &format!("    Bundling {TOP}\nwarning: bundled with --allow-unverified (verify: unverified); the manifest says so\n     Bundled 22 files with the manifest and SHA256SUMS, [BYTES] bytes\n"))
         .success();
     let archive = build.root().join(run.stdout().lines().next().unwrap());
     let decoder = zstd::stream::read::Decoder::new(std::fs::File::open(&archive).unwrap()).unwrap();
@@ -622,7 +632,7 @@ fn release_bundles_carry_the_evidence_and_diff_names_every_change() {
         .rtbuild(["bundle", "--check"])
         .arg_path(&old)
         .run()
-        .stderr_contains("files match the manifest")
+        .stderr_contains("files against the manifest and SHA256SUMS")
         .success()
         .stdout_is("unpatched CVEs: 2 (critical 1, high 1)\n");
 
@@ -887,7 +897,7 @@ fn a_measurement_must_have_run_the_kernel_config_that_ships() {
         .rtbuild(["bundle", "--check"])
         .arg_path(&archive)
         .run()
-        .stderr_is("     Checked 26 files match the manifest\n")
+        .stderr_is("     Checked 24 files against the manifest and SHA256SUMS\n")
         .success();
 
     bundle("rebuilt", "run-rebuilt").code_is(1).stdout_is("").stderr_is(&format!(
@@ -961,7 +971,7 @@ fn the_sbom_cve_check_summary_is_bundled_and_checked() {
         .rtbuild(["bundle", "--check"])
         .arg_path(&archive)
         .run()
-        .stderr_contains("files match the manifest")
+        .stderr_contains("files against the manifest and SHA256SUMS")
         .success()
         .ignore_stdout();
     // Marking the unpatched CVE patched inside the bundle is named by --check.

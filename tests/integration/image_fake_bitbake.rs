@@ -469,7 +469,7 @@ fn image_with_fake_bitbake_provenance_bundle_binds_the_release_evidence() {
     check(&again)
         .success()
         .stdout_is("unpatched CVEs: 3 (critical 1, high 2)\n")
-        .stderr_contains("files match the manifest");
+        .stderr_contains("files against the manifest and SHA256SUMS");
 }
 
 #[test]

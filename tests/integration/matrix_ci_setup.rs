@@ -987,7 +987,7 @@ fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_
             .args(["bundle", "--check"])
             .arg_path(&bundles[0])
             .run()
-            .stderr_contains("files match the manifest")
+            .stderr_contains("files against the manifest and SHA256SUMS")
             .success()
             .stdout_is("");
         let sums = std::process::Command::new("sha256sum")
