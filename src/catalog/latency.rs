@@ -24,6 +24,7 @@ pub(crate) fn overflow_note(
     max_us: impl Display,
 ) -> String {
     format!(
-        "{who}: {overflows} samples above the {limit_us} µs histogram: percentiles above {limit_us} µs are bounds (≥{limit_us}); the max ({max_us} µs) is cyclictest's own"
+        "{who}: {} above the {limit_us} µs histogram: percentiles above {limit_us} µs are bounds (≥{limit_us}); the max ({max_us} µs) is cyclictest's own",
+        crate::text::counted(overflows, "sample")
     )
 }

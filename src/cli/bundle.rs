@@ -184,7 +184,13 @@ pub(super) fn run(args: BundleArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
     }
     ui.status(
         "Bundled",
-        format!("{} files, {} bytes", outcome.manifest.files.len(), outcome.archive_bytes),
+        // The count is the manifest's, as `--check` says it: the files it lists, beside the
+        // manifest and SHA256SUMS themselves.
+        format!(
+            "{} with the manifest and SHA256SUMS, {} bytes",
+            crate::text::counted(outcome.manifest.files.len(), "file"),
+            outcome.archive_bytes
+        ),
     );
     Ok(Exit::Ok)
 }
@@ -224,11 +230,12 @@ fn check(archive: &std::path::Path, ui: &Ui) -> crate::cli::error::Result<Exit> 
         ui.out(format!("unpatched CVEs: {total}{by}"));
     }
     if report.passed {
-        ui.status("Checked", format!("{} files match the manifest", report.files));
+        let files = crate::text::counted(report.listed, "file");
+        ui.status("Checked", format!("{files} against the manifest and SHA256SUMS"));
     } else {
         ui.warn(format!(
-            "{} problems in {}",
-            report.problems.len(),
+            "{} in {}",
+            crate::text::counted(report.problems.len(), "problem"),
             crate::text::shown_path(archive)
         ));
     }
@@ -252,15 +259,15 @@ fn verify(
         ui.status(
             "Verified",
             format!(
-                "the signature of {} and {} subjects",
+                "the signature of {} and {}",
                 crate::text::shown_path(&report.envelope),
-                report.subjects.len()
+                crate::text::counted(report.subjects.len(), "subject")
             ),
         );
     } else {
         ui.warn(format!(
-            "{} problems in {}",
-            report.problems.len(),
+            "{} in {}",
+            crate::text::counted(report.problems.len(), "problem"),
             crate::text::shown_path(archive)
         ));
     }

@@ -90,11 +90,16 @@ fn upstream(args: &DoctorArgs, dir: &std::path::Path, ui: &Ui) -> crate::cli::er
             report.revision.as_deref().map_or("an unknown revision", |r| &r[..r.len().min(12)]);
         ui.out(match (report.missing, report.differs) {
             (0, 0) => format!("meta-qcom at {revision} has everything rtbuild relies on"),
-            (0, d) => format!("meta-qcom at {revision} has everything rtbuild needs; {d} differ from what rtbuild remembers"),
-            (m, d) => format!("meta-qcom at {revision} lacks {m} thing(s) rtbuild needs; {d} differ"),
+            (0, d) => format!("meta-qcom at {revision} has everything rtbuild needs; {d} {} from what rtbuild remembers", differ(d)),
+            (m, d) => format!("meta-qcom at {revision} lacks {} rtbuild needs; {d} {}", crate::text::counted(m, "thing"), differ(d)),
         });
     }
     Ok(if report.complete() { Exit::Ok } else { Exit::Failed })
+}
+
+/// The verb after a count of things that differ: `1 differs`, `2 differ`.
+fn differ(count: usize) -> &'static str {
+    if count == 1 { "differs" } else { "differ" }
 }
 
 /// The folders and repositories to check: the machine's build when one is given (flag or
@@ -153,8 +158,7 @@ fn lines(report: &DoctorReport) -> Vec<String> {
     }
     lines.push(match report.problems.len() {
         0 => "ready to build".to_string(),
-        1 => "not ready: 1 problem".to_string(),
-        n => format!("not ready: {n} problems"),
+        n => format!("not ready: {}", crate::text::counted(n, "problem")),
     });
     lines
 }

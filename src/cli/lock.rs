@@ -112,7 +112,11 @@ pub(super) fn run(args: LockArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     } else {
         for c in &outcome.repos {
             let moved = match &c.old_commit {
-                Some(old) => format!(" (was {}, {} commits)", &old.as_str()[..12], c.commits.len()),
+                Some(old) => format!(
+                    " (was {}, {})",
+                    &old.as_str()[..12],
+                    crate::text::counted(c.commits.len(), "commit")
+                ),
                 None => String::new(),
             };
             ui.out(format!("{:<8} {:<22} {}{moved}", c.action, c.repo, c.commit));
@@ -155,13 +159,19 @@ fn check(args: &LockArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     if report.passed {
         ui.status(
             "Checked",
-            format!("{} repos match {}", report.repos.len(), crate::text::shown_path(&path)),
+            format!(
+                "{} {} {}",
+                crate::text::counted(report.repos.len(), "repo"),
+                if report.repos.len() == 1 { "matches" } else { "match" },
+                crate::text::shown_path(&path)
+            ),
         );
     } else {
         let bad = report.repos.iter().filter(|r| !r.ok()).count();
         ui.warn(format!(
-            "{bad} of {} repos do not match {}",
-            report.repos.len(),
+            "{bad} of {} {} not match {}",
+            crate::text::counted(report.repos.len(), "repo"),
+            if bad == 1 { "does" } else { "do" },
             crate::text::shown_path(&path)
         ));
     }
@@ -183,7 +193,7 @@ fn diff(old: &Path, new: &Path, work_dir: &Path, ui: &Ui) -> crate::cli::error::
     for repo in &diff.repos {
         let count = match (&repo.commits, repo.dropped) {
             (Some(c), Some(d)) if d > 0 => format!(" ({} new, {d} dropped)", c.len()),
-            (Some(c), _) => format!(" ({} commits)", c.len()),
+            (Some(c), _) => format!(" ({})", crate::text::counted(c.len(), "commit")),
             _ => String::new(),
         };
         ui.out(format!(
@@ -200,7 +210,8 @@ fn diff(old: &Path, new: &Path, work_dir: &Path, ui: &Ui) -> crate::cli::error::
             ui.out(format!("           ({note})"));
         }
     }
-    ui.status("Compared", format!("{} of {} repos changed", diff.changed(), diff.repos.len()));
+    let repos = crate::text::counted(diff.repos.len(), "repo");
+    ui.status("Compared", format!("{} of {repos} changed", diff.changed()));
     Ok(Exit::Ok)
 }
 
@@ -220,8 +231,8 @@ fn install(source: &Path, args: &LockArgs, ui: &Ui) -> crate::cli::error::Result
     ui.status(
         if outcome.written { "Installed" } else { "Unchanged" },
         format!(
-            "{} repos pinned in {}",
-            outcome.repos,
+            "{} pinned in {}",
+            crate::text::counted(outcome.repos, "repo"),
             crate::text::shown_path(&outcome.lock_file)
         ),
     );

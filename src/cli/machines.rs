@@ -154,9 +154,10 @@ fn from_meta_qcom(
     ui.status(
         "Compared",
         format!(
-            "{} machines in {}: {differ} differ from the catalog, {unknown} not in it",
-            compared.len(),
-            dir.display()
+            "{} in {}: {differ} {} from the catalog, {unknown} not in it",
+            crate::text::counted(compared.len(), "machine"),
+            dir.display(),
+            if differ == 1 { "differs" } else { "differ" }
         ),
     );
     Ok(Exit::Ok)

@@ -169,6 +169,8 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     };
     let layout = args.cpus.layout_on(plan.as_ref(), &host, &System)?;
     let script = tune::render_script(&machine, &layout, &args.options(plan.as_ref()));
+    // A refusal comes alone, before the line that says what runs.
+    tune::refuse_unless_root(&System, &host, action)?;
     ui.status(
         "Tuning",
         format!(
@@ -188,19 +190,23 @@ pub(super) fn run(args: TuneArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
         for line in &outcome.lines {
             ui.out(crate::text::shown(line));
         }
-        let others = outcome.refused.len().saturating_sub(outcome.pinned.len());
-        if others > 0 {
-            ui.note(format!("{others} IRQs refused the housekeeping affinity (per-CPU or managed IRQs off the RT CPUs); listed, not counted as failures"));
-        }
-        for line in outcome.pinned_warnings(&layout.rt) {
-            ui.warn(line);
-        }
-        if !outcome.ok {
-            ui.warn(format!(
-                "{} knobs are not tuned (the `mismatch`/`fail` lines above)",
-                outcome.problems.len()
-            ));
-        }
+    }
+    // The same notes and warnings on stderr with or without --json, pass or fail: the JSON
+    // holds what they count (`refused`, `pinned`, `problems`).
+    let others = outcome.refused.len().saturating_sub(outcome.pinned.len());
+    if others > 0 {
+        ui.note(format!("{} refused the housekeeping affinity (per-CPU or managed IRQs off the RT CPUs); listed, not counted as failures", crate::text::counted(others, "IRQ")));
+    }
+    for line in outcome.pinned_warnings(&layout.rt) {
+        ui.warn(line);
+    }
+    if !outcome.ok {
+        ui.warn(format!(
+            "{} {} not tuned ({})",
+            crate::text::counted(outcome.problems.len(), "knob"),
+            if outcome.problems.len() == 1 { "is" } else { "are" },
+            if ui.json() { "`problems` in the JSON" } else { "the `mismatch`/`fail` lines above" }
+        ));
     }
     Ok(Exit::from_pass(outcome.ok))
 }

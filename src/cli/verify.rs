@@ -117,7 +117,27 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
         }
         return Err(last.into());
     }
+    if !passed {
+        ui.warn(failed_summary(&reports, ui.json()));
+    }
     Ok(Exit::from_pass(passed))
+}
+
+/// The one line a failed verify ends with on stderr, as `lock --check` and `bundle --check` do:
+/// `2 of 14 checks failed for Image (FAIL rows in the table on stdout)`.
+fn failed_summary(reports: &[VerifyReport], json: bool) -> String {
+    let failing: Vec<&VerifyReport> = reports.iter().filter(|r| !r.passed).collect();
+    let failed: usize = failing.iter().map(|r| r.failures().count()).sum();
+    let checks: usize = failing.iter().map(|r| r.checks.len()).sum();
+    let mut names: Vec<String> = failing.iter().map(|r| crate::text::shown(&r.source)).collect();
+    let last = names.pop().unwrap_or_default();
+    let sources = if names.is_empty() { last } else { format!("{} and {last}", names.join(", ")) };
+    let place = if json {
+        "status `fail` in the JSON on stdout"
+    } else {
+        "FAIL rows in the table on stdout"
+    };
+    format!("{failed} of {} failed for {sources} ({place})", crate::text::counted(checks, "check"))
 }
 
 /// The plan from `--plan FILE`; or, with `--machine` alone, the `rtbuild-plan.json` that

@@ -60,6 +60,8 @@ static ENVIRONMENT: LazyLock<Environment<'static>> = LazyLock::new(|| {
         }
     });
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // `{{ runs|counted("run") }}`: `1 run`, `2 runs`, as every count rtbuild prints.
+    env.add_filter("counted", |n: u64, noun: &str| super::counted(n, noun));
     for (name, source) in TEMPLATES {
         env.add_template(name, source)
             .unwrap_or_else(|e| panic!("bug in rtbuild: template {name}: {e}"));

@@ -188,7 +188,8 @@ pub(crate) fn refusal_line(text: &str) -> String {
         if count > LONG_WORD {
             let head: String = word.chars().take(120).collect();
             let tail: String = word.chars().skip(count - 20).collect();
-            out.push_str(&format!("{head}…[{} characters left out]…{tail}", count - 140));
+            let left_out = super::counted(count - 140, "character");
+            out.push_str(&format!("{head}…[{left_out} left out]…{tail}"));
         } else {
             out.push_str(word);
         }
@@ -209,7 +210,7 @@ pub(crate) fn refusal_line(text: &str) -> String {
     }
     let head: String = out.chars().take(LONG_LINE / 2).collect();
     let tail: String = out.chars().skip(count - LONG_LINE / 2).collect();
-    format!("{head} …[{} characters left out]… {tail}", count - LONG_LINE)
+    format!("{head} …[{} left out]… {tail}", super::counted(count - LONG_LINE, "character"))
 }
 
 #[cfg(test)]

@@ -48,7 +48,7 @@ pub(super) fn run(evidence: &Evidence, expected: Option<&Expectations>) -> Vec<C
         let from = evidence.version.as_ref().map_or("", |v| v.from.as_str());
         checks.push(Check::skip(
             "requested options",
-            format!("{} options", expected.kernel_config.len()),
+            crate::text::counted(expected.kernel_config.len(), "option"),
             "no kernel config in this source (IKCONFIG off?)",
             from,
         ));

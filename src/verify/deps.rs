@@ -81,10 +81,10 @@ fn from_kconfig(
     if definitions.is_empty() {
         let arch = tree.arch.as_deref().unwrap_or("no architecture");
         return Some(format!(
-            "{symbol} is defined nowhere in the Kconfig of {} ({} files read for {arch}); check \
+            "{symbol} is defined nowhere in the Kconfig of {} ({} read for {arch}); check \
              the name against this kernel version",
             tree.root.display(),
-            tree.files
+            crate::text::counted(tree.files, "file")
         ));
     }
     let state = config.state(symbol);

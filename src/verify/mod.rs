@@ -104,9 +104,9 @@ fn read_kconfig(evidence: &mut Evidence, kernel_src: Option<&Path>) {
     match crate::verify::kconfig::tree::KconfigTree::read(&dir, arch) {
         Ok(tree) => {
             evidence.notes.push(format!(
-                "dependency hints come from the Kconfig files of {} ({} files, {})",
+                "dependency hints come from the Kconfig files of {} ({}, {})",
                 dir.display(),
-                tree.files,
+                crate::text::counted(tree.files, "file"),
                 arch.unwrap_or("architecture unknown: arch/ not read")
             ));
             evidence.kconfig = Some(std::sync::Arc::new(tree));

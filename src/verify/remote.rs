@@ -61,8 +61,8 @@ fn kernel_log_notes(
     if !lines.is_empty() {
         let last: Vec<&str> = lines.iter().rev().take(3).rev().copied().collect();
         evidence.notes.push(format!(
-            "the kernel log holds {} warning line(s) since boot (BUG:, WARNING:, Oops, RT throttling, hrtimer; `rtbuild test` fails a run during which one is logged), the last: {}",
-            lines.len(),
+            "the kernel log holds {} since boot (BUG:, WARNING:, Oops, RT throttling, hrtimer; `rtbuild test` fails a run during which one is logged), the last: {}",
+            crate::text::counted(lines.len(), "warning line"),
             last.iter().map(|l| crate::text::shown(l)).collect::<Vec<_>>().join(" | ")
         ));
     }

@@ -2,6 +2,7 @@
 //! printable as a table or serialised as JSON.
 
 pub(crate) use crate::formats::verify_json::{Check, CheckStatus, VerifyReport};
+use crate::text::counted;
 use crate::text::table::table;
 
 /// How much of one found value, expectation or reason the table shows: a kernel command line
@@ -52,13 +53,9 @@ impl VerifyReport {
         }
         let failed = self.failures().count();
         text.push_str(&match failed {
-            0 => format!("\nverdict: PASS ({})", plural(self.checks.len(), "check")),
-            n => format!("\nverdict: FAIL ({n} of {} failed)", plural(self.checks.len(), "check")),
+            0 => format!("\nverdict: PASS ({})", counted(self.checks.len(), "check")),
+            n => format!("\nverdict: FAIL ({n} of {} failed)", counted(self.checks.len(), "check")),
         });
         text
     }
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
 }

@@ -111,7 +111,7 @@ fn an_unpacked_bundle_checks_out_with_real_kas_and_its_layer_is_the_generated_on
         .arg_path(&archive)
         .run()
         .ignore_stdout()
-        .stderr_is("     Checked 17 files match the manifest\n")
+        .stderr_is("     Checked 15 files against the manifest and SHA256SUMS\n")
         .success();
 
     // Unpacked in an empty folder outside any git work tree.

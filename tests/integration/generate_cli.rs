@@ -185,12 +185,12 @@ const BAD_INPUTS: &[Bad] = &[
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--rt-cpus", "8"],
         files: &[],
-        error: "RT CPU(s) 8 are outside rb3gen2-core-kit, which has CPUs 0-7; pick RT CPUs from 0-7",
+        error: "RT CPU 8 is outside rb3gen2-core-kit, which has CPUs 0-7; pick RT CPUs from 0-7",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--rt-cpus", "1-7", "--housekeeping", "0-1"],
         files: &[],
-        error: "CPU(s) 1 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
+        error: "CPU 1 is both RT and housekeeping; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
     },
     Bad {
         args: &["--machine", "rb3gen2-core-kit", "--rt-cpus", "0-7"],

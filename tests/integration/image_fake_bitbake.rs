@@ -441,7 +441,7 @@ fn image_with_fake_bitbake_provenance_bundle_binds_the_release_evidence() {
     let check = |archive: &Path| {
         Test::new().unprivileged().cwd(&proj).args(["bundle", "--check"]).arg_path(archive).run()
     };
-    let refused = check(&archive).stderr_contains("1 problems in ").code_is(1);
+    let refused = check(&archive).stderr_contains("1 problem in ").code_is(1);
     refused
         .stdout_contains("lock       release/rb3gen2-core-kit-rt.lock.yml does not pin ")
         .stdout_contains("oe-core")
@@ -469,7 +469,7 @@ fn image_with_fake_bitbake_provenance_bundle_binds_the_release_evidence() {
     check(&again)
         .success()
         .stdout_is("unpatched CVEs: 3 (critical 1, high 2)\n")
-        .stderr_contains("files match the manifest");
+        .stderr_contains("files against the manifest and SHA256SUMS");
 }
 
 #[test]

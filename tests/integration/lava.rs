@@ -281,7 +281,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         ),
         (
             &["--machine", "iq-9075-evk", "--bundle-url", url, "--duration", "8d"],
-            "error: 2 scenario(s) of --duration 8d make a LAVA job of",
+            "error: 2 scenarios of --duration 8d make a LAVA job of",
         ),
         (
             &["--machine", "iq-9075-evk", "--bundle-url", url, "--lava-version", "2026.7"],
@@ -355,7 +355,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
                 "--scenario",
                 "idle,stress,full,stress-isolated,idle",
             ],
-            "error: 4 scenario(s) of --duration 2d make a LAVA job of 194 h, longer than the 168 h",
+            "error: 4 scenarios of --duration 2d make a LAVA job of 194 h, longer than the 168 h",
         ),
         (
             &["--machine", "iq-9075-evk", "--bundle-url", url, "--duration", "5 min"],
@@ -452,7 +452,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
                 "--duration",
                 "1d",
             ],
-            "error: 2 scenario(s) of --duration 1d make a LAVA job of",
+            "error: 2 scenarios of --duration 1d make a LAVA job of",
         ),
     ];
     for (args, want) in cases {
@@ -553,7 +553,9 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
         assert!(a["invalid_reasons"].as_array().unwrap().is_empty(), "{name}: {a}");
     }
     assert!(
-        log_scenarios[0]["warnings"].to_string().contains("1 kernel message line(s)"),
+        log_scenarios[0]["warnings"]
+            .to_string()
+            .contains("1 kernel message line inside the raw output was left out"),
         "{}",
         log_scenarios[0]
     );

@@ -104,7 +104,7 @@ fn lava_2026_dispatcher_unpacks_the_gzip_bundle_the_qdl_job_names() {
     // `bundle --check` reads every file of it: the one problem it finds is the fixture build's
     // unpinned lock, the same as for the .tar.zst of the same build below.
     let gz_check = Test::new().args(["bundle", "--check"]).arg_path(&gz).run().code_is(1);
-    let gz_check = gz_check.stderr_contains("warning: 1 problems in ").stdout();
+    let gz_check = gz_check.stderr_contains("warning: 1 problem in ").stdout();
     assert!(
         gz_check.starts_with("lock       release/rb3gen2-core-kit-rt.lock.yml does not pin"),
         "{gz_check}"
@@ -166,7 +166,7 @@ fn lava_2026_dispatcher_unpacks_the_gzip_bundle_the_qdl_job_names() {
             "--bundle-url names `{zst_name}`, but LAVA's qdl deploy unpacks the archive with gzip; pass the bundle's .tar.gz (`rtbuild bundle --gzip`, `rtbuild image --bundle --gzip`) or meta-qcom's *.qcomflash.tar.gz"
         ));
     let zst_check = Test::new().args(["bundle", "--check"]).arg_path(&zst).run().code_is(1);
-    assert_eq!(zst_check.stderr_contains("warning: 1 problems in ").stdout(), gz_check);
+    assert_eq!(zst_check.stderr_contains("warning: 1 problem in ").stdout(), gz_check);
     // Both flavours carry the same manifest.
     let zst_manifest = zst.with_file_name(zst_name.replace(".tar.zst", ".manifest.json"));
     assert_eq!(std::fs::read(&manifest).unwrap(), std::fs::read(&zst_manifest).unwrap());

@@ -86,12 +86,12 @@ impl Build {
 
     /// stderr of a failing `rtbuild lock --check` with one repo off its pin.
     fn one_repo_does_not_match(&self) -> String {
-        format!("warning: 1 of 4 repos do not match {}\n", self.lock_file().display())
+        format!("warning: 1 of 4 repos does not match {}\n", self.lock_file().display())
     }
 
     /// stderr of `rtbuild lock --install` of a release lock pinning one repo.
     fn installed(&self) -> String {
-        format!("   Installed 1 repos pinned in {}\n", self.lock_file().display())
+        format!("   Installed 1 repo pinned in {}\n", self.lock_file().display())
     }
 
     /// stderr of `rtbuild generate` run again with the same inputs: nothing written.
@@ -214,7 +214,7 @@ fn new_commit_fails_check_and_diff_lists_its_subject() {
         .stderr_is("    Compared 1 of 4 repos changed\n")
         .success();
     assert!(run.stdout().contains("changed  oe-core"), "{}", run.stdout());
-    assert!(run.stdout().contains("(1 commits)"), "{}", run.stdout());
+    assert!(run.stdout().contains("(1 commit)"), "{}", run.stdout());
     assert!(run.stdout().contains("widget: fix the frobnicator"), "{}", run.stdout());
     assert!(run.stdout().contains("same     meta-qcom "), "{}", run.stdout());
 

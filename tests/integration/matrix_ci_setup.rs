@@ -571,7 +571,7 @@ fn ci_refuses_bad_values() {
         ),
         (
             &["--machines", "iq-9075-evk", "--lava", "--lava-duration", "8d"],
-            "error: --lava-duration: 2 scenario(s) of --duration 8d make a LAVA job of",
+            "error: --lava-duration: 2 scenarios of --duration 8d make a LAVA job of",
         ),
         (
             &["--machines", "iq-9075-evk", "--lava", "--lava-scenario", "idle,custom"],
@@ -987,7 +987,7 @@ fn ci_build_job_steps_in_order_publish_a_bundle_with_the_lock_that_passes_check_
             .args(["bundle", "--check"])
             .arg_path(&bundles[0])
             .run()
-            .stderr_contains("files match the manifest")
+            .stderr_contains("files against the manifest and SHA256SUMS")
             .success()
             .stdout_is("");
         let sums = std::process::Command::new("sha256sum")

@@ -231,6 +231,9 @@ fn an_amd64_config_against_an_arm64_board_fails_the_architecture_check() {
     let run = Test::new()
         .args(["--json", "verify", DEBIAN_RT, "--machine", "iq-8275-evk"])
         .run()
+        .stderr_is(&format!(
+            "warning: 1 of 6 checks failed for {DEBIAN_RT} (status `fail` in the JSON on stdout)\n"
+        ))
         .code_is(1);
     let json = run.json();
     let checks = json["reports"][0]["checks"].as_array().unwrap();
@@ -240,7 +243,13 @@ fn an_amd64_config_against_an_arm64_board_fails_the_architecture_check() {
     assert_eq!(arch["found"], "x86 (CONFIG_X86_64=y)");
     assert!(arch["reason"].as_str().unwrap().contains("needs an arm64 kernel"), "{arch:#}");
 
-    let run = Test::new().args(["verify", DEBIAN_RT, "--machine", "iq-8275-evk"]).run().code_is(1);
+    let run = Test::new()
+        .args(["verify", DEBIAN_RT, "--machine", "iq-8275-evk"])
+        .run()
+        .stderr_is(&format!(
+            "warning: 1 of 6 checks failed for {DEBIAN_RT} (FAIL rows in the table on stdout)\n"
+        ))
+        .code_is(1);
     let row = run.stdout().lines().find(|l| l.contains("architecture")).map(str::to_string);
     let row = row.unwrap_or_else(|| panic!("{}", run.stdout()));
     assert!(row.starts_with("FAIL") && row.contains("x86 (CONFIG_X86_64=y)"), "{row}");
@@ -457,7 +466,7 @@ esac
     assert!(out.contains("verdict: PASS"), "{out}");
     // A warning from boot is information, not a failure of the kernel check.
     assert!(
-        run.stderr().contains("the kernel log holds 1 warning line(s) since boot")
+        run.stderr().contains("the kernel log holds 1 warning line since boot")
             && run.stderr().contains("WARNING: CPU: 1 PID: 1 at drivers/fake.c:1"),
         "{}",
         run.stderr()

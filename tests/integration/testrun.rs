@@ -243,7 +243,7 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
     let offline = (online_cpus().last().unwrap() + 1).to_string();
     let offline_args = ["--rt-cpus", offline.as_str()];
     let offline_message = format!(
-        "RT CPU(s) {offline} are outside this machine, which has CPUs {online} online; pick RT CPUs from {online}"
+        "RT CPU {offline} is outside this machine, which has CPUs {online} online; pick RT CPUs from {online}"
     );
     let others: Vec<u64> = online_cpus().into_iter().filter(|&c| c != 0).collect();
     let others = if others.is_empty() { "CPU 1 up".to_string() } else { cpu_list(&others) };
@@ -311,7 +311,7 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
         (&offline_args, &offline_message),
         (
             &["--rt-cpus", "1", "--housekeeping", "1"],
-            "CPU(s) 1 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
+            "CPU 1 is both RT and housekeeping; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
         ),
         (
             &["--rt-cpus", "1-3,x"],
@@ -321,7 +321,7 @@ fn test_bad_inputs_exit_2_and_write_nothing() {
     // rb3gen2-core-kit's RT CPU is 7: refused wherever CPU 7 is offline (on a larger machine
     // the case above covers the same refusal).
     let machine_message = format!(
-        "RT CPU(s) 7 are outside this machine, which has CPUs {online} online; pick RT CPUs from {online}"
+        "RT CPU 7 is outside this machine, which has CPUs {online} online; pick RT CPUs from {online}"
     );
     if !online_cpus().contains(&7) {
         cases.push((&["--machine", "rb3gen2-core-kit"], &machine_message));
@@ -598,7 +598,7 @@ fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
     let tuning = |action: &str| {
         format!("      Tuning {action} on {}: RT CPUs 2-3, housekeeping 0-1\n", sshd.url())
     };
-    let refused = "note: 1 IRQs refused the housekeeping affinity (per-CPU or managed IRQs off \
+    let refused = "note: 1 IRQ refused the housekeeping affinity (per-CPU or managed IRQs off \
                    the RT CPUs); listed, not counted as failures\n";
     let apply = tune("apply").success().stderr_is(&format!("{}{refused}", tuning("apply")));
     assert!(
@@ -610,7 +610,7 @@ fn remote_tune_apply_verify_revert_over_ssh_on_a_fake_tree() {
     tune("verify").success().ignore_stdout().stderr_is(&format!("{}{refused}", tuning("verify")));
     fs::write(root.join("proc/irq/default_smp_affinity"), "f\n").unwrap();
     let verify = tune("verify").code_is(1).stderr_is(&format!(
-        "{}{refused}warning: 1 knobs are not tuned (the `mismatch`/`fail` lines above)\n",
+        "{}{refused}warning: 1 knob is not tuned (the `mismatch`/`fail` lines above)\n",
         tuning("verify")
     ));
     assert!(verify.stdout().contains("mismatch /proc/irq/default_smp_affinity want 3 got f"));

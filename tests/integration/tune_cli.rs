@@ -22,6 +22,7 @@ fn emit_writes_an_executable_script_for_the_machine() {
 
 /// As an ordinary user `apply` and `revert` stop before the script's first write, in one line
 /// (they once ended with the shell's "cannot create /run/rtbuild-tune.state"); `verify` still runs.
+/// The refusal comes alone: no `Tuning …` line says first that the tuning runs.
 #[test]
 fn apply_and_revert_as_non_root_refuse_up_front_in_one_line() {
     for action in ["apply", "revert"] {
@@ -34,16 +35,15 @@ fn apply_and_revert_as_non_root_refuse_up_front_in_one_line() {
             .args(["tune", "--local", "--rt-cpus", "3", &format!("--{action}")])
             .run()
             .code_is(2);
-        // The status line naming what would run, then one error line; the user id is the test
-        // user's, read with `id` (Unprivileged::get), not from rtbuild.
+        // One error line and nothing else; the user id is the test user's, read with `id`
+        // (Unprivileged::get), not from rtbuild.
         let uid = Unprivileged::get().uid;
         let run = run
             .stderr_is(&format!(
-                "      Tuning {action} on this machine: RT CPUs 3, housekeeping 0-2\nerror: tune \
-                 --{action} needs root on this machine, which runs it as user id {uid}; run rtbuild \
-                 as root for --local, or use --target ssh://root@HOST\n"
+                "error: tune --{action} needs root on this machine, which runs it as user id \
+                 {uid}; run rtbuild as root for --local, or use --target ssh://root@HOST\n"
             ))
-            .ignore_stdout();
+            .stdout_is("");
         assert_eq!(
             fs::read_to_string(run.path().join("root/proc/sys/kernel/timer_migration")).unwrap(),
             before
@@ -55,7 +55,7 @@ fn apply_and_revert_as_non_root_refuse_up_front_in_one_line() {
 /// for apply and a passing verify the note on the one IRQ (11) the tree refuses to move.
 fn tuning(action: &str, irq_note: bool) -> String {
     let note = if irq_note {
-        "note: 1 IRQs refused the housekeeping affinity (per-CPU or managed IRQs off the RT CPUs); \
+        "note: 1 IRQ refused the housekeeping affinity (per-CPU or managed IRQs off the RT CPUs); \
          listed, not counted as failures\n"
     } else {
         ""
@@ -98,17 +98,35 @@ fn local_apply_verify_revert_through_the_cli_on_a_fake_tree() {
         .stderr_is(&tuning("verify", true))
         .success();
     assert!(!verify.stdout().contains("mismatch"), "{}", verify.stdout());
+    let passing = Test::new()
+        .env("RTBUILD_SYSROOT", &root)
+        .args(args("verify"))
+        .args(["--json"])
+        .run()
+        .stderr_is(&tuning("verify", true))
+        .success()
+        .json();
     fs::write(root.join("proc/sys/kernel/timer_migration"), "1\n").unwrap();
+    // Failing, --json says on stderr what a passing run says (the IRQ note), then the warning;
+    // the JSON has the same fields, the refused IRQ among them.
     let verify = Test::new()
         .env("RTBUILD_SYSROOT", &root)
         .args(args("verify"))
         .args(["--json"])
         .run()
-        .stderr_is(&tuning("verify", false))
+        .stderr_is(&format!(
+            "{}warning: 1 knob is not tuned (`problems` in the JSON)\n",
+            tuning("verify", true)
+        ))
         .code_is(1);
     let json = verify.json();
     assert_eq!(json["ok"], false);
     assert_eq!(json["problems"][0], "mismatch /proc/sys/kernel/timer_migration want 0 got 1");
+    let fields =
+        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(fields(&json), fields(&passing));
+    assert_eq!(json["refused_irqs"], passing["refused_irqs"]);
+    assert_eq!(json["refused_irqs"][0]["irq"], "11");
     Test::new()
         .env("RTBUILD_SYSROOT", &root)
         .args(args("revert"))
@@ -132,7 +150,7 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["tune", "--local", "--rt-cpus", "6", "--verify"],
-            "RT CPU(s) 6 are outside this machine, which has CPUs 0-3 online; pick RT CPUs from 0-3",
+            "RT CPU 6 is outside this machine, which has CPUs 0-3 online; pick RT CPUs from 0-3",
         ),
         (
             &["tune", "--local", "--verify"],
@@ -148,7 +166,7 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["tune", "--rt-cpus", "2", "--housekeeping", "2", "--emit", "out"],
-            "CPU(s) 2 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
+            "CPU 2 is both RT and housekeeping; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
         ),
         (
             &["tune", "--bootargs"],
@@ -160,7 +178,7 @@ fn tune_bad_inputs_exit_2_and_write_nothing() {
         ),
         (
             &["tune", "--rt-cpus", "8", "--cpu-count", "8", "--bootargs"],
-            "RT CPU(s) 8 are outside the board of --cpu-count 8, which has CPUs 0-7; pick RT CPUs from 0-7",
+            "RT CPU 8 is outside the board of --cpu-count 8, which has CPUs 0-7; pick RT CPUs from 0-7",
         ),
         (
             &["tune", "--target", "ssh://a;b@host", "--rt-cpus", "2", "--verify"],

@@ -8,6 +8,16 @@ use std::process::Command;
 /// What verify says on stderr when it has no plan to check against.
 const NO_PLAN_NOTE: &str = "note: no plan given (--machine or --plan): only PREEMPT_RT, the command line and rt-tests were checked\n";
 
+/// Where the summary of a failed `verify` points: the table, or the JSON with --json.
+const TABLE: &str = "FAIL rows in the table on stdout";
+const JSON: &str = "status `fail` in the JSON on stdout";
+
+/// The one line a failed verify ends with: how many of its checks failed, for which source,
+/// and where the failed rows are.
+fn failed(count: &str, source: &str, place: &str) -> String {
+    format!("warning: {count} failed for {source} ({place})\n")
+}
+
 use crate::support::harness::Test;
 use crate::support::kernel_image::{RT_CONFIG, gzip, test_built_image};
 
@@ -85,7 +95,10 @@ fn debian_non_rt_config_fails_naming_preempt_rt() {
         .args(["--json", "verify"])
         .args([debian_config("none")])
         .run()
-        .stderr_is(NO_PLAN_NOTE)
+        .stderr_is(&format!(
+            "{NO_PLAN_NOTE}{}",
+            failed("1 of 1 check", &debian_config("none").display().to_string(), JSON)
+        ))
         .code_is(1);
     let json = run.json();
     assert_eq!(json["passed"], false);
@@ -114,6 +127,7 @@ fn requested_option_missing_is_named_with_both_values() {
         .args(["--json", "verify", "config", "--machine", "rb3gen2-core-kit"])
         .args(["--config", "CONFIG_HZ_1000=y", "--config", "CONFIG_NO_SUCH_OPTION=y"])
         .run()
+        .stderr_is(&failed("3 of 8 checks", "config", JSON))
         .code_is(1);
     let json = run.json();
     let hz = check(&json, "CONFIG_HZ_1000");
@@ -133,12 +147,34 @@ fn preempt_rt_dropped_without_expert_names_the_dependency() {
         .file(".config", config)
         .args(["verify", ".config"])
         .run()
-        .stderr_is(NO_PLAN_NOTE)
+        .stderr_is(&format!("{NO_PLAN_NOTE}{}", failed("1 of 1 check", ".config", TABLE)))
         .code_is(1);
     run.stdout_contains("FAIL    CONFIG_PREEMPT_RT  CONFIG_PREEMPT_RT=y  absent").stdout_contains(
         "CONFIG_PREEMPT_RT depends on CONFIG_EXPERT && CONFIG_ARCH_SUPPORTS_RT, but CONFIG_EXPERT \
          is not set; add CONFIG_EXPERT=y to the fragment",
     );
+}
+
+/// A failed verify ends with one line on stderr, as `lock --check` and `bundle --check` do: how
+/// many checks failed, for which sources (a passing one is not named), and where the rows are;
+/// stdout keeps the tables.
+#[test]
+fn a_failed_verify_says_what_failed_in_one_line_on_stderr() {
+    let no_rt = "# CONFIG_EXPERT is not set\nCONFIG_ARCH_SUPPORTS_RT=y\nCONFIG_PREEMPT=y\n";
+    let run = Test::new()
+        .file("a.config", no_rt)
+        .file("rt.config", RT_CONFIG)
+        .file("b.config", no_rt)
+        .args(["verify", "a.config", "rt.config", "b.config"])
+        .run()
+        .stderr_is(&format!(
+            "{NO_PLAN_NOTE}warning: 2 of 2 checks failed for a.config and b.config (FAIL rows in \
+             the table on stdout)\n"
+        ))
+        .code_is(1);
+    let out = run.stdout();
+    assert_eq!(out.matches("verdict: FAIL (1 of 1 check failed)").count(), 2, "{out}");
+    assert_eq!(out.matches("verdict: PASS (1 check)").count(), 1, "{out}");
 }
 
 #[test]
@@ -165,7 +201,8 @@ fn test_built_image_without_ikconfig_is_judged_by_its_version() {
         .args(["verify", "vmlinux"])
         .run()
         .stderr_is(&format!(
-            "note: vmlinux has no embedded config (CONFIG_IKCONFIG off); only its version string was checked\n{NO_PLAN_NOTE}"
+            "note: vmlinux has no embedded config (CONFIG_IKCONFIG off); only its version string was checked\n{NO_PLAN_NOTE}{}",
+            failed("1 of 1 check", "vmlinux", TABLE)
         ))
         .code_is(1);
     run.stdout_contains("kernel version").stdout_contains("FAIL");
@@ -186,6 +223,7 @@ fn test_built_uki_command_line_is_checked_against_the_plan() {
         .file("bad.efi", bad)
         .args(["--json", "verify", "bad.efi", "--machine", "rb3gen2-core-kit"])
         .run()
+        .stderr_is(&failed("2 of 14 checks", "bad.efi", JSON))
         .code_is(1);
     let json = run.json();
     assert_eq!(check(&json, "cmdline nohz_full")["found"], "nohz_full=6-7");
@@ -234,8 +272,11 @@ fn fixture_build_folder_without_rt_tests_or_expert_fails() {
         "build/tmp/deploy/images/rb3gen2-core-kit/qcom-multimedia-image-rb3gen2-core-kit.rootfs.manifest",
         "base-files rb3gen2_core_kit 3.0.14-r0\n",
     );
-    let run =
-        test.args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"]).run().code_is(1);
+    let run = test
+        .args(["--json", "verify", "build", "--machine", "rb3gen2-core-kit"])
+        .run()
+        .stderr_is(&failed("5 of 16 checks", "build", JSON))
+        .code_is(1);
     let json = run.json();
     assert_eq!(check(&json, "package rt-tests")["status"], "fail");
     let rt = check(&json, "CONFIG_PREEMPT_RT");
@@ -257,7 +298,11 @@ fn plan_file_gives_the_expectations() {
     let plan = plan_asking_for_hz_1000();
     let test =
         build_folder(Test::new(), true, RT_CONFIG).file("rtbuild-plan.json", plan.to_string());
-    let run = test.args(["verify", "build", "--plan", "rtbuild-plan.json"]).run().code_is(1);
+    let run = test
+        .args(["verify", "build", "--plan", "rtbuild-plan.json"])
+        .run()
+        .stderr_is(&failed("1 of 5 checks", "build", TABLE))
+        .code_is(1);
     run.stdout_contains("FAIL    CONFIG_HZ_1000");
     Test::new()
         .file("plan.json", "{\"machine\": 1}")
@@ -460,6 +505,7 @@ fn qcomflash_tarball_without_vmlinux_is_read_through_the_uki() {
     let run = test
         .args(["--json", "verify", "img.qcomflash.tar.gz", "--machine", "rb3gen2-core-kit"])
         .run()
+        .stderr_is(&failed("2 of 14 checks", "img.qcomflash.tar.gz", JSON))
         .code_is(1);
     let json = run.json();
     assert_eq!(check(&json, "CONFIG_PREEMPT_RT")["status"], "pass");
@@ -581,6 +627,7 @@ fn a_bare_cpu_plan_checks_the_options_and_boot_arguments_without_a_machine() {
         .file("rk3562.efi", test_built_uki(&other, &kernel))
         .args(["--json", "verify", "rk3562.efi", "--rt-cpus", "3", "--housekeeping", "0-2"])
         .run()
+        .stderr_is(&failed("4 of 9 checks", "rk3562.efi", JSON))
         .code_is(1);
     let json = run.json();
     for key in ["isolcpus", "nohz_full", "rcu_nocbs", "irqaffinity"] {
@@ -591,6 +638,7 @@ fn a_bare_cpu_plan_checks_the_options_and_boot_arguments_without_a_machine() {
         .file("generic.efi", test_built_uki(cmdline, &none))
         .args(["--json", "verify", "generic.efi", "--rt-cpus", "3"])
         .run()
+        .stderr_is(&failed("2 of 8 checks", "generic.efi", JSON))
         .code_is(1);
     let json = run.json();
     assert_eq!(check(&json, "CONFIG_PREEMPT_RT")["status"], "fail");
@@ -621,7 +669,7 @@ fn a_bare_cpu_plan_refuses_build_flags_and_overlapping_cpus() {
         .file("config", RT_CONFIG)
         .args(["verify", "config", "--rt-cpus", "2-3", "--housekeeping", "0-2"])
         .run()
-        .usage_error("CPU(s) 2 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)");
+        .usage_error("CPU 2 is both RT and housekeeping; give each CPU one role (--housekeeping must not overlap --rt-cpus)");
     // The same layout rules as everywhere (one validator): CPU 0 is never an RT CPU.
     Test::new()
         .file("config", RT_CONFIG)

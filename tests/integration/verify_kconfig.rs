@@ -10,6 +10,15 @@ use crate::support::kernel_source::{kernel_tree, line_after, line_of};
 const NO_PLAN: &str = "note: no plan given (--machine or --plan): only PREEMPT_RT, the command line and rt-tests were checked\n";
 
 /// An arm64 config on which PREEMPT_RT was dropped because EXPERT is off.
+/// Where the summary of a failed `verify --json` points.
+const JSON: &str = "status `fail` in the JSON on stdout";
+
+/// The one line a failed verify ends with: how many of its checks failed, for which source,
+/// and where the failed rows are.
+fn failed(count: &str, source: &str, place: &str) -> String {
+    format!("warning: {count} failed for {source} ({place})\n")
+}
+
 const NO_EXPERT: &str = "CONFIG_ARM64=y\nCONFIG_SMP=y\n# CONFIG_EXPERT is not set\n\
                          CONFIG_ARCH_SUPPORTS_RT=y\nCONFIG_PREEMPT=y\nCONFIG_PREEMPTION=y\n";
 
@@ -35,7 +44,7 @@ fn kernel_src_gives_the_real_depends_on_with_file_and_line() {
         .args(["--json", "verify", "--kernel-config", "c.config", "--kernel-src"])
         .args([&tree])
         .run()
-        .stderr_is(NO_PLAN)
+        .stderr_is(&format!("{NO_PLAN}{}", failed("1 of 1 check", "c.config", JSON)))
         .code_is(1);
     assert_eq!(reason(&run.json(), "CONFIG_PREEMPT_RT"), expert_reason());
     let run = Test::new()
@@ -55,7 +64,11 @@ fn build_folder_kernel_source_is_used_without_a_flag() {
     let shared = "build/tmp/work-shared/rb3gen2-core-kit";
     let test = Test::new().file(&format!("{shared}/kernel-build-artifacts/.config"), NO_EXPERT);
     std::os::unix::fs::symlink(&tree, test.path().join(shared).join("kernel-source")).unwrap();
-    let run = test.args(["--json", "verify", "build"]).run().stderr_is(NO_PLAN).code_is(1);
+    let run = test
+        .args(["--json", "verify", "build"])
+        .run()
+        .stderr_is(&format!("{NO_PLAN}{}", failed("1 of 1 check", "build", JSON)))
+        .code_is(1);
     let json = run.json();
     assert_eq!(json["reports"][0]["kind"], "build folder");
     assert_eq!(reason(&json, "CONFIG_PREEMPT_RT"), expert_reason());
@@ -79,6 +92,7 @@ fn choice_select_inherited_if_and_unknown_names_come_from_the_tree() {
         .args(["--kernel-src"])
         .args([&tree])
         .run()
+        .stderr_is(&failed("6 of 8 checks", "c.config", JSON))
         .code_is(1);
     let json = run.json();
     let choice = line_of("kernel/Kconfig.preempt", "choice");
@@ -118,6 +132,7 @@ fn choice_select_inherited_if_and_unknown_names_come_from_the_tree() {
         .args(["--config", "CONFIG_PREEMPTION=n", "--kernel-src"])
         .args([&tree])
         .run()
+        .stderr_is(&failed("4 of 7 checks", "c.config", JSON))
         .code_is(1);
     let entry = line_of("kernel/Kconfig.preempt", "config PREEMPT_RT");
     let select = line_after("kernel/Kconfig.preempt", entry, "select PREEMPTION");
@@ -136,7 +151,7 @@ fn without_kernel_source_the_table_answers_and_says_so() {
         .file("c.config", NO_EXPERT)
         .args(["--json", "verify", "c.config"])
         .run()
-        .stderr_is(NO_PLAN)
+        .stderr_is(&format!("{NO_PLAN}{}", failed("1 of 1 check", "c.config", JSON)))
         .code_is(1);
     assert_eq!(
         reason(&run.json(), "CONFIG_PREEMPT_RT"),

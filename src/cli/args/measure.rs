@@ -127,7 +127,7 @@ impl MeasureArgs {
             span,
             // `--loops N` replaces the duration: the record says so, not the unused default.
             duration_text: match self.loops {
-                Some(loops) => format!("{loops} loops"),
+                Some(loops) => crate::text::counted(loops, "loop"),
                 None => self.duration.clone(),
             },
             interval_us: self.interval_us.or(span.interval_us).unwrap_or(1000),

@@ -53,7 +53,7 @@ impl fmt::Display for Board {
 pub(crate) enum LayoutError {
     #[error("no RT CPU given; pass --rt-cpus LIST (e.g. --rt-cpus 7) or --machine NAME")]
     NoRtCpu,
-    #[error("RT CPU(s) {cpus} are outside {}; pick RT CPUs from {all}", .board.with(.all))]
+    #[error("{} outside {}; pick RT CPUs from {all}", cpus_are("RT CPU", .cpus), .board.with(.all))]
     RtOutside { cpus: CpuSet, board: Board, all: CpuSet },
     #[error(
         "CPU 0 cannot be an RT CPU: it keeps boot, timekeeping and unmovable interrupts; pick RT CPUs from {}",
@@ -61,18 +61,25 @@ pub(crate) enum LayoutError {
     )]
     CpuZero { others: CpuSet },
     #[error(
-        "housekeeping CPU(s) {cpus} are outside {}; pick housekeeping CPUs from {all}",
+        "{} outside {}; pick housekeeping CPUs from {all}",
+        cpus_are("housekeeping CPU", .cpus),
         .board.with(.all)
     )]
     HousekeepingOutside { cpus: CpuSet, board: Board, all: CpuSet },
     #[error(
-        "CPU(s) {both} are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)"
+        "{} both RT and housekeeping; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
+        cpus_are("CPU", .both)
     )]
     Overlap { both: CpuSet },
     #[error(
         "no housekeeping CPU is left beside RT CPUs {rt} on {board}; keep at least one CPU for the system out of --rt-cpus"
     )]
     NoHousekeeping { rt: CpuSet, board: Board },
+}
+
+/// `RT CPU 6 is`, `RT CPUs 6-7 are`: the noun and verb agree with how many CPUs the list holds.
+fn cpus_are(noun: &str, cpus: &CpuSet) -> String {
+    if cpus.len() == 1 { format!("{noun} {cpus} is") } else { format!("{noun}s {cpus} are") }
 }
 
 fn others_text(others: &CpuSet) -> String {
@@ -190,13 +197,13 @@ mod tests {
                 "9",
                 None,
                 machine(),
-                "RT CPU(s) 9 are outside rb3gen2-core-kit, which has CPUs 0-7; pick RT CPUs from 0-7",
+                "RT CPU 9 is outside rb3gen2-core-kit, which has CPUs 0-7; pick RT CPUs from 0-7",
             ),
             (
                 "9",
                 None,
                 online(),
-                "RT CPU(s) 9 are outside this machine, which has CPUs 0-7 online; pick RT CPUs from 0-7",
+                "RT CPU 9 is outside this machine, which has CPUs 0-7 online; pick RT CPUs from 0-7",
             ),
             (
                 "0",
@@ -208,13 +215,13 @@ mod tests {
                 "3",
                 Some("0,8"),
                 machine(),
-                "housekeeping CPU(s) 8 are outside rb3gen2-core-kit, which has CPUs 0-7; pick housekeeping CPUs from 0-7",
+                "housekeeping CPU 8 is outside rb3gen2-core-kit, which has CPUs 0-7; pick housekeeping CPUs from 0-7",
             ),
             (
                 "2-3",
                 Some("0-2"),
                 online(),
-                "CPU(s) 2 are both RT and housekeeping CPUs; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
+                "CPU 2 is both RT and housekeeping; give each CPU one role (--housekeeping must not overlap --rt-cpus)",
             ),
             (
                 "3",

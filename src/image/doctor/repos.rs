@@ -176,7 +176,9 @@ pub(crate) fn check(urls: &[String], kas_premirrors: Option<&str>) -> Check {
     }
     failures.sort();
     if failures.is_empty() {
-        return Check::ok("repos", format!("{} repositories answer", urls.len()));
+        let answer = if urls.len() == 1 { "answers" } else { "answer" };
+        let repos = crate::text::counted(urls.len(), "repository");
+        return Check::ok("repos", format!("{repos} {answer}"));
     }
     Check::problem(
         "repos",

@@ -44,7 +44,9 @@ impl<'a> Display<'a> {
             return;
         }
         let text = match event {
-            Event::Parsed { recipes } => Some(format!("parsed {recipes} recipes")),
+            Event::Parsed { recipes } => {
+                Some(format!("parsed {}", crate::text::counted(*recipes, "recipe")))
+            }
             Event::Setscene { number, total, task } => {
                 Some(format!("setscene {number}/{total} {task}"))
             }

@@ -144,8 +144,9 @@ impl BuildResult {
         )];
         if let Some(t) = self.tasks {
             lines.push(format!(
-                "{} tasks attempted, {} reused without running",
-                t.attempted, t.reused
+                "{} attempted, {} reused without running",
+                crate::text::counted(t.attempted, "task"),
+                t.reused
             ));
         }
         if let Some(s) = self.sstate {

@@ -224,7 +224,7 @@ impl Tracker {
         match self.phase {
             None => "checking out layers".to_string(),
             Some(Phase::Parsing) => match (self.recipes, self.parse_percent) {
-                (Some(n), _) => format!("parsed {n} recipes"),
+                (Some(n), _) => format!("parsed {}", crate::text::counted(n, "recipe")),
                 (None, Some(p)) => format!("parsing recipes {p}%"),
                 (None, None) => "parsing recipes".to_string(),
             },

@@ -199,7 +199,11 @@ fn install_lock(lock: &Path, kas_file: &Path, dry_run: bool, ui: &Ui) -> Result<
     let verb = if installed.written { "Locked" } else { "Lock kept" };
     ui.status(
         verb,
-        format!("{} repos in {}", installed.repos, crate::text::shown_path(&installed.lock_file)),
+        format!(
+            "{} in {}",
+            crate::text::counted(installed.repos, "repo"),
+            crate::text::shown_path(&installed.lock_file)
+        ),
     );
     Ok(())
 }

@@ -84,7 +84,11 @@ pub(crate) fn after_build(
     let checks: usize = verified.verdict.reports.iter().map(|r| r.checks.len()).sum();
     ui.status(
         "Verified",
-        format!("{checks} checks passed ({})", crate::text::shown_path(&verified.file)),
+        format!(
+            "{} passed ({})",
+            crate::text::counted(checks, "check"),
+            crate::text::shown_path(&verified.file)
+        ),
     );
     let mut kas_secs = 0.0;
     let bundle = if post.bundle {

@@ -18,7 +18,9 @@ pub(crate) enum JobError {
     #[error("bad --tags entry `{0}`; use LAVA tag names (letters, digits, `-`, `_`, `.`)")]
     Tag(String),
     #[error(
-        "{scenarios} scenario(s) of --duration {duration} make a LAVA job of {hours} h, longer than the {MAX_JOB_HOURS} h one job may hold a board; pass a shorter --duration, fewer --tests or fewer --scenario per job"
+        "{} of --duration {duration} {} a LAVA job of {hours} h, longer than the {MAX_JOB_HOURS} h one job may hold a board; pass a shorter --duration, fewer --tests or fewer --scenario per job",
+        crate::text::counted(*scenarios, "scenario"),
+        if *scenarios == 1 { "makes" } else { "make" }
     )]
     TooLong { duration: String, scenarios: usize, hours: u64 },
     #[error("--scenario lists no scenario; pass e.g. --scenario idle,stress")]

@@ -41,7 +41,7 @@ pub(crate) fn job(req: &JobRequest) -> Result<Job, JobError> {
         req.measurement.scenarios.iter().map(ToString::to_string).collect();
     let length = match req.measurement.span.length {
         Length::Seconds(s) => format!("{s} s"),
-        Length::Loops(l) => format!("{l} loops"),
+        Length::Loops(l) => crate::text::counted(l, "loop"),
     };
     let test_list: Vec<&str> = req.measurement.tests.iter().map(|p| p.name()).collect();
     let text = |s: &str| ContextValue::Text(s.to_string());
@@ -124,9 +124,9 @@ pub(crate) fn job_name(
         return full;
     }
     let short = format!(
-        "rtbuild RT latency on {machine}: {} tests under {} scenarios ({length} each)",
-        tests.len(),
-        scenarios.len()
+        "rtbuild RT latency on {machine}: {} under {} ({length} each)",
+        crate::text::counted(tests.len(), "test"),
+        crate::text::counted(scenarios.len(), "scenario")
     );
     short.chars().take(MAX_JOB_NAME).collect()
 }

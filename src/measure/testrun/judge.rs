@@ -87,7 +87,8 @@ pub(super) fn judge(i: &Inputs<'_>) -> Judged {
         Threads::Unpinned(n) => n as usize,
     };
     if results.num_threads != wanted {
-        reasons.push(format!("cyclictest ran {} threads, expected {wanted}", results.num_threads));
+        let ran = crate::text::counted(results.num_threads, "thread");
+        reasons.push(format!("cyclictest ran {ran}, expected {wanted}"));
     }
     let mut threads = Vec::new();
     let mut notes = Vec::new();

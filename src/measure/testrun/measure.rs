@@ -283,9 +283,14 @@ fn left_text(
     match status.and_then(|s| s.cycles).filter(|&done| done > 0 && elapsed > 0) {
         Some(done) => {
             let left = loops.saturating_sub(done).saturating_mul(elapsed).div_ceil(done);
-            format!("{done} of {loops} loops, about {} left", duration(left as f64))
+            let loops = crate::text::counted(loops, "loop");
+            format!("{done} of {loops}, about {} left", duration(left as f64))
         }
-        None => format!("{loops} loops (about {} at the interval)", duration(expected as f64)),
+        None => format!(
+            "{} (about {} at the interval)",
+            crate::text::counted(loops, "loop"),
+            duration(expected as f64)
+        ),
     }
 }
 

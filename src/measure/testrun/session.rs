@@ -311,8 +311,8 @@ impl Session<'_> {
                     }
                 }
                 Ok(outcome) => self.ui.warn(format!(
-                    "revert left {} knobs: {}",
-                    outcome.problems.len(),
+                    "revert left {}: {}",
+                    crate::text::counted(outcome.problems.len(), "knob"),
                     outcome
                         .problems
                         .iter()
@@ -396,8 +396,9 @@ impl Session<'_> {
                 let _ = self.keep("tune-verify.txt", verify.lines.join("\n") + "\n");
                 if !verify.ok {
                     self.ui.warn(format!(
-                        "{} knobs are not tuned on {} (see tune-verify.txt); pass --tune, or install the rtbuild-tune service (`rtbuild tune --help`)",
-                        verify.problems.len(),
+                        "{} {} not tuned on {} (see tune-verify.txt); pass --tune, or install the rtbuild-tune service (`rtbuild tune --help`)",
+                        crate::text::counted(verify.problems.len(), "knob"),
+                        if verify.problems.len() == 1 { "is" } else { "are" },
                         self.req.host
                     ));
                 }
@@ -444,8 +445,8 @@ impl Session<'_> {
         tuning.verify_problems = verify.problems.clone();
         if !verify.ok {
             self.ui.warn(format!(
-                "{} knobs did not take the tuned value: {}",
-                verify.problems.len(),
+                "{} did not take the tuned value: {}",
+                crate::text::counted(verify.problems.len(), "knob"),
                 verify
                     .problems
                     .iter()

@@ -123,7 +123,8 @@ fn pinned_irqs(before: &Sections, after: &Sections, rt: &CpuSet) -> Vec<String> 
             continue;
         }
         notes.push(format!(
-            "IRQ {irq} ({description}) is fixed to RT CPU {allowed} by the kernel (a managed interrupt: its affinity cannot be written) and fired {count} times on CPU {cpus} during the run; boot with isolcpus=managed_irq,{rt} to keep managed interrupts off the RT CPUs"
+            "IRQ {irq} ({description}) is fixed to RT CPU {allowed} by the kernel (a managed interrupt: its affinity cannot be written) and fired {} on CPU {cpus} during the run; boot with isolcpus=managed_irq,{rt} to keep managed interrupts off the RT CPUs",
+            crate::text::counted(count, "time")
         ));
     }
     notes

@@ -155,8 +155,8 @@ impl Session<'_> {
                         format!("{name}: hackbench pinned to CPUs {}", req.layout.housekeeping)
                     }
                     _ => format!(
-                        "{name}: {} stress-ng generator(s) pinned to CPUs {}",
-                        loads.len(),
+                        "{name}: {} pinned to CPUs {}",
+                        crate::text::counted(loads.len(), "stress-ng generator"),
                         req.layout.housekeeping
                     ),
                 },
@@ -385,9 +385,9 @@ impl Session<'_> {
         let (warnings, _) = super::spoilers::kernel_warnings(before);
         if !warnings.is_empty() {
             self.ui.warn(format!(
-                "the kernel log on {} already holds {} warning line(s) from before the run (information; only those logged during a scenario count), the last: {}",
+                "the kernel log on {} already holds {} from before the run (information; only those logged during a scenario count), the last: {}",
                 req.host,
-                warnings.len(),
+                crate::text::counted(warnings.len(), "warning line"),
                 warnings.last().map_or("", String::as_str)
             ));
         }

@@ -9,7 +9,7 @@ mod layer;
 mod run;
 
 pub(crate) use layer::{SCRIPT_NAME, add_to_tree};
-pub(crate) use run::{Action, TuneRunError, run_script};
+pub(crate) use run::{Action, TuneRunError, refuse_unless_root, run_script};
 
 use minijinja::context;
 

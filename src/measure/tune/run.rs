@@ -151,6 +151,32 @@ fn tail(stderr: &str) -> String {
     if t.is_empty() { String::new() } else { format!(": {t}") }
 }
 
+/// `apply` and `revert` write /proc/sys, /sys and /proc/irq: before anything is said about the
+/// run, the user id on `host` is read, and any but root refuses in one line ([`TuneRunError::NotRoot`]).
+/// `verify` only reads. An answer that is no user id is left to the script's own check
+/// ([`ROOT_CHECK`]), which runs before its first write.
+pub(crate) fn refuse_unless_root(
+    runner: &dyn Runner,
+    host: &Host,
+    action: Action,
+) -> Result<(), TuneRunError> {
+    if action == Action::Verify {
+        return Ok(());
+    }
+    // The action as the script's argument names the step in a timeout (`the step \`apply\``).
+    let out = host.run_script(runner, "id -u\n", [action.word()])?;
+    if host.connection_lost(&out.status) {
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        return Err(TuneRunError::Connection { host: host.to_string(), stderr });
+    }
+    let uid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let is_uid = !uid.is_empty() && uid.len() <= 10 && uid.bytes().all(|b| b.is_ascii_digit());
+    if out.status.success() && is_uid && uid != "0" {
+        return Err(TuneRunError::NotRoot { action: action.word(), host: host.to_string(), uid });
+    }
+    Ok(())
+}
+
 /// Runs `action` of `script` on `host` through `runner`, keeping saved values in `/run/<state>` (default
 /// `rtbuild-tune.state`, shared with the boot-time service). Exit 0 and 1 are reports (1 = a
 /// knob failed); any other status means the script did not run.

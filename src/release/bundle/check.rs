@@ -24,7 +24,12 @@ pub(crate) struct CheckProblem {
 pub(crate) struct BundleCheck {
     pub archive: PathBuf,
     pub passed: bool,
+    /// Every regular file in the archive: those the manifest lists, the manifest itself and
+    /// `SHA256SUMS`.
     pub files: usize,
+    /// The files the manifest lists (what `rtbuild bundle` counts in its `Bundled` line);
+    /// 0 without a readable manifest.
+    pub listed: usize,
     pub problems: Vec<CheckProblem>,
     /// Unpatched (VEX `affected`) CVEs by CVSS severity, when the bundle carries a VEX.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -53,6 +58,7 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
     }
     let mut problems = Vec::new();
     let mut unpatched = None;
+    let mut listed_count = 0;
     let mut problem = |kind, path: &str, detail: String| {
         problems.push(CheckProblem { kind, path: path.to_string(), detail })
     };
@@ -147,6 +153,7 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
             problem(found.kind, &found.path, found.detail);
         }
         unpatched = release.unpatched;
+        listed_count = m.files.len();
         // The copy beside the archive is optional; one that is there but cannot be read (a
         // FIFO, `/dev/zero`, too big) is a failed check, never a match.
         let beside = manifest_beside(path);
@@ -192,6 +199,7 @@ pub(crate) fn check(path: &Path) -> Result<BundleCheck, BundleError> {
     }
     let mut report = done(path, files.len(), problems);
     report.unpatched_cves = unpatched;
+    report.listed = listed_count;
     Ok(report)
 }
 
@@ -203,6 +211,7 @@ fn done(path: &Path, files: usize, mut problems: Vec<CheckProblem>) -> BundleChe
         archive: path.to_path_buf(),
         passed: problems.is_empty(),
         files,
+        listed: 0,
         problems,
         unpatched_cves: None,
     }

@@ -65,7 +65,11 @@ pub(super) fn parse_json(reader: impl BufRead) -> Result<ResultFile, ParseError>
         if let Some(cycles) = cycles.filter(|_| has_histogram) {
             let bucketed = histogram.bucketed();
             if cycles < bucketed {
-                run.warn(None, format!("thread {index}: histogram holds {bucketed} samples but `cycles` is {cycles}"));
+                let samples = crate::text::counted(bucketed, "sample");
+                run.warn(
+                    None,
+                    format!("thread {index}: histogram holds {samples} but `cycles` is {cycles}"),
+                );
             }
             histogram.overflows = cycles.saturating_sub(bucketed);
         }

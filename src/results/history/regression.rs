@@ -253,9 +253,9 @@ pub(crate) fn render(check: &RegressionCheck) -> String {
             String::new()
         };
         out.push_str(&format!(
-            "{verdict} run {run} ({machine}): within +{} % of {} baseline run(s){over}\n",
+            "{verdict} run {run} ({machine}): within +{} % of {}{over}\n",
             check.regression_pct,
-            check.baseline_runs.len()
+            crate::text::counted(check.baseline_runs.len(), "baseline run")
         ));
     }
     if verdict == Verdict::Regression {

@@ -125,8 +125,8 @@ pub(crate) fn show(runs: &[HistoryRun]) -> String {
 /// The comparison: per scenario and CPU, then the inputs that differ.
 pub(crate) fn compare(c: &Comparison) -> String {
     let mut out = vec![
-        format!("A: {} ({} run(s))", clean(&c.a.selected), c.a.runs.len()),
-        format!("B: {} ({} run(s))", clean(&c.b.selected), c.b.runs.len()),
+        format!("A: {} ({})", clean(&c.a.selected), crate::text::counted(c.a.runs.len(), "run")),
+        format!("B: {} ({})", clean(&c.b.selected), crate::text::counted(c.b.runs.len(), "run")),
     ];
     for (name, side) in [("A", &c.a), ("B", &c.b)] {
         for digest in &side.invalid_runs {

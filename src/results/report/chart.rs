@@ -183,7 +183,11 @@ fn draw(svg: &mut String, threads: &[(String, &ThreadReport)], plot: &Plot) -> R
                 } else {
                     limit_x / plot.x_max
                 };
-                let label = format!("{count} samples ≥ {} µs (overflow)", fmt(limit));
+                let label = format!(
+                    "{} ≥ {} µs (overflow)",
+                    crate::text::counted(count, "sample"),
+                    fmt(limit)
+                );
                 let (text, anchor) = if along < 0.6 {
                     (format!("  {label}"), HPos::Left)
                 } else {
@@ -285,7 +289,8 @@ fn with_max(label: String, thread: &ThreadReport) -> String {
     let max = thread.max_us.map_or_else(|| "?".to_string(), fmt);
     if thread.overflows > 0 {
         let floor = thread.percentiles_at_least_us.map_or_else(String::new, fmt);
-        format!("{label}: max {max} µs, {} samples ≥ {floor} µs", thread.overflows)
+        let overflows = crate::text::counted(thread.overflows, "sample");
+        format!("{label}: max {max} µs, {overflows} ≥ {floor} µs")
     } else {
         format!("{label}: max {max} µs")
     }

@@ -39,9 +39,9 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
         }
         if run.warnings_not_kept > 0 {
             warnings.push(format!(
-                "{}: {} more warnings not shown",
+                "{}: {} not shown",
                 path.display(),
-                run.warnings_not_kept
+                crate::text::counted(run.warnings_not_kept, "more warning")
             ));
         }
         run_reasons(run, &mut reasons, &mut invalid);
@@ -92,8 +92,8 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
             thread_reasons(&who, &report, threshold_us, &mut reasons, &mut invalid);
             if thread.missing_cycles > 0 {
                 notes.push(format!(
-                    "{who}: {} cycles missing from the `-v` log",
-                    thread.missing_cycles
+                    "{who}: {} missing from the `-v` log",
+                    crate::text::counted(thread.missing_cycles, "cycle")
                 ));
             }
             if let (Some(h), Some(max)) = (&thread.histogram, report.max_us)
@@ -130,8 +130,9 @@ pub(super) fn judge(input: &ScenarioInput, threshold_us: f64) -> ScenarioReport 
     };
     if all.samples > 0 && all.samples < P9999_SAMPLES {
         notes.push(format!(
-            "short run: {} samples back these figures (p99.99 needs at least {P9999_SAMPLES})",
-            all.samples
+            "short run: {} {} these figures (p99.99 needs at least {P9999_SAMPLES})",
+            crate::text::counted(all.samples, "sample"),
+            if all.samples == 1 { "backs" } else { "back" }
         ));
     }
     let convergence_unknown = if threads.iter().any(|t| t.convergence.is_some()) {
@@ -227,8 +228,8 @@ fn thread_reasons(
         Against::NotALatency(max) => invalid.push(format!("{who}: maximum latency `{max}` is not a finite number ≥ 0, so it is unknown")),
         Against::Over(max) => {
             let above = match t.over_threshold {
-                Some(n) => format!("{n} of {} samples", t.samples),
-                None => format!("some of {} samples", t.samples),
+                Some(n) => format!("{n} of {}", crate::text::counted(t.samples, "sample")),
+                None => format!("some of {}", crate::text::counted(t.samples, "sample")),
             };
             reasons.push(format!("{who}: max {} µs exceeds the {} µs threshold ({above} above it)", fmt(max), fmt(threshold_us)));
         }

@@ -160,7 +160,7 @@ fn cyclictest_values(
     if let Some(p) = all.p999_us {
         words.push(format!("p99.9 {} us", fmt(p)));
     }
-    words.push(format!("{} samples", all.samples));
+    words.push(crate::text::counted(all.samples, "sample"));
     let summary = format!("cyclictest: {}; limit {} us", words.join(", "), fmt(threshold_us));
     (values, summary)
 }
@@ -209,7 +209,7 @@ fn row_values(
     }
     if let Some(n) = samples.filter(|_| !rows.is_empty()) {
         values.push(("samples", n.to_string()));
-        words.push(format!("{n} samples"));
+        words.push(crate::text::counted(n, "sample"));
     }
     if let Some(cpu) = top.and_then(|r| r.cpu) {
         values.push(("max_cpu", cpu.to_string()));

@@ -110,8 +110,9 @@ fn scenario(
                     run.warn(
                         None,
                         format!(
-                            "{} kernel message line(s) inside the raw output were left out",
-                            raw.dropped
+                            "{} inside the raw output {} left out",
+                            crate::text::counted(raw.dropped, "kernel message line"),
+                            if raw.dropped == 1 { "was" } else { "were" }
                         ),
                     );
                 }

@@ -227,9 +227,9 @@ fn snapshot_line(
             }
         })
         .collect();
-    let plural = if snapshots == 1 { "" } else { "s" };
     format!(
-        "convergence {who} (from {snapshots} status snapshot{plural}, not every sample): {halves}; max so far by cycle (the snapshot at or before it; at the end the final figures): {}{rising}",
+        "convergence {who} (from {}, not every sample): {halves}; max so far by cycle (the snapshot at or before it; at the end the final figures): {}{rising}",
+        crate::text::counted(snapshots, "status snapshot"),
         steps.join(", ")
     )
 }

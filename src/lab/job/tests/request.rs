@@ -36,7 +36,7 @@ fn timeouts_grow_with_the_duration_and_have_a_ceiling() {
     req.measurement.duration_text = "2d".into();
     assert_eq!(
         render(&req).unwrap_err().to_string(),
-        "4 scenario(s) of --duration 2d make a LAVA job of 194 h, longer than the 168 h one \
+        "4 scenarios of --duration 2d make a LAVA job of 194 h, longer than the 168 h one \
          job may hold a board; pass a shorter --duration, fewer --tests or fewer --scenario per job"
     );
 }

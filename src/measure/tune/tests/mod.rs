@@ -1,7 +1,7 @@
 //! The tune script, rendered and run for real by dash against a fake /proc + /sys tree.
 //!
-//! The fake tree is here; the tests are by subject: [`apply`], [`revert`], [`script`] and
-//! [`irqbalance`] (with its own fake service).
+//! The fake tree is here; the tests are by subject: [`apply`], [`revert`], [`script`],
+//! [`irqbalance`] (with its own fake service) and [`root`] (the check before apply and revert).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -140,4 +140,5 @@ impl Fake {
 mod apply;
 mod irqbalance;
 mod revert;
+mod root;
 mod script;
