@@ -56,13 +56,22 @@ impl History {
         self.dir.path().join(name)
     }
 
+    /// `history add` of `run`, a passing run: one line, its id (a digest rtbuild computes)
+    /// written [ID].
     fn add(&self, run: &Path) {
+        let id_redacted = |stderr: &str| match stderr.split_once("Recorded ") {
+            Some((head, tail)) if tail.len() > 12 => format!("{head}Recorded [ID]{}", &tail[12..]),
+            _ => stderr.to_string(),
+        };
         bounded()
             .args(["history", "add"])
             .arg_path(run)
             .args(["--db", &self.url()])
             .run()
-            .ignore_stderr()
+            .stderr_redacted_is(
+                id_redacted,
+                &format!("    Recorded [ID] PASS ({}) in {}\n", run.display(), self.url()),
+            )
             .success();
     }
 
