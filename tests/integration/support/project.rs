@@ -199,3 +199,30 @@ fn redact_build_figures(line: &str) -> String {
     }
     line.to_string()
 }
+
+/// What `rtbuild generate` writes to stderr when it creates a layer from nothing: the
+/// `Generating` line for `heading` (`rb3gen2-core-kit (RT CPUs 7, …)`), one `Created` line per
+/// file in byte order (the kas files of `machine`, the layer's, and `extra` layer files such as
+/// a fragment), and the count into `out`.
+pub(crate) fn generated(heading: &str, machine: &str, out: &str, extra: &[&str]) -> String {
+    let mut files: Vec<String> = [
+        "meta-rtbuild/conf/layer.conf",
+        "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg",
+        "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt_6.18.bbappend",
+        "meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.service",
+        "meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh",
+        "meta-rtbuild/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb",
+        "rtbuild-plan.json",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|f| f.to_string())
+    .chain([format!("{machine}-rt.lock.yml"), format!("{machine}-rt.yml")])
+    .collect();
+    files.sort();
+    let mut text = format!("  Generating {heading}\n");
+    for file in &files {
+        text += &format!("     Created {file}\n");
+    }
+    text + &format!("   Generated {out}: {} new, 0 updated, 0 removed, 0 unchanged\n", files.len())
+}
