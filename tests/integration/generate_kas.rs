@@ -42,6 +42,8 @@ fn generate(test_dir: &Path, fixtures: &Fixtures, args: &[&str]) -> PathBuf {
     let out_str = out.to_string_lossy().into_owned();
     all.push(&out_str);
     all.extend(args);
+    // A setup step: its callers test the kas file with kas (their `generate` output varies with
+    // `args`, and generate's own tests state it).
     let run = Test::new().cwd(test_dir).args(all).run().ignore_stderr().success();
     PathBuf::from(run.stdout().trim())
 }
