@@ -227,7 +227,7 @@ fn doctor_reads_kas_files_bounded_and_probes_5000_repositories_with_a_pool() {
         .within_secs(60)
         .within_memory_mib(1024)
         .run()
-        .ignore_stderr();
+        .stderr_is("");
     assert_eq!(run.code(), 2, "{}", run.stderr());
     let stdout = run.stdout();
     let repos = stdout.lines().find(|l| l.starts_with("problem  repos")).unwrap_or_else(|| {

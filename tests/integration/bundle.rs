@@ -6,6 +6,7 @@ use std::process::Command;
 
 use crate::support::fixtures::{git, git_commit_all, write};
 use crate::support::harness::Test;
+use crate::support::project::generated;
 
 const MACHINE: &str = "rb3gen2-core-kit";
 const IMAGE: &str = "core-image-base";
@@ -26,7 +27,12 @@ impl Build {
             .args(["generate", "--machine", MACHINE, "--distro", "nodistro"])
             .run()
             .ignore_stdout()
-            .ignore_stderr()
+            .stderr_is(&generated(
+                &format!("{MACHINE} (RT CPUs 7, housekeeping 0-6, nodistro, core-image-base)"),
+                MACHINE,
+                &root.join(format!("rtbuild/{MACHINE}")).display().to_string(),
+                &[],
+            ))
             .success();
         let deploy = root.join(format!("work/build/tmp/deploy/images/{MACHINE}"));
         let folder = format!("{TOP}.rootfs-{DATETIME}.qcomflash");

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::support::harness::Test;
+use crate::support::project::generated;
 use crate::support::upstream::{ok, upstream};
 
 const MACHINE: &str = "iq-8275-evk";
@@ -57,7 +58,15 @@ fn an_unpacked_bundle_checks_out_with_real_kas_and_its_layer_is_the_generated_on
         .args(["--fragment", "extra.cfg", "--patch", "fix.patch"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is(&generated(
+            &format!("{MACHINE} (RT CPUs 3, housekeeping 0-2,4-7, nodistro, core-image-base)"),
+            MACHINE,
+            &proj.join(format!("rtbuild/{MACHINE}")).display().to_string(),
+            &[
+                "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/extra.cfg",
+                "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/fix.patch",
+            ],
+        ))
         .success();
     let generated = proj.join(format!("rtbuild/{MACHINE}"));
     let layer = files(&generated.join("meta-rtbuild"));

@@ -5,6 +5,7 @@
 //! files; a catalog that isolates CPU 0 is refused when it loads.
 
 use crate::support::harness::Test;
+use crate::support::project::generated;
 
 struct Refusal {
     args: &'static [&'static str],
@@ -567,7 +568,12 @@ fn a_second_generate_into_a_locked_folder_is_refused_naming_the_holder() {
         .cwd(out.parent().unwrap())
         .args(["generate", "--machine", "rb3gen2-core-kit", "--out", "o"])
         .run()
-        .ignore_stderr()
+        .stderr_is(&generated(
+            "rb3gen2-core-kit (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)",
+            "rb3gen2-core-kit",
+            &out.display().to_string(),
+            &[],
+        ))
         .ignore_stdout()
         .success();
 }

@@ -4,6 +4,7 @@
 use std::time::{Duration, SystemTime};
 
 use crate::support::harness::Test;
+use crate::support::project::generated;
 
 const PATCH: &str = "--- a/README\n+++ b/README\n@@ -1 +1 @@\n-a\n+b\n";
 
@@ -43,7 +44,12 @@ fn second_generate_rewrites_nothing_and_keeps_mtimes() {
         .args(["generate", "--machine", "iq-9075-evk"])
         .run()
         .stdout_contains("rtbuild/iq-9075-evk/iq-9075-evk-rt.yml\n")
-        .ignore_stderr()
+        .stderr_in_tmp_is(&generated(
+            "iq-9075-evk (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)",
+            "iq-9075-evk",
+            "[TMP]/rtbuild/iq-9075-evk",
+            &[],
+        ))
         .success();
     let dir = run.path().to_path_buf();
     let kas = dir.join("rtbuild/iq-9075-evk/iq-9075-evk-rt.yml");
@@ -106,7 +112,12 @@ fn hand_edited_file_is_refused_then_forced() {
         .args(["generate", "--machine", "iq-615-evk"])
         .run()
         .stdout_contains("rtbuild/iq-615-evk/iq-615-evk-rt.yml\n")
-        .ignore_stderr()
+        .stderr_in_tmp_is(&generated(
+            "iq-615-evk (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)",
+            "iq-615-evk",
+            "[TMP]/rtbuild/iq-615-evk",
+            &[],
+        ))
         .success();
     let dir = run.path().to_path_buf();
     let conf = dir.join("rtbuild/iq-615-evk/meta-rtbuild/conf/layer.conf");

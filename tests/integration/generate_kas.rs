@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 use crate::support::fixtures::{Bitbake, Fixtures};
 use crate::support::harness::{Test, venv};
+use crate::support::project::generated;
 
 /// Runs kas from the test venv with a fresh work folder; returns its output.
 fn kas(args: &[&str], work: &Path) -> Output {
@@ -41,6 +42,8 @@ fn generate(test_dir: &Path, fixtures: &Fixtures, args: &[&str]) -> PathBuf {
     let out_str = out.to_string_lossy().into_owned();
     all.push(&out_str);
     all.extend(args);
+    // A setup step: its callers test the kas file with kas (their `generate` output varies with
+    // `args`, and generate's own tests state it).
     let run = Test::new().cwd(test_dir).args(all).run().ignore_stderr().success();
     PathBuf::from(run.stdout().trim())
 }
@@ -198,7 +201,12 @@ fn real_kas_dump_merges_a_local_include_named_from_the_repository_top() {
         .args(["--include", "kas/extra.yml", "--include", "ci/performance.yml"])
         .args(["--out", "bsp/rtbuild/rb3"])
         .run()
-        .ignore_stderr()
+        .stderr_is(&generated(
+            "rb3gen2-core-kit (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)",
+            "rb3gen2-core-kit",
+            &proj.join("bsp/rtbuild/rb3").display().to_string(),
+            &[],
+        ))
         .success();
     let kas_file = PathBuf::from(run.stdout().trim());
     let text = std::fs::read_to_string(&kas_file).unwrap();

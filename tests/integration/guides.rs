@@ -50,7 +50,7 @@ fn check_verdict_and_report(run: &crate::support::harness::Run, threshold: u64) 
     }
     assert_eq!(run.code(), if word == "PASS" { 0 } else { 1 });
     let report =
-        Test::new().args(["--json", "report", &dir.display().to_string()]).run().ignore_stderr();
+        Test::new().args(["--json", "report", &dir.display().to_string()]).run().stderr_is("");
     assert_eq!(report.code(), run.code(), "report and test exit alike");
     let r = report.json();
     // One vocabulary: `report` says the word `test` wrote.
@@ -77,7 +77,9 @@ fn qualcomm_guide_commands_run_as_written() {
         .args(["--main-cpu", "0", "--load", "60", "--out", "res"])
         .run()
         .ignore_stdout()
-        .ignore_stderr();
+        // The other lines carry what this machine measured and how it is set up.
+        .stderr_has_line(&format!("   Measuring idle for 3s on RT CPUs {rt}"))
+        .stderr_has_line(&format!("   Measuring stress for 3s on RT CPUs {rt}"));
     let json = check_verdict_and_report(&run, 100);
     assert_eq!(json["settings"]["length"]["loops"], 3000, "{}", json["settings"]);
     for s in json["scenarios"].as_array().unwrap() {
@@ -116,7 +118,12 @@ fn rk3588_guide_commands_run_as_written() {
         .args(["--histogram-us", "100000", "--out", "res"])
         .run()
         .ignore_stdout()
-        .ignore_stderr();
+        // The other lines carry what this machine measured and how it is set up.
+        .stderr_has_line(&format!("   Measuring idle for 3s on RT CPUs {rt}"))
+        .stderr_has_line(
+            "     Loading system-load: stress-ng on every CPU (load on the measured CPUs, no isolation)",
+        )
+        .stderr_has_line(&format!("   Measuring system-load for 3s on RT CPUs {rt}"));
     let json = check_verdict_and_report(&run, 100);
     for s in json["scenarios"].as_array().unwrap() {
         let ct = strings(&s["argv"]["cyclictest"]);
@@ -137,7 +144,7 @@ fn rk3588_guide_commands_run_as_written() {
     let text = Test::new()
         .args(["report", &run.path().join("res").display().to_string()])
         .run()
-        .ignore_stderr();
+        .stderr_is("");
     assert!(matches!(text.code(), 0 | 1));
     assert!(
         text.stdout().contains("system-load (load on the measured CPUs, no isolation)"),
@@ -178,7 +185,10 @@ fn rk3562j_three_states_run_as_one_command() {
             .nothing_written("res");
         "idle,system-load"
     };
-    let run = three(scenarios).ignore_stdout().ignore_stderr();
+    // The other lines carry what this machine measured and how it is set up.
+    let run = scenarios.split(',').fold(three(scenarios).ignore_stdout(), |run, scenario| {
+        run.stderr_has_line(&format!("   Measuring {scenario} for 2s on RT CPUs {rt}"))
+    });
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
     let json = run_json(&run.path().join("res"));
     let names: Vec<&str> =
@@ -222,7 +232,8 @@ fn the_target_build_is_recorded_and_shown_in_the_guides_table() {
         .args(["--duration", "2", "--histogram-us", "100000", "--out", "res"])
         .run()
         .ignore_stdout()
-        .ignore_stderr();
+        // The other lines carry what this machine measured and how it is set up.
+        .stderr_has_line(&format!("   Measuring idle for 2s on RT CPUs {rt}"));
     assert!(matches!(run.code(), 0 | 1), "{}", run.stderr());
     let dir = run.path().join("res");
     let mut json = run_json(&dir);
@@ -243,15 +254,14 @@ fn the_target_build_is_recorded_and_shown_in_the_guides_table() {
     assert_eq!(fp["boot"], serde_json::json!({"kvm": true, "efi": true, "guest_checked": true}));
     let folder = dir.display().to_string();
     let code = run.code();
-    let report =
-        Test::new().args(["--json", "report", &folder]).run().ignore_stderr().code_is(code);
+    let report = Test::new().args(["--json", "report", &folder]).run().stderr_is("").code_is(code);
     let rows = &report.json()["results"];
     assert_eq!(rows[0]["device"], format!("local, RT core: {rt}"), "{rows}");
     assert_eq!(rows[0]["boot_flow"], "KVM", "{rows}");
     assert_eq!(rows[0]["distro_and_image"], "Qualcomm Linux 2.0, qcom-multimedia-image");
     assert_eq!(rows[0]["use_case"], "idle");
     assert!(rows[0]["max_us"].is_number(), "{rows}");
-    let text = Test::new().args(["report", &folder]).run().ignore_stderr().code_is(code);
+    let text = Test::new().args(["report", &folder]).run().stderr_is("").code_is(code);
     let out = text.stdout();
     let header = out.lines().find(|l| l.starts_with("  Device ")).expect(&out);
     let columns: Vec<&str> = header.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
@@ -282,7 +292,7 @@ fn the_target_build_is_recorded_and_shown_in_the_guides_table() {
         .args(["report", &folder, "--html", &html.display().to_string()])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is(&format!("       Wrote {}\n", html.display()))
         .code_is(code);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<th class=\"l\">Distro and image</th>"), "{page}");

@@ -418,8 +418,14 @@ fn compare_gives_the_change_and_the_inputs_that_differ(kind: Kind) {
         "6.6.60-rt46",
         "isolcpus=1 nohz_full=1",
     );
-    db.rtbuild(&["history", "add", &old, "--bundle", &bundle_a]).run().success().ignore_stderr();
-    db.rtbuild(&["history", "add", &new, "--bundle", &bundle_b]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &old, "--bundle", &bundle_a])
+        .run()
+        .success()
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "PASS", &old));
+    db.rtbuild(&["history", "add", &new, "--bundle", &bundle_b])
+        .run()
+        .success()
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "FAIL", &new));
     let runs = db.list(&[]);
     assert_eq!(runs[0]["kernel_config_digest"], sha256_hex(config_a.as_bytes()));
     assert_eq!(runs[0]["lock_digest"], sha256_hex(b"lock: a\n"));
@@ -469,7 +475,15 @@ fn check_flags_a_regression_against_the_valid_runs_only(kind: Kind) {
     let base2 = db.run("base2", 1_796_010_000, &[("stress", CPU1)], None);
     // An invalid run with the worse figures: stored, never part of the baseline.
     let invalid = db.run("invalid", 1_796_020_000, &[("stress", WORSE)], Some("throttled"));
-    db.rtbuild(&["history", "add", &base1, &base2, &invalid]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &base1, &base2, &invalid]).run().success().stderr_redacted_is(
+        ids_redacted,
+        &[
+            db.added("Recorded", "PASS", &base1),
+            db.added("Recorded", "PASS", &base2),
+            db.added("Recorded", "INVALID", &invalid),
+        ]
+        .concat(),
+    );
     let digests: Vec<String> =
         db.list(&[]).iter().map(|r| r["digest"].as_str().unwrap()[..12].to_string()).collect();
 
@@ -576,7 +590,16 @@ fn the_views_answer_latest_run_and_max_per_day(kind: Kind) {
     // Day 20788 (starts 1_796_083_200): C (stress), and D, invalid and worse, last.
     let c = db.run("c", 1_796_090_000, &[("stress", CPU1)], None);
     let d = db.run("d", 1_796_090_100, &[("stress", WORSE)], Some("the load died"));
-    db.rtbuild(&["history", "add", &a, &b, &c, &d]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &a, &b, &c, &d]).run().success().stderr_redacted_is(
+        ids_redacted,
+        &[
+            db.added("Recorded", "PASS", &a),
+            db.added("Recorded", "FAIL", &b),
+            db.added("Recorded", "PASS", &c),
+            db.added("Recorded", "INVALID", &d),
+        ]
+        .concat(),
+    );
     let digest_of = |source: &str| -> String {
         let runs = db.list(&[]);
         let run = runs.iter().find(|r| r["source"] == source).unwrap();
@@ -623,7 +646,10 @@ fn history_export_openmetrics_reads_back_in_prometheus_client() {
     let hostile = "idle\"} 1\n# EOF\\";
     let a = db.run("a", 1_796_000_000, &[("stress", CPU1), (hostile, CPU1)], None);
     let b = db.run("b", 1_796_003_600, &[("stress", WORSE)], None);
-    db.rtbuild(&["history", "add", &b, &a]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &b, &a]).run().success().stderr_redacted_is(
+        ids_redacted,
+        &[db.added("Recorded", "FAIL", &b), db.added("Recorded", "PASS", &a)].concat(),
+    );
     let file = db.path("out/history.om");
     let file_arg = file.display().to_string();
     db.rtbuild(&["history", "export", "--openmetrics", &file_arg])
@@ -874,8 +900,19 @@ fn the_trend_page_marks_regressions_and_invalid_runs_and_fits_1280_px_in_chromiu
     let invalid = db.run("invalid", 1_796_172_800, &[("stress", WORSE)], Some("throttled"));
     let worse = db.run("worse", 1_796_259_200, &[("stress", WORSE)], None);
     let bundle = manifest(&db, "b", &"c".repeat(40), &"d".repeat(64), "lock: x\n");
-    db.rtbuild(&["history", "add", &base1, &base2, &invalid]).run().success().ignore_stderr();
-    db.rtbuild(&["history", "add", &worse, "--bundle", &bundle]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &base1, &base2, &invalid]).run().success().stderr_redacted_is(
+        ids_redacted,
+        &[
+            db.added("Recorded", "PASS", &base1),
+            db.added("Recorded", "PASS", &base2),
+            db.added("Recorded", "INVALID", &invalid),
+        ]
+        .concat(),
+    );
+    db.rtbuild(&["history", "add", &worse, "--bundle", &bundle])
+        .run()
+        .success()
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "FAIL", &worse));
     let page = db.path("trend.html");
     db.rtbuild(&["history", "report", "--html", page.to_str().unwrap()])
         .run()
@@ -1224,7 +1261,10 @@ fn one_error_line(stderr: &str) -> String {
 fn postgres_readers_run_while_a_writer_holds_the_migration_lock() {
     let db = Db::new(Kind::Postgres);
     let first = db.run("first", 1_796_000_000, &[("stress", CPU1)], None);
-    db.rtbuild(&["history", "add", &first]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &first])
+        .run()
+        .success()
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "PASS", &first));
     let mut writer = db.client();
     writer
         .batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock({PG_SCHEMA_LOCK})"))
@@ -1258,7 +1298,10 @@ fn postgres_readers_run_while_a_writer_holds_the_migration_lock() {
 fn a_postgres_statement_past_its_deadline_is_one_error_line() {
     let db = Db::new(Kind::Postgres);
     let first = db.run("first", 1_796_000_000, &[("stress", CPU1)], None);
-    db.rtbuild(&["history", "add", &first]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &first])
+        .run()
+        .success()
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "PASS", &first));
     let mut holder = db.client();
     holder.batch_execute("BEGIN; LOCK TABLE runs IN ACCESS EXCLUSIVE MODE").unwrap();
     let started = std::time::Instant::now();
@@ -1296,7 +1339,10 @@ fn a_locked_sqlite_history_is_one_error_line_with_its_own_fix() {
     let db = Db::new(Kind::Sqlite);
     let first = db.run("first", 1_796_000_000, &[("stress", CPU1)], None);
     let second = db.run("second", 1_796_086_400, &[("idle", CPU1)], None);
-    db.rtbuild(&["history", "add", &first]).run().success().ignore_stderr();
+    db.rtbuild(&["history", "add", &first])
+        .run()
+        .success()
+        .stderr_redacted_is(ids_redacted, &db.added("Recorded", "PASS", &first));
     let file = db.url.strip_prefix("sqlite:").unwrap().to_string();
     let holder = rusqlite::Connection::open(&file).unwrap();
     holder.execute_batch("BEGIN EXCLUSIVE").unwrap();

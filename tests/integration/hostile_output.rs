@@ -241,11 +241,19 @@ fn openmetrics_label_values_escape_every_control_character() {
     let scenario = "idle\r\t\u{202e}\"x\\n";
     let folder = dir.path().join("run");
     result_folder(&folder, machine, scenario);
+    // The run's id is a digest rtbuild computes: written [ID].
+    let id_redacted = |stderr: &str| match stderr.split_once("Recorded ") {
+        Some((head, tail)) if tail.len() > 12 => format!("{head}Recorded [ID]{}", &tail[12..]),
+        _ => stderr.to_string(),
+    };
     bounded()
         .args(["history", "add", "--db", &db])
         .arg_path(&folder)
         .run()
-        .ignore_stderr()
+        .stderr_redacted_is(
+            id_redacted,
+            &format!("    Recorded [ID] PASS ({}) in {db}\n", folder.display()),
+        )
         .success();
     for args in [
         vec!["history", "export", "--db", &db, "--openmetrics"],

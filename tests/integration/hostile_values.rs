@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::harness::{Test, data};
+use crate::support::project::generated;
 
 const SECS: u64 = 60;
 const MIB: u64 = 1024;
@@ -56,13 +57,22 @@ impl History {
         self.dir.path().join(name)
     }
 
+    /// `history add` of `run`, a passing run: one line, its id (a digest rtbuild computes)
+    /// written [ID].
     fn add(&self, run: &Path) {
+        let id_redacted = |stderr: &str| match stderr.split_once("Recorded ") {
+            Some((head, tail)) if tail.len() > 12 => format!("{head}Recorded [ID]{}", &tail[12..]),
+            _ => stderr.to_string(),
+        };
         bounded()
             .args(["history", "add"])
             .arg_path(run)
             .args(["--db", &self.url()])
             .run()
-            .ignore_stderr()
+            .stderr_redacted_is(
+                id_redacted,
+                &format!("    Recorded [ID] PASS ({}) in {}\n", run.display(), self.url()),
+            )
             .success();
     }
 
@@ -161,7 +171,12 @@ fn a_lock_whose_branch_or_url_is_hostile_is_refused_before_anything_is_installed
         .args(["generate", "--machine", "rb3gen2-core-kit"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is(&generated(
+            "rb3gen2-core-kit (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)",
+            "rb3gen2-core-kit",
+            &dir.path().join("rtbuild/rb3gen2-core-kit").display().to_string(),
+            &[],
+        ))
         .success();
     let installed = dir.path().join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.lock.yml");
     let before = std::fs::read(&installed).ok();

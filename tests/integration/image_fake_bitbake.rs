@@ -8,10 +8,34 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::support::fixtures::{Bitbake, Fixtures};
 use crate::support::harness::{Test, Unprivileged, venv};
-use crate::support::project::Project;
+use crate::support::project::{CHECKING_OUT, Project, built, generated};
 
 fn mtime(path: &Path) -> SystemTime {
     std::fs::metadata(path).unwrap().modified().unwrap()
+}
+
+/// The rb3gen2-core-kit layer as `image` generates it, and where (through
+/// `Project::build_redacted`).
+const HEADING: &str =
+    "rb3gen2-core-kit (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)";
+const OUT: &str = "[ROOT]/proj/rtbuild/rb3gen2-core-kit";
+const BUILD: &str = "[ROOT]/proj/rtbuild/rb3gen2-core-kit/build";
+
+/// stderr of a first `image --machine rb3gen2-core-kit` that builds in `build`, `between` said
+/// after generating (a warning about the cache settings).
+fn first_image(build: &str, between: &str) -> String {
+    format!(
+        "{CHECKING_OUT}{}{between}       Wrote {OUT}/caches.yml\n{}",
+        generated(HEADING, "rb3gen2-core-kit", OUT, &[]),
+        built("rb3gen2-core-kit", OUT, build)
+    )
+}
+
+/// stderr of `lock --machine rb3gen2-core-kit` after an image.
+fn locked() -> String {
+    format!(
+        "     Locking {OUT}/rb3gen2-core-kit-rt.yml\nnote: `rtbuild` is the folder holding the kas file; kas does not pin it\n"
+    )
 }
 
 #[test]
@@ -222,7 +246,7 @@ fn image_with_fake_bitbake_honours_dl_dir_from_environment_and_flag() {
         .env("DL_DIR", &env_dl)
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_redacted_is(project.build_redacted(), &first_image(BUILD, ""))
         .success();
     let env = project.recorded("env");
     assert!(env.contains(&format!("DL_DIR={}\n", env_dl.display())), "{env}");
@@ -232,7 +256,13 @@ fn image_with_fake_bitbake_honours_dl_dir_from_environment_and_flag() {
         .env("SSTATE_DIR", project.root.join("ignored"))
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_redacted_is(
+            project.build_redacted(),
+            &format!(
+                "  Generating {HEADING}\n     Updated rb3gen2-core-kit-rt.yml\n   Generated {OUT}: 0 new, 1 updated, 0 removed, 8 unchanged\n{}",
+                built("rb3gen2-core-kit", OUT, BUILD)
+            ),
+        )
         .success();
     let env = project.recorded("env");
     assert!(env.contains(&format!("SSTATE_DIR={}\n", flag_sstate.display())), "{env}");
@@ -245,7 +275,12 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
     // The user's own shell command, passed to `kas shell -c` as typed.
     let command =
         format!("command -v bitbake > '{}' && pwd >> '{}'", marker.display(), marker.display());
-    project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().ignore_stderr().success();
+    project
+        .image("rb3gen2-core-kit", &[])
+        .run()
+        .ignore_stdout()
+        .stderr_redacted_is(project.build_redacted(), &first_image(BUILD, ""))
+        .success();
     let run = Test::new()
         .unprivileged()
         .cwd(project.root.join("proj"))
@@ -254,7 +289,17 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
         .args(["shell", "--plain", "--machine", "rb3gen2-core-kit", "--meta-qcom-url"])
         .args([project.fixtures.url("meta-qcom"), "-c".into(), command])
         .run()
-        .ignore_stderr()
+        .stderr_redacted_is(
+            |stderr: &str| {
+                // kas's own log lines (`2026-12-05 17:22:20 - INFO     - …`) pass through.
+                let kas_log = |l: &&str| l.get(4..5) == Some("-") && l.get(19..22) == Some(" - ");
+                let ours: String = stderr.split_inclusive('\n').filter(|l| !kas_log(l)).collect();
+                project.build_redacted()(&ours)
+            },
+            &format!(
+                "  Generating {HEADING}\n     Updated rb3gen2-core-kit-rt.yml\n     Updated rtbuild-plan.json\n   Generated {OUT}: 0 new, 2 updated, 0 removed, 7 unchanged\n     Running [VENV]/bin/kas shell {OUT}/rb3gen2-core-kit-rt.yml:{OUT}/caches.yml -c 'command -v bitbake > '\\''[ROOT]/shell-ran'\\'' && pwd >> '\\''[ROOT]/shell-ran'\\'''\n"
+            ),
+        )
         .success();
     let seen = std::fs::read_to_string(&marker).unwrap();
     let build = project.out("rb3gen2-core-kit").join("build");
@@ -456,14 +501,29 @@ fn image_with_fake_bitbake_provenance_bundle_binds_the_release_evidence() {
         .args(["lock", "--machine", "rb3gen2-core-kit"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_redacted_is(project.build_redacted(), &locked())
         .success();
     let bundled = Test::new()
         .unprivileged()
         .cwd(&proj)
         .args(["bundle", "--machine", "rb3gen2-core-kit", "--out", "again"])
         .run()
-        .ignore_stderr()
+        .stderr_redacted_is(
+            |stderr: &str| {
+                // The archive's size is what the compressor made of it: written [BYTES].
+                let text = project.build_redacted()(stderr);
+                match text.split_once("     Bundled 18 files, ") {
+                    Some((head, tail)) => match tail.split_once(" bytes\n") {
+                        Some((_, rest)) => format!("{head}     Bundled 18 files, [BYTES] bytes\n{rest}"),
+                        None => text.clone(),
+                    },
+                    None => text.clone(),
+                }
+            },
+            &format!(
+                "note: using the verify result {OUT}/verify.json\n    Bundling qcom-multimedia-image-rb3gen2-core-kit\n     Bundled 18 files, [BYTES] bytes\n"
+            ),
+        )
         .success();
     let again = proj.join(bundled.stdout().lines().next().unwrap());
     check(&again)
@@ -538,7 +598,12 @@ fn image_with_a_bad_lock_is_refused_before_anything_is_generated() {
 #[test]
 fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
     let project = Project::new("ok");
-    project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().ignore_stderr().success();
+    project
+        .image("rb3gen2-core-kit", &[])
+        .run()
+        .ignore_stdout()
+        .stderr_redacted_is(project.build_redacted(), &first_image(BUILD, ""))
+        .success();
     let proj = project.root.join("proj");
     let bundled = Test::new()
         .unprivileged()
@@ -556,7 +621,7 @@ fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
         .args(["lock", "--machine", "rb3gen2-core-kit"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_redacted_is(project.build_redacted(), &locked())
         .success();
     let lock = proj.join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.lock.yml");
     let text = std::fs::read_to_string(&lock).unwrap();
@@ -577,7 +642,13 @@ fn image_with_fake_bitbake_takes_cache_settings_from_the_project_file_and_flags_
         .image("rb3gen2-core-kit", &["--prserv", "other.lab:9000"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_redacted_is(
+            project.build_redacted(),
+            &first_image(
+                BUILD,
+                "warning: an sstate mirror with a local hash-equivalence server finds fewer matches (OE warns about it); pass --hashserv HOST:PORT for the server that filled the mirror, or --hashserv none\n",
+            ),
+        )
         .success();
     let caches =
         std::fs::read_to_string(project.out("rb3gen2-core-kit").join("caches.yml")).unwrap();
@@ -639,7 +710,14 @@ fn image_with_fake_bitbake_then_bundle_and_lock_follow_kas_work_dir_and_kas_mach
         .args(args)
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_redacted_is(
+            project.build_redacted(),
+            &format!(
+                "{CHECKING_OUT}note: `qcs6490-rb3gen2` is an alias of `rb3gen2-core-kit`\n{}       Wrote {OUT}/caches.yml\n{}",
+                generated(HEADING, "rb3gen2-core-kit", OUT, &[]),
+                built("rb3gen2-core-kit", OUT, "[ROOT]/kaswork/build")
+            ),
+        )
         .success();
     // kas cloned into KAS_WORK_DIR and BitBake built in its build/.
     assert!(work.join("meta-qcom/.git").exists(), "no checkout in KAS_WORK_DIR");
@@ -668,7 +746,7 @@ fn image_with_fake_bitbake_then_bundle_and_lock_follow_kas_work_dir_and_kas_mach
         .args(["lock", "--machine", "rb3gen2-core-kit"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_redacted_is(project.build_redacted(), &locked())
         .success();
     let lock = proj.join("rtbuild/rb3gen2-core-kit/rb3gen2-core-kit-rt.lock.yml");
     let text = std::fs::read_to_string(&lock).unwrap();
@@ -705,11 +783,26 @@ fn image_takes_distro_target_task_and_kas_from_kas_environment_and_a_flag_wins()
 #[test]
 fn image_overhead_outside_kas_on_warm_runs_with_fake_bitbake_is_reported() {
     let project = Project::new("ok");
-    project.image("rb3gen2-core-kit", &[]).run().ignore_stdout().ignore_stderr().success();
+    project
+        .image("rb3gen2-core-kit", &[])
+        .run()
+        .ignore_stdout()
+        .stderr_redacted_is(project.build_redacted(), &first_image(BUILD, ""))
+        .success();
     let mut figures = Vec::new();
     for _ in 0..3 {
         let started = std::time::Instant::now();
-        let run = project.image("rb3gen2-core-kit", &["--json"]).run().ignore_stderr().success();
+        let run = project
+            .image("rb3gen2-core-kit", &["--json"])
+            .run()
+            .stderr_redacted_is(
+                project.build_redacted(),
+                &format!(
+                    "  Generating {HEADING}\n   Generated {OUT}: 0 new, 0 updated, 0 removed, 9 unchanged\n{}",
+                    built("rb3gen2-core-kit", OUT, BUILD)
+                ),
+            )
+            .success();
         let whole = started.elapsed().as_secs_f64();
         let json = run.json();
         let overhead = json["rtbuild_overhead_s"].as_f64().expect("rtbuild_overhead_s");

@@ -162,7 +162,7 @@ fn junit_charts_in_the_readers(with_publish_action: bool) {
             .run()
             .code_is(code)
             .ignore_stdout()
-            .ignore_stderr();
+            .stderr_is("       Wrote junit.xml\n");
         let path = run.path().join("junit.xml");
         assert_junit_valid(&path);
         (run, path)

@@ -27,12 +27,27 @@ impl Build {
             Fixtures::create(&dir.path().join("repos"), Bitbake::Fake("#!/bin/sh\nexit 0\n"));
         std::fs::create_dir_all(dir.path().join("work")).unwrap();
         let url = fixtures.url("meta-qcom");
+        let generated = format!(
+            "  Generating {MACHINE} (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)
+     Created meta-rtbuild/conf/layer.conf
+     Created meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg
+     Created meta-rtbuild/recipes-kernel/linux/linux-qcom-rt_6.18.bbappend
+     Created meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.service
+     Created meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh
+     Created meta-rtbuild/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb
+     Created {MACHINE}-rt.lock.yml
+     Created {MACHINE}-rt.yml
+     Created rtbuild-plan.json
+   Generated {}/rtbuild/{MACHINE}: 9 new, 0 updated, 0 removed, 0 unchanged
+",
+            dir.path().display()
+        );
         Test::new()
             .cwd(dir.path())
             .args(["generate", "--machine", MACHINE, "--meta-qcom-url", &url])
             .run()
             .ignore_stdout()
-            .ignore_stderr()
+            .stderr_is(&generated)
             .success();
         Build { dir, fixtures }
     }
@@ -180,7 +195,7 @@ fn new_commit_fails_check_and_diff_lists_its_subject() {
         .rtbuild(["lock", "--machine", MACHINE])
         .run()
         .stdout_contains(LOCK_PATH)
-        .ignore_stderr()
+        .stderr_is(&build.locked())
         .success();
     let old = build.path().join("old.lock.yml");
     std::fs::copy(build.lock_file(), &old).unwrap();
@@ -236,7 +251,7 @@ fn check_names_dirty_moved_missing_and_unpinned_checkouts() {
         .rtbuild(["lock", "--machine", MACHINE])
         .run()
         .stdout_contains(LOCK_PATH)
-        .ignore_stderr()
+        .stderr_is(&build.locked())
         .success();
     let work = build.work();
     std::fs::write(work.join("bitbake/bin/bitbake"), "#!/bin/sh\nexit 1\n").unwrap();
@@ -332,7 +347,7 @@ fn update_of_an_unknown_repo_is_an_input_error() {
         .rtbuild(["lock", "--machine", MACHINE])
         .run()
         .stdout_contains(LOCK_PATH)
-        .ignore_stderr()
+        .stderr_is(&build.locked())
         .success();
     let before = std::fs::read(build.lock_file()).unwrap();
     build
@@ -349,7 +364,7 @@ fn check_fails_when_the_pin_is_no_longer_on_its_branch() {
         .rtbuild(["lock", "--machine", MACHINE])
         .run()
         .stdout_contains(LOCK_PATH)
-        .ignore_stderr()
+        .stderr_is(&build.locked())
         .success();
     // Upstream rewrites history: the pinned commit leaves the branch.
     let oe = build.fixtures.repo("oe-core");
@@ -393,7 +408,7 @@ fn real_kas_checks_out_our_pin_over_meta_qcoms_base_lock_after_update() {
         .rtbuild(["lock", "--machine", MACHINE])
         .run()
         .stdout_contains(LOCK_PATH)
-        .ignore_stderr()
+        .stderr_is(&build.locked())
         .success();
     assert_eq!(build.pins(&build.lock_file())["bitbake"]["commit"].as_str().unwrap(), base_pin);
     let newer = advance(&build.fixtures.repo("bitbake"), "bitbake-newer");

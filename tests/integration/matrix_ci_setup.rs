@@ -22,11 +22,93 @@ fn matrix(project: &Project, extra: &[&str]) -> Test {
         .args(args)
 }
 
+/// What `matrix --plain` writes to stderr for one cell of `machine` (qcom-distro) building in
+/// `build`, through [`Project::build_redacted`]: the layer generated, kas run, the fake build's
+/// progress, then the build and verify summary when it `succeeds`, else the failed task.
+fn cell(machine: &str, build: &str, succeeds: bool) -> String {
+    let out = format!("[ROOT]/proj/rtbuild/{machine}");
+    let mut files = vec![
+        "meta-rtbuild/conf/layer.conf".to_string(),
+        "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg".into(),
+        "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt_6.18.bbappend".into(),
+        "meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.service".into(),
+        "meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh".into(),
+        "meta-rtbuild/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb".into(),
+        format!("{machine}-rt.lock.yml"),
+        format!("{machine}-rt.yml"),
+        "rtbuild-plan.json".into(),
+    ];
+    files.sort();
+    let mut text = format!(
+        "        Cell {machine} / qcom-distro\n  Generating {machine} (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)\n"
+    );
+    for file in files {
+        text += &format!("     Created {file}\n");
+    }
+    text += &format!(
+        "   Generated {out}: 9 new, 0 updated, 0 removed, 0 unchanged
+       Wrote {out}/caches.yml
+     Running [VENV]/bin/kas build {out}/{machine}-rt.yml:{out}/caches.yml
+note: full log: {build}/rtbuild-image.log
+  [CLOCK] {machine} parsed 12 recipes
+  [CLOCK] {machine} sstate summary: 10 wanted, 8 local, 0 mirrors, 2 missed (80% match)
+  [CLOCK] {machine} setscene 1/10 zlib_1.3.1:do_populate_sysroot_setscene
+  [CLOCK] {machine} task 11/14 linux-qcom-rt_6.18:do_compile
+"
+    );
+    let images = format!("{build}/tmp/deploy/images/{machine}");
+    let task_log = format!(
+        "{build}/tmp/work/{}-qcom-linux/linux-qcom-rt/6.18.37/temp/log.do_compile.4242",
+        machine.replace('-', "_")
+    );
+    text += &if succeeds {
+        format!(
+            "  [CLOCK] {machine} task 14/14 qcom-multimedia-image:do_build
+       Built qcom-multimedia-image for {machine} in [TIME]
+             14 tasks attempted, 10 reused without running
+             sstate: 80% match (10 wanted, 8 local, 0 from mirrors, 2 missed)
+       Image qcomflash folder {images}/qcom-multimedia-image-{machine}.rootfs.qcomflash
+             tarball {images}/qcom-multimedia-image-{machine}.rootfs.qcomflash.tar.gz
+             deploy folder {images}
+         Log {build}/rtbuild-image.log
+    Verified 8 checks passed ({out}/verify.json)
+"
+        )
+    } else {
+        format!(
+            "  [CLOCK] {machine} ERROR: linux-qcom-rt-6.18.37-r0 do_compile: oe_runmake failed
+  [CLOCK] {machine} ERROR: task linux-qcom-rt_6.18:do_compile failed
+error: build of qcom-multimedia-image for {machine} failed after [TIME] (exit code 2)
+             task linux-qcom-rt_6.18:do_compile failed (recipe linux-qcom-rt-6.18.37-r0): oe_runmake failed
+             task log: {task_log}
+             ------------------------------------------------------------
+             make -C arch/arm64
+             | kernel/sched/core.c:42: error: expected ; before }}
+             | make: *** [Makefile:1234] Error 2
+             ------------------------------------------------------------
+note: full log: {build}/rtbuild-image.log
+note: the build folder {build} is kept; look inside with `rtbuild shell --machine {machine}`
+"
+        )
+    };
+    text
+}
+
 #[test]
 fn matrix_with_fake_bitbake_shares_caches_continues_past_a_failure_and_tabulates() {
     let project = Project::new("ok");
     std::fs::write(project.control.join("mode.rb3gen2-core-kit"), "fail").unwrap();
-    let run = matrix(&project, &[]).run().ignore_stderr().code_is(1);
+    let run = matrix(&project, &[])
+        .run()
+        .stderr_redacted_is(
+            project.build_redacted(),
+            &[
+                cell("rb3gen2-core-kit", "[ROOT]/proj/rtbuild/rb3gen2-core-kit/build", false),
+                cell("iq-9075-evk", "[ROOT]/proj/rtbuild/iq-9075-evk/build", true),
+            ]
+            .concat(),
+        )
+        .code_is(1);
     let table: Vec<String> = run.stdout().lines().map(str::to_string).collect();
     assert_eq!(table.len(), 3, "{}", run.stdout());
     assert!(table[0].starts_with("MACHINE           DISTRO       STATUS"), "{}", run.stdout());
@@ -57,7 +139,14 @@ fn matrix_with_fake_bitbake_builds_every_cell_in_kas_work_dir_and_bundle_follows
     let run = matrix(&project, &["--work-dir", &flag])
         .env("KAS_WORK_DIR", project.root.join("elsewhere"))
         .run()
-        .ignore_stderr()
+        .stderr_redacted_is(
+            project.build_redacted(),
+            &[
+                cell("rb3gen2-core-kit", "[ROOT]/kaswork/build", true),
+                cell("iq-9075-evk", "[ROOT]/kaswork/build", true),
+            ]
+            .concat(),
+        )
         .success();
     let table = run.stdout();
     assert_eq!(table.matches("succeeded").count(), 2, "{table}");
@@ -104,7 +193,14 @@ fn matrix_with_fake_bitbake_builds_every_cell_in_kas_work_dir_and_bundle_follows
 #[test]
 fn matrix_with_fake_bitbake_fail_fast_skips_the_rest_and_json_lists_cells() {
     let project = Project::new("fail");
-    let run = matrix(&project, &["--fail-fast", "--json"]).run().ignore_stderr().code_is(1);
+    // The first cell fails; the second is skipped without a word on stderr (the JSON lists it).
+    let run = matrix(&project, &["--fail-fast", "--json"])
+        .run()
+        .stderr_redacted_is(
+            project.build_redacted(),
+            &cell("rb3gen2-core-kit", "[ROOT]/proj/rtbuild/rb3gen2-core-kit/build", false),
+        )
+        .code_is(1);
     let cells = run.json();
     assert_eq!(cells[0]["status"], "failed");
     assert_eq!(cells[0]["result"]["failures"][0]["task"], "linux-qcom-rt_6.18:do_compile");

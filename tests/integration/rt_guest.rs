@@ -28,9 +28,17 @@ fn machine_args() -> Vec<String> {
 }
 
 /// `rtbuild test ARGS` on the guest for `duration`, with the lab's machine, the wide limits and
-/// its result folder `res`.
-fn test_on(guest: &lab::Guest, duration: &str, args: &[&str]) -> crate::support::harness::Run {
-    Test::new()
+/// its result folder `res`; its stderr holds each of `lines` as a whole line. The other lines
+/// carry what the guest measured (latencies, lost cycles under TCG) or what earlier tests left
+/// on the shared guest (knobs, kernel log lines), which no test may state.
+fn test_on(
+    guest: &lab::Guest,
+    duration: &str,
+    args: &[&str],
+    lines: &[String],
+) -> crate::support::harness::Run {
+    assert!(!lines.is_empty(), "state at least one line of the run's stderr");
+    let run = Test::new()
         .args(["test"])
         .args(args)
         .args(machine_args())
@@ -38,8 +46,13 @@ fn test_on(guest: &lab::Guest, duration: &str, args: &[&str]) -> crate::support:
         .args(["--duration", duration, "--out", "res"])
         .args(WIDE)
         .run()
-        .ignore_stdout()
-        .ignore_stderr()
+        .ignore_stdout();
+    lines.iter().fold(run, |run, line| run.stderr_has_line(line))
+}
+
+/// What `rtbuild test` writes when it starts measuring `scenario` for `duration` on CPU 1.
+fn measuring_line(scenario: &str, duration: &str) -> String {
+    format!("   Measuring {scenario} for {duration} on RT CPUs 1")
 }
 
 fn run_json(dir: &Path) -> Value {
@@ -92,7 +105,8 @@ fn verify_target_reads_the_boot_config_and_the_isolation_of_a_real_rt_kernel() {
         .args(machine_args())
         .args(guest.target_args())
         .run()
-        .ignore_stderr();
+        // The checks are the JSON on stdout; --json writes nothing else.
+        .stderr_is("");
     let json = run.json();
     let report = &json["reports"][0];
     assert_eq!(report["kind"], "live target", "{json:#}");
@@ -144,22 +158,29 @@ fn tune_apply_verify_revert_restores_every_knob_of_a_real_rt_kernel() {
     let _one = exclusive();
     let before = knob_map(&guest.knobs());
     assert!(before.contains_key("/proc/irq/0/smp_affinity"), "{before:?}");
-    let tune = |action: &str| {
+    // The guest's virtio request queue is a managed interrupt on RT CPU 1: apply and verify
+    // say so (revert has nothing to warn of).
+    let managed = "warning: IRQ 26 (virtio1-req.1) is fixed to RT CPU 1 by the kernel (a managed interrupt: its affinity cannot be written) and can fire there during a measurement; boot with isolcpus=managed_irq,1 to keep managed interrupts off the RT CPUs\n";
+    let tune = |action: &str, warning: &str| {
+        let word = action.trim_start_matches("--");
         Test::new()
             .args(["tune", action])
             .args(machine_args())
             .args(guest.target_args())
             .run()
-            .ignore_stderr()
+            .stderr_is(&format!(
+                "      Tuning {word} on {}: RT CPUs 1, housekeeping 0\n{warning}",
+                guest.url()
+            ))
     };
-    let apply = tune("--apply").success();
+    let apply = tune("--apply", managed).success();
     assert!(apply.stdout().contains("set /proc/sys/kernel/timer_migration 0 (was 1)"));
     let tuned = knob_map(&guest.knobs());
     assert_eq!(tuned["/proc/sys/kernel/sched_rt_runtime_us"], "-1");
     assert_eq!(tuned["/sys/devices/virtual/workqueue/writeback/cpumask"], "1");
-    let verify = tune("--verify").success();
+    let verify = tune("--verify", managed).success();
     assert!(!verify.stdout().contains("mismatch"), "{}", verify.stdout());
-    let revert = tune("--revert").success();
+    let revert = tune("--revert", "").success();
     let out = revert.stdout();
     assert!(!out.contains("fail "), "{out}");
     // Each knob once, by its real path: the bus/workqueue symlink is not restored a second time.
@@ -181,6 +202,16 @@ fn test_with_tune_on_an_isolated_rt_cpu_is_valid_and_reverts() {
         guest,
         "20s",
         &["--tune", "--scenario", "idle,stress,stress-isolated", "--load", "40"],
+        &[
+            format!("      Tuning {} (saved values are restored afterwards)", guest.url()),
+            measuring_line("idle", "20s"),
+            "     Loading stress: 1 stress-ng generator(s) pinned to CPUs 0".into(),
+            measuring_line("stress", "20s"),
+            "     Loading stress-isolated: stress-ng on every CPU, left to the kernel's isolation"
+                .into(),
+            measuring_line("stress-isolated", "20s"),
+            "    Reverted the tuning rtbuild applied".into(),
+        ],
     );
     let dir = run.path().join("res");
     let json = run_json(&dir);
@@ -254,7 +285,15 @@ fn a_breach_on_the_rt_guest_keeps_its_trace_explains_it_and_restores_tracing() {
     let guest = guest();
     let _one = exclusive();
     let before = guest.tracing_settings();
-    let run = test_on(guest, "5s", &["--scenario", "idle", "--trace-above-us", "50"]);
+    let run = test_on(
+        guest,
+        "5s",
+        &["--scenario", "idle", "--trace-above-us", "50"],
+        &[
+            measuring_line("idle", "5s"),
+            "    Restored the tracing settings in /sys/kernel/tracing".into(),
+        ],
+    );
     let dir = run.path().join("res");
     let json = run_json(&dir);
     assert_eq!(json["tracing"]["restored"], true, "{:#}\n{}", json["tracing"], run.stderr());
@@ -267,7 +306,7 @@ fn a_breach_on_the_rt_guest_keeps_its_trace_explains_it_and_restores_tracing() {
     let explanation = trace["explanation"].as_str().unwrap();
     assert!(!explanation.is_empty() && !explanation.contains("cannot be explained"), "{trace}");
     assert_eq!(guest.tracing_settings(), before, "tracing settings must read back as before");
-    let report = Test::new().args(["report", "--json"]).arg_path(&dir).run().ignore_stderr();
+    let report = Test::new().args(["report", "--json"]).arg_path(&dir).run().stderr_is("");
     let spikes = report.json()["spikes"].clone();
     assert_eq!(spikes[0]["scenario"], "idle", "{spikes:#}");
     assert!(matches!(report.code(), 0 | 1));
@@ -286,6 +325,10 @@ fn rtla_on_the_rt_guest_keeps_its_trace_when_it_prints_no_analysis() {
         guest,
         "5s",
         &["--scenario", "idle", "--trace-above-us", "50", "--analyzer", "rtla"],
+        &[
+            measuring_line("idle", "5s"),
+            "   Analyzing idle: rtla timerlat -a 50 for 5s on CPUs 1".into(),
+        ],
     );
     let dir = run.path().join("res");
     let json = run_json(&dir);
@@ -307,7 +350,7 @@ fn rtla_on_the_rt_guest_keeps_its_trace_when_it_prints_no_analysis() {
         assert!(trace["cpu"].is_null() && trace["latency_us"].is_null(), "{trace}");
     }
     assert_eq!(json["tracing"]["restored"], true, "{:#}", json["tracing"]);
-    let report = Test::new().args(["report", "--json"]).arg_path(&dir).run().ignore_stderr();
+    let report = Test::new().args(["report", "--json"]).arg_path(&dir).run().stderr_is("");
     let spike = &report.json()["spikes"][0];
     assert_eq!(spike["explanation"], explanation, "report derives the same explanation");
     assert!(matches!(report.code(), 0 | 1));
@@ -380,6 +423,13 @@ fn test_tune_overcommit_never_and_stop_urm_on_the_rt_guest_with_a_fake_service_m
         guest,
         "10s",
         &["--tune", "--overcommit-never", "--stop-urm", "--scenario", "idle"],
+        &[
+            format!("     Stopped urm.service on {} for the run", guest.url()),
+            format!("      Tuning {} (saved values are restored afterwards)", guest.url()),
+            measuring_line("idle", "10s"),
+            "    Reverted the tuning rtbuild applied".into(),
+            format!("   Restarted urm.service on {}", guest.url()),
+        ],
     );
     let dir = run.path().join("res");
     let json = run_json(&dir);
@@ -479,7 +529,7 @@ fn eight_unpinned_threads_on_the_rt_guest_are_allowed_exactly_the_measured_cpu()
             .args(["--histogram-us", "200000", "--max-us", "1000000"])
             .run()
             .ignore_stdout()
-            .ignore_stderr();
+            .stderr_has_line(&measuring_line("idle", "30s"));
         done.store(true, std::sync::atomic::Ordering::SeqCst);
         (run, watcher.join().unwrap())
     });
@@ -537,7 +587,9 @@ fn kernel_warnings_injected_on_the_rt_guest_fail_invalidate_or_are_reported_befo
     let kmsg = |line: String| guest.sh(&format!("printf '%s\\n' '{line}' >/dev/kmsg"));
     kmsg(format!("<4>WARNING: CPU: 0 PID: 1 at {marker}-before logged before the run"));
     let run = std::thread::scope(|scope| {
-        let run = scope.spawn(|| test_on(guest, "30s", &["--scenario", "idle"]));
+        let run = scope.spawn(|| {
+            test_on(guest, "30s", &["--scenario", "idle"], &[measuring_line("idle", "30s")])
+        });
         wait_for("cyclictest to run on the guest", Duration::from_secs(240), || {
             let running = guest.sh("pgrep -x cyclictest || true");
             (!running.trim().is_empty() || run.is_finished()).then_some(())
@@ -577,8 +629,8 @@ fn kernel_warnings_injected_on_the_rt_guest_fail_invalidate_or_are_reported_befo
     );
     assert!(run.stderr().contains(&bug), "{}", run.stderr());
     assert_ne!(run.code(), 0, "{}", run.stderr());
-    let report =
-        Test::new().args(["report"]).arg_path(&run.path().join("res")).run().ignore_stderr();
+    // The verdict and its reasons go to stdout; report warns of nothing.
+    let report = Test::new().args(["report"]).arg_path(&run.path().join("res")).run().stderr_is("");
     assert_ne!(report.code(), 0);
     assert!(report.stdout().contains(&bug), "{}", report.stdout());
 }

@@ -172,7 +172,7 @@ fn every_program_runs_on_the_rt_cpus_under_hackbench_and_report_reads_it() {
         .args(["report", "--json", "--junit", "junit.xml", "--html", "r.html"])
         .args([&dir])
         .run()
-        .ignore_stderr();
+        .stderr_is("       Wrote r.html\n       Wrote junit.xml\n");
     assert!(report.code() == 0 || report.code() == 1, "{}", report.stderr());
     let out = report.json();
     let scenario = &out["inputs"][0]["scenarios"][0];
@@ -197,7 +197,8 @@ fn oslat_alone_runs_first_without_cyclictest() {
         .args(["--duration", "1", "--noise-us", "1000000", "--out", "res"])
         .run()
         .ignore_stdout()
-        .ignore_stderr();
+        // The other lines carry what this machine measured and how it is set up.
+        .stderr_has_line("     Testing idle: oslat for 1s on RT CPUs 1");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let json = run_json(&run.path().join("res"));
     let s = &json["scenarios"][0];
@@ -264,7 +265,10 @@ fn over_ssh_the_tests_run_on_the_target_and_are_recorded_the_same_way() {
         .args(["--duration", "1", "--out", "res"])
         .run()
         .ignore_stdout()
-        .ignore_stderr();
+        // The other lines carry what the target measured and how it is set up.
+        .stderr_has_line("     Testing idle: oslat for 1s on RT CPUs 1")
+        .stderr_has_line("     Testing idle: svsematest-cpu1 for 1s on RT CPUs 1")
+        .stderr_has_line("     Testing idle: ssdd for 1s on RT CPUs 1");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let json = run_json(&run.path().join("res"));
     assert_eq!(json["target"], sshd.url());

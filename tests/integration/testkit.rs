@@ -79,7 +79,7 @@ fn testkit_rt_tests_run_here_and_report_reads_their_results() {
         .args(["report", "--json", "--threshold-us", "1000000", "--noise-us", "1000000"])
         .arg_path(&suite)
         .run()
-        .ignore_stderr();
+        .stderr_is("");
     let code = run.code();
     let report: Value = run.json();
     assert_eq!(report["inputs"][0]["kind"], "testkit", "{report}");

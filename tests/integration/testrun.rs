@@ -442,7 +442,9 @@ fn remote_run_over_ssh_with_host_key_checking() {
         .args(["--rt-cpus", "1", "--scenario", "idle,stress", "--duration", "2s"])
         .args(["--histogram-us", "200000", "--out", "res", "--json"])
         .run()
-        .ignore_stderr();
+        // The other lines carry what the target measured and how it is set up.
+        .stderr_has_line("   Measuring idle for 2s on RT CPUs 1")
+        .stderr_has_line("   Measuring stress for 2s on RT CPUs 1");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     let json = run.json();
     assert_eq!(json["target"], sshd.url());

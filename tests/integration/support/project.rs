@@ -142,7 +142,132 @@ impl Project {
             .args(args)
     }
 
+    /// A redactor for `stderr_redacted_is` of a build in this project: the project folder is
+    /// written `[ROOT]` and the test venv `[VENV]`; the figures a build measures (the `[00:00:01]`
+    /// clock of a progress line, the time after `Built … in` and `failed after`) are `[CLOCK]`
+    /// and `[TIME]`; the temporary folder `image` checks meta-qcom out from is `[CHECKOUT]`;
+    /// and the doctor's warning that this host's disk may be too small for a first
+    /// real build (a fact of the machine the test runs on, not of the command) is left out.
+    /// Every other byte stays as rtbuild wrote it.
+    pub(crate) fn build_redacted(&self) -> impl Fn(&str) -> String {
+        let root = self.root.display().to_string();
+        let venv = venv().display().to_string();
+        move |stderr: &str| {
+            let mut out = String::new();
+            for line in stderr.split_inclusive('\n') {
+                if line.starts_with(
+                    "warning: a first qcom-multimedia-image build may run out of space: ",
+                ) {
+                    continue;
+                }
+                out.push_str(&redact_build_figures(line));
+            }
+            checkout_redacted(&out.replace(&root, "[ROOT]").replace(&venv, "[VENV]"))
+        }
+    }
+
     pub(crate) fn recorded(&self, name: &str) -> String {
         std::fs::read_to_string(self.control.join(name)).unwrap_or_default()
     }
+}
+
+/// `line` with a progress clock (`  [00:00:01] …`) written `[CLOCK]` and the duration of
+/// `Built … in 1.5s` or `failed after 4m 05s (…)` written `[TIME]`.
+fn redact_build_figures(line: &str) -> String {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    let rest = &line[indent..];
+    let clock = rest.get(..10).filter(|c| {
+        let b = c.as_bytes();
+        b[0] == b'['
+            && b[3] == b':'
+            && b[6] == b':'
+            && b[9] == b']'
+            && [1, 2, 4, 5, 7, 8].iter().all(|&i| b[i].is_ascii_digit())
+    });
+    if clock.is_some() {
+        return format!("{}[CLOCK]{}", &line[..indent], &rest[10..]);
+    }
+    if rest.starts_with("Built ") {
+        if let Some((head, _)) = line.rsplit_once(" in ") {
+            return format!("{head} in [TIME]\n");
+        }
+    }
+    if let Some((head, tail)) = line.split_once(" failed after ") {
+        if line.starts_with("error: build of ") {
+            let after = tail.find(" (").map_or("\n", |at| &tail[at..]);
+            return format!("{head} failed after [TIME]{after}");
+        }
+    }
+    line.to_string()
+}
+
+/// What `rtbuild generate` writes to stderr when it creates a layer from nothing: the
+/// `Generating` line for `heading` (`rb3gen2-core-kit (RT CPUs 7, …)`), one `Created` line per
+/// file in byte order (the kas files of `machine`, the layer's, and `extra` layer files such as
+/// a fragment), and the count into `out`.
+pub(crate) fn generated(heading: &str, machine: &str, out: &str, extra: &[&str]) -> String {
+    let mut files: Vec<String> = [
+        "meta-rtbuild/conf/layer.conf",
+        "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg",
+        "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt_6.18.bbappend",
+        "meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.service",
+        "meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh",
+        "meta-rtbuild/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb",
+        "rtbuild-plan.json",
+    ]
+    .iter()
+    .chain(extra)
+    .map(|f| f.to_string())
+    .chain([format!("{machine}-rt.lock.yml"), format!("{machine}-rt.yml")])
+    .collect();
+    files.sort();
+    let mut text = format!("  Generating {heading}\n");
+    for file in &files {
+        text += &format!("     Created {file}\n");
+    }
+    text + &format!("   Generated {out}: {} new, 0 updated, 0 removed, 0 unchanged\n", files.len())
+}
+
+/// `text` with each temporary `…/rtbuild-checkoutXXXXXX` folder (random, removed after the
+/// checkout) written `[CHECKOUT]`.
+fn checkout_redacted(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("rtbuild-checkout") {
+        let start = rest[..at].rfind([' ', ':']).map_or(0, |i| i + 1);
+        let end = at + "rtbuild-checkout".len() + 6;
+        out.push_str(&rest[..start]);
+        out.push_str("[CHECKOUT]");
+        rest = rest.get(end..).unwrap_or("");
+    }
+    out + rest
+}
+
+/// What `image` writes before it generates, on a first run: the kas checkout of meta-qcom's
+/// lock (through [`Project::build_redacted`]).
+pub(crate) const CHECKING_OUT: &str = "Checking out [VENV]/bin/kas checkout [CHECKOUT]/meta-qcom.yml:[CHECKOUT]/lock.yml --skip setup_environ --skip write_bbconfig\n";
+
+/// What `image` (or a `matrix` cell) writes from running kas to the verify of a build of
+/// `machine` that succeeds, generated into `out` and built in `build`, through
+/// [`Project::build_redacted`].
+pub(crate) fn built(machine: &str, out: &str, build: &str) -> String {
+    let images = format!("{build}/tmp/deploy/images/{machine}");
+    format!(
+        "     Running [VENV]/bin/kas build {out}/{machine}-rt.yml:{out}/caches.yml
+note: full log: {build}/rtbuild-image.log
+  [CLOCK] {machine} parsed 12 recipes
+  [CLOCK] {machine} sstate summary: 10 wanted, 8 local, 0 mirrors, 2 missed (80% match)
+  [CLOCK] {machine} setscene 1/10 zlib_1.3.1:do_populate_sysroot_setscene
+  [CLOCK] {machine} task 11/14 linux-qcom-rt_6.18:do_compile
+  [CLOCK] {machine} task 14/14 qcom-multimedia-image:do_build
+       Built qcom-multimedia-image for {machine} in [TIME]
+             14 tasks attempted, 10 reused without running
+             sstate: 80% match (10 wanted, 8 local, 0 from mirrors, 2 missed)
+       Image qcomflash folder {images}/qcom-multimedia-image-{machine}.rootfs.qcomflash
+             tarball {images}/qcom-multimedia-image-{machine}.rootfs.qcomflash.tar.gz
+             deploy folder {images}
+         Log {build}/rtbuild-image.log
+    Verified 8 checks passed ({out}/verify.json)
+"
+    )
 }
