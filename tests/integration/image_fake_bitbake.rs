@@ -512,16 +512,16 @@ fn image_with_fake_bitbake_provenance_bundle_binds_the_release_evidence() {
             |stderr: &str| {
                 // The archive's size is what the compressor made of it: written [BYTES].
                 let text = project.build_redacted()(stderr);
-                match text.split_once("     Bundled 18 files, ") {
+                match text.split_once("     Bundled 18 files with the manifest and SHA256SUMS, ") {
                     Some((head, tail)) => match tail.split_once(" bytes\n") {
-                        Some((_, rest)) => format!("{head}     Bundled 18 files, [BYTES] bytes\n{rest}"),
+                        Some((_, rest)) => format!("{head}     Bundled 18 files with the manifest and SHA256SUMS, [BYTES] bytes\n{rest}"),
                         None => text.clone(),
                     },
                     None => text.clone(),
                 }
             },
             &format!(
-                "note: using the verify result {OUT}/verify.json\n    Bundling qcom-multimedia-image-rb3gen2-core-kit\n     Bundled 18 files, [BYTES] bytes\n"
+                "note: using the verify result {OUT}/verify.json\n    Bundling qcom-multimedia-image-rb3gen2-core-kit\n     Bundled 18 files with the manifest and SHA256SUMS, [BYTES] bytes\n"
             ),
         )
         .success();

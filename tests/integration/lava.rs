@@ -530,7 +530,7 @@ fn a_lava_log_of_the_jobs_own_steps_reports_like_the_raw_outputs() {
     // The kernel message the log holds inside idle's raw output is left out, and said so.
     let from_log = report(
         &["lava.yaml"],
-        "warning: lava.yaml#idle: 1 kernel message line(s) inside the raw output were left out\n",
+        "warning: lava.yaml#idle: 1 kernel message line inside the raw output was left out\n",
     );
     let work = root.join("tmp/rtbuild-lava");
     let idle = work.join("idle.json");
