@@ -175,24 +175,28 @@ case $cmd in
             grep -E 'BUG:|WARNING:|Oops|RT throttling activated|hrtimer: interrupt took|^rtbuild: dmesg failed' |
             tail -n 200 | cut -c1-300
         ;;
-    start-load)
-        # start-load STATE NAME CPULIST|- ARGV...: starts ARGV in its own session, pinned to
-        # CPULIST with taskset unless it is `-`, and records its process group.
-        state=$1 name=$2 cpus=$3
-        shift 3
+    start-loads)
+        # start-loads STATE [NAME CPULIST|- ARGC ARG...]...: starts every load of a scenario in
+        # one call (one connection to the target, not one per housekeeping CPU), each in its
+        # own session, pinned to CPULIST with taskset unless it is `-`, records its process
+        # group and says `started PGID`, in the order given. ARGC counts the load's ARGs.
+        state=$1
+        shift
         state_ok "$state" || exit 3
-        if [ "$cpus" = - ]; then
-            wide=$(default_cpus)
-            if [ -n "$wide" ]; then
-                setsid taskset -c "$wide" "$@" </dev/null >"$state/load-$name.log" 2>&1 &
-            else
-                setsid "$@" </dev/null >"$state/load-$name.log" 2>&1 &
+        wide='' wide_read=0
+        while [ $# -ge 3 ]; do
+            argc=$3
+            case $argc in
+                '' | *[!0-9]*) exit 3 ;;
+            esac
+            [ "$argc" -ge 1 ] && [ "$argc" -le $(($# - 3)) ] || exit 3
+            if [ "$2" = - ] && [ "$wide_read" = 0 ]; then
+                wide=$(default_cpus) wide_read=1
             fi
-        else
-            setsid taskset -c "$cpus" "$@" </dev/null >"$state/load-$name.log" 2>&1 &
-        fi
-        echo "$!" >>"$state/load.pids"
-        echo "started $!"
+            start_load "$state" "$@"
+            shift $((3 + argc))
+        done
+        [ $# = 0 ] || exit 3
         ;;
     run-cyclictest)
         # run-cyclictest STATE CPULIST|- ARGV...: with a CPULIST cyclictest's process may use
@@ -245,20 +249,28 @@ case $cmd in
         if [ "${2:-}" = --status ] && pid=$(running_cyclictest "$state"); then
             kill -USR1 "$pid" 2>/dev/null
         fi
+        # Shell builtins only (one `sh`, no program started): under the load on a slow board
+        # every program start would cost the housekeeping CPUs seconds.
         describe_task helper "/proc/$$"
-        if [ -f "$state/cyclictest.pid" ]; then
-            pid=$(cat "$state/cyclictest.pid")
+        if [ -f "$state/cyclictest.pid" ] && read -r pid <"$state/cyclictest.pid"; then
             echo "ctpid $pid"
             for t in /proc/"$pid"/task/*; do
                 [ -d "$t" ] && describe_task ct "$t"
             done
         fi
         if [ -f "$state/load.pids" ]; then
-            while read -r g; do
-                for p in $(members_of "$g"); do
-                    describe_task load "/proc/$p"
-                done
-            done <"$state/load.pids"
+            # Every load group in one pass over /proc.
+            load_groups "$state/load.pids"
+            for s in /proc/[0-9]*/stat; do
+                { read -r line <"$s"; } 2>/dev/null || continue
+                rest=${line##*) }
+                # shellcheck disable=SC2086
+                set -- $rest
+                [ "$1" != Z ] || continue
+                case " $want_groups " in
+                    *" $3 "*) describe_task load "${s%/stat}" ;;
+                esac
+            done
         fi
         ;;
     load-alive)
@@ -266,21 +278,28 @@ case $cmd in
         # (its process group, as start-load said): usage PID TICKS START_TICKS GROUP
         state=$1
         state_ok "$state" || exit 3
+        # One pass over /proc for every load group, with shell builtins (as probe).
         n=0
         if [ -f "$state/load.pids" ]; then
-            while read -r g; do
-                for p in $(members_of "$g"); do
-                    n=$((n + 1))
-                    read -r line <"/proc/$p/stat" 2>/dev/null || continue
-                    # shellcheck disable=SC2086
-                    set -- ${line##*) }
-                    echo "usage $p $((${12} + ${13})) ${20} $g"
-                done
-            done <"$state/load.pids"
+            load_groups "$state/load.pids"
+            for s in /proc/[0-9]*/stat; do
+                { read -r line <"$s"; } 2>/dev/null || continue
+                # shellcheck disable=SC2086
+                set -- ${line##*) }
+                [ "$1" != Z ] || continue
+                case " $want_groups " in
+                    *" $3 "*) ;;
+                    *) continue ;;
+                esac
+                n=$((n + 1))
+                p=${s#/proc/}
+                echo "usage ${p%/stat} $((${12} + ${13})) ${20} $3"
+            done
         fi
         echo "alive $n"
         echo "clk $(getconf CLK_TCK 2>/dev/null || echo 100)"
-        echo "uptime $(cut -d' ' -f1 /proc/uptime)"
+        read -r up _ </proc/uptime
+        echo "uptime $up"
         ;;
     stop)
         # Stops cyclictest (SIGINT, so it still writes its results) and every load group.
@@ -305,21 +324,20 @@ case $cmd in
             running_program "$state" >/dev/null && kill -KILL "$pid" 2>/dev/null
         fi
         if [ -f "$state/load.pids" ]; then
-            while read -r g; do
-                [ -n "$(members_of "$g")" ] && kill -TERM "-$g" 2>/dev/null
-            done <"$state/load.pids"
+            load_groups "$state/load.pids"
+            count_live
+            for g in $live; do
+                kill -TERM "-$g" 2>/dev/null
+            done
             tries=0
             while :; do
-                left=0
-                while read -r g; do
-                    left=$((left + $(members_of "$g" | wc -l)))
-                done <"$state/load.pids"
+                count_live
                 [ "$left" = 0 ] && break
                 tries=$((tries + 1))
                 if [ "$tries" -ge 50 ]; then
-                    while read -r g; do
-                        [ -n "$(members_of "$g")" ] && kill -KILL "-$g" 2>/dev/null
-                    done <"$state/load.pids"
+                    for g in $live; do
+                        kill -KILL "-$g" 2>/dev/null
+                    done
                 fi
                 [ "$tries" -ge 60 ] && break
                 sleep 0.1 2>/dev/null || sleep 1

@@ -1,43 +1,71 @@
 # rtbuild-test helper: the on-target half of `rtbuild test`. Sent to `sh -s` on every call;
 # rtbuild passes only positional arguments (state folder, CPU lists, argv of tools).
-# Subcommands: prepare [TOOL...] | fingerprint | isolation | start-load | run-cyclictest |
+# Subcommands: prepare [TOOL...] | fingerprint | isolation | start-loads | run-cyclictest |
 #              run-program | has-hwlat | probe | load-alive | status | stop | abort | fetch | cleanup |
 #              trace-setup | trace-arm | trace-read | trace-restore
 set -u
 
-# PIDs of live (non-zombie) processes in process group $1.
-group_members() {
+# The process groups of load file $1 (one per line, as start-load writes them), into
+# $want_groups, blank-separated.
+load_groups() {
+    want_groups=''
+    while read -r g; do
+        want_groups="$want_groups $g"
+    done <"$1"
+}
+
+# Sets $live to the groups of $want_groups that have a live (non-zombie) process and $left to
+# how many such processes there are: one pass over /proc with the shell's own `read`, no program
+# started (on a loaded board, or an emulated one, every program start costs the housekeeping
+# CPUs time).
+count_live() {
+    live='' left=0
     for s in /proc/[0-9]*/stat; do
-        read -r line <"$s" 2>/dev/null || continue
-        rest=${line##*) }
+        { read -r line <"$s"; } 2>/dev/null || continue
         # shellcheck disable=SC2086
-        set -- $rest
-        [ "$3" = "$want_group" ] && [ "$1" != Z ] && printf '%s\n' "${s#/proc/}" | cut -d/ -f1
+        set -- ${line##*) }
+        [ "$1" != Z ] || continue
+        case " $want_groups " in
+            *" $3 "*)
+                left=$((left + 1))
+                case " $live " in
+                    *" $3 "*) ;;
+                    *) live="$live $3" ;;
+                esac
+                ;;
+        esac
     done
 }
 
-members_of() {
-    want_group=$1
-    group_members
-}
-
-# One line per task: KIND TID|CPUS_ALLOWED|STAT-FIELDS-AFTER-COMM|COMM (last: it may hold `|`)
+# One line per task: KIND TID|CPUS_ALLOWED|STAT-FIELDS-AFTER-COMM|COMM (last: it may hold `|`).
+# Read with the shell's own `read`, no program: the probe runs it for every thread it looks at.
 describe_task() {
     kind=$1
     dir=$2
     [ -r "$dir/stat" ] || return 0
-    read -r line <"$dir/stat" 2>/dev/null || return 0
-    allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$dir/status" 2>/dev/null)
-    name=$(cat "$dir/comm" 2>/dev/null)
+    { read -r line <"$dir/stat"; } 2>/dev/null || return 0
+    allowed=''
+    {
+        while read -r key value; do
+            if [ "$key" = Cpus_allowed_list: ]; then
+                allowed=$value
+                break
+            fi
+        done <"$dir/status"
+    } 2>/dev/null
+    name=''
+    { IFS= read -r name <"$dir/comm"; } 2>/dev/null
     printf '%s %s|%s|%s|%s\n' "$kind" "${dir##*/}" "$allowed" "${line##*) }" "$name"
 }
 
 # The cyclictest this run started, if it still runs (the PID file may outlive it).
 running_cyclictest() {
     [ -f "$1/cyclictest.pid" ] || return 1
-    pid=$(cat "$1/cyclictest.pid")
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = cyclictest ] || return 1
-    read -r line <"/proc/$pid/stat" 2>/dev/null || return 1
+    read -r pid <"$1/cyclictest.pid" || return 1
+    ct_comm=''
+    { read -r ct_comm <"/proc/$pid/comm"; } 2>/dev/null
+    [ "$ct_comm" = cyclictest ] || return 1
+    { read -r line <"/proc/$pid/stat"; } 2>/dev/null || return 1
     rest=${line##*) }
     # A zombie has finished; its parent has not collected it yet.
     [ "${rest%% *}" != Z ] && echo "$pid"
@@ -48,7 +76,7 @@ running_program() {
     [ -f "$1/program.pid" ] && [ -f "$1/program.comm" ] || return 1
     pid=$(cat "$1/program.pid")
     [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$(cat "$1/program.comm")" ] || return 1
-    read -r line <"/proc/$pid/stat" 2>/dev/null || return 1
+    { read -r line <"/proc/$pid/stat"; } 2>/dev/null || return 1
     rest=${line##*) }
     [ "${rest%% *}" != Z ] && echo "$pid"
 }
@@ -133,6 +161,31 @@ if [ "${1:-}" = --pin ] && [ $# -ge 2 ]; then
     taskset -pc "$2" $$ >/dev/null 2>&1 || echo "rtbuild-test helper: could not pin itself to CPUs $2 (taskset)" >&2
     shift 2
 fi
+
+# start_load STATE NAME CPULIST|- ARGC ARG... [MORE...]: starts the first ARGC ARGs in their own
+# session (pinned to CPULIST, or to $wide when it is `-`), records the process group in the state
+# folder and says `started PGID`. Whatever follows the ARGC ARGs is left alone.
+start_load() {
+    st=$1 nm=$2 cp=$3 argc=$4
+    shift 4
+    # Keep only the first ARGC arguments: append them, then drop the originals.
+    n=$#
+    i=0
+    for a do
+        [ "$i" -lt "$argc" ] && set -- "$@" "$a"
+        i=$((i + 1))
+    done
+    shift "$n"
+    if [ "$cp" != - ]; then
+        setsid taskset -c "$cp" "$@" </dev/null >"$st/load-$nm.log" 2>&1 &
+    elif [ -n "$wide" ]; then
+        setsid taskset -c "$wide" "$@" </dev/null >"$st/load-$nm.log" 2>&1 &
+    else
+        setsid "$@" </dev/null >"$st/load-$nm.log" 2>&1 &
+    fi
+    echo "$!" >>"$st/load.pids"
+    echo "started $!"
+}
 
 # The CPUs an ordinary process gets (PID 1's mask: the kernel leaves isolcpus= CPUs out of it),
 # for loads left to the kernel's isolation: the helper's own pinned mask must not narrow them.

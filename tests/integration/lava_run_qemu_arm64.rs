@@ -49,7 +49,7 @@ fn a_real_lava_run_boots_the_8_cpu_arm64_guest_with_the_rb3gen2_layout_and_repor
         .args(["--histogram-us", "200000", "--threshold-us", "1000000", "--out", "job.yaml"])
         .run()
         .ignore_stdout()
-        .ignore_stderr()
+        .stderr_is("       Wrote job.yaml (LAVA job for rb3gen2-core-kit)\n")
         .success();
     let job_text = fs::read_to_string(root.join("job.yaml")).unwrap();
     if let Err(why) = lava_schema(&job_text) {

@@ -10,6 +10,8 @@
 mod cyclictest;
 mod error;
 mod fingerprint;
+#[cfg(test)]
+mod helper_tests;
 mod judge;
 mod length;
 mod load_level;

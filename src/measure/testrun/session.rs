@@ -3,7 +3,6 @@
 //! `run.json` after every step. Ctrl-C or a lost connection stops the load, reverts the tuning
 //! and keeps what was measured.
 
-use super::fingerprint::Sections;
 use super::judge::Ending;
 use super::preflight::{self, Prepared};
 use super::scenario::Scenario;
@@ -61,6 +60,8 @@ pub(super) struct Session<'a> {
     pub(super) own_cpus: CpuSet,
     /// rtbuild's own threads found on an RT CPU while measuring (a local run).
     pub(super) own_on_rt: std::collections::BTreeSet<i32>,
+    /// The last fingerprint's text: the one after a scenario is the next one's before.
+    pub(super) last_fingerprint: Option<String>,
 }
 
 /// Runs every scenario of `req`, every process on the target started through `runner`. Input
@@ -180,8 +181,17 @@ pub(crate) fn run(req: &TestRequest, runner: &dyn Runner, ui: &Ui) -> Result<Run
         scenarios: Vec::new(),
     };
     let own_cpus = own_cpus::allowed_set(&req.layout, &req.measure_cpus);
-    let mut run =
-        Session { req, runner, ui, state, stop, record, own_cpus, own_on_rt: Default::default() };
+    let mut run = Session {
+        req,
+        runner,
+        ui,
+        state,
+        stop,
+        record,
+        own_cpus,
+        own_on_rt: Default::default(),
+        last_fingerprint: None,
+    };
     let result = run.all();
     // The record is the run's evidence: one that cannot be written fails the run (exit 1),
     // whatever was measured.
@@ -435,37 +445,19 @@ impl Session<'_> {
             (apply.lines.join("\n") + "\n").as_bytes(),
             false,
         )?;
-        let verify = tune::run_script(
-            self.runner,
-            &self.req.host,
-            script,
-            Action::Verify,
-            Some(TUNE_STATE),
-        )?;
-        tuning.verify_problems = verify.problems.clone();
-        if !verify.ok {
+        // apply reads every knob back as it writes it: its problems are the knobs that do not
+        // hold their tuned value, without a second pass over every knob on the target.
+        tuning.verify_problems = apply.problems.clone();
+        if !apply.ok {
             self.ui.warn(format!(
                 "{} did not take the tuned value: {}",
-                crate::text::counted(verify.problems.len(), "knob"),
-                verify
-                    .problems
-                    .iter()
-                    .map(|p| crate::text::shown(p))
-                    .collect::<Vec<_>>()
-                    .join("; ")
+                crate::text::counted(apply.problems.len(), "knob"),
+                apply.problems.iter().map(|p| crate::text::shown(p)).collect::<Vec<_>>().join("; ")
             ));
         }
         self.record.tuning = Some(tuning);
         self.save();
         Ok(())
-    }
-
-    pub(super) fn fingerprint(&self, name: &str, when: &str) -> Option<Sections> {
-        let text = self.helper(&["fingerprint"])?;
-        let file = format!("fingerprint/{name}-{when}.txt");
-        // The parsed sections go into the record; the text file is a copy: a warning when lost.
-        let _ = self.keep(&file, &text);
-        Some(Sections::parse(&text))
     }
 }
 

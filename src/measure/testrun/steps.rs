@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::fingerprint::landed_on;
+use super::fingerprint::{Sections, landed_on};
 use super::judge::{self, Ending};
 use super::load_level::{load_levels, load_percent, load_shortfall};
 use super::scenario::{CommandSpec, Scenario};
@@ -71,7 +71,7 @@ impl Session<'_> {
         let index = self.record.scenarios.len() - 1;
         let mut reasons: Vec<String> = Vec::new();
 
-        let before = self.fingerprint(&name, "before");
+        let before = self.fingerprint_before(&name);
         if before.is_none() {
             reasons.push("the fingerprint before the run could not be taken".into());
         }
@@ -114,21 +114,28 @@ impl Session<'_> {
             .push(format!("fingerprint/{name}-before.txt"));
         self.save();
 
-        // Each load's process group, as the helper started it.
+        // Each load's process group, as the helper started it: every load in one call (one
+        // connection, one shell on the target, however many housekeeping CPUs are loaded).
         let mut groups: Vec<(u32, usize)> = Vec::new();
-        for (at, load) in loads.iter().enumerate() {
-            let cpus = load.cpus.as_ref().map_or("-".to_string(), ToString::to_string);
-            let mut args =
-                vec!["start-load".to_string(), self.state.clone(), load.name.clone(), cpus];
-            args.extend(load.argv.iter().cloned());
-            match self.helper(&args.iter().map(String::as_str).collect::<Vec<_>>()) {
-                None => reasons.push(format!("load `{}` could not be started", load.name)),
-                Some(reply) => groups.extend(
-                    reply
-                        .lines()
-                        .find_map(|l| l.strip_prefix("started ")?.trim().parse().ok())
-                        .map(|g| (g, at)),
-                ),
+        if !loads.is_empty() {
+            let mut args = vec!["start-loads".to_string(), self.state.clone()];
+            for load in &loads {
+                let cpus = load.cpus.as_ref().map_or("-".to_string(), ToString::to_string);
+                args.extend([load.name.clone(), cpus, load.argv.len().to_string()]);
+                args.extend(load.argv.iter().cloned());
+            }
+            let reply = self.helper(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            let started: Vec<u32> = reply
+                .as_deref()
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.strip_prefix("started ")?.trim().parse().ok())
+                .collect();
+            for (at, load) in loads.iter().enumerate() {
+                match started.get(at) {
+                    Some(&group) => groups.push((group, at)),
+                    None => reasons.push(format!("load `{}` could not be started", load.name)),
+                }
             }
         }
         if !loads.is_empty() {
@@ -380,7 +387,35 @@ impl Session<'_> {
     /// What the first fingerprint shows that the run must know from the start: warnings the
     /// kernel logged before it (information) and a running irqbalance that does not ban the RT
     /// CPUs (it may move IRQs onto them; a move makes the scenario invalid).
-    fn before_run(&mut self, before: &super::fingerprint::Sections) {
+    /// The fingerprint before scenario `name`. After a scenario it is the one taken at that
+    /// scenario's end (nothing of the run happens on the target between the two), kept again as
+    /// NAME-before.txt: one fingerprint between scenarios, not two (on a slow or loaded board
+    /// each is many program starts on the housekeeping CPUs).
+    fn fingerprint_before(&mut self, name: &str) -> Option<Sections> {
+        match self.last_fingerprint.take() {
+            Some(text) => {
+                let _ = self.keep(&format!("fingerprint/{name}-before.txt"), &text);
+                Some(Sections::parse(&text))
+            }
+            None => {
+                let before = self.fingerprint(name, "before");
+                self.last_fingerprint = None;
+                before
+            }
+        }
+    }
+
+    pub(super) fn fingerprint(&mut self, name: &str, when: &str) -> Option<Sections> {
+        let text = self.helper(&["fingerprint"])?;
+        let file = format!("fingerprint/{name}-{when}.txt");
+        // The parsed sections go into the record; the text file is a copy: a warning when lost.
+        let _ = self.keep(&file, &text);
+        let sections = Sections::parse(&text);
+        self.last_fingerprint = Some(text);
+        Some(sections)
+    }
+
+    fn before_run(&mut self, before: &Sections) {
         let req = self.req;
         let (warnings, _) = super::spoilers::kernel_warnings(before);
         if !warnings.is_empty() {

@@ -29,7 +29,7 @@ impl Action {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct TuneOutcome {
     pub action: Action,
-    /// Every knob held (verify), was set (apply) or was restored (revert). Refused IRQs do not
+    /// Every knob held (verify), was set and read back (apply) or was restored (revert). Refused IRQs do not
     /// count against it.
     pub ok: bool,
     pub lines: Vec<String>,
