@@ -2,25 +2,19 @@
 //! it and then run: `cargo install --locked --path .`, the `.deb` of `packaging/build-deb`
 //! (cargo-deb, installed by `.ci/setup`), and the static binary of `packaging/build-static`, run in
 //! an empty root holding nothing but itself. Each runs `rtbuild --version` and `rtbuild machines`.
-//! `cargo install` and the `.deb` share the release build in `target/release`, one after the
-//! other ([`release_build`]): the first to run builds it (several minutes on a 2-core machine), the
-//! second finds it fresh. The static one has its own under `target/x86_64-unknown-linux-gnu/`.
+//!
+//! Two tests, one per release build: `cargo install` and the `.deb` share the build in
+//! `target/release` and are one test, run one after the other (the first builds it, several
+//! minutes on a 2-core machine; the second finds it fresh). As two tests, the second sat on a
+//! test thread for the whole build, waiting for cargo's lock on `target/release`, while the suite
+//! had other tests to run. The static binary has its own build under
+//! `target/x86_64-unknown-linux-gnu/` (other compiler flags: nothing of the first is reused) and
+//! its own test, which may compile beside the first.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::support::harness::project_root;
-
-/// Held while `cargo install` or `packaging/build-deb` builds `target/release`: one release
-/// build at a time, so the second finds the first's fresh (measured: `cargo install --locked
-/// --path .` after `build-deb` finishes in under a second). Cargo's lock on `target/release`
-/// already makes the second wait; this says so here, so neither test is given a target folder
-/// of its own that would compile rtbuild a third time.
-fn release_build() -> MutexGuard<'static, ()> {
-    static BUILD: Mutex<()> = Mutex::new(());
-    BUILD.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// `program` as a user runs it: without `RUSTC_BOOTSTRAP`, which `.ci/test` gives the test
 /// binaries (for `--report-time`) and which would let a build use unstable compiler features no
@@ -75,10 +69,17 @@ fn assert_runs(what: &str, argv: &[&std::ffi::OsStr]) {
     );
 }
 
+/// Both forms built from `target/release`: `cargo install` first (it compiles rtbuild, unless
+/// the folder is already fresh), then `packaging/build-deb`, whose `cargo build --release`
+/// finds that build fresh. Each is then proved on its own.
 #[test]
+fn cargo_install_and_the_deb_of_build_deb_share_one_release_build_and_both_work() {
+    cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild();
+    deb_from_cargo_deb_carries_the_binary_completions_and_man_pages();
+}
+
 fn cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild() {
     let root = tempfile::tempdir().expect("tempdir");
-    let build = release_build();
     ok(
         "cargo install --locked --path .",
         cargo()
@@ -91,7 +92,6 @@ fn cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild() {
             .output()
             .expect("run cargo"),
     );
-    drop(build);
     let bin = root.path().join("bin/rtbuild");
     assert_runs("cargo install", &[bin.as_os_str()]);
 }
@@ -107,22 +107,25 @@ fn deb_files(deb: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
     let out = tempfile::tempdir().expect("tempdir");
     let deb = out.path().join("rtbuild.deb");
-    let build = release_build();
     let built = as_user("bash")
         .arg(project_root().join("packaging/build-deb"))
         .arg("--output")
         .arg(&deb)
         .output()
         .expect("run packaging/build-deb");
-    drop(build);
     assert!(
         built.status.success(),
         "packaging/build-deb failed; .ci/setup installs cargo-deb 3.8.0:\n{}",
         String::from_utf8_lossy(&built.stderr)
+    );
+    // The build `cargo install` just made is the one packaged: cargo compiled nothing again.
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(
+        !stderr.lines().any(|l| l.trim_start().starts_with("Compiling ")),
+        "packaging/build-deb compiled again after cargo install built target/release:\n{stderr}"
     );
     let files = deb_files(&deb);
     for wanted in [
