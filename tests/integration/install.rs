@@ -3,13 +3,14 @@
 //! (cargo-deb, installed by `.ci/setup`), and the static binary of `packaging/build-static`, run in
 //! an empty root holding nothing but itself. Each runs `rtbuild --version` and `rtbuild machines`.
 //!
-//! Two tests, one per release build: `cargo install` and the `.deb` share the build in
-//! `target/release` and are one test, run one after the other (the first builds it, several
-//! minutes on a 2-core machine; the second finds it fresh). As two tests, the second sat on a
-//! test thread for the whole build, waiting for cargo's lock on `target/release`, while the suite
-//! had other tests to run. The static binary has its own build under
-//! `target/x86_64-unknown-linux-gnu/` (other compiler flags: nothing of the first is reused) and
-//! its own test, which may compile beside the first.
+//! One test, the three one after the other: `cargo install` compiles rtbuild into
+//! `target/release` (several minutes on a 2-core machine), `packaging/build-deb` finds that build
+//! fresh (the test fails if it compiles anything again), and `packaging/build-static` compiles its
+//! own (other compiler flags: nothing of the first is reused) under
+//! `target/x86_64-unknown-linux-gnu/`. As separate tests they never compiled side by side: cargo
+//! locks `target/release` for the whole of either build (a `--target` build keeps its build
+//! scripts and proc macros there), so whichever came second held a test thread idle, waiting on
+//! that lock, for the whole of the first build.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -69,13 +70,14 @@ fn assert_runs(what: &str, argv: &[&std::ffi::OsStr]) {
     );
 }
 
-/// Both forms built from `target/release`: `cargo install` first (it compiles rtbuild, unless
-/// the folder is already fresh), then `packaging/build-deb`, whose `cargo build --release`
-/// finds that build fresh. Each is then proved on its own.
+/// The three forms, each proved on its own: `cargo install` first (it compiles rtbuild, unless
+/// `target/release` is already fresh), then `packaging/build-deb`, whose `cargo build --release`
+/// finds that build fresh, then the static binary of `packaging/build-static`.
 #[test]
-fn cargo_install_and_the_deb_of_build_deb_share_one_release_build_and_both_work() {
+fn cargo_install_the_deb_and_the_static_binary_each_give_a_working_rtbuild() {
     cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild();
     deb_from_cargo_deb_carries_the_binary_completions_and_man_pages();
+    static_binary_runs_in_an_empty_root();
 }
 
 fn cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild() {
@@ -172,7 +174,6 @@ fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
 
 /// The static binary: no program interpreter and no shared library, and it runs in a root that
 /// holds only itself and an empty /proc (a user namespace maps root, so no privilege is needed).
-#[test]
 fn static_binary_runs_in_an_empty_root() {
     let built = ok(
         "packaging/build-static",
