@@ -3,9 +3,7 @@
 //! [`crate::support::upstream`] unpacks), as the unprivileged test user, offline. A full BitBake parse
 //! takes about 70 s on two idle cores, so only one test parses every recipe; the second board
 //! is checked with BitBake's configuration-only `bitbake -e` (the global environment every
-//! image recipe starts from: the SPDX and sbom-cve-check settings are checked there). Each
-//! test's BitBake has its own build folder (its own parse cache); the code-parser cache is
-//! shared by the process's tests ([`crate::support::upstream::Upstream::write_offline_yml`]).
+//! image recipe starts from: the SPDX and sbom-cve-check settings are checked there).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,7 +30,7 @@ fn generate(dir: &Path, out: &str, machine: &str, extra: &[&str]) -> PathBuf {
         .run()
         .ignore_stderr()
         .success();
-    upstream().write_offline_yml(&out.join("offline.yml"));
+    std::fs::copy(upstream().offline_yml(), out.join("offline.yml")).unwrap();
     upstream().user.own(dir);
     PathBuf::from(run.stdout().trim())
 }
@@ -384,12 +382,11 @@ fn cached_entries(log: &str) -> u64 {
 /// real task that fetches nothing; a partial build, so nothing is verified) three times in one
 /// work folder. Each run exits 0, reports `rtbuild_overhead_s` as a part of its whole time,
 /// and BitBake really ran the task (its log names it and holds the task's own listing). The
-/// first run parses every recipe cold (its build folder has no parse cache); BitBake 2.18 keys
-/// its parse cache on a configuration hash that changes once its codeparser cache exists, so the
-/// second run parses again (plain kas too) unless the code-parser cache this process's tests
-/// share already existed at the first; the third loads every recipe from the cache, as a warm
-/// build does, and reads meta-qcom's checkout as it is instead of running `kas checkout` first.
-/// Behaviour only: no time is judged.
+/// first run parses every recipe cold; BitBake 2.18 keys its parse cache on a configuration
+/// hash that changes once its codeparser cache exists, so the second run parses again (plain
+/// kas too); the third loads every recipe from the cache, as a warm build does, and reads
+/// meta-qcom's checkout as it is instead of running `kas checkout` first. Behaviour only: no
+/// time is judged.
 #[test]
 fn image_with_real_bitbake_runs_a_warm_partial_build_and_reports_its_overhead() {
     let up = upstream();
@@ -398,7 +395,7 @@ fn image_with_real_bitbake_runs_a_warm_partial_build_and_reports_its_overhead() 
     let out = proj.join("rtbuild/iq-8275-evk");
     std::fs::create_dir_all(&out).unwrap();
     // kas reads local includes from the repository of the kas file: offline.yml goes beside it.
-    up.write_offline_yml(&out.join("offline.yml"));
+    std::fs::copy(up.offline_yml(), out.join("offline.yml")).unwrap();
     up.user.own(dir.path());
     let log = out.join("build/rtbuild-image.log");
     let mut cache = Vec::new();

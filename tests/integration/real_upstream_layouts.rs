@@ -181,7 +181,7 @@ fn generate(
         test = test.args(["--meta-qcom-url", &format!("file://{}", url.display())]);
     }
     let run = test.run().success();
-    upstream().write_offline_yml(&out.join("offline.yml"));
+    std::fs::copy(upstream().offline_yml(), out.join("offline.yml")).unwrap();
     upstream().user.own(dir);
     (PathBuf::from(run.stdout().trim()), run.stderr())
 }

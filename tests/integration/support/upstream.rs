@@ -129,25 +129,6 @@ impl Upstream {
         self.dir.join("offline.yml")
     }
 
-    /// `offline.yml` written to `dest`, plus one `bblayers_conf_header` that points BitBake's
-    /// code-parser cache (`BB_CACHEDIR`: what it learned of each shell and Python function,
-    /// keyed by the function's text) at `bb-codeparser/` of this process's snapshot folder, so
-    /// the BitBake runs of all tests in this process analyse each function of oe-core and
-    /// meta-qcom once instead of once per build folder. It is a memo, not a result: each test's
-    /// recipe parse cache (`bb_cache.dat`, under its own `TMPDIR`) and everything BitBake
-    /// computes stay its own, so no test's verdict comes from another's build.
-    pub(crate) fn write_offline_yml(&self, dest: &Path) {
-        // BitBake creates it, as the test user, who owns `self.dir`.
-        let cache = self.dir.join("bb-codeparser");
-        let offline = std::fs::read_to_string(self.offline_yml()).unwrap();
-        assert!(!offline.contains("bblayers_conf_header"), "offline.yml already has one");
-        let text = format!(
-            "{offline}bblayers_conf_header:\n  rtbuild-tests-codeparser: |\n    BB_CACHEDIR = \"{}\"\n",
-            cache.display()
-        );
-        std::fs::write(dest, text).unwrap();
-    }
-
     /// Clones a snapshot repository into `dest` (a work tree owned by the test user).
     pub(crate) fn checkout(&self, name: &str, dest: &Path) {
         let out = self
