@@ -2,25 +2,20 @@
 //! it and then run: `cargo install --locked --path .`, the `.deb` of `packaging/build-deb`
 //! (cargo-deb, installed by `.ci/setup`), and the static binary of `packaging/build-static`, run in
 //! an empty root holding nothing but itself. Each runs `rtbuild --version` and `rtbuild machines`.
-//! `cargo install` and the `.deb` share the release build in `target/release`, one after the
-//! other ([`release_build`]): the first to run builds it (several minutes on a 2-core machine), the
-//! second finds it fresh. The static one has its own under `target/x86_64-unknown-linux-gnu/`.
+//!
+//! One test, the three one after the other: `cargo install` compiles rtbuild into
+//! `target/release` (several minutes on a 2-core machine), `packaging/build-deb` finds that build
+//! fresh (the test fails if it compiles anything again), and `packaging/build-static` compiles its
+//! own (other compiler flags: nothing of the first is reused) under
+//! `target/x86_64-unknown-linux-gnu/`. As separate tests they never compiled side by side: cargo
+//! locks `target/release` for the whole of either build (a `--target` build keeps its build
+//! scripts and proc macros there), so whichever came second held a test thread idle, waiting on
+//! that lock, for the whole of the first build.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::support::harness::project_root;
-
-/// Held while `cargo install` or `packaging/build-deb` builds `target/release`: one release
-/// build at a time, so the second finds the first's fresh (measured: `cargo install --locked
-/// --path .` after `build-deb` finishes in under a second). Cargo's lock on `target/release`
-/// already makes the second wait; this says so here, so neither test is given a target folder
-/// of its own that would compile rtbuild a third time.
-fn release_build() -> MutexGuard<'static, ()> {
-    static BUILD: Mutex<()> = Mutex::new(());
-    BUILD.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// `program` as a user runs it: without `RUSTC_BOOTSTRAP`, which `.ci/test` gives the test
 /// binaries (for `--report-time`) and which would let a build use unstable compiler features no
@@ -75,10 +70,18 @@ fn assert_runs(what: &str, argv: &[&std::ffi::OsStr]) {
     );
 }
 
+/// The three forms, each proved on its own: `cargo install` first (it compiles rtbuild, unless
+/// `target/release` is already fresh), then `packaging/build-deb`, whose `cargo build --release`
+/// finds that build fresh, then the static binary of `packaging/build-static`.
 #[test]
+fn cargo_install_the_deb_and_the_static_binary_each_give_a_working_rtbuild() {
+    cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild();
+    deb_from_cargo_deb_carries_the_binary_completions_and_man_pages();
+    static_binary_runs_in_an_empty_root();
+}
+
 fn cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild() {
     let root = tempfile::tempdir().expect("tempdir");
-    let build = release_build();
     ok(
         "cargo install --locked --path .",
         cargo()
@@ -91,7 +94,6 @@ fn cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild() {
             .output()
             .expect("run cargo"),
     );
-    drop(build);
     let bin = root.path().join("bin/rtbuild");
     assert_runs("cargo install", &[bin.as_os_str()]);
 }
@@ -107,22 +109,25 @@ fn deb_files(deb: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
 fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
     let out = tempfile::tempdir().expect("tempdir");
     let deb = out.path().join("rtbuild.deb");
-    let build = release_build();
     let built = as_user("bash")
         .arg(project_root().join("packaging/build-deb"))
         .arg("--output")
         .arg(&deb)
         .output()
         .expect("run packaging/build-deb");
-    drop(build);
     assert!(
         built.status.success(),
         "packaging/build-deb failed; .ci/setup installs cargo-deb 3.8.0:\n{}",
         String::from_utf8_lossy(&built.stderr)
+    );
+    // The build `cargo install` just made is the one packaged: cargo compiled nothing again.
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    assert!(
+        !stderr.lines().any(|l| l.trim_start().starts_with("Compiling ")),
+        "packaging/build-deb compiled again after cargo install built target/release:\n{stderr}"
     );
     let files = deb_files(&deb);
     for wanted in [
@@ -169,7 +174,6 @@ fn deb_from_cargo_deb_carries_the_binary_completions_and_man_pages() {
 
 /// The static binary: no program interpreter and no shared library, and it runs in a root that
 /// holds only itself and an empty /proc (a user namespace maps root, so no privilege is needed).
-#[test]
 fn static_binary_runs_in_an_empty_root() {
     let built = ok(
         "packaging/build-static",
