@@ -360,14 +360,13 @@ fn tune_check(sshd: &Sshd, root: &Path) -> Value {
     // many fail depends on this host's kernel).
     let checks_in_json = json["reports"][0]["checks"].as_array().expect("checks").clone();
     let failed = checks_in_json.iter().filter(|c| c["status"] == "fail").count();
-    let run = run
-        .stderr_is(&format!(
-            "warning: {failed} of {} checks failed for {} (status `fail` in the JSON on stdout)\n",
-            checks_in_json.len(),
-            sshd.url()
-        ))
-        // This machine is x86 and not booted with the IQ-8275's isolcpus=3: never a pass.
-        .code_is(1);
+    run.stderr_is(&format!(
+        "warning: {failed} of {} checks failed for {} (status `fail` in the JSON on stdout)\n",
+        checks_in_json.len(),
+        sshd.url()
+    ))
+    // This machine is x86 and not booted with the IQ-8275's isolcpus=3: never a pass.
+    .code_is(1);
     let checks = json["reports"][0]["checks"].as_array().unwrap().clone();
     checks
         .into_iter()
