@@ -498,7 +498,11 @@ impl Session<'_> {
                     names.push(name);
                 }
             }
-            format!("{} device interrupt sources on RT CPUs: {}", names.len(), names.join(", "))
+            format!(
+                "{} on RT CPUs: {}",
+                crate::text::counted(names.len(), "device interrupt source"),
+                names.join(", ")
+            )
         };
         let verdict = if s.invalid_reasons.is_empty() { "valid" } else { "INVALID" };
         let verdict = match &s.label {
