@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::fake_tree::fake_tree;
-use crate::support::harness::{Test, project_root, rtbuild_bin, wait_for};
+use crate::support::harness::{Test, project_root, rtbuild_bin, verify_json_summary, wait_for};
 use crate::support::measuring::{measuring, run_json};
 use crate::support::sshd::Sshd;
 
@@ -358,15 +358,9 @@ fn tune_check(sshd: &Sshd, root: &Path) -> Value {
     let json = run.json();
     // The checks are the JSON on stdout; stderr has one summary line counting its `fail`s (how
     // many fail depends on this host's kernel).
-    let checks_in_json = json["reports"][0]["checks"].as_array().expect("checks").clone();
-    let failed = checks_in_json.iter().filter(|c| c["status"] == "fail").count();
-    run.stderr_is(&format!(
-        "warning: {failed} of {} checks failed for {} (status `fail` in the JSON on stdout)\n",
-        checks_in_json.len(),
-        sshd.url()
-    ))
-    // This machine is x86 and not booted with the IQ-8275's isolcpus=3: never a pass.
-    .code_is(1);
+    run.stderr_is(&verify_json_summary(&json))
+        // This machine is x86 and not booted with the IQ-8275's isolcpus=3: never a pass.
+        .code_is(1);
     let checks = json["reports"][0]["checks"].as_array().unwrap().clone();
     checks
         .into_iter()

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::support::harness::Test;
+use crate::support::harness::{Test, verify_json_summary};
 use crate::support::sshd::{Sshd, keygen};
 
 fn local_kernel_is_rt() -> bool {
@@ -15,19 +15,10 @@ fn local_kernel_is_rt() -> bool {
 /// What `verify` without `--machine` or `--plan` says of what it checked.
 const NO_PLAN: &str = "note: no plan given (--machine or --plan): only PREEMPT_RT, the command line and rt-tests were checked\n";
 
-/// What `verify --json` writes to stderr for `json` (its stdout): the no-plan note, then, when a
-/// check failed, the one summary line counting the `fail` statuses the JSON holds (how many fail
-/// depends on this host's kernel, so the count is read from the JSON, the wording is stated).
-fn no_plan_stderr(json: &serde_json::Value, source: &str) -> String {
-    let checks = json["reports"][0]["checks"].as_array().expect("checks in the JSON");
-    let failed = checks.iter().filter(|c| c["status"] == "fail").count();
-    match failed {
-        0 => NO_PLAN.to_string(),
-        n => format!(
-            "{NO_PLAN}warning: {n} of {} checks failed for {source} (status `fail` in the JSON on stdout)\n",
-            checks.len()
-        ),
-    }
+/// What `verify --json` without a plan writes to stderr for `json` (its stdout): the note, then
+/// the summary line when a check failed (how many fail depends on this host's kernel).
+fn no_plan_stderr(json: &serde_json::Value) -> String {
+    format!("{NO_PLAN}{}", verify_json_summary(json))
 }
 
 #[test]
@@ -38,7 +29,7 @@ fn live_target_over_loopback_sshd_is_judged_for_real() {
         .args([sshd.config()])
         .run();
     let json = run.json();
-    let run = run.stderr_is(&no_plan_stderr(&json, &sshd.url()));
+    let run = run.stderr_is(&no_plan_stderr(&json));
     let checks = json["reports"][0]["checks"].as_array().unwrap().clone();
     let find = |name: &str| checks.iter().find(|c| c["check"] == name).cloned();
     let version = find("kernel version").unwrap_or_else(|| panic!("{json:#}\n{}", sshd.log()));
@@ -68,10 +59,10 @@ fn verify_local_judges_this_machine_as_the_loopback_target_does() {
         .args(["--json", "verify", "--target", &sshd.url(), "--ssh-config"])
         .args([sshd.config()])
         .run();
-    let ssh_stderr = no_plan_stderr(&over_ssh.json(), &sshd.url());
+    let ssh_stderr = no_plan_stderr(&over_ssh.json());
     let over_ssh = over_ssh.stderr_is(&ssh_stderr);
     let local = Test::new().args(["--json", "verify", "--local"]).run();
-    let local_stderr = no_plan_stderr(&local.json(), "this machine");
+    let local_stderr = no_plan_stderr(&local.json());
     let local = local.stderr_is(&local_stderr);
     let checks = |json: &serde_json::Value| -> Vec<(String, String, String)> {
         json["reports"][0]["checks"]

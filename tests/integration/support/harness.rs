@@ -434,6 +434,24 @@ impl Run {
     }
 }
 
+/// What `verify --json` ends its stderr with for `json` (its stdout, one report): nothing when
+/// every check passed, else the one summary line counting the `fail` statuses the JSON holds.
+/// Tests against this host or a lab guest use it where how many checks fail depends on that
+/// kernel; the wording is stated here, the count is the JSON's.
+pub(crate) fn verify_json_summary(json: &serde_json::Value) -> String {
+    let reports = json["reports"].as_array().expect("reports in verify's JSON");
+    assert_eq!(reports.len(), 1, "one source verified: {json:#}");
+    let checks = reports[0]["checks"].as_array().expect("checks in verify's JSON");
+    match checks.iter().filter(|c| c["status"] == "fail").count() {
+        0 => String::new(),
+        failed => format!(
+            "warning: {failed} of {} checks failed for {} (status `fail` in the JSON on stdout)\n",
+            checks.len(),
+            reports[0]["source"].as_str().expect("the report names its source")
+        ),
+    }
+}
+
 /// The harness itself: output and exit codes a test did not state fail it.
 #[test]
 fn a_run_fails_the_test_when_output_or_a_failure_went_unstated() {
