@@ -31,6 +31,16 @@ fn first_image(build: &str, between: &str) -> String {
     )
 }
 
+/// A first `image --machine rb3gen2-core-kit` of `project`, its stderr stated.
+fn image_first_time(project: &Project) {
+    project
+        .image("rb3gen2-core-kit", &[])
+        .run()
+        .ignore_stdout()
+        .stderr_redacted_is(project.build_redacted(), &first_image(BUILD, ""))
+        .success();
+}
+
 /// stderr of `lock --machine rb3gen2-core-kit` after an image.
 fn locked() -> String {
     format!(
@@ -275,12 +285,7 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
     // The user's own shell command, passed to `kas shell -c` as typed.
     let command =
         format!("command -v bitbake > '{}' && pwd >> '{}'", marker.display(), marker.display());
-    project
-        .image("rb3gen2-core-kit", &[])
-        .run()
-        .ignore_stdout()
-        .stderr_redacted_is(project.build_redacted(), &first_image(BUILD, ""))
-        .success();
+    image_first_time(&project);
     let run = Test::new()
         .unprivileged()
         .cwd(project.root.join("proj"))
@@ -598,12 +603,7 @@ fn image_with_a_bad_lock_is_refused_before_anything_is_generated() {
 #[test]
 fn image_with_fake_bitbake_then_lock_and_bundle_find_the_build_without_flags() {
     let project = Project::new("ok");
-    project
-        .image("rb3gen2-core-kit", &[])
-        .run()
-        .ignore_stdout()
-        .stderr_redacted_is(project.build_redacted(), &first_image(BUILD, ""))
-        .success();
+    image_first_time(&project);
     let proj = project.root.join("proj");
     let bundled = Test::new()
         .unprivileged()
@@ -783,12 +783,7 @@ fn image_takes_distro_target_task_and_kas_from_kas_environment_and_a_flag_wins()
 #[test]
 fn image_overhead_outside_kas_on_warm_runs_with_fake_bitbake_is_reported() {
     let project = Project::new("ok");
-    project
-        .image("rb3gen2-core-kit", &[])
-        .run()
-        .ignore_stdout()
-        .stderr_redacted_is(project.build_redacted(), &first_image(BUILD, ""))
-        .success();
+    image_first_time(&project);
     let mut figures = Vec::new();
     for _ in 0..3 {
         let started = std::time::Instant::now();

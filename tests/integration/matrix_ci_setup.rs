@@ -3,7 +3,7 @@
 
 use crate::support::fixtures::write_executable;
 use crate::support::harness::{Test, venv};
-use crate::support::project::Project;
+use crate::support::project::{Project, build_started, build_succeeded, generated};
 
 fn matrix(project: &Project, extra: &[&str]) -> Test {
     let mut args: Vec<String> = vec![
@@ -27,53 +27,21 @@ fn matrix(project: &Project, extra: &[&str]) -> Test {
 /// progress, then the build and verify summary when it `succeeds`, else the failed task.
 fn cell(machine: &str, build: &str, succeeds: bool) -> String {
     let out = format!("[ROOT]/proj/rtbuild/{machine}");
-    let mut files = vec![
-        "meta-rtbuild/conf/layer.conf".to_string(),
-        "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild/rtbuild-rt.cfg".into(),
-        "meta-rtbuild/recipes-kernel/linux/linux-qcom-rt_6.18.bbappend".into(),
-        "meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.service".into(),
-        "meta-rtbuild/recipes-rt/rtbuild-tune/files/rtbuild-tune.sh".into(),
-        "meta-rtbuild/recipes-rt/rtbuild-tune/rtbuild-tune_1.0.bb".into(),
-        format!("{machine}-rt.lock.yml"),
-        format!("{machine}-rt.yml"),
-        "rtbuild-plan.json".into(),
-    ];
-    files.sort();
-    let mut text = format!(
-        "        Cell {machine} / qcom-distro\n  Generating {machine} (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)\n"
+    let mut text = format!("        Cell {machine} / qcom-distro\n");
+    text += &generated(
+        &format!("{machine} (RT CPUs 7, housekeeping 0-6, qcom-distro, qcom-multimedia-image)"),
+        machine,
+        &out,
+        &[],
     );
-    for file in files {
-        text += &format!("     Created {file}\n");
-    }
-    text += &format!(
-        "   Generated {out}: 9 new, 0 updated, 0 removed, 0 unchanged
-       Wrote {out}/caches.yml
-     Running [VENV]/bin/kas build {out}/{machine}-rt.yml:{out}/caches.yml
-note: full log: {build}/rtbuild-image.log
-  [CLOCK] {machine} parsed 12 recipes
-  [CLOCK] {machine} sstate summary: 10 wanted, 8 local, 0 mirrors, 2 missed (80% match)
-  [CLOCK] {machine} setscene 1/10 zlib_1.3.1:do_populate_sysroot_setscene
-  [CLOCK] {machine} task 11/14 linux-qcom-rt_6.18:do_compile
-"
-    );
-    let images = format!("{build}/tmp/deploy/images/{machine}");
+    text += &format!("       Wrote {out}/caches.yml\n");
+    text += &build_started(machine, &out, build);
     let task_log = format!(
         "{build}/tmp/work/{}-qcom-linux/linux-qcom-rt/6.18.37/temp/log.do_compile.4242",
         machine.replace('-', "_")
     );
     text += &if succeeds {
-        format!(
-            "  [CLOCK] {machine} task 14/14 qcom-multimedia-image:do_build
-       Built qcom-multimedia-image for {machine} in [TIME]
-             14 tasks attempted, 10 reused without running
-             sstate: 80% match (10 wanted, 8 local, 0 from mirrors, 2 missed)
-       Image qcomflash folder {images}/qcom-multimedia-image-{machine}.rootfs.qcomflash
-             tarball {images}/qcom-multimedia-image-{machine}.rootfs.qcomflash.tar.gz
-             deploy folder {images}
-         Log {build}/rtbuild-image.log
-    Verified 8 checks passed ({out}/verify.json)
-"
-        )
+        build_succeeded(machine, &out, build)
     } else {
         format!(
             "  [CLOCK] {machine} ERROR: linux-qcom-rt-6.18.37-r0 do_compile: oe_runmake failed

@@ -251,7 +251,12 @@ pub(crate) const CHECKING_OUT: &str = "Checking out [VENV]/bin/kas checkout [CHE
 /// `machine` that succeeds, generated into `out` and built in `build`, through
 /// [`Project::build_redacted`].
 pub(crate) fn built(machine: &str, out: &str, build: &str) -> String {
-    let images = format!("{build}/tmp/deploy/images/{machine}");
+    build_started(machine, out, build) + &build_succeeded(machine, out, build)
+}
+
+/// What a build of `machine` writes from running kas up to the fake BitBake's kernel compile,
+/// whether the build then succeeds or fails.
+pub(crate) fn build_started(machine: &str, out: &str, build: &str) -> String {
     format!(
         "     Running [VENV]/bin/kas build {out}/{machine}-rt.yml:{out}/caches.yml
 note: full log: {build}/rtbuild-image.log
@@ -259,7 +264,16 @@ note: full log: {build}/rtbuild-image.log
   [CLOCK] {machine} sstate summary: 10 wanted, 8 local, 0 mirrors, 2 missed (80% match)
   [CLOCK] {machine} setscene 1/10 zlib_1.3.1:do_populate_sysroot_setscene
   [CLOCK] {machine} task 11/14 linux-qcom-rt_6.18:do_compile
-  [CLOCK] {machine} task 14/14 qcom-multimedia-image:do_build
+"
+    )
+}
+
+/// What a build of `machine` that succeeds writes after the kernel compile: the last task, the
+/// build's summary, the image it made and the verify of it.
+pub(crate) fn build_succeeded(machine: &str, out: &str, build: &str) -> String {
+    let images = format!("{build}/tmp/deploy/images/{machine}");
+    format!(
+        "  [CLOCK] {machine} task 14/14 qcom-multimedia-image:do_build
        Built qcom-multimedia-image for {machine} in [TIME]
              14 tasks attempted, 10 reused without running
              sstate: 80% match (10 wanted, 8 local, 0 from mirrors, 2 missed)
