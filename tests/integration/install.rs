@@ -3,14 +3,12 @@
 //! (cargo-deb, installed by `.ci/setup`), and the static binary of `packaging/build-static`, run in
 //! an empty root holding nothing but itself. Each runs `rtbuild --version` and `rtbuild machines`.
 //!
-//! One test, the three one after the other: `cargo install` compiles rtbuild into
-//! `target/release` (several minutes on a 2-core machine), `packaging/build-deb` finds that build
-//! fresh (the test fails if it compiles anything again), and `packaging/build-static` compiles its
-//! own (other compiler flags: nothing of the first is reused) under
-//! `target/x86_64-unknown-linux-gnu/`. As separate tests they never compiled side by side: cargo
-//! locks `target/release` for the whole of either build (a `--target` build keeps its build
-//! scripts and proc macros there), so whichever came second held a test thread idle, waiting on
-//! that lock, for the whole of the first build.
+//! One test, the three one after the other, each reusing the build before it: `cargo install`
+//! compiles rtbuild into `target/release` (several minutes on a 2-core machine),
+//! `packaging/build-deb` finds that build fresh (the test fails if it compiles anything again),
+//! and `packaging/build-static` compiles at most the rtbuild binary again, linked statically (the
+//! test fails if it compiles anything else). As separate tests they would wait on each other: cargo
+//! locks `target/release` for the whole of a build.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -72,7 +70,8 @@ fn assert_runs(what: &str, argv: &[&std::ffi::OsStr]) {
 
 /// The three forms, each proved on its own: `cargo install` first (it compiles rtbuild, unless
 /// `target/release` is already fresh), then `packaging/build-deb`, whose `cargo build --release`
-/// finds that build fresh, then the static binary of `packaging/build-static`.
+/// finds that build fresh, then the static binary of `packaging/build-static`, which links that
+/// build's parts into a static binary.
 #[test]
 fn cargo_install_the_deb_and_the_static_binary_each_give_a_working_rtbuild() {
     cargo_install_locked_from_the_source_folder_gives_a_working_rtbuild();
@@ -182,7 +181,19 @@ fn static_binary_runs_in_an_empty_root() {
             .output()
             .expect("run build-static"),
     );
+    // At most the binary is compiled again (nothing when an earlier run linked it already):
+    // every dependency and the rtbuild library are the release build's.
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    let compiled: Vec<&str> =
+        stderr.lines().map(str::trim_start).filter(|l| l.starts_with("Compiling ")).collect();
+    let binary =
+        format!("Compiling rtbuild v{} ({})", env!("CARGO_PKG_VERSION"), project_root().display());
+    assert!(
+        compiled.len() <= 1 && compiled.iter().all(|l| *l == binary),
+        "packaging/build-static compiled more than the rtbuild binary:\n{stderr}"
+    );
     let relative = String::from_utf8_lossy(&built.stdout).trim().to_string();
+    assert_eq!(relative, "target/static/rtbuild");
     let bin: PathBuf = project_root().join(relative);
     let headers = ok(
         "readelf",
