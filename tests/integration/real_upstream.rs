@@ -1,9 +1,10 @@
 //! rtbuild against the real thing: the generated files through real kas 5.5 and real BitBake
 //! over the real meta-qcom `wrynose`, openembedded-core and BitBake (the snapshot
 //! [`crate::support::upstream`] unpacks), as the unprivileged test user, offline. A full BitBake parse
-//! takes about 70 s on two idle cores, so only one test parses every recipe; the second board
-//! is checked with BitBake's configuration-only `bitbake -e` (the global environment every
-//! image recipe starts from: the SPDX and sbom-cve-check settings are checked there).
+//! takes about 70 s on two idle cores, so one test parses every recipe, in one build folder that
+//! `rtbuild image`, `rtbuild shell` and a warm `rtbuild image` share; the second board is checked
+//! with BitBake's configuration-only `bitbake -e` (the global environment every image recipe
+//! starts from: the SPDX and sbom-cve-check settings are checked there).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -82,77 +83,23 @@ fn assert_consistent(vars: &BTreeMap<String, String>, plan_file: &Path, rt: &str
     assert_eq!(vars["QCOM_IRQAFF"], hk);
 }
 
+/// A second board with another RT CPU (iq-x7181-evk, Hamoa, 12 CPUs, isolates CPU 11), with
+/// `--cve-check` and `--analyzer rtla`: BitBake's configuration only (`bitbake -e`, no recipe
+/// parse), enough for the command line and the global environment every image recipe starts from.
 #[test]
-fn real_bitbake_parses_the_generated_layer_for_two_boards_with_different_rt_cpus() {
+fn real_bitbake_reads_a_second_boards_configuration_with_its_own_rt_cpu() {
     let up = upstream();
     let dir = test_dir();
-    let inputs = dir.path().join("inputs");
-    std::fs::create_dir_all(&inputs).unwrap();
-    std::fs::write(inputs.join("lab-timers.cfg"), "CONFIG_HZ_1000=y\n").unwrap();
-    std::fs::write(
-        inputs.join("0001-lab-fix.patch"),
-        "From: Lab <lab@example.com>\nSubject: [PATCH] lab fix\n\n---\n a | 1 +\n\n\
-         --- a/a\n+++ b/a\n@@ -0,0 +1 @@\n+x\n",
-    )
-    .unwrap();
-    let fragment = inputs.join("lab-timers.cfg");
-    let patch = inputs.join("0001-lab-fix.patch");
-    // iq-8275-evk isolates CPU 3; iq-x7181-evk (Hamoa, 12 CPUs) isolates CPU 11.
-    let kas_a = generate(
-        dir.path(),
-        "a",
-        "iq-8275-evk",
-        &["--fragment", fragment.to_str().unwrap(), "--patch", patch.to_str().unwrap()],
-    );
     let kas_b = generate(dir.path(), "b", "iq-x7181-evk", &["--cve-check", "--analyzer", "rtla"]);
     let work = dir.path().join("work");
-    let config = |kas: &Path| {
-        format!("{}:{}", kas.display(), kas.parent().unwrap().join("offline.yml").display())
-    };
-
-    // Board A: every recipe parsed, the kernel recipe's environment.
-    let env_a = dir.path().join("a.env");
-    let command = format!("bitbake -e linux-qcom-rt > {}", env_a.display());
-    let build_a = work.join("build-a");
-    let out = up.kas(
-        dir.path(),
-        &work,
-        &["shell", &config(&kas_a), "-c", &command],
-        &[("KAS_BUILD_DIR", build_a.to_str().unwrap())],
-    );
-    ok(&out, "kas shell (iq-8275-evk): bitbake -e linux-qcom-rt");
-    let vars = variables(&std::fs::read_to_string(&env_a).unwrap());
-    assert_eq!(vars["PN"], "linux-qcom-rt");
-    // The SBOM carries the RT kernel's .config and its compiled sources.
-    assert_eq!(vars["SPDX_INCLUDE_KERNEL_CONFIG"], "1");
-    assert_eq!(vars["SPDX_INCLUDE_COMPILED_SOURCES"], "1");
-    // Without --cve-check, no sbom-cve-check.
-    assert!(!vars["IMAGE_CLASSES"].contains("sbom-cve-check"));
-    assert_consistent(&vars, &kas_a.with_file_name("rtbuild-plan.json"), "3", "0-2,4-7");
-    let src_uri: Vec<&str> = vars["SRC_URI"].split_whitespace().collect();
-    for file in ["file://rtbuild-rt.cfg", "file://lab-timers.cfg", "file://0001-lab-fix.patch"] {
-        assert!(src_uri.contains(&file), "{file} not in SRC_URI: {src_uri:?}");
-    }
-    // rtbuild's fragment after meta-qcom's, the user's after rtbuild's (merge order).
-    let position = |f: &str| src_uri.iter().position(|u| *u == f).unwrap();
-    assert!(position("file://configs/bsp-additions.cfg") < position("file://rtbuild-rt.cfg"));
-    assert!(position("file://rtbuild-rt.cfg") < position("file://lab-timers.cfg"));
-    let layer = kas_a.parent().unwrap().join("meta-rtbuild");
-    assert!(
-        vars["FILESEXTRAPATHS"].contains("meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild"),
-        "{} not on FILESEXTRAPATHS: {}",
-        layer.display(),
-        vars["FILESEXTRAPATHS"]
-    );
-
-    // Board B: the configuration only (no recipe parse), enough for the command line.
+    let config = format!("{}:{}", kas_b.display(), kas_b.with_file_name("offline.yml").display());
     let env_b = dir.path().join("b.env");
     let command = format!("bitbake -e > {}", env_b.display());
     let build_b = work.join("build-b");
     let out = up.kas(
         dir.path(),
         &work,
-        &["shell", &config(&kas_b), "-c", &command],
+        &["shell", &config, "-c", &command],
         &[("KAS_BUILD_DIR", build_b.to_str().unwrap())],
     );
     ok(&out, "kas shell (iq-x7181-evk): bitbake -e");
@@ -377,18 +324,24 @@ fn cached_entries(log: &str) -> u64 {
     before.rsplit(' ').next().unwrap().parse().unwrap()
 }
 
-/// Issue 27's build overhead on the real thing: `rtbuild image --json` with real kas 5.5 and
-/// real BitBake 2.18 over the real meta-qcom, offline, runs `linux-qcom-rt:do_listtasks` (a
-/// real task that fetches nothing; a partial build, so nothing is verified) three times in one
-/// work folder. Each run exits 0, reports `rtbuild_overhead_s` as a part of its whole time,
-/// and BitBake really ran the task (its log names it and holds the task's own listing). The
-/// first run parses every recipe cold; BitBake 2.18 keys its parse cache on a configuration
-/// hash that changes once its codeparser cache exists, so the second run parses again (plain
-/// kas too); the third loads every recipe from the cache, as a warm build does, and reads
-/// meta-qcom's checkout as it is instead of running `kas checkout` first. Behaviour only: no
-/// time is judged.
+/// One build folder through rtbuild with real kas 5.5 and real BitBake 2.18 over the real
+/// meta-qcom, offline, for iq-8275-evk (RT CPU 3) with a user's fragment and patch:
+/// 1. `rtbuild image --json` runs `linux-qcom-rt:do_listtasks` (a real task that fetches nothing;
+///    a partial build, so nothing is verified), cold: every recipe parsed. Issue 27's overhead:
+///    it exits 0, reports `rtbuild_overhead_s` as a part of its whole time, and BitBake really
+///    ran the task (its log names it and holds the task's own listing).
+/// 2. `rtbuild shell` with the same arguments dumps the kernel recipe's environment (`bitbake -e
+///    linux-qcom-rt`): the generated layer is in force (fragments in merge order, the patch,
+///    FILESEXTRAPATHS, the command line of the plan). BitBake parses every recipe again here: it
+///    keys its parse cache on a configuration hash that takes in what its code parser found in
+///    oe-core's Python modules, and its code-parser cache drops the functions a module function
+///    runs through `bb.build.exec_func` (`oe.spdx_common.get_patched_src`), so a build folder's
+///    first parse never matches a later one (BitBake 2.18 at meta-qcom's pin).
+/// 3. `rtbuild image` again: every recipe loaded from the cache step 2 left, and meta-qcom's
+///    checkout read as it is instead of running `kas checkout` first. Behaviour only: no time is
+///    judged.
 #[test]
-fn image_with_real_bitbake_runs_a_warm_partial_build_and_reports_its_overhead() {
+fn image_shell_and_a_warm_image_with_real_bitbake_share_one_build_folder() {
     let up = upstream();
     let dir = test_dir();
     let proj = dir.path().join("proj");
@@ -396,45 +349,93 @@ fn image_with_real_bitbake_runs_a_warm_partial_build_and_reports_its_overhead() 
     std::fs::create_dir_all(&out).unwrap();
     // kas reads local includes from the repository of the kas file: offline.yml goes beside it.
     std::fs::copy(up.offline_yml(), out.join("offline.yml")).unwrap();
+    let inputs = dir.path().join("inputs");
+    std::fs::create_dir_all(&inputs).unwrap();
+    let fragment = inputs.join("lab-timers.cfg");
+    std::fs::write(&fragment, "CONFIG_HZ_1000=y\n").unwrap();
+    let patch = inputs.join("0001-lab-fix.patch");
+    std::fs::write(
+        &patch,
+        "From: Lab <lab@example.com>\nSubject: [PATCH] lab fix\n\n---\n a | 1 +\n\n\
+         --- a/a\n+++ b/a\n@@ -0,0 +1 @@\n+x\n",
+    )
+    .unwrap();
     up.user.own(dir.path());
-    let log = out.join("build/rtbuild-image.log");
-    let mut cache = Vec::new();
-    for run in 1..=3 {
-        let started = std::time::Instant::now();
-        let result = Test::new()
+    let same_arguments = |command: &str| {
+        Test::new()
             .unprivileged()
             .cwd(&proj)
             .path_prepend(venv().join("bin"))
             .env("KAS_PREMIRRORS", &up.premirrors)
             .env("LANG", "en_US.UTF-8")
-            .args(["image", "--plain", "-v", "--json", "--machine", "iq-8275-evk"])
-            .args(["--distro", "nodistro", "--include", "rtbuild/iq-8275-evk/offline.yml"])
-            .args(["--target", "linux-qcom-rt", "--task", "listtasks"])
+            .args([command, "--machine", "iq-8275-evk", "--distro", "nodistro"])
+            .args(["--include", "rtbuild/iq-8275-evk/offline.yml", "--fragment"])
+            .arg_path(&fragment)
+            .args(["--patch"])
+            .arg_path(&patch)
+    };
+    let log = out.join("build/rtbuild-image.log");
+    let image = |run: &str| {
+        let started = std::time::Instant::now();
+        let result = same_arguments("image")
+            .args(["--plain", "-v", "--json", "--target", "linux-qcom-rt", "--task", "listtasks"])
             .run()
             .success();
         let whole = started.elapsed().as_secs_f64();
         let stderr = result.stderr();
         let json = result.json();
-        assert_eq!(json["status"], "succeeded", "run {run}: {json}");
-        assert_eq!(json["tasks"]["attempted"], 1, "run {run}: {json}");
-        assert_eq!(json["tasks"]["failed"], 0, "run {run}: {json}");
+        assert_eq!(json["status"], "succeeded", "{run}: {json}");
+        assert_eq!(json["tasks"]["attempted"], 1, "{run}: {json}");
+        assert_eq!(json["tasks"]["failed"], 0, "{run}: {json}");
         let overhead = json["rtbuild_overhead_s"].as_f64().expect("rtbuild_overhead_s a number");
         let kas = json["duration_secs"].as_f64().expect("duration_secs a number");
-        assert!(overhead >= 0.0, "run {run}: {overhead}");
-        assert!(overhead + kas <= whole, "run {run}: {overhead} s + kas {kas} s > {whole} s");
-        assert!(stderr.contains("rtbuild's own time outside kas: "), "run {run}:\n{stderr}");
+        assert!(overhead >= 0.0, "{run}: {overhead}");
+        assert!(overhead + kas <= whole, "{run}: {overhead} s + kas {kas} s > {whole} s");
+        assert!(stderr.contains("rtbuild's own time outside kas: "), "{run}:\n{stderr}");
         let text = std::fs::read_to_string(&log).unwrap();
-        assert!(text.contains("linux-qcom-rt_6.18.bb:do_listtasks)"), "run {run}:\n{text}");
+        assert!(text.contains("linux-qcom-rt_6.18.bb:do_listtasks)"), "{run}:\n{text}");
         // The task's own output: BitBake's list of the recipe's tasks.
         assert!(text.contains("do_listtasks ") && text.contains("do_compile "), "{text}");
-        cache.push(cached_entries(&text));
-        if run == 3 {
-            assert!(!stderr.contains("Checking out"), "warm: no kas checkout first:\n{stderr}");
-            assert!(stderr.contains("reading it as it is"), "{stderr}");
-        }
+        (stderr, cached_entries(&text))
+    };
+
+    let (_, cold) = image("cold image");
+    assert_eq!(cold, 0, "the first run is cold");
+
+    let env_a = dir.path().join("a.env");
+    same_arguments("shell")
+        .args(["-c", &format!("bitbake -e linux-qcom-rt > {}", env_a.display())])
+        .run()
+        .ignore_stdout()
+        .ignore_stderr()
+        .success();
+    let vars = variables(&std::fs::read_to_string(&env_a).unwrap());
+    assert_eq!(vars["PN"], "linux-qcom-rt");
+    // The SBOM carries the RT kernel's .config and its compiled sources.
+    assert_eq!(vars["SPDX_INCLUDE_KERNEL_CONFIG"], "1");
+    assert_eq!(vars["SPDX_INCLUDE_COMPILED_SOURCES"], "1");
+    // Without --cve-check, no sbom-cve-check.
+    assert!(!vars["IMAGE_CLASSES"].contains("sbom-cve-check"));
+    assert_consistent(&vars, &out.join("rtbuild-plan.json"), "3", "0-2,4-7");
+    let src_uri: Vec<&str> = vars["SRC_URI"].split_whitespace().collect();
+    for file in ["file://rtbuild-rt.cfg", "file://lab-timers.cfg", "file://0001-lab-fix.patch"] {
+        assert!(src_uri.contains(&file), "{file} not in SRC_URI: {src_uri:?}");
     }
-    assert_eq!(cache[0], 0, "the first run is cold");
-    assert!(cache[2] > 0, "the third run parses from BitBake's cache: {cache:?}");
+    // rtbuild's fragment after meta-qcom's, the user's after rtbuild's (merge order).
+    let position = |f: &str| src_uri.iter().position(|u| *u == f).unwrap();
+    assert!(position("file://configs/bsp-additions.cfg") < position("file://rtbuild-rt.cfg"));
+    assert!(position("file://rtbuild-rt.cfg") < position("file://lab-timers.cfg"));
+    assert!(
+        vars["FILESEXTRAPATHS"].contains("meta-rtbuild/recipes-kernel/linux/linux-qcom-rt-rtbuild"),
+        "{} not on FILESEXTRAPATHS: {}",
+        out.join("meta-rtbuild").display(),
+        vars["FILESEXTRAPATHS"]
+    );
+
+    let (stderr, warm) = image("warm image");
+    assert!(warm > 0, "the last run parses from BitBake's cache: it loaded {warm} entries");
+    assert!(!stderr.contains("Checking out"), "warm: no kas checkout first:\n{stderr}");
+    assert!(stderr.contains("reading it as it is"), "{stderr}");
 }
 
 /// Every file under `dir`, concatenated.
