@@ -60,5 +60,8 @@ pub(super) fn run(args: KconfigCheckArgs, ui: &Ui) -> crate::cli::error::Result<
     } else {
         ui.out(report.to_table());
     }
+    if !report.passed {
+        ui.warn(super::verify::failed_summary(std::slice::from_ref(&report), ui.json()));
+    }
     Ok(Exit::from_pass(report.passed))
 }

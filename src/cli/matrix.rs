@@ -11,7 +11,7 @@ use crate::cli::error::Refusal;
 use crate::error::{Exit, Interrupted};
 use crate::host::runner::{System, signals};
 use crate::image::pipeline::BuildSetup;
-use crate::image::pipeline::matrix::{MatrixOptions, matrix, table};
+use crate::image::pipeline::matrix::{MatrixOptions, matrix, skipped_line, table};
 use crate::plan::Plan;
 use crate::text::ui::Ui;
 
@@ -91,6 +91,10 @@ pub(super) fn run(args: MatrixArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
         for line in table(&cells) {
             ui.out(line);
         }
+    }
+    // Said on stderr whether the cells are a table or JSON on stdout.
+    if let Some(line) = skipped_line(&cells) {
+        ui.warn(line);
     }
     if cells.iter().any(|c| c.status == "interrupted") {
         return Err(Interrupted.into());

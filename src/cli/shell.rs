@@ -9,6 +9,7 @@ use super::args::{BuildArgs, OutputArgs, PlanArgs};
 use crate::error::Exit;
 use crate::host::runner::{System, signals};
 use crate::image::pipeline::shell::{ShellOutcome, shell};
+use crate::image::pipeline::{ImageOptions, MetaQcomSource, Post};
 use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -32,11 +33,21 @@ pub(crate) struct ShellArgs {
 pub(super) fn run(args: ShellArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     signals::install();
     args.output.check()?;
-    let plan = args.plan.plan()?;
-    let setup = args.build.setup(&args.plan.request()?, args.output.dry_run)?;
+    // As `image` reads them: rtbuild.yaml and the catalog once, meta-qcom resolved by the
+    // pipeline (kas's checkout in the work folder unless --meta-qcom DIR is given).
+    let request = args.plan.request()?;
+    let catalog = args.plan.catalog()?;
+    let meta_qcom = match args.plan.meta_qcom()? {
+        Some(meta) => MetaQcomSource::Given(meta),
+        None => MetaQcomSource::Checkout,
+    };
+    let setup = args.build.setup(&request, args.output.dry_run)?;
     let mut output = args.output.options();
     output.work_dir = args.work_dir.as_deref().map(super::args::absolute);
-    match shell(&plan, &output, &setup, args.command.as_deref(), &System, ui)? {
+    // Nothing runs after a shell: no verify, no bundle.
+    let post = Post { verify: false, bundle: false, gzip: false, source_date_epoch: None };
+    let options = ImageOptions { output, setup, post, lock: None, meta_qcom };
+    match shell(&request, &catalog, &options, args.command.as_deref(), &System, ui)? {
         ShellOutcome::Planned(cmd) => {
             ui.out(&cmd);
             Ok(Exit::Ok)

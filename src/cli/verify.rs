@@ -124,8 +124,9 @@ pub(super) fn run(args: VerifyArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
 }
 
 /// The one line a failed verify ends with on stderr, as `lock --check` and `bundle --check` do:
-/// `2 of 14 checks failed for Image (FAIL rows in the table on stdout)`.
-fn failed_summary(reports: &[VerifyReport], json: bool) -> String {
+/// `2 of 14 checks failed for Image (FAIL rows in the table on stdout)`. `kconfig-check`, whose
+/// result is a verify report too, ends with the same line.
+pub(super) fn failed_summary(reports: &[VerifyReport], json: bool) -> String {
     let failing: Vec<&VerifyReport> = reports.iter().filter(|r| !r.passed).collect();
     let failed: usize = failing.iter().map(|r| r.failures().count()).sum();
     let checks: usize = failing.iter().map(|r| r.checks.len()).sum();
@@ -137,7 +138,13 @@ fn failed_summary(reports: &[VerifyReport], json: bool) -> String {
     } else {
         "FAIL rows in the table on stdout"
     };
-    format!("{failed} of {} failed for {sources} ({place})", crate::text::counted(checks, "check"))
+    checks_failed(failed, checks, &sources, place)
+}
+
+/// `2 of 14 checks failed for SUBJECT (PLACE)`: the summary line of every command whose checks
+/// can fail (verify, kconfig-check, doctor), `place` saying where the failed ones are listed.
+pub(super) fn checks_failed(failed: usize, checks: usize, subject: &str, place: &str) -> String {
+    format!("{failed} of {} failed for {subject} ({place})", crate::text::counted(checks, "check"))
 }
 
 /// The plan from `--plan FILE`; or, with `--machine` alone, the `rtbuild-plan.json` that

@@ -51,6 +51,20 @@ fn problem_checks(json: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// What `doctor --json` ends its stderr with for `json` (its stdout): nothing when the host is
+/// ready, else the one summary line counting the problems the JSON lists. For the tests whose
+/// problems depend on this host (its disk, its user); the wording is stated here.
+fn json_summary(json: &serde_json::Value) -> String {
+    let problems = json["problems"].as_array().expect("problems in doctor's JSON").len();
+    let checks = json["checks"].as_array().expect("checks in doctor's JSON").len();
+    match problems {
+        0 => String::new(),
+        n => format!(
+            "warning: {n} of {checks} checks failed for this host (`problems` in the JSON on stdout)\n"
+        ),
+    }
+}
+
 fn hosttools_message(conf: &Path) -> String {
     format!("4 HOSTTOOLS missing from PATH: chrpath, cpio, diffstat, gawk ({})", conf.display())
 }
@@ -58,7 +72,10 @@ fn hosttools_message(conf: &Path) -> String {
 #[test]
 fn doctor_as_root_with_real_bitbake_conf_names_root_and_the_missing_hosttools() {
     let (test, conf) = doctor_with_real_bitbake_conf(Test::new(), &HIDDEN);
-    let run = test.run().code_is(2);
+    // The JSON on stdout, and on stderr the one line a failed verify ends with too.
+    let run = test.run().code_is(2).stderr_is(
+        "warning: 2 of 10 checks failed for this host (`problems` in the JSON on stdout)\n",
+    );
     let json = run.json();
     assert_eq!(json["ready"], false);
     assert_eq!(problem_checks(&json), ["user", "hosttools"], "{json:#}");
@@ -96,7 +113,9 @@ fn doctor_as_root_with_real_bitbake_conf_names_root_and_the_missing_hosttools() 
 #[test]
 fn doctor_as_user_with_real_bitbake_conf_is_ready_once_the_tools_are_there() {
     let (test, conf) = doctor_with_real_bitbake_conf(Test::new().unprivileged(), &HIDDEN);
-    let run = test.run().code_is(2);
+    let run = test.run().code_is(2).stderr_is(
+        "warning: 1 of 10 checks failed for this host (`problems` in the JSON on stdout)\n",
+    );
     let json = run.json();
     assert_eq!(problem_checks(&json), ["hosttools"], "{json:#}");
     assert_eq!(json["problems"][0]["message"], hosttools_message(&conf));
@@ -122,7 +141,9 @@ fn doctor_prints_each_problem_with_its_fix_and_the_verdict() {
         .args(["doctor", "--meta-qcom-url", &missing, "--kas"])
         .args([venv().join("bin/kas")])
         .run()
-        .code_is(2);
+        .code_is(2)
+        // Text and JSON alike: exit 2 (not ready) and one summary line on stderr.
+        .stderr_is("warning: 3 of 10 checks failed for this host (`problem` rows on stdout)\n");
     let stdout = run.stdout();
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines[0].starts_with("problem  user       running as root"), "{stdout}");
@@ -428,10 +449,11 @@ fn setup_host_as_a_user_prints_the_root_commands_and_runs_nothing() {
 #[test]
 fn the_disk_check_names_kas_work_dir_and_follows_it() {
     let disk = |test: Test| -> String {
-        // The checks are the JSON on stdout; --json writes nothing else.
-        let run = test.run().stderr_is("");
+        // The checks are the JSON on stdout; stderr has only the summary line when one failed.
+        let run = test.run();
         assert!(matches!(run.code(), 0 | 2), "doctor: {}", run.stderr());
         let json = run.json();
+        assert_eq!(run.stderr(), json_summary(&json), "{json:#}");
         let check = json["checks"]
             .as_array()
             .unwrap()

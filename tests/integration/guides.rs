@@ -135,6 +135,16 @@ fn rk3588_guide_commands_run_as_written() {
         let numbers: Vec<u64> = threads.iter().map(|t| t["thread"].as_u64().unwrap()).collect();
         assert_eq!(numbers, (0..8).collect::<Vec<_>>(), "as cyclictest numbers them");
         assert!(threads.iter().all(|t| t["interval_us"] == 1000), "{threads:?}");
+        // The `Measured` line names each of the eight figures by its thread and the CPU
+        // cyclictest measured it on (the figures are this run's, read from the JSON).
+        let maxes: Vec<String> = threads
+            .iter()
+            .map(|t| format!("thread {} on CPU{} {} µs", t["thread"], t["cpu"], t["max_us"]))
+            .collect();
+        let measured = format!("    Measured {}: ", s["name"].as_str().unwrap());
+        let stderr = run.stderr();
+        let line = stderr.lines().find(|l| l.starts_with(&measured)).expect(&stderr);
+        assert!(line.contains(&format!("; max {}; ", maxes.join(", "))), "{line}");
     }
     let system = &json["scenarios"][1];
     assert_eq!(system["label"], "load on the measured CPUs, no isolation");

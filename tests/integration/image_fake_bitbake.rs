@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::support::fixtures::{Bitbake, Fixtures};
 use crate::support::harness::{Test, Unprivileged, venv};
-use crate::support::project::{CHECKING_OUT, Project, built, generated};
+use crate::support::project::{Project, built, checking_out, generated};
 
 fn mtime(path: &Path) -> SystemTime {
     std::fs::metadata(path).unwrap().modified().unwrap()
@@ -25,7 +25,8 @@ const BUILD: &str = "[ROOT]/proj/rtbuild/rb3gen2-core-kit/build";
 /// after generating (a warning about the cache settings).
 fn first_image(build: &str, between: &str) -> String {
     format!(
-        "{CHECKING_OUT}{}{between}       Wrote {OUT}/caches.yml\n{}",
+        "{}{}{between}       Wrote {OUT}/caches.yml\n{}",
+        checking_out("[ROOT]/proj/rtbuild"),
         generated(HEADING, "rb3gen2-core-kit", OUT, &[]),
         built("rb3gen2-core-kit", OUT, build)
     )
@@ -286,6 +287,8 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
     let command =
         format!("command -v bitbake > '{}' && pwd >> '{}'", marker.display(), marker.display());
     image_first_time(&project);
+    // Right after `image` with the same arguments, `shell` reads meta-qcom's checkout as `image`
+    // did and so generates the same files: every one unchanged.
     let run = Test::new()
         .unprivileged()
         .cwd(project.root.join("proj"))
@@ -302,7 +305,7 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
                 project.build_redacted()(&ours)
             },
             &format!(
-                "  Generating {HEADING}\n     Updated rb3gen2-core-kit-rt.yml\n     Updated rtbuild-plan.json\n   Generated {OUT}: 0 new, 2 updated, 0 removed, 7 unchanged\n     Running [VENV]/bin/kas shell {OUT}/rb3gen2-core-kit-rt.yml:{OUT}/caches.yml -c 'command -v bitbake > '\\''[ROOT]/shell-ran'\\'' && pwd >> '\\''[ROOT]/shell-ran'\\'''\n"
+                "  Generating {HEADING}\n   Generated {OUT}: 0 new, 0 updated, 0 removed, 9 unchanged\n     Running [VENV]/bin/kas shell {OUT}/rb3gen2-core-kit-rt.yml:{OUT}/caches.yml -c 'command -v bitbake > '\\''[ROOT]/shell-ran'\\'' && pwd >> '\\''[ROOT]/shell-ran'\\'''\n"
             ),
         )
         .success();
@@ -713,7 +716,8 @@ fn image_with_fake_bitbake_then_bundle_and_lock_follow_kas_work_dir_and_kas_mach
         .stderr_redacted_is(
             project.build_redacted(),
             &format!(
-                "{CHECKING_OUT}note: `qcs6490-rb3gen2` is an alias of `rb3gen2-core-kit`\n{}       Wrote {OUT}/caches.yml\n{}",
+                "{}note: `qcs6490-rb3gen2` is an alias of `rb3gen2-core-kit`\n{}       Wrote {OUT}/caches.yml\n{}",
+                checking_out("[ROOT]/kaswork"),
                 generated(HEADING, "rb3gen2-core-kit", OUT, &[]),
                 built("rb3gen2-core-kit", OUT, "[ROOT]/kaswork/build")
             ),
@@ -819,7 +823,16 @@ fn image_with_fake_bitbake_checks_meta_qcom_out_then_plans_and_prepares_once() {
     let project = Project::new("ok");
     isolate_cpus_6_7_in_meta_qcom(&project);
     let args = ["--cmdline", "qcom_scm.download_mode=1", "--cmdline", "threadirqs"];
-    let run = project.image("rb3gen2-core-kit", &args).run().ignore_stdout().success();
+    // The private folder of the checkout goes where TMPDIR says, a folder of this test's own.
+    let temp = project.root.join("temp");
+    std::fs::create_dir(&temp).unwrap();
+    Unprivileged::get().own(&temp);
+    let run = project
+        .image("rb3gen2-core-kit", &args)
+        .env("TMPDIR", &temp)
+        .run()
+        .ignore_stdout()
+        .success();
     let stderr = run.stderr();
     let checkout = stderr.find("Checking out").expect(&stderr);
     let generating = stderr.find("Generating").expect(&stderr);
@@ -843,13 +856,18 @@ fn image_with_fake_bitbake_checks_meta_qcom_out_then_plans_and_prepares_once() {
     assert!(!cmdline.iter().any(|a| a == "qcom_scm.download_mode=1"), "{plan}");
     assert_eq!(plan["machine_defaults"]["source"], "meta-qcom");
     assert_eq!(project.recorded("argv").lines().count(), 1, "BitBake ran once");
-    // The checkout ran on a private kas file naming meta-qcom alone, removed afterwards.
-    let config = stderr[checkout..]
-        .split_whitespace()
-        .find(|w| w.contains("/meta-qcom.yml:"))
-        .expect(&stderr);
-    let private = std::path::Path::new(config.split(':').next().unwrap());
-    assert!(!private.exists(), "{} was left behind", private.display());
+    // The checkout ran on a private kas file naming meta-qcom alone, in a folder removed
+    // afterwards; its line says what was checked out and where it stays, never that folder.
+    let root = project.root.display();
+    let line = format!(
+        "Checking out meta-qcom file://{root}/repos/meta-qcom (branch wrynose) into {root}/proj/rtbuild/meta-qcom"
+    );
+    assert!(stderr.lines().any(|l| l == line), "no line {line:?} in:\n{stderr}");
+    let left: Vec<_> = std::fs::read_dir(&temp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(
+        !left.iter().any(|name| name.to_string_lossy().starts_with("rtbuild-checkout")),
+        "the checkout's private folder was left behind: {left:?}"
+    );
     let local = std::fs::read_to_string(out.join("build/conf/local.conf")).unwrap();
     assert!(local.contains("QCOM_RT_CPU:forcevariable = \"6-7\""), "{local}");
 }

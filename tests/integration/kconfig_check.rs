@@ -20,7 +20,12 @@ fn real_kernel_tree_keeps_preempt_rt_only_with_expert() {
         ])
         .args([&tree])
         .run()
-        .code_is(1);
+        .code_is(1)
+        // The summary line a failed verify ends with, built by the same helper.
+        .stderr_is(&format!(
+            "warning: 1 of 3 checks failed for {} (status `fail` in the JSON on stdout)\n",
+            tree.display()
+        ));
     let json = run.json();
     let rt = json["checks"]
         .as_array()
@@ -39,6 +44,19 @@ fn real_kernel_tree_keeps_preempt_rt_only_with_expert() {
              but CONFIG_EXPERT is not set; add CONFIG_EXPERT=y to the fragment"
         )
     );
+
+    // The table on stdout, and the same line pointing at its FAIL rows.
+    Test::new()
+        .file("rt-noexpert.cfg", "CONFIG_PREEMPT_RT=y\nCONFIG_NO_HZ_FULL=y\nCONFIG_CPUSETS=y\n")
+        .args(["kconfig-check", "--fragment", "rt-noexpert.cfg", "--kernel-src"])
+        .args([&tree])
+        .run()
+        .code_is(1)
+        .stdout_contains("verdict: FAIL")
+        .stderr_is(&format!(
+            "warning: 1 of 3 checks failed for {} (FAIL rows in the table on stdout)\n",
+            tree.display()
+        ));
 
     let run = Test::new()
         .file("rt-noexpert.cfg", "CONFIG_PREEMPT_RT=y\nCONFIG_NO_HZ_FULL=y\nCONFIG_CPUSETS=y\n")

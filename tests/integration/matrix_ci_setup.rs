@@ -161,12 +161,14 @@ fn matrix_with_fake_bitbake_builds_every_cell_in_kas_work_dir_and_bundle_follows
 #[test]
 fn matrix_with_fake_bitbake_fail_fast_skips_the_rest_and_json_lists_cells() {
     let project = Project::new("fail");
-    // The first cell fails; the second is skipped without a word on stderr (the JSON lists it).
+    // The first cell fails; the second is skipped, and stderr says which and why, as the JSON
+    // on stdout does.
     let run = matrix(&project, &["--fail-fast", "--json"])
         .run()
         .stderr_redacted_is(
             project.build_redacted(),
-            &cell("rb3gen2-core-kit", "[ROOT]/proj/rtbuild/rb3gen2-core-kit/build", false),
+            &(cell("rb3gen2-core-kit", "[ROOT]/proj/rtbuild/rb3gen2-core-kit/build", false)
+                + "warning: skipped 1 cell after rb3gen2-core-kit / qcom-distro failed (--fail-fast): iq-9075-evk / qcom-distro\n"),
         )
         .code_is(1);
     let cells = run.json();

@@ -108,17 +108,23 @@ impl WriteError {
 }
 
 /// A synced temp file in `path`'s folder (which must exist) holding `bytes` with the final
-/// mode, ready to be renamed over `path`.
+/// mode, ready to be renamed over `path`. A failure names `path`, the file the user asked for,
+/// with the system's own error: the temp file is rtbuild's, and it is removed again (tempfile's
+/// own wrappers would add ` at path "/x/.rtbuild-AbC12"`, so the file is created and written
+/// through `std` directly).
 fn temp_beside(
     path: &Path,
     bytes: &[u8],
     executable: bool,
 ) -> Result<tempfile::NamedTempFile, WriteError> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp =
-        tempfile::Builder::new().prefix(".rtbuild-").tempfile_in(dir).map_err(io(dir))?;
-    temp.write_all(bytes).map_err(io(path))?;
+    let create = |temp: &Path| {
+        std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(temp)
+    };
+    let temp =
+        tempfile::Builder::new().prefix(".rtbuild-").make_in(dir, create).map_err(io(path))?;
+    temp.as_file().write_all(bytes).map_err(io(path))?;
     temp.as_file().sync_all().map_err(io(path))?;
     let mode = if executable { 0o755 } else { 0o644 };
     std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(mode))

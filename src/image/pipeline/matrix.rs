@@ -37,7 +37,7 @@ pub(crate) struct Cell {
     pub machine: String,
     pub distro: String,
     /// `succeeded`, `failed`, `unverified` (built, but verification failed), `interrupted`,
-    /// `planned` (dry run), or `skipped` after `--fail-fast`.
+    /// `planned` (dry run), or `skipped` after `--fail-fast` (see [`skipped_line`]).
     pub status: String,
     pub result: Option<BuildResult>,
     /// The verdict of `verify`, when it ran.
@@ -105,6 +105,31 @@ pub(crate) fn matrix(
     Ok(cells)
 }
 
+/// The one line that says which cells were skipped and why (the cell that stopped the matrix:
+/// failed or unverified under `--fail-fast`, or interrupted), or `None` when none was:
+/// `skipped 1 cell after rb3gen2-core-kit / qcom-distro failed (--fail-fast): iq-9075-evk /
+/// qcom-distro`.
+pub(crate) fn skipped_line(cells: &[Cell]) -> Option<String> {
+    let name = |c: &Cell| format!("{} / {}", c.machine, c.distro);
+    let skipped: Vec<String> = cells.iter().filter(|c| c.status == "skipped").map(name).collect();
+    if skipped.is_empty() {
+        return None;
+    }
+    let why = match cells.iter().rev().find(|c| c.status != "skipped") {
+        Some(c) if c.status == "interrupted" => format!("after {} was interrupted", name(c)),
+        Some(c) if c.status == "unverified" => {
+            format!("after {} failed verification (--fail-fast)", name(c))
+        }
+        Some(c) => format!("after {} failed (--fail-fast)", name(c)),
+        None => "(--fail-fast)".to_string(),
+    };
+    Some(format!(
+        "skipped {} {why}: {}",
+        crate::text::counted(skipped.len(), "cell"),
+        skipped.join(", ")
+    ))
+}
+
 fn status_name(status: BuildStatus) -> &'static str {
     match status {
         BuildStatus::Succeeded => "succeeded",
@@ -146,4 +171,45 @@ pub(crate) fn table(cells: &[Cell]) -> Vec<String> {
         .collect();
     let header = ["MACHINE", "DISTRO", "STATUS", "TIME", "SSTATE", "RESULT"].map(String::from);
     crate::text::table::table(&header, &rows).lines().map(str::to_string).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(machine: &str, status: &str) -> Cell {
+        Cell {
+            machine: machine.to_string(),
+            distro: "qcom-distro".to_string(),
+            status: status.to_string(),
+            result: None,
+            verified: None,
+            bundle: None,
+        }
+    }
+
+    #[test]
+    fn the_skipped_cells_are_named_with_the_cell_that_stopped_the_matrix() {
+        let failed = [cell("rb3gen2-core-kit", "failed"), cell("iq-9075-evk", "skipped")];
+        assert_eq!(
+            skipped_line(&failed).unwrap(),
+            "skipped 1 cell after rb3gen2-core-kit / qcom-distro failed (--fail-fast): iq-9075-evk / qcom-distro"
+        );
+        let unverified = [
+            cell("rb3gen2-core-kit", "succeeded"),
+            cell("iq-9075-evk", "unverified"),
+            cell("qcs9100-ride-sx", "skipped"),
+            cell("iq-8275-evk", "skipped"),
+        ];
+        assert_eq!(
+            skipped_line(&unverified).unwrap(),
+            "skipped 2 cells after iq-9075-evk / qcom-distro failed verification (--fail-fast): qcs9100-ride-sx / qcom-distro, iq-8275-evk / qcom-distro"
+        );
+        let interrupted = [cell("rb3gen2-core-kit", "interrupted"), cell("iq-9075-evk", "skipped")];
+        assert_eq!(
+            skipped_line(&interrupted).unwrap(),
+            "skipped 1 cell after rb3gen2-core-kit / qcom-distro was interrupted: iq-9075-evk / qcom-distro"
+        );
+        assert_eq!(skipped_line(&[cell("rb3gen2-core-kit", "failed")]), None);
+    }
 }

@@ -12,7 +12,7 @@ use super::{ImageError, ImageOptions};
 use crate::catalog::meta_qcom::MetaQcom;
 use crate::catalog::{CatalogError, Lookup};
 use crate::error::Interrupted;
-use crate::host::runner::{Runner, check_status, signals};
+use crate::host::runner::{RunError, Runner, check_status, signals};
 use crate::image::kas::BuildPaths;
 use crate::image::kas::command;
 use crate::image::kasrun::check_writable;
@@ -266,18 +266,38 @@ fn checkout(
         "write_bbconfig",
     ]);
     let cmd = command::in_container(checkout, launch.launcher.engine);
-    ui.status("Checking out", &cmd);
+    // What is checked out and where it stays: the command names the private folder, which is
+    // gone once this returns.
+    ui.status("Checking out", checking_out(settings, lock, &checkout_dir(&site.work)));
     let started = std::time::Instant::now();
     let ran = runner.capture(&cmd).and_then(|output| check_status(&cmd, output));
     let kas_secs = started.elapsed().as_secs_f64();
     if let Err(err) = ran {
-        ui.detail(format!("kas checkout failed ({err}); kas build will report it"));
+        let why = match err {
+            RunError::Status { status, .. } => status,
+            RunError::Spawn { cause, .. } => format!("kas could not start: {cause}"),
+            other => other.to_string(),
+        };
+        ui.detail(format!("kas checkout of meta-qcom failed ({why}); kas build will report it"));
         return Ok((None, kas_secs));
     }
     if signals::interrupted() {
         return Err(Interrupted.into());
     }
     Ok((MetaQcom::open(&checkout_dir(&site.work)).ok(), kas_secs))
+}
+
+/// What `kas checkout` fetches and where it leaves it: `meta-qcom URL (branch B[, commit C[ from
+/// the lock]]) into WORK/meta-qcom`, the revision as the lock or `--meta-qcom-commit` pins it.
+fn checking_out(settings: &Settings, lock: Option<&LockFile>, dir: &Path) -> String {
+    let spec = &settings.meta_qcom;
+    let locked = lock.and_then(|lock| lock.repos.get("meta-qcom")).map(|pin| pin.commit.as_str());
+    let revision = match (locked, &spec.commit) {
+        (Some(commit), _) => format!("branch {}, commit {commit} from the lock", spec.branch),
+        (None, Some(commit)) => format!("branch {}, commit {commit}", spec.branch),
+        (None, None) => format!("branch {}", spec.branch),
+    };
+    format!("meta-qcom {} ({revision}) into {}", spec.url, crate::text::shown_path(dir))
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), ImageError> {

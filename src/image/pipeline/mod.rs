@@ -33,6 +33,7 @@ use crate::image::doctor::NotReady;
 use crate::image::kasrun::BuildError;
 use crate::image::kasrun::report::BuildResult;
 use crate::image::kasrun::run;
+use crate::image::kasrun::run::BuildJob;
 use crate::layer::generate::GenerateError;
 use crate::plan::values::ValueError;
 use crate::plan::{Plan, PlanError, PlanRequest, Settings};
@@ -126,6 +127,40 @@ pub(crate) fn image(
         // Read (and so check) the lock before anything is generated.
         crate::release::lock::LockFile::read(lock)?;
     }
+    let Prepared { plan, job, checkout_secs } = prepared(request, catalog, options, runner, ui)?;
+    if let Some(lock) = &options.lock {
+        install_lock(lock, &job.layout.kas_file, dry_run, ui)?;
+    }
+    if dry_run {
+        return Ok(ImageOutcome::Planned(DryRun::of(&job)));
+    }
+    let expected = plan.expectations();
+    let result = run::build(&job, runner, ui)?;
+    run::report(&result, ui);
+    let after = after_build(&result, &job, &expected, options.post, runner, ui)?;
+    let kas_secs = checkout_secs + result.duration_secs + after.kas_secs;
+    Ok(ImageOutcome::Built { result, after, kas_secs })
+}
+
+/// A build made ready to run: the plan and the job, with the seconds kas took to check
+/// meta-qcom out.
+pub(crate) struct Prepared {
+    pub plan: Plan,
+    pub job: BuildJob,
+    pub checkout_secs: f64,
+}
+
+/// The request's settings checked, meta-qcom resolved (`--meta-qcom DIR`, else kas's checkout
+/// in the work folder), the plan made once, the folders and host checked once and the files
+/// generated: what `image` builds and what `shell` opens, so a `shell` after an `image` with
+/// the same arguments generates the same files.
+pub(crate) fn prepared(
+    request: &PlanRequest,
+    catalog: &Catalog,
+    options: &ImageOptions,
+    runner: &dyn Runner,
+    ui: &Ui,
+) -> Result<Prepared, ImageError> {
     let settings = Settings::new(request)?;
     let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
     // The command's one catalog lookup: meta-qcom's checkout and the plan both take it.
@@ -140,18 +175,7 @@ pub(crate) fn image(
         None => prepare::check(&plan, &options.output, &options.setup, ui)?,
     };
     let job = prepare::prepare_in(&plan, site, &options.output, &options.setup, ui)?;
-    if let Some(lock) = &options.lock {
-        install_lock(lock, &job.layout.kas_file, dry_run, ui)?;
-    }
-    if dry_run {
-        return Ok(ImageOutcome::Planned(DryRun::of(&job)));
-    }
-    let expected = plan.expectations();
-    let result = run::build(&job, runner, ui)?;
-    run::report(&result, ui);
-    let after = after_build(&result, &job, &expected, options.post, runner, ui)?;
-    let kas_secs = checkout_secs + result.duration_secs + after.kas_secs;
-    Ok(ImageOutcome::Built { result, after, kas_secs })
+    Ok(Prepared { plan, job, checkout_secs })
 }
 
 /// The plan, made once from the request's settings, the catalog's answer and meta-qcom as

@@ -5,12 +5,13 @@
 //! on the user's machine, exactly as if they had typed it there: it is a shell command by
 //! design, the only place rtbuild hands text to a shell, and rtbuild adds nothing to it.
 
-use super::{BuildSetup, ImageError, OutputOptions, prepare};
+use super::{ImageError, ImageOptions, Prepared, prepared};
+use crate::catalog::Catalog;
 use crate::error::Interrupted;
 use crate::host::runner::{Cmd, Runner};
 use crate::image::kas::command;
 use crate::image::kasrun::BuildError;
-use crate::plan::Plan;
+use crate::plan::PlanRequest;
 use crate::text::ui::Ui;
 
 /// How `kas shell` ended.
@@ -22,22 +23,23 @@ pub(crate) enum ShellOutcome {
     Ran { success: bool },
 }
 
-/// Prepares the build as `rtbuild image` would, then runs `kas shell` (with `-c command`) on
-/// the user's terminal.
+/// Prepares the build as `rtbuild image` does ([`prepared`]: meta-qcom resolved the same way,
+/// so the files it generates are the ones `image` generated), then runs `kas shell` (with `-c
+/// command`) on the user's terminal.
 pub(crate) fn shell(
-    plan: &Plan,
-    output: &OutputOptions,
-    setup: &BuildSetup,
+    request: &PlanRequest,
+    catalog: &Catalog,
+    options: &ImageOptions,
     command: Option<&str>,
     runner: &dyn Runner,
     ui: &Ui,
 ) -> Result<ShellOutcome, ImageError> {
-    let job = prepare(plan, output, setup, ui)?;
+    let Prepared { job, .. } = prepared(request, catalog, options, runner, ui)?;
     let cmd = command::in_container(
         command::kas_shell(&job.kas, &job.layout, &job.dirs, command),
         job.container,
     );
-    if output.dry_run() {
+    if options.output.dry_run() {
         return Ok(ShellOutcome::Planned(cmd));
     }
     ui.status("Running", &cmd);

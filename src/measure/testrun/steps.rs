@@ -9,7 +9,7 @@ use super::load_level::{load_levels, load_percent, load_shortfall};
 use super::scenario::{CommandSpec, Scenario};
 use super::sequence::{Sequence, load_argv};
 use super::session::Session;
-use crate::formats::run_json::ScenarioRecord;
+use crate::formats::run_json::{ScenarioRecord, ThreadSummary};
 use crate::text::duration;
 
 impl Session<'_> {
@@ -480,43 +480,13 @@ impl Session<'_> {
 
     fn report(&self, index: usize) {
         let s = &self.record.scenarios[index];
-        let maxes: Vec<String> =
-            s.threads.iter().map(|t| format!("CPU{} {} µs", t.cpu, t.max_us)).collect();
         let device: Vec<String> = s
             .interrupts_on_rt_cpus
             .iter()
             .filter(|d| d.device)
             .map(|d| format!("IRQ {} ({}) x{} on CPU{}", d.irq, d.description, d.count, d.cpu))
             .collect();
-        let irqs = if device.is_empty() {
-            "no device interrupts on RT CPUs".to_string()
-        } else {
-            let mut names: Vec<String> = Vec::new();
-            for d in s.interrupts_on_rt_cpus.iter().filter(|d| d.device) {
-                let name = format!("IRQ {} {}", d.irq, d.description);
-                if !names.contains(&name) {
-                    names.push(name);
-                }
-            }
-            format!(
-                "{} on RT CPUs: {}",
-                crate::text::counted(names.len(), "device interrupt source"),
-                names.join(", ")
-            )
-        };
-        let verdict = if s.invalid_reasons.is_empty() { "valid" } else { "INVALID" };
-        let verdict = match &s.label {
-            Some(label) => format!("{verdict} ({label})"),
-            None => verdict.to_string(),
-        };
-        self.ui.status(
-            "Measured",
-            format!(
-                "{}: {verdict}; max {}; {irqs}",
-                s.name,
-                if maxes.is_empty() { "-".into() } else { maxes.join(", ") }
-            ),
-        );
+        self.ui.status("Measured", measured(s));
         for line in &device {
             self.ui.detail(line);
         }
@@ -532,9 +502,54 @@ impl Session<'_> {
     }
 }
 
+/// The `Measured` line of scenario `s`: its validity, each cyclictest thread's max, and the
+/// device interrupts that fired on the RT CPUs.
+fn measured(s: &ScenarioRecord) -> String {
+    let irqs = if s.interrupts_on_rt_cpus.iter().any(|d| d.device) {
+        let mut names: Vec<String> = Vec::new();
+        for d in s.interrupts_on_rt_cpus.iter().filter(|d| d.device) {
+            let name = format!("IRQ {} {}", d.irq, d.description);
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        format!(
+            "{} on RT CPUs: {}",
+            crate::text::counted(names.len(), "device interrupt source"),
+            names.join(", ")
+        )
+    } else {
+        "no device interrupts on RT CPUs".to_string()
+    };
+    let verdict = if s.invalid_reasons.is_empty() { "valid" } else { "INVALID" };
+    let verdict = match &s.label {
+        Some(label) => format!("{verdict} ({label})"),
+        None => verdict.to_string(),
+    };
+    format!("{}: {verdict}; max {}; {irqs}", s.name, thread_maxes(&s.threads))
+}
+
+/// Each thread's max, named by its thread number and the CPU it measured on (`thread 0 on
+/// CPU1 38 µs`): unpinned threads may share a CPU, so the CPU alone names no thread. `-` when
+/// no thread reported.
+fn thread_maxes(threads: &[ThreadSummary]) -> String {
+    if threads.is_empty() {
+        return "-".to_string();
+    }
+    let each = threads.iter().map(|t| match u32::try_from(t.cpu) {
+        Ok(cpu) => format!("thread {} on CPU{cpu} {} µs", t.thread, t.max_us),
+        Err(_) => format!("thread {} {} µs", t.thread, t.max_us),
+    });
+    each.collect::<Vec<_>>().join(", ")
+}
+
 /// Whether cyclictest stopped at its `-b` breach (its stdout says `# Break thread:`).
 fn stopped_at_breach_of(out: &std::path::Path, name: &str, tracing: bool) -> bool {
     tracing
         && std::fs::read_to_string(out.join(format!("raw/{name}.hist.txt")))
             .is_ok_and(|t| super::trace::breach(&t).is_some())
 }
+
+#[cfg(test)]
+#[path = "steps_tests.rs"]
+mod tests;

@@ -145,8 +145,7 @@ impl Project {
     /// A redactor for `stderr_redacted_is` of a build in this project: the project folder is
     /// written `[ROOT]` and the test venv `[VENV]`; the figures a build measures (the `[00:00:01]`
     /// clock of a progress line, the time after `Built … in` and `failed after`) are `[CLOCK]`
-    /// and `[TIME]`; the temporary folder `image` checks meta-qcom out from is `[CHECKOUT]`;
-    /// and the doctor's warning that this host's disk may be too small for a first
+    /// and `[TIME]`; and the doctor's warning that this host's disk may be too small for a first
     /// real build (a fact of the machine the test runs on, not of the command) is left out.
     /// Every other byte stays as rtbuild wrote it.
     pub(crate) fn build_redacted(&self) -> impl Fn(&str) -> String {
@@ -162,7 +161,7 @@ impl Project {
                 }
                 out.push_str(&redact_build_figures(line));
             }
-            checkout_redacted(&out.replace(&root, "[ROOT]").replace(&venv, "[VENV]"))
+            out.replace(&root, "[ROOT]").replace(&venv, "[VENV]")
         }
     }
 
@@ -228,24 +227,14 @@ pub(crate) fn generated(heading: &str, machine: &str, out: &str, extra: &[&str])
     text + &format!("   Generated {out}: {} new, 0 updated, 0 removed, 0 unchanged\n", files.len())
 }
 
-/// `text` with each temporary `…/rtbuild-checkoutXXXXXX` folder (random, removed after the
-/// checkout) written `[CHECKOUT]`.
-fn checkout_redacted(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("rtbuild-checkout") {
-        let start = rest[..at].rfind([' ', ':']).map_or(0, |i| i + 1);
-        let end = at + "rtbuild-checkout".len() + 6;
-        out.push_str(&rest[..start]);
-        out.push_str("[CHECKOUT]");
-        rest = rest.get(end..).unwrap_or("");
-    }
-    out + rest
+/// What `image` writes before it generates, on a first run: what kas checks out (the fixture
+/// meta-qcom at the default branch) and where the checkout stays, `work`'s `meta-qcom` (through
+/// [`Project::build_redacted`]). No temporary folder: it is gone when `image` ends.
+pub(crate) fn checking_out(work: &str) -> String {
+    format!(
+        "Checking out meta-qcom file://[ROOT]/repos/meta-qcom (branch wrynose) into {work}/meta-qcom\n"
+    )
 }
-
-/// What `image` writes before it generates, on a first run: the kas checkout of meta-qcom's
-/// lock (through [`Project::build_redacted`]).
-pub(crate) const CHECKING_OUT: &str = "Checking out [VENV]/bin/kas checkout [CHECKOUT]/meta-qcom.yml:[CHECKOUT]/lock.yml --skip setup_environ --skip write_bbconfig\n";
 
 /// What `image` (or a `matrix` cell) writes from running kas to the verify of a build of
 /// `machine` that succeeds, generated into `out` and built in `build`, through
