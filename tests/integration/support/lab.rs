@@ -16,10 +16,11 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::support::harness::project_root;
+use crate::support::shared_lock::{self, SharedLock};
 
 pub(crate) fn lab_script() -> PathBuf {
     project_root().join("tests/lab/rt-guest.sh")
@@ -154,10 +155,11 @@ pub(crate) fn guest() -> &'static Guest {
     }
 }
 
-/// Guest tests change the guest (tuning, tracing, load): one at a time.
-pub(crate) fn exclusive() -> MutexGuard<'static, ()> {
+/// Guest tests change the guest (tuning, tracing, load), and two TCG guests at once would starve
+/// each other: one at a time, in every test process.
+pub(crate) fn exclusive() -> SharedLock {
     static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+    shared_lock::hold(&LOCK, "lab-guest")
 }
 
 impl Guest {

@@ -6,12 +6,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// Runs that measure with cyclictest hold this lock: two SCHED_FIFO 99 measurements pinned to
-/// the same CPU of this 2-CPU machine would starve each other and fail the cycle-count checks
-/// for a reason that has nothing to do with the code under test.
-pub(crate) fn measuring() -> std::sync::MutexGuard<'static, ()> {
+use crate::support::shared_lock::{self, SharedLock};
+
+/// Runs that measure with cyclictest hold this lock, in every test process: two SCHED_FIFO 99
+/// measurements pinned to the same CPU of this 2-CPU machine would starve each other and fail
+/// the cycle-count checks for a reason that has nothing to do with the code under test.
+pub(crate) fn measuring() -> SharedLock {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    shared_lock::hold(&LOCK, "measuring")
 }
 
 /// Reasons that depend on how this shared VM happened to schedule (lost cycles, spikes above

@@ -15,6 +15,7 @@ pub(crate) mod measuring;
 pub(crate) mod pg_server;
 pub(crate) mod processes;
 pub(crate) mod project;
+pub(crate) mod shared_lock;
 pub(crate) mod spdx_fixture;
 pub(crate) mod sshd;
 pub(crate) mod target;
