@@ -405,6 +405,7 @@ case $cmd in
         # (`group:event` or `group:*`) on the CPUs of CPUMASK (tracefs hex) in the top-level
         # buffer, which cyclictest's --tracemark stops at the breach. Saves every setting it
         # changes first; mounts tracefs when it is not. Says `unavailable WHY` when it cannot.
+        # With ANALYZER rtla it saves the same settings and changes none.
         state=$1 mask=$2 kb=$3 analyzer=$4
         shift 4
         state_ok "$state" || exit 3
@@ -452,11 +453,6 @@ case $cmd in
                 exit 0
             fi
         fi
-        if [ "$analyzer" = rtla ]; then
-            # rtla sets up (and restores) its own tracing instance; rtbuild changes nothing.
-            echo "tracefs $t"
-            exit 0
-        fi
         # One rtbuild trace at a time on this machine: the top-level buffer is shared. The
         # lock names the run's state folder; a lock whose folder is gone is stale.
         lock=/tmp/rtbuild-trace.lock
@@ -480,6 +476,14 @@ case $cmd in
             cat "$t/tracing_cpumask"
         } >"$state/trace.saved"
         cp "$t/set_event" "$state/trace.events"
+        if [ "$analyzer" = rtla ]; then
+            # rtla records in a tracing instance of its own, but a stop can leave the top-level
+            # settings changed (tracing_on 0 after rtla 6.1 on a 6.12 PREEMPT_RT kernel): they
+            # are saved as for ftrace, left as they are, and put back and read back afterwards.
+            [ -f "$state/trace.mounted" ] && echo mounted
+            echo "tracefs $t"
+            exit 0
+        fi
         echo 0 >"$t/tracing_on"
         echo "$kb" >"$t/buffer_size_kb" 2>/dev/null
         echo "$mask" >"$t/tracing_cpumask"

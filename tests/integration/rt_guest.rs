@@ -326,6 +326,8 @@ fn rtla_on_the_rt_guest_keeps_its_trace_when_it_prints_no_analysis() {
         &[
             measuring_line("idle", "5s"),
             "   Analyzing idle: rtla timerlat -a 50 for 5s on CPUs 1".into(),
+            // rtla records in an instance of its own; the top-level settings are put back anyway.
+            "    Restored the tracing settings in /sys/kernel/tracing".into(),
         ],
     );
     let dir = run.path().join("res");

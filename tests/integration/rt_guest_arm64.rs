@@ -487,14 +487,16 @@ fn breach_traced_on_arm64(guest: &Guest, board: &Board, analyzer: &str, steps: &
         .run()
         .ignore_stdout()
         .stderr_has_line(&format!("   Measuring idle for 5s on RT CPUs {}", board.rt_cpu));
-    // What each analyzer says it did: rtla names its own command, ftrace gives the settings back.
+    // What each analyzer says it did: rtla names its own command; both give the top-level
+    // settings back (an rtla stop here once left tracing_on at 0).
     let run = match analyzer {
         "rtla" => run.stderr_has_line(&format!(
             "   Analyzing idle: rtla timerlat -a 50 for 5s on CPUs {}",
             board.rt_cpu
         )),
-        _ => run.stderr_has_line("    Restored the tracing settings in /sys/kernel/tracing"),
-    };
+        _ => run,
+    }
+    .stderr_has_line("    Restored the tracing settings in /sys/kernel/tracing");
     steps.at("traced test done");
     let dir = run.path().join("res");
     let json: Value =

@@ -335,6 +335,10 @@ fn fake_rtla(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
         ("tracing_on", "1\n"),
         ("current_tracer", "nop\n"),
         ("available_tracers", "timerlat osnoise function nop\n"),
+        ("buffer_size_kb", "1408\n"),
+        ("tracing_cpumask", "3\n"),
+        ("set_event", ""),
+        ("trace", ""),
     ] {
         fs::write(fake_tracefs.join(file), text).unwrap();
     }
@@ -342,7 +346,7 @@ fn fake_rtla(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
     fs::create_dir(&bin).unwrap();
     let record = tmp.join("rtla-calls.txt");
     let script = format!(
-        "#!/bin/sh\n{{ echo \"cwd $PWD\"; echo \"argv $*\"; }} >> \"$FAKE_RTLA_RECORD\"\necho 'trace of the fake' > timerlat_trace.txt\ncat <<'OUT'\n{FAKE_RTLA_OUTPUT}OUT\n"
+        "#!/bin/sh\n{{ echo \"cwd $PWD\"; echo \"argv $*\"; }} >> \"$FAKE_RTLA_RECORD\"\n[ -z \"${{FAKE_RTLA_TRACING_OFF:-}}\" ] || echo 0 > \"$RTBUILD_TRACEFS/tracing_on\"\necho 'trace of the fake' > timerlat_trace.txt\ncat <<'OUT'\n{FAKE_RTLA_OUTPUT}OUT\n"
     );
     fs::write(bin.join("rtla"), script).unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -380,6 +384,7 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
     let json = run_json(&dir);
     assert_eq!(json["settings"]["analyzer"], "rtla");
     assert_eq!(json["tracing"]["tracefs"], fake_tracefs.display().to_string());
+    assert_eq!(json["tracing"]["restored"], true, "{:#}", json["tracing"]);
     let s = &json["scenarios"][0];
     let argv = s["argv"]["cyclictest"].to_string();
     assert!(!argv.contains("\"-b\"") && !argv.contains("tracemark"), "{argv}");
@@ -408,6 +413,37 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
         "{spike}"
     );
     assert_eq!(tracing_settings(), before, "rtla mode changes no tracing setting itself");
+}
+
+/// rtla records in an instance of its own, yet an rtla 6.1 stop on the lab's arm64 PREEMPT_RT
+/// guest left the top-level `tracing_on` at 0: rtbuild saves the top-level settings before rtla
+/// and puts them back after it, reading each back, instead of assuming rtla changed nothing.
+/// A FAKE rtla that switches the (fake) top-level tracing off stands in for that stop.
+#[test]
+fn tracing_switched_off_by_a_recording_fake_rtla_is_put_back_and_read_back() {
+    let _one_at_a_time = measuring();
+    let tmp = tempfile::tempdir().unwrap();
+    let (bin, fake_tracefs, record) = fake_rtla(tmp.path());
+    let run = Test::new()
+        .path_prepend(&bin)
+        .env("RTBUILD_TRACEFS", &fake_tracefs)
+        .env("FAKE_RTLA_RECORD", &record)
+        .env("FAKE_RTLA_TRACING_OFF", "1")
+        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "2s"])
+        .args(["--histogram-us", "200000", "--trace-above-us", "50", "--analyzer", "rtla"])
+        .args(["--out", "res"])
+        .run()
+        .stdout_is("res\n")
+        .stderr_has_line(&format!(
+            "    Restored the tracing settings in {}",
+            fake_tracefs.display()
+        ));
+    assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
+    assert_eq!(fs::read_to_string(&record).unwrap().lines().count(), 2, "rtla ran once");
+    assert_eq!(fs::read_to_string(fake_tracefs.join("tracing_on")).unwrap().trim(), "1");
+    let json = run_json(&run.path().join("res"));
+    assert_eq!(json["tracing"]["restored"], true, "{:#}", json["tracing"]);
+    assert_eq!(json["tracing"]["restore_problems"], serde_json::json!([]), "{:#}", json["tracing"]);
 }
 
 #[test]

@@ -171,15 +171,10 @@ impl Session<'_> {
         ending
     }
 
-    /// Puts the target's tracing settings back (the helper reads each back).
+    /// Puts the target's tracing settings back (the helper reads each back). With rtla too:
+    /// rtla records in an instance of its own, yet a stop can leave the top-level settings
+    /// changed, so `restored` is what the target reads back, never assumed.
     pub(super) fn trace_restore(&mut self) {
-        if self.analyzer() == Some(Analyzer::Rtla) {
-            // rtla restores its own instance; rtbuild changed nothing.
-            if let Some(tracing) = self.record.tracing.as_mut() {
-                tracing.restored = true;
-            }
-            return;
-        }
         let Some(tracing) = self.record.tracing.as_mut() else { return };
         let Ok(out) =
             self.req.host.run_script(self.runner, super::HELPER, ["trace-restore", &self.state])
