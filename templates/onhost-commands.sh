@@ -477,9 +477,10 @@ case $cmd in
         } >"$state/trace.saved"
         cp "$t/set_event" "$state/trace.events"
         if [ "$analyzer" = rtla ]; then
-            # rtla records in a tracing instance of its own, but a stop can leave the top-level
-            # settings changed (tracing_on 0 after rtla 6.1 on a 6.12 PREEMPT_RT kernel): they
-            # are saved as for ftrace, left as they are, and put back and read back afterwards.
+            # rtla records in a tracing instance of its own, but the top-level settings can be
+            # changed after it (tracing_on read 0 after an rtla stop on a 6.12 PREEMPT_RT
+            # guest): they are saved as for ftrace, left as they are, and put back and read
+            # back afterwards.
             [ -f "$state/trace.mounted" ] && echo mounted
             echo "tracefs $t"
             exit 0

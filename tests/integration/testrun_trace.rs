@@ -415,10 +415,11 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
     assert_eq!(tracing_settings(), before, "rtla mode changes no tracing setting itself");
 }
 
-/// rtla records in an instance of its own, yet an rtla 6.1 stop on the lab's arm64 PREEMPT_RT
-/// guest left the top-level `tracing_on` at 0: rtbuild saves the top-level settings before rtla
-/// and puts them back after it, reading each back, instead of assuming rtla changed nothing.
-/// A FAKE rtla that switches the (fake) top-level tracing off stands in for that stop.
+/// rtla records in an instance of its own, yet on the lab's arm64 PREEMPT_RT guest the
+/// top-level `tracing_on` read 0 after an rtla run that stopped at its threshold: rtbuild saves
+/// the top-level settings before rtla and puts them back after it, reading each back, instead of
+/// assuming rtla changed nothing. A FAKE rtla that switches the (fake) top-level tracing off
+/// stands in for that run.
 #[test]
 fn tracing_switched_off_by_a_recording_fake_rtla_is_put_back_and_read_back() {
     let _one_at_a_time = measuring();
