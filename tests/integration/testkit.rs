@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::support::harness::Test;
 use crate::support::lab_snapshots::snapshots;
+use crate::support::measuring::measuring;
 
 /// One program: its folder, testkit's `TESTNAME`, the arguments and environment for a short run.
 type Program =
@@ -54,6 +55,8 @@ fn run_suite(suite: &Path) {
 
 #[test]
 fn testkit_rt_tests_run_here_and_report_reads_their_results() {
+    // The rt-tests programs measure on this machine's CPUs, at real-time priorities.
+    let _one_at_a_time = measuring();
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new("cp")
         .arg("-a")
