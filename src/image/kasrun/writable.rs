@@ -14,9 +14,13 @@ pub(crate) fn check_writable(out: &Path) -> Result<(), BuildError> {
         let source = std::io::Error::new(std::io::ErrorKind::NotADirectory, "a file is in the way");
         return Err(unwritable(existing, source));
     }
+    // Created through std: tempfile's own creation adds ` at path "/x/.rtbuild-write-testAbC12"`
+    // to its errors, naming the probe file where the message names the folder.
     tempfile::Builder::new()
         .prefix(".rtbuild-write-test")
-        .tempfile_in(existing)
+        .make_in(existing, |path| {
+            std::fs::OpenOptions::new().write(true).create_new(true).open(path)
+        })
         .map(drop)
         .map_err(|source| unwritable(existing, source))
 }
@@ -39,5 +43,21 @@ mod tests {
         );
         check_writable(&dir.path().join("new/m")).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// A folder that cannot take a new file (`/proc/1` refuses one even to root) is named with
+    /// the system's own error, not the probe file rtbuild tried to create in it.
+    #[test]
+    fn an_unwritable_folder_is_named_not_the_probe_file() {
+        let system = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open("/proc/1/.rtbuild-probe")
+            .unwrap_err();
+        let err = check_writable(Path::new("/proc/1/out")).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("cannot write /proc/1: {system}; choose a writable output folder with --out")
+        );
     }
 }

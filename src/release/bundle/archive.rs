@@ -126,10 +126,14 @@ pub(super) fn write(
     // Created and registered for removal with no signal in between.
     let (tmp, on_signal) = {
         let _section = crate::host::runner::signals::critical();
+        // Created through std: tempfile's own creation adds ` at path "/x/.rtbuild-AbC12"` to
+        // its errors, naming rtbuild's temp file where the message names `out`.
         let tmp = tempfile::Builder::new()
             .prefix(".rtbuild-")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-            .tempfile_in(dir)
+            .make_in(dir, |path| {
+                use std::os::unix::fs::OpenOptionsExt;
+                std::fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(path)
+            })
             .map_err(write_err)?;
         let on_signal = crate::host::runner::signals::remove_on_signal(tmp.path());
         (tmp, on_signal)
@@ -321,4 +325,31 @@ pub(super) fn read(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bundle whose folder cannot take a new file (`/proc/1` refuses one even to root) is
+    /// refused naming the archive the user asked for with the system's own error, never the
+    /// temp file rtbuild would have written first.
+    #[test]
+    fn an_archive_that_cannot_be_created_names_the_archive_not_a_temp_file() {
+        let out = Path::new("/proc/1/release.tar.zst");
+        let system = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open("/proc/1/.rtbuild-probe")
+            .unwrap_err();
+        let Err(err) = write(out, "release", &BTreeMap::new(), 0, Compression::Zstd) else {
+            panic!("an archive was created in /proc/1");
+        };
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!("cannot write /proc/1/release.tar.zst: {system}; ")),
+            "{message}"
+        );
+        assert!(!message.contains(".rtbuild-"), "{message}");
+    }
 }
