@@ -46,6 +46,7 @@ mod reproducers;
 mod rt_guest;
 mod rt_guest_arm64;
 mod rt_suite;
+mod shared_locks;
 mod signals;
 mod support;
 mod target_spoilers;

@@ -16,7 +16,9 @@ pub(crate) struct SharedLock {
 /// process's), waiting for both.
 pub(crate) fn hold(threads: &'static Mutex<()>, name: &str) -> SharedLock {
     let guard = threads.lock().unwrap_or_else(PoisonError::into_inner);
-    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.lock"));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    let path = dir.join(format!("{name}.lock"));
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
