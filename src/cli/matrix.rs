@@ -1,6 +1,7 @@
-//! `rtbuild matrix`: the flags mapped onto one plan per machine × distro and
-//! [`crate::image::pipeline::matrix`] (one work folder, shared layers, downloads and sstate; past a
-//! failed cell unless `--fail-fast`); the per-cell table (or `--json`) printed.
+//! `rtbuild matrix`: the flags mapped onto one request per machine × distro (each checked into
+//! a plan first) and [`crate::image::pipeline::matrix`] (one work folder, meta-qcom resolved
+//! once for it, shared layers, downloads and sstate; past a failed cell unless `--fail-fast`);
+//! the per-cell table (or `--json`) printed.
 
 use std::path::PathBuf;
 
@@ -10,9 +11,9 @@ use super::args::{BuildArgs, PlanArgs, PostArgs};
 use crate::cli::error::Refusal;
 use crate::error::{Exit, Interrupted};
 use crate::host::runner::{System, signals};
-use crate::image::pipeline::BuildSetup;
 use crate::image::pipeline::matrix::{MatrixOptions, matrix, skipped_line, table};
-use crate::plan::Plan;
+use crate::image::pipeline::{BuildSetup, MetaQcomSource};
+use crate::plan::PlanRequest;
 use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -44,8 +45,11 @@ pub(crate) struct MatrixArgs {
     pub post: PostArgs,
 }
 
-/// The cells' plans, all validated before the first build.
-fn plans(args: &MatrixArgs) -> crate::cli::error::Result<Vec<Plan>> {
+/// The cells' requests, each validated into a plan against the catalog (or `--meta-qcom DIR`)
+/// before meta-qcom is checked out and anything is generated or built: a bad machine or
+/// distro is refused (exit 2) first. The pipeline composes each cell's plan again, from
+/// meta-qcom as it resolves it.
+fn requests(args: &MatrixArgs) -> crate::cli::error::Result<Vec<PlanRequest>> {
     if args.plan.machine.name.is_some() {
         return Err(Refusal::MatrixMachine.into());
     }
@@ -58,21 +62,27 @@ fn plans(args: &MatrixArgs) -> crate::cli::error::Result<Vec<Plan>> {
     {
         return Err(Refusal::WorkDirDistros { dir: dir.clone(), distros: distros.len() }.into());
     }
-    let mut plans = Vec::new();
+    let mut requests = Vec::new();
     for distro in &distros {
         for machine in &args.machines {
             let mut cell = args.plan.clone();
             cell.machine.name = Some(machine.trim().to_string());
             cell.distro = distro.clone();
-            plans.push(cell.plan()?);
+            cell.plan()?;
+            requests.push(cell.request()?);
         }
     }
-    Ok(plans)
+    Ok(requests)
 }
 
 pub(super) fn run(args: MatrixArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     signals::install();
-    let plans = plans(&args)?;
+    let requests = requests(&args)?;
+    let catalog = args.plan.catalog()?;
+    let meta_qcom = match args.plan.meta_qcom()? {
+        Some(meta) => MetaQcomSource::Given(meta),
+        None => MetaQcomSource::Checkout,
+    };
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let post = args.post.decide(&spec, ui)?;
     let launch = args.build.launch(args.dry_run)?;
@@ -83,8 +93,9 @@ pub(super) fn run(args: MatrixArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
         dry_run: args.dry_run,
         setup: BuildSetup { launch, spec, caches },
         post,
+        meta_qcom,
     };
-    let cells = matrix(&plans, &options, &System, ui)?;
+    let cells = matrix(&requests, &catalog, &options, &System, ui)?;
     if ui.json() {
         ui.out_json(&cells)?;
     } else if !args.dry_run {

@@ -315,6 +315,43 @@ fn shell_with_fake_bitbake_runs_one_command_in_the_build_environment() {
     assert!(seen.ends_with(&format!("{}\n", build.display())), "{seen}\n{}", run.stderr());
 }
 
+/// `matrix` with the same machine and arguments as an `image` before it, in the same work
+/// folder: it reads the meta-qcom checkout `image` left (no second checkout) and composes the
+/// cell from it as `image` did, so the cell generates nothing new.
+#[test]
+fn matrix_after_image_with_the_same_arguments_generates_nothing_new() {
+    let project = Project::new("ok");
+    image_first_time(&project);
+    let run = Test::new()
+        .unprivileged()
+        .cwd(project.root.join("proj"))
+        .path_prepend(venv().join("bin"))
+        .args(["matrix", "--plain", "--machines", "rb3gen2-core-kit", "--meta-qcom-url"])
+        .args([project.fixtures.url("meta-qcom")])
+        .run()
+        .stderr_has_line(&format!(
+            "   Generated {}: 0 new, 0 updated, 0 removed, 9 unchanged",
+            project.out("rb3gen2-core-kit").display()
+        ))
+        .stderr_redacted_is(
+            project.build_redacted(),
+            &format!(
+                "        Cell rb3gen2-core-kit / qcom-distro\n  Generating {HEADING}\n   Generated {OUT}: 0 new, 0 updated, 0 removed, 9 unchanged\n{}",
+                built("rb3gen2-core-kit", OUT, BUILD)
+            ),
+        )
+        .success();
+    let table = run.stdout();
+    assert!(
+        table
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .starts_with("rb3gen2-core-kit  qcom-distro  succeeded"),
+        "{table}"
+    );
+}
+
 /// Processes whose command line mentions `needle`.
 fn processes_mentioning(needle: &str) -> Vec<String> {
     std::fs::read_dir("/proc")

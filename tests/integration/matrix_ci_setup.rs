@@ -3,7 +3,7 @@
 
 use crate::support::fixtures::write_executable;
 use crate::support::harness::{Test, venv};
-use crate::support::project::{Project, build_started, build_succeeded, generated};
+use crate::support::project::{Project, build_started, build_succeeded, checking_out, generated};
 
 fn matrix(project: &Project, extra: &[&str]) -> Test {
     let mut args: Vec<String> = vec![
@@ -71,6 +71,7 @@ fn matrix_with_fake_bitbake_shares_caches_continues_past_a_failure_and_tabulates
         .stderr_redacted_is(
             project.build_redacted(),
             &[
+                checking_out("[ROOT]/proj/rtbuild"),
                 cell("rb3gen2-core-kit", "[ROOT]/proj/rtbuild/rb3gen2-core-kit/build", false),
                 cell("iq-9075-evk", "[ROOT]/proj/rtbuild/iq-9075-evk/build", true),
             ]
@@ -110,6 +111,7 @@ fn matrix_with_fake_bitbake_builds_every_cell_in_kas_work_dir_and_bundle_follows
         .stderr_redacted_is(
             project.build_redacted(),
             &[
+                checking_out("[ROOT]/kaswork"),
                 cell("rb3gen2-core-kit", "[ROOT]/kaswork/build", true),
                 cell("iq-9075-evk", "[ROOT]/kaswork/build", true),
             ]
@@ -167,7 +169,8 @@ fn matrix_with_fake_bitbake_fail_fast_skips_the_rest_and_json_lists_cells() {
         .run()
         .stderr_redacted_is(
             project.build_redacted(),
-            &(cell("rb3gen2-core-kit", "[ROOT]/proj/rtbuild/rb3gen2-core-kit/build", false)
+            &(checking_out("[ROOT]/proj/rtbuild")
+                + &cell("rb3gen2-core-kit", "[ROOT]/proj/rtbuild/rb3gen2-core-kit/build", false)
                 + "warning: skipped 1 cell after rb3gen2-core-kit / qcom-distro failed (--fail-fast): iq-9075-evk / qcom-distro\n"),
         )
         .code_is(1);
@@ -176,6 +179,144 @@ fn matrix_with_fake_bitbake_fail_fast_skips_the_rest_and_json_lists_cells() {
     assert_eq!(cells[0]["result"]["failures"][0]["task"], "linux-qcom-rt_6.18:do_compile");
     assert_eq!(cells[1]["status"], "skipped");
     assert_eq!(project.recorded("argv").lines().count(), 1);
+}
+
+/// The cell's rtbuild-plan.json `composition`, as the generated file says it.
+fn composition(project: &Project, machine: &str) -> serde_json::Value {
+    let plan = std::fs::read(project.out(machine).join("rtbuild-plan.json")).unwrap();
+    serde_json::from_slice::<serde_json::Value>(&plan).unwrap()["composition"].clone()
+}
+
+/// The fixture meta-qcom's HEAD, as git itself says it.
+fn meta_qcom_head(project: &Project) -> String {
+    crate::support::fixtures::git(&project.fixtures.repo("meta-qcom"), &["rev-parse", "HEAD"])
+        .trim()
+        .to_string()
+}
+
+/// Each cell's plan is composed from kas's meta-qcom checkout in the shared work folder, checked
+/// out once for every cell: the plan names the checkout, its revision, and the files of its
+/// layout (the fixture's is the one before meta-qcom #2879: `ci/qcom-distro-kvm.yml` adds KVM,
+/// which rtbuild's catalog no longer remembers).
+#[test]
+fn matrix_cells_compose_from_the_meta_qcom_checkout_with_its_revision() {
+    let project = Project::new("ok");
+    let run = matrix(&project, &[]).run().ignore_stdout().success();
+    let stderr = project.build_redacted()(&run.stderr());
+    let checkouts: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Checking out")).collect();
+    assert_eq!(checkouts, [checking_out("[ROOT]/proj/rtbuild").trim_end()], "{stderr}");
+    let head = meta_qcom_head(&project);
+    let checkout = project.root.join("proj/rtbuild/meta-qcom").display().to_string();
+    for machine in ["rb3gen2-core-kit", "iq-9075-evk"] {
+        let c = composition(&project, machine);
+        assert_eq!(c["source"], "checkout", "{machine}: {c:#}");
+        assert_eq!(c["revision"], head.as_str(), "{machine}: {c:#}");
+        assert_eq!(c["meta_qcom"], checkout.as_str(), "{machine}: {c:#}");
+        assert_eq!(c["layout"], "qcom-distro-kvm.yml", "{machine}: {c:#}");
+        assert_eq!(
+            c["files"],
+            serde_json::json!([
+                format!("ci/{machine}.yml"),
+                "ci/qcom-distro-kvm.yml",
+                "ci/linux-qcom-rt-6.18.yml"
+            ]),
+            "{machine}: {c:#}"
+        );
+    }
+}
+
+/// On a checkout with meta-qcom's newer layout (#2879: `ci/qcom-distro-kvm.yml` renamed to
+/// `ci/gunyah.yml`, `kvm` in the machine conf's MACHINE_FEATURES), made here as one commit on
+/// the fixture repository, the cells compose that layout's own files: no
+/// `ci/qcom-distro-kvm.yml`, KVM from the machine conf, `ci/gunyah.yml` for `--hypervisor
+/// gunyah`.
+#[test]
+fn matrix_cells_compose_the_newer_meta_qcom_layout_from_its_checkout() {
+    let project = Project::new("ok");
+    let repo = project.fixtures.repo("meta-qcom");
+    let git = |args: &[&str]| crate::support::fixtures::git(&repo, args);
+    git(&["mv", "ci/qcom-distro-kvm.yml", "ci/gunyah.yml"]);
+    std::fs::write(
+        repo.join("ci/gunyah.yml"),
+        "header:\n  version: 14\nlocal_conf_header:\n  gunyah: |\n    MACHINE_FEATURES:remove = \"kvm\"\n",
+    )
+    .unwrap();
+    for machine in ["rb3gen2-core-kit", "iq-9075-evk"] {
+        let conf = repo.join(format!("conf/machine/{machine}.conf"));
+        let text = std::fs::read_to_string(&conf).unwrap();
+        assert!(text.contains("MACHINE_FEATURES += \"efi pci\""), "{text}");
+        let text =
+            text.replace("MACHINE_FEATURES += \"efi pci\"", "MACHINE_FEATURES += \"efi kvm pci\"");
+        std::fs::write(&conf, text).unwrap();
+    }
+    crate::support::fixtures::git_commit_all(&repo, "Switch to KVM in the machine confs");
+    crate::support::harness::Unprivileged::get().own(&repo);
+    let head = meta_qcom_head(&project);
+    let run = matrix(&project, &[]).run().ignore_stdout().success();
+    // One checkout for both cells.
+    let stderr = project.build_redacted()(&run.stderr());
+    let checkouts: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Checking out")).collect();
+    assert_eq!(checkouts, [checking_out("[ROOT]/proj/rtbuild").trim_end()], "{stderr}");
+    for machine in ["rb3gen2-core-kit", "iq-9075-evk"] {
+        let c = composition(&project, machine);
+        assert_eq!(c["source"], "checkout", "{machine}: {c:#}");
+        assert_eq!(c["revision"], head.as_str(), "{machine}: {c:#}");
+        assert_eq!(c["layout"], "gunyah.yml", "{machine}: {c:#}");
+        assert_eq!(c["hypervisor"], "kvm", "{machine}: {c:#}");
+        assert_eq!(
+            c["machine_features_from"],
+            format!("conf/machine/{machine}.conf"),
+            "{machine}: {c:#}"
+        );
+        assert_eq!(
+            c["files"],
+            serde_json::json!([
+                format!("ci/{machine}.yml"),
+                "ci/qcom-distro.yml",
+                "ci/linux-qcom-rt-6.18.yml"
+            ]),
+            "{machine}: {c:#}"
+        );
+        let kas = std::fs::read_to_string(project.out(machine).join(format!("{machine}-rt.yml")))
+            .unwrap();
+        assert!(!kas.contains("qcom-distro-kvm"), "{machine}: {kas}");
+    }
+    // Gunyah on this layout: the checkout's ci/gunyah.yml removes the conf's kvm.
+    matrix(&project, &["--hypervisor", "gunyah"])
+        .run()
+        .ignore_stdout()
+        .stderr_has_line("        Cell rb3gen2-core-kit / qcom-distro")
+        .stderr_has_line("        Cell iq-9075-evk / qcom-distro")
+        .success();
+    for machine in ["rb3gen2-core-kit", "iq-9075-evk"] {
+        let c = composition(&project, machine);
+        assert_eq!(c["hypervisor"], "gunyah", "{machine}: {c:#}");
+        assert_eq!(
+            c["files"],
+            serde_json::json!([
+                format!("ci/{machine}.yml"),
+                "ci/qcom-distro.yml",
+                "ci/gunyah.yml",
+                "ci/linux-qcom-rt-6.18.yml"
+            ]),
+            "{machine}: {c:#}"
+        );
+    }
+    // A file this checkout lacks is refused for every cell before the first is built: exit 2,
+    // nothing generated or built (the catalog alone would not know it is missing).
+    let builds = project.recorded("argv").lines().count();
+    let short = &head[..12];
+    matrix(&project, &["--include", "ci/qcom-distro-kvm.yml"])
+        .run()
+        .stderr_redacted_is(
+            project.build_redacted(),
+            &format!(
+                "error: --include names ci/qcom-distro-kvm.yml, which meta-qcom at {short} ([ROOT]/proj/rtbuild/meta-qcom) does not have; it has ci/gunyah.yml (meta-qcom #2879 renamed it: KVM now comes from the machine's MACHINE_FEATURES; choose with --hypervisor kvm|gunyah); pick a file this checkout has (`rtbuild doctor --meta-qcom [ROOT]/proj/rtbuild/meta-qcom` lists what rtbuild relies on)\n"
+            ),
+        )
+        .code_is(2)
+        .stdout_is("");
+    assert_eq!(project.recorded("argv").lines().count(), builds);
 }
 
 #[test]

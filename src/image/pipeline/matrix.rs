@@ -1,17 +1,24 @@
-//! `rtbuild matrix`: the image pipeline for several plans (machines × distros) one after
+//! `rtbuild matrix`: the image pipeline for several requests (machines × distros) one after
 //! another in one work folder, sharing the cloned layers, `downloads/` and `sstate-cache/`;
-//! past a failed cell unless `fail_fast`; a per-cell table at the end.
+//! meta-qcom resolved once for that folder (as `image` resolves it for its own) and every
+//! cell's plan composed from it before the first build; past a failed cell unless `fail_fast`;
+//! a per-cell table at the end.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{BuildSetup, ImageError, OutputOptions, Post, after_build, prepare};
+use super::meta_qcom::{self, Resolved};
+use super::prepare::prepare_in;
+use super::{
+    BuildSetup, ImageError, ImageOptions, MetaQcomSource, OutputOptions, Post, after_build, prepare,
+};
+use crate::catalog::Catalog;
 use crate::files::write::WriteOptions;
 use crate::host::runner::Runner;
 use crate::image::kasrun::report::{BuildResult, BuildStatus};
 use crate::image::kasrun::run;
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanError, PlanRequest, Settings};
 use crate::text::ui::Ui;
 
 /// How the matrix runs.
@@ -29,6 +36,9 @@ pub(crate) struct MatrixOptions {
     pub dry_run: bool,
     pub setup: BuildSetup,
     pub post: Post,
+    /// Where every cell's plan reads meta-qcom from: `--meta-qcom DIR`, else kas's checkout in
+    /// the shared work folder (made, or read as it is when warm, once for all cells).
+    pub meta_qcom: MetaQcomSource,
 }
 
 /// One cell of the matrix and how it went.
@@ -46,18 +56,70 @@ pub(crate) struct Cell {
     pub bundle: Option<PathBuf>,
 }
 
-/// Builds each plan in turn (the preflight runs once, for the shared work folder, before the
-/// first cell is generated). In a dry run each cell's command is printed as it is planned.
+/// Builds each cell's request in turn. meta-qcom is resolved once, for the shared work folder
+/// (the folders and the host are checked before its checkout, as `image` does), and every
+/// cell's plan is composed from it before the first cell is generated, so a cell the checkout
+/// cannot build stops the matrix before anything runs. In a dry run (no checkout) the cells
+/// are composed from the catalog, as `image --dry-run` is, and each cell's command is printed
+/// as it is planned.
 pub(crate) fn matrix(
-    plans: &[Plan],
+    requests: &[PlanRequest],
+    catalog: &Catalog,
     options: &MatrixOptions,
     runner: &dyn Runner,
     ui: &Ui,
 ) -> Result<Vec<Cell>, ImageError> {
-    let several_distros = plans.iter().any(|p| p.settings.distro != plans[0].settings.distro);
+    let Some(first) = requests.first() else { return Ok(Vec::new()) };
+    let settings: Vec<Settings> = requests.iter().map(Settings::new).collect::<Result<_, _>>()?;
+    let several_distros = settings.iter().any(|s| s.distro != settings[0].distro);
+    let outputs: Vec<OutputOptions> = requests
+        .iter()
+        .zip(&settings)
+        .map(|(request, settings)| {
+            let machine = request.machine.as_deref().unwrap_or_default();
+            let name = if several_distros {
+                format!("{machine}-{}", settings.distro)
+            } else {
+                machine.to_string()
+            };
+            OutputOptions {
+                out: Some(options.work.join(name)),
+                work_dir: options.work_dir.clone(),
+                write: WriteOptions { force: false, dry_run: options.dry_run },
+            }
+        })
+        .collect();
+    // meta-qcom, once: every cell's output folder is in the one work folder, where kas checks
+    // meta-qcom out (or in --work-dir, which every cell shares too).
+    let first_options = ImageOptions {
+        output: outputs[0].clone(),
+        setup: options.setup.clone(),
+        post: options.post,
+        lock: None,
+        meta_qcom: options.meta_qcom.clone(),
+    };
+    let name = first.machine.as_deref().ok_or(PlanError::NoMachine)?;
+    let mut resolved =
+        meta_qcom::resolve(catalog.lookup(name), &settings[0], &first_options, runner, ui)?;
+    let mut first_site = resolved.site.take();
+    let mut first_composed = resolved.composed.take();
+    // Every cell's plan, made before the first build.
+    let mut plans: Vec<Plan> = Vec::new();
+    for (request, settings) in requests.iter().zip(settings) {
+        let name = request.machine.as_deref().ok_or(PlanError::NoMachine)?;
+        let cell = Resolved {
+            known: catalog.lookup(name),
+            meta_qcom: resolved.meta_qcom.clone(),
+            checked_out: resolved.checked_out,
+            kas_secs: 0.0,
+            site: None,
+            composed: if plans.is_empty() { first_composed.take() } else { None },
+        };
+        plans.push(super::plan(request, settings, cell, ui)?);
+    }
     let mut cells = Vec::new();
     let mut stop = false;
-    for plan in plans {
+    for (plan, output) in plans.iter().zip(&outputs) {
         let mut cell = Cell {
             machine: plan.machine.name.clone(),
             distro: plan.settings.distro.to_string(),
@@ -70,18 +132,12 @@ pub(crate) fn matrix(
             cells.push(cell);
             continue;
         }
-        let name = if several_distros {
-            format!("{}-{}", plan.machine.name, plan.settings.distro)
-        } else {
-            plan.machine.name.clone()
-        };
-        let output = OutputOptions {
-            out: Some(options.work.join(&name)),
-            work_dir: options.work_dir.clone(),
-            write: WriteOptions { force: false, dry_run: options.dry_run },
-        };
         ui.status("Cell", format!("{} / {}", cell.machine, cell.distro));
-        let job = prepare(plan, &output, &options.setup, ui)?;
+        // The first cell's folders and the host were checked before the checkout.
+        let job = match first_site.take() {
+            Some(site) => prepare_in(plan, site, output, &options.setup, ui)?,
+            None => prepare(plan, output, &options.setup, ui)?,
+        };
         if options.dry_run {
             ui.out(format!("{} {}", cell.machine, job.command()));
             cell.status = "planned".into();

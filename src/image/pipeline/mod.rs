@@ -1,8 +1,8 @@
 //! The image pipeline, as `rtbuild image` runs it, one way through: the request's settings
 //! checked → meta-qcom resolved (`--meta-qcom DIR`, or kas's checkout) → the plan, made once →
 //! prepare, once (check folders, preflight, generate only what changed) → kas and BitBake →
-//! verify → bundle. `matrix` runs it once per cell and `shell` opens `kas shell` on what it
-//! prepares.
+//! verify → bundle. `matrix` resolves meta-qcom once for its work folder and runs the rest once
+//! per cell; `shell` opens `kas shell` on what it prepares.
 //!
 //! Commands only map their flags to [`ImageOptions`] and call [`image`], [`matrix::matrix`] or
 //! [`shell::shell`]; processes start through the [`Runner`] they are given.
