@@ -354,6 +354,18 @@ fn fake_rtla(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (bin, fake_tracefs, record)
 }
 
+/// `rtbuild test --analyzer rtla` on this machine with the fake rtla in `bin` and the fake
+/// tracefs, a 2 s idle scenario with `--trace-above-us 50`, into `res`.
+fn traced_by_fake_rtla(bin: &Path, fake_tracefs: &Path, record: &Path) -> Test {
+    Test::new()
+        .path_prepend(bin)
+        .env("RTBUILD_TRACEFS", fake_tracefs)
+        .env("FAKE_RTLA_RECORD", record)
+        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "2s"])
+        .args(["--histogram-us", "200000", "--trace-above-us", "50", "--analyzer", "rtla"])
+        .args(["--out", "res"])
+}
+
 #[test]
 fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
     // This kernel has no timerlat tracer, so a FAKE rtla (recording its argv and working
@@ -363,15 +375,7 @@ fn analyzer_rtla_with_a_recording_fake_rtla_keeps_its_auto_analysis() {
     let before = tracing_settings();
     let tmp = tempfile::tempdir().unwrap();
     let (bin, fake_tracefs, record) = fake_rtla(tmp.path());
-    let run = Test::new()
-        .path_prepend(&bin)
-        .env("RTBUILD_TRACEFS", &fake_tracefs)
-        .env("FAKE_RTLA_RECORD", &record)
-        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "2s"])
-        .args(["--histogram-us", "200000", "--trace-above-us", "50", "--analyzer", "rtla"])
-        .args(["--out", "res"])
-        .run()
-        .stdout_is("res\n");
+    let run = traced_by_fake_rtla(&bin, &fake_tracefs, &record).run().stdout_is("res\n");
     assert!(run.code() == 0 || run.code() == 1, "{}", run.stderr());
     result_line(run.code(), &run.stderr(), "100 µs (default, SIL 2)", "res");
     let calls = fs::read_to_string(&record).unwrap();
@@ -425,14 +429,8 @@ fn tracing_switched_off_by_a_recording_fake_rtla_is_put_back_and_read_back() {
     let _one_at_a_time = measuring();
     let tmp = tempfile::tempdir().unwrap();
     let (bin, fake_tracefs, record) = fake_rtla(tmp.path());
-    let run = Test::new()
-        .path_prepend(&bin)
-        .env("RTBUILD_TRACEFS", &fake_tracefs)
-        .env("FAKE_RTLA_RECORD", &record)
+    let run = traced_by_fake_rtla(&bin, &fake_tracefs, &record)
         .env("FAKE_RTLA_TRACING_OFF", "1")
-        .args(["test", "--local", "--rt-cpus", "1", "--scenario", "idle", "--duration", "2s"])
-        .args(["--histogram-us", "200000", "--trace-above-us", "50", "--analyzer", "rtla"])
-        .args(["--out", "res"])
         .run()
         .stdout_is("res\n")
         .stderr_has_line(&format!(
