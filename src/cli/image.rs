@@ -10,7 +10,7 @@ use crate::error::{Exit, Interrupted};
 use crate::host::runner::{System, signals};
 use crate::image::kasrun::report::{BuildResult, BuildStatus};
 use crate::image::pipeline::verify_bundle::Verified;
-use crate::image::pipeline::{BuildSetup, ImageOptions, ImageOutcome, MetaQcomSource};
+use crate::image::pipeline::{BuildSetup, ImageOptions, ImageOutcome};
 use crate::release::bundle::BundleOutcome;
 use crate::text::ui::Ui;
 
@@ -42,10 +42,7 @@ pub(super) fn run(args: ImageArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     // rtbuild.yaml and the catalog are read once; the pipeline makes the plan.
     let request = args.plan.request()?;
     let catalog = args.plan.catalog()?;
-    let meta_qcom = match args.plan.meta_qcom()? {
-        Some(meta) => MetaQcomSource::Given(meta),
-        None => MetaQcomSource::Checkout,
-    };
+    let meta_qcom = args.plan.meta_qcom_source()?;
     let (spec, caches) = args.build.validate(&request)?;
     let post = args.post.decide(&spec, ui)?;
     let launch = args.build.launch(args.output.dry_run)?;

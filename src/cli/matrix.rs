@@ -11,8 +11,8 @@ use super::args::{BuildArgs, PlanArgs, PostArgs};
 use crate::cli::error::Refusal;
 use crate::error::{Exit, Interrupted};
 use crate::host::runner::{System, signals};
+use crate::image::pipeline::BuildSetup;
 use crate::image::pipeline::matrix::{MatrixOptions, matrix, skipped_line, table};
-use crate::image::pipeline::{BuildSetup, MetaQcomSource};
 use crate::plan::PlanRequest;
 use crate::text::ui::Ui;
 
@@ -79,10 +79,7 @@ pub(super) fn run(args: MatrixArgs, ui: &Ui) -> crate::cli::error::Result<Exit> 
     signals::install();
     let requests = requests(&args)?;
     let catalog = args.plan.catalog()?;
-    let meta_qcom = match args.plan.meta_qcom()? {
-        Some(meta) => MetaQcomSource::Given(meta),
-        None => MetaQcomSource::Checkout,
-    };
+    let meta_qcom = args.plan.meta_qcom_source()?;
     let (spec, caches) = args.build.validate(&args.plan.request()?)?;
     let post = args.post.decide(&spec, ui)?;
     let launch = args.build.launch(args.dry_run)?;

@@ -9,7 +9,7 @@ use super::args::{BuildArgs, OutputArgs, PlanArgs};
 use crate::error::Exit;
 use crate::host::runner::{System, signals};
 use crate::image::pipeline::shell::{ShellOutcome, shell};
-use crate::image::pipeline::{ImageOptions, MetaQcomSource, Post};
+use crate::image::pipeline::{ImageOptions, Post};
 use crate::text::ui::Ui;
 
 #[derive(Debug, Args)]
@@ -37,10 +37,7 @@ pub(super) fn run(args: ShellArgs, ui: &Ui) -> crate::cli::error::Result<Exit> {
     // pipeline (kas's checkout in the work folder unless --meta-qcom DIR is given).
     let request = args.plan.request()?;
     let catalog = args.plan.catalog()?;
-    let meta_qcom = match args.plan.meta_qcom()? {
-        Some(meta) => MetaQcomSource::Given(meta),
-        None => MetaQcomSource::Checkout,
-    };
+    let meta_qcom = args.plan.meta_qcom_source()?;
     let setup = args.build.setup(&request, args.output.dry_run)?;
     let mut output = args.output.options();
     output.work_dir = args.work_dir.as_deref().map(super::args::absolute);

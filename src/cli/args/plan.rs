@@ -139,6 +139,15 @@ impl PlanArgs {
     pub(crate) fn meta_qcom(&self) -> crate::cli::error::Result<Option<MetaQcom>> {
         self.meta_qcom.as_deref().map(MetaQcom::open).transpose().map_err(Into::into)
     }
+
+    /// Where the pipeline reads meta-qcom from: `--meta-qcom DIR` (opened, and so checked), else
+    /// kas's checkout in the work folder.
+    pub(crate) fn meta_qcom_source(
+        &self,
+    ) -> crate::cli::error::Result<crate::image::pipeline::MetaQcomSource> {
+        use crate::image::pipeline::MetaQcomSource;
+        Ok(self.meta_qcom()?.map_or(MetaQcomSource::Checkout, MetaQcomSource::Given))
+    }
 }
 
 /// `path` made absolute against the current folder (no symlink resolution).
